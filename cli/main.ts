@@ -1,0 +1,156 @@
+// trainplan's command line: the server, and batch work over CSV files.
+import 'reflect-metadata';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { graphql } from 'graphql';
+import { csvCell, loadMeasurements, measurementFromRow, parseCsv, readMeasurements } from '../seeds/catalog.js';
+import { predictRow } from '../predictor/measured.js';
+import { defaultEfficiency, EFFICIENCY_FILE } from '../predictor/step.js';
+import { evaluate, formatEvaluation, GROUP_KEYS, type GroupKey } from './evaluate.js';
+import { calibrate } from './calibrate.js';
+
+const USAGE = `trainplan: precision-aware training-time prediction and GPU plan search
+
+  trainplan serve [--port 4000] [--host 0.0.0.0]
+      GraphQL at http://localhost:PORT/graphql (a query page for browsers, /health)
+  trainplan predict-csv --in FILE --out FILE
+      rows in the layout of seeds/measurements/train.csv -> every input column plus
+      predicted_throughput (row's unit, all GPUs), predicted_step_time_s, predicted_forward_s,
+      predicted_backward_s, predicted_optimizer_s, predicted_communication_s, error
+  trainplan evaluate [--data FILE] [--group-by precision,gpu,model,source,generation,gpus]
+      MAPE of the predictor on measured rows (default: the seeds' train.csv)
+  trainplan calibrate [--data FILE] [--write]
+      fit seeds/efficiency.json's global constants to measured rows
+  trainplan query (--file FILE | QUERY) [--variables JSON]
+      run one GraphQL operation in-process and print the JSON result
+  trainplan recommend --model ID --samples N [--objective COST|TIME] [--deadline H] [--budget USD]
+                      [--gpus A,B] [--precisions P,Q] [--max-nodes N] [--limit N]
+      ranked plans as a table (the same search as the GraphQL recommend query)
+`;
+
+function fail(message: string): never {
+  console.error(`trainplan: ${message}`);
+  process.exit(2);
+}
+
+async function runQuery(query: string, variables?: Record<string, unknown>) {
+  const { trainplanSchema } = await import('../server/schema.js');
+  return graphql({ schema: await trainplanSchema(), source: query, variableValues: variables });
+}
+
+const RECOMMEND_QUERY = `query($input: RecommendInput!) { recommend(input: $input) {
+  evaluated feasible
+  plans { rank gpu { id } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision stepTimeMs throughput throughputUnit totalHours costUsd memoryGbPerGpu }
+  rejected { reason count } } }`;
+
+async function main(argv: string[]) {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve': {
+      const { values } = parseArgs({ args: rest, options: { port: { type: 'string' }, host: { type: 'string' } } });
+      const port = Number(values.port ?? process.env.PORT ?? 4000);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be an integer from 0 to 65535 (got ${values.port})`);
+      const { startServer } = await import('../server/app.js');
+      const running = await startServer(port, values.host ?? process.env.HOST ?? '0.0.0.0');
+      console.log(`trainplan GraphQL at ${running.url}`);
+      const stop = () => { running.close().then(() => process.exit(0)); };
+      process.on('SIGTERM', stop);
+      process.on('SIGINT', stop);
+      return;
+    }
+    case 'predict-csv': {
+      const { values } = parseArgs({ args: rest, options: { in: { type: 'string' }, out: { type: 'string' } } });
+      if (!values.in || !values.out) fail('predict-csv needs --in FILE and --out FILE');
+      const raw = parseCsv(readFileSync(values.in, 'utf8'));
+      const inputColumns = raw.length ? Object.keys(raw[0]) : [];
+      const added = ['predicted_throughput', 'predicted_step_time_s', 'predicted_forward_s', 'predicted_backward_s', 'predicted_optimizer_s', 'predicted_communication_s', 'error'];
+      const columns = [...inputColumns.filter((c) => !added.includes(c)), ...added];
+      const lines = [columns.join(',')];
+      let ok = 0;
+      for (const r of raw) {
+        const p = predictRow(measurementFromRow(r));
+        const b = p.prediction?.breakdown;
+        const out: Record<string, unknown> = {
+          ...r,
+          predicted_throughput: p.predictedThroughput,
+          predicted_step_time_s: p.prediction && p.prediction.stepTimeMs / 1e3,
+          predicted_forward_s: b && b.forwardMs / 1e3,
+          predicted_backward_s: b && b.backwardMs / 1e3,
+          predicted_optimizer_s: b && (b.optimizerMs + b.mixedPrecisionMs) / 1e3,
+          predicted_communication_s: b && b.communicationMs / 1e3,
+          error: p.error ?? '',
+        };
+        if (!p.error) ok++;
+        lines.push(columns.map((c) => csvCell(out[c])).join(','));
+      }
+      writeFileSync(values.out, lines.join('\n') + '\n');
+      console.log(`wrote ${raw.length} rows (${ok} predicted, ${raw.length - ok} with an error) to ${values.out}`);
+      return;
+    }
+    case 'evaluate': {
+      const { values } = parseArgs({ args: rest, options: { data: { type: 'string' }, 'group-by': { type: 'string' } } });
+      const keys = (values['group-by'] ?? 'precision,generation,gpu,model').split(',').map((s) => s.trim()).filter(Boolean);
+      for (const k of keys) if (!(k in GROUP_KEYS)) fail(`--group-by: unknown key "${k}"; allowed: ${Object.keys(GROUP_KEYS).join(', ')}`);
+      const rows = values.data ? readMeasurements(values.data) : loadMeasurements();
+      console.log(formatEvaluation(evaluate(rows, keys as GroupKey[])));
+      return;
+    }
+    case 'calibrate': {
+      const { values } = parseArgs({ args: rest, options: { data: { type: 'string' }, write: { type: 'boolean' } } });
+      const rows = values.data ? readMeasurements(values.data) : loadMeasurements();
+      const { efficiency, loss } = calibrate(rows, defaultEfficiency(), 4, (s) => console.log(s));
+      const round = (x: number) => Number(x.toPrecision(3));
+      const file = JSON.parse(readFileSync(EFFICIENCY_FILE, 'utf8')) as Record<string, unknown>;
+      for (const [k, v] of Object.entries(efficiency)) {
+        file[k] = typeof v === 'number' ? round(v) : Object.fromEntries(Object.entries(v as Record<string, number>).map(([m, x]) => [m, round(x)]));
+      }
+      console.log(JSON.stringify(file, null, 2));
+      console.log(`mean |log error| ${loss.toFixed(4)}`);
+      if (values.write) { writeFileSync(EFFICIENCY_FILE, JSON.stringify(file, null, 2) + '\n'); console.log(`wrote ${EFFICIENCY_FILE.pathname}`); }
+      return;
+    }
+    case 'query': {
+      const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { file: { type: 'string' }, variables: { type: 'string' } } });
+      const source = values.file ? readFileSync(values.file, 'utf8') : positionals.join(' ');
+      if (!source.trim()) fail('query needs a GraphQL operation or --file FILE');
+      const result = await runQuery(source, values.variables ? JSON.parse(values.variables) : undefined);
+      console.log(JSON.stringify(result, null, 2));
+      if (result.errors?.length) process.exitCode = 1;
+      return;
+    }
+    case 'recommend': {
+      const { values } = parseArgs({ args: rest, options: {
+        model: { type: 'string' }, samples: { type: 'string' }, objective: { type: 'string' }, deadline: { type: 'string' }, budget: { type: 'string' },
+        gpus: { type: 'string' }, precisions: { type: 'string' }, 'max-nodes': { type: 'string' }, limit: { type: 'string' },
+      } });
+      if (!values.model || !values.samples) fail('recommend needs --model ID and --samples N');
+      const list = (s?: string) => (s ? s.split(',').map((x) => x.trim()) : undefined);
+      const num = (s?: string) => (s === undefined ? undefined : Number(s));
+      const input = {
+        workload: { model: values.model, samples: Number(values.samples) },
+        objective: values.objective ?? 'COST', deadlineHours: num(values.deadline), budgetUsd: num(values.budget),
+        gpus: list(values.gpus), precisions: list(values.precisions), maxNodes: num(values['max-nodes']) ?? 8, limit: num(values.limit) ?? 10,
+      };
+      const result = await runQuery(RECOMMEND_QUERY, { input });
+      if (result.errors?.length) fail(result.errors.map((e) => e.message).join('\n'));
+      const r = (result.data as { recommend: { evaluated: number; feasible: number; plans: Record<string, unknown>[]; rejected: { reason: string; count: number }[] } }).recommend;
+      console.log(`${r.evaluated} candidates evaluated, ${r.feasible} feasible`);
+      console.table(r.plans.map((p) => ({
+        rank: p.rank, gpu: (p.gpu as { id: string }).id, nodes: p.nodes, gpusPerNode: p.gpusPerNode, batch: p.batchSizePerGpu, precision: p.precision,
+        hours: Number((p.totalHours as number).toFixed(2)), costUsd: p.costUsd === null ? null : Number((p.costUsd as number).toFixed(2)), memGb: Number((p.memoryGbPerGpu as number).toFixed(1)),
+      })));
+      if (r.rejected.length) console.log('rejected: ' + r.rejected.map((x) => `${x.reason} ${x.count}`).join(', '));
+      return;
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(USAGE);
+      return;
+    default:
+      fail(`unknown command "${command}"\n\n${USAGE}`);
+  }
+}
+
+await main(process.argv.slice(2));

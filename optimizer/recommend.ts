@@ -1,0 +1,206 @@
+// The constraint search: GPU type x precision x batch size per GPU x GPUs per node x nodes.
+// Everything that does not depend on the GPU count (the compute part of a step and the memory per
+// GPU) is computed once per (GPU, precision, batch) and reused across node counts, so a candidate
+// costs a communication estimate and a few multiplications.
+import { memoryPerGpu, fits } from '../predictor/memory.js';
+import { unsupportedReason } from '../predictor/precision.js';
+import { costOf, InputError } from '../predictor/predict.js';
+import { combine, communicationTime, computeTime, defaultEfficiency, type Breakdown, type ComputeTime, type Efficiency } from '../predictor/step.js';
+import type { GpuSpec, ModelDef, Precision } from '../predictor/types.js';
+
+export type Objective = 'COST' | 'TIME';
+
+export const REJECT_REASONS = {
+  UNSUPPORTED_PRECISION: 'the GPU cannot run this precision mode',
+  OUT_OF_MEMORY: 'does not fit in GPU memory',
+  MISSES_DEADLINE: 'finishes after the deadline',
+  OVER_BUDGET: 'costs more than the budget',
+  NO_PRICE: 'the catalog has no price for this GPU (give one in prices)',
+  TOO_MANY_GPUS: 'uses more GPUs than maxGpus',
+  GLOBAL_BATCH_MISMATCH: 'cannot reach the fixed global batch with whole accumulation steps',
+} as const;
+export type RejectReason = keyof typeof REJECT_REASONS;
+
+export interface RecommendRequest {
+  model: ModelDef;
+  /** Total work in the model's throughput unit. */
+  samples: number;
+  objective: Objective;
+  deadlineHours?: number;
+  budgetUsd?: number;
+  gpus: GpuSpec[];
+  precisions: Precision[];
+  maxNodes: number;
+  maxGpus?: number;
+  gpusPerNodeChoices: number[];
+  batchSizes: number[];
+  /** When set, every plan trains with this global batch, accumulating gradients as needed. */
+  globalBatch?: number;
+  prices?: Record<string, number>;
+  interNodeGbps: (gpu: GpuSpec) => number;
+  fp32UsesTf32?: boolean;
+  limit: number;
+  /** Refuse searches larger than this many candidates. */
+  maxCandidates?: number;
+}
+
+export interface Plan {
+  rank: number;
+  gpu: GpuSpec;
+  nodes: number;
+  gpusPerNode: number;
+  batchSizePerGpu: number;
+  gradAccumSteps: number;
+  precision: Precision;
+  stepTimeMs: number;
+  throughput: number;
+  throughputUnit: string;
+  totalHours: number;
+  /** null when neither the catalog nor the request gives a price for the GPU. */
+  costUsd: number | null;
+  priceUsdPerGpuHour: number | null;
+  memoryGbPerGpu: number;
+  breakdown: Breakdown;
+}
+
+export interface Recommendation {
+  evaluated: number;
+  feasible: number;
+  plans: Plan[];
+  /** Plans no other plan beats on both cost and time, fastest first. */
+  paretoFront: Plan[];
+  rejected: { reason: RejectReason; description: string; count: number }[];
+}
+
+/** Largest GPUs-per-node a GPU type is sold in (DGX-2 holds 16 V100-SXM3). */
+export const maxGpusPerNode = (gpu: GpuSpec): number => (gpu.id.startsWith('V100-SXM3') ? 16 : 8);
+
+/** A feasible candidate, kept small: plans are materialized only for what is returned. */
+interface Candidate {
+  gpuIndex: number;
+  precision: Precision;
+  batch: number;
+  accum: number;
+  gpusPerNode: number;
+  nodes: number;
+  stepTimeMs: number;
+  hours: number;
+  cost: number;
+  memoryGb: number;
+  compute: ComputeTime;
+  commTotalMs: number;
+  commExposedMs: number;
+}
+
+export function searchSize(r: Pick<RecommendRequest, 'gpus' | 'precisions' | 'batchSizes' | 'gpusPerNodeChoices' | 'maxNodes'>): number {
+  return r.gpus.length * r.precisions.length * r.batchSizes.length * r.gpusPerNodeChoices.length * r.maxNodes;
+}
+
+export function recommend(r: RecommendRequest, eff: Efficiency = defaultEfficiency()): Recommendation {
+  const size = searchSize(r);
+  if (r.maxCandidates !== undefined && size > r.maxCandidates) {
+    throw new InputError('input', `the search would enumerate ${size} candidates (gpus x precisions x batchSizes x gpusPerNode x maxNodes), more than the limit of ${r.maxCandidates}: narrow gpus, precisions, batchSizes or maxNodes`);
+  }
+  const cost = costOf(r.model);
+  const units = r.model.unitsPerBatchElement;
+  const rejected = new Map<RejectReason, number>();
+  const reject = (why: RejectReason, n = 1) => rejected.set(why, (rejected.get(why) ?? 0) + n);
+  const feasible: Candidate[] = [];
+  let evaluated = 0;
+  const needPrice = r.objective === 'COST' || r.budgetUsd !== undefined;
+
+  r.gpus.forEach((gpu, gpuIndex) => {
+    const price = r.prices?.[gpu.id] ?? gpu.priceUsdPerGpuHour;
+    const perNode = r.gpusPerNodeChoices.filter((g) => g <= maxGpusPerNode(gpu));
+    const layouts = perNode.length * r.maxNodes;
+    const netGbps = r.interNodeGbps(gpu);
+    for (const precision of r.precisions) {
+      const unsupported = unsupportedReason(gpu, precision) !== null;
+      for (const batch of r.batchSizes) {
+        evaluated += layouts;
+        if (unsupported) { reject('UNSUPPORTED_PRECISION', layouts); continue; }
+        if (needPrice && price === null) { reject('NO_PRICE', layouts); continue; }
+        const single = memoryPerGpu(r.model, cost, precision, batch, false, eff);
+        const multi = memoryPerGpu(r.model, cost, precision, batch, true, eff);
+        const computeByAccum = new Map<number, ComputeTime>();
+        for (const g of perNode) {
+          for (let nodes = 1; nodes <= r.maxNodes; nodes++) {
+            const gpus = g * nodes;
+            if (r.maxGpus !== undefined && gpus > r.maxGpus) { reject('TOO_MANY_GPUS'); continue; }
+            const memory = gpus > 1 ? multi : single;
+            if (!fits(memory, gpu)) { reject('OUT_OF_MEMORY'); continue; }
+            let accum = 1;
+            if (r.globalBatch !== undefined) {
+              accum = r.globalBatch / (batch * gpus);
+              if (!Number.isInteger(accum) || accum < 1) { reject('GLOBAL_BATCH_MISMATCH'); continue; }
+            }
+            let compute = computeByAccum.get(accum);
+            if (!compute) {
+              compute = computeTime(r.model, cost, gpu, { precision, batchSizePerGpu: batch, gpusPerNode: 1, nodes: 1, gradAccumSteps: accum, fp32UsesTf32: r.fp32UsesTf32 ?? true, interNodeGbps: netGbps }, eff);
+              computeByAccum.set(accum, compute);
+            }
+            const comm = communicationTime(compute.gradientBytes, compute.backwardMs, gpu, { gpusPerNode: g, nodes, interNodeGbps: netGbps }, eff);
+            const stepTimeMs = compute.forwardMs + compute.backwardMs + compute.optimizerMs + compute.mixedPrecisionMs + compute.overheadMs + comm.exposedMs;
+            const throughput = (batch * accum * gpus * units) / (stepTimeMs / 1e3);
+            const hours = r.samples / throughput / 3600;
+            const dollars = price === null ? Number.NaN : hours * gpus * price;
+            if (r.deadlineHours !== undefined && hours > r.deadlineHours) { reject('MISSES_DEADLINE'); continue; }
+            if (r.budgetUsd !== undefined && !(dollars <= r.budgetUsd)) { reject('OVER_BUDGET'); continue; }
+            feasible.push({ gpuIndex, precision, batch, accum, gpusPerNode: g, nodes, stepTimeMs, hours, cost: dollars, memoryGb: memory.totalGb, compute, commTotalMs: comm.totalMs, commExposedMs: comm.exposedMs });
+          }
+        }
+      }
+    }
+  });
+
+  const key = r.objective === 'COST' ? (c: Candidate) => [c.cost, c.hours] : (c: Candidate) => [c.hours, c.cost];
+  const order = (a: Candidate, b: Candidate) => {
+    const ka = key(a), kb = key(b);
+    return cmpNum(ka[0], kb[0]) || cmpNum(ka[1], kb[1]) || a.gpuIndex - b.gpuIndex || a.nodes * a.gpusPerNode - b.nodes * b.gpusPerNode || a.batch - b.batch || a.precision.localeCompare(b.precision);
+  };
+  const top = topN(feasible, Math.max(0, r.limit), order);
+  const toPlan = (c: Candidate, rank: number): Plan => {
+    const gpu = r.gpus[c.gpuIndex];
+    const step = combine(c.compute, { totalMs: c.commTotalMs, exposedMs: c.commExposedMs }, { batchSizePerGpu: c.batch, gradAccumSteps: c.accum, gpusPerNode: c.gpusPerNode, nodes: c.nodes });
+    return {
+      rank, gpu, nodes: c.nodes, gpusPerNode: c.gpusPerNode, batchSizePerGpu: c.batch, gradAccumSteps: c.accum, precision: c.precision,
+      stepTimeMs: c.stepTimeMs, throughput: (step.globalBatch * units) / (c.stepTimeMs / 1e3), throughputUnit: r.model.throughputUnit,
+      totalHours: c.hours, costUsd: Number.isFinite(c.cost) ? c.cost : null, priceUsdPerGpuHour: r.prices?.[gpu.id] ?? gpu.priceUsdPerGpuHour,
+      memoryGbPerGpu: c.memoryGb, breakdown: step.breakdown,
+    };
+  };
+  const pareto = paretoFront(feasible.filter((c) => Number.isFinite(c.cost)));
+  return {
+    evaluated,
+    feasible: feasible.length,
+    plans: top.map((c, i) => toPlan(c, i + 1)),
+    paretoFront: pareto.slice(0, 50).map((c, i) => toPlan(c, i + 1)),
+    rejected: [...rejected].map(([reason, count]) => ({ reason, description: REJECT_REASONS[reason], count })).sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
+  };
+}
+
+const cmpNum = (a: number, b: number) => (a === b ? 0 : Number.isNaN(a) ? 1 : Number.isNaN(b) ? -1 : a - b);
+
+/** The n best by `order`, without sorting everything. */
+function topN<T>(items: T[], n: number, order: (a: T, b: T) => number): T[] {
+  if (items.length <= n * 4) return [...items].sort(order).slice(0, n);
+  const best: T[] = [];
+  for (const it of items) {
+    if (best.length < n) { best.push(it); if (best.length === n) best.sort(order); continue; }
+    if (n === 0 || order(it, best[n - 1]) >= 0) continue;
+    let i = n - 1;
+    while (i > 0 && order(it, best[i - 1]) < 0) i--;
+    best.splice(i, 0, it);
+    best.pop();
+  }
+  return best.length < n ? best.sort(order) : best;
+}
+
+/** Cost-time Pareto front, fastest first: each plan is cheaper than every faster one. */
+function paretoFront(cands: Candidate[]): Candidate[] {
+  const sorted = [...cands].sort((a, b) => a.hours - b.hours || a.cost - b.cost);
+  const front: Candidate[] = [];
+  let cheapest = Infinity;
+  for (const c of sorted) if (c.cost < cheapest) { front.push(c); cheapest = c.cost; }
+  return front;
+}

@@ -1,0 +1,147 @@
+// What each precision mode means for the hardware: which math mode each class of layer runs in,
+// how many bytes each tensor takes, and what the mode costs beyond the math. One table, so the
+// meaning of a mode lives in one place.
+import type { DType, GpuSpec, MathMode, OpClass, OptimizerKind, Precision } from './types.js';
+
+export const BYTES: Record<DType, number> = { fp32: 4, fp16: 2, bf16: 2, fp8: 1 };
+
+export interface PrecisionPolicy {
+  precision: Precision;
+  /** Math mode per op class. 'matmul' is what tensor cores run; the rest are memory-bound passes. */
+  math: Record<OpClass, MathMode>;
+  /** Storage type of activations written by each op class. */
+  activation: Record<OpClass, DType>;
+  /** Working copy of the weights the kernels read. */
+  weights: DType;
+  /** Gradients as the backward pass produces them and the all-reduce sends them. */
+  gradients: DType;
+  /** An fp32 master copy next to low-precision working weights. */
+  masterWeights: boolean;
+  /** Optimizer state element type (Adam's m and v, SGD's momentum). */
+  optimizerState: DType;
+  /** Dynamic loss scaling: unscale + inf/nan check over all gradients every step. */
+  lossScaling: boolean;
+  /** Autocast re-casts fp32 weights to the math type on every forward (read 4, write 2 bytes per parameter). */
+  castsWeightsEachStep: boolean;
+  /** FP8 keeps per-tensor scaling: an amax reduction and a cast pass over each matmul input. */
+  fp8Scaling: boolean;
+  description: string;
+}
+
+const allFp32 = { matmul: 'fp32', reduction: 'fp32', pointwise: 'fp32', gather: 'fp32' } as const;
+
+export const POLICIES: Record<Precision, PrecisionPolicy> = {
+  FP32: {
+    precision: 'FP32', math: { ...allFp32 }, activation: { ...allFp32 }, weights: 'fp32', gradients: 'fp32',
+    masterWeights: false, optimizerState: 'fp32', lossScaling: false, castsWeightsEachStep: false, fp8Scaling: false,
+    description: 'fp32 storage and math. On Ampere and newer, framework defaults may run matmuls and convolutions in TF32 (see fp32UsesTf32).',
+  },
+  TF32: {
+    precision: 'TF32', math: { ...allFp32, matmul: 'tf32' }, activation: { ...allFp32 }, weights: 'fp32', gradients: 'fp32',
+    masterWeights: false, optimizerState: 'fp32', lossScaling: false, castsWeightsEachStep: false, fp8Scaling: false,
+    description: 'fp32 storage; matmuls and convolutions on TF32 tensor cores (Ampere and newer).',
+  },
+  AMP_FP16: {
+    precision: 'AMP_FP16',
+    math: { matmul: 'fp16', reduction: 'fp32', pointwise: 'fp16', gather: 'fp32' },
+    activation: { matmul: 'fp16', reduction: 'fp32', pointwise: 'fp16', gather: 'fp32' },
+    weights: 'fp32', gradients: 'fp32', masterWeights: false, optimizerState: 'fp32',
+    lossScaling: true, castsWeightsEachStep: true, fp8Scaling: false,
+    description: 'Automatic mixed precision, fp16: matmuls on fp16 tensor cores; softmax, normalization, loss and reductions kept in fp32; fp32 weights cast each step; dynamic loss scaling.',
+  },
+  AMP_BF16: {
+    precision: 'AMP_BF16',
+    math: { matmul: 'bf16', reduction: 'fp32', pointwise: 'bf16', gather: 'fp32' },
+    activation: { matmul: 'bf16', reduction: 'fp32', pointwise: 'bf16', gather: 'fp32' },
+    weights: 'fp32', gradients: 'fp32', masterWeights: false, optimizerState: 'fp32',
+    lossScaling: false, castsWeightsEachStep: true, fp8Scaling: false,
+    description: 'Automatic mixed precision, bf16: as AMP_FP16 but bf16 tensor cores and no loss scaling (bf16 has fp32 range).',
+  },
+  FP16: {
+    precision: 'FP16',
+    math: { matmul: 'fp16', reduction: 'fp32', pointwise: 'fp16', gather: 'fp16' },
+    activation: { matmul: 'fp16', reduction: 'fp16', pointwise: 'fp16', gather: 'fp16' },
+    weights: 'fp16', gradients: 'fp16', masterWeights: true, optimizerState: 'fp32',
+    lossScaling: true, castsWeightsEachStep: false, fp8Scaling: false,
+    description: 'Half-precision model with fp32 master weights (apex O2): fp16 weights, activations and gradients; normalization math in fp32; loss scaling.',
+  },
+  FP16_PURE: {
+    precision: 'FP16_PURE',
+    math: { matmul: 'fp16', reduction: 'fp16', pointwise: 'fp16', gather: 'fp16' },
+    activation: { matmul: 'fp16', reduction: 'fp16', pointwise: 'fp16', gather: 'fp16' },
+    weights: 'fp16', gradients: 'fp16', masterWeights: false, optimizerState: 'fp16',
+    lossScaling: true, castsWeightsEachStep: false, fp8Scaling: false,
+    description: 'Everything in fp16 (apex O3): no master copy, fp16 optimizer state.',
+  },
+  BF16: {
+    precision: 'BF16',
+    math: { matmul: 'bf16', reduction: 'fp32', pointwise: 'bf16', gather: 'bf16' },
+    activation: { matmul: 'bf16', reduction: 'bf16', pointwise: 'bf16', gather: 'bf16' },
+    weights: 'bf16', gradients: 'bf16', masterWeights: true, optimizerState: 'fp32',
+    lossScaling: false, castsWeightsEachStep: false, fp8Scaling: false,
+    description: 'bf16 model with fp32 master weights and optimizer state (Megatron/DeepSpeed "bf16"); no loss scaling.',
+  },
+  FP8: {
+    precision: 'FP8',
+    math: { matmul: 'fp8', reduction: 'fp32', pointwise: 'bf16', gather: 'fp32' },
+    activation: { matmul: 'bf16', reduction: 'fp32', pointwise: 'bf16', gather: 'fp32' },
+    weights: 'fp32', gradients: 'fp32', masterWeights: false, optimizerState: 'fp32',
+    lossScaling: false, castsWeightsEachStep: true, fp8Scaling: true,
+    description: 'FP8 matmuls (Transformer Engine style, Hopper/Ada and newer) inside bf16 autocast; per-tensor scaling (amax + cast) on matmul inputs; fp32 weights and optimizer.',
+  },
+};
+
+/**
+ * The math mode a matmul really runs in. FP32 on Ampere-and-newer is TF32 when the framework
+ * allows it: cuDNN convolutions do by default in PyTorch, and NGC containers and TensorFlow enable it
+ * for matmuls too (the measurements flag these rows `fp32_on_tf32_capable_gpu`).
+ */
+export function effectiveMath(policy: PrecisionPolicy, op: OpClass, gpu: GpuSpec, fp32UsesTf32: boolean): MathMode {
+  const m = policy.math[op];
+  if (m === 'fp32' && op === 'matmul' && fp32UsesTf32 && gpu.peakTflops.tf32 !== null) return 'tf32';
+  return m;
+}
+
+/** Peak for a math mode; fp16/bf16 pointwise passes run on the vector units at about the fp32 rate (they are memory-bound anyway). */
+export function peakTflops(gpu: GpuSpec, math: MathMode, op: OpClass): number | null {
+  if (op !== 'matmul') return gpu.peakTflops.fp32;
+  return gpu.peakTflops[math];
+}
+
+/** Why a GPU cannot run a precision mode, or null when it can. */
+export function unsupportedReason(gpu: GpuSpec, precision: Precision): string | null {
+  const need = POLICIES[precision].math.matmul;
+  if (gpu.peakTflops[need] !== null) return null;
+  const what: Record<MathMode, string> = {
+    fp32: 'fp32 math',
+    tf32: 'TF32 tensor cores (Ampere and newer)',
+    fp16: 'fp16 tensor cores',
+    bf16: 'bf16 support (Ampere and newer; not V100, T4 or Turing)',
+    fp8: 'FP8 tensor cores (Hopper, Ada and newer)',
+  };
+  return `${gpu.id} has no ${what[need]}, required by ${precision}`;
+}
+
+/** Optimizer states per parameter. */
+export const OPTIMIZER_STATES: Record<OptimizerKind, number> = { sgd: 1, adam: 2, lamb: 2 };
+
+/**
+ * Bytes per parameter the optimizer step itself moves: read weight and gradient, read and write each
+ * state, write the weight, all on the master copy where there is one. The master-copy traffic and
+ * loss-scale unscaling are the precision mode's own cost (step.ts, mixedPrecisionMs).
+ */
+export function optimizerBytesPerParam(policy: PrecisionPolicy, optimizer: OptimizerKind): number {
+  const w = policy.masterWeights ? BYTES.fp32 : BYTES[policy.weights];
+  const g = policy.masterWeights ? BYTES.fp32 : BYTES[policy.gradients];
+  return 2 * w + g + 2 * OPTIMIZER_STATES[optimizer] * BYTES[policy.optimizerState];
+}
+
+/** Bytes per parameter held in GPU memory: working weights, gradients, master copy, optimizer state. */
+export function stateBytesPerParam(policy: PrecisionPolicy, optimizer: OptimizerKind): { weights: number; gradients: number; master: number; optimizer: number } {
+  return {
+    weights: BYTES[policy.weights],
+    gradients: BYTES[policy.gradients],
+    master: policy.masterWeights ? BYTES.fp32 : 0,
+    optimizer: OPTIMIZER_STATES[optimizer] * BYTES[policy.optimizerState],
+  };
+}

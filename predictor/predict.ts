@@ -1,0 +1,102 @@
+// A whole prediction for one configuration: step time, throughput, memory, hours and cost.
+import { modelCost } from './layers.js';
+import { fits, memoryPerGpu, type MemoryBreakdown } from './memory.js';
+import { unsupportedReason } from './precision.js';
+import { defaultEfficiency, stepTime, type Breakdown, type Efficiency, type Execution } from './step.js';
+import type { GpuSpec, MathMode, ModelCost, ModelDef, Precision } from './types.js';
+
+/** A bad request, named by the field at fault. The API turns it into BAD_USER_INPUT. */
+export class InputError extends Error {
+  constructor(readonly field: string, message: string) {
+    super(message);
+    this.name = 'InputError';
+  }
+}
+
+const costs = new WeakMap<ModelDef, ModelCost>();
+/** Per-sample costs of a model, computed once per model object. */
+export function costOf(model: ModelDef): ModelCost {
+  let c = costs.get(model);
+  if (!c) { c = modelCost(model); costs.set(model, c); }
+  return c;
+}
+
+export interface PredictRequest {
+  model: ModelDef;
+  gpu: GpuSpec;
+  precision: Precision;
+  batchSizePerGpu: number;
+  gpusPerNode: number;
+  nodes: number;
+  gradAccumSteps?: number;
+  fp32UsesTf32?: boolean;
+  interNodeGbps: number;
+  /** Total work in the model's throughput unit (dataset size x epochs). */
+  samples?: number;
+  /** Overrides the catalog price. */
+  priceUsdPerGpuHour?: number | null;
+}
+
+export interface Prediction {
+  modelId: string;
+  gpuId: string;
+  execution: Execution;
+  stepTimeMs: number;
+  breakdown: Breakdown;
+  /** Total over all GPUs, in `throughputUnit`. */
+  throughput: number;
+  throughputUnit: string;
+  globalBatch: number;
+  memory: MemoryBreakdown;
+  fitsInMemory: boolean;
+  dominantMath: MathMode;
+  priceUsdPerGpuHour: number | null;
+  totalHours: number | null;
+  costUsd: number | null;
+}
+
+export function toExecution(r: PredictRequest): Execution {
+  return {
+    precision: r.precision,
+    batchSizePerGpu: r.batchSizePerGpu,
+    gpusPerNode: r.gpusPerNode,
+    nodes: r.nodes,
+    gradAccumSteps: r.gradAccumSteps ?? 1,
+    fp32UsesTf32: r.fp32UsesTf32 ?? true,
+    interNodeGbps: r.interNodeGbps,
+  };
+}
+
+/** Hours and dollars for `samples` units of work at a throughput. */
+export function hoursAndCost(samples: number | undefined, throughput: number, gpus: number, price: number | null): { totalHours: number | null; costUsd: number | null } {
+  if (samples === undefined) return { totalHours: null, costUsd: null };
+  const totalHours = samples / throughput / 3600;
+  return { totalHours, costUsd: price === null ? null : totalHours * gpus * price };
+}
+
+export function predict(r: PredictRequest, eff: Efficiency = defaultEfficiency()): Prediction {
+  const reason = unsupportedReason(r.gpu, r.precision);
+  if (reason) throw new InputError('precision', reason);
+  const exec = toExecution(r);
+  const cost = costOf(r.model);
+  const step = stepTime(r.model, cost, r.gpu, exec, eff);
+  const gpus = exec.gpusPerNode * exec.nodes;
+  const throughput = (step.globalBatch * r.model.unitsPerBatchElement) / (step.stepTimeMs / 1e3);
+  const memory = memoryPerGpu(r.model, cost, r.precision, r.batchSizePerGpu, gpus > 1, eff);
+  const price = r.priceUsdPerGpuHour !== undefined ? r.priceUsdPerGpuHour : r.gpu.priceUsdPerGpuHour;
+  return {
+    modelId: r.model.id,
+    gpuId: r.gpu.id,
+    execution: exec,
+    stepTimeMs: step.stepTimeMs,
+    breakdown: step.breakdown,
+    throughput,
+    throughputUnit: r.model.throughputUnit,
+    globalBatch: step.globalBatch,
+    memory,
+    fitsInMemory: fits(memory, r.gpu),
+    dominantMath: step.dominantMath,
+    priceUsdPerGpuHour: price,
+    ...hoursAndCost(r.samples, throughput, gpus, price),
+  };
+}

@@ -1,0 +1,27 @@
+// Ids from the request -> catalog objects, or an error naming the field and the ids allowed.
+import { getModel, loadZoo } from '../predictor/zoo/index.js';
+import type { GpuSpec, ModelDef } from '../predictor/types.js';
+import { getGpu, loadGpus } from '../seeds/catalog.js';
+import type { WorkloadInput } from '../schema/inputs.js';
+import { badInput, finiteNumber, LIMITS } from './validate.js';
+
+const list = (ids: string[]) => (ids.length > 12 ? `${ids.slice(0, 12).join(', ')}, ... (${ids.length} in all; see the query)` : ids.join(', '));
+
+export function gpuById(field: string, id: string): GpuSpec {
+  const g = getGpu(id);
+  if (!g) throw badInput(field, `unknown GPU "${id.slice(0, 80)}"; allowed: ${list(loadGpus().map((x) => x.id))} (query gpus)`);
+  return g;
+}
+
+export function modelById(field: string, id: string): ModelDef {
+  const m = getModel(id);
+  if (!m) throw badInput(field, `unknown model "${id.slice(0, 80)}"; allowed: ${list(loadZoo().map((x) => x.id))} (query models)`);
+  return m;
+}
+
+export function workload(w: WorkloadInput): { model: ModelDef; samples: number } {
+  return {
+    model: modelById('workload.model', w.model),
+    samples: finiteNumber('workload.samples', w.samples, 0, LIMITS.samples, { exclusiveMin: true }),
+  };
+}

@@ -1,0 +1,49 @@
+// Input checks shared by every resolver: each failure is a BAD_USER_INPUT error that names the
+// field and says what is allowed.
+import { GraphQLError } from 'graphql';
+import { InputError } from '../predictor/predict.js';
+
+export function badInput(field: string, message: string): GraphQLError {
+  return new GraphQLError(`${field}: ${message}`, { extensions: { code: 'BAD_USER_INPUT', field } });
+}
+
+/** Turns the libraries' InputError into the API's error; anything else passes through. */
+export function asGraphQLError(e: unknown): unknown {
+  return e instanceof InputError ? badInput(e.field, e.message) : e;
+}
+
+export function finiteNumber(field: string, v: number, min: number, max: number, opts: { exclusiveMin?: boolean } = {}): number {
+  const below = opts.exclusiveMin ? !(v > min) : !(v >= min);
+  if (!Number.isFinite(v) || below || v > max) {
+    throw badInput(field, `must be a finite number ${opts.exclusiveMin ? '>' : '>='} ${min} and <= ${max} (got ${v})`);
+  }
+  return v;
+}
+
+export function integer(field: string, v: number, min: number, max: number): number {
+  if (!Number.isInteger(v) || v < min || v > max) throw badInput(field, `must be an integer from ${min} to ${max} (got ${v})`);
+  return v;
+}
+
+export function nonEmpty<T>(field: string, list: T[] | undefined | null, max: number): T[] | undefined {
+  if (list === undefined || list === null) return undefined;
+  if (list.length === 0) throw badInput(field, 'must not be an empty list (leave it out for the default)');
+  if (list.length > max) throw badInput(field, `lists at most ${max} entries (got ${list.length})`);
+  return list;
+}
+
+/** Largest values the API accepts: far beyond any real job, small enough that nothing overflows or runs long. */
+export const LIMITS = {
+  samples: 1e18,
+  batchSize: 65536,
+  nodes: 4096,
+  gpusPerNode: 16,
+  gradAccum: 4096,
+  gbps: 1e5,
+  price: 1e4,
+  hours: 1e7,
+  usd: 1e12,
+  limit: 200,
+  listLength: 100,
+  maxCandidates: 2_000_000,
+} as const;

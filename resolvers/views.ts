@@ -1,0 +1,35 @@
+// Domain objects -> the API's shapes. Only derived fields are added here.
+import { costOf } from '../predictor/predict.js';
+import { POLICIES, unsupportedReason } from '../predictor/precision.js';
+import { PRECISIONS, type GpuSpec, type ModelDef } from '../predictor/types.js';
+import type { Gpu, LayerTypeSummary, Model, PrecisionInfo } from '../schema/types.js';
+
+export function gpuView(g: GpuSpec): Gpu {
+  return { ...g, supportedPrecisions: PRECISIONS.filter((p) => unsupportedReason(g, p) === null) };
+}
+
+export function modelView(m: ModelDef): Model {
+  const cost = costOf(m);
+  const byType = new Map<string, LayerTypeSummary>();
+  for (const l of cost.layers) {
+    const s = byType.get(l.type) ?? { type: l.type, count: 0, parameters: 0, forwardFlopsPerSample: 0 };
+    s.count += l.count;
+    s.parameters += l.parameters * l.count;
+    s.forwardFlopsPerSample += l.forwardFlops * l.count;
+    byType.set(l.type, s);
+  }
+  return {
+    id: m.id, name: m.name, family: m.family, batchElement: m.batchElement, throughputUnit: m.throughputUnit,
+    unitsPerBatchElement: m.unitsPerBatchElement, seqLen: m.seqLen, imageSize: m.imageSize, optimizer: m.optimizer,
+    batchSizes: m.batchSizes, parameters: cost.parameters, forwardFlopsPerSample: cost.forwardFlops,
+    backwardFlopsPerSample: cost.backwardFlops, layerCount: cost.layers.reduce((n, l) => n + l.count, 0),
+    layersByType: [...byType.values()], source: m.source,
+  };
+}
+
+export function precisionViews(): PrecisionInfo[] {
+  return PRECISIONS.map((p) => {
+    const x = POLICIES[p];
+    return { id: p, description: x.description, matmulMath: x.math.matmul, weights: x.weights, gradients: x.gradients, masterWeights: x.masterWeights, lossScaling: x.lossScaling, optimizerState: x.optimizerState };
+  });
+}

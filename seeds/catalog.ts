@@ -1,0 +1,233 @@
+// Loads the product's data files (this folder) into typed records. Figures are taken as they
+// stand in the CSVs; an empty cell stays null. The only derived figure is a missing intra-node
+// bandwidth, filled from links.json and marked as derived.
+import { readFileSync } from 'node:fs';
+import type { Generation, GpuSpec, MathMode, Precision } from '../predictor/types.js';
+import { PRECISIONS } from '../predictor/types.js';
+
+const here = (file: string) => new URL(file, import.meta.url);
+
+/** RFC 4180 CSV: quoted fields may hold commas, quotes ("") and newlines. */
+export function parseCsv(text: string): Record<string, string>[] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"') {
+        if (text[i + 1] === '"') { field += '"'; i++; } else quoted = false;
+      } else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') { row.push(field); field = ''; }
+    else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      row.push(field); field = '';
+      if (row.length > 1 || row[0] !== '') rows.push(row);
+      row = [];
+    } else field += c;
+  }
+  if (field !== '' || row.length) { row.push(field); rows.push(row); }
+  const [header, ...body] = rows;
+  if (!header) return [];
+  return body.map((cells) => Object.fromEntries(header.map((h, j) => [h, cells[j] ?? ''])));
+}
+
+/** Quote a value for CSV output where needed. */
+export function csvCell(value: unknown): string {
+  const s = value === null || value === undefined ? '' : String(value);
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+const num = (s: string | undefined): number | null => {
+  if (s === undefined || s.trim() === '') return null;
+  const v = Number(s);
+  return Number.isFinite(v) ? v : null;
+};
+
+export function generationOf(architecture: string): Generation {
+  const a = architecture.toLowerCase();
+  for (const g of ['pascal', 'volta', 'turing', 'ampere', 'hopper', 'blackwell'] as const) if (a.includes(g)) return g;
+  if (a.includes('ada')) return 'ada';
+  if (a.includes('cdna3')) return 'cdna3';
+  if (a.includes('cdna2')) return 'cdna2';
+  if (a.includes('cdna')) return 'cdna';
+  if (a.includes('tpu')) return 'tpu';
+  return 'unknown';
+}
+
+interface LinkRule { match: string; bidirGbps: number; fabric: boolean }
+interface LinksFile { rules: LinkRule[]; fabricPatterns: string[] }
+
+function gpuFromRow(r: Record<string, string>, links: LinksFile): GpuSpec {
+  const link = r.intra_node_interconnect;
+  const catalogBw = num(r.intra_node_bw_gbps_bidir_per_gpu);
+  const rule = links.rules.find((x) => link.includes(x.match));
+  const peakTflops: Record<MathMode, number | null> = {
+    fp32: num(r.fp32_tflops),
+    tf32: num(r.tf32_tensor_tflops),
+    fp16: num(r.fp16_tensor_tflops),
+    bf16: num(r.bf16_tensor_tflops),
+    fp8: num(r.fp8_tensor_tflops),
+  };
+  return {
+    id: r.id,
+    vendor: r.vendor,
+    architecture: r.architecture,
+    generation: generationOf(r.architecture),
+    releaseYear: num(r.release_year),
+    formFactor: r.form_factor,
+    memoryGb: num(r.memory_gb) ?? 0,
+    memoryType: r.memory_type,
+    memoryBwGbps: num(r.memory_bw_gbps) ?? 0,
+    l2CacheMb: num(r.l2_cache_mb),
+    smCount: num(r.sm_or_cu_count),
+    boostClockMhz: num(r.boost_clock_mhz),
+    peakTflops,
+    fp64Tflops: num(r.fp64_tflops),
+    int8Tops: num(r.int8_tensor_tops),
+    intraNodeLink: link,
+    intraNodeBwGbpsBidir: catalogBw ?? rule?.bidirGbps ?? 0,
+    intraNodeBwSource: catalogBw !== null ? 'gpus.csv' : rule ? `derived from link name "${rule.match}" (seeds/links.json)` : 'unknown',
+    hasNvlinkFabric: links.fabricPatterns.some((p) => link.includes(p)),
+    tdpW: num(r.tdp_w),
+    typicalInternodeNetwork: r.typical_internode_network,
+    priceUsdPerGpuHour: num(r.price_usd_per_gpu_hr_min),
+    priceUsdPerGpuHourMax: num(r.price_usd_per_gpu_hr_max),
+    pricePoints: r.price_points,
+    priceSource: r.price_source,
+    source: r.source,
+    notes: r.notes,
+  };
+}
+
+let gpuCache: GpuSpec[] | undefined;
+/** Every row of gpus.csv, in file order. */
+export function loadGpus(): GpuSpec[] {
+  if (!gpuCache) {
+    const links = JSON.parse(readFileSync(here('./links.json'), 'utf8')) as LinksFile;
+    gpuCache = parseCsv(readFileSync(here('./gpus.csv'), 'utf8')).map((r) => gpuFromRow(r, links));
+  }
+  return gpuCache;
+}
+
+export function getGpu(id: string): GpuSpec | undefined {
+  return loadGpus().find((g) => g.id === id);
+}
+
+export interface Instance {
+  provider: string;
+  instance: string;
+  gpuId: string;
+  gpusPerInstance: number;
+  onDemandUsdPerHour: number | null;
+  usdPerGpuHour: number | null;
+  region: string;
+  priceDate: string;
+  priceSource: string;
+  internodeNetworkGbps: number | null;
+  internodeNetworkDetail: string;
+  intraNodeLink: string;
+}
+
+let instanceCache: Instance[] | undefined;
+export function loadInstances(): Instance[] {
+  instanceCache ??= parseCsv(readFileSync(here('./instances.csv'), 'utf8')).map((r) => ({
+    provider: r.provider,
+    instance: r.instance,
+    gpuId: r.gpu_id,
+    gpusPerInstance: num(r.gpus_per_instance) ?? 1,
+    onDemandUsdPerHour: num(r.on_demand_usd_per_hr),
+    usdPerGpuHour: num(r.usd_per_gpu_hr),
+    region: r.region,
+    priceDate: r.price_date,
+    priceSource: r.price_source,
+    internodeNetworkGbps: num(r.internode_network_gbps),
+    internodeNetworkDetail: r.internode_network_detail,
+    intraNodeLink: r.intra_node_link,
+  }));
+  return instanceCache;
+}
+
+export interface NetworkDefaults { defaultGbps: number; perGpu: Record<string, number>; choices: number[] }
+let networkCache: NetworkDefaults | undefined;
+export function networkDefaults(): NetworkDefaults {
+  networkCache ??= JSON.parse(readFileSync(here('./network.json'), 'utf8')) as NetworkDefaults;
+  return networkCache;
+}
+/** Inter-node Gbps per node for a GPU type when the query does not say. */
+export function defaultInterNodeGbps(gpuId: string): number {
+  const n = networkDefaults();
+  return n.perGpu[gpuId] ?? n.defaultGbps;
+}
+
+/** One measured training configuration (measurements/train.csv), typed. */
+export interface Measurement {
+  id: string;
+  source: string;
+  framework: string;
+  model: string;
+  variant: string;
+  gpu: string;
+  system: string;
+  numGpus: number;
+  numNodes: number;
+  gpusPerNode: number;
+  batchSizePerGpu: number | null;
+  globalBatchSize: number | null;
+  gradAccumSteps: number | null;
+  seqLenOrImageSize: number | null;
+  precision: Precision;
+  precisionRaw: string;
+  throughput: number | null;
+  throughputUnit: string;
+  software: string;
+  confidence: string;
+  flags: string;
+  provenance: string;
+  /** The row as read, for tools that write every input column back out. */
+  raw: Record<string, string>;
+}
+
+export function measurementFromRow(r: Record<string, string>): Measurement {
+  const numGpus = num(r.num_gpus) ?? 1;
+  const numNodes = num(r.num_nodes) ?? 1;
+  return {
+    id: r.id,
+    source: r.source,
+    framework: r.framework,
+    model: r.model,
+    variant: r.variant,
+    gpu: r.gpu,
+    system: r.system,
+    numGpus,
+    numNodes,
+    // The per-node count a row was measured with is the GPUs actually used on each node.
+    gpusPerNode: Math.max(1, Math.round(numGpus / numNodes)),
+    batchSizePerGpu: num(r.batch_size_per_gpu),
+    globalBatchSize: num(r.global_batch_size),
+    gradAccumSteps: num(r.grad_accum_steps),
+    seqLenOrImageSize: num(r.seq_len_or_image_size),
+    precision: (PRECISIONS as readonly string[]).includes(r.precision) ? (r.precision as Precision) : 'FP32',
+    precisionRaw: r.precision_raw,
+    throughput: num(r.throughput),
+    throughputUnit: r.throughput_unit,
+    software: r.software,
+    confidence: r.confidence,
+    flags: r.flags,
+    provenance: r.provenance,
+    raw: r,
+  };
+}
+
+export function readMeasurements(path: string | URL): Measurement[] {
+  return parseCsv(readFileSync(path, 'utf8')).map(measurementFromRow);
+}
+
+let measurementCache: Measurement[] | undefined;
+/** The seeds' measured training throughputs (train.csv). */
+export function loadMeasurements(): Measurement[] {
+  measurementCache ??= readMeasurements(here('./measurements/train.csv'));
+  return measurementCache;
+}

@@ -1,0 +1,11 @@
+import 'reflect-metadata';
+import { buildSchema } from 'type-graphql';
+import type { GraphQLSchema } from 'graphql';
+import { CatalogResolver } from '../resolvers/catalog.js';
+import { PlanningResolver } from '../resolvers/planning.js';
+
+let schema: Promise<GraphQLSchema> | undefined;
+export function trainplanSchema(): Promise<GraphQLSchema> {
+  schema ??= buildSchema({ resolvers: [CatalogResolver, PlanningResolver], validate: false });
+  return schema;
+}

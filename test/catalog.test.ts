@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { getGpu, loadGpus, loadInstances, loadMeasurements, parseCsv } from '../seeds/catalog.js';
+
+describe('seeds: GPU catalog', () => {
+  const gpus = loadGpus();
+  it('loads every row of gpus.csv', () => {
+    const rows = parseCsv(readFileSync(new URL('../seeds/gpus.csv', import.meta.url), 'utf8'));
+    expect(gpus.length).toBe(rows.length);
+    expect(gpus.length).toBeGreaterThanOrEqual(53);
+    expect(new Set(gpus.map((g) => g.id)).size).toBe(gpus.length);
+  });
+
+  it('keeps dense datasheet peaks and leaves unknown cells null', () => {
+    const h100 = getGpu('H100-SXM5-80GB')!;
+    expect(h100.peakTflops).toEqual({ fp32: 67, tf32: 494.7, fp16: 989.4, bf16: 989.4, fp8: 1978.9 });
+    expect(h100.memoryGb).toBe(80);
+    expect(h100.memoryBwGbps).toBe(3350);
+    expect(h100.generation).toBe('hopper');
+    const v100 = getGpu('V100-SXM2-16GB')!;
+    expect(v100.peakTflops.bf16).toBeNull();
+    expect(v100.peakTflops.tf32).toBeNull();
+    expect(v100.generation).toBe('volta');
+  });
+
+  it('derives a missing intra-node bandwidth from the link name and says so', () => {
+    const t4 = getGpu('T4')!;
+    expect(t4.intraNodeBwGbpsBidir).toBe(32);
+    expect(t4.intraNodeBwSource).toMatch(/derived/);
+    const a100 = getGpu('A100-SXM4-80GB')!;
+    expect(a100.intraNodeBwGbpsBidir).toBe(600);
+    expect(a100.intraNodeBwSource).toBe('gpus.csv');
+    expect(a100.hasNvlinkFabric).toBe(true);
+    expect(getGpu('RTX-3090')!.hasNvlinkFabric).toBe(false);
+  });
+
+  it('default price is the lowest listed price point; unpriced GPUs stay null', () => {
+    expect(getGpu('V100-SXM2-16GB')!.priceUsdPerGpuHour).toBe(0.55);
+    expect(getGpu('RTX-3090')!.priceUsdPerGpuHour).toBeNull();
+  });
+});
+
+describe('seeds: instances and measurements', () => {
+  it('loads cloud instances with per-GPU prices', () => {
+    const inst = loadInstances();
+    expect(inst.length).toBe(67);
+    const p3 = inst.find((i) => i.instance === 'p3.16xlarge')!;
+    expect(p3.gpusPerInstance).toBe(8);
+    expect(p3.usdPerGpuHour).toBeCloseTo(3.06, 2);
+  });
+
+  it('loads every measurement row, typed', () => {
+    const rows = loadMeasurements();
+    expect(rows.length).toBe(4033);
+    const every = new Set(rows.map((r) => r.precision));
+    expect([...every].sort()).toEqual(['AMP_FP16', 'BF16', 'FP16', 'FP16_PURE', 'FP32', 'TF32']);
+    const multi = rows.find((r) => r.numNodes > 1)!;
+    expect(multi.gpusPerNode * multi.numNodes).toBe(multi.numGpus);
+    for (const r of rows) expect(getGpu(r.gpu), r.gpu).toBeDefined();
+  });
+});

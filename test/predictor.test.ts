@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { getGpu } from '../seeds/catalog.js';
+import { InputError, predict, type PredictRequest } from '../predictor/predict.js';
+import { memoryPerGpu } from '../predictor/memory.js';
+import { modelCost } from '../predictor/layers.js';
+import { communicationTime, defaultEfficiency, intraNodeBandwidth } from '../predictor/step.js';
+import { POLICIES, unsupportedReason } from '../predictor/precision.js';
+import { PRECISIONS, type ModelDef } from '../predictor/types.js';
+
+// A GEMM-heavy toy transformer block stack, defined here so these tests do not depend on the zoo.
+const T = 512, H = 2048;
+const toy: ModelDef = {
+  id: 'toy', name: 'toy', family: 'test', batchElement: 'sequence', throughputUnit: 'tokens/s', unitsPerBatchElement: T,
+  seqLen: T, optimizer: 'adam', batchSizes: [8], source: 'test',
+  layers: [
+    { type: 'embedding', vocab: 32000, dim: H, tokens: T },
+    { type: 'linear', inFeatures: H, outFeatures: 4 * H, tokens: T, count: 8 },
+    { type: 'activation', kind: 'gelu', elements: 4 * H * T, count: 8 },
+    { type: 'linear', inFeatures: 4 * H, outFeatures: H, tokens: T, count: 8 },
+    { type: 'norm', kind: 'layernorm', channels: H, elements: H * T, count: 8 },
+    { type: 'loss', elements: 32000 * T },
+  ],
+};
+const gpu = (id: string) => getGpu(id)!;
+const req = (over: Partial<PredictRequest>): PredictRequest => ({
+  model: toy, gpu: gpu('A100-SXM4-80GB'), precision: 'AMP_FP16', batchSizePerGpu: 8, gpusPerNode: 1, nodes: 1, interNodeGbps: 200, samples: 1e9, ...over,
+});
+
+describe('precision support', () => {
+  it('rejects modes the GPU cannot run, with the reason', () => {
+    expect(unsupportedReason(gpu('V100-SXM2-16GB'), 'BF16')).toMatch(/bf16/);
+    expect(unsupportedReason(gpu('T4'), 'AMP_BF16')).toMatch(/bf16/);
+    expect(unsupportedReason(gpu('A100-SXM4-80GB'), 'FP8')).toMatch(/FP8/);
+    expect(unsupportedReason(gpu('H100-SXM5-80GB'), 'FP8')).toBeNull();
+    expect(unsupportedReason(gpu('L4'), 'FP8')).toBeNull();
+    expect(() => predict(req({ gpu: gpu('V100-SXM2-16GB'), precision: 'BF16' }))).toThrow(InputError);
+  });
+
+  it('autocast keeps reductions in fp32 and matmuls in half precision', () => {
+    expect(POLICIES.AMP_FP16.math.matmul).toBe('fp16');
+    expect(POLICIES.AMP_FP16.math.reduction).toBe('fp32');
+    expect(POLICIES.FP8.math.matmul).toBe('fp8');
+    expect(POLICIES.FP16_PURE.math.reduction).toBe('fp16');
+  });
+});
+
+describe('step time', () => {
+  it('mixed precision is faster than FP32 on tensor-core GPUs, by a plausible factor', () => {
+    const v100 = gpu('V100-SXM2-32GB');
+    const fp32 = predict(req({ gpu: v100, precision: 'FP32' }));
+    const amp = predict(req({ gpu: v100, precision: 'AMP_FP16' }));
+    const ratio = fp32.stepTimeMs / amp.stepTimeMs;
+    expect(ratio).toBeGreaterThan(1.5);
+    expect(ratio).toBeLessThan(8);
+    expect(amp.breakdown.mixedPrecisionMs).toBeGreaterThan(0);
+    expect(fp32.breakdown.mixedPrecisionMs).toBe(0);
+  });
+
+  it('FP32 on Ampere runs TF32 unless told otherwise; on Volta the flag changes nothing', () => {
+    const a100 = gpu('A100-SXM4-80GB');
+    const tf32 = predict(req({ gpu: a100, precision: 'FP32', fp32UsesTf32: true }));
+    const strict = predict(req({ gpu: a100, precision: 'FP32', fp32UsesTf32: false }));
+    expect(tf32.dominantMath).toBe('tf32');
+    expect(strict.dominantMath).toBe('fp32');
+    expect(tf32.stepTimeMs).toBeLessThan(strict.stepTimeMs);
+    const v = gpu('V100-SXM2-32GB');
+    expect(predict(req({ gpu: v, precision: 'FP32', fp32UsesTf32: true })).stepTimeMs).toBe(predict(req({ gpu: v, precision: 'FP32', fp32UsesTf32: false })).stepTimeMs);
+  });
+
+  it('FP8 on H100 is faster than BF16 for GEMM-bound work', () => {
+    const h = gpu('H100-SXM5-80GB');
+    expect(predict(req({ gpu: h, precision: 'FP8' })).stepTimeMs).toBeLessThan(predict(req({ gpu: h, precision: 'AMP_BF16' })).stepTimeMs);
+  });
+
+  it('breakdown adds up to the step time, and throughput and cost follow from it', () => {
+    const p = predict(req({ gpusPerNode: 8, nodes: 2, priceUsdPerGpuHour: 2 }));
+    const b = p.breakdown;
+    expect(b.forwardMs + b.backwardMs + b.optimizerMs + b.mixedPrecisionMs + b.communicationMs + b.overheadMs).toBeCloseTo(p.stepTimeMs, 9);
+    expect(p.globalBatch).toBe(8 * 16);
+    expect(p.throughput).toBeCloseTo((8 * 16 * T) / (p.stepTimeMs / 1e3), 6);
+    expect(p.totalHours!).toBeCloseTo(1e9 / p.throughput / 3600, 9);
+    expect(p.costUsd!).toBeCloseTo(p.totalHours! * 16 * 2, 9);
+  });
+
+  it('more GPUs raise throughput but not linearly once communication is exposed', () => {
+    const one = predict(req({}));
+    const eight = predict(req({ gpusPerNode: 8 }));
+    const sixtyFour = predict(req({ gpusPerNode: 8, nodes: 8, interNodeGbps: 100 }));
+    expect(eight.throughput).toBeGreaterThan(one.throughput * 4);
+    expect(eight.throughput).toBeLessThanOrEqual(one.throughput * 8 + 1e-6);
+    expect(sixtyFour.breakdown.communicationTotalMs).toBeGreaterThan(eight.breakdown.communicationTotalMs);
+  });
+
+  it('gradient accumulation runs forward/backward per micro-batch but communicates once', () => {
+    const a1 = predict(req({ gpusPerNode: 8 }));
+    const a4 = predict(req({ gpusPerNode: 8, gradAccumSteps: 4 }));
+    expect(a4.breakdown.forwardMs).toBeCloseTo(4 * a1.breakdown.forwardMs, 9);
+    expect(a4.breakdown.communicationTotalMs).toBeCloseTo(a1.breakdown.communicationTotalMs, 9);
+    expect(a4.breakdown.optimizerMs).toBeCloseTo(a1.breakdown.optimizerMs, 9);
+  });
+});
+
+describe('communication', () => {
+  const eff = defaultEfficiency();
+  it('single GPU has none; a ring moves 2(n-1)/n of the gradients over the link', () => {
+    const g = gpu('A100-SXM4-80GB');
+    expect(communicationTime(1e9, 100, g, { gpusPerNode: 1, nodes: 1, interNodeGbps: 200 }).totalMs).toBe(0);
+    const t = communicationTime(1e9, 0, g, { gpusPerNode: 8, nodes: 1, interNodeGbps: 200 }, eff);
+    const bw = intraNodeBandwidth(g, 8, eff);
+    const buckets = Math.ceil(1e9 / (eff.bucketMb * 1e6));
+    const expected = 1e3 * ((2 * 7) / 8 * 1e9 / bw + buckets * 14 * eff.allReduceLatencyUs * 1e-6);
+    expect(t.totalMs).toBeCloseTo(expected, 6);
+    expect(bw).toBeCloseTo(300e9 * eff.linkEfficiency, -3);
+  });
+
+  it('a faster network never makes a multi-node step slower', () => {
+    const g = gpu('H100-SXM5-80GB');
+    const slow = communicationTime(2e9, 50, g, { gpusPerNode: 8, nodes: 4, interNodeGbps: 100 }, eff);
+    const fast = communicationTime(2e9, 50, g, { gpusPerNode: 8, nodes: 4, interNodeGbps: 3200 }, eff);
+    expect(fast.totalMs).toBeLessThan(slow.totalMs);
+  });
+
+  it('backward hides all but the last bucket when it is long enough', () => {
+    const g = gpu('A100-SXM4-80GB');
+    const t = communicationTime(1e9, 1e6, g, { gpusPerNode: 8, nodes: 1, interNodeGbps: 200 }, eff);
+    expect(t.exposedMs).toBeCloseTo(t.totalMs / Math.ceil(1e9 / (eff.bucketMb * 1e6)), 9);
+  });
+
+  it('PCIe cards with a 2-way bridge fall back to PCIe beyond a pair', () => {
+    const a6000 = gpu('RTX-A6000');
+    expect(intraNodeBandwidth(a6000, 2, eff)).toBeGreaterThan(intraNodeBandwidth(a6000, 4, eff));
+  });
+});
+
+describe('memory', () => {
+  const cost = modelCost(toy);
+  const P = cost.parameters;
+  const GiB = 2 ** 30;
+  it('Adam in FP32 and AMP holds 16 bytes per parameter of state; pure fp16 holds 8', () => {
+    for (const p of ['FP32', 'AMP_FP16', 'FP16'] as const) {
+      const m = memoryPerGpu(toy, cost, p, 1, false);
+      expect((m.weightsGb + m.gradientsGb + m.masterWeightsGb + m.optimizerStateGb) * GiB).toBeCloseTo(16 * P, -2);
+    }
+    const pure = memoryPerGpu(toy, cost, 'FP16_PURE', 1, false);
+    expect((pure.weightsGb + pure.gradientsGb + pure.masterWeightsGb + pure.optimizerStateGb) * GiB).toBeCloseTo(8 * P, -2);
+  });
+
+  it('activations grow linearly with batch and halve in half precision', () => {
+    const b8 = memoryPerGpu(toy, cost, 'FP32', 8, false).activationsGb;
+    const b16 = memoryPerGpu(toy, cost, 'FP32', 16, false).activationsGb;
+    expect(b16).toBeCloseTo(2 * b8, 9);
+    expect(memoryPerGpu(toy, cost, 'FP16_PURE', 8, false).activationsGb).toBeCloseTo(b8 / 2, 9);
+  });
+
+  it('flags configurations that do not fit', () => {
+    expect(predict(req({ gpu: gpu('T4'), batchSizePerGpu: 256, precision: 'FP32' })).fitsInMemory).toBe(false);
+    expect(predict(req({ batchSizePerGpu: 1 })).fitsInMemory).toBe(true);
+  });
+
+  it('every precision the A100 supports yields a finite prediction', () => {
+    for (const p of PRECISIONS.filter((x) => x !== 'FP8')) expect(Number.isFinite(predict(req({ precision: p })).stepTimeMs)).toBe(true);
+  });
+});
