@@ -5,22 +5,9 @@ import { memoryPerGpu } from '../predictor/memory.js';
 import { modelCost } from '../predictor/layers.js';
 import { communicationTime, defaultEfficiency, intraNodeBandwidth } from '../predictor/step.js';
 import { POLICIES, unsupportedReason } from '../predictor/precision.js';
-import { PRECISIONS, type ModelDef } from '../predictor/types.js';
+import { PRECISIONS } from '../predictor/types.js';
+import { T, toy } from './fixtures.js';
 
-// A GEMM-heavy toy transformer block stack, defined here so these tests do not depend on the zoo.
-const T = 512, H = 2048;
-const toy: ModelDef = {
-  id: 'toy', name: 'toy', family: 'test', batchElement: 'sequence', throughputUnit: 'tokens/s', unitsPerBatchElement: T,
-  seqLen: T, optimizer: 'adam', batchSizes: [8], source: 'test',
-  layers: [
-    { type: 'embedding', vocab: 32000, dim: H, tokens: T },
-    { type: 'linear', inFeatures: H, outFeatures: 4 * H, tokens: T, count: 8 },
-    { type: 'activation', kind: 'gelu', elements: 4 * H * T, count: 8 },
-    { type: 'linear', inFeatures: 4 * H, outFeatures: H, tokens: T, count: 8 },
-    { type: 'norm', kind: 'layernorm', channels: H, elements: H * T, count: 8 },
-    { type: 'loss', elements: 32000 * T },
-  ],
-};
 const gpu = (id: string) => getGpu(id)!;
 const req = (over: Partial<PredictRequest>): PredictRequest => ({
   model: toy, gpu: gpu('A100-SXM4-80GB'), precision: 'AMP_FP16', batchSizePerGpu: 8, gpusPerNode: 1, nodes: 1, interNodeGbps: 200, samples: 1e9, ...over,
