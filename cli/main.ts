@@ -102,7 +102,8 @@ async function main(argv: string[]) {
       const round = (x: number) => Number(x.toPrecision(3));
       const file = JSON.parse(readFileSync(EFFICIENCY_FILE, 'utf8')) as Record<string, unknown>;
       for (const [k, v] of Object.entries(efficiency)) {
-        file[k] = typeof v === 'number' ? round(v) : Object.fromEntries(Object.entries(v as Record<string, number>).map(([m, x]) => [m, round(x)]));
+        if (typeof v === 'number') file[k] = round(v);
+        else if (typeof v === 'object' && v !== null) file[k] = Object.fromEntries(Object.entries(v as Record<string, number>).map(([m, x]) => [m, round(x)]));
       }
       console.log(JSON.stringify(file, null, 2));
       console.log(`mean |log error| ${loss.toFixed(4)}`);

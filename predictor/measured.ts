@@ -38,13 +38,13 @@ export interface RowPrediction {
 export function predictRow(row: Measurement, eff?: Efficiency): RowPrediction {
   const gpu = getGpu(row.gpu);
   if (!gpu) return { row, error: `unknown gpu "${row.gpu}"` };
-  const seqOrImage = row.seqLenOrImageSize ?? undefined;
-  const model = getModel(row.model, seqOrImage === undefined ? undefined : { seqLenOrImageSize: seqOrImage });
-  if (!model) return { row, error: `model "${row.model}" is not in the zoo` };
-  const factor = unitFactor(model, row.throughputUnit);
-  if (typeof factor === 'string') return { row, error: factor };
-  const batch = row.batchSizePerGpu ?? model.batchSizes[0];
   try {
+    const seqOrImage = row.seqLenOrImageSize ?? undefined;
+    const model = getModel(row.model, seqOrImage === undefined ? undefined : { seqLenOrImageSize: seqOrImage });
+    if (!model) return { row, error: `model "${row.model}" is not in the zoo` };
+    const factor = unitFactor(model, row.throughputUnit);
+    if (typeof factor === 'string') return { row, error: factor };
+    const batch = row.batchSizePerGpu ?? model.batchSizes[0];
     const prediction = predict({
       model, gpu, precision: row.precision, batchSizePerGpu: batch, gpusPerNode: row.gpusPerNode, nodes: row.numNodes,
       gradAccumSteps: row.gradAccumSteps ?? 1,

@@ -110,6 +110,7 @@ export function peakTflops(gpu: GpuSpec, math: MathMode, op: OpClass): number | 
 
 /** Why a GPU cannot run a precision mode, or null when it can. */
 export function unsupportedReason(gpu: GpuSpec, precision: Precision): string | null {
+  if (!(gpu.memoryBwGbps > 0) || !(gpu.memoryGb > 0)) return `${gpu.id}: the catalog has no memory size or bandwidth figure, so no prediction can be made`;
   const need = POLICIES[precision].math.matmul;
   if (gpu.peakTflops[need] !== null) return null;
   const what: Record<MathMode, string> = {

@@ -16,7 +16,10 @@ export interface Efficiency {
   matmulEfficiency: Record<MathMode, number>;
   halfEfficiencyKernelGflop: number;
   memoryEfficiency: number;
+  /** CPU time to dispatch one kernel (framework + launch); hidden while the GPU is busier than the CPU. */
   kernelOverheadUs: number;
+  /** Shortest time any kernel takes on the GPU, however little work it has. */
+  minKernelUs: number;
   stepOverheadMs: number;
   linkEfficiency: number;
   networkEfficiency: number;
@@ -105,9 +108,10 @@ function layerTime(l: LayerCost, batch: number, gpu: GpuSpec, policy: PrecisionP
     bwdFlopsTime = (batch * l.backwardFlops) / vector;
   }
   const n = l.count;
+  const floor = l.kernels * eff.minKernelUs * 1e-6;
   return {
-    fwd: { ms: n * 1e3 * Math.max(fwdFlopsTime, fwdBytes / bw), flops: n * batch * l.forwardFlops },
-    bwd: { ms: n * 1e3 * Math.max(bwdFlopsTime, bwdBytes / bw), flops: n * batch * l.backwardFlops },
+    fwd: { ms: n * 1e3 * Math.max(fwdFlopsTime, fwdBytes / bw, floor), flops: n * batch * l.forwardFlops },
+    bwd: { ms: n * 1e3 * Math.max(bwdFlopsTime, bwdBytes / bw, 2 * floor), flops: n * batch * l.backwardFlops },
     math,
   };
 }
@@ -142,6 +146,9 @@ export function computeTime(model: Pick<ModelDef, 'optimizer'>, cost: ModelCost,
   if (policy.fp8Scaling) mpBytes += accum * (B * matmulInputElements * 3 * 2 + P * (BYTES.fp32 + 1)); // amax + cast of inputs (fwd, bwd) and weights
   const mixedPrecisionMs = (1e3 * mpBytes) / bw;
 
+  const cpuMs = ((accum * kernels + tensors * 0.1) * eff.kernelOverheadUs) / 1e3;
+  const gpuMs = accum * (fwd + bwd) + optimizerMs + mixedPrecisionMs;
+
   let dominantMath: MathMode = 'fp32', most = -1;
   for (const [m, f] of flopsByMath) if (f > most) { most = f; dominantMath = m; }
 
@@ -150,7 +157,9 @@ export function computeTime(model: Pick<ModelDef, 'optimizer'>, cost: ModelCost,
     backwardMs: accum * bwd,
     optimizerMs,
     mixedPrecisionMs,
-    overheadMs: (accum * kernels * eff.kernelOverheadUs) / 1e3 + tensors * 0.1 * eff.kernelOverheadUs / 1e3 + eff.stepOverheadMs,
+    // The CPU dispatches kernels while the GPU runs earlier ones: only dispatch time beyond the GPU's
+    // own time shows (small batches, small models, fast GPUs).
+    overheadMs: Math.max(0, cpuMs - gpuMs) + eff.stepOverheadMs,
     gradientBytes: P * BYTES[policy.gradients],
     dominantMath,
   };

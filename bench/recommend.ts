@@ -1,0 +1,50 @@
+// Optimizer speed: candidates per second and recommend latency (median, p95) for searches of at
+// least 50,000 candidates, straight through the library and through GraphQL.
+// Run: npm run bench
+import 'reflect-metadata';
+import { graphql } from 'graphql';
+import { recommend, searchSize, type RecommendRequest } from '../optimizer/recommend.js';
+import { defaultInterNodeGbps, loadGpus } from '../seeds/catalog.js';
+import { getModel } from '../predictor/zoo/index.js';
+import { PRECISIONS } from '../predictor/types.js';
+import { trainplanSchema } from '../server/schema.js';
+
+const quantile = (xs: number[], q: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))]; };
+const runs = Number(process.env.BENCH_RUNS ?? 20);
+
+function bench(label: string, modelId: string, maxNodes: number, batchSizes: number[]) {
+  const model = getModel(modelId)!;
+  const req: RecommendRequest = {
+    model, samples: 1e9 * model.unitsPerBatchElement, objective: 'COST', gpus: loadGpus(), precisions: [...PRECISIONS],
+    maxNodes, gpusPerNodeChoices: [1, 2, 4, 8, 16], batchSizes, interNodeGbps: (g) => defaultInterNodeGbps(g.id), limit: 10,
+  };
+  recommend(req); // warm-up: model costs, JIT
+  const times: number[] = [];
+  let evaluated = 0;
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    evaluated = recommend(req).evaluated;
+    times.push(performance.now() - t0);
+  }
+  const med = quantile(times, 0.5);
+  console.log(`${label.padEnd(34)} ${String(searchSize(req)).padStart(8)} enumerated ${String(evaluated).padStart(8)} evaluated  median ${med.toFixed(1).padStart(7)} ms  p95 ${quantile(times, 0.95).toFixed(1).padStart(7)} ms  ${(evaluated / (med / 1e3) / 1e6).toFixed(2)} M candidates/s`);
+}
+
+console.log(`recommend benchmark (${runs} runs each, node ${process.version})`);
+bench('resnet50_v1.5, 64 nodes', 'resnet50_v1.5', 64, [32, 64, 128, 256]);
+bench('bert_large_squad, 32 nodes', 'bert_large_squad', 32, [4, 8, 16, 32, 48]);
+bench('gpt2_1558m, 128 nodes', 'gpt2_1558m', 128, [1, 2, 4, 8]);
+
+const schema = await trainplanSchema();
+const query = `{ recommend(input: { workload: { model: "resnet50_v1.5", samples: 1.2e9 }, maxNodes: 64, gpusPerNode: [1, 2, 4, 8, 16], batchSizes: [32, 64, 128, 256], limit: 10 }) { evaluated plans { rank gpu { id } costUsd totalHours } paretoFront { rank } } }`;
+await graphql({ schema, source: query });
+const times: number[] = [];
+let evaluated = 0;
+for (let i = 0; i < runs; i++) {
+  const t0 = performance.now();
+  const r = await graphql({ schema, source: query });
+  if (r.errors) throw new Error(r.errors[0].message);
+  evaluated = (r.data as { recommend: { evaluated: number } }).recommend.evaluated;
+  times.push(performance.now() - t0);
+}
+console.log(`GraphQL recommend (resnet50, 64 nodes)  ${evaluated} evaluated  median ${quantile(times, 0.5).toFixed(1)} ms  p95 ${quantile(times, 0.95).toFixed(1)} ms`);

@@ -1,0 +1,114 @@
+// The model zoo: seeds/models.json (the numbers, with their sources) turned into ModelDefs by
+// one builder per family. Built once and cached; variants at another sequence length or image
+// size are built on demand (measurements quote e.g. BERT pre-training at 128 and 512 tokens).
+import { readFileSync } from 'node:fs';
+import type { ModelDef } from '../types.js';
+import { buildBert } from './bert.js';
+import { buildConvNet } from './convnet.js';
+import { buildDecoder } from './decoder.js';
+import { buildEfficientNet } from './efficientnet.js';
+import { buildGnmt } from './gnmt.js';
+import { buildMaskRcnn } from './maskrcnn.js';
+import { buildNcf } from './ncf.js';
+import { buildResNet } from './resnet.js';
+import { seqLenOf, type Builder, type ZooEntry } from './spec.js';
+import { buildSsd } from './ssd.js';
+import { buildTacotron2 } from './tacotron2.js';
+import { buildTransformer } from './transformer.js';
+import { buildTransformerXL } from './transformerxl.js';
+import { buildVit } from './vit.js';
+import { buildWaveGlow } from './waveglow.js';
+
+export type { ZooEntry } from './spec.js';
+
+const BUILDERS: Record<string, Builder> = {
+  resnet: buildResNet,
+  alexnet: buildConvNet,
+  vgg: buildConvNet,
+  inception: buildConvNet,
+  efficientnet: buildEfficientNet,
+  ssd: buildSsd,
+  maskrcnn: buildMaskRcnn,
+  bert: buildBert,
+  decoder: buildDecoder,
+  vit: buildVit,
+  transformer: buildTransformer,
+  transformerxl: buildTransformerXL,
+  gnmt: buildGnmt,
+  ncf: buildNcf,
+  tacotron2: buildTacotron2,
+  waveglow: buildWaveGlow,
+};
+
+export const ZOO_FAMILIES = Object.keys(BUILDERS);
+
+let entries: ZooEntry[] | undefined;
+
+/** The raw models.json entries (for tools and tests that need the hyper-parameters). */
+export function zooEntries(): ZooEntry[] {
+  if (!entries) {
+    const file = JSON.parse(readFileSync(new URL('../../seeds/models.json', import.meta.url), 'utf8')) as { models: ZooEntry[] };
+    const ids = new Set<string>();
+    for (const e of file.models) {
+      if (ids.has(e.id)) throw new Error(`models.json: duplicate id ${e.id}`);
+      ids.add(e.id);
+    }
+    entries = file.models;
+  }
+  return entries;
+}
+
+/** One entry -> the predictor's ModelDef. */
+export function buildModel(entry: ZooEntry): ModelDef {
+  const build = BUILDERS[entry.family];
+  if (!build) throw new Error(`models.json ${entry.id}: no builder for family "${entry.family}" (have ${ZOO_FAMILIES.join(', ')})`);
+  if (!entry.batchSizes?.length) throw new Error(`models.json ${entry.id}: batchSizes is empty`);
+  const units = entry.unitsPerBatchElement === 'seqLen' ? seqLenOf(entry) : entry.unitsPerBatchElement;
+  return {
+    id: entry.id,
+    name: entry.name,
+    family: entry.family,
+    batchElement: entry.batchElement,
+    throughputUnit: entry.throughputUnit,
+    unitsPerBatchElement: units,
+    ...(entry.seqLen !== undefined ? { seqLen: entry.seqLen } : {}),
+    ...(entry.imageSize !== undefined ? { imageSize: entry.imageSize } : {}),
+    optimizer: entry.optimizer,
+    batchSizes: entry.batchSizes,
+    source: entry.source,
+    layers: build(entry),
+  };
+}
+
+let zoo: ModelDef[] | undefined;
+
+export function loadZoo(): ModelDef[] {
+  return (zoo ??= zooEntries().map(buildModel));
+}
+
+export interface ZooOverrides {
+  /** A measurement's seq_len_or_image_size: replaces seqLen, or imageSize for image models. */
+  seqLenOrImageSize?: number;
+}
+
+const variants = new Map<string, ModelDef>();
+
+/**
+ * A zoo model, optionally rebuilt at another sequence length / image size. Models with neither
+ * (GNMT, NCF, Tacotron2, the token-batched Transformer) ignore the override.
+ */
+export function getModel(id: string, overrides?: ZooOverrides): ModelDef | undefined {
+  const base = loadZoo().find((m) => m.id === id);
+  const size = overrides?.seqLenOrImageSize;
+  if (!base || size === undefined || size === (base.seqLen ?? base.imageSize)) return base;
+  if (base.seqLen === undefined && base.imageSize === undefined) return base;
+  if (!(Number.isFinite(size) && size > 0)) throw new Error(`getModel(${id}): seqLenOrImageSize must be a positive number, got ${size}`);
+  const key = `${id}@${size}`;
+  let model = variants.get(key);
+  if (!model) {
+    const entry = zooEntries().find((e) => e.id === id)!;
+    model = buildModel(base.seqLen !== undefined ? { ...entry, seqLen: size } : { ...entry, imageSize: size });
+    variants.set(key, model);
+  }
+  return model;
+}

@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApolloServer } from '@apollo/server';
+import { createApollo } from '../server/app.js';
+
+let server: ApolloServer;
+beforeAll(async () => { server = await createApollo(); });
+afterAll(async () => { await server.stop(); });
+
+async function run(query: string, variables?: Record<string, unknown>) {
+  const res = await server.executeOperation({ query, variables });
+  if (res.body.kind !== 'single') throw new Error('expected a single result');
+  return res.body.singleResult as { data?: Record<string, any>; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+}
+
+async function badInput(query: string, field: RegExp) {
+  const r = await run(query);
+  expect(r.errors, JSON.stringify(r)).toBeDefined();
+  expect(r.errors![0].extensions?.code).toBe('BAD_USER_INPUT');
+  expect(r.errors![0].message).toMatch(field);
+  return r.errors![0].message;
+}
+
+describe('catalog queries', () => {
+  it('gpus, gpu(id), models, model(id), precisions', async () => {
+    const r = await run(`{ gpus { id memoryGb priceUsdPerGpuHour supportedPrecisions peakTflops { fp16 } }
+      gpu(id: "V100-SXM2-16GB") { id supportedPrecisions intraNodeBwSource }
+      models { id parameters throughputUnit }
+      model(id: "bert_large_squad") { id parameters seqLen batchElement layersByType { type count } }
+      precisions { id matmulMath masterWeights lossScaling } }`);
+    expect(r.errors).toBeUndefined();
+    expect(r.data!.gpus.length).toBeGreaterThanOrEqual(53);
+    expect(r.data!.gpu.supportedPrecisions).not.toContain('BF16');
+    expect(r.data!.gpu.supportedPrecisions).toContain('AMP_FP16');
+    expect(r.data!.models.map((m: { id: string }) => m.id)).toContain('resnet50_v1.5');
+    expect(r.data!.model.parameters).toBeGreaterThan(330e6);
+    expect(r.data!.model.parameters).toBeLessThan(345e6);
+    expect(r.data!.precisions).toHaveLength(8);
+    expect((await run('{ gpu(id: "nope") { id } }')).data!.gpu).toBeNull();
+  });
+});
+
+describe('predict', () => {
+  it('answers with a breakdown that adds up and a cost at the overridden price', async () => {
+    const r = await run(`{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1281167 }, gpu: "A100-SXM4-80GB", nodes: 1, gpusPerNode: 8, batchSizePerGpu: 256, precision: AMP_FP16, priceUsdPerGpuHour: 2 }) {
+      stepTimeMs throughput throughputUnit totalHours costUsd memoryGbPerGpu fitsInMemory globalBatch predictor
+      breakdown { forwardMs backwardMs optimizerMs mixedPrecisionMs communicationMs overheadMs } } }`);
+    expect(r.errors).toBeUndefined();
+    const p = r.data!.predict;
+    const b = p.breakdown;
+    expect(b.forwardMs + b.backwardMs + b.optimizerMs + b.mixedPrecisionMs + b.communicationMs + b.overheadMs).toBeCloseTo(p.stepTimeMs, 6);
+    expect(p.throughputUnit).toBe('images/s');
+    expect(p.globalBatch).toBe(2048);
+    expect(p.costUsd).toBeCloseTo(p.totalHours * 8 * 2, 6);
+    expect(p.fitsInMemory).toBe(true);
+    expect(p.predictor).toBe('analytical');
+  });
+
+  it('BF16 on a V100 is a BAD_USER_INPUT naming precision', async () => {
+    await badInput(`{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1e6 }, gpu: "V100-SXM2-16GB", batchSizePerGpu: 64, precision: BF16 }) { stepTimeMs } }`, /^precision: .*bf16/);
+  });
+});
+
+describe('recommend', () => {
+  it('returns ranked plans, a Pareto front and rejection reasons', async () => {
+    const r = await run(`{ recommend(input: { workload: { model: "bert_large_squad", samples: 5e6 }, objective: COST, deadlineHours: 12, maxNodes: 2, limit: 5,
+        gpus: ["V100-SXM2-16GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "T4"] }) {
+      evaluated feasible plans { rank gpu { id memoryGb } nodes gpusPerNode batchSizePerGpu precision stepTimeMs totalHours costUsd memoryGbPerGpu breakdown { forwardMs } }
+      paretoFront { totalHours costUsd } rejected { reason count } } }`);
+    expect(r.errors).toBeUndefined();
+    const rec = r.data!.recommend;
+    expect(rec.plans).toHaveLength(5);
+    expect(rec.plans.map((p: { rank: number }) => p.rank)).toEqual([1, 2, 3, 4, 5]);
+    for (const p of rec.plans) {
+      expect(p.totalHours).toBeLessThanOrEqual(12);
+      expect(p.memoryGbPerGpu).toBeLessThanOrEqual(p.gpu.memoryGb);
+    }
+    expect(rec.paretoFront.length).toBeGreaterThan(0);
+    expect(rec.rejected.map((x: { reason: string }) => x.reason)).toContain('UNSUPPORTED_PRECISION');
+  });
+
+  it('honours negotiated prices', async () => {
+    const q = (price: number) => `{ recommend(input: { workload: { model: "resnet50_v1.5", samples: 1e8 }, gpus: ["A100-SXM4-80GB"], maxNodes: 1, limit: 1, prices: [{ gpu: "A100-SXM4-80GB", usdPerGpuHour: ${price} }] }) { plans { costUsd totalHours gpusPerNode priceUsdPerGpuHour } } }`;
+    const a = (await run(q(1))).data!.recommend.plans[0];
+    const b = (await run(q(3))).data!.recommend.plans[0];
+    expect(a.priceUsdPerGpuHour).toBe(1);
+    expect(b.costUsd).toBeCloseTo(3 * a.costUsd, 6);
+  });
+});
+
+describe('bad input is BAD_USER_INPUT naming the field and the range', () => {
+  const W = 'workload: { model: "resnet50_v1.5", samples: 1e6 }';
+  it.each([
+    [`{ predict(input: { workload: { model: "nope", samples: 1 }, gpu: "T4", batchSizePerGpu: 8, precision: FP32 }) { stepTimeMs } }`, /workload\.model: unknown model "nope"; allowed: .*resnet/],
+    [`{ predict(input: { ${W}, gpu: "B9000", batchSizePerGpu: 8, precision: FP32 }) { stepTimeMs } }`, /^gpu: unknown GPU/],
+    [`{ predict(input: { workload: { model: "resnet50_v1.5", samples: -5 }, gpu: "T4", batchSizePerGpu: 8, precision: FP32 }) { stepTimeMs } }`, /workload\.samples: must be a finite number > 0/],
+    [`{ predict(input: { ${W}, gpu: "T4", batchSizePerGpu: 0, precision: FP32 }) { stepTimeMs } }`, /batchSizePerGpu: must be an integer from 1 to 65536/],
+    [`{ predict(input: { ${W}, gpu: "T4", batchSizePerGpu: 8, nodes: -1, precision: FP32 }) { stepTimeMs } }`, /nodes: must be an integer from 1/],
+    [`{ predict(input: { ${W}, gpu: "T4", batchSizePerGpu: 8, gpusPerNode: 99, precision: FP32 }) { stepTimeMs } }`, /gpusPerNode: must be an integer from 1 to 16/],
+    [`{ predict(input: { ${W}, gpu: "T4", batchSizePerGpu: 8, precision: FP32, interNodeGbps: 0 }) { stepTimeMs } }`, /interNodeGbps: must be a finite number > 0/],
+    [`{ recommend(input: { ${W}, gpus: [] }) { evaluated } }`, /^gpus: must not be an empty list/],
+    [`{ recommend(input: { ${W}, precisions: [] }) { evaluated } }`, /^precisions: must not be an empty list/],
+    [`{ recommend(input: { ${W}, gpus: ["T4", "nope"] }) { evaluated } }`, /^gpus\[1\]: unknown GPU "nope"/],
+    [`{ recommend(input: { ${W}, deadlineHours: -1 }) { evaluated } }`, /^deadlineHours: must be a finite number > 0/],
+    [`{ recommend(input: { ${W}, budgetUsd: 0 }) { evaluated } }`, /^budgetUsd: must be a finite number > 0/],
+    [`{ recommend(input: { ${W}, limit: 0 }) { evaluated } }`, /^limit: must be an integer from 1 to 200/],
+    [`{ recommend(input: { ${W}, batchSizes: [8, -2] }) { evaluated } }`, /^batchSizes\[1\]: must be an integer/],
+    [`{ recommend(input: { ${W}, prices: [{ gpu: "T4", usdPerGpuHour: -1 }] }) { evaluated } }`, /^prices\[0\]\.usdPerGpuHour: must be a finite number >= 0/],
+    [`{ recommend(input: { ${W}, maxNodes: 4096, batchSizes: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20] }) { evaluated } }`, /would enumerate \d+ candidates.*narrow/],
+  ])('%#', async (query, message) => {
+    await badInput(query, message);
+  });
+
+  it('a huge float is rejected, not computed', async () => {
+    await badInput(`{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1e300 }, gpu: "T4", batchSizePerGpu: 8, precision: FP32 }) { stepTimeMs } }`, /workload\.samples: .*<= 1e\+18/);
+  });
+});
