@@ -27,6 +27,8 @@ export interface RecommendRequest {
   samples: number;
   objective: Objective;
   deadlineHours?: number;
+  /** Require the deadline to hold at the upper end of the prediction interval (P90). */
+  deadlineConfidence?: boolean;
   budgetUsd?: number;
   gpus: GpuSpec[];
   precisions: Precision[];
@@ -53,9 +55,16 @@ export interface Plan {
   gradAccumSteps: number;
   precision: Precision;
   stepTimeMs: number;
+  /** Interval of the step time (10th and 90th percentile of held-out errors); equal to stepTimeMs for the analytical estimate. */
+  stepTimeMsP10: number;
+  stepTimeMsP90: number;
+  analyticalStepTimeMs: number;
   throughput: number;
   throughputUnit: string;
   totalHours: number;
+  totalHoursP90: number;
+  /** Which predictor answered: 'analytical' or the learned model's name. */
+  predictor: string;
   /** null when neither the catalog nor the request gives a price for the GPU. */
   costUsd: number | null;
   priceUsdPerGpuHour: number | null;
@@ -76,7 +85,7 @@ export interface Recommendation {
 export const maxGpusPerNode = (gpu: GpuSpec): number => (gpu.id.startsWith('V100-SXM3') ? 16 : 8);
 
 /** A feasible candidate, kept small: plans are materialized only for what is returned. */
-interface Candidate {
+export interface Candidate {
   gpuIndex: number;
   precision: Precision;
   batch: number;
@@ -87,6 +96,11 @@ interface Candidate {
   hours: number;
   cost: number;
   memoryGb: number;
+  price: number | null;
+  analyticalStepMs: number;
+  stepLoMs: number;
+  stepHiMs: number;
+  hoursHi: number;
   compute: ComputeTime;
   commTotalMs: number;
   commExposedMs: number;
@@ -96,16 +110,37 @@ export function searchSize(r: Pick<RecommendRequest, 'gpus' | 'precisions' | 'ba
   return r.gpus.length * r.precisions.length * r.batchSizes.length * r.gpusPerNodeChoices.length * r.maxNodes;
 }
 
+/** Candidates that pass every constraint not involving time (precision, price, GPUs, memory, global batch). */
+export interface Search {
+  evaluated: number;
+  rejected: Map<RejectReason, number>;
+  candidates: Candidate[];
+}
+
+/**
+ * Multipliers on each candidate's analytical step time (same order as Search.candidates): the
+ * learned correction's estimate and its interval. Absent: the analytical estimate stands.
+ */
+export interface TimeScale {
+  mid: ArrayLike<number>;
+  lo?: ArrayLike<number>;
+  hi?: ArrayLike<number>;
+  predictor: string;
+}
+
 export function recommend(r: RecommendRequest, eff: Efficiency = defaultEfficiency()): Recommendation {
+  return rankCandidates(r, searchCandidates(r, eff));
+}
+
+export function searchCandidates(r: RecommendRequest, eff: Efficiency = defaultEfficiency()): Search {
   const size = searchSize(r);
   if (r.maxCandidates !== undefined && size > r.maxCandidates) {
     throw new InputError('input', `the search would enumerate ${size} candidates (gpus x precisions x batchSizes x gpusPerNode x maxNodes), more than the limit of ${r.maxCandidates}: narrow gpus, precisions, batchSizes or maxNodes`);
   }
   const cost = costOf(r.model);
-  const units = r.model.unitsPerBatchElement;
   const rejected = new Map<RejectReason, number>();
   const reject = (why: RejectReason, n = 1) => rejected.set(why, (rejected.get(why) ?? 0) + n);
-  const feasible: Candidate[] = [];
+  const candidates: Candidate[] = [];
   let evaluated = 0;
   const needPrice = r.objective === 'COST' || r.budgetUsd !== undefined;
 
@@ -141,16 +176,37 @@ export function recommend(r: RecommendRequest, eff: Efficiency = defaultEfficien
             }
             const comm = communicationTime(compute.gradientBytes, compute.backwardMs, gpu, { gpusPerNode: g, nodes, interNodeGbps: netGbps }, eff);
             const stepTimeMs = compute.forwardMs + compute.backwardMs + compute.optimizerMs + compute.mixedPrecisionMs + compute.overheadMs + comm.exposedMs;
-            const throughput = (batch * accum * gpus * units) / (stepTimeMs / 1e3);
-            const hours = r.samples / throughput / 3600;
-            const dollars = price === null ? Number.NaN : hours * gpus * price;
-            if (r.deadlineHours !== undefined && hours > r.deadlineHours) { reject('MISSES_DEADLINE'); continue; }
-            if (r.budgetUsd !== undefined && !(dollars <= r.budgetUsd)) { reject('OVER_BUDGET'); continue; }
-            feasible.push({ gpuIndex, precision, batch, accum, gpusPerNode: g, nodes, stepTimeMs, hours, cost: dollars, memoryGb: memory.totalGb, compute, commTotalMs: comm.totalMs, commExposedMs: comm.exposedMs });
+            candidates.push({ gpuIndex, precision, batch, accum, gpusPerNode: g, nodes, price, analyticalStepMs: stepTimeMs, stepTimeMs, stepLoMs: stepTimeMs, stepHiMs: stepTimeMs, hours: 0, hoursHi: 0, cost: 0, memoryGb: memory.totalGb, compute, commTotalMs: comm.totalMs, commExposedMs: comm.exposedMs });
           }
         }
       }
     }
+  });
+  return { evaluated, rejected, candidates };
+}
+
+/** Applies the time-dependent constraints (deadline, budget) and ranks. */
+export function rankCandidates(r: RecommendRequest, search: Search, scale?: TimeScale): Recommendation {
+  const units = r.model.unitsPerBatchElement;
+  const rejected = new Map(search.rejected);
+  const reject = (why: RejectReason) => rejected.set(why, (rejected.get(why) ?? 0) + 1);
+  const feasible: Candidate[] = [];
+  // Candidates are updated in place: a Search is ranked for one request, never shared.
+  search.candidates.forEach((c, i) => {
+    c.stepTimeMs = c.analyticalStepMs * (scale ? scale.mid[i] : 1);
+    c.stepLoMs = c.analyticalStepMs * (scale?.lo ? scale.lo[i] : 1);
+    c.stepHiMs = c.analyticalStepMs * (scale?.hi ? scale.hi[i] : 1);
+    const gpus = c.gpusPerNode * c.nodes;
+    // samples / (units per step) steps, each stepTimeMs long
+    const hoursPerStepMs = r.samples / (c.batch * c.accum * gpus * units) / 3.6e6;
+    c.hours = hoursPerStepMs * c.stepTimeMs;
+    c.hoursHi = hoursPerStepMs * c.stepHiMs;
+    c.cost = c.price === null ? Number.NaN : c.hours * gpus * c.price;
+    // With deadlineConfidence the deadline must hold at the interval's upper bound.
+    const hoursForDeadline = r.deadlineConfidence ? c.hoursHi : c.hours;
+    if (r.deadlineHours !== undefined && hoursForDeadline > r.deadlineHours) return reject('MISSES_DEADLINE');
+    if (r.budgetUsd !== undefined && !(c.cost <= r.budgetUsd)) return reject('OVER_BUDGET');
+    feasible.push(c);
   });
 
   const key = r.objective === 'COST' ? (c: Candidate) => [c.cost, c.hours] : (c: Candidate) => [c.hours, c.cost];
@@ -162,16 +218,20 @@ export function recommend(r: RecommendRequest, eff: Efficiency = defaultEfficien
   const toPlan = (c: Candidate, rank: number): Plan => {
     const gpu = r.gpus[c.gpuIndex];
     const step = combine(c.compute, { totalMs: c.commTotalMs, exposedMs: c.commExposedMs }, { batchSizePerGpu: c.batch, gradAccumSteps: c.accum, gpusPerNode: c.gpusPerNode, nodes: c.nodes });
+    // A learned correction scales the whole step; the breakdown keeps the analytical proportions.
+    const k = c.stepTimeMs / c.analyticalStepMs;
+    const breakdown = Object.fromEntries(Object.entries(step.breakdown).map(([name, ms]) => [name, ms * k])) as unknown as Breakdown;
     return {
       rank, gpu, nodes: c.nodes, gpusPerNode: c.gpusPerNode, batchSizePerGpu: c.batch, gradAccumSteps: c.accum, precision: c.precision,
-      stepTimeMs: c.stepTimeMs, throughput: (step.globalBatch * units) / (c.stepTimeMs / 1e3), throughputUnit: r.model.throughputUnit,
-      totalHours: c.hours, costUsd: Number.isFinite(c.cost) ? c.cost : null, priceUsdPerGpuHour: r.prices?.[gpu.id] ?? gpu.priceUsdPerGpuHour,
-      memoryGbPerGpu: c.memoryGb, breakdown: step.breakdown,
+      stepTimeMs: c.stepTimeMs, stepTimeMsP10: c.stepLoMs, stepTimeMsP90: c.stepHiMs, analyticalStepTimeMs: c.analyticalStepMs,
+      throughput: (step.globalBatch * units) / (c.stepTimeMs / 1e3), throughputUnit: r.model.throughputUnit,
+      totalHours: c.hours, totalHoursP90: c.hoursHi, costUsd: Number.isFinite(c.cost) ? c.cost : null, priceUsdPerGpuHour: c.price,
+      memoryGbPerGpu: c.memoryGb, breakdown, predictor: scale?.predictor ?? 'analytical',
     };
   };
   const pareto = paretoFront(feasible.filter((c) => Number.isFinite(c.cost)));
   return {
-    evaluated,
+    evaluated: search.evaluated,
     feasible: feasible.length,
     plans: top.map((c, i) => toPlan(c, i + 1)),
     paretoFront: pareto.slice(0, 50).map((c, i) => toPlan(c, i + 1)),
