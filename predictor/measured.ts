@@ -44,10 +44,15 @@ export function predictRow(row: Measurement, eff?: Efficiency): RowPrediction {
     if (!model) return { row, error: `model "${row.model}" is not in the zoo` };
     const factor = unitFactor(model, row.throughputUnit);
     if (typeof factor === 'string') return { row, error: factor };
-    const batch = row.batchSizePerGpu ?? model.batchSizes[0];
+    const accum = row.gradAccumSteps ?? 1;
+    // Rows without a batch size get the model's first typical one (the prediction is then per
+    // sample at that batch). Rows flagged batch_col_is_accumulated_batch_per_gpu print the batch
+    // accumulated over grad_accum_steps micro-batches (e.g. BERT pre-training 8192 = 64 x 128).
+    const printed = row.batchSizePerGpu ?? model.batchSizes[0];
+    const batch = row.flags.includes('batch_col_is_accumulated_batch_per_gpu') && accum > 1 ? Math.max(1, Math.round(printed / accum)) : printed;
     const prediction = predict({
       model, gpu, precision: row.precision, batchSizePerGpu: batch, gpusPerNode: row.gpusPerNode, nodes: row.numNodes,
-      gradAccumSteps: row.gradAccumSteps ?? 1,
+      gradAccumSteps: accum,
       // FP32 rows measured on TF32-capable GPUs under NGC/TF defaults are flagged: they ran TF32 math.
       fp32UsesTf32: row.flags.includes('fp32_on_tf32_capable_gpu'),
       interNodeGbps: defaultInterNodeGbps(gpu.id),

@@ -28,6 +28,12 @@ export interface GbdtParams {
   /** L2 penalty on leaf values (shrinks leaves fitted on few rows). */
   lambda: number;
   seed: number;
+  /**
+   * Per feature: +1 the prediction may only rise with it, -1 only fall, 0 free. Enforced the way
+   * LightGBM's basic method does: a split on a constrained feature must order its children's values,
+   * and its children inherit bounds at the midpoint, so every tree (and the sum) is monotone.
+   */
+  monotone?: number[];
 }
 
 export const DEFAULT_PARAMS: GbdtParams = { trees: 300, depth: 5, learningRate: 0.05, minLeaf: 8, subsample: 0.8, lambda: 1, seed: 42 };
@@ -43,6 +49,8 @@ export function rng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
 // ONNX evaluates trees in float32: thresholds and inputs are rounded the same way here.
 const f32 = Math.fround;
@@ -80,6 +88,7 @@ export function trainGbdt(X: number[][], y: number[], p: GbdtParams = DEFAULT_PA
     const tree: Tree = { feature: [], threshold: [], left: [], right: [], value: [] };
     const newNode = () => { tree.feature.push(-1); tree.threshold.push(0); tree.left.push(-1); tree.right.push(-1); tree.value.push(0); return tree.feature.length - 1; };
     newNode();
+    const lower: number[] = [-Infinity], upper: number[] = [Infinity];
     nodeOf.fill(0);
     let frontier = [0];
     for (let depth = 0; depth <= p.depth; depth++) {
@@ -89,9 +98,9 @@ export function trainGbdt(X: number[][], y: number[], p: GbdtParams = DEFAULT_PA
         sum.set(nodeOf[i], (sum.get(nodeOf[i]) ?? 0) + resid[i]);
         cnt.set(nodeOf[i], (cnt.get(nodeOf[i]) ?? 0) + 1);
       }
-      for (const node of frontier) tree.value[node] = (sum.get(node) ?? 0) / ((cnt.get(node) ?? 0) + p.lambda);
+      for (const node of frontier) tree.value[node] = clamp((sum.get(node) ?? 0) / ((cnt.get(node) ?? 0) + p.lambda), lower[node], upper[node]);
       if (depth === p.depth) break;
-      const best = new Map<number, { gain: number; feature: number; threshold: number }>();
+      const best = new Map<number, { gain: number; feature: number; threshold: number; left: number; right: number }>();
       const maxNodes = tree.feature.length;
       const inFrontier = new Uint8Array(maxNodes);
       for (const node of frontier) inFrontier[node] = 1;
@@ -108,9 +117,16 @@ export function trainGbdt(X: number[][], y: number[], p: GbdtParams = DEFAULT_PA
           const prev = lastVal[node];
           if (v > prev && lc >= p.minLeaf && C[node] - lc >= p.minLeaf) {
             const ls = leftSum[node], s = S[node], c = C[node];
+            const mono = p.monotone?.[j] ?? 0;
+            let ok = true;
+            if (mono !== 0) {
+              const vl = clamp(ls / (lc + p.lambda), lower[node], upper[node]);
+              const vr = clamp((s - ls) / (c - lc + p.lambda), lower[node], upper[node]);
+              ok = mono > 0 ? vl <= vr : vl >= vr;
+            }
             const gain = (ls * ls) / (lc + p.lambda) + ((s - ls) * (s - ls)) / (c - lc + p.lambda) - (s * s) / (c + p.lambda);
             const b = best.get(node);
-            if (gain > 1e-12 && (!b || gain > b.gain)) best.set(node, { gain, feature: j, threshold: f32((prev + v) / 2) });
+            if (ok && gain > 1e-12 && (!b || gain > b.gain)) best.set(node, { gain, feature: j, threshold: f32((prev + v) / 2), left: ls / (lc + p.lambda), right: (s - ls) / (c - lc + p.lambda) });
           }
           leftSum[node] += resid[i];
           leftCnt[node] = lc + 1;
@@ -126,6 +142,12 @@ export function trainGbdt(X: number[][], y: number[], p: GbdtParams = DEFAULT_PA
         tree.threshold[node] = b.threshold;
         tree.left[node] = newNode();
         tree.right[node] = newNode();
+        const mono = p.monotone?.[b.feature] ?? 0;
+        const mid = (clamp(b.left, lower[node], upper[node]) + clamp(b.right, lower[node], upper[node])) / 2;
+        lower.push(lower[node], lower[node]);
+        upper.push(upper[node], upper[node]);
+        if (mono > 0) { upper[tree.left[node]] = mid; lower[tree.right[node]] = mid; }
+        if (mono < 0) { lower[tree.left[node]] = mid; upper[tree.right[node]] = mid; }
         next.push(tree.left[node], tree.right[node]);
       }
       if (!next.length) break;

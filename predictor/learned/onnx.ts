@@ -52,11 +52,10 @@ export interface OnnxCorrection {
 }
 
 /** Loads a model file (path or bytes) into one onnxruntime session, created once. */
-export async function loadOnnxCorrection(source: string | Uint8Array, featureCount: number): Promise<OnnxCorrection> {
+export async function loadOnnxCorrection(source: string | Uint8Array, featureCount: number, threads = 2): Promise<OnnxCorrection> {
   const ort: Ort = await import('onnxruntime-node');
-  const session = typeof source === 'string'
-    ? await ort.InferenceSession.create(source, { intraOpNumThreads: 1 })
-    : await ort.InferenceSession.create(source, { intraOpNumThreads: 1 });
+  const options = { intraOpNumThreads: threads };
+  const session = typeof source === 'string' ? await ort.InferenceSession.create(source, options) : await ort.InferenceSession.create(source, options);
   return {
     featureCount,
     async run(rows, count) {

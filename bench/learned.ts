@@ -1,0 +1,43 @@
+// Learned-model inference time: one batched onnxruntime call over N candidates' feature rows,
+// and end-to-end recommend latency with and without the learned correction.
+// Run: npx tsx bench/learned.ts
+import { loadOnnxCorrection } from '../predictor/learned/onnx.js';
+import { MODEL_FILE, learnedPredictor } from '../predictor/learned/model.js';
+import { featureNames } from '../predictor/learned/features.js';
+import { recommend, type RecommendRequest } from '../optimizer/recommend.js';
+import { recommendCorrected } from '../optimizer/corrected.js';
+import { defaultInterNodeGbps, loadGpus } from '../seeds/catalog.js';
+import { getModel } from '../predictor/zoo/index.js';
+import { PRECISIONS } from '../predictor/types.js';
+import { rng } from '../predictor/learned/gbdt.js';
+
+const runs = Number(process.env.BENCH_RUNS ?? 10);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.95 * xs.length))];
+const d = featureNames(true).length;
+const N = 100_000;
+const X = new Float32Array(N * d);
+const r = rng(3);
+for (let i = 0; i < X.length; i++) X[i] = r() * 4;
+for (const threads of [1, 2]) {
+  const session = await loadOnnxCorrection(MODEL_FILE.pathname, d, threads);
+  await session.run(X, N);
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) { const t0 = performance.now(); await session.run(X, N); times.push(performance.now() - t0); }
+  console.log(`onnxruntime, ${N} candidates x ${d} features, ${threads} thread(s): median ${median(times).toFixed(1)} ms, p95 ${p95(times).toFixed(1)} ms`);
+}
+
+const learned = await learnedPredictor();
+for (const [modelId, maxNodes] of [['resnet50_v1.5', 16], ['bert_large_squad', 8]] as const) {
+  const model = getModel(modelId)!;
+  const req: RecommendRequest = { model, samples: 1e9 * model.unitsPerBatchElement, objective: 'COST', gpus: loadGpus(), precisions: [...PRECISIONS], maxNodes, gpusPerNodeChoices: [1, 2, 4, 8], batchSizes: model.batchSizes, interNodeGbps: (g) => defaultInterNodeGbps(g.id), limit: 10 };
+  recommend(req); await recommendCorrected(req, learned);
+  const a: number[] = [], b: number[] = [];
+  let candidates = 0;
+  for (let i = 0; i < runs; i++) {
+    let t0 = performance.now(); const x = recommend(req); a.push(performance.now() - t0);
+    t0 = performance.now(); await recommendCorrected(req, learned); b.push(performance.now() - t0);
+    candidates = x.evaluated;
+  }
+  console.log(`recommend ${modelId} (${candidates} candidates): analytical median ${median(a).toFixed(1)} ms p95 ${p95(a).toFixed(1)} ms; with learned correction median ${median(b).toFixed(1)} ms p95 ${p95(b).toFixed(1)} ms`);
+}

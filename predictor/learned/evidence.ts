@@ -1,0 +1,111 @@
+// Measurements as evidence: how far the analytical estimate was off for the same model on other
+// configurations (another precision on this GPU, this precision on other GPUs, anything else),
+// the way a user's own calibration runs would be used. A configuration's own (model, GPU,
+// precision) group never counts as evidence for itself, in training or in evaluation, so the
+// model learns to use neighbours, not to copy the answer.
+import { getGpu } from '../../seeds/catalog.js';
+import { POLICIES } from '../precision.js';
+import type { Precision } from '../types.js';
+
+export interface Evidence {
+  /** Mean log(measured / analytical) of the same model on this GPU at other precisions, and how many rows. */
+  sameGpu: number;
+  sameGpuN: number;
+  /** Same model, same precision, other GPUs. */
+  samePrecision: number;
+  samePrecisionN: number;
+  /** Same model and GPU, another precision whose matmuls run in the same math (AMP_FP16 vs FP16 vs FP16_PURE). */
+  sameGpuSameMath: number;
+  sameGpuSameMathN: number;
+  /** Same model and precision on a sibling GPU (same architecture generation). */
+  sibling: number;
+  siblingN: number;
+  /** Same model, any other (GPU, precision). */
+  model: number;
+  modelN: number;
+  /** Rows of this exact (model, GPU, precision) in the evidence, not used as a feature. */
+  exactN: number;
+}
+
+export const NO_EVIDENCE: Evidence = { sameGpu: 0, sameGpuN: 0, sameGpuSameMath: 0, sameGpuSameMathN: 0, samePrecision: 0, samePrecisionN: 0, sibling: 0, siblingN: 0, model: 0, modelN: 0, exactN: 0 };
+
+export interface EvidenceRow { model: string; gpu: string; precision: Precision; logResidual: number }
+
+interface Acc { sum: number; n: number }
+
+/** Which case a prediction is, for the response. */
+export function evidenceCase(e: Evidence): string {
+  if (e.exactN > 0) return 'measured: this model, GPU and precision are in the measurements';
+  if (e.sameGpuN > 0) return 'calibrated: this model measured on this GPU at other precisions';
+  if (e.samePrecisionN > 0) return 'calibrated: this model measured at this precision on other GPUs';
+  if (e.modelN > 0) return 'calibrated: this model measured on other configurations';
+  return 'unmeasured: no measurements of this model; features only';
+}
+
+export class EvidenceIndex {
+  private groups = new Map<string, Map<string, Acc>>();
+
+  constructor(rows: EvidenceRow[]) {
+    for (const r of rows) {
+      let m = this.groups.get(r.model);
+      if (!m) this.groups.set(r.model, (m = new Map()));
+      const key = `${r.gpu}|${r.precision}`;
+      const a = m.get(key) ?? { sum: 0, n: 0 };
+      a.sum += r.logResidual;
+      a.n++;
+      m.set(key, a);
+    }
+  }
+
+  /** Adds pre-aggregated evidence (as stored in seeds/predictor.json). */
+  addAggregated(groups: { model: string; gpu: string; precision: Precision; sum: number; n: number }[]): void {
+    for (const g of groups) {
+      let m = this.groups.get(g.model);
+      if (!m) this.groups.set(g.model, (m = new Map()));
+      const key = `${g.gpu}|${g.precision}`;
+      const a = m.get(key) ?? { sum: 0, n: 0 };
+      a.sum += g.sum;
+      a.n += g.n;
+      m.set(key, a);
+    }
+  }
+
+  /** The index's content, aggregated per (model, GPU, precision). */
+  aggregated(): { model: string; gpu: string; precision: Precision; sum: number; n: number }[] {
+    const out: { model: string; gpu: string; precision: Precision; sum: number; n: number }[] = [];
+    for (const [model, m] of this.groups) for (const [key, a] of m) {
+      const [gpu, precision] = key.split('|') as [string, Precision];
+      out.push({ model, gpu, precision, sum: Number(a.sum.toFixed(6)), n: a.n });
+    }
+    return out.sort((a, b) => a.model.localeCompare(b.model) || a.gpu.localeCompare(b.gpu) || a.precision.localeCompare(b.precision));
+  }
+
+  /** `precisionAware: false` is the ablation: evidence may not be split by precision. */
+  query(model: string, gpu: string, precision: Precision, precisionAware = true): Evidence {
+    const m = this.groups.get(model);
+    if (!m) return NO_EVIDENCE;
+    const g = { sum: 0, n: 0 }, gm = { sum: 0, n: 0 }, p = { sum: 0, n: 0 }, sib = { sum: 0, n: 0 }, all = { sum: 0, n: 0 };
+    const add = (x: Acc, a: Acc) => { x.sum += a.sum; x.n += a.n; };
+    const generation = getGpu(gpu)?.generation;
+    const math = POLICIES[precision].math.matmul;
+    let exactN = 0;
+    for (const [key, a] of m) {
+      const [kg, kp] = key.split('|') as [string, Precision];
+      if (kg === gpu && kp === precision) { exactN = a.n; continue; }
+      add(all, a);
+      if (kg === gpu) {
+        add(g, a);
+        if (precisionAware && POLICIES[kp].math.matmul === math) add(gm, a);
+      }
+      if (precisionAware && kp === precision && kg !== gpu) {
+        add(p, a);
+        if (generation && getGpu(kg)?.generation === generation) add(sib, a);
+      }
+    }
+    const mean = (x: Acc) => (x.n ? x.sum / x.n : 0);
+    return {
+      sameGpu: mean(g), sameGpuN: g.n, sameGpuSameMath: mean(gm), sameGpuSameMathN: gm.n, samePrecision: mean(p), samePrecisionN: p.n,
+      sibling: mean(sib), siblingN: sib.n, model: mean(all), modelN: all.n, exactN,
+    };
+  }
+}

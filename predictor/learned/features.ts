@@ -1,0 +1,88 @@
+// The learned model's input: one vector per configuration, built from the analytical
+// prediction (per-layer features summed by class, the breakdown), the hardware's datasheet figures,
+// the precision mode, the layout, and measured evidence about the same model. Versioned: a model
+// file records the version and names it was trained with, and refuses to run on others.
+import type { Breakdown, Execution } from '../step.js';
+import { PRECISIONS, type GpuSpec, type MathMode, type ModelCost, type ModelDef } from '../types.js';
+import type { Evidence } from './evidence.js';
+
+export const FEATURE_VERSION = 1;
+
+const GENERATION_ORDER = ['pascal', 'volta', 'turing', 'ampere', 'ada', 'hopper', 'blackwell'];
+
+const BASE = [
+  'log_analytical_step_ms', 'frac_forward', 'frac_backward', 'frac_optimizer', 'frac_mixed_precision', 'frac_comm_exposed', 'frac_overhead',
+  'log_flops_per_gpu_step', 'matmul_flop_fraction', 'log_flops_per_activation', 'frac_layers_matmul', 'frac_layers_reduction',
+  'frac_layers_pointwise', 'frac_layers_gather', 'log_layer_instances', 'log_parameters', 'log_seq_or_image',
+  'log_batch', 'log_gpus', 'log_nodes', 'gpus_per_node',
+  'log_peak_fp32', 'log_mem_bw', 'sm_count', 'boost_clock_mhz', 'l2_mb', 'memory_gb', 'log_intra_bw', 'generation', 'nvlink_fabric',
+  'evidence_same_gpu', 'evidence_same_gpu_n', 'evidence_same_precision', 'evidence_same_precision_n', 'evidence_model', 'evidence_model_n',
+];
+const PRECISION_AWARE = ['evidence_same_gpu_same_math', 'evidence_same_gpu_same_math_n', 'evidence_sibling_gpu', 'evidence_sibling_gpu_n', 'log_peak_dominant', 'log_ridge_point', 'tensor_core_math', 'fp32_uses_tf32', ...PRECISIONS.map((p) => `precision_${p}`)];
+
+/** Feature names, in order. The precision-unaware variant is the ablation baseline. */
+export function featureNames(precisionAware: boolean): string[] {
+  return precisionAware ? [...BASE, ...PRECISION_AWARE] : [...BASE];
+}
+
+/** What a model contributes, the same for every configuration: computed once per model. */
+export interface ModelFeatures {
+  matmulFlopFraction: number;
+  flopsPerActivation: number;
+  layerMix: [number, number, number, number];
+  layerInstances: number;
+  parameters: number;
+  forwardBackwardFlops: number;
+  seqOrImage: number;
+}
+
+export function modelFeatures(model: ModelDef, cost: ModelCost): ModelFeatures {
+  let matmul = 0, total = 0, instances = 0;
+  const mix = { matmul: 0, reduction: 0, pointwise: 0, gather: 0 };
+  for (const l of cost.layers) {
+    const f = (l.forwardFlops + l.backwardFlops) * l.count;
+    total += f;
+    if (l.opClass === 'matmul') matmul += f;
+    mix[l.opClass] += l.count;
+    instances += l.count;
+  }
+  return {
+    matmulFlopFraction: total ? matmul / total : 0,
+    flopsPerActivation: cost.activationElements ? cost.forwardFlops / cost.activationElements : 0,
+    layerMix: [mix.matmul / instances, mix.reduction / instances, mix.pointwise / instances, mix.gather / instances],
+    layerInstances: instances,
+    parameters: cost.parameters,
+    forwardBackwardFlops: cost.forwardFlops + cost.backwardFlops,
+    seqOrImage: model.seqLen ?? model.imageSize ?? 1,
+  };
+}
+
+const ln = (x: number) => Math.log(Math.max(x, 1e-12));
+
+/** Writes one configuration's features into `out` at `offset`. */
+export function writeFeatures(
+  out: Float32Array | number[], offset: number, precisionAware: boolean,
+  m: ModelFeatures, gpu: GpuSpec, exec: Execution, stepMs: number, b: Breakdown, dominantMath: MathMode, ev: Evidence,
+): void {
+  let i = offset;
+  const put = (v: number) => { out[i++] = Number.isFinite(v) ? v : 0; };
+  const gpus = exec.gpusPerNode * exec.nodes;
+  put(ln(stepMs));
+  put(b.forwardMs / stepMs); put(b.backwardMs / stepMs); put(b.optimizerMs / stepMs); put(b.mixedPrecisionMs / stepMs);
+  put(b.communicationMs / stepMs); put(b.overheadMs / stepMs);
+  put(ln(m.forwardBackwardFlops * exec.batchSizePerGpu * exec.gradAccumSteps));
+  put(m.matmulFlopFraction); put(ln(m.flopsPerActivation));
+  for (const x of m.layerMix) put(x);
+  put(ln(m.layerInstances)); put(ln(m.parameters)); put(ln(m.seqOrImage));
+  put(ln(exec.batchSizePerGpu)); put(ln(gpus)); put(ln(exec.nodes)); put(exec.gpusPerNode);
+  put(ln(gpu.peakTflops.fp32 ?? 0)); put(ln(gpu.memoryBwGbps)); put(gpu.smCount ?? 0); put(gpu.boostClockMhz ?? 0); put(gpu.l2CacheMb ?? 0);
+  put(gpu.memoryGb); put(ln(gpu.intraNodeBwGbpsBidir || 32)); put(GENERATION_ORDER.indexOf(gpu.generation)); put(gpu.hasNvlinkFabric ? 1 : 0);
+  put(ev.sameGpu); put(Math.log1p(ev.sameGpuN)); put(ev.samePrecision); put(Math.log1p(ev.samePrecisionN)); put(ev.model); put(Math.log1p(ev.modelN));
+  if (precisionAware) {
+    put(ev.sameGpuSameMath); put(Math.log1p(ev.sameGpuSameMathN)); put(ev.sibling); put(Math.log1p(ev.siblingN));
+    const peak = gpu.peakTflops[dominantMath] ?? gpu.peakTflops.fp32 ?? 0;
+    put(ln(peak)); put(ln((peak * 1e12) / (gpu.memoryBwGbps * 1e9)));
+    put(dominantMath === 'fp32' ? 0 : 1); put(exec.fp32UsesTf32 ? 1 : 0);
+    for (const p of PRECISIONS) put(exec.precision === p ? 1 : 0);
+  }
+}

@@ -1,0 +1,121 @@
+// The learned correction at run time: the committed ONNX file (seeds/predictor.onnx) and its
+// metadata (seeds/predictor.json: feature names, measured evidence, interval quantiles), run with
+// onnxruntime-node in one batched call per request. If the file is missing or will not load,
+// callers fall back to the analytical estimate and say so.
+import { readFileSync } from 'node:fs';
+import type { Breakdown, Execution } from '../step.js';
+import type { GpuSpec, MathMode, Precision } from '../types.js';
+import { EvidenceIndex, evidenceCase, type Evidence } from './evidence.js';
+import { FEATURE_VERSION, featureNames, writeFeatures, type ModelFeatures } from './features.js';
+import { loadOnnxCorrection, type OnnxCorrection } from './onnx.js';
+
+export const MODEL_FILE = new URL('../../seeds/predictor.onnx', import.meta.url);
+export const META_FILE = new URL('../../seeds/predictor.json', import.meta.url);
+
+/** log(actual step / predicted step) quantiles: the interval is [step x e^q10, step x e^q90]. */
+export interface Interval { q10: number; q90: number; rows: number }
+
+export interface LearnedMeta {
+  name: string;
+  featureVersion: number;
+  featureNames: string[];
+  params: Record<string, number | number[] | undefined>;
+  trainedRows: number;
+  /** Measured log(measured / analytical) per (model, GPU, precision), aggregated. */
+  evidence: { model: string; gpu: string; precision: Precision; sum: number; n: number }[];
+  intervals: { byPrecision: Partial<Record<Precision, Interval>>; measuredModel: Interval; unmeasuredModel: Interval };
+  validation: Record<string, unknown>;
+}
+
+export interface CorrectionInput {
+  modelId: string;
+  model: ModelFeatures;
+  gpu: GpuSpec;
+  exec: Execution;
+  stepMs: number;
+  breakdown: Breakdown;
+  dominantMath: MathMode;
+}
+
+export interface Corrections {
+  /** Multipliers on the analytical step time: estimate, P10, P90. */
+  mid: Float64Array;
+  lo: Float64Array;
+  hi: Float64Array;
+  /** Which case each prediction is (measured / calibrated / unmeasured). */
+  cases: string[];
+}
+
+export class LearnedPredictor {
+  private evidenceCache = new Map<string, Evidence>();
+  private constructor(readonly meta: LearnedMeta, private readonly onnx: OnnxCorrection, private readonly index: EvidenceIndex) {}
+
+  get name(): string { return this.meta.name; }
+
+  static async load(model: string | URL = MODEL_FILE, meta: string | URL = META_FILE): Promise<LearnedPredictor> {
+    const m = JSON.parse(readFileSync(meta, 'utf8')) as LearnedMeta;
+    const names = featureNames(true);
+    if (m.featureVersion !== FEATURE_VERSION || m.featureNames.join(',') !== names.join(',')) {
+      throw new Error(`learned model was trained on feature version ${m.featureVersion} (${m.featureNames.length} features); this code builds version ${FEATURE_VERSION} (${names.length}): retrain with npm run train:predictor`);
+    }
+    const onnx = await loadOnnxCorrection(typeof model === 'string' ? model : model.pathname, names.length);
+    const index = new EvidenceIndex([]);
+    index.addAggregated(m.evidence);
+    return new LearnedPredictor(m, onnx, index);
+  }
+
+  evidence(modelId: string, gpuId: string, precision: Precision): Evidence {
+    const key = `${modelId}|${gpuId}|${precision}`;
+    let e = this.evidenceCache.get(key);
+    if (!e) { e = this.index.query(modelId, gpuId, precision); this.evidenceCache.set(key, e); }
+    return e;
+  }
+
+  private interval(precision: Precision, ev: Evidence): Interval {
+    const base = this.meta.intervals.byPrecision[precision] ?? this.meta.intervals.measuredModel;
+    if (ev.modelN > 0 || ev.exactN > 0) return base;
+    // An unmeasured model: the leave-one-model-out errors, never narrower than the precision's.
+    const u = this.meta.intervals.unmeasuredModel;
+    return { q10: Math.min(base.q10, u.q10), q90: Math.max(base.q90, u.q90), rows: u.rows };
+  }
+
+  async correct(items: CorrectionInput[]): Promise<Corrections> {
+    const d = this.onnx.featureCount;
+    const X = new Float32Array(items.length * d);
+    const evs: Evidence[] = [];
+    items.forEach((it, i) => {
+      const ev = this.evidence(it.modelId, it.gpu.id, it.exec.precision);
+      evs.push(ev);
+      writeFeatures(X, i * d, true, it.model, it.gpu, it.exec, it.stepMs, it.breakdown, it.dominantMath, ev);
+    });
+    const out = await this.onnx.run(X, items.length);
+    const mid = new Float64Array(items.length), lo = new Float64Array(items.length), hi = new Float64Array(items.length);
+    const cases: string[] = [];
+    items.forEach((it, i) => {
+      // The model predicts log(measured throughput / analytical): time scales by its inverse.
+      const k = Math.exp(-out[i]);
+      const iv = this.interval(it.exec.precision, evs[i]);
+      mid[i] = k;
+      lo[i] = k * Math.exp(iv.q10);
+      hi[i] = k * Math.exp(iv.q90);
+      cases.push(evidenceCase(evs[i]));
+    });
+    return { mid, lo, hi, cases };
+  }
+}
+
+export interface LearnedState { predictor: LearnedPredictor | null; reason: string }
+let state: Promise<LearnedState> | undefined;
+
+/** The process-wide learned predictor, loaded once; `predictor: null` with the reason on failure. */
+export function learnedPredictor(): Promise<LearnedState> {
+  state ??= LearnedPredictor.load().then(
+    (predictor) => ({ predictor, reason: '' }),
+    (e: unknown) => {
+      const reason = `learned model unavailable (${e instanceof Error ? e.message.split('\n')[0] : String(e)}); using the analytical estimate`;
+      console.error(JSON.stringify({ level: 'warn', msg: reason }));
+      return { predictor: null, reason };
+    },
+  );
+  return state;
+}

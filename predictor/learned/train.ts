@@ -1,0 +1,145 @@
+// Training and validating the learned correction: target log(measured / analytical) per
+// measurement row; gradient-boosted trees; cross-validation that holds out whole GPUs and whole
+// (model, GPU, precision) combinations, never random rows.
+import { getGpu, type Measurement } from '../../seeds/catalog.js';
+import { predictRow } from '../measured.js';
+import { costOf } from '../predict.js';
+import type { Efficiency } from '../step.js';
+import type { Breakdown, Execution } from '../step.js';
+import type { GpuSpec, MathMode } from '../types.js';
+import { getModel } from '../zoo/index.js';
+import { EvidenceIndex, NO_EVIDENCE, type Evidence, type EvidenceRow } from './evidence.js';
+import { featureNames, modelFeatures, writeFeatures, type ModelFeatures } from './features.js';
+import { predictEnsemble, rng, trainGbdt, type Ensemble, type GbdtParams } from './gbdt.js';
+
+/** One row's analytical view, for one variant (precision-aware or not). */
+interface Analytical {
+  throughput: number;
+  stepMs: number;
+  breakdown: Breakdown;
+  dominantMath: MathMode;
+  exec: Execution;
+}
+
+export interface Example {
+  row: Measurement;
+  gpu: GpuSpec;
+  model: ModelFeatures;
+  aware: Analytical;
+  unaware: Analytical;
+}
+
+export const PARAMS: GbdtParams = { trees: 120, depth: 5, learningRate: 0.1, minLeaf: 10, subsample: 0.8, lambda: 2, seed: 7 };
+
+const analytical = (row: Measurement, eff?: Efficiency): Analytical | undefined => {
+  const p = predictRow(row, eff);
+  if (!p.prediction || !p.predictedThroughput) return undefined;
+  return { throughput: p.predictedThroughput, stepMs: p.prediction.stepTimeMs, breakdown: p.prediction.breakdown, dominantMath: p.prediction.dominantMath, exec: p.prediction.execution };
+};
+
+/**
+ * Rows the analytical predictor can predict, each with both variants. The precision-unaware
+ * variant predicts every row as plain FP32 (no TF32, no tensor cores): what a predictor that
+ * ignores precision sees.
+ */
+export function examples(rows: Measurement[], eff?: Efficiency): Example[] {
+  const out: Example[] = [];
+  for (const row of rows) {
+    if (!row.throughput || row.throughput <= 0) continue;
+    const aware = analytical(row, eff);
+    const unaware = analytical({ ...row, precision: 'FP32', flags: '' }, eff);
+    const gpu = getGpu(row.gpu);
+    const model = getModel(row.model, row.seqLenOrImageSize === null ? undefined : { seqLenOrImageSize: row.seqLenOrImageSize });
+    if (!aware || !unaware || !gpu || !model) continue;
+    out.push({ row, gpu, model: modelFeatures(model, costOf(model)), aware, unaware });
+  }
+  return out;
+}
+
+export const target = (e: Example, aware: boolean) => Math.log(e.row.throughput! / (aware ? e.aware : e.unaware).throughput);
+
+export function evidenceRows(ex: Example[], aware: boolean): EvidenceRow[] {
+  return ex.map((e) => ({ model: e.row.model, gpu: e.row.gpu, precision: e.row.precision, logResidual: target(e, aware) }));
+}
+
+export function featuresOf(e: Example, aware: boolean, ev: Evidence): number[] {
+  const a = aware ? e.aware : e.unaware;
+  const out: number[] = new Array(featureNames(aware).length).fill(0);
+  writeFeatures(out, 0, aware, e.model, e.gpu, a.exec, a.stepMs, a.breakdown, a.dominantMath, ev);
+  return out;
+}
+
+/**
+ * Evidence dropout: some training rows see less evidence than they have, so the model also
+ * learns the cases a user query will be in (an unmeasured GPU, an unmeasured model).
+ */
+function dropEvidence(ev: Evidence, r: () => number): Evidence {
+  const x = r();
+  if (x < 0.15) return { ...NO_EVIDENCE, exactN: ev.exactN };
+  if (x < 0.4) return { ...ev, sameGpu: 0, sameGpuN: 0, sameGpuSameMath: 0, sameGpuSameMathN: 0 };
+  if (x < 0.55) return { ...ev, samePrecision: 0, samePrecisionN: 0, sibling: 0, siblingN: 0 };
+  return ev;
+}
+
+/**
+ * More peak FLOPS must never predict a slower step. The analytical step time already falls with
+ * peak; the correction t = log(measured / analytical throughput) must then not fall with it either.
+ * Every feature that moves with peak FLOPS (all else equal) is constrained in the direction that
+ * keeps t non-decreasing as peak rises: up with peak are the peaks, the ridge point and the shares
+ * of the step that are not math; down with peak are the analytical step and the forward/backward
+ * shares.
+ */
+const RISES_WITH_PEAK = ['log_peak_dominant', 'log_ridge_point', 'log_peak_fp32', 'frac_optimizer', 'frac_mixed_precision', 'frac_comm_exposed', 'frac_overhead'];
+const FALLS_WITH_PEAK = ['log_analytical_step_ms', 'frac_forward', 'frac_backward'];
+export function monotoneConstraints(aware: boolean): number[] {
+  return featureNames(aware).map((n) => (RISES_WITH_PEAK.includes(n) ? 1 : FALLS_WITH_PEAK.includes(n) ? -1 : 0));
+}
+
+export function fit(train: Example[], aware: boolean, params: GbdtParams = PARAMS): { ensemble: Ensemble; evidence: EvidenceIndex } {
+  const evidence = new EvidenceIndex(evidenceRows(train, aware));
+  const r = rng(params.seed + 1);
+  const X = train.map((e) => featuresOf(e, aware, dropEvidence(evidence.query(e.row.model, e.row.gpu, e.row.precision, aware), r)));
+  const y = train.map((e) => target(e, aware));
+  return { ensemble: trainGbdt(X, y, { ...params, monotone: monotoneConstraints(aware) }), evidence };
+}
+
+/** Predicted throughput (row's unit) for held-out rows, from a model fitted without them. */
+export function predictHeldOut(test: Example[], model: { ensemble: Ensemble; evidence: EvidenceIndex }, aware: boolean): number[] {
+  return test.map((e) => {
+    const ev = model.evidence.query(e.row.model, e.row.gpu, e.row.precision, aware);
+    return (aware ? e.aware : e.unaware).throughput * Math.exp(predictEnsemble(model.ensemble, featuresOf(e, aware, ev)));
+  });
+}
+
+export type Split = 'gpu' | 'combination' | 'model';
+
+/** Folds: one per GPU, one per model, or 10 folds of whole (model, GPU, precision) combinations (seeded shuffle). */
+export function folds(ex: Example[], split: Split, k = 10, seed = 11): number[][] {
+  const key = (e: Example) => (split === 'gpu' ? e.row.gpu : split === 'model' ? e.row.model : `${e.row.model}|${e.row.gpu}|${e.row.precision}`);
+  const groups = [...new Set(ex.map(key))].sort();
+  const r = rng(seed);
+  const assign = new Map<string, number>();
+  if (split !== 'combination') groups.forEach((g, i) => assign.set(g, i));
+  else {
+    const shuffled = groups.map((g) => [r(), g] as const).sort((a, b) => a[0] - b[0]).map(([, g]) => g);
+    shuffled.forEach((g, i) => assign.set(g, i % k));
+  }
+  const n = split === 'combination' ? k : groups.length;
+  const out: number[][] = Array.from({ length: n }, () => []);
+  ex.forEach((e, i) => out[assign.get(key(e))!].push(i));
+  return out.filter((f) => f.length);
+}
+
+/** Out-of-fold predicted throughput for every example. */
+export function crossValidate(ex: Example[], split: Split, aware: boolean, params: GbdtParams = PARAMS, log: (s: string) => void = () => {}): number[] {
+  const pred = new Array<number>(ex.length).fill(Number.NaN);
+  const fs = folds(ex, split);
+  fs.forEach((fold, i) => {
+    const inFold = new Set(fold);
+    const model = fit(ex.filter((_, j) => !inFold.has(j)), aware, params);
+    const p = predictHeldOut(fold.map((j) => ex[j]), model, aware);
+    fold.forEach((j, t) => { pred[j] = p[t]; });
+    log(`  ${split} fold ${i + 1}/${fs.length} (${fold.length} rows)`);
+  });
+  return pred;
+}

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { getGpu, loadMeasurements } from '../seeds/catalog.js';
+import { examples, featuresOf, fit, PARAMS } from '../predictor/learned/train.js';
+import { predictEnsemble, trainGbdt } from '../predictor/learned/gbdt.js';
+import { ensembleToOnnx, loadOnnxCorrection } from '../predictor/learned/onnx.js';
+import { LearnedPredictor, META_FILE, MODEL_FILE } from '../predictor/learned/model.js';
+import { featureNames } from '../predictor/learned/features.js';
+import { predictCorrected, recommendCorrected } from '../optimizer/corrected.js';
+import { getModel } from '../predictor/zoo/index.js';
+import { PRECISIONS } from '../predictor/types.js';
+import type { GpuSpec } from '../predictor/types.js';
+
+describe('gradient-boosted trees and their ONNX export', () => {
+  it('onnxruntime reproduces the TypeScript ensemble', async () => {
+    const X = Array.from({ length: 400 }, (_, i) => [i % 7, Math.sin(i), (i * 37) % 11, i / 400]);
+    const y = X.map((x) => x[0] * 0.3 + (x[2] > 5 ? 1 : -1) + x[1]);
+    const e = trainGbdt(X, y, { ...PARAMS, trees: 30, depth: 3 });
+    const ort = await loadOnnxCorrection(ensembleToOnnx(e, 'test'), 4);
+    const out = await ort.run(Float32Array.from(X.flat()), X.length);
+    X.forEach((x, i) => expect(Math.abs(out[i] - predictEnsemble(e, x))).toBeLessThan(1e-4));
+    // It learned something: residual error well below the target's spread.
+    const mse = X.reduce((s, x, i) => s + (predictEnsemble(e, x) - y[i]) ** 2, 0) / X.length;
+    const variance = y.reduce((s, v) => s + (v - y.reduce((a, b) => a + b) / y.length) ** 2, 0) / y.length;
+    expect(mse).toBeLessThan(0.1 * variance);
+  });
+
+  it('training is deterministic given its seed', () => {
+    const X = Array.from({ length: 200 }, (_, i) => [i % 5, (i * 13) % 17]);
+    const y = X.map((x) => x[0] - x[1] / 10);
+    expect(trainGbdt(X, y, { ...PARAMS, trees: 10 })).toEqual(trainGbdt(X, y, { ...PARAMS, trees: 10 }));
+  });
+});
+
+describe('the committed learned model (seeds/predictor.onnx)', async () => {
+  const learned = await LearnedPredictor.load();
+  const ex = examples(loadMeasurements());
+
+  it('is what npm run train:predictor produces from the seeds: ONNX output equals a fresh TypeScript fit on fixed rows', async () => {
+    const final = fit(ex, true, PARAMS);
+    const rows = [0, 100, 500, 1000, 2000, 3000].filter((i) => i < ex.length).map((i) => ex[i]);
+    const X = rows.map((e) => featuresOf(e, true, final.evidence.query(e.row.model, e.row.gpu, e.row.precision)));
+    const ort = await loadOnnxCorrection(MODEL_FILE.pathname, featureNames(true).length);
+    const out = await ort.run(Float32Array.from(X.flat()), X.length);
+    X.forEach((x, i) => expect(Math.abs(out[i] - predictEnsemble(final.ensemble, x))).toBeLessThan(1e-4));
+  });
+
+  it('says which case a prediction is (measured vs unmeasured model) and widens the interval for unmeasured ones', async () => {
+    const model = getModel('resnet50_v1.5')!;
+    const gpu = getGpu('A100-SXM4-80GB')!;
+    const p = await predictCorrected({ model, gpu, precision: 'TF32', batchSizePerGpu: 256, gpusPerNode: 8, nodes: 1, interNodeGbps: 400, samples: 1e8 }, { predictor: learned, reason: '' });
+    expect(p.predictor).toBe(learned.name);
+    expect(p.evidence).toMatch(/^measured/);
+    expect(p.stepTimeMsP10).toBeLessThanOrEqual(p.stepTimeMs);
+    expect(p.stepTimeMsP90).toBeGreaterThanOrEqual(p.stepTimeMs);
+    const unmeasured = await predictCorrected({ model: getModel('gpt2_124m')!, gpu, precision: 'AMP_BF16', batchSizePerGpu: 8, gpusPerNode: 1, nodes: 1, interNodeGbps: 400 }, { predictor: learned, reason: '' });
+    expect(unmeasured.evidence).toMatch(/^unmeasured/);
+    // Wider interval where nothing about the model was measured.
+    expect(unmeasured.stepTimeMsP90 / unmeasured.stepTimeMs).toBeGreaterThanOrEqual(p.stepTimeMsP90 / p.stepTimeMs - 1e-9);
+  });
+
+  it('more peak FLOPS in the dominant math mode never predicts a slower step, all else equal', async () => {
+    for (const [modelId, gpuId, precision, batch] of [['resnet50_v1.5', 'A100-SXM4-80GB', 'AMP_FP16', 256], ['bert_large_squad', 'V100-SXM2-16GB', 'FP32', 8], ['gpt2_355m', 'H100-SXM5-80GB', 'AMP_BF16', 8], ['vgg16', 'RTX-3090', 'FP16', 64]] as const) {
+      const base = getGpu(gpuId)!;
+      let previous = Infinity;
+      for (const factor of [1, 1.25, 1.5, 2, 3, 4]) {
+        const math = precision === 'FP32' ? 'fp32' : precision === 'AMP_BF16' ? 'bf16' : 'fp16';
+        const gpu: GpuSpec = { ...base, peakTflops: { ...base.peakTflops, [math]: base.peakTflops[math]! * factor } };
+        const p = await predictCorrected({ model: getModel(modelId)!, gpu, precision, batchSizePerGpu: batch, gpusPerNode: 1, nodes: 1, interNodeGbps: 200 }, { predictor: learned, reason: '' });
+        expect(p.stepTimeMs, `${modelId} ${gpuId} x${factor}`).toBeLessThanOrEqual(previous * (1 + 1e-9));
+        previous = p.stepTimeMs;
+      }
+    }
+  });
+
+  it('recommend ranks with the learned model and can require the deadline at P90', async () => {
+    const req = {
+      model: getModel('bert_large_squad')!, samples: 2e7, objective: 'COST' as const, gpus: ['V100-SXM2-16GB', 'A100-SXM4-80GB', 'H100-SXM5-80GB'].map((id) => getGpu(id)!),
+      precisions: [...PRECISIONS], maxNodes: 2, gpusPerNodeChoices: [1, 2, 4, 8], batchSizes: [8, 16, 32], interNodeGbps: () => 400, limit: 20, deadlineHours: 6,
+    };
+    const r = await recommendCorrected(req, { predictor: learned, reason: '' });
+    expect(r.predictor).toBe(learned.name);
+    for (const p of r.plans) { expect(p.predictor).toBe(learned.name); expect(p.totalHours).toBeLessThanOrEqual(6); }
+    const strict = await recommendCorrected({ ...req, deadlineConfidence: true }, { predictor: learned, reason: '' });
+    for (const p of strict.plans) expect(p.totalHoursP90).toBeLessThanOrEqual(6);
+    expect(strict.feasible).toBeLessThanOrEqual(r.feasible);
+  });
+});
+
+describe('fallback when the learned model is missing', () => {
+  it('load fails with a clear error, and the analytical estimate answers with the reason', async () => {
+    await expect(LearnedPredictor.load('/nonexistent/predictor.onnx', META_FILE)).rejects.toThrow();
+    const reason = 'learned model unavailable (test); using the analytical estimate';
+    const req = { model: getModel('resnet50_v1.5')!, gpu: getGpu('T4')!, precision: 'AMP_FP16' as const, batchSizePerGpu: 64, gpusPerNode: 1, nodes: 1, interNodeGbps: 100 };
+    const p = await predictCorrected(req, { predictor: null, reason });
+    expect(p.predictor).toBe('analytical');
+    expect(p.evidence).toBe(reason);
+    expect(p.stepTimeMs).toBe(p.analyticalStepTimeMs);
+    const r = await recommendCorrected({ model: req.model, samples: 1e7, objective: 'COST', gpus: [req.gpu], precisions: ['AMP_FP16'], maxNodes: 1, gpusPerNodeChoices: [1], batchSizes: [64], interNodeGbps: () => 100, limit: 1 }, { predictor: null, reason });
+    expect(r.predictor).toBe('analytical');
+    expect(r.predictorNote).toBe(reason);
+    expect(r.plans[0].stepTimeMs).toBe(r.plans[0].analyticalStepTimeMs);
+  });
+});
