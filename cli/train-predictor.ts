@@ -80,7 +80,7 @@ if (writeFiles) {
   const bytes = ensembleToOnnx(final.ensemble, `trainplan learned correction: log(measured/analytical throughput); feature version ${FEATURE_VERSION}; see seeds/PREDICTOR_CARD.md`);
   writeFileSync(MODEL_FILE, bytes);
   // onnxruntime must reproduce the TypeScript ensemble on the training rows.
-  const X = ex.map((e) => featuresOf(e, true, final.evidence.query(e.row.model, e.row.gpu, e.row.precision)));
+  const X = ex.map((e) => featuresOf(e, true, final.evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework)));
   const ort = await loadOnnxCorrection(MODEL_FILE.pathname, names.length);
   const out = await ort.run(Float32Array.from(X.flat()), X.length);
   const maxDiff = Math.max(...X.map((x, i) => Math.abs(out[i] - predictEnsemble(final.ensemble, x))));

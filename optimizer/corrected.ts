@@ -3,7 +3,7 @@
 // the deadline (optionally at the P90 bound) and the budget apply. Without a learned model the
 // analytical estimate answers and the result says why.
 import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
-import { modelFeatures } from '../predictor/learned/features.js';
+import { DEFAULT_SOFTWARE, modelFeatures, type Software } from '../predictor/learned/features.js';
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
 import { combine, defaultEfficiency, type Efficiency } from '../predictor/step.js';
 import { rankCandidates, searchCandidates, type Recommendation, type RecommendRequest } from './recommend.js';
@@ -14,7 +14,7 @@ export interface CorrectedRecommendation extends Recommendation {
   predictorNote: string;
 }
 
-export async function recommendCorrected(r: RecommendRequest, learned: LearnedState, eff: Efficiency = defaultEfficiency()): Promise<CorrectedRecommendation> {
+export async function recommendCorrected(r: RecommendRequest, learned: LearnedState, software: Software = DEFAULT_SOFTWARE, eff: Efficiency = defaultEfficiency()): Promise<CorrectedRecommendation> {
   const search = searchCandidates(r, eff);
   if (!learned.predictor) return { ...rankCandidates(r, search), predictor: 'analytical', predictorNote: learned.reason };
   const m = modelFeatures(r.model, costOf(r.model));
@@ -22,7 +22,7 @@ export async function recommendCorrected(r: RecommendRequest, learned: LearnedSt
     const gpu = r.gpus[c.gpuIndex];
     const exec = { precision: c.precision, batchSizePerGpu: c.batch, gpusPerNode: c.gpusPerNode, nodes: c.nodes, gradAccumSteps: c.accum, fp32UsesTf32: r.fp32UsesTf32 ?? true, interNodeGbps: r.interNodeGbps(gpu) };
     const step = combine(c.compute, { totalMs: c.commTotalMs, exposedMs: c.commExposedMs }, exec);
-    return { modelId: r.model.id, model: m, gpu, exec, stepMs: c.analyticalStepMs, breakdown: step.breakdown, dominantMath: c.compute.dominantMath };
+    return { modelId: r.model.id, model: m, gpu, exec, stepMs: c.analyticalStepMs, breakdown: step.breakdown, dominantMath: c.compute.dominantMath, software };
   });
   const k = await learned.predictor.correct(items);
   const name = learned.predictor.name;
@@ -39,12 +39,12 @@ export interface CorrectedPrediction extends Prediction {
   evidence: string;
 }
 
-export async function predictCorrected(req: PredictRequest, learned: LearnedState, eff: Efficiency = defaultEfficiency()): Promise<CorrectedPrediction> {
+export async function predictCorrected(req: PredictRequest, learned: LearnedState, software: Software = DEFAULT_SOFTWARE, eff: Efficiency = defaultEfficiency()): Promise<CorrectedPrediction> {
   const p = predict(req, eff);
   const base = { ...p, analyticalStepTimeMs: p.stepTimeMs, stepTimeMsP10: p.stepTimeMs, stepTimeMsP90: p.stepTimeMs, totalHoursP90: p.totalHours };
   if (!learned.predictor) return { ...base, predictor: 'analytical', evidence: learned.reason };
   const m = modelFeatures(req.model, costOf(req.model));
-  const k = await learned.predictor.correct([{ modelId: req.model.id, model: m, gpu: req.gpu, exec: p.execution, stepMs: p.stepTimeMs, breakdown: p.breakdown, dominantMath: p.dominantMath }]);
+  const k = await learned.predictor.correct([{ modelId: req.model.id, model: m, gpu: req.gpu, exec: p.execution, stepMs: p.stepTimeMs, breakdown: p.breakdown, dominantMath: p.dominantMath, software }]);
   const scale = k.mid[0];
   const stepTimeMs = p.stepTimeMs * scale;
   const throughput = p.throughput / scale;

@@ -38,7 +38,7 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
   it('is what npm run train:predictor produces from the seeds: ONNX output equals a fresh TypeScript fit on fixed rows', async () => {
     const final = fit(ex, true, PARAMS);
     const rows = [0, 100, 500, 1000, 2000, 3000].filter((i) => i < ex.length).map((i) => ex[i]);
-    const X = rows.map((e) => featuresOf(e, true, final.evidence.query(e.row.model, e.row.gpu, e.row.precision)));
+    const X = rows.map((e) => featuresOf(e, true, final.evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework)));
     const ort = await loadOnnxCorrection(MODEL_FILE.pathname, featureNames(true).length);
     const out = await ort.run(Float32Array.from(X.flat()), X.length);
     X.forEach((x, i) => expect(Math.abs(out[i] - predictEnsemble(final.ensemble, x))).toBeLessThan(1e-4));

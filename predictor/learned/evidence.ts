@@ -20,6 +20,9 @@ export interface Evidence {
   /** Same model and precision on a sibling GPU (same architecture generation). */
   sibling: number;
   siblingN: number;
+  /** Same model run in the same framework, any other (GPU, precision). */
+  sameFramework: number;
+  sameFrameworkN: number;
   /** Same model, any other (GPU, precision). */
   model: number;
   modelN: number;
@@ -27,9 +30,10 @@ export interface Evidence {
   exactN: number;
 }
 
-export const NO_EVIDENCE: Evidence = { sameGpu: 0, sameGpuN: 0, sameGpuSameMath: 0, sameGpuSameMathN: 0, samePrecision: 0, samePrecisionN: 0, sibling: 0, siblingN: 0, model: 0, modelN: 0, exactN: 0 };
+export const NO_EVIDENCE: Evidence = { sameGpu: 0, sameGpuN: 0, sameGpuSameMath: 0, sameGpuSameMathN: 0, samePrecision: 0, samePrecisionN: 0, sibling: 0, siblingN: 0, sameFramework: 0, sameFrameworkN: 0, model: 0, modelN: 0, exactN: 0 };
 
-export interface EvidenceRow { model: string; gpu: string; precision: Precision; logResidual: number }
+export interface EvidenceRow { model: string; gpu: string; precision: Precision; framework: string; logResidual: number }
+export interface EvidenceGroup { model: string; gpu: string; precision: Precision; framework: string; sum: number; n: number }
 
 interface Acc { sum: number; n: number }
 
@@ -49,7 +53,7 @@ export class EvidenceIndex {
     for (const r of rows) {
       let m = this.groups.get(r.model);
       if (!m) this.groups.set(r.model, (m = new Map()));
-      const key = `${r.gpu}|${r.precision}`;
+      const key = `${r.gpu}|${r.precision}|${r.framework}`;
       const a = m.get(key) ?? { sum: 0, n: 0 };
       a.sum += r.logResidual;
       a.n++;
@@ -58,11 +62,11 @@ export class EvidenceIndex {
   }
 
   /** Adds pre-aggregated evidence (as stored in seeds/predictor.json). */
-  addAggregated(groups: { model: string; gpu: string; precision: Precision; sum: number; n: number }[]): void {
+  addAggregated(groups: EvidenceGroup[]): void {
     for (const g of groups) {
       let m = this.groups.get(g.model);
       if (!m) this.groups.set(g.model, (m = new Map()));
-      const key = `${g.gpu}|${g.precision}`;
+      const key = `${g.gpu}|${g.precision}|${g.framework}`;
       const a = m.get(key) ?? { sum: 0, n: 0 };
       a.sum += g.sum;
       a.n += g.n;
@@ -71,28 +75,29 @@ export class EvidenceIndex {
   }
 
   /** The index's content, aggregated per (model, GPU, precision). */
-  aggregated(): { model: string; gpu: string; precision: Precision; sum: number; n: number }[] {
-    const out: { model: string; gpu: string; precision: Precision; sum: number; n: number }[] = [];
+  aggregated(): EvidenceGroup[] {
+    const out: EvidenceGroup[] = [];
     for (const [model, m] of this.groups) for (const [key, a] of m) {
-      const [gpu, precision] = key.split('|') as [string, Precision];
-      out.push({ model, gpu, precision, sum: Number(a.sum.toFixed(6)), n: a.n });
+      const [gpu, precision, framework] = key.split('|') as [string, Precision, string];
+      out.push({ model, gpu, precision, framework, sum: Number(a.sum.toFixed(6)), n: a.n });
     }
-    return out.sort((a, b) => a.model.localeCompare(b.model) || a.gpu.localeCompare(b.gpu) || a.precision.localeCompare(b.precision));
+    return out.sort((a, b) => a.model.localeCompare(b.model) || a.gpu.localeCompare(b.gpu) || a.precision.localeCompare(b.precision) || a.framework.localeCompare(b.framework));
   }
 
   /** `precisionAware: false` is the ablation: evidence may not be split by precision. */
-  query(model: string, gpu: string, precision: Precision, precisionAware = true): Evidence {
+  query(model: string, gpu: string, precision: Precision, framework: string, precisionAware = true): Evidence {
     const m = this.groups.get(model);
     if (!m) return NO_EVIDENCE;
-    const g = { sum: 0, n: 0 }, gm = { sum: 0, n: 0 }, p = { sum: 0, n: 0 }, sib = { sum: 0, n: 0 }, all = { sum: 0, n: 0 };
+    const g = { sum: 0, n: 0 }, gm = { sum: 0, n: 0 }, p = { sum: 0, n: 0 }, sib = { sum: 0, n: 0 }, fw = { sum: 0, n: 0 }, all = { sum: 0, n: 0 };
     const add = (x: Acc, a: Acc) => { x.sum += a.sum; x.n += a.n; };
     const generation = getGpu(gpu)?.generation;
     const math = POLICIES[precision].math.matmul;
     let exactN = 0;
     for (const [key, a] of m) {
-      const [kg, kp] = key.split('|') as [string, Precision];
-      if (kg === gpu && kp === precision) { exactN = a.n; continue; }
+      const [kg, kp, kf] = key.split('|') as [string, Precision, string];
+      if (kg === gpu && kp === precision) { exactN += a.n; continue; }
       add(all, a);
+      if (kf === framework) add(fw, a);
       if (kg === gpu) {
         add(g, a);
         if (precisionAware && POLICIES[kp].math.matmul === math) add(gm, a);
@@ -105,7 +110,7 @@ export class EvidenceIndex {
     const mean = (x: Acc) => (x.n ? x.sum / x.n : 0);
     return {
       sameGpu: mean(g), sameGpuN: g.n, sameGpuSameMath: mean(gm), sameGpuSameMathN: gm.n, samePrecision: mean(p), samePrecisionN: p.n,
-      sibling: mean(sib), siblingN: sib.n, model: mean(all), modelN: all.n, exactN,
+      sibling: mean(sib), siblingN: sib.n, sameFramework: mean(fw), sameFrameworkN: fw.n, model: mean(all), modelN: all.n, exactN,
     };
   }
 }

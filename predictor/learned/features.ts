@@ -6,7 +6,28 @@ import type { Breakdown, Execution } from '../step.js';
 import { PRECISIONS, type GpuSpec, type MathMode, type ModelCost, type ModelDef } from '../types.js';
 import type { Evidence } from './evidence.js';
 
-export const FEATURE_VERSION = 1;
+export const FEATURE_VERSION = 2;
+
+/**
+ * The training framework: the same model, GPU, precision and batch ran up to 2x apart between
+ * DeepLearningExamples' PyTorch and TensorFlow implementations, so it is part of the configuration.
+ */
+export const FRAMEWORKS = ['PyTorch', 'TensorFlow', 'TensorFlow2', 'MXNet', 'PaddlePaddle'] as const;
+export type Framework = (typeof FRAMEWORKS)[number];
+
+/** A measurement's framework label -> one of FRAMEWORKS (DGL on PyTorch is PyTorch; CUDA-Optimized code has no framework and is closest to PyTorch). */
+export function frameworkOf(label: string): Framework {
+  const l = label.toLowerCase();
+  if (l.includes('tensorflow2')) return 'TensorFlow2';
+  if (l.includes('tensorflow')) return 'TensorFlow';
+  if (l.includes('mxnet')) return 'MXNet';
+  if (l.includes('paddle')) return 'PaddlePaddle';
+  return 'PyTorch';
+}
+
+/** Framework and compiler: how the model is run, beyond what the hardware and precision say. */
+export interface Software { framework: Framework; xla: boolean }
+export const DEFAULT_SOFTWARE: Software = { framework: 'PyTorch', xla: false };
 
 const GENERATION_ORDER = ['pascal', 'volta', 'turing', 'ampere', 'ada', 'hopper', 'blackwell'];
 
@@ -17,6 +38,7 @@ const BASE = [
   'log_batch', 'log_gpus', 'log_nodes', 'gpus_per_node',
   'log_peak_fp32', 'log_mem_bw', 'sm_count', 'boost_clock_mhz', 'l2_mb', 'memory_gb', 'log_intra_bw', 'generation', 'nvlink_fabric',
   'evidence_same_gpu', 'evidence_same_gpu_n', 'evidence_same_precision', 'evidence_same_precision_n', 'evidence_model', 'evidence_model_n',
+  ...FRAMEWORKS.map((f) => `framework_${f}`), 'xla', 'evidence_same_framework', 'evidence_same_framework_n',
 ];
 const PRECISION_AWARE = ['evidence_same_gpu_same_math', 'evidence_same_gpu_same_math_n', 'evidence_sibling_gpu', 'evidence_sibling_gpu_n', 'log_peak_dominant', 'log_ridge_point', 'tensor_core_math', 'fp32_uses_tf32', ...PRECISIONS.map((p) => `precision_${p}`)];
 
@@ -62,7 +84,7 @@ const ln = (x: number) => Math.log(Math.max(x, 1e-12));
 /** Writes one configuration's features into `out` at `offset`. */
 export function writeFeatures(
   out: Float32Array | number[], offset: number, precisionAware: boolean,
-  m: ModelFeatures, gpu: GpuSpec, exec: Execution, stepMs: number, b: Breakdown, dominantMath: MathMode, ev: Evidence,
+  m: ModelFeatures, gpu: GpuSpec, exec: Execution, stepMs: number, b: Breakdown, dominantMath: MathMode, ev: Evidence, sw: Software,
 ): void {
   let i = offset;
   const put = (v: number) => { out[i++] = Number.isFinite(v) ? v : 0; };
@@ -78,6 +100,9 @@ export function writeFeatures(
   put(ln(gpu.peakTflops.fp32 ?? 0)); put(ln(gpu.memoryBwGbps)); put(gpu.smCount ?? 0); put(gpu.boostClockMhz ?? 0); put(gpu.l2CacheMb ?? 0);
   put(gpu.memoryGb); put(ln(gpu.intraNodeBwGbpsBidir || 32)); put(GENERATION_ORDER.indexOf(gpu.generation)); put(gpu.hasNvlinkFabric ? 1 : 0);
   put(ev.sameGpu); put(Math.log1p(ev.sameGpuN)); put(ev.samePrecision); put(Math.log1p(ev.samePrecisionN)); put(ev.model); put(Math.log1p(ev.modelN));
+  for (const f of FRAMEWORKS) put(sw.framework === f ? 1 : 0);
+  put(sw.xla ? 1 : 0);
+  put(ev.sameFramework); put(Math.log1p(ev.sameFrameworkN));
   if (precisionAware) {
     put(ev.sameGpuSameMath); put(Math.log1p(ev.sameGpuSameMathN)); put(ev.sibling); put(Math.log1p(ev.siblingN));
     const peak = gpu.peakTflops[dominantMath] ?? gpu.peakTflops.fp32 ?? 0;

@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
-import { EvidenceIndex, evidenceCase, type Evidence } from './evidence.js';
-import { FEATURE_VERSION, featureNames, writeFeatures, type ModelFeatures } from './features.js';
+import { EvidenceIndex, evidenceCase, type Evidence, type EvidenceGroup } from './evidence.js';
+import { DEFAULT_SOFTWARE, FEATURE_VERSION, featureNames, writeFeatures, type ModelFeatures, type Software } from './features.js';
 import { loadOnnxCorrection, type OnnxCorrection } from './onnx.js';
 
 export const MODEL_FILE = new URL('../../seeds/predictor.onnx', import.meta.url);
@@ -22,7 +22,7 @@ export interface LearnedMeta {
   params: Record<string, number | number[] | undefined>;
   trainedRows: number;
   /** Measured log(measured / analytical) per (model, GPU, precision), aggregated. */
-  evidence: { model: string; gpu: string; precision: Precision; sum: number; n: number }[];
+  evidence: EvidenceGroup[];
   intervals: { byPrecision: Partial<Record<Precision, Interval>>; measuredModel: Interval; unmeasuredModel: Interval };
   validation: Record<string, unknown>;
 }
@@ -35,6 +35,8 @@ export interface CorrectionInput {
   stepMs: number;
   breakdown: Breakdown;
   dominantMath: MathMode;
+  /** Framework and compiler; PyTorch without XLA when the caller does not say. */
+  software?: Software;
 }
 
 export interface Corrections {
@@ -64,10 +66,10 @@ export class LearnedPredictor {
     return new LearnedPredictor(m, onnx, index);
   }
 
-  evidence(modelId: string, gpuId: string, precision: Precision): Evidence {
-    const key = `${modelId}|${gpuId}|${precision}`;
+  evidence(modelId: string, gpuId: string, precision: Precision, framework: string): Evidence {
+    const key = `${modelId}|${gpuId}|${precision}|${framework}`;
     let e = this.evidenceCache.get(key);
-    if (!e) { e = this.index.query(modelId, gpuId, precision); this.evidenceCache.set(key, e); }
+    if (!e) { e = this.index.query(modelId, gpuId, precision, framework); this.evidenceCache.set(key, e); }
     return e;
   }
 
@@ -84,9 +86,10 @@ export class LearnedPredictor {
     const X = new Float32Array(items.length * d);
     const evs: Evidence[] = [];
     items.forEach((it, i) => {
-      const ev = this.evidence(it.modelId, it.gpu.id, it.exec.precision);
+      const sw = it.software ?? DEFAULT_SOFTWARE;
+      const ev = this.evidence(it.modelId, it.gpu.id, it.exec.precision, sw.framework);
       evs.push(ev);
-      writeFeatures(X, i * d, true, it.model, it.gpu, it.exec, it.stepMs, it.breakdown, it.dominantMath, ev);
+      writeFeatures(X, i * d, true, it.model, it.gpu, it.exec, it.stepMs, it.breakdown, it.dominantMath, ev, sw);
     });
     const out = await this.onnx.run(X, items.length);
     const mid = new Float64Array(items.length), lo = new Float64Array(items.length), hi = new Float64Array(items.length);

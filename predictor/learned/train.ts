@@ -9,7 +9,7 @@ import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode } from '../types.js';
 import { getModel } from '../zoo/index.js';
 import { EvidenceIndex, NO_EVIDENCE, type Evidence, type EvidenceRow } from './evidence.js';
-import { featureNames, modelFeatures, writeFeatures, type ModelFeatures } from './features.js';
+import { featureNames, frameworkOf, modelFeatures, writeFeatures, type ModelFeatures, type Software } from './features.js';
 import { predictEnsemble, rng, trainGbdt, type Ensemble, type GbdtParams } from './gbdt.js';
 
 /** One row's analytical view, for one variant (precision-aware or not). */
@@ -23,6 +23,7 @@ interface Analytical {
 
 export interface Example {
   row: Measurement;
+  software: Software;
   gpu: GpuSpec;
   model: ModelFeatures;
   aware: Analytical;
@@ -51,7 +52,7 @@ export function examples(rows: Measurement[], eff?: Efficiency): Example[] {
     const gpu = getGpu(row.gpu);
     const model = getModel(row.model, row.seqLenOrImageSize === null ? undefined : { seqLenOrImageSize: row.seqLenOrImageSize });
     if (!aware || !unaware || !gpu || !model) continue;
-    out.push({ row, gpu, model: modelFeatures(model, costOf(model)), aware, unaware });
+    out.push({ row, software: { framework: frameworkOf(row.framework), xla: row.flags.includes('xla') }, gpu, model: modelFeatures(model, costOf(model)), aware, unaware });
   }
   return out;
 }
@@ -59,13 +60,13 @@ export function examples(rows: Measurement[], eff?: Efficiency): Example[] {
 export const target = (e: Example, aware: boolean) => Math.log(e.row.throughput! / (aware ? e.aware : e.unaware).throughput);
 
 export function evidenceRows(ex: Example[], aware: boolean): EvidenceRow[] {
-  return ex.map((e) => ({ model: e.row.model, gpu: e.row.gpu, precision: e.row.precision, logResidual: target(e, aware) }));
+  return ex.map((e) => ({ model: e.row.model, gpu: e.row.gpu, precision: e.row.precision, framework: e.software.framework, logResidual: target(e, aware) }));
 }
 
 export function featuresOf(e: Example, aware: boolean, ev: Evidence): number[] {
   const a = aware ? e.aware : e.unaware;
   const out: number[] = new Array(featureNames(aware).length).fill(0);
-  writeFeatures(out, 0, aware, e.model, e.gpu, a.exec, a.stepMs, a.breakdown, a.dominantMath, ev);
+  writeFeatures(out, 0, aware, e.model, e.gpu, a.exec, a.stepMs, a.breakdown, a.dominantMath, ev, e.software);
   return out;
 }
 
@@ -76,7 +77,7 @@ export function featuresOf(e: Example, aware: boolean, ev: Evidence): number[] {
 function dropEvidence(ev: Evidence, r: () => number): Evidence {
   const x = r();
   if (x < 0.15) return { ...NO_EVIDENCE, exactN: ev.exactN };
-  if (x < 0.4) return { ...ev, sameGpu: 0, sameGpuN: 0, sameGpuSameMath: 0, sameGpuSameMathN: 0 };
+  if (x < 0.4) return { ...ev, sameGpu: 0, sameGpuN: 0, sameGpuSameMath: 0, sameGpuSameMathN: 0, sameFramework: 0, sameFrameworkN: 0 };
   if (x < 0.55) return { ...ev, samePrecision: 0, samePrecisionN: 0, sibling: 0, siblingN: 0 };
   return ev;
 }
@@ -98,7 +99,7 @@ export function monotoneConstraints(aware: boolean): number[] {
 export function fit(train: Example[], aware: boolean, params: GbdtParams = PARAMS): { ensemble: Ensemble; evidence: EvidenceIndex } {
   const evidence = new EvidenceIndex(evidenceRows(train, aware));
   const r = rng(params.seed + 1);
-  const X = train.map((e) => featuresOf(e, aware, dropEvidence(evidence.query(e.row.model, e.row.gpu, e.row.precision, aware), r)));
+  const X = train.map((e) => featuresOf(e, aware, dropEvidence(evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework, aware), r)));
   const y = train.map((e) => target(e, aware));
   return { ensemble: trainGbdt(X, y, { ...params, monotone: monotoneConstraints(aware) }), evidence };
 }
@@ -106,7 +107,7 @@ export function fit(train: Example[], aware: boolean, params: GbdtParams = PARAM
 /** Predicted throughput (row's unit) for held-out rows, from a model fitted without them. */
 export function predictHeldOut(test: Example[], model: { ensemble: Ensemble; evidence: EvidenceIndex }, aware: boolean): number[] {
   return test.map((e) => {
-    const ev = model.evidence.query(e.row.model, e.row.gpu, e.row.precision, aware);
+    const ev = model.evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework, aware);
     return (aware ? e.aware : e.unaware).throughput * Math.exp(predictEnsemble(model.ensemble, featuresOf(e, aware, ev)));
   });
 }
