@@ -11,8 +11,9 @@ import { calibrate } from './calibrate.js';
 
 const USAGE = `trainplan: precision-aware training-time prediction and GPU plan search
 
-  trainplan serve [--port 4000] [--host 0.0.0.0]
-      GraphQL at http://localhost:PORT/graphql (a query page for browsers, /health)
+  trainplan serve [--port 4000] [--host 0.0.0.0] [--workers N] [--prices FILE] [--log-level info] [...]
+      GraphQL at http://localhost:PORT/graphql (a query page for browsers, /health, /ready);
+      every setting and its environment variable: trainplan serve --help
   trainplan predict-csv --in FILE --out FILE
       rows in the layout of seeds/measurements/train.csv -> every input column plus
       predicted_throughput (row's unit, all GPUs), predicted_step_time_s, predicted_forward_s,
@@ -26,6 +27,9 @@ const USAGE = `trainplan: precision-aware training-time prediction and GPU plan 
   trainplan recommend --model ID --samples N [--objective COST|TIME] [--deadline H] [--budget USD]
                       [--gpus A,B] [--precisions P,Q] [--max-nodes N] [--limit N]
       ranked plans as a table (the same search as the GraphQL recommend query)
+  trainplan plan-fleet --in FILE.json | plan-procurement --in FILE.json | plan-federated --in FILE.json
+      coupled plans as mixed-integer programs (planFleet, planProcurement, planFederatedRound);
+      FILE.json holds the query's input object; prints the JSON result (docs/coupled-planning.md)
 `;
 
 function fail(message: string): never {
@@ -47,15 +51,9 @@ async function main(argv: string[]) {
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve': {
-      const { values } = parseArgs({ args: rest, options: { port: { type: 'string' }, host: { type: 'string' } } });
-      const port = Number(values.port ?? process.env.PORT ?? 4000);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be an integer from 0 to 65535 (got ${values.port})`);
-      const { startServer } = await import('../server/app.js');
-      const running = await startServer(port, values.host ?? process.env.HOST ?? '0.0.0.0');
-      console.log(`trainplan GraphQL at ${running.url}`);
-      const stop = () => { running.close().then(() => process.exit(0)); };
-      process.on('SIGTERM', stop);
-      process.on('SIGINT', stop);
+      // Flags and environment (server/config.ts), --workers N (Node cluster), graceful SIGTERM: server/serve.ts.
+      const { serve } = await import('../server/serve.js');
+      await serve(rest);
       return;
     }
     case 'predict-csv': {
@@ -108,6 +106,19 @@ async function main(argv: string[]) {
       console.log(JSON.stringify(file, null, 2));
       console.log(`mean |log error| ${loss.toFixed(4)}`);
       if (values.write) { writeFileSync(EFFICIENCY_FILE, JSON.stringify(file, null, 2) + '\n'); console.log(`wrote ${EFFICIENCY_FILE.pathname}`); }
+      return;
+    }
+    case 'plan-fleet':
+    case 'plan-procurement':
+    case 'plan-federated': {
+      const { values } = parseArgs({ args: rest, options: { in: { type: 'string' } } });
+      if (!values.in) fail(`${command} needs --in FILE.json (the input object; see docs/coupled-planning.md)`);
+      const { COUPLED_QUERIES, readInput } = await import('./coupled.js');
+      let input: unknown;
+      try { input = readInput(readFileSync(values.in, 'utf8')); } catch (e) { fail(`--in ${values.in}: ${e instanceof Error ? e.message : String(e)}`); }
+      const result = await runQuery(COUPLED_QUERIES[command], { input });
+      console.log(JSON.stringify(result, null, 2));
+      if (result.errors?.length) process.exitCode = 1;
       return;
     }
     case 'query': {

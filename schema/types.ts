@@ -2,12 +2,19 @@
 // classes only declare how they look over the wire.
 import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { PRECISIONS, type Precision } from '../predictor/types.js';
+import { Parallelism } from './parallelism.js';
 
 export const PrecisionEnum = Object.fromEntries(PRECISIONS.map((p) => [p, p])) as { [K in Precision]: K };
 registerEnumType(PrecisionEnum, { name: 'Precision', description: 'Training precision mode (see the `precisions` query for what each means).' });
 
+export const FrameworkEnum = { PyTorch: 'PyTorch', TensorFlow: 'TensorFlow', TensorFlow2: 'TensorFlow2', MXNet: 'MXNet', PaddlePaddle: 'PaddlePaddle' } as const;
+registerEnumType(FrameworkEnum, { name: 'Framework', description: 'Training framework: the learned model has seen the same configuration run up to 2x apart between frameworks.' });
+
 export enum ObjectiveEnum { COST = 'COST', TIME = 'TIME' }
 registerEnumType(ObjectiveEnum, { name: 'Objective', description: 'COST: cheapest plan first; TIME: fastest plan first.' });
+
+export enum SearchStatusEnum { COMPLETE = 'COMPLETE', TIMEOUT = 'TIMEOUT' }
+registerEnumType(SearchStatusEnum, { name: 'SearchStatus', description: 'COMPLETE: every candidate was evaluated; TIMEOUT: the time budget ran out first and the plans are the best of the candidates evaluated by then.' });
 
 @ObjectType({ description: 'Dense datasheet peak per math mode, TFLOPS; null where the GPU has no such mode.' })
 export class PeakTflops {
@@ -96,6 +103,11 @@ export class Breakdown {
   @Field(() => Float, { description: 'All-reduce time not hidden behind backward.' }) communicationMs!: number;
   @Field(() => Float, { description: 'All-reduce time, hidden or not.' }) communicationTotalMs!: number;
   @Field(() => Float, { description: 'Kernel launches and per-step fixed cost.' }) overheadMs!: number;
+  @Field(() => Float, { description: 'Forward passes rerun in backward (activation recomputation).' }) recomputeMs!: number;
+  @Field(() => Float, { description: 'Pipeline fill and drain: (stages - 1) x one micro-batch stage time, a fraction (PP-1)/(m+PP-1) of the step.' }) pipelineBubbleMs!: number;
+  @Field(() => Float, { description: 'Data-parallel gradient all-reduce, or ZeRO reduce-scatters and all-gathers; hidden or not.' }) dataParallelCommMs!: number;
+  @Field(() => Float, { description: 'Tensor-parallel all-reduces of every split layer pair (on the critical path).' }) tensorParallelCommMs!: number;
+  @Field(() => Float, { description: 'Pipeline sends of activations and gradients between stages.' }) pipelineCommMs!: number;
 }
 
 @ObjectType({ description: 'GPU memory per GPU, GB (GiB, as GPU memory is labelled).' })
@@ -130,7 +142,13 @@ export class Prediction {
   @Field(() => MemoryBreakdown) memory!: MemoryBreakdown;
   @Field(() => Boolean) fitsInMemory!: boolean;
   @Field(() => Breakdown) breakdown!: Breakdown;
-  @Field(() => String, { description: 'Which predictor answered.' }) predictor!: string;
+  @Field(() => Parallelism, { description: 'The layout predicted: the input parallelism, or plain data parallelism.' }) parallelism!: Parallelism;
+  @Field(() => String, { description: 'Which predictor answered: the learned model, or analytical (with the reason in evidence).' }) predictor!: string;
+  @Field(() => Float, { description: 'The analytical (roofline) estimate before the learned correction.' }) analyticalStepTimeMs!: number;
+  @Field(() => Float, { description: '10th percentile of the step time (held-out errors of the learned model).' }) stepTimeMsP10!: number;
+  @Field(() => Float, { description: '90th percentile of the step time.' }) stepTimeMsP90!: number;
+  @Field(() => Float, { nullable: true, description: 'Hours at the 90th-percentile step time.' }) totalHoursP90!: number | null;
+  @Field(() => String, { description: 'Which case the prediction is: measured, calibrated from measurements of the same model, or unmeasured.' }) evidence!: string;
 }
 
 @ObjectType()
@@ -144,13 +162,19 @@ export class Plan {
   @Field(() => Int) gradAccumSteps!: number;
   @Field(() => PrecisionEnum) precision!: Precision;
   @Field(() => Float) stepTimeMs!: number;
+  @Field(() => Float, { description: '10th percentile of the step time (from held-out errors of the learned model; equals stepTimeMs when only the analytical estimate is available).' }) stepTimeMsP10!: number;
+  @Field(() => Float, { description: '90th percentile of the step time.' }) stepTimeMsP90!: number;
+  @Field(() => Float, { description: 'The analytical (roofline) estimate before any learned correction.' }) analyticalStepTimeMs!: number;
+  @Field(() => String, { description: 'Which predictor answered.' }) predictor!: string;
   @Field(() => Float) throughput!: number;
   @Field(() => String) throughputUnit!: string;
   @Field(() => Float) totalHours!: number;
+  @Field(() => Float, { description: 'Hours at the 90th-percentile step time.' }) totalHoursP90!: number;
   @Field(() => Float, { nullable: true }) costUsd!: number | null;
   @Field(() => Float, { nullable: true }) priceUsdPerGpuHour!: number | null;
   @Field(() => Float) memoryGbPerGpu!: number;
   @Field(() => Breakdown) breakdown!: Breakdown;
+  @Field(() => Parallelism, { description: 'How the plan splits the model: plain data parallelism is dataParallel = totalGpus, the rest 1 or 0.' }) parallelism!: Parallelism;
 }
 
 @ObjectType({ description: 'Candidates rejected for one reason.' })
@@ -162,6 +186,9 @@ export class Rejection {
 
 @ObjectType()
 export class Recommendation {
+  @Field(() => SearchStatusEnum, { description: 'TIMEOUT when the time budget stopped the search early (see `evaluated`).' }) status!: 'COMPLETE' | 'TIMEOUT';
+  @Field(() => String, { description: 'Which predictor ranked the plans.' }) predictor!: string;
+  @Field(() => String, { description: 'Why that predictor (e.g. the learned model could not be loaded).' }) predictorNote!: string;
   @Field(() => Int, { description: 'Candidates evaluated.' }) evaluated!: number;
   @Field(() => Int, { description: 'Candidates meeting every constraint.' }) feasible!: number;
   @Field(() => [Plan], { description: 'Ranked 1..limit by the objective.' }) plans!: Plan[];

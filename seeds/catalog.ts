@@ -116,6 +116,22 @@ export function getGpu(id: string): GpuSpec | undefined {
   return loadGpus().find((g) => g.id === id);
 }
 
+const catalogPrices = new Map<string, { price: number | null; source: string }>();
+/**
+ * Server-wide default prices (trainplan serve --prices FILE): the GPUs named get this price
+ * wherever the catalog's would apply (a request's own prices still win); undefined restores the
+ * catalog. Called once at startup, before any request.
+ */
+export function setPriceOverrides(prices: Record<string, number> | undefined, source = 'price override file'): void {
+  for (const g of loadGpus()) {
+    if (!catalogPrices.has(g.id)) catalogPrices.set(g.id, { price: g.priceUsdPerGpuHour, source: g.priceSource });
+    const orig = catalogPrices.get(g.id)!;
+    const p = prices?.[g.id];
+    g.priceUsdPerGpuHour = p ?? orig.price;
+    g.priceSource = p === undefined ? orig.source : `${source} (catalog: ${orig.price ?? 'no price'}; ${orig.source})`;
+  }
+}
+
 export interface Instance {
   provider: string;
   instance: string;

@@ -42,7 +42,7 @@ describe('catalog queries', () => {
 describe('predict', () => {
   it('answers with a breakdown that adds up and a cost at the overridden price', async () => {
     const r = await run(`{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1281167 }, gpu: "A100-SXM4-80GB", nodes: 1, gpusPerNode: 8, batchSizePerGpu: 256, precision: AMP_FP16, priceUsdPerGpuHour: 2 }) {
-      stepTimeMs throughput throughputUnit totalHours costUsd memoryGbPerGpu fitsInMemory globalBatch predictor
+      stepTimeMs stepTimeMsP10 stepTimeMsP90 evidence throughput throughputUnit totalHours costUsd memoryGbPerGpu fitsInMemory globalBatch predictor
       breakdown { forwardMs backwardMs optimizerMs mixedPrecisionMs communicationMs overheadMs } } }`);
     expect(r.errors).toBeUndefined();
     const p = r.data!.predict;
@@ -52,7 +52,10 @@ describe('predict', () => {
     expect(p.globalBatch).toBe(2048);
     expect(p.costUsd).toBeCloseTo(p.totalHours * 8 * 2, 6);
     expect(p.fitsInMemory).toBe(true);
-    expect(p.predictor).toBe('analytical');
+    expect(p.predictor).toMatch(/^gbdt-v\d+$/);
+    expect(p.stepTimeMsP10).toBeLessThanOrEqual(p.stepTimeMs);
+    expect(p.stepTimeMsP90).toBeGreaterThanOrEqual(p.stepTimeMs);
+    expect(p.evidence).toMatch(/^(measured|calibrated)/);
   });
 
   it('BF16 on a V100 is a BAD_USER_INPUT naming precision', async () => {

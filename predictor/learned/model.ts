@@ -2,6 +2,7 @@
 // metadata (seeds/predictor.json: feature names, measured evidence, interval quantiles), run with
 // onnxruntime-node in one batched call per request. If the file is missing or will not load,
 // callers fall back to the analytical estimate and say so.
+import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
@@ -60,7 +61,9 @@ export class LearnedPredictor {
     if (m.featureVersion !== FEATURE_VERSION || m.featureNames.join(',') !== names.join(',')) {
       throw new Error(`learned model was trained on feature version ${m.featureVersion} (${m.featureNames.length} features); this code builds version ${FEATURE_VERSION} (${names.length}): retrain with npm run train:predictor`);
     }
-    const onnx = await loadOnnxCorrection(typeof model === 'string' ? model : model.pathname, names.length);
+    // One intra-op thread per process in --workers mode (the workers already fill the cores).
+    const threads = Number(process.env.TRAINPLAN_ORT_THREADS ?? (cluster.isWorker ? 1 : 2));
+    const onnx = await loadOnnxCorrection(typeof model === 'string' ? model : model.pathname, names.length, threads);
     const index = new EvidenceIndex([]);
     index.addAggregated(m.evidence);
     return new LearnedPredictor(m, onnx, index);

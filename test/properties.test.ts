@@ -1,0 +1,185 @@
+// Property-based tests (fast-check, fixed seeds) of the predictor's and the optimizer's invariants:
+// cost = hours x GPUs x price; a plan never exceeds memory, deadline, budget or maxGpus; plans are
+// ranked by the objective; adding a GPU type never makes the best plan worse; results are
+// deterministic; a search stopped by its time budget still only returns valid plans; the
+// recommend cache answers exactly what a fresh search would.
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApolloServer } from '@apollo/server';
+import { recommend, type Objective, type RecommendRequest } from '../optimizer/recommend.js';
+import { predict } from '../predictor/predict.js';
+import { unsupportedReason } from '../predictor/precision.js';
+import { PRECISIONS, type GpuSpec, type Precision } from '../predictor/types.js';
+import { loadZoo } from '../predictor/zoo/index.js';
+import { defaultInterNodeGbps, loadGpus } from '../seeds/catalog.js';
+import { createApollo } from '../server/app.js';
+import { recommendCache } from '../resolvers/cache.js';
+
+const SEED = 6_2026;
+const priced = loadGpus().filter((g) => g.priceUsdPerGpuHour !== null && unsupportedReason(g, 'FP32') === null);
+const models = loadZoo();
+const close = (a: number, b: number, rel = 1e-9) => Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b), 1e-300);
+
+describe('predictor invariants', () => {
+  const config = fc.record({
+    model: fc.constantFrom(...models),
+    gpu: fc.constantFrom(...priced),
+    precisionPick: fc.nat(),
+    batch: fc.integer({ min: 1, max: 512 }),
+    gpusPerNode: fc.constantFrom(1, 2, 4, 8),
+    nodes: fc.integer({ min: 1, max: 64 }),
+    accum: fc.integer({ min: 1, max: 8 }),
+    samples: fc.double({ min: 1e3, max: 1e13, noNaN: true }),
+    price: fc.option(fc.double({ min: 0, max: 100, noNaN: true }), { nil: undefined }),
+  });
+
+  it('cost = hours x GPUs x price, and the step time and memory are finite and positive', () => {
+    fc.assert(fc.property(config, (c) => {
+      const ok = PRECISIONS.filter((p) => unsupportedReason(c.gpu, p) === null);
+      const precision = ok[c.precisionPick % ok.length];
+      const p = predict({ model: c.model, gpu: c.gpu, precision, batchSizePerGpu: c.batch, gpusPerNode: c.gpusPerNode, nodes: c.nodes, gradAccumSteps: c.accum, interNodeGbps: defaultInterNodeGbps(c.gpu.id), samples: c.samples, priceUsdPerGpuHour: c.price });
+      const price = c.price ?? c.gpu.priceUsdPerGpuHour!;
+      expect(p.priceUsdPerGpuHour).toBe(price);
+      expect(p.stepTimeMs).toBeGreaterThan(0);
+      expect(Number.isFinite(p.stepTimeMs)).toBe(true);
+      expect(p.memory.totalGb).toBeGreaterThan(0);
+      expect(p.fitsInMemory).toBe(p.memory.totalGb <= c.gpu.memoryGb);
+      expect(close(p.costUsd!, p.totalHours! * c.nodes * c.gpusPerNode * price)).toBe(true);
+      expect(close(p.totalHours!, c.samples / p.throughput / 3600)).toBe(true);
+    }), { seed: SEED, numRuns: 300 });
+  });
+
+  it('is deterministic', () => {
+    fc.assert(fc.property(config, (c) => {
+      const ok = PRECISIONS.filter((p) => unsupportedReason(c.gpu, p) === null);
+      const req = { model: c.model, gpu: c.gpu, precision: ok[c.precisionPick % ok.length], batchSizePerGpu: c.batch, gpusPerNode: c.gpusPerNode, nodes: c.nodes, interNodeGbps: 100, samples: c.samples };
+      expect(predict(req)).toEqual(predict(req));
+    }), { seed: SEED, numRuns: 50 });
+  });
+});
+
+interface Search {
+  modelIndex: number;
+  gpus: GpuSpec[];
+  extra: GpuSpec;
+  precisions: Precision[];
+  objective: Objective;
+  maxNodes: number;
+  maxGpus?: number;
+  deadlineHours?: number;
+  budgetUsd?: number;
+  samples: number;
+  limit: number;
+  timeBudgetMs?: number;
+}
+
+/** `arb` in `percent`% of the runs, undefined otherwise. */
+const sometimes = <T>(percent: number, arb: fc.Arbitrary<T>) =>
+  fc.oneof({ weight: 100 - percent, arbitrary: fc.constant(undefined) }, { weight: percent, arbitrary: arb });
+/** 10^u for u uniform in [lo, hi]: spreads values over orders of magnitude. */
+const logUniform = (lo: number, hi: number) => fc.double({ min: lo, max: hi, noNaN: true }).map((u) => 10 ** u);
+
+const search: fc.Arbitrary<Search> = fc.record({
+  modelIndex: fc.nat({ max: models.length - 1 }),
+  gpus: fc.subarray(priced, { minLength: 1, maxLength: 4 }),
+  extra: fc.constantFrom(...priced),
+  precisions: fc.subarray([...PRECISIONS], { minLength: 1 }),
+  objective: fc.constantFrom<Objective>('COST', 'TIME'),
+  maxNodes: fc.integer({ min: 1, max: 6 }),
+  maxGpus: sometimes(30, fc.integer({ min: 1, max: 32 })),
+  deadlineHours: sometimes(50, logUniform(-1, 3.5)),
+  budgetUsd: sometimes(50, logUniform(0, 5)),
+  samples: logUniform(5, 10),
+  limit: fc.integer({ min: 1, max: 25 }),
+  timeBudgetMs: sometimes(20, fc.constantFrom(0, 1, 2)),
+});
+
+function request(s: Search, gpus = s.gpus): RecommendRequest {
+  const model = models[s.modelIndex];
+  return {
+    model, samples: s.samples * model.unitsPerBatchElement, objective: s.objective, deadlineHours: s.deadlineHours, budgetUsd: s.budgetUsd,
+    gpus, precisions: s.precisions, maxNodes: s.maxNodes, maxGpus: s.maxGpus, gpusPerNodeChoices: [1, 2, 4, 8, 16], batchSizes: model.batchSizes,
+    interNodeGbps: (g) => defaultInterNodeGbps(g.id), limit: s.limit, timeBudgetMs: s.timeBudgetMs,
+  };
+}
+
+const objectiveOf = (o: Objective) => (p: { costUsd: number | null; totalHours: number }) => (o === 'COST' ? p.costUsd! : p.totalHours);
+
+describe('optimizer invariants', () => {
+  it('every plan: cost = hours x GPUs x price; fits in memory; meets deadline, budget and maxGpus; ranked by the objective', () => {
+    fc.assert(fc.property(search, (s) => {
+      const req = request(s);
+      const r = recommend(req);
+      if (s.timeBudgetMs === undefined) expect(r.status).toBe('COMPLETE');
+      if (s.timeBudgetMs === 0) expect(r).toMatchObject({ status: 'TIMEOUT', evaluated: 0, plans: [] });
+      expect(r.plans.length).toBe(Math.min(s.limit, r.feasible));
+      const allowed = new Set(s.gpus.map((g) => g.id));
+      r.plans.forEach((p, i) => {
+        expect(p.rank).toBe(i + 1);
+        expect(allowed.has(p.gpu.id)).toBe(true);
+        expect(s.precisions).toContain(p.precision);
+        const gpus = p.nodes * p.gpusPerNode;
+        expect(close(p.costUsd!, p.totalHours * gpus * p.priceUsdPerGpuHour!)).toBe(true);
+        expect(p.priceUsdPerGpuHour).toBe(p.gpu.priceUsdPerGpuHour);
+        expect(p.memoryGbPerGpu).toBeLessThanOrEqual(p.gpu.memoryGb);
+        if (s.deadlineHours !== undefined) expect(p.totalHours).toBeLessThanOrEqual(s.deadlineHours);
+        if (s.budgetUsd !== undefined) expect(p.costUsd!).toBeLessThanOrEqual(s.budgetUsd);
+        if (s.maxGpus !== undefined) expect(gpus).toBeLessThanOrEqual(s.maxGpus);
+        expect(p.nodes).toBeLessThanOrEqual(s.maxNodes);
+        if (i > 0) expect(objectiveOf(s.objective)(p)).toBeGreaterThanOrEqual(objectiveOf(s.objective)(r.plans[i - 1]));
+      });
+      // The Pareto front: faster plans cost strictly more.
+      for (let i = 1; i < r.paretoFront.length; i++) {
+        expect(r.paretoFront[i].totalHours).toBeGreaterThanOrEqual(r.paretoFront[i - 1].totalHours);
+        expect(r.paretoFront[i].costUsd!).toBeLessThan(r.paretoFront[i - 1].costUsd!);
+      }
+    }), { seed: SEED, numRuns: 150 });
+  });
+
+  it('adding a GPU type to the allowed set never makes the best plan worse', () => {
+    fc.assert(fc.property(search, (s) => {
+      const base = recommend({ ...request(s), timeBudgetMs: undefined });
+      const more = recommend({ ...request(s, s.gpus.some((g) => g.id === s.extra.id) ? s.gpus : [...s.gpus, s.extra]), timeBudgetMs: undefined });
+      expect(more.feasible).toBeGreaterThanOrEqual(base.feasible);
+      if (base.plans.length === 0) return;
+      expect(more.plans.length).toBeGreaterThan(0);
+      const f = objectiveOf(s.objective);
+      expect(f(more.plans[0])).toBeLessThanOrEqual(f(base.plans[0]));
+    }), { seed: SEED, numRuns: 100 });
+  });
+
+  it('is deterministic: the same request gives the same answer', () => {
+    fc.assert(fc.property(search, (s) => {
+      const req = { ...request(s), timeBudgetMs: undefined };
+      expect(JSON.stringify(recommend(req))).toBe(JSON.stringify(recommend(req)));
+    }), { seed: SEED, numRuns: 30 });
+  });
+});
+
+describe('the recommend cache', () => {
+  let server: ApolloServer<object>;
+  beforeAll(async () => { server = (await createApollo()) as unknown as ApolloServer<object>; });
+  afterAll(async () => { await server.stop(); });
+
+  it('answers exactly what a fresh search answers', async () => {
+    const query = `query($input: RecommendInput!) { recommend(input: $input) { status evaluated feasible plans { rank gpu { id } nodes gpusPerNode batchSizePerGpu precision totalHours costUsd } paretoFront { costUsd totalHours } rejected { reason count } } }`;
+    const run = async (input: Record<string, unknown>) => {
+      const res = await server.executeOperation({ query, variables: { input } });
+      if (res.body.kind !== 'single') throw new Error('expected a single result');
+      expect(res.body.singleResult.errors).toBeUndefined();
+      return res.body.singleResult.data;
+    };
+    await fc.assert(fc.asyncProperty(search, async (s) => {
+      const input = {
+        workload: { model: models[s.modelIndex].id, samples: s.samples * models[s.modelIndex].unitsPerBatchElement }, objective: s.objective,
+        gpus: s.gpus.map((g) => g.id), precisions: s.precisions, maxNodes: s.maxNodes, maxGpus: s.maxGpus, deadlineHours: s.deadlineHours, budgetUsd: s.budgetUsd, limit: s.limit,
+      };
+      recommendCache.clear();
+      const fresh = await run(input);
+      const hits = recommendCache.hits;
+      const again = await run(input);
+      expect(recommendCache.hits).toBe(hits + 1);
+      expect(again).toEqual(fresh);
+    }), { seed: SEED, numRuns: 25 });
+  });
+});
