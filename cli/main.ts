@@ -1,6 +1,7 @@
 // trainplan's command line: the server, and batch work over CSV files.
 import 'reflect-metadata';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { graphql } from 'graphql';
 import { csvCell, loadMeasurements, measurementFromRow, parseCsv, readMeasurements } from '../seeds/catalog.js';
@@ -17,9 +18,16 @@ const USAGE = `trainplan: precision-aware training-time prediction and GPU plan 
   trainplan predict-csv --in FILE --out FILE
       rows in the layout of seeds/measurements/train.csv -> every input column plus
       predicted_throughput (row's unit, all GPUs), predicted_step_time_s, predicted_forward_s,
-      predicted_backward_s, predicted_optimizer_s, predicted_communication_s, error
+      predicted_backward_s, predicted_optimizer_s, predicted_communication_s, error.
+      The model column is a zoo id or a path (relative to the CSV) to a Hugging Face config.json,
+      an .onnx graph or a layer-list .json; seq_len_or_image_size overrides its default; optional
+      columns tensor_parallel, pipeline_parallel, zero_stage, recompute (none/selective/full)
   trainplan evaluate [--data FILE] [--group-by precision,gpu,model,source,generation,gpus]
-      MAPE of the predictor on measured rows (default: the seeds' train.csv)
+      MAPE of the analytical predictor on measured rows (default: the seeds' train.csv)
+  trainplan evaluate --learned
+      cross-validation of the learned predictor holding out whole GPUs, whole (model, GPU,
+      precision) combinations and whole models, beside the analytical estimate and the
+      precision-unaware ablation, per precision and GPU architecture (takes minutes)
   trainplan calibrate [--data FILE] [--write]
       fit seeds/efficiency.json's global constants to measured rows
   trainplan query (--file FILE | QUERY) [--variables JSON]
@@ -61,32 +69,52 @@ async function main(argv: string[]) {
       if (!values.in || !values.out) fail('predict-csv needs --in FILE and --out FILE');
       const raw = parseCsv(readFileSync(values.in, 'utf8'));
       const inputColumns = raw.length ? Object.keys(raw[0]) : [];
-      const added = ['predicted_throughput', 'predicted_step_time_s', 'predicted_forward_s', 'predicted_backward_s', 'predicted_optimizer_s', 'predicted_communication_s', 'error'];
+      const added = ['predicted_throughput', 'predicted_step_time_s', 'predicted_step_time_p10_s', 'predicted_step_time_p90_s', 'predicted_forward_s', 'predicted_backward_s', 'predicted_optimizer_s', 'predicted_communication_s', 'analytical_throughput', 'predictor', 'evidence', 'error'];
       const columns = [...inputColumns.filter((c) => !added.includes(c)), ...added];
       const lines = [columns.join(',')];
       let ok = 0;
-      for (const r of raw) {
-        const p = predictRow(measurementFromRow(r));
+      // A model cell is a zoo id or a path (relative to the CSV's folder) to a config.json, .onnx or layer-list file.
+      const predictions = raw.map((r) => predictRow(measurementFromRow(r), undefined, { baseDir: dirname(values.in!) }));
+      // The learned correction scales the analytical step (and every part of it) by one factor per row.
+      const { correctRows } = await import('../optimizer/corrected.js');
+      const { learnedPredictor } = await import('../predictor/learned/model.js');
+      const learned = await learnedPredictor();
+      const corrections = await correctRows(predictions, learned);
+      raw.forEach((r, i) => {
+        const p = predictions[i];
+        const k = corrections[i];
         const b = p.prediction?.breakdown;
+        const s = (ms: number | undefined, f = k.scale) => (ms === undefined ? undefined : (ms * f) / 1e3);
         const out: Record<string, unknown> = {
           ...r,
-          predicted_throughput: p.predictedThroughput,
-          predicted_step_time_s: p.prediction && p.prediction.stepTimeMs / 1e3,
-          predicted_forward_s: b && b.forwardMs / 1e3,
-          predicted_backward_s: b && b.backwardMs / 1e3,
-          predicted_optimizer_s: b && (b.optimizerMs + b.mixedPrecisionMs) / 1e3,
-          predicted_communication_s: b && b.communicationMs / 1e3,
+          predicted_throughput: p.predictedThroughput === undefined ? undefined : p.predictedThroughput / k.scale,
+          predicted_step_time_s: s(p.prediction?.stepTimeMs),
+          predicted_step_time_p10_s: s(p.prediction?.stepTimeMs, k.lo),
+          predicted_step_time_p90_s: s(p.prediction?.stepTimeMs, k.hi),
+          predicted_forward_s: s(b?.forwardMs),
+          predicted_backward_s: s(b?.backwardMs),
+          predicted_optimizer_s: b && s(b.optimizerMs + b.mixedPrecisionMs),
+          predicted_communication_s: s(b?.communicationMs),
+          analytical_throughput: p.predictedThroughput,
+          predictor: p.prediction ? (learned.predictor ? learned.predictor.name : 'analytical') : '',
+          evidence: p.prediction ? k.evidence : '',
           error: p.error ?? '',
         };
         if (!p.error) ok++;
         lines.push(columns.map((c) => csvCell(out[c])).join(','));
-      }
+      });
       writeFileSync(values.out, lines.join('\n') + '\n');
       console.log(`wrote ${raw.length} rows (${ok} predicted, ${raw.length - ok} with an error) to ${values.out}`);
       return;
     }
     case 'evaluate': {
-      const { values } = parseArgs({ args: rest, options: { data: { type: 'string' }, 'group-by': { type: 'string' } } });
+      const { values } = parseArgs({ args: rest, options: { data: { type: 'string' }, 'group-by': { type: 'string' }, learned: { type: 'boolean' } } });
+      if (values.learned) {
+        // Cross-validation of the learned model (held-out GPUs, combinations, models) with the ablation; writes nothing.
+        const { trainPredictor } = await import('./train-predictor.js');
+        await trainPredictor(false);
+        return;
+      }
       const keys = (values['group-by'] ?? 'precision,generation,gpu,model').split(',').map((s) => s.trim()).filter(Boolean);
       for (const k of keys) if (!(k in GROUP_KEYS)) fail(`--group-by: unknown key "${k}"; allowed: ${Object.keys(GROUP_KEYS).join(', ')}`);
       const rows = values.data ? readMeasurements(values.data) : loadMeasurements();

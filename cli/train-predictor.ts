@@ -12,11 +12,13 @@ import { ensembleToOnnx, loadOnnxCorrection } from '../predictor/learned/onnx.js
 import { META_FILE, MODEL_FILE, type Interval, type LearnedMeta } from '../predictor/learned/model.js';
 import { PRECISIONS, type Precision } from '../predictor/types.js';
 
-const writeFiles = !process.argv.includes('--evaluate-only');
+import { pathToFileURL } from 'node:url';
+
 const log = (s: string) => console.error(s);
+
+export async function trainPredictor(writeFiles: boolean): Promise<void> {
 const ex = examples(loadMeasurements());
 log(`${ex.length} measured rows the analytical predictor covers`);
-
 const ape = (pred: number, e: Example) => Math.abs(pred - e.row.throughput!) / e.row.throughput!;
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '–');
@@ -115,3 +117,7 @@ ${sections.join('\n\n')}
   writeFileSync(new URL('../seeds/PREDICTOR_CARD.md', import.meta.url), card);
   log('wrote seeds/predictor.onnx, seeds/predictor.json, seeds/PREDICTOR_CARD.md');
 }
+
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await trainPredictor(!process.argv.includes('--evaluate-only'));

@@ -3,7 +3,9 @@
 // the deadline (optionally at the P90 bound) and the budget apply. Without a learned model the
 // analytical estimate answers and the result says why.
 import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
-import { DEFAULT_SOFTWARE, modelFeatures, type Software } from '../predictor/learned/features.js';
+import { DEFAULT_SOFTWARE, frameworkOf, modelFeatures, type Software } from '../predictor/learned/features.js';
+import type { RowPrediction } from '../predictor/measured.js';
+import { getGpu } from '../seeds/catalog.js';
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
 import { combine, defaultEfficiency, type Efficiency } from '../predictor/step.js';
 import { rankCandidates, searchCandidates, type Recommendation, type RecommendRequest } from './recommend.js';
@@ -26,7 +28,7 @@ export async function recommendCorrected(r: RecommendRequest, learned: LearnedSt
   });
   const k = await learned.predictor.correct(items);
   const name = learned.predictor.name;
-  return { ...rankCandidates(r, search, { mid: k.mid, lo: k.lo, hi: k.hi, predictor: name }), predictor: name, predictorNote: 'learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md)' };
+  return { ...rankCandidates(r, search, { mid: k.mid, lo: k.lo, hi: k.hi, cases: k.cases, predictor: name }), predictor: name, predictorNote: 'learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md)' };
 }
 
 export interface CorrectedPrediction extends Prediction {
@@ -60,4 +62,26 @@ export async function predictCorrected(req: PredictRequest, learned: LearnedStat
     predictor: learned.predictor.name,
     evidence: k.cases[0],
   };
+}
+
+/**
+ * Learned corrections for measurement-layout rows (predict-csv): each row's framework and XLA flag
+ * are its software. A row's own (model, GPU, precision) never counts as evidence for it, so
+ * predicting the seeds' own rows shows held-out behaviour, not a lookup.
+ */
+export async function correctRows(rows: RowPrediction[], learned: LearnedState): Promise<{ scale: number; lo: number; hi: number; evidence: string }[]> {
+  const none = rows.map(() => ({ scale: 1, lo: 1, hi: 1, evidence: learned.reason }));
+  if (!learned.predictor) return none;
+  const items: CorrectionInput[] = [];
+  const at: number[] = [];
+  rows.forEach((r, i) => {
+    const p = r.prediction;
+    if (!p || !r.model) return;
+    const gpu = getGpu(p.gpuId)!;
+    items.push({ modelId: r.model.id, model: modelFeatures(r.model, costOf(r.model)), gpu, exec: p.execution, stepMs: p.stepTimeMs, breakdown: p.breakdown, dominantMath: p.dominantMath, software: { framework: frameworkOf(r.row.framework), xla: r.row.flags.includes('xla') } });
+    at.push(i);
+  });
+  const k = await learned.predictor.correct(items);
+  at.forEach((i, j) => { none[i] = { scale: k.mid[j], lo: k.lo[j], hi: k.hi[j], evidence: k.cases[j] }; });
+  return none;
 }

@@ -3,16 +3,18 @@
 // GPU) is computed once per (GPU, precision, batch) and reused across node counts, so a candidate
 // costs a communication estimate and a few multiplications.
 import { memoryPerGpu, fits } from '../predictor/memory.js';
+import { dataParallelOf, planParallelism, type Parallelism, type PlanParallelism } from '../predictor/parallel.js';
 import { unsupportedReason } from '../predictor/precision.js';
 import { costOf, InputError } from '../predictor/predict.js';
 import { combine, communicationTime, computeTime, defaultEfficiency, type Breakdown, type ComputeTime, type Efficiency } from '../predictor/step.js';
 import type { GpuSpec, ModelDef, Precision } from '../predictor/types.js';
+import { shardedSearch, type ShardedSearch } from './parallel-search.js';
 
 export type Objective = 'COST' | 'TIME';
 
 export const REJECT_REASONS = {
   UNSUPPORTED_PRECISION: 'the GPU cannot run this precision mode',
-  OUT_OF_MEMORY: 'does not fit in GPU memory',
+  OUT_OF_MEMORY: 'does not fit in GPU memory (with parallelismSearch, not with any ZeRO stage, tensor/pipeline parallelism or recomputation searched either)',
   MISSES_DEADLINE: 'finishes after the deadline',
   OVER_BUDGET: 'costs more than the budget',
   NO_PRICE: 'the catalog has no price for this GPU (give one in prices)',
@@ -20,6 +22,8 @@ export const REJECT_REASONS = {
   GLOBAL_BATCH_MISMATCH: 'cannot reach the fixed global batch with whole accumulation steps',
 } as const;
 export type RejectReason = keyof typeof REJECT_REASONS;
+
+export type ParallelismSearch = 'off' | 'auto' | 'all';
 
 export interface RecommendRequest {
   model: ModelDef;
@@ -44,7 +48,24 @@ export interface RecommendRequest {
   limit: number;
   /** Refuse searches larger than this many candidates. */
   maxCandidates?: number;
+  /**
+   * Tensor/pipeline parallelism, ZeRO sharding and recomputation (optimizer/parallel-search.ts):
+   * 'off' (the default here): plain data parallelism only; 'auto' (the API's default): searched on
+   * the layouts where plain data parallelism does not fit; 'all': on every layout, each keeping
+   * whichever plan is faster. A plan found this way carries `parallelism`; pass it to `predict`.
+   */
+  parallelismSearch?: ParallelismSearch;
+  /** Stop enumerating after this many milliseconds and rank the candidates found so far (status TIMEOUT). */
+  timeBudgetMs?: number;
+  /**
+   * Milliseconds the work after the search (ranking, a learned correction) takes per candidate
+   * found: the search stops early enough to leave that time inside timeBudgetMs. Default 0.
+   */
+  reserveMsPerCandidate?: number;
 }
+
+/** COMPLETE: every candidate was evaluated; TIMEOUT: the time budget ran out first, plans are the best of those evaluated. */
+export type SearchStatus = 'COMPLETE' | 'TIMEOUT';
 
 export interface Plan {
   rank: number;
@@ -65,14 +86,19 @@ export interface Plan {
   totalHoursP90: number;
   /** Which predictor answered: 'analytical' or the learned model's name. */
   predictor: string;
+  /** Which case the prediction is: measured / calibrated from the same model / unmeasured. */
+  evidence: string;
   /** null when neither the catalog nor the request gives a price for the GPU. */
   costUsd: number | null;
   priceUsdPerGpuHour: number | null;
   memoryGbPerGpu: number;
   breakdown: Breakdown;
+  /** How the plan splits the model: plain data parallelism is dataParallel = GPUs, the rest 1 or 0. */
+  parallelism: PlanParallelism;
 }
 
 export interface Recommendation {
+  status: SearchStatus;
   evaluated: number;
   feasible: number;
   plans: Plan[];
@@ -101,9 +127,14 @@ export interface Candidate {
   stepLoMs: number;
   stepHiMs: number;
   hoursHi: number;
+  evidence?: string;
   compute: ComputeTime;
   commTotalMs: number;
   commExposedMs: number;
+  /** Set when the plan is not plain data parallelism (optimizer/parallel-search.ts), with its communication by kind. */
+  parallelism?: Parallelism;
+  commDataParallelMs?: number;
+  commPipelineMs?: number;
 }
 
 export function searchSize(r: Pick<RecommendRequest, 'gpus' | 'precisions' | 'batchSizes' | 'gpusPerNodeChoices' | 'maxNodes'>): number {
@@ -112,6 +143,8 @@ export function searchSize(r: Pick<RecommendRequest, 'gpus' | 'precisions' | 'ba
 
 /** Candidates that pass every constraint not involving time (precision, price, GPUs, memory, global batch). */
 export interface Search {
+  /** true when the time budget stopped the enumeration early. */
+  timedOut?: boolean;
   evaluated: number;
   rejected: Map<RejectReason, number>;
   candidates: Candidate[];
@@ -125,6 +158,8 @@ export interface TimeScale {
   mid: ArrayLike<number>;
   lo?: ArrayLike<number>;
   hi?: ArrayLike<number>;
+  /** Per candidate: which case its prediction is (measured / calibrated / unmeasured). */
+  cases?: string[];
   predictor: string;
 }
 
@@ -143,8 +178,11 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency = defaultE
   const candidates: Candidate[] = [];
   let evaluated = 0;
   const needPrice = r.objective === 'COST' || r.budgetUsd !== undefined;
+  const stopAt = r.timeBudgetMs === undefined ? Infinity : performance.now() + r.timeBudgetMs;
+  let timedOut = false;
 
   r.gpus.forEach((gpu, gpuIndex) => {
+    if (timedOut) return;
     const price = r.prices?.[gpu.id] ?? gpu.priceUsdPerGpuHour;
     const perNode = r.gpusPerNodeChoices.filter((g) => g <= maxGpusPerNode(gpu));
     const layouts = perNode.length * r.maxNodes;
@@ -152,18 +190,28 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency = defaultE
     for (const precision of r.precisions) {
       const unsupported = unsupportedReason(gpu, precision) !== null;
       for (const batch of r.batchSizes) {
+        if (stopAt !== Infinity && performance.now() + candidates.length * (r.reserveMsPerCandidate ?? 0) >= stopAt) { timedOut = true; break; }
         evaluated += layouts;
         if (unsupported) { reject('UNSUPPORTED_PRECISION', layouts); continue; }
         if (needPrice && price === null) { reject('NO_PRICE', layouts); continue; }
         const single = memoryPerGpu(r.model, cost, precision, batch, false, eff);
         const multi = memoryPerGpu(r.model, cost, precision, batch, true, eff);
         const computeByAccum = new Map<number, ComputeTime>();
+        let sharded: ShardedSearch | undefined;
         for (const g of perNode) {
           for (let nodes = 1; nodes <= r.maxNodes; nodes++) {
             const gpus = g * nodes;
             if (r.maxGpus !== undefined && gpus > r.maxGpus) { reject('TOO_MANY_GPUS'); continue; }
             const memory = gpus > 1 ? multi : single;
-            if (!fits(memory, gpu)) { reject('OUT_OF_MEMORY'); continue; }
+            const plainFits = fits(memory, gpu);
+            if ((!plainFits && r.parallelismSearch === 'auto') || r.parallelismSearch === 'all') {
+              // Sharding, tensor and pipeline parallelism, recomputation: see parallel-search.ts.
+              sharded ??= shardedSearch(r, { model: r.model, cost, gpu, gpuIndex, precision, batch, price, netGbps }, eff);
+              const found = sharded.best(g, nodes, plainFits);
+              if (typeof found !== 'string') { candidates.push(found); continue; }
+              if (!plainFits) { reject(found); continue; }
+            }
+            if (!plainFits) { reject('OUT_OF_MEMORY'); continue; }
             let accum = 1;
             if (r.globalBatch !== undefined) {
               accum = r.globalBatch / (batch * gpus);
@@ -180,9 +228,10 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency = defaultE
           }
         }
       }
+      if (timedOut) break;
     }
   });
-  return { evaluated, rejected, candidates };
+  return { timedOut, evaluated, rejected, candidates };
 }
 
 /** Applies the time-dependent constraints (deadline, budget) and ranks. */
@@ -196,9 +245,10 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
     c.stepTimeMs = c.analyticalStepMs * (scale ? scale.mid[i] : 1);
     c.stepLoMs = c.analyticalStepMs * (scale?.lo ? scale.lo[i] : 1);
     c.stepHiMs = c.analyticalStepMs * (scale?.hi ? scale.hi[i] : 1);
+    c.evidence = scale?.cases?.[i] ?? 'analytical estimate only';
     const gpus = c.gpusPerNode * c.nodes;
-    // samples / (units per step) steps, each stepTimeMs long
-    const hoursPerStepMs = r.samples / (c.batch * c.accum * gpus * units) / 3.6e6;
+    // samples / (units per step) steps, each stepTimeMs long; a step trains one micro-batch per model replica
+    const hoursPerStepMs = r.samples / (c.batch * c.accum * dataParallelOf(gpus, c.parallelism) * units) / 3.6e6;
     c.hours = hoursPerStepMs * c.stepTimeMs;
     c.hoursHi = hoursPerStepMs * c.stepHiMs;
     c.cost = c.price === null ? Number.NaN : c.hours * gpus * c.price;
@@ -217,7 +267,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
   const top = topN(feasible, Math.max(0, r.limit), order);
   const toPlan = (c: Candidate, rank: number): Plan => {
     const gpu = r.gpus[c.gpuIndex];
-    const step = combine(c.compute, { totalMs: c.commTotalMs, exposedMs: c.commExposedMs }, { batchSizePerGpu: c.batch, gradAccumSteps: c.accum, gpusPerNode: c.gpusPerNode, nodes: c.nodes });
+    const step = combine(c.compute, { totalMs: c.commTotalMs, exposedMs: c.commExposedMs, dataParallelMs: c.commDataParallelMs, pipelineMs: c.commPipelineMs }, { batchSizePerGpu: c.batch, gradAccumSteps: c.accum, gpusPerNode: c.gpusPerNode, nodes: c.nodes, parallelism: c.parallelism });
     // A learned correction scales the whole step; the breakdown keeps the analytical proportions.
     const k = c.stepTimeMs / c.analyticalStepMs;
     const breakdown = Object.fromEntries(Object.entries(step.breakdown).map(([name, ms]) => [name, ms * k])) as unknown as Breakdown;
@@ -226,11 +276,13 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
       stepTimeMs: c.stepTimeMs, stepTimeMsP10: c.stepLoMs, stepTimeMsP90: c.stepHiMs, analyticalStepTimeMs: c.analyticalStepMs,
       throughput: (step.globalBatch * units) / (c.stepTimeMs / 1e3), throughputUnit: r.model.throughputUnit,
       totalHours: c.hours, totalHoursP90: c.hoursHi, costUsd: Number.isFinite(c.cost) ? c.cost : null, priceUsdPerGpuHour: c.price,
-      memoryGbPerGpu: c.memoryGb, breakdown, predictor: scale?.predictor ?? 'analytical',
+      memoryGbPerGpu: c.memoryGb, breakdown, predictor: scale?.predictor ?? 'analytical', evidence: c.evidence ?? 'analytical estimate only',
+      parallelism: planParallelism(c.gpusPerNode * c.nodes, c.parallelism, c.accum),
     };
   };
   const pareto = paretoFront(feasible.filter((c) => Number.isFinite(c.cost)));
   return {
+    status: search.timedOut ? 'TIMEOUT' : 'COMPLETE',
     evaluated: search.evaluated,
     feasible: feasible.length,
     plans: top.map((c, i) => toPlan(c, i + 1)),

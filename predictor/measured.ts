@@ -7,6 +7,9 @@ import { predict, type Prediction } from './predict.js';
 import type { Efficiency } from './step.js';
 import type { ModelDef } from './types.js';
 import { getModel } from './zoo/index.js';
+import { customUnitFactor, loadModelFile, looksLikeModelFile } from './import/index.js';
+import { RECOMPUTE, type Parallelism, type Recompute, type ZeroStage } from './parallel.js';
+import { isAbsolute, resolve } from 'node:path';
 
 interface UnitRule { model: string; unit: string; factor: number; why: string }
 interface UnitsFile { rules: UnitRule[] }
@@ -29,20 +32,45 @@ export function unitFactor(model: ModelDef, rowUnit: string): number | string {
 
 export interface RowPrediction {
   row: Measurement;
+  /** The zoo model at the row's sequence length / image size. */
+  model?: ModelDef;
   prediction?: Prediction;
   /** Predicted throughput in the row's unit, total over all GPUs. */
   predictedThroughput?: number;
   error?: string;
 }
 
-export function predictRow(row: Measurement, eff?: Efficiency): RowPrediction {
+/**
+ * A row's model: a zoo id, or (predict-csv) a path to a Hugging Face config.json, an .onnx graph or a
+ * layer-list .json, relative to `baseDir` (the CSV's folder), at the row's seq_len_or_image_size.
+ */
+function rowModel(row: Measurement, baseDir: string | undefined): { model?: ModelDef; custom: boolean; error?: string } {
+  const seqOrImage = row.seqLenOrImageSize ?? undefined;
+  const zoo = getModel(row.model, seqOrImage === undefined ? undefined : { seqLenOrImageSize: seqOrImage });
+  if (zoo || !looksLikeModelFile(row.model)) return zoo ? { model: zoo, custom: false } : { custom: false, error: `model "${row.model}" is not in the zoo (nor a path to a config.json, .onnx or layer-list file)` };
+  const path = isAbsolute(row.model) || !baseDir ? row.model : resolve(baseDir, row.model);
+  return { model: loadModelFile(path, { seqLen: seqOrImage, field: 'model', seqLenField: 'seq_len_or_image_size', name: row.model }).model, custom: true };
+}
+
+/** Optional predict-csv columns tensor_parallel, pipeline_parallel, zero_stage, recompute (none/selective/full). */
+function rowParallelism(row: Measurement): Parallelism | undefined {
+  const r = row.raw ?? {};
+  const int = (k: string) => (r[k] === undefined || r[k] === '' ? undefined : Number(r[k]));
+  const t = int('tensor_parallel'), p = int('pipeline_parallel'), z = int('zero_stage');
+  const rc = (r.recompute ?? '').trim().toLowerCase();
+  if (t === undefined && p === undefined && z === undefined && !rc) return undefined;
+  if (rc && !RECOMPUTE.includes(rc as Recompute)) throw new Error(`recompute must be one of ${RECOMPUTE.join(', ')} (got "${rc}")`);
+  return { tensorParallel: t ?? 1, pipelineParallel: p ?? 1, zeroStage: (z ?? 0) as ZeroStage, recompute: (rc || 'none') as Recompute };
+}
+
+export function predictRow(row: Measurement, eff?: Efficiency, opts: { baseDir?: string } = {}): RowPrediction {
   const gpu = getGpu(row.gpu);
   if (!gpu) return { row, error: `unknown gpu "${row.gpu}"` };
   try {
-    const seqOrImage = row.seqLenOrImageSize ?? undefined;
-    const model = getModel(row.model, seqOrImage === undefined ? undefined : { seqLenOrImageSize: seqOrImage });
-    if (!model) return { row, error: `model "${row.model}" is not in the zoo` };
-    const factor = unitFactor(model, row.throughputUnit);
+    const found = rowModel(row, opts.baseDir);
+    if (!found.model) return { row, error: found.error };
+    const model = found.model;
+    const factor = found.custom ? customUnitFactor(model, row.throughputUnit) : unitFactor(model, row.throughputUnit);
     if (typeof factor === 'string') return { row, error: factor };
     const accum = row.gradAccumSteps ?? 1;
     // Rows without a batch size get the model's first typical one (the prediction is then per
@@ -56,8 +84,9 @@ export function predictRow(row: Measurement, eff?: Efficiency): RowPrediction {
       // FP32 rows measured on TF32-capable GPUs under NGC/TF defaults are flagged: they ran TF32 math.
       fp32UsesTf32: row.flags.includes('fp32_on_tf32_capable_gpu'),
       interNodeGbps: defaultInterNodeGbps(gpu.id),
+      parallelism: rowParallelism(row),
     }, eff);
-    return { row, prediction, predictedThroughput: prediction.throughput * factor };
+    return { row, model, prediction, predictedThroughput: prediction.throughput * factor };
   } catch (e) {
     return { row, error: e instanceof Error ? e.message : String(e) };
   }

@@ -166,6 +166,7 @@ export class Plan {
   @Field(() => Float, { description: '90th percentile of the step time.' }) stepTimeMsP90!: number;
   @Field(() => Float, { description: 'The analytical (roofline) estimate before any learned correction.' }) analyticalStepTimeMs!: number;
   @Field(() => String, { description: 'Which predictor answered.' }) predictor!: string;
+  @Field(() => String, { description: 'Which case the prediction is: measured, calibrated from measurements of the same model, or unmeasured.' }) evidence!: string;
   @Field(() => Float) throughput!: number;
   @Field(() => String) throughputUnit!: string;
   @Field(() => Float) totalHours!: number;

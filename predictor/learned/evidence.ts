@@ -39,7 +39,7 @@ interface Acc { sum: number; n: number }
 
 /** Which case a prediction is, for the response. */
 export function evidenceCase(e: Evidence): string {
-  if (e.exactN > 0) return 'measured: this model, GPU and precision are in the measurements';
+  if (e.exactN > 0) return 'measured: this model, GPU and precision are in the measurements (the estimate uses neighbouring configurations, not those rows)';
   if (e.sameGpuN > 0) return 'calibrated: this model measured on this GPU at other precisions';
   if (e.samePrecisionN > 0) return 'calibrated: this model measured at this precision on other GPUs';
   if (e.modelN > 0) return 'calibrated: this model measured on other configurations';
