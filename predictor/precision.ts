@@ -111,6 +111,8 @@ export function peakTflops(gpu: GpuSpec, math: MathMode, op: OpClass): number | 
 /** Why a GPU cannot run a precision mode, or null when it can. */
 export function unsupportedReason(gpu: GpuSpec, precision: Precision): string | null {
   if (!(gpu.memoryBwGbps > 0) || !(gpu.memoryGb > 0)) return `${gpu.id}: the catalog has no memory size or bandwidth figure, so no prediction can be made`;
+  // Normalization, activations and the optimizer run on the vector units at the fp32 rate.
+  if (gpu.peakTflops.fp32 === null) return `${gpu.id}: the catalog has no fp32 (vector) TFLOPS figure, so no prediction can be made`;
   const need = POLICIES[precision].math.matmul;
   if (gpu.peakTflops[need] !== null) return null;
   const what: Record<MathMode, string> = {

@@ -1,0 +1,23 @@
+// The GraphQL operations behind `trainplan plan-fleet | plan-procurement | plan-federated --in FILE.json`
+// (cli/main.ts): FILE.json holds the operation's `input` object (docs/coupled-planning.md).
+const SOLVE = 'status solver optimalityProven gap bestBound solveTimeMs notes modelSize { candidates keptCandidates variables integers constraints nonzeros }';
+
+export const COUPLED_QUERIES: Record<string, string> = {
+  'plan-fleet': `query($input: FleetInput!) { planFleet(input: $input) { ${SOLVE} objective objectiveValue totalCostUsd makespanHours
+    assignments { jobId gpu { id } onDemand nodes gpusPerNode totalGpus batchSizePerGpu precision stepTimeMs totalHours deadlineHours costUsd priceUsdPerGpuHour memoryGbPerGpu }
+    gpuUsage { gpu { id } used available onDemand } unplaced { jobId reason message } } }`,
+  'plan-procurement': `query($input: ProcurementInput!) { planProcurement(input: $input) { ${SOLVE} objectiveValue
+    cost { capitalUsd powerUsd rentalUsd totalUsd allRentUsd } purchases { gpu { id } count capitalUsd powerUsd utilization }
+    allocations { jobId owned runsPerMonth months config { gpu { id } nodes gpusPerNode totalGpus batchSizePerGpu precision hoursPerRun gpuHoursPerRun usdPerRun } }
+    breakEven { gpu { id } breakEvenUtilization plannedUtilization rentUsdPerGpuHour capitalUsdPerGpuMonth powerUsdPerGpuHour note }
+    months { month ownedGpuHours ownedCapacityGpuHours rentedGpuHours powerUsd rentalUsd } unplaced { jobId reason message } } }`,
+  'plan-federated': `query($input: FederatedInput!) { planFederatedRound(input: $input) { ${SOLVE} roundTimeSeconds samplesPerRound slowestClient rounds totalHours
+    clients { id participates precision batchSizePerGpu localSteps samples computeSeconds transferSeconds totalSeconds memoryGbPerGpu note }
+    infeasible { clientId reason message } } }`,
+};
+
+/** The input object from FILE.json (a bare input, or { "input": ... }). */
+export function readInput(text: string): unknown {
+  const v = JSON.parse(text) as Record<string, unknown>;
+  return v && typeof v === 'object' && Object.keys(v).length === 1 && 'input' in v ? v.input : v;
+}

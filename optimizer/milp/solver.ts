@@ -1,0 +1,336 @@
+// The solver interface the problem families use: solveMip(model, options) answers with a verified
+// assignment, which solver produced it, and whether its optimality is proven.
+//
+//   - HiGHS is the solver of record. It runs in a worker thread (highs-worker.ts) with a time limit
+//     and mip_rel_gap 0 (exact optima unless the time limit stops it first, in which case the answer
+//     is FEASIBLE with the gap to HiGHS's dual bound). A watchdog terminates a worker that overruns
+//     its limit, so no solve hangs a request. If no worker can start, HiGHS runs in-thread (it honours
+//     its own time limit) and the `solver` string says so.
+//   - javascript-lp-solver is a fast path for small models the caller marks eligible (fleet
+//     allocation). Its answer is used only when it is integral and passes verification; otherwise, or
+//     when it claims infeasibility, HiGHS answers and a note says why.
+//   - Every answer, from either solver, is checked against every bound, integrality requirement and
+//     row (verify.ts) before it is returned; a HiGHS answer that fails is an error, never a result.
+import { Worker } from 'node:worker_threads';
+import { highs, HIGHS_VERSION, solveWithHighs, type BackendResult } from './highs.js';
+import type { WorkerJob, WorkerReply } from './highs-worker.js';
+import { JSLP_VERSION } from './lpsolver.js';
+import { modelSize, objectiveOf, withObjective, type MipModel, type MipStart } from './model.js';
+import { describeViolations, rounded, verifyMipSolution } from './verify.js';
+
+export type SolverChoice = 'AUTO' | 'HIGHS' | 'JAVASCRIPT_LP_SOLVER';
+export type MipStatus = 'OPTIMAL' | 'FEASIBLE' | 'INFEASIBLE' | 'TIME_LIMIT';
+
+export interface SolveOptions {
+  /** Wall-clock limit for HiGHS, seconds. */
+  timeLimitSeconds: number;
+  /** Relative MIP gap at which HiGHS may stop; 0 (default) for exact optima. */
+  mipRelGap?: number;
+  /** AUTO: javascript-lp-solver first when `fastPathEligible`, HiGHS otherwise or after it. */
+  solver?: SolverChoice;
+  /** The caller's judgement that this is a small model of the kind javascript-lp-solver handles well. */
+  fastPathEligible?: boolean;
+  /** Budget for the javascript-lp-solver attempt, seconds (default min(2, timeLimitSeconds)). */
+  jsLpTimeLimitSeconds?: number;
+  /** A feasible assignment HiGHS may start from. */
+  start?: MipStart;
+}
+
+export interface MipSolveResult {
+  status: MipStatus;
+  /** Verified assignment, integer columns rounded; null when INFEASIBLE or TIME_LIMIT. */
+  values: number[] | null;
+  objective: number | null;
+  bestBound: number | null;
+  /** Relative gap between the objective and the best bound; 0 when optimal, null without a solution. */
+  gap: number | null;
+  /** Which solver answered, and how (worker thread, in-thread fallback). */
+  solver: string;
+  optimalityProven: boolean;
+  timeMs: number;
+  /** Why the fast path was not taken, fallbacks, anything the user should know. */
+  notes: string[];
+}
+
+/** Models with more columns than this never take the javascript-lp-solver fast path under AUTO. */
+export const JSLP_MAX_COLUMNS = 1500;
+const WORKER_START_TIMEOUT_MS = 20_000;
+const WATCHDOG_GRACE_MS = 5_000;
+const JSLP_WATCHDOG_GRACE_MS = 1_500;
+const RETRY_WORKER_AFTER_MS = 60_000;
+
+// ------------------------------------------------------------------ worker pool
+
+interface Slot { worker: Worker; busy: boolean }
+type Outcome = { kind: 'result'; result: BackendResult } | { kind: 'killed'; message: string } | { kind: 'unavailable'; message: string };
+
+const isTs = import.meta.url.endsWith('.ts');
+let workerEntryOverride: URL | undefined;
+let watchdogGraceMs: number | undefined;
+
+/** Tests only: point the pool at another worker entry (e.g. one that cannot start, or never answers) and shorten the watchdog's grace. */
+export function __setWorkerForTests(o: { entry?: URL; watchdogGraceMs?: number }): void {
+  workerEntryOverride = o.entry;
+  watchdogGraceMs = o.watchdogGraceMs;
+  shutdownSolverWorkers();
+  unavailableUntil = 0;
+}
+
+let unavailableUntil = 0;
+let unavailableReason = '';
+const slots: Slot[] = [];
+const waiting: (() => void)[] = [];
+let nextJobId = 1;
+
+const maxWorkers = () => {
+  const n = Number(process.env.TRAINPLAN_SOLVER_WORKERS ?? 2);
+  return Number.isInteger(n) && n >= 1 ? Math.min(n, 8) : 2;
+};
+const workersDisabled = () => /^(0|off|false|no)$/i.test(process.env.TRAINPLAN_SOLVER_WORKER ?? '');
+
+function spawn(): Promise<Slot> {
+  const entry = workerEntryOverride ?? new URL(isTs ? './highs-worker.ts' : './highs-worker.js', import.meta.url);
+  const worker = entry.pathname.endsWith('.ts')
+    ? new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { entry: entry.href } })
+    : new Worker(entry);
+  return new Promise((resolve, reject) => {
+    // Only our own listeners are removed: removeAllListeners() would also drop the ones Node uses to
+    // keep the worker's message port flowing.
+    const off = () => { clearTimeout(timer); worker.off('message', onMessage); worker.off('error', onError); worker.off('exit', onExit); };
+    const fail = (why: string) => { off(); void worker.terminate(); reject(new Error(why)); };
+    const onMessage = (m: WorkerReply) => {
+      off();
+      if (m.type !== 'ready') { void worker.terminate(); reject(new Error('the solver worker sent no ready message')); return; }
+      resolve({ worker, busy: true });
+    };
+    const onError = (e: Error) => fail(`the solver worker failed to start: ${e.message.split('\n')[0]}`);
+    const onExit = (code: number) => fail(`the solver worker exited with code ${code} while starting`);
+    const timer = setTimeout(() => fail(`the solver worker did not start within ${WORKER_START_TIMEOUT_MS / 1e3} s`), WORKER_START_TIMEOUT_MS);
+    worker.on('message', onMessage); worker.on('error', onError); worker.on('exit', onExit);
+  });
+}
+
+async function acquire(): Promise<Slot> {
+  for (;;) {
+    const idle = slots.find((s) => !s.busy);
+    if (idle) { idle.busy = true; idle.worker.ref(); return idle; }
+    if (slots.length < maxWorkers()) {
+      const placeholder = { busy: true } as Slot;
+      slots.push(placeholder);
+      try {
+        const s = await spawn();
+        placeholder.worker = s.worker;
+        return placeholder;
+      } catch (e) {
+        slots.splice(slots.indexOf(placeholder), 1);
+        release();
+        throw e;
+      }
+    }
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  }
+}
+
+function release(slot?: Slot) {
+  if (slot) { slot.busy = false; slot.worker.unref(); }
+  waiting.shift()?.();
+}
+
+function drop(slot: Slot) {
+  const i = slots.indexOf(slot);
+  if (i >= 0) slots.splice(i, 1);
+  void slot.worker.terminate();
+  release();
+}
+
+async function runInWorker(job: Omit<WorkerJob, 'id'>, watchdogMs: number): Promise<Outcome> {
+  if (workersDisabled()) return { kind: 'unavailable', message: 'worker threads disabled by TRAINPLAN_SOLVER_WORKER' };
+  if (Date.now() < unavailableUntil) return { kind: 'unavailable', message: unavailableReason };
+  let slot: Slot;
+  try {
+    slot = await acquire();
+  } catch (e) {
+    unavailableReason = e instanceof Error ? e.message : String(e);
+    unavailableUntil = Date.now() + RETRY_WORKER_AFTER_MS;
+    return { kind: 'unavailable', message: unavailableReason };
+  }
+  const id = nextJobId++;
+  return new Promise<Outcome>((resolve) => {
+    const w = slot.worker;
+    const done = (o: Outcome, keep: boolean) => {
+      clearTimeout(timer);
+      w.off('message', onMessage); w.off('error', onError); w.off('exit', onExit);
+      if (keep) release(slot); else drop(slot);
+      resolve(o);
+    };
+    const onMessage = (m: WorkerReply) => {
+      if (m.type === 'result' && m.id === id) done({ kind: 'result', result: m.result }, true);
+      else if (m.type === 'error' && m.id === id) done({ kind: 'result', result: { backend: job.backend, status: 'error', values: null, objective: null, bestBound: null, timeMs: 0, message: m.message } }, true);
+    };
+    const onError = (e: Error) => done({ kind: 'killed', message: `the solver worker crashed: ${e.message.split('\n')[0]}` }, false);
+    const onExit = (code: number) => done({ kind: 'killed', message: `the solver worker exited with code ${code}` }, false);
+    const timer = setTimeout(() => done({ kind: 'killed', message: `terminated by the watchdog after ${(watchdogMs / 1e3).toFixed(1)} s` }, false), watchdogMs);
+    w.on('message', onMessage); w.on('error', onError); w.on('exit', onExit);
+    w.postMessage({ ...job, id } satisfies WorkerJob);
+  });
+}
+
+/** Terminates every solver worker (tests, shutdown). Idle workers never keep the process alive anyway. */
+export function shutdownSolverWorkers(): void {
+  for (const s of slots.splice(0)) if (s.worker) void s.worker.terminate();
+}
+
+// ------------------------------------------------------------------ solving
+
+const gapOf = (m: MipModel, obj: number, bound: number | null): number | null => {
+  if (bound === null) return null;
+  const diff = m.sense === 'min' ? obj - bound : bound - obj;
+  const g = Math.max(0, diff) / Math.max(Math.abs(obj), 1e-9);
+  return g < 1e-12 ? 0 : g; // floating-point noise between equal primal and dual values
+};
+
+/**
+ * Runs one backend as it is, unverified (worker, or in-thread HiGHS when no worker starts); the
+ * benchmark uses it to see what each solver says on its own. Everything else goes through solveMip.
+ */
+export async function runBackend(backend: BackendResult['backend'], m: MipModel, timeLimitSeconds: number, mipRelGap: number, start: MipStart | undefined): Promise<{ result: BackendResult | null; where: string; note?: string }> {
+  const grace = watchdogGraceMs ?? (backend === 'highs' ? WATCHDOG_GRACE_MS : JSLP_WATCHDOG_GRACE_MS);
+  const outcome = await runInWorker({ backend, model: m, timeLimitSeconds, mipRelGap, start }, timeLimitSeconds * 1e3 + grace);
+  if (outcome.kind === 'result') return { result: outcome.result, where: 'worker thread' };
+  if (outcome.kind === 'killed') return { result: null, where: 'worker thread', note: `${backend}: ${outcome.message}` };
+  // No worker: HiGHS in-thread honours its time limit; javascript-lp-solver's timeout is not a hard
+  // limit, so it is not run in-thread.
+  if (backend !== 'highs') return { result: null, where: 'not run', note: `javascript-lp-solver skipped: no worker thread (${outcome.message})` };
+  const result = solveWithHighs(await highs(), m, { timeLimitSeconds, mipRelGap, start });
+  return { result, where: `in-thread: ${outcome.message}` };
+}
+
+export async function solveMip(m: MipModel, o: SolveOptions): Promise<MipSolveResult> {
+  const t0 = performance.now();
+  const notes: string[] = [];
+  const choice = o.solver ?? 'AUTO';
+  const mipRelGap = o.mipRelGap ?? 0;
+  const cols = modelSize(m).variables;
+
+  const tryJsLp = choice === 'JAVASCRIPT_LP_SOLVER' || (choice === 'AUTO' && o.fastPathEligible === true && cols <= JSLP_MAX_COLUMNS);
+  if (tryJsLp) {
+    const budget = Math.min(o.jsLpTimeLimitSeconds ?? 2, o.timeLimitSeconds);
+    const { result: r, note } = await runBackend('javascript-lp-solver', m, budget, 0, undefined);
+    if (note) notes.push(note);
+    if (r) {
+      if (r.values && (r.status === 'optimal' || r.status === 'feasible')) {
+        const v = verifyMipSolution(m, r.values, r.objective);
+        if (v.length === 0) {
+          if (r.status === 'optimal') {
+            const values = rounded(m, r.values);
+            const objective = objectiveOf(m, values);
+            return { status: 'OPTIMAL', values, objective, bestBound: objective, gap: 0, solver: `javascript-lp-solver ${JSLP_VERSION} (worker thread)`, optimalityProven: true, timeMs: performance.now() - t0, notes };
+          }
+          notes.push(`javascript-lp-solver: ${r.message}; HiGHS answered`);
+        } else notes.push(`javascript-lp-solver's answer failed verification (${describeViolations(v, 3)}); HiGHS answered`);
+      } else notes.push(`javascript-lp-solver ${r.message}${r.status === 'infeasible' ? ' (not trusted without proof)' : ''}; HiGHS answered`);
+    }
+  } else if (choice === 'AUTO' && o.fastPathEligible && cols > JSLP_MAX_COLUMNS) {
+    notes.push(`model has ${cols} columns, above the javascript-lp-solver fast-path limit of ${JSLP_MAX_COLUMNS}`);
+  }
+
+  const remaining = Math.max(1, o.timeLimitSeconds - (performance.now() - t0) / 1e3);
+  const { result: r, where, note } = await runBackend('highs', m, remaining, mipRelGap, o.start);
+  if (note) notes.push(note);
+  const solver = `highs ${HIGHS_VERSION} (${where})`;
+  const timeMs = performance.now() - t0;
+  if (!r) return { status: 'TIME_LIMIT', values: null, objective: null, bestBound: null, gap: null, solver, optimalityProven: false, timeMs, notes };
+  if (r.status === 'infeasible') return { status: 'INFEASIBLE', values: null, objective: null, bestBound: null, gap: null, solver, optimalityProven: true, timeMs, notes };
+  if (r.status === 'no-solution') {
+    notes.push(`HiGHS: ${r.message} before finding a feasible solution`);
+    return { status: 'TIME_LIMIT', values: null, objective: null, bestBound: r.bestBound, gap: null, solver, optimalityProven: false, timeMs, notes };
+  }
+  if (r.status !== 'optimal' && r.status !== 'feasible') throw new Error(`HiGHS failed on ${m.name}: ${r.message}`);
+  const v = verifyMipSolution(m, r.values!, r.objective);
+  if (v.length) throw new Error(`HiGHS's answer to ${m.name} failed verification: ${describeViolations(v)}`);
+  const values = rounded(m, r.values!);
+  const objective = objectiveOf(m, values);
+  // Optimal: exactly when mipRelGap is 0, else within it; the gap reported is what HiGHS proved.
+  if (r.status === 'optimal') return { status: 'OPTIMAL', values, objective, bestBound: r.bestBound ?? objective, gap: r.bestBound === null ? 0 : gapOf(m, objective, r.bestBound), solver, optimalityProven: true, timeMs, notes };
+  notes.push(`HiGHS: ${r.message}`);
+  return { status: 'FEASIBLE', values, objective, bestBound: r.bestBound, gap: gapOf(m, objective, r.bestBound), solver, optimalityProven: false, timeMs, notes };
+}
+
+// ------------------------------------------------------------------ lexicographic objectives
+
+export interface LexPhase {
+  name: string;
+  /** Dense objective coefficients over the model's columns. */
+  coefs: number[];
+  sense: 'min' | 'max';
+  fastPathEligible?: boolean;
+  /** How much later phases may give back on this objective: max(abs, rel x |value|). */
+  absTol?: number;
+  relTol?: number;
+}
+
+export interface LexResult {
+  /** The last phase solved (its values satisfy every earlier phase's bound). */
+  final: MipSolveResult;
+  phases: { name: string; status: MipStatus; value: number | null; bestBound: number | null; gap: number | null; proven: boolean; solver: string }[];
+  /** All phases proven optimal. */
+  optimalityProven: boolean;
+  solver: string;
+  notes: string[];
+  timeMs: number;
+}
+
+/**
+ * Optimizes several objectives in priority order: each phase is solved with every earlier
+ * objective held at its optimum (within tolerance), starting from the previous phase's answer.
+ * The time limit covers all phases together.
+ */
+export async function solveLexicographic(base: MipModel, phases: LexPhase[], o: SolveOptions): Promise<LexResult> {
+  const t0 = performance.now();
+  const out: LexResult['phases'] = [];
+  const notes: string[] = [];
+  let model = base;
+  let last: MipSolveResult | undefined;
+  for (const [k, p] of phases.entries()) {
+    const left = o.timeLimitSeconds - (performance.now() - t0) / 1e3;
+    const r = await solveMip(withObjective(model, p.coefs, p.sense, `${base.name}:${p.name}`), {
+      ...o, timeLimitSeconds: Math.max(1, left), fastPathEligible: p.fastPathEligible ?? o.fastPathEligible, start: last?.values ?? o.start,
+    });
+    for (const n of r.notes) notes.push(phases.length > 1 ? `${p.name}: ${n}` : n);
+    out.push({ name: p.name, status: r.status, value: r.objective, bestBound: r.bestBound, gap: r.gap, proven: r.optimalityProven, solver: r.solver });
+    if (r.values === null) {
+      if (k > 0 && last) {
+        // A later phase ran out of time without improving: the previous phase's answer still stands.
+        notes.push(`${p.name}: no answer within the time limit; the ${phases[k - 1].name} phase's solution is kept`);
+        out[k].value = objectiveOf(withObjective(model, p.coefs, p.sense), last.values!);
+        out[k].proven = false;
+        out[k].bestBound = null;
+        out[k].gap = null;
+        break;
+      }
+      last = r;
+      break;
+    }
+    last = r;
+    if (k < phases.length - 1) {
+      const v = r.objective!;
+      const tol = Math.max(p.absTol ?? 1e-7, (p.relTol ?? 1e-7) * Math.abs(v));
+      const idx: number[] = [], val: number[] = [];
+      p.coefs.forEach((c, j) => { if (c !== 0) { idx.push(j); val.push(c); } });
+      model = {
+        ...model,
+        rows: [...model.rows, { name: `lex_${p.name}`, indices: idx, values: val, lb: p.sense === 'max' ? v - tol : -Infinity, ub: p.sense === 'min' ? v + tol : Infinity }],
+      };
+    }
+  }
+  const final = last!;
+  const solvers = [...new Set(out.map((x) => x.solver))];
+  return {
+    final,
+    phases: out,
+    optimalityProven: out.length === phases.length && out.every((x) => x.proven),
+    solver: solvers.length === 1 ? solvers[0] : out.map((x) => `${x.name}: ${x.solver}`).join('; '),
+    notes,
+    timeMs: performance.now() - t0,
+  };
+}
