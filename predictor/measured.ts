@@ -77,12 +77,13 @@ export function predictRow(row: Measurement, eff?: Efficiency, opts: { baseDir?:
     // sample at that batch). Rows flagged batch_col_is_accumulated_batch_per_gpu print the batch
     // accumulated over grad_accum_steps micro-batches (e.g. BERT pre-training 8192 = 64 x 128).
     const printed = row.batchSizePerGpu ?? model.batchSizes[0];
-    const batch = row.flags.includes('batch_col_is_accumulated_batch_per_gpu') && accum > 1 ? Math.max(1, Math.round(printed / accum)) : printed;
+    const flags = row.flags ?? ''; // a CSV may leave the column out
+    const batch = flags.includes('batch_col_is_accumulated_batch_per_gpu') && accum > 1 ? Math.max(1, Math.round(printed / accum)) : printed;
     const prediction = predict({
       model, gpu, precision: row.precision, batchSizePerGpu: batch, gpusPerNode: row.gpusPerNode, nodes: row.numNodes,
       gradAccumSteps: accum,
       // FP32 rows measured on TF32-capable GPUs under NGC/TF defaults are flagged: they ran TF32 math.
-      fp32UsesTf32: row.flags.includes('fp32_on_tf32_capable_gpu'),
+      fp32UsesTf32: flags.includes('fp32_on_tf32_capable_gpu'),
       interNodeGbps: defaultInterNodeGbps(gpu.id),
       parallelism: rowParallelism(row),
     }, eff);

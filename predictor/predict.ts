@@ -1,17 +1,14 @@
 // A whole prediction for one configuration: step time, throughput, memory, hours and cost.
 import { modelCost } from './layers.js';
-import { fits, memoryPerGpu, type MemoryBreakdown } from './memory.js';
+import { fits, memoryOfExecution, type MemoryBreakdown } from './memory.js';
+import { checkParallelism, parallelStructure, type Parallelism } from './parallel.js';
 import { unsupportedReason } from './precision.js';
 import { defaultEfficiency, stepTime, type Breakdown, type Efficiency, type Execution } from './step.js';
 import type { GpuSpec, MathMode, ModelCost, ModelDef, Precision } from './types.js';
 
-/** A bad request, named by the field at fault. The API turns it into BAD_USER_INPUT. */
-export class InputError extends Error {
-  constructor(readonly field: string, message: string) {
-    super(message);
-    this.name = 'InputError';
-  }
-}
+// InputError lives in its own module so that modules predict.ts imports (parallel.ts) can throw it too.
+export { InputError } from './input-error.js';
+import { InputError } from './input-error.js';
 
 const costs = new WeakMap<ModelDef, ModelCost>();
 /** Per-sample costs of a model, computed once per model object. */
@@ -35,6 +32,8 @@ export interface PredictRequest {
   samples?: number;
   /** Overrides the catalog price. */
   priceUsdPerGpuHour?: number | null;
+  /** Tensor/pipeline parallelism, ZeRO, recomputation (parallel.ts); absent = plain data parallelism. */
+  parallelism?: Parallelism;
 }
 
 export interface Prediction {
@@ -64,6 +63,7 @@ export function toExecution(r: PredictRequest): Execution {
     gradAccumSteps: r.gradAccumSteps ?? 1,
     fp32UsesTf32: r.fp32UsesTf32 ?? true,
     interNodeGbps: r.interNodeGbps,
+    ...(r.parallelism ? { parallelism: r.parallelism } : {}),
   };
 }
 
@@ -79,10 +79,14 @@ export function predict(r: PredictRequest, eff: Efficiency = defaultEfficiency()
   if (reason) throw new InputError('precision', reason);
   const exec = toExecution(r);
   const cost = costOf(r.model);
+  if (r.parallelism) {
+    const bad = checkParallelism(r.parallelism, parallelStructure(cost, r.model.layers), exec);
+    if (bad) throw bad;
+  }
   const step = stepTime(r.model, cost, r.gpu, exec, eff);
   const gpus = exec.gpusPerNode * exec.nodes;
   const throughput = (step.globalBatch * r.model.unitsPerBatchElement) / (step.stepTimeMs / 1e3);
-  const memory = memoryPerGpu(r.model, cost, r.precision, r.batchSizePerGpu, gpus > 1, eff);
+  const memory = memoryOfExecution(r.model, cost, exec, eff);
   const price = r.priceUsdPerGpuHour !== undefined ? r.priceUsdPerGpuHour : r.gpu.priceUsdPerGpuHour;
   return {
     modelId: r.model.id,

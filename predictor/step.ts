@@ -7,7 +7,24 @@
 // gradient all-reduce (ring inside a node, hierarchical across nodes) overlaps with backward except
 // for its last bucket. Everything that does not depend on the GPU count (`computeTime`) is separate
 // from what does (`communicationTime`), so the optimizer can reuse the first across node counts.
+//
+// An execution with a `parallelism` (parallel.ts) splits the same terms and adds what the split costs
+// (Narayanan et al. 2021, arXiv:2104.04473; Korthikanti et al. 2022, arXiv:2205.05198; Rajbhandari et
+// al. 2020, arXiv:1910.02054):
+//
+//   step = micro-batches x stage(forward + backward + recompute + TP all-reduces)      [1F1B pipeline]
+//        + bubble: (PP - 1) x one micro-batch's stage time, i.e. a fraction (PP-1)/(m+PP-1) of the whole
+//        + optimizer and precision overheads on this GPU's shard + exposed DP/ZeRO and PP communication
+//        + overhead
+//
+// where a stage holds 1/PP of the layers and TP divides each layer's work (parallel.ts says which
+// layers it divides), recomputation reruns the attention cores (selective) or the blocks' forward
+// (full), TP all-reduces every row-parallel linear's output once per pass over the node's link, PP
+// sends the residual stream between stages, and the DP group (GPUs / (TP x PP)) all-reduces, or with
+// ZeRO reduce-scatters the gradients and all-gathers the weights (every micro-batch for ZeRO-3).
+// Without `parallelism` every term below reduces to the plain data-parallel formula above.
 import { readFileSync } from 'node:fs';
+import { microBatchesOf, parallelStructure, parametersPerGpu, type Parallelism } from './parallel.js';
 import { BYTES, effectiveMath, optimizerBytesPerParam, peakTflops, POLICIES, type PrecisionPolicy } from './precision.js';
 import type { GpuSpec, LayerCost, MathMode, ModelCost, ModelDef, Precision } from './types.js';
 
@@ -28,6 +45,13 @@ export interface Efficiency {
   overlapFraction: number;
   workspaceGb: number;
   activationFragmentation: number;
+  /**
+   * Fraction of a link's per-direction bandwidth a collective reaches when it runs alone on the
+   * critical path (tensor-parallel all-reduces, pipeline sends). Unlike linkEfficiency, fitted on
+   * data-parallel runs whose all-reduce shares the GPU with backward, this is not calibrated; absent
+   * from the file, 0.8 (nccl-tests all_reduce bus bandwidth on NVLink nodes is about 80% of the link's).
+   */
+  collectiveLinkEfficiency?: number;
 }
 
 export const EFFICIENCY_FILE = new URL('../seeds/efficiency.json', import.meta.url);
@@ -49,6 +73,8 @@ export interface Execution {
   fp32UsesTf32: boolean;
   /** Inter-node network per node, Gbps. */
   interNodeGbps: number;
+  /** Tensor/pipeline parallelism, ZeRO sharding, recomputation; absent = plain data parallelism. */
+  parallelism?: Parallelism;
 }
 
 /** Milliseconds per optimizer step, by where the time goes. */
@@ -64,9 +90,20 @@ export interface Breakdown {
   communicationTotalMs: number;
   /** Kernel launches and the per-iteration fixed cost. */
   overheadMs: number;
+  /** Forward passes rerun during backward (activation recomputation). */
+  recomputeMs: number;
+  /** Pipeline fill and drain: (PP - 1) x one micro-batch's stage time. */
+  pipelineBubbleMs: number;
+  /** Communication by kind, hidden or not (they add up to communicationTotalMs). */
+  dataParallelCommMs: number;
+  tensorParallelCommMs: number;
+  pipelineCommMs: number;
 }
 
-/** The part of a step that does not depend on how many GPUs there are. */
+/**
+ * The part of a step that does not depend on how many GPUs there are (with ZeRO >= 1 the optimizer
+ * step covers this GPU's shard, 1/DP of its parameters, so there it does).
+ */
 export interface ComputeTime {
   forwardMs: number;
   backwardMs: number;
@@ -77,6 +114,16 @@ export interface ComputeTime {
   gradientBytes: number;
   /** Math mode that carried most of the FLOPs (what a faster tensor core would speed up). */
   dominantMath: MathMode;
+  /** Recomputation during backward, all micro-batches; 0 without. */
+  recomputeMs?: number;
+  /** Tensor-parallel all-reduces, all micro-batches (on the critical path); 0 without TP. */
+  tensorParallelMs?: number;
+  /** Pipeline bubble; 0 without PP. */
+  pipelineBubbleMs?: number;
+  /** Bytes of this GPU's working weights (what ZeRO gathers). */
+  weightBytes?: number;
+  /** Bytes one micro-batch sends across a pipeline stage boundary, each way. */
+  stageBoundaryBytes?: number;
 }
 
 const achievedMatmulFlops = (gpu: GpuSpec, math: MathMode, kernelFlops: number, eff: Efficiency): number => {
@@ -88,90 +135,160 @@ const achievedMatmulFlops = (gpu: GpuSpec, math: MathMode, kernelFlops: number, 
 
 interface PassTime { ms: number; flops: number }
 
-/** One layer's forward and backward roofline time (all `count` instances), ms. */
-function layerTime(l: LayerCost, batch: number, gpu: GpuSpec, policy: PrecisionPolicy, exec: Execution, eff: Efficiency): { fwd: PassTime; bwd: PassTime; math: MathMode } {
+/**
+ * One layer's forward and backward roofline time (all `count` instances), ms, on one GPU holding
+ * 1/`split` of it (tensor parallelism: FLOPs, bytes and the GEMM each kernel runs all shrink).
+ */
+function layerTime(l: LayerCost, batch: number, gpu: GpuSpec, policy: PrecisionPolicy, exec: Pick<Execution, 'fp32UsesTf32'>, eff: Efficiency, split = 1): { fwd: PassTime; bwd: PassTime; math: MathMode } {
   const math = effectiveMath(policy, l.opClass, gpu, exec.fp32UsesTf32);
   const actBytes = BYTES[policy.activation[l.opClass]];
   const weightBytes = l.opClass === 'matmul' && policy.castsWeightsEachStep ? BYTES[math === 'fp32' || math === 'tf32' ? 'fp32' : 'fp16'] : BYTES[policy.weights];
   const bw = gpu.memoryBwGbps * 1e9 * eff.memoryEfficiency;
-  const fwdBytes = batch * (l.inputElements + l.outputElements) * actBytes + l.parameters * weightBytes;
+  const fwdBytes = (batch * (l.inputElements + l.outputElements) * actBytes + l.parameters * weightBytes) / split;
   // Backward reads the saved input and the output gradient, writes the input gradient and the weight gradient.
-  const bwdBytes = batch * (2 * l.inputElements + l.outputElements) * actBytes + 2 * l.parameters * weightBytes;
+  const bwdBytes = (batch * (2 * l.inputElements + l.outputElements) * actBytes + 2 * l.parameters * weightBytes) / split;
   let fwdFlopsTime = 0, bwdFlopsTime = 0;
   if (l.opClass === 'matmul') {
-    const rate = achievedMatmulFlops(gpu, math, batch * l.kernelFlops, eff);
-    fwdFlopsTime = (batch * l.forwardFlops) / rate;
-    bwdFlopsTime = (batch * l.backwardFlops) / rate;
+    const rate = achievedMatmulFlops(gpu, math, (batch * l.kernelFlops) / split, eff);
+    fwdFlopsTime = (batch * l.forwardFlops) / split / rate;
+    bwdFlopsTime = (batch * l.backwardFlops) / split / rate;
   } else {
     const vector = (gpu.peakTflops.fp32 ?? 0) * 1e12 * eff.matmulEfficiency.fp32;
-    fwdFlopsTime = (batch * l.forwardFlops) / vector;
-    bwdFlopsTime = (batch * l.backwardFlops) / vector;
+    fwdFlopsTime = (batch * l.forwardFlops) / split / vector;
+    bwdFlopsTime = (batch * l.backwardFlops) / split / vector;
   }
   const n = l.count;
   const floor = l.kernels * eff.minKernelUs * 1e-6;
   return {
-    fwd: { ms: n * 1e3 * Math.max(fwdFlopsTime, fwdBytes / bw, floor), flops: n * batch * l.forwardFlops },
-    bwd: { ms: n * 1e3 * Math.max(bwdFlopsTime, bwdBytes / bw, 2 * floor), flops: n * batch * l.backwardFlops },
+    fwd: { ms: n * 1e3 * Math.max(fwdFlopsTime, fwdBytes / bw, floor), flops: (n * batch * l.forwardFlops) / split },
+    bwd: { ms: n * 1e3 * Math.max(bwdFlopsTime, bwdBytes / bw, 2 * floor), flops: (n * batch * l.backwardFlops) / split },
     math,
   };
 }
 
-/** Compute part of a step on one GPU at a per-GPU micro-batch. */
-export function computeTime(model: Pick<ModelDef, 'optimizer'>, cost: ModelCost, gpu: GpuSpec, exec: Execution, eff: Efficiency = defaultEfficiency()): ComputeTime {
+/**
+ * The per-layer sums of one micro-batch on one GPU holding 1/TP of each layer TP splits (all stages:
+ * computeTime takes a stage's share). Depends on the GPU, precision, micro-batch and TP degree only,
+ * so a search can reuse it across pipeline depths, ZeRO stages and GPU counts.
+ */
+export interface LayerSums {
+  fwd: number;
+  bwd: number;
+  /** Forward time of what selective / full recomputation reruns. */
+  coreFwd: number;
+  blocksFwd: number;
+  kernels: number;
+  tensors: number;
+  matmulInputElements: number;
+  dominantMath: MathMode;
+}
+
+export function layerSums(cost: ModelCost, gpu: GpuSpec, exec: Pick<Execution, 'precision' | 'batchSizePerGpu' | 'fp32UsesTf32'> & { parallelism?: Parallelism }, eff: Efficiency = defaultEfficiency()): LayerSums {
   const policy = POLICIES[exec.precision];
   const B = exec.batchSizePerGpu;
-  let fwd = 0, bwd = 0, kernels = 0, matmulInputElements = 0, tensors = 0;
+  const par = exec.parallelism;
+  const s = par ? parallelStructure(cost) : undefined;
+  const t = par?.tensorParallel ?? 1;
+  let fwd = 0, bwd = 0, kernels = 0, matmulInputElements = 0, tensors = 0, coreFwd = 0, blocksFwd = 0;
   const flopsByMath = new Map<MathMode, number>();
-  for (const l of cost.layers) {
-    const t = layerTime(l, B, gpu, policy, exec, eff);
-    fwd += t.fwd.ms;
-    bwd += t.bwd.ms;
+  for (let i = 0; i < cost.layers.length; i++) {
+    const l = cost.layers[i];
+    const split = s?.tpSplit[i] ? t : 1;
+    const lt = layerTime(l, B, gpu, policy, exec, eff, split);
+    fwd += lt.fwd.ms;
+    bwd += lt.bwd.ms;
+    if (s?.selectiveRecompute[i]) coreFwd += lt.fwd.ms;
+    if (s?.inBlocks[i]) blocksFwd += lt.fwd.ms;
     kernels += 3 * l.kernels * l.count; // forward launches, backward about twice as many
     if (l.parameters > 0) tensors += l.count;
     if (l.opClass === 'matmul') {
-      matmulInputElements += l.count * l.inputElements;
-      flopsByMath.set(t.math, (flopsByMath.get(t.math) ?? 0) + t.fwd.flops + t.bwd.flops);
+      matmulInputElements += (l.count * l.inputElements) / split;
+      flopsByMath.set(lt.math, (flopsByMath.get(lt.math) ?? 0) + lt.fwd.flops + lt.bwd.flops);
     }
   }
-  const P = cost.parameters;
+  let dominantMath: MathMode = 'fp32', most = -1;
+  for (const [m, f] of flopsByMath) if (f > most) { most = f; dominantMath = m; }
+  return { fwd, bwd, coreFwd, blocksFwd, kernels, tensors, matmulInputElements, dominantMath };
+}
+
+/**
+ * Compute part of a step on one GPU at a per-GPU micro-batch. With `parallelism`, one GPU runs its
+ * TP share of its pipeline stage (1/PP of the layers) for every micro-batch. `sums` (layerSums for
+ * the same GPU, precision, micro-batch and TP degree) may be passed in to reuse it.
+ */
+export function computeTime(model: Pick<ModelDef, 'optimizer'>, cost: ModelCost, gpu: GpuSpec, exec: Execution, eff: Efficiency = defaultEfficiency(), given?: LayerSums): ComputeTime {
+  const sums = given ?? layerSums(cost, gpu, exec, eff);
+  const policy = POLICIES[exec.precision];
+  const B = exec.batchSizePerGpu;
+  const par = exec.parallelism;
+  const s = par ? parallelStructure(cost) : undefined;
+  const t = par?.tensorParallel ?? 1, pp = par?.pipelineParallel ?? 1, z = par?.zeroStage ?? 0;
+  const { fwd, bwd, coreFwd, blocksFwd, kernels, tensors, matmulInputElements, dominantMath } = sums;
+  // One pipeline stage: 1/PP of every sum above (stages assumed balanced, as Megatron splits layers evenly).
+  const stageFwd = fwd / pp, stageBwd = bwd / pp;
+  const stageRecompute = (par?.recompute === 'selective' ? coreFwd : par?.recompute === 'full' ? blocksFwd : 0) / pp;
+  // TP: each row-parallel linear's output is all-reduced over the TP ranks once in forward and once in
+  // backward (sequence parallelism's all-gather + reduce-scatter pairs move the same bytes), plus once
+  // more when full recomputation reruns the forward. They sit on the critical path.
+  let stageTp = 0;
+  if (s && t > 1) {
+    const passes = par?.recompute === 'full' ? 3 : 2;
+    const bytes = B * s.tpReduceElements * BYTES[policy.activation.matmul];
+    const link = intraNodeBandwidth(gpu, t, eff, eff.collectiveLinkEfficiency ?? 0.8);
+    stageTp = (1e3 * passes * (((2 * (t - 1)) / t) * bytes / link + s.tpCollectives * eff.allReduceLatencyUs * 1e-6)) / pp;
+  }
+
+  const P = s ? parametersPerGpu(cost, s, par) : cost.parameters;
+  const dp = par ? (exec.gpusPerNode * exec.nodes) / (t * pp) : 1;
+  // ZeRO shards over the data-parallel group: stage 1 the optimizer state and master copy (so the
+  // optimizer step and the master-weight traffic cover 1/DP of the parameters), stage 2 the gradients
+  // (unscaling too), stage 3 the weights (each rank casts only its shard before gathering it).
+  const shard1 = z >= 1 ? dp : 1, shard2 = z >= 2 ? dp : 1, shard3 = z >= 3 ? dp : 1;
   const bw = gpu.memoryBwGbps * 1e9 * eff.memoryEfficiency;
-  const optimizerMs = (1e3 * P * optimizerBytesPerParam(policy, model.optimizer)) / bw;
+  const optPolicy = par?.optimizerState ? { ...policy, optimizerState: par.optimizerState } : policy;
+  const optimizerMs = (1e3 * (P / shard1) * optimizerBytesPerParam(optPolicy, model.optimizer)) / bw;
 
   // What the precision mode adds beyond the math, in bytes moved per step.
   let mpBytes = 0;
   const accum = exec.gradAccumSteps;
-  if (policy.castsWeightsEachStep) mpBytes += accum * P * (BYTES.fp32 + 2) * 2; // weight cast forward, gradient cast back
-  if (policy.masterWeights) mpBytes += P * (BYTES[policy.gradients] + BYTES.fp32 + BYTES.fp32 + BYTES[policy.weights]); // grad up-cast, working copy refresh
-  if (policy.lossScaling) mpBytes += P * 2 * BYTES[policy.gradients]; // unscale in place + inf/nan check
-  if (policy.fp8Scaling) mpBytes += accum * (B * matmulInputElements * 3 * 2 + P * (BYTES.fp32 + 1)); // amax + cast of inputs (fwd, bwd) and weights
+  if (policy.castsWeightsEachStep) mpBytes += accum * (P / shard3) * (BYTES.fp32 + 2) * 2; // weight cast forward, gradient cast back
+  if (policy.masterWeights) mpBytes += (P / shard1) * (BYTES[policy.gradients] + BYTES.fp32 + BYTES.fp32 + BYTES[policy.weights]); // grad up-cast, working copy refresh
+  if (policy.lossScaling) mpBytes += (P / shard2) * 2 * BYTES[policy.gradients]; // unscale in place + inf/nan check
+  if (policy.fp8Scaling) mpBytes += accum * (B * (matmulInputElements / pp) * 3 * 2 + P * (BYTES.fp32 + 1)); // amax + cast of inputs (fwd, bwd) and weights
   const mixedPrecisionMs = (1e3 * mpBytes) / bw;
 
-  const cpuMs = ((accum * kernels + tensors * 0.1) * eff.kernelOverheadUs) / 1e3;
-  const gpuMs = accum * (fwd + bwd) + optimizerMs + mixedPrecisionMs;
+  const recomputeMs = accum * stageRecompute;
+  const tensorParallelMs = accum * stageTp;
+  const cpuMs = ((accum * (kernels / pp) + (tensors / pp) * 0.1) * eff.kernelOverheadUs) / 1e3;
+  const gpuMs = accum * (stageFwd + stageBwd) + optimizerMs + mixedPrecisionMs + recomputeMs + tensorParallelMs;
 
-  let dominantMath: MathMode = 'fp32', most = -1;
-  for (const [m, f] of flopsByMath) if (f > most) { most = f; dominantMath = m; }
-
+  // The CPU dispatches kernels while the GPU runs earlier ones: only dispatch time beyond the GPU's
+  // own time shows (small batches, small models, fast GPUs).
+  const overheadMs = Math.max(0, cpuMs - gpuMs) + eff.stepOverheadMs;
+  const gradientBytes = P * BYTES[policy.gradients];
+  if (!par) return { forwardMs: accum * stageFwd, backwardMs: accum * stageBwd, optimizerMs, mixedPrecisionMs, overheadMs, gradientBytes, dominantMath };
   return {
-    forwardMs: accum * fwd,
-    backwardMs: accum * bwd,
-    optimizerMs,
-    mixedPrecisionMs,
-    // The CPU dispatches kernels while the GPU runs earlier ones: only dispatch time beyond the GPU's
-    // own time shows (small batches, small models, fast GPUs).
-    overheadMs: Math.max(0, cpuMs - gpuMs) + eff.stepOverheadMs,
-    gradientBytes: P * BYTES[policy.gradients],
-    dominantMath,
+    forwardMs: accum * stageFwd, backwardMs: accum * stageBwd, optimizerMs, mixedPrecisionMs, overheadMs, gradientBytes, dominantMath,
+    recomputeMs,
+    tensorParallelMs,
+    // 1F1B: the last micro-batch leaves the pipeline (PP - 1) stage times after a full pipeline would.
+    pipelineBubbleMs: (pp - 1) * (stageFwd + stageBwd + stageRecompute + stageTp),
+    weightBytes: P * BYTES[policy.weights],
+    // The residual stream of one micro-batch; with sequence parallelism each TP rank sends its 1/TP.
+    stageBoundaryBytes: (B * (s?.residualElements ?? 0) * BYTES[policy.activation.matmul]) / t,
   };
 }
 
-/** Unidirectional bytes/s one GPU can push over its node's link for a ring of `gpusPerNode`. */
-export function intraNodeBandwidth(gpu: GpuSpec, gpusPerNode: number, eff: Efficiency): number {
+/**
+ * Unidirectional bytes/s one GPU can push over its node's link for a ring of `gpusPerNode`, at
+ * `efficiency` of the link (default: the calibrated data-parallel figure).
+ */
+export function intraNodeBandwidth(gpu: GpuSpec, gpusPerNode: number, eff: Efficiency, efficiency = eff.linkEfficiency): number {
   const pcieFallback = 32; // GB/s bidir, PCIe Gen3 x16: the floor every catalog GPU has (seeds/links.json)
   let bidir = gpu.intraNodeBwGbpsBidir || pcieFallback;
   // A 2-way bridge connects pairs only; a larger ring crosses PCIe (Gen4 x16 on these cards).
   if (!gpu.hasNvlinkFabric && gpusPerNode > 2 && /bridge/i.test(gpu.intraNodeLink)) bidir = /Gen5/.test(gpu.intraNodeLink) ? 128 : /Gen4/.test(gpu.intraNodeLink) ? 64 : 32;
-  return (bidir / 2) * 1e9 * eff.linkEfficiency;
+  return (bidir / 2) * 1e9 * efficiency;
 }
 
 /** Gradient all-reduce: total time and the part not hidden behind backward, ms. */
@@ -193,31 +310,111 @@ export function communicationTime(gradientBytes: number, backwardMs: number, gpu
   return { totalMs, exposedMs };
 }
 
+/** The part of a bucketed collective of `bytes` taking `ms` that no compute can hide: its last bucket. */
+const lastBucketMs = (ms: number, bytes: number, eff: Efficiency) => ms / Math.max(1, Math.ceil(bytes / (eff.bucketMb * 1e6)));
+
+/** Communication a step adds beyond compute: all of it, the part not hidden, and (with parallelism) by kind. */
+export interface Communication {
+  totalMs: number;
+  exposedMs: number;
+  /** Data-parallel all-reduce, or ZeRO's reduce-scatters and all-gathers. Default: totalMs. */
+  dataParallelMs?: number;
+  /** Pipeline sends between stages. Default: 0. */
+  pipelineMs?: number;
+}
+
+/**
+ * Everything a step communicates besides TP (which computeTime counts, since it does not depend on
+ * the GPU count): the data-parallel group's gradient reduction (ZeRO's variants) and pipeline sends.
+ * Megatron's placement: a replica's TP ranks sit side by side in a node, then its pipeline stages,
+ * then the next replica; so the DP group of a GPU has max(1, GPUs per node / (TP x PP)) members per
+ * node, and the min(GPUs per node, TP x PP) DP groups of a node share its network.
+ */
+export function parallelCommunicationTime(
+  c: ComputeTime, gpu: GpuSpec, exec: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps' | 'gradAccumSteps' | 'parallelism'>, eff: Efficiency = defaultEfficiency(),
+): Communication {
+  const par = exec.parallelism;
+  const t = par?.tensorParallel ?? 1, pp = par?.pipelineParallel ?? 1, z = par?.zeroStage ?? 0;
+  if (!par || (t === 1 && pp === 1 && z === 0)) return communicationTime(c.gradientBytes, c.backwardMs, gpu, exec, eff);
+  const g = exec.gpusPerNode, replica = t * pp;
+  const dp = (g * exec.nodes) / replica;
+  const perNode = Math.max(1, Math.floor(g / replica));
+  const dpLayout = { gpusPerNode: perNode, nodes: dp / perNode, interNodeGbps: exec.interNodeGbps / Math.min(g, replica) };
+  const m = microBatchesOf(par, exec.gradAccumSteps);
+  const G = c.gradientBytes, W = c.weightBytes ?? 0;
+  let dpTotal = 0, dpExposed = 0;
+  if (dp > 1 && z === 0) {
+    ({ totalMs: dpTotal, exposedMs: dpExposed } = communicationTime(G, c.backwardMs, gpu, dpLayout, eff));
+  } else if (dp > 1) {
+    // A ring reduce-scatter or all-gather moves (n-1)/n of the data: half an all-reduce.
+    const rs = communicationTime(G, 0, gpu, dpLayout, eff).totalMs / 2, ag = communicationTime(W, 0, gpu, dpLayout, eff).totalMs / 2;
+    if (z <= 2) {
+      // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters once per step, ZeRO-2 (DeepSpeed) every
+      // micro-batch, both behind backward; the updated weights are all-gathered after the optimizer
+      // step, with nothing left to hide behind.
+      const rsTotal = (z === 2 ? m : 1) * rs;
+      dpTotal = rsTotal + ag;
+      dpExposed = Math.max(lastBucketMs(rs, G, eff), rsTotal - eff.overlapFraction * c.backwardMs) + ag;
+    } else {
+      // ZeRO-3 / FSDP: every micro-batch gathers the weights before its forward and again before its
+      // backward, and reduce-scatters its gradients; prefetching hides them behind the compute.
+      dpTotal = m * (2 * ag + rs);
+      dpExposed = Math.max(lastBucketMs(ag, W, eff), dpTotal - eff.overlapFraction * (c.forwardMs + c.backwardMs));
+    }
+  }
+  // Pipeline: every micro-batch's activations cross each stage boundary forward and their gradients
+  // backward, on the critical path: (m + PP - 1) stage slots of one send each way. Stages share a node
+  // while a replica fits in one; otherwise the boundary stage's TP ranks share the node's network.
+  let ppTotal = 0;
+  if (pp > 1) {
+    const link = replica <= g
+      ? intraNodeBandwidth(gpu, g, eff, eff.collectiveLinkEfficiency ?? 0.8)
+      : ((exec.interNodeGbps / 8) * 1e9 * eff.networkEfficiency) / t;
+    ppTotal = (m + pp - 1) * 2 * 1e3 * ((c.stageBoundaryBytes ?? 0) / link + eff.allReduceLatencyUs * 1e-6);
+  }
+  return { totalMs: dpTotal + ppTotal, exposedMs: dpExposed + ppTotal, dataParallelMs: dpTotal, pipelineMs: ppTotal };
+}
+
 export interface StepTime {
   stepTimeMs: number;
   breakdown: Breakdown;
-  /** Batch elements per optimizer step over all GPUs. */
+  /** Batch elements per optimizer step over all GPUs (over the data-parallel replicas with TP/PP). */
   globalBatch: number;
   dominantMath: MathMode;
 }
 
+/** The step time: every compute term plus the communication not hidden behind compute. */
+export function stepMs(c: ComputeTime, comm: Pick<Communication, 'exposedMs'>): number {
+  return c.forwardMs + c.backwardMs + c.optimizerMs + c.mixedPrecisionMs + comm.exposedMs + c.overheadMs + (c.recomputeMs ?? 0) + (c.tensorParallelMs ?? 0) + (c.pipelineBubbleMs ?? 0);
+}
+
 /** Puts the compute part and the communication part of a step together. */
-export function combine(c: ComputeTime, comm: { totalMs: number; exposedMs: number }, exec: Pick<Execution, 'batchSizePerGpu' | 'gradAccumSteps' | 'gpusPerNode' | 'nodes'>): StepTime {
+export function combine(c: ComputeTime, comm: Communication, exec: Pick<Execution, 'batchSizePerGpu' | 'gradAccumSteps' | 'gpusPerNode' | 'nodes'> & { parallelism?: Parallelism }): StepTime {
+  const tp = c.tensorParallelMs ?? 0, recompute = c.recomputeMs ?? 0, bubble = c.pipelineBubbleMs ?? 0;
   const breakdown: Breakdown = {
     forwardMs: c.forwardMs,
     backwardMs: c.backwardMs,
     optimizerMs: c.optimizerMs,
     mixedPrecisionMs: c.mixedPrecisionMs,
-    communicationMs: comm.exposedMs,
-    communicationTotalMs: comm.totalMs,
+    communicationMs: comm.exposedMs + tp,
+    communicationTotalMs: comm.totalMs + tp,
     overheadMs: c.overheadMs,
+    recomputeMs: recompute,
+    pipelineBubbleMs: bubble,
+    dataParallelCommMs: comm.dataParallelMs ?? comm.totalMs,
+    tensorParallelCommMs: tp,
+    pipelineCommMs: comm.pipelineMs ?? 0,
   };
-  const stepTimeMs = c.forwardMs + c.backwardMs + c.optimizerMs + c.mixedPrecisionMs + comm.exposedMs + c.overheadMs;
-  return { stepTimeMs, breakdown, globalBatch: exec.batchSizePerGpu * exec.gradAccumSteps * exec.gpusPerNode * exec.nodes, dominantMath: c.dominantMath };
+  const stepTimeMs = stepMs(c, comm);
+  const p = exec.parallelism;
+  const globalBatch = p
+    ? exec.batchSizePerGpu * exec.gradAccumSteps * ((exec.gpusPerNode * exec.nodes) / (p.tensorParallel * p.pipelineParallel))
+    : exec.batchSizePerGpu * exec.gradAccumSteps * exec.gpusPerNode * exec.nodes;
+  return { stepTimeMs, breakdown, globalBatch, dominantMath: c.dominantMath };
 }
 
 /** One step, end to end. */
 export function stepTime(model: Pick<ModelDef, 'optimizer'>, cost: ModelCost, gpu: GpuSpec, exec: Execution, eff: Efficiency = defaultEfficiency()): StepTime {
   const c = computeTime(model, cost, gpu, exec, eff);
-  return combine(c, communicationTime(c.gradientBytes, c.backwardMs, gpu, exec, eff), exec);
+  return combine(c, parallelCommunicationTime(c, gpu, exec, eff), exec);
 }

@@ -15,6 +15,8 @@ export interface AttentionSpec {
   /** Grouped-query attention: K/V heads shared by several query heads (fewer K/V weights, same score math). */
   kvHeads?: number;
   bias: boolean;
+  /** Bias on the output projection when it differs from the Q/K/V projections' (GPT-Neo: out only; Qwen2: q/k/v only). */
+  outBias?: boolean;
   /** Dropout on the attention probabilities. */
   probDropout: boolean;
   /** Rotary position embedding on q and k: elementwise work, no parameters. */
@@ -29,7 +31,6 @@ export interface AttentionSpec {
 export function attention(s: AttentionSpec): Layer[] {
   const qDim = s.heads * s.headDim;
   const kvDim = (s.kvHeads ?? s.heads) * s.headDim;
-  const scores = s.heads * s.queries * s.keys;
   const o = { bias: s.bias };
   const projections = s.cross
     ? [
@@ -42,12 +43,23 @@ export function attention(s: AttentionSpec): Layer[] {
   return [
     ...projections,
     ...rotary,
+    ...attentionCore(s),
+    linear(qDim, s.hidden, { bias: s.outBias ?? s.bias, tokens: s.queries, name: `${s.name}.out` }),
+  ];
+}
+
+/**
+ * The weightless middle of attention on already-projected Q, K, V: scores (heads x q x k),
+ * scale+mask, softmax, optional dropout, context. Also what an ONNX MultiHeadAttention node costs.
+ */
+export function attentionCore(s: Pick<AttentionSpec, 'name' | 'queries' | 'keys' | 'heads' | 'headDim' | 'probDropout'>): Layer[] {
+  const scores = s.heads * s.queries * s.keys;
+  return [
     { type: 'matmul', name: `${s.name}.scores`, batches: s.heads, m: s.queries, n: s.keys, k: s.headDim },
     scale(scores, `${s.name}.scale_mask`),
     softmax(scores, `${s.name}.softmax`),
     ...(s.probDropout ? [dropout(scores, `${s.name}.prob_dropout`)] : []),
     { type: 'matmul', name: `${s.name}.context`, batches: s.heads, m: s.queries, n: s.headDim, k: s.keys },
-    linear(qDim, s.hidden, { ...o, tokens: s.queries, name: `${s.name}.out` }),
   ];
 }
 

@@ -13,9 +13,17 @@ interface BertArch {
   vocab: number;
   maxPositions: number;
   typeVocab: number;
-  head: 'squad' | 'pretrain';
+  /**
+   * squad: span start/end logits (fine-tuning); pretrain: masked LM + next sentence; mlm: masked LM
+   * only (Hugging Face BertForMaskedLM); classify: pooled [CLS] -> numLabels (BertForSequenceClassification).
+   */
+  head: 'squad' | 'pretrain' | 'mlm' | 'classify';
   /** Masked-LM predictions per sequence position (max_predictions_per_seq / seq_len). */
   mlmFraction?: number;
+  /** The tied MLM decoder keeps its own bias over the vocabulary (Hugging Face's BertLMPredictionHead). */
+  mlmDecoderBias?: boolean;
+  /** Classes of the `classify` head. */
+  numLabels?: number;
 }
 
 function squadHead(tokens: number, hidden: number): Layer[] {
@@ -27,7 +35,11 @@ function squadHead(tokens: number, hidden: number): Layer[] {
  * decoder shares the word-embedding matrix. NSP classifies the pooled [CLS] vector.
  */
 function pretrainHead(tokens: number, a: BertArch): Layer[] {
-  if (a.mlmFraction === undefined) throw new Error('bert pretrain head needs arch.mlmFraction');
+  return [...mlmHead(tokens, a), ...classifyHead(a.hidden, 2, 'nsp')];
+}
+
+function mlmHead(tokens: number, a: BertArch): Layer[] {
+  if (a.mlmFraction === undefined) throw new Error(`bert ${a.head} head needs arch.mlmFraction`);
   const masked = Math.round(tokens * a.mlmFraction);
   const d = a.hidden;
   return [
@@ -35,12 +47,29 @@ function pretrainHead(tokens: number, a: BertArch): Layer[] {
     act('gelu', masked * d, 'mlm.act'),
     norm('layernorm', d, masked * d, 'mlm.norm'),
     linear(d, a.vocab, { tokens: masked, tied: true, name: 'mlm.decoder' }),
+    // A bare learned vector is a one-row embedding in the layer vocabulary (see vit.ts's cls_token).
+    ...(a.mlmDecoderBias ? [embedding(1, a.vocab, 1, 'mlm.decoder_bias')] : []),
     loss(masked * a.vocab, 'mlm.loss'),
+  ];
+}
+
+/** The pooler (dense + tanh on the [CLS] vector) and a classifier over it. */
+function classifyHead(d: number, labels: number, name: string): Layer[] {
+  return [
     linear(d, d, { name: 'pooler' }),
     act('tanh', d, 'pooler.act'),
-    linear(d, 2, { name: 'nsp' }),
-    loss(2, 'nsp.loss'),
+    linear(d, labels, { name }),
+    loss(labels, `${name}.loss`),
   ];
+}
+
+function head(tokens: number, a: BertArch): Layer[] {
+  switch (a.head) {
+    case 'squad': return squadHead(tokens, a.hidden);
+    case 'pretrain': return pretrainHead(tokens, a);
+    case 'mlm': return mlmHead(tokens, a);
+    case 'classify': return classifyHead(a.hidden, a.numLabels ?? 2, 'classifier');
+  }
 }
 
 export function buildBert(e: ZooEntry): Layer[] {
@@ -61,6 +90,6 @@ export function buildBert(e: ZooEntry): Layer[] {
     norm('layernorm', d, x, 'embeddings.norm'),
     dropout(x, 'embeddings.dropout'),
     ...repeat(block, a.layers),
-    ...(a.head === 'squad' ? squadHead(L, d) : pretrainHead(L, a)),
+    ...head(L, a),
   ];
 }

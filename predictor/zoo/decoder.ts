@@ -1,5 +1,9 @@
 // Decoder-only language models: GPT-2 (learned positions, LayerNorm, GELU, tied head, dropout)
 // and Llama 2 (rotary positions, RMSNorm, SwiGLU, optional grouped-query attention, no biases).
+// The optional fields cover the other decoder families Hugging Face configs describe
+// (predictor/import/huggingface.ts): OPT (ReLU, post-norm and embedding projections in opt-350m),
+// GPT-Neo (bias on the attention output only), GPT-J (parallel attention + MLP, biased head),
+// Mistral (sliding-window attention) and Qwen2 (bias on Q/K/V only). Absent, they change nothing.
 import type { Layer } from '../types.js';
 import { attention, feedForward, sublayer } from './attention.js';
 import { add, dropout, embedding, linear, loss, norm, repeat } from './common.js';
@@ -11,10 +15,12 @@ interface DecoderArch {
   heads: number;
   /** K/V heads for grouped-query attention; defaults to heads. */
   kvHeads?: number;
+  /** Per-head width when heads x headDim != hidden (Mistral-Nemo); default hidden / heads. */
+  headDim?: number;
   ffn: number;
   vocab: number;
   norm: 'layernorm' | 'rmsnorm';
-  mlp: 'gelu' | 'swiglu';
+  mlp: 'gelu' | 'relu' | 'swiglu';
   positions: 'learned' | 'rotary';
   /** Size of the learned position table. */
   maxPositions?: number;
@@ -22,6 +28,23 @@ interface DecoderArch {
   /** Output projection shares the token-embedding matrix. */
   tiedHead: boolean;
   dropout: boolean;
+  /** Per-projection biases where they differ from `bias`. */
+  qkvBias?: boolean;
+  outBias?: boolean;
+  mlpBias?: boolean;
+  /** The LM head has a bias (GPT-J). */
+  headBias?: boolean;
+  /**
+   * Attention and MLP both read the block's input and are added to it together: GPT-J normalizes it
+   * once for both ('shared-norm'), GPT-NeoX / Pythia once for each ('two-norms').
+   */
+  parallelBlock?: 'shared-norm' | 'two-norms';
+  /** Sliding-window attention: each token attends to at most this many positions (Mistral). */
+  attentionWindow?: number;
+  /** Post-norm blocks and no final norm (OPT-350m's do_layer_norm_before = false); default pre-norm. */
+  preNorm?: boolean;
+  /** Token embeddings narrower than the model, projected in and out (OPT-350m's word_embed_proj_dim). */
+  embedDim?: number;
 }
 
 export function buildDecoder(e: ZooEntry): Layer[] {
@@ -30,25 +53,34 @@ export function buildDecoder(e: ZooEntry): Layer[] {
   const d = a.hidden;
   const x = L * d;
   const gated = a.mlp === 'swiglu';
-  const res = (name: string) => ({ name, tokens: L, hidden: d, norm: a.norm, preNorm: true, dropout: a.dropout });
-  const block = [
-    ...sublayer(attention({
-      name: 'attn', queries: L, keys: L, hidden: d, heads: a.heads, headDim: d / a.heads, kvHeads: a.kvHeads,
-      bias: a.bias, probDropout: a.dropout, rotary: a.positions === 'rotary',
-    }), res('attn')),
-    ...sublayer(feedForward({ name: 'mlp', tokens: L, hidden: d, ffn: a.ffn, act: gated ? 'silu' : 'gelu', bias: a.bias, gated }), res('mlp')),
-  ];
+  const preNorm = a.preNorm ?? true;
+  const res = (name: string) => ({ name, tokens: L, hidden: d, norm: a.norm, preNorm, dropout: a.dropout });
+  const attn = attention({
+    name: 'attn', queries: L, keys: Math.min(L, a.attentionWindow ?? L), hidden: d, heads: a.heads, headDim: a.headDim ?? d / a.heads, kvHeads: a.kvHeads,
+    bias: a.qkvBias ?? a.bias, outBias: a.outBias ?? a.bias, probDropout: a.dropout, rotary: a.positions === 'rotary',
+  });
+  const mlp = feedForward({ name: 'mlp', tokens: L, hidden: d, ffn: a.ffn, act: gated ? 'silu' : a.mlp === 'relu' ? 'relu' : 'gelu', bias: a.mlpBias ?? a.bias, gated });
+  const block = a.parallelBlock
+    ? [
+      norm(a.norm, d, x, a.parallelBlock === 'two-norms' ? 'attn.norm' : 'block.norm'), ...attn,
+      ...(a.parallelBlock === 'two-norms' ? [norm(a.norm, d, x, 'mlp.norm')] : []), ...mlp,
+      ...(a.dropout ? [dropout(x, 'attn.dropout'), dropout(x, 'mlp.dropout')] : []), add(x, 'block.residual', 3),
+    ]
+    : [...sublayer(attn, res('attn')), ...sublayer(mlp, res('mlp'))];
   if (a.positions === 'learned' && !a.maxPositions) throw new Error(`${e.id}: learned positions need arch.maxPositions`);
   const positions = a.positions === 'learned'
     ? [embedding(a.maxPositions!, d, L, 'position_embeddings'), add(x, 'embeddings.sum')]
     : [];
+  const w = a.embedDim ?? d;
   return [
-    embedding(a.vocab, d, L, 'token_embeddings'),
+    embedding(a.vocab, w, L, 'token_embeddings'),
+    ...(w !== d ? [linear(w, d, { tokens: L, bias: false, name: 'project_in' })] : []),
     ...positions,
     ...(a.dropout ? [dropout(x, 'embeddings.dropout')] : []),
     ...repeat(block, a.layers),
-    norm(a.norm, d, x, 'final_norm'),
-    linear(d, a.vocab, { tokens: L, bias: false, tied: a.tiedHead, name: 'lm_head' }),
+    ...(preNorm ? [norm(a.norm, d, x, 'final_norm')] : []),
+    ...(w !== d ? [linear(d, w, { tokens: L, bias: false, name: 'project_out' })] : []),
+    linear(w, a.vocab, { tokens: L, bias: a.headBias ?? false, tied: a.tiedHead, name: 'lm_head' }),
     loss(L * a.vocab),
   ];
 }

@@ -13,6 +13,7 @@ import { buildNcf } from './ncf.js';
 import { buildResNet } from './resnet.js';
 import { seqLenOf, type Builder, type ZooEntry } from './spec.js';
 import { buildSsd } from './ssd.js';
+import { buildT5 } from './t5.js';
 import { buildTacotron2 } from './tacotron2.js';
 import { buildTransformer } from './transformer.js';
 import { buildTransformerXL } from './transformerxl.js';
@@ -38,6 +39,7 @@ const BUILDERS: Record<string, Builder> = {
   ncf: buildNcf,
   tacotron2: buildTacotron2,
   waveglow: buildWaveGlow,
+  t5: buildT5,
 };
 
 export const ZOO_FAMILIES = Object.keys(BUILDERS);

@@ -13,6 +13,8 @@ interface VitArch {
   ffn: number;
   numClasses: number;
   dropout: boolean;
+  /** Input channels (default 3, RGB). */
+  channels?: number;
 }
 
 export function buildVit(e: ZooEntry): Layer[] {
@@ -27,7 +29,7 @@ export function buildVit(e: ZooEntry): Layer[] {
     ...sublayer(feedForward({ name: 'mlp', tokens: T, hidden: d, ffn: a.ffn, act: 'gelu', bias: true, innerDropout: a.dropout }), res('mlp')),
   ];
   return [
-    { type: 'conv2d', name: 'patch_embed', inC: 3, outC: d, kernel: a.patch, stride: a.patch, inH: size, inW: size, bias: true },
+    { type: 'conv2d', name: 'patch_embed', inC: a.channels ?? 3, outC: d, kernel: a.patch, stride: a.patch, inH: size, inW: size, bias: true },
     // The [CLS] token and the position table are learned tensors added to the sequence; a
     // one-row "embedding" is how the vocabulary holds a bare learned vector.
     embedding(1, d, 1, 'cls_token'),

@@ -1,0 +1,246 @@
+// How a model is spread over GPUs beyond plain data parallelism, and what its layer list says about
+// that. The execution's side (`Parallelism`) is what a plan chooses: tensor parallelism (TP) inside a
+// node, pipeline parallelism (PP) across stages, ZeRO/FSDP sharding over the data-parallel (DP) group,
+// activation recomputation. The model's side (`parallelStructure`) is read off the layer list the way
+// Megatron-LM splits a transformer (Shoeybi et al. 2019, arXiv:1909.08053; Narayanan et al. 2021,
+// arXiv:2104.04473; Korthikanti et al. 2022, arXiv:2205.05198):
+//   - linears come in pairs: a column-parallel one (its output features split over the TP ranks: QKV,
+//     MLP up/gate) feeds per-rank work (attention heads, the activation) and then a row-parallel one
+//     (its input features split: attention output, MLP down), whose partial outputs are summed by one
+//     all-reduce per pass; that sum is TP's communication;
+//   - with sequence parallelism (assumed whenever TP > 1, as Megatron runs it) the norms, dropouts and
+//     residual adds between the pairs are split over the ranks too, so every layer's work and
+//     activations divide by TP except convolutions, pooling and RNNs, which Megatron does not split;
+//   - the attention core (scores, softmax, dropout, context) is what selective recomputation redoes;
+//   - transformer blocks are what pipeline stages and full-recomputation checkpoints are counted in.
+// step.ts turns this into time and memory.ts into bytes; nothing here knows about a GPU.
+import { InputError } from './input-error.js';
+import type { Layer, LayerCost, ModelCost } from './types.js';
+
+export const RECOMPUTE = ['none', 'selective', 'full'] as const;
+/**
+ * none: keep every activation for backward. selective: drop the attention core's activations and
+ * recompute them in backward (Korthikanti et al. 2022; FlashAttention does the same implicitly).
+ * full: keep only each transformer block's input and rerun the block's forward in backward.
+ */
+export type Recompute = (typeof RECOMPUTE)[number];
+export type ZeroStage = 0 | 1 | 2 | 3;
+
+/** How one model replica is split, and what is sharded over the data-parallel group. */
+export interface Parallelism {
+  /** GPUs one layer is split over (Megatron tensor parallelism); inside one node. */
+  tensorParallel: number;
+  /** Pipeline stages the layers are split into. */
+  pipelineParallel: number;
+  /**
+   * ZeRO stage over the data-parallel group (Rajbhandari et al. 2020, arXiv:1910.02054):
+   * 1 shards optimizer state and master weights, 2 also gradients, 3 also the weights (= FSDP full shard).
+   */
+  zeroStage: ZeroStage;
+  recompute: Recompute;
+  /**
+   * Micro-batches per optimizer step in flight through the pipeline. Default: the execution's
+   * gradAccumSteps (each accumulation step is one micro-batch, as Megatron schedules them).
+   */
+  microBatches?: number;
+  /** Storage of the optimizer's moments; default: the precision mode's (fp32, fp16 for FP16_PURE). */
+  optimizerState?: 'fp32' | 'bf16';
+}
+
+/** Plain data parallelism: what every execution without `parallelism` runs. */
+export const PLAIN: Readonly<Parallelism> = Object.freeze({ tensorParallel: 1, pipelineParallel: 1, zeroStage: 0, recompute: 'none' });
+
+/** True when the execution is plain data parallelism (so the original formulas apply unchanged). */
+export function isPlain(p: Parallelism | undefined): boolean {
+  return p === undefined || (p.tensorParallel === 1 && p.pipelineParallel === 1 && p.zeroStage === 0 && p.recompute === 'none' && p.optimizerState === undefined);
+}
+
+/** Model replicas training side by side: GPUs / (TP x PP). */
+export function dataParallelOf(gpus: number, p: Parallelism | undefined): number {
+  return p ? gpus / (p.tensorParallel * p.pipelineParallel) : gpus;
+}
+
+/** What the layer list says about splitting the model. Arrays run parallel to ModelCost.layers. */
+export interface ParallelStructure {
+  /** The layer's work, weights and activations divide by the TP degree (false: every TP rank repeats it). */
+  tpSplit: boolean[];
+  /** Row-parallel linear: its output is all-reduced over the TP ranks once per pass. */
+  rowParallel: boolean[];
+  /** Inside an attention core: outputs selective recomputation discards. */
+  attentionCore: boolean[];
+  /** Rerun by selective recomputation: the core and its context matmul. */
+  selectiveRecompute: boolean[];
+  /** Between the first split linear pair and the last: the transformer blocks full recomputation reruns. */
+  inBlocks: boolean[];
+  /** Attention layers (each counted `count` times); for attention-free stacks, row-parallel linears. */
+  blocks: number;
+  /** Per sample: the residual stream (tokens x hidden) crossing a pipeline boundary or kept as a checkpoint. */
+  residualElements: number;
+  /** Per sample and pass: elements TP all-reduces (sum of row-parallel outputs). */
+  tpReduceElements: number;
+  /** All-reduce calls per pass (one per row-parallel linear instance). */
+  tpCollectives: number;
+  /** Parameters split by TP, and those every TP rank holds in full. */
+  splitParameters: number;
+  replicatedParameters: number;
+  /** Largest single layer's parameters (what ZeRO-3 gathers at once). */
+  largestLayerParameters: number;
+  /** At least one column/row pair: tensor parallelism applies. */
+  tensorParallelizable: boolean;
+  /** Fewest attention heads of any attention core (TP must divide it); null when there is none or the layers are unknown. */
+  heads: number | null;
+}
+
+const NOT_TP_SPLIT = new Set<LayerCost['type']>(['conv2d', 'conv1d', 'pool', 'rnn']);
+
+const structures = new WeakMap<ModelCost, ParallelStructure>();
+
+/** The structure of a model's costed layers, computed once per ModelCost. `layers` (the same list) adds head counts. */
+export function parallelStructure(cost: ModelCost, layers?: readonly Layer[]): ParallelStructure {
+  let s = structures.get(cost);
+  if (!s) { s = analyse(cost.layers); structures.set(cost, s); }
+  if (layers && s.heads === null) s.heads = headsOf(layers);
+  return s;
+}
+
+function headsOf(layers: readonly Layer[]): number | null {
+  let heads: number | null = null;
+  for (const l of layers) if (l.type === 'matmul' && (l.batches ?? 1) > 1) heads = Math.min(heads ?? Infinity, l.batches ?? 1);
+  return heads;
+}
+
+function analyse(layers: readonly LayerCost[]): ParallelStructure {
+  const n = layers.length;
+  const role: ('column' | 'row' | 'replicated' | 'other')[] = new Array(n).fill('other');
+  const attentionCore = new Array<boolean>(n).fill(false);
+  const selectiveRecompute = new Array<boolean>(n).fill(false);
+
+  // Column/row pairs: a linear reading unsplit data opens a pair (column); further linears before any
+  // per-rank work are parallel branches on the same input (K and V next to Q, up next to gate); the
+  // first linear after per-rank work (a weightless matmul, softmax or activation) closes it (row).
+  // A norm, convolution, pooling, RNN or embedding before the close means the pair never was one:
+  // its linears stay whole on every rank. The loss closes a vocabulary-parallel head (Megatron splits
+  // the LM head and the cross-entropy by vocabulary).
+  let pending: number[] = [];
+  let open = false, mixed = false;
+  const settle = (as: 'column' | 'replicated') => { for (const i of pending) role[i] = as; pending = []; open = false; };
+  layers.forEach((l, i) => {
+    switch (l.type) {
+      case 'linear':
+        if (!open) { open = true; mixed = false; pending.push(i); }
+        else if (!mixed) pending.push(i);
+        else { role[i] = 'row'; settle('column'); }
+        break;
+      case 'matmul': case 'softmax': case 'activation':
+        if (open) mixed = true;
+        break;
+      case 'loss':
+        if (open) settle('column');
+        break;
+      case 'norm': case 'conv2d': case 'conv1d': case 'pool': case 'rnn': case 'embedding':
+        if (open) settle('replicated');
+        break;
+      default:
+        break;
+    }
+  });
+  if (open) settle('replicated');
+
+  // Attention cores: from a weightless matmul (scores) through a softmax to the next weightless matmul (context).
+  let coreStart = -1, sawSoftmax = false, attention = 0, heads: number | null = null;
+  layers.forEach((l, i) => {
+    if (l.type === 'matmul') {
+      if (coreStart >= 0 && sawSoftmax) {
+        for (let j = coreStart; j < i; j++) attentionCore[j] = true;
+        for (let j = coreStart; j <= i; j++) selectiveRecompute[j] = true;
+        attention += layers[coreStart].count;
+        coreStart = -1; sawSoftmax = false;
+      } else { coreStart = i; sawSoftmax = false; }
+    } else if (l.type === 'softmax' && coreStart >= 0) sawSoftmax = true;
+  });
+
+  const rows = role.flatMap((r, i) => (r === 'row' ? [i] : []));
+  const columns = role.flatMap((r, i) => (r === 'column' ? [i] : []));
+  // The blocks run from the first split linear to the last, widened over the norms and elementwise
+  // layers around them that repeat as often as they do (a pre-norm block's first norm, its last
+  // dropout and residual add; a post-norm block's last norm).
+  let first = columns.length ? Math.min(...columns) : -1;
+  let last = rows.length ? Math.max(...rows) : -1;
+  const edge = (i: number, of: number) => (layers[i].type === 'norm' || layers[i].type === 'elementwise') && layers[i].count === layers[of].count;
+  if (first >= 0 && last >= 0) {
+    const f = first, l = last;
+    while (first > 0 && edge(first - 1, f)) first--;
+    while (last < n - 1 && edge(last + 1, l)) last++;
+  }
+  const inBlocks = layers.map((_, i) => first >= 0 && i >= first && i <= last);
+  let tpReduceElements = 0, tpCollectives = 0, residualElements = 0;
+  for (const i of rows) {
+    tpReduceElements += layers[i].outputElements * layers[i].count;
+    tpCollectives += layers[i].count;
+    residualElements = Math.max(residualElements, layers[i].outputElements);
+  }
+  if (residualElements === 0 && n) residualElements = layers.reduce((s, l) => s + l.outputElements * l.count, 0) / layers.reduce((s, l) => s + l.count, 0);
+  const tpSplit = layers.map((l, i) => !NOT_TP_SPLIT.has(l.type) && role[i] !== 'replicated');
+  let splitParameters = 0, replicatedParameters = 0, largestLayerParameters = 0;
+  layers.forEach((l, i) => {
+    if (tpSplit[i]) splitParameters += l.parameters * l.count; else replicatedParameters += l.parameters * l.count;
+    largestLayerParameters = Math.max(largestLayerParameters, l.parameters);
+  });
+  return {
+    tpSplit, rowParallel: role.map((r) => r === 'row'), attentionCore, selectiveRecompute, inBlocks,
+    blocks: attention > 0 ? attention : tpCollectives, residualElements, tpReduceElements, tpCollectives,
+    splitParameters, replicatedParameters, largestLayerParameters, tensorParallelizable: rows.length > 0, heads,
+  };
+}
+
+/** Parameters one GPU holds before ZeRO sharding: its TP share of its pipeline stage (stages assumed balanced). */
+export function parametersPerGpu(cost: ModelCost, s: ParallelStructure, p: Parallelism | undefined): number {
+  if (!p || (p.tensorParallel === 1 && p.pipelineParallel === 1)) return cost.parameters;
+  return (s.splitParameters / p.tensorParallel + s.replicatedParameters) / p.pipelineParallel;
+}
+
+/** Pipeline micro-batches per optimizer step. */
+export const microBatchesOf = (p: Parallelism | undefined, gradAccumSteps: number): number => p?.microBatches ?? gradAccumSteps;
+
+/**
+ * Why a parallel layout cannot run this model on these GPUs, as an InputError naming the field; null
+ * when it can. TP must stay within a node and divide the attention heads; PP needs at least as many
+ * transformer blocks as stages; the GPUs must hold whole TP x PP replicas.
+ */
+export function checkParallelism(
+  p: Parallelism, s: ParallelStructure, layout: { gpusPerNode: number; nodes: number }, field = 'parallelism',
+): InputError | null {
+  const t = p.tensorParallel, pp = p.pipelineParallel, gpus = layout.gpusPerNode * layout.nodes;
+  const bad = (f: string, m: string) => new InputError(`${field}.${f}`, m);
+  if (!Number.isInteger(t) || t < 1 || t > 64) return bad('tensorParallel', `must be an integer from 1 to 64 (got ${t})`);
+  if (!Number.isInteger(pp) || pp < 1 || pp > 1024) return bad('pipelineParallel', `must be an integer from 1 to 1024 (got ${pp})`);
+  if (![0, 1, 2, 3].includes(p.zeroStage)) return bad('zeroStage', `must be 0, 1, 2 or 3 (got ${p.zeroStage})`);
+  if (!RECOMPUTE.includes(p.recompute)) return bad('recompute', `must be one of ${RECOMPUTE.join(', ')} (got ${p.recompute})`);
+  if (p.microBatches !== undefined && (!Number.isInteger(p.microBatches) || p.microBatches < 1)) return bad('microBatches', `must be a positive integer (got ${p.microBatches})`);
+  if (t > layout.gpusPerNode || layout.gpusPerNode % t !== 0) return bad('tensorParallel', `${t} must divide gpusPerNode (${layout.gpusPerNode}): tensor parallelism all-reduces every layer and stays on one node's link`);
+  if (t > 1 && !s.tensorParallelizable) return bad('tensorParallel', 'this model has no pair of linear layers to split (tensor parallelism splits transformer-style linear pairs)');
+  if (t > 1 && s.heads !== null && s.heads % t !== 0) return bad('tensorParallel', `${t} does not divide the ${s.heads} attention heads`);
+  if (pp > 1 && pp > s.blocks) return bad('pipelineParallel', `${pp} stages for ${s.blocks} transformer block(s): every stage needs at least one`);
+  if (gpus % (t * pp) !== 0) return bad('pipelineParallel', `the ${gpus} GPUs do not split into whole replicas of tensorParallel x pipelineParallel = ${t * pp}`);
+  if (p.recompute === 'full' && s.blocks === 0) return bad('recompute', 'full recomputation checkpoints transformer blocks, and this model has none; use selective or none');
+  return null;
+}
+
+/** What a plan reports about its layout: plain data parallelism is dataParallel = GPUs and the rest 1 or 0. */
+export interface PlanParallelism {
+  dataParallel: number;
+  tensorParallel: number;
+  pipelineParallel: number;
+  zeroStage: ZeroStage;
+  recompute: Recompute;
+  /** Micro-batches per optimizer step (the gradient accumulation steps). */
+  microBatches: number;
+}
+
+export function planParallelism(gpus: number, p: Parallelism | undefined, gradAccumSteps: number): PlanParallelism {
+  const q = p ?? PLAIN;
+  return {
+    dataParallel: dataParallelOf(gpus, q), tensorParallel: q.tensorParallel, pipelineParallel: q.pipelineParallel,
+    zeroStage: q.zeroStage, recompute: q.recompute, microBatches: microBatchesOf(q, gradAccumSteps),
+  };
+}

@@ -1,0 +1,317 @@
+// Parallelism beyond plain data parallelism (predictor/parallel.ts, step.ts, memory.ts,
+// optimizer/parallel-search.ts): the defaults change nothing, each formula does what its comment
+// says, and the results are held against published figures:
+//   - ZeRO model-state memory: Rajbhandari et al. 2020 (arXiv:1910.02054), Figure 1;
+//   - activation memory: Korthikanti et al. 2022 (arXiv:2205.05198), Table 2;
+//   - step time and MFU of Megatron-LM runs on A100s: Korthikanti et al. 2022, Table 5 (also the
+//     reference data of Calculon's `llm-validation`, calculon/llm/validation.py).
+import { describe, expect, it } from 'vitest';
+import { recommend, type RecommendRequest } from '../optimizer/recommend.js';
+import { activationBytesPerSampleOn, memoryPerGpu, shardedMemoryPerGpu } from '../predictor/memory.js';
+import { checkParallelism, parallelStructure, PLAIN, type Parallelism } from '../predictor/parallel.js';
+import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
+import { communicationTime, defaultEfficiency, intraNodeBandwidth } from '../predictor/step.js';
+import type { ModelDef } from '../predictor/types.js';
+import { buildModel, getModel, loadZoo } from '../predictor/zoo/index.js';
+import { getGpu } from '../seeds/catalog.js';
+
+const gpu = (id: string) => getGpu(id)!;
+const A100 = gpu('A100-SXM4-80GB');
+const GB = 1e9, GIB = 2 ** 30;
+const eff = defaultEfficiency();
+
+/** A Megatron-LM GPT (Korthikanti et al. 2022 Table 3: vocabulary 51200, sequence 2048, learned positions, dropout). */
+function megatronGpt(id: string, layers: number, hidden: number, heads: number, seq = 2048): ModelDef {
+  return buildModel({
+    id, name: id, family: 'decoder', batchElement: 'sequence', throughputUnit: 'tokens/s', unitsPerBatchElement: 'seqLen', seqLen: seq,
+    optimizer: 'adam', batchSizes: [1], source: 'Korthikanti et al. 2022, Table 3',
+    arch: { layers, hidden, heads, ffn: 4 * hidden, vocab: 51200, norm: 'layernorm', mlp: 'gelu', positions: 'learned', maxPositions: seq, bias: true, tiedHead: true, dropout: true },
+  });
+}
+
+const llama = getModel('llama2_7b')!;
+const base = (over: Partial<PredictRequest>): PredictRequest => ({
+  model: llama, gpu: A100, precision: 'BF16', batchSizePerGpu: 1, gpusPerNode: 8, nodes: 1, interNodeGbps: 400, ...over,
+});
+
+describe('defaults: plain data parallelism changes nothing', () => {
+  it('an explicit plain layout predicts exactly what no layout does, for every zoo model', () => {
+    for (const model of loadZoo()) {
+      for (const [g, n] of [[1, 1], [8, 2]]) {
+        const r: PredictRequest = { model, gpu: A100, precision: 'AMP_BF16', batchSizePerGpu: model.batchSizes[0], gpusPerNode: g, nodes: n, gradAccumSteps: 2, interNodeGbps: 400 };
+        const a = predict(r), b = predict({ ...r, parallelism: { ...PLAIN } });
+        expect(b.stepTimeMs, model.id).toBe(a.stepTimeMs);
+        expect(b.memory, model.id).toEqual(a.memory);
+        expect(b.globalBatch).toBe(a.globalBatch);
+        expect(b.breakdown.recomputeMs + b.breakdown.pipelineBubbleMs + b.breakdown.tensorParallelCommMs + b.breakdown.pipelineCommMs).toBe(0);
+      }
+    }
+  });
+
+  it('recommend searches plain data parallelism only unless asked, and then every plan says what it chose', () => {
+    const req: RecommendRequest = {
+      model: getModel('bert_large_squad')!, samples: 1e7, objective: 'COST', gpus: [A100, gpu('T4')], precisions: ['AMP_FP16', 'BF16'], maxNodes: 2,
+      gpusPerNodeChoices: [1, 8], batchSizes: [32], interNodeGbps: () => 400, limit: 50,
+    };
+    const off = recommend(req);
+    for (const p of off.plans) expect(p.parallelism).toEqual({ dataParallel: p.nodes * p.gpusPerNode, tensorParallel: 1, pipelineParallel: 1, zeroStage: 0, recompute: 'none', microBatches: 1 });
+    const auto = recommend({ ...req, parallelismSearch: 'auto' });
+    expect(auto.evaluated).toBe(off.evaluated);
+    expect(auto.feasible).toBeGreaterThanOrEqual(off.feasible);
+  });
+});
+
+describe('what the layer list says about splitting it', () => {
+  it('GPT-2: two split linear pairs per block, 12 blocks of 12 heads, a 1024 x 768 residual stream', () => {
+    const m = getModel('gpt2_124m')!;
+    const s = parallelStructure(costOf(m), m.layers);
+    expect(s.blocks).toBe(12);
+    expect(s.heads).toBe(12);
+    expect(s.tpCollectives).toBe(24);
+    expect(s.residualElements).toBe(1024 * 768);
+    expect(s.tpReduceElements).toBe(24 * 1024 * 768);
+    expect(s.tensorParallelizable).toBe(true);
+  });
+
+  it('a CNN has no linear pairs to split: tensor parallelism is refused, ZeRO is not', () => {
+    const m = getModel('resnet50_v1.5')!;
+    const s = parallelStructure(costOf(m), m.layers);
+    expect(s.tensorParallelizable).toBe(false);
+    expect(() => predict(base({ model: m, batchSizePerGpu: 64, parallelism: { ...PLAIN, tensorParallel: 2 } }))).toThrow(/no pair of linear layers/);
+    expect(predict(base({ model: m, batchSizePerGpu: 64, parallelism: { ...PLAIN, zeroStage: 3 } })).memory.weightsGb).toBeLessThan(predict(base({ model: m, batchSizePerGpu: 64 })).memory.weightsGb / 7);
+  });
+
+  it.each([
+    [{ tensorParallel: 16 }, 'parallelism.tensorParallel', /must divide gpusPerNode/],
+    [{ tensorParallel: 3 }, 'parallelism.tensorParallel', /must divide gpusPerNode/],
+    [{ pipelineParallel: 64 }, 'parallelism.pipelineParallel', /64 stages for 32 transformer block/],
+    [{ pipelineParallel: 3 }, 'parallelism.pipelineParallel', /do not split into whole replicas/],
+    [{ zeroStage: 4 }, 'parallelism.zeroStage', /0, 1, 2 or 3/],
+  ] as [Partial<Parallelism>, string, RegExp][])('%j is refused, naming %s', (p, field, message) => {
+    try {
+      predict(base({ parallelism: { ...PLAIN, ...p } }));
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(InputError);
+      expect((e as InputError).field).toBe(field);
+      expect((e as InputError).message).toMatch(message);
+    }
+  });
+
+  it('tensor parallelism must divide the attention heads (GPT-2 XL has 25)', () => {
+    const m = getModel('gpt2_1558m')!;
+    const bad = checkParallelism({ ...PLAIN, tensorParallel: 2 }, parallelStructure(costOf(m), m.layers), { gpusPerNode: 8, nodes: 1 });
+    expect(bad?.message).toMatch(/does not divide the 25 attention heads/);
+  });
+});
+
+describe('memory', () => {
+  it('ZeRO reproduces Rajbhandari et al. 2020, Figure 1: 7.5B parameters, 64-way data parallel, mixed-precision Adam (K = 12)', () => {
+    // A 7.5B-parameter stand-in: the figure counts model states only, 2 + 2 + 12 bytes per parameter.
+    const m: ModelDef = { ...llama, id: 'states-7.5b', layers: [{ type: 'linear', inFeatures: 75_000, outFeatures: 100_000, bias: false, tokens: 1 }, { type: 'loss', elements: 1 }] };
+    const c = costOf(m);
+    expect(c.parameters).toBe(7.5e9);
+    const states = (z: 0 | 1 | 2 | 3) => {
+      const mem = shardedMemoryPerGpu(m, c, 'BF16', 1, { tensorParallel: 1, pipelineParallel: 1, dataParallel: 64, zeroStage: z, recompute: 'none', microBatches: 1 });
+      return ((mem.weightsGb + mem.gradientsGb + mem.masterWeightsGb + mem.optimizerStateGb) * GIB) / GB;
+    };
+    expect(states(0)).toBeCloseTo(120, 6); // baseline (2 + 2 + K) x 7.5B
+    expect(states(1)).toBeCloseTo(31.4, 1); // P_os
+    expect(states(2)).toBeCloseTo(16.6, 1); // P_os+g
+    expect(states(3)).toBeCloseTo(1.9, 1); // P_os+g+p
+  });
+
+  it('fp32 -> bf16 optimizer state halves the moments', () => {
+    const fp32 = predict(base({ parallelism: { ...PLAIN, zeroStage: 1 } })).memory.optimizerStateGb;
+    const bf16 = predict(base({ parallelism: { ...PLAIN, zeroStage: 1, optimizerState: 'bf16' } })).memory.optimizerStateGb;
+    expect(bf16).toBeCloseTo(fp32 / 2, 9);
+  });
+
+  it('activations per transformer layer against Korthikanti et al. 2022, Table 2 (GPT-3 175B layer, TP 8 with sequence parallelism)', () => {
+    // Per layer, bytes: no recomputation sbh(34 + 5as/h)/t, selective 34sbh/t, full 2sbh. This model keeps
+    // every layer's output at 2 bytes (as an eager framework holds them): 40 sbh (residual-add outputs
+    // and 2-byte dropout masks where Megatron keeps 1-byte masks and reuses inputs) and 8 as^2 b
+    // (scores, scaled scores, softmax and dropout outputs where Megatron keeps 5). Full recomputation is
+    // the same checkpoint plus one layer's activations while it is recomputed.
+    const [L, h, a, s, t] = [4, 12288, 96, 2048, 8];
+    const m = megatronGpt('gpt3-4-layers', L, h, a, s);
+    const c = costOf(m);
+    const perLayer = (recompute: 'none' | 'selective' | 'full') => {
+      // Difference of two depths isolates one layer from the embedding, head and loss.
+      const two = megatronGpt('gpt3-2-layers', 2, h, a, s);
+      return (activationBytesPerSampleOn(c, 'BF16', t, recompute) - activationBytesPerSampleOn(costOf(two), 'BF16', t, recompute)) / (L - 2);
+    };
+    const sbh = s * h;
+    const none = perLayer('none') / ((sbh * (34 + (5 * a * s) / h)) / t);
+    const selective = perLayer('selective') / ((34 * sbh) / t);
+    const full = perLayer('full') / (2 * sbh);
+    expect(none).toBeGreaterThan(1.4); // 168 / 114: the eager accounting above
+    expect(none).toBeLessThan(1.5);
+    expect(selective).toBeCloseTo(40 / 34, 3);
+    expect(full).toBeCloseTo(1, 6);
+  });
+
+  it('a pipeline stage holds min(micro-batches, stages) micro-batches of its 1/PP of the layers (1F1B)', () => {
+    const act = (pipelineParallel: number, microBatches: number) => shardedMemoryPerGpu(llama, costOf(llama), 'BF16', 1,
+      { tensorParallel: 1, pipelineParallel, dataParallel: 1, zeroStage: 0, recompute: 'selective', microBatches }).activationsGb;
+    expect(act(4, 16)).toBeCloseTo(act(1, 1), 9);
+    expect(act(4, 2)).toBeCloseTo(act(1, 1) / 2, 9);
+  });
+});
+
+describe('time', () => {
+  it('the pipeline bubble is (PP - 1)/(m + PP - 1) of the pipelined compute', () => {
+    for (const [pp, m] of [[2, 8], [4, 16], [8, 8]]) {
+      const p = predict(base({ gpusPerNode: 8, gradAccumSteps: m, parallelism: { ...PLAIN, pipelineParallel: pp, recompute: 'selective' } }));
+      const b = p.breakdown;
+      const pipelined = b.forwardMs + b.backwardMs + b.recomputeMs + b.tensorParallelCommMs;
+      expect(b.pipelineBubbleMs / (pipelined + b.pipelineBubbleMs)).toBeCloseTo((pp - 1) / (m + pp - 1), 9);
+    }
+  });
+
+  it('tensor parallelism all-reduces each split pair\'s output, twice per micro-batch (forward, backward), over the node\'s link', () => {
+    const t = 4;
+    const p = predict(base({ parallelism: { ...PLAIN, tensorParallel: t } }));
+    const s = parallelStructure(costOf(llama));
+    const bytes = s.tpReduceElements * 2; // bf16, batch 1
+    const link = intraNodeBandwidth(A100, t, eff, eff.collectiveLinkEfficiency ?? 0.8);
+    const expected = 1e3 * 2 * (((2 * (t - 1)) / t) * (bytes / link) + s.tpCollectives * eff.allReduceLatencyUs * 1e-6);
+    expect(p.breakdown.tensorParallelCommMs).toBeCloseTo(expected, 6);
+    // Full recomputation reruns the forward, and its all-reduces.
+    const full = predict(base({ parallelism: { ...PLAIN, tensorParallel: t, recompute: 'full' } }));
+    expect(full.breakdown.tensorParallelCommMs).toBeCloseTo(1.5 * expected, 6);
+    // TP splits each layer's work: forward time falls by about the TP degree.
+    const plain = predict(base({ parallelism: { ...PLAIN, recompute: 'selective' } }));
+    expect(plain.breakdown.forwardMs / p.breakdown.forwardMs).toBeGreaterThan(3);
+    expect(plain.breakdown.forwardMs / p.breakdown.forwardMs).toBeLessThan(4.2);
+  });
+
+  it('ZeRO-3 moves 1.5x the data of a data-parallel all-reduce (Rajbhandari et al. 2020, section 7.2.2); ZeRO-1 and 2 the same as it', () => {
+    const r = (zeroStage: 0 | 1 | 2 | 3) => predict(base({ gpusPerNode: 8, nodes: 2, parallelism: { ...PLAIN, zeroStage, recompute: 'full' } })).breakdown.dataParallelCommMs;
+    const G = costOf(llama).parameters * 2;
+    const allReduce = communicationTime(G, 0, A100, { gpusPerNode: 8, nodes: 2, interNodeGbps: 400 }, eff).totalMs;
+    expect(r(0)).toBeCloseTo(allReduce, 6);
+    expect(r(1)).toBeCloseTo(allReduce, 6);
+    expect(r(2)).toBeCloseTo(allReduce, 6); // one micro-batch
+    expect(r(3)).toBeCloseTo(1.5 * allReduce, 6);
+  });
+
+  it('the data-parallel group is GPUs / (TP x PP): global batch and throughput count replicas, not GPUs', () => {
+    const p = predict(base({ gpusPerNode: 8, nodes: 2, gradAccumSteps: 16, parallelism: { ...PLAIN, tensorParallel: 2, pipelineParallel: 2 } }));
+    expect(p.globalBatch).toBe(1 * 16 * 4);
+    expect(p.throughput).toBeCloseTo((64 * 4096) / (p.stepTimeMs / 1e3), 6);
+  });
+});
+
+describe('against published Megatron-LM runs on A100-80GB (Korthikanti et al. 2022, Table 5)', () => {
+  // Iteration times (s) with full recomputation and with sequence parallelism + selective recomputation,
+  // the configurations Calculon's validation replays (validation/seqsel/tab5/*.json): float16, micro-batch
+  // 4 (22B) or 1, TP 8, data parallel 1. 175B and 530B ran the interleaved schedule (3 virtual stages),
+  // whose bubble is a third of 1F1B's; this model has 1F1B only, so those two are left out here.
+  const runs: [string, ModelDef, number, number, number, number, number, [number, number]][] = [
+    // name, model, TP, PP, GPUs, global batch, micro-batch, [full, selective] seconds
+    ['22B', megatronGpt('megatron-22b', 48, 6144, 64), 8, 1, 8, 4, 4, [1.42, 1.10]],
+    ['1T', megatronGpt('megatron-1t', 128, 25600, 160), 8, 64, 512, 512, 1, [94.42, 71.49]],
+  ];
+  const predicted = (model: ModelDef, t: number, pp: number, gpus: number, batch: number, micro: number, recompute: 'full' | 'selective') => predict({
+    model, gpu: A100, precision: 'FP16', batchSizePerGpu: micro, gpusPerNode: 8, nodes: gpus / 8, gradAccumSteps: batch / micro / (gpus / (t * pp)),
+    interNodeGbps: 1600, parallelism: { tensorParallel: t, pipelineParallel: pp, zeroStage: 0, recompute },
+  });
+
+  it.each(runs)('%s: step time within +50% (the analytical model is ~30% slow at this scale) and the full/selective ratio within 5%', (_, model, t, pp, gpus, batch, micro, [fullS, selS]) => {
+    const full = predicted(model, t, pp, gpus, batch, micro, 'full').stepTimeMs / 1e3;
+    const sel = predicted(model, t, pp, gpus, batch, micro, 'selective').stepTimeMs / 1e3;
+    // Computed (s): 22B 1.84 / 1.48, 1T 128.0 / 97.2; published 1.42 / 1.10, 94.42 / 71.49. The gap is the
+    // GEMM efficiency calibrated on the catalog's benchmark rows (0.516 of peak for fp16), below what
+    // Megatron's large fused kernels reach, plus unfused memory-bound layers.
+    for (const [ours, published] of [[full, fullS], [sel, selS]]) {
+      expect(ours / published).toBeGreaterThan(1);
+      expect(ours / published).toBeLessThan(1.5);
+    }
+    expect((full / sel) / (fullS / selS)).toBeGreaterThan(0.95);
+    expect((full / sel) / (fullS / selS)).toBeLessThan(1.05);
+    // Everything fits in 80 GB, as it did on Selene.
+    expect(predicted(model, t, pp, gpus, batch, micro, 'selective').fitsInMemory).toBe(true);
+  });
+
+  it('memory per GPU against the profiled figures (Korthikanti et al. 2022, Figure 1; the values Calculon validates against)', () => {
+    // GiB per GPU, sequence parallelism + selective recomputation: [parameters + optimizer, activations].
+    const profiled: [string, ModelDef, number, number, number, number, [number, number]][] = [
+      ['22B', megatronGpt('m22b', 48, 6144, 64), 8, 1, 8, 4, [45.5625, 9.5625]],
+      ['175B', megatronGpt('gpt3', 96, 12288, 96), 8, 8, 64, 1, [45.5625, 12.3515625]],
+      ['530B', megatronGpt('t530', 105, 20480, 128), 8, 35, 280, 1, [31.640625, 23.076171875]],
+      ['1T', megatronGpt('m1t', 128, 25600, 160), 8, 64, 512, 1, [32.958984375, 26.5625]],
+    ];
+    for (const [name, model, t, pp, gpus, micro, [states, activations]] of profiled) {
+      const m = predicted(model, t, pp, gpus, gpus * micro, micro, 'selective').memory;
+      // Megatron keeps fp32 "main" gradients: 18 bytes per parameter where this BF16/FP16 mode keeps 16.
+      const ours = m.weightsGb + m.gradientsGb + m.masterWeightsGb + m.optimizerStateGb;
+      expect(Math.abs((ours * 18) / 16 / states - 1), name).toBeLessThan(0.02);
+      // Activations: within +35% (the eager accounting of the test above, and 10% fragmentation); at
+      // 175B and 530B the profile also holds the embedding and interleaved stages, so they come closer.
+      expect(m.activationsGb / activations, name).toBeGreaterThan(0.95);
+      expect(m.activationsGb / activations, name).toBeLessThan(1.35);
+    }
+  });
+
+  it('model FLOPs utilization of GPT-3 175B (published 51.4% with selective recomputation, 64 A100s) comes out 35-50%', () => {
+    // MFU = model FLOPs (72 B s l h^2 (1 + s/6h + V/12lh), no recomputation counted) / (time x GPUs x 312 TFLOPS).
+    const [B, s, l, h, V] = [64, 2048, 96, 12288, 51200];
+    const flops = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+    const published = flops / (13.75 * 64 * 312e12);
+    expect(published).toBeCloseTo(0.514, 3);
+    const p = predicted(megatronGpt('gpt3-175b', l, h, 96), 8, 8, 64, B, 1, 'selective');
+    const ours = flops / ((p.stepTimeMs / 1e3) * 64 * 312e12);
+    // 1F1B instead of Megatron's interleaved schedule adds ~1.2 s of bubble on top of the ~30% above.
+    expect(ours).toBeGreaterThan(0.35);
+    expect(ours).toBeLessThan(0.5);
+  });
+});
+
+describe('recommend: Llama-2-7B full fine-tuning on 80 GB GPUs', () => {
+  const req: RecommendRequest = {
+    model: llama, samples: 1e9, objective: 'COST', gpus: [A100, gpu('H100-SXM5-80GB')], precisions: ['BF16', 'AMP_BF16'], maxNodes: 2,
+    gpusPerNodeChoices: [1, 2, 4, 8], batchSizes: [1, 2, 4], interNodeGbps: (g) => (g.id.startsWith('H100') ? 3200 : 400), limit: 20, parallelismSearch: 'auto',
+  };
+
+  it('plain data parallelism does not fit; sharded plans do, and say why the rest were rejected', () => {
+    const plain = recommend({ ...req, parallelismSearch: 'off' });
+    expect(plain.plans).toEqual([]);
+    expect(plain.rejected.map((x) => x.reason)).toEqual(['OUT_OF_MEMORY']);
+    const r = recommend(req);
+    expect(r.plans.length).toBeGreaterThan(5);
+    expect(r.feasible + r.rejected.reduce((n, x) => n + x.count, 0)).toBe(r.evaluated);
+    for (const p of r.plans) {
+      expect(p.parallelism.dataParallel * p.parallelism.tensorParallel * p.parallelism.pipelineParallel).toBe(p.nodes * p.gpusPerNode);
+      expect(p.parallelism.zeroStage > 0 || p.parallelism.tensorParallel > 1 || p.parallelism.pipelineParallel > 1 || p.parallelism.recompute !== 'none').toBe(true);
+      expect(p.memoryGbPerGpu).toBeLessThanOrEqual(p.gpu.memoryGb);
+    }
+    // A single GPU cannot hold 16 bytes per parameter of 6.7B parameters, however it recomputes.
+    expect(r.plans.every((p) => p.nodes * p.gpusPerNode > 1)).toBe(true);
+    expect(r.rejected.find((x) => x.reason === 'OUT_OF_MEMORY')!.count).toBeGreaterThan(0);
+  });
+
+  it('each plan is what predict says for its layout', () => {
+    for (const p of recommend(req).plans.slice(0, 8)) {
+      const { dataParallel: _, microBatches: __, ...layout } = p.parallelism;
+      const d = predict({ model: llama, gpu: p.gpu, precision: p.precision, batchSizePerGpu: p.batchSizePerGpu, gpusPerNode: p.gpusPerNode, nodes: p.nodes, gradAccumSteps: p.gradAccumSteps, interNodeGbps: req.interNodeGbps(p.gpu), samples: req.samples, parallelism: layout });
+      expect(p.stepTimeMs).toBeCloseTo(d.stepTimeMs, 6);
+      expect(p.memoryGbPerGpu).toBeCloseTo(d.memory.totalGb, 9);
+      expect(p.totalHours).toBeCloseTo(d.totalHours!, 9);
+      expect(d.fitsInMemory).toBe(true);
+    }
+  });
+
+  it('with a fixed global batch, every plan reaches it with whole micro-batches per replica', () => {
+    const r = recommend({ ...req, globalBatch: 64, limit: 30 });
+    expect(r.plans.length).toBeGreaterThan(0);
+    for (const p of r.plans) expect(p.batchSizePerGpu * p.gradAccumSteps * p.parallelism.dataParallel).toBe(64);
+  });
+
+  it('searching every layout never does worse than searching only where plain data parallelism fails', () => {
+    const small = { ...req, model: getModel('gpt2_774m')!, gpus: [A100], batchSizes: [8], precisions: ['BF16' as const] };
+    const auto = recommend({ ...small, objective: 'TIME' }).plans[0];
+    const all = recommend({ ...small, objective: 'TIME', parallelismSearch: 'all' }).plans[0];
+    expect(all.totalHours).toBeLessThanOrEqual(auto.totalHours + 1e-9);
+  });
+});
