@@ -22,8 +22,10 @@ export async function recommendCorrected(r: RecommendRequest, learned: LearnedSt
   const m = modelFeatures(r.model, costOf(r.model));
   const items: CorrectionInput[] = search.candidates.map((c) => {
     const gpu = r.gpus[c.gpuIndex];
-    const exec = { precision: c.precision, batchSizePerGpu: c.batch, gpusPerNode: c.gpusPerNode, nodes: c.nodes, gradAccumSteps: c.accum, fp32UsesTf32: r.fp32UsesTf32 ?? true, interNodeGbps: r.interNodeGbps(gpu) };
-    const step = combine(c.compute, { totalMs: c.commTotalMs, exposedMs: c.commExposedMs }, exec);
+    // The learned model was trained on data-parallel runs only: on sharded or tensor/pipeline-
+    // parallel layouts it extrapolates from the same features (the breakdown carries the split's costs).
+    const exec = { precision: c.precision, batchSizePerGpu: c.batch, gpusPerNode: c.gpusPerNode, nodes: c.nodes, gradAccumSteps: c.accum, fp32UsesTf32: r.fp32UsesTf32 ?? true, interNodeGbps: r.interNodeGbps(gpu), parallelism: c.parallelism };
+    const step = combine(c.compute, { totalMs: c.commTotalMs, exposedMs: c.commExposedMs, dataParallelMs: c.commDataParallelMs, pipelineMs: c.commPipelineMs }, exec);
     return { modelId: r.model.id, model: m, gpu, exec, stepMs: c.analyticalStepMs, breakdown: step.breakdown, dominantMath: c.compute.dominantMath, software };
   });
   const k = await learned.predictor.correct(items);
@@ -78,7 +80,7 @@ export async function correctRows(rows: RowPrediction[], learned: LearnedState):
     const p = r.prediction;
     if (!p || !r.model) return;
     const gpu = getGpu(p.gpuId)!;
-    items.push({ modelId: r.model.id, model: modelFeatures(r.model, costOf(r.model)), gpu, exec: p.execution, stepMs: p.stepTimeMs, breakdown: p.breakdown, dominantMath: p.dominantMath, software: { framework: frameworkOf(r.row.framework), xla: r.row.flags.includes('xla') } });
+    items.push({ modelId: r.model.id, model: modelFeatures(r.model, costOf(r.model)), gpu, exec: p.execution, stepMs: p.stepTimeMs, breakdown: p.breakdown, dominantMath: p.dominantMath, software: { framework: frameworkOf(r.row.framework ?? ''), xla: (r.row.flags ?? '').includes('xla') } });
     at.push(i);
   });
   const k = await learned.predictor.correct(items);
