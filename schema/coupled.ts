@@ -40,6 +40,19 @@ export class MipModelSize {
   @Field(() => Int) nonzeros!: number;
 }
 
+/** What every mixed-integer answer reports about its solve; the three plans extend it. */
+@ObjectType({ description: 'What a mixed-integer solve reports (the plans extend it; not a query result on its own).' })
+export abstract class MipOutcome {
+  @Field(() => SolveStatusEnum) status!: SolveStatusEnum;
+  @Field(() => Float, { nullable: true, description: 'Best proven bound on the objective.' }) bestBound!: number | null;
+  @Field(() => Float, { nullable: true, description: 'Relative gap between the objective and bestBound; 0 when optimal.' }) gap!: number | null;
+  @Field(() => String, { description: 'Which solver answered, and how (worker thread, in-thread fallback).' }) solver!: string;
+  @Field(() => Boolean) optimalityProven!: boolean;
+  @Field(() => Float, { description: 'Candidate generation, solving and verification, ms.' }) solveTimeMs!: number;
+  @Field(() => [String], { description: 'Solver fallbacks and anything else worth knowing.' }) notes!: string[];
+  @Field(() => MipModelSize) modelSize!: MipModelSize;
+}
+
 // ------------------------------------------------------------------ fleet
 
 @InputType({ description: 'A training job of the fleet.' })
@@ -112,22 +125,14 @@ export class UnplacedJob {
 }
 
 @ObjectType({ description: 'A configuration per job so that the jobs, running at the same time, fit the inventory and meet their deadlines.' })
-export class FleetPlan {
-  @Field(() => SolveStatusEnum) status!: SolveStatusEnum;
+export class FleetPlan extends MipOutcome {
   @Field(() => FleetObjectiveEnum) objective!: FleetObjectiveEnum;
   @Field(() => Float, { nullable: true, description: 'Total cost (COST) or hours of the longest job (MAKESPAN); null without a plan.' }) objectiveValue!: number | null;
-  @Field(() => Float, { nullable: true, description: 'Best proven bound on the objective.' }) bestBound!: number | null;
-  @Field(() => Float, { nullable: true, description: 'Relative gap between objectiveValue and bestBound; 0 when optimal.' }) gap!: number | null;
-  @Field(() => String, { description: 'Which solver answered, and how (worker thread, in-thread fallback).' }) solver!: string;
-  @Field(() => Boolean) optimalityProven!: boolean;
-  @Field(() => Float, { description: 'Candidate generation, solving and verification, ms.' }) solveTimeMs!: number;
-  @Field(() => [String], { description: 'Solver fallbacks and anything else worth knowing.' }) notes!: string[];
   @Field(() => Float, { nullable: true }) totalCostUsd!: number | null;
   @Field(() => Float, { nullable: true }) makespanHours!: number | null;
   @Field(() => [FleetAssignment]) assignments!: FleetAssignment[];
   @Field(() => [GpuUsage], { description: 'Per GPU type in the inventory or used on demand.' }) gpuUsage!: GpuUsage[];
   @Field(() => [UnplacedJob], { description: 'Jobs not placed: why, for an INFEASIBLE fleet or with allowUnplaced.' }) unplaced!: UnplacedJob[];
-  @Field(() => MipModelSize) modelSize!: MipModelSize;
 }
 
 // ------------------------------------------------------------------ procurement
@@ -240,22 +245,14 @@ export class CostSplit {
 }
 
 @ObjectType()
-export class ProcurementPlan {
-  @Field(() => SolveStatusEnum) status!: SolveStatusEnum;
+export class ProcurementPlan extends MipOutcome {
   @Field(() => Float, { nullable: true, description: 'Total cost over the horizon.' }) objectiveValue!: number | null;
-  @Field(() => Float, { nullable: true }) bestBound!: number | null;
-  @Field(() => Float, { nullable: true }) gap!: number | null;
-  @Field(() => String) solver!: string;
-  @Field(() => Boolean) optimalityProven!: boolean;
-  @Field(() => Float) solveTimeMs!: number;
-  @Field(() => [String]) notes!: string[];
   @Field(() => [Purchase]) purchases!: Purchase[];
   @Field(() => [Allocation]) allocations!: Allocation[];
   @Field(() => [MonthSummary]) months!: MonthSummary[];
   @Field(() => CostSplit, { nullable: true }) cost!: CostSplit | null;
   @Field(() => [BreakEven], { description: 'Per GPU type that can be both bought and rented.' }) breakEven!: BreakEven[];
   @Field(() => [UnplacedJob], { description: 'INFEASIBLE: the jobs whose runs cannot all be carried, and why.' }) unplaced!: UnplacedJob[];
-  @Field(() => MipModelSize) modelSize!: MipModelSize;
 }
 
 // ------------------------------------------------------------------ federated
@@ -326,20 +323,12 @@ export class FederatedInfeasibility {
 }
 
 @ObjectType()
-export class FederatedPlan {
-  @Field(() => SolveStatusEnum) status!: SolveStatusEnum;
+export class FederatedPlan extends MipOutcome {
   @Field(() => Float, { nullable: true, description: 'Wall time of the round: the slowest participating client.' }) roundTimeSeconds!: number | null;
-  @Field(() => Float, { nullable: true }) bestBound!: number | null;
-  @Field(() => Float, { nullable: true }) gap!: number | null;
-  @Field(() => String) solver!: string;
-  @Field(() => Boolean) optimalityProven!: boolean;
-  @Field(() => Float) solveTimeMs!: number;
-  @Field(() => [String]) notes!: string[];
   @Field(() => Float, { nullable: true }) samplesPerRound!: number | null;
   @Field(() => String, { nullable: true }) slowestClient!: string | null;
   @Field(() => Int, { nullable: true, description: 'Rounds to train workload.samples.' }) rounds!: number | null;
   @Field(() => Float, { nullable: true }) totalHours!: number | null;
   @Field(() => [FederatedClientPlan]) clients!: FederatedClientPlan[];
   @Field(() => [FederatedInfeasibility]) infeasible!: FederatedInfeasibility[];
-  @Field(() => MipModelSize) modelSize!: MipModelSize;
 }
