@@ -28,7 +28,7 @@ import { unsupportedReason } from '../predictor/precision.js';
 import { costOf } from '../predictor/predict.js';
 import type { GpuSpec, MathMode, ModelDef, Precision } from '../predictor/types.js';
 import { MipBuilder, modelSize, type ModelSize } from './milp/model.js';
-import { solveMip, type MipStatus, type SolveOptions } from './milp/solver.js';
+import { solveMip, type MipStatus, type SolveOptions, type MipOutcome } from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
 
 export interface FederatedClient {
@@ -83,15 +83,8 @@ export interface ClientPlan {
 
 export type FederatedBlocker = 'MEMORY' | 'SAMPLES';
 
-export interface FederatedPlan {
-  status: MipStatus;
+export interface FederatedPlan extends MipOutcome {
   roundTimeSeconds: number | null;
-  bestBound: number | null;
-  gap: number | null;
-  solver: string;
-  optimalityProven: boolean;
-  solveTimeMs: number;
-  notes: string[];
   samplesPerRound: number | null;
   clients: ClientPlan[];
   /** The client whose download + compute + upload sets the round time. */

@@ -21,7 +21,7 @@ import { predict, InputError } from '../predictor/predict.js';
 import type { GpuSpec, ModelDef, Precision } from '../predictor/types.js';
 import { recommend, type Plan, type RecommendRequest } from './recommend.js';
 import { MipBuilder, modelSize, withObjective, type MipModel, type ModelSize } from './milp/model.js';
-import { solveLexicographic, type LexPhase, type MipStatus, type SolveOptions } from './milp/solver.js';
+import { solveLexicographic, type LexPhase, type MipStatus, type SolveOptions, type MipOutcome } from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
 import { paretoFilter } from './pareto.js';
 
@@ -93,17 +93,10 @@ export interface UnplacedJob { jobId: string; reason: Blocker; message: string }
 
 export interface GpuUsage { gpu: GpuSpec; used: number; available: number | null; onDemand: boolean }
 
-export interface FleetPlan {
-  status: MipStatus;
+export interface FleetPlan extends MipOutcome {
   objective: FleetObjective;
   /** Total cost (COST) or the longest job's hours (MAKESPAN); null without a plan. */
   objectiveValue: number | null;
-  bestBound: number | null;
-  gap: number | null;
-  solver: string;
-  optimalityProven: boolean;
-  solveTimeMs: number;
-  notes: string[];
   assignments: FleetAssignment[];
   unplaced: UnplacedJob[];
   gpuUsage: GpuUsage[];

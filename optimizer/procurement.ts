@@ -31,7 +31,7 @@ import { predict } from '../predictor/predict.js';
 import type { GpuSpec, ModelDef, Precision } from '../predictor/types.js';
 import { recommend, type Plan, type RecommendRequest } from './recommend.js';
 import { MipBuilder, modelSize, type MipModel, type MipStart, type ModelSize } from './milp/model.js';
-import { solveLexicographic, solveMip, type MipStatus, type SolveOptions } from './milp/solver.js';
+import { solveLexicographic, solveMip, type MipStatus, type SolveOptions, type MipOutcome } from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
 import { paretoFilter } from './pareto.js';
 import { ALL, outOfMemory, usable, type Blocker } from './fleet.js';
@@ -122,15 +122,8 @@ export interface MonthSummary { month: number; ownedGpuHours: number; ownedCapac
 
 export interface ShortJob { jobId: string; reason: Blocker; message: string }
 
-export interface ProcurementPlan {
-  status: MipStatus;
+export interface ProcurementPlan extends MipOutcome {
   objectiveValue: number | null;
-  bestBound: number | null;
-  gap: number | null;
-  solver: string;
-  optimalityProven: boolean;
-  solveTimeMs: number;
-  notes: string[];
   purchases: Purchase[];
   allocations: Allocation[];
   months: MonthSummary[];

@@ -21,6 +21,17 @@ import { describeViolations, rounded, verifyMipSolution } from './verify.js';
 export type SolverChoice = 'AUTO' | 'HIGHS' | 'JAVASCRIPT_LP_SOLVER';
 export type MipStatus = 'OPTIMAL' | 'FEASIBLE' | 'INFEASIBLE' | 'TIME_LIMIT';
 
+/** What every planner built on a MIP reports about its solve (fleet, procurement, federated). */
+export interface MipOutcome {
+  status: MipStatus;
+  bestBound: number | null;
+  gap: number | null;
+  solver: string;
+  optimalityProven: boolean;
+  solveTimeMs: number;
+  notes: string[];
+}
+
 export interface SolveOptions {
   /** Wall-clock limit for HiGHS, seconds. */
   timeLimitSeconds: number;
