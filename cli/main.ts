@@ -17,8 +17,9 @@ const USAGE = `trainplan: precision-aware training-time prediction and GPU plan 
       every setting and its environment variable: trainplan serve --help
   trainplan predict-csv --in FILE --out FILE
       rows in the layout of seeds/measurements/train.csv -> every input column plus
-      predicted_throughput (row's unit, all GPUs), predicted_step_time_s, predicted_forward_s,
-      predicted_backward_s, predicted_optimizer_s, predicted_communication_s, error.
+      predicted_throughput (row's unit, all GPUs; learned model), predicted_step_time_s with
+      its _p10_s/_p90_s, predicted_forward_s, predicted_backward_s, predicted_optimizer_s,
+      predicted_communication_s, analytical_throughput, predictor, evidence, error.
       The model column is a zoo id or a path (relative to the CSV) to a Hugging Face config.json,
       an .onnx graph or a layer-list .json; seq_len_or_image_size overrides its default; optional
       columns tensor_parallel, pipeline_parallel, zero_stage, recompute (none/selective/full)

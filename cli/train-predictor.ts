@@ -69,7 +69,7 @@ for (const p of PRECISIONS) {
   const idx = all.filter((i) => ex[i].row.precision === p);
   if (idx.length >= 30) byPrecision[p] = interval(logStepErr(oof.combination!, idx));
 }
-const intervals = { byPrecision, measuredModel: interval(logStepErr(oof.combination!, all)), unmeasuredModel: interval(logStepErr(byModel, all)) };
+const intervals = { byPrecision, measuredModel: interval(logStepErr(oof.combination!, all)), unmeasuredModel: interval(logStepErr(byModel, all)), unmeasuredGpu: interval(logStepErr(oof.gpu!, all)) };
 const coverage = mean(all.map((i) => { const s = Math.log(oof.combination![i] / ex[i].row.throughput!); const iv = byPrecision[ex[i].row.precision] ?? intervals.measuredModel; return s >= iv.q10 && s <= iv.q90 ? 1 : 0; }));
 
 const report = `${sections.join('\n\n')}\n\nMAPE summary: ${JSON.stringify(summary)}\nInterval (P10-P90 of held-out step-time error) coverage on the combination split: ${pct(coverage)} (80% expected).`;
@@ -107,7 +107,7 @@ Written by \`npm run train:predictor\` (cli/train-predictor.ts); do not edit by 
 - **Model**: gradient-boosted regression trees (squared error), ${PARAMS.trees} trees, depth ${PARAMS.depth}, learning rate ${PARAMS.learningRate}, min ${PARAMS.minLeaf} rows per leaf, row subsample ${PARAMS.subsample}, L2 ${PARAMS.lambda}, seed ${PARAMS.seed}. Trained in TypeScript (predictor/learned/gbdt.ts), exported as an ai.onnx.ml TreeEnsembleRegressor (seeds/predictor.onnx), run with onnxruntime-node. onnxruntime reproduces the TypeScript trees to ${maxDiff.toExponential(1)}.
 - **Data**: seeds/measurements/train.csv (NVIDIA DeepLearningExamples and Lambda benchmark tables; see seeds/README.md): ${ex.length} rows the analytical predictor covers (rows of models outside the zoo, GPUs without a memory figure, or precision modes a GPU has no peak for are not used).
 - **Features** (version ${FEATURE_VERSION}, ${names.length}): ${names.join(', ')}. Evidence features are the mean analytical residual of the same model on other configurations (same GPU other precisions; same GPU same matmul math; same precision other GPUs; sibling GPUs of the same generation; any), never of the row's own (model, GPU, precision); 15-45% of training rows have some evidence dropped so the model also learns the unmeasured cases.
-- **Intervals**: P10/P90 of the held-out log step-time error per precision mode (combination split), and from leave-one-model-out for models with no measurements. Coverage of the P10-P90 interval on held-out combinations: ${pct(coverage)}.
+- **Intervals**: P10/P90 of the held-out log step-time error per precision mode (combination split), widened to the leave-one-model-out errors for models with no measurements and to the leave-one-GPU-out errors for GPUs with none. Coverage of the P10-P90 interval on held-out combinations: ${pct(coverage)}.
 - **Precision-unaware ablation**: the same pipeline where the analytical estimate treats every row as plain FP32 and the precision features are removed.
 
 ## Validation (MAPE of throughput on held-out data)

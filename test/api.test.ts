@@ -1,16 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApolloServer } from '@apollo/server';
-import { createApollo } from '../server/app.js';
+import { describe, expect, it } from 'vitest';
+import { apolloForTests } from './graphql-client.js';
 
-let server: ApolloServer;
-beforeAll(async () => { server = await createApollo(); });
-afterAll(async () => { await server.stop(); });
-
-async function run(query: string, variables?: Record<string, unknown>) {
-  const res = await server.executeOperation({ query, variables });
-  if (res.body.kind !== 'single') throw new Error('expected a single result');
-  return res.body.singleResult as { data?: Record<string, any>; errors?: { message: string; extensions?: Record<string, unknown> }[] };
-}
+const run = apolloForTests();
 
 async function badInput(query: string, field: RegExp) {
   const r = await run(query);

@@ -1,22 +1,12 @@
-import type { ApolloServer } from '@apollo/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { apolloForTests } from './graphql-client.js';
 import { breakpointSearch, clientOptions, customGpuSpec, planFederatedRound, transferSeconds, verifyFederatedPlan, type FederatedClient, type FederatedPlan, type FederatedRequest } from '../optimizer/federated.js';
 import { shutdownSolverWorkers } from '../optimizer/milp/solver.js';
 import { unsupportedReason } from '../predictor/precision.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { getGpu } from '../seeds/catalog.js';
-import { createApollo } from '../server/app.js';
 
-let server: ApolloServer;
-beforeAll(async () => { server = await createApollo(); });
-afterAll(async () => { shutdownSolverWorkers(); await server.stop(); });
-
-type Result = { data?: Record<string, any>; errors?: { message: string; extensions?: Record<string, unknown> }[] };
-async function run(query: string): Promise<Result> {
-  const res = await server.executeOperation({ query });
-  if (res.body.kind !== 'single') throw new Error('expected a single result');
-  return res.body.singleResult as Result;
-}
+const run = apolloForTests(() => shutdownSolverWorkers());
 
 const model = getModel('resnet50_v1.5')!;
 const jetson = customGpuSpec({ name: 'jetson-orin', peakTflops: { fp32: 5.3, fp16: 42 }, memoryBwGbps: 204, memoryGb: 32 });

@@ -3,24 +3,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { ApolloServer } from '@apollo/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { apolloForTests } from './graphql-client.js';
 import { fleetCandidates, planFleet, verifyFleetPlan, type FleetCandidate, type FleetPlan, type FleetRequest } from '../optimizer/fleet.js';
 import { shutdownSolverWorkers } from '../optimizer/milp/solver.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { getGpu } from '../seeds/catalog.js';
-import { createApollo } from '../server/app.js';
 
-let server: ApolloServer;
-beforeAll(async () => { server = await createApollo(); });
-afterAll(async () => { shutdownSolverWorkers(); await server.stop(); });
-
-type Result = { data?: Record<string, any>; errors?: { message: string; extensions?: Record<string, unknown> }[] };
-async function run(query: string): Promise<Result> {
-  const res = await server.executeOperation({ query });
-  if (res.body.kind !== 'single') throw new Error('expected a single result');
-  return res.body.singleResult as Result;
-}
+const run = apolloForTests(() => shutdownSolverWorkers());
 
 const A100 = getGpu('A100-SXM4-80GB')!, V100 = getGpu('V100-SXM2-32GB')!;
 // Three jobs whose cheapest plans alone would need 12 A100s; the inventory has 8 (and 12 V100s).

@@ -1,20 +1,11 @@
 // Custom models and parallelism through GraphQL: modelSummary, workload.customModel / seqLen,
 // predict's parallelism input, recommend's parallelism on every plan, and BAD_USER_INPUT naming the
 // field for every bad input.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApolloServer } from '@apollo/server';
-import { createApollo } from '../server/app.js';
+import { describe, expect, it } from 'vitest';
+import { apolloForTests } from './graphql-client.js';
 import { HF_CONFIGS, tinyGpt } from './import-fixtures.js';
 
-let server: ApolloServer;
-beforeAll(async () => { server = await createApollo(); });
-afterAll(async () => { await server.stop(); });
-
-async function run(query: string, variables?: Record<string, unknown>) {
-  const res = await server.executeOperation({ query, variables });
-  if (res.body.kind !== 'single') throw new Error('expected a single result');
-  return res.body.singleResult as { data?: Record<string, any>; errors?: { message: string; extensions?: Record<string, unknown> }[] };
-}
+const run = apolloForTests();
 
 const llamaConfig = JSON.stringify(HF_CONFIGS.find((c) => c.id === 'meta-llama/Llama-2-7b-hf')!.config);
 const SUMMARY = `query($model: String, $custom: ModelInput, $seqLen: Int) { modelSummary(model: $model, customModel: $custom, seqLen: $seqLen) {

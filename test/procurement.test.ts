@@ -1,23 +1,13 @@
-import type { ApolloServer } from '@apollo/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { apolloForTests } from './graphql-client.js';
 import { usable } from '../optimizer/fleet.js';
 import { shutdownSolverWorkers } from '../optimizer/milp/solver.js';
 import { breakEvens, planProcurement, verifyProcurementPlan, type ProcurementPlan, type ProcurementRequest } from '../optimizer/procurement.js';
 import { recommend } from '../optimizer/recommend.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { getGpu } from '../seeds/catalog.js';
-import { createApollo } from '../server/app.js';
 
-let server: ApolloServer;
-beforeAll(async () => { server = await createApollo(); });
-afterAll(async () => { shutdownSolverWorkers(); await server.stop(); });
-
-type Result = { data?: Record<string, any>; errors?: { message: string; extensions?: Record<string, unknown> }[] };
-async function run(query: string): Promise<Result> {
-  const res = await server.executeOperation({ query });
-  if (res.body.kind !== 'single') throw new Error('expected a single result');
-  return res.body.singleResult as Result;
-}
+const run = apolloForTests(() => shutdownSolverWorkers());
 
 const A100 = getGpu('A100-SXM4-80GB')!, L4 = getGpu('L4')!;
 const H = 12;

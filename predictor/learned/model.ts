@@ -24,7 +24,7 @@ export interface LearnedMeta {
   trainedRows: number;
   /** Measured log(measured / analytical) per (model, GPU, precision), aggregated. */
   evidence: EvidenceGroup[];
-  intervals: { byPrecision: Partial<Record<Precision, Interval>>; measuredModel: Interval; unmeasuredModel: Interval };
+  intervals: { byPrecision: Partial<Record<Precision, Interval>>; measuredModel: Interval; unmeasuredModel: Interval; unmeasuredGpu: Interval };
   validation: Record<string, unknown>;
 }
 
@@ -51,7 +51,11 @@ export interface Corrections {
 
 export class LearnedPredictor {
   private evidenceCache = new Map<string, Evidence>();
-  private constructor(readonly meta: LearnedMeta, private readonly onnx: OnnxCorrection, private readonly index: EvidenceIndex) {}
+  /** GPUs with at least one measurement in the evidence. */
+  private readonly measuredGpus: Set<string>;
+  private constructor(readonly meta: LearnedMeta, private readonly onnx: OnnxCorrection, private readonly index: EvidenceIndex) {
+    this.measuredGpus = new Set(meta.evidence.map((e) => e.gpu));
+  }
 
   get name(): string { return this.meta.name; }
 
@@ -76,12 +80,15 @@ export class LearnedPredictor {
     return e;
   }
 
-  private interval(precision: Precision, ev: Evidence): Interval {
-    const base = this.meta.intervals.byPrecision[precision] ?? this.meta.intervals.measuredModel;
-    if (ev.modelN > 0 || ev.exactN > 0) return base;
-    // An unmeasured model: the leave-one-model-out errors, never narrower than the precision's.
-    const u = this.meta.intervals.unmeasuredModel;
-    return { q10: Math.min(base.q10, u.q10), q90: Math.max(base.q90, u.q90), rows: u.rows };
+
+  private interval(precision: Precision, ev: Evidence, gpuMeasured: boolean): Interval {
+    let iv = this.meta.intervals.byPrecision[precision] ?? this.meta.intervals.measuredModel;
+    // Never narrower than the held-out errors of the case at hand: leave-one-model-out for an
+    // unmeasured model, leave-one-GPU-out for an unmeasured GPU.
+    const widen = (u: Interval) => { iv = { q10: Math.min(iv.q10, u.q10), q90: Math.max(iv.q90, u.q90), rows: u.rows }; };
+    if (ev.modelN === 0 && ev.exactN === 0) widen(this.meta.intervals.unmeasuredModel);
+    if (!gpuMeasured) widen(this.meta.intervals.unmeasuredGpu);
+    return iv;
   }
 
   async correct(items: CorrectionInput[]): Promise<Corrections> {
@@ -100,11 +107,12 @@ export class LearnedPredictor {
     items.forEach((it, i) => {
       // The model predicts log(measured throughput / analytical): time scales by its inverse.
       const k = Math.exp(-out[i]);
-      const iv = this.interval(it.exec.precision, evs[i]);
+      const gpuMeasured = this.measuredGpus.has(it.gpu.id);
+      const iv = this.interval(it.exec.precision, evs[i], gpuMeasured);
       mid[i] = k;
       lo[i] = k * Math.exp(iv.q10);
       hi[i] = k * Math.exp(iv.q90);
-      cases.push(evidenceCase(evs[i]));
+      cases.push(evidenceCase(evs[i]) + (gpuMeasured ? '' : `; ${it.gpu.id} has no measurements (its datasheet figures only)`));
     });
     return { mid, lo, hi, cases };
   }

@@ -1,0 +1,17 @@
+// One in-process Apollo server per test file, and a `run` that returns the single result.
+import { afterAll, beforeAll } from 'vitest';
+import type { ApolloServer } from '@apollo/server';
+import { createApollo } from '../server/app.js';
+
+export type GraphQLResult = { data?: Record<string, any>; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+
+export function apolloForTests(beforeStop: () => void = () => {}): (query: string, variables?: Record<string, unknown>) => Promise<GraphQLResult> {
+  let server: ApolloServer;
+  beforeAll(async () => { server = await createApollo(); });
+  afterAll(async () => { beforeStop(); await server.stop(); });
+  return async (query, variables) => {
+    const res = await server.executeOperation({ query, variables });
+    if (res.body.kind !== 'single') throw new Error('expected a single result');
+    return res.body.singleResult as GraphQLResult;
+  };
+}
