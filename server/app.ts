@@ -14,6 +14,7 @@ import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { Kind, type GraphQLFormattedError, type OperationDefinitionNode } from 'graphql';
 import { trainplanSchema } from './schema.js';
+import { learnedPredictor } from '../predictor/learned/model.js';
 import { DEFAULTS, readPriceFile, runtimeConfig, setRuntimeConfig, type ServerConfig } from './config.js';
 import { errorFields, log, requestStore, setLogLevel, type RequestState } from './log.js';
 import { MAX_TEXT_NESTING, queryShapeRule, textNesting } from './limits.js';
@@ -150,7 +151,8 @@ function runChecks(): { ok: boolean; checks: Record<string, string> } {
   const checks: Record<string, string> = {};
   let ok = true;
   for (const [name, check] of readinessChecks) {
-    try { const r = check(); checks[name] = r === false ? 'failing' : 'ok'; ok &&= r !== false; } catch (e) { checks[name] = `failing: ${(e as Error).message}`.slice(0, 200); ok = false; }
+    // A string is a passing check with something to say (e.g. the learned model's fallback).
+    try { const r = check(); checks[name] = r === false ? 'failing' : typeof r === 'string' ? r : 'ok'; ok &&= r !== false; } catch (e) { checks[name] = `failing: ${(e as Error).message}`.slice(0, 200); ok = false; }
   }
   return { ok, checks };
 }
@@ -179,6 +181,10 @@ export async function startServer(port = 4000, host = '0.0.0.0', overrides: Part
   if (prices) log('info', 'price overrides loaded', { file: config.prices, gpus: Object.keys(prices).length });
   recommendCache.clear();
   const apollo = await createApollo(config);
+  // Load the learned model before the first request; if it cannot load, answers fall back to the
+  // analytical estimate (and say so), so the server is still ready.
+  const learned = await learnedPredictor();
+  addReadinessCheck('learnedModel', () => (learned.predictor ? 'ok' : `fallback to analytical: ${learned.reason}`));
   const startup = runChecks();
   if (!startup.ok) log('warn', 'not ready at startup', { checks: startup.checks });
   const startedAt = Date.now();

@@ -80,7 +80,7 @@ describe('the HTTP front, in process', () => {
     expect(ready.status).toBe(200);
     const body = (await ready.json()) as Record<string, any>;
     expect(body.status).toBe('ready');
-    expect(body.checks).toEqual({ gpus: 'ok', models: 'ok', efficiency: 'ok', network: 'ok' });
+    expect(body.checks).toEqual({ gpus: 'ok', models: 'ok', efficiency: 'ok', network: 'ok', learnedModel: 'ok' });
     expect(body.memory.heapUsedMb).toBeGreaterThan(0);
     expect(body.cache).toHaveProperty('hits');
   });
