@@ -55,6 +55,15 @@ export abstract class MipOutcome {
 
 // ------------------------------------------------------------------ fleet
 
+/** How the three MIP queries solve: every input extends it. */
+@InputType({ description: 'Solver settings shared by planFleet, planProcurement and planFederatedRound (not an input on its own).' })
+export abstract class SolveSettingsInput {
+  @Field(() => Boolean, { defaultValue: true }) fp32UsesTf32!: boolean;
+  @Field(() => Float, { defaultValue: 10, description: 'Wall-clock limit for the solver, seconds (at most 60).' }) timeLimitSeconds!: number;
+  @Field(() => SolverChoiceEnum, { defaultValue: SolverChoiceEnum.AUTO }) solver!: SolverChoiceEnum;
+  @Field(() => Float, { defaultValue: 0, description: 'Relative gap at which HiGHS may stop and call a plan optimal: 0 (default) proves exact optima; e.g. 1e-6 ends large models sooner (status OPTIMAL, gap <= mipRelGap).' }) mipRelGap!: number;
+}
+
 @InputType({ description: 'A training job of the fleet.' })
 export class FleetJobInput {
   @Field(() => String) id!: string;
@@ -72,7 +81,7 @@ export class InventoryInput {
 }
 
 @InputType()
-export class FleetInput {
+export class FleetInput extends SolveSettingsInput {
   @Field(() => [FleetJobInput]) jobs!: FleetJobInput[];
   @Field(() => [InventoryInput], { defaultValue: [] }) inventory!: InventoryInput[];
   @Field(() => Boolean, { defaultValue: false, description: 'GPU types not in the inventory may be rented on demand, without limit, at their catalog or overridden price. Types in the inventory stay capped at their count.' }) allowOnDemand!: boolean;
@@ -84,10 +93,6 @@ export class FleetInput {
   @Field(() => [Int], { nullable: true, description: 'GPUs per node to consider (default 1, 2, 4, 8).' }) gpusPerNode?: number[];
   @Field(() => Int, { defaultValue: 4, description: 'Most nodes one job may use.' }) maxNodes!: number;
   @Field(() => Float, { nullable: true, description: 'Inter-node network per node, Gbps (default: seeds/network.json per GPU).' }) interNodeGbps?: number;
-  @Field(() => Boolean, { defaultValue: true }) fp32UsesTf32!: boolean;
-  @Field(() => Float, { defaultValue: 10, description: 'Wall-clock limit for the solver, seconds (at most 60).' }) timeLimitSeconds!: number;
-  @Field(() => SolverChoiceEnum, { defaultValue: SolverChoiceEnum.AUTO }) solver!: SolverChoiceEnum;
-  @Field(() => Float, { defaultValue: 0, description: 'Relative gap at which HiGHS may stop and call a plan optimal: 0 (default) proves exact optima; e.g. 1e-6 ends large models sooner (status OPTIMAL, gap <= mipRelGap).' }) mipRelGap!: number;
 }
 
 @ObjectType({ description: "One job's configuration in the fleet plan." })
@@ -166,7 +171,7 @@ export class GpuOptionInput {
 }
 
 @InputType()
-export class ProcurementInput {
+export class ProcurementInput extends SolveSettingsInput {
   @Field(() => [ProcurementJobInput]) jobs!: ProcurementJobInput[];
   @Field(() => Int) horizonMonths!: number;
   @Field(() => Float, { defaultValue: 730, description: 'Hours in a month (730 = 8760 / 12).' }) hoursPerMonth!: number;
@@ -176,10 +181,6 @@ export class ProcurementInput {
   @Field(() => [Int], { nullable: true }) gpusPerNode?: number[];
   @Field(() => Int, { defaultValue: 4 }) maxNodes!: number;
   @Field(() => Float, { nullable: true }) interNodeGbps?: number;
-  @Field(() => Boolean, { defaultValue: true }) fp32UsesTf32!: boolean;
-  @Field(() => Float, { defaultValue: 10 }) timeLimitSeconds!: number;
-  @Field(() => SolverChoiceEnum, { defaultValue: SolverChoiceEnum.AUTO }) solver!: SolverChoiceEnum;
-  @Field(() => Float, { defaultValue: 0, description: 'Relative gap at which HiGHS may stop and call a plan optimal: 0 (default) proves exact optima; e.g. 1e-6 ends large models sooner (status OPTIMAL, gap <= mipRelGap).' }) mipRelGap!: number;
 }
 
 @ObjectType({ description: 'How one run of a job is executed.' })
@@ -285,7 +286,7 @@ export class FederatedClientInput {
 }
 
 @InputType()
-export class FederatedInput {
+export class FederatedInput extends SolveSettingsInput {
   @Field(() => WorkloadInput, { description: 'The model, and the total work of the training (to count rounds).' }) workload!: WorkloadInput;
   @Field(() => [FederatedClientInput]) clients!: FederatedClientInput[];
   @Field(() => Float, { description: "Samples (model's throughput unit) the round must train, over all clients." }) minSamplesPerRound!: number;
@@ -294,10 +295,6 @@ export class FederatedInput {
   @Field(() => [Int], { nullable: true, description: "Per-device batch sizes (default: 8, 16, 32, 64 and the model's typical ones)." }) batchSizes?: number[];
   @Field(() => Int, { defaultValue: 10000, description: 'Most local steps per client per round.' }) maxLocalSteps!: number;
   @Field(() => Float, { defaultValue: 4, description: 'Bytes per parameter sent down (model) and up (update): 4 for fp32.' }) bytesPerParameter!: number;
-  @Field(() => Boolean, { defaultValue: true }) fp32UsesTf32!: boolean;
-  @Field(() => Float, { defaultValue: 10 }) timeLimitSeconds!: number;
-  @Field(() => SolverChoiceEnum, { defaultValue: SolverChoiceEnum.AUTO }) solver!: SolverChoiceEnum;
-  @Field(() => Float, { defaultValue: 0, description: 'Relative gap at which HiGHS may stop and call a plan optimal: 0 (default) proves exact optima; e.g. 1e-6 ends large models sooner (status OPTIMAL, gap <= mipRelGap).' }) mipRelGap!: number;
 }
 
 @ObjectType()
