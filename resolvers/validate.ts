@@ -48,5 +48,4 @@ export const LIMITS = {
   usd: 1e12,
   limit: 200,
   listLength: 100,
-  maxCandidates: 2_000_000,
 } as const;
