@@ -24,6 +24,7 @@
 // ZeRO reduce-scatters the gradients and all-gathers the weights (every micro-batch for ZeRO-3).
 // Without `parallelism` every term below reduces to the plain data-parallel formula above.
 import { readFileSync } from 'node:fs';
+import { pcieBandwidth } from '../seeds/catalog.js';
 import { microBatchesOf, parallelStructure, parametersPerGpu, type Parallelism } from './parallel.js';
 import { BYTES, effectiveMath, optimizerBytesPerParam, peakTflops, POLICIES, type PrecisionPolicy } from './precision.js';
 import type { GpuSpec, LayerCost, MathMode, ModelCost, ModelDef, Precision } from './types.js';
@@ -284,10 +285,9 @@ export function computeTime(model: Pick<ModelDef, 'optimizer'>, cost: ModelCost,
  * `efficiency` of the link (default: the calibrated data-parallel figure).
  */
 export function intraNodeBandwidth(gpu: GpuSpec, gpusPerNode: number, eff: Efficiency, efficiency = eff.linkEfficiency): number {
-  const pcieFallback = 32; // GB/s bidir, PCIe Gen3 x16: the floor every catalog GPU has (seeds/links.json)
-  let bidir = gpu.intraNodeBwGbpsBidir || pcieFallback;
-  // A 2-way bridge connects pairs only; a larger ring crosses PCIe (Gen4 x16 on these cards).
-  if (!gpu.hasNvlinkFabric && gpusPerNode > 2 && /bridge/i.test(gpu.intraNodeLink)) bidir = /Gen5/.test(gpu.intraNodeLink) ? 128 : /Gen4/.test(gpu.intraNodeLink) ? 64 : 32;
+  // No figure: the PCIe link every card has. A 2-way bridge connects pairs only, so a larger ring crosses PCIe.
+  let bidir = gpu.intraNodeBwGbpsBidir || pcieBandwidth(gpu.intraNodeLink);
+  if (!gpu.hasNvlinkFabric && gpusPerNode > 2 && /bridge/i.test(gpu.intraNodeLink)) bidir = pcieBandwidth(gpu.intraNodeLink);
   return (bidir / 2) * 1e9 * efficiency;
 }
 

@@ -102,13 +102,22 @@ function gpuFromRow(r: Record<string, string>, links: LinksFile): GpuSpec {
   };
 }
 
+let linksCache: LinksFile | undefined;
+const links = () => (linksCache ??= JSON.parse(readFileSync(here('./links.json'), 'utf8')) as LinksFile);
+
+/**
+ * Bidirectional GB/s of the PCIe link a link description names (seeds/links.json); the generic
+ * PCIe rule (Gen3 x16) when it names none, e.g. for a fabric with no per-GPU figure.
+ */
+export function pcieBandwidth(link: string): number {
+  const pcie = links().rules.filter((r) => r.match.startsWith('PCIe'));
+  return (pcie.find((r) => link.includes(r.match)) ?? pcie.find((r) => r.match === 'PCIe')!).bidirGbps;
+}
+
 let gpuCache: GpuSpec[] | undefined;
 /** Every row of gpus.csv, in file order. */
 export function loadGpus(): GpuSpec[] {
-  if (!gpuCache) {
-    const links = JSON.parse(readFileSync(here('./links.json'), 'utf8')) as LinksFile;
-    gpuCache = parseCsv(readFileSync(here('./gpus.csv'), 'utf8')).map((r) => gpuFromRow(r, links));
-  }
+  gpuCache ??= parseCsv(readFileSync(here('./gpus.csv'), 'utf8')).map((r) => gpuFromRow(r, links()));
   return gpuCache;
 }
 
