@@ -52,8 +52,8 @@ async function runQuery(query: string, variables?: Record<string, unknown>) {
 }
 
 const RECOMMEND_QUERY = `query($input: RecommendInput!) { recommend(input: $input) {
-  evaluated feasible
-  plans { rank gpu { id } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision stepTimeMs throughput throughputUnit totalHours costUsd memoryGbPerGpu }
+  status predictor evaluated feasible
+  plans { rank gpu { id } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision stepTimeMs throughput throughputUnit totalHours totalHoursP90 costUsd memoryGbPerGpu }
   rejected { reason count } } }`;
 
 async function main(argv: string[]) {
@@ -174,11 +174,11 @@ async function main(argv: string[]) {
       };
       const result = await runQuery(RECOMMEND_QUERY, { input });
       if (result.errors?.length) fail(result.errors.map((e) => e.message).join('\n'));
-      const r = (result.data as { recommend: { evaluated: number; feasible: number; plans: Record<string, unknown>[]; rejected: { reason: string; count: number }[] } }).recommend;
-      console.log(`${r.evaluated} candidates evaluated, ${r.feasible} feasible`);
+      const r = (result.data as { recommend: { status: string; predictor: string; evaluated: number; feasible: number; plans: Record<string, unknown>[]; rejected: { reason: string; count: number }[] } }).recommend;
+      console.log(`${r.evaluated} candidates evaluated (${r.status}), ${r.feasible} feasible; predictor ${r.predictor}`);
       console.table(r.plans.map((p) => ({
         rank: p.rank, gpu: (p.gpu as { id: string }).id, nodes: p.nodes, gpusPerNode: p.gpusPerNode, batch: p.batchSizePerGpu, precision: p.precision,
-        hours: Number((p.totalHours as number).toFixed(2)), costUsd: p.costUsd === null ? null : Number((p.costUsd as number).toFixed(2)), memGb: Number((p.memoryGbPerGpu as number).toFixed(1)),
+        hours: Number((p.totalHours as number).toFixed(2)), hoursP90: Number((p.totalHoursP90 as number).toFixed(2)), costUsd: p.costUsd === null ? null : Number((p.costUsd as number).toFixed(2)), memGb: Number((p.memoryGbPerGpu as number).toFixed(1)),
       })));
       if (r.rejected.length) console.log('rejected: ' + r.rejected.map((x) => `${x.reason} ${x.count}`).join(', '));
       return;

@@ -81,12 +81,12 @@ export class LearnedPredictor {
   }
 
 
-  private interval(precision: Precision, ev: Evidence, gpuMeasured: boolean): Interval {
+  private interval(precision: Precision, ev: Evidence, gpuMeasured: boolean, splitLayout: boolean): Interval {
     let iv = this.meta.intervals.byPrecision[precision] ?? this.meta.intervals.measuredModel;
     // Never narrower than the held-out errors of the case at hand: leave-one-model-out for an
-    // unmeasured model, leave-one-GPU-out for an unmeasured GPU.
+    // unmeasured model (or a layout no measurement used), leave-one-GPU-out for an unmeasured GPU.
     const widen = (u: Interval) => { iv = { q10: Math.min(iv.q10, u.q10), q90: Math.max(iv.q90, u.q90), rows: u.rows }; };
-    if (ev.modelN === 0 && ev.exactN === 0) widen(this.meta.intervals.unmeasuredModel);
+    if ((ev.modelN === 0 && ev.exactN === 0) || splitLayout) widen(this.meta.intervals.unmeasuredModel);
     if (!gpuMeasured) widen(this.meta.intervals.unmeasuredGpu);
     return iv;
   }
@@ -108,11 +108,15 @@ export class LearnedPredictor {
       // The model predicts log(measured throughput / analytical): time scales by its inverse.
       const k = Math.exp(-out[i]);
       const gpuMeasured = this.measuredGpus.has(it.gpu.id);
-      const iv = this.interval(it.exec.precision, evs[i], gpuMeasured);
+      const par = it.exec.parallelism;
+      // Every training row ran plain data parallelism: a sharded or split layout is extrapolation.
+      const split = !!par && (par.tensorParallel > 1 || par.pipelineParallel > 1 || par.zeroStage > 0 || par.recompute !== 'none');
+      const iv = this.interval(it.exec.precision, evs[i], gpuMeasured, split);
       mid[i] = k;
       lo[i] = k * Math.exp(iv.q10);
       hi[i] = k * Math.exp(iv.q90);
-      cases.push(evidenceCase(evs[i]) + (gpuMeasured ? '' : `; ${it.gpu.id} has no measurements (its datasheet figures only)`));
+      cases.push(evidenceCase(evs[i]) + (gpuMeasured ? '' : `; ${it.gpu.id} has no measurements (its datasheet figures only)`)
+        + (split ? '; no measurement used tensor/pipeline parallelism, ZeRO or recomputation' : ''));
     });
     return { mid, lo, hi, cases };
   }
