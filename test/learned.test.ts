@@ -58,6 +58,15 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
     expect(unmeasured.stepTimeMsP90 / unmeasured.stepTimeMs).toBeGreaterThanOrEqual(p.stepTimeMsP90 / p.stepTimeMs - 1e-9);
   });
 
+  it('a sharded layout no measurement used says so and gets the wider interval', async () => {
+    const base = { model: getModel('bert_large_squad')!, gpu: getGpu('A100-SXM4-80GB')!, precision: 'AMP_FP16' as const, batchSizePerGpu: 16, gpusPerNode: 8, nodes: 1, interNodeGbps: 400 };
+    const plain = await predictCorrected(base, { predictor: learned, reason: '' });
+    const zero = await predictCorrected({ ...base, parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 2, recompute: 'none' } }, { predictor: learned, reason: '' });
+    expect(plain.evidence).not.toMatch(/tensor\/pipeline parallelism/);
+    expect(zero.evidence).toMatch(/no measurement used tensor\/pipeline parallelism, ZeRO or recomputation/);
+    expect(zero.stepTimeMsP90 / zero.stepTimeMs).toBeGreaterThanOrEqual(plain.stepTimeMsP90 / plain.stepTimeMs - 1e-9);
+  });
+
   it('more peak FLOPS in the dominant math mode never predicts a slower step, all else equal', async () => {
     for (const [modelId, gpuId, precision, batch] of [['resnet50_v1.5', 'A100-SXM4-80GB', 'AMP_FP16', 256], ['bert_large_squad', 'V100-SXM2-16GB', 'FP32', 8], ['gpt2_355m', 'H100-SXM5-80GB', 'AMP_BF16', 8], ['vgg16', 'RTX-3090', 'FP16', 64]] as const) {
       const base = getGpu(gpuId)!;
