@@ -21,7 +21,7 @@ import { predict, InputError } from '../predictor/predict.js';
 import type { GpuSpec, ModelDef, Precision } from '../predictor/types.js';
 import { recommend, type Plan, type RecommendRequest } from './recommend.js';
 import { MipBuilder, modelSize, withObjective, type MipModel, type ModelSize } from './milp/model.js';
-import { solveLexicographic, type LexPhase, type MipStatus, type SolveOptions, type MipOutcome } from './milp/solver.js';
+import { solveLexicographic, type LexPhase, type MipStatus, type SolveOptions, type MipOutcome, type CandidateSearch } from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
 import { paretoFilter } from './pareto.js';
 
@@ -48,7 +48,7 @@ export interface InventoryItem {
   priceUsdPerGpuHour?: number;
 }
 
-export interface FleetRequest {
+export interface FleetRequest extends CandidateSearch {
   jobs: FleetJob[];
   inventory: InventoryItem[];
   /** GPU types not in the inventory may be rented without limit. */
@@ -59,12 +59,6 @@ export interface FleetRequest {
   objective: FleetObjective;
   /** Leave jobs out (highest total priority placed first) rather than answer INFEASIBLE. */
   allowUnplaced: boolean;
-  precisions: Precision[];
-  gpusPerNodeChoices: number[];
-  maxNodes: number;
-  interNodeGbps: (gpu: GpuSpec) => number;
-  fp32UsesTf32?: boolean;
-  solve: SolveOptions;
 }
 
 export interface FleetCandidate {
@@ -179,8 +173,7 @@ export function fleetCandidates(r: FleetRequest): FleetCandidates {
     const mine: FleetCandidate[] = [], pruned: FleetCandidate[] = [];
     for (const t of types) {
       const rec = recommend(searchFor(r, job, t, { deadline: true, cap: true, limit: ALL, objective: t.price === null ? 'TIME' : 'COST' }));
-      // recommend() lets through NaN-hour plans for GPUs without an fp32 peak (TPUs: the predictor's
-      // vector-op rate is 0 there, and NaN > deadline is false); such plans are not candidates.
+      // `usable` re-checks what the MIP relies on (finite hours and cost, memory fit) rather than trust it.
       const cands = rec.plans.filter(usable).map((p) => toCandidate(j, t, p));
       mine.push(...cands);
       pruned.push(...paretoFilter(cands, (c) => {

@@ -31,7 +31,7 @@ import { predict } from '../predictor/predict.js';
 import type { GpuSpec, ModelDef, Precision } from '../predictor/types.js';
 import { recommend, type Plan, type RecommendRequest } from './recommend.js';
 import { MipBuilder, modelSize, type MipModel, type MipStart, type ModelSize } from './milp/model.js';
-import { solveLexicographic, solveMip, type MipStatus, type SolveOptions, type MipOutcome } from './milp/solver.js';
+import { solveLexicographic, solveMip, type MipStatus, type SolveOptions, type MipOutcome, type CandidateSearch } from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
 import { paretoFilter } from './pareto.js';
 import { ALL, outOfMemory, usable, type Blocker } from './fleet.js';
@@ -67,17 +67,11 @@ export interface GpuOption {
   rentUsdPerGpuHour: number | null;
 }
 
-export interface ProcurementRequest {
+export interface ProcurementRequest extends CandidateSearch {
   jobs: ProcurementJob[];
   horizonMonths: number;
   hoursPerMonth: number;
   options: GpuOption[];
-  precisions: Precision[];
-  gpusPerNodeChoices: number[];
-  maxNodes: number;
-  interNodeGbps: (gpu: GpuSpec) => number;
-  fp32UsesTf32?: boolean;
-  solve: SolveOptions;
 }
 
 export interface RunConfig {
