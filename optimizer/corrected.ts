@@ -7,7 +7,7 @@ import { DEFAULT_SOFTWARE, frameworkOf, modelFeatures, type Software } from '../
 import type { RowPrediction } from '../predictor/measured.js';
 import { getGpu } from '../seeds/catalog.js';
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
-import { combine, defaultEfficiency, type Efficiency } from '../predictor/step.js';
+import { combine, defaultEfficiency, scaleBreakdown, type Efficiency } from '../predictor/step.js';
 import { rankCandidates, searchCandidates, type Recommendation, type RecommendRequest } from './recommend.js';
 
 export interface CorrectedRecommendation extends Recommendation {
@@ -53,7 +53,7 @@ export async function predictCorrected(req: PredictRequest, learned: LearnedStat
   const stepTimeMs = p.stepTimeMs * scale;
   const throughput = p.throughput / scale;
   const totalHours = p.totalHours === null ? null : p.totalHours * scale;
-  const breakdown = Object.fromEntries(Object.entries(p.breakdown).map(([name, ms]) => [name, ms * scale])) as unknown as Prediction['breakdown'];
+  const breakdown = scaleBreakdown(p.breakdown, scale);
   return {
     ...p, stepTimeMs, throughput, breakdown, totalHours,
     costUsd: p.costUsd === null ? null : p.costUsd * scale,

@@ -6,7 +6,7 @@ import { memoryPerGpu, fits } from '../predictor/memory.js';
 import { dataParallelOf, planParallelism, type Parallelism, type PlanParallelism } from '../predictor/parallel.js';
 import { unsupportedReason } from '../predictor/precision.js';
 import { costOf, InputError } from '../predictor/predict.js';
-import { combine, communicationTime, computeTime, defaultEfficiency, type Breakdown, type ComputeTime, type Efficiency } from '../predictor/step.js';
+import { combine, scaleBreakdown, communicationTime, computeTime, defaultEfficiency, type Breakdown, type ComputeTime, type Efficiency } from '../predictor/step.js';
 import type { GpuSpec, ModelDef, Precision } from '../predictor/types.js';
 import { shardedSearch, type ShardedSearch } from './parallel-search.js';
 
@@ -268,9 +268,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
   const toPlan = (c: Candidate, rank: number): Plan => {
     const gpu = r.gpus[c.gpuIndex];
     const step = combine(c.compute, { totalMs: c.commTotalMs, exposedMs: c.commExposedMs, dataParallelMs: c.commDataParallelMs, pipelineMs: c.commPipelineMs }, { batchSizePerGpu: c.batch, gradAccumSteps: c.accum, gpusPerNode: c.gpusPerNode, nodes: c.nodes, parallelism: c.parallelism });
-    // A learned correction scales the whole step; the breakdown keeps the analytical proportions.
-    const k = c.stepTimeMs / c.analyticalStepMs;
-    const breakdown = Object.fromEntries(Object.entries(step.breakdown).map(([name, ms]) => [name, ms * k])) as unknown as Breakdown;
+    const breakdown = scaleBreakdown(step.breakdown, c.stepTimeMs / c.analyticalStepMs);
     return {
       rank, gpu, nodes: c.nodes, gpusPerNode: c.gpusPerNode, batchSizePerGpu: c.batch, gradAccumSteps: c.accum, precision: c.precision,
       stepTimeMs: c.stepTimeMs, stepTimeMsP10: c.stepLoMs, stepTimeMsP90: c.stepHiMs, analyticalStepTimeMs: c.analyticalStepMs,

@@ -388,6 +388,11 @@ export function stepMs(c: ComputeTime, comm: Pick<Communication, 'exposedMs'>): 
   return c.forwardMs + c.backwardMs + c.optimizerMs + c.mixedPrecisionMs + comm.exposedMs + c.overheadMs + (c.recomputeMs ?? 0) + (c.tensorParallelMs ?? 0) + (c.pipelineBubbleMs ?? 0);
 }
 
+/** Every part of a breakdown times k: a learned correction scales the whole step, keeping the analytical proportions. */
+export function scaleBreakdown(b: Breakdown, k: number): Breakdown {
+  return Object.fromEntries(Object.entries(b).map(([name, ms]) => [name, ms * k])) as unknown as Breakdown;
+}
+
 /** Puts the compute part and the communication part of a step together. */
 export function combine(c: ComputeTime, comm: Communication, exec: Pick<Execution, 'batchSizePerGpu' | 'gradAccumSteps' | 'gpusPerNode' | 'nodes'> & { parallelism?: Parallelism }): StepTime {
   const tp = c.tensorParallelMs ?? 0, recompute = c.recomputeMs ?? 0, bubble = c.pipelineBubbleMs ?? 0;
