@@ -29,17 +29,6 @@ const median = (xs: number[]) => {
 };
 const summarize = (group: string, errs: number[]): GroupError => ({ group, rows: errs.length, mape: errs.reduce((a, b) => a + b, 0) / errs.length, medianApe: median(errs) });
 
-/** Absolute percentage errors of every row that has a measurement and a prediction. */
-export function rowErrors(rows: Measurement[], eff?: Efficiency): { row: Measurement; ape: number }[] {
-  const out: { row: Measurement; ape: number }[] = [];
-  for (const row of rows) {
-    if (row.throughput === null || row.throughput <= 0) continue;
-    const p = predictRow(row, eff);
-    if (p.predictedThroughput !== undefined) out.push({ row, ape: ape(p.predictedThroughput, row.throughput) });
-  }
-  return out;
-}
-
 export function evaluate(rows: Measurement[], groupBy: GroupKey[], eff?: Efficiency): Evaluation {
   const errs: number[] = [];
   const byGroup = new Map<GroupKey, Map<string, number[]>>(groupBy.map((k) => [k, new Map()]));
