@@ -2,22 +2,13 @@
 // candidate that fits, one batched onnxruntime call corrects all their step times, and only then do
 // the deadline (optionally at the P90 bound) and the budget apply. Without a learned model the
 // analytical estimate answers and the result says why.
-import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
-import { DEFAULT_SOFTWARE, frameworkOf, modelFeatures, type ModelFeatures, type Software } from '../predictor/learned/features.js';
-import type { ModelDef } from '../predictor/types.js';
+import { predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
+import { DEFAULT_SOFTWARE, frameworkOf, modelFeaturesOf, type Software } from '../predictor/learned/features.js';
 import type { RowPrediction } from '../predictor/measured.js';
 import { getGpu } from '../seeds/catalog.js';
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
 import { combine, defaultEfficiency, scaleBreakdown, type Efficiency } from '../predictor/step.js';
 import { rankCandidates, searchCandidates, type Recommendation, type RecommendRequest } from './recommend.js';
-
-const modelFeatureCache = new WeakMap<ModelDef, ModelFeatures>();
-/** A model's learned-model features, computed once per model object (predict-csv asks for the same model on many rows). */
-function featuresOfModel(model: ModelDef): ModelFeatures {
-  let f = modelFeatureCache.get(model);
-  if (!f) { f = modelFeatures(model, costOf(model)); modelFeatureCache.set(model, f); }
-  return f;
-}
 
 export interface CorrectedRecommendation extends Recommendation {
   /** Which predictor ranked the plans, and why the learned one did not if it did not. */
@@ -28,7 +19,7 @@ export interface CorrectedRecommendation extends Recommendation {
 export async function recommendCorrected(r: RecommendRequest, learned: LearnedState, software: Software = DEFAULT_SOFTWARE, eff: Efficiency = defaultEfficiency()): Promise<CorrectedRecommendation> {
   const search = searchCandidates(r, eff);
   if (!learned.predictor) return { ...rankCandidates(r, search), predictor: 'analytical', predictorNote: learned.reason };
-  const m = featuresOfModel(r.model);
+  const m = modelFeaturesOf(r.model);
   const items: CorrectionInput[] = search.candidates.map((c) => {
     const gpu = r.gpus[c.gpuIndex];
     // The learned model was trained on data-parallel runs only: on sharded or tensor/pipeline-
@@ -56,7 +47,7 @@ export async function predictCorrected(req: PredictRequest, learned: LearnedStat
   const p = predict(req, eff);
   const base = { ...p, analyticalStepTimeMs: p.stepTimeMs, stepTimeMsP10: p.stepTimeMs, stepTimeMsP90: p.stepTimeMs, totalHoursP90: p.totalHours };
   if (!learned.predictor) return { ...base, predictor: 'analytical', evidence: learned.reason };
-  const m = featuresOfModel(req.model);
+  const m = modelFeaturesOf(req.model);
   const k = await learned.predictor.correct([{ modelId: req.model.id, model: m, gpu: req.gpu, exec: p.execution, stepMs: p.stepTimeMs, breakdown: p.breakdown, dominantMath: p.dominantMath, software }]);
   const scale = k.mid[0];
   const stepTimeMs = p.stepTimeMs * scale;
@@ -89,7 +80,7 @@ export async function correctRows(rows: RowPrediction[], learned: LearnedState):
     const p = r.prediction;
     if (!p || !r.model) return;
     const gpu = getGpu(p.gpuId)!;
-    items.push({ modelId: r.model.id, model: featuresOfModel(r.model), gpu, exec: p.execution, stepMs: p.stepTimeMs, breakdown: p.breakdown, dominantMath: p.dominantMath, software: { framework: frameworkOf(r.row.framework ?? ''), xla: (r.row.flags ?? '').includes('xla') } });
+    items.push({ modelId: r.model.id, model: modelFeaturesOf(r.model), gpu, exec: p.execution, stepMs: p.stepTimeMs, breakdown: p.breakdown, dominantMath: p.dominantMath, software: { framework: frameworkOf(r.row.framework ?? ''), xla: (r.row.flags ?? '').includes('xla') } });
     at.push(i);
   });
   const k = await learned.predictor.correct(items);

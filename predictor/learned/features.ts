@@ -2,6 +2,7 @@
 // prediction (per-layer features summed by class, the breakdown), the hardware's datasheet figures,
 // the precision mode, the layout, and measured evidence about the same model. Versioned: a model
 // file records the version and names it was trained with, and refuses to run on others.
+import { costOf } from '../predict.js';
 import type { Breakdown, Execution } from '../step.js';
 import { PRECISIONS, type GpuSpec, type MathMode, type ModelCost, type ModelDef } from '../types.js';
 import type { Evidence } from './evidence.js';
@@ -77,6 +78,14 @@ export function modelFeatures(model: ModelDef, cost: ModelCost): ModelFeatures {
     forwardBackwardFlops: cost.forwardFlops + cost.backwardFlops,
     seqOrImage: model.seqLen ?? model.imageSize ?? 1,
   };
+}
+
+const modelFeatureCache = new WeakMap<ModelDef, ModelFeatures>();
+/** modelFeatures of a model, computed once per model object (many rows and candidates share one). */
+export function modelFeaturesOf(model: ModelDef): ModelFeatures {
+  let f = modelFeatureCache.get(model);
+  if (!f) { f = modelFeatures(model, costOf(model)); modelFeatureCache.set(model, f); }
+  return f;
 }
 
 const ln = (x: number) => Math.log(Math.max(x, 1e-12));

@@ -3,13 +3,12 @@
 // (model, GPU, precision) combinations, never random rows.
 import { getGpu, type Measurement } from '../../seeds/catalog.js';
 import { predictRow } from '../measured.js';
-import { costOf } from '../predict.js';
 import type { Efficiency } from '../step.js';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode } from '../types.js';
 import { getModel } from '../zoo/index.js';
 import { EvidenceIndex, NO_EVIDENCE, type Evidence, type EvidenceRow } from './evidence.js';
-import { featureNames, frameworkOf, modelFeatures, writeFeatures, type ModelFeatures, type Software } from './features.js';
+import { featureNames, frameworkOf, modelFeaturesOf, writeFeatures, type ModelFeatures, type Software } from './features.js';
 import { predictEnsemble, rng, trainGbdt, type Ensemble, type GbdtParams } from './gbdt.js';
 
 /** One row's analytical view, for one variant (precision-aware or not). */
@@ -55,7 +54,7 @@ export function examples(rows: Measurement[], eff?: Efficiency): Example[] {
     const gpu = getGpu(row.gpu);
     const model = getModel(row.model, row.seqLenOrImageSize === null ? undefined : { seqLenOrImageSize: row.seqLenOrImageSize });
     if (!aware || !unaware || !gpu || !model) continue;
-    out.push({ row, software: { framework: frameworkOf(row.framework), xla: row.flags.includes('xla') }, gpu, model: modelFeatures(model, costOf(model)), aware, unaware });
+    out.push({ row, software: { framework: frameworkOf(row.framework), xla: row.flags.includes('xla') }, gpu, model: modelFeaturesOf(model), aware, unaware });
   }
   return out;
 }
