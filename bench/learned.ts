@@ -13,7 +13,8 @@ import { rng } from '../predictor/learned/gbdt.js';
 
 const runs = Number(process.env.BENCH_RUNS ?? 10);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.95 * xs.length))];
+const p95 = (xs: number[]) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.95 * xs.length))];
 const d = featureNames(true).length;
 const N = 100_000;
 const X = new Float32Array(N * d);
@@ -23,21 +24,49 @@ for (const threads of [1, 2]) {
   const session = await loadOnnxCorrection(MODEL_FILE.pathname, d, threads);
   await session.run(X, N);
   const times: number[] = [];
-  for (let i = 0; i < runs; i++) { const t0 = performance.now(); await session.run(X, N); times.push(performance.now() - t0); }
-  console.log(`onnxruntime, ${N} candidates x ${d} features, ${threads} thread(s): median ${median(times).toFixed(1)} ms, p95 ${p95(times).toFixed(1)} ms`);
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await session.run(X, N);
+    times.push(performance.now() - t0);
+  }
+  console.log(
+    `onnxruntime, ${N} candidates x ${d} features, ${threads} thread(s): median ${median(times).toFixed(1)} ms, p95 ${p95(times).toFixed(1)} ms`,
+  );
 }
 
 const learned = await learnedPredictor();
-for (const [modelId, maxNodes] of [['resnet50_v1.5', 16], ['bert_large_squad', 8]] as const) {
+for (const [modelId, maxNodes] of [
+  ['resnet50_v1.5', 16],
+  ['bert_large_squad', 8],
+] as const) {
   const model = getModel(modelId)!;
-  const req: RecommendRequest = { model, samples: 1e9 * model.unitsPerBatchElement, objective: 'COST', gpus: loadGpus(), precisions: [...PRECISIONS], maxNodes, gpusPerNodeChoices: [1, 2, 4, 8], batchSizes: model.batchSizes, interNodeGbps: (g) => defaultInterNodeGbps(g.id), limit: 10 };
-  recommend(req); await recommendCorrected(req, learned);
-  const a: number[] = [], b: number[] = [];
+  const req: RecommendRequest = {
+    model,
+    samples: 1e9 * model.unitsPerBatchElement,
+    objective: 'COST',
+    gpus: loadGpus(),
+    precisions: [...PRECISIONS],
+    maxNodes,
+    gpusPerNodeChoices: [1, 2, 4, 8],
+    batchSizes: model.batchSizes,
+    interNodeGbps: (g) => defaultInterNodeGbps(g.id),
+    limit: 10,
+  };
+  recommend(req);
+  await recommendCorrected(req, learned);
+  const a: number[] = [],
+    b: number[] = [];
   let candidates = 0;
   for (let i = 0; i < runs; i++) {
-    let t0 = performance.now(); const x = recommend(req); a.push(performance.now() - t0);
-    t0 = performance.now(); await recommendCorrected(req, learned); b.push(performance.now() - t0);
+    let t0 = performance.now();
+    const x = recommend(req);
+    a.push(performance.now() - t0);
+    t0 = performance.now();
+    await recommendCorrected(req, learned);
+    b.push(performance.now() - t0);
     candidates = x.evaluated;
   }
-  console.log(`recommend ${modelId} (${candidates} candidates): analytical median ${median(a).toFixed(1)} ms p95 ${p95(a).toFixed(1)} ms; with learned correction median ${median(b).toFixed(1)} ms p95 ${p95(b).toFixed(1)} ms`);
+  console.log(
+    `recommend ${modelId} (${candidates} candidates): analytical median ${median(a).toFixed(1)} ms p95 ${p95(a).toFixed(1)} ms; with learned correction median ${median(b).toFixed(1)} ms p95 ${p95(b).toFixed(1)} ms`,
+  );
 }

@@ -17,49 +17,104 @@ const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const workerCounts = (process.env.BENCH_WORKERS ?? '1,2').split(',').map(Number);
 
-const freePort = () => new Promise<number>((resolve) => {
-  const s = createServer().listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); });
-});
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
 
-const PREDICT = JSON.stringify({ query: '{ predict(input: { workload: { model: "bert_large_squad", samples: 8.8e6 }, gpu: "A100-SXM4-80GB", nodes: 2, gpusPerNode: 8, batchSizePerGpu: 32, precision: AMP_BF16 }) { stepTimeMs totalHours costUsd memoryGbPerGpu predictor } }' });
-const RECOMMEND_QUERY = 'query($input: RecommendInput!) { recommend(input: $input) { status evaluated feasible plans { rank gpu { id } nodes gpusPerNode batchSizePerGpu precision totalHours costUsd } paretoFront { totalHours costUsd } } }';
+const PREDICT = JSON.stringify({
+  query:
+    '{ predict(input: { workload: { model: "bert_large_squad", samples: 8.8e6 }, gpu: "A100-SXM4-80GB", nodes: 2, gpusPerNode: 8, batchSizePerGpu: 32, precision: AMP_BF16 }) { stepTimeMs totalHours costUsd memoryGbPerGpu predictor } }',
+});
+const RECOMMEND_QUERY =
+  'query($input: RecommendInput!) { recommend(input: $input) { status evaluated feasible plans { rank gpu { id } nodes gpusPerNode batchSizePerGpu precision totalHours costUsd } paretoFront { totalHours costUsd } } }';
 /** A typical page request: six GPU types, every precision, the model's batch sizes, up to 8 nodes (7,680 candidates). */
 const recommendInput = (samples: number) => ({
-  workload: { model: 'resnet50_v1.5', samples }, objective: 'COST', deadlineHours: 48, maxNodes: 8, limit: 10,
+  workload: { model: 'resnet50_v1.5', samples },
+  objective: 'COST',
+  deadlineHours: 48,
+  maxNodes: 8,
+  limit: 10,
   gpus: ['T4', 'A10G', 'L4', 'V100-SXM2-16GB', 'A100-SXM4-80GB', 'H100-SXM5-80GB'],
 });
-const RECOMMEND_SAME = JSON.stringify({ query: RECOMMEND_QUERY, variables: { input: recommendInput(1.2e8) } });
+const RECOMMEND_SAME = JSON.stringify({
+  query: RECOMMEND_QUERY,
+  variables: { input: recommendInput(1.2e8) },
+});
 
-interface Row { workers: number; scenario: string; rps: number; p50: number; p99: number; errors: number; non2xx: number; total: number; serverP50: number; serverP99: number }
+interface Row {
+  workers: number;
+  scenario: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  total: number;
+  serverP50: number;
+  serverP99: number;
+}
 
 /** durationMs of the requests the server logged from line `from` on: its own time per request, without queueing. */
 function serverDurations(logFile: string, from: number): { lines: number; p50: number; p99: number } {
   const lines = readFileSync(logFile, 'utf8').split('\n');
-  const d = lines.slice(from).filter((l) => l.includes('"msg":"request"') && l.includes('"path":"/graphql"')).map((l) => (JSON.parse(l) as { durationMs: number }).durationMs).sort((a, b) => a - b);
+  const d = lines
+    .slice(from)
+    .filter((l) => l.includes('"msg":"request"') && l.includes('"path":"/graphql"'))
+    .map((l) => (JSON.parse(l) as { durationMs: number }).durationMs)
+    .sort((a, b) => a - b);
   const q = (p: number) => (d.length ? d[Math.min(d.length - 1, Math.floor(p * d.length))] : NaN);
   return { lines: lines.length - 1, p50: q(0.5), p99: q(0.99) };
 }
 
-async function run(url: string, scenario: string, body: string | ((i: number) => string)): Promise<Omit<Row, 'workers' | 'serverP50' | 'serverP99'>> {
+async function run(
+  url: string,
+  scenario: string,
+  body: string | ((i: number) => string),
+): Promise<Omit<Row, 'workers' | 'serverP50' | 'serverP99'>> {
   let i = 0;
   const headers = { 'content-type': 'application/json' };
   const r = await autocannon({
-    url, connections, duration, timeout: 30,
-    requests: [typeof body === 'string' ? { method: 'POST', headers, body } : { method: 'POST', headers, setupRequest: (req) => ({ ...req, body: body(i++) }) }],
+    url,
+    connections,
+    duration,
+    timeout: 30,
+    requests: [
+      typeof body === 'string'
+        ? { method: 'POST', headers, body }
+        : { method: 'POST', headers, setupRequest: (req) => ({ ...req, body: body(i++) }) },
+    ],
   });
-  return { scenario, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx, total: r.requests.total };
+  return {
+    scenario,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.timeouts,
+    non2xx: r.non2xx,
+    total: r.requests.total,
+  };
 }
 
 async function check(url: string, body: string) {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  const j = (await res.json()) as { errors?: { message: string }[]; data?: { recommend?: { status: string } } };
+  const j = (await res.json()) as {
+    errors?: { message: string }[];
+    data?: { recommend?: { status: string } };
+  };
   if (!res.ok || j.errors) throw new Error(`bench request failed: ${res.status} ${JSON.stringify(j.errors)}`);
-  if (j.data?.recommend && j.data.recommend.status !== 'COMPLETE') throw new Error('bench recommend did not complete within the budget');
+  if (j.data?.recommend && j.data.recommend.status !== 'COMPLETE')
+    throw new Error('bench recommend did not complete within the budget');
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'trainplan-load-'));
 const rows: Row[] = [];
-console.log(`load benchmark: ${duration}s per run, ${connections} connections, node ${process.version}, ${availableParallelism()} CPUs (autocannon shares them)`);
+console.log(
+  `load benchmark: ${duration}s per run, ${connections} connections, node ${process.version}, ${availableParallelism()} CPUs (autocannon shares them)`,
+);
 for (const workers of workerCounts) {
   const logFile = join(dir, `server-${workers}.log`);
   const srv = await spawnServerOnPort(await freePort(), { workers, logFile });
@@ -68,20 +123,34 @@ for (const workers of workerCounts) {
     await check(srv.url, RECOMMEND_SAME);
     // Distinct requests: a different amount of work each time, so every one misses the cache.
     let seq = 0;
-    const distinct = () => JSON.stringify({ query: RECOMMEND_QUERY, variables: { input: recommendInput(1e8 + ++seq * 1000) } });
+    const distinct = () =>
+      JSON.stringify({ query: RECOMMEND_QUERY, variables: { input: recommendInput(1e8 + ++seq * 1000) } });
     await check(srv.url, distinct());
-    for (const [scenario, body] of [['predict', PREDICT], ['recommend, identical (cache hits)', RECOMMEND_SAME], ['recommend, distinct (cache misses)', distinct]] as const) {
+    for (const [scenario, body] of [
+      ['predict', PREDICT],
+      ['recommend, identical (cache hits)', RECOMMEND_SAME],
+      ['recommend, distinct (cache misses)', distinct],
+    ] as const) {
       const from = serverDurations(logFile, 0).lines;
       const r = await run(srv.url, scenario, body);
       await new Promise((res) => setTimeout(res, 300)); // let the last log lines land
       const server = serverDurations(logFile, from);
       const row: Row = { workers, ...r, serverP50: server.p50, serverP99: server.p99 };
       rows.push(row);
-      console.log(`${String(workers).padStart(2)} worker(s)  ${scenario.padEnd(36)} ${row.rps.toFixed(0).padStart(6)} req/s  p50 ${String(row.p50).padStart(5)} ms  p99 ${String(row.p99).padStart(5)} ms  errors ${row.errors}  non-2xx ${row.non2xx}  (${row.total} requests; server time p50 ${row.serverP50} ms, p99 ${row.serverP99} ms)`);
+      console.log(
+        `${String(workers).padStart(2)} worker(s)  ${scenario.padEnd(36)} ${row.rps.toFixed(0).padStart(6)} req/s  p50 ${String(row.p50).padStart(5)} ms  p99 ${String(row.p99).padStart(5)} ms  errors ${row.errors}  non-2xx ${row.non2xx}  (${row.total} requests; server time p50 ${row.serverP50} ms, p99 ${row.serverP99} ms)`,
+      );
     }
   } finally {
-    console.log(`   exit ${await srv.stop('SIGTERM')}; server log ${logFile} (${readFileSync(logFile, 'utf8').split('\n').length} lines)`);
+    console.log(
+      `   exit ${await srv.stop('SIGTERM')}; server log ${logFile} (${readFileSync(logFile, 'utf8').split('\n').length} lines)`,
+    );
   }
 }
-console.log('\n| workers | scenario | req/s | p50 ms | p99 ms | errors | non-2xx | server p50 ms | server p99 ms |\n|---|---|---|---|---|---|---|---|---|');
-for (const r of rows) console.log(`| ${r.workers} | ${r.scenario} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${r.serverP50} | ${r.serverP99} |`);
+console.log(
+  '\n| workers | scenario | req/s | p50 ms | p99 ms | errors | non-2xx | server p50 ms | server p99 ms |\n|---|---|---|---|---|---|---|---|---|',
+);
+for (const r of rows)
+  console.log(
+    `| ${r.workers} | ${r.scenario} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${r.serverP50} | ${r.serverP99} |`,
+  );

@@ -9,14 +9,25 @@ import { getModel } from '../predictor/zoo/index.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { trainplanSchema } from '../server/schema.js';
 
-const quantile = (xs: number[], q: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))]; };
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
 const runs = Number(process.env.BENCH_RUNS ?? 20);
 
 function bench(label: string, modelId: string, maxNodes: number, batchSizes: number[]) {
   const model = getModel(modelId)!;
   const req: RecommendRequest = {
-    model, samples: 1e9 * model.unitsPerBatchElement, objective: 'COST', gpus: loadGpus(), precisions: [...PRECISIONS],
-    maxNodes, gpusPerNodeChoices: [1, 2, 4, 8, 16], batchSizes, interNodeGbps: (g) => defaultInterNodeGbps(g.id), limit: 10,
+    model,
+    samples: 1e9 * model.unitsPerBatchElement,
+    objective: 'COST',
+    gpus: loadGpus(),
+    precisions: [...PRECISIONS],
+    maxNodes,
+    gpusPerNodeChoices: [1, 2, 4, 8, 16],
+    batchSizes,
+    interNodeGbps: (g) => defaultInterNodeGbps(g.id),
+    limit: 10,
   };
   recommend(req); // warm-up: model costs, JIT
   const times: number[] = [];
@@ -27,7 +38,9 @@ function bench(label: string, modelId: string, maxNodes: number, batchSizes: num
     times.push(performance.now() - t0);
   }
   const med = quantile(times, 0.5);
-  console.log(`${label.padEnd(34)} ${String(searchSize(req)).padStart(8)} enumerated ${String(evaluated).padStart(8)} evaluated  median ${med.toFixed(1).padStart(7)} ms  p95 ${quantile(times, 0.95).toFixed(1).padStart(7)} ms  ${(evaluated / (med / 1e3) / 1e6).toFixed(2)} M candidates/s`);
+  console.log(
+    `${label.padEnd(34)} ${String(searchSize(req)).padStart(8)} enumerated ${String(evaluated).padStart(8)} evaluated  median ${med.toFixed(1).padStart(7)} ms  p95 ${quantile(times, 0.95).toFixed(1).padStart(7)} ms  ${(evaluated / (med / 1e3) / 1e6).toFixed(2)} M candidates/s`,
+  );
 }
 
 console.log(`recommend benchmark (${runs} runs each, node ${process.version})`);
@@ -37,7 +50,8 @@ bench('gpt2_1558m, 128 nodes', 'gpt2_1558m', 128, [1, 2, 4, 8]);
 
 const schema = await trainplanSchema();
 // A different workload size each run, so the resolver's cache of identical requests never answers.
-const query = (i: number) => `{ recommend(input: { workload: { model: "resnet50_v1.5", samples: ${1.2e9 + i} }, maxNodes: 64, gpusPerNode: [1, 2, 4, 8, 16], batchSizes: [32, 64, 128, 256], limit: 10 }) { status predictor evaluated plans { rank gpu { id } costUsd totalHours } paretoFront { rank } } }`;
+const query = (i: number) =>
+  `{ recommend(input: { workload: { model: "resnet50_v1.5", samples: ${1.2e9 + i} }, maxNodes: 64, gpusPerNode: [1, 2, 4, 8, 16], batchSizes: [32, 64, 128, 256], limit: 10 }) { status predictor evaluated plans { rank gpu { id } costUsd totalHours } paretoFront { rank } } }`;
 await graphql({ schema, source: query(-1) });
 const times: number[] = [];
 let evaluated = 0;
@@ -51,4 +65,6 @@ for (let i = 0; i < runs; i++) {
   label = `${rec.predictor}, ${rec.status}`;
   times.push(performance.now() - t0);
 }
-console.log(`GraphQL recommend, resnet50, 64 nodes (${label})  ${evaluated} evaluated  median ${quantile(times, 0.5).toFixed(1)} ms  p95 ${quantile(times, 0.95).toFixed(1)} ms`);
+console.log(
+  `GraphQL recommend, resnet50, 64 nodes (${label})  ${evaluated} evaluated  median ${quantile(times, 0.5).toFixed(1)} ms  p95 ${quantile(times, 0.95).toFixed(1)} ms`,
+);

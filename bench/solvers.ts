@@ -5,7 +5,14 @@
 //
 // Run: npx tsx bench/solvers.ts        (BENCH_TIME_LIMIT=seconds per solve, default 30; about 5 minutes)
 import { fleetCandidates, fleetMip, type FleetRequest } from '../optimizer/fleet.js';
-import { clientOptions, customGpuSpec, roundModel, transferSeconds, type FederatedClient, type FederatedRequest } from '../optimizer/federated.js';
+import {
+  clientOptions,
+  customGpuSpec,
+  roundModel,
+  transferSeconds,
+  type FederatedClient,
+  type FederatedRequest,
+} from '../optimizer/federated.js';
 import { modelSize, objectiveOf, type MipModel, type MipStart } from '../optimizer/milp/model.js';
 import { runBackend, shutdownSolverWorkers } from '../optimizer/milp/solver.js';
 import { verifyMipSolution } from '../optimizer/milp/verify.js';
@@ -18,12 +25,21 @@ const LIMIT = Number(process.env.BENCH_TIME_LIMIT ?? 30);
 const gpu = (id: string) => getGpu(id)!;
 function rng(seed: number) {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 // ------------------------------------------------------------------ instances
 
-const FLEET_MODELS = ['resnet50_v1.5', 'bert_large_squad', 'gpt2_124m', 'gpt2_355m', 'vit_b16', 'transformer_big_wmt', 'efficientnet_b0', 'bert_base_squad'];
+const FLEET_MODELS = [
+  'resnet50_v1.5',
+  'bert_large_squad',
+  'gpt2_124m',
+  'gpt2_355m',
+  'vit_b16',
+  'transformer_big_wmt',
+  'efficientnet_b0',
+  'bert_base_squad',
+];
 const FLEET_GPUS = ['A100-SXM4-80GB', 'H100-SXM5-80GB', 'V100-SXM2-32GB', 'L4'];
 
 function fleet(n: number, objective: 'COST' | 'MAKESPAN', seed: number): FleetRequest {
@@ -31,19 +47,39 @@ function fleet(n: number, objective: 'COST' | 'MAKESPAN', seed: number): FleetRe
   const base: FleetRequest = {
     jobs: Array.from({ length: n }, (_, j) => {
       const model = getModel(FLEET_MODELS[Math.floor(r() * FLEET_MODELS.length)])!;
-      const perHour = model.unitsPerBatchElement * (model.id.startsWith('gpt2_355') ? 60 : model.id.startsWith('bert_large') ? 120 : 800) * 3600;
-      return { id: `job${j}`, model, samples: Math.round(perHour * (2 + 30 * r())), deadlineHours: 1e6, priority: 1 };
+      const perHour =
+        model.unitsPerBatchElement *
+        (model.id.startsWith('gpt2_355') ? 60 : model.id.startsWith('bert_large') ? 120 : 800) *
+        3600;
+      return {
+        id: `job${j}`,
+        model,
+        samples: Math.round(perHour * (2 + 30 * r())),
+        deadlineHours: 1e6,
+        priority: 1,
+      };
     }),
     inventory: FLEET_GPUS.map((id) => ({ gpu: gpu(id), count: 16 })),
-    allowOnDemand: false, onDemandGpus: [], prices: {}, objective, allowUnplaced: false,
-    precisions: ['AMP_FP16', 'AMP_BF16', 'FP32'], gpusPerNodeChoices: [1, 2, 4, 8], maxNodes: 2, interNodeGbps: (g) => defaultInterNodeGbps(g.id),
+    allowOnDemand: false,
+    onDemandGpus: [],
+    prices: {},
+    objective,
+    allowUnplaced: false,
+    precisions: ['AMP_FP16', 'AMP_BF16', 'FP32'],
+    gpusPerNodeChoices: [1, 2, 4, 8],
+    maxNodes: 2,
+    interNodeGbps: (g) => defaultInterNodeGbps(g.id),
     solve: { timeLimitSeconds: LIMIT },
   };
   // Deadlines 1.5-6x each job's fastest plan; then an inventory of 60% of what the jobs' cheapest
   // plans would take of each type, so that the jobs compete for it.
   const fastest = fleetCandidates(base).all.map((cs) => Math.min(...cs.map((c) => c.totalHours)));
-  const timed = { ...base, jobs: base.jobs.map((j, i) => ({ ...j, deadlineHours: fastest[i] * (1.5 + 4.5 * r()) })) };
-  const need = new Map<string, number>(), floor = new Map<string, number>();
+  const timed = {
+    ...base,
+    jobs: base.jobs.map((j, i) => ({ ...j, deadlineHours: fastest[i] * (1.5 + 4.5 * r()) })),
+  };
+  const need = new Map<string, number>(),
+    floor = new Map<string, number>();
   for (const cs of fleetCandidates(timed).all) {
     const c = cs.reduce((a, b) => (a.costUsd! <= b.costUsd! ? a : b));
     need.set(c.gpu.id, (need.get(c.gpu.id) ?? 0) + c.gpus);
@@ -52,7 +88,13 @@ function fleet(n: number, objective: 'COST' | 'MAKESPAN', seed: number): FleetRe
     const t = types[Math.floor(r() * types.length)];
     floor.set(t, (floor.get(t) ?? 0) + Math.min(...cs.filter((x) => x.gpu.id === t).map((x) => x.gpus)));
   }
-  return { ...timed, inventory: FLEET_GPUS.map((id) => ({ gpu: gpu(id), count: Math.max(floor.get(id) ?? 0, Math.round(0.6 * (need.get(id) ?? 0))) })).filter((i) => i.count > 0) };
+  return {
+    ...timed,
+    inventory: FLEET_GPUS.map((id) => ({
+      gpu: gpu(id),
+      count: Math.max(floor.get(id) ?? 0, Math.round(0.6 * (need.get(id) ?? 0))),
+    })).filter((i) => i.count > 0),
+  };
 }
 
 function procurement(n: number, seed: number): ProcurementRequest {
@@ -61,19 +103,62 @@ function procurement(n: number, seed: number): ProcurementRequest {
   return {
     jobs: Array.from({ length: n }, (_, j) => {
       const model = getModel(FLEET_MODELS[Math.floor(r() * FLEET_MODELS.length)])!;
-      const perHour = model.unitsPerBatchElement * (model.id.startsWith('gpt2_355') ? 60 : model.id.startsWith('bert_large') ? 120 : 800) * 3600;
+      const perHour =
+        model.unitsPerBatchElement *
+        (model.id.startsWith('gpt2_355') ? 60 : model.id.startsWith('bert_large') ? 120 : 800) *
+        3600;
       const runs = 1 + Math.floor(r() * 8);
       const growth = 1 + Math.floor(r() * 3);
-      return { id: `job${j}`, model, samples: Math.round(perHour * (2 + 30 * r())), runsByMonth: Array.from({ length: H }, (_, m) => (m < 12 ? runs : runs * growth)), deadlineHours: 72 };
+      return {
+        id: `job${j}`,
+        model,
+        samples: Math.round(perHour * (2 + 30 * r())),
+        runsByMonth: Array.from({ length: H }, (_, m) => (m < 12 ? runs : runs * growth)),
+        deadlineHours: 72,
+      };
     }),
-    horizonMonths: H, hoursPerMonth: 730,
+    horizonMonths: H,
+    hoursPerMonth: 730,
     options: [
-      { gpu: gpu('A100-SXM4-80GB'), buy: { usdPerGpu: 15000, lifetimeMonths: 48, powerW: 400, electricityUsdPerKwh: 0.12, utilization: 0.85 }, rentUsdPerGpuHour: 1.8 },
-      { gpu: gpu('H100-SXM5-80GB'), buy: { usdPerGpu: 30000, lifetimeMonths: 48, powerW: 700, electricityUsdPerKwh: 0.12, utilization: 0.85 }, rentUsdPerGpuHour: 3.0 },
-      { gpu: gpu('L40S'), buy: { usdPerGpu: 9000, lifetimeMonths: 48, powerW: 350, electricityUsdPerKwh: 0.12, utilization: 0.85 }, rentUsdPerGpuHour: 1.1 },
+      {
+        gpu: gpu('A100-SXM4-80GB'),
+        buy: {
+          usdPerGpu: 15000,
+          lifetimeMonths: 48,
+          powerW: 400,
+          electricityUsdPerKwh: 0.12,
+          utilization: 0.85,
+        },
+        rentUsdPerGpuHour: 1.8,
+      },
+      {
+        gpu: gpu('H100-SXM5-80GB'),
+        buy: {
+          usdPerGpu: 30000,
+          lifetimeMonths: 48,
+          powerW: 700,
+          electricityUsdPerKwh: 0.12,
+          utilization: 0.85,
+        },
+        rentUsdPerGpuHour: 3.0,
+      },
+      {
+        gpu: gpu('L40S'),
+        buy: {
+          usdPerGpu: 9000,
+          lifetimeMonths: 48,
+          powerW: 350,
+          electricityUsdPerKwh: 0.12,
+          utilization: 0.85,
+        },
+        rentUsdPerGpuHour: 1.1,
+      },
       { gpu: gpu('L4'), buy: null, rentUsdPerGpuHour: 0.7 },
     ],
-    precisions: ['AMP_FP16', 'AMP_BF16', 'FP32'], gpusPerNodeChoices: [1, 2, 4, 8], maxNodes: 2, interNodeGbps: (g) => defaultInterNodeGbps(g.id),
+    precisions: ['AMP_FP16', 'AMP_BF16', 'FP32'],
+    gpusPerNodeChoices: [1, 2, 4, 8],
+    maxNodes: 2,
+    interNodeGbps: (g) => defaultInterNodeGbps(g.id),
     solve: { timeLimitSeconds: LIMIT },
   };
 }
@@ -81,66 +166,139 @@ function procurement(n: number, seed: number): ProcurementRequest {
 function federated(n: number, seed: number): FederatedRequest {
   const r = rng(seed);
   const ids = ['T4', 'L4', 'A10G', 'RTX-3090', 'RTX-4090', 'RTX-3070', 'A100-PCIE-40GB', 'V100-PCIE-16GB'];
-  const orin: GpuSpec = customGpuSpec({ name: 'jetson-orin', peakTflops: { fp32: 5.3, fp16: 42 }, memoryBwGbps: 204, memoryGb: 32 });
+  const orin: GpuSpec = customGpuSpec({
+    name: 'jetson-orin',
+    peakTflops: { fp32: 5.3, fp16: 42 },
+    memoryBwGbps: 204,
+    memoryGb: 32,
+  });
   const clients: FederatedClient[] = Array.from({ length: n }, (_, i) => ({
-    id: `c${i}`, gpu: i % 5 === 4 ? orin : gpu(ids[Math.floor(r() * ids.length)]), samplesAvailable: Math.round(2000 + r() * 20000),
-    uplinkMbps: 10 + r() * 200, downlinkMbps: 50 + r() * 500,
+    id: `c${i}`,
+    gpu: i % 5 === 4 ? orin : gpu(ids[Math.floor(r() * ids.length)]),
+    samplesAvailable: Math.round(2000 + r() * 20000),
+    uplinkMbps: 10 + r() * 200,
+    downlinkMbps: 50 + r() * 500,
   }));
   const total = clients.reduce((s, c) => s + c.samplesAvailable, 0);
   return {
-    model: getModel('resnet50_v1.5')!, clients, minSamplesPerRound: Math.round(0.3 * total), allowDropout: true,
-    precisions: ['FP32', 'AMP_FP16', 'AMP_BF16', 'FP16'], batchSizes: [16, 32, 64, 128], maxLocalSteps: 1000, bytesPerParameter: 4, solve: { timeLimitSeconds: LIMIT },
+    model: getModel('resnet50_v1.5')!,
+    clients,
+    minSamplesPerRound: Math.round(0.3 * total),
+    allowDropout: true,
+    precisions: ['FP32', 'AMP_FP16', 'AMP_BF16', 'FP16'],
+    batchSizes: [16, 32, 64, 128],
+    maxLocalSteps: 1000,
+    bytesPerParameter: 4,
+    solve: { timeLimitSeconds: LIMIT },
   };
 }
 
 // ------------------------------------------------------------------ running
 
-interface Row { family: string; size: string; model: MipModel; candidates: string; start?: MipStart; relGap?: number }
+interface Row {
+  family: string;
+  size: string;
+  model: MipModel;
+  candidates: string;
+  start?: MipStart;
+  relGap?: number;
+}
 
 async function measure(row: Row) {
   const sz = modelSize(row.model);
-  const runs: [string, 'highs' | 'javascript-lp-solver', MipStart | undefined, number][] = [['HiGHS', 'highs', undefined, 0]];
+  const runs: [string, 'highs' | 'javascript-lp-solver', MipStart | undefined, number][] = [
+    ['HiGHS', 'highs', undefined, 0],
+  ];
   if (row.start) runs.push(['HiGHS + warm start', 'highs', row.start, 0]);
-  if (row.relGap) runs.push([`HiGHS + warm start, mip_rel_gap ${row.relGap}`, 'highs', row.start, row.relGap]);
+  if (row.relGap)
+    runs.push([`HiGHS + warm start, mip_rel_gap ${row.relGap}`, 'highs', row.start, row.relGap]);
   runs.push(['javascript-lp-solver', 'javascript-lp-solver', undefined, 0]);
   for (const [label, backend, start, gap] of runs) {
     const t0 = performance.now();
     const { result: r, note } = await runBackend(backend, row.model, LIMIT, gap, start);
     const ms = performance.now() - t0;
-    let status: string, objective = '', verified = '';
-    if (!r) { status = 'killed'; verified = note ?? ''; }
-    else {
-      const gapText = r.bestBound !== null && r.objective !== null ? ` (gap ${(Math.abs(r.objective - r.bestBound) / Math.max(1e-9, Math.abs(r.objective))).toExponential(1)})` : '';
-      status = r.status === 'optimal' ? `optimal${gap ? gapText : ''}` : r.status === 'feasible' ? `feasible${gapText}` : r.status === 'no-solution' ? `no solution (${r.message})` : r.status;
+    let status: string,
+      objective = '',
+      verified = '';
+    if (!r) {
+      status = 'killed';
+      verified = note ?? '';
+    } else {
+      const gapText =
+        r.bestBound !== null && r.objective !== null
+          ? ` (gap ${(Math.abs(r.objective - r.bestBound) / Math.max(1e-9, Math.abs(r.objective))).toExponential(1)})`
+          : '';
+      status =
+        r.status === 'optimal'
+          ? `optimal${gap ? gapText : ''}`
+          : r.status === 'feasible'
+            ? `feasible${gapText}`
+            : r.status === 'no-solution'
+              ? `no solution (${r.message})`
+              : r.status;
       if (r.values) {
         const v = verifyMipSolution(row.model, r.values, r.objective);
         verified = v.length ? `REJECTED: ${v.length} violations (${v[0].kind} ${v[0].name})` : 'yes';
         objective = objectiveOf(row.model, r.values).toPrecision(7);
       }
     }
-    console.log(`| ${row.family} | ${row.size} | ${sz.variables} / ${sz.integers} / ${sz.constraints} | ${row.candidates} | ${label} | ${status} | ${ms.toFixed(0)} | ${objective} | ${verified} |`);
+    console.log(
+      `| ${row.family} | ${row.size} | ${sz.variables} / ${sz.integers} / ${sz.constraints} | ${row.candidates} | ${label} | ${status} | ${ms.toFixed(0)} | ${objective} | ${verified} |`,
+    );
   }
 }
 
 // Start the worker and load HiGHS before timing anything.
-{ const { MipBuilder } = await import('../optimizer/milp/model.js'); const b = new MipBuilder('warm-up'); b.addVar('x', 'binary', 0, 1, 1); await runBackend('highs', b.build(), 5, 0, undefined); await runBackend('javascript-lp-solver', b.build(), 5, 0, undefined); }
-console.log(`Coupled-planning MIPs: HiGHS 1.15.3 vs javascript-lp-solver 1.0.3 {presolve: false, useMIRCuts: true}; ${LIMIT} s limit per solve; node ${process.version}; times include the worker round trip.`);
-console.log('');
-console.log('| family | size | vars / ints / rows | candidates (kept) | solver | status | time (ms) | objective | verified |');
-console.log('| --- | --- | --- | --- | --- | --- | ---: | ---: | --- |');
-for (const n of [5, 30, 100]) for (const objective of ['COST', 'MAKESPAN'] as const) {
-  const t0 = performance.now();
-  const m = fleetMip(fleet(n, objective, 100 + n));
-  await measure({ family: `fleet ${objective.toLowerCase()}`, size: `${n} jobs`, model: m.model, candidates: `${m.candidates} (${m.kept})` });
+{
+  const { MipBuilder } = await import('../optimizer/milp/model.js');
+  const b = new MipBuilder('warm-up');
+  b.addVar('x', 'binary', 0, 1, 1);
+  await runBackend('highs', b.build(), 5, 0, undefined);
+  await runBackend('javascript-lp-solver', b.build(), 5, 0, undefined);
 }
+console.log(
+  `Coupled-planning MIPs: HiGHS 1.15.3 vs javascript-lp-solver 1.0.3 {presolve: false, useMIRCuts: true}; ${LIMIT} s limit per solve; node ${process.version}; times include the worker round trip.`,
+);
+console.log('');
+console.log(
+  '| family | size | vars / ints / rows | candidates (kept) | solver | status | time (ms) | objective | verified |',
+);
+console.log('| --- | --- | --- | --- | --- | --- | ---: | ---: | --- |');
+for (const n of [5, 30, 100])
+  for (const objective of ['COST', 'MAKESPAN'] as const) {
+    const m = fleetMip(fleet(n, objective, 100 + n));
+    await measure({
+      family: `fleet ${objective.toLowerCase()}`,
+      size: `${n} jobs`,
+      model: m.model,
+      candidates: `${m.candidates} (${m.kept})`,
+    });
+  }
 for (const n of [5, 20, 50]) {
   const m = procurementMip(procurement(n, 200 + n));
-  await measure({ family: 'procurement', size: `${n} jobs, 24 months`, model: m.model, candidates: `${m.candidates} (${m.kept})`, start: m.start, relGap: 1e-6 });
+  await measure({
+    family: 'procurement',
+    size: `${n} jobs, 24 months`,
+    model: m.model,
+    candidates: `${m.candidates} (${m.kept})`,
+    start: m.start,
+    relGap: 1e-6,
+  });
 }
 for (const n of [10, 50, 200]) {
   const r = federated(n, 300 + n);
   const { all, kept } = clientOptions(r);
-  const { model, warm } = roundModel(r, kept, r.clients.map((c) => transferSeconds(r.model, c, r.bytesPerParameter)));
-  await measure({ family: 'federated', size: `${n} clients`, model, candidates: `${all.reduce((s, o) => s + o.length, 0)} (${kept.reduce((s, o) => s + o.length, 0)})`, start: warm });
+  const { model, warm } = roundModel(
+    r,
+    kept,
+    r.clients.map((c) => transferSeconds(r.model, c, r.bytesPerParameter)),
+  );
+  await measure({
+    family: 'federated',
+    size: `${n} clients`,
+    model,
+    candidates: `${all.reduce((s, o) => s + o.length, 0)} (${kept.reduce((s, o) => s + o.length, 0)})`,
+    start: warm,
+  });
 }
 shutdownSolverWorkers();

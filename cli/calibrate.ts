@@ -5,14 +5,31 @@ import type { Measurement } from '../seeds/catalog.js';
 import { predictRow } from '../predictor/measured.js';
 import type { Efficiency } from '../predictor/step.js';
 
-type Knob = { get: (e: Efficiency) => number; set: (e: Efficiency, v: number) => void; min: number; max: number; name: string };
+type Knob = {
+  get: (e: Efficiency) => number;
+  set: (e: Efficiency, v: number) => void;
+  min: number;
+  max: number;
+  name: string;
+};
 
 const knob = <K extends keyof Efficiency>(name: K, min: number, max: number): Knob => ({
-  name, min, max, get: (e) => e[name] as number, set: (e, v) => { (e[name] as number) = v; },
+  name,
+  min,
+  max,
+  get: (e) => e[name] as number,
+  set: (e, v) => {
+    (e[name] as number) = v;
+  },
 });
 const mathKnob = (m: keyof Efficiency['matmulEfficiency']): Knob => ({
-  name: `matmulEfficiency.${m}`, min: 0.2, max: 0.95,
-  get: (e) => e.matmulEfficiency[m], set: (e, v) => { e.matmulEfficiency[m] = v; },
+  name: `matmulEfficiency.${m}`,
+  min: 0.2,
+  max: 0.95,
+  get: (e) => e.matmulEfficiency[m],
+  set: (e, v) => {
+    e.matmulEfficiency[m] = v;
+  },
 });
 
 /**
@@ -24,9 +41,17 @@ const mathKnob = (m: keyof Efficiency['matmulEfficiency']): Knob => ({
 // the zoo's model definitions miss into absurd constants. The learned correction (issue 3) is
 // the place for per-model effects.
 export const KNOBS: Knob[] = [
-  mathKnob('fp32'), mathKnob('tf32'), mathKnob('fp16'),
-  knob('halfEfficiencyKernelGflop', 0.01, 20), knob('memoryEfficiency', 0.4, 0.95), knob('kernelOverheadUs', 2, 40), knob('minKernelUs', 1, 10),
-  knob('stepOverheadMs', 0, 20), knob('linkEfficiency', 0.3, 0.95), knob('networkEfficiency', 0.3, 0.95), knob('overlapFraction', 0, 1),
+  mathKnob('fp32'),
+  mathKnob('tf32'),
+  mathKnob('fp16'),
+  knob('halfEfficiencyKernelGflop', 0.01, 20),
+  knob('memoryEfficiency', 0.4, 0.95),
+  knob('kernelOverheadUs', 2, 40),
+  knob('minKernelUs', 1, 10),
+  knob('stepOverheadMs', 0, 20),
+  knob('linkEfficiency', 0.3, 0.95),
+  knob('networkEfficiency', 0.3, 0.95),
+  knob('overlapFraction', 0, 1),
 ];
 
 /** Mean absolute log error, each model weighted equally (GNMT's 400 rows must not outvote EfficientNet's 20). */
@@ -49,7 +74,12 @@ export function loss(rows: Measurement[], eff: Efficiency): number {
 
 const clone = (e: Efficiency): Efficiency => JSON.parse(JSON.stringify(e)) as Efficiency;
 
-export function calibrate(rows: Measurement[], start: Efficiency, rounds = 4, log: (s: string) => void = () => {}): { efficiency: Efficiency; loss: number } {
+export function calibrate(
+  rows: Measurement[],
+  start: Efficiency,
+  rounds = 4,
+  log: (s: string) => void = () => {},
+): { efficiency: Efficiency; loss: number } {
   let best = clone(start);
   let bestLoss = loss(rows, best);
   const fp8Ratio = start.matmulEfficiency.fp8 / start.matmulEfficiency.fp16;
@@ -62,12 +92,19 @@ export function calibrate(rows: Measurement[], start: Efficiency, rounds = 4, lo
         while (improved) {
           improved = false;
           const cur = k.get(best);
-          const next = Math.min(k.max, Math.max(k.min, cur === 0 ? (dir > 0 ? 0.1 : 0) : cur * Math.exp(dir * step)));
+          const next = Math.min(
+            k.max,
+            Math.max(k.min, cur === 0 ? (dir > 0 ? 0.1 : 0) : cur * Math.exp(dir * step)),
+          );
           if (next === cur) break;
           const trial = clone(best);
           k.set(trial, next);
           const l = loss(rows, trial);
-          if (l < bestLoss - 1e-6) { best = trial; bestLoss = l; improved = true; }
+          if (l < bestLoss - 1e-6) {
+            best = trial;
+            bestLoss = l;
+            improved = true;
+          }
         }
       }
     }

@@ -1,6 +1,7 @@
 // The GraphQL operations behind `trainplan plan-fleet | plan-procurement | plan-federated --in FILE.json`
 // (cli/main.ts): FILE.json holds the operation's `input` object (docs/coupled-planning.md).
-const SOLVE = 'status solver optimalityProven gap bestBound solveTimeMs notes modelSize { candidates keptCandidates variables integers constraints nonzeros }';
+const SOLVE =
+  'status solver optimalityProven gap bestBound solveTimeMs notes modelSize { candidates keptCandidates variables integers constraints nonzeros }';
 
 export const COUPLED_QUERIES: Record<string, string> = {
   'plan-fleet': `query($input: FleetInput!) { planFleet(input: $input) { ${SOLVE} objective objectiveValue totalCostUsd makespanHours

@@ -13,7 +13,12 @@ export const GROUP_KEYS = {
 } as const;
 export type GroupKey = keyof typeof GROUP_KEYS;
 
-export interface GroupError { group: string; rows: number; mape: number; medianApe: number }
+export interface GroupError {
+  group: string;
+  rows: number;
+  mape: number;
+  medianApe: number;
+}
 export interface Evaluation {
   rows: number;
   predicted: number;
@@ -25,16 +30,28 @@ export interface Evaluation {
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
+  return s.length
+    ? s.length % 2
+      ? s[(s.length - 1) / 2]
+      : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+    : NaN;
 };
-const summarize = (group: string, errs: number[]): GroupError => ({ group, rows: errs.length, mape: errs.reduce((a, b) => a + b, 0) / errs.length, medianApe: median(errs) });
+const summarize = (group: string, errs: number[]): GroupError => ({
+  group,
+  rows: errs.length,
+  mape: errs.reduce((a, b) => a + b, 0) / errs.length,
+  medianApe: median(errs),
+});
 
 export function evaluate(rows: Measurement[], groupBy: GroupKey[], eff?: Efficiency): Evaluation {
   const errs: number[] = [];
   const byGroup = new Map<GroupKey, Map<string, number[]>>(groupBy.map((k) => [k, new Map()]));
   const skipped = new Map<string, number>();
   for (const row of rows) {
-    if (row.throughput === null || row.throughput <= 0) { skipped.set('no measured throughput', (skipped.get('no measured throughput') ?? 0) + 1); continue; }
+    if (row.throughput === null || row.throughput <= 0) {
+      skipped.set('no measured throughput', (skipped.get('no measured throughput') ?? 0) + 1);
+      continue;
+    }
     const p = predictRow(row, eff);
     if (p.predictedThroughput === undefined) {
       const reason = (p.error ?? 'unknown').replace(/"[^"]*"/g, '"…"');
@@ -55,14 +72,21 @@ export function evaluate(rows: Measurement[], groupBy: GroupKey[], eff?: Efficie
     predicted: errs.length,
     mape: all.mape,
     medianApe: all.medianApe,
-    groups: Object.fromEntries([...byGroup].map(([k, m]) => [k, [...m].map(([g, e]) => summarize(g, e)).sort((a, b) => b.rows - a.rows)])),
+    groups: Object.fromEntries(
+      [...byGroup].map(([k, m]) => [
+        k,
+        [...m].map(([g, e]) => summarize(g, e)).sort((a, b) => b.rows - a.rows),
+      ]),
+    ),
     skipped: [...skipped].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count),
   };
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 export function formatEvaluation(e: Evaluation): string {
-  const lines = [`rows ${e.rows}, predicted ${e.predicted}, MAPE ${pct(e.mape)}, median APE ${pct(e.medianApe)}`];
+  const lines = [
+    `rows ${e.rows}, predicted ${e.predicted}, MAPE ${pct(e.mape)}, median APE ${pct(e.medianApe)}`,
+  ];
   for (const [key, groups] of Object.entries(e.groups)) {
     lines.push('', `| ${key} | rows | MAPE | median APE |`, '|---|---:|---:|---:|');
     for (const g of groups) lines.push(`| ${g.group} | ${g.rows} | ${pct(g.mape)} | ${pct(g.medianApe)} |`);

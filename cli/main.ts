@@ -4,7 +4,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { graphql } from 'graphql';
-import { csvCell, loadMeasurements, measurementFromRow, parseCsv, readMeasurements } from '../seeds/catalog.js';
+import {
+  csvCell,
+  loadMeasurements,
+  measurementFromRow,
+  parseCsv,
+  readMeasurements,
+} from '../seeds/catalog.js';
 import { predictRow } from '../predictor/measured.js';
 import { defaultEfficiency, EFFICIENCY_FILE } from '../predictor/step.js';
 import { evaluate, formatEvaluation, GROUP_KEYS, type GroupKey } from './evaluate.js';
@@ -66,16 +72,34 @@ async function main(argv: string[]) {
       return;
     }
     case 'predict-csv': {
-      const { values } = parseArgs({ args: rest, options: { in: { type: 'string' }, out: { type: 'string' } } });
+      const { values } = parseArgs({
+        args: rest,
+        options: { in: { type: 'string' }, out: { type: 'string' } },
+      });
       if (!values.in || !values.out) fail('predict-csv needs --in FILE and --out FILE');
       const raw = parseCsv(readFileSync(values.in, 'utf8'));
       const inputColumns = raw.length ? Object.keys(raw[0]) : [];
-      const added = ['predicted_throughput', 'predicted_step_time_s', 'predicted_step_time_p10_s', 'predicted_step_time_p90_s', 'predicted_forward_s', 'predicted_backward_s', 'predicted_optimizer_s', 'predicted_communication_s', 'analytical_throughput', 'predictor', 'evidence', 'error'];
+      const added = [
+        'predicted_throughput',
+        'predicted_step_time_s',
+        'predicted_step_time_p10_s',
+        'predicted_step_time_p90_s',
+        'predicted_forward_s',
+        'predicted_backward_s',
+        'predicted_optimizer_s',
+        'predicted_communication_s',
+        'analytical_throughput',
+        'predictor',
+        'evidence',
+        'error',
+      ];
       const columns = [...inputColumns.filter((c) => !added.includes(c)), ...added];
       const lines = [columns.join(',')];
       let ok = 0;
       // A model cell is a zoo id or a path (relative to the CSV's folder) to a config.json, .onnx or layer-list file.
-      const predictions = raw.map((r) => predictRow(measurementFromRow(r), undefined, { baseDir: dirname(values.in!) }));
+      const predictions = raw.map((r) =>
+        predictRow(measurementFromRow(r), undefined, { baseDir: dirname(values.in!) }),
+      );
       // The learned correction scales the analytical step (and every part of it) by one factor per row.
       const { correctRows } = await import('../optimizer/corrected.js');
       const { learnedPredictor } = await import('../predictor/learned/model.js');
@@ -88,7 +112,8 @@ async function main(argv: string[]) {
         const s = (ms: number | undefined, f = k.scale) => (ms === undefined ? undefined : (ms * f) / 1e3);
         const out: Record<string, unknown> = {
           ...r,
-          predicted_throughput: p.predictedThroughput === undefined ? undefined : p.predictedThroughput / k.scale,
+          predicted_throughput:
+            p.predictedThroughput === undefined ? undefined : p.predictedThroughput / k.scale,
           predicted_step_time_s: s(p.prediction?.stepTimeMs),
           predicted_step_time_p10_s: s(p.prediction?.stepTimeMs, k.lo),
           predicted_step_time_p90_s: s(p.prediction?.stepTimeMs, k.hi),
@@ -105,53 +130,81 @@ async function main(argv: string[]) {
         lines.push(columns.map((c) => csvCell(out[c])).join(','));
       });
       writeFileSync(values.out, lines.join('\n') + '\n');
-      console.log(`wrote ${raw.length} rows (${ok} predicted, ${raw.length - ok} with an error) to ${values.out}`);
+      console.log(
+        `wrote ${raw.length} rows (${ok} predicted, ${raw.length - ok} with an error) to ${values.out}`,
+      );
       return;
     }
     case 'evaluate': {
-      const { values } = parseArgs({ args: rest, options: { data: { type: 'string' }, 'group-by': { type: 'string' }, learned: { type: 'boolean' } } });
+      const { values } = parseArgs({
+        args: rest,
+        options: { data: { type: 'string' }, 'group-by': { type: 'string' }, learned: { type: 'boolean' } },
+      });
       if (values.learned) {
         // Cross-validation of the learned model (held-out GPUs, combinations, models) with the ablation; writes nothing.
         const { trainPredictor } = await import('./train-predictor.js');
         await trainPredictor(false);
         return;
       }
-      const keys = (values['group-by'] ?? 'precision,generation,gpu,model').split(',').map((s) => s.trim()).filter(Boolean);
-      for (const k of keys) if (!(k in GROUP_KEYS)) fail(`--group-by: unknown key "${k}"; allowed: ${Object.keys(GROUP_KEYS).join(', ')}`);
+      const keys = (values['group-by'] ?? 'precision,generation,gpu,model')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      for (const k of keys)
+        if (!(k in GROUP_KEYS))
+          fail(`--group-by: unknown key "${k}"; allowed: ${Object.keys(GROUP_KEYS).join(', ')}`);
       const rows = values.data ? readMeasurements(values.data) : loadMeasurements();
       console.log(formatEvaluation(evaluate(rows, keys as GroupKey[])));
       return;
     }
     case 'calibrate': {
-      const { values } = parseArgs({ args: rest, options: { data: { type: 'string' }, write: { type: 'boolean' } } });
+      const { values } = parseArgs({
+        args: rest,
+        options: { data: { type: 'string' }, write: { type: 'boolean' } },
+      });
       const rows = values.data ? readMeasurements(values.data) : loadMeasurements();
       const { efficiency, loss } = calibrate(rows, defaultEfficiency(), 4, (s) => console.log(s));
       const round = (x: number) => Number(x.toPrecision(3));
       const file = JSON.parse(readFileSync(EFFICIENCY_FILE, 'utf8')) as Record<string, unknown>;
       for (const [k, v] of Object.entries(efficiency)) {
         if (typeof v === 'number') file[k] = round(v);
-        else if (typeof v === 'object' && v !== null) file[k] = Object.fromEntries(Object.entries(v as Record<string, number>).map(([m, x]) => [m, round(x)]));
+        else if (typeof v === 'object' && v !== null)
+          file[k] = Object.fromEntries(
+            Object.entries(v as Record<string, number>).map(([m, x]) => [m, round(x)]),
+          );
       }
       console.log(JSON.stringify(file, null, 2));
       console.log(`mean |log error| ${loss.toFixed(4)}`);
-      if (values.write) { writeFileSync(EFFICIENCY_FILE, JSON.stringify(file, null, 2) + '\n'); console.log(`wrote ${EFFICIENCY_FILE.pathname}`); }
+      if (values.write) {
+        writeFileSync(EFFICIENCY_FILE, JSON.stringify(file, null, 2) + '\n');
+        console.log(`wrote ${EFFICIENCY_FILE.pathname}`);
+      }
       return;
     }
     case 'plan-fleet':
     case 'plan-procurement':
     case 'plan-federated': {
       const { values } = parseArgs({ args: rest, options: { in: { type: 'string' } } });
-      if (!values.in) fail(`${command} needs --in FILE.json (the input object; see docs/coupled-planning.md)`);
+      if (!values.in)
+        fail(`${command} needs --in FILE.json (the input object; see docs/coupled-planning.md)`);
       const { COUPLED_QUERIES, readInput } = await import('./coupled.js');
       let input: unknown;
-      try { input = readInput(readFileSync(values.in, 'utf8')); } catch (e) { fail(`--in ${values.in}: ${e instanceof Error ? e.message : String(e)}`); }
+      try {
+        input = readInput(readFileSync(values.in, 'utf8'));
+      } catch (e) {
+        fail(`--in ${values.in}: ${e instanceof Error ? e.message : String(e)}`);
+      }
       const result = await runQuery(COUPLED_QUERIES[command], { input });
       console.log(JSON.stringify(result, null, 2));
       if (result.errors?.length) process.exitCode = 1;
       return;
     }
     case 'query': {
-      const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { file: { type: 'string' }, variables: { type: 'string' } } });
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { file: { type: 'string' }, variables: { type: 'string' } },
+      });
       const source = values.file ? readFileSync(values.file, 'utf8') : positionals.join(' ');
       if (!source.trim()) fail('query needs a GraphQL operation or --file FILE');
       const result = await runQuery(source, values.variables ? JSON.parse(values.variables) : undefined);
@@ -160,27 +213,66 @@ async function main(argv: string[]) {
       return;
     }
     case 'recommend': {
-      const { values } = parseArgs({ args: rest, options: {
-        model: { type: 'string' }, samples: { type: 'string' }, objective: { type: 'string' }, deadline: { type: 'string' }, budget: { type: 'string' },
-        gpus: { type: 'string' }, precisions: { type: 'string' }, 'max-nodes': { type: 'string' }, limit: { type: 'string' },
-      } });
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          model: { type: 'string' },
+          samples: { type: 'string' },
+          objective: { type: 'string' },
+          deadline: { type: 'string' },
+          budget: { type: 'string' },
+          gpus: { type: 'string' },
+          precisions: { type: 'string' },
+          'max-nodes': { type: 'string' },
+          limit: { type: 'string' },
+        },
+      });
       if (!values.model || !values.samples) fail('recommend needs --model ID and --samples N');
       const list = (s?: string) => (s ? s.split(',').map((x) => x.trim()) : undefined);
       const num = (s?: string) => (s === undefined ? undefined : Number(s));
       const input = {
         workload: { model: values.model, samples: Number(values.samples) },
-        objective: values.objective ?? 'COST', deadlineHours: num(values.deadline), budgetUsd: num(values.budget),
-        gpus: list(values.gpus), precisions: list(values.precisions), maxNodes: num(values['max-nodes']) ?? 8, limit: num(values.limit) ?? 10,
+        objective: values.objective ?? 'COST',
+        deadlineHours: num(values.deadline),
+        budgetUsd: num(values.budget),
+        gpus: list(values.gpus),
+        precisions: list(values.precisions),
+        maxNodes: num(values['max-nodes']) ?? 8,
+        limit: num(values.limit) ?? 10,
       };
       const result = await runQuery(RECOMMEND_QUERY, { input });
       if (result.errors?.length) fail(result.errors.map((e) => e.message).join('\n'));
-      const r = (result.data as { recommend: { status: string; predictor: string; evaluated: number; feasible: number; plans: Record<string, unknown>[]; rejected: { reason: string; count: number }[] } }).recommend;
-      console.log(`${r.evaluated} candidates evaluated (${r.status}), ${r.feasible} feasible; predictor ${r.predictor}`);
-      console.table(r.plans.map((p) => ({
-        rank: p.rank, gpu: (p.gpu as { id: string }).id, nodes: p.nodes, gpusPerNode: p.gpusPerNode, batch: p.batchSizePerGpu, precision: p.precision,
-        hours: Number((p.totalHours as number).toFixed(2)), hoursP90: Number((p.totalHoursP90 as number).toFixed(2)), costUsd: p.costUsd === null ? null : Number((p.costUsd as number).toFixed(2)), memGb: Number((p.memoryGbPerGpu as number).toFixed(1)),
-      })));
-      if (r.rejected.length) console.log('rejected: ' + r.rejected.map((x) => `${x.reason} ${x.count}`).join(', '));
+      const r = (
+        result.data as {
+          recommend: {
+            status: string;
+            predictor: string;
+            evaluated: number;
+            feasible: number;
+            plans: Record<string, unknown>[];
+            rejected: { reason: string; count: number }[];
+          };
+        }
+      ).recommend;
+      console.log(
+        `${r.evaluated} candidates evaluated (${r.status}), ${r.feasible} feasible; predictor ${r.predictor}`,
+      );
+      console.table(
+        r.plans.map((p) => ({
+          rank: p.rank,
+          gpu: (p.gpu as { id: string }).id,
+          nodes: p.nodes,
+          gpusPerNode: p.gpusPerNode,
+          batch: p.batchSizePerGpu,
+          precision: p.precision,
+          hours: Number((p.totalHours as number).toFixed(2)),
+          hoursP90: Number((p.totalHoursP90 as number).toFixed(2)),
+          costUsd: p.costUsd === null ? null : Number((p.costUsd as number).toFixed(2)),
+          memGb: Number((p.memoryGbPerGpu as number).toFixed(1)),
+        })),
+      );
+      if (r.rejected.length)
+        console.log('rejected: ' + r.rejected.map((x) => `${x.reason} ${x.count}`).join(', '));
       return;
     }
     case undefined:

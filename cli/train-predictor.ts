@@ -5,7 +5,15 @@
 // `--evaluate-only` prints the validation without writing anything.
 import { writeFileSync } from 'node:fs';
 import { loadMeasurements } from '../seeds/catalog.js';
-import { crossValidate, examples, fit, PARAMS, featuresOf, target, type Example, type Split } from '../predictor/learned/train.js';
+import {
+  crossValidate,
+  examples,
+  fit,
+  PARAMS,
+  featuresOf,
+  type Example,
+  type Split,
+} from '../predictor/learned/train.js';
 import { featureNames, FEATURE_VERSION } from '../predictor/learned/features.js';
 import { predictEnsemble } from '../predictor/learned/gbdt.js';
 import { ensembleToOnnx, loadOnnxCorrection } from '../predictor/learned/onnx.js';
@@ -17,89 +25,160 @@ import { pathToFileURL } from 'node:url';
 const log = (s: string) => console.error(s);
 
 export async function trainPredictor(writeFiles: boolean): Promise<void> {
-const ex = examples(loadMeasurements());
-log(`${ex.length} measured rows the analytical predictor covers`);
-const ape = (pred: number, e: Example) => Math.abs(pred - e.row.throughput!) / e.row.throughput!;
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '–');
-const quantile = (xs: number[], q: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))]; };
-
-interface Variant { name: string; pred: number[] }
-function table(title: string, variants: Variant[], groupBy: (e: Example) => string): string {
-  const groups = [...new Set(ex.map(groupBy))].sort();
-  const head = `| ${title} | rows | ${variants.map((v) => v.name).join(' | ')} |`;
-  const lines = [head, `|---|---:|${variants.map(() => '---:').join('|')}|`];
-  const row = (label: string, idx: number[]) => `| ${label} | ${idx.length} | ${variants.map((v) => pct(mean(idx.map((i) => ape(v.pred[i], ex[i]))))).join(' | ')} |`;
-  lines.push(row('**all**', ex.map((_, i) => i)));
-  for (const g of groups) lines.push(row(g, ex.flatMap((e, i) => (groupBy(e) === g ? [i] : []))));
-  return lines.join('\n');
-}
-
-const analyticalAware = ex.map((e) => e.aware.throughput);
-const analyticalUnaware = ex.map((e) => e.unaware.throughput);
-const sections: string[] = [];
-const summary: Record<string, Record<string, number>> = {};
-const oof: Partial<Record<Split, number[]>> = {};
-for (const split of ['combination', 'gpu'] as Split[]) {
-  log(`cross-validation holding out whole ${split === 'gpu' ? 'GPUs' : '(model, GPU, precision) combinations'}`);
-  const aware = crossValidate(ex, split, true, PARAMS, log);
-  const unaware = crossValidate(ex, split, false, PARAMS, log);
-  oof[split] = aware;
-  const variants = [
-    { name: 'analytical, precision-unaware', pred: analyticalUnaware },
-    { name: 'analytical', pred: analyticalAware },
-    { name: 'learned, precision-unaware (ablation)', pred: unaware },
-    { name: 'learned (shipped)', pred: aware },
-  ];
-  summary[split] = Object.fromEntries(variants.map((v) => [v.name, Number(mean(ex.map((e, i) => ape(v.pred[i], e))).toFixed(4))]));
-  const what = split === 'gpu' ? 'Held out: whole GPUs (leave-one-GPU-out)' : 'Held out: whole (model, GPU, precision) combinations (10 folds)';
-  sections.push(`### ${what}\n\n${table('precision', variants, (e) => e.row.precision)}\n\n${table('GPU architecture', variants, (e) => e.gpu.generation)}`);
-}
-log('cross-validation holding out whole models (for the interval of unmeasured models)');
-const byModel = crossValidate(ex, 'model', true, PARAMS, log);
-summary.model = { 'learned (shipped)': Number(mean(ex.map((e, i) => ape(byModel[i], e))).toFixed(4)), analytical: Number(mean(ex.map((e, i) => ape(analyticalAware[i], e))).toFixed(4)) };
-sections.push(`### Held out: whole models (leave-one-model-out)\n\n${table('model', [{ name: 'analytical', pred: analyticalAware }, { name: 'learned (shipped)', pred: byModel }], (e) => e.row.model)}`);
-
-// Interval: quantiles of log(actual step / predicted step) = log(predicted / measured throughput), out of fold.
-const logStepErr = (pred: number[], idx: number[]) => idx.map((i) => Math.log(pred[i] / ex[i].row.throughput!));
-const interval = (errs: number[]): Interval => ({ q10: Number(quantile(errs, 0.1).toFixed(4)), q90: Number(quantile(errs, 0.9).toFixed(4)), rows: errs.length });
-const all = ex.map((_, i) => i);
-const byPrecision: Partial<Record<Precision, Interval>> = {};
-for (const p of PRECISIONS) {
-  const idx = all.filter((i) => ex[i].row.precision === p);
-  if (idx.length >= 30) byPrecision[p] = interval(logStepErr(oof.combination!, idx));
-}
-const intervals = { byPrecision, measuredModel: interval(logStepErr(oof.combination!, all)), unmeasuredModel: interval(logStepErr(byModel, all)), unmeasuredGpu: interval(logStepErr(oof.gpu!, all)) };
-const coverage = mean(all.map((i) => { const s = Math.log(oof.combination![i] / ex[i].row.throughput!); const iv = byPrecision[ex[i].row.precision] ?? intervals.measuredModel; return s >= iv.q10 && s <= iv.q90 ? 1 : 0; }));
-
-const report = `${sections.join('\n\n')}\n\nMAPE summary: ${JSON.stringify(summary)}\nInterval (P10-P90 of held-out step-time error) coverage on the combination split: ${pct(coverage)} (80% expected).`;
-console.log(report);
-
-if (writeFiles) {
-  log('fitting the final model on every row');
-  const final = fit(ex, true, PARAMS);
-  const names = featureNames(true);
-  const bytes = ensembleToOnnx(final.ensemble, `trainplan learned correction: log(measured/analytical throughput); feature version ${FEATURE_VERSION}; see seeds/PREDICTOR_CARD.md`);
-  writeFileSync(MODEL_FILE, bytes);
-  // onnxruntime must reproduce the TypeScript ensemble on the training rows.
-  const X = ex.map((e) => featuresOf(e, true, final.evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework)));
-  const ort = await loadOnnxCorrection(MODEL_FILE.pathname, names.length);
-  const out = await ort.run(Float32Array.from(X.flat()), X.length);
-  const maxDiff = Math.max(...X.map((x, i) => Math.abs(out[i] - predictEnsemble(final.ensemble, x))));
-  const inSample = mean(ex.map((e, i) => ape(e.aware.throughput * Math.exp(out[i]), e)));
-  log(`onnxruntime vs TypeScript: max |difference| ${maxDiff.toExponential(2)}; in-sample MAPE ${pct(inSample)} (not a validation figure)`);
-  const meta: LearnedMeta = {
-    name: `gbdt-v${FEATURE_VERSION}`,
-    featureVersion: FEATURE_VERSION,
-    featureNames: names,
-    params: { ...PARAMS },
-    trainedRows: ex.length,
-    evidence: final.evidence.aggregated(),
-    intervals,
-    validation: { mape: summary, intervalCoverage: Number(coverage.toFixed(4)), onnxMaxAbsDiff: maxDiff, inSampleMape: Number(inSample.toFixed(4)) },
+  const ex = examples(loadMeasurements());
+  log(`${ex.length} measured rows the analytical predictor covers`);
+  const ape = (pred: number, e: Example) => Math.abs(pred - e.row.throughput!) / e.row.throughput!;
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '–');
+  const quantile = (xs: number[], q: number) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))];
   };
-  writeFileSync(META_FILE, JSON.stringify(meta, null, 1) + '\n');
-  const card = `# Learned predictor: model card
+
+  interface Variant {
+    name: string;
+    pred: number[];
+  }
+  function table(title: string, variants: Variant[], groupBy: (e: Example) => string): string {
+    const groups = [...new Set(ex.map(groupBy))].sort();
+    const head = `| ${title} | rows | ${variants.map((v) => v.name).join(' | ')} |`;
+    const lines = [head, `|---|---:|${variants.map(() => '---:').join('|')}|`];
+    const row = (label: string, idx: number[]) =>
+      `| ${label} | ${idx.length} | ${variants.map((v) => pct(mean(idx.map((i) => ape(v.pred[i], ex[i]))))).join(' | ')} |`;
+    lines.push(
+      row(
+        '**all**',
+        ex.map((_, i) => i),
+      ),
+    );
+    for (const g of groups)
+      lines.push(
+        row(
+          g,
+          ex.flatMap((e, i) => (groupBy(e) === g ? [i] : [])),
+        ),
+      );
+    return lines.join('\n');
+  }
+
+  const analyticalAware = ex.map((e) => e.aware.throughput);
+  const analyticalUnaware = ex.map((e) => e.unaware.throughput);
+  const sections: string[] = [];
+  const summary: Record<string, Record<string, number>> = {};
+  const oof: Partial<Record<Split, number[]>> = {};
+  for (const split of ['combination', 'gpu'] as Split[]) {
+    log(
+      `cross-validation holding out whole ${split === 'gpu' ? 'GPUs' : '(model, GPU, precision) combinations'}`,
+    );
+    const aware = crossValidate(ex, split, true, PARAMS, log);
+    const unaware = crossValidate(ex, split, false, PARAMS, log);
+    oof[split] = aware;
+    const variants = [
+      { name: 'analytical, precision-unaware', pred: analyticalUnaware },
+      { name: 'analytical', pred: analyticalAware },
+      { name: 'learned, precision-unaware (ablation)', pred: unaware },
+      { name: 'learned (shipped)', pred: aware },
+    ];
+    summary[split] = Object.fromEntries(
+      variants.map((v) => [v.name, Number(mean(ex.map((e, i) => ape(v.pred[i], e))).toFixed(4))]),
+    );
+    const what =
+      split === 'gpu'
+        ? 'Held out: whole GPUs (leave-one-GPU-out)'
+        : 'Held out: whole (model, GPU, precision) combinations (10 folds)';
+    sections.push(
+      `### ${what}\n\n${table('precision', variants, (e) => e.row.precision)}\n\n${table('GPU architecture', variants, (e) => e.gpu.generation)}`,
+    );
+  }
+  log('cross-validation holding out whole models (for the interval of unmeasured models)');
+  const byModel = crossValidate(ex, 'model', true, PARAMS, log);
+  summary.model = {
+    'learned (shipped)': Number(mean(ex.map((e, i) => ape(byModel[i], e))).toFixed(4)),
+    analytical: Number(mean(ex.map((e, i) => ape(analyticalAware[i], e))).toFixed(4)),
+  };
+  sections.push(
+    `### Held out: whole models (leave-one-model-out)\n\n${table(
+      'model',
+      [
+        { name: 'analytical', pred: analyticalAware },
+        { name: 'learned (shipped)', pred: byModel },
+      ],
+      (e) => e.row.model,
+    )}`,
+  );
+
+  // Interval: quantiles of log(actual step / predicted step) = log(predicted / measured throughput), out of fold.
+  const logStepErr = (pred: number[], idx: number[]) =>
+    idx.map((i) => Math.log(pred[i] / ex[i].row.throughput!));
+  const interval = (errs: number[]): Interval => ({
+    q10: Number(quantile(errs, 0.1).toFixed(4)),
+    q90: Number(quantile(errs, 0.9).toFixed(4)),
+    rows: errs.length,
+  });
+  const all = ex.map((_, i) => i);
+  const byPrecision: Partial<Record<Precision, Interval>> = {};
+  for (const p of PRECISIONS) {
+    const idx = all.filter((i) => ex[i].row.precision === p);
+    if (idx.length >= 30) byPrecision[p] = interval(logStepErr(oof.combination!, idx));
+  }
+  const intervals = {
+    byPrecision,
+    measuredModel: interval(logStepErr(oof.combination!, all)),
+    unmeasuredModel: interval(logStepErr(byModel, all)),
+    unmeasuredGpu: interval(logStepErr(oof.gpu!, all)),
+  };
+  const coverage = mean(
+    all.map((i) => {
+      const s = Math.log(oof.combination![i] / ex[i].row.throughput!);
+      const iv = byPrecision[ex[i].row.precision] ?? intervals.measuredModel;
+      return s >= iv.q10 && s <= iv.q90 ? 1 : 0;
+    }),
+  );
+
+  const report = `${sections.join('\n\n')}\n\nMAPE summary: ${JSON.stringify(summary)}\nInterval (P10-P90 of held-out step-time error) coverage on the combination split: ${pct(coverage)} (80% expected).`;
+  console.log(report);
+
+  if (writeFiles) {
+    log('fitting the final model on every row');
+    const final = fit(ex, true, PARAMS);
+    const names = featureNames(true);
+    const bytes = ensembleToOnnx(
+      final.ensemble,
+      `trainplan learned correction: log(measured/analytical throughput); feature version ${FEATURE_VERSION}; see seeds/PREDICTOR_CARD.md`,
+    );
+    writeFileSync(MODEL_FILE, bytes);
+    // onnxruntime must reproduce the TypeScript ensemble on the training rows.
+    const X = ex.map((e) =>
+      featuresOf(
+        e,
+        true,
+        final.evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework),
+      ),
+    );
+    const ort = await loadOnnxCorrection(MODEL_FILE.pathname, names.length);
+    const out = await ort.run(Float32Array.from(X.flat()), X.length);
+    const maxDiff = Math.max(...X.map((x, i) => Math.abs(out[i] - predictEnsemble(final.ensemble, x))));
+    const inSample = mean(ex.map((e, i) => ape(e.aware.throughput * Math.exp(out[i]), e)));
+    log(
+      `onnxruntime vs TypeScript: max |difference| ${maxDiff.toExponential(2)}; in-sample MAPE ${pct(inSample)} (not a validation figure)`,
+    );
+    const meta: LearnedMeta = {
+      name: `gbdt-v${FEATURE_VERSION}`,
+      featureVersion: FEATURE_VERSION,
+      featureNames: names,
+      params: { ...PARAMS },
+      trainedRows: ex.length,
+      evidence: final.evidence.aggregated(),
+      intervals,
+      validation: {
+        mape: summary,
+        intervalCoverage: Number(coverage.toFixed(4)),
+        onnxMaxAbsDiff: maxDiff,
+        inSampleMape: Number(inSample.toFixed(4)),
+      },
+    };
+    writeFileSync(META_FILE, JSON.stringify(meta, null, 1) + '\n');
+    const card = `# Learned predictor: model card
 
 Written by \`npm run train:predictor\` (cli/train-predictor.ts); do not edit by hand.
 
@@ -114,10 +193,10 @@ Written by \`npm run train:predictor\` (cli/train-predictor.ts); do not edit by 
 
 ${sections.join('\n\n')}
 `;
-  writeFileSync(new URL('../seeds/PREDICTOR_CARD.md', import.meta.url), card);
-  log('wrote seeds/predictor.onnx, seeds/predictor.json, seeds/PREDICTOR_CARD.md');
+    writeFileSync(new URL('../seeds/PREDICTOR_CARD.md', import.meta.url), card);
+    log('wrote seeds/predictor.onnx, seeds/predictor.json, seeds/PREDICTOR_CARD.md');
+  }
 }
 
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await trainPredictor(!process.argv.includes('--evaluate-only'));
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)
+  await trainPredictor(!process.argv.includes('--evaluate-only'));

@@ -3,7 +3,12 @@
 // the deadline (optionally at the P90 bound) and the budget apply. Without a learned model the
 // analytical estimate answers and the result says why.
 import { predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
-import { DEFAULT_SOFTWARE, frameworkOf, modelFeaturesOf, type Software } from '../predictor/learned/features.js';
+import {
+  DEFAULT_SOFTWARE,
+  frameworkOf,
+  modelFeaturesOf,
+  type Software,
+} from '../predictor/learned/features.js';
 import type { RowPrediction } from '../predictor/measured.js';
 import { getGpu } from '../seeds/catalog.js';
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
@@ -16,21 +21,58 @@ export interface CorrectedRecommendation extends Recommendation {
   predictorNote: string;
 }
 
-export async function recommendCorrected(r: RecommendRequest, learned: LearnedState, software: Software = DEFAULT_SOFTWARE, eff: Efficiency = defaultEfficiency()): Promise<CorrectedRecommendation> {
+export async function recommendCorrected(
+  r: RecommendRequest,
+  learned: LearnedState,
+  software: Software = DEFAULT_SOFTWARE,
+  eff: Efficiency = defaultEfficiency(),
+): Promise<CorrectedRecommendation> {
   const search = searchCandidates(r, eff);
-  if (!learned.predictor) return { ...rankCandidates(r, search), predictor: 'analytical', predictorNote: learned.reason };
+  if (!learned.predictor)
+    return { ...rankCandidates(r, search), predictor: 'analytical', predictorNote: learned.reason };
   const m = modelFeaturesOf(r.model);
   const items: CorrectionInput[] = search.candidates.map((c) => {
     const gpu = r.gpus[c.gpuIndex];
     // The learned model was trained on data-parallel runs only: on sharded or tensor/pipeline-
     // parallel layouts it extrapolates from the same features (the breakdown carries the split's costs).
-    const exec = { precision: c.precision, batchSizePerGpu: c.batch, gpusPerNode: c.gpusPerNode, nodes: c.nodes, gradAccumSteps: c.accum, fp32UsesTf32: r.fp32UsesTf32 ?? true, interNodeGbps: r.interNodeGbps(gpu), parallelism: c.parallelism };
-    const step = combine(c.compute, { totalMs: c.commTotalMs, exposedMs: c.commExposedMs, dataParallelMs: c.commDataParallelMs, pipelineMs: c.commPipelineMs }, exec);
-    return { modelId: r.model.id, model: m, gpu, exec, stepMs: c.analyticalStepMs, breakdown: step.breakdown, dominantMath: c.compute.dominantMath, software };
+    const exec = {
+      precision: c.precision,
+      batchSizePerGpu: c.batch,
+      gpusPerNode: c.gpusPerNode,
+      nodes: c.nodes,
+      gradAccumSteps: c.accum,
+      fp32UsesTf32: r.fp32UsesTf32 ?? true,
+      interNodeGbps: r.interNodeGbps(gpu),
+      parallelism: c.parallelism,
+    };
+    const step = combine(
+      c.compute,
+      {
+        totalMs: c.commTotalMs,
+        exposedMs: c.commExposedMs,
+        dataParallelMs: c.commDataParallelMs,
+        pipelineMs: c.commPipelineMs,
+      },
+      exec,
+    );
+    return {
+      modelId: r.model.id,
+      model: m,
+      gpu,
+      exec,
+      stepMs: c.analyticalStepMs,
+      breakdown: step.breakdown,
+      dominantMath: c.compute.dominantMath,
+      software,
+    };
   });
   const k = await learned.predictor.correct(items);
   const name = learned.predictor.name;
-  return { ...rankCandidates(r, search, { mid: k.mid, lo: k.lo, hi: k.hi, cases: k.cases, predictor: name }), predictor: name, predictorNote: 'learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md)' };
+  return {
+    ...rankCandidates(r, search, { mid: k.mid, lo: k.lo, hi: k.hi, cases: k.cases, predictor: name }),
+    predictor: name,
+    predictorNote: 'learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md)',
+  };
 }
 
 export interface CorrectedPrediction extends Prediction {
@@ -43,19 +85,45 @@ export interface CorrectedPrediction extends Prediction {
   evidence: string;
 }
 
-export async function predictCorrected(req: PredictRequest, learned: LearnedState, software: Software = DEFAULT_SOFTWARE, eff: Efficiency = defaultEfficiency()): Promise<CorrectedPrediction> {
+export async function predictCorrected(
+  req: PredictRequest,
+  learned: LearnedState,
+  software: Software = DEFAULT_SOFTWARE,
+  eff: Efficiency = defaultEfficiency(),
+): Promise<CorrectedPrediction> {
   const p = predict(req, eff);
-  const base = { ...p, analyticalStepTimeMs: p.stepTimeMs, stepTimeMsP10: p.stepTimeMs, stepTimeMsP90: p.stepTimeMs, totalHoursP90: p.totalHours };
+  const base = {
+    ...p,
+    analyticalStepTimeMs: p.stepTimeMs,
+    stepTimeMsP10: p.stepTimeMs,
+    stepTimeMsP90: p.stepTimeMs,
+    totalHoursP90: p.totalHours,
+  };
   if (!learned.predictor) return { ...base, predictor: 'analytical', evidence: learned.reason };
   const m = modelFeaturesOf(req.model);
-  const k = await learned.predictor.correct([{ modelId: req.model.id, model: m, gpu: req.gpu, exec: p.execution, stepMs: p.stepTimeMs, breakdown: p.breakdown, dominantMath: p.dominantMath, software }]);
+  const k = await learned.predictor.correct([
+    {
+      modelId: req.model.id,
+      model: m,
+      gpu: req.gpu,
+      exec: p.execution,
+      stepMs: p.stepTimeMs,
+      breakdown: p.breakdown,
+      dominantMath: p.dominantMath,
+      software,
+    },
+  ]);
   const scale = k.mid[0];
   const stepTimeMs = p.stepTimeMs * scale;
   const throughput = p.throughput / scale;
   const totalHours = p.totalHours === null ? null : p.totalHours * scale;
   const breakdown = scaleBreakdown(p.breakdown, scale);
   return {
-    ...p, stepTimeMs, throughput, breakdown, totalHours,
+    ...p,
+    stepTimeMs,
+    throughput,
+    breakdown,
+    totalHours,
     costUsd: p.costUsd === null ? null : p.costUsd * scale,
     analyticalStepTimeMs: p.stepTimeMs,
     stepTimeMsP10: p.stepTimeMs * k.lo[0],
@@ -71,7 +139,10 @@ export async function predictCorrected(req: PredictRequest, learned: LearnedStat
  * are its software. A row's own (model, GPU, precision) never counts as evidence for it, so
  * predicting the seeds' own rows shows held-out behaviour, not a lookup.
  */
-export async function correctRows(rows: RowPrediction[], learned: LearnedState): Promise<{ scale: number; lo: number; hi: number; evidence: string }[]> {
+export async function correctRows(
+  rows: RowPrediction[],
+  learned: LearnedState,
+): Promise<{ scale: number; lo: number; hi: number; evidence: string }[]> {
   const none = rows.map(() => ({ scale: 1, lo: 1, hi: 1, evidence: learned.reason }));
   if (!learned.predictor) return none;
   const items: CorrectionInput[] = [];
@@ -80,10 +151,21 @@ export async function correctRows(rows: RowPrediction[], learned: LearnedState):
     const p = r.prediction;
     if (!p || !r.model) return;
     const gpu = getGpu(p.gpuId)!;
-    items.push({ modelId: r.model.id, model: modelFeaturesOf(r.model), gpu, exec: p.execution, stepMs: p.stepTimeMs, breakdown: p.breakdown, dominantMath: p.dominantMath, software: { framework: frameworkOf(r.row.framework ?? ''), xla: (r.row.flags ?? '').includes('xla') } });
+    items.push({
+      modelId: r.model.id,
+      model: modelFeaturesOf(r.model),
+      gpu,
+      exec: p.execution,
+      stepMs: p.stepTimeMs,
+      breakdown: p.breakdown,
+      dominantMath: p.dominantMath,
+      software: { framework: frameworkOf(r.row.framework ?? ''), xla: (r.row.flags ?? '').includes('xla') },
+    });
     at.push(i);
   });
   const k = await learned.predictor.correct(items);
-  at.forEach((i, j) => { none[i] = { scale: k.mid[j], lo: k.lo[j], hi: k.hi[j], evidence: k.cases[j] }; });
+  at.forEach((i, j) => {
+    none[i] = { scale: k.mid[j], lo: k.lo[j], hi: k.hi[j], evidence: k.cases[j] };
+  });
   return none;
 }

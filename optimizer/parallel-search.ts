@@ -21,8 +21,25 @@
 //     cheapest.
 // Every evaluation goes through step.ts and memory.ts, so a plan equals what `predict` says for it.
 import { fits, shardedMemoryPerGpu, type MemoryBreakdown } from '../predictor/memory.js';
-import { parallelStructure, RECOMPUTE, type Parallelism, type Recompute, type ZeroStage } from '../predictor/parallel.js';
-import { communicationTime, computeTime, layerSums, parallelCommunicationTime, stepMs, type Communication, type ComputeTime, type Efficiency, type Execution, type LayerSums } from '../predictor/step.js';
+import {
+  parallelStructure,
+  RECOMPUTE,
+  type Parallelism,
+  type Recompute,
+  type ZeroStage,
+} from '../predictor/parallel.js';
+import {
+  communicationTime,
+  computeTime,
+  layerSums,
+  parallelCommunicationTime,
+  stepMs,
+  type Communication,
+  type ComputeTime,
+  type Efficiency,
+  type Execution,
+  type LayerSums,
+} from '../predictor/step.js';
 import type { GpuSpec, ModelCost, ModelDef, Precision } from '../predictor/types.js';
 import { maxGpusPerNode, type Candidate, type RecommendRequest, type RejectReason } from './recommend.js';
 
@@ -71,41 +88,107 @@ interface Config {
 export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Efficiency): ShardedSearch {
   const { model, cost, gpu, precision, batch } = x;
   const s = parallelStructure(cost, model.layers);
-  const tps = TP_DEGREES.filter((t) => t <= maxGpusPerNode(gpu) && (t === 1 || (s.tensorParallelizable && (s.heads === null || s.heads % t === 0))));
-  const pps = s.tensorParallelizable && s.blocks >= 2 ? divisors(s.blocks).filter((p) => p <= MAX_STAGES) : [1];
-  const recomputes: Recompute[] = RECOMPUTE.filter((m) => m === 'none' || (m === 'selective' ? s.attentionCore.some(Boolean) : s.blocks > 0));
+  const tps = TP_DEGREES.filter(
+    (t) =>
+      t <= maxGpusPerNode(gpu) &&
+      (t === 1 || (s.tensorParallelizable && (s.heads === null || s.heads % t === 0))),
+  );
+  const pps =
+    s.tensorParallelizable && s.blocks >= 2 ? divisors(s.blocks).filter((p) => p <= MAX_STAGES) : [1];
+  const recomputes: Recompute[] = RECOMPUTE.filter(
+    (m) => m === 'none' || (m === 'selective' ? s.attentionCore.some(Boolean) : s.blocks > 0),
+  );
   const fp32UsesTf32 = r.fp32UsesTf32 ?? true;
   // The per-layer sums depend on the TP degree only (not on PP, ZeRO, recomputation or the GPU count).
   const sumsByT = new Map<number, LayerSums>();
   const sums = (t: number) => {
     let v = sumsByT.get(t);
-    if (!v) { v = layerSums(cost, gpu, { precision, batchSizePerGpu: batch, fp32UsesTf32, parallelism: { tensorParallel: t, pipelineParallel: 1, zeroStage: 0, recompute: 'none' } }, eff); sumsByT.set(t, v); }
+    if (!v) {
+      v = layerSums(
+        cost,
+        gpu,
+        {
+          precision,
+          batchSizePerGpu: batch,
+          fp32UsesTf32,
+          parallelism: { tensorParallel: t, pipelineParallel: 1, zeroStage: 0, recompute: 'none' },
+        },
+        eff,
+      );
+      sumsByT.set(t, v);
+    }
     return v;
   };
   const exec = (g: number, nodes: number, m: number, parallelism?: Parallelism): Execution => ({
-    precision, batchSizePerGpu: batch, gpusPerNode: g, nodes, gradAccumSteps: m, fp32UsesTf32, interNodeGbps: x.netGbps, ...(parallelism ? { parallelism } : {}),
+    precision,
+    batchSizePerGpu: batch,
+    gpusPerNode: g,
+    nodes,
+    gradAccumSteps: m,
+    fp32UsesTf32,
+    interNodeGbps: x.netGbps,
+    ...(parallelism ? { parallelism } : {}),
   });
-  const memoryOf = (t: number, pp: number, dp: number, zeroStage: ZeroStage, recompute: Recompute, m: number) =>
-    shardedMemoryPerGpu(model, cost, precision, batch, { tensorParallel: t, pipelineParallel: pp, dataParallel: dp, zeroStage, recompute, microBatches: m }, eff);
-  const compute = (g: number, nodes: number, m: number, p: Parallelism) => computeTime(model, cost, gpu, exec(g, nodes, m, p), eff, sums(p.tensorParallel));
+  const memoryOf = (
+    t: number,
+    pp: number,
+    dp: number,
+    zeroStage: ZeroStage,
+    recompute: Recompute,
+    m: number,
+  ) =>
+    shardedMemoryPerGpu(
+      model,
+      cost,
+      precision,
+      batch,
+      { tensorParallel: t, pipelineParallel: pp, dataParallel: dp, zeroStage, recompute, microBatches: m },
+      eff,
+    );
+  const compute = (g: number, nodes: number, m: number, p: Parallelism) =>
+    computeTime(model, cost, gpu, exec(g, nodes, m, p), eff, sums(p.tensorParallel));
 
   /** A configuration's GPU-count-free parts: its compute bound, its optimizer terms and where it fits. */
   const configure = (t: number, pp: number, recompute: Recompute, m: number): Config => {
-    const unshardedMs: number[] = [], shardedMs: number[] = [], minDp: number[] = [];
+    const unshardedMs: number[] = [],
+      shardedMs: number[] = [],
+      minDp: number[] = [];
     let computeMs = 0;
     for (let z = 0; z <= 3; z++) {
       const zeroStage = z as ZeroStage;
       const p = { tensorParallel: t, pipelineParallel: pp, zeroStage, recompute };
       // Optimizer and precision terms are U + S / DP (step.ts): read them at DP = 1 and 2.
-      const c1 = compute(t * pp, 1, m, p), c2 = compute(2 * t * pp, 1, m, p);
-      const o1 = c1.optimizerMs + c1.mixedPrecisionMs, o2 = c2.optimizerMs + c2.mixedPrecisionMs;
-      shardedMs.push(2 * (o1 - o2)); unshardedMs.push(2 * o2 - o1);
-      if (z === 0) computeMs = c1.forwardMs + c1.backwardMs + (c1.recomputeMs ?? 0) + (c1.tensorParallelMs ?? 0) + (c1.pipelineBubbleMs ?? 0);
+      const c1 = compute(t * pp, 1, m, p),
+        c2 = compute(2 * t * pp, 1, m, p);
+      const o1 = c1.optimizerMs + c1.mixedPrecisionMs,
+        o2 = c2.optimizerMs + c2.mixedPrecisionMs;
+      shardedMs.push(2 * (o1 - o2));
+      unshardedMs.push(2 * o2 - o1);
+      if (z === 0)
+        computeMs =
+          c1.forwardMs +
+          c1.backwardMs +
+          (c1.recomputeMs ?? 0) +
+          (c1.tensorParallelMs ?? 0) +
+          (c1.pipelineBubbleMs ?? 0);
       // Memory is A + B / DP for DP >= 2 (memory.ts): the narrowest DP that fits follows from DP = 2 and 4.
-      if (z === 0 && fits(memoryOf(t, pp, 1, 0, recompute, m), gpu)) { minDp.push(1); continue; }
-      const m2 = memoryOf(t, pp, 2, zeroStage, recompute, m).totalGb, m4 = memoryOf(t, pp, 4, zeroStage, recompute, m).totalGb;
-      const B = 4 * (m2 - m4), A = m2 - B / 2;
-      minDp.push(B <= 0 ? (m2 <= gpu.memoryGb ? 2 : Infinity) : gpu.memoryGb > A ? Math.max(2, Math.ceil(B / (gpu.memoryGb - A) - 1e-9)) : Infinity);
+      if (z === 0 && fits(memoryOf(t, pp, 1, 0, recompute, m), gpu)) {
+        minDp.push(1);
+        continue;
+      }
+      const m2 = memoryOf(t, pp, 2, zeroStage, recompute, m).totalGb,
+        m4 = memoryOf(t, pp, 4, zeroStage, recompute, m).totalGb;
+      const B = 4 * (m2 - m4),
+        A = m2 - B / 2;
+      minDp.push(
+        B <= 0
+          ? m2 <= gpu.memoryGb
+            ? 2
+            : Infinity
+          : gpu.memoryGb > A
+            ? Math.max(2, Math.ceil(B / (gpu.memoryGb - A) - 1e-9))
+            : Infinity,
+      );
     }
     return { t, pp, recompute, m, computeMs, key: (computeMs * t * pp) / m, unshardedMs, shardedMs, minDp };
   };
@@ -114,7 +197,10 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const fixedConfigs = () => {
     if (configs) return configs;
     configs = [];
-    for (const t of tps) for (const pp of pps) for (const recompute of recomputes) configs.push(configure(t, pp, recompute, pp === 1 ? 1 : MICRO_BATCHES_PER_STAGE * pp));
+    for (const t of tps)
+      for (const pp of pps)
+        for (const recompute of recomputes)
+          configs.push(configure(t, pp, recompute, pp === 1 ? 1 : MICRO_BATCHES_PER_STAGE * pp));
     return configs.sort((a, b) => a.key - b.key);
   };
 
@@ -126,23 +212,45 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   };
 
   // State of the layout being searched, reused across layouts rather than allocated per layout.
-  let g = 0, nodes = 0, gpus = 0, bestMsPerSample = Infinity;
-  let best: { p: Parallelism; m: number; compute: ComputeTime; comm: Communication; memory: MemoryBreakdown } | null = null;
+  let g = 0,
+    nodes = 0,
+    gpus = 0,
+    bestMsPerSample = Infinity;
+  let best: {
+    p: Parallelism;
+    m: number;
+    compute: ComputeTime;
+    comm: Communication;
+    memory: MemoryBreakdown;
+  } | null = null;
   const fitted = new Uint8Array(TP_DEGREES.length * (MAX_STAGES + 1) * 4);
-  const consider = (t: number, pp: number, recompute: Recompute, m: number, zeroStage: ZeroStage, lowerBoundMs: number) => {
+  const consider = (
+    t: number,
+    pp: number,
+    recompute: Recompute,
+    m: number,
+    zeroStage: ZeroStage,
+    lowerBoundMs: number,
+  ) => {
     if (t === 1 && pp === 1 && zeroStage === 0 && recompute === 'none') return; // plain: recommend.ts's own path
     const group = (TP_DEGREES.indexOf(t) * (MAX_STAGES + 1) + pp) * 4 + zeroStage;
     if (fitted[group]) return; // a plan with less recomputation fits: this one only adds work
     const dp = gpus / (t * pp);
     const perSample = batch * m * dp;
-    if (lowerBoundMs / perSample >= bestMsPerSample) { fitted[group] = 1; return; }
+    if (lowerBoundMs / perSample >= bestMsPerSample) {
+      fitted[group] = 1;
+      return;
+    }
     const p: Parallelism = { tensorParallel: t, pipelineParallel: pp, zeroStage, recompute };
     const e = exec(g, nodes, m, p);
     const c = computeTime(model, cost, gpu, e, eff, sums(t));
     const comm = parallelCommunicationTime(c, gpu, e, eff);
     // Plans differ in global batch (micro-batches x replicas): compare time per sample.
     const msPerSample = stepMs(c, comm) / perSample;
-    if (msPerSample >= bestMsPerSample) { fitted[group] = 1; return; }
+    if (msPerSample >= bestMsPerSample) {
+      fitted[group] = 1;
+      return;
+    }
     const memory = memoryOf(t, pp, dp, zeroStage, recompute, m);
     if (!fits(memory, gpu)) return;
     fitted[group] = 1;
@@ -152,7 +260,11 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
 
   return {
     best(gpusPerNode, nodeCount, plainFits) {
-      g = gpusPerNode; nodes = nodeCount; gpus = g * nodes; best = null; bestMsPerSample = Infinity;
+      g = gpusPerNode;
+      nodes = nodeCount;
+      gpus = g * nodes;
+      best = null;
+      bestMsPerSample = Infinity;
       fitted.fill(0);
       let mismatch = false;
       if (r.globalBatch === undefined) {
@@ -168,31 +280,68 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
             if ((z > 0 && dp === 1) || dp < c.minDp[z]) continue;
             // With one micro-batch ZeRO-2 moves what ZeRO-1 moves and shards more: it fits wherever ZeRO-1 does and is never slower.
             if (z === 1 && c.m === 1 && dp >= c.minDp[2]) continue;
-            consider(c.t, c.pp, c.recompute, c.m, z as ZeroStage, c.computeMs + c.unshardedMs[z] + c.shardedMs[z] / (z > 0 ? dp : 1) + eff.stepOverheadMs);
+            consider(
+              c.t,
+              c.pp,
+              c.recompute,
+              c.m,
+              z as ZeroStage,
+              c.computeMs + c.unshardedMs[z] + c.shardedMs[z] / (z > 0 ? dp : 1) + eff.stepOverheadMs,
+            );
           }
         }
       } else {
         // A fixed global batch sets the micro-batches per layout: no shared order, try them all.
-        for (const t of tps) for (const pp of pps) {
-          if (g % t !== 0 || gpus % (t * pp) !== 0) continue;
-          const dp = gpus / (t * pp);
-          const m = r.globalBatch / (batch * dp);
-          if (!Number.isInteger(m) || m < 1) { mismatch = true; continue; }
-          for (const recompute of recomputes) for (let z = 0; z <= 3; z++) if (!(z > 0 && dp === 1)) consider(t, pp, recompute, m, z as ZeroStage, 0);
-        }
+        for (const t of tps)
+          for (const pp of pps) {
+            if (g % t !== 0 || gpus % (t * pp) !== 0) continue;
+            const dp = gpus / (t * pp);
+            const m = r.globalBatch / (batch * dp);
+            if (!Number.isInteger(m) || m < 1) {
+              mismatch = true;
+              continue;
+            }
+            for (const recompute of recomputes)
+              for (let z = 0; z <= 3; z++)
+                if (!(z > 0 && dp === 1)) consider(t, pp, recompute, m, z as ZeroStage, 0);
+          }
       }
-      const found = best as { p: Parallelism; m: number; compute: ComputeTime; comm: Communication; memory: MemoryBreakdown } | null;
+      const found = best as {
+        p: Parallelism;
+        m: number;
+        compute: ComputeTime;
+        comm: Communication;
+        memory: MemoryBreakdown;
+      } | null;
       if (!found) return mismatch ? 'GLOBAL_BATCH_MISMATCH' : 'OUT_OF_MEMORY';
       if (plainFits) {
         const m = r.globalBatch !== undefined ? r.globalBatch / (batch * gpus) : 1;
-        if (Number.isInteger(m) && m >= 1 && plainMsPerSample(g, nodes, m) <= bestMsPerSample) return 'OUT_OF_MEMORY';
+        if (Number.isInteger(m) && m >= 1 && plainMsPerSample(g, nodes, m) <= bestMsPerSample)
+          return 'OUT_OF_MEMORY';
       }
       const stepTimeMs = stepMs(found.compute, found.comm);
       return {
-        gpuIndex: x.gpuIndex, precision, batch, accum: found.m, gpusPerNode: g, nodes, price: x.price,
-        analyticalStepMs: stepTimeMs, stepTimeMs, stepLoMs: stepTimeMs, stepHiMs: stepTimeMs, hours: 0, hoursHi: 0, cost: 0,
-        memoryGb: found.memory.totalGb, compute: found.compute, commTotalMs: found.comm.totalMs, commExposedMs: found.comm.exposedMs,
-        parallelism: found.p, commDataParallelMs: found.comm.dataParallelMs, commPipelineMs: found.comm.pipelineMs,
+        gpuIndex: x.gpuIndex,
+        precision,
+        batch,
+        accum: found.m,
+        gpusPerNode: g,
+        nodes,
+        price: x.price,
+        analyticalStepMs: stepTimeMs,
+        stepTimeMs,
+        stepLoMs: stepTimeMs,
+        stepHiMs: stepTimeMs,
+        hours: 0,
+        hoursHi: 0,
+        cost: 0,
+        memoryGb: found.memory.totalGb,
+        compute: found.compute,
+        commTotalMs: found.comm.totalMs,
+        commExposedMs: found.comm.exposedMs,
+        parallelism: found.p,
+        commDataParallelMs: found.comm.dataParallelMs,
+        commPipelineMs: found.comm.pipelineMs,
       };
     },
   };

@@ -31,7 +31,13 @@ import { predict } from '../predictor/predict.js';
 import type { GpuSpec, ModelDef, Precision } from '../predictor/types.js';
 import { recommend, type Plan, type RecommendRequest } from './recommend.js';
 import { MipBuilder, modelSize, type MipModel, type MipStart, type ModelSize } from './milp/model.js';
-import { solveLexicographic, solveMip, type MipStatus, type SolveOptions, type MipOutcome, type CandidateSearch } from './milp/solver.js';
+import {
+  solveLexicographic,
+  solveMip,
+  type MipStatus,
+  type MipOutcome,
+  type CandidateSearch,
+} from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
 import { paretoFilter } from './pareto.js';
 import { ALL, outOfMemory, usable, type Blocker } from './fleet.js';
@@ -97,7 +103,13 @@ export interface Allocation {
   months: number[];
 }
 
-export interface Purchase { gpu: GpuSpec; count: number; capitalUsd: number; powerUsd: number; utilization: number | null }
+export interface Purchase {
+  gpu: GpuSpec;
+  count: number;
+  capitalUsd: number;
+  powerUsd: number;
+  utilization: number | null;
+}
 
 export interface BreakEven {
   gpu: GpuSpec;
@@ -112,9 +124,20 @@ export interface BreakEven {
   note: string;
 }
 
-export interface MonthSummary { month: number; ownedGpuHours: number; ownedCapacityGpuHours: number; rentedGpuHours: number; powerUsd: number; rentalUsd: number }
+export interface MonthSummary {
+  month: number;
+  ownedGpuHours: number;
+  ownedCapacityGpuHours: number;
+  rentedGpuHours: number;
+  powerUsd: number;
+  rentalUsd: number;
+}
 
-export interface ShortJob { jobId: string; reason: Blocker; message: string }
+export interface ShortJob {
+  jobId: string;
+  reason: Blocker;
+  message: string;
+}
 
 export interface ProcurementPlan extends MipOutcome {
   objectiveValue: number | null;
@@ -133,21 +156,46 @@ export interface ProcurementPlan extends MipOutcome {
   stats: ModelSize & { candidates: number; keptCandidates: number };
 }
 
-const capitalPerGpu = (b: BuyOption, horizonMonths: number) => (b.usdPerGpu * horizonMonths) / b.lifetimeMonths;
+const capitalPerGpu = (b: BuyOption, horizonMonths: number) =>
+  (b.usdPerGpu * horizonMonths) / b.lifetimeMonths;
 const powerPerGpuHour = (b: BuyOption) => (b.powerW / 1000) * b.electricityUsdPerKwh;
 
-const search = (r: ProcurementRequest, job: ProcurementJob, gpu: GpuSpec, price: number | null, deadline: boolean, limit: number): RecommendRequest => ({
-  model: job.model, samples: job.samples, objective: price === null ? 'TIME' : 'COST', deadlineHours: deadline ? job.deadlineHours : undefined,
-  gpus: [gpu], precisions: r.precisions, maxNodes: r.maxNodes, gpusPerNodeChoices: r.gpusPerNodeChoices,
-  batchSizes: job.batchSizes ?? job.model.batchSizes, prices: price === null ? undefined : { [gpu.id]: price },
-  interNodeGbps: r.interNodeGbps, fp32UsesTf32: r.fp32UsesTf32, limit,
+const search = (
+  r: ProcurementRequest,
+  job: ProcurementJob,
+  gpu: GpuSpec,
+  price: number | null,
+  deadline: boolean,
+  limit: number,
+): RecommendRequest => ({
+  model: job.model,
+  samples: job.samples,
+  objective: price === null ? 'TIME' : 'COST',
+  deadlineHours: deadline ? job.deadlineHours : undefined,
+  gpus: [gpu],
+  precisions: r.precisions,
+  maxNodes: r.maxNodes,
+  gpusPerNodeChoices: r.gpusPerNodeChoices,
+  batchSizes: job.batchSizes ?? job.model.batchSizes,
+  prices: price === null ? undefined : { [gpu.id]: price },
+  interNodeGbps: r.interNodeGbps,
+  fp32UsesTf32: r.fp32UsesTf32,
+  limit,
 });
 
 const config = (gpu: GpuSpec, p: Plan, usdPerGpuHour: number): RunConfig => {
   const gpus = p.nodes * p.gpusPerNode;
   return {
-    gpu, nodes: p.nodes, gpusPerNode: p.gpusPerNode, gpus, batchSizePerGpu: p.batchSizePerGpu, gradAccumSteps: p.gradAccumSteps,
-    precision: p.precision, hoursPerRun: p.totalHours, gpuHoursPerRun: p.totalHours * gpus, usdPerRun: p.totalHours * gpus * usdPerGpuHour,
+    gpu,
+    nodes: p.nodes,
+    gpusPerNode: p.gpusPerNode,
+    gpus,
+    batchSizePerGpu: p.batchSizePerGpu,
+    gradAccumSteps: p.gradAccumSteps,
+    precision: p.precision,
+    hoursPerRun: p.totalHours,
+    gpuHoursPerRun: p.totalHours * gpus,
+    usdPerRun: p.totalHours * gpus * usdPerGpuHour,
   };
 };
 
@@ -160,7 +208,8 @@ export interface ProcurementCandidates {
 }
 
 export function procurementCandidates(r: ProcurementRequest): ProcurementCandidates {
-  const owned: ProcurementCandidates['owned'] = [], rent: ProcurementCandidates['rent'] = [];
+  const owned: ProcurementCandidates['owned'] = [],
+    rent: ProcurementCandidates['rent'] = [];
   let total = 0;
   for (const job of r.jobs) {
     const mine: ProcurementCandidates['owned'][number] = [];
@@ -170,7 +219,9 @@ export function procurementCandidates(r: ProcurementRequest): ProcurementCandida
         const plans = recommend(search(r, job, o.gpu, null, true, ALL)).plans.filter(usable);
         total += plans.length;
         const cs = plans.map((p) => config(o.gpu, p, powerPerGpuHour(o.buy!)));
-        mine.push(...paretoFilter(cs, (c) => [c.gpus, c.gpuHoursPerRun]).map((config) => ({ option: i, config })));
+        mine.push(
+          ...paretoFilter(cs, (c) => [c.gpus, c.gpuHoursPerRun]).map((config) => ({ option: i, config })),
+        );
       }
       if (o.rentUsdPerGpuHour !== null) {
         const p = recommend(search(r, job, o.gpu, o.rentUsdPerGpuHour, true, ALL)).plans.find(usable);
@@ -194,24 +245,45 @@ function diagnose(r: ProcurementRequest, job: ProcurementJob): { reason: Blocker
   if (!free.some((x) => x.plans.some(usable))) {
     const oom = free.some(outOfMemory);
     return oom
-      ? { reason: 'MEMORY', message: `does not fit in the memory of ${types.map((g) => g.id).join(', ')} at the batch sizes and precisions allowed` }
-      : { reason: 'INVENTORY', message: `none of ${types.map((g) => g.id).join(', ')} supports the precisions allowed` };
+      ? {
+          reason: 'MEMORY',
+          message: `does not fit in the memory of ${types.map((g) => g.id).join(', ')} at the batch sizes and precisions allowed`,
+        }
+      : {
+          reason: 'INVENTORY',
+          message: `none of ${types.map((g) => g.id).join(', ')} supports the precisions allowed`,
+        };
   }
-  const fastest = free.map((x) => x.plans.find(usable)).filter((p): p is Plan => !!p).sort((a, b) => a.totalHours - b.totalHours)[0];
-  return { reason: 'DEADLINE', message: `the fastest configuration takes ${fastest.totalHours.toPrecision(4)} h per run (${fastest.nodes}x${fastest.gpusPerNode} ${fastest.gpu.id}), beyond the ${job.deadlineHours} h deadline` };
+  const fastest = free
+    .map((x) => x.plans.find(usable))
+    .filter((p): p is Plan => !!p)
+    .sort((a, b) => a.totalHours - b.totalHours)[0];
+  return {
+    reason: 'DEADLINE',
+    message: `the fastest configuration takes ${fastest.totalHours.toPrecision(4)} h per run (${fastest.nodes}x${fastest.gpusPerNode} ${fastest.gpu.id}), beyond the ${job.deadlineHours} h deadline`,
+  };
 }
 
-interface Groups { months: number[][]; runs: number[][] }
+interface Groups {
+  months: number[][];
+  runs: number[][];
+}
 
 /** Months with identical runs for every job share one group. */
 function monthGroups(r: ProcurementRequest): Groups {
   const byKey = new Map<string, number>();
-  const months: number[][] = [], runs: number[][] = [];
+  const months: number[][] = [],
+    runs: number[][] = [];
   for (let m = 0; m < r.horizonMonths; m++) {
     const v = r.jobs.map((j) => j.runsByMonth[m]);
     const key = v.join(',');
     let g = byKey.get(key);
-    if (g === undefined) { g = months.length; byKey.set(key, g); months.push([]); runs.push(v); }
+    if (g === undefined) {
+      g = months.length;
+      byKey.set(key, g);
+      months.push([]);
+      runs.push(v);
+    }
     months[g].push(m + 1);
   }
   return { months, runs };
@@ -238,34 +310,79 @@ function buildModel(r: ProcurementRequest, c: ProcurementCandidates, G: Groups, 
     if (o.buy.maxCount !== undefined) ub = Math.min(ub, o.buy.maxCount);
     return b.addVar(`n_${t}`, 'integer', 0, ub, capitalPerGpu(o.buy, H));
   });
-  const z: number[][] = [], x: number[][][] = [], y: (number | null)[][] = [], u: (number | null)[][] = [];
+  const z: number[][] = [],
+    x: number[][][] = [],
+    y: (number | null)[][] = [],
+    u: (number | null)[][] = [];
   const capTerms: [number, number][][][] = r.options.map(() => G.months.map(() => []));
   r.jobs.forEach((job, j) => {
     const total = G.runs.reduce((s, v) => s + v[j], 0);
-    z.push([]); x.push([]);
+    z.push([]);
+    x.push([]);
     c.owned[j].forEach((oc, k) => {
-      const t = oc.option, buy = r.options[t].buy!;
-      if (total === 0 || n[t] === null) { z[j].push(-1); x[j].push([]); return; }
+      const t = oc.option,
+        buy = r.options[t].buy!;
+      if (total === 0 || n[t] === null) {
+        z[j].push(-1);
+        x[j].push([]);
+        return;
+      }
       const zi = b.addVar(`z_${j}_${k}`, 'binary', 0, 1);
       z[j].push(zi);
-      b.addRow(`fits_${j}_${k}`, [[n[t]!, 1], [zi, -oc.config.gpus]], 0, Infinity);
-      x[j].push(G.months.map((_, g) => {
-        const R = G.runs[g][j];
-        if (R === 0) return -1;
-        const xi = b.addVar(`x_${j}_${k}_${g}`, 'integer', 0, R, w[g] * oc.config.gpuHoursPerRun * powerPerGpuHour(buy));
-        b.addRow(`on_${j}_${k}_${g}`, [[xi, 1], [zi, -R]], -Infinity, 0);
-        capTerms[t][g].push([xi, oc.config.gpuHoursPerRun]);
-        return xi;
-      }));
+      b.addRow(
+        `fits_${j}_${k}`,
+        [
+          [n[t]!, 1],
+          [zi, -oc.config.gpus],
+        ],
+        0,
+        Infinity,
+      );
+      x[j].push(
+        G.months.map((_, g) => {
+          const R = G.runs[g][j];
+          if (R === 0) return -1;
+          const xi = b.addVar(
+            `x_${j}_${k}_${g}`,
+            'integer',
+            0,
+            R,
+            w[g] * oc.config.gpuHoursPerRun * powerPerGpuHour(buy),
+          );
+          b.addRow(
+            `on_${j}_${k}_${g}`,
+            [
+              [xi, 1],
+              [zi, -R],
+            ],
+            -Infinity,
+            0,
+          );
+          capTerms[t][g].push([xi, oc.config.gpuHoursPerRun]);
+          return xi;
+        }),
+      );
     });
     const rent = c.rent[j];
-    y.push(G.months.map((_, g) => (rent && G.runs[g][j] > 0 ? b.addVar(`y_${j}_${g}`, 'integer', 0, G.runs[g][j], w[g] * rent.config.usdPerRun) : null)));
-    u.push(G.months.map((_, g) => (shortfall && G.runs[g][j] > 0 ? b.addVar(`u_${j}_${g}`, 'integer', 0, G.runs[g][j], 0) : null)));
+    y.push(
+      G.months.map((_, g) =>
+        rent && G.runs[g][j] > 0
+          ? b.addVar(`y_${j}_${g}`, 'integer', 0, G.runs[g][j], w[g] * rent.config.usdPerRun)
+          : null,
+      ),
+    );
+    u.push(
+      G.months.map((_, g) =>
+        shortfall && G.runs[g][j] > 0 ? b.addVar(`u_${j}_${g}`, 'integer', 0, G.runs[g][j], 0) : null,
+      ),
+    );
     G.months.forEach((_, g) => {
       const R = G.runs[g][j];
       if (R === 0) return;
       const terms: [number, number][] = [];
-      x[j].forEach((xs) => { if (xs.length && xs[g] >= 0) terms.push([xs[g], 1]); });
+      x[j].forEach((xs) => {
+        if (xs.length && xs[g] >= 0) terms.push([xs[g], 1]);
+      });
       if (y[j][g] !== null) terms.push([y[j][g]!, 1]);
       if (u[j][g] !== null) terms.push([u[j][g]!, 1]);
       b.addRow(`demand_${j}_${g}`, terms, R, R);
@@ -274,17 +391,33 @@ function buildModel(r: ProcurementRequest, c: ProcurementCandidates, G: Groups, 
   r.options.forEach((o, t) => {
     if (!o.buy || n[t] === null) return;
     G.months.forEach((_, g) => {
-      if (capTerms[t][g].length) b.addRow(`cap_${t}_${g}`, [...capTerms[t][g], [n[t]!, -r.hoursPerMonth * o.buy!.utilization]], -Infinity, 0);
+      if (capTerms[t][g].length)
+        b.addRow(
+          `cap_${t}_${g}`,
+          [...capTerms[t][g], [n[t]!, -r.hoursPerMonth * o.buy!.utilization]],
+          -Infinity,
+          0,
+        );
     });
   });
   return { model: b.build(), n, z, x, y, u };
 }
 
 /** The procurement MIP and its all-rent warm start (bench/solvers.ts hands it to both solvers). */
-export function procurementMip(r: ProcurementRequest): { model: MipModel; start: MipStart | undefined; candidates: number; kept: number } {
+export function procurementMip(r: ProcurementRequest): {
+  model: MipModel;
+  start: MipStart | undefined;
+  candidates: number;
+  kept: number;
+} {
   const c = procurementCandidates(r);
   const m = buildModel(r, c, monthGroups(r), false);
-  return { model: m.model, start: allRent(m), candidates: c.total, kept: c.owned.reduce((s, o) => s + o.length, 0) + c.rent.filter(Boolean).length };
+  return {
+    model: m.model,
+    start: allRent(m),
+    candidates: c.total,
+    kept: c.owned.reduce((s, o) => s + o.length, 0) + c.rent.filter(Boolean).length,
+  };
 }
 
 /**
@@ -308,21 +441,57 @@ export async function planProcurement(r: ProcurementRequest): Promise<Procuremen
   const t0 = performance.now();
   const cands = procurementCandidates(r);
   const G = monthGroups(r);
-  const stats0 = { candidates: cands.total, keptCandidates: cands.owned.reduce((s, o) => s + o.length, 0) + cands.rent.filter(Boolean).length };
+  const stats0 = {
+    candidates: cands.total,
+    keptCandidates: cands.owned.reduce((s, o) => s + o.length, 0) + cands.rent.filter(Boolean).length,
+  };
   const notes: string[] = [];
-  const allRentUsd = cands.rent.every(Boolean) ? r.jobs.reduce((s, job, j) => s + job.runsByMonth.reduce((a, b) => a + b, 0) * cands.rent[j]!.config.usdPerRun, 0) : null;
+  const allRentUsd = cands.rent.every(Boolean)
+    ? r.jobs.reduce(
+        (s, job, j) => s + job.runsByMonth.reduce((a, b) => a + b, 0) * cands.rent[j]!.config.usdPerRun,
+        0,
+      )
+    : null;
   const breakEven = breakEvens(r);
-  const none = (status: MipStatus, solver: string, size: ModelSize, unplaced: ShortJob[]): ProcurementPlan => ({
-    status, objectiveValue: null, bestBound: null, gap: null, solver, optimalityProven: status === 'INFEASIBLE', solveTimeMs: performance.now() - t0, notes,
-    purchases: [], allocations: [], months: [], capitalUsd: null, powerUsd: null, rentalUsd: null, totalUsd: null, allRentUsd, breakEven, unplaced,
+  const none = (
+    status: MipStatus,
+    solver: string,
+    size: ModelSize,
+    unplaced: ShortJob[],
+  ): ProcurementPlan => ({
+    status,
+    objectiveValue: null,
+    bestBound: null,
+    gap: null,
+    solver,
+    optimalityProven: status === 'INFEASIBLE',
+    solveTimeMs: performance.now() - t0,
+    notes,
+    purchases: [],
+    allocations: [],
+    months: [],
+    capitalUsd: null,
+    powerUsd: null,
+    rentalUsd: null,
+    totalUsd: null,
+    allRentUsd,
+    breakEven,
+    unplaced,
     stats: { ...stats0, ...size },
   });
 
   const hopeless: ShortJob[] = [];
   r.jobs.forEach((job, j) => {
-    if (cands.owned[j].length === 0 && !cands.rent[j] && job.runsByMonth.some((x) => x > 0)) hopeless.push({ jobId: job.id, ...diagnose(r, job) });
+    if (cands.owned[j].length === 0 && !cands.rent[j] && job.runsByMonth.some((x) => x > 0))
+      hopeless.push({ jobId: job.id, ...diagnose(r, job) });
   });
-  if (hopeless.length) return none('INFEASIBLE', 'none (infeasible before solving: a job has no configuration that meets its deadline)', { variables: 0, integers: 0, constraints: 0, nonzeros: 0 }, hopeless);
+  if (hopeless.length)
+    return none(
+      'INFEASIBLE',
+      'none (infeasible before solving: a job has no configuration that meets its deadline)',
+      { variables: 0, integers: 0, constraints: 0, nonzeros: 0 },
+      hopeless,
+    );
 
   const m = buildModel(r, cands, G, false);
   const start = allRent(m);
@@ -338,38 +507,99 @@ export async function planProcurement(r: ProcurementRequest): Promise<Procuremen
     if (lex.final.values) {
       const vals = lex.final.values;
       r.jobs.forEach((job, j) => {
-        const months = G.months.flatMap((ms, g) => (d.u[j][g] !== null && vals[d.u[j][g]!] > 0.5 ? ms.map((mo) => `${mo}: ${Math.round(vals[d.u[j][g]!])} of ${G.runs[g][j]} runs`) : []));
-        if (months.length) short.push({ jobId: job.id, reason: 'INVENTORY', message: `${cands.rent[j] ? '' : 'cannot be rented, and '}the GPUs that may be bought (maxCount) cannot carry all its runs; short in month ${months.slice(0, 6).join(', ')}${months.length > 6 ? ', ...' : ''}` });
+        const months = G.months.flatMap((ms, g) =>
+          d.u[j][g] !== null && vals[d.u[j][g]!] > 0.5
+            ? ms.map((mo) => `${mo}: ${Math.round(vals[d.u[j][g]!])} of ${G.runs[g][j]} runs`)
+            : [],
+        );
+        if (months.length)
+          short.push({
+            jobId: job.id,
+            reason: 'INVENTORY',
+            message: `${cands.rent[j] ? '' : 'cannot be rented, and '}the GPUs that may be bought (maxCount) cannot carry all its runs; short in month ${months.slice(0, 6).join(', ')}${months.length > 6 ? ', ...' : ''}`,
+          });
       });
     }
     return none('INFEASIBLE', res.solver, size, short);
   }
   if (!res.values) return none(res.status, res.solver, size, []);
 
-  const plan = decode(r, cands, G, m, res.values, { status: res.status, solver: res.solver, optimalityProven: res.optimalityProven, gap: res.gap, bestBound: res.bestBound, notes, allRentUsd, breakEven, stats: { ...stats0, ...size }, t0 });
+  const plan = decode(r, cands, G, m, res.values, {
+    status: res.status,
+    solver: res.solver,
+    optimalityProven: res.optimalityProven,
+    gap: res.gap,
+    bestBound: res.bestBound,
+    notes,
+    allRentUsd,
+    breakEven,
+    stats: { ...stats0, ...size },
+    t0,
+  });
   const problems = verifyProcurementPlan(r, plan);
   if (problems.length) throw new VerificationError(problems);
   return plan;
 }
 
-function decode(r: ProcurementRequest, c: ProcurementCandidates, G: Groups, m: ReturnType<typeof buildModel>, v: number[], meta: { status: MipStatus; solver: string; optimalityProven: boolean; gap: number | null; bestBound: number | null; notes: string[]; allRentUsd: number | null; breakEven: BreakEven[]; stats: ProcurementPlan['stats']; t0: number }): ProcurementPlan {
+function decode(
+  r: ProcurementRequest,
+  c: ProcurementCandidates,
+  G: Groups,
+  m: ReturnType<typeof buildModel>,
+  v: number[],
+  meta: {
+    status: MipStatus;
+    solver: string;
+    optimalityProven: boolean;
+    gap: number | null;
+    bestBound: number | null;
+    notes: string[];
+    allRentUsd: number | null;
+    breakEven: BreakEven[];
+    stats: ProcurementPlan['stats'];
+    t0: number;
+  },
+): ProcurementPlan {
   const counts = r.options.map((_, t) => (m.n[t] === null ? 0 : Math.round(v[m.n[t]!])));
   const allocations: Allocation[] = [];
   r.jobs.forEach((job, j) => {
     c.owned[j].forEach((oc, k) => {
       (m.x[j][k] ?? []).forEach((xi, g) => {
-        if (xi >= 0 && v[xi] > 0.5) allocations.push({ jobId: job.id, owned: true, config: oc.config, runsPerMonth: Math.round(v[xi]), months: G.months[g] });
+        if (xi >= 0 && v[xi] > 0.5)
+          allocations.push({
+            jobId: job.id,
+            owned: true,
+            config: oc.config,
+            runsPerMonth: Math.round(v[xi]),
+            months: G.months[g],
+          });
       });
     });
     m.y[j].forEach((yi, g) => {
-      if (yi !== null && v[yi] > 0.5) allocations.push({ jobId: job.id, owned: false, config: c.rent[j]!.config, runsPerMonth: Math.round(v[yi]), months: G.months[g] });
+      if (yi !== null && v[yi] > 0.5)
+        allocations.push({
+          jobId: job.id,
+          owned: false,
+          config: c.rent[j]!.config,
+          runsPerMonth: Math.round(v[yi]),
+          months: G.months[g],
+        });
     });
   });
   // The same configuration at the same runs per month in several month groups reads as one line.
   const merged = new Map<string, Allocation>();
   for (const a of allocations) {
     const c = a.config;
-    const key = [a.jobId, a.owned, c.gpu.id, c.nodes, c.gpusPerNode, c.batchSizePerGpu, c.precision, a.runsPerMonth].join('|');
+    const key = [
+      a.jobId,
+      a.owned,
+      c.gpu.id,
+      c.nodes,
+      c.gpusPerNode,
+      c.batchSizePerGpu,
+      c.precision,
+      a.runsPerMonth,
+    ].join('|');
     const prev = merged.get(key);
     if (prev) prev.months = [...prev.months, ...a.months].sort((x, y) => x - y);
     else merged.set(key, { ...a, months: [...a.months] });
@@ -378,9 +608,32 @@ function decode(r: ProcurementRequest, c: ProcurementCandidates, G: Groups, m: R
 }
 
 /** Costs, purchases, month table and break-even from counts and allocations (also used to check a plan). */
-function summarize(r: ProcurementRequest, counts: number[], allocations: Allocation[], meta: { status: MipStatus; solver: string; optimalityProven: boolean; gap: number | null; bestBound: number | null; notes: string[]; allRentUsd: number | null; breakEven: BreakEven[]; stats: ProcurementPlan['stats']; t0: number }): ProcurementPlan {
+function summarize(
+  r: ProcurementRequest,
+  counts: number[],
+  allocations: Allocation[],
+  meta: {
+    status: MipStatus;
+    solver: string;
+    optimalityProven: boolean;
+    gap: number | null;
+    bestBound: number | null;
+    notes: string[];
+    allRentUsd: number | null;
+    breakEven: BreakEven[];
+    stats: ProcurementPlan['stats'];
+    t0: number;
+  },
+): ProcurementPlan {
   const H = r.horizonMonths;
-  const months: MonthSummary[] = Array.from({ length: H }, (_, i) => ({ month: i + 1, ownedGpuHours: 0, ownedCapacityGpuHours: 0, rentedGpuHours: 0, powerUsd: 0, rentalUsd: 0 }));
+  const months: MonthSummary[] = Array.from({ length: H }, (_, i) => ({
+    month: i + 1,
+    ownedGpuHours: 0,
+    ownedCapacityGpuHours: 0,
+    rentedGpuHours: 0,
+    powerUsd: 0,
+    rentalUsd: 0,
+  }));
   const ownedHoursByType = new Map<string, number>();
   const powerByType = new Map<string, number>();
   for (const a of allocations) {
@@ -391,7 +644,10 @@ function summarize(r: ProcurementRequest, counts: number[], allocations: Allocat
         row.ownedGpuHours += gh;
         row.powerUsd += a.runsPerMonth * a.config.usdPerRun;
         ownedHoursByType.set(a.config.gpu.id, (ownedHoursByType.get(a.config.gpu.id) ?? 0) + gh);
-        powerByType.set(a.config.gpu.id, (powerByType.get(a.config.gpu.id) ?? 0) + a.runsPerMonth * a.config.usdPerRun);
+        powerByType.set(
+          a.config.gpu.id,
+          (powerByType.get(a.config.gpu.id) ?? 0) + a.runsPerMonth * a.config.usdPerRun,
+        );
       } else {
         row.rentedGpuHours += gh;
         row.rentalUsd += a.runsPerMonth * a.config.usdPerRun;
@@ -402,7 +658,13 @@ function summarize(r: ProcurementRequest, counts: number[], allocations: Allocat
   r.options.forEach((o, t) => {
     if (!o.buy || counts[t] === 0) return;
     const hours = ownedHoursByType.get(o.gpu.id) ?? 0;
-    purchases.push({ gpu: o.gpu, count: counts[t], capitalUsd: counts[t] * capitalPerGpu(o.buy, H), powerUsd: powerByType.get(o.gpu.id) ?? 0, utilization: hours / (counts[t] * r.hoursPerMonth * H) });
+    purchases.push({
+      gpu: o.gpu,
+      count: counts[t],
+      capitalUsd: counts[t] * capitalPerGpu(o.buy, H),
+      powerUsd: powerByType.get(o.gpu.id) ?? 0,
+      utilization: hours / (counts[t] * r.hoursPerMonth * H),
+    });
     for (const row of months) row.ownedCapacityGpuHours += counts[t] * r.hoursPerMonth * o.buy.utilization;
   });
   const capitalUsd = purchases.reduce((s, p) => s + p.capitalUsd, 0);
@@ -414,9 +676,25 @@ function summarize(r: ProcurementRequest, counts: number[], allocations: Allocat
   });
   const totalUsd = capitalUsd + powerUsd + rentalUsd;
   return {
-    status: meta.status, objectiveValue: totalUsd, bestBound: meta.bestBound ?? (meta.optimalityProven ? totalUsd : null), gap: meta.gap ?? (meta.optimalityProven ? 0 : null),
-    solver: meta.solver, optimalityProven: meta.optimalityProven, solveTimeMs: performance.now() - meta.t0, notes: meta.notes,
-    purchases, allocations, months, capitalUsd, powerUsd, rentalUsd, totalUsd, allRentUsd: meta.allRentUsd, breakEven, unplaced: [], stats: meta.stats,
+    status: meta.status,
+    objectiveValue: totalUsd,
+    bestBound: meta.bestBound ?? (meta.optimalityProven ? totalUsd : null),
+    gap: meta.gap ?? (meta.optimalityProven ? 0 : null),
+    solver: meta.solver,
+    optimalityProven: meta.optimalityProven,
+    solveTimeMs: performance.now() - meta.t0,
+    notes: meta.notes,
+    purchases,
+    allocations,
+    months,
+    capitalUsd,
+    powerUsd,
+    rentalUsd,
+    totalUsd,
+    allRentUsd: meta.allRentUsd,
+    breakEven,
+    unplaced: [],
+    stats: meta.stats,
   };
 }
 
@@ -426,17 +704,30 @@ function summarize(r: ProcurementRequest, counts: number[], allocations: Allocat
  * (u x hoursPerMonth x rent): u* = (price / lifetime) / (hoursPerMonth x (rent - power per hour)).
  */
 export function breakEvens(r: Pick<ProcurementRequest, 'options' | 'hoursPerMonth'>): BreakEven[] {
-  return r.options.filter((o) => o.buy && o.rentUsdPerGpuHour !== null).map((o) => {
-    const b = o.buy!, rent = o.rentUsdPerGpuHour!;
-    const capM = b.usdPerGpu / b.lifetimeMonths, pwr = powerPerGpuHour(b);
-    const u = rent > pwr ? capM / (r.hoursPerMonth * (rent - pwr)) : null;
-    const note = u === null
-      ? 'renting costs no more per hour than the electricity alone: buying never pays'
-      : u > b.utilization
-        ? `buying pays only above ${(100 * u).toFixed(1)}% utilization, more than the ${(100 * b.utilization).toFixed(0)}% an owned GPU is given`
-        : `buying pays once an owned GPU trains more than ${(100 * u).toFixed(1)}% of the time`;
-    return { gpu: o.gpu, breakEvenUtilization: u, rentUsdPerGpuHour: rent, capitalUsdPerGpuMonth: capM, powerUsdPerGpuHour: pwr, plannedUtilization: null, note };
-  });
+  return r.options
+    .filter((o) => o.buy && o.rentUsdPerGpuHour !== null)
+    .map((o) => {
+      const b = o.buy!,
+        rent = o.rentUsdPerGpuHour!;
+      const capM = b.usdPerGpu / b.lifetimeMonths,
+        pwr = powerPerGpuHour(b);
+      const u = rent > pwr ? capM / (r.hoursPerMonth * (rent - pwr)) : null;
+      const note =
+        u === null
+          ? 'renting costs no more per hour than the electricity alone: buying never pays'
+          : u > b.utilization
+            ? `buying pays only above ${(100 * u).toFixed(1)}% utilization, more than the ${(100 * b.utilization).toFixed(0)}% an owned GPU is given`
+            : `buying pays once an owned GPU trains more than ${(100 * u).toFixed(1)}% of the time`;
+      return {
+        gpu: o.gpu,
+        breakEvenUtilization: u,
+        rentUsdPerGpuHour: rent,
+        capitalUsdPerGpuMonth: capM,
+        powerUsdPerGpuHour: pwr,
+        plannedUtilization: null,
+        note,
+      };
+    });
 }
 
 /**
@@ -452,29 +743,72 @@ export function verifyProcurementPlan(r: ProcurementRequest, plan: ProcurementPl
   const counts = new Map(plan.purchases.map((p) => [p.gpu.id, p.count]));
   for (const p of plan.purchases) {
     const o = r.options.find((x) => x.gpu.id === p.gpu.id);
-    if (!o?.buy) { problems.push(`${p.gpu.id} bought but not offered for sale`); continue; }
-    if (!Number.isInteger(p.count) || p.count < 0) problems.push(`${p.gpu.id}: ${p.count} GPUs is not a whole number`);
-    if (o.buy.maxCount !== undefined && p.count > o.buy.maxCount) problems.push(`${p.gpu.id}: ${p.count} bought, at most ${o.buy.maxCount} allowed`);
+    if (!o?.buy) {
+      problems.push(`${p.gpu.id} bought but not offered for sale`);
+      continue;
+    }
+    if (!Number.isInteger(p.count) || p.count < 0)
+      problems.push(`${p.gpu.id}: ${p.count} GPUs is not a whole number`);
+    if (o.buy.maxCount !== undefined && p.count > o.buy.maxCount)
+      problems.push(`${p.gpu.id}: ${p.count} bought, at most ${o.buy.maxCount} allowed`);
   }
   const carried = r.jobs.map(() => new Array<number>(H).fill(0));
   const ownedHours = new Map<string, number[]>();
   for (const a of plan.allocations) {
     const j = r.jobs.findIndex((x) => x.id === a.jobId);
-    if (j < 0) { problems.push(`allocation for unknown job ${a.jobId}`); continue; }
+    if (j < 0) {
+      problems.push(`allocation for unknown job ${a.jobId}`);
+      continue;
+    }
     const job = r.jobs[j];
     const o = r.options.find((x) => x.gpu.id === a.config.gpu.id);
-    if (!o) { problems.push(`job ${a.jobId}: ${a.config.gpu.id} is not among the options`); continue; }
-    if (a.owned && (counts.get(o.gpu.id) ?? 0) < a.config.gpus) problems.push(`job ${a.jobId}: ${a.config.gpus} owned ${o.gpu.id} needed at once, ${counts.get(o.gpu.id) ?? 0} bought`);
-    if (!a.owned && o.rentUsdPerGpuHour === null) problems.push(`job ${a.jobId}: ${o.gpu.id} cannot be rented`);
-    if (!Number.isInteger(a.runsPerMonth) || a.runsPerMonth <= 0) problems.push(`job ${a.jobId}: ${a.runsPerMonth} runs`);
-    const p = predict({ model: job.model, gpu: o.gpu, precision: a.config.precision, batchSizePerGpu: a.config.batchSizePerGpu, gpusPerNode: a.config.gpusPerNode, nodes: a.config.nodes, gradAccumSteps: a.config.gradAccumSteps, fp32UsesTf32: r.fp32UsesTf32, interNodeGbps: r.interNodeGbps(o.gpu), samples: job.samples, priceUsdPerGpuHour: null });
+    if (!o) {
+      problems.push(`job ${a.jobId}: ${a.config.gpu.id} is not among the options`);
+      continue;
+    }
+    if (a.owned && (counts.get(o.gpu.id) ?? 0) < a.config.gpus)
+      problems.push(
+        `job ${a.jobId}: ${a.config.gpus} owned ${o.gpu.id} needed at once, ${counts.get(o.gpu.id) ?? 0} bought`,
+      );
+    if (!a.owned && o.rentUsdPerGpuHour === null)
+      problems.push(`job ${a.jobId}: ${o.gpu.id} cannot be rented`);
+    if (!Number.isInteger(a.runsPerMonth) || a.runsPerMonth <= 0)
+      problems.push(`job ${a.jobId}: ${a.runsPerMonth} runs`);
+    const p = predict({
+      model: job.model,
+      gpu: o.gpu,
+      precision: a.config.precision,
+      batchSizePerGpu: a.config.batchSizePerGpu,
+      gpusPerNode: a.config.gpusPerNode,
+      nodes: a.config.nodes,
+      gradAccumSteps: a.config.gradAccumSteps,
+      fp32UsesTf32: r.fp32UsesTf32,
+      interNodeGbps: r.interNodeGbps(o.gpu),
+      samples: job.samples,
+      priceUsdPerGpuHour: null,
+    });
     if (!p.fitsInMemory) problems.push(`job ${a.jobId}: does not fit in ${o.gpu.id} memory`);
-    if (!(p.totalHours! <= job.deadlineHours * (1 + 1e-9))) problems.push(`job ${a.jobId}: a run takes ${p.totalHours} h, deadline ${job.deadlineHours} h`);
-    if (Math.abs(p.totalHours! * a.config.gpus - a.config.gpuHoursPerRun) > 1e-6 * a.config.gpuHoursPerRun) problems.push(`job ${a.jobId}: ${a.config.gpuHoursPerRun} GPU-hours per run reported, ${p.totalHours! * a.config.gpus} predicted`);
+    if (!(p.totalHours! <= job.deadlineHours * (1 + 1e-9)))
+      problems.push(`job ${a.jobId}: a run takes ${p.totalHours} h, deadline ${job.deadlineHours} h`);
+    if (Math.abs(p.totalHours! * a.config.gpus - a.config.gpuHoursPerRun) > 1e-6 * a.config.gpuHoursPerRun)
+      problems.push(
+        `job ${a.jobId}: ${a.config.gpuHoursPerRun} GPU-hours per run reported, ${p.totalHours! * a.config.gpus} predicted`,
+      );
     const rate = a.owned ? (o.buy ? powerPerGpuHour(o.buy) : NaN) : (o.rentUsdPerGpuHour ?? NaN);
-    if (!(Math.abs(a.config.usdPerRun - a.config.gpuHoursPerRun * rate) <= 1e-6 * Math.max(1, a.config.usdPerRun))) problems.push(`job ${a.jobId}: ${a.config.usdPerRun} USD per run reported, ${a.config.gpuHoursPerRun * rate} expected`);
+    if (
+      !(
+        Math.abs(a.config.usdPerRun - a.config.gpuHoursPerRun * rate) <=
+        1e-6 * Math.max(1, a.config.usdPerRun)
+      )
+    )
+      problems.push(
+        `job ${a.jobId}: ${a.config.usdPerRun} USD per run reported, ${a.config.gpuHoursPerRun * rate} expected`,
+      );
     for (const mo of a.months) {
-      if (mo < 1 || mo > H) { problems.push(`job ${a.jobId}: month ${mo} outside the horizon`); continue; }
+      if (mo < 1 || mo > H) {
+        problems.push(`job ${a.jobId}: month ${mo} outside the horizon`);
+        continue;
+      }
       carried[j][mo - 1] += a.runsPerMonth;
       if (a.owned) {
         const row = ownedHours.get(o.gpu.id) ?? new Array<number>(H).fill(0);
@@ -483,21 +817,38 @@ export function verifyProcurementPlan(r: ProcurementRequest, plan: ProcurementPl
       }
     }
   }
-  r.jobs.forEach((job, j) => job.runsByMonth.forEach((need, m) => {
-    if (carried[j][m] !== need) problems.push(`job ${job.id}, month ${m + 1}: ${carried[j][m]} runs planned, ${need} needed`);
-  }));
+  r.jobs.forEach((job, j) =>
+    job.runsByMonth.forEach((need, m) => {
+      if (carried[j][m] !== need)
+        problems.push(`job ${job.id}, month ${m + 1}: ${carried[j][m]} runs planned, ${need} needed`);
+    }),
+  );
   for (const [id, row] of ownedHours) {
     const o = r.options.find((x) => x.gpu.id === id)!;
     const cap = (counts.get(id) ?? 0) * r.hoursPerMonth * (o.buy?.utilization ?? 0);
-    row.forEach((h, m) => { if (h > cap * (1 + 1e-9) + 1e-9) problems.push(`${id}, month ${m + 1}: ${h.toFixed(1)} owned GPU-hours planned, capacity ${cap.toFixed(1)}`); });
+    row.forEach((h, m) => {
+      if (h > cap * (1 + 1e-9) + 1e-9)
+        problems.push(
+          `${id}, month ${m + 1}: ${h.toFixed(1)} owned GPU-hours planned, capacity ${cap.toFixed(1)}`,
+        );
+    });
   }
-  const capital = plan.purchases.reduce((s, p) => s + p.count * capitalPerGpu(r.options.find((o) => o.gpu.id === p.gpu.id)!.buy!, H), 0);
+  const capital = plan.purchases.reduce(
+    (s, p) => s + p.count * capitalPerGpu(r.options.find((o) => o.gpu.id === p.gpu.id)!.buy!, H),
+    0,
+  );
   const sums = { capital, power: 0, rental: 0 };
-  for (const a of plan.allocations) sums[a.owned ? 'power' : 'rental'] += a.runsPerMonth * a.months.length * a.config.usdPerRun;
-  const close = (a: number, b: number | null) => b !== null && Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(a));
-  if (!close(sums.capital, plan.capitalUsd)) problems.push(`capital reported ${plan.capitalUsd}, recomputed ${sums.capital}`);
-  if (!close(sums.power, plan.powerUsd)) problems.push(`power reported ${plan.powerUsd}, recomputed ${sums.power}`);
-  if (!close(sums.rental, plan.rentalUsd)) problems.push(`rental reported ${plan.rentalUsd}, recomputed ${sums.rental}`);
-  if (!close(sums.capital + sums.power + sums.rental, plan.totalUsd)) problems.push(`total reported ${plan.totalUsd}, recomputed ${sums.capital + sums.power + sums.rental}`);
+  for (const a of plan.allocations)
+    sums[a.owned ? 'power' : 'rental'] += a.runsPerMonth * a.months.length * a.config.usdPerRun;
+  const close = (a: number, b: number | null) =>
+    b !== null && Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(a));
+  if (!close(sums.capital, plan.capitalUsd))
+    problems.push(`capital reported ${plan.capitalUsd}, recomputed ${sums.capital}`);
+  if (!close(sums.power, plan.powerUsd))
+    problems.push(`power reported ${plan.powerUsd}, recomputed ${sums.power}`);
+  if (!close(sums.rental, plan.rentalUsd))
+    problems.push(`rental reported ${plan.rentalUsd}, recomputed ${sums.rental}`);
+  if (!close(sums.capital + sums.power + sums.rental, plan.totalUsd))
+    problems.push(`total reported ${plan.totalUsd}, recomputed ${sums.capital + sums.power + sums.rental}`);
   return problems;
 }

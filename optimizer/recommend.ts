@@ -3,10 +3,24 @@
 // GPU) is computed once per (GPU, precision, batch) and reused across node counts, so a candidate
 // costs a communication estimate and a few multiplications.
 import { memoryPerGpu, fits } from '../predictor/memory.js';
-import { dataParallelOf, planParallelism, type Parallelism, type PlanParallelism } from '../predictor/parallel.js';
+import {
+  dataParallelOf,
+  planParallelism,
+  type Parallelism,
+  type PlanParallelism,
+} from '../predictor/parallel.js';
 import { unsupportedReason } from '../predictor/precision.js';
 import { costOf, InputError } from '../predictor/predict.js';
-import { combine, scaleBreakdown, communicationTime, computeTime, defaultEfficiency, type Breakdown, type ComputeTime, type Efficiency } from '../predictor/step.js';
+import {
+  combine,
+  scaleBreakdown,
+  communicationTime,
+  computeTime,
+  defaultEfficiency,
+  type Breakdown,
+  type ComputeTime,
+  type Efficiency,
+} from '../predictor/step.js';
 import type { GpuSpec, ModelDef, Precision } from '../predictor/types.js';
 import { shardedSearch, type ShardedSearch } from './parallel-search.js';
 
@@ -14,7 +28,8 @@ export type Objective = 'COST' | 'TIME';
 
 export const REJECT_REASONS = {
   UNSUPPORTED_PRECISION: 'the GPU cannot run this precision mode',
-  OUT_OF_MEMORY: 'does not fit in GPU memory (with parallelismSearch, not with any ZeRO stage, tensor/pipeline parallelism or recomputation searched either)',
+  OUT_OF_MEMORY:
+    'does not fit in GPU memory (with parallelismSearch, not with any ZeRO stage, tensor/pipeline parallelism or recomputation searched either)',
   MISSES_DEADLINE: 'finishes after the deadline',
   OVER_BUDGET: 'costs more than the budget',
   NO_PRICE: 'the catalog has no price for this GPU (give one in prices)',
@@ -137,7 +152,9 @@ export interface Candidate {
   commPipelineMs?: number;
 }
 
-export function searchSize(r: Pick<RecommendRequest, 'gpus' | 'precisions' | 'batchSizes' | 'gpusPerNodeChoices' | 'maxNodes'>): number {
+export function searchSize(
+  r: Pick<RecommendRequest, 'gpus' | 'precisions' | 'batchSizes' | 'gpusPerNodeChoices' | 'maxNodes'>,
+): number {
   return r.gpus.length * r.precisions.length * r.batchSizes.length * r.gpusPerNodeChoices.length * r.maxNodes;
 }
 
@@ -170,7 +187,10 @@ export function recommend(r: RecommendRequest, eff: Efficiency = defaultEfficien
 export function searchCandidates(r: RecommendRequest, eff: Efficiency = defaultEfficiency()): Search {
   const size = searchSize(r);
   if (r.maxCandidates !== undefined && size > r.maxCandidates) {
-    throw new InputError('input', `the search would enumerate ${size} candidates (gpus x precisions x batchSizes x gpusPerNode x maxNodes), more than the limit of ${r.maxCandidates}: narrow gpus, precisions, batchSizes or maxNodes`);
+    throw new InputError(
+      'input',
+      `the search would enumerate ${size} candidates (gpus x precisions x batchSizes x gpusPerNode x maxNodes), more than the limit of ${r.maxCandidates}: narrow gpus, precisions, batchSizes or maxNodes`,
+    );
   }
   const cost = costOf(r.model);
   const rejected = new Map<RejectReason, number>();
@@ -190,10 +210,22 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency = defaultE
     for (const precision of r.precisions) {
       const unsupported = unsupportedReason(gpu, precision) !== null;
       for (const batch of r.batchSizes) {
-        if (stopAt !== Infinity && performance.now() + candidates.length * (r.reserveMsPerCandidate ?? 0) >= stopAt) { timedOut = true; break; }
+        if (
+          stopAt !== Infinity &&
+          performance.now() + candidates.length * (r.reserveMsPerCandidate ?? 0) >= stopAt
+        ) {
+          timedOut = true;
+          break;
+        }
         evaluated += layouts;
-        if (unsupported) { reject('UNSUPPORTED_PRECISION', layouts); continue; }
-        if (needPrice && price === null) { reject('NO_PRICE', layouts); continue; }
+        if (unsupported) {
+          reject('UNSUPPORTED_PRECISION', layouts);
+          continue;
+        }
+        if (needPrice && price === null) {
+          reject('NO_PRICE', layouts);
+          continue;
+        }
         const single = memoryPerGpu(r.model, cost, precision, batch, false, eff);
         const multi = memoryPerGpu(r.model, cost, precision, batch, true, eff);
         const computeByAccum = new Map<number, ComputeTime>();
@@ -201,30 +233,94 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency = defaultE
         for (const g of perNode) {
           for (let nodes = 1; nodes <= r.maxNodes; nodes++) {
             const gpus = g * nodes;
-            if (r.maxGpus !== undefined && gpus > r.maxGpus) { reject('TOO_MANY_GPUS'); continue; }
+            if (r.maxGpus !== undefined && gpus > r.maxGpus) {
+              reject('TOO_MANY_GPUS');
+              continue;
+            }
             const memory = gpus > 1 ? multi : single;
             const plainFits = fits(memory, gpu);
             if ((!plainFits && r.parallelismSearch === 'auto') || r.parallelismSearch === 'all') {
               // Sharding, tensor and pipeline parallelism, recomputation: see parallel-search.ts.
-              sharded ??= shardedSearch(r, { model: r.model, cost, gpu, gpuIndex, precision, batch, price, netGbps }, eff);
+              sharded ??= shardedSearch(
+                r,
+                { model: r.model, cost, gpu, gpuIndex, precision, batch, price, netGbps },
+                eff,
+              );
               const found = sharded.best(g, nodes, plainFits);
-              if (typeof found !== 'string') { candidates.push(found); continue; }
-              if (!plainFits) { reject(found); continue; }
+              if (typeof found !== 'string') {
+                candidates.push(found);
+                continue;
+              }
+              if (!plainFits) {
+                reject(found);
+                continue;
+              }
             }
-            if (!plainFits) { reject('OUT_OF_MEMORY'); continue; }
+            if (!plainFits) {
+              reject('OUT_OF_MEMORY');
+              continue;
+            }
             let accum = 1;
             if (r.globalBatch !== undefined) {
               accum = r.globalBatch / (batch * gpus);
-              if (!Number.isInteger(accum) || accum < 1) { reject('GLOBAL_BATCH_MISMATCH'); continue; }
+              if (!Number.isInteger(accum) || accum < 1) {
+                reject('GLOBAL_BATCH_MISMATCH');
+                continue;
+              }
             }
             let compute = computeByAccum.get(accum);
             if (!compute) {
-              compute = computeTime(r.model, cost, gpu, { precision, batchSizePerGpu: batch, gpusPerNode: 1, nodes: 1, gradAccumSteps: accum, fp32UsesTf32: r.fp32UsesTf32 ?? true, interNodeGbps: netGbps }, eff);
+              compute = computeTime(
+                r.model,
+                cost,
+                gpu,
+                {
+                  precision,
+                  batchSizePerGpu: batch,
+                  gpusPerNode: 1,
+                  nodes: 1,
+                  gradAccumSteps: accum,
+                  fp32UsesTf32: r.fp32UsesTf32 ?? true,
+                  interNodeGbps: netGbps,
+                },
+                eff,
+              );
               computeByAccum.set(accum, compute);
             }
-            const comm = communicationTime(compute.gradientBytes, compute.backwardMs, gpu, { gpusPerNode: g, nodes, interNodeGbps: netGbps }, eff);
-            const stepTimeMs = compute.forwardMs + compute.backwardMs + compute.optimizerMs + compute.mixedPrecisionMs + compute.overheadMs + comm.exposedMs;
-            candidates.push({ gpuIndex, precision, batch, accum, gpusPerNode: g, nodes, price, analyticalStepMs: stepTimeMs, stepTimeMs, stepLoMs: stepTimeMs, stepHiMs: stepTimeMs, hours: 0, hoursHi: 0, cost: 0, memoryGb: memory.totalGb, compute, commTotalMs: comm.totalMs, commExposedMs: comm.exposedMs });
+            const comm = communicationTime(
+              compute.gradientBytes,
+              compute.backwardMs,
+              gpu,
+              { gpusPerNode: g, nodes, interNodeGbps: netGbps },
+              eff,
+            );
+            const stepTimeMs =
+              compute.forwardMs +
+              compute.backwardMs +
+              compute.optimizerMs +
+              compute.mixedPrecisionMs +
+              compute.overheadMs +
+              comm.exposedMs;
+            candidates.push({
+              gpuIndex,
+              precision,
+              batch,
+              accum,
+              gpusPerNode: g,
+              nodes,
+              price,
+              analyticalStepMs: stepTimeMs,
+              stepTimeMs,
+              stepLoMs: stepTimeMs,
+              stepHiMs: stepTimeMs,
+              hours: 0,
+              hoursHi: 0,
+              cost: 0,
+              memoryGb: memory.totalGb,
+              compute,
+              commTotalMs: comm.totalMs,
+              commExposedMs: comm.exposedMs,
+            });
           }
         }
       }
@@ -248,7 +344,8 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
     c.evidence = scale?.cases?.[i] ?? 'analytical estimate only';
     const gpus = c.gpusPerNode * c.nodes;
     // samples / (units per step) steps, each stepTimeMs long; a step trains one micro-batch per model replica
-    const hoursPerStepMs = r.samples / (c.batch * c.accum * dataParallelOf(gpus, c.parallelism) * units) / 3.6e6;
+    const hoursPerStepMs =
+      r.samples / (c.batch * c.accum * dataParallelOf(gpus, c.parallelism) * units) / 3.6e6;
     c.hours = hoursPerStepMs * c.stepTimeMs;
     c.hoursHi = hoursPerStepMs * c.stepHiMs;
     c.cost = c.price === null ? Number.NaN : c.hours * gpus * c.price;
@@ -259,22 +356,62 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
     feasible.push(c);
   });
 
-  const key = r.objective === 'COST' ? (c: Candidate) => [c.cost, c.hours] : (c: Candidate) => [c.hours, c.cost];
+  const key =
+    r.objective === 'COST' ? (c: Candidate) => [c.cost, c.hours] : (c: Candidate) => [c.hours, c.cost];
   const order = (a: Candidate, b: Candidate) => {
-    const ka = key(a), kb = key(b);
-    return cmpNum(ka[0], kb[0]) || cmpNum(ka[1], kb[1]) || a.gpuIndex - b.gpuIndex || a.nodes * a.gpusPerNode - b.nodes * b.gpusPerNode || a.batch - b.batch || a.precision.localeCompare(b.precision);
+    const ka = key(a),
+      kb = key(b);
+    return (
+      cmpNum(ka[0], kb[0]) ||
+      cmpNum(ka[1], kb[1]) ||
+      a.gpuIndex - b.gpuIndex ||
+      a.nodes * a.gpusPerNode - b.nodes * b.gpusPerNode ||
+      a.batch - b.batch ||
+      a.precision.localeCompare(b.precision)
+    );
   };
   const top = topN(feasible, Math.max(0, r.limit), order);
   const toPlan = (c: Candidate, rank: number): Plan => {
     const gpu = r.gpus[c.gpuIndex];
-    const step = combine(c.compute, { totalMs: c.commTotalMs, exposedMs: c.commExposedMs, dataParallelMs: c.commDataParallelMs, pipelineMs: c.commPipelineMs }, { batchSizePerGpu: c.batch, gradAccumSteps: c.accum, gpusPerNode: c.gpusPerNode, nodes: c.nodes, parallelism: c.parallelism });
+    const step = combine(
+      c.compute,
+      {
+        totalMs: c.commTotalMs,
+        exposedMs: c.commExposedMs,
+        dataParallelMs: c.commDataParallelMs,
+        pipelineMs: c.commPipelineMs,
+      },
+      {
+        batchSizePerGpu: c.batch,
+        gradAccumSteps: c.accum,
+        gpusPerNode: c.gpusPerNode,
+        nodes: c.nodes,
+        parallelism: c.parallelism,
+      },
+    );
     const breakdown = scaleBreakdown(step.breakdown, c.stepTimeMs / c.analyticalStepMs);
     return {
-      rank, gpu, nodes: c.nodes, gpusPerNode: c.gpusPerNode, batchSizePerGpu: c.batch, gradAccumSteps: c.accum, precision: c.precision,
-      stepTimeMs: c.stepTimeMs, stepTimeMsP10: c.stepLoMs, stepTimeMsP90: c.stepHiMs, analyticalStepTimeMs: c.analyticalStepMs,
-      throughput: (step.globalBatch * units) / (c.stepTimeMs / 1e3), throughputUnit: r.model.throughputUnit,
-      totalHours: c.hours, totalHoursP90: c.hoursHi, costUsd: Number.isFinite(c.cost) ? c.cost : null, priceUsdPerGpuHour: c.price,
-      memoryGbPerGpu: c.memoryGb, breakdown, predictor: scale?.predictor ?? 'analytical', evidence: c.evidence ?? 'analytical estimate only',
+      rank,
+      gpu,
+      nodes: c.nodes,
+      gpusPerNode: c.gpusPerNode,
+      batchSizePerGpu: c.batch,
+      gradAccumSteps: c.accum,
+      precision: c.precision,
+      stepTimeMs: c.stepTimeMs,
+      stepTimeMsP10: c.stepLoMs,
+      stepTimeMsP90: c.stepHiMs,
+      analyticalStepTimeMs: c.analyticalStepMs,
+      throughput: (step.globalBatch * units) / (c.stepTimeMs / 1e3),
+      throughputUnit: r.model.throughputUnit,
+      totalHours: c.hours,
+      totalHoursP90: c.hoursHi,
+      costUsd: Number.isFinite(c.cost) ? c.cost : null,
+      priceUsdPerGpuHour: c.price,
+      memoryGbPerGpu: c.memoryGb,
+      breakdown,
+      predictor: scale?.predictor ?? 'analytical',
+      evidence: c.evidence ?? 'analytical estimate only',
       parallelism: planParallelism(c.gpusPerNode * c.nodes, c.parallelism, c.accum),
     };
   };
@@ -285,7 +422,9 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
     feasible: feasible.length,
     plans: top.map((c, i) => toPlan(c, i + 1)),
     paretoFront: pareto.slice(0, 50).map((c, i) => toPlan(c, i + 1)),
-    rejected: [...rejected].map(([reason, count]) => ({ reason, description: REJECT_REASONS[reason], count })).sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
+    rejected: [...rejected]
+      .map(([reason, count]) => ({ reason, description: REJECT_REASONS[reason], count }))
+      .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
   };
 }
 
@@ -296,7 +435,11 @@ function topN<T>(items: T[], n: number, order: (a: T, b: T) => number): T[] {
   if (items.length <= n * 4) return [...items].sort(order).slice(0, n);
   const best: T[] = [];
   for (const it of items) {
-    if (best.length < n) { best.push(it); if (best.length === n) best.sort(order); continue; }
+    if (best.length < n) {
+      best.push(it);
+      if (best.length === n) best.sort(order);
+      continue;
+    }
     if (n === 0 || order(it, best[n - 1]) >= 0) continue;
     let i = n - 1;
     while (i > 0 && order(it, best[i - 1]) < 0) i--;
@@ -311,6 +454,10 @@ function paretoFront(cands: Candidate[]): Candidate[] {
   const sorted = [...cands].sort((a, b) => a.hours - b.hours || a.cost - b.cost);
   const front: Candidate[] = [];
   let cheapest = Infinity;
-  for (const c of sorted) if (c.cost < cheapest) { front.push(c); cheapest = c.cost; }
+  for (const c of sorted)
+    if (c.cost < cheapest) {
+      front.push(c);
+      cheapest = c.cost;
+    }
   return front;
 }

@@ -13,9 +13,25 @@ export function convOut(size: number, kernel: number, stride: number, padding: n
 export function layerCost(layer: Layer): LayerCost {
   const base = { name: layer.name ?? layer.type, type: layer.type, count: layer.count ?? 1 };
   const cost = (
-    opClass: OpClass, forwardFlops: number, backwardFlops: number, parameters: number,
-    inputElements: number, outputElements: number, kernels: number, kernelFlops = forwardFlops,
-  ): LayerCost => ({ ...base, opClass, forwardFlops, backwardFlops, parameters, inputElements, outputElements, kernels, kernelFlops });
+    opClass: OpClass,
+    forwardFlops: number,
+    backwardFlops: number,
+    parameters: number,
+    inputElements: number,
+    outputElements: number,
+    kernels: number,
+    kernelFlops = forwardFlops,
+  ): LayerCost => ({
+    ...base,
+    opClass,
+    forwardFlops,
+    backwardFlops,
+    parameters,
+    inputElements,
+    outputElements,
+    kernels,
+    kernelFlops,
+  });
 
   switch (layer.type) {
     case 'conv2d': {
@@ -29,7 +45,15 @@ export function layerCost(layer: Layer): LayerCost {
       const bias = layer.bias ? layer.outC : 0;
       const macs = oh * ow * weights;
       // Backward: data gradient and weight gradient, each as costly as the forward.
-      return cost('matmul', 2 * macs, 4 * macs, weights + bias, layer.inC * layer.inH * layer.inW, layer.outC * oh * ow, 1);
+      return cost(
+        'matmul',
+        2 * macs,
+        4 * macs,
+        weights + bias,
+        layer.inC * layer.inH * layer.inW,
+        layer.outC * oh * ow,
+        1,
+      );
     }
     case 'conv1d': {
       const stride = layer.stride ?? 1;
@@ -45,12 +69,28 @@ export function layerCost(layer: Layer): LayerCost {
       const weights = layer.inFeatures * layer.outFeatures;
       const bias = layer.bias === false ? 0 : layer.outFeatures;
       const macs = tokens * weights;
-      return cost('matmul', 2 * macs, 4 * macs, layer.tied ? 0 : weights + bias, tokens * layer.inFeatures, tokens * layer.outFeatures, 1);
+      return cost(
+        'matmul',
+        2 * macs,
+        4 * macs,
+        layer.tied ? 0 : weights + bias,
+        tokens * layer.inFeatures,
+        tokens * layer.outFeatures,
+        1,
+      );
     }
     case 'matmul': {
       const batches = layer.batches ?? 1;
       const macs = batches * layer.m * layer.n * layer.k;
-      return cost('matmul', 2 * macs, 4 * macs, 0, batches * (layer.m * layer.k + layer.k * layer.n), batches * layer.m * layer.n, 1);
+      return cost(
+        'matmul',
+        2 * macs,
+        4 * macs,
+        0,
+        batches * (layer.m * layer.k + layer.k * layer.n),
+        batches * layer.m * layer.n,
+        1,
+      );
     }
     case 'embedding': {
       const out = layer.tokens * layer.dim;
@@ -96,7 +136,16 @@ export function layerCost(layer: Layer): LayerCost {
       const out = dirs * layer.steps * layer.hiddenSize;
       // The input projection is one big GEMM; the recurrent one is a small GEMM per time step.
       const stepMacs = dirs * gates * layer.hiddenSize * layer.hiddenSize;
-      return cost('matmul', 2 * macs, 4 * macs, weights + bias, layer.steps * layer.inputSize, out * (gates + 1), 1 + dirs * layer.steps, 2 * stepMacs);
+      return cost(
+        'matmul',
+        2 * macs,
+        4 * macs,
+        weights + bias,
+        layer.steps * layer.inputSize,
+        out * (gates + 1),
+        1 + dirs * layer.steps,
+        2 * stepMacs,
+      );
     }
     case 'loss': {
       const e = layer.elements;
@@ -108,7 +157,10 @@ export function layerCost(layer: Layer): LayerCost {
 /** Totals per sample over all layers (each layer counted `count` times). */
 export function modelCost(model: Pick<ModelDef, 'layers'>): ModelCost {
   const layers = model.layers.map(layerCost);
-  let parameters = 0, forwardFlops = 0, backwardFlops = 0, activationElements = 0;
+  let parameters = 0,
+    forwardFlops = 0,
+    backwardFlops = 0,
+    activationElements = 0;
   for (const l of layers) {
     parameters += l.parameters * l.count;
     forwardFlops += l.forwardFlops * l.count;

@@ -11,10 +11,18 @@ import { customUnitFactor, loadModelFile, looksLikeModelFile } from './import/in
 import { RECOMPUTE, type Parallelism, type Recompute, type ZeroStage } from './parallel.js';
 import { isAbsolute, resolve } from 'node:path';
 
-interface UnitRule { model: string; unit: string; factor: number; why: string }
-interface UnitsFile { rules: UnitRule[] }
+interface UnitRule {
+  model: string;
+  unit: string;
+  factor: number;
+  why: string;
+}
+interface UnitsFile {
+  rules: UnitRule[];
+}
 let units: UnitsFile | undefined;
-const unitRules = () => (units ??= JSON.parse(readFileSync(new URL('../seeds/units.json', import.meta.url), 'utf8')) as UnitsFile);
+const unitRules = () =>
+  (units ??= JSON.parse(readFileSync(new URL('../seeds/units.json', import.meta.url), 'utf8')) as UnitsFile);
 
 /** The unit label without the source's parenthesised comment: "sequences/s (SQuAD ...)" -> "sequences/s". */
 export const baseUnit = (u: string) => u.replace(/\s*\(.*$/, '').trim();
@@ -24,7 +32,9 @@ export const baseUnit = (u: string) => u.replace(/\s*\(.*$/, '').trim();
  * Same unit: 1. Otherwise seeds/units.json must say (e.g. NCF's "million samples/s": 1e-6).
  */
 export function unitFactor(model: ModelDef, rowUnit: string): number | string {
-  const rule = unitRules().rules.find((r) => r.model === model.id && (r.unit === rowUnit || r.unit === baseUnit(rowUnit)));
+  const rule = unitRules().rules.find(
+    (r) => r.model === model.id && (r.unit === rowUnit || r.unit === baseUnit(rowUnit)),
+  );
   if (rule) return rule.factor;
   if (baseUnit(rowUnit) === model.throughputUnit) return 1;
   return `row unit "${rowUnit}" is not ${model.id}'s unit (${model.throughputUnit}) and seeds/units.json has no conversion`;
@@ -44,33 +54,64 @@ export interface RowPrediction {
  * A row's model: a zoo id, or (predict-csv) a path to a Hugging Face config.json, an .onnx graph or a
  * layer-list .json, relative to `baseDir` (the CSV's folder), at the row's seq_len_or_image_size.
  */
-function rowModel(row: Measurement, baseDir: string | undefined): { model?: ModelDef; custom: boolean; error?: string } {
+function rowModel(
+  row: Measurement,
+  baseDir: string | undefined,
+): { model?: ModelDef; custom: boolean; error?: string } {
   const seqOrImage = row.seqLenOrImageSize ?? undefined;
   const zoo = getModel(row.model, seqOrImage === undefined ? undefined : { seqLenOrImageSize: seqOrImage });
-  if (zoo || !looksLikeModelFile(row.model)) return zoo ? { model: zoo, custom: false } : { custom: false, error: `model "${row.model}" is not in the zoo (nor a path to a config.json, .onnx or layer-list file)` };
+  if (zoo || !looksLikeModelFile(row.model))
+    return zoo
+      ? { model: zoo, custom: false }
+      : {
+          custom: false,
+          error: `model "${row.model}" is not in the zoo (nor a path to a config.json, .onnx or layer-list file)`,
+        };
   const path = isAbsolute(row.model) || !baseDir ? row.model : resolve(baseDir, row.model);
-  return { model: loadModelFile(path, { seqLen: seqOrImage, field: 'model', seqLenField: 'seq_len_or_image_size', name: row.model }).model, custom: true };
+  return {
+    model: loadModelFile(path, {
+      seqLen: seqOrImage,
+      field: 'model',
+      seqLenField: 'seq_len_or_image_size',
+      name: row.model,
+    }).model,
+    custom: true,
+  };
 }
 
 /** Optional predict-csv columns tensor_parallel, pipeline_parallel, zero_stage, recompute (none/selective/full). */
 function rowParallelism(row: Measurement): Parallelism | undefined {
   const r = row.raw ?? {};
   const int = (k: string) => (r[k] === undefined || r[k] === '' ? undefined : Number(r[k]));
-  const t = int('tensor_parallel'), p = int('pipeline_parallel'), z = int('zero_stage');
+  const t = int('tensor_parallel'),
+    p = int('pipeline_parallel'),
+    z = int('zero_stage');
   const rc = (r.recompute ?? '').trim().toLowerCase();
   if (t === undefined && p === undefined && z === undefined && !rc) return undefined;
-  if (rc && !RECOMPUTE.includes(rc as Recompute)) throw new Error(`recompute must be one of ${RECOMPUTE.join(', ')} (got "${rc}")`);
-  return { tensorParallel: t ?? 1, pipelineParallel: p ?? 1, zeroStage: (z ?? 0) as ZeroStage, recompute: (rc || 'none') as Recompute };
+  if (rc && !RECOMPUTE.includes(rc as Recompute))
+    throw new Error(`recompute must be one of ${RECOMPUTE.join(', ')} (got "${rc}")`);
+  return {
+    tensorParallel: t ?? 1,
+    pipelineParallel: p ?? 1,
+    zeroStage: (z ?? 0) as ZeroStage,
+    recompute: (rc || 'none') as Recompute,
+  };
 }
 
-export function predictRow(row: Measurement, eff?: Efficiency, opts: { baseDir?: string } = {}): RowPrediction {
+export function predictRow(
+  row: Measurement,
+  eff?: Efficiency,
+  opts: { baseDir?: string } = {},
+): RowPrediction {
   const gpu = getGpu(row.gpu);
   if (!gpu) return { row, error: `unknown gpu "${row.gpu}"` };
   try {
     const found = rowModel(row, opts.baseDir);
     if (!found.model) return { row, error: found.error };
     const model = found.model;
-    const factor = found.custom ? customUnitFactor(model, row.throughputUnit) : unitFactor(model, row.throughputUnit);
+    const factor = found.custom
+      ? customUnitFactor(model, row.throughputUnit)
+      : unitFactor(model, row.throughputUnit);
     if (typeof factor === 'string') return { row, error: factor };
     const accum = row.gradAccumSteps ?? 1;
     // Rows without a batch size get the model's first typical one (the prediction is then per
@@ -78,15 +119,26 @@ export function predictRow(row: Measurement, eff?: Efficiency, opts: { baseDir?:
     // accumulated over grad_accum_steps micro-batches (e.g. BERT pre-training 8192 = 64 x 128).
     const printed = row.batchSizePerGpu ?? model.batchSizes[0];
     const flags = row.flags ?? ''; // a CSV may leave the column out
-    const batch = flags.includes('batch_col_is_accumulated_batch_per_gpu') && accum > 1 ? Math.max(1, Math.round(printed / accum)) : printed;
-    const prediction = predict({
-      model, gpu, precision: row.precision, batchSizePerGpu: batch, gpusPerNode: row.gpusPerNode, nodes: row.numNodes,
-      gradAccumSteps: accum,
-      // FP32 rows measured on TF32-capable GPUs under NGC/TF defaults are flagged: they ran TF32 math.
-      fp32UsesTf32: flags.includes('fp32_on_tf32_capable_gpu'),
-      interNodeGbps: defaultInterNodeGbps(gpu.id),
-      parallelism: rowParallelism(row),
-    }, eff);
+    const batch =
+      flags.includes('batch_col_is_accumulated_batch_per_gpu') && accum > 1
+        ? Math.max(1, Math.round(printed / accum))
+        : printed;
+    const prediction = predict(
+      {
+        model,
+        gpu,
+        precision: row.precision,
+        batchSizePerGpu: batch,
+        gpusPerNode: row.gpusPerNode,
+        nodes: row.numNodes,
+        gradAccumSteps: accum,
+        // FP32 rows measured on TF32-capable GPUs under NGC/TF defaults are flagged: they ran TF32 math.
+        fp32UsesTf32: flags.includes('fp32_on_tf32_capable_gpu'),
+        interNodeGbps: defaultInterNodeGbps(gpu.id),
+        parallelism: rowParallelism(row),
+      },
+      eff,
+    );
     return { row, model, prediction, predictedThroughput: prediction.throughput * factor };
   } catch (e) {
     return { row, error: e instanceof Error ? e.message : String(e) };

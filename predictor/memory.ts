@@ -13,7 +13,14 @@
 // distributed optimizer", Korthikanti et al. 2022 Table 2 for activations) and DeepSpeed's ZeRO
 // model-state partitioning (Rajbhandari et al. 2020, §5). test/parallel.test.ts checks both.
 import { BYTES, stateBytesPerParam, POLICIES } from './precision.js';
-import { parallelStructure, parametersPerGpu, RECOMPUTE, type Parallelism, type Recompute, type ZeroStage } from './parallel.js';
+import {
+  parallelStructure,
+  parametersPerGpu,
+  RECOMPUTE,
+  type Parallelism,
+  type Recompute,
+  type ZeroStage,
+} from './parallel.js';
 import { defaultEfficiency, type Efficiency, type Execution } from './step.js';
 import type { GpuSpec, ModelCost, ModelDef, Precision } from './types.js';
 
@@ -50,16 +57,30 @@ export function activationBytesPerSample(cost: ModelCost, precision: Precision):
  *              stream per block (Korthikanti et al.'s 2sbh per layer, kept whole on each TP rank), plus
  *              one block's activations while it is recomputed.
  */
-export function activationBytesPerSampleOn(cost: ModelCost, precision: Precision, tensorParallel: number, recompute: Recompute): number {
+export function activationBytesPerSampleOn(
+  cost: ModelCost,
+  precision: Precision,
+  tensorParallel: number,
+  recompute: Recompute,
+): number {
   // Searches ask for the same few values many times: cached per model, precision, TP degree and mode.
   let byPrecision = activationCache.get(cost);
-  if (!byPrecision) { byPrecision = new Map(); activationCache.set(cost, byPrecision); }
+  if (!byPrecision) {
+    byPrecision = new Map();
+    activationCache.set(cost, byPrecision);
+  }
   let cache = byPrecision.get(precision);
-  if (!cache) { cache = new Map(); byPrecision.set(precision, cache); }
+  if (!cache) {
+    cache = new Map();
+    byPrecision.set(precision, cache);
+  }
   const key = tensorParallel * 4 + RECOMPUTE.indexOf(recompute);
   let bytes = cache.get(key);
   if (bytes === undefined) {
-    bytes = tensorParallel === 1 && recompute === 'none' ? activationBytesPerSample(cost, precision) : activationBytesOn(cost, precision, tensorParallel, recompute);
+    bytes =
+      tensorParallel === 1 && recompute === 'none'
+        ? activationBytesPerSample(cost, precision)
+        : activationBytesOn(cost, precision, tensorParallel, recompute);
     cache.set(key, bytes);
   }
   return bytes;
@@ -67,12 +88,20 @@ export function activationBytesPerSampleOn(cost: ModelCost, precision: Precision
 
 const activationCache = new WeakMap<ModelCost, Map<Precision, Map<number, number>>>();
 
-function activationBytesOn(cost: ModelCost, precision: Precision, tensorParallel: number, recompute: Recompute): number {
+function activationBytesOn(
+  cost: ModelCost,
+  precision: Precision,
+  tensorParallel: number,
+  recompute: Recompute,
+): number {
   const policy = POLICIES[precision];
   const s = parallelStructure(cost);
-  let kept = 0, blockBytes = 0;
+  let kept = 0,
+    blockBytes = 0;
   cost.layers.forEach((l, i) => {
-    const bytes = (l.count * l.outputElements * BYTES[policy.activation[l.opClass]]) / (s.tpSplit[i] ? tensorParallel : 1);
+    const bytes =
+      (l.count * l.outputElements * BYTES[policy.activation[l.opClass]]) /
+      (s.tpSplit[i] ? tensorParallel : 1);
     if (recompute === 'selective' && s.attentionCore[i]) return;
     if (recompute === 'full' && s.inBlocks[i]) blockBytes += bytes;
     else kept += bytes;
@@ -97,48 +126,97 @@ export interface MemoryLayout {
 
 /** GB here are GiB, as GPU memory sizes are labelled (an "80GB" GPU holds 80 GiB). */
 export function memoryPerGpu(
-  model: Pick<ModelDef, 'optimizer'>, cost: ModelCost, precision: Precision, batchSizePerGpu: number, multiGpu: boolean,
+  model: Pick<ModelDef, 'optimizer'>,
+  cost: ModelCost,
+  precision: Precision,
+  batchSizePerGpu: number,
+  multiGpu: boolean,
   eff: Efficiency = defaultEfficiency(),
 ): MemoryBreakdown {
   // Without ZeRO only whether there is a data-parallel all-reduce matters, not how wide it is.
-  return shardedMemoryPerGpu(model, cost, precision, batchSizePerGpu,
-    { tensorParallel: 1, pipelineParallel: 1, dataParallel: multiGpu ? 2 : 1, zeroStage: 0, recompute: 'none', microBatches: 1 }, eff);
+  return shardedMemoryPerGpu(
+    model,
+    cost,
+    precision,
+    batchSizePerGpu,
+    {
+      tensorParallel: 1,
+      pipelineParallel: 1,
+      dataParallel: multiGpu ? 2 : 1,
+      zeroStage: 0,
+      recompute: 'none',
+      microBatches: 1,
+    },
+    eff,
+  );
 }
 
 /** Memory per GPU for any layout; plain data parallelism is TP = PP = 1, ZeRO 0, no recomputation. */
 export function shardedMemoryPerGpu(
-  model: Pick<ModelDef, 'optimizer'>, cost: ModelCost, precision: Precision, batchSizePerGpu: number, layout: MemoryLayout,
+  model: Pick<ModelDef, 'optimizer'>,
+  cost: ModelCost,
+  precision: Precision,
+  batchSizePerGpu: number,
+  layout: MemoryLayout,
   eff: Efficiency = defaultEfficiency(),
 ): MemoryBreakdown {
-  const t = layout.tensorParallel, pp = layout.pipelineParallel, d = layout.dataParallel, z = layout.zeroStage;
+  const t = layout.tensorParallel,
+    pp = layout.pipelineParallel,
+    d = layout.dataParallel,
+    z = layout.zeroStage;
   const s = parallelStructure(cost);
   const P = parametersPerGpu(cost, s, layout);
   const per = stateBytesPerParam(POLICIES[precision], model.optimizer);
-  const optimizerBytes = layout.optimizerState ? (per.optimizer / BYTES[POLICIES[precision].optimizerState]) * BYTES[layout.optimizerState] : per.optimizer;
+  const optimizerBytes = layout.optimizerState
+    ? (per.optimizer / BYTES[POLICIES[precision].optimizerState]) * BYTES[layout.optimizerState]
+    : per.optimizer;
   const weightsGb = (P * per.weights) / GIB / (z >= 3 ? d : 1);
   const gradientsGb = (P * per.gradients) / GIB / (z >= 2 ? d : 1);
   const masterWeightsGb = (P * per.master) / GIB / (z >= 1 ? d : 1);
   const optimizerStateGb = (P * optimizerBytes) / GIB / (z >= 1 ? d : 1);
   const inFlight = Math.min(layout.microBatches, pp) / pp;
-  const activationsGb = (batchSizePerGpu * activationBytesPerSampleOn(cost, precision, t, layout.recompute) * eff.activationFragmentation * inFlight) / GIB;
+  const activationsGb =
+    (batchSizePerGpu *
+      activationBytesPerSampleOn(cost, precision, t, layout.recompute) *
+      eff.activationFragmentation *
+      inFlight) /
+    GIB;
   // DDP keeps a flat copy of the gradients in its buckets. ZeRO reduce-scatters through two buckets
   // instead, and ZeRO-3 gathers the full weights of the layer in use and of the one prefetched.
   const buckets = d <= 1 ? 0 : z === 0 ? gradientsGb : (2 * eff.bucketMb * 1e6) / GIB;
-  const gathered = z >= 3 && d > 1 ? (2 * (s.largestLayerParameters / (t > 1 ? t : 1)) * per.weights) / GIB : 0;
+  const gathered =
+    z >= 3 && d > 1 ? (2 * (s.largestLayerParameters / (t > 1 ? t : 1)) * per.weights) / GIB : 0;
   const workspaceGb = eff.workspaceGb + buckets + gathered;
   const totalGb = weightsGb + gradientsGb + masterWeightsGb + optimizerStateGb + activationsGb + workspaceGb;
   return { weightsGb, gradientsGb, masterWeightsGb, optimizerStateGb, activationsGb, workspaceGb, totalGb };
 }
 
 /** Memory per GPU of an execution (plain data parallelism when it has no `parallelism`). */
-export function memoryOfExecution(model: Pick<ModelDef, 'optimizer'>, cost: ModelCost, exec: Execution, eff: Efficiency = defaultEfficiency()): MemoryBreakdown {
+export function memoryOfExecution(
+  model: Pick<ModelDef, 'optimizer'>,
+  cost: ModelCost,
+  exec: Execution,
+  eff: Efficiency = defaultEfficiency(),
+): MemoryBreakdown {
   const gpus = exec.gpusPerNode * exec.nodes;
   const p: Parallelism | undefined = exec.parallelism;
   if (!p) return memoryPerGpu(model, cost, exec.precision, exec.batchSizePerGpu, gpus > 1, eff);
-  return shardedMemoryPerGpu(model, cost, exec.precision, exec.batchSizePerGpu, {
-    tensorParallel: p.tensorParallel, pipelineParallel: p.pipelineParallel, dataParallel: gpus / (p.tensorParallel * p.pipelineParallel),
-    zeroStage: p.zeroStage, recompute: p.recompute, microBatches: p.microBatches ?? exec.gradAccumSteps, optimizerState: p.optimizerState,
-  }, eff);
+  return shardedMemoryPerGpu(
+    model,
+    cost,
+    exec.precision,
+    exec.batchSizePerGpu,
+    {
+      tensorParallel: p.tensorParallel,
+      pipelineParallel: p.pipelineParallel,
+      dataParallel: gpus / (p.tensorParallel * p.pipelineParallel),
+      zeroStage: p.zeroStage,
+      recompute: p.recompute,
+      microBatches: p.microBatches ?? exec.gradAccumSteps,
+      optimizerState: p.optimizerState,
+    },
+    eff,
+  );
 }
 
 export function fits(memory: MemoryBreakdown, gpu: GpuSpec): boolean {

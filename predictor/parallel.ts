@@ -48,11 +48,23 @@ export interface Parallelism {
 }
 
 /** Plain data parallelism: what every execution without `parallelism` runs. */
-export const PLAIN: Readonly<Parallelism> = Object.freeze({ tensorParallel: 1, pipelineParallel: 1, zeroStage: 0, recompute: 'none' });
+export const PLAIN: Readonly<Parallelism> = Object.freeze({
+  tensorParallel: 1,
+  pipelineParallel: 1,
+  zeroStage: 0,
+  recompute: 'none',
+});
 
 /** True when the execution is plain data parallelism (so the original formulas apply unchanged). */
 export function isPlain(p: Parallelism | undefined): boolean {
-  return p === undefined || (p.tensorParallel === 1 && p.pipelineParallel === 1 && p.zeroStage === 0 && p.recompute === 'none' && p.optimizerState === undefined);
+  return (
+    p === undefined ||
+    (p.tensorParallel === 1 &&
+      p.pipelineParallel === 1 &&
+      p.zeroStage === 0 &&
+      p.recompute === 'none' &&
+      p.optimizerState === undefined)
+  );
 }
 
 /** Model replicas training side by side: GPUs / (TP x PP). */
@@ -98,14 +110,18 @@ const structures = new WeakMap<ModelCost, ParallelStructure>();
 /** The structure of a model's costed layers, computed once per ModelCost. `layers` (the same list) adds head counts. */
 export function parallelStructure(cost: ModelCost, layers?: readonly Layer[]): ParallelStructure {
   let s = structures.get(cost);
-  if (!s) { s = analyse(cost.layers); structures.set(cost, s); }
+  if (!s) {
+    s = analyse(cost.layers);
+    structures.set(cost, s);
+  }
   if (layers && s.heads === null) s.heads = headsOf(layers);
   return s;
 }
 
 function headsOf(layers: readonly Layer[]): number | null {
   let heads: number | null = null;
-  for (const l of layers) if (l.type === 'matmul' && (l.batches ?? 1) > 1) heads = Math.min(heads ?? Infinity, l.batches ?? 1);
+  for (const l of layers)
+    if (l.type === 'matmul' && (l.batches ?? 1) > 1) heads = Math.min(heads ?? Infinity, l.batches ?? 1);
   return heads;
 }
 
@@ -122,22 +138,40 @@ function analyse(layers: readonly LayerCost[]): ParallelStructure {
   // its linears stay whole on every rank. The loss closes a vocabulary-parallel head (Megatron splits
   // the LM head and the cross-entropy by vocabulary).
   let pending: number[] = [];
-  let open = false, mixed = false;
-  const settle = (as: 'column' | 'replicated') => { for (const i of pending) role[i] = as; pending = []; open = false; };
+  let open = false,
+    mixed = false;
+  const settle = (as: 'column' | 'replicated') => {
+    for (const i of pending) role[i] = as;
+    pending = [];
+    open = false;
+  };
   layers.forEach((l, i) => {
     switch (l.type) {
       case 'linear':
-        if (!open) { open = true; mixed = false; pending.push(i); }
-        else if (!mixed) pending.push(i);
-        else { role[i] = 'row'; settle('column'); }
+        if (!open) {
+          open = true;
+          mixed = false;
+          pending.push(i);
+        } else if (!mixed) pending.push(i);
+        else {
+          role[i] = 'row';
+          settle('column');
+        }
         break;
-      case 'matmul': case 'softmax': case 'activation':
+      case 'matmul':
+      case 'softmax':
+      case 'activation':
         if (open) mixed = true;
         break;
       case 'loss':
         if (open) settle('column');
         break;
-      case 'norm': case 'conv2d': case 'conv1d': case 'pool': case 'rnn': case 'embedding':
+      case 'norm':
+      case 'conv2d':
+      case 'conv1d':
+      case 'pool':
+      case 'rnn':
+      case 'embedding':
         if (open) settle('replicated');
         break;
       default:
@@ -147,15 +181,22 @@ function analyse(layers: readonly LayerCost[]): ParallelStructure {
   if (open) settle('replicated');
 
   // Attention cores: from a weightless matmul (scores) through a softmax to the next weightless matmul (context).
-  let coreStart = -1, sawSoftmax = false, attention = 0, heads: number | null = null;
+  let coreStart = -1,
+    sawSoftmax = false,
+    attention = 0;
+  const heads: number | null = null;
   layers.forEach((l, i) => {
     if (l.type === 'matmul') {
       if (coreStart >= 0 && sawSoftmax) {
         for (let j = coreStart; j < i; j++) attentionCore[j] = true;
         for (let j = coreStart; j <= i; j++) selectiveRecompute[j] = true;
         attention += layers[coreStart].count;
-        coreStart = -1; sawSoftmax = false;
-      } else { coreStart = i; sawSoftmax = false; }
+        coreStart = -1;
+        sawSoftmax = false;
+      } else {
+        coreStart = i;
+        sawSoftmax = false;
+      }
     } else if (l.type === 'softmax' && coreStart >= 0) sawSoftmax = true;
   });
 
@@ -166,30 +207,50 @@ function analyse(layers: readonly LayerCost[]): ParallelStructure {
   // dropout and residual add; a post-norm block's last norm).
   let first = columns.length ? Math.min(...columns) : -1;
   let last = rows.length ? Math.max(...rows) : -1;
-  const edge = (i: number, of: number) => (layers[i].type === 'norm' || layers[i].type === 'elementwise') && layers[i].count === layers[of].count;
+  const edge = (i: number, of: number) =>
+    (layers[i].type === 'norm' || layers[i].type === 'elementwise') && layers[i].count === layers[of].count;
   if (first >= 0 && last >= 0) {
-    const f = first, l = last;
+    const f = first,
+      l = last;
     while (first > 0 && edge(first - 1, f)) first--;
     while (last < n - 1 && edge(last + 1, l)) last++;
   }
   const inBlocks = layers.map((_, i) => first >= 0 && i >= first && i <= last);
-  let tpReduceElements = 0, tpCollectives = 0, residualElements = 0;
+  let tpReduceElements = 0,
+    tpCollectives = 0,
+    residualElements = 0;
   for (const i of rows) {
     tpReduceElements += layers[i].outputElements * layers[i].count;
     tpCollectives += layers[i].count;
     residualElements = Math.max(residualElements, layers[i].outputElements);
   }
-  if (residualElements === 0 && n) residualElements = layers.reduce((s, l) => s + l.outputElements * l.count, 0) / layers.reduce((s, l) => s + l.count, 0);
+  if (residualElements === 0 && n)
+    residualElements =
+      layers.reduce((s, l) => s + l.outputElements * l.count, 0) / layers.reduce((s, l) => s + l.count, 0);
   const tpSplit = layers.map((l, i) => !NOT_TP_SPLIT.has(l.type) && role[i] !== 'replicated');
-  let splitParameters = 0, replicatedParameters = 0, largestLayerParameters = 0;
+  let splitParameters = 0,
+    replicatedParameters = 0,
+    largestLayerParameters = 0;
   layers.forEach((l, i) => {
-    if (tpSplit[i]) splitParameters += l.parameters * l.count; else replicatedParameters += l.parameters * l.count;
+    if (tpSplit[i]) splitParameters += l.parameters * l.count;
+    else replicatedParameters += l.parameters * l.count;
     largestLayerParameters = Math.max(largestLayerParameters, l.parameters);
   });
   return {
-    tpSplit, rowParallel: role.map((r) => r === 'row'), attentionCore, selectiveRecompute, inBlocks,
-    blocks: attention > 0 ? attention : tpCollectives, residualElements, tpReduceElements, tpCollectives,
-    splitParameters, replicatedParameters, largestLayerParameters, tensorParallelizable: rows.length > 0, heads,
+    tpSplit,
+    rowParallel: role.map((r) => r === 'row'),
+    attentionCore,
+    selectiveRecompute,
+    inBlocks,
+    blocks: attention > 0 ? attention : tpCollectives,
+    residualElements,
+    tpReduceElements,
+    tpCollectives,
+    splitParameters,
+    replicatedParameters,
+    largestLayerParameters,
+    tensorParallelizable: rows.length > 0,
+    heads,
   };
 }
 
@@ -200,7 +261,8 @@ export function parametersPerGpu(cost: ModelCost, s: ParallelStructure, p: Paral
 }
 
 /** Pipeline micro-batches per optimizer step. */
-export const microBatchesOf = (p: Parallelism | undefined, gradAccumSteps: number): number => p?.microBatches ?? gradAccumSteps;
+export const microBatchesOf = (p: Parallelism | undefined, gradAccumSteps: number): number =>
+  p?.microBatches ?? gradAccumSteps;
 
 /**
  * Why a parallel layout cannot run this model on these GPUs, as an InputError naming the field; null
@@ -208,21 +270,52 @@ export const microBatchesOf = (p: Parallelism | undefined, gradAccumSteps: numbe
  * transformer blocks as stages; the GPUs must hold whole TP x PP replicas.
  */
 export function checkParallelism(
-  p: Parallelism, s: ParallelStructure, layout: { gpusPerNode: number; nodes: number }, field = 'parallelism',
+  p: Parallelism,
+  s: ParallelStructure,
+  layout: { gpusPerNode: number; nodes: number },
+  field = 'parallelism',
 ): InputError | null {
-  const t = p.tensorParallel, pp = p.pipelineParallel, gpus = layout.gpusPerNode * layout.nodes;
+  const t = p.tensorParallel,
+    pp = p.pipelineParallel,
+    gpus = layout.gpusPerNode * layout.nodes;
   const bad = (f: string, m: string) => new InputError(`${field}.${f}`, m);
-  if (!Number.isInteger(t) || t < 1 || t > 64) return bad('tensorParallel', `must be an integer from 1 to 64 (got ${t})`);
-  if (!Number.isInteger(pp) || pp < 1 || pp > 1024) return bad('pipelineParallel', `must be an integer from 1 to 1024 (got ${pp})`);
-  if (![0, 1, 2, 3].includes(p.zeroStage)) return bad('zeroStage', `must be 0, 1, 2 or 3 (got ${p.zeroStage})`);
-  if (!RECOMPUTE.includes(p.recompute)) return bad('recompute', `must be one of ${RECOMPUTE.join(', ')} (got ${p.recompute})`);
-  if (p.microBatches !== undefined && (!Number.isInteger(p.microBatches) || p.microBatches < 1)) return bad('microBatches', `must be a positive integer (got ${p.microBatches})`);
-  if (t > layout.gpusPerNode || layout.gpusPerNode % t !== 0) return bad('tensorParallel', `${t} must divide gpusPerNode (${layout.gpusPerNode}): tensor parallelism all-reduces every layer and stays on one node's link`);
-  if (t > 1 && !s.tensorParallelizable) return bad('tensorParallel', 'this model has no pair of linear layers to split (tensor parallelism splits transformer-style linear pairs)');
-  if (t > 1 && s.heads !== null && s.heads % t !== 0) return bad('tensorParallel', `${t} does not divide the ${s.heads} attention heads`);
-  if (pp > 1 && pp > s.blocks) return bad('pipelineParallel', `${pp} stages for ${s.blocks} transformer block(s): every stage needs at least one`);
-  if (gpus % (t * pp) !== 0) return bad('pipelineParallel', `the ${gpus} GPUs do not split into whole replicas of tensorParallel x pipelineParallel = ${t * pp}`);
-  if (p.recompute === 'full' && s.blocks === 0) return bad('recompute', 'full recomputation checkpoints transformer blocks, and this model has none; use selective or none');
+  if (!Number.isInteger(t) || t < 1 || t > 64)
+    return bad('tensorParallel', `must be an integer from 1 to 64 (got ${t})`);
+  if (!Number.isInteger(pp) || pp < 1 || pp > 1024)
+    return bad('pipelineParallel', `must be an integer from 1 to 1024 (got ${pp})`);
+  if (![0, 1, 2, 3].includes(p.zeroStage))
+    return bad('zeroStage', `must be 0, 1, 2 or 3 (got ${p.zeroStage})`);
+  if (!RECOMPUTE.includes(p.recompute))
+    return bad('recompute', `must be one of ${RECOMPUTE.join(', ')} (got ${p.recompute})`);
+  if (p.microBatches !== undefined && (!Number.isInteger(p.microBatches) || p.microBatches < 1))
+    return bad('microBatches', `must be a positive integer (got ${p.microBatches})`);
+  if (t > layout.gpusPerNode || layout.gpusPerNode % t !== 0)
+    return bad(
+      'tensorParallel',
+      `${t} must divide gpusPerNode (${layout.gpusPerNode}): tensor parallelism all-reduces every layer and stays on one node's link`,
+    );
+  if (t > 1 && !s.tensorParallelizable)
+    return bad(
+      'tensorParallel',
+      'this model has no pair of linear layers to split (tensor parallelism splits transformer-style linear pairs)',
+    );
+  if (t > 1 && s.heads !== null && s.heads % t !== 0)
+    return bad('tensorParallel', `${t} does not divide the ${s.heads} attention heads`);
+  if (pp > 1 && pp > s.blocks)
+    return bad(
+      'pipelineParallel',
+      `${pp} stages for ${s.blocks} transformer block(s): every stage needs at least one`,
+    );
+  if (gpus % (t * pp) !== 0)
+    return bad(
+      'pipelineParallel',
+      `the ${gpus} GPUs do not split into whole replicas of tensorParallel x pipelineParallel = ${t * pp}`,
+    );
+  if (p.recompute === 'full' && s.blocks === 0)
+    return bad(
+      'recompute',
+      'full recomputation checkpoints transformer blocks, and this model has none; use selective or none',
+    );
   return null;
 }
 
@@ -237,10 +330,18 @@ export interface PlanParallelism {
   microBatches: number;
 }
 
-export function planParallelism(gpus: number, p: Parallelism | undefined, gradAccumSteps: number): PlanParallelism {
+export function planParallelism(
+  gpus: number,
+  p: Parallelism | undefined,
+  gradAccumSteps: number,
+): PlanParallelism {
   const q = p ?? PLAIN;
   return {
-    dataParallel: dataParallelOf(gpus, q), tensorParallel: q.tensorParallel, pipelineParallel: q.pipelineParallel,
-    zeroStage: q.zeroStage, recompute: q.recompute, microBatches: microBatchesOf(q, gradAccumSteps),
+    dataParallel: dataParallelOf(gpus, q),
+    tensorParallel: q.tensorParallel,
+    pipelineParallel: q.pipelineParallel,
+    zeroStage: q.zeroStage,
+    recompute: q.recompute,
+    microBatches: microBatchesOf(q, gradAccumSteps),
   };
 }

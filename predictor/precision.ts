@@ -32,62 +32,114 @@ const allFp32 = { matmul: 'fp32', reduction: 'fp32', pointwise: 'fp32', gather: 
 
 export const POLICIES: Record<Precision, PrecisionPolicy> = {
   FP32: {
-    precision: 'FP32', math: { ...allFp32 }, activation: { ...allFp32 }, weights: 'fp32', gradients: 'fp32',
-    masterWeights: false, optimizerState: 'fp32', lossScaling: false, castsWeightsEachStep: false, fp8Scaling: false,
-    description: 'fp32 storage and math. On Ampere and newer, framework defaults may run matmuls and convolutions in TF32 (see fp32UsesTf32).',
+    precision: 'FP32',
+    math: { ...allFp32 },
+    activation: { ...allFp32 },
+    weights: 'fp32',
+    gradients: 'fp32',
+    masterWeights: false,
+    optimizerState: 'fp32',
+    lossScaling: false,
+    castsWeightsEachStep: false,
+    fp8Scaling: false,
+    description:
+      'fp32 storage and math. On Ampere and newer, framework defaults may run matmuls and convolutions in TF32 (see fp32UsesTf32).',
   },
   TF32: {
-    precision: 'TF32', math: { ...allFp32, matmul: 'tf32' }, activation: { ...allFp32 }, weights: 'fp32', gradients: 'fp32',
-    masterWeights: false, optimizerState: 'fp32', lossScaling: false, castsWeightsEachStep: false, fp8Scaling: false,
+    precision: 'TF32',
+    math: { ...allFp32, matmul: 'tf32' },
+    activation: { ...allFp32 },
+    weights: 'fp32',
+    gradients: 'fp32',
+    masterWeights: false,
+    optimizerState: 'fp32',
+    lossScaling: false,
+    castsWeightsEachStep: false,
+    fp8Scaling: false,
     description: 'fp32 storage; matmuls and convolutions on TF32 tensor cores (Ampere and newer).',
   },
   AMP_FP16: {
     precision: 'AMP_FP16',
     math: { matmul: 'fp16', reduction: 'fp32', pointwise: 'fp16', gather: 'fp32' },
     activation: { matmul: 'fp16', reduction: 'fp32', pointwise: 'fp16', gather: 'fp32' },
-    weights: 'fp32', gradients: 'fp32', masterWeights: false, optimizerState: 'fp32',
-    lossScaling: true, castsWeightsEachStep: true, fp8Scaling: false,
-    description: 'Automatic mixed precision, fp16: matmuls on fp16 tensor cores; softmax, normalization, loss and reductions kept in fp32; fp32 weights cast each step; dynamic loss scaling.',
+    weights: 'fp32',
+    gradients: 'fp32',
+    masterWeights: false,
+    optimizerState: 'fp32',
+    lossScaling: true,
+    castsWeightsEachStep: true,
+    fp8Scaling: false,
+    description:
+      'Automatic mixed precision, fp16: matmuls on fp16 tensor cores; softmax, normalization, loss and reductions kept in fp32; fp32 weights cast each step; dynamic loss scaling.',
   },
   AMP_BF16: {
     precision: 'AMP_BF16',
     math: { matmul: 'bf16', reduction: 'fp32', pointwise: 'bf16', gather: 'fp32' },
     activation: { matmul: 'bf16', reduction: 'fp32', pointwise: 'bf16', gather: 'fp32' },
-    weights: 'fp32', gradients: 'fp32', masterWeights: false, optimizerState: 'fp32',
-    lossScaling: false, castsWeightsEachStep: true, fp8Scaling: false,
-    description: 'Automatic mixed precision, bf16: as AMP_FP16 but bf16 tensor cores and no loss scaling (bf16 has fp32 range).',
+    weights: 'fp32',
+    gradients: 'fp32',
+    masterWeights: false,
+    optimizerState: 'fp32',
+    lossScaling: false,
+    castsWeightsEachStep: true,
+    fp8Scaling: false,
+    description:
+      'Automatic mixed precision, bf16: as AMP_FP16 but bf16 tensor cores and no loss scaling (bf16 has fp32 range).',
   },
   FP16: {
     precision: 'FP16',
     math: { matmul: 'fp16', reduction: 'fp32', pointwise: 'fp16', gather: 'fp16' },
     activation: { matmul: 'fp16', reduction: 'fp16', pointwise: 'fp16', gather: 'fp16' },
-    weights: 'fp16', gradients: 'fp16', masterWeights: true, optimizerState: 'fp32',
-    lossScaling: true, castsWeightsEachStep: false, fp8Scaling: false,
-    description: 'Half-precision model with fp32 master weights (apex O2): fp16 weights, activations and gradients; normalization math in fp32; loss scaling.',
+    weights: 'fp16',
+    gradients: 'fp16',
+    masterWeights: true,
+    optimizerState: 'fp32',
+    lossScaling: true,
+    castsWeightsEachStep: false,
+    fp8Scaling: false,
+    description:
+      'Half-precision model with fp32 master weights (apex O2): fp16 weights, activations and gradients; normalization math in fp32; loss scaling.',
   },
   FP16_PURE: {
     precision: 'FP16_PURE',
     math: { matmul: 'fp16', reduction: 'fp16', pointwise: 'fp16', gather: 'fp16' },
     activation: { matmul: 'fp16', reduction: 'fp16', pointwise: 'fp16', gather: 'fp16' },
-    weights: 'fp16', gradients: 'fp16', masterWeights: false, optimizerState: 'fp16',
-    lossScaling: true, castsWeightsEachStep: false, fp8Scaling: false,
+    weights: 'fp16',
+    gradients: 'fp16',
+    masterWeights: false,
+    optimizerState: 'fp16',
+    lossScaling: true,
+    castsWeightsEachStep: false,
+    fp8Scaling: false,
     description: 'Everything in fp16 (apex O3): no master copy, fp16 optimizer state.',
   },
   BF16: {
     precision: 'BF16',
     math: { matmul: 'bf16', reduction: 'fp32', pointwise: 'bf16', gather: 'bf16' },
     activation: { matmul: 'bf16', reduction: 'bf16', pointwise: 'bf16', gather: 'bf16' },
-    weights: 'bf16', gradients: 'bf16', masterWeights: true, optimizerState: 'fp32',
-    lossScaling: false, castsWeightsEachStep: false, fp8Scaling: false,
-    description: 'bf16 model with fp32 master weights and optimizer state (Megatron/DeepSpeed "bf16"); no loss scaling.',
+    weights: 'bf16',
+    gradients: 'bf16',
+    masterWeights: true,
+    optimizerState: 'fp32',
+    lossScaling: false,
+    castsWeightsEachStep: false,
+    fp8Scaling: false,
+    description:
+      'bf16 model with fp32 master weights and optimizer state (Megatron/DeepSpeed "bf16"); no loss scaling.',
   },
   FP8: {
     precision: 'FP8',
     math: { matmul: 'fp8', reduction: 'fp32', pointwise: 'bf16', gather: 'fp32' },
     activation: { matmul: 'bf16', reduction: 'fp32', pointwise: 'bf16', gather: 'fp32' },
-    weights: 'fp32', gradients: 'fp32', masterWeights: false, optimizerState: 'fp32',
-    lossScaling: false, castsWeightsEachStep: true, fp8Scaling: true,
-    description: 'FP8 matmuls (Transformer Engine style, Hopper/Ada and newer) inside bf16 autocast; per-tensor scaling (amax + cast) on matmul inputs; fp32 weights and optimizer.',
+    weights: 'fp32',
+    gradients: 'fp32',
+    masterWeights: false,
+    optimizerState: 'fp32',
+    lossScaling: false,
+    castsWeightsEachStep: true,
+    fp8Scaling: true,
+    description:
+      'FP8 matmuls (Transformer Engine style, Hopper/Ada and newer) inside bf16 autocast; per-tensor scaling (amax + cast) on matmul inputs; fp32 weights and optimizer.',
   },
 };
 
@@ -96,7 +148,12 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
  * allows it: cuDNN convolutions do by default in PyTorch, and NGC containers and TensorFlow enable it
  * for matmuls too (the measurements flag these rows `fp32_on_tf32_capable_gpu`).
  */
-export function effectiveMath(policy: PrecisionPolicy, op: OpClass, gpu: GpuSpec, fp32UsesTf32: boolean): MathMode {
+export function effectiveMath(
+  policy: PrecisionPolicy,
+  op: OpClass,
+  gpu: GpuSpec,
+  fp32UsesTf32: boolean,
+): MathMode {
   const m = policy.math[op];
   if (m === 'fp32' && op === 'matmul' && fp32UsesTf32 && gpu.peakTflops.tf32 !== null) return 'tf32';
   return m;
@@ -110,9 +167,11 @@ export function peakTflops(gpu: GpuSpec, math: MathMode, op: OpClass): number | 
 
 /** Why a GPU cannot run a precision mode, or null when it can. */
 export function unsupportedReason(gpu: GpuSpec, precision: Precision): string | null {
-  if (!(gpu.memoryBwGbps > 0) || !(gpu.memoryGb > 0)) return `${gpu.id}: the catalog has no memory size or bandwidth figure, so no prediction can be made`;
+  if (!(gpu.memoryBwGbps > 0) || !(gpu.memoryGb > 0))
+    return `${gpu.id}: the catalog has no memory size or bandwidth figure, so no prediction can be made`;
   // Normalization, activations and the optimizer run on the vector units at the fp32 rate.
-  if (gpu.peakTflops.fp32 === null) return `${gpu.id}: the catalog has no fp32 (vector) TFLOPS figure, so no prediction can be made`;
+  if (gpu.peakTflops.fp32 === null)
+    return `${gpu.id}: the catalog has no fp32 (vector) TFLOPS figure, so no prediction can be made`;
   const need = POLICIES[precision].math.matmul;
   if (gpu.peakTflops[need] !== null) return null;
   const what: Record<MathMode, string> = {
@@ -140,7 +199,10 @@ export function optimizerBytesPerParam(policy: PrecisionPolicy, optimizer: Optim
 }
 
 /** Bytes per parameter held in GPU memory: working weights, gradients, master copy, optimizer state. */
-export function stateBytesPerParam(policy: PrecisionPolicy, optimizer: OptimizerKind): { weights: number; gradients: number; master: number; optimizer: number } {
+export function stateBytesPerParam(
+  policy: PrecisionPolicy,
+  optimizer: OptimizerKind,
+): { weights: number; gradients: number; master: number; optimizer: number } {
   return {
     weights: BYTES[policy.weights],
     gradients: BYTES[policy.gradients],

@@ -14,7 +14,10 @@ const costs = new WeakMap<ModelDef, ModelCost>();
 /** Per-sample costs of a model, computed once per model object. */
 export function costOf(model: ModelDef): ModelCost {
   let c = costs.get(model);
-  if (!c) { c = modelCost(model); costs.set(model, c); }
+  if (!c) {
+    c = modelCost(model);
+    costs.set(model, c);
+  }
   return c;
 }
 
@@ -68,7 +71,12 @@ export function toExecution(r: PredictRequest): Execution {
 }
 
 /** Hours and dollars for `samples` units of work at a throughput. */
-export function hoursAndCost(samples: number | undefined, throughput: number, gpus: number, price: number | null): { totalHours: number | null; costUsd: number | null } {
+export function hoursAndCost(
+  samples: number | undefined,
+  throughput: number,
+  gpus: number,
+  price: number | null,
+): { totalHours: number | null; costUsd: number | null } {
   if (samples === undefined) return { totalHours: null, costUsd: null };
   const totalHours = samples / throughput / 3600;
   return { totalHours, costUsd: price === null ? null : totalHours * gpus * price };

@@ -26,7 +26,14 @@
 import { readFileSync } from 'node:fs';
 import { pcieBandwidth } from '../seeds/catalog.js';
 import { microBatchesOf, parallelStructure, parametersPerGpu, type Parallelism } from './parallel.js';
-import { BYTES, effectiveMath, optimizerBytesPerParam, peakTflops, POLICIES, type PrecisionPolicy } from './precision.js';
+import {
+  BYTES,
+  effectiveMath,
+  optimizerBytesPerParam,
+  peakTflops,
+  POLICIES,
+  type PrecisionPolicy,
+} from './precision.js';
 import type { GpuSpec, LayerCost, MathMode, ModelCost, ModelDef, Precision } from './types.js';
 
 /** The fitted global constants (seeds/efficiency.json; see its _about). */
@@ -134,21 +141,37 @@ const achievedMatmulFlops = (gpu: GpuSpec, math: MathMode, kernelFlops: number, 
   return peak * eff.matmulEfficiency[math] * size;
 };
 
-interface PassTime { ms: number; flops: number }
+interface PassTime {
+  ms: number;
+  flops: number;
+}
 
 /**
  * One layer's forward and backward roofline time (all `count` instances), ms, on one GPU holding
  * 1/`split` of it (tensor parallelism: FLOPs, bytes and the GEMM each kernel runs all shrink).
  */
-function layerTime(l: LayerCost, batch: number, gpu: GpuSpec, policy: PrecisionPolicy, exec: Pick<Execution, 'fp32UsesTf32'>, eff: Efficiency, split = 1): { fwd: PassTime; bwd: PassTime; math: MathMode } {
+function layerTime(
+  l: LayerCost,
+  batch: number,
+  gpu: GpuSpec,
+  policy: PrecisionPolicy,
+  exec: Pick<Execution, 'fp32UsesTf32'>,
+  eff: Efficiency,
+  split = 1,
+): { fwd: PassTime; bwd: PassTime; math: MathMode } {
   const math = effectiveMath(policy, l.opClass, gpu, exec.fp32UsesTf32);
   const actBytes = BYTES[policy.activation[l.opClass]];
-  const weightBytes = l.opClass === 'matmul' && policy.castsWeightsEachStep ? BYTES[math === 'fp32' || math === 'tf32' ? 'fp32' : 'fp16'] : BYTES[policy.weights];
+  const weightBytes =
+    l.opClass === 'matmul' && policy.castsWeightsEachStep
+      ? BYTES[math === 'fp32' || math === 'tf32' ? 'fp32' : 'fp16']
+      : BYTES[policy.weights];
   const bw = gpu.memoryBwGbps * 1e9 * eff.memoryEfficiency;
-  const fwdBytes = (batch * (l.inputElements + l.outputElements) * actBytes + l.parameters * weightBytes) / split;
+  const fwdBytes =
+    (batch * (l.inputElements + l.outputElements) * actBytes + l.parameters * weightBytes) / split;
   // Backward reads the saved input and the output gradient, writes the input gradient and the weight gradient.
-  const bwdBytes = (batch * (2 * l.inputElements + l.outputElements) * actBytes + 2 * l.parameters * weightBytes) / split;
-  let fwdFlopsTime = 0, bwdFlopsTime = 0;
+  const bwdBytes =
+    (batch * (2 * l.inputElements + l.outputElements) * actBytes + 2 * l.parameters * weightBytes) / split;
+  let fwdFlopsTime: number, bwdFlopsTime: number;
   if (l.opClass === 'matmul') {
     const rate = achievedMatmulFlops(gpu, math, (batch * l.kernelFlops) / split, eff);
     fwdFlopsTime = (batch * l.forwardFlops) / split / rate;
@@ -161,8 +184,14 @@ function layerTime(l: LayerCost, batch: number, gpu: GpuSpec, policy: PrecisionP
   const n = l.count;
   const floor = l.kernels * eff.minKernelUs * 1e-6;
   return {
-    fwd: { ms: n * 1e3 * Math.max(fwdFlopsTime, fwdBytes / bw, floor), flops: (n * batch * l.forwardFlops) / split },
-    bwd: { ms: n * 1e3 * Math.max(bwdFlopsTime, bwdBytes / bw, 2 * floor), flops: (n * batch * l.backwardFlops) / split },
+    fwd: {
+      ms: n * 1e3 * Math.max(fwdFlopsTime, fwdBytes / bw, floor),
+      flops: (n * batch * l.forwardFlops) / split,
+    },
+    bwd: {
+      ms: n * 1e3 * Math.max(bwdFlopsTime, bwdBytes / bw, 2 * floor),
+      flops: (n * batch * l.backwardFlops) / split,
+    },
     math,
   };
 }
@@ -184,13 +213,24 @@ export interface LayerSums {
   dominantMath: MathMode;
 }
 
-export function layerSums(cost: ModelCost, gpu: GpuSpec, exec: Pick<Execution, 'precision' | 'batchSizePerGpu' | 'fp32UsesTf32'> & { parallelism?: Parallelism }, eff: Efficiency = defaultEfficiency()): LayerSums {
+export function layerSums(
+  cost: ModelCost,
+  gpu: GpuSpec,
+  exec: Pick<Execution, 'precision' | 'batchSizePerGpu' | 'fp32UsesTf32'> & { parallelism?: Parallelism },
+  eff: Efficiency = defaultEfficiency(),
+): LayerSums {
   const policy = POLICIES[exec.precision];
   const B = exec.batchSizePerGpu;
   const par = exec.parallelism;
   const s = par ? parallelStructure(cost) : undefined;
   const t = par?.tensorParallel ?? 1;
-  let fwd = 0, bwd = 0, kernels = 0, matmulInputElements = 0, tensors = 0, coreFwd = 0, blocksFwd = 0;
+  let fwd = 0,
+    bwd = 0,
+    kernels = 0,
+    matmulInputElements = 0,
+    tensors = 0,
+    coreFwd = 0,
+    blocksFwd = 0;
   const flopsByMath = new Map<MathMode, number>();
   for (let i = 0; i < cost.layers.length; i++) {
     const l = cost.layers[i];
@@ -207,8 +247,13 @@ export function layerSums(cost: ModelCost, gpu: GpuSpec, exec: Pick<Execution, '
       flopsByMath.set(lt.math, (flopsByMath.get(lt.math) ?? 0) + lt.fwd.flops + lt.bwd.flops);
     }
   }
-  let dominantMath: MathMode = 'fp32', most = -1;
-  for (const [m, f] of flopsByMath) if (f > most) { most = f; dominantMath = m; }
+  let dominantMath: MathMode = 'fp32',
+    most = -1;
+  for (const [m, f] of flopsByMath)
+    if (f > most) {
+      most = f;
+      dominantMath = m;
+    }
   return { fwd, bwd, coreFwd, blocksFwd, kernels, tensors, matmulInputElements, dominantMath };
 }
 
@@ -217,17 +262,28 @@ export function layerSums(cost: ModelCost, gpu: GpuSpec, exec: Pick<Execution, '
  * TP share of its pipeline stage (1/PP of the layers) for every micro-batch. `sums` (layerSums for
  * the same GPU, precision, micro-batch and TP degree) may be passed in to reuse it.
  */
-export function computeTime(model: Pick<ModelDef, 'optimizer'>, cost: ModelCost, gpu: GpuSpec, exec: Execution, eff: Efficiency = defaultEfficiency(), given?: LayerSums): ComputeTime {
+export function computeTime(
+  model: Pick<ModelDef, 'optimizer'>,
+  cost: ModelCost,
+  gpu: GpuSpec,
+  exec: Execution,
+  eff: Efficiency = defaultEfficiency(),
+  given?: LayerSums,
+): ComputeTime {
   const sums = given ?? layerSums(cost, gpu, exec, eff);
   const policy = POLICIES[exec.precision];
   const B = exec.batchSizePerGpu;
   const par = exec.parallelism;
   const s = par ? parallelStructure(cost) : undefined;
-  const t = par?.tensorParallel ?? 1, pp = par?.pipelineParallel ?? 1, z = par?.zeroStage ?? 0;
+  const t = par?.tensorParallel ?? 1,
+    pp = par?.pipelineParallel ?? 1,
+    z = par?.zeroStage ?? 0;
   const { fwd, bwd, coreFwd, blocksFwd, kernels, tensors, matmulInputElements, dominantMath } = sums;
   // One pipeline stage: 1/PP of every sum above (stages assumed balanced, as Megatron splits layers evenly).
-  const stageFwd = fwd / pp, stageBwd = bwd / pp;
-  const stageRecompute = (par?.recompute === 'selective' ? coreFwd : par?.recompute === 'full' ? blocksFwd : 0) / pp;
+  const stageFwd = fwd / pp,
+    stageBwd = bwd / pp;
+  const stageRecompute =
+    (par?.recompute === 'selective' ? coreFwd : par?.recompute === 'full' ? blocksFwd : 0) / pp;
   // TP: each row-parallel linear's output is all-reduced over the TP ranks once in forward and once in
   // backward (sequence parallelism's all-gather + reduce-scatter pairs move the same bytes), plus once
   // more when full recomputation reruns the forward. They sit on the critical path.
@@ -236,7 +292,11 @@ export function computeTime(model: Pick<ModelDef, 'optimizer'>, cost: ModelCost,
     const passes = par?.recompute === 'full' ? 3 : 2;
     const bytes = B * s.tpReduceElements * BYTES[policy.activation.matmul];
     const link = intraNodeBandwidth(gpu, t, eff, eff.collectiveLinkEfficiency ?? 0.8);
-    stageTp = (1e3 * passes * (((2 * (t - 1)) / t) * bytes / link + s.tpCollectives * eff.allReduceLatencyUs * 1e-6)) / pp;
+    stageTp =
+      (1e3 *
+        passes *
+        ((((2 * (t - 1)) / t) * bytes) / link + s.tpCollectives * eff.allReduceLatencyUs * 1e-6)) /
+      pp;
   }
 
   const P = s ? parametersPerGpu(cost, s, par) : cost.parameters;
@@ -244,7 +304,9 @@ export function computeTime(model: Pick<ModelDef, 'optimizer'>, cost: ModelCost,
   // ZeRO shards over the data-parallel group: stage 1 the optimizer state and master copy (so the
   // optimizer step and the master-weight traffic cover 1/DP of the parameters), stage 2 the gradients
   // (unscaling too), stage 3 the weights (each rank casts only its shard before gathering it).
-  const shard1 = z >= 1 ? dp : 1, shard2 = z >= 2 ? dp : 1, shard3 = z >= 3 ? dp : 1;
+  const shard1 = z >= 1 ? dp : 1,
+    shard2 = z >= 2 ? dp : 1,
+    shard3 = z >= 3 ? dp : 1;
   const bw = gpu.memoryBwGbps * 1e9 * eff.memoryEfficiency;
   const optPolicy = par?.optimizerState ? { ...policy, optimizerState: par.optimizerState } : policy;
   const optimizerMs = (1e3 * (P / shard1) * optimizerBytesPerParam(optPolicy, model.optimizer)) / bw;
@@ -253,7 +315,8 @@ export function computeTime(model: Pick<ModelDef, 'optimizer'>, cost: ModelCost,
   let mpBytes = 0;
   const accum = exec.gradAccumSteps;
   if (policy.castsWeightsEachStep) mpBytes += accum * (P / shard3) * (BYTES.fp32 + 2) * 2; // weight cast forward, gradient cast back
-  if (policy.masterWeights) mpBytes += (P / shard1) * (BYTES[policy.gradients] + BYTES.fp32 + BYTES.fp32 + BYTES[policy.weights]); // grad up-cast, working copy refresh
+  if (policy.masterWeights)
+    mpBytes += (P / shard1) * (BYTES[policy.gradients] + BYTES.fp32 + BYTES.fp32 + BYTES[policy.weights]); // grad up-cast, working copy refresh
   if (policy.lossScaling) mpBytes += (P / shard2) * 2 * BYTES[policy.gradients]; // unscale in place + inf/nan check
   if (policy.fp8Scaling) mpBytes += accum * (B * (matmulInputElements / pp) * 3 * 2 + P * (BYTES.fp32 + 1)); // amax + cast of inputs (fwd, bwd) and weights
   const mixedPrecisionMs = (1e3 * mpBytes) / bw;
@@ -261,15 +324,31 @@ export function computeTime(model: Pick<ModelDef, 'optimizer'>, cost: ModelCost,
   const recomputeMs = accum * stageRecompute;
   const tensorParallelMs = accum * stageTp;
   const cpuMs = ((accum * (kernels / pp) + (tensors / pp) * 0.1) * eff.kernelOverheadUs) / 1e3;
-  const gpuMs = accum * (stageFwd + stageBwd) + optimizerMs + mixedPrecisionMs + recomputeMs + tensorParallelMs;
+  const gpuMs =
+    accum * (stageFwd + stageBwd) + optimizerMs + mixedPrecisionMs + recomputeMs + tensorParallelMs;
 
   // The CPU dispatches kernels while the GPU runs earlier ones: only dispatch time beyond the GPU's
   // own time shows (small batches, small models, fast GPUs).
   const overheadMs = Math.max(0, cpuMs - gpuMs) + eff.stepOverheadMs;
   const gradientBytes = P * BYTES[policy.gradients];
-  if (!par) return { forwardMs: accum * stageFwd, backwardMs: accum * stageBwd, optimizerMs, mixedPrecisionMs, overheadMs, gradientBytes, dominantMath };
+  if (!par)
+    return {
+      forwardMs: accum * stageFwd,
+      backwardMs: accum * stageBwd,
+      optimizerMs,
+      mixedPrecisionMs,
+      overheadMs,
+      gradientBytes,
+      dominantMath,
+    };
   return {
-    forwardMs: accum * stageFwd, backwardMs: accum * stageBwd, optimizerMs, mixedPrecisionMs, overheadMs, gradientBytes, dominantMath,
+    forwardMs: accum * stageFwd,
+    backwardMs: accum * stageBwd,
+    optimizerMs,
+    mixedPrecisionMs,
+    overheadMs,
+    gradientBytes,
+    dominantMath,
     recomputeMs,
     tensorParallelMs,
     // 1F1B: the last micro-batch leaves the pipeline (PP - 1) stage times after a full pipeline would.
@@ -284,25 +363,42 @@ export function computeTime(model: Pick<ModelDef, 'optimizer'>, cost: ModelCost,
  * Unidirectional bytes/s one GPU can push over its node's link for a ring of `gpusPerNode`, at
  * `efficiency` of the link (default: the calibrated data-parallel figure).
  */
-export function intraNodeBandwidth(gpu: GpuSpec, gpusPerNode: number, eff: Efficiency, efficiency = eff.linkEfficiency): number {
+export function intraNodeBandwidth(
+  gpu: GpuSpec,
+  gpusPerNode: number,
+  eff: Efficiency,
+  efficiency = eff.linkEfficiency,
+): number {
   // No figure: the PCIe link every card has. A 2-way bridge connects pairs only, so a larger ring crosses PCIe.
   let bidir = gpu.intraNodeBwGbpsBidir || pcieBandwidth(gpu.intraNodeLink);
-  if (!gpu.hasNvlinkFabric && gpusPerNode > 2 && /bridge/i.test(gpu.intraNodeLink)) bidir = pcieBandwidth(gpu.intraNodeLink);
+  if (!gpu.hasNvlinkFabric && gpusPerNode > 2 && /bridge/i.test(gpu.intraNodeLink))
+    bidir = pcieBandwidth(gpu.intraNodeLink);
   return (bidir / 2) * 1e9 * efficiency;
 }
 
 /** Gradient all-reduce: total time and the part not hidden behind backward, ms. */
-export function communicationTime(gradientBytes: number, backwardMs: number, gpu: GpuSpec, exec: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps'>, eff: Efficiency = defaultEfficiency()): { totalMs: number; exposedMs: number } {
-  const g = exec.gpusPerNode, N = exec.nodes;
+export function communicationTime(
+  gradientBytes: number,
+  backwardMs: number,
+  gpu: GpuSpec,
+  exec: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps'>,
+  eff: Efficiency = defaultEfficiency(),
+): { totalMs: number; exposedMs: number } {
+  const g = exec.gpusPerNode,
+    N = exec.nodes;
   if (g * N <= 1 || gradientBytes <= 0) return { totalMs: 0, exposedMs: 0 };
   const buckets = Math.max(1, Math.ceil(gradientBytes / (eff.bucketMb * 1e6)));
   let seconds = 0;
-  if (g > 1) seconds += ((2 * (g - 1)) / g) * gradientBytes / intraNodeBandwidth(gpu, g, eff) + buckets * 2 * (g - 1) * eff.allReduceLatencyUs * 1e-6;
+  if (g > 1)
+    seconds +=
+      (((2 * (g - 1)) / g) * gradientBytes) / intraNodeBandwidth(gpu, g, eff) +
+      buckets * 2 * (g - 1) * eff.allReduceLatencyUs * 1e-6;
   if (N > 1) {
     // Hierarchical: reduce-scatter inside the node, all-reduce of each GPU's shard across nodes over
     // the node's NICs (shared by its g GPUs), all-gather inside the node.
     const net = (exec.interNodeGbps / 8) * 1e9 * eff.networkEfficiency;
-    seconds += ((2 * (N - 1)) / N) * gradientBytes / net + buckets * 2 * (N - 1) * eff.allReduceLatencyUs * 1e-6;
+    seconds +=
+      (((2 * (N - 1)) / N) * gradientBytes) / net + buckets * 2 * (N - 1) * eff.allReduceLatencyUs * 1e-6;
   }
   const totalMs = seconds * 1e3;
   const lastBucketMs = totalMs / buckets;
@@ -311,7 +407,8 @@ export function communicationTime(gradientBytes: number, backwardMs: number, gpu
 }
 
 /** The part of a bucketed collective of `bytes` taking `ms` that no compute can hide: its last bucket. */
-const lastBucketMs = (ms: number, bytes: number, eff: Efficiency) => ms / Math.max(1, Math.ceil(bytes / (eff.bucketMb * 1e6)));
+const lastBucketMs = (ms: number, bytes: number, eff: Efficiency) =>
+  ms / Math.max(1, Math.ceil(bytes / (eff.bucketMb * 1e6)));
 
 /** Communication a step adds beyond compute: all of it, the part not hidden, and (with parallelism) by kind. */
 export interface Communication {
@@ -331,23 +428,37 @@ export interface Communication {
  * node, and the min(GPUs per node, TP x PP) DP groups of a node share its network.
  */
 export function parallelCommunicationTime(
-  c: ComputeTime, gpu: GpuSpec, exec: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps' | 'gradAccumSteps' | 'parallelism'>, eff: Efficiency = defaultEfficiency(),
+  c: ComputeTime,
+  gpu: GpuSpec,
+  exec: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps' | 'gradAccumSteps' | 'parallelism'>,
+  eff: Efficiency = defaultEfficiency(),
 ): Communication {
   const par = exec.parallelism;
-  const t = par?.tensorParallel ?? 1, pp = par?.pipelineParallel ?? 1, z = par?.zeroStage ?? 0;
-  if (!par || (t === 1 && pp === 1 && z === 0)) return communicationTime(c.gradientBytes, c.backwardMs, gpu, exec, eff);
-  const g = exec.gpusPerNode, replica = t * pp;
+  const t = par?.tensorParallel ?? 1,
+    pp = par?.pipelineParallel ?? 1,
+    z = par?.zeroStage ?? 0;
+  if (!par || (t === 1 && pp === 1 && z === 0))
+    return communicationTime(c.gradientBytes, c.backwardMs, gpu, exec, eff);
+  const g = exec.gpusPerNode,
+    replica = t * pp;
   const dp = (g * exec.nodes) / replica;
   const perNode = Math.max(1, Math.floor(g / replica));
-  const dpLayout = { gpusPerNode: perNode, nodes: dp / perNode, interNodeGbps: exec.interNodeGbps / Math.min(g, replica) };
+  const dpLayout = {
+    gpusPerNode: perNode,
+    nodes: dp / perNode,
+    interNodeGbps: exec.interNodeGbps / Math.min(g, replica),
+  };
   const m = microBatchesOf(par, exec.gradAccumSteps);
-  const G = c.gradientBytes, W = c.weightBytes ?? 0;
-  let dpTotal = 0, dpExposed = 0;
+  const G = c.gradientBytes,
+    W = c.weightBytes ?? 0;
+  let dpTotal = 0,
+    dpExposed = 0;
   if (dp > 1 && z === 0) {
     ({ totalMs: dpTotal, exposedMs: dpExposed } = communicationTime(G, c.backwardMs, gpu, dpLayout, eff));
   } else if (dp > 1) {
     // A ring reduce-scatter or all-gather moves (n-1)/n of the data: half an all-reduce.
-    const rs = communicationTime(G, 0, gpu, dpLayout, eff).totalMs / 2, ag = communicationTime(W, 0, gpu, dpLayout, eff).totalMs / 2;
+    const rs = communicationTime(G, 0, gpu, dpLayout, eff).totalMs / 2,
+      ag = communicationTime(W, 0, gpu, dpLayout, eff).totalMs / 2;
     if (z <= 2) {
       // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters once per step, ZeRO-2 (DeepSpeed) every
       // micro-batch, both behind backward; the updated weights are all-gathered after the optimizer
@@ -359,7 +470,10 @@ export function parallelCommunicationTime(
       // ZeRO-3 / FSDP: every micro-batch gathers the weights before its forward and again before its
       // backward, and reduce-scatters its gradients; prefetching hides them behind the compute.
       dpTotal = m * (2 * ag + rs);
-      dpExposed = Math.max(lastBucketMs(ag, W, eff), dpTotal - eff.overlapFraction * (c.forwardMs + c.backwardMs));
+      dpExposed = Math.max(
+        lastBucketMs(ag, W, eff),
+        dpTotal - eff.overlapFraction * (c.forwardMs + c.backwardMs),
+      );
     }
   }
   // Pipeline: every micro-batch's activations cross each stage boundary forward and their gradients
@@ -367,12 +481,18 @@ export function parallelCommunicationTime(
   // while a replica fits in one; otherwise the boundary stage's TP ranks share the node's network.
   let ppTotal = 0;
   if (pp > 1) {
-    const link = replica <= g
-      ? intraNodeBandwidth(gpu, g, eff, eff.collectiveLinkEfficiency ?? 0.8)
-      : ((exec.interNodeGbps / 8) * 1e9 * eff.networkEfficiency) / t;
+    const link =
+      replica <= g
+        ? intraNodeBandwidth(gpu, g, eff, eff.collectiveLinkEfficiency ?? 0.8)
+        : ((exec.interNodeGbps / 8) * 1e9 * eff.networkEfficiency) / t;
     ppTotal = (m + pp - 1) * 2 * 1e3 * ((c.stageBoundaryBytes ?? 0) / link + eff.allReduceLatencyUs * 1e-6);
   }
-  return { totalMs: dpTotal + ppTotal, exposedMs: dpExposed + ppTotal, dataParallelMs: dpTotal, pipelineMs: ppTotal };
+  return {
+    totalMs: dpTotal + ppTotal,
+    exposedMs: dpExposed + ppTotal,
+    dataParallelMs: dpTotal,
+    pipelineMs: ppTotal,
+  };
 }
 
 export interface StepTime {
@@ -385,7 +505,17 @@ export interface StepTime {
 
 /** The step time: every compute term plus the communication not hidden behind compute. */
 export function stepMs(c: ComputeTime, comm: Pick<Communication, 'exposedMs'>): number {
-  return c.forwardMs + c.backwardMs + c.optimizerMs + c.mixedPrecisionMs + comm.exposedMs + c.overheadMs + (c.recomputeMs ?? 0) + (c.tensorParallelMs ?? 0) + (c.pipelineBubbleMs ?? 0);
+  return (
+    c.forwardMs +
+    c.backwardMs +
+    c.optimizerMs +
+    c.mixedPrecisionMs +
+    comm.exposedMs +
+    c.overheadMs +
+    (c.recomputeMs ?? 0) +
+    (c.tensorParallelMs ?? 0) +
+    (c.pipelineBubbleMs ?? 0)
+  );
 }
 
 /** Every part of a breakdown times k: a learned correction scales the whole step, keeping the analytical proportions. */
@@ -394,8 +524,16 @@ export function scaleBreakdown(b: Breakdown, k: number): Breakdown {
 }
 
 /** Puts the compute part and the communication part of a step together. */
-export function combine(c: ComputeTime, comm: Communication, exec: Pick<Execution, 'batchSizePerGpu' | 'gradAccumSteps' | 'gpusPerNode' | 'nodes'> & { parallelism?: Parallelism }): StepTime {
-  const tp = c.tensorParallelMs ?? 0, recompute = c.recomputeMs ?? 0, bubble = c.pipelineBubbleMs ?? 0;
+export function combine(
+  c: ComputeTime,
+  comm: Communication,
+  exec: Pick<Execution, 'batchSizePerGpu' | 'gradAccumSteps' | 'gpusPerNode' | 'nodes'> & {
+    parallelism?: Parallelism;
+  },
+): StepTime {
+  const tp = c.tensorParallelMs ?? 0,
+    recompute = c.recomputeMs ?? 0,
+    bubble = c.pipelineBubbleMs ?? 0;
   const breakdown: Breakdown = {
     forwardMs: c.forwardMs,
     backwardMs: c.backwardMs,
@@ -413,13 +551,21 @@ export function combine(c: ComputeTime, comm: Communication, exec: Pick<Executio
   const stepTimeMs = stepMs(c, comm);
   const p = exec.parallelism;
   const globalBatch = p
-    ? exec.batchSizePerGpu * exec.gradAccumSteps * ((exec.gpusPerNode * exec.nodes) / (p.tensorParallel * p.pipelineParallel))
+    ? exec.batchSizePerGpu *
+      exec.gradAccumSteps *
+      ((exec.gpusPerNode * exec.nodes) / (p.tensorParallel * p.pipelineParallel))
     : exec.batchSizePerGpu * exec.gradAccumSteps * exec.gpusPerNode * exec.nodes;
   return { stepTimeMs, breakdown, globalBatch, dominantMath: c.dominantMath };
 }
 
 /** One step, end to end. */
-export function stepTime(model: Pick<ModelDef, 'optimizer'>, cost: ModelCost, gpu: GpuSpec, exec: Execution, eff: Efficiency = defaultEfficiency()): StepTime {
+export function stepTime(
+  model: Pick<ModelDef, 'optimizer'>,
+  cost: ModelCost,
+  gpu: GpuSpec,
+  exec: Execution,
+  eff: Efficiency = defaultEfficiency(),
+): StepTime {
   const c = computeTime(model, cost, gpu, exec, eff);
   return combine(c, parallelCommunicationTime(c, gpu, exec, eff), exec);
 }

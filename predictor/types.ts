@@ -3,7 +3,16 @@
 // pure function of the three. Nothing here knows about GraphQL.
 
 /** Training precision modes, as the measurements and the frameworks name them. */
-export const PRECISIONS = ['FP32', 'TF32', 'AMP_FP16', 'AMP_BF16', 'FP16', 'FP16_PURE', 'BF16', 'FP8'] as const;
+export const PRECISIONS = [
+  'FP32',
+  'TF32',
+  'AMP_FP16',
+  'AMP_BF16',
+  'FP16',
+  'FP16_PURE',
+  'BF16',
+  'FP8',
+] as const;
 export type Precision = (typeof PRECISIONS)[number];
 
 /** The arithmetic a kernel actually runs in (what the GPU datasheet quotes a peak for). */
@@ -14,8 +23,18 @@ export type MathMode = (typeof MATH_MODES)[number];
 export type DType = 'fp32' | 'fp16' | 'bf16' | 'fp8';
 
 export type Generation =
-  | 'pascal' | 'volta' | 'turing' | 'ampere' | 'ada' | 'hopper' | 'blackwell'
-  | 'cdna' | 'cdna2' | 'cdna3' | 'tpu' | 'unknown';
+  | 'pascal'
+  | 'volta'
+  | 'turing'
+  | 'ampere'
+  | 'ada'
+  | 'hopper'
+  | 'blackwell'
+  | 'cdna'
+  | 'cdna2'
+  | 'cdna3'
+  | 'tpu'
+  | 'unknown';
 
 /** One accelerator of the catalog (seeds/gpus.csv). `null` = no source gave the figure. */
 export interface GpuSpec {
@@ -61,21 +80,96 @@ export interface GpuSpec {
  * transformer blocks) without listing it 12 times.
  */
 export type Layer =
-  | { type: 'conv2d'; name?: string; inC: number; outC: number; kernel: number | [number, number]; stride?: number; padding?: number | [number, number]; groups?: number; inH: number; inW: number; bias?: boolean; count?: number }
-  | { type: 'conv1d'; name?: string; inC: number; outC: number; kernel: number; stride?: number; padding?: number; dilation?: number; groups?: number; inL: number; bias?: boolean; count?: number }
+  | {
+      type: 'conv2d';
+      name?: string;
+      inC: number;
+      outC: number;
+      kernel: number | [number, number];
+      stride?: number;
+      padding?: number | [number, number];
+      groups?: number;
+      inH: number;
+      inW: number;
+      bias?: boolean;
+      count?: number;
+    }
+  | {
+      type: 'conv1d';
+      name?: string;
+      inC: number;
+      outC: number;
+      kernel: number;
+      stride?: number;
+      padding?: number;
+      dilation?: number;
+      groups?: number;
+      inL: number;
+      bias?: boolean;
+      count?: number;
+    }
   /** `tied`: the weight matrix is another layer's (e.g. GPT-2's output head reuses the token embedding), so it adds no parameters. */
-  | { type: 'linear'; name?: string; inFeatures: number; outFeatures: number; tokens?: number; bias?: boolean; tied?: boolean; count?: number }
+  | {
+      type: 'linear';
+      name?: string;
+      inFeatures: number;
+      outFeatures: number;
+      tokens?: number;
+      bias?: boolean;
+      tied?: boolean;
+      count?: number;
+    }
   /** Batched matmul without weights (attention scores / context): `batches` x (m x k) @ (k x n). */
   | { type: 'matmul'; name?: string; m: number; n: number; k: number; batches?: number; count?: number }
   | { type: 'embedding'; name?: string; vocab: number; dim: number; tokens: number; count?: number }
-  | { type: 'norm'; name?: string; kind: 'batchnorm' | 'layernorm' | 'rmsnorm' | 'groupnorm'; channels: number; elements: number; count?: number }
-  | { type: 'activation'; name?: string; kind: 'relu' | 'gelu' | 'silu' | 'sigmoid' | 'tanh' | 'swish'; elements: number; count?: number }
+  | {
+      type: 'norm';
+      name?: string;
+      kind: 'batchnorm' | 'layernorm' | 'rmsnorm' | 'groupnorm';
+      channels: number;
+      elements: number;
+      count?: number;
+    }
+  | {
+      type: 'activation';
+      name?: string;
+      kind: 'relu' | 'gelu' | 'silu' | 'sigmoid' | 'tanh' | 'swish';
+      elements: number;
+      count?: number;
+    }
   /** Elementwise arithmetic: residual add, scaling, gating multiply, dropout. */
-  | { type: 'elementwise'; name?: string; kind: 'add' | 'mul' | 'dropout' | 'scale'; elements: number; inputs?: number; count?: number }
+  | {
+      type: 'elementwise';
+      name?: string;
+      kind: 'add' | 'mul' | 'dropout' | 'scale';
+      elements: number;
+      inputs?: number;
+      count?: number;
+    }
   | { type: 'softmax'; name?: string; elements: number; count?: number }
-  | { type: 'pool'; name?: string; kind: 'max' | 'avg' | 'global_avg'; channels: number; inH: number; inW: number; kernel: number; stride: number; padding?: number; count?: number }
+  | {
+      type: 'pool';
+      name?: string;
+      kind: 'max' | 'avg' | 'global_avg';
+      channels: number;
+      inH: number;
+      inW: number;
+      kernel: number;
+      stride: number;
+      padding?: number;
+      count?: number;
+    }
   /** Recurrent layer over `steps` time steps (LSTM: 4 gates, GRU: 3). */
-  | { type: 'rnn'; name?: string; cell: 'lstm' | 'gru'; inputSize: number; hiddenSize: number; steps: number; bidirectional?: boolean; count?: number }
+  | {
+      type: 'rnn';
+      name?: string;
+      cell: 'lstm' | 'gru';
+      inputSize: number;
+      hiddenSize: number;
+      steps: number;
+      bidirectional?: boolean;
+      count?: number;
+    }
   /** The loss (cross-entropy, MSE, ...) over `elements` logits/outputs. */
   | { type: 'loss'; name?: string; elements: number; count?: number };
 

@@ -11,11 +11,17 @@ export class LruCache<V> {
   private weight = 0;
   hits = 0;
   misses = 0;
-  constructor(private readonly maxEntries: () => number, private readonly maxWeight: () => number) {}
+  constructor(
+    private readonly maxEntries: () => number,
+    private readonly maxWeight: () => number,
+  ) {}
 
   get(key: string): V | undefined {
     const e = this.map.get(key);
-    if (!e) { this.misses++; return undefined; }
+    if (!e) {
+      this.misses++;
+      return undefined;
+    }
     this.map.delete(key);
     this.map.set(key, e); // most recently used last
     this.hits++;
@@ -23,10 +29,14 @@ export class LruCache<V> {
   }
 
   set(key: string, value: V, weight = 1): void {
-    const maxEntries = this.maxEntries(), maxWeight = this.maxWeight();
+    const maxEntries = this.maxEntries(),
+      maxWeight = this.maxWeight();
     if (maxEntries <= 0 || weight > maxWeight) return;
     const old = this.map.get(key);
-    if (old) { this.weight -= old.weight; this.map.delete(key); }
+    if (old) {
+      this.weight -= old.weight;
+      this.map.delete(key);
+    }
     this.map.set(key, { value, weight });
     this.weight += weight;
     for (const [k, e] of this.map) {
@@ -36,18 +46,36 @@ export class LruCache<V> {
     }
   }
 
-  clear(): void { this.map.clear(); this.weight = 0; this.hits = 0; this.misses = 0; }
-  get size(): number { return this.map.size; }
-  stats() { return { entries: this.map.size, plans: this.weight, hits: this.hits, misses: this.misses }; }
+  clear(): void {
+    this.map.clear();
+    this.weight = 0;
+    this.hits = 0;
+    this.misses = 0;
+  }
+  get size(): number {
+    return this.map.size;
+  }
+  stats() {
+    return { entries: this.map.size, plans: this.weight, hits: this.hits, misses: this.misses };
+  }
 }
 
 /** JSON with object keys sorted and undefined members left out: equal inputs give equal keys. */
 export function normalizedKey(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.keys(v as object).sort().filter((k) => (v as Record<string, unknown>)[k] !== undefined).map((k) => [k, (v as Record<string, unknown>)[k]]))
-      : v);
+      ? Object.fromEntries(
+          Object.keys(v as object)
+            .sort()
+            .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+            .map((k) => [k, (v as Record<string, unknown>)[k]]),
+        )
+      : v,
+  );
 }
 
 /** The recommend resolver's cache; sized by TRAINPLAN_CACHE_ENTRIES / TRAINPLAN_CACHE_PLANS. */
-export const recommendCache = new LruCache<Recommendation>(() => runtimeConfig().cacheEntries, () => runtimeConfig().cachePlans);
+export const recommendCache = new LruCache<Recommendation>(
+  () => runtimeConfig().cacheEntries,
+  () => runtimeConfig().cachePlans,
+);

@@ -37,8 +37,16 @@ export function postSearchMsPerCandidate(learned: boolean): number {
  * included, so the estimate errs on the safe side). Searches that kept fewer than 10,000
  * candidates are ignored: their fixed costs would inflate the estimate.
  */
-export function observeSearch(learned: boolean, elapsedMs: number, r: { feasible: number; rejected: { reason: string; count: number }[] }): void {
-  const kept = r.feasible + r.rejected.filter((x) => x.reason === 'MISSES_DEADLINE' || x.reason === 'OVER_BUDGET').reduce((a, x) => a + x.count, 0);
+export function observeSearch(
+  learned: boolean,
+  elapsedMs: number,
+  r: { feasible: number; rejected: { reason: string; count: number }[] },
+): void {
+  const kept =
+    r.feasible +
+    r.rejected
+      .filter((x) => x.reason === 'MISSES_DEADLINE' || x.reason === 'OVER_BUDGET')
+      .reduce((a, x) => a + x.count, 0);
   if (kept < 10_000 || !(elapsedMs > 0)) return;
   const k = learned ? 'learned' : 'analytical';
   const x = elapsedMs / kept;

@@ -9,8 +9,15 @@ import type { SolveOptions } from '../optimizer/milp/solver.js';
 import { PRECISIONS, type GpuSpec, type Precision } from '../predictor/types.js';
 import { defaultInterNodeGbps, loadGpus } from '../seeds/catalog.js';
 import {
-  FederatedInput, FederatedPlan, FleetInput, FleetPlan, ProcurementInput, ProcurementPlan,
-  type BlockerEnum, type FleetObjectiveEnum, type SolveStatusEnum,
+  FederatedInput,
+  FederatedPlan,
+  FleetInput,
+  FleetPlan,
+  ProcurementInput,
+  ProcurementPlan,
+  type BlockerEnum,
+  type FleetObjectiveEnum,
+  type SolveStatusEnum,
 } from '../schema/coupled.js';
 import type { PriceInput, WorkloadInput } from '../schema/inputs.js';
 import { gpuById, modelById } from './lookup.js';
@@ -34,31 +41,62 @@ export const COUPLED_LIMITS = {
 const unique = <T>(xs: T[]) => [...new Set(xs)];
 
 /** A non-empty list of unique ids; `key` names the id inside each entry (jobs[3].id) or nothing (onDemandGpus[3]). */
-function ids(field: string, list: string[] | undefined | null, max: number, key?: string): string[] | undefined {
+function ids(
+  field: string,
+  list: string[] | undefined | null,
+  max: number,
+  key?: string,
+): string[] | undefined {
   const l = nonEmpty(field, list, max);
   if (!l) return undefined;
   const at = (i: number) => (key ? `${field}[${i}].${key}` : `${field}[${i}]`);
   const seen = new Set<string>();
   l.forEach((id, i) => {
-    if (!id.trim() || id.length > 200) throw badInput(at(i), 'must be a non-empty id of at most 200 characters');
+    if (!id.trim() || id.length > 200)
+      throw badInput(at(i), 'must be a non-empty id of at most 200 characters');
     if (seen.has(id)) throw badInput(at(i), `duplicate id "${id.slice(0, 80)}"; ids must be unique`);
     seen.add(id);
   });
   return l;
 }
 
-function searchSpace(input: { precisions?: Precision[]; gpusPerNode?: number[]; maxNodes: number; interNodeGbps?: number; fp32UsesTf32: boolean; timeLimitSeconds: number; solver: string; mipRelGap: number }) {
+function searchSpace(input: {
+  precisions?: Precision[];
+  gpusPerNode?: number[];
+  maxNodes: number;
+  interNodeGbps?: number;
+  fp32UsesTf32: boolean;
+  timeLimitSeconds: number;
+  solver: string;
+  mipRelGap: number;
+}) {
   const precisions = unique(nonEmpty('precisions', input.precisions, PRECISIONS.length) ?? [...PRECISIONS]);
   const gpusPerNode = unique(nonEmpty('gpusPerNode', input.gpusPerNode, LIMITS.gpusPerNode) ?? [1, 2, 4, 8]);
   gpusPerNode.forEach((g, i) => integer(`gpusPerNode[${i}]`, g, 1, LIMITS.gpusPerNode));
   const maxNodes = integer('maxNodes', input.maxNodes, 1, COUPLED_LIMITS.maxNodes);
-  const net = input.interNodeGbps == null ? undefined : finiteNumber('interNodeGbps', input.interNodeGbps, 0, LIMITS.gbps, { exclusiveMin: true });
+  const net =
+    input.interNodeGbps == null
+      ? undefined
+      : finiteNumber('interNodeGbps', input.interNodeGbps, 0, LIMITS.gbps, { exclusiveMin: true });
   const solve: SolveOptions = {
-    timeLimitSeconds: finiteNumber('timeLimitSeconds', input.timeLimitSeconds, 0, COUPLED_LIMITS.timeLimitSeconds, { exclusiveMin: true }),
+    timeLimitSeconds: finiteNumber(
+      'timeLimitSeconds',
+      input.timeLimitSeconds,
+      0,
+      COUPLED_LIMITS.timeLimitSeconds,
+      { exclusiveMin: true },
+    ),
     solver: input.solver as SolveOptions['solver'],
     mipRelGap: finiteNumber('mipRelGap', input.mipRelGap, 0, 0.1),
   };
-  return { precisions, gpusPerNode, maxNodes, interNodeGbps: (g: GpuSpec) => net ?? defaultInterNodeGbps(g.id), fp32UsesTf32: input.fp32UsesTf32, solve };
+  return {
+    precisions,
+    gpusPerNode,
+    maxNodes,
+    interNodeGbps: (g: GpuSpec) => net ?? defaultInterNodeGbps(g.id),
+    fp32UsesTf32: input.fp32UsesTf32,
+    solve,
+  };
 }
 
 /** A job's workload, errors naming the job (jobs[2].workload.model). */
@@ -85,54 +123,118 @@ function batchList(field: string, list: number[] | undefined | null): number[] |
 }
 
 function guardSize(field: string, evaluations: number, narrow: string) {
-  if (evaluations > COUPLED_LIMITS.evaluations) throw badInput(field, `the request would evaluate about ${evaluations.toExponential(2)} configurations, more than the limit of ${COUPLED_LIMITS.evaluations.toExponential(0)}: ${narrow}`);
+  if (evaluations > COUPLED_LIMITS.evaluations)
+    throw badInput(
+      field,
+      `the request would evaluate about ${evaluations.toExponential(2)} configurations, more than the limit of ${COUPLED_LIMITS.evaluations.toExponential(0)}: ${narrow}`,
+    );
 }
 
-const sizeView = (s: { candidates?: number; keptCandidates?: number; options?: number; keptOptions?: number; variables: number; integers: number; constraints: number; nonzeros: number }) => ({
-  candidates: s.candidates ?? s.options ?? 0, keptCandidates: s.keptCandidates ?? s.keptOptions ?? 0,
-  variables: s.variables, integers: s.integers, constraints: s.constraints, nonzeros: s.nonzeros,
+const sizeView = (s: {
+  candidates?: number;
+  keptCandidates?: number;
+  options?: number;
+  keptOptions?: number;
+  variables: number;
+  integers: number;
+  constraints: number;
+  nonzeros: number;
+}) => ({
+  candidates: s.candidates ?? s.options ?? 0,
+  keptCandidates: s.keptCandidates ?? s.keptOptions ?? 0,
+  variables: s.variables,
+  integers: s.integers,
+  constraints: s.constraints,
+  nonzeros: s.nonzeros,
 });
 
 @Resolver()
 export class CoupledResolver {
-  @Query(() => FleetPlan, { description: 'One configuration per job so that the jobs, running at the same time, never use more GPUs of a type than the inventory holds, every deadline is met, and total cost or the longest job is minimal. A mixed-integer program, solved and verified.' })
+  @Query(() => FleetPlan, {
+    description:
+      'One configuration per job so that the jobs, running at the same time, never use more GPUs of a type than the inventory holds, every deadline is met, and total cost or the longest job is minimal. A mixed-integer program, solved and verified.',
+  })
   async planFleet(@Arg('input', () => FleetInput) input: FleetInput): Promise<FleetPlan> {
     const space = searchSpace(input);
-    if (!ids('jobs', input.jobs.map((j) => j.id), COUPLED_LIMITS.jobs, 'id')) throw badInput('jobs', 'must list at least one job');
+    if (
+      !ids(
+        'jobs',
+        input.jobs.map((j) => j.id),
+        COUPLED_LIMITS.jobs,
+        'id',
+      )
+    )
+      throw badInput('jobs', 'must list at least one job');
     const jobs: FleetJob[] = input.jobs.map((j, i) => {
       const w = workloadAt(`jobs[${i}].workload`, j.workload);
       return {
-        id: j.id, model: w.model, samples: w.samples,
-        deadlineHours: finiteNumber(`jobs[${i}].deadlineHours`, j.deadlineHours, 0, LIMITS.hours, { exclusiveMin: true }),
+        id: j.id,
+        model: w.model,
+        samples: w.samples,
+        deadlineHours: finiteNumber(`jobs[${i}].deadlineHours`, j.deadlineHours, 0, LIMITS.hours, {
+          exclusiveMin: true,
+        }),
         priority: finiteNumber(`jobs[${i}].priority`, j.priority, 0, 1e6, { exclusiveMin: true }),
         batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
       };
     });
-    if ((input.inventory ?? []).length > LIMITS.listLength) throw badInput('inventory', `lists at most ${LIMITS.listLength} entries (got ${input.inventory.length})`);
+    if ((input.inventory ?? []).length > LIMITS.listLength)
+      throw badInput(
+        'inventory',
+        `lists at most ${LIMITS.listLength} entries (got ${input.inventory.length})`,
+      );
     const seen = new Set<string>();
     const inventory: InventoryItem[] = (input.inventory ?? []).map((it, i) => {
       const gpu = gpuById(`inventory[${i}].gpu`, it.gpu);
-      if (seen.has(gpu.id)) throw badInput(`inventory[${i}].gpu`, `${gpu.id} is listed twice; give one entry per GPU type`);
+      if (seen.has(gpu.id))
+        throw badInput(`inventory[${i}].gpu`, `${gpu.id} is listed twice; give one entry per GPU type`);
       seen.add(gpu.id);
       return {
-        gpu, count: integer(`inventory[${i}].count`, it.count, 0, LIMITS.nodes * LIMITS.gpusPerNode),
-        priceUsdPerGpuHour: it.usdPerGpuHour == null ? undefined : finiteNumber(`inventory[${i}].usdPerGpuHour`, it.usdPerGpuHour, 0, LIMITS.price),
+        gpu,
+        count: integer(`inventory[${i}].count`, it.count, 0, LIMITS.nodes * LIMITS.gpusPerNode),
+        priceUsdPerGpuHour:
+          it.usdPerGpuHour == null
+            ? undefined
+            : finiteNumber(`inventory[${i}].usdPerGpuHour`, it.usdPerGpuHour, 0, LIMITS.price),
       };
     });
     const onDemandIds = ids('onDemandGpus', input.onDemandGpus, LIMITS.listLength);
-    const onDemandGpus = onDemandIds ? onDemandIds.map((id, i) => gpuById(`onDemandGpus[${i}]`, id)) : loadGpus();
-    if (!input.allowOnDemand && inventory.every((it) => it.count === 0)) throw badInput('inventory', 'holds no GPU and allowOnDemand is off: list GPUs with a count, or allow on-demand rental');
+    const onDemandGpus = onDemandIds
+      ? onDemandIds.map((id, i) => gpuById(`onDemandGpus[${i}]`, id))
+      : loadGpus();
+    if (!input.allowOnDemand && inventory.every((it) => it.count === 0))
+      throw badInput(
+        'inventory',
+        'holds no GPU and allowOnDemand is off: list GPUs with a count, or allow on-demand rental',
+      );
     const types = inventory.length + (input.allowOnDemand ? onDemandGpus.length : 0);
     const batches = jobs.reduce((s, j) => s + (j.batchSizes ?? j.model.batchSizes).length, 0);
-    guardSize('input', batches * types * space.precisions.length * space.gpusPerNode.length * space.maxNodes, 'narrow jobs, onDemandGpus, precisions, batch sizes, gpusPerNode or maxNodes');
+    guardSize(
+      'input',
+      batches * types * space.precisions.length * space.gpusPerNode.length * space.maxNodes,
+      'narrow jobs, onDemandGpus, precisions, batch sizes, gpusPerNode or maxNodes',
+    );
     try {
       const p = await planFleet({
-        jobs, inventory, allowOnDemand: input.allowOnDemand, onDemandGpus, prices: priceMap('prices', input.prices),
-        objective: input.objective, allowUnplaced: input.allowUnplaced, precisions: space.precisions, gpusPerNodeChoices: space.gpusPerNode,
-        maxNodes: space.maxNodes, interNodeGbps: space.interNodeGbps, fp32UsesTf32: space.fp32UsesTf32, solve: space.solve,
+        jobs,
+        inventory,
+        allowOnDemand: input.allowOnDemand,
+        onDemandGpus,
+        prices: priceMap('prices', input.prices),
+        objective: input.objective,
+        allowUnplaced: input.allowUnplaced,
+        precisions: space.precisions,
+        gpusPerNodeChoices: space.gpusPerNode,
+        maxNodes: space.maxNodes,
+        interNodeGbps: space.interNodeGbps,
+        fp32UsesTf32: space.fp32UsesTf32,
+        solve: space.solve,
       });
       return {
-        ...p, status: p.status as SolveStatusEnum, objective: p.objective as FleetObjectiveEnum, modelSize: sizeView(p.stats),
+        ...p,
+        status: p.status as SolveStatusEnum,
+        objective: p.objective as FleetObjectiveEnum,
+        modelSize: sizeView(p.stats),
         assignments: p.assignments.map((a) => ({ ...a, gpu: gpuView(a.gpu), totalGpus: a.gpus })),
         gpuUsage: p.gpuUsage.map((u) => ({ ...u, gpu: gpuView(u.gpu) })),
         unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
@@ -142,67 +244,151 @@ export class CoupledResolver {
     }
   }
 
-  @Query(() => ProcurementPlan, { description: 'How many GPUs of each type to buy, and which runs of a recurring portfolio go to owned and which to rented GPUs, for the least total cost of ownership over a horizon; with the cost split and the buy-versus-rent break-even per GPU type.' })
-  async planProcurement(@Arg('input', () => ProcurementInput) input: ProcurementInput): Promise<ProcurementPlan> {
+  @Query(() => ProcurementPlan, {
+    description:
+      'How many GPUs of each type to buy, and which runs of a recurring portfolio go to owned and which to rented GPUs, for the least total cost of ownership over a horizon; with the cost split and the buy-versus-rent break-even per GPU type.',
+  })
+  async planProcurement(
+    @Arg('input', () => ProcurementInput) input: ProcurementInput,
+  ): Promise<ProcurementPlan> {
     const space = searchSpace(input);
     const H = integer('horizonMonths', input.horizonMonths, 1, COUPLED_LIMITS.months);
     const hoursPerMonth = finiteNumber('hoursPerMonth', input.hoursPerMonth, 0, 744, { exclusiveMin: true });
-    if (!ids('jobs', input.jobs.map((j) => j.id), COUPLED_LIMITS.jobs, 'id')) throw badInput('jobs', 'must list at least one job');
+    if (
+      !ids(
+        'jobs',
+        input.jobs.map((j) => j.id),
+        COUPLED_LIMITS.jobs,
+        'id',
+      )
+    )
+      throw badInput('jobs', 'must list at least one job');
     const jobs: ProcurementJob[] = input.jobs.map((j, i) => {
       const w = workloadAt(`jobs[${i}].workload`, j.workload);
       let runsByMonth: number[];
       if (j.runsByMonth != null) {
-        if (j.runsByMonth.length !== H) throw badInput(`jobs[${i}].runsByMonth`, `must list one entry per month of the horizon (${H}; got ${j.runsByMonth.length})`);
-        runsByMonth = j.runsByMonth.map((x, m) => integer(`jobs[${i}].runsByMonth[${m}]`, x, 0, COUPLED_LIMITS.runsPerMonth));
-      } else runsByMonth = new Array<number>(H).fill(integer(`jobs[${i}].runsPerMonth`, j.runsPerMonth, 0, COUPLED_LIMITS.runsPerMonth));
+        if (j.runsByMonth.length !== H)
+          throw badInput(
+            `jobs[${i}].runsByMonth`,
+            `must list one entry per month of the horizon (${H}; got ${j.runsByMonth.length})`,
+          );
+        runsByMonth = j.runsByMonth.map((x, m) =>
+          integer(`jobs[${i}].runsByMonth[${m}]`, x, 0, COUPLED_LIMITS.runsPerMonth),
+        );
+      } else
+        runsByMonth = new Array<number>(H).fill(
+          integer(`jobs[${i}].runsPerMonth`, j.runsPerMonth, 0, COUPLED_LIMITS.runsPerMonth),
+        );
       return {
-        id: j.id, model: w.model, samples: w.samples, runsByMonth,
-        deadlineHours: j.deadlineHours == null ? hoursPerMonth : finiteNumber(`jobs[${i}].deadlineHours`, j.deadlineHours, 0, LIMITS.hours, { exclusiveMin: true }),
+        id: j.id,
+        model: w.model,
+        samples: w.samples,
+        runsByMonth,
+        deadlineHours:
+          j.deadlineHours == null
+            ? hoursPerMonth
+            : finiteNumber(`jobs[${i}].deadlineHours`, j.deadlineHours, 0, LIMITS.hours, {
+                exclusiveMin: true,
+              }),
         batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
       };
     });
     const prices = priceMap('prices', input.prices);
     if (!input.options?.length) throw badInput('options', 'must list at least one GPU type to buy or rent');
-    if (input.options.length > COUPLED_LIMITS.options) throw badInput('options', `lists at most ${COUPLED_LIMITS.options} entries (got ${input.options.length})`);
+    if (input.options.length > COUPLED_LIMITS.options)
+      throw badInput(
+        'options',
+        `lists at most ${COUPLED_LIMITS.options} entries (got ${input.options.length})`,
+      );
     const seen = new Set<string>();
     const options: GpuOption[] = input.options.map((o, i) => {
       const gpu = gpuById(`options[${i}].gpu`, o.gpu);
-      if (seen.has(gpu.id)) throw badInput(`options[${i}].gpu`, `${gpu.id} is listed twice; give one entry per GPU type`);
+      if (seen.has(gpu.id))
+        throw badInput(`options[${i}].gpu`, `${gpu.id} is listed twice; give one entry per GPU type`);
       seen.add(gpu.id);
       let rent: number | null = null;
       if (o.rent) {
-        rent = o.rentUsdPerGpuHour != null ? finiteNumber(`options[${i}].rentUsdPerGpuHour`, o.rentUsdPerGpuHour, 0, LIMITS.price, { exclusiveMin: true }) : prices[gpu.id] ?? gpu.priceUsdPerGpuHour;
-        if (rent === null) throw badInput(`options[${i}].rentUsdPerGpuHour`, `the catalog has no price for ${gpu.id}; give rentUsdPerGpuHour, or set rent: false`);
+        rent =
+          o.rentUsdPerGpuHour != null
+            ? finiteNumber(`options[${i}].rentUsdPerGpuHour`, o.rentUsdPerGpuHour, 0, LIMITS.price, {
+                exclusiveMin: true,
+              })
+            : (prices[gpu.id] ?? gpu.priceUsdPerGpuHour);
+        if (rent === null)
+          throw badInput(
+            `options[${i}].rentUsdPerGpuHour`,
+            `the catalog has no price for ${gpu.id}; give rentUsdPerGpuHour, or set rent: false`,
+          );
       }
       const b = o.buy;
       const f = `options[${i}].buy`;
-      const powerW = b == null ? null : b.powerW != null ? finiteNumber(`${f}.powerW`, b.powerW, 0, 1e5) : gpu.tdpW;
-      if (b != null && powerW === null) throw badInput(`${f}.powerW`, `the catalog has no TDP for ${gpu.id}; give powerW`);
-      if (b == null && !o.rent) throw badInput(`options[${i}]`, `${gpu.id} can be neither bought (no buy) nor rented (rent: false)`);
+      const powerW =
+        b == null ? null : b.powerW != null ? finiteNumber(`${f}.powerW`, b.powerW, 0, 1e5) : gpu.tdpW;
+      if (b != null && powerW === null)
+        throw badInput(`${f}.powerW`, `the catalog has no TDP for ${gpu.id}; give powerW`);
+      if (b == null && !o.rent)
+        throw badInput(`options[${i}]`, `${gpu.id} can be neither bought (no buy) nor rented (rent: false)`);
       return {
-        gpu, rentUsdPerGpuHour: rent,
-        buy: b == null ? null : {
-          usdPerGpu: finiteNumber(`${f}.usdPerGpu`, b.usdPerGpu, 0, 1e7),
-          lifetimeMonths: finiteNumber(`${f}.lifetimeMonths`, b.lifetimeMonths, 0, 600, { exclusiveMin: true }),
-          powerW: powerW!,
-          electricityUsdPerKwh: finiteNumber(`${f}.electricityUsdPerKwh`, b.electricityUsdPerKwh, 0, 100),
-          utilization: finiteNumber(`${f}.utilization`, b.utilization, 0, 1, { exclusiveMin: true }),
-          maxCount: b.maxCount == null ? undefined : integer(`${f}.maxCount`, b.maxCount, 0, 1e6),
-        },
+        gpu,
+        rentUsdPerGpuHour: rent,
+        buy:
+          b == null
+            ? null
+            : {
+                usdPerGpu: finiteNumber(`${f}.usdPerGpu`, b.usdPerGpu, 0, 1e7),
+                lifetimeMonths: finiteNumber(`${f}.lifetimeMonths`, b.lifetimeMonths, 0, 600, {
+                  exclusiveMin: true,
+                }),
+                powerW: powerW!,
+                electricityUsdPerKwh: finiteNumber(
+                  `${f}.electricityUsdPerKwh`,
+                  b.electricityUsdPerKwh,
+                  0,
+                  100,
+                ),
+                utilization: finiteNumber(`${f}.utilization`, b.utilization, 0, 1, { exclusiveMin: true }),
+                maxCount: b.maxCount == null ? undefined : integer(`${f}.maxCount`, b.maxCount, 0, 1e6),
+              },
       };
     });
     const batches = jobs.reduce((s, j) => s + (j.batchSizes ?? j.model.batchSizes).length, 0);
-    guardSize('input', batches * options.length * space.precisions.length * space.gpusPerNode.length * space.maxNodes, 'narrow jobs, options, precisions, batch sizes, gpusPerNode or maxNodes');
+    guardSize(
+      'input',
+      batches * options.length * space.precisions.length * space.gpusPerNode.length * space.maxNodes,
+      'narrow jobs, options, precisions, batch sizes, gpusPerNode or maxNodes',
+    );
     try {
       const p = await planProcurement({
-        jobs, horizonMonths: H, hoursPerMonth, options, precisions: space.precisions, gpusPerNodeChoices: space.gpusPerNode,
-        maxNodes: space.maxNodes, interNodeGbps: space.interNodeGbps, fp32UsesTf32: space.fp32UsesTf32, solve: space.solve,
+        jobs,
+        horizonMonths: H,
+        hoursPerMonth,
+        options,
+        precisions: space.precisions,
+        gpusPerNodeChoices: space.gpusPerNode,
+        maxNodes: space.maxNodes,
+        interNodeGbps: space.interNodeGbps,
+        fp32UsesTf32: space.fp32UsesTf32,
+        solve: space.solve,
       });
       return {
-        ...p, status: p.status as SolveStatusEnum, modelSize: sizeView(p.stats),
-        cost: p.totalUsd === null ? null : { capitalUsd: p.capitalUsd!, powerUsd: p.powerUsd!, rentalUsd: p.rentalUsd!, totalUsd: p.totalUsd, allRentUsd: p.allRentUsd },
+        ...p,
+        status: p.status as SolveStatusEnum,
+        modelSize: sizeView(p.stats),
+        cost:
+          p.totalUsd === null
+            ? null
+            : {
+                capitalUsd: p.capitalUsd!,
+                powerUsd: p.powerUsd!,
+                rentalUsd: p.rentalUsd!,
+                totalUsd: p.totalUsd,
+                allRentUsd: p.allRentUsd,
+              },
         purchases: p.purchases.map((x) => ({ ...x, gpu: gpuView(x.gpu) })),
-        allocations: p.allocations.map((a) => ({ ...a, config: { ...a.config, gpu: gpuView(a.config.gpu), totalGpus: a.config.gpus } })),
+        allocations: p.allocations.map((a) => ({
+          ...a,
+          config: { ...a.config, gpu: gpuView(a.config.gpu), totalGpus: a.config.gpus },
+        })),
         breakEven: p.breakEven.map((b) => ({ ...b, gpu: gpuView(b.gpu) })),
         unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
       };
@@ -211,48 +397,95 @@ export class CoupledResolver {
     }
   }
 
-  @Query(() => FederatedPlan, { description: "One federated-learning round: per client a batch size, precision and number of local steps so that the round's wall time (slowest client's download + compute + upload) is minimal, with at least minSamplesPerRound samples and every client within its memory and data." })
-  async planFederatedRound(@Arg('input', () => FederatedInput) input: FederatedInput): Promise<FederatedPlan> {
+  @Query(() => FederatedPlan, {
+    description:
+      "One federated-learning round: per client a batch size, precision and number of local steps so that the round's wall time (slowest client's download + compute + upload) is minimal, with at least minSamplesPerRound samples and every client within its memory and data.",
+  })
+  async planFederatedRound(
+    @Arg('input', () => FederatedInput) input: FederatedInput,
+  ): Promise<FederatedPlan> {
     const model = modelById('workload.model', input.workload.model);
-    const totalSamples = finiteNumber('workload.samples', input.workload.samples, 0, LIMITS.samples, { exclusiveMin: true });
+    const totalSamples = finiteNumber('workload.samples', input.workload.samples, 0, LIMITS.samples, {
+      exclusiveMin: true,
+    });
     const solve = searchSpace({ ...input, maxNodes: 1 }).solve;
     const precisions = unique(nonEmpty('precisions', input.precisions, PRECISIONS.length) ?? [...PRECISIONS]);
-    const batchSizes = batchList('batchSizes', input.batchSizes) ?? unique([8, 16, 32, 64, ...model.batchSizes]).sort((a, b) => a - b);
-    if (!ids('clients', input.clients.map((c) => c.id), COUPLED_LIMITS.clients, 'id')) throw badInput('clients', 'must list at least one client');
+    const batchSizes =
+      batchList('batchSizes', input.batchSizes) ??
+      unique([8, 16, 32, 64, ...model.batchSizes]).sort((a, b) => a - b);
+    if (
+      !ids(
+        'clients',
+        input.clients.map((c) => c.id),
+        COUPLED_LIMITS.clients,
+        'id',
+      )
+    )
+      throw badInput('clients', 'must list at least one client');
     const clients: FederatedClient[] = input.clients.map((c, i) => {
       const f = `clients[${i}]`;
-      if ((c.gpu == null) === (c.device == null)) throw badInput(`${f}.gpu`, 'give exactly one of gpu (a catalog id) and device (custom figures)');
+      if ((c.gpu == null) === (c.device == null))
+        throw badInput(`${f}.gpu`, 'give exactly one of gpu (a catalog id) and device (custom figures)');
       let gpu: GpuSpec;
       if (c.gpu != null) gpu = gpuById(`${f}.gpu`, c.gpu);
       else {
         const d = c.device!;
-        const peak = (m: 'tf32' | 'fp16' | 'bf16' | 'fp8') => (d.peakTflops[m] == null ? null : finiteNumber(`${f}.device.peakTflops.${m}`, d.peakTflops[m]!, 0, 1e5, { exclusiveMin: true }));
+        const peak = (m: 'tf32' | 'fp16' | 'bf16' | 'fp8') =>
+          d.peakTflops[m] == null
+            ? null
+            : finiteNumber(`${f}.device.peakTflops.${m}`, d.peakTflops[m]!, 0, 1e5, { exclusiveMin: true });
         gpu = customGpuSpec({
           name: d.name ?? `custom:${c.id}`,
-          peakTflops: { fp32: finiteNumber(`${f}.device.peakTflops.fp32`, d.peakTflops.fp32, 0, 1e5, { exclusiveMin: true }), tf32: peak('tf32'), fp16: peak('fp16'), bf16: peak('bf16'), fp8: peak('fp8') },
-          memoryBwGbps: finiteNumber(`${f}.device.memoryBwGbps`, d.memoryBwGbps, 0, 1e6, { exclusiveMin: true }),
+          peakTflops: {
+            fp32: finiteNumber(`${f}.device.peakTflops.fp32`, d.peakTflops.fp32, 0, 1e5, {
+              exclusiveMin: true,
+            }),
+            tf32: peak('tf32'),
+            fp16: peak('fp16'),
+            bf16: peak('bf16'),
+            fp8: peak('fp8'),
+          },
+          memoryBwGbps: finiteNumber(`${f}.device.memoryBwGbps`, d.memoryBwGbps, 0, 1e6, {
+            exclusiveMin: true,
+          }),
           memoryGb: finiteNumber(`${f}.device.memoryGb`, d.memoryGb, 0, 1e5, { exclusiveMin: true }),
         });
       }
       return {
-        id: c.id, gpu,
+        id: c.id,
+        gpu,
         samplesAvailable: finiteNumber(`${f}.samplesAvailable`, c.samplesAvailable, 0, LIMITS.samples),
         uplinkMbps: finiteNumber(`${f}.uplinkMbps`, c.uplinkMbps, 0, 1e7, { exclusiveMin: true }),
         downlinkMbps: finiteNumber(`${f}.downlinkMbps`, c.downlinkMbps, 0, 1e7, { exclusiveMin: true }),
       };
     });
-    guardSize('input', clients.length * precisions.length * batchSizes.length, 'narrow clients, precisions or batchSizes');
+    guardSize(
+      'input',
+      clients.length * precisions.length * batchSizes.length,
+      'narrow clients, precisions or batchSizes',
+    );
     try {
       const p = await planFederatedRound({
-        model, clients, totalSamples, precisions, batchSizes, solve,
-        minSamplesPerRound: finiteNumber('minSamplesPerRound', input.minSamplesPerRound, 0, LIMITS.samples, { exclusiveMin: true }),
+        model,
+        clients,
+        totalSamples,
+        precisions,
+        batchSizes,
+        solve,
+        minSamplesPerRound: finiteNumber('minSamplesPerRound', input.minSamplesPerRound, 0, LIMITS.samples, {
+          exclusiveMin: true,
+        }),
         allowDropout: input.allowDropout,
         maxLocalSteps: integer('maxLocalSteps', input.maxLocalSteps, 1, COUPLED_LIMITS.localSteps),
-        bytesPerParameter: finiteNumber('bytesPerParameter', input.bytesPerParameter, 0, 16, { exclusiveMin: true }),
+        bytesPerParameter: finiteNumber('bytesPerParameter', input.bytesPerParameter, 0, 16, {
+          exclusiveMin: true,
+        }),
         fp32UsesTf32: input.fp32UsesTf32,
       });
       return {
-        ...p, status: p.status as SolveStatusEnum, modelSize: sizeView(p.stats),
+        ...p,
+        status: p.status as SolveStatusEnum,
+        modelSize: sizeView(p.stats),
         clients: p.clients.map((c) => ({ ...c, memoryGbPerGpu: c.memoryGb })),
         infeasible: p.infeasible.map((x) => ({ ...x, reason: x.reason as BlockerEnum })),
       };

@@ -15,16 +15,26 @@ export function asGraphQLError(e: unknown): unknown {
 /** Large bounds read better as 1e+18 than as nineteen digits. */
 const fmt = (x: number) => (Number.isFinite(x) && Math.abs(x) >= 1e6 ? x.toExponential() : String(x));
 
-export function finiteNumber(field: string, v: number, min: number, max: number, opts: { exclusiveMin?: boolean } = {}): number {
+export function finiteNumber(
+  field: string,
+  v: number,
+  min: number,
+  max: number,
+  opts: { exclusiveMin?: boolean } = {},
+): number {
   const below = opts.exclusiveMin ? !(v > min) : !(v >= min);
   if (!Number.isFinite(v) || below || v > max) {
-    throw badInput(field, `must be a finite number ${opts.exclusiveMin ? '>' : '>='} ${fmt(min)} and <= ${fmt(max)} (got ${fmt(v)})`);
+    throw badInput(
+      field,
+      `must be a finite number ${opts.exclusiveMin ? '>' : '>='} ${fmt(min)} and <= ${fmt(max)} (got ${fmt(v)})`,
+    );
   }
   return v;
 }
 
 export function integer(field: string, v: number, min: number, max: number): number {
-  if (!Number.isInteger(v) || v < min || v > max) throw badInput(field, `must be an integer from ${fmt(min)} to ${fmt(max)} (got ${fmt(v)})`);
+  if (!Number.isInteger(v) || v < min || v > max)
+    throw badInput(field, `must be an integer from ${fmt(min)} to ${fmt(max)} (got ${fmt(v)})`);
   return v;
 }
 

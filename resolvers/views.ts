@@ -19,17 +19,37 @@ export function modelView(m: ModelDef): Model {
     byType.set(l.type, s);
   }
   return {
-    id: m.id, name: m.name, family: m.family, batchElement: m.batchElement, throughputUnit: m.throughputUnit,
-    unitsPerBatchElement: m.unitsPerBatchElement, seqLen: m.seqLen, imageSize: m.imageSize, optimizer: m.optimizer,
-    batchSizes: m.batchSizes, parameters: cost.parameters, forwardFlopsPerSample: cost.forwardFlops,
-    backwardFlopsPerSample: cost.backwardFlops, layerCount: cost.layers.reduce((n, l) => n + l.count, 0),
-    layersByType: [...byType.values()], source: m.source,
+    id: m.id,
+    name: m.name,
+    family: m.family,
+    batchElement: m.batchElement,
+    throughputUnit: m.throughputUnit,
+    unitsPerBatchElement: m.unitsPerBatchElement,
+    seqLen: m.seqLen,
+    imageSize: m.imageSize,
+    optimizer: m.optimizer,
+    batchSizes: m.batchSizes,
+    parameters: cost.parameters,
+    forwardFlopsPerSample: cost.forwardFlops,
+    backwardFlopsPerSample: cost.backwardFlops,
+    layerCount: cost.layers.reduce((n, l) => n + l.count, 0),
+    layersByType: [...byType.values()],
+    source: m.source,
   };
 }
 
 export function precisionViews(): PrecisionInfo[] {
   return PRECISIONS.map((p) => {
     const x = POLICIES[p];
-    return { id: p, description: x.description, matmulMath: x.math.matmul, weights: x.weights, gradients: x.gradients, masterWeights: x.masterWeights, lossScaling: x.lossScaling, optimizerState: x.optimizerState };
+    return {
+      id: p,
+      description: x.description,
+      matmulMath: x.math.matmul,
+      weights: x.weights,
+      gradients: x.gradients,
+      masterWeights: x.masterWeights,
+      lossScaling: x.lossScaling,
+      optimizerState: x.optimizerState,
+    };
   });
 }

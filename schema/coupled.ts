@@ -7,32 +7,57 @@ import type { Precision } from '../predictor/types.js';
 import { Gpu, PrecisionEnum } from './types.js';
 import { PriceInput, WorkloadInput } from './inputs.js';
 
-export enum FleetObjectiveEnum { COST = 'COST', MAKESPAN = 'MAKESPAN' }
-registerEnumType(FleetObjectiveEnum, { name: 'FleetObjective', description: 'COST: least total cost; MAKESPAN: the longest job as short as possible (ties broken by cost).' });
+export enum FleetObjectiveEnum {
+  COST = 'COST',
+  MAKESPAN = 'MAKESPAN',
+}
+registerEnumType(FleetObjectiveEnum, {
+  name: 'FleetObjective',
+  description:
+    'COST: least total cost; MAKESPAN: the longest job as short as possible (ties broken by cost).',
+});
 
-export enum SolveStatusEnum { OPTIMAL = 'OPTIMAL', FEASIBLE = 'FEASIBLE', INFEASIBLE = 'INFEASIBLE', TIME_LIMIT = 'TIME_LIMIT' }
+export enum SolveStatusEnum {
+  OPTIMAL = 'OPTIMAL',
+  FEASIBLE = 'FEASIBLE',
+  INFEASIBLE = 'INFEASIBLE',
+  TIME_LIMIT = 'TIME_LIMIT',
+}
 registerEnumType(SolveStatusEnum, {
   name: 'SolveStatus',
-  description: 'OPTIMAL: proven optimal; FEASIBLE: a verified plan, but the time limit stopped the solver before it proved optimality (see gap); INFEASIBLE: no plan meets every constraint (see the reasons); TIME_LIMIT: no plan found within the time limit, infeasibility not proven.',
+  description:
+    'OPTIMAL: proven optimal; FEASIBLE: a verified plan, but the time limit stopped the solver before it proved optimality (see gap); INFEASIBLE: no plan meets every constraint (see the reasons); TIME_LIMIT: no plan found within the time limit, infeasibility not proven.',
 });
 
-export enum SolverChoiceEnum { AUTO = 'AUTO', HIGHS = 'HIGHS', JAVASCRIPT_LP_SOLVER = 'JAVASCRIPT_LP_SOLVER' }
+export enum SolverChoiceEnum {
+  AUTO = 'AUTO',
+  HIGHS = 'HIGHS',
+  JAVASCRIPT_LP_SOLVER = 'JAVASCRIPT_LP_SOLVER',
+}
 registerEnumType(SolverChoiceEnum, {
   name: 'SolverChoice',
-  description: 'AUTO: javascript-lp-solver first on small fleet models, HiGHS otherwise; HIGHS: HiGHS only; JAVASCRIPT_LP_SOLVER: javascript-lp-solver first on any model. Whatever is chosen, an answer is used only after it is verified, and HiGHS answers when javascript-lp-solver cannot.',
+  description:
+    'AUTO: javascript-lp-solver first on small fleet models, HiGHS otherwise; HIGHS: HiGHS only; JAVASCRIPT_LP_SOLVER: javascript-lp-solver first on any model. Whatever is chosen, an answer is used only after it is verified, and HiGHS answers when javascript-lp-solver cannot.',
 });
 
-export enum BlockerEnum { DEADLINE = 'DEADLINE', MEMORY = 'MEMORY', INVENTORY = 'INVENTORY', SAMPLES = 'SAMPLES' }
+export enum BlockerEnum {
+  DEADLINE = 'DEADLINE',
+  MEMORY = 'MEMORY',
+  INVENTORY = 'INVENTORY',
+  SAMPLES = 'SAMPLES',
+}
 registerEnumType(BlockerEnum, {
   name: 'Blocker',
-  description: 'Why something cannot be planned. DEADLINE: even the fastest configuration within reach is too slow; MEMORY: nothing fits in GPU memory; INVENTORY: too few GPUs (or no usable GPU type) available, alone or together with the other jobs; SAMPLES: not enough data for the samples required.',
+  description:
+    'Why something cannot be planned. DEADLINE: even the fastest configuration within reach is too slow; MEMORY: nothing fits in GPU memory; INVENTORY: too few GPUs (or no usable GPU type) available, alone or together with the other jobs; SAMPLES: not enough data for the samples required.',
 });
 
 // ------------------------------------------------------------------ shared
 
 @ObjectType({ description: 'Size of the mixed-integer program that was solved.' })
 export class MipModelSize {
-  @Field(() => Int, { description: 'Candidate configurations (or options) the predictor produced.' }) candidates!: number;
+  @Field(() => Int, { description: 'Candidate configurations (or options) the predictor produced.' })
+  candidates!: number;
   @Field(() => Int, { description: 'Candidates left after pruning dominated ones.' }) keptCandidates!: number;
   @Field(() => Int) variables!: number;
   @Field(() => Int, { description: 'Integer and binary variables.' }) integers!: number;
@@ -41,65 +66,126 @@ export class MipModelSize {
 }
 
 /** What every mixed-integer answer reports about its solve; the three plans extend it. */
-@ObjectType({ description: 'What a mixed-integer solve reports (the plans extend it; not a query result on its own).' })
+@ObjectType({
+  description: 'What a mixed-integer solve reports (the plans extend it; not a query result on its own).',
+})
 export abstract class MipOutcome {
   @Field(() => SolveStatusEnum) status!: SolveStatusEnum;
-  @Field(() => Float, { nullable: true, description: 'Best proven bound on the objective.' }) bestBound!: number | null;
-  @Field(() => Float, { nullable: true, description: 'Relative gap between the objective and bestBound; 0 when optimal.' }) gap!: number | null;
-  @Field(() => String, { description: 'Which solver answered, and how (worker thread, in-thread fallback).' }) solver!: string;
+  @Field(() => Float, { nullable: true, description: 'Best proven bound on the objective.' }) bestBound!:
+    number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Relative gap between the objective and bestBound; 0 when optimal.',
+  })
+  gap!: number | null;
+  @Field(() => String, { description: 'Which solver answered, and how (worker thread, in-thread fallback).' })
+  solver!: string;
   @Field(() => Boolean) optimalityProven!: boolean;
-  @Field(() => Float, { description: 'Candidate generation, solving and verification, ms.' }) solveTimeMs!: number;
-  @Field(() => [String], { description: 'Solver fallbacks and anything else worth knowing.' }) notes!: string[];
+  @Field(() => Float, { description: 'Candidate generation, solving and verification, ms.' })
+  solveTimeMs!: number;
+  @Field(() => [String], { description: 'Solver fallbacks and anything else worth knowing.' })
+  notes!: string[];
   @Field(() => MipModelSize) modelSize!: MipModelSize;
 }
 
 // ------------------------------------------------------------------ fleet
 
 /** How the three MIP queries solve: every input extends it. */
-@InputType({ description: 'Solver settings shared by planFleet, planProcurement and planFederatedRound (not an input on its own).' })
+@InputType({
+  description:
+    'Solver settings shared by planFleet, planProcurement and planFederatedRound (not an input on its own).',
+})
 export abstract class SolveSettingsInput {
   @Field(() => Boolean, { defaultValue: true }) fp32UsesTf32!: boolean;
-  @Field(() => Float, { defaultValue: 10, description: 'Wall-clock limit for the solver, seconds (at most 60).' }) timeLimitSeconds!: number;
+  @Field(() => Float, {
+    defaultValue: 10,
+    description: 'Wall-clock limit for the solver, seconds (at most 60).',
+  })
+  timeLimitSeconds!: number;
   @Field(() => SolverChoiceEnum, { defaultValue: SolverChoiceEnum.AUTO }) solver!: SolverChoiceEnum;
-  @Field(() => Float, { defaultValue: 0, description: 'Relative gap at which HiGHS may stop and call a plan optimal: 0 (default) proves exact optima; e.g. 1e-6 ends large models sooner (status OPTIMAL, gap <= mipRelGap).' }) mipRelGap!: number;
+  @Field(() => Float, {
+    defaultValue: 0,
+    description:
+      'Relative gap at which HiGHS may stop and call a plan optimal: 0 (default) proves exact optima; e.g. 1e-6 ends large models sooner (status OPTIMAL, gap <= mipRelGap).',
+  })
+  mipRelGap!: number;
 }
 
 @InputType({ description: 'A training job of the fleet.' })
 export class FleetJobInput {
   @Field(() => String) id!: string;
   @Field(() => WorkloadInput) workload!: WorkloadInput;
-  @Field(() => Float, { description: 'The job must finish within this many hours of the fleet starting.' }) deadlineHours!: number;
-  @Field(() => Float, { defaultValue: 1, description: 'Weight of placing this job when not every job fits (allowUnplaced, and the infeasibility diagnosis).' }) priority!: number;
-  @Field(() => [Int], { nullable: true, description: "Per-GPU batch sizes to consider (default: the model's typical ones)." }) batchSizes?: number[];
+  @Field(() => Float, { description: 'The job must finish within this many hours of the fleet starting.' })
+  deadlineHours!: number;
+  @Field(() => Float, {
+    defaultValue: 1,
+    description:
+      'Weight of placing this job when not every job fits (allowUnplaced, and the infeasibility diagnosis).',
+  })
+  priority!: number;
+  @Field(() => [Int], {
+    nullable: true,
+    description: "Per-GPU batch sizes to consider (default: the model's typical ones).",
+  })
+  batchSizes?: number[];
 }
 
 @InputType({ description: 'GPUs of one type the fleet may use at the same time.' })
 export class InventoryInput {
   @Field(() => String) gpu!: string;
   @Field(() => Int) count!: number;
-  @Field(() => Float, { nullable: true, description: 'Price of these GPUs per GPU-hour (default: prices, then the catalog).' }) usdPerGpuHour?: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Price of these GPUs per GPU-hour (default: prices, then the catalog).',
+  })
+  usdPerGpuHour?: number;
 }
 
 @InputType()
 export class FleetInput extends SolveSettingsInput {
   @Field(() => [FleetJobInput]) jobs!: FleetJobInput[];
   @Field(() => [InventoryInput], { defaultValue: [] }) inventory!: InventoryInput[];
-  @Field(() => Boolean, { defaultValue: false, description: 'GPU types not in the inventory may be rented on demand, without limit, at their catalog or overridden price. Types in the inventory stay capped at their count.' }) allowOnDemand!: boolean;
-  @Field(() => [String], { nullable: true, description: 'GPU types that may be rented when allowOnDemand (default: every catalog GPU with a price).' }) onDemandGpus?: string[];
-  @Field(() => [PriceInput], { nullable: true, description: 'Prices that override the catalog (inventory usdPerGpuHour wins for its type).' }) prices?: PriceInput[];
+  @Field(() => Boolean, {
+    defaultValue: false,
+    description:
+      'GPU types not in the inventory may be rented on demand, without limit, at their catalog or overridden price. Types in the inventory stay capped at their count.',
+  })
+  allowOnDemand!: boolean;
+  @Field(() => [String], {
+    nullable: true,
+    description: 'GPU types that may be rented when allowOnDemand (default: every catalog GPU with a price).',
+  })
+  onDemandGpus?: string[];
+  @Field(() => [PriceInput], {
+    nullable: true,
+    description: 'Prices that override the catalog (inventory usdPerGpuHour wins for its type).',
+  })
+  prices?: PriceInput[];
   @Field(() => FleetObjectiveEnum, { defaultValue: FleetObjectiveEnum.COST }) objective!: FleetObjectiveEnum;
-  @Field(() => Boolean, { defaultValue: false, description: 'Leave out jobs that do not fit (highest total priority placed) instead of answering INFEASIBLE.' }) allowUnplaced!: boolean;
-  @Field(() => [PrecisionEnum], { nullable: true, description: 'Precision modes allowed (default: all).' }) precisions?: Precision[];
-  @Field(() => [Int], { nullable: true, description: 'GPUs per node to consider (default 1, 2, 4, 8).' }) gpusPerNode?: number[];
+  @Field(() => Boolean, {
+    defaultValue: false,
+    description:
+      'Leave out jobs that do not fit (highest total priority placed) instead of answering INFEASIBLE.',
+  })
+  allowUnplaced!: boolean;
+  @Field(() => [PrecisionEnum], { nullable: true, description: 'Precision modes allowed (default: all).' })
+  precisions?: Precision[];
+  @Field(() => [Int], { nullable: true, description: 'GPUs per node to consider (default 1, 2, 4, 8).' })
+  gpusPerNode?: number[];
   @Field(() => Int, { defaultValue: 4, description: 'Most nodes one job may use.' }) maxNodes!: number;
-  @Field(() => Float, { nullable: true, description: 'Inter-node network per node, Gbps (default: seeds/network.json per GPU).' }) interNodeGbps?: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Inter-node network per node, Gbps (default: seeds/network.json per GPU).',
+  })
+  interNodeGbps?: number;
 }
 
 @ObjectType({ description: "One job's configuration in the fleet plan." })
 export class FleetAssignment {
   @Field(() => String) jobId!: string;
   @Field(() => Gpu) gpu!: Gpu;
-  @Field(() => Boolean, { description: 'Rented on demand rather than taken from the inventory.' }) onDemand!: boolean;
+  @Field(() => Boolean, { description: 'Rented on demand rather than taken from the inventory.' })
+  onDemand!: boolean;
   @Field(() => Int) nodes!: number;
   @Field(() => Int) gpusPerNode!: number;
   @Field(() => Int) totalGpus!: number;
@@ -109,7 +195,8 @@ export class FleetAssignment {
   @Field(() => Float) stepTimeMs!: number;
   @Field(() => Float) totalHours!: number;
   @Field(() => Float) deadlineHours!: number;
-  @Field(() => Float, { nullable: true, description: 'null when no price is known (objective MAKESPAN).' }) costUsd!: number | null;
+  @Field(() => Float, { nullable: true, description: 'null when no price is known (objective MAKESPAN).' })
+  costUsd!: number | null;
   @Field(() => Float, { nullable: true }) priceUsdPerGpuHour!: number | null;
   @Field(() => Float) memoryGbPerGpu!: number;
 }
@@ -118,7 +205,8 @@ export class FleetAssignment {
 export class GpuUsage {
   @Field(() => Gpu) gpu!: Gpu;
   @Field(() => Int) used!: number;
-  @Field(() => Int, { nullable: true, description: 'Inventory count; null for on-demand types.' }) available!: number | null;
+  @Field(() => Int, { nullable: true, description: 'Inventory count; null for on-demand types.' })
+  available!: number | null;
   @Field(() => Boolean) onDemand!: boolean;
 }
 
@@ -129,15 +217,26 @@ export class UnplacedJob {
   @Field(() => String) message!: string;
 }
 
-@ObjectType({ description: 'A configuration per job so that the jobs, running at the same time, fit the inventory and meet their deadlines.' })
+@ObjectType({
+  description:
+    'A configuration per job so that the jobs, running at the same time, fit the inventory and meet their deadlines.',
+})
 export class FleetPlan extends MipOutcome {
   @Field(() => FleetObjectiveEnum) objective!: FleetObjectiveEnum;
-  @Field(() => Float, { nullable: true, description: 'Total cost (COST) or hours of the longest job (MAKESPAN); null without a plan.' }) objectiveValue!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Total cost (COST) or hours of the longest job (MAKESPAN); null without a plan.',
+  })
+  objectiveValue!: number | null;
   @Field(() => Float, { nullable: true }) totalCostUsd!: number | null;
   @Field(() => Float, { nullable: true }) makespanHours!: number | null;
   @Field(() => [FleetAssignment]) assignments!: FleetAssignment[];
-  @Field(() => [GpuUsage], { description: 'Per GPU type in the inventory or used on demand.' }) gpuUsage!: GpuUsage[];
-  @Field(() => [UnplacedJob], { description: 'Jobs not placed: why, for an INFEASIBLE fleet or with allowUnplaced.' }) unplaced!: UnplacedJob[];
+  @Field(() => [GpuUsage], { description: 'Per GPU type in the inventory or used on demand.' })
+  gpuUsage!: GpuUsage[];
+  @Field(() => [UnplacedJob], {
+    description: 'Jobs not placed: why, for an INFEASIBLE fleet or with allowUnplaced.',
+  })
+  unplaced!: UnplacedJob[];
 }
 
 // ------------------------------------------------------------------ procurement
@@ -147,36 +246,66 @@ export class ProcurementJobInput {
   @Field(() => String) id!: string;
   @Field(() => WorkloadInput, { description: 'The work of ONE run.' }) workload!: WorkloadInput;
   @Field(() => Int, { description: 'Runs every month.' }) runsPerMonth!: number;
-  @Field(() => [Int], { nullable: true, description: 'Runs per month, one entry per month of the horizon (overrides runsPerMonth).' }) runsByMonth?: number[];
-  @Field(() => Float, { nullable: true, description: 'Each run must finish within this many hours (default: hoursPerMonth).' }) deadlineHours?: number;
+  @Field(() => [Int], {
+    nullable: true,
+    description: 'Runs per month, one entry per month of the horizon (overrides runsPerMonth).',
+  })
+  runsByMonth?: number[];
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Each run must finish within this many hours (default: hoursPerMonth).',
+  })
+  deadlineHours?: number;
   @Field(() => [Int], { nullable: true }) batchSizes?: number[];
 }
 
 @InputType({ description: 'Buying GPUs of a type.' })
 export class BuyOptionInput {
-  @Field(() => Float, { description: 'Purchase price per GPU, including its share of the server.' }) usdPerGpu!: number;
-  @Field(() => Float, { defaultValue: 48, description: 'Months over which the purchase is written off (straight line).' }) lifetimeMonths!: number;
-  @Field(() => Float, { nullable: true, description: "Average draw per GPU while training, W (default: the catalog TDP). Add the host's share and cooling to count them." }) powerW?: number;
+  @Field(() => Float, { description: 'Purchase price per GPU, including its share of the server.' })
+  usdPerGpu!: number;
+  @Field(() => Float, {
+    defaultValue: 48,
+    description: 'Months over which the purchase is written off (straight line).',
+  })
+  lifetimeMonths!: number;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "Average draw per GPU while training, W (default: the catalog TDP). Add the host's share and cooling to count them.",
+  })
+  powerW?: number;
   @Field(() => Float, { defaultValue: 0.12 }) electricityUsdPerKwh!: number;
-  @Field(() => Float, { defaultValue: 0.9, description: 'Share of an owned GPU\'s hours training can use (scheduling, maintenance, idle).' }) utilization!: number;
+  @Field(() => Float, {
+    defaultValue: 0.9,
+    description: "Share of an owned GPU's hours training can use (scheduling, maintenance, idle).",
+  })
+  utilization!: number;
   @Field(() => Int, { nullable: true, description: 'Buy at most this many.' }) maxCount?: number;
 }
 
 @InputType({ description: 'What can be done with one GPU type: buy it, rent it, or both.' })
 export class GpuOptionInput {
   @Field(() => String) gpu!: string;
-  @Field(() => BuyOptionInput, { nullable: true, description: 'Omit when this type cannot be bought.' }) buy?: BuyOptionInput;
-  @Field(() => Boolean, { defaultValue: true, description: 'This type can be rented on demand.' }) rent!: boolean;
-  @Field(() => Float, { nullable: true, description: 'On-demand price per GPU-hour (default: prices, then the catalog).' }) rentUsdPerGpuHour?: number;
+  @Field(() => BuyOptionInput, { nullable: true, description: 'Omit when this type cannot be bought.' })
+  buy?: BuyOptionInput;
+  @Field(() => Boolean, { defaultValue: true, description: 'This type can be rented on demand.' })
+  rent!: boolean;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'On-demand price per GPU-hour (default: prices, then the catalog).',
+  })
+  rentUsdPerGpuHour?: number;
 }
 
 @InputType()
 export class ProcurementInput extends SolveSettingsInput {
   @Field(() => [ProcurementJobInput]) jobs!: ProcurementJobInput[];
   @Field(() => Int) horizonMonths!: number;
-  @Field(() => Float, { defaultValue: 730, description: 'Hours in a month (730 = 8760 / 12).' }) hoursPerMonth!: number;
+  @Field(() => Float, { defaultValue: 730, description: 'Hours in a month (730 = 8760 / 12).' })
+  hoursPerMonth!: number;
   @Field(() => [GpuOptionInput]) options!: GpuOptionInput[];
-  @Field(() => [PriceInput], { nullable: true, description: 'On-demand prices that override the catalog.' }) prices?: PriceInput[];
+  @Field(() => [PriceInput], { nullable: true, description: 'On-demand prices that override the catalog.' })
+  prices?: PriceInput[];
   @Field(() => [PrecisionEnum], { nullable: true }) precisions?: Precision[];
   @Field(() => [Int], { nullable: true }) gpusPerNode?: number[];
   @Field(() => Int, { defaultValue: 4 }) maxNodes!: number;
@@ -194,7 +323,8 @@ export class RunConfig {
   @Field(() => PrecisionEnum) precision!: Precision;
   @Field(() => Float) hoursPerRun!: number;
   @Field(() => Float) gpuHoursPerRun!: number;
-  @Field(() => Float, { description: 'Electricity (owned) or rental (rented) cost of one run.' }) usdPerRun!: number;
+  @Field(() => Float, { description: 'Electricity (owned) or rental (rented) cost of one run.' })
+  usdPerRun!: number;
 }
 
 @ObjectType({ description: 'Runs of a job per month on owned or rented GPUs, in the months listed.' })
@@ -210,19 +340,33 @@ export class Allocation {
 export class Purchase {
   @Field(() => Gpu) gpu!: Gpu;
   @Field(() => Int) count!: number;
-  @Field(() => Float, { description: 'Capital charged to the horizon: count x price x horizon / lifetime.' }) capitalUsd!: number;
+  @Field(() => Float, { description: 'Capital charged to the horizon: count x price x horizon / lifetime.' })
+  capitalUsd!: number;
   @Field(() => Float) powerUsd!: number;
-  @Field(() => Float, { nullable: true, description: 'Share of these GPUs\' hours over the horizon spent training.' }) utilization!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: "Share of these GPUs' hours over the horizon spent training.",
+  })
+  utilization!: number | null;
 }
 
 @ObjectType({ description: 'Buying versus renting one GPU type.' })
 export class BreakEven {
   @Field(() => Gpu) gpu!: Gpu;
-  @Field(() => Float, { nullable: true, description: 'Share of a month an owned GPU must train for buying to cost no more than renting; null when buying never pays.' }) breakEvenUtilization!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      'Share of a month an owned GPU must train for buying to cost no more than renting; null when buying never pays.',
+  })
+  breakEvenUtilization!: number | null;
   @Field(() => Float) rentUsdPerGpuHour!: number;
   @Field(() => Float) capitalUsdPerGpuMonth!: number;
   @Field(() => Float) powerUsdPerGpuHour!: number;
-  @Field(() => Float, { nullable: true, description: 'What the plan gets out of the GPUs it buys of this type.' }) plannedUtilization!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'What the plan gets out of the GPUs it buys of this type.',
+  })
+  plannedUtilization!: number | null;
   @Field(() => String) note!: string;
 }
 
@@ -242,18 +386,28 @@ export class CostSplit {
   @Field(() => Float) powerUsd!: number;
   @Field(() => Float) rentalUsd!: number;
   @Field(() => Float) totalUsd!: number;
-  @Field(() => Float, { nullable: true, description: "Everything rented at each job's cheapest rental, for comparison; null when some job cannot be rented." }) allRentUsd!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "Everything rented at each job's cheapest rental, for comparison; null when some job cannot be rented.",
+  })
+  allRentUsd!: number | null;
 }
 
 @ObjectType()
 export class ProcurementPlan extends MipOutcome {
-  @Field(() => Float, { nullable: true, description: 'Total cost over the horizon.' }) objectiveValue!: number | null;
+  @Field(() => Float, { nullable: true, description: 'Total cost over the horizon.' }) objectiveValue!:
+    number | null;
   @Field(() => [Purchase]) purchases!: Purchase[];
   @Field(() => [Allocation]) allocations!: Allocation[];
   @Field(() => [MonthSummary]) months!: MonthSummary[];
   @Field(() => CostSplit, { nullable: true }) cost!: CostSplit | null;
-  @Field(() => [BreakEven], { description: 'Per GPU type that can be both bought and rented.' }) breakEven!: BreakEven[];
-  @Field(() => [UnplacedJob], { description: 'INFEASIBLE: the jobs whose runs cannot all be carried, and why.' }) unplaced!: UnplacedJob[];
+  @Field(() => [BreakEven], { description: 'Per GPU type that can be both bought and rented.' })
+  breakEven!: BreakEven[];
+  @Field(() => [UnplacedJob], {
+    description: 'INFEASIBLE: the jobs whose runs cannot all be carried, and why.',
+  })
+  unplaced!: UnplacedJob[];
 }
 
 // ------------------------------------------------------------------ federated
@@ -269,32 +423,56 @@ export class DevicePeakInput {
 
 @InputType({ description: 'A device that is not in the catalog.' })
 export class CustomDeviceInput {
-  @Field(() => String, { nullable: true, description: 'Label (default: "custom:" + the client id).' }) name?: string;
+  @Field(() => String, { nullable: true, description: 'Label (default: "custom:" + the client id).' })
+  name?: string;
   @Field(() => DevicePeakInput) peakTflops!: DevicePeakInput;
   @Field(() => Float) memoryBwGbps!: number;
   @Field(() => Float) memoryGb!: number;
 }
 
-@InputType({ description: 'A federated-learning client: a catalog GPU (gpu) or its own figures (device), exactly one of the two.' })
+@InputType({
+  description:
+    'A federated-learning client: a catalog GPU (gpu) or its own figures (device), exactly one of the two.',
+})
 export class FederatedClientInput {
   @Field(() => String) id!: string;
   @Field(() => String, { nullable: true }) gpu?: string;
   @Field(() => CustomDeviceInput, { nullable: true }) device?: CustomDeviceInput;
-  @Field(() => Float, { description: "Data the client holds, in the model's throughput unit; one round trains at most this much on it." }) samplesAvailable!: number;
+  @Field(() => Float, {
+    description:
+      "Data the client holds, in the model's throughput unit; one round trains at most this much on it.",
+  })
+  samplesAvailable!: number;
   @Field(() => Float) uplinkMbps!: number;
   @Field(() => Float) downlinkMbps!: number;
 }
 
 @InputType()
 export class FederatedInput extends SolveSettingsInput {
-  @Field(() => WorkloadInput, { description: 'The model, and the total work of the training (to count rounds).' }) workload!: WorkloadInput;
+  @Field(() => WorkloadInput, {
+    description: 'The model, and the total work of the training (to count rounds).',
+  })
+  workload!: WorkloadInput;
   @Field(() => [FederatedClientInput]) clients!: FederatedClientInput[];
-  @Field(() => Float, { description: "Samples (model's throughput unit) the round must train, over all clients." }) minSamplesPerRound!: number;
-  @Field(() => Boolean, { defaultValue: false, description: 'Clients may sit the round out.' }) allowDropout!: boolean;
+  @Field(() => Float, {
+    description: "Samples (model's throughput unit) the round must train, over all clients.",
+  })
+  minSamplesPerRound!: number;
+  @Field(() => Boolean, { defaultValue: false, description: 'Clients may sit the round out.' })
+  allowDropout!: boolean;
   @Field(() => [PrecisionEnum], { nullable: true }) precisions?: Precision[];
-  @Field(() => [Int], { nullable: true, description: "Per-device batch sizes (default: 8, 16, 32, 64 and the model's typical ones)." }) batchSizes?: number[];
-  @Field(() => Int, { defaultValue: 10000, description: 'Most local steps per client per round.' }) maxLocalSteps!: number;
-  @Field(() => Float, { defaultValue: 4, description: 'Bytes per parameter sent down (model) and up (update): 4 for fp32.' }) bytesPerParameter!: number;
+  @Field(() => [Int], {
+    nullable: true,
+    description: "Per-device batch sizes (default: 8, 16, 32, 64 and the model's typical ones).",
+  })
+  batchSizes?: number[];
+  @Field(() => Int, { defaultValue: 10000, description: 'Most local steps per client per round.' })
+  maxLocalSteps!: number;
+  @Field(() => Float, {
+    defaultValue: 4,
+    description: 'Bytes per parameter sent down (model) and up (update): 4 for fp32.',
+  })
+  bytesPerParameter!: number;
 }
 
 @ObjectType()
@@ -314,17 +492,26 @@ export class FederatedClientPlan {
 
 @ObjectType()
 export class FederatedInfeasibility {
-  @Field(() => String, { nullable: true, description: 'The client at fault; null when it is the round as a whole.' }) clientId!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'The client at fault; null when it is the round as a whole.',
+  })
+  clientId!: string | null;
   @Field(() => BlockerEnum) reason!: BlockerEnum;
   @Field(() => String) message!: string;
 }
 
 @ObjectType()
 export class FederatedPlan extends MipOutcome {
-  @Field(() => Float, { nullable: true, description: 'Wall time of the round: the slowest participating client.' }) roundTimeSeconds!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Wall time of the round: the slowest participating client.',
+  })
+  roundTimeSeconds!: number | null;
   @Field(() => Float, { nullable: true }) samplesPerRound!: number | null;
   @Field(() => String, { nullable: true }) slowestClient!: string | null;
-  @Field(() => Int, { nullable: true, description: 'Rounds to train workload.samples.' }) rounds!: number | null;
+  @Field(() => Int, { nullable: true, description: 'Rounds to train workload.samples.' }) rounds!:
+    number | null;
   @Field(() => Float, { nullable: true }) totalHours!: number | null;
   @Field(() => [FederatedClientPlan]) clients!: FederatedClientPlan[];
   @Field(() => [FederatedInfeasibility]) infeasible!: FederatedInfeasibility[];

@@ -10,10 +10,23 @@ import type { ParallelismSearch } from '../optimizer/recommend.js';
 @InputType({ description: 'What to train and how much of it.' })
 export class WorkloadInput {
   // null when customModel is given (resolvers/lookup.ts workload() requires exactly one of the two).
-  @Field(() => String, { nullable: true, description: 'A zoo model id (see `models`); or give customModel.' }) model!: string;
-  @Field(() => Float, { description: "Total work in the model's throughput unit (dataset size x epochs), e.g. images or tokens." }) samples!: number;
-  @Field(() => ModelInput, { nullable: true, description: 'A model that is not in the zoo: a Hugging Face config, an ONNX graph or a layer list (see `modelSummary`).' }) customModel?: ModelInput;
-  @Field(() => Int, { nullable: true, description: 'Sequence length (or image size for vision models); default: the model\'s own.' }) seqLen?: number;
+  @Field(() => String, { nullable: true, description: 'A zoo model id (see `models`); or give customModel.' })
+  model!: string;
+  @Field(() => Float, {
+    description: "Total work in the model's throughput unit (dataset size x epochs), e.g. images or tokens.",
+  })
+  samples!: number;
+  @Field(() => ModelInput, {
+    nullable: true,
+    description:
+      'A model that is not in the zoo: a Hugging Face config, an ONNX graph or a layer list (see `modelSummary`).',
+  })
+  customModel?: ModelInput;
+  @Field(() => Int, {
+    nullable: true,
+    description: "Sequence length (or image size for vision models); default: the model's own.",
+  })
+  seqLen?: number;
 }
 
 @InputType({ description: 'A negotiated price that overrides the catalog.' })
@@ -29,14 +42,34 @@ export class PredictInput {
   @Field(() => Int, { defaultValue: 1 }) nodes!: number;
   @Field(() => Int, { defaultValue: 1 }) gpusPerNode!: number;
   @Field(() => Int) batchSizePerGpu!: number;
-  @Field(() => Int, { defaultValue: 1, description: 'Micro-batches accumulated per optimizer step.' }) gradAccumSteps!: number;
+  @Field(() => Int, { defaultValue: 1, description: 'Micro-batches accumulated per optimizer step.' })
+  gradAccumSteps!: number;
   @Field(() => PrecisionEnum) precision!: Precision;
-  @Field(() => FrameworkEnum, { defaultValue: 'PyTorch', description: 'Framework the job runs in (PyTorch unless said).' }) framework!: Framework;
-  @Field(() => Boolean, { defaultValue: false, description: 'Compiled with XLA (TensorFlow/JAX).' }) xla!: boolean;
-  @Field(() => Boolean, { defaultValue: true, description: 'FP32 runs matmuls/convolutions in TF32 on Ampere and newer (the NGC/TensorFlow/cuDNN default).' }) fp32UsesTf32!: boolean;
-  @Field(() => Float, { nullable: true, description: 'Inter-node network per node, Gbps (default: seeds/network.json).' }) interNodeGbps?: number;
-  @Field(() => Float, { nullable: true, description: 'Overrides the catalog price for this GPU.' }) priceUsdPerGpuHour?: number;
-  @Field(() => ParallelismInput, { nullable: true, description: 'Tensor/pipeline parallelism, ZeRO, recomputation; leave out for plain data parallelism.' }) parallelism?: ParallelismInput;
+  @Field(() => FrameworkEnum, {
+    defaultValue: 'PyTorch',
+    description: 'Framework the job runs in (PyTorch unless said).',
+  })
+  framework!: Framework;
+  @Field(() => Boolean, { defaultValue: false, description: 'Compiled with XLA (TensorFlow/JAX).' })
+  xla!: boolean;
+  @Field(() => Boolean, {
+    defaultValue: true,
+    description:
+      'FP32 runs matmuls/convolutions in TF32 on Ampere and newer (the NGC/TensorFlow/cuDNN default).',
+  })
+  fp32UsesTf32!: boolean;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Inter-node network per node, Gbps (default: seeds/network.json).',
+  })
+  interNodeGbps?: number;
+  @Field(() => Float, { nullable: true, description: 'Overrides the catalog price for this GPU.' })
+  priceUsdPerGpuHour?: number;
+  @Field(() => ParallelismInput, {
+    nullable: true,
+    description: 'Tensor/pipeline parallelism, ZeRO, recomputation; leave out for plain data parallelism.',
+  })
+  parallelism?: ParallelismInput;
 }
 
 @InputType()
@@ -44,21 +77,58 @@ export class RecommendInput {
   @Field(() => WorkloadInput) workload!: WorkloadInput;
   @Field(() => ObjectiveEnum, { defaultValue: ObjectiveEnum.COST }) objective!: ObjectiveEnum;
   @Field(() => Float, { nullable: true }) deadlineHours?: number;
-  @Field(() => Boolean, { defaultValue: false, description: 'Require the deadline to hold at the P90 step time, not only at the estimate.' }) deadlineConfidence!: boolean;
-  @Field(() => FrameworkEnum, { defaultValue: 'PyTorch', description: 'Framework the job runs in (PyTorch unless said).' }) framework!: Framework;
-  @Field(() => Boolean, { defaultValue: false, description: 'Compiled with XLA (TensorFlow/JAX).' }) xla!: boolean;
+  @Field(() => Boolean, {
+    defaultValue: false,
+    description: 'Require the deadline to hold at the P90 step time, not only at the estimate.',
+  })
+  deadlineConfidence!: boolean;
+  @Field(() => FrameworkEnum, {
+    defaultValue: 'PyTorch',
+    description: 'Framework the job runs in (PyTorch unless said).',
+  })
+  framework!: Framework;
+  @Field(() => Boolean, { defaultValue: false, description: 'Compiled with XLA (TensorFlow/JAX).' })
+  xla!: boolean;
   @Field(() => Float, { nullable: true }) budgetUsd?: number;
-  @Field(() => [String], { nullable: true, description: 'GPU ids allowed (default: every catalog GPU).' }) gpus?: string[];
-  @Field(() => [PrecisionEnum], { nullable: true, description: 'Precision modes allowed (default: all).' }) precisions?: Precision[];
+  @Field(() => [String], { nullable: true, description: 'GPU ids allowed (default: every catalog GPU).' })
+  gpus?: string[];
+  @Field(() => [PrecisionEnum], { nullable: true, description: 'Precision modes allowed (default: all).' })
+  precisions?: Precision[];
   @Field(() => Int, { defaultValue: 8 }) maxNodes!: number;
   @Field(() => Int, { nullable: true }) maxGpus?: number;
-  @Field(() => [Int], { nullable: true, description: 'GPUs per node to consider (default 1, 2, 4, 8; 16 on DGX-2).' }) gpusPerNode?: number[];
-  @Field(() => [Int], { nullable: true, description: "Per-GPU batch sizes to consider (default: the model's typical ones)." }) batchSizes?: number[];
-  @Field(() => Int, { nullable: true, description: 'Fix the global batch; plans accumulate gradients to reach it.' }) globalBatch?: number;
+  @Field(() => [Int], {
+    nullable: true,
+    description: 'GPUs per node to consider (default 1, 2, 4, 8; 16 on DGX-2).',
+  })
+  gpusPerNode?: number[];
+  @Field(() => [Int], {
+    nullable: true,
+    description: "Per-GPU batch sizes to consider (default: the model's typical ones).",
+  })
+  batchSizes?: number[];
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Fix the global batch; plans accumulate gradients to reach it.',
+  })
+  globalBatch?: number;
   @Field(() => [PriceInput], { nullable: true }) prices?: PriceInput[];
-  @Field(() => Float, { nullable: true, description: 'Inter-node network per node, Gbps (default: seeds/network.json per GPU).' }) interNodeGbps?: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Inter-node network per node, Gbps (default: seeds/network.json per GPU).',
+  })
+  interNodeGbps?: number;
   @Field(() => Boolean, { defaultValue: true }) fp32UsesTf32!: boolean;
   @Field(() => Int, { defaultValue: 10 }) limit!: number;
-  @Field(() => ParallelismSearchEnum, { defaultValue: ParallelismSearchEnum.AUTO, description: 'Where to search tensor/pipeline parallelism, ZeRO and recomputation (AUTO: where plain data parallelism does not fit). Every plan says what it chose in `parallelism`.' }) parallelismSearch!: ParallelismSearch;
-  @Field(() => Int, { nullable: true, description: "Milliseconds the search may take, at most the server's budget (TRAINPLAN_TIME_BUDGET_MS, default 2000); when it runs out the answer has status TIMEOUT and the best plans found so far." }) timeBudgetMs?: number;
+  @Field(() => ParallelismSearchEnum, {
+    defaultValue: ParallelismSearchEnum.AUTO,
+    description:
+      'Where to search tensor/pipeline parallelism, ZeRO and recomputation (AUTO: where plain data parallelism does not fit). Every plan says what it chose in `parallelism`.',
+  })
+  parallelismSearch!: ParallelismSearch;
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      "Milliseconds the search may take, at most the server's budget (TRAINPLAN_TIME_BUDGET_MS, default 2000); when it runs out the answer has status TIMEOUT and the best plans found so far.",
+  })
+  timeBudgetMs?: number;
 }

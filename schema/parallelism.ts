@@ -3,36 +3,83 @@
 import { Field, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { Recompute } from '../predictor/parallel.js';
 
-export enum RecomputeEnum { NONE = 'none', SELECTIVE = 'selective', FULL = 'full' }
+export enum RecomputeEnum {
+  NONE = 'none',
+  SELECTIVE = 'selective',
+  FULL = 'full',
+}
 registerEnumType(RecomputeEnum, {
   name: 'Recompute',
-  description: 'Activation recomputation. NONE: keep every activation; SELECTIVE: drop the attention core (scores, softmax, dropout) and recompute it in backward (Korthikanti et al. 2022; what FlashAttention does too); FULL: keep only each transformer block\'s input and rerun its forward in backward.',
+  description:
+    "Activation recomputation. NONE: keep every activation; SELECTIVE: drop the attention core (scores, softmax, dropout) and recompute it in backward (Korthikanti et al. 2022; what FlashAttention does too); FULL: keep only each transformer block's input and rerun its forward in backward.",
 });
 
-export enum OptimizerStateEnum { FP32 = 'fp32', BF16 = 'bf16' }
-registerEnumType(OptimizerStateEnum, { name: 'OptimizerState', description: "Storage of the optimizer's moments (Adam's m and v)." });
+export enum OptimizerStateEnum {
+  FP32 = 'fp32',
+  BF16 = 'bf16',
+}
+registerEnumType(OptimizerStateEnum, {
+  name: 'OptimizerState',
+  description: "Storage of the optimizer's moments (Adam's m and v).",
+});
 
-export enum ParallelismSearchEnum { OFF = 'off', AUTO = 'auto', ALL = 'all' }
+export enum ParallelismSearchEnum {
+  OFF = 'off',
+  AUTO = 'auto',
+  ALL = 'all',
+}
 registerEnumType(ParallelismSearchEnum, {
   name: 'ParallelismSearch',
-  description: 'OFF: plain data parallelism only. AUTO: also tensor/pipeline parallelism, ZeRO and recomputation on the layouts where plain data parallelism does not fit. ALL: on every layout, keeping the faster plan.',
+  description:
+    'OFF: plain data parallelism only. AUTO: also tensor/pipeline parallelism, ZeRO and recomputation on the layouts where plain data parallelism does not fit. ALL: on every layout, keeping the faster plan.',
 });
 
-@ObjectType({ description: 'How a plan splits the model over its GPUs. Plain data parallelism: dataParallel = GPUs, tensorParallel = pipelineParallel = 1, zeroStage 0, recompute NONE.' })
+@ObjectType({
+  description:
+    'How a plan splits the model over its GPUs. Plain data parallelism: dataParallel = GPUs, tensorParallel = pipelineParallel = 1, zeroStage 0, recompute NONE.',
+})
 export class Parallelism {
-  @Field(() => Int, { description: 'Model replicas training side by side (GPUs / (tensorParallel x pipelineParallel)).' }) dataParallel!: number;
-  @Field(() => Int, { description: 'GPUs each layer is split over (Megatron tensor parallelism, with sequence parallelism), inside one node.' }) tensorParallel!: number;
+  @Field(() => Int, {
+    description: 'Model replicas training side by side (GPUs / (tensorParallel x pipelineParallel)).',
+  })
+  dataParallel!: number;
+  @Field(() => Int, {
+    description:
+      'GPUs each layer is split over (Megatron tensor parallelism, with sequence parallelism), inside one node.',
+  })
+  tensorParallel!: number;
   @Field(() => Int, { description: 'Pipeline stages (1F1B schedule).' }) pipelineParallel!: number;
-  @Field(() => Int, { description: 'ZeRO stage over the data-parallel group: 1 shards optimizer state, 2 also gradients, 3 also weights (FSDP).' }) zeroStage!: number;
+  @Field(() => Int, {
+    description:
+      'ZeRO stage over the data-parallel group: 1 shards optimizer state, 2 also gradients, 3 also weights (FSDP).',
+  })
+  zeroStage!: number;
   @Field(() => RecomputeEnum) recompute!: Recompute;
-  @Field(() => Int, { description: 'Micro-batches per optimizer step (the gradient accumulation steps; with a pipeline, what fills it).' }) microBatches!: number;
+  @Field(() => Int, {
+    description:
+      'Micro-batches per optimizer step (the gradient accumulation steps; with a pipeline, what fills it).',
+  })
+  microBatches!: number;
 }
 
-@InputType({ description: 'Tensor/pipeline parallelism, ZeRO sharding and recomputation. Leave out for plain data parallelism. With TP/PP, batchSizePerGpu is the micro-batch of one model replica, and gradAccumSteps the micro-batches per step.' })
+@InputType({
+  description:
+    'Tensor/pipeline parallelism, ZeRO sharding and recomputation. Leave out for plain data parallelism. With TP/PP, batchSizePerGpu is the micro-batch of one model replica, and gradAccumSteps the micro-batches per step.',
+})
 export class ParallelismInput {
-  @Field(() => Int, { defaultValue: 1, description: 'Must divide gpusPerNode and the attention heads.' }) tensorParallel!: number;
-  @Field(() => Int, { defaultValue: 1, description: 'At most the transformer blocks; gpusPerNode x nodes must be a multiple of tensorParallel x pipelineParallel.' }) pipelineParallel!: number;
+  @Field(() => Int, { defaultValue: 1, description: 'Must divide gpusPerNode and the attention heads.' })
+  tensorParallel!: number;
+  @Field(() => Int, {
+    defaultValue: 1,
+    description:
+      'At most the transformer blocks; gpusPerNode x nodes must be a multiple of tensorParallel x pipelineParallel.',
+  })
+  pipelineParallel!: number;
   @Field(() => Int, { defaultValue: 0, description: '0 to 3.' }) zeroStage!: number;
   @Field(() => RecomputeEnum, { defaultValue: RecomputeEnum.NONE }) recompute!: Recompute;
-  @Field(() => OptimizerStateEnum, { nullable: true, description: "Optimizer moments' storage; default: the precision mode's (fp32)." }) optimizerState?: 'fp32' | 'bf16';
+  @Field(() => OptimizerStateEnum, {
+    nullable: true,
+    description: "Optimizer moments' storage; default: the precision mode's (fp32).",
+  })
+  optimizerState?: 'fp32' | 'bf16';
 }

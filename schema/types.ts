@@ -5,18 +5,46 @@ import { PRECISIONS, type Precision } from '../predictor/types.js';
 import { Parallelism } from './parallelism.js';
 
 export const PrecisionEnum = Object.fromEntries(PRECISIONS.map((p) => [p, p])) as { [K in Precision]: K };
-registerEnumType(PrecisionEnum, { name: 'Precision', description: 'Training precision mode (see the `precisions` query for what each means).' });
+registerEnumType(PrecisionEnum, {
+  name: 'Precision',
+  description: 'Training precision mode (see the `precisions` query for what each means).',
+});
 
-export const FrameworkEnum = { PyTorch: 'PyTorch', TensorFlow: 'TensorFlow', TensorFlow2: 'TensorFlow2', MXNet: 'MXNet', PaddlePaddle: 'PaddlePaddle' } as const;
-registerEnumType(FrameworkEnum, { name: 'Framework', description: 'Training framework: the learned model has seen the same configuration run up to 2x apart between frameworks.' });
+export const FrameworkEnum = {
+  PyTorch: 'PyTorch',
+  TensorFlow: 'TensorFlow',
+  TensorFlow2: 'TensorFlow2',
+  MXNet: 'MXNet',
+  PaddlePaddle: 'PaddlePaddle',
+} as const;
+registerEnumType(FrameworkEnum, {
+  name: 'Framework',
+  description:
+    'Training framework: the learned model has seen the same configuration run up to 2x apart between frameworks.',
+});
 
-export enum ObjectiveEnum { COST = 'COST', TIME = 'TIME' }
-registerEnumType(ObjectiveEnum, { name: 'Objective', description: 'COST: cheapest plan first; TIME: fastest plan first.' });
+export enum ObjectiveEnum {
+  COST = 'COST',
+  TIME = 'TIME',
+}
+registerEnumType(ObjectiveEnum, {
+  name: 'Objective',
+  description: 'COST: cheapest plan first; TIME: fastest plan first.',
+});
 
-export enum SearchStatusEnum { COMPLETE = 'COMPLETE', TIMEOUT = 'TIMEOUT' }
-registerEnumType(SearchStatusEnum, { name: 'SearchStatus', description: 'COMPLETE: every candidate was evaluated; TIMEOUT: the time budget ran out first and the plans are the best of the candidates evaluated by then.' });
+export enum SearchStatusEnum {
+  COMPLETE = 'COMPLETE',
+  TIMEOUT = 'TIMEOUT',
+}
+registerEnumType(SearchStatusEnum, {
+  name: 'SearchStatus',
+  description:
+    'COMPLETE: every candidate was evaluated; TIMEOUT: the time budget ran out first and the plans are the best of the candidates evaluated by then.',
+});
 
-@ObjectType({ description: 'Dense datasheet peak per math mode, TFLOPS; null where the GPU has no such mode.' })
+@ObjectType({
+  description: 'Dense datasheet peak per math mode, TFLOPS; null where the GPU has no such mode.',
+})
 export class PeakTflops {
   @Field(() => Float, { nullable: true }) fp32!: number | null;
   @Field(() => Float, { nullable: true }) tf32!: number | null;
@@ -41,17 +69,24 @@ export class Gpu {
   @Field(() => Float, { nullable: true }) boostClockMhz!: number | null;
   @Field(() => PeakTflops) peakTflops!: PeakTflops;
   @Field(() => String) intraNodeLink!: string;
-  @Field(() => Float, { description: 'Bidirectional per-GPU intra-node bandwidth, GB/s.' }) intraNodeBwGbpsBidir!: number;
-  @Field(() => String, { description: 'gpus.csv, or the link-name rule it was derived from.' }) intraNodeBwSource!: string;
+  @Field(() => Float, { description: 'Bidirectional per-GPU intra-node bandwidth, GB/s.' })
+  intraNodeBwGbpsBidir!: number;
+  @Field(() => String, { description: 'gpus.csv, or the link-name rule it was derived from.' })
+  intraNodeBwSource!: string;
   @Field(() => Float, { nullable: true }) tdpW!: number | null;
   @Field(() => String) typicalInternodeNetwork!: string;
-  @Field(() => Float, { nullable: true, description: 'Default price: the lowest on-demand price point in the catalog.' }) priceUsdPerGpuHour!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Default price: the lowest on-demand price point in the catalog.',
+  })
+  priceUsdPerGpuHour!: number | null;
   @Field(() => Float, { nullable: true }) priceUsdPerGpuHourMax!: number | null;
   @Field(() => String) pricePoints!: string;
   @Field(() => String) priceSource!: string;
   @Field(() => String) source!: string;
   @Field(() => String) notes!: string;
-  @Field(() => [PrecisionEnum], { description: 'Precision modes this GPU can train in.' }) supportedPrecisions!: Precision[];
+  @Field(() => [PrecisionEnum], { description: 'Precision modes this GPU can train in.' })
+  supportedPrecisions!: Precision[];
 }
 
 @ObjectType({ description: 'Layers of one type in a model, totalled.' })
@@ -67,15 +102,18 @@ export class Model {
   @Field(() => ID) id!: string;
   @Field(() => String) name!: string;
   @Field(() => String) family!: string;
-  @Field(() => String, { description: 'What one batch element is: image, sequence, token, ...' }) batchElement!: string;
-  @Field(() => String, { description: 'Unit of throughput and of workload.samples.' }) throughputUnit!: string;
+  @Field(() => String, { description: 'What one batch element is: image, sequence, token, ...' })
+  batchElement!: string;
+  @Field(() => String, { description: 'Unit of throughput and of workload.samples.' })
+  throughputUnit!: string;
   @Field(() => Float) unitsPerBatchElement!: number;
   @Field(() => Int, { nullable: true }) seqLen?: number;
   @Field(() => Int, { nullable: true }) imageSize?: number;
   @Field(() => String) optimizer!: string;
   @Field(() => [Int]) batchSizes!: number[];
   @Field(() => Float) parameters!: number;
-  @Field(() => Float, { description: 'Forward FLOPs per batch element (2 per multiply-add).' }) forwardFlopsPerSample!: number;
+  @Field(() => Float, { description: 'Forward FLOPs per batch element (2 per multiply-add).' })
+  forwardFlopsPerSample!: number;
   @Field(() => Float) backwardFlopsPerSample!: number;
   @Field(() => Int) layerCount!: number;
   @Field(() => [LayerTypeSummary]) layersByType!: LayerTypeSummary[];
@@ -99,15 +137,29 @@ export class Breakdown {
   @Field(() => Float) forwardMs!: number;
   @Field(() => Float) backwardMs!: number;
   @Field(() => Float) optimizerMs!: number;
-  @Field(() => Float, { description: 'Casts, master-weight copies, loss scaling, FP8 scaling.' }) mixedPrecisionMs!: number;
-  @Field(() => Float, { description: 'All-reduce time not hidden behind backward.' }) communicationMs!: number;
+  @Field(() => Float, { description: 'Casts, master-weight copies, loss scaling, FP8 scaling.' })
+  mixedPrecisionMs!: number;
+  @Field(() => Float, { description: 'All-reduce time not hidden behind backward.' })
+  communicationMs!: number;
   @Field(() => Float, { description: 'All-reduce time, hidden or not.' }) communicationTotalMs!: number;
   @Field(() => Float, { description: 'Kernel launches and per-step fixed cost.' }) overheadMs!: number;
-  @Field(() => Float, { description: 'Forward passes rerun in backward (activation recomputation).' }) recomputeMs!: number;
-  @Field(() => Float, { description: 'Pipeline fill and drain: (stages - 1) x one micro-batch stage time, a fraction (PP-1)/(m+PP-1) of the step.' }) pipelineBubbleMs!: number;
-  @Field(() => Float, { description: 'Data-parallel gradient all-reduce, or ZeRO reduce-scatters and all-gathers; hidden or not.' }) dataParallelCommMs!: number;
-  @Field(() => Float, { description: 'Tensor-parallel all-reduces of every split layer pair (on the critical path).' }) tensorParallelCommMs!: number;
-  @Field(() => Float, { description: 'Pipeline sends of activations and gradients between stages.' }) pipelineCommMs!: number;
+  @Field(() => Float, { description: 'Forward passes rerun in backward (activation recomputation).' })
+  recomputeMs!: number;
+  @Field(() => Float, {
+    description:
+      'Pipeline fill and drain: (stages - 1) x one micro-batch stage time, a fraction (PP-1)/(m+PP-1) of the step.',
+  })
+  pipelineBubbleMs!: number;
+  @Field(() => Float, {
+    description: 'Data-parallel gradient all-reduce, or ZeRO reduce-scatters and all-gathers; hidden or not.',
+  })
+  dataParallelCommMs!: number;
+  @Field(() => Float, {
+    description: 'Tensor-parallel all-reduces of every split layer pair (on the critical path).',
+  })
+  tensorParallelCommMs!: number;
+  @Field(() => Float, { description: 'Pipeline sends of activations and gradients between stages.' })
+  pipelineCommMs!: number;
 }
 
 @ObjectType({ description: 'GPU memory per GPU, GB (GiB, as GPU memory is labelled).' })
@@ -130,25 +182,45 @@ export class Prediction {
   @Field(() => Int) batchSizePerGpu!: number;
   @Field(() => Int) gradAccumSteps!: number;
   @Field(() => PrecisionEnum) precision!: Precision;
-  @Field(() => String, { description: 'Math mode that carries most FLOPs (FP32 on Ampere+ runs TF32 unless fp32UsesTf32 is false).' }) dominantMath!: string;
+  @Field(() => String, {
+    description:
+      'Math mode that carries most FLOPs (FP32 on Ampere+ runs TF32 unless fp32UsesTf32 is false).',
+  })
+  dominantMath!: string;
   @Field(() => Float) stepTimeMs!: number;
   @Field(() => Float, { description: 'Total over all GPUs, in throughputUnit.' }) throughput!: number;
   @Field(() => String) throughputUnit!: string;
   @Field(() => Int) globalBatch!: number;
   @Field(() => Float, { nullable: true }) totalHours!: number | null;
-  @Field(() => Float, { nullable: true, description: 'null when no price is known for the GPU.' }) costUsd!: number | null;
+  @Field(() => Float, { nullable: true, description: 'null when no price is known for the GPU.' }) costUsd!:
+    number | null;
   @Field(() => Float, { nullable: true }) priceUsdPerGpuHour!: number | null;
   @Field(() => Float) memoryGbPerGpu!: number;
   @Field(() => MemoryBreakdown) memory!: MemoryBreakdown;
   @Field(() => Boolean) fitsInMemory!: boolean;
   @Field(() => Breakdown) breakdown!: Breakdown;
-  @Field(() => Parallelism, { description: 'The layout predicted: the input parallelism, or plain data parallelism.' }) parallelism!: Parallelism;
-  @Field(() => String, { description: 'Which predictor answered: the learned model, or analytical (with the reason in evidence).' }) predictor!: string;
-  @Field(() => Float, { description: 'The analytical (roofline) estimate before the learned correction.' }) analyticalStepTimeMs!: number;
-  @Field(() => Float, { description: '10th percentile of the step time (held-out errors of the learned model).' }) stepTimeMsP10!: number;
+  @Field(() => Parallelism, {
+    description: 'The layout predicted: the input parallelism, or plain data parallelism.',
+  })
+  parallelism!: Parallelism;
+  @Field(() => String, {
+    description: 'Which predictor answered: the learned model, or analytical (with the reason in evidence).',
+  })
+  predictor!: string;
+  @Field(() => Float, { description: 'The analytical (roofline) estimate before the learned correction.' })
+  analyticalStepTimeMs!: number;
+  @Field(() => Float, {
+    description: '10th percentile of the step time (held-out errors of the learned model).',
+  })
+  stepTimeMsP10!: number;
   @Field(() => Float, { description: '90th percentile of the step time.' }) stepTimeMsP90!: number;
-  @Field(() => Float, { nullable: true, description: 'Hours at the 90th-percentile step time.' }) totalHoursP90!: number | null;
-  @Field(() => String, { description: 'Which case the prediction is: measured, calibrated from measurements of the same model, or unmeasured.' }) evidence!: string;
+  @Field(() => Float, { nullable: true, description: 'Hours at the 90th-percentile step time.' })
+  totalHoursP90!: number | null;
+  @Field(() => String, {
+    description:
+      'Which case the prediction is: measured, calibrated from measurements of the same model, or unmeasured.',
+  })
+  evidence!: string;
 }
 
 @ObjectType()
@@ -162,11 +234,20 @@ export class Plan {
   @Field(() => Int) gradAccumSteps!: number;
   @Field(() => PrecisionEnum) precision!: Precision;
   @Field(() => Float) stepTimeMs!: number;
-  @Field(() => Float, { description: '10th percentile of the step time (from held-out errors of the learned model; equals stepTimeMs when only the analytical estimate is available).' }) stepTimeMsP10!: number;
+  @Field(() => Float, {
+    description:
+      '10th percentile of the step time (from held-out errors of the learned model; equals stepTimeMs when only the analytical estimate is available).',
+  })
+  stepTimeMsP10!: number;
   @Field(() => Float, { description: '90th percentile of the step time.' }) stepTimeMsP90!: number;
-  @Field(() => Float, { description: 'The analytical (roofline) estimate before any learned correction.' }) analyticalStepTimeMs!: number;
+  @Field(() => Float, { description: 'The analytical (roofline) estimate before any learned correction.' })
+  analyticalStepTimeMs!: number;
   @Field(() => String, { description: 'Which predictor answered.' }) predictor!: string;
-  @Field(() => String, { description: 'Which case the prediction is: measured, calibrated from measurements of the same model, or unmeasured.' }) evidence!: string;
+  @Field(() => String, {
+    description:
+      'Which case the prediction is: measured, calibrated from measurements of the same model, or unmeasured.',
+  })
+  evidence!: string;
   @Field(() => Float) throughput!: number;
   @Field(() => String) throughputUnit!: string;
   @Field(() => Float) totalHours!: number;
@@ -175,7 +256,11 @@ export class Plan {
   @Field(() => Float, { nullable: true }) priceUsdPerGpuHour!: number | null;
   @Field(() => Float) memoryGbPerGpu!: number;
   @Field(() => Breakdown) breakdown!: Breakdown;
-  @Field(() => Parallelism, { description: 'How the plan splits the model: plain data parallelism is dataParallel = totalGpus, the rest 1 or 0.' }) parallelism!: Parallelism;
+  @Field(() => Parallelism, {
+    description:
+      'How the plan splits the model: plain data parallelism is dataParallel = totalGpus, the rest 1 or 0.',
+  })
+  parallelism!: Parallelism;
 }
 
 @ObjectType({ description: 'Candidates rejected for one reason.' })
@@ -187,12 +272,17 @@ export class Rejection {
 
 @ObjectType()
 export class Recommendation {
-  @Field(() => SearchStatusEnum, { description: 'TIMEOUT when the time budget stopped the search early (see `evaluated`).' }) status!: 'COMPLETE' | 'TIMEOUT';
+  @Field(() => SearchStatusEnum, {
+    description: 'TIMEOUT when the time budget stopped the search early (see `evaluated`).',
+  })
+  status!: 'COMPLETE' | 'TIMEOUT';
   @Field(() => String, { description: 'Which predictor ranked the plans.' }) predictor!: string;
-  @Field(() => String, { description: 'Why that predictor (e.g. the learned model could not be loaded).' }) predictorNote!: string;
+  @Field(() => String, { description: 'Why that predictor (e.g. the learned model could not be loaded).' })
+  predictorNote!: string;
   @Field(() => Int, { description: 'Candidates evaluated.' }) evaluated!: number;
   @Field(() => Int, { description: 'Candidates meeting every constraint.' }) feasible!: number;
   @Field(() => [Plan], { description: 'Ranked 1..limit by the objective.' }) plans!: Plan[];
-  @Field(() => [Plan], { description: 'Plans no other plan beats on both cost and time, fastest first.' }) paretoFront!: Plan[];
+  @Field(() => [Plan], { description: 'Plans no other plan beats on both cost and time, fastest first.' })
+  paretoFront!: Plan[];
   @Field(() => [Rejection]) rejected!: Rejection[];
 }

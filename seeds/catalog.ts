@@ -17,18 +17,27 @@ export function parseCsv(text: string): Record<string, string>[] {
     const c = text[i];
     if (quoted) {
       if (c === '"') {
-        if (text[i + 1] === '"') { field += '"'; i++; } else quoted = false;
+        if (text[i + 1] === '"') {
+          field += '"';
+          i++;
+        } else quoted = false;
       } else field += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(field); field = ''; }
-    else if (c === '\n' || c === '\r') {
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\n' || c === '\r') {
       if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(field); field = '';
+      row.push(field);
+      field = '';
       if (row.length > 1 || row[0] !== '') rows.push(row);
       row = [];
     } else field += c;
   }
-  if (field !== '' || row.length) { row.push(field); rows.push(row); }
+  if (field !== '' || row.length) {
+    row.push(field);
+    rows.push(row);
+  }
   const [header, ...body] = rows;
   if (!header) return [];
   return body.map((cells) => Object.fromEntries(header.map((h, j) => [h, cells[j] ?? ''])));
@@ -48,7 +57,8 @@ const num = (s: string | undefined): number | null => {
 
 export function generationOf(architecture: string): Generation {
   const a = architecture.toLowerCase();
-  for (const g of ['pascal', 'volta', 'turing', 'ampere', 'hopper', 'blackwell'] as const) if (a.includes(g)) return g;
+  for (const g of ['pascal', 'volta', 'turing', 'ampere', 'hopper', 'blackwell'] as const)
+    if (a.includes(g)) return g;
   if (a.includes('ada')) return 'ada';
   if (a.includes('cdna3')) return 'cdna3';
   if (a.includes('cdna2')) return 'cdna2';
@@ -57,8 +67,15 @@ export function generationOf(architecture: string): Generation {
   return 'unknown';
 }
 
-interface LinkRule { match: string; bidirGbps: number; fabric: boolean }
-interface LinksFile { rules: LinkRule[]; fabricPatterns: string[] }
+interface LinkRule {
+  match: string;
+  bidirGbps: number;
+  fabric: boolean;
+}
+interface LinksFile {
+  rules: LinkRule[];
+  fabricPatterns: string[];
+}
 
 function gpuFromRow(r: Record<string, string>, links: LinksFile): GpuSpec {
   const link = r.intra_node_interconnect;
@@ -89,7 +106,12 @@ function gpuFromRow(r: Record<string, string>, links: LinksFile): GpuSpec {
     int8Tops: num(r.int8_tensor_tops),
     intraNodeLink: link,
     intraNodeBwGbpsBidir: catalogBw ?? rule?.bidirGbps ?? 0,
-    intraNodeBwSource: catalogBw !== null ? 'gpus.csv' : rule ? `derived from link name "${rule.match}" (seeds/links.json)` : 'unknown',
+    intraNodeBwSource:
+      catalogBw !== null
+        ? 'gpus.csv'
+        : rule
+          ? `derived from link name "${rule.match}" (seeds/links.json)`
+          : 'unknown',
     hasNvlinkFabric: links.fabricPatterns.some((p) => link.includes(p)),
     tdpW: num(r.tdp_w),
     typicalInternodeNetwork: r.typical_internode_network,
@@ -131,13 +153,18 @@ const catalogPrices = new Map<string, { price: number | null; source: string }>(
  * wherever the catalog's would apply (a request's own prices still win); undefined restores the
  * catalog. Called once at startup, before any request.
  */
-export function setPriceOverrides(prices: Record<string, number> | undefined, source = 'price override file'): void {
+export function setPriceOverrides(
+  prices: Record<string, number> | undefined,
+  source = 'price override file',
+): void {
   for (const g of loadGpus()) {
-    if (!catalogPrices.has(g.id)) catalogPrices.set(g.id, { price: g.priceUsdPerGpuHour, source: g.priceSource });
+    if (!catalogPrices.has(g.id))
+      catalogPrices.set(g.id, { price: g.priceUsdPerGpuHour, source: g.priceSource });
     const orig = catalogPrices.get(g.id)!;
     const p = prices?.[g.id];
     g.priceUsdPerGpuHour = p ?? orig.price;
-    g.priceSource = p === undefined ? orig.source : `${source} (catalog: ${orig.price ?? 'no price'}; ${orig.source})`;
+    g.priceSource =
+      p === undefined ? orig.source : `${source} (catalog: ${orig.price ?? 'no price'}; ${orig.source})`;
   }
 }
 
@@ -175,7 +202,11 @@ export function loadInstances(): Instance[] {
   return instanceCache;
 }
 
-export interface NetworkDefaults { defaultGbps: number; perGpu: Record<string, number>; choices: number[] }
+export interface NetworkDefaults {
+  defaultGbps: number;
+  perGpu: Record<string, number>;
+  choices: number[];
+}
 let networkCache: NetworkDefaults | undefined;
 export function networkDefaults(): NetworkDefaults {
   networkCache ??= JSON.parse(readFileSync(here('./network.json'), 'utf8')) as NetworkDefaults;

@@ -48,10 +48,21 @@ export function formatError(formatted: GraphQLFormattedError, error?: unknown): 
   const id = requestId ? { requestId } : {};
   if (isServerFault(formatted, error)) {
     if (isDev()) return { ...formatted, extensions: { ...formatted.extensions, ...id } };
-    return { message: `internal error${requestId ? ` (request id ${requestId})` : ''}`, ...(formatted.path ? { path: formatted.path } : {}), extensions: { code: 'INTERNAL_SERVER_ERROR', ...id } };
+    return {
+      message: `internal error${requestId ? ` (request id ${requestId})` : ''}`,
+      ...(formatted.path ? { path: formatted.path } : {}),
+      extensions: { code: 'INTERNAL_SERVER_ERROR', ...id },
+    };
   }
   const code = formatted.extensions?.code;
-  return { ...formatted, extensions: { ...formatted.extensions, code: code === undefined || code === 'INTERNAL_SERVER_ERROR' ? 'BAD_REQUEST' : code, ...id } };
+  return {
+    ...formatted,
+    extensions: {
+      ...formatted.extensions,
+      code: code === undefined || code === 'INTERNAL_SERVER_ERROR' ? 'BAD_REQUEST' : code,
+      ...id,
+    },
+  };
 }
 
 const rootFieldNames = (op: OperationDefinitionNode | undefined) =>
@@ -63,19 +74,34 @@ const observability: ApolloServerPlugin<RequestContext> = {
     return {
       async didResolveOperation(rc) {
         const state = requestStore.getStore();
-        if (state) state.operationName = rc.operationName ?? (rootFieldNames(rc.operation) ? `{${rootFieldNames(rc.operation)}}` : undefined);
+        if (state)
+          state.operationName =
+            rc.operationName ??
+            (rootFieldNames(rc.operation) ? `{${rootFieldNames(rc.operation)}}` : undefined);
       },
       async didEncounterErrors(rc) {
         for (const e of rc.errors) {
-          if (!isServerFault({ message: e.message, extensions: e.extensions }, e)) log('debug', 'request error', { code: e.extensions?.code ?? 'BAD_REQUEST', error: e.message.slice(0, 500), operationName: rc.operationName });
-          else log('error', 'internal error', { operationName: rc.operationName, path: e.path?.join('.'), ...errorFields(e.originalError ?? e) });
+          if (!isServerFault({ message: e.message, extensions: e.extensions }, e))
+            log('debug', 'request error', {
+              code: e.extensions?.code ?? 'BAD_REQUEST',
+              error: e.message.slice(0, 500),
+              operationName: rc.operationName,
+            });
+          else
+            log('error', 'internal error', {
+              operationName: rc.operationName,
+              path: e.path?.join('.'),
+              ...errorFields(e.originalError ?? e),
+            });
         }
       },
     };
   },
 };
 
-export async function createApollo(config: ServerConfig = runtimeConfig()): Promise<ApolloServer<RequestContext>> {
+export async function createApollo(
+  config: ServerConfig = runtimeConfig(),
+): Promise<ApolloServer<RequestContext>> {
   const server = new ApolloServer<RequestContext>({
     schema: await trainplanSchema(),
     plugins: [ApolloServerPluginLandingPageDisabled(), observability],
@@ -86,8 +112,10 @@ export async function createApollo(config: ServerConfig = runtimeConfig()): Prom
     validationRules: [queryShapeRule(config)],
     formatError,
     logger: {
-      debug: (m) => log('debug', String(m)), info: (m) => log('info', String(m)),
-      warn: (m) => log('warn', String(m)), error: (m) => log('error', String(m)),
+      debug: (m) => log('debug', String(m)),
+      info: (m) => log('info', String(m)),
+      warn: (m) => log('warn', String(m)),
+      error: (m) => log('error', String(m)),
     },
   });
   await server.start();
@@ -120,19 +148,33 @@ function readBody(req: IncomingMessage, max: number): Promise<string | typeof TO
       size += c.length;
       if (chunks && size > max) chunks = null;
       if (chunks) chunks.push(c);
-      else if (size > drainCap(max)) { req.destroy(); resolve(TOO_LARGE); }
+      else if (size > drainCap(max)) {
+        req.destroy();
+        resolve(TOO_LARGE);
+      }
     });
     req.on('end', () => resolve(chunks ? Buffer.concat(chunks).toString('utf8') : TOO_LARGE));
     req.on('error', () => resolve(ABORTED));
-    req.on('close', () => { if (!req.complete) resolve(ABORTED); });
+    req.on('close', () => {
+      if (!req.complete) resolve(ABORTED);
+    });
   });
 }
 
 const errorBody = (message: string, code: string, requestId?: string) =>
   JSON.stringify({ errors: [{ message, extensions: { code, ...(requestId ? { requestId } : {}) } }] });
 
-function send(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}) {
-  if (res.headersSent) { res.end(); return; }
+function send(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string,
+  headers: Record<string, string> = {},
+) {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
   res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...headers });
   res.end(body);
 }
@@ -152,7 +194,14 @@ function runChecks(): { ok: boolean; checks: Record<string, string> } {
   let ok = true;
   for (const [name, check] of readinessChecks) {
     // A string is a passing check with something to say (e.g. the learned model's fallback).
-    try { const r = check(); checks[name] = r === false ? 'failing' : typeof r === 'string' ? r : 'ok'; ok &&= r !== false; } catch (e) { checks[name] = `failing: ${(e as Error).message}`.slice(0, 200); ok = false; }
+    try {
+      const r = check();
+      checks[name] = r === false ? 'failing' : typeof r === 'string' ? r : 'ok';
+      ok &&= r !== false;
+    } catch (e) {
+      checks[name] = `failing: ${(e as Error).message}`.slice(0, 200);
+      ok = false;
+    }
   }
   return { ok, checks };
 }
@@ -172,19 +221,26 @@ export interface Running {
  * Starts the HTTP server; port 0 picks a free one. `overrides` replace the configuration this
  * process was given (server/config.ts); they become the process's configuration.
  */
-export async function startServer(port = 4000, host = '0.0.0.0', overrides: Partial<ServerConfig> = {}): Promise<Running> {
+export async function startServer(
+  port = 4000,
+  host = '0.0.0.0',
+  overrides: Partial<ServerConfig> = {},
+): Promise<Running> {
   const config: ServerConfig = { ...runtimeConfig(), ...overrides, port, host };
   setRuntimeConfig(config);
   setLogLevel(config.logLevel);
   const prices = config.prices ? readPriceFile(config.prices) : undefined;
   setPriceOverrides(prices, `price override file ${config.prices}`);
-  if (prices) log('info', 'price overrides loaded', { file: config.prices, gpus: Object.keys(prices).length });
+  if (prices)
+    log('info', 'price overrides loaded', { file: config.prices, gpus: Object.keys(prices).length });
   recommendCache.clear();
   const apollo = await createApollo(config);
   // Load the learned model before the first request; if it cannot load, answers fall back to the
   // analytical estimate (and say so), so the server is still ready.
   const learned = await learnedPredictor();
-  addReadinessCheck('learnedModel', () => (learned.predictor ? 'ok' : `fallback to analytical: ${learned.reason}`));
+  addReadinessCheck('learnedModel', () =>
+    learned.predictor ? 'ok' : `fallback to analytical: ${learned.reason}`,
+  );
   const startup = runChecks();
   if (!startup.ok) log('warn', 'not ready at startup', { checks: startup.checks });
   const startedAt = Date.now();
@@ -192,27 +248,71 @@ export async function startServer(port = 4000, host = '0.0.0.0', overrides: Part
   let draining = false;
 
   async function handle(req: IncomingMessage, res: ServerResponse, url: URL, state: RequestState) {
-    if (url.pathname === '/' || (url.pathname === '/graphql' && req.method === 'GET' && (req.headers.accept ?? '').includes('text/html') && !url.searchParams.has('query'))) {
+    if (
+      url.pathname === '/' ||
+      (url.pathname === '/graphql' &&
+        req.method === 'GET' &&
+        (req.headers.accept ?? '').includes('text/html') &&
+        !url.searchParams.has('query'))
+    ) {
       return send(res, 200, 'text/html; charset=utf-8', page());
     }
-    if (url.pathname !== '/graphql') return send(res, 404, 'application/json', errorBody('not found: POST GraphQL to /graphql', 'NOT_FOUND', state.requestId));
+    if (url.pathname !== '/graphql')
+      return send(
+        res,
+        404,
+        'application/json',
+        errorBody('not found: POST GraphQL to /graphql', 'NOT_FOUND', state.requestId),
+      );
     const declared = Number(req.headers['content-length']);
-    const body = req.method === 'POST' ? (declared > drainCap(config.maxBodyBytes) ? TOO_LARGE : await readBody(req, config.maxBodyBytes)) : '';
-    if (body === ABORTED) { log('debug', 'client went away while sending'); return; }
+    const body =
+      req.method === 'POST'
+        ? declared > drainCap(config.maxBodyBytes)
+          ? TOO_LARGE
+          : await readBody(req, config.maxBodyBytes)
+        : '';
+    if (body === ABORTED) {
+      log('debug', 'client went away while sending');
+      return;
+    }
     if (body === TOO_LARGE) {
-      return send(res, 413, 'application/json', errorBody(`request body larger than ${config.maxBodyBytes} bytes`, 'BAD_USER_INPUT', state.requestId), { connection: 'close' });
+      return send(
+        res,
+        413,
+        'application/json',
+        errorBody(`request body larger than ${config.maxBodyBytes} bytes`, 'BAD_USER_INPUT', state.requestId),
+        { connection: 'close' },
+      );
     }
     const headers = new HeaderMap();
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+    for (const [k, v] of Object.entries(req.headers))
+      if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
     let parsed: unknown = body;
     if (req.method === 'POST' && (headers.get('content-type') ?? '').includes('application/json')) {
-      try { parsed = JSON.parse(body); } catch {
-        return send(res, 400, 'application/json', errorBody('request body is not valid JSON', 'BAD_REQUEST', state.requestId));
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        return send(
+          res,
+          400,
+          'application/json',
+          errorBody('request body is not valid JSON', 'BAD_REQUEST', state.requestId),
+        );
       }
     }
-    const query = req.method === 'POST' ? (parsed as { query?: unknown } | null)?.query : url.searchParams.get('query');
+    const query =
+      req.method === 'POST' ? (parsed as { query?: unknown } | null)?.query : url.searchParams.get('query');
     if (typeof query === 'string' && textNesting(query, MAX_TEXT_NESTING) > MAX_TEXT_NESTING) {
-      return send(res, 400, 'application/json', errorBody(`query nests brackets more than ${MAX_TEXT_NESTING} deep`, 'GRAPHQL_PARSE_FAILED', state.requestId));
+      return send(
+        res,
+        400,
+        'application/json',
+        errorBody(
+          `query nests brackets more than ${MAX_TEXT_NESTING} deep`,
+          'GRAPHQL_PARSE_FAILED',
+          state.requestId,
+        ),
+      );
     }
     const result = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method ?? 'GET', headers, search: url.search, body: parsed },
@@ -231,10 +331,14 @@ export async function startServer(port = 4000, host = '0.0.0.0', overrides: Part
     const { ok, checks } = runChecks();
     const mem = process.memoryUsage();
     const body = {
-      status: draining ? 'draining' : ok ? 'ready' : 'not ready', pid: process.pid, requestId,
-      uptimeS: Math.round((Date.now() - startedAt) / 1000), inFlight,
+      status: draining ? 'draining' : ok ? 'ready' : 'not ready',
+      pid: process.pid,
+      requestId,
+      uptimeS: Math.round((Date.now() - startedAt) / 1000),
+      inFlight,
       memory: { rssMb: Math.round(mem.rss / 2 ** 20), heapUsedMb: Math.round(mem.heapUsed / 2 ** 20) },
-      cache: recommendCache.stats(), checks,
+      cache: recommendCache.stats(),
+      checks,
     };
     send(res, ok && !draining ? 200 : 503, 'application/json', JSON.stringify(body));
   }
@@ -244,47 +348,86 @@ export async function startServer(port = 4000, host = '0.0.0.0', overrides: Part
     const requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader('x-request-id', requestId);
     let url: URL;
-    try { url = new URL(req.url ?? '/', 'http://localhost'); } catch { url = new URL('http://localhost/invalid'); }
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+    } catch {
+      url = new URL('http://localhost/invalid');
+    }
     const isProbe = url.pathname === '/health' || url.pathname === '/ready';
     const state: RequestState = { requestId, startedAt, deadlineAt: startedAt + config.timeBudgetMs };
     if (!isProbe) inFlight++;
     res.once('close', () => {
       if (!isProbe) inFlight--;
       log(isProbe ? 'debug' : 'info', 'request', {
-        requestId, method: req.method, path: url.pathname.slice(0, 200), operationName: state.operationName, status: res.statusCode,
-        durationMs: Math.round((performance.now() - startedAt) * 10) / 10, ...(res.writableFinished ? {} : { aborted: true }),
+        requestId,
+        method: req.method,
+        path: url.pathname.slice(0, 200),
+        operationName: state.operationName,
+        status: res.statusCode,
+        durationMs: Math.round((performance.now() - startedAt) * 10) / 10,
+        ...(res.writableFinished ? {} : { aborted: true }),
       });
     });
     if (isProbe) return probe(res, url.pathname, requestId);
-    if (draining) return send(res, 503, 'application/json', errorBody('shutting down', 'UNAVAILABLE', requestId), { connection: 'close', 'retry-after': '1' });
-    if (inFlight > config.maxInFlight) return send(res, 503, 'application/json', errorBody(`busy: more than ${config.maxInFlight} requests in flight; retry`, 'UNAVAILABLE', requestId), { 'retry-after': '1' });
+    if (draining)
+      return send(res, 503, 'application/json', errorBody('shutting down', 'UNAVAILABLE', requestId), {
+        connection: 'close',
+        'retry-after': '1',
+      });
+    if (inFlight > config.maxInFlight)
+      return send(
+        res,
+        503,
+        'application/json',
+        errorBody(
+          `busy: more than ${config.maxInFlight} requests in flight; retry`,
+          'UNAVAILABLE',
+          requestId,
+        ),
+        { 'retry-after': '1' },
+      );
     requestStore.run(state, () => {
       handle(req, res, url, state).catch((e) => {
         log('error', 'request failed', errorFields(e));
-        send(res, 500, 'application/json', errorBody(`internal error (request id ${requestId})`, 'INTERNAL_SERVER_ERROR', requestId));
+        send(
+          res,
+          500,
+          'application/json',
+          errorBody(`internal error (request id ${requestId})`, 'INTERNAL_SERVER_ERROR', requestId),
+        );
       });
     });
   });
   server.requestTimeout = config.requestTimeoutMs;
   server.headersTimeout = Math.min(10_000, config.requestTimeoutMs);
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(port, host, () => { server.off('error', reject); resolve(); }); });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const addr = server.address();
   const actual = typeof addr === 'object' && addr ? addr.port : port;
   let closing: Promise<void> | undefined;
   return {
-    server, apollo, config, url: `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : host}:${actual}/graphql`,
+    server,
+    apollo,
+    config,
+    url: `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : host}:${actual}/graphql`,
     inFlight: () => inFlight,
-    close: () => (closing ??= (async () => {
-      draining = true;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const until = Date.now() + config.shutdownGraceMs;
-      while (inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-      if (inFlight > 0) log('warn', 'shutdown grace over; closing connections', { inFlight });
-      server.closeAllConnections();
-      await closed;
-      await apollo.stop();
-    })()),
+    close: () =>
+      (closing ??= (async () => {
+        draining = true;
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const until = Date.now() + config.shutdownGraceMs;
+        while (inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+        if (inFlight > 0) log('warn', 'shutdown grace over; closing connections', { inFlight });
+        server.closeAllConnections();
+        await closed;
+        await apollo.stop();
+      })()),
   };
 }

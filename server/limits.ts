@@ -3,15 +3,26 @@
 // GraphQL validation rule for depth, complexity, top-level fields and aliases, all counted with
 // fragments expanded. Rejections are GRAPHQL_VALIDATION_FAILED errors whose message names the limit.
 import {
-  GraphQLError, Kind,
-  type ASTVisitor, type FragmentDefinitionNode, type GraphQLField, type GraphQLNamedType, type GraphQLOutputType, type GraphQLSchema,
-  type OperationDefinitionNode, type SelectionSetNode, type ValidationContext, type ValidationRule,
+  GraphQLError,
+  Kind,
+  type ASTVisitor,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  type ValidationContext,
+  type ValidationRule,
 } from 'graphql';
 
 // Duck-typed on purpose: graphql's isObjectType & co. use instanceof, which fails when the schema
 // comes from another copy of the module (vitest loads graphql's ESM build, Apollo its CJS one).
 const fieldsOf = (t: GraphQLNamedType | undefined | null) =>
-  t && 'getFields' in t && !('parseValue' in t) ? (t.getFields() as Record<string, GraphQLField<unknown, unknown>>) : undefined;
+  t && 'getFields' in t && !('parseValue' in t)
+    ? (t.getFields() as Record<string, GraphQLField<unknown, unknown>>)
+    : undefined;
 function namedType(t: GraphQLOutputType): GraphQLNamedType {
   let u: GraphQLOutputType = t;
   while ('ofType' in u && u.ofType) u = u.ofType as GraphQLOutputType;
@@ -23,21 +34,36 @@ export const MAX_TEXT_NESTING = 128;
 
 /** Deepest nesting of { [ ( in a GraphQL text, outside strings and comments; stops counting past `stopAt`. */
 export function textNesting(query: string, stopAt = Infinity): number {
-  let depth = 0, max = 0;
+  let depth = 0,
+    max = 0;
   for (let i = 0; i < query.length; i++) {
     const c = query.charCodeAt(i);
-    if (c === 35 /* # */) { while (i < query.length && query.charCodeAt(i) !== 10 && query.charCodeAt(i) !== 13) i++; continue; }
+    if (c === 35 /* # */) {
+      while (i < query.length && query.charCodeAt(i) !== 10 && query.charCodeAt(i) !== 13) i++;
+      continue;
+    }
     if (c === 34 /* " */) {
-      if (query.startsWith('"""', i)) { const end = query.indexOf('"""', i + 3); i = end < 0 ? query.length : end + 2; continue; }
+      if (query.startsWith('"""', i)) {
+        const end = query.indexOf('"""', i + 3);
+        i = end < 0 ? query.length : end + 2;
+        continue;
+      }
       for (i++; i < query.length; i++) {
         const d = query.charCodeAt(i);
-        if (d === 92 /* \ */) { i++; continue; }
+        if (d === 92 /* \ */) {
+          i++;
+          continue;
+        }
         if (d === 34 || d === 10 || d === 13) break;
       }
       continue;
     }
-    if (c === 123 || c === 91 || c === 40) { if (++depth > max) { max = depth; if (max > stopAt) return max; } }
-    else if (c === 125 || c === 93 || c === 41) depth = Math.max(0, depth - 1);
+    if (c === 123 || c === 91 || c === 40) {
+      if (++depth > max) {
+        max = depth;
+        if (max > stopAt) return max;
+      }
+    } else if (c === 125 || c === 93 || c === 41) depth = Math.max(0, depth - 1);
   }
   return max;
 }
@@ -51,7 +77,11 @@ export interface ShapeLimits {
 
 /** Cost of fields that do real work, unless the field declares its own `complexity` (type-graphql's option). */
 export const FIELD_COSTS: Record<string, number> = {
-  'Query.recommend': 100, 'Query.planFleet': 100, 'Query.planProcurement': 100, 'Query.planFederatedRound': 100, 'Query.predict': 10,
+  'Query.recommend': 100,
+  'Query.planFleet': 100,
+  'Query.planProcurement': 100,
+  'Query.planFederatedRound': 100,
+  'Query.predict': 10,
 };
 
 function fieldCost(parent: GraphQLNamedType, field: GraphQLField<unknown, unknown> | undefined): number {
@@ -60,13 +90,20 @@ function fieldCost(parent: GraphQLNamedType, field: GraphQLField<unknown, unknow
   return (field && FIELD_COSTS[`${parent.name}.${field.name}`]) ?? 1;
 }
 
-interface Shape { depth: number; cost: number; rootFields: number }
+interface Shape {
+  depth: number;
+  cost: number;
+  rootFields: number;
+}
 
 /** Depth, cost and top-level field count of one selection set; fragments are measured once and reused. */
 class Measurer {
   private readonly fragments = new Map<string, Shape>();
   private readonly active = new Set<string>();
-  constructor(private readonly schema: GraphQLSchema, private readonly defs: Map<string, FragmentDefinitionNode>) {}
+  constructor(
+    private readonly schema: GraphQLSchema,
+    private readonly defs: Map<string, FragmentDefinitionNode>,
+  ) {}
 
   fragment(name: string): Shape {
     const known = this.fragments.get(name);
@@ -82,18 +119,26 @@ class Measurer {
   }
 
   selectionSet(set: SelectionSetNode, parent: GraphQLNamedType | undefined | null): Shape {
-    let depth = 0, cost = 0, rootFields = 0;
+    let depth = 0,
+      cost = 0,
+      rootFields = 0;
     for (const sel of set.selections) {
       if (sel.kind === Kind.FIELD) {
         const field = fieldsOf(parent)?.[sel.name.value];
-        const inner = sel.selectionSet ? this.selectionSet(sel.selectionSet, field ? namedType(field.type) : undefined) : { depth: 0, cost: 0, rootFields: 0 };
+        const inner = sel.selectionSet
+          ? this.selectionSet(sel.selectionSet, field ? namedType(field.type) : undefined)
+          : { depth: 0, cost: 0, rootFields: 0 };
         depth = Math.max(depth, 1 + inner.depth);
         cost += (parent ? fieldCost(parent, field) : 1) + inner.cost;
         rootFields += 1;
       } else {
-        const inner = sel.kind === Kind.FRAGMENT_SPREAD
-          ? this.fragment(sel.name.value)
-          : this.selectionSet(sel.selectionSet, sel.typeCondition ? this.schema.getType(sel.typeCondition.name.value) : parent);
+        const inner =
+          sel.kind === Kind.FRAGMENT_SPREAD
+            ? this.fragment(sel.name.value)
+            : this.selectionSet(
+                sel.selectionSet,
+                sel.typeCondition ? this.schema.getType(sel.typeCondition.name.value) : parent,
+              );
         depth = Math.max(depth, inner.depth);
         cost += inner.cost;
         rootFields += inner.rootFields;
@@ -103,8 +148,13 @@ class Measurer {
   }
 }
 
-const refuse = (message: string, node: OperationDefinitionNode | undefined, limit: string, value: number, max: number) =>
-  new GraphQLError(message, { nodes: node ? [node] : undefined, extensions: { limit, value, max } });
+const refuse = (
+  message: string,
+  node: OperationDefinitionNode | undefined,
+  limit: string,
+  value: number,
+  max: number,
+) => new GraphQLError(message, { nodes: node ? [node] : undefined, extensions: { limit, value, max } });
 
 /** Depth, complexity, top-level fields per operation and aliases per document, fragments expanded. */
 export function queryShapeRule(limits: ShapeLimits): ValidationRule {
@@ -120,17 +170,58 @@ export function queryShapeRule(limits: ShapeLimits): ValidationRule {
       },
       OperationDefinition: {
         leave(op) {
-          const root = op.operation === 'query' ? context.getSchema().getQueryType() : op.operation === 'mutation' ? context.getSchema().getMutationType() : context.getSchema().getSubscriptionType();
+          const root =
+            op.operation === 'query'
+              ? context.getSchema().getQueryType()
+              : op.operation === 'mutation'
+                ? context.getSchema().getMutationType()
+                : context.getSchema().getSubscriptionType();
           const s = measurer.selectionSet(op.selectionSet, root);
           const name = op.name ? `operation ${op.name.value}` : 'the operation';
-          if (s.depth > limits.maxDepth) context.reportError(refuse(`${name} nests fields ${s.depth} deep, more than the limit of ${limits.maxDepth}`, op, 'maxDepth', s.depth, limits.maxDepth));
-          if (s.rootFields > limits.maxRootFields) context.reportError(refuse(`${name} asks for ${s.rootFields} top-level fields, more than the limit of ${limits.maxRootFields}: send fewer (aliased) fields per request`, op, 'maxRootFields', s.rootFields, limits.maxRootFields));
-          if (s.cost > limits.maxComplexity) context.reportError(refuse(`${name} has complexity ${s.cost}, more than the limit of ${limits.maxComplexity} (each field costs 1, predict 10, recommend and the plan* solvers 100): split it into smaller requests`, op, 'maxComplexity', s.cost, limits.maxComplexity));
+          if (s.depth > limits.maxDepth)
+            context.reportError(
+              refuse(
+                `${name} nests fields ${s.depth} deep, more than the limit of ${limits.maxDepth}`,
+                op,
+                'maxDepth',
+                s.depth,
+                limits.maxDepth,
+              ),
+            );
+          if (s.rootFields > limits.maxRootFields)
+            context.reportError(
+              refuse(
+                `${name} asks for ${s.rootFields} top-level fields, more than the limit of ${limits.maxRootFields}: send fewer (aliased) fields per request`,
+                op,
+                'maxRootFields',
+                s.rootFields,
+                limits.maxRootFields,
+              ),
+            );
+          if (s.cost > limits.maxComplexity)
+            context.reportError(
+              refuse(
+                `${name} has complexity ${s.cost}, more than the limit of ${limits.maxComplexity} (each field costs 1, predict 10, recommend and the plan* solvers 100): split it into smaller requests`,
+                op,
+                'maxComplexity',
+                s.cost,
+                limits.maxComplexity,
+              ),
+            );
         },
       },
       Document: {
         leave() {
-          if (aliases > limits.maxAliases) context.reportError(refuse(`the document has ${aliases} aliased fields, more than the limit of ${limits.maxAliases}`, undefined, 'maxAliases', aliases, limits.maxAliases));
+          if (aliases > limits.maxAliases)
+            context.reportError(
+              refuse(
+                `the document has ${aliases} aliased fields, more than the limit of ${limits.maxAliases}`,
+                undefined,
+                'maxAliases',
+                aliases,
+                limits.maxAliases,
+              ),
+            );
         },
       },
     };

@@ -29,10 +29,21 @@ export function setLogSink(fn: ((line: string, level: LogLevel) => void) | undef
   sink = fn;
 }
 
-export function log(level: Exclude<LogLevel, 'silent'>, msg: string, fields: Record<string, unknown> = {}): void {
+export function log(
+  level: Exclude<LogLevel, 'silent'>,
+  msg: string,
+  fields: Record<string, unknown> = {},
+): void {
   if (RANK[level] < threshold) return;
   const requestId = requestStore.getStore()?.requestId;
-  const line = JSON.stringify({ time: new Date().toISOString(), level, msg, pid: process.pid, ...(requestId ? { requestId } : {}), ...fields });
+  const line = JSON.stringify({
+    time: new Date().toISOString(),
+    level,
+    msg,
+    pid: process.pid,
+    ...(requestId ? { requestId } : {}),
+    ...fields,
+  });
   if (sink) return sink(line, level);
   (level === 'error' || level === 'warn' ? process.stderr : process.stdout).write(line + '\n');
 }

@@ -8,6 +8,9 @@ import { ModelSummaryResolver } from '../resolvers/model-summary.js';
 
 let schema: Promise<GraphQLSchema> | undefined;
 export function trainplanSchema(): Promise<GraphQLSchema> {
-  schema ??= buildSchema({ resolvers: [CatalogResolver, PlanningResolver, CoupledResolver, ModelSummaryResolver], validate: false });
+  schema ??= buildSchema({
+    resolvers: [CatalogResolver, PlanningResolver, CoupledResolver, ModelSummaryResolver],
+    validate: false,
+  });
   return schema;
 }

@@ -5,7 +5,15 @@
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
-import { ConfigError, flagHelp, flagOptions, loadConfig, readPriceFile, setRuntimeConfig, type ServerConfig } from './config.js';
+import {
+  ConfigError,
+  flagHelp,
+  flagOptions,
+  loadConfig,
+  readPriceFile,
+  setRuntimeConfig,
+  type ServerConfig,
+} from './config.js';
 import { errorFields, log, setLogLevel } from './log.js';
 
 export const SERVE_HELP = `trainplan serve [flags]
@@ -26,7 +34,10 @@ export async function serve(args: string[]): Promise<void> {
   } catch (e) {
     fail(`${(e as Error).message}\n\n${SERVE_HELP}`);
   }
-  if (values.help) { console.log(SERVE_HELP); return; }
+  if (values.help) {
+    console.log(SERVE_HELP);
+    return;
+  }
   let config: ServerConfig;
   try {
     config = loadConfig(process.env, values as Record<string, string | undefined>);
@@ -37,7 +48,9 @@ export async function serve(args: string[]): Promise<void> {
   }
   setRuntimeConfig(config);
   setLogLevel(config.logLevel);
-  process.on('uncaughtExceptionMonitor', (e, origin) => log('error', 'uncaught exception', { origin, ...errorFields(e) }));
+  process.on('uncaughtExceptionMonitor', (e, origin) =>
+    log('error', 'uncaught exception', { origin, ...errorFields(e) }),
+  );
   const workers = config.workers === 0 ? availableParallelism() : config.workers;
   if (workers > 1 && cluster.isPrimary) return primary(config, workers);
   return single(config);
@@ -52,12 +65,27 @@ async function single(config: ServerConfig): Promise<void> {
     log('error', 'cannot start', errorFields(e));
     process.exit(1);
   }
-  log('info', 'listening', { url: running.url, port: new URL(running.url).port, worker: cluster.worker?.id, config: { ...config } });
+  log('info', 'listening', {
+    url: running.url,
+    port: new URL(running.url).port,
+    worker: cluster.worker?.id,
+    config: { ...config },
+  });
   const stop = (signal: string) => {
-    log('info', 'shutting down: finishing in-flight requests, refusing new ones', { signal, inFlight: running.inFlight(), graceMs: config.shutdownGraceMs });
+    log('info', 'shutting down: finishing in-flight requests, refusing new ones', {
+      signal,
+      inFlight: running.inFlight(),
+      graceMs: config.shutdownGraceMs,
+    });
     running.close().then(
-      () => { log('info', 'stopped'); process.exit(0); },
-      (e) => { log('error', 'shutdown failed', errorFields(e)); process.exit(1); },
+      () => {
+        log('info', 'stopped');
+        process.exit(0);
+      },
+      (e) => {
+        log('error', 'shutdown failed', errorFields(e));
+        process.exit(1);
+      },
     );
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
@@ -71,11 +99,16 @@ function primary(config: ServerConfig, n: number): void {
   log('info', 'primary started', { workers: n, port: config.port });
   let stopping = false;
   const recentCrashes: number[] = [];
-  const fork = () => { if (!stopping) cluster.fork(); };
+  const fork = () => {
+    if (!stopping) cluster.fork();
+  };
   for (let i = 0; i < n; i++) fork();
   cluster.on('exit', (w: Worker, code: number | null, signal: string | null) => {
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) { log('info', 'all workers stopped'); process.exit(0); }
+      if (Object.keys(cluster.workers ?? {}).length === 0) {
+        log('info', 'all workers stopped');
+        process.exit(0);
+      }
       return;
     }
     // Restart at once, but back off when workers keep dying (a broken config, a bad deploy).
@@ -83,7 +116,12 @@ function primary(config: ServerConfig, n: number): void {
     recentCrashes.push(now);
     while (recentCrashes.length && recentCrashes[0] < now - 60_000) recentCrashes.shift();
     const delay = recentCrashes.length > 3 ? Math.min(30_000, 500 * 2 ** (recentCrashes.length - 3)) : 0;
-    log('warn', 'worker exited; starting another', { workerPid: w.process.pid, code, signal, restartInMs: delay });
+    log('warn', 'worker exited; starting another', {
+      workerPid: w.process.pid,
+      code,
+      signal,
+      restartInMs: delay,
+    });
     setTimeout(fork, delay);
   });
   const stop = (signal: string) => {

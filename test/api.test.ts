@@ -32,13 +32,16 @@ describe('catalog queries', () => {
 
 describe('predict', () => {
   it('answers with a breakdown that adds up and a cost at the overridden price', async () => {
-    const r = await run(`{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1281167 }, gpu: "A100-SXM4-80GB", nodes: 1, gpusPerNode: 8, batchSizePerGpu: 256, precision: AMP_FP16, priceUsdPerGpuHour: 2 }) {
+    const r =
+      await run(`{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1281167 }, gpu: "A100-SXM4-80GB", nodes: 1, gpusPerNode: 8, batchSizePerGpu: 256, precision: AMP_FP16, priceUsdPerGpuHour: 2 }) {
       stepTimeMs stepTimeMsP10 stepTimeMsP90 evidence throughput throughputUnit totalHours costUsd memoryGbPerGpu fitsInMemory globalBatch predictor
       breakdown { forwardMs backwardMs optimizerMs mixedPrecisionMs communicationMs overheadMs } } }`);
     expect(r.errors).toBeUndefined();
     const p = r.data!.predict;
     const b = p.breakdown;
-    expect(b.forwardMs + b.backwardMs + b.optimizerMs + b.mixedPrecisionMs + b.communicationMs + b.overheadMs).toBeCloseTo(p.stepTimeMs, 6);
+    expect(
+      b.forwardMs + b.backwardMs + b.optimizerMs + b.mixedPrecisionMs + b.communicationMs + b.overheadMs,
+    ).toBeCloseTo(p.stepTimeMs, 6);
     expect(p.throughputUnit).toBe('images/s');
     expect(p.globalBatch).toBe(2048);
     expect(p.costUsd).toBeCloseTo(p.totalHours * 8 * 2, 6);
@@ -50,13 +53,17 @@ describe('predict', () => {
   });
 
   it('BF16 on a V100 is a BAD_USER_INPUT naming precision', async () => {
-    await badInput(`{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1e6 }, gpu: "V100-SXM2-16GB", batchSizePerGpu: 64, precision: BF16 }) { stepTimeMs } }`, /^precision: .*bf16/);
+    await badInput(
+      `{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1e6 }, gpu: "V100-SXM2-16GB", batchSizePerGpu: 64, precision: BF16 }) { stepTimeMs } }`,
+      /^precision: .*bf16/,
+    );
   });
 });
 
 describe('recommend', () => {
   it('returns ranked plans, a Pareto front and rejection reasons', async () => {
-    const r = await run(`{ recommend(input: { workload: { model: "bert_large_squad", samples: 5e6 }, objective: COST, deadlineHours: 12, maxNodes: 2, limit: 5,
+    const r =
+      await run(`{ recommend(input: { workload: { model: "bert_large_squad", samples: 5e6 }, objective: COST, deadlineHours: 12, maxNodes: 2, limit: 5,
         gpus: ["V100-SXM2-16GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "T4"] }) {
       evaluated feasible plans { rank gpu { id memoryGb } nodes gpusPerNode batchSizePerGpu precision stepTimeMs totalHours costUsd memoryGbPerGpu breakdown { forwardMs } }
       paretoFront { totalHours costUsd } rejected { reason count } } }`);
@@ -73,7 +80,8 @@ describe('recommend', () => {
   });
 
   it('honours negotiated prices', async () => {
-    const q = (price: number) => `{ recommend(input: { workload: { model: "resnet50_v1.5", samples: 1e8 }, gpus: ["A100-SXM4-80GB"], maxNodes: 1, limit: 1, prices: [{ gpu: "A100-SXM4-80GB", usdPerGpuHour: ${price} }] }) { plans { costUsd totalHours gpusPerNode priceUsdPerGpuHour } } }`;
+    const q = (price: number) =>
+      `{ recommend(input: { workload: { model: "resnet50_v1.5", samples: 1e8 }, gpus: ["A100-SXM4-80GB"], maxNodes: 1, limit: 1, prices: [{ gpu: "A100-SXM4-80GB", usdPerGpuHour: ${price} }] }) { plans { costUsd totalHours gpusPerNode priceUsdPerGpuHour } } }`;
     const a = (await run(q(1))).data!.recommend.plans[0];
     const b = (await run(q(3))).data!.recommend.plans[0];
     expect(a.priceUsdPerGpuHour).toBe(1);
@@ -84,27 +92,66 @@ describe('recommend', () => {
 describe('bad input is BAD_USER_INPUT naming the field and the range', () => {
   const W = 'workload: { model: "resnet50_v1.5", samples: 1e6 }';
   it.each([
-    [`{ predict(input: { workload: { model: "nope", samples: 1 }, gpu: "T4", batchSizePerGpu: 8, precision: FP32 }) { stepTimeMs } }`, /workload\.model: unknown model "nope"; allowed: .*resnet/],
-    [`{ predict(input: { ${W}, gpu: "B9000", batchSizePerGpu: 8, precision: FP32 }) { stepTimeMs } }`, /^gpu: unknown GPU/],
-    [`{ predict(input: { workload: { model: "resnet50_v1.5", samples: -5 }, gpu: "T4", batchSizePerGpu: 8, precision: FP32 }) { stepTimeMs } }`, /workload\.samples: must be a finite number > 0/],
-    [`{ predict(input: { ${W}, gpu: "T4", batchSizePerGpu: 0, precision: FP32 }) { stepTimeMs } }`, /batchSizePerGpu: must be an integer from 1 to 65536/],
-    [`{ predict(input: { ${W}, gpu: "T4", batchSizePerGpu: 8, nodes: -1, precision: FP32 }) { stepTimeMs } }`, /nodes: must be an integer from 1/],
-    [`{ predict(input: { ${W}, gpu: "T4", batchSizePerGpu: 8, gpusPerNode: 99, precision: FP32 }) { stepTimeMs } }`, /gpusPerNode: must be an integer from 1 to 16/],
-    [`{ predict(input: { ${W}, gpu: "T4", batchSizePerGpu: 8, precision: FP32, interNodeGbps: 0 }) { stepTimeMs } }`, /interNodeGbps: must be a finite number > 0/],
+    [
+      `{ predict(input: { workload: { model: "nope", samples: 1 }, gpu: "T4", batchSizePerGpu: 8, precision: FP32 }) { stepTimeMs } }`,
+      /workload\.model: unknown model "nope"; allowed: .*resnet/,
+    ],
+    [
+      `{ predict(input: { ${W}, gpu: "B9000", batchSizePerGpu: 8, precision: FP32 }) { stepTimeMs } }`,
+      /^gpu: unknown GPU/,
+    ],
+    [
+      `{ predict(input: { workload: { model: "resnet50_v1.5", samples: -5 }, gpu: "T4", batchSizePerGpu: 8, precision: FP32 }) { stepTimeMs } }`,
+      /workload\.samples: must be a finite number > 0/,
+    ],
+    [
+      `{ predict(input: { ${W}, gpu: "T4", batchSizePerGpu: 0, precision: FP32 }) { stepTimeMs } }`,
+      /batchSizePerGpu: must be an integer from 1 to 65536/,
+    ],
+    [
+      `{ predict(input: { ${W}, gpu: "T4", batchSizePerGpu: 8, nodes: -1, precision: FP32 }) { stepTimeMs } }`,
+      /nodes: must be an integer from 1/,
+    ],
+    [
+      `{ predict(input: { ${W}, gpu: "T4", batchSizePerGpu: 8, gpusPerNode: 99, precision: FP32 }) { stepTimeMs } }`,
+      /gpusPerNode: must be an integer from 1 to 16/,
+    ],
+    [
+      `{ predict(input: { ${W}, gpu: "T4", batchSizePerGpu: 8, precision: FP32, interNodeGbps: 0 }) { stepTimeMs } }`,
+      /interNodeGbps: must be a finite number > 0/,
+    ],
     [`{ recommend(input: { ${W}, gpus: [] }) { evaluated } }`, /^gpus: must not be an empty list/],
-    [`{ recommend(input: { ${W}, precisions: [] }) { evaluated } }`, /^precisions: must not be an empty list/],
+    [
+      `{ recommend(input: { ${W}, precisions: [] }) { evaluated } }`,
+      /^precisions: must not be an empty list/,
+    ],
     [`{ recommend(input: { ${W}, gpus: ["T4", "nope"] }) { evaluated } }`, /^gpus\[1\]: unknown GPU "nope"/],
-    [`{ recommend(input: { ${W}, deadlineHours: -1 }) { evaluated } }`, /^deadlineHours: must be a finite number > 0/],
+    [
+      `{ recommend(input: { ${W}, deadlineHours: -1 }) { evaluated } }`,
+      /^deadlineHours: must be a finite number > 0/,
+    ],
     [`{ recommend(input: { ${W}, budgetUsd: 0 }) { evaluated } }`, /^budgetUsd: must be a finite number > 0/],
     [`{ recommend(input: { ${W}, limit: 0 }) { evaluated } }`, /^limit: must be an integer from 1 to 200/],
-    [`{ recommend(input: { ${W}, batchSizes: [8, -2] }) { evaluated } }`, /^batchSizes\[1\]: must be an integer/],
-    [`{ recommend(input: { ${W}, prices: [{ gpu: "T4", usdPerGpuHour: -1 }] }) { evaluated } }`, /^prices\[0\]\.usdPerGpuHour: must be a finite number >= 0/],
-    [`{ recommend(input: { ${W}, maxNodes: 4096, batchSizes: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20] }) { evaluated } }`, /would enumerate \d+ candidates.*narrow/],
+    [
+      `{ recommend(input: { ${W}, batchSizes: [8, -2] }) { evaluated } }`,
+      /^batchSizes\[1\]: must be an integer/,
+    ],
+    [
+      `{ recommend(input: { ${W}, prices: [{ gpu: "T4", usdPerGpuHour: -1 }] }) { evaluated } }`,
+      /^prices\[0\]\.usdPerGpuHour: must be a finite number >= 0/,
+    ],
+    [
+      `{ recommend(input: { ${W}, maxNodes: 4096, batchSizes: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20] }) { evaluated } }`,
+      /would enumerate \d+ candidates.*narrow/,
+    ],
   ])('%#', async (query, message) => {
     await badInput(query, message);
   });
 
   it('a huge float is rejected, not computed', async () => {
-    await badInput(`{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1e300 }, gpu: "T4", batchSizePerGpu: 8, precision: FP32 }) { stepTimeMs } }`, /workload\.samples: .*<= 1e\+18/);
+    await badInput(
+      `{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1e300 }, gpu: "T4", batchSizePerGpu: 8, precision: FP32 }) { stepTimeMs } }`,
+      /workload\.samples: .*<= 1e\+18/,
+    );
   });
 });

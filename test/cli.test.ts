@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { parseCsv } from '../seeds/catalog.js';
 
 const bin = fileURLToPath(new URL('../bin/trainplan.js', import.meta.url));
-const run = (...args: string[]) => execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: tmpdir(), timeout: 120_000 });
+const run = (...args: string[]) =>
+  execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: tmpdir(), timeout: 120_000 });
 
 describe('trainplan CLI', () => {
   it('predict-csv keeps every input column, adds predictions in the row unit, and writes rows it cannot predict with the reason', () => {
@@ -15,17 +16,34 @@ describe('trainplan CLI', () => {
     const input = join(dir, 'in.csv');
     const output = join(dir, 'out.csv');
     // train.csv's layout without the throughput column, plus a column of the user's own.
-    writeFileSync(input, [
-      'id,model,gpu,num_gpus,num_nodes,batch_size_per_gpu,precision,throughput_unit,my_note',
-      'a,resnet50_v1.5,V100-SXM2-16GB,8,1,256,AMP_FP16,images/s,"keep, me"',
-      'b,ncf_neumf,A100-SXM4-80GB,1,1,1048576,AMP_FP16,million samples/s,',
-      'c,no_such_model,V100-SXM2-16GB,1,1,32,FP32,images/s,',
-      'd,resnet50_v1.5,V100-SXM2-16GB,1,1,64,BF16,images/s,',
-    ].join('\n'));
-    expect(run('predict-csv', '--in', input, '--out', output)).toMatch(/wrote 4 rows \(2 predicted, 2 with an error\)/);
+    writeFileSync(
+      input,
+      [
+        'id,model,gpu,num_gpus,num_nodes,batch_size_per_gpu,precision,throughput_unit,my_note',
+        'a,resnet50_v1.5,V100-SXM2-16GB,8,1,256,AMP_FP16,images/s,"keep, me"',
+        'b,ncf_neumf,A100-SXM4-80GB,1,1,1048576,AMP_FP16,million samples/s,',
+        'c,no_such_model,V100-SXM2-16GB,1,1,32,FP32,images/s,',
+        'd,resnet50_v1.5,V100-SXM2-16GB,1,1,64,BF16,images/s,',
+      ].join('\n'),
+    );
+    expect(run('predict-csv', '--in', input, '--out', output)).toMatch(
+      /wrote 4 rows \(2 predicted, 2 with an error\)/,
+    );
     const rows = parseCsv(readFileSync(output, 'utf8'));
     expect(rows).toHaveLength(4);
-    expect(Object.keys(rows[0])).toEqual(expect.arrayContaining(['id', 'my_note', 'predicted_throughput', 'predicted_step_time_s', 'predicted_forward_s', 'predicted_backward_s', 'predicted_optimizer_s', 'predicted_communication_s', 'error']));
+    expect(Object.keys(rows[0])).toEqual(
+      expect.arrayContaining([
+        'id',
+        'my_note',
+        'predicted_throughput',
+        'predicted_step_time_s',
+        'predicted_forward_s',
+        'predicted_backward_s',
+        'predicted_optimizer_s',
+        'predicted_communication_s',
+        'error',
+      ]),
+    );
     expect(rows[0].my_note).toBe('keep, me');
     // 8 V100s at AMP train ResNet-50 at thousands of images/s (the seeds hold 6,174 to 10,723 measured).
     const images = Number(rows[0].predicted_throughput);

@@ -1,10 +1,19 @@
 import type { ModelDef } from '../predictor/types.js';
 
 // A GEMM-heavy toy transformer block stack, defined here so these tests do not depend on the zoo.
-export const T = 512, H = 2048;
+export const T = 512,
+  H = 2048;
 export const toy: ModelDef = {
-  id: 'toy', name: 'toy', family: 'test', batchElement: 'sequence', throughputUnit: 'tokens/s', unitsPerBatchElement: T,
-  seqLen: T, optimizer: 'adam', batchSizes: [8], source: 'test',
+  id: 'toy',
+  name: 'toy',
+  family: 'test',
+  batchElement: 'sequence',
+  throughputUnit: 'tokens/s',
+  unitsPerBatchElement: T,
+  seqLen: T,
+  optimizer: 'adam',
+  batchSizes: [8],
+  source: 'test',
   layers: [
     { type: 'embedding', vocab: 32000, dim: H, tokens: T },
     { type: 'linear', inFeatures: H, outFeatures: 4 * H, tokens: T, count: 8 },

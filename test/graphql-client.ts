@@ -3,12 +3,22 @@ import { afterAll, beforeAll } from 'vitest';
 import type { ApolloServer } from '@apollo/server';
 import { createApollo } from '../server/app.js';
 
-export type GraphQLResult = { data?: Record<string, any>; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+export type GraphQLResult = {
+  data?: Record<string, any>;
+  errors?: { message: string; extensions?: Record<string, unknown> }[];
+};
 
-export function apolloForTests(beforeStop: () => void = () => {}): (query: string, variables?: Record<string, unknown>) => Promise<GraphQLResult> {
+export function apolloForTests(
+  beforeStop: () => void = () => {},
+): (query: string, variables?: Record<string, unknown>) => Promise<GraphQLResult> {
   let server: ApolloServer;
-  beforeAll(async () => { server = await createApollo(); });
-  afterAll(async () => { beforeStop(); await server.stop(); });
+  beforeAll(async () => {
+    server = await createApollo();
+  });
+  afterAll(async () => {
+    beforeStop();
+    await server.stop();
+  });
   return async (query, variables) => {
     const res = await server.executeOperation({ query, variables });
     if (res.body.kind !== 'single') throw new Error('expected a single result');

@@ -2,17 +2,28 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type Running } from '../server/app.js';
 
 let running: Running;
-beforeAll(async () => { running = await startServer(0, '127.0.0.1'); });
-afterAll(async () => { await running.close(); });
+beforeAll(async () => {
+  running = await startServer(0, '127.0.0.1');
+});
+afterAll(async () => {
+  await running.close();
+});
 
 describe('the real HTTP server', () => {
   it('answers a recommend query over HTTP', async () => {
     const res = await fetch(running.url, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: '{ recommend(input: { workload: { model: "resnet50_v1.5", samples: 1.2e8 }, maxNodes: 2, limit: 2 }) { plans { rank gpu { id } costUsd } } }' }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        query:
+          '{ recommend(input: { workload: { model: "resnet50_v1.5", samples: 1.2e8 }, maxNodes: 2, limit: 2 }) { plans { rank gpu { id } costUsd } } }',
+      }),
     });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { errors?: unknown; data: { recommend: { plans: { costUsd: number }[] } } };
+    const body = (await res.json()) as {
+      errors?: unknown;
+      data: { recommend: { plans: { costUsd: number }[] } };
+    };
     expect(body.errors).toBeUndefined();
     expect(body.data.recommend.plans).toHaveLength(2);
     expect(body.data.recommend.plans[0].costUsd).toBeGreaterThan(0);
@@ -29,11 +40,23 @@ describe('the real HTTP server', () => {
   });
 
   it('rejects an oversized body and malformed JSON without a 5xx', async () => {
-    const big = await fetch(running.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(2_000_000) });
+    const big = await fetch(running.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: 'x'.repeat(2_000_000),
+    });
     expect(big.status).toBe(413);
-    const bad = await fetch(running.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query": ' });
+    const bad = await fetch(running.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"query": ',
+    });
     expect(bad.status).toBe(400);
-    const unknownField = await fetch(running.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ nope }' }) });
+    const unknownField = await fetch(running.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ nope }' }),
+    });
     expect(unknownField.status).toBe(400);
   });
 });

@@ -18,7 +18,15 @@ describe('modelSummary', () => {
     expect(r.errors).toBeUndefined();
     const s = r.data!.modelSummary;
     expect(s.parameters).toBe(6_738_415_616);
-    expect(s).toMatchObject({ family: 'decoder', seqLen: 2048, transformerBlocks: 32, attentionHeads: 32, tensorParallelizable: true, throughputUnit: 'tokens/s', unsupportedOperators: [] });
+    expect(s).toMatchObject({
+      family: 'decoder',
+      seqLen: 2048,
+      transformerBlocks: 32,
+      attentionHeads: 32,
+      tensorParallelizable: true,
+      throughputUnit: 'tokens/s',
+      unsupportedOperators: [],
+    });
     expect(s.id).toMatch(/^hf:llama:/);
     expect(s.activationGbPerSampleSelective).toBeLessThan(s.activationGbPerSample);
     // ~6 x parameters FLOPs per token for training (2 forward) plus attention.
@@ -29,7 +37,13 @@ describe('modelSummary', () => {
     const b64 = Buffer.from(tinyGpt().bytes).toString('base64');
     const r = await run(SUMMARY, { custom: { onnxBase64: b64, name: 'tiny gpt' }, seqLen: 16 });
     expect(r.errors).toBeUndefined();
-    expect(r.data!.modelSummary).toMatchObject({ name: 'tiny gpt', family: 'onnx', transformerBlocks: 2, attentionHeads: 4, unsupportedOperators: [] });
+    expect(r.data!.modelSummary).toMatchObject({
+      name: 'tiny gpt',
+      family: 'onnx',
+      transformerBlocks: 2,
+      attentionHeads: 4,
+      unsupportedOperators: [],
+    });
     expect(r.data!.modelSummary.notes.join(' ')).toMatch(/no loss/);
   });
 
@@ -48,20 +62,35 @@ describe('modelSummary', () => {
 
   it('a zoo model, at another sequence length', async () => {
     const r = await run(SUMMARY, { model: 'gpt2_124m', seqLen: 512 });
-    expect(r.data!.modelSummary).toMatchObject({ id: 'gpt2_124m', seqLen: 512, parameters: 124_439_808, unsupportedOperators: [], notes: [] });
+    expect(r.data!.modelSummary).toMatchObject({
+      id: 'gpt2_124m',
+      seqLen: 512,
+      parameters: 124_439_808,
+      unsupportedOperators: [],
+      notes: [],
+    });
   });
 });
 
 describe('predict and recommend with custom models and parallelism', () => {
   it('predict a custom Llama config on 16 A100s with TP 4, ZeRO-1 and selective recomputation', async () => {
-    const r = await run(`query($w: WorkloadInput!) { predict(input: { workload: $w, gpu: "A100-SXM4-80GB", nodes: 2, gpusPerNode: 8, batchSizePerGpu: 2, gradAccumSteps: 4, precision: BF16,
+    const r = await run(
+      `query($w: WorkloadInput!) { predict(input: { workload: $w, gpu: "A100-SXM4-80GB", nodes: 2, gpusPerNode: 8, batchSizePerGpu: 2, gradAccumSteps: 4, precision: BF16,
         parallelism: { tensorParallel: 4, zeroStage: 1, recompute: SELECTIVE } }) {
       model globalBatch stepTimeMs fitsInMemory memoryGbPerGpu parallelism { dataParallel tensorParallel pipelineParallel zeroStage recompute microBatches }
       breakdown { forwardMs backwardMs optimizerMs mixedPrecisionMs communicationMs overheadMs recomputeMs pipelineBubbleMs tensorParallelCommMs dataParallelCommMs pipelineCommMs } } }`,
-    { w: { customModel: { huggingFaceConfig: llamaConfig }, seqLen: 4096, samples: 1e9 } });
+      { w: { customModel: { huggingFaceConfig: llamaConfig }, seqLen: 4096, samples: 1e9 } },
+    );
     expect(r.errors).toBeUndefined();
     const p = r.data!.predict;
-    expect(p.parallelism).toEqual({ dataParallel: 4, tensorParallel: 4, pipelineParallel: 1, zeroStage: 1, recompute: 'SELECTIVE', microBatches: 4 });
+    expect(p.parallelism).toEqual({
+      dataParallel: 4,
+      tensorParallel: 4,
+      pipelineParallel: 1,
+      zeroStage: 1,
+      recompute: 'SELECTIVE',
+      microBatches: 4,
+    });
     expect(p.globalBatch).toBe(2 * 4 * 4);
     expect(p.fitsInMemory).toBe(true);
     const b = p.breakdown;
@@ -71,30 +100,50 @@ describe('predict and recommend with custom models and parallelism', () => {
   });
 
   it('recommend Llama-2-7B full fine-tuning on 80 GB GPUs: sharded plans, each saying its layout, and why the rest were rejected', async () => {
-    const r = await run(`{ recommend(input: { workload: { model: "llama2_7b", samples: 2e9 }, gpus: ["A100-SXM4-80GB", "H100-SXM5-80GB"], maxNodes: 2, gpusPerNode: [1, 8], precisions: [BF16], limit: 5 }) {
+    const r =
+      await run(`{ recommend(input: { workload: { model: "llama2_7b", samples: 2e9 }, gpus: ["A100-SXM4-80GB", "H100-SXM5-80GB"], maxNodes: 2, gpusPerNode: [1, 8], precisions: [BF16], limit: 5 }) {
       evaluated feasible rejected { reason description count }
       plans { totalGpus gpu { id } memoryGbPerGpu parallelism { dataParallel tensorParallel pipelineParallel zeroStage recompute microBatches } } } }`);
     expect(r.errors).toBeUndefined();
     const rec = r.data!.recommend;
     expect(rec.plans.length).toBe(5);
     for (const p of rec.plans) {
-      expect(p.parallelism.dataParallel * p.parallelism.tensorParallel * p.parallelism.pipelineParallel).toBe(p.totalGpus);
+      expect(p.parallelism.dataParallel * p.parallelism.tensorParallel * p.parallelism.pipelineParallel).toBe(
+        p.totalGpus,
+      );
       expect(p.totalGpus).toBeGreaterThan(1);
     }
-    expect(rec.rejected.find((x: { reason: string }) => x.reason === 'OUT_OF_MEMORY').description).toMatch(/does not fit/);
+    expect(rec.rejected.find((x: { reason: string }) => x.reason === 'OUT_OF_MEMORY').description).toMatch(
+      /does not fit/,
+    );
     // Without the search, nothing fits.
-    const off = await run(`{ recommend(input: { workload: { model: "llama2_7b", samples: 2e9 }, gpus: ["A100-SXM4-80GB"], maxNodes: 2, gpusPerNode: [8], precisions: [BF16], parallelismSearch: OFF }) { feasible plans { rank } } }`);
+    const off = await run(
+      `{ recommend(input: { workload: { model: "llama2_7b", samples: 2e9 }, gpus: ["A100-SXM4-80GB"], maxNodes: 2, gpusPerNode: [8], precisions: [BF16], parallelismSearch: OFF }) { feasible plans { rank } } }`,
+    );
     expect(off.data!.recommend).toEqual({ feasible: 0, plans: [] });
   });
 
   it('plain plans say so', async () => {
-    const r = await run(`{ recommend(input: { workload: { model: "resnet50_v1.5", samples: 1e8 }, gpus: ["A100-SXM4-80GB"], maxNodes: 1, gpusPerNode: [8], limit: 1 }) { plans { parallelism { dataParallel tensorParallel pipelineParallel zeroStage recompute } } } }`);
-    expect(r.data!.recommend.plans[0].parallelism).toEqual({ dataParallel: 8, tensorParallel: 1, pipelineParallel: 1, zeroStage: 0, recompute: 'NONE' });
+    const r = await run(
+      `{ recommend(input: { workload: { model: "resnet50_v1.5", samples: 1e8 }, gpus: ["A100-SXM4-80GB"], maxNodes: 1, gpusPerNode: [8], limit: 1 }) { plans { parallelism { dataParallel tensorParallel pipelineParallel zeroStage recompute } } } }`,
+    );
+    expect(r.data!.recommend.plans[0].parallelism).toEqual({
+      dataParallel: 8,
+      tensorParallel: 1,
+      pipelineParallel: 1,
+      zeroStage: 0,
+      recompute: 'NONE',
+    });
   });
 });
 
 describe('bad input is BAD_USER_INPUT naming the field', () => {
-  const expectBad = async (query: string, variables: Record<string, unknown>, field: string, message: RegExp) => {
+  const expectBad = async (
+    query: string,
+    variables: Record<string, unknown>,
+    field: string,
+    message: RegExp,
+  ) => {
     const r = await run(query, variables);
     expect(r.errors, JSON.stringify(r)).toBeDefined();
     expect(r.errors![0].extensions?.code).toBe('BAD_USER_INPUT');
@@ -106,24 +155,69 @@ describe('bad input is BAD_USER_INPUT naming the field', () => {
   it.each([
     [{ custom: { onnxBase64: 'A'.repeat(64_000_004) } }, 'customModel.onnxBase64', /at most 64000000/],
     [{ custom: { onnxBase64: 'not base64!!' } }, 'customModel.onnxBase64', /is not base64/],
-    [{ custom: { onnxBase64: Buffer.from('hello world, not a model').toString('base64') } }, 'customModel.onnxBase64', /not an ONNX model/],
-    [{ custom: { huggingFaceConfig: '{"model_type": "bloom"}' } }, 'customModel.huggingFaceConfig', /"bloom" is not supported/],
-    [{ custom: { layers: [{ type: 'linear', inFeatures: 4 }] } }, 'customModel.layers', /needs "outFeatures"/],
+    [
+      { custom: { onnxBase64: Buffer.from('hello world, not a model').toString('base64') } },
+      'customModel.onnxBase64',
+      /not an ONNX model/,
+    ],
+    [
+      { custom: { huggingFaceConfig: '{"model_type": "bloom"}' } },
+      'customModel.huggingFaceConfig',
+      /"bloom" is not supported/,
+    ],
+    [
+      { custom: { layers: [{ type: 'linear', inFeatures: 4 }] } },
+      'customModel.layers',
+      /needs "outFeatures"/,
+    ],
     [{ custom: {} }, 'customModel', /exactly one of huggingFaceConfig, onnxBase64 or layers/],
-    [{ model: 'gpt2_124m', custom: { huggingFaceConfig: llamaConfig } }, 'model', /exactly one of model .* or customModel/],
+    [
+      { model: 'gpt2_124m', custom: { huggingFaceConfig: llamaConfig } },
+      'model',
+      /exactly one of model .* or customModel/,
+    ],
     [{ model: 'gpt2_124m', seqLen: 0 }, 'seqLen', /integer from 1/],
-    [{ custom: { onnxBase64: Buffer.from(tinyGpt().bytes).toString('base64') } }, 'seqLen', /symbolic dimension/],
+    [
+      { custom: { onnxBase64: Buffer.from(tinyGpt().bytes).toString('base64') } },
+      'seqLen',
+      /symbolic dimension/,
+    ],
   ])('modelSummary %#', async (v, field, message) => {
     await expectBad(SUMMARY, v, field, message);
   });
 
   it.each([
-    [{ model: 'llama2_7b', samples: 1 }, { tensorParallel: 16 }, 'parallelism.tensorParallel', /must divide gpusPerNode/],
-    [{ model: 'llama2_7b', samples: 1 }, { tensorParallel: 3 }, 'parallelism.tensorParallel', /must divide gpusPerNode/],
-    [{ model: 'llama2_7b', samples: 1 }, { pipelineParallel: 33 }, 'parallelism.pipelineParallel', /33 stages for 32/],
+    [
+      { model: 'llama2_7b', samples: 1 },
+      { tensorParallel: 16 },
+      'parallelism.tensorParallel',
+      /must divide gpusPerNode/,
+    ],
+    [
+      { model: 'llama2_7b', samples: 1 },
+      { tensorParallel: 3 },
+      'parallelism.tensorParallel',
+      /must divide gpusPerNode/,
+    ],
+    [
+      { model: 'llama2_7b', samples: 1 },
+      { pipelineParallel: 33 },
+      'parallelism.pipelineParallel',
+      /33 stages for 32/,
+    ],
     [{ model: 'llama2_7b', samples: 1 }, { zeroStage: 5 }, 'parallelism.zeroStage', /0, 1, 2 or 3/],
-    [{ model: 'resnet50_v1.5', samples: 1 }, { tensorParallel: 2 }, 'parallelism.tensorParallel', /no pair of linear layers/],
-    [{ customModel: { huggingFaceConfig: llamaConfig }, seqLen: 8192, samples: 1 }, undefined, 'workload.seqLen', /exceeds the model's 4096-position/],
+    [
+      { model: 'resnet50_v1.5', samples: 1 },
+      { tensorParallel: 2 },
+      'parallelism.tensorParallel',
+      /no pair of linear layers/,
+    ],
+    [
+      { customModel: { huggingFaceConfig: llamaConfig }, seqLen: 8192, samples: 1 },
+      undefined,
+      'workload.seqLen',
+      /exceeds the model's 4096-position/,
+    ],
     [{ samples: 1 }, undefined, 'workload.model', /exactly one of workload.model/],
   ])('predict %#', async (w, p, field, message) => {
     await expectBad(P, { w, p }, field, message);

@@ -4,7 +4,8 @@ import onnxProto from 'onnx-proto';
 
 const { onnx } = onnxProto;
 const A = onnx.AttributeProto.AttributeType;
-export const FLOAT = onnx.TensorProto.DataType.FLOAT, INT64 = onnx.TensorProto.DataType.INT64;
+export const FLOAT = onnx.TensorProto.DataType.FLOAT,
+  INT64 = onnx.TensorProto.DataType.INT64;
 
 type AttrValue = number | number[] | string | { float: number } | { floats: number[] };
 
@@ -18,8 +19,20 @@ export class OnnxBuilder {
 
   constructor(readonly name = 'test_graph') {}
 
-  private valueInfo(name: string, dims: (number | string)[], elemType: number): onnxProto.onnx.IValueInfoProto {
-    return { name, type: { tensorType: { elemType, shape: { dim: dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d })) } } } };
+  private valueInfo(
+    name: string,
+    dims: (number | string)[],
+    elemType: number,
+  ): onnxProto.onnx.IValueInfoProto {
+    return {
+      name,
+      type: {
+        tensorType: {
+          elemType,
+          shape: { dim: dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d })) },
+        },
+      },
+    };
   }
 
   input(name: string, dims: (number | string)[], elemType: number = FLOAT): string {
@@ -34,14 +47,30 @@ export class OnnxBuilder {
 
   /** A float weight (shape only, data external) or, with `ints`, an int64 constant. */
   weight(name: string, dims: number[], ints?: number[]): string {
-    this.inits.push(ints
-      ? { name, dims, dataType: INT64, int64Data: ints }
-      : { name, dims, dataType: FLOAT, dataLocation: onnx.TensorProto.DataLocation.EXTERNAL, externalData: [{ key: 'location', value: 'weights.bin' }] });
+    this.inits.push(
+      ints
+        ? { name, dims, dataType: INT64, int64Data: ints }
+        : {
+            name,
+            dims,
+            dataType: FLOAT,
+            dataLocation: onnx.TensorProto.DataLocation.EXTERNAL,
+            externalData: [{ key: 'location', value: 'weights.bin' }],
+          },
+    );
     return name;
   }
 
-  node(opType: string, inputs: string[], attrs: Record<string, AttrValue> = {}, opts: { outputs?: number; domain?: string; name?: string } = {}): string[] {
-    const outs = Array.from({ length: opts.outputs ?? 1 }, (_, i) => `${opType.toLowerCase()}_${this.n}${i ? `_${i}` : ''}`);
+  node(
+    opType: string,
+    inputs: string[],
+    attrs: Record<string, AttrValue> = {},
+    opts: { outputs?: number; domain?: string; name?: string } = {},
+  ): string[] {
+    const outs = Array.from(
+      { length: opts.outputs ?? 1 },
+      (_, i) => `${opType.toLowerCase()}_${this.n}${i ? `_${i}` : ''}`,
+    );
     const attribute = Object.entries(attrs).map(([name, v]) => {
       if (typeof v === 'number') return { name, type: A.INT, i: v };
       if (typeof v === 'string') return { name, type: A.STRING, s: Buffer.from(v) };
@@ -49,15 +78,33 @@ export class OnnxBuilder {
       if ('float' in v) return { name, type: A.FLOAT, f: v.float };
       return { name, type: A.FLOATS, floats: v.floats };
     });
-    this.nodes.push({ opType, input: inputs, output: outs, name: opts.name ?? `${opType}_${this.n}`, attribute, domain: opts.domain ?? '' });
+    this.nodes.push({
+      opType,
+      input: inputs,
+      output: outs,
+      name: opts.name ?? `${opType}_${this.n}`,
+      attribute,
+      domain: opts.domain ?? '',
+    });
     this.n++;
     return outs;
   }
 
   encode(): Uint8Array {
     const model = onnx.ModelProto.create({
-      irVersion: 8, producerName: 'trainplan-test', opsetImport: [{ domain: '', version: 17 }, { domain: 'com.microsoft', version: 1 }],
-      graph: { name: this.name, node: this.nodes, initializer: this.inits, input: this.inputs, output: this.outputs },
+      irVersion: 8,
+      producerName: 'trainplan-test',
+      opsetImport: [
+        { domain: '', version: 17 },
+        { domain: 'com.microsoft', version: 1 },
+      ],
+      graph: {
+        name: this.name,
+        node: this.nodes,
+        initializer: this.inits,
+        input: this.inputs,
+        output: this.outputs,
+      },
     });
     return onnx.ModelProto.encode(model).finish();
   }
@@ -69,12 +116,21 @@ export class OnnxBuilder {
  * arithmetic, scaled scores, causal-mask Add, Softmax, context, output projection, residual; LayerNorm,
  * MLP with Gelu), a final LayerNorm and an untied LM head. Symbolic batch and sequence dimensions.
  */
-export function tinyGpt(opts: { layers?: number; hidden?: number; heads?: number; vocab?: number; positions?: number } = {}): { bytes: Uint8Array; parameters: number } {
-  const L = opts.layers ?? 2, d = opts.hidden ?? 64, h = opts.heads ?? 4, V = opts.vocab ?? 1000, P = opts.positions ?? 128;
+export function tinyGpt(
+  opts: { layers?: number; hidden?: number; heads?: number; vocab?: number; positions?: number } = {},
+): { bytes: Uint8Array; parameters: number } {
+  const L = opts.layers ?? 2,
+    d = opts.hidden ?? 64,
+    h = opts.heads ?? 4,
+    V = opts.vocab ?? 1000,
+    P = opts.positions ?? 128;
   const b = new OnnxBuilder('tiny_gpt');
   const ids = b.input('input_ids', ['batch', 'sequence'], INT64);
   let params = 0;
-  const w = (name: string, dims: number[]) => { params += dims.reduce((x, y) => x * y, 1); return b.weight(name, dims); };
+  const w = (name: string, dims: number[]) => {
+    params += dims.reduce((x, y) => x * y, 1);
+    return b.weight(name, dims);
+  };
   const tok = b.node('Gather', [w('wte', [V, d]), ids])[0];
   // Position ids: Range(0, seq) from the input's shape.
   const shape = b.node('Shape', [ids])[0];
@@ -85,20 +141,47 @@ export function tinyGpt(opts: { layers?: number; hidden?: number; heads?: number
   const headShape = b.weight('head_shape', [4], [0, 0, h, d / h]);
   const mergeShape = b.weight('merge_shape', [3], [0, 0, d]);
   for (let i = 0; i < L; i++) {
-    const ln1 = b.node('LayerNormalization', [x, w(`h${i}.ln1.g`, [d]), w(`h${i}.ln1.b`, [d])], { axis: -1 })[0];
-    const qkv = b.node('Add', [b.node('MatMul', [ln1, w(`h${i}.qkv.w`, [d, 3 * d])])[0], w(`h${i}.qkv.b`, [3 * d])])[0];
-    const [q, k, v] = b.node('Split', [qkv, b.weight(`split${i}`, [3], [d, d, d])], { axis: 2 }, { outputs: 3 });
-    const heads = (t: string, perm: number[]) => b.node('Transpose', [b.node('Reshape', [t, headShape])[0]], { perm })[0];
-    const qh = heads(q, [0, 2, 1, 3]), kh = heads(k, [0, 2, 3, 1]), vh = heads(v, [0, 2, 1, 3]);
+    const ln1 = b.node('LayerNormalization', [x, w(`h${i}.ln1.g`, [d]), w(`h${i}.ln1.b`, [d])], {
+      axis: -1,
+    })[0];
+    const qkv = b.node('Add', [
+      b.node('MatMul', [ln1, w(`h${i}.qkv.w`, [d, 3 * d])])[0],
+      w(`h${i}.qkv.b`, [3 * d]),
+    ])[0];
+    const [q, k, v] = b.node(
+      'Split',
+      [qkv, b.weight(`split${i}`, [3], [d, d, d])],
+      { axis: 2 },
+      { outputs: 3 },
+    );
+    const heads = (t: string, perm: number[]) =>
+      b.node('Transpose', [b.node('Reshape', [t, headShape])[0]], { perm })[0];
+    const qh = heads(q, [0, 2, 1, 3]),
+      kh = heads(k, [0, 2, 3, 1]),
+      vh = heads(v, [0, 2, 1, 3]);
     const scores = b.node('Div', [b.node('MatMul', [qh, kh])[0], b.weight(`scale${i}`, [], [8])])[0];
     const probs = b.node('Softmax', [scores], { axis: -1 })[0];
-    const ctx = b.node('Reshape', [b.node('Transpose', [b.node('MatMul', [probs, vh])[0]], { perm: [0, 2, 1, 3] })[0], mergeShape])[0];
-    const attn = b.node('Add', [b.node('MatMul', [ctx, w(`h${i}.proj.w`, [d, d])])[0], w(`h${i}.proj.b`, [d])])[0];
+    const ctx = b.node('Reshape', [
+      b.node('Transpose', [b.node('MatMul', [probs, vh])[0]], { perm: [0, 2, 1, 3] })[0],
+      mergeShape,
+    ])[0];
+    const attn = b.node('Add', [
+      b.node('MatMul', [ctx, w(`h${i}.proj.w`, [d, d])])[0],
+      w(`h${i}.proj.b`, [d]),
+    ])[0];
     x = b.node('Add', [x, attn])[0];
-    const ln2 = b.node('LayerNormalization', [x, w(`h${i}.ln2.g`, [d]), w(`h${i}.ln2.b`, [d])], { axis: -1 })[0];
-    const up = b.node('Add', [b.node('MatMul', [ln2, w(`h${i}.fc.w`, [d, 4 * d])])[0], w(`h${i}.fc.b`, [4 * d])])[0];
+    const ln2 = b.node('LayerNormalization', [x, w(`h${i}.ln2.g`, [d]), w(`h${i}.ln2.b`, [d])], {
+      axis: -1,
+    })[0];
+    const up = b.node('Add', [
+      b.node('MatMul', [ln2, w(`h${i}.fc.w`, [d, 4 * d])])[0],
+      w(`h${i}.fc.b`, [4 * d]),
+    ])[0];
     const act = b.node('Gelu', [up], {}, { domain: 'com.microsoft' })[0];
-    const down = b.node('Add', [b.node('MatMul', [act, w(`h${i}.out.w`, [4 * d, d])])[0], w(`h${i}.out.b`, [d])])[0];
+    const down = b.node('Add', [
+      b.node('MatMul', [act, w(`h${i}.out.w`, [4 * d, d])])[0],
+      w(`h${i}.out.b`, [d]),
+    ])[0];
     x = b.node('Add', [x, down])[0];
   }
   const lnf = b.node('LayerNormalization', [x, w('lnf.g', [d]), w('lnf.b', [d])], { axis: -1 })[0];
@@ -109,21 +192,284 @@ export function tinyGpt(opts: { layers?: number; hidden?: number; heads?: number
 }
 
 /** Published Hugging Face configs (the keys that matter), with parameter counts from their model cards / num_parameters(). */
-export const HF_CONFIGS: { id: string; published: number; tolerance: number; source: string; config: Record<string, unknown> }[] = [
-  { id: 'gpt2', published: 124_439_808, tolerance: 0, source: 'Hugging Face gpt2: 124,439,808 (GPT2LMHeadModel, tied head)', config: { model_type: 'gpt2', architectures: ['GPT2LMHeadModel'], n_layer: 12, n_embd: 768, n_head: 12, n_positions: 1024, n_ctx: 1024, vocab_size: 50257, activation_function: 'gelu_new', resid_pdrop: 0.1, embd_pdrop: 0.1, attn_pdrop: 0.1 } },
-  { id: 'gpt2-large', published: 774_030_080, tolerance: 0, source: 'Hugging Face gpt2-large: 774,030,080', config: { model_type: 'gpt2', n_layer: 36, n_embd: 1280, n_head: 20, n_positions: 1024, vocab_size: 50257 } },
-  { id: 'EleutherAI/gpt-neo-125M', published: 125_198_592, tolerance: 0, source: 'Hugging Face EleutherAI/gpt-neo-125m: 125,198,592', config: { model_type: 'gpt_neo', num_layers: 12, hidden_size: 768, num_heads: 12, max_position_embeddings: 2048, vocab_size: 50257, attention_types: [[['global', 'local'], 6]], window_size: 256 } },
-  { id: 'EleutherAI/gpt-j-6b', published: 6_053_381_344, tolerance: 0.001, source: 'GPT-J-6B model card: 6,053,381,344 (the PyTorch module counts 6,050,882,784: 0.04% fewer)', config: { model_type: 'gptj', n_layer: 28, n_embd: 4096, n_head: 16, n_positions: 2048, vocab_size: 50400, rotary_dim: 64 } },
-  { id: 'EleutherAI/pythia-70m', published: 70_426_624, tolerance: 0, source: 'Pythia suite (Biderman et al. 2023) pythia-70m: 70,426,624', config: { model_type: 'gpt_neox', num_hidden_layers: 6, hidden_size: 512, num_attention_heads: 8, intermediate_size: 2048, vocab_size: 50304, max_position_embeddings: 2048, rotary_pct: 0.25, use_parallel_residual: true } },
-  { id: 'facebook/opt-125m', published: 125_239_296, tolerance: 0, source: 'Hugging Face facebook/opt-125m: 125,239,296', config: { model_type: 'opt', num_hidden_layers: 12, hidden_size: 768, ffn_dim: 3072, num_attention_heads: 12, vocab_size: 50272, max_position_embeddings: 2048, word_embed_proj_dim: 768, do_layer_norm_before: true } },
-  { id: 'facebook/opt-350m', published: 331_196_416, tolerance: 0, source: 'Hugging Face facebook/opt-350m: 331,196,416 (512-wide embeddings projected to 1024, post-norm)', config: { model_type: 'opt', num_hidden_layers: 24, hidden_size: 1024, ffn_dim: 4096, num_attention_heads: 16, vocab_size: 50272, max_position_embeddings: 2048, word_embed_proj_dim: 512, do_layer_norm_before: false } },
-  { id: 'meta-llama/Llama-2-7b-hf', published: 6_738_415_616, tolerance: 0, source: 'Touvron et al. 2023; Hugging Face Llama-2-7b-hf: 6,738,415,616', config: { model_type: 'llama', architectures: ['LlamaForCausalLM'], hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: 32, vocab_size: 32000, max_position_embeddings: 4096, rms_norm_eps: 1e-5, tie_word_embeddings: false, hidden_act: 'silu' } },
-  { id: 'meta-llama/Llama-2-70b-hf', published: 68_976_648_192, tolerance: 0, source: 'Hugging Face Llama-2-70b-hf (GQA, 8 KV heads): 68,976,648,192', config: { model_type: 'llama', hidden_size: 8192, intermediate_size: 28672, num_hidden_layers: 80, num_attention_heads: 64, num_key_value_heads: 8, vocab_size: 32000, max_position_embeddings: 4096 } },
-  { id: 'mistralai/Mistral-7B-v0.1', published: 7_241_732_096, tolerance: 0, source: 'Hugging Face mistralai/Mistral-7B-v0.1: 7,241,732,096 (GQA, sliding window 4096)', config: { model_type: 'mistral', hidden_size: 4096, intermediate_size: 14336, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: 8, vocab_size: 32000, max_position_embeddings: 32768, sliding_window: 4096 } },
-  { id: 'Qwen/Qwen2-0.5B', published: 494_032_768, tolerance: 0, source: 'Hugging Face Qwen/Qwen2-0.5B: 494,032,768 (Q/K/V biases, tied embeddings)', config: { model_type: 'qwen2', hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24, num_attention_heads: 14, num_key_value_heads: 2, vocab_size: 151936, max_position_embeddings: 32768, tie_word_embeddings: true, use_sliding_window: false } },
-  { id: 'bert-base-uncased', published: 109_514_298, tolerance: 0, source: 'Hugging Face bert-base-uncased as BertForMaskedLM: 109,514,298 (BertModel with pooler: 109,482,240)', config: { model_type: 'bert', architectures: ['BertForMaskedLM'], hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, vocab_size: 30522, max_position_embeddings: 512, type_vocab_size: 2 } },
-  { id: 'bert-base (question answering)', published: 108_893_186, tolerance: 0, source: 'BertForQuestionAnswering on bert-base-uncased: 108,893,186', config: { model_type: 'bert', architectures: ['BertForQuestionAnswering'], hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, vocab_size: 30522 } },
-  { id: 't5-small', published: 60_506_624, tolerance: 0, source: 'Hugging Face t5-small: 60,506,624 (Raffel et al. 2020: 60M)', config: { model_type: 't5', architectures: ['T5ForConditionalGeneration'], d_model: 512, d_kv: 64, d_ff: 2048, num_layers: 6, num_heads: 8, vocab_size: 32128, relative_attention_num_buckets: 32, feed_forward_proj: 'relu', dropout_rate: 0.1 } },
-  { id: 'google/t5-v1_1-base', published: 247_577_856, tolerance: 0, source: 'Hugging Face google/t5-v1_1-base: 247,577,856 (gated-GELU, untied head)', config: { model_type: 't5', d_model: 768, d_kv: 64, d_ff: 2048, num_layers: 12, num_heads: 12, vocab_size: 32128, feed_forward_proj: 'gated-gelu', tie_word_embeddings: false } },
-  { id: 'google/vit-base-patch16-224', published: 86_567_656, tolerance: 0, source: 'Hugging Face google/vit-base-patch16-224: 86,567,656 (1000 classes)', config: { model_type: 'vit', hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, image_size: 224, patch_size: 16, num_channels: 3, id2label: Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [String(i), `class_${i}`])) } },
+export const HF_CONFIGS: {
+  id: string;
+  published: number;
+  tolerance: number;
+  source: string;
+  config: Record<string, unknown>;
+}[] = [
+  {
+    id: 'gpt2',
+    published: 124_439_808,
+    tolerance: 0,
+    source: 'Hugging Face gpt2: 124,439,808 (GPT2LMHeadModel, tied head)',
+    config: {
+      model_type: 'gpt2',
+      architectures: ['GPT2LMHeadModel'],
+      n_layer: 12,
+      n_embd: 768,
+      n_head: 12,
+      n_positions: 1024,
+      n_ctx: 1024,
+      vocab_size: 50257,
+      activation_function: 'gelu_new',
+      resid_pdrop: 0.1,
+      embd_pdrop: 0.1,
+      attn_pdrop: 0.1,
+    },
+  },
+  {
+    id: 'gpt2-large',
+    published: 774_030_080,
+    tolerance: 0,
+    source: 'Hugging Face gpt2-large: 774,030,080',
+    config: {
+      model_type: 'gpt2',
+      n_layer: 36,
+      n_embd: 1280,
+      n_head: 20,
+      n_positions: 1024,
+      vocab_size: 50257,
+    },
+  },
+  {
+    id: 'EleutherAI/gpt-neo-125M',
+    published: 125_198_592,
+    tolerance: 0,
+    source: 'Hugging Face EleutherAI/gpt-neo-125m: 125,198,592',
+    config: {
+      model_type: 'gpt_neo',
+      num_layers: 12,
+      hidden_size: 768,
+      num_heads: 12,
+      max_position_embeddings: 2048,
+      vocab_size: 50257,
+      attention_types: [[['global', 'local'], 6]],
+      window_size: 256,
+    },
+  },
+  {
+    id: 'EleutherAI/gpt-j-6b',
+    published: 6_053_381_344,
+    tolerance: 0.001,
+    source: 'GPT-J-6B model card: 6,053,381,344 (the PyTorch module counts 6,050,882,784: 0.04% fewer)',
+    config: {
+      model_type: 'gptj',
+      n_layer: 28,
+      n_embd: 4096,
+      n_head: 16,
+      n_positions: 2048,
+      vocab_size: 50400,
+      rotary_dim: 64,
+    },
+  },
+  {
+    id: 'EleutherAI/pythia-70m',
+    published: 70_426_624,
+    tolerance: 0,
+    source: 'Pythia suite (Biderman et al. 2023) pythia-70m: 70,426,624',
+    config: {
+      model_type: 'gpt_neox',
+      num_hidden_layers: 6,
+      hidden_size: 512,
+      num_attention_heads: 8,
+      intermediate_size: 2048,
+      vocab_size: 50304,
+      max_position_embeddings: 2048,
+      rotary_pct: 0.25,
+      use_parallel_residual: true,
+    },
+  },
+  {
+    id: 'facebook/opt-125m',
+    published: 125_239_296,
+    tolerance: 0,
+    source: 'Hugging Face facebook/opt-125m: 125,239,296',
+    config: {
+      model_type: 'opt',
+      num_hidden_layers: 12,
+      hidden_size: 768,
+      ffn_dim: 3072,
+      num_attention_heads: 12,
+      vocab_size: 50272,
+      max_position_embeddings: 2048,
+      word_embed_proj_dim: 768,
+      do_layer_norm_before: true,
+    },
+  },
+  {
+    id: 'facebook/opt-350m',
+    published: 331_196_416,
+    tolerance: 0,
+    source: 'Hugging Face facebook/opt-350m: 331,196,416 (512-wide embeddings projected to 1024, post-norm)',
+    config: {
+      model_type: 'opt',
+      num_hidden_layers: 24,
+      hidden_size: 1024,
+      ffn_dim: 4096,
+      num_attention_heads: 16,
+      vocab_size: 50272,
+      max_position_embeddings: 2048,
+      word_embed_proj_dim: 512,
+      do_layer_norm_before: false,
+    },
+  },
+  {
+    id: 'meta-llama/Llama-2-7b-hf',
+    published: 6_738_415_616,
+    tolerance: 0,
+    source: 'Touvron et al. 2023; Hugging Face Llama-2-7b-hf: 6,738,415,616',
+    config: {
+      model_type: 'llama',
+      architectures: ['LlamaForCausalLM'],
+      hidden_size: 4096,
+      intermediate_size: 11008,
+      num_hidden_layers: 32,
+      num_attention_heads: 32,
+      num_key_value_heads: 32,
+      vocab_size: 32000,
+      max_position_embeddings: 4096,
+      rms_norm_eps: 1e-5,
+      tie_word_embeddings: false,
+      hidden_act: 'silu',
+    },
+  },
+  {
+    id: 'meta-llama/Llama-2-70b-hf',
+    published: 68_976_648_192,
+    tolerance: 0,
+    source: 'Hugging Face Llama-2-70b-hf (GQA, 8 KV heads): 68,976,648,192',
+    config: {
+      model_type: 'llama',
+      hidden_size: 8192,
+      intermediate_size: 28672,
+      num_hidden_layers: 80,
+      num_attention_heads: 64,
+      num_key_value_heads: 8,
+      vocab_size: 32000,
+      max_position_embeddings: 4096,
+    },
+  },
+  {
+    id: 'mistralai/Mistral-7B-v0.1',
+    published: 7_241_732_096,
+    tolerance: 0,
+    source: 'Hugging Face mistralai/Mistral-7B-v0.1: 7,241,732,096 (GQA, sliding window 4096)',
+    config: {
+      model_type: 'mistral',
+      hidden_size: 4096,
+      intermediate_size: 14336,
+      num_hidden_layers: 32,
+      num_attention_heads: 32,
+      num_key_value_heads: 8,
+      vocab_size: 32000,
+      max_position_embeddings: 32768,
+      sliding_window: 4096,
+    },
+  },
+  {
+    id: 'Qwen/Qwen2-0.5B',
+    published: 494_032_768,
+    tolerance: 0,
+    source: 'Hugging Face Qwen/Qwen2-0.5B: 494,032,768 (Q/K/V biases, tied embeddings)',
+    config: {
+      model_type: 'qwen2',
+      hidden_size: 896,
+      intermediate_size: 4864,
+      num_hidden_layers: 24,
+      num_attention_heads: 14,
+      num_key_value_heads: 2,
+      vocab_size: 151936,
+      max_position_embeddings: 32768,
+      tie_word_embeddings: true,
+      use_sliding_window: false,
+    },
+  },
+  {
+    id: 'bert-base-uncased',
+    published: 109_514_298,
+    tolerance: 0,
+    source:
+      'Hugging Face bert-base-uncased as BertForMaskedLM: 109,514,298 (BertModel with pooler: 109,482,240)',
+    config: {
+      model_type: 'bert',
+      architectures: ['BertForMaskedLM'],
+      hidden_size: 768,
+      num_hidden_layers: 12,
+      num_attention_heads: 12,
+      intermediate_size: 3072,
+      vocab_size: 30522,
+      max_position_embeddings: 512,
+      type_vocab_size: 2,
+    },
+  },
+  {
+    id: 'bert-base (question answering)',
+    published: 108_893_186,
+    tolerance: 0,
+    source: 'BertForQuestionAnswering on bert-base-uncased: 108,893,186',
+    config: {
+      model_type: 'bert',
+      architectures: ['BertForQuestionAnswering'],
+      hidden_size: 768,
+      num_hidden_layers: 12,
+      num_attention_heads: 12,
+      intermediate_size: 3072,
+      vocab_size: 30522,
+    },
+  },
+  {
+    id: 't5-small',
+    published: 60_506_624,
+    tolerance: 0,
+    source: 'Hugging Face t5-small: 60,506,624 (Raffel et al. 2020: 60M)',
+    config: {
+      model_type: 't5',
+      architectures: ['T5ForConditionalGeneration'],
+      d_model: 512,
+      d_kv: 64,
+      d_ff: 2048,
+      num_layers: 6,
+      num_heads: 8,
+      vocab_size: 32128,
+      relative_attention_num_buckets: 32,
+      feed_forward_proj: 'relu',
+      dropout_rate: 0.1,
+    },
+  },
+  {
+    id: 'google/t5-v1_1-base',
+    published: 247_577_856,
+    tolerance: 0,
+    source: 'Hugging Face google/t5-v1_1-base: 247,577,856 (gated-GELU, untied head)',
+    config: {
+      model_type: 't5',
+      d_model: 768,
+      d_kv: 64,
+      d_ff: 2048,
+      num_layers: 12,
+      num_heads: 12,
+      vocab_size: 32128,
+      feed_forward_proj: 'gated-gelu',
+      tie_word_embeddings: false,
+    },
+  },
+  {
+    id: 'google/vit-base-patch16-224',
+    published: 86_567_656,
+    tolerance: 0,
+    source: 'Hugging Face google/vit-base-patch16-224: 86,567,656 (1000 classes)',
+    config: {
+      model_type: 'vit',
+      hidden_size: 768,
+      num_hidden_layers: 12,
+      num_attention_heads: 12,
+      intermediate_size: 3072,
+      image_size: 224,
+      patch_size: 16,
+      num_channels: 3,
+      id2label: Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [String(i), `class_${i}`])),
+    },
+  },
 ];

@@ -7,7 +7,8 @@ import { modelCost } from '../predictor/layers.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { HF_CONFIGS } from './import-fixtures.js';
 
-const params = (cfg: object, seqLen?: number) => modelCost(fromHuggingFaceConfig(cfg, { seqLen }).model).parameters;
+const params = (cfg: object, seqLen?: number) =>
+  modelCost(fromHuggingFaceConfig(cfg, { seqLen }).model).parameters;
 
 describe('parameter counts of published models', () => {
   it.each(HF_CONFIGS)('$id', ({ config, published, tolerance, source }) => {
@@ -31,8 +32,12 @@ describe('a config builds what the zoo builds for the same model', () => {
     ['google/vit-base-patch16-224', 'vit_b16', { hidden_dropout_prob: 0.1 }],
   ])('%s = zoo %s: same parameters, FLOPs and activations per sample', (hf, zooId, over) => {
     const zoo = getModel(zooId)!;
-    const m = fromHuggingFaceConfig({ ...HF_CONFIGS.find((c) => c.id === hf)!.config, ...over }, { seqLen: zoo.seqLen ?? zoo.imageSize }).model;
-    const a = modelCost(m), b = modelCost(zoo);
+    const m = fromHuggingFaceConfig(
+      { ...HF_CONFIGS.find((c) => c.id === hf)!.config, ...over },
+      { seqLen: zoo.seqLen ?? zoo.imageSize },
+    ).model;
+    const a = modelCost(m),
+      b = modelCost(zoo);
     expect(a.parameters).toBe(b.parameters);
     expect(a.forwardFlops).toBeCloseTo(b.forwardFlops, -3);
     expect(a.activationElements).toBe(b.activationElements);
@@ -42,7 +47,7 @@ describe('a config builds what the zoo builds for the same model', () => {
 
 describe('sequence length', () => {
   const llama = HF_CONFIGS.find((c) => c.id === 'meta-llama/Llama-2-7b-hf')!.config;
-  it('defaults to the model\'s context (capped at 4096) and says so; seqLen overrides it', () => {
+  it("defaults to the model's context (capped at 4096) and says so; seqLen overrides it", () => {
     const d = fromHuggingFaceConfig(llama);
     expect(d.model.seqLen).toBe(4096);
     expect(d.notes.join(' ')).toMatch(/sequence length 4096/);
@@ -64,7 +69,7 @@ describe('sequence length', () => {
     }
   });
 
-  it('Mistral\'s sliding window caps the keys each token attends to', () => {
+  it("Mistral's sliding window caps the keys each token attends to", () => {
     const mistral = HF_CONFIGS.find((c) => c.id === 'mistralai/Mistral-7B-v0.1')!.config;
     const windowed = fromHuggingFaceConfig(mistral, { seqLen: 16384 });
     const full = fromHuggingFaceConfig({ ...mistral, sliding_window: null }, { seqLen: 16384 });
@@ -77,7 +82,9 @@ describe('sequence length', () => {
     const vit = HF_CONFIGS.find((c) => c.id === 'google/vit-base-patch16-224')!.config;
     const m = fromHuggingFaceConfig(vit, { seqLen: 384 }).model;
     expect(m.imageSize).toBe(384);
-    expect(modelCost(m).forwardFlops / modelCost(fromHuggingFaceConfig(vit).model).forwardFlops).toBeGreaterThan(2.9);
+    expect(
+      modelCost(m).forwardFlops / modelCost(fromHuggingFaceConfig(vit).model).forwardFlops,
+    ).toBeGreaterThan(2.9);
   });
 });
 
@@ -90,7 +97,9 @@ describe('structure', () => {
   });
 
   it('T5 is an encoder-decoder: cross-attention in the decoder, relative position tables, tied or untied head', () => {
-    const t5 = fromHuggingFaceConfig(HF_CONFIGS.find((c) => c.id === 't5-small')!.config, { seqLen: 128 }).model;
+    const t5 = fromHuggingFaceConfig(HF_CONFIGS.find((c) => c.id === 't5-small')!.config, {
+      seqLen: 128,
+    }).model;
     const names = t5.layers.map((l) => l.name ?? '');
     expect(names.filter((n) => n.startsWith('dec.cross_attn')).length).toBeGreaterThan(0);
     expect(names).toContain('enc.relative_position_buckets');
@@ -99,7 +108,11 @@ describe('structure', () => {
 
   it('BERT heads follow `architectures`', () => {
     const bert = HF_CONFIGS.find((c) => c.id === 'bert-base-uncased')!.config;
-    const cls = params({ ...bert, architectures: ['BertForSequenceClassification'], id2label: { 0: 'neg', 1: 'pos', 2: 'neutral' } });
+    const cls = params({
+      ...bert,
+      architectures: ['BertForSequenceClassification'],
+      id2label: { 0: 'neg', 1: 'pos', 2: 'neutral' },
+    });
     // BertModel with pooler (109,482,240) + a 768 x 3 classifier.
     expect(cls).toBe(109_482_240 + 768 * 3 + 3);
   });
@@ -112,9 +125,18 @@ describe('bad configs are refused, naming the field and what is allowed', () => 
     ['[1, 2]', /must be a JSON object/],
     ['{}', /no "model_type"; supported: gpt2, gpt_neo/],
     ['{"model_type": "mixtral"}', /"mixtral" is not supported; supported: .*llama/],
-    ['{"model_type": "gpt2", "n_layer": -3, "n_embd": 768, "n_head": 12}', /"n_layer" must be an integer from 1/],
-    ['{"model_type": "gpt2", "n_layer": 2, "n_embd": 770, "n_head": 12}', /n_embd \(770\) is not a multiple of n_head \(12\)/],
-    ['{"model_type": "llama", "num_attention_heads": 32, "num_key_value_heads": 5}', /not a multiple of num_key_value_heads/],
+    [
+      '{"model_type": "gpt2", "n_layer": -3, "n_embd": 768, "n_head": 12}',
+      /"n_layer" must be an integer from 1/,
+    ],
+    [
+      '{"model_type": "gpt2", "n_layer": 2, "n_embd": 770, "n_head": 12}',
+      /n_embd \(770\) is not a multiple of n_head \(12\)/,
+    ],
+    [
+      '{"model_type": "llama", "num_attention_heads": 32, "num_key_value_heads": 5}',
+      /not a multiple of num_key_value_heads/,
+    ],
   ])('%s', (text, message) => {
     try {
       parseHuggingFaceConfig(text, { field: f });

@@ -8,11 +8,24 @@ import { getModel } from '../predictor/zoo/index.js';
 import { toy } from './fixtures.js';
 
 describe('layer lists', () => {
-  it('the zoo\'s own layers, as a list, cost exactly what the zoo model costs', () => {
+  it("the zoo's own layers, as a list, cost exactly what the zoo model costs", () => {
     const zoo = getModel('gpt2_124m')!;
-    const m = fromLayerList({ name: 'gpt2 as a list', layers: zoo.layers, batchElement: 'sequence', throughputUnit: 'tokens/s', unitsPerBatchElement: 1024, seqLen: 1024 }).model;
+    const m = fromLayerList({
+      name: 'gpt2 as a list',
+      layers: zoo.layers,
+      batchElement: 'sequence',
+      throughputUnit: 'tokens/s',
+      unitsPerBatchElement: 1024,
+      seqLen: 1024,
+    }).model;
     expect(modelCost(m)).toEqual(modelCost(zoo));
-    expect(m).toMatchObject({ name: 'gpt2 as a list', throughputUnit: 'tokens/s', unitsPerBatchElement: 1024, seqLen: 1024, optimizer: 'adam' });
+    expect(m).toMatchObject({
+      name: 'gpt2 as a list',
+      throughputUnit: 'tokens/s',
+      unitsPerBatchElement: 1024,
+      seqLen: 1024,
+      optimizer: 'adam',
+    });
     expect(m.id).toMatch(/^layers:[0-9a-f]{10}$/);
   });
 
@@ -26,11 +39,23 @@ describe('layer lists', () => {
   it.each([
     [[{ type: 'conv3d', inC: 3 }], /\[0\]\.type must be one of conv2d, conv1d, linear/],
     [[{ type: 'linear', inFeatures: 8 }], /\[0\]: a linear layer needs "outFeatures"/],
-    [[{ type: 'linear', inFeatures: 8, outFeatures: 4, kernel: 3 }], /\[0\]: a linear layer has no field "kernel" \(it takes inFeatures, outFeatures, tokens, bias, tied, count, name\)/],
+    [
+      [{ type: 'linear', inFeatures: 8, outFeatures: 4, kernel: 3 }],
+      /\[0\]: a linear layer has no field "kernel" \(it takes inFeatures, outFeatures, tokens, bias, tied, count, name\)/,
+    ],
     [[{ type: 'linear', inFeatures: 8, outFeatures: 2.5 }], /\[0\]\.outFeatures must be an integer from 1/],
-    [[{ type: 'norm', kind: 'weird', channels: 4, elements: 4 }], /\[0\]\.kind must be one of batchnorm, layernorm, rmsnorm, groupnorm/],
-    [[{ type: 'conv2d', inC: 3, outC: 8, kernel: 7, inH: 4, inW: 4 }], /a 7x7 kernel does not fit a 4x4 input/],
-    [[{ type: 'conv2d', inC: 3, outC: 8, kernel: 3, inH: 8, inW: 8, groups: 2 }], /groups \(2\) must divide inC \(3\)/],
+    [
+      [{ type: 'norm', kind: 'weird', channels: 4, elements: 4 }],
+      /\[0\]\.kind must be one of batchnorm, layernorm, rmsnorm, groupnorm/,
+    ],
+    [
+      [{ type: 'conv2d', inC: 3, outC: 8, kernel: 7, inH: 4, inW: 4 }],
+      /a 7x7 kernel does not fit a 4x4 input/,
+    ],
+    [
+      [{ type: 'conv2d', inC: 3, outC: 8, kernel: 3, inH: 8, inW: 8, groups: 2 }],
+      /groups \(2\) must divide inC \(3\)/,
+    ],
     [[], /at least one layer/],
   ])('%j is refused with a message naming the layer and field', (layers, message) => {
     try {
@@ -44,12 +69,18 @@ describe('layer lists', () => {
   });
 
   it('a list fixes its own sizes: seqLen cannot rescale it', () => {
-    expect(() => fromLayerList({ layers: toy.layers, seqLen: 512 }, { seqLen: 1024, seqLenField: 'workload.seqLen' })).toThrow(/fixes its own sizes/);
+    expect(() =>
+      fromLayerList({ layers: toy.layers, seqLen: 512 }, { seqLen: 1024, seqLenField: 'workload.seqLen' }),
+    ).toThrow(/fixes its own sizes/);
     expect(fromLayerList({ layers: toy.layers, seqLen: 512 }, { seqLen: 512 }).model.seqLen).toBe(512);
   });
 
   it('exactly one form of custom model', () => {
-    expect(() => importModel({}, { field: 'customModel' })).toThrow(/exactly one of huggingFaceConfig, onnxBase64 or layers \(got none\)/);
-    expect(() => importModel({ layers: toy.layers, huggingFaceConfig: '{}' })).toThrow(/got huggingFaceConfig, layers/);
+    expect(() => importModel({}, { field: 'customModel' })).toThrow(
+      /exactly one of huggingFaceConfig, onnxBase64 or layers \(got none\)/,
+    );
+    expect(() => importModel({ layers: toy.layers, huggingFaceConfig: '{}' })).toThrow(
+      /got huggingFaceConfig, layers/,
+    );
   });
 });

@@ -10,7 +10,10 @@ import type { ModelDef } from '../predictor/types.js';
 import { buildModel } from '../predictor/zoo/index.js';
 import { FLOAT, OnnxBuilder, tinyGpt } from './import-fixtures.js';
 
-const matmulFlops = (m: ModelDef) => modelCost(m).layers.filter((l) => l.opClass === 'matmul').reduce((s, l) => s + l.forwardFlops * l.count, 0);
+const matmulFlops = (m: ModelDef) =>
+  modelCost(m)
+    .layers.filter((l) => l.opClass === 'matmul')
+    .reduce((s, l) => s + l.forwardFlops * l.count, 0);
 
 describe('a GPT-style decoder exported to ONNX', () => {
   const { bytes, parameters } = tinyGpt();
@@ -18,9 +21,30 @@ describe('a GPT-style decoder exported to ONNX', () => {
   const m = imported.model;
   // The same decoder in the zoo's vocabulary: 2 pre-norm blocks, width 64, 4 heads, untied head, no dropout.
   const zoo = buildModel({
-    id: 'tiny', name: 'tiny', family: 'decoder', batchElement: 'sequence', throughputUnit: 'tokens/s', unitsPerBatchElement: 'seqLen', seqLen: 32,
-    optimizer: 'adam', batchSizes: [8], source: 'test',
-    arch: { layers: 2, hidden: 64, heads: 4, ffn: 256, vocab: 1000, norm: 'layernorm', mlp: 'gelu', positions: 'learned', maxPositions: 128, bias: true, tiedHead: false, dropout: false },
+    id: 'tiny',
+    name: 'tiny',
+    family: 'decoder',
+    batchElement: 'sequence',
+    throughputUnit: 'tokens/s',
+    unitsPerBatchElement: 'seqLen',
+    seqLen: 32,
+    optimizer: 'adam',
+    batchSizes: [8],
+    source: 'test',
+    arch: {
+      layers: 2,
+      hidden: 64,
+      heads: 4,
+      ffn: 256,
+      vocab: 1000,
+      norm: 'layernorm',
+      mlp: 'gelu',
+      positions: 'learned',
+      maxPositions: 128,
+      bias: true,
+      tiedHead: false,
+      dropout: false,
+    },
   });
 
   it('counts every weight once: bias adds fold into their MatMul, shapes come from external data', () => {
@@ -30,7 +54,7 @@ describe('a GPT-style decoder exported to ONNX', () => {
     expect(m.layers.filter((l) => l.type === 'linear' && l.bias).length).toBe(8);
   });
 
-  it('has the zoo model\'s matrix FLOPs, resolving the dynamic Shape -> Gather -> Range position ids', () => {
+  it("has the zoo model's matrix FLOPs, resolving the dynamic Shape -> Gather -> Range position ids", () => {
     expect(matmulFlops(m)).toBe(matmulFlops(zoo));
     const pos = m.layers.find((l) => l.type === 'embedding' && l.vocab === 128);
     expect(pos).toMatchObject({ tokens: 32 });
@@ -70,11 +94,24 @@ describe('a small CNN', () => {
   const b = new OnnxBuilder('cnn');
   const x = b.input('image', ['N', 3, 32, 32]);
   const c1 = b.node('Conv', [x, b.weight('w1', [16, 3, 3, 3])], { pads: [1, 1, 1, 1] })[0];
-  const bn = b.node('BatchNormalization', [c1, b.weight('g', [16]), b.weight('beta', [16]), b.weight('mean', [16]), b.weight('var', [16])])[0];
+  const bn = b.node('BatchNormalization', [
+    c1,
+    b.weight('g', [16]),
+    b.weight('beta', [16]),
+    b.weight('mean', [16]),
+    b.weight('var', [16]),
+  ])[0];
   const p1 = b.node('MaxPool', [b.node('Relu', [bn])[0]], { kernel_shape: [2, 2], strides: [2, 2] })[0];
-  const c2 = b.node('Conv', [p1, b.weight('w2', [32, 16, 3, 3]), b.weight('b2', [32])], { strides: [2, 2], pads: [1, 1, 1, 1] })[0];
+  const c2 = b.node('Conv', [p1, b.weight('w2', [32, 16, 3, 3]), b.weight('b2', [32])], {
+    strides: [2, 2],
+    pads: [1, 1, 1, 1],
+  })[0];
   const gap = b.node('GlobalAveragePool', [b.node('Relu', [c2])[0]])[0];
-  const logits = b.node('Gemm', [b.node('Flatten', [gap])[0], b.weight('fc', [10, 32]), b.weight('fcb', [10])], { transB: 1 })[0];
+  const logits = b.node(
+    'Gemm',
+    [b.node('Flatten', [gap])[0], b.weight('fc', [10, 32]), b.weight('fcb', [10])],
+    { transB: 1 },
+  )[0];
   b.output(logits, ['N', 10]);
   const m = fromOnnx(b.encode()).model;
 
@@ -84,7 +121,17 @@ describe('a small CNN', () => {
     expect(c.parameters).toBe(432 + 32 + 4608 + 32 + 320 + 10);
     // MACs: 32x32x16x27 + 8x8x32x144 + 32x10.
     expect(matmulFlops(m)).toBe(2 * (32 * 32 * 16 * 27 + 8 * 8 * 32 * 144 + 32 * 10));
-    expect(m.layers.map((l) => l.type)).toEqual(['conv2d', 'norm', 'activation', 'pool', 'conv2d', 'activation', 'pool', 'linear', 'loss']);
+    expect(m.layers.map((l) => l.type)).toEqual([
+      'conv2d',
+      'norm',
+      'activation',
+      'pool',
+      'conv2d',
+      'activation',
+      'pool',
+      'linear',
+      'loss',
+    ]);
     expect(parallelStructure(c, m.layers).tensorParallelizable).toBe(false);
   });
 });
@@ -93,10 +140,20 @@ describe('fused operators', () => {
   it('com.microsoft Attention costs its packed QKV projection and the attention core; LSTM an rnn layer', () => {
     const b = new OnnxBuilder('fused');
     const x = b.input('x', ['batch', 'seq', 256]);
-    const att = b.node('Attention', [x, b.weight('qkv', [256, 768]), b.weight('qkv_b', [768])], { num_heads: 8 }, { domain: 'com.microsoft' })[0];
+    const att = b.node(
+      'Attention',
+      [x, b.weight('qkv', [256, 768]), b.weight('qkv_b', [768])],
+      { num_heads: 8 },
+      { domain: 'com.microsoft' },
+    )[0];
     const proj = b.node('MatMul', [att, b.weight('o', [256, 256])])[0];
     const t = b.node('Transpose', [proj], { perm: [1, 0, 2] })[0]; // LSTM wants [seq, batch, input]
-    const [y] = b.node('LSTM', [t, b.weight('W', [1, 4 * 128, 256]), b.weight('R', [1, 4 * 128, 128]), b.weight('B', [1, 8 * 128])], { hidden_size: 128 }, { outputs: 3 });
+    const [y] = b.node(
+      'LSTM',
+      [t, b.weight('W', [1, 4 * 128, 256]), b.weight('R', [1, 4 * 128, 128]), b.weight('B', [1, 8 * 128])],
+      { hidden_size: 128 },
+      { outputs: 3 },
+    );
     b.output(y, ['seq', 1, 'batch', 128]);
     const r = fromOnnx(b.encode(), { seqLen: 64 });
     const types = r.model.layers.map((l) => l.type);
@@ -122,11 +179,30 @@ describe('operators it cannot cost are listed, never dropped', () => {
     b.output(nms, ['batch', 3], FLOAT);
     const r = fromOnnx(b.encode());
     expect(r.unsupported).toEqual([
-      { opType: 'MyFancyOp', domain: 'com.example', count: 2, nodes: ['fancy_1', 'fancy_2'], reason: 'operator domain "com.example" is not costed' },
-      { opType: 'NonMaxSuppression', domain: '', count: 1, nodes: ['nms'], reason: 'no costing rule for NonMaxSuppression' },
+      {
+        opType: 'MyFancyOp',
+        domain: 'com.example',
+        count: 2,
+        nodes: ['fancy_1', 'fancy_2'],
+        reason: 'operator domain "com.example" is not costed',
+      },
+      {
+        opType: 'NonMaxSuppression',
+        domain: '',
+        count: 1,
+        nodes: ['nms'],
+        reason: 'no costing rule for NonMaxSuppression',
+      },
     ]);
     // Both MatMuls are costed: the unknown operators are assumed to keep their input's shape.
-    expect(r.model.layers.filter((l) => l.type === 'linear').map((l) => l.type === 'linear' && [l.inFeatures, l.outFeatures])).toEqual([[16, 32], [32, 4]]);
+    expect(
+      r.model.layers
+        .filter((l) => l.type === 'linear')
+        .map((l) => l.type === 'linear' && [l.inFeatures, l.outFeatures]),
+    ).toEqual([
+      [16, 32],
+      [32, 4],
+    ]);
   });
 });
 
@@ -134,7 +210,11 @@ describe('bad input', () => {
   it('bytes that are not ONNX, and graphs over the node limit, are refused naming the field', () => {
     const garbage = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2, 3]);
     expect(() => fromOnnx(garbage, { field: 'customModel.onnxBase64' })).toThrow(InputError);
-    try { fromOnnx(garbage, { field: 'customModel.onnxBase64' }); } catch (e) { expect((e as InputError).field).toBe('customModel.onnxBase64'); }
+    try {
+      fromOnnx(garbage, { field: 'customModel.onnxBase64' });
+    } catch (e) {
+      expect((e as InputError).field).toBe('customModel.onnxBase64');
+    }
     expect(() => fromOnnx(tinyGpt().bytes, { seqLen: 8, maxNodes: 10 })).toThrow(/nodes; at most 10/);
     expect(() => fromOnnx(new OnnxBuilder('empty').encode())).toThrow(/no nodes/);
   });

@@ -3,7 +3,16 @@ import { convOut, layerCost, modelCost } from '../predictor/layers.js';
 
 describe('layer math against hand computations', () => {
   it('conv2d: ResNet stem 7x7/2, 3->64 at 224x224', () => {
-    const c = layerCost({ type: 'conv2d', inC: 3, outC: 64, kernel: 7, stride: 2, padding: 3, inH: 224, inW: 224 });
+    const c = layerCost({
+      type: 'conv2d',
+      inC: 3,
+      outC: 64,
+      kernel: 7,
+      stride: 2,
+      padding: 3,
+      inH: 224,
+      inW: 224,
+    });
     // output 112x112; weights 3*7*7*64 = 9408; MACs = 112*112*9408 = 118,013,952
     expect(c.parameters).toBe(9408);
     expect(c.forwardFlops).toBe(2 * 112 * 112 * 9408);
@@ -14,7 +23,16 @@ describe('layer math against hand computations', () => {
   });
 
   it('grouped and depthwise convolutions divide weights by groups', () => {
-    const dw = layerCost({ type: 'conv2d', inC: 32, outC: 32, kernel: 3, padding: 1, groups: 32, inH: 112, inW: 112 });
+    const dw = layerCost({
+      type: 'conv2d',
+      inC: 32,
+      outC: 32,
+      kernel: 3,
+      padding: 1,
+      groups: 32,
+      inH: 112,
+      inW: 112,
+    });
     expect(dw.parameters).toBe(32 * 9);
     expect(dw.forwardFlops).toBe(2 * 112 * 112 * 32 * 9);
   });
@@ -23,7 +41,9 @@ describe('layer math against hand computations', () => {
     const l = layerCost({ type: 'linear', inFeatures: 1024, outFeatures: 4096, tokens: 384 });
     expect(l.parameters).toBe(1024 * 4096 + 4096);
     expect(l.forwardFlops).toBe(2 * 384 * 1024 * 4096);
-    expect(layerCost({ type: 'linear', inFeatures: 768, outFeatures: 50257, tied: true, bias: false }).parameters).toBe(0);
+    expect(
+      layerCost({ type: 'linear', inFeatures: 768, outFeatures: 50257, tied: true, bias: false }).parameters,
+    ).toBe(0);
   });
 
   it('attention score matmul has no parameters and scales with seq^2', () => {
@@ -46,17 +66,38 @@ describe('layer math against hand computations', () => {
   });
 
   it('norms and softmax are reductions (autocast keeps them fp32); activations are pointwise', () => {
-    expect(layerCost({ type: 'norm', kind: 'layernorm', channels: 768, elements: 768 * 128 }).opClass).toBe('reduction');
-    expect(layerCost({ type: 'norm', kind: 'rmsnorm', channels: 4096, elements: 4096 }).parameters).toBe(4096);
+    expect(layerCost({ type: 'norm', kind: 'layernorm', channels: 768, elements: 768 * 128 }).opClass).toBe(
+      'reduction',
+    );
+    expect(layerCost({ type: 'norm', kind: 'rmsnorm', channels: 4096, elements: 4096 }).parameters).toBe(
+      4096,
+    );
     expect(layerCost({ type: 'softmax', elements: 100 }).opClass).toBe('reduction');
     expect(layerCost({ type: 'activation', kind: 'relu', elements: 100 }).opClass).toBe('pointwise');
   });
 
   it('pooling output sizes follow the window arithmetic', () => {
     expect(convOut(112, 3, 2, 1)).toBe(56);
-    const p = layerCost({ type: 'pool', kind: 'max', channels: 64, inH: 112, inW: 112, kernel: 3, stride: 2, padding: 1 });
+    const p = layerCost({
+      type: 'pool',
+      kind: 'max',
+      channels: 64,
+      inH: 112,
+      inW: 112,
+      kernel: 3,
+      stride: 2,
+      padding: 1,
+    });
     expect(p.outputElements).toBe(64 * 56 * 56);
-    const g = layerCost({ type: 'pool', kind: 'global_avg', channels: 2048, inH: 7, inW: 7, kernel: 7, stride: 1 });
+    const g = layerCost({
+      type: 'pool',
+      kind: 'global_avg',
+      channels: 2048,
+      inH: 7,
+      inW: 7,
+      kernel: 7,
+      stride: 1,
+    });
     expect(g.outputElements).toBe(2048);
   });
 

@@ -38,7 +38,13 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
   it('is what npm run train:predictor produces from the seeds: ONNX output equals a fresh TypeScript fit on fixed rows', async () => {
     const final = fit(ex, true, PARAMS);
     const rows = [0, 100, 500, 1000, 2000, 3000].filter((i) => i < ex.length).map((i) => ex[i]);
-    const X = rows.map((e) => featuresOf(e, true, final.evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework)));
+    const X = rows.map((e) =>
+      featuresOf(
+        e,
+        true,
+        final.evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework),
+      ),
+    );
     const ort = await loadOnnxCorrection(MODEL_FILE.pathname, featureNames(true).length);
     const out = await ort.run(Float32Array.from(X.flat()), X.length);
     X.forEach((x, i) => expect(Math.abs(out[i] - predictEnsemble(final.ensemble, x))).toBeLessThan(1e-4));
@@ -47,34 +53,91 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
   it('says which case a prediction is (measured vs unmeasured model) and widens the interval for unmeasured ones', async () => {
     const model = getModel('resnet50_v1.5')!;
     const gpu = getGpu('A100-SXM4-80GB')!;
-    const p = await predictCorrected({ model, gpu, precision: 'TF32', batchSizePerGpu: 256, gpusPerNode: 8, nodes: 1, interNodeGbps: 400, samples: 1e8 }, { predictor: learned, reason: '' });
+    const p = await predictCorrected(
+      {
+        model,
+        gpu,
+        precision: 'TF32',
+        batchSizePerGpu: 256,
+        gpusPerNode: 8,
+        nodes: 1,
+        interNodeGbps: 400,
+        samples: 1e8,
+      },
+      { predictor: learned, reason: '' },
+    );
     expect(p.predictor).toBe(learned.name);
     expect(p.evidence).toMatch(/^measured/);
     expect(p.stepTimeMsP10).toBeLessThanOrEqual(p.stepTimeMs);
     expect(p.stepTimeMsP90).toBeGreaterThanOrEqual(p.stepTimeMs);
-    const unmeasured = await predictCorrected({ model: getModel('gpt2_124m')!, gpu, precision: 'AMP_BF16', batchSizePerGpu: 8, gpusPerNode: 1, nodes: 1, interNodeGbps: 400 }, { predictor: learned, reason: '' });
+    const unmeasured = await predictCorrected(
+      {
+        model: getModel('gpt2_124m')!,
+        gpu,
+        precision: 'AMP_BF16',
+        batchSizePerGpu: 8,
+        gpusPerNode: 1,
+        nodes: 1,
+        interNodeGbps: 400,
+      },
+      { predictor: learned, reason: '' },
+    );
     expect(unmeasured.evidence).toMatch(/^unmeasured/);
     // Wider interval where nothing about the model was measured.
-    expect(unmeasured.stepTimeMsP90 / unmeasured.stepTimeMs).toBeGreaterThanOrEqual(p.stepTimeMsP90 / p.stepTimeMs - 1e-9);
+    expect(unmeasured.stepTimeMsP90 / unmeasured.stepTimeMs).toBeGreaterThanOrEqual(
+      p.stepTimeMsP90 / p.stepTimeMs - 1e-9,
+    );
   });
 
   it('a sharded layout no measurement used says so and gets the wider interval', async () => {
-    const base = { model: getModel('bert_large_squad')!, gpu: getGpu('A100-SXM4-80GB')!, precision: 'AMP_FP16' as const, batchSizePerGpu: 16, gpusPerNode: 8, nodes: 1, interNodeGbps: 400 };
+    const base = {
+      model: getModel('bert_large_squad')!,
+      gpu: getGpu('A100-SXM4-80GB')!,
+      precision: 'AMP_FP16' as const,
+      batchSizePerGpu: 16,
+      gpusPerNode: 8,
+      nodes: 1,
+      interNodeGbps: 400,
+    };
     const plain = await predictCorrected(base, { predictor: learned, reason: '' });
-    const zero = await predictCorrected({ ...base, parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 2, recompute: 'none' } }, { predictor: learned, reason: '' });
+    const zero = await predictCorrected(
+      { ...base, parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 2, recompute: 'none' } },
+      { predictor: learned, reason: '' },
+    );
     expect(plain.evidence).not.toMatch(/tensor\/pipeline parallelism/);
     expect(zero.evidence).toMatch(/no measurement used tensor\/pipeline parallelism, ZeRO or recomputation/);
-    expect(zero.stepTimeMsP90 / zero.stepTimeMs).toBeGreaterThanOrEqual(plain.stepTimeMsP90 / plain.stepTimeMs - 1e-9);
+    expect(zero.stepTimeMsP90 / zero.stepTimeMs).toBeGreaterThanOrEqual(
+      plain.stepTimeMsP90 / plain.stepTimeMs - 1e-9,
+    );
   });
 
   it('more peak FLOPS in the dominant math mode never predicts a slower step, all else equal', async () => {
-    for (const [modelId, gpuId, precision, batch] of [['resnet50_v1.5', 'A100-SXM4-80GB', 'AMP_FP16', 256], ['bert_large_squad', 'V100-SXM2-16GB', 'FP32', 8], ['gpt2_355m', 'H100-SXM5-80GB', 'AMP_BF16', 8], ['vgg16', 'RTX-3090', 'FP16', 64]] as const) {
+    for (const [modelId, gpuId, precision, batch] of [
+      ['resnet50_v1.5', 'A100-SXM4-80GB', 'AMP_FP16', 256],
+      ['bert_large_squad', 'V100-SXM2-16GB', 'FP32', 8],
+      ['gpt2_355m', 'H100-SXM5-80GB', 'AMP_BF16', 8],
+      ['vgg16', 'RTX-3090', 'FP16', 64],
+    ] as const) {
       const base = getGpu(gpuId)!;
       let previous = Infinity;
       for (const factor of [1, 1.25, 1.5, 2, 3, 4]) {
         const math = precision === 'FP32' ? 'fp32' : precision === 'AMP_BF16' ? 'bf16' : 'fp16';
-        const gpu: GpuSpec = { ...base, peakTflops: { ...base.peakTflops, [math]: base.peakTflops[math]! * factor } };
-        const p = await predictCorrected({ model: getModel(modelId)!, gpu, precision, batchSizePerGpu: batch, gpusPerNode: 1, nodes: 1, interNodeGbps: 200 }, { predictor: learned, reason: '' });
+        const gpu: GpuSpec = {
+          ...base,
+          peakTflops: { ...base.peakTflops, [math]: base.peakTflops[math]! * factor },
+        };
+        const p = await predictCorrected(
+          {
+            model: getModel(modelId)!,
+            gpu,
+            precision,
+            batchSizePerGpu: batch,
+            gpusPerNode: 1,
+            nodes: 1,
+            interNodeGbps: 200,
+          },
+          { predictor: learned, reason: '' },
+        );
         expect(p.stepTimeMs, `${modelId} ${gpuId} x${factor}`).toBeLessThanOrEqual(previous * (1 + 1e-9));
         previous = p.stepTimeMs;
       }
@@ -83,13 +146,28 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
 
   it('recommend ranks with the learned model and can require the deadline at P90', async () => {
     const req = {
-      model: getModel('bert_large_squad')!, samples: 2e7, objective: 'COST' as const, gpus: ['V100-SXM2-16GB', 'A100-SXM4-80GB', 'H100-SXM5-80GB'].map((id) => getGpu(id)!),
-      precisions: [...PRECISIONS], maxNodes: 2, gpusPerNodeChoices: [1, 2, 4, 8], batchSizes: [8, 16, 32], interNodeGbps: () => 400, limit: 20, deadlineHours: 6,
+      model: getModel('bert_large_squad')!,
+      samples: 2e7,
+      objective: 'COST' as const,
+      gpus: ['V100-SXM2-16GB', 'A100-SXM4-80GB', 'H100-SXM5-80GB'].map((id) => getGpu(id)!),
+      precisions: [...PRECISIONS],
+      maxNodes: 2,
+      gpusPerNodeChoices: [1, 2, 4, 8],
+      batchSizes: [8, 16, 32],
+      interNodeGbps: () => 400,
+      limit: 20,
+      deadlineHours: 6,
     };
     const r = await recommendCorrected(req, { predictor: learned, reason: '' });
     expect(r.predictor).toBe(learned.name);
-    for (const p of r.plans) { expect(p.predictor).toBe(learned.name); expect(p.totalHours).toBeLessThanOrEqual(6); }
-    const strict = await recommendCorrected({ ...req, deadlineConfidence: true }, { predictor: learned, reason: '' });
+    for (const p of r.plans) {
+      expect(p.predictor).toBe(learned.name);
+      expect(p.totalHours).toBeLessThanOrEqual(6);
+    }
+    const strict = await recommendCorrected(
+      { ...req, deadlineConfidence: true },
+      { predictor: learned, reason: '' },
+    );
     for (const p of strict.plans) expect(p.totalHoursP90).toBeLessThanOrEqual(6);
     expect(strict.feasible).toBeLessThanOrEqual(r.feasible);
   });
@@ -99,12 +177,34 @@ describe('fallback when the learned model is missing', () => {
   it('load fails with a clear error, and the analytical estimate answers with the reason', async () => {
     await expect(LearnedPredictor.load('/nonexistent/predictor.onnx', META_FILE)).rejects.toThrow();
     const reason = 'learned model unavailable (test); using the analytical estimate';
-    const req = { model: getModel('resnet50_v1.5')!, gpu: getGpu('T4')!, precision: 'AMP_FP16' as const, batchSizePerGpu: 64, gpusPerNode: 1, nodes: 1, interNodeGbps: 100 };
+    const req = {
+      model: getModel('resnet50_v1.5')!,
+      gpu: getGpu('T4')!,
+      precision: 'AMP_FP16' as const,
+      batchSizePerGpu: 64,
+      gpusPerNode: 1,
+      nodes: 1,
+      interNodeGbps: 100,
+    };
     const p = await predictCorrected(req, { predictor: null, reason });
     expect(p.predictor).toBe('analytical');
     expect(p.evidence).toBe(reason);
     expect(p.stepTimeMs).toBe(p.analyticalStepTimeMs);
-    const r = await recommendCorrected({ model: req.model, samples: 1e7, objective: 'COST', gpus: [req.gpu], precisions: ['AMP_FP16'], maxNodes: 1, gpusPerNodeChoices: [1], batchSizes: [64], interNodeGbps: () => 100, limit: 1 }, { predictor: null, reason });
+    const r = await recommendCorrected(
+      {
+        model: req.model,
+        samples: 1e7,
+        objective: 'COST',
+        gpus: [req.gpu],
+        precisions: ['AMP_FP16'],
+        maxNodes: 1,
+        gpusPerNodeChoices: [1],
+        batchSizes: [64],
+        interNodeGbps: () => 100,
+        limit: 1,
+      },
+      { predictor: null, reason },
+    );
     expect(r.predictor).toBe('analytical');
     expect(r.predictorNote).toBe(reason);
     expect(r.plans[0].stepTimeMs).toBe(r.plans[0].analyticalStepTimeMs);

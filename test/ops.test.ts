@@ -17,14 +17,28 @@ const tmp = mkdtempSync(join(tmpdir(), 'trainplan-ops-'));
 describe('configuration', () => {
   it('defaults, then environment, then flags', () => {
     expect(loadConfig({}, {})).toEqual(DEFAULTS);
-    const c = loadConfig({ PORT: '5000', LOG_LEVEL: 'warn', TRAINPLAN_TIME_BUDGET_MS: '750', TRAINPLAN_MAX_DEPTH: '9' }, { port: '6000', 'max-candidates': '1_000' });
-    expect(c).toMatchObject({ port: 6000, logLevel: 'warn', timeBudgetMs: 750, maxDepth: 9, maxCandidates: 1000, host: '0.0.0.0' });
+    const c = loadConfig(
+      { PORT: '5000', LOG_LEVEL: 'warn', TRAINPLAN_TIME_BUDGET_MS: '750', TRAINPLAN_MAX_DEPTH: '9' },
+      { port: '6000', 'max-candidates': '1_000' },
+    );
+    expect(c).toMatchObject({
+      port: 6000,
+      logLevel: 'warn',
+      timeBudgetMs: 750,
+      maxDepth: 9,
+      maxCandidates: 1000,
+      host: '0.0.0.0',
+    });
   });
 
   it.each([
     [{ PORT: '70000' }, {}, /^PORT: must be an integer from 0 to 65535 \(got "70000"\)/],
     [{}, { 'log-level': 'loud' }, /^--log-level: must be one of debug, info, warn, error, silent/],
-    [{ TRAINPLAN_TIME_BUDGET_MS: 'NaN' }, {}, /^TRAINPLAN_TIME_BUDGET_MS: must be an integer from 1 to 600000/],
+    [
+      { TRAINPLAN_TIME_BUDGET_MS: 'NaN' },
+      {},
+      /^TRAINPLAN_TIME_BUDGET_MS: must be an integer from 1 to 600000/,
+    ],
     [{}, { workers: '-1' }, /^--workers: must be an integer from 0 to 256/],
   ])('refuses bad settings, naming them and the range (%#)', (env, flags, message) => {
     expect(() => loadConfig(env, flags)).toThrow(ConfigError);
@@ -32,13 +46,29 @@ describe('configuration', () => {
   });
 
   it('reads price files as JSON or CSV, refusing unknown GPUs and bad prices', () => {
-    const write = (name: string, text: string) => { const p = join(tmp, name); writeFileSync(p, text); return p; };
-    expect(readPriceFile(write('a.json', '{"A100-SXM4-80GB": 1.25, "T4": 0.2}'))).toEqual({ 'A100-SXM4-80GB': 1.25, T4: 0.2 });
+    const write = (name: string, text: string) => {
+      const p = join(tmp, name);
+      writeFileSync(p, text);
+      return p;
+    };
+    expect(readPriceFile(write('a.json', '{"A100-SXM4-80GB": 1.25, "T4": 0.2}'))).toEqual({
+      'A100-SXM4-80GB': 1.25,
+      T4: 0.2,
+    });
     expect(readPriceFile(write('b.json', '[{"gpu": "T4", "usdPerGpuHour": 0.3}]'))).toEqual({ T4: 0.3 });
-    expect(readPriceFile(write('c.csv', 'gpu,usdPerGpuHour\nT4,0.25\nA100-SXM4-80GB,1.5\n'))).toEqual({ T4: 0.25, 'A100-SXM4-80GB': 1.5 });
-    expect(() => readPriceFile(write('d.csv', 'gpu,usdPerGpuHour\nB9000,1\n'))).toThrow(/row 2: unknown GPU "B9000"; allowed: .*T4/);
-    expect(() => readPriceFile(write('e.json', '{"T4": -1}'))).toThrow(/key "T4": usdPerGpuHour must be a finite number from 0 to 10000 \(got -1\)/);
-    expect(() => readPriceFile(write('f.csv', 'name,price\nT4,1\n'))).toThrow(/header must be gpu,usdPerGpuHour/);
+    expect(readPriceFile(write('c.csv', 'gpu,usdPerGpuHour\nT4,0.25\nA100-SXM4-80GB,1.5\n'))).toEqual({
+      T4: 0.25,
+      'A100-SXM4-80GB': 1.5,
+    });
+    expect(() => readPriceFile(write('d.csv', 'gpu,usdPerGpuHour\nB9000,1\n'))).toThrow(
+      /row 2: unknown GPU "B9000"; allowed: .*T4/,
+    );
+    expect(() => readPriceFile(write('e.json', '{"T4": -1}'))).toThrow(
+      /key "T4": usdPerGpuHour must be a finite number from 0 to 10000 \(got -1\)/,
+    );
+    expect(() => readPriceFile(write('f.csv', 'name,price\nT4,1\n'))).toThrow(
+      /header must be gpu,usdPerGpuHour/,
+    );
     expect(() => readPriceFile(join(tmp, 'missing.json'))).toThrow(/cannot read it \(ENOENT\)/);
   });
 });
@@ -50,46 +80,97 @@ describe('the HTTP front, in process', () => {
     setLogSink((line) => lines.push(JSON.parse(line)));
     running = await startServer(0, '127.0.0.1', { logLevel: 'debug' });
   });
-  afterAll(async () => { await running.close(); setLogSink(undefined); });
+  afterAll(async () => {
+    await running.close();
+    setLogSink(undefined);
+  });
 
   const post = async (body: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(running.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
-    return { res, json: (await res.json()) as { data?: Record<string, any>; errors?: { message: string; extensions: Record<string, unknown> }[] } };
+    const res = await fetch(running.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    return {
+      res,
+      json: (await res.json()) as {
+        data?: Record<string, any>;
+        errors?: { message: string; extensions: Record<string, unknown> }[];
+      },
+    };
   };
   const W = 'workload: { model: "resnet50_v1.5", samples: 1.2e8 }';
 
   it('echoes or makes a request id, puts it on errors, and logs one JSON line per request', async () => {
-    const { res, json } = await post({ query: `query Plan { recommend(input: { ${W}, maxNodes: 1, limit: 1, gpus: ["T4"] }) { status } }` }, { 'x-request-id': 'frontend-42' });
+    const { res, json } = await post(
+      { query: `query Plan { recommend(input: { ${W}, maxNodes: 1, limit: 1, gpus: ["T4"] }) { status } }` },
+      { 'x-request-id': 'frontend-42' },
+    );
     expect(res.headers.get('x-request-id')).toBe('frontend-42');
     expect(json.data!.recommend.status).toBe('COMPLETE');
     const line = lines.find((l) => l.msg === 'request' && l.requestId === 'frontend-42');
-    expect(line).toMatchObject({ level: 'info', method: 'POST', path: '/graphql', operationName: 'Plan', status: 200 });
+    expect(line).toMatchObject({
+      level: 'info',
+      method: 'POST',
+      path: '/graphql',
+      operationName: 'Plan',
+      status: 200,
+    });
     expect(typeof line!.durationMs).toBe('number');
 
-    const bad = await post({ query: `{ recommend(input: { ${W}, limit: 0 }) { status } }` }, { 'x-request-id': 'bad id with spaces' });
+    const bad = await post(
+      { query: `{ recommend(input: { ${W}, limit: 0 }) { status } }` },
+      { 'x-request-id': 'bad id with spaces' },
+    );
     const id = bad.res.headers.get('x-request-id')!;
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     expect(bad.json.errors![0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', requestId: id });
     expect(bad.json.errors![0].extensions.stacktrace).toBeUndefined();
-    expect(lines.some((l) => l.msg === 'request error' && l.requestId === id && l.code === 'BAD_USER_INPUT')).toBe(true);
+    expect(
+      lines.some((l) => l.msg === 'request error' && l.requestId === id && l.code === 'BAD_USER_INPUT'),
+    ).toBe(true);
   });
 
   it('/health is live; /ready reports checks, memory and the cache', async () => {
-    expect(await (await fetch(`${running.url.replace('/graphql', '')}/health`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${running.url.replace('/graphql', '')}/health`)).json()).toEqual({
+      status: 'ok',
+    });
     const ready = await fetch(running.url.replace('/graphql', '/ready'));
     expect(ready.status).toBe(200);
     const body = (await ready.json()) as Record<string, any>;
     expect(body.status).toBe('ready');
-    expect(body.checks).toEqual({ gpus: 'ok', models: 'ok', efficiency: 'ok', network: 'ok', learnedModel: 'ok' });
+    expect(body.checks).toEqual({
+      gpus: 'ok',
+      models: 'ok',
+      efficiency: 'ok',
+      network: 'ok',
+      learnedModel: 'ok',
+    });
     expect(body.memory.heapUsedMb).toBeGreaterThan(0);
     expect(body.cache).toHaveProperty('hits');
   });
 
   it.each([
-    ['depth', `{ __schema { types { fields { type { ${'ofType { '.repeat(11)}name ${'} '.repeat(11)}} } } } }`, /nests fields 16 deep, more than the limit of 15/],
-    ['complexity', `{ ${Array.from({ length: 11 }, (_, i) => `r${i}: recommend(input: { ${W} }) { status }`).join(' ')} }`, /complexity 1111, more than the limit of 1000/],
-    ['top-level fields', `{ ${Array.from({ length: 21 }, (_, i) => `t${i}: __typename`).join(' ')} }`, /21 top-level fields, more than the limit of 20/],
-    ['aliases', `{ gpus { ${Array.from({ length: 51 }, (_, i) => `a${i}: id`).join(' ')} } }`, /51 aliased fields, more than the limit of 50/],
+    [
+      'depth',
+      `{ __schema { types { fields { type { ${'ofType { '.repeat(11)}name ${'} '.repeat(11)}} } } } }`,
+      /nests fields 16 deep, more than the limit of 15/,
+    ],
+    [
+      'complexity',
+      `{ ${Array.from({ length: 11 }, (_, i) => `r${i}: recommend(input: { ${W} }) { status }`).join(' ')} }`,
+      /complexity 1111, more than the limit of 1000/,
+    ],
+    [
+      'top-level fields',
+      `{ ${Array.from({ length: 21 }, (_, i) => `t${i}: __typename`).join(' ')} }`,
+      /21 top-level fields, more than the limit of 20/,
+    ],
+    [
+      'aliases',
+      `{ gpus { ${Array.from({ length: 51 }, (_, i) => `a${i}: id`).join(' ')} } }`,
+      /51 aliased fields, more than the limit of 50/,
+    ],
   ])('refuses a query over the %s limit before executing it', async (_name, query, message) => {
     const { res, json } = await post({ query });
     expect(res.status).toBe(400);
@@ -98,7 +179,10 @@ describe('the HTTP front, in process', () => {
   });
 
   it('counts fragment spreads once per use (a fragment bomb is refused)', async () => {
-    const frags = Array.from({ length: 12 }, (_, i) => `fragment F${i} on Query { ${i < 11 ? `...F${i + 1} ...F${i + 1}` : 'gpus { id }'} }`).join(' ');
+    const frags = Array.from(
+      { length: 12 },
+      (_, i) => `fragment F${i} on Query { ${i < 11 ? `...F${i + 1} ...F${i + 1}` : 'gpus { id }'} }`,
+    ).join(' ');
     const { res, json } = await post({ query: `query { ...F0 } ${frags}` });
     expect(res.status).toBe(400);
     expect(json.errors!.map((e) => e.message).join('\n')).toMatch(/2048 top-level fields|complexity 4096/);
@@ -119,11 +203,14 @@ describe('the HTTP front, in process', () => {
   it('refuses a search over the candidate cap, saying how big it was and what to narrow', async () => {
     const { json } = await post({ query: `{ recommend(input: { ${W}, maxNodes: 4096 }) { status } }` });
     expect(json.errors![0].extensions.code).toBe('BAD_USER_INPUT');
-    expect(json.errors![0].message).toMatch(/would enumerate \d+ candidates .* more than the limit of 2000000: narrow gpus, precisions, batchSizes or maxNodes/);
+    expect(json.errors![0].message).toMatch(
+      /would enumerate \d+ candidates .* more than the limit of 2000000: narrow gpus, precisions, batchSizes or maxNodes/,
+    );
   });
 
   it('stops a search at its time budget and answers with what it has (status TIMEOUT)', async () => {
-    const q = (budget: number) => `{ recommend(input: { ${W}, maxNodes: 200, timeBudgetMs: ${budget} }) { status evaluated plans { rank costUsd } } }`;
+    const q = (budget: number) =>
+      `{ recommend(input: { ${W}, maxNodes: 200, timeBudgetMs: ${budget} }) { status evaluated plans { rank costUsd } } }`;
     const t0 = performance.now();
     const { json } = await post({ query: q(20) });
     expect(performance.now() - t0).toBeLessThan(2000 + 1000);
@@ -135,10 +222,19 @@ describe('the HTTP front, in process', () => {
   });
 
   it('answers identical recommend requests from the cache (normalized: key order and explicit defaults do not matter)', async () => {
-    const stats = async () => ((await (await fetch(running.url.replace('/graphql', '/ready'))).json()) as { cache: { hits: number; misses: number } }).cache;
+    const stats = async () =>
+      (
+        (await (await fetch(running.url.replace('/graphql', '/ready'))).json()) as {
+          cache: { hits: number; misses: number };
+        }
+      ).cache;
     const before = await stats();
-    const a = await post({ query: `{ recommend(input: { ${W}, maxNodes: 3, gpus: ["T4", "A10G"] }) { status plans { rank costUsd gpu { id } } } }` });
-    const b = await post({ query: `{ recommend(input: { gpus: ["T4", "A10G"], maxNodes: 3, limit: 10, objective: COST, ${W} }) { status plans { rank costUsd gpu { id } } } }` });
+    const a = await post({
+      query: `{ recommend(input: { ${W}, maxNodes: 3, gpus: ["T4", "A10G"] }) { status plans { rank costUsd gpu { id } } } }`,
+    });
+    const b = await post({
+      query: `{ recommend(input: { gpus: ["T4", "A10G"], maxNodes: 3, limit: 10, objective: COST, ${W} }) { status plans { rank costUsd gpu { id } } } }`,
+    });
     const after = await stats();
     expect(b.json.data).toEqual(a.json.data);
     expect(after.misses - before.misses).toBe(1);
@@ -150,7 +246,7 @@ describe('the HTTP front, in process', () => {
     expect((await stats()).misses - after.misses).toBe(2);
   });
 
-  it('graphql-js complaints about the request are the request\'s fault (BAD_REQUEST), not an internal error', async () => {
+  it("graphql-js complaints about the request are the request's fault (BAD_REQUEST), not an internal error", async () => {
     const { json } = await post({ query: 'mutation { x }' });
     expect(json.errors![0].message).toMatch(/mutation/);
     expect(json.errors![0].extensions.code).not.toBe('INTERNAL_SERVER_ERROR');
@@ -158,14 +254,32 @@ describe('the HTTP front, in process', () => {
   });
 
   it('hides server faults outside development: "internal error" and the request id; details only in the log', () => {
-    const fault = { message: 'Cannot read properties of undefined (reading \'x\') at /work/main/predictor/step.ts:12', extensions: { code: 'INTERNAL_SERVER_ERROR', stacktrace: ['Error: ...', '    at step (/work/main/predictor/step.ts:12:3)'] } };
-    const masked = requestStore.run({ requestId: 'r-1', startedAt: 0, deadlineAt: 0 }, () => formatError(fault));
-    expect(masked).toEqual({ message: 'internal error (request id r-1)', extensions: { code: 'INTERNAL_SERVER_ERROR', requestId: 'r-1' } });
-    const user = formatError({ message: 'limit: must be an integer from 1 to 200 (got 0)', extensions: { code: 'BAD_USER_INPUT', field: 'limit' } });
+    const fault = {
+      message: "Cannot read properties of undefined (reading 'x') at /work/main/predictor/step.ts:12",
+      extensions: {
+        code: 'INTERNAL_SERVER_ERROR',
+        stacktrace: ['Error: ...', '    at step (/work/main/predictor/step.ts:12:3)'],
+      },
+    };
+    const masked = requestStore.run({ requestId: 'r-1', startedAt: 0, deadlineAt: 0 }, () =>
+      formatError(fault),
+    );
+    expect(masked).toEqual({
+      message: 'internal error (request id r-1)',
+      extensions: { code: 'INTERNAL_SERVER_ERROR', requestId: 'r-1' },
+    });
+    const user = formatError({
+      message: 'limit: must be an integer from 1 to 200 (got 0)',
+      extensions: { code: 'BAD_USER_INPUT', field: 'limit' },
+    });
     expect(user.message).toMatch(/^limit:/);
     const env = process.env.NODE_ENV;
     process.env.NODE_ENV = 'development';
-    try { expect(formatError(fault).message).toBe(fault.message); } finally { process.env.NODE_ENV = env; }
+    try {
+      expect(formatError(fault).message).toBe(fault.message);
+    } finally {
+      process.env.NODE_ENV = env;
+    }
   });
 });
 
@@ -176,20 +290,33 @@ describe('price overrides', () => {
     writeFileSync(file, 'gpu,usdPerGpuHour\nT4,0.05\n');
     running = await startServer(0, '127.0.0.1', { prices: file, logLevel: 'warn' });
   });
-  afterAll(async () => { await running.close(); setPriceOverrides(undefined); });
+  afterAll(async () => {
+    await running.close();
+    setPriceOverrides(undefined);
+  });
 
-  it('become the default price everywhere; a request\'s prices still win', async () => {
+  it("become the default price everywhere; a request's prices still win", async () => {
     const q = (prices: string) => `{ gpu(id: "T4") { priceUsdPerGpuHour priceSource }
       recommend(input: { workload: { model: "resnet50_v1.5", samples: 1e7 }, gpus: ["T4"], maxNodes: 1, limit: 1 ${prices} }) { plans { priceUsdPerGpuHour costUsd totalHours totalGpus } } }`;
-    const res = await fetch(running.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: q('') }) });
+    const res = await fetch(running.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: q('') }),
+    });
     const d = ((await res.json()) as { data: Record<string, any> }).data;
     expect(d.gpu.priceUsdPerGpuHour).toBe(0.05);
     expect(d.gpu.priceSource).toMatch(/^price override file .*prices\.csv \(catalog: /);
     const p = d.recommend.plans[0];
     expect(p.priceUsdPerGpuHour).toBe(0.05);
     expect(p.costUsd).toBeCloseTo(p.totalHours * p.totalGpus * 0.05, 9);
-    const own = await fetch(running.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: q(', prices: [{ gpu: "T4", usdPerGpuHour: 0.5 }]') }) });
-    expect(((await own.json()) as { data: Record<string, any> }).data.recommend.plans[0].priceUsdPerGpuHour).toBe(0.5);
+    const own = await fetch(running.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: q(', prices: [{ gpu: "T4", usdPerGpuHour: 0.5 }]') }),
+    });
+    expect(
+      ((await own.json()) as { data: Record<string, any> }).data.recommend.plans[0].priceUsdPerGpuHour,
+    ).toBe(0.5);
   });
 
   it('are undone by setPriceOverrides(undefined)', () => {
@@ -199,14 +326,28 @@ describe('price overrides', () => {
 });
 
 /** A POST whose body is sent in two parts, with `between` run in the middle. */
-function splitPost(url: string, body: string, between: () => Promise<void>): Promise<{ status: number; text: string }> {
+function splitPost(
+  url: string,
+  body: string,
+  between: () => Promise<void>,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => { text += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', reject);
     const half = Math.floor(body.length / 2);
     req.write(body.slice(0, half));
@@ -214,13 +355,18 @@ function splitPost(url: string, body: string, between: () => Promise<void>): Pro
   });
 }
 
-const pidOf = (base: string) => new Promise<number>((resolve, reject) => {
-  request(`${base}/ready`, { agent: false }, (res) => {
-    let t = '';
-    res.on('data', (c) => { t += c; });
-    res.on('end', () => resolve((JSON.parse(t) as { pid: number }).pid));
-  }).on('error', reject).end();
-});
+const pidOf = (base: string) =>
+  new Promise<number>((resolve, reject) => {
+    request(`${base}/ready`, { agent: false }, (res) => {
+      let t = '';
+      res.on('data', (c) => {
+        t += c;
+      });
+      res.on('end', () => resolve((JSON.parse(t) as { pid: number }).pid));
+    })
+      .on('error', reject)
+      .end();
+  });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('load shedding', () => {
@@ -230,13 +376,26 @@ describe('load shedding', () => {
       let shed: Response | undefined;
       const held = await splitPost(running.url, JSON.stringify({ query: '{ __typename }' }), async () => {
         await sleep(200); // the first request is in flight, waiting for the rest of its body
-        shed = await fetch(running.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' });
+        shed = await fetch(running.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"query":"{ __typename }"}',
+        });
       });
       expect(held.status).toBe(200);
       expect(shed!.status).toBe(503);
       expect(shed!.headers.get('retry-after')).toBe('1');
-      expect(((await shed!.json()) as { errors: { message: string; extensions: { code: string } }[] }).errors[0]).toMatchObject({ message: 'busy: more than 1 requests in flight; retry', extensions: { code: 'UNAVAILABLE' } });
-      const again = await fetch(running.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' });
+      expect(
+        ((await shed!.json()) as { errors: { message: string; extensions: { code: string } }[] }).errors[0],
+      ).toMatchObject({
+        message: 'busy: more than 1 requests in flight; retry',
+        extensions: { code: 'UNAVAILABLE' },
+      });
+      const again = await fetch(running.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"query":"{ __typename }"}',
+      });
       expect(again.status).toBe(200);
     } finally {
       await running.close();
@@ -248,13 +407,21 @@ describe('the server process', () => {
   it('on SIGTERM finishes the request in flight, refuses new connections, then exits 0', async () => {
     const srv = await spawnServer();
     try {
-      const query = JSON.stringify({ query: '{ recommend(input: { workload: { model: "resnet50_v1.5", samples: 1e8 }, maxNodes: 2, limit: 1 }) { status plans { costUsd } } }' });
+      const query = JSON.stringify({
+        query:
+          '{ recommend(input: { workload: { model: "resnet50_v1.5", samples: 1e8 }, maxNodes: 2, limit: 1 }) { status plans { costUsd } } }',
+      });
       let refused = '';
       const answer = await splitPost(srv.url, query, async () => {
         await sleep(300); // the server has the headers: the request is in flight
         srv.proc.kill('SIGTERM');
         await sleep(500);
-        try { await fetch(`${srv.base}/health`); refused = 'accepted'; } catch (e) { refused = String((e as { cause?: { code?: string } }).cause?.code ?? e); }
+        try {
+          await fetch(`${srv.base}/health`);
+          refused = 'accepted';
+        } catch (e) {
+          refused = String((e as { cause?: { code?: string } }).cause?.code ?? e);
+        }
       });
       expect(refused).toBe('ECONNREFUSED');
       expect(answer.status).toBe(200);
@@ -282,7 +449,9 @@ describe('the server process', () => {
         replaced = srv.logs.filter((l) => l.msg === 'listening').length >= 3;
       }
       expect(replaced).toBe(true);
-      expect(srv.logs.some((l) => l.msg === 'worker exited; starting another' && l.workerPid === victim)).toBe(true);
+      expect(
+        srv.logs.some((l) => l.msg === 'worker exited; starting another' && l.workerPid === victim),
+      ).toBe(true);
       const after = new Set<number>();
       for (let i = 0; i < 8 && after.size < 2; i++) after.add(await pidOf(srv.base));
       expect(after.has(victim)).toBe(false);

@@ -8,8 +8,16 @@ import { toy } from './fixtures.js';
 
 const gpus = ['V100-SXM2-16GB', 'A100-SXM4-80GB', 'H100-SXM5-80GB', 'T4', 'L4'].map((id) => getGpu(id)!);
 const base: RecommendRequest = {
-  model: toy, samples: 5e10, objective: 'COST', gpus, precisions: [...PRECISIONS], maxNodes: 4,
-  gpusPerNodeChoices: [1, 2, 4, 8], batchSizes: [4, 8, 16, 32], interNodeGbps: () => 400, limit: 10,
+  model: toy,
+  samples: 5e10,
+  objective: 'COST',
+  gpus,
+  precisions: [...PRECISIONS],
+  maxNodes: 4,
+  gpusPerNodeChoices: [1, 2, 4, 8],
+  batchSizes: [4, 8, 16, 32],
+  interNodeGbps: () => 400,
+  limit: 10,
 };
 
 describe('recommend', () => {
@@ -19,12 +27,22 @@ describe('recommend', () => {
     const rejectedTotal = r.rejected.reduce((n, x) => n + x.count, 0);
     expect(r.feasible + rejectedTotal).toBe(r.evaluated);
     expect(r.plans.map((p) => p.rank)).toEqual(r.plans.map((_, i) => i + 1));
-    for (let i = 1; i < r.plans.length; i++) expect(r.plans[i].costUsd!).toBeGreaterThanOrEqual(r.plans[i - 1].costUsd!);
+    for (let i = 1; i < r.plans.length; i++)
+      expect(r.plans[i].costUsd!).toBeGreaterThanOrEqual(r.plans[i - 1].costUsd!);
   });
 
   it('a plan equals what predict says for the same configuration', () => {
     const p = recommend(base).plans[0];
-    const direct = predict({ model: toy, gpu: p.gpu, precision: p.precision, batchSizePerGpu: p.batchSizePerGpu, gpusPerNode: p.gpusPerNode, nodes: p.nodes, interNodeGbps: 400, samples: base.samples });
+    const direct = predict({
+      model: toy,
+      gpu: p.gpu,
+      precision: p.precision,
+      batchSizePerGpu: p.batchSizePerGpu,
+      gpusPerNode: p.gpusPerNode,
+      nodes: p.nodes,
+      interNodeGbps: 400,
+      samples: base.samples,
+    });
     expect(p.stepTimeMs).toBeCloseTo(direct.stepTimeMs, 9);
     expect(p.totalHours).toBeCloseTo(direct.totalHours!, 9);
     expect(p.costUsd!).toBeCloseTo(direct.costUsd!, 9);
@@ -47,7 +65,8 @@ describe('recommend', () => {
 
   it('TIME ranks fastest first; the Pareto front trades time for cost monotonically', () => {
     const r = recommend({ ...base, objective: 'TIME' });
-    for (let i = 1; i < r.plans.length; i++) expect(r.plans[i].totalHours).toBeGreaterThanOrEqual(r.plans[i - 1].totalHours);
+    for (let i = 1; i < r.plans.length; i++)
+      expect(r.plans[i].totalHours).toBeGreaterThanOrEqual(r.plans[i - 1].totalHours);
     const f = r.paretoFront;
     expect(f.length).toBeGreaterThan(1);
     for (let i = 1; i < f.length; i++) {
@@ -88,7 +107,9 @@ describe('recommend', () => {
   });
 
   it('refuses searches beyond the candidate cap, saying how many and what to narrow', () => {
-    expect(() => recommend({ ...base, maxNodes: 1000, maxCandidates: 10_000 })).toThrow(/would enumerate 640000 candidates.*narrow/);
+    expect(() => recommend({ ...base, maxNodes: 1000, maxCandidates: 10_000 })).toThrow(
+      /would enumerate 640000 candidates.*narrow/,
+    );
     expect(() => recommend({ ...base, maxNodes: 1000, maxCandidates: 10_000 })).toThrow(InputError);
   });
 });

@@ -7,7 +7,7 @@
 //     reference data of Calculon's `llm-validation`, calculon/llm/validation.py).
 import { describe, expect, it } from 'vitest';
 import { recommend, type RecommendRequest } from '../optimizer/recommend.js';
-import { activationBytesPerSampleOn, memoryPerGpu, shardedMemoryPerGpu } from '../predictor/memory.js';
+import { activationBytesPerSampleOn, shardedMemoryPerGpu } from '../predictor/memory.js';
 import { checkParallelism, parallelStructure, PLAIN, type Parallelism } from '../predictor/parallel.js';
 import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
 import { communicationTime, defaultEfficiency, intraNodeBandwidth } from '../predictor/step.js';
@@ -17,44 +17,107 @@ import { getGpu } from '../seeds/catalog.js';
 
 const gpu = (id: string) => getGpu(id)!;
 const A100 = gpu('A100-SXM4-80GB');
-const GB = 1e9, GIB = 2 ** 30;
+const GB = 1e9,
+  GIB = 2 ** 30;
 const eff = defaultEfficiency();
 
 /** A Megatron-LM GPT (Korthikanti et al. 2022 Table 3: vocabulary 51200, sequence 2048, learned positions, dropout). */
 function megatronGpt(id: string, layers: number, hidden: number, heads: number, seq = 2048): ModelDef {
   return buildModel({
-    id, name: id, family: 'decoder', batchElement: 'sequence', throughputUnit: 'tokens/s', unitsPerBatchElement: 'seqLen', seqLen: seq,
-    optimizer: 'adam', batchSizes: [1], source: 'Korthikanti et al. 2022, Table 3',
-    arch: { layers, hidden, heads, ffn: 4 * hidden, vocab: 51200, norm: 'layernorm', mlp: 'gelu', positions: 'learned', maxPositions: seq, bias: true, tiedHead: true, dropout: true },
+    id,
+    name: id,
+    family: 'decoder',
+    batchElement: 'sequence',
+    throughputUnit: 'tokens/s',
+    unitsPerBatchElement: 'seqLen',
+    seqLen: seq,
+    optimizer: 'adam',
+    batchSizes: [1],
+    source: 'Korthikanti et al. 2022, Table 3',
+    arch: {
+      layers,
+      hidden,
+      heads,
+      ffn: 4 * hidden,
+      vocab: 51200,
+      norm: 'layernorm',
+      mlp: 'gelu',
+      positions: 'learned',
+      maxPositions: seq,
+      bias: true,
+      tiedHead: true,
+      dropout: true,
+    },
   });
 }
 
 const llama = getModel('llama2_7b')!;
 const base = (over: Partial<PredictRequest>): PredictRequest => ({
-  model: llama, gpu: A100, precision: 'BF16', batchSizePerGpu: 1, gpusPerNode: 8, nodes: 1, interNodeGbps: 400, ...over,
+  model: llama,
+  gpu: A100,
+  precision: 'BF16',
+  batchSizePerGpu: 1,
+  gpusPerNode: 8,
+  nodes: 1,
+  interNodeGbps: 400,
+  ...over,
 });
 
 describe('defaults: plain data parallelism changes nothing', () => {
   it('an explicit plain layout predicts exactly what no layout does, for every zoo model', () => {
     for (const model of loadZoo()) {
-      for (const [g, n] of [[1, 1], [8, 2]]) {
-        const r: PredictRequest = { model, gpu: A100, precision: 'AMP_BF16', batchSizePerGpu: model.batchSizes[0], gpusPerNode: g, nodes: n, gradAccumSteps: 2, interNodeGbps: 400 };
-        const a = predict(r), b = predict({ ...r, parallelism: { ...PLAIN } });
+      for (const [g, n] of [
+        [1, 1],
+        [8, 2],
+      ]) {
+        const r: PredictRequest = {
+          model,
+          gpu: A100,
+          precision: 'AMP_BF16',
+          batchSizePerGpu: model.batchSizes[0],
+          gpusPerNode: g,
+          nodes: n,
+          gradAccumSteps: 2,
+          interNodeGbps: 400,
+        };
+        const a = predict(r),
+          b = predict({ ...r, parallelism: { ...PLAIN } });
         expect(b.stepTimeMs, model.id).toBe(a.stepTimeMs);
         expect(b.memory, model.id).toEqual(a.memory);
         expect(b.globalBatch).toBe(a.globalBatch);
-        expect(b.breakdown.recomputeMs + b.breakdown.pipelineBubbleMs + b.breakdown.tensorParallelCommMs + b.breakdown.pipelineCommMs).toBe(0);
+        expect(
+          b.breakdown.recomputeMs +
+            b.breakdown.pipelineBubbleMs +
+            b.breakdown.tensorParallelCommMs +
+            b.breakdown.pipelineCommMs,
+        ).toBe(0);
       }
     }
   });
 
   it('recommend searches plain data parallelism only unless asked, and then every plan says what it chose', () => {
     const req: RecommendRequest = {
-      model: getModel('bert_large_squad')!, samples: 1e7, objective: 'COST', gpus: [A100, gpu('T4')], precisions: ['AMP_FP16', 'BF16'], maxNodes: 2,
-      gpusPerNodeChoices: [1, 8], batchSizes: [32], interNodeGbps: () => 400, limit: 50,
+      model: getModel('bert_large_squad')!,
+      samples: 1e7,
+      objective: 'COST',
+      gpus: [A100, gpu('T4')],
+      precisions: ['AMP_FP16', 'BF16'],
+      maxNodes: 2,
+      gpusPerNodeChoices: [1, 8],
+      batchSizes: [32],
+      interNodeGbps: () => 400,
+      limit: 50,
     };
     const off = recommend(req);
-    for (const p of off.plans) expect(p.parallelism).toEqual({ dataParallel: p.nodes * p.gpusPerNode, tensorParallel: 1, pipelineParallel: 1, zeroStage: 0, recompute: 'none', microBatches: 1 });
+    for (const p of off.plans)
+      expect(p.parallelism).toEqual({
+        dataParallel: p.nodes * p.gpusPerNode,
+        tensorParallel: 1,
+        pipelineParallel: 1,
+        zeroStage: 0,
+        recompute: 'none',
+        microBatches: 1,
+      });
     const auto = recommend({ ...req, parallelismSearch: 'auto' });
     expect(auto.evaluated).toBe(off.evaluated);
     expect(auto.feasible).toBeGreaterThanOrEqual(off.feasible);
@@ -77,8 +140,13 @@ describe('what the layer list says about splitting it', () => {
     const m = getModel('resnet50_v1.5')!;
     const s = parallelStructure(costOf(m), m.layers);
     expect(s.tensorParallelizable).toBe(false);
-    expect(() => predict(base({ model: m, batchSizePerGpu: 64, parallelism: { ...PLAIN, tensorParallel: 2 } }))).toThrow(/no pair of linear layers/);
-    expect(predict(base({ model: m, batchSizePerGpu: 64, parallelism: { ...PLAIN, zeroStage: 3 } })).memory.weightsGb).toBeLessThan(predict(base({ model: m, batchSizePerGpu: 64 })).memory.weightsGb / 7);
+    expect(() =>
+      predict(base({ model: m, batchSizePerGpu: 64, parallelism: { ...PLAIN, tensorParallel: 2 } })),
+    ).toThrow(/no pair of linear layers/);
+    expect(
+      predict(base({ model: m, batchSizePerGpu: 64, parallelism: { ...PLAIN, zeroStage: 3 } })).memory
+        .weightsGb,
+    ).toBeLessThan(predict(base({ model: m, batchSizePerGpu: 64 })).memory.weightsGb / 7);
   });
 
   it.each([
@@ -100,7 +168,10 @@ describe('what the layer list says about splitting it', () => {
 
   it('tensor parallelism must divide the attention heads (GPT-2 XL has 25)', () => {
     const m = getModel('gpt2_1558m')!;
-    const bad = checkParallelism({ ...PLAIN, tensorParallel: 2 }, parallelStructure(costOf(m), m.layers), { gpusPerNode: 8, nodes: 1 });
+    const bad = checkParallelism({ ...PLAIN, tensorParallel: 2 }, parallelStructure(costOf(m), m.layers), {
+      gpusPerNode: 8,
+      nodes: 1,
+    });
     expect(bad?.message).toMatch(/does not divide the 25 attention heads/);
   });
 });
@@ -108,11 +179,25 @@ describe('what the layer list says about splitting it', () => {
 describe('memory', () => {
   it('ZeRO reproduces Rajbhandari et al. 2020, Figure 1: 7.5B parameters, 64-way data parallel, mixed-precision Adam (K = 12)', () => {
     // A 7.5B-parameter stand-in: the figure counts model states only, 2 + 2 + 12 bytes per parameter.
-    const m: ModelDef = { ...llama, id: 'states-7.5b', layers: [{ type: 'linear', inFeatures: 75_000, outFeatures: 100_000, bias: false, tokens: 1 }, { type: 'loss', elements: 1 }] };
+    const m: ModelDef = {
+      ...llama,
+      id: 'states-7.5b',
+      layers: [
+        { type: 'linear', inFeatures: 75_000, outFeatures: 100_000, bias: false, tokens: 1 },
+        { type: 'loss', elements: 1 },
+      ],
+    };
     const c = costOf(m);
     expect(c.parameters).toBe(7.5e9);
     const states = (z: 0 | 1 | 2 | 3) => {
-      const mem = shardedMemoryPerGpu(m, c, 'BF16', 1, { tensorParallel: 1, pipelineParallel: 1, dataParallel: 64, zeroStage: z, recompute: 'none', microBatches: 1 });
+      const mem = shardedMemoryPerGpu(m, c, 'BF16', 1, {
+        tensorParallel: 1,
+        pipelineParallel: 1,
+        dataParallel: 64,
+        zeroStage: z,
+        recompute: 'none',
+        microBatches: 1,
+      });
       return ((mem.weightsGb + mem.gradientsGb + mem.masterWeightsGb + mem.optimizerStateGb) * GIB) / GB;
     };
     expect(states(0)).toBeCloseTo(120, 6); // baseline (2 + 2 + K) x 7.5B
@@ -123,7 +208,8 @@ describe('memory', () => {
 
   it('fp32 -> bf16 optimizer state halves the moments', () => {
     const fp32 = predict(base({ parallelism: { ...PLAIN, zeroStage: 1 } })).memory.optimizerStateGb;
-    const bf16 = predict(base({ parallelism: { ...PLAIN, zeroStage: 1, optimizerState: 'bf16' } })).memory.optimizerStateGb;
+    const bf16 = predict(base({ parallelism: { ...PLAIN, zeroStage: 1, optimizerState: 'bf16' } })).memory
+      .optimizerStateGb;
     expect(bf16).toBeCloseTo(fp32 / 2, 9);
   });
 
@@ -139,7 +225,11 @@ describe('memory', () => {
     const perLayer = (recompute: 'none' | 'selective' | 'full') => {
       // Difference of two depths isolates one layer from the embedding, head and loss.
       const two = megatronGpt('gpt3-2-layers', 2, h, a, s);
-      return (activationBytesPerSampleOn(c, 'BF16', t, recompute) - activationBytesPerSampleOn(costOf(two), 'BF16', t, recompute)) / (L - 2);
+      return (
+        (activationBytesPerSampleOn(c, 'BF16', t, recompute) -
+          activationBytesPerSampleOn(costOf(two), 'BF16', t, recompute)) /
+        (L - 2)
+      );
     };
     const sbh = s * h;
     const none = perLayer('none') / ((sbh * (34 + (5 * a * s) / h)) / t);
@@ -152,8 +242,15 @@ describe('memory', () => {
   });
 
   it('a pipeline stage holds min(micro-batches, stages) micro-batches of its 1/PP of the layers (1F1B)', () => {
-    const act = (pipelineParallel: number, microBatches: number) => shardedMemoryPerGpu(llama, costOf(llama), 'BF16', 1,
-      { tensorParallel: 1, pipelineParallel, dataParallel: 1, zeroStage: 0, recompute: 'selective', microBatches }).activationsGb;
+    const act = (pipelineParallel: number, microBatches: number) =>
+      shardedMemoryPerGpu(llama, costOf(llama), 'BF16', 1, {
+        tensorParallel: 1,
+        pipelineParallel,
+        dataParallel: 1,
+        zeroStage: 0,
+        recompute: 'selective',
+        microBatches,
+      }).activationsGb;
     expect(act(4, 16)).toBeCloseTo(act(1, 1), 9);
     expect(act(4, 2)).toBeCloseTo(act(1, 1) / 2, 9);
   });
@@ -161,21 +258,32 @@ describe('memory', () => {
 
 describe('time', () => {
   it('the pipeline bubble is (PP - 1)/(m + PP - 1) of the pipelined compute', () => {
-    for (const [pp, m] of [[2, 8], [4, 16], [8, 8]]) {
-      const p = predict(base({ gpusPerNode: 8, gradAccumSteps: m, parallelism: { ...PLAIN, pipelineParallel: pp, recompute: 'selective' } }));
+    for (const [pp, m] of [
+      [2, 8],
+      [4, 16],
+      [8, 8],
+    ]) {
+      const p = predict(
+        base({
+          gpusPerNode: 8,
+          gradAccumSteps: m,
+          parallelism: { ...PLAIN, pipelineParallel: pp, recompute: 'selective' },
+        }),
+      );
       const b = p.breakdown;
       const pipelined = b.forwardMs + b.backwardMs + b.recomputeMs + b.tensorParallelCommMs;
       expect(b.pipelineBubbleMs / (pipelined + b.pipelineBubbleMs)).toBeCloseTo((pp - 1) / (m + pp - 1), 9);
     }
   });
 
-  it('tensor parallelism all-reduces each split pair\'s output, twice per micro-batch (forward, backward), over the node\'s link', () => {
+  it("tensor parallelism all-reduces each split pair's output, twice per micro-batch (forward, backward), over the node's link", () => {
     const t = 4;
     const p = predict(base({ parallelism: { ...PLAIN, tensorParallel: t } }));
     const s = parallelStructure(costOf(llama));
     const bytes = s.tpReduceElements * 2; // bf16, batch 1
     const link = intraNodeBandwidth(A100, t, eff, eff.collectiveLinkEfficiency ?? 0.8);
-    const expected = 1e3 * 2 * (((2 * (t - 1)) / t) * (bytes / link) + s.tpCollectives * eff.allReduceLatencyUs * 1e-6);
+    const expected =
+      1e3 * 2 * (((2 * (t - 1)) / t) * (bytes / link) + s.tpCollectives * eff.allReduceLatencyUs * 1e-6);
     expect(p.breakdown.tensorParallelCommMs).toBeCloseTo(expected, 6);
     // Full recomputation reruns the forward, and its all-reduces.
     const full = predict(base({ parallelism: { ...PLAIN, tensorParallel: t, recompute: 'full' } }));
@@ -187,9 +295,17 @@ describe('time', () => {
   });
 
   it('ZeRO-3 moves 1.5x the data of a data-parallel all-reduce (Rajbhandari et al. 2020, section 7.2.2); ZeRO-1 and 2 the same as it', () => {
-    const r = (zeroStage: 0 | 1 | 2 | 3) => predict(base({ gpusPerNode: 8, nodes: 2, parallelism: { ...PLAIN, zeroStage, recompute: 'full' } })).breakdown.dataParallelCommMs;
+    const r = (zeroStage: 0 | 1 | 2 | 3) =>
+      predict(base({ gpusPerNode: 8, nodes: 2, parallelism: { ...PLAIN, zeroStage, recompute: 'full' } }))
+        .breakdown.dataParallelCommMs;
     const G = costOf(llama).parameters * 2;
-    const allReduce = communicationTime(G, 0, A100, { gpusPerNode: 8, nodes: 2, interNodeGbps: 400 }, eff).totalMs;
+    const allReduce = communicationTime(
+      G,
+      0,
+      A100,
+      { gpusPerNode: 8, nodes: 2, interNodeGbps: 400 },
+      eff,
+    ).totalMs;
     expect(r(0)).toBeCloseTo(allReduce, 6);
     expect(r(1)).toBeCloseTo(allReduce, 6);
     expect(r(2)).toBeCloseTo(allReduce, 6); // one micro-batch
@@ -197,7 +313,14 @@ describe('time', () => {
   });
 
   it('the data-parallel group is GPUs / (TP x PP): global batch and throughput count replicas, not GPUs', () => {
-    const p = predict(base({ gpusPerNode: 8, nodes: 2, gradAccumSteps: 16, parallelism: { ...PLAIN, tensorParallel: 2, pipelineParallel: 2 } }));
+    const p = predict(
+      base({
+        gpusPerNode: 8,
+        nodes: 2,
+        gradAccumSteps: 16,
+        parallelism: { ...PLAIN, tensorParallel: 2, pipelineParallel: 2 },
+      }),
+    );
     expect(p.globalBatch).toBe(1 * 16 * 4);
     expect(p.throughput).toBeCloseTo((64 * 4096) / (p.stepTimeMs / 1e3), 6);
   });
@@ -210,29 +333,51 @@ describe('against published Megatron-LM runs on A100-80GB (Korthikanti et al. 20
   // whose bubble is a third of 1F1B's; this model has 1F1B only, so those two are left out here.
   const runs: [string, ModelDef, number, number, number, number, number, [number, number]][] = [
     // name, model, TP, PP, GPUs, global batch, micro-batch, [full, selective] seconds
-    ['22B', megatronGpt('megatron-22b', 48, 6144, 64), 8, 1, 8, 4, 4, [1.42, 1.10]],
+    ['22B', megatronGpt('megatron-22b', 48, 6144, 64), 8, 1, 8, 4, 4, [1.42, 1.1]],
     ['1T', megatronGpt('megatron-1t', 128, 25600, 160), 8, 64, 512, 512, 1, [94.42, 71.49]],
   ];
-  const predicted = (model: ModelDef, t: number, pp: number, gpus: number, batch: number, micro: number, recompute: 'full' | 'selective') => predict({
-    model, gpu: A100, precision: 'FP16', batchSizePerGpu: micro, gpusPerNode: 8, nodes: gpus / 8, gradAccumSteps: batch / micro / (gpus / (t * pp)),
-    interNodeGbps: 1600, parallelism: { tensorParallel: t, pipelineParallel: pp, zeroStage: 0, recompute },
-  });
+  const predicted = (
+    model: ModelDef,
+    t: number,
+    pp: number,
+    gpus: number,
+    batch: number,
+    micro: number,
+    recompute: 'full' | 'selective',
+  ) =>
+    predict({
+      model,
+      gpu: A100,
+      precision: 'FP16',
+      batchSizePerGpu: micro,
+      gpusPerNode: 8,
+      nodes: gpus / 8,
+      gradAccumSteps: batch / micro / (gpus / (t * pp)),
+      interNodeGbps: 1600,
+      parallelism: { tensorParallel: t, pipelineParallel: pp, zeroStage: 0, recompute },
+    });
 
-  it.each(runs)('%s: step time within +50% (the analytical model is ~30% slow at this scale) and the full/selective ratio within 5%', (_, model, t, pp, gpus, batch, micro, [fullS, selS]) => {
-    const full = predicted(model, t, pp, gpus, batch, micro, 'full').stepTimeMs / 1e3;
-    const sel = predicted(model, t, pp, gpus, batch, micro, 'selective').stepTimeMs / 1e3;
-    // Computed (s): 22B 1.84 / 1.48, 1T 128.0 / 97.2; published 1.42 / 1.10, 94.42 / 71.49. The gap is the
-    // GEMM efficiency calibrated on the catalog's benchmark rows (0.516 of peak for fp16), below what
-    // Megatron's large fused kernels reach, plus unfused memory-bound layers.
-    for (const [ours, published] of [[full, fullS], [sel, selS]]) {
-      expect(ours / published).toBeGreaterThan(1);
-      expect(ours / published).toBeLessThan(1.5);
-    }
-    expect((full / sel) / (fullS / selS)).toBeGreaterThan(0.95);
-    expect((full / sel) / (fullS / selS)).toBeLessThan(1.05);
-    // Everything fits in 80 GB, as it did on Selene.
-    expect(predicted(model, t, pp, gpus, batch, micro, 'selective').fitsInMemory).toBe(true);
-  });
+  it.each(runs)(
+    '%s: step time within +50% (the analytical model is ~30% slow at this scale) and the full/selective ratio within 5%',
+    (_, model, t, pp, gpus, batch, micro, [fullS, selS]) => {
+      const full = predicted(model, t, pp, gpus, batch, micro, 'full').stepTimeMs / 1e3;
+      const sel = predicted(model, t, pp, gpus, batch, micro, 'selective').stepTimeMs / 1e3;
+      // Computed (s): 22B 1.84 / 1.48, 1T 128.0 / 97.2; published 1.42 / 1.10, 94.42 / 71.49. The gap is the
+      // GEMM efficiency calibrated on the catalog's benchmark rows (0.516 of peak for fp16), below what
+      // Megatron's large fused kernels reach, plus unfused memory-bound layers.
+      for (const [ours, published] of [
+        [full, fullS],
+        [sel, selS],
+      ]) {
+        expect(ours / published).toBeGreaterThan(1);
+        expect(ours / published).toBeLessThan(1.5);
+      }
+      expect(full / sel / (fullS / selS)).toBeGreaterThan(0.95);
+      expect(full / sel / (fullS / selS)).toBeLessThan(1.05);
+      // Everything fits in 80 GB, as it did on Selene.
+      expect(predicted(model, t, pp, gpus, batch, micro, 'selective').fitsInMemory).toBe(true);
+    },
+  );
 
   it('memory per GPU against the profiled figures (Korthikanti et al. 2022, Figure 1; the values Calculon validates against)', () => {
     // GiB per GPU, sequence parallelism + selective recomputation: [parameters + optimizer, activations].
@@ -270,8 +415,17 @@ describe('against published Megatron-LM runs on A100-80GB (Korthikanti et al. 20
 
 describe('recommend: Llama-2-7B full fine-tuning on 80 GB GPUs', () => {
   const req: RecommendRequest = {
-    model: llama, samples: 1e9, objective: 'COST', gpus: [A100, gpu('H100-SXM5-80GB')], precisions: ['BF16', 'AMP_BF16'], maxNodes: 2,
-    gpusPerNodeChoices: [1, 2, 4, 8], batchSizes: [1, 2, 4], interNodeGbps: (g) => (g.id.startsWith('H100') ? 3200 : 400), limit: 20, parallelismSearch: 'auto',
+    model: llama,
+    samples: 1e9,
+    objective: 'COST',
+    gpus: [A100, gpu('H100-SXM5-80GB')],
+    precisions: ['BF16', 'AMP_BF16'],
+    maxNodes: 2,
+    gpusPerNodeChoices: [1, 2, 4, 8],
+    batchSizes: [1, 2, 4],
+    interNodeGbps: (g) => (g.id.startsWith('H100') ? 3200 : 400),
+    limit: 20,
+    parallelismSearch: 'auto',
   };
 
   it('plain data parallelism does not fit; sharded plans do, and say why the rest were rejected', () => {
@@ -282,8 +436,15 @@ describe('recommend: Llama-2-7B full fine-tuning on 80 GB GPUs', () => {
     expect(r.plans.length).toBeGreaterThan(5);
     expect(r.feasible + r.rejected.reduce((n, x) => n + x.count, 0)).toBe(r.evaluated);
     for (const p of r.plans) {
-      expect(p.parallelism.dataParallel * p.parallelism.tensorParallel * p.parallelism.pipelineParallel).toBe(p.nodes * p.gpusPerNode);
-      expect(p.parallelism.zeroStage > 0 || p.parallelism.tensorParallel > 1 || p.parallelism.pipelineParallel > 1 || p.parallelism.recompute !== 'none').toBe(true);
+      expect(p.parallelism.dataParallel * p.parallelism.tensorParallel * p.parallelism.pipelineParallel).toBe(
+        p.nodes * p.gpusPerNode,
+      );
+      expect(
+        p.parallelism.zeroStage > 0 ||
+          p.parallelism.tensorParallel > 1 ||
+          p.parallelism.pipelineParallel > 1 ||
+          p.parallelism.recompute !== 'none',
+      ).toBe(true);
       expect(p.memoryGbPerGpu).toBeLessThanOrEqual(p.gpu.memoryGb);
     }
     // A single GPU cannot hold 16 bytes per parameter of 6.7B parameters, however it recomputes.
@@ -294,7 +455,18 @@ describe('recommend: Llama-2-7B full fine-tuning on 80 GB GPUs', () => {
   it('each plan is what predict says for its layout', () => {
     for (const p of recommend(req).plans.slice(0, 8)) {
       const { dataParallel: _, microBatches: __, ...layout } = p.parallelism;
-      const d = predict({ model: llama, gpu: p.gpu, precision: p.precision, batchSizePerGpu: p.batchSizePerGpu, gpusPerNode: p.gpusPerNode, nodes: p.nodes, gradAccumSteps: p.gradAccumSteps, interNodeGbps: req.interNodeGbps(p.gpu), samples: req.samples, parallelism: layout });
+      const d = predict({
+        model: llama,
+        gpu: p.gpu,
+        precision: p.precision,
+        batchSizePerGpu: p.batchSizePerGpu,
+        gpusPerNode: p.gpusPerNode,
+        nodes: p.nodes,
+        gradAccumSteps: p.gradAccumSteps,
+        interNodeGbps: req.interNodeGbps(p.gpu),
+        samples: req.samples,
+        parallelism: layout,
+      });
       expect(p.stepTimeMs).toBeCloseTo(d.stepTimeMs, 6);
       expect(p.memoryGbPerGpu).toBeCloseTo(d.memory.totalGb, 9);
       expect(p.totalHours).toBeCloseTo(d.totalHours!, 9);
@@ -305,11 +477,18 @@ describe('recommend: Llama-2-7B full fine-tuning on 80 GB GPUs', () => {
   it('with a fixed global batch, every plan reaches it with whole micro-batches per replica', () => {
     const r = recommend({ ...req, globalBatch: 64, limit: 30 });
     expect(r.plans.length).toBeGreaterThan(0);
-    for (const p of r.plans) expect(p.batchSizePerGpu * p.gradAccumSteps * p.parallelism.dataParallel).toBe(64);
+    for (const p of r.plans)
+      expect(p.batchSizePerGpu * p.gradAccumSteps * p.parallelism.dataParallel).toBe(64);
   });
 
   it('searching every layout never does worse than searching only where plain data parallelism fails', () => {
-    const small = { ...req, model: getModel('gpt2_774m')!, gpus: [A100], batchSizes: [8], precisions: ['BF16' as const] };
+    const small = {
+      ...req,
+      model: getModel('gpt2_774m')!,
+      gpus: [A100],
+      batchSizes: [8],
+      precisions: ['BF16' as const],
+    };
     const auto = recommend({ ...small, objective: 'TIME' }).plans[0];
     const all = recommend({ ...small, objective: 'TIME', parallelismSearch: 'all' }).plans[0];
     expect(all.totalHours).toBeLessThanOrEqual(auto.totalHours + 1e-9);

@@ -10,7 +10,15 @@ import { T, toy } from './fixtures.js';
 
 const gpu = (id: string) => getGpu(id)!;
 const req = (over: Partial<PredictRequest>): PredictRequest => ({
-  model: toy, gpu: gpu('A100-SXM4-80GB'), precision: 'AMP_FP16', batchSizePerGpu: 8, gpusPerNode: 1, nodes: 1, interNodeGbps: 200, samples: 1e9, ...over,
+  model: toy,
+  gpu: gpu('A100-SXM4-80GB'),
+  precision: 'AMP_FP16',
+  batchSizePerGpu: 8,
+  gpusPerNode: 1,
+  nodes: 1,
+  interNodeGbps: 200,
+  samples: 1e9,
+  ...over,
 });
 
 describe('precision support', () => {
@@ -51,18 +59,24 @@ describe('step time', () => {
     expect(strict.dominantMath).toBe('fp32');
     expect(tf32.stepTimeMs).toBeLessThan(strict.stepTimeMs);
     const v = gpu('V100-SXM2-32GB');
-    expect(predict(req({ gpu: v, precision: 'FP32', fp32UsesTf32: true })).stepTimeMs).toBe(predict(req({ gpu: v, precision: 'FP32', fp32UsesTf32: false })).stepTimeMs);
+    expect(predict(req({ gpu: v, precision: 'FP32', fp32UsesTf32: true })).stepTimeMs).toBe(
+      predict(req({ gpu: v, precision: 'FP32', fp32UsesTf32: false })).stepTimeMs,
+    );
   });
 
   it('FP8 on H100 is faster than BF16 for GEMM-bound work', () => {
     const h = gpu('H100-SXM5-80GB');
-    expect(predict(req({ gpu: h, precision: 'FP8' })).stepTimeMs).toBeLessThan(predict(req({ gpu: h, precision: 'AMP_BF16' })).stepTimeMs);
+    expect(predict(req({ gpu: h, precision: 'FP8' })).stepTimeMs).toBeLessThan(
+      predict(req({ gpu: h, precision: 'AMP_BF16' })).stepTimeMs,
+    );
   });
 
   it('breakdown adds up to the step time, and throughput and cost follow from it', () => {
     const p = predict(req({ gpusPerNode: 8, nodes: 2, priceUsdPerGpuHour: 2 }));
     const b = p.breakdown;
-    expect(b.forwardMs + b.backwardMs + b.optimizerMs + b.mixedPrecisionMs + b.communicationMs + b.overheadMs).toBeCloseTo(p.stepTimeMs, 9);
+    expect(
+      b.forwardMs + b.backwardMs + b.optimizerMs + b.mixedPrecisionMs + b.communicationMs + b.overheadMs,
+    ).toBeCloseTo(p.stepTimeMs, 9);
     expect(p.globalBatch).toBe(8 * 16);
     expect(p.throughput).toBeCloseTo((8 * 16 * T) / (p.stepTimeMs / 1e3), 6);
     expect(p.totalHours!).toBeCloseTo(1e9 / p.throughput / 3600, 9);
@@ -95,7 +109,7 @@ describe('communication', () => {
     const t = communicationTime(1e9, 0, g, { gpusPerNode: 8, nodes: 1, interNodeGbps: 200 }, eff);
     const bw = intraNodeBandwidth(g, 8, eff);
     const buckets = Math.ceil(1e9 / (eff.bucketMb * 1e6));
-    const expected = 1e3 * ((2 * 7) / 8 * 1e9 / bw + buckets * 14 * eff.allReduceLatencyUs * 1e-6);
+    const expected = 1e3 * ((((2 * 7) / 8) * 1e9) / bw + buckets * 14 * eff.allReduceLatencyUs * 1e-6);
     expect(t.totalMs).toBeCloseTo(expected, 6);
     expect(bw).toBeCloseTo(300e9 * eff.linkEfficiency, -3);
   });
@@ -126,10 +140,15 @@ describe('memory', () => {
   it('Adam in FP32 and AMP holds 16 bytes per parameter of state; pure fp16 holds 8', () => {
     for (const p of ['FP32', 'AMP_FP16', 'FP16'] as const) {
       const m = memoryPerGpu(toy, cost, p, 1, false);
-      expect((m.weightsGb + m.gradientsGb + m.masterWeightsGb + m.optimizerStateGb) * GiB).toBeCloseTo(16 * P, -2);
+      expect((m.weightsGb + m.gradientsGb + m.masterWeightsGb + m.optimizerStateGb) * GiB).toBeCloseTo(
+        16 * P,
+        -2,
+      );
     }
     const pure = memoryPerGpu(toy, cost, 'FP16_PURE', 1, false);
-    expect((pure.weightsGb + pure.gradientsGb + pure.masterWeightsGb + pure.optimizerStateGb) * GiB).toBeCloseTo(8 * P, -2);
+    expect(
+      (pure.weightsGb + pure.gradientsGb + pure.masterWeightsGb + pure.optimizerStateGb) * GiB,
+    ).toBeCloseTo(8 * P, -2);
   });
 
   it('activations grow linearly with batch and halve in half precision', () => {
@@ -140,11 +159,14 @@ describe('memory', () => {
   });
 
   it('flags configurations that do not fit', () => {
-    expect(predict(req({ gpu: gpu('T4'), batchSizePerGpu: 256, precision: 'FP32' })).fitsInMemory).toBe(false);
+    expect(predict(req({ gpu: gpu('T4'), batchSizePerGpu: 256, precision: 'FP32' })).fitsInMemory).toBe(
+      false,
+    );
     expect(predict(req({ batchSizePerGpu: 1 })).fitsInMemory).toBe(true);
   });
 
   it('every precision the A100 supports yields a finite prediction', () => {
-    for (const p of PRECISIONS.filter((x) => x !== 'FP8')) expect(Number.isFinite(predict(req({ precision: p })).stepTimeMs)).toBe(true);
+    for (const p of PRECISIONS.filter((x) => x !== 'FP8'))
+      expect(Number.isFinite(predict(req({ precision: p })).stepTimeMs)).toBe(true);
   });
 });

@@ -2,55 +2,122 @@ import { describe, expect, it } from 'vitest';
 import { apolloForTests } from './graphql-client.js';
 import { usable } from '../optimizer/fleet.js';
 import { shutdownSolverWorkers } from '../optimizer/milp/solver.js';
-import { breakEvens, planProcurement, verifyProcurementPlan, type ProcurementPlan, type ProcurementRequest } from '../optimizer/procurement.js';
+import {
+  breakEvens,
+  planProcurement,
+  verifyProcurementPlan,
+  type ProcurementPlan,
+  type ProcurementRequest,
+} from '../optimizer/procurement.js';
 import { recommend } from '../optimizer/recommend.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { getGpu } from '../seeds/catalog.js';
 
 const run = apolloForTests(() => shutdownSolverWorkers());
 
-const A100 = getGpu('A100-SXM4-80GB')!, L4 = getGpu('L4')!;
+const A100 = getGpu('A100-SXM4-80GB')!,
+  L4 = getGpu('L4')!;
 const H = 12;
 const request = (rentA100: number, runs: [number, number]): ProcurementRequest => ({
   jobs: [
-    { id: 'bert', model: getModel('bert_large_squad')!, samples: 1e8, runsByMonth: new Array(H).fill(runs[0]), deadlineHours: 240, batchSizes: [32] },
-    { id: 'rn50', model: getModel('resnet50_v1.5')!, samples: 6.4e8, runsByMonth: new Array(H).fill(runs[1]), deadlineHours: 150, batchSizes: [128] },
+    {
+      id: 'bert',
+      model: getModel('bert_large_squad')!,
+      samples: 1e8,
+      runsByMonth: new Array(H).fill(runs[0]),
+      deadlineHours: 240,
+      batchSizes: [32],
+    },
+    {
+      id: 'rn50',
+      model: getModel('resnet50_v1.5')!,
+      samples: 6.4e8,
+      runsByMonth: new Array(H).fill(runs[1]),
+      deadlineHours: 150,
+      batchSizes: [128],
+    },
   ],
-  horizonMonths: H, hoursPerMonth: 730,
+  horizonMonths: H,
+  hoursPerMonth: 730,
   options: [
-    { gpu: A100, buy: { usdPerGpu: 12000, lifetimeMonths: 36, powerW: 400, electricityUsdPerKwh: 0.15, utilization: 0.85 }, rentUsdPerGpuHour: rentA100 },
+    {
+      gpu: A100,
+      buy: {
+        usdPerGpu: 12000,
+        lifetimeMonths: 36,
+        powerW: 400,
+        electricityUsdPerKwh: 0.15,
+        utilization: 0.85,
+      },
+      rentUsdPerGpuHour: rentA100,
+    },
     { gpu: L4, buy: null, rentUsdPerGpuHour: 0.9 },
   ],
-  precisions: ['AMP_FP16', 'FP32'], gpusPerNodeChoices: [1, 2, 4], maxNodes: 1, interNodeGbps: () => 200, solve: { timeLimitSeconds: 10 },
+  precisions: ['AMP_FP16', 'FP32'],
+  gpusPerNodeChoices: [1, 2, 4],
+  maxNodes: 1,
+  interNodeGbps: () => 200,
+  solve: { timeLimitSeconds: 10 },
 });
 
 /** Brute force over every purchase count and every split of each job's monthly runs over all its owned configurations and renting. */
 function bruteForce(r: ProcurementRequest): number {
   const buy = r.options[0].buy!;
-  const plans = (gpu: typeof A100, j: number) => recommend({
-    model: r.jobs[j].model, samples: r.jobs[j].samples, objective: 'TIME', deadlineHours: r.jobs[j].deadlineHours, gpus: [gpu], precisions: r.precisions,
-    maxNodes: r.maxNodes, gpusPerNodeChoices: r.gpusPerNodeChoices, batchSizes: r.jobs[j].batchSizes!, interNodeGbps: r.interNodeGbps, limit: 1e9,
-  }).plans.filter(usable).map((p) => ({ gpus: p.nodes * p.gpusPerNode, gpuh: p.totalHours * p.nodes * p.gpusPerNode }));
+  const plans = (gpu: typeof A100, j: number) =>
+    recommend({
+      model: r.jobs[j].model,
+      samples: r.jobs[j].samples,
+      objective: 'TIME',
+      deadlineHours: r.jobs[j].deadlineHours,
+      gpus: [gpu],
+      precisions: r.precisions,
+      maxNodes: r.maxNodes,
+      gpusPerNodeChoices: r.gpusPerNodeChoices,
+      batchSizes: r.jobs[j].batchSizes!,
+      interNodeGbps: r.interNodeGbps,
+      limit: 1e9,
+    })
+      .plans.filter(usable)
+      .map((p) => ({ gpus: p.nodes * p.gpusPerNode, gpuh: p.totalHours * p.nodes * p.gpusPerNode }));
   const owned = r.jobs.map((_, j) => plans(A100, j));
-  const rentPerRun = r.jobs.map((_, j) => Math.min(...r.options.filter((o) => o.rentUsdPerGpuHour !== null).flatMap((o) => plans(o.gpu, j).map((p) => p.gpuh * o.rentUsdPerGpuHour!))));
+  const rentPerRun = r.jobs.map((_, j) =>
+    Math.min(
+      ...r.options
+        .filter((o) => o.rentUsdPerGpuHour !== null)
+        .flatMap((o) => plans(o.gpu, j).map((p) => p.gpuh * o.rentUsdPerGpuHour!)),
+    ),
+  );
   const runs = r.jobs.map((j) => j.runsByMonth[0]);
   const power = (buy.powerW / 1000) * buy.electricityUsdPerKwh;
   const cap = r.hoursPerMonth * buy.utilization;
-  const maxN = Math.ceil(runs.reduce((s, R, j) => s + R * Math.max(0, ...owned[j].map((p) => p.gpuh)), 0) / cap) + 4;
+  const maxN =
+    Math.ceil(runs.reduce((s, R, j) => s + R * Math.max(0, ...owned[j].map((p) => p.gpuh)), 0) / cap) + 4;
   let best = Infinity;
   // All splits of R runs into k parts.
-  const splits = (R: number, k: number): number[][] => (k === 1 ? [[R]] : Array.from({ length: R + 1 }, (_, a) => splits(R - a, k - 1).map((rest) => [a, ...rest])).flat());
+  const splits = (R: number, k: number): number[][] =>
+    k === 1
+      ? [[R]]
+      : Array.from({ length: R + 1 }, (_, a) => splits(R - a, k - 1).map((rest) => [a, ...rest])).flat();
   const perJob = r.jobs.map((_, j) => splits(runs[j], owned[j].length + 1));
   for (let n = 0; n <= maxN; n++) {
     const capital = (n * buy.usdPerGpu * H) / buy.lifetimeMonths;
-    for (const s0 of perJob[0]) for (const s1 of perJob[1]) {
-      let gpuh = 0, monthly = 0, ok = true;
-      for (const [j, s] of [s0, s1].entries()) {
-        owned[j].forEach((p, k) => { if (s[k] > 0) { if (p.gpus > n) ok = false; gpuh += s[k] * p.gpuh; monthly += s[k] * p.gpuh * power; } });
-        monthly += s[owned[j].length] * rentPerRun[j];
+    for (const s0 of perJob[0])
+      for (const s1 of perJob[1]) {
+        let gpuh = 0,
+          monthly = 0,
+          ok = true;
+        for (const [j, s] of [s0, s1].entries()) {
+          owned[j].forEach((p, k) => {
+            if (s[k] > 0) {
+              if (p.gpus > n) ok = false;
+              gpuh += s[k] * p.gpuh;
+              monthly += s[k] * p.gpuh * power;
+            }
+          });
+          monthly += s[owned[j].length] * rentPerRun[j];
+        }
+        if (ok && gpuh <= n * cap + 1e-9) best = Math.min(best, capital + H * monthly);
       }
-      if (ok && gpuh <= n * cap + 1e-9) best = Math.min(best, capital + H * monthly);
-    }
   }
   return best;
 }
@@ -58,14 +125,22 @@ function bruteForce(r: ProcurementRequest): number {
 describe('planProcurement (library)', () => {
   it('the optimum equals brute-force enumeration over purchases and run splits, on instances that buy, rent, and mix', async () => {
     const kinds = new Set<string>();
-    for (const [rent, runs] of [[1.2, [1, 1]], [2.0, [4, 2]], [2.0, [3, 5]], [2.6, [2, 7]], [1.2, [5, 1]], [2.6, [5, 1]]] as [number, [number, number]][]) {
+    for (const [rent, runs] of [
+      [1.2, [1, 1]],
+      [2.0, [4, 2]],
+      [2.0, [3, 5]],
+      [2.6, [2, 7]],
+      [1.2, [5, 1]],
+      [2.6, [5, 1]],
+    ] as [number, [number, number]][]) {
       const r = request(rent, runs);
       const bf = bruteForce(r);
       const p = await planProcurement(r);
       expect(p.status, `rent ${rent}`).toBe('OPTIMAL');
       expect(p.totalUsd!, `rent ${rent} runs ${runs}`).toBeCloseTo(bf, 4);
       expect(verifyProcurementPlan(r, p)).toEqual([]);
-      const owned = p.allocations.some((a) => a.owned), rented = p.allocations.some((a) => !a.owned);
+      const owned = p.allocations.some((a) => a.owned),
+        rented = p.allocations.some((a) => !a.owned);
       kinds.add(owned && rented ? 'mix' : owned ? 'buy' : 'rent');
     }
     expect([...kinds].sort()).toEqual(['buy', 'mix', 'rent']);
@@ -76,12 +151,24 @@ describe('planProcurement (library)', () => {
     const p = await planProcurement(r);
     expect(p.capitalUsd! + p.powerUsd! + p.rentalUsd!).toBeCloseTo(p.totalUsd!, 6);
     const b = p.breakEven.find((x) => x.gpu.id === A100.id)!;
-    const capM = 12000 / 36, pwr = 0.4 * 0.15;
+    const capM = 12000 / 36,
+      pwr = 0.4 * 0.15;
     expect(b.breakEvenUtilization!).toBeCloseTo(capM / (730 * (2.6 - pwr)), 9);
     if (p.purchases.length) expect(b.plannedUtilization).toBeGreaterThan(0);
     expect(p.breakEven.map((x) => x.gpu.id)).toEqual([A100.id]); // L4 can only be rented
     // Renting cheaper than the electricity: buying never pays.
-    expect(breakEvens({ hoursPerMonth: 730, options: [{ gpu: A100, buy: { usdPerGpu: 1, lifetimeMonths: 1, powerW: 1000, electricityUsdPerKwh: 1, utilization: 1 }, rentUsdPerGpuHour: 0.5 }] })[0]).toMatchObject({ breakEvenUtilization: null });
+    expect(
+      breakEvens({
+        hoursPerMonth: 730,
+        options: [
+          {
+            gpu: A100,
+            buy: { usdPerGpu: 1, lifetimeMonths: 1, powerW: 1000, electricityUsdPerKwh: 1, utilization: 1 },
+            rentUsdPerGpuHour: 0.5,
+          },
+        ],
+      })[0],
+    ).toMatchObject({ breakEvenUtilization: null });
   });
 
   it('months with different runs are planned month by month (identical months share variables)', async () => {
@@ -91,7 +178,10 @@ describe('planProcurement (library)', () => {
     expect(p.status).toBe('OPTIMAL');
     expect(verifyProcurementPlan(r, p)).toEqual([]);
     for (const m of p.months) expect(m.ownedGpuHours).toBeLessThanOrEqual(m.ownedCapacityGpuHours + 1e-6);
-    const carried = (month: number) => p.allocations.filter((a) => a.jobId === 'rn50' && a.months.includes(month)).reduce((s, a) => s + a.runsPerMonth, 0);
+    const carried = (month: number) =>
+      p.allocations
+        .filter((a) => a.jobId === 'rn50' && a.months.includes(month))
+        .reduce((s, a) => s + a.runsPerMonth, 0);
     expect(carried(5)).toBe(12);
     expect(carried(1)).toBe(5);
     expect(p.stats.variables).toBeLessThan(60); // two month groups, not twelve
@@ -109,34 +199,65 @@ describe('planProcurement (library)', () => {
     expect((await planProcurement(slow)).unplaced[0]).toMatchObject({ jobId: 'rn50', reason: 'DEADLINE' });
 
     const capped = request(2, [5, 7]);
-    capped.options = [{ ...capped.options[0], buy: { ...capped.options[0].buy!, maxCount: 1 }, rentUsdPerGpuHour: null }];
+    capped.options = [
+      { ...capped.options[0], buy: { ...capped.options[0].buy!, maxCount: 1 }, rentUsdPerGpuHour: null },
+    ];
     const c = await planProcurement(capped);
     expect(c.status).toBe('INFEASIBLE');
     expect(c.unplaced.length).toBeGreaterThan(0);
     expect(c.unplaced[0].reason).toBe('INVENTORY');
-    expect(c.unplaced[0].message).toMatch(/cannot be rented, and the GPUs that may be bought \(maxCount\) cannot carry all its runs; short in month 1: \d+ of \d+ runs/);
+    expect(c.unplaced[0].message).toMatch(
+      /cannot be rented, and the GPUs that may be bought \(maxCount\) cannot carry all its runs; short in month 1: \d+ of \d+ runs/,
+    );
   });
 
   it('verification rejects planted wrong plans: a dropped run, over-capacity, a wrong total, a config bigger than the GPUs bought', async () => {
     const r = request(2.6, [3, 5]);
     const good = await planProcurement(r);
     expect(good.purchases.length).toBeGreaterThan(0);
-    const tweak = (f: (p: ProcurementPlan) => void) => { const p = structuredClone(good); f(p); return verifyProcurementPlan(r, p).join(' '); };
-    expect(tweak((p) => { p.allocations[0].runsPerMonth -= 1; })).toMatch(/runs planned, \d+ needed/);
-    expect(tweak((p) => { p.purchases[0].count = 0; })).toMatch(/owned A100-SXM4-80GB needed at once, 0 bought|capacity/);
-    expect(tweak((p) => { p.totalUsd! *= 0.95; })).toMatch(/total reported/);
-    expect(tweak((p) => { const o = p.allocations.find((a) => a.owned)!; o.runsPerMonth += 500; })).toMatch(/owned GPU-hours planned, capacity|runs planned/);
+    const tweak = (f: (p: ProcurementPlan) => void) => {
+      const p = structuredClone(good);
+      f(p);
+      return verifyProcurementPlan(r, p).join(' ');
+    };
+    expect(
+      tweak((p) => {
+        p.allocations[0].runsPerMonth -= 1;
+      }),
+    ).toMatch(/runs planned, \d+ needed/);
+    expect(
+      tweak((p) => {
+        p.purchases[0].count = 0;
+      }),
+    ).toMatch(/owned A100-SXM4-80GB needed at once, 0 bought|capacity/);
+    expect(
+      tweak((p) => {
+        p.totalUsd! *= 0.95;
+      }),
+    ).toMatch(/total reported/);
+    expect(
+      tweak((p) => {
+        const o = p.allocations.find((a) => a.owned)!;
+        o.runsPerMonth += 500;
+      }),
+    ).toMatch(/owned GPU-hours planned, capacity|runs planned/);
   });
 });
 
 describe('planProcurement over GraphQL', () => {
-  const Q = (args: string) => `{ planProcurement(input: { horizonMonths: 12, jobs: [{ id: "rn50", workload: { model: "resnet50_v1.5", samples: 1.28e8 }, runsPerMonth: 9, deadlineHours: 30, batchSizes: [128] }],
+  const Q = (
+    args: string,
+  ) => `{ planProcurement(input: { horizonMonths: 12, jobs: [{ id: "rn50", workload: { model: "resnet50_v1.5", samples: 1.28e8 }, runsPerMonth: 9, deadlineHours: 30, batchSizes: [128] }],
     precisions: [AMP_FP16], maxNodes: 1, ${args} }) { status solver optimalityProven objectiveValue cost { capitalUsd powerUsd rentalUsd totalUsd allRentUsd }
     purchases { gpu { id } count utilization } allocations { jobId owned runsPerMonth months config { gpu { id } totalGpus precision hoursPerRun usdPerRun } }
     breakEven { gpu { id } breakEvenUtilization plannedUtilization note } unplaced { jobId reason message } } }`;
 
   it('answers with purchases, allocations, the cost split and break-even per GPU type', async () => {
-    const r = await run(Q('options: [{ gpu: "A100-SXM4-80GB", buy: { usdPerGpu: 12000, lifetimeMonths: 36 }, rentUsdPerGpuHour: 2.6 }, { gpu: "L4", rent: true }]'));
+    const r = await run(
+      Q(
+        'options: [{ gpu: "A100-SXM4-80GB", buy: { usdPerGpu: 12000, lifetimeMonths: 36 }, rentUsdPerGpuHour: 2.6 }, { gpu: "L4", rent: true }]',
+      ),
+    );
     expect(r.errors).toBeUndefined();
     const p = r.data!.planProcurement;
     expect(p.status).toBe('OPTIMAL');
@@ -148,10 +269,22 @@ describe('planProcurement over GraphQL', () => {
 
   it.each([
     ['options: []', /^options: must list at least one GPU type/],
-    ['options: [{ gpu: "A100-SXM4-80GB", rent: false }]', /^options\[0\]: A100-SXM4-80GB can be neither bought/],
-    ['options: [{ gpu: "RTX-3090" }]', /^options\[0\]\.rentUsdPerGpuHour: the catalog has no price for RTX-3090/],
-    ['options: [{ gpu: "A100-SXM4-80GB", buy: { usdPerGpu: 12000, utilization: 1.5 } }]', /^options\[0\]\.buy\.utilization: must be a finite number > 0 and <= 1/],
-    ['options: [{ gpu: "A100-SXM4-80GB", buy: { usdPerGpu: -1 } }]', /^options\[0\]\.buy\.usdPerGpu: must be a finite number >= 0/],
+    [
+      'options: [{ gpu: "A100-SXM4-80GB", rent: false }]',
+      /^options\[0\]: A100-SXM4-80GB can be neither bought/,
+    ],
+    [
+      'options: [{ gpu: "RTX-3090" }]',
+      /^options\[0\]\.rentUsdPerGpuHour: the catalog has no price for RTX-3090/,
+    ],
+    [
+      'options: [{ gpu: "A100-SXM4-80GB", buy: { usdPerGpu: 12000, utilization: 1.5 } }]',
+      /^options\[0\]\.buy\.utilization: must be a finite number > 0 and <= 1/,
+    ],
+    [
+      'options: [{ gpu: "A100-SXM4-80GB", buy: { usdPerGpu: -1 } }]',
+      /^options\[0\]\.buy\.usdPerGpu: must be a finite number >= 0/,
+    ],
     ['options: [{ gpu: "T4" }, { gpu: "T4" }]', /^options\[1\]\.gpu: T4 is listed twice/],
   ])('bad input %# is BAD_USER_INPUT naming the field', async (args, message) => {
     const r = await run(Q(args));
@@ -160,7 +293,11 @@ describe('planProcurement over GraphQL', () => {
   });
 
   it('runsByMonth must cover the horizon', async () => {
-    const r = await run(`{ planProcurement(input: { horizonMonths: 3, jobs: [{ id: "a", workload: { model: "resnet50_v1.5", samples: 1e8 }, runsPerMonth: 1, runsByMonth: [1, 2] }], options: [{ gpu: "T4" }] }) { status } }`);
-    expect(r.errors![0].message).toMatch(/^jobs\[0\]\.runsByMonth: must list one entry per month of the horizon \(3; got 2\)/);
+    const r = await run(
+      `{ planProcurement(input: { horizonMonths: 3, jobs: [{ id: "a", workload: { model: "resnet50_v1.5", samples: 1e8 }, runsPerMonth: 1, runsByMonth: [1, 2] }], options: [{ gpu: "T4" }] }) { status } }`,
+    );
+    expect(r.errors![0].message).toMatch(
+      /^jobs\[0\]\.runsByMonth: must list one entry per month of the horizon \(3; got 2\)/,
+    );
   });
 });

@@ -16,9 +16,12 @@ import { createApollo } from '../server/app.js';
 import { recommendCache } from '../resolvers/cache.js';
 
 const SEED = 6_2026;
-const priced = loadGpus().filter((g) => g.priceUsdPerGpuHour !== null && unsupportedReason(g, 'FP32') === null);
+const priced = loadGpus().filter(
+  (g) => g.priceUsdPerGpuHour !== null && unsupportedReason(g, 'FP32') === null,
+);
 const models = loadZoo();
-const close = (a: number, b: number, rel = 1e-9) => Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b), 1e-300);
+const close = (a: number, b: number, rel = 1e-9) =>
+  Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b), 1e-300);
 
 describe('predictor invariants', () => {
   const config = fc.record({
@@ -34,27 +37,53 @@ describe('predictor invariants', () => {
   });
 
   it('cost = hours x GPUs x price, and the step time and memory are finite and positive', () => {
-    fc.assert(fc.property(config, (c) => {
-      const ok = PRECISIONS.filter((p) => unsupportedReason(c.gpu, p) === null);
-      const precision = ok[c.precisionPick % ok.length];
-      const p = predict({ model: c.model, gpu: c.gpu, precision, batchSizePerGpu: c.batch, gpusPerNode: c.gpusPerNode, nodes: c.nodes, gradAccumSteps: c.accum, interNodeGbps: defaultInterNodeGbps(c.gpu.id), samples: c.samples, priceUsdPerGpuHour: c.price });
-      const price = c.price ?? c.gpu.priceUsdPerGpuHour!;
-      expect(p.priceUsdPerGpuHour).toBe(price);
-      expect(p.stepTimeMs).toBeGreaterThan(0);
-      expect(Number.isFinite(p.stepTimeMs)).toBe(true);
-      expect(p.memory.totalGb).toBeGreaterThan(0);
-      expect(p.fitsInMemory).toBe(p.memory.totalGb <= c.gpu.memoryGb);
-      expect(close(p.costUsd!, p.totalHours! * c.nodes * c.gpusPerNode * price)).toBe(true);
-      expect(close(p.totalHours!, c.samples / p.throughput / 3600)).toBe(true);
-    }), { seed: SEED, numRuns: 300 });
+    fc.assert(
+      fc.property(config, (c) => {
+        const ok = PRECISIONS.filter((p) => unsupportedReason(c.gpu, p) === null);
+        const precision = ok[c.precisionPick % ok.length];
+        const p = predict({
+          model: c.model,
+          gpu: c.gpu,
+          precision,
+          batchSizePerGpu: c.batch,
+          gpusPerNode: c.gpusPerNode,
+          nodes: c.nodes,
+          gradAccumSteps: c.accum,
+          interNodeGbps: defaultInterNodeGbps(c.gpu.id),
+          samples: c.samples,
+          priceUsdPerGpuHour: c.price,
+        });
+        const price = c.price ?? c.gpu.priceUsdPerGpuHour!;
+        expect(p.priceUsdPerGpuHour).toBe(price);
+        expect(p.stepTimeMs).toBeGreaterThan(0);
+        expect(Number.isFinite(p.stepTimeMs)).toBe(true);
+        expect(p.memory.totalGb).toBeGreaterThan(0);
+        expect(p.fitsInMemory).toBe(p.memory.totalGb <= c.gpu.memoryGb);
+        expect(close(p.costUsd!, p.totalHours! * c.nodes * c.gpusPerNode * price)).toBe(true);
+        expect(close(p.totalHours!, c.samples / p.throughput / 3600)).toBe(true);
+      }),
+      { seed: SEED, numRuns: 300 },
+    );
   });
 
   it('is deterministic', () => {
-    fc.assert(fc.property(config, (c) => {
-      const ok = PRECISIONS.filter((p) => unsupportedReason(c.gpu, p) === null);
-      const req = { model: c.model, gpu: c.gpu, precision: ok[c.precisionPick % ok.length], batchSizePerGpu: c.batch, gpusPerNode: c.gpusPerNode, nodes: c.nodes, interNodeGbps: 100, samples: c.samples };
-      expect(predict(req)).toEqual(predict(req));
-    }), { seed: SEED, numRuns: 50 });
+    fc.assert(
+      fc.property(config, (c) => {
+        const ok = PRECISIONS.filter((p) => unsupportedReason(c.gpu, p) === null);
+        const req = {
+          model: c.model,
+          gpu: c.gpu,
+          precision: ok[c.precisionPick % ok.length],
+          batchSizePerGpu: c.batch,
+          gpusPerNode: c.gpusPerNode,
+          nodes: c.nodes,
+          interNodeGbps: 100,
+          samples: c.samples,
+        };
+        expect(predict(req)).toEqual(predict(req));
+      }),
+      { seed: SEED, numRuns: 50 },
+    );
   });
 });
 
@@ -77,7 +106,8 @@ interface Search {
 const sometimes = <T>(percent: number, arb: fc.Arbitrary<T>) =>
   fc.oneof({ weight: 100 - percent, arbitrary: fc.constant(undefined) }, { weight: percent, arbitrary: arb });
 /** 10^u for u uniform in [lo, hi]: spreads values over orders of magnitude. */
-const logUniform = (lo: number, hi: number) => fc.double({ min: lo, max: hi, noNaN: true }).map((u) => 10 ** u);
+const logUniform = (lo: number, hi: number) =>
+  fc.double({ min: lo, max: hi, noNaN: true }).map((u) => 10 ** u);
 
 const search: fc.Arbitrary<Search> = fc.record({
   modelIndex: fc.nat({ max: models.length - 1 }),
@@ -97,69 +127,100 @@ const search: fc.Arbitrary<Search> = fc.record({
 function request(s: Search, gpus = s.gpus): RecommendRequest {
   const model = models[s.modelIndex];
   return {
-    model, samples: s.samples * model.unitsPerBatchElement, objective: s.objective, deadlineHours: s.deadlineHours, budgetUsd: s.budgetUsd,
-    gpus, precisions: s.precisions, maxNodes: s.maxNodes, maxGpus: s.maxGpus, gpusPerNodeChoices: [1, 2, 4, 8, 16], batchSizes: model.batchSizes,
-    interNodeGbps: (g) => defaultInterNodeGbps(g.id), limit: s.limit, timeBudgetMs: s.timeBudgetMs,
+    model,
+    samples: s.samples * model.unitsPerBatchElement,
+    objective: s.objective,
+    deadlineHours: s.deadlineHours,
+    budgetUsd: s.budgetUsd,
+    gpus,
+    precisions: s.precisions,
+    maxNodes: s.maxNodes,
+    maxGpus: s.maxGpus,
+    gpusPerNodeChoices: [1, 2, 4, 8, 16],
+    batchSizes: model.batchSizes,
+    interNodeGbps: (g) => defaultInterNodeGbps(g.id),
+    limit: s.limit,
+    timeBudgetMs: s.timeBudgetMs,
   };
 }
 
-const objectiveOf = (o: Objective) => (p: { costUsd: number | null; totalHours: number }) => (o === 'COST' ? p.costUsd! : p.totalHours);
+const objectiveOf = (o: Objective) => (p: { costUsd: number | null; totalHours: number }) =>
+  o === 'COST' ? p.costUsd! : p.totalHours;
 
 describe('optimizer invariants', () => {
   it('every plan: cost = hours x GPUs x price; fits in memory; meets deadline, budget and maxGpus; ranked by the objective', () => {
-    fc.assert(fc.property(search, (s) => {
-      const req = request(s);
-      const r = recommend(req);
-      if (s.timeBudgetMs === undefined) expect(r.status).toBe('COMPLETE');
-      if (s.timeBudgetMs === 0) expect(r).toMatchObject({ status: 'TIMEOUT', evaluated: 0, plans: [] });
-      expect(r.plans.length).toBe(Math.min(s.limit, r.feasible));
-      const allowed = new Set(s.gpus.map((g) => g.id));
-      r.plans.forEach((p, i) => {
-        expect(p.rank).toBe(i + 1);
-        expect(allowed.has(p.gpu.id)).toBe(true);
-        expect(s.precisions).toContain(p.precision);
-        const gpus = p.nodes * p.gpusPerNode;
-        expect(close(p.costUsd!, p.totalHours * gpus * p.priceUsdPerGpuHour!)).toBe(true);
-        expect(p.priceUsdPerGpuHour).toBe(p.gpu.priceUsdPerGpuHour);
-        expect(p.memoryGbPerGpu).toBeLessThanOrEqual(p.gpu.memoryGb);
-        if (s.deadlineHours !== undefined) expect(p.totalHours).toBeLessThanOrEqual(s.deadlineHours);
-        if (s.budgetUsd !== undefined) expect(p.costUsd!).toBeLessThanOrEqual(s.budgetUsd);
-        if (s.maxGpus !== undefined) expect(gpus).toBeLessThanOrEqual(s.maxGpus);
-        expect(p.nodes).toBeLessThanOrEqual(s.maxNodes);
-        if (i > 0) expect(objectiveOf(s.objective)(p)).toBeGreaterThanOrEqual(objectiveOf(s.objective)(r.plans[i - 1]));
-      });
-      // The Pareto front: faster plans cost strictly more.
-      for (let i = 1; i < r.paretoFront.length; i++) {
-        expect(r.paretoFront[i].totalHours).toBeGreaterThanOrEqual(r.paretoFront[i - 1].totalHours);
-        expect(r.paretoFront[i].costUsd!).toBeLessThan(r.paretoFront[i - 1].costUsd!);
-      }
-    }), { seed: SEED, numRuns: 150 });
+    fc.assert(
+      fc.property(search, (s) => {
+        const req = request(s);
+        const r = recommend(req);
+        if (s.timeBudgetMs === undefined) expect(r.status).toBe('COMPLETE');
+        if (s.timeBudgetMs === 0) expect(r).toMatchObject({ status: 'TIMEOUT', evaluated: 0, plans: [] });
+        expect(r.plans.length).toBe(Math.min(s.limit, r.feasible));
+        const allowed = new Set(s.gpus.map((g) => g.id));
+        r.plans.forEach((p, i) => {
+          expect(p.rank).toBe(i + 1);
+          expect(allowed.has(p.gpu.id)).toBe(true);
+          expect(s.precisions).toContain(p.precision);
+          const gpus = p.nodes * p.gpusPerNode;
+          expect(close(p.costUsd!, p.totalHours * gpus * p.priceUsdPerGpuHour!)).toBe(true);
+          expect(p.priceUsdPerGpuHour).toBe(p.gpu.priceUsdPerGpuHour);
+          expect(p.memoryGbPerGpu).toBeLessThanOrEqual(p.gpu.memoryGb);
+          if (s.deadlineHours !== undefined) expect(p.totalHours).toBeLessThanOrEqual(s.deadlineHours);
+          if (s.budgetUsd !== undefined) expect(p.costUsd!).toBeLessThanOrEqual(s.budgetUsd);
+          if (s.maxGpus !== undefined) expect(gpus).toBeLessThanOrEqual(s.maxGpus);
+          expect(p.nodes).toBeLessThanOrEqual(s.maxNodes);
+          if (i > 0)
+            expect(objectiveOf(s.objective)(p)).toBeGreaterThanOrEqual(
+              objectiveOf(s.objective)(r.plans[i - 1]),
+            );
+        });
+        // The Pareto front: faster plans cost strictly more.
+        for (let i = 1; i < r.paretoFront.length; i++) {
+          expect(r.paretoFront[i].totalHours).toBeGreaterThanOrEqual(r.paretoFront[i - 1].totalHours);
+          expect(r.paretoFront[i].costUsd!).toBeLessThan(r.paretoFront[i - 1].costUsd!);
+        }
+      }),
+      { seed: SEED, numRuns: 150 },
+    );
   });
 
   it('adding a GPU type to the allowed set never makes the best plan worse', () => {
-    fc.assert(fc.property(search, (s) => {
-      const base = recommend({ ...request(s), timeBudgetMs: undefined });
-      const more = recommend({ ...request(s, s.gpus.some((g) => g.id === s.extra.id) ? s.gpus : [...s.gpus, s.extra]), timeBudgetMs: undefined });
-      expect(more.feasible).toBeGreaterThanOrEqual(base.feasible);
-      if (base.plans.length === 0) return;
-      expect(more.plans.length).toBeGreaterThan(0);
-      const f = objectiveOf(s.objective);
-      expect(f(more.plans[0])).toBeLessThanOrEqual(f(base.plans[0]));
-    }), { seed: SEED, numRuns: 100 });
+    fc.assert(
+      fc.property(search, (s) => {
+        const base = recommend({ ...request(s), timeBudgetMs: undefined });
+        const more = recommend({
+          ...request(s, s.gpus.some((g) => g.id === s.extra.id) ? s.gpus : [...s.gpus, s.extra]),
+          timeBudgetMs: undefined,
+        });
+        expect(more.feasible).toBeGreaterThanOrEqual(base.feasible);
+        if (base.plans.length === 0) return;
+        expect(more.plans.length).toBeGreaterThan(0);
+        const f = objectiveOf(s.objective);
+        expect(f(more.plans[0])).toBeLessThanOrEqual(f(base.plans[0]));
+      }),
+      { seed: SEED, numRuns: 100 },
+    );
   });
 
   it('is deterministic: the same request gives the same answer', () => {
-    fc.assert(fc.property(search, (s) => {
-      const req = { ...request(s), timeBudgetMs: undefined };
-      expect(JSON.stringify(recommend(req))).toBe(JSON.stringify(recommend(req)));
-    }), { seed: SEED, numRuns: 30 });
+    fc.assert(
+      fc.property(search, (s) => {
+        const req = { ...request(s), timeBudgetMs: undefined };
+        expect(JSON.stringify(recommend(req))).toBe(JSON.stringify(recommend(req)));
+      }),
+      { seed: SEED, numRuns: 30 },
+    );
   });
 });
 
 describe('the recommend cache', () => {
   let server: ApolloServer<object>;
-  beforeAll(async () => { server = (await createApollo()) as unknown as ApolloServer<object>; });
-  afterAll(async () => { await server.stop(); });
+  beforeAll(async () => {
+    server = (await createApollo()) as unknown as ApolloServer<object>;
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
 
   it('answers exactly what a fresh search answers', async () => {
     const query = `query($input: RecommendInput!) { recommend(input: $input) { status evaluated feasible plans { rank gpu { id } nodes gpusPerNode batchSizePerGpu precision totalHours costUsd } paretoFront { costUsd totalHours } rejected { reason count } } }`;
@@ -169,17 +230,30 @@ describe('the recommend cache', () => {
       expect(res.body.singleResult.errors).toBeUndefined();
       return res.body.singleResult.data;
     };
-    await fc.assert(fc.asyncProperty(search, async (s) => {
-      const input = {
-        workload: { model: models[s.modelIndex].id, samples: s.samples * models[s.modelIndex].unitsPerBatchElement }, objective: s.objective,
-        gpus: s.gpus.map((g) => g.id), precisions: s.precisions, maxNodes: s.maxNodes, maxGpus: s.maxGpus, deadlineHours: s.deadlineHours, budgetUsd: s.budgetUsd, limit: s.limit,
-      };
-      recommendCache.clear();
-      const fresh = await run(input);
-      const hits = recommendCache.hits;
-      const again = await run(input);
-      expect(recommendCache.hits).toBe(hits + 1);
-      expect(again).toEqual(fresh);
-    }), { seed: SEED, numRuns: 25 });
+    await fc.assert(
+      fc.asyncProperty(search, async (s) => {
+        const input = {
+          workload: {
+            model: models[s.modelIndex].id,
+            samples: s.samples * models[s.modelIndex].unitsPerBatchElement,
+          },
+          objective: s.objective,
+          gpus: s.gpus.map((g) => g.id),
+          precisions: s.precisions,
+          maxNodes: s.maxNodes,
+          maxGpus: s.maxGpus,
+          deadlineHours: s.deadlineHours,
+          budgetUsd: s.budgetUsd,
+          limit: s.limit,
+        };
+        recommendCache.clear();
+        const fresh = await run(input);
+        const hits = recommendCache.hits;
+        const again = await run(input);
+        expect(recommendCache.hits).toBe(hits + 1);
+        expect(again).toEqual(fresh);
+      }),
+      { seed: SEED, numRuns: 25 },
+    );
   });
 });

@@ -19,26 +19,65 @@ export interface ServerProcess {
   exited: Promise<number | string>;
 }
 
-export async function spawnServer(opts: { args?: string[]; env?: Record<string, string>; workers?: number; startTimeoutMs?: number } = {}): Promise<ServerProcess> {
+export async function spawnServer(
+  opts: { args?: string[]; env?: Record<string, string>; workers?: number; startTimeoutMs?: number } = {},
+): Promise<ServerProcess> {
   const workers = opts.workers ?? 1;
-  const args = ['--import', 'tsx', 'cli/main.ts', 'serve', '--host', '127.0.0.1', '--port', '0', '--workers', String(workers), ...(opts.args ?? [])];
+  const args = [
+    '--import',
+    'tsx',
+    'cli/main.ts',
+    'serve',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--workers',
+    String(workers),
+    ...(opts.args ?? []),
+  ];
   const proc = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'info', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, unknown>[] = [];
-  const exited = new Promise<number | string>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  const exited = new Promise<number | string>((resolve) =>
+    proc.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
   let listening = 0;
   let port = '';
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in time; log:\n${logs.map((l) => JSON.stringify(l)).join('\n')}`)), opts.startTimeoutMs ?? 30_000);
-    exited.then((code) => { clearTimeout(timer); reject(new Error(`server exited (${code}) before listening; log:\n${logs.map((l) => JSON.stringify(l)).join('\n')}`)); });
+    const timer = setTimeout(
+      () =>
+        reject(
+          new Error(`server did not start in time; log:\n${logs.map((l) => JSON.stringify(l)).join('\n')}`),
+        ),
+      opts.startTimeoutMs ?? 30_000,
+    );
+    exited.then((code) => {
+      clearTimeout(timer);
+      reject(
+        new Error(
+          `server exited (${code}) before listening; log:\n${logs.map((l) => JSON.stringify(l)).join('\n')}`,
+        ),
+      );
+    });
     const onLine = (line: string) => {
       let j: Record<string, unknown>;
-      try { j = JSON.parse(line); } catch { j = { raw: line }; }
+      try {
+        j = JSON.parse(line);
+      } catch {
+        j = { raw: line };
+      }
       logs.push(j);
-      if (j.msg === 'listening') { port = String(j.port); if (++listening === workers) { clearTimeout(timer); resolve(); } }
+      if (j.msg === 'listening') {
+        port = String(j.port);
+        if (++listening === workers) {
+          clearTimeout(timer);
+          resolve();
+        }
+      }
     };
     for (const stream of [proc.stdout, proc.stderr]) {
       if (!stream) continue;
@@ -47,26 +86,57 @@ export async function spawnServer(opts: { args?: string[]; env?: Record<string, 
       stream.on('data', (chunk: string) => {
         buf += chunk;
         let i;
-        while ((i = buf.indexOf('\n')) >= 0) { onLine(buf.slice(0, i)); buf = buf.slice(i + 1); }
+        while ((i = buf.indexOf('\n')) >= 0) {
+          onLine(buf.slice(0, i));
+          buf = buf.slice(i + 1);
+        }
       });
     }
   });
   await ready;
   const base = `http://127.0.0.1:${port}`;
   return {
-    proc, base, url: `${base}/graphql`, logs, exited,
-    stop: (signal = 'SIGTERM') => { if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal); return exited; },
+    proc,
+    base,
+    url: `${base}/graphql`,
+    logs,
+    exited,
+    stop: (signal = 'SIGTERM') => {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      return exited;
+    },
   };
 }
 
 /** For benchmarks: logs go to a file (not through a pipe this process must drain), so the port is fixed. */
-export async function spawnServerOnPort(port: number, opts: { workers?: number; env?: Record<string, string>; logFile: string; args?: string[] }): Promise<ServerProcess> {
+export async function spawnServerOnPort(
+  port: number,
+  opts: { workers?: number; env?: Record<string, string>; logFile: string; args?: string[] },
+): Promise<ServerProcess> {
   const workers = opts.workers ?? 1;
-  const args = ['--import', 'tsx', 'cli/main.ts', 'serve', '--host', '127.0.0.1', '--port', String(port), '--workers', String(workers), ...(opts.args ?? [])];
+  const args = [
+    '--import',
+    'tsx',
+    'cli/main.ts',
+    'serve',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--workers',
+    String(workers),
+    ...(opts.args ?? []),
+  ];
   const fd = openSync(opts.logFile, 'a');
-  const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'info', ...opts.env }, stdio: ['ignore', fd, fd] });
+  const proc = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'info', ...opts.env },
+    stdio: ['ignore', fd, fd],
+  });
   closeSync(fd);
-  const exited = new Promise<number | string>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  const exited = new Promise<number | string>((resolve) =>
+    proc.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
   const base = `http://127.0.0.1:${port}`;
   const until = Date.now() + 30_000;
   // Ready when as many distinct workers have answered /ready as were asked for (or 5 s after the first did).
@@ -76,13 +146,28 @@ export async function spawnServerOnPort(port: number, opts: { workers?: number; 
     if (proc.exitCode !== null) throw new Error(`server exited (${proc.exitCode}); see ${opts.logFile}`);
     try {
       const r = await fetch(`${base}/ready`, { headers: { connection: 'close' } });
-      if (r.ok) { pids.add(((await r.json()) as { pid: number }).pid); firstAt ||= Date.now(); }
-    } catch { /* not up yet */ }
+      if (r.ok) {
+        pids.add(((await r.json()) as { pid: number }).pid);
+        firstAt ||= Date.now();
+      }
+    } catch {
+      /* not up yet */
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
-  if (!pids.size) { proc.kill('SIGKILL'); throw new Error(`server did not start; see ${opts.logFile}`); }
+  if (!pids.size) {
+    proc.kill('SIGKILL');
+    throw new Error(`server did not start; see ${opts.logFile}`);
+  }
   return {
-    proc, base, url: `${base}/graphql`, logs: [], exited,
-    stop: (signal = 'SIGTERM') => { if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal); return exited; },
+    proc,
+    base,
+    url: `${base}/graphql`,
+    logs: [],
+    exited,
+    stop: (signal = 'SIGTERM') => {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      return exited;
+    },
   };
 }

@@ -17,19 +17,50 @@ const model = (id: string): ModelDef => {
 const params = (m: ModelDef) => modelCost(m).parameters;
 /** Forward multiply-adds of convolutions, linears and matmuls: what papers call FLOPs. */
 const macs = (m: ModelDef) =>
-  modelCost(m).layers.filter((l) => l.opClass === 'matmul').reduce((s, l) => s + (l.forwardFlops * l.count) / 2, 0);
+  modelCost(m)
+    .layers.filter((l) => l.opClass === 'matmul')
+    .reduce((s, l) => s + (l.forwardFlops * l.count) / 2, 0);
 
 function expectNear(actual: number, published: number, tolerance: number, what: string) {
   const rel = Math.abs(actual / published - 1);
-  expect(rel, `${what}: computed ${actual.toPrecision(6)} vs published ${published.toPrecision(6)} (${(rel * 100).toFixed(2)}% off)`)
-    .toBeLessThanOrEqual(tolerance);
+  expect(
+    rel,
+    `${what}: computed ${actual.toPrecision(6)} vs published ${published.toPrecision(6)} (${(rel * 100).toFixed(2)}% off)`,
+  ).toBeLessThanOrEqual(tolerance);
 }
 
 const REQUIRED_IDS = [
-  'resnet50_v1.5', 'resnet50_v1', 'resnet152_v1', 'resnext101_32x4d', 'se_resnext101_32x4d', 'efficientnet_b0', 'efficientnet_b4',
-  'vgg16', 'alexnet', 'inception_v3', 'inception_v4', 'ssd300_resnet50', 'maskrcnn_r50_fpn', 'bert_base_squad', 'bert_large_squad',
-  'bert_large_pretrain', 'transformerxl_base', 'transformerxl_large', 'transformer_big_wmt', 'gnmt_v2', 'ncf_neumf', 'tacotron2',
-  'waveglow', 'gpt2_124m', 'gpt2_355m', 'gpt2_774m', 'gpt2_1558m', 'llama2_7b', 'llama2_13b', 'llama2_70b', 'vit_b16',
+  'resnet50_v1.5',
+  'resnet50_v1',
+  'resnet152_v1',
+  'resnext101_32x4d',
+  'se_resnext101_32x4d',
+  'efficientnet_b0',
+  'efficientnet_b4',
+  'vgg16',
+  'alexnet',
+  'inception_v3',
+  'inception_v4',
+  'ssd300_resnet50',
+  'maskrcnn_r50_fpn',
+  'bert_base_squad',
+  'bert_large_squad',
+  'bert_large_pretrain',
+  'transformerxl_base',
+  'transformerxl_large',
+  'transformer_big_wmt',
+  'gnmt_v2',
+  'ncf_neumf',
+  'tacotron2',
+  'waveglow',
+  'gpt2_124m',
+  'gpt2_355m',
+  'gpt2_774m',
+  'gpt2_1558m',
+  'llama2_7b',
+  'llama2_13b',
+  'llama2_70b',
+  'vit_b16',
 ];
 
 describe('zoo contents', () => {
@@ -46,8 +77,18 @@ describe('zoo contents', () => {
       expect(c.parameters, m.id).toBeGreaterThan(0);
       expect(c.activationElements, m.id).toBeGreaterThan(0);
       for (const l of c.layers) {
-        const fields = [l.forwardFlops, l.backwardFlops, l.parameters, l.inputElements, l.outputElements, l.kernelFlops];
-        expect(fields.every((v) => Number.isFinite(v) && v >= 0), `${m.id}/${l.name}: ${fields.join(', ')}`).toBe(true);
+        const fields = [
+          l.forwardFlops,
+          l.backwardFlops,
+          l.parameters,
+          l.inputElements,
+          l.outputElements,
+          l.kernelFlops,
+        ];
+        expect(
+          fields.every((v) => Number.isFinite(v) && v >= 0),
+          `${m.id}/${l.name}: ${fields.join(', ')}`,
+        ).toBe(true);
         expect(Number.isInteger(l.count) && l.count >= 1, `${m.id}/${l.name} count ${l.count}`).toBe(true);
       }
     }
@@ -58,7 +99,9 @@ describe('zoo contents', () => {
       const types = new Set(m.layers.map((l) => l.type));
       expect(types.has('loss'), `${m.id} has no loss`).toBe(true);
       expect(types.has('activation') || types.has('norm'), `${m.id} has no activation or norm`).toBe(true);
-      expect(types.has('elementwise') || types.has('pool'), `${m.id} has no elementwise/pool pass`).toBe(true);
+      expect(types.has('elementwise') || types.has('pool'), `${m.id} has no elementwise/pool pass`).toBe(
+        true,
+      );
     }
   });
 
@@ -98,18 +141,43 @@ describe('parameter counts against published figures', () => {
     // He et al. 2016 quote ~25.6M; tf_cnn_benchmarks adds a 1001st class (+2049).
     ['resnet50_v1', 25.6e6, 0.005, 'He et al. 2016: ResNet-50 ~25.6M'],
     ['resnet152_v1', 60_192_808, 0.001, 'torchvision resnet152: 60,192,808 (+2049 for 1001 classes)'],
-    ['resnext101_32x4d', 44.18e6, 0.002, 'Xie et al. 2017 Table 5: ResNeXt-101 (32x4d) 44.2M; Cadene pretrained-models 44.18M'],
+    [
+      'resnext101_32x4d',
+      44.18e6,
+      0.002,
+      'Xie et al. 2017 Table 5: ResNeXt-101 (32x4d) 44.2M; Cadene pretrained-models 44.18M',
+    ],
     ['efficientnet_b0', 5_288_548, 0.001, 'torchvision efficientnet_b0: 5,288,548 (Tan & Le 2019: 5.3M)'],
     ['efficientnet_b4', 19_341_616, 0.001, 'torchvision efficientnet_b4: 19,341,616 (Tan & Le 2019: 19M)'],
     ['vgg16', 138_357_544, 0.001, 'torchvision vgg16: 138,357,544 (Simonyan & Zisserman: 138M)'],
     // tf_cnn_benchmarks' AlexNet has 384 channels in conv4 and 1001 classes: 61.8M.
     ['alexnet', 61e6, 0.015, 'Krizhevsky et al. 2012: ~60-61M; torchvision alexnet 61,100,840'],
-    ['inception_v3', 23_834_568, 0.001, 'torchvision inception_v3 without aux logits: 23,834,568 (27,161,264 with)'],
+    [
+      'inception_v3',
+      23_834_568,
+      0.001,
+      'torchvision inception_v3 without aux logits: 23,834,568 (27,161,264 with)',
+    ],
     ['inception_v4', 42.68e6, 0.002, 'Cadene pretrained-models inceptionv4: 42.68M'],
-    ['maskrcnn_r50_fpn', 44_401_393, 0.003, 'torchvision maskrcnn_resnet50_fpn: 44,401,393 (91 classes; ours 81)'],
+    [
+      'maskrcnn_r50_fpn',
+      44_401_393,
+      0.003,
+      'torchvision maskrcnn_resnet50_fpn: 44,401,393 (91 classes; ours 81)',
+    ],
     ['bert_base_squad', 110e6, 0.015, 'Devlin et al. 2019: BERT-base 110M (ours has no pooler: 108.9M)'],
-    ['bert_large_squad', 335.1e6, 0.005, 'BERT-large 335.1M with pooler (paper rounds to 340M); ours has no pooler'],
-    ['bert_large_pretrain', 335.1e6, 0.005, 'BERT-large 335.1M; ours adds the MLM transform and NSP head (+1.1M)'],
+    [
+      'bert_large_squad',
+      335.1e6,
+      0.005,
+      'BERT-large 335.1M with pooler (paper rounds to 340M); ours has no pooler',
+    ],
+    [
+      'bert_large_pretrain',
+      335.1e6,
+      0.005,
+      'BERT-large 335.1M; ours adds the MLM transform and NSP head (+1.1M)',
+    ],
     ['gpt2_124m', 124_439_808, 0.0001, 'Hugging Face gpt2: 124,439,808'],
     ['gpt2_355m', 354_823_168, 0.0001, 'Hugging Face gpt2-medium: 354,823,168'],
     ['gpt2_774m', 774_030_080, 0.0001, 'Hugging Face gpt2-large: 774,030,080'],
@@ -118,7 +186,12 @@ describe('parameter counts against published figures', () => {
     ['llama2_13b', 13_015_864_320, 0.0001, 'Hugging Face Llama-2-13b: 13,015,864,320'],
     ['llama2_70b', 68_976_648_192, 0.0001, 'Hugging Face Llama-2-70b (GQA, 8 KV heads): 68,976,648,192'],
     ['vit_b16', 86_567_656, 0.0001, 'torchvision vit_b_16: 86,567,656 (Dosovitskiy et al.: 86M)'],
-    ['transformer_big_wmt', 213e6, 0.015, 'Vaswani et al. 2017 Table 3: Transformer (big) 213M (37k vocab; DLE dictionary 33,712)'],
+    [
+      'transformer_big_wmt',
+      213e6,
+      0.015,
+      'Vaswani et al. 2017 Table 3: Transformer (big) 213M (37k vocab; DLE dictionary 33,712)',
+    ],
     ['tacotron2', 28.2e6, 0.01, "commonly quoted 28.2M for NVIDIA's Tacotron 2 implementation"],
   ];
   it.each(PUBLISHED)('%s ~ %d parameters', (id, published, tol, source) => {
@@ -148,20 +221,29 @@ describe('parameter counts against published figures', () => {
 
   // No paper states these totals; they are sums over the reference implementation's layers.
   it('GNMT v2: embedding + LSTMs + attention + classifier from DLE dimensions (~160M)', () => {
-    const h = 1024, V = 32317;
+    const h = 1024,
+      V = 32317;
     const lstm = (i: number, dirs = 1) => dirs * 4 * h * (i + h) + dirs * 8 * h;
-    const expected = V * h // shared embedding
-      + lstm(h, 2) + lstm(2 * h) + 2 * lstm(h) // encoder
-      + lstm(h) + 3 * lstm(2 * h) // decoder
-      + 2 * h * h + h // attention query/key projections and v
-      + h * V + V; // classifier
+    const expected =
+      V * h + // shared embedding
+      lstm(h, 2) +
+      lstm(2 * h) +
+      2 * lstm(h) + // encoder
+      lstm(h) +
+      3 * lstm(2 * h) + // decoder
+      2 * h * h +
+      h + // attention query/key projections and v
+      h * V +
+      V; // classifier
     expect(params(model('gnmt_v2'))).toBe(expected);
     expectNear(expected, 160e6, 0.01, 'GNMT v2');
   });
 
   it('NCF NeuMF: embeddings + MLP from DLE dimensions (ml-20m)', () => {
-    const users = 138493, items = 26744;
-    const expected = (users + items) * (64 + 128) + (256 * 256 + 256) + (256 * 128 + 128) + (128 * 64 + 64) + (128 + 1);
+    const users = 138493,
+      items = 26744;
+    const expected =
+      (users + items) * (64 + 128) + (256 * 256 + 256) + (256 * 128 + 128) + (128 * 64 + 64) + (128 + 1);
     expect(params(model('ncf_neumf'))).toBe(expected);
   });
 });
@@ -176,7 +258,12 @@ describe('forward FLOPs against published multiply-add counts', () => {
     ['vgg16', 15.47, 0.005, 'torchvision vgg16: 15.47 GFLOPS (MACs); Simonyan & Zisserman 15.5'],
     ['inception_v3', 5.71, 0.005, 'torchvision inception_v3: 5.71 GFLOPS (MACs)'],
     ['efficientnet_b0', 0.39, 0.02, 'Tan & Le 2019 Table 2: 0.39B FLOPs; torchvision 0.39'],
-    ['efficientnet_b4', 4.39, 0.01, 'torchvision efficientnet_b4 at 380: 4.39 GFLOPS (the paper rounds to 4.2B)'],
+    [
+      'efficientnet_b4',
+      4.39,
+      0.01,
+      'torchvision efficientnet_b4 at 380: 4.39 GFLOPS (the paper rounds to 4.2B)',
+    ],
     ['vit_b16', 17.56, 0.005, 'torchvision vit_b_16: 17.56 GFLOPS; Dosovitskiy et al. 17.6'],
   ];
   it.each(PUBLISHED)('%s ~ %d GMACs', (id, gmacs, tol, source) => {
@@ -192,10 +279,17 @@ describe('forward FLOPs against published multiply-add counts', () => {
   it('decoder LMs: FLOPs per token = 2 x weights + attention (Kaplan et al. 2020, Table 1)', () => {
     // C_forward = 2N + 2 n_layer n_ctx d_attn per token counts only QK^T; an unfused
     // implementation also multiplies by V over the full (masked) context: 4 n_layer n_ctx d.
-    for (const [id, layers, d, ctx] of [['gpt2_124m', 12, 768, 1024], ['llama2_7b', 32, 4096, 4096], ['llama2_70b', 80, 8192, 4096]] as const) {
+    for (const [id, layers, d, ctx] of [
+      ['gpt2_124m', 12, 768, 1024],
+      ['llama2_7b', 32, 4096, 4096],
+      ['llama2_70b', 80, 8192, 4096],
+    ] as const) {
       const m = model(id);
       // Every linear runs over all ctx tokens; the tied LM head still multiplies.
-      const matrixWeights = m.layers.reduce((s, l) => (l.type === 'linear' ? s + l.inFeatures * l.outFeatures * (l.count ?? 1) : s), 0);
+      const matrixWeights = m.layers.reduce(
+        (s, l) => (l.type === 'linear' ? s + l.inFeatures * l.outFeatures * (l.count ?? 1) : s),
+        0,
+      );
       const perToken = (2 * macs(m)) / ctx;
       expectNear(perToken, 2 * matrixWeights + 4 * layers * ctx * d, 0.001, id);
     }
@@ -207,7 +301,8 @@ describe('sizes scale sensibly', () => {
     const small = model('resnet50_v1.5');
     const big = getModel('resnet50_v1.5', { seqLenOrImageSize: 448 })!;
     expect(big.imageSize).toBe(448);
-    const a = modelCost(small), b = modelCost(big);
+    const a = modelCost(small),
+      b = modelCost(big);
     expect(b.parameters).toBe(a.parameters);
     expect(b.activationElements / a.activationElements).toBeGreaterThan(3.9);
     expect(b.activationElements / a.activationElements).toBeLessThan(4.05);
@@ -220,7 +315,8 @@ describe('sizes scale sensibly', () => {
     const p2 = getModel('bert_large_pretrain', { seqLenOrImageSize: 512 })!;
     expect(p2.seqLen).toBe(512);
     expect(getModel('bert_large_pretrain', { seqLenOrImageSize: 512 })).toBe(p2); // cached
-    const a = modelCost(p1), b = modelCost(p2);
+    const a = modelCost(p1),
+      b = modelCost(p2);
     expect(b.parameters).toBe(a.parameters);
     expect(b.activationElements / a.activationElements).toBeGreaterThan(4);
     expect(b.activationElements / a.activationElements).toBeLessThan(16);
@@ -228,7 +324,9 @@ describe('sizes scale sensibly', () => {
   });
 
   it('GPT-2 at 2048 tokens: between 2x and 4x the activations of 1024', () => {
-    const r = modelCost(getModel('gpt2_124m', { seqLenOrImageSize: 2048 })!).activationElements / modelCost(model('gpt2_124m')).activationElements;
+    const r =
+      modelCost(getModel('gpt2_124m', { seqLenOrImageSize: 2048 })!).activationElements /
+      modelCost(model('gpt2_124m')).activationElements;
     expect(r).toBeGreaterThan(2);
     expect(r).toBeLessThan(4);
   });
@@ -242,31 +340,45 @@ describe('sizes scale sensibly', () => {
     const ids = ['gpt2_124m', 'gpt2_355m', 'gpt2_774m', 'gpt2_1558m'];
     const flops = ids.map((id) => modelCost(model(id)).forwardFlops);
     for (let i = 1; i < flops.length; i++) expect(flops[i]).toBeGreaterThan(flops[i - 1]);
-    expect(modelCost(model('efficientnet_b4')).activationElements).toBeGreaterThan(modelCost(model('efficientnet_b0')).activationElements);
-    expect(modelCost(model('transformerxl_large')).forwardFlops).toBeGreaterThan(modelCost(model('transformerxl_base')).forwardFlops);
+    expect(modelCost(model('efficientnet_b4')).activationElements).toBeGreaterThan(
+      modelCost(model('efficientnet_b0')).activationElements,
+    );
+    expect(modelCost(model('transformerxl_large')).forwardFlops).toBeGreaterThan(
+      modelCost(model('transformerxl_base')).forwardFlops,
+    );
   });
 });
 
 /** Minimal RFC 4180 reader: quoted fields may hold commas, quotes and newlines. */
 function parseCsv(text: string): Record<string, string>[] {
   const records: string[][] = [];
-  let field = '', row: string[] = [], quoted = false;
+  let field = '',
+    row: string[] = [],
+    quoted = false;
   for (let i = 0; i < text.length; i++) {
     const ch = text[i];
     if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') { field += '"'; i++; }
-      else if (ch === '"') quoted = false;
+      if (ch === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
       else field += ch;
     } else if (ch === '"') quoted = true;
-    else if (ch === ',') { row.push(field); field = ''; }
-    else if (ch === '\n' || ch === '\r') {
+    else if (ch === ',') {
+      row.push(field);
+      field = '';
+    } else if (ch === '\n' || ch === '\r') {
       if (ch === '\r' && text[i + 1] === '\n') i++;
-      row.push(field); field = '';
+      row.push(field);
+      field = '';
       if (row.some((f) => f !== '')) records.push(row);
       row = [];
     } else field += ch;
   }
-  if (field !== '' || row.length) { row.push(field); records.push(row); }
+  if (field !== '' || row.length) {
+    row.push(field);
+    records.push(row);
+  }
   const [header, ...body] = records;
   return body.map((r) => Object.fromEntries(header.map((h, j) => [h, r[j] ?? ''])));
 }

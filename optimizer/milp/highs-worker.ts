@@ -28,12 +28,21 @@ loading.catch(() => undefined);
 
 port.on('message', async (job: WorkerJob) => {
   try {
-    const result = job.backend === 'highs'
-      ? solveWithHighs(await loading, job.model, { timeLimitSeconds: job.timeLimitSeconds, mipRelGap: job.mipRelGap, start: job.start })
-      : solveWithJsLp(job.model, job.timeLimitSeconds);
+    const result =
+      job.backend === 'highs'
+        ? solveWithHighs(await loading, job.model, {
+            timeLimitSeconds: job.timeLimitSeconds,
+            mipRelGap: job.mipRelGap,
+            start: job.start,
+          })
+        : solveWithJsLp(job.model, job.timeLimitSeconds);
     port.postMessage({ type: 'result', id: job.id, result } satisfies WorkerReply);
   } catch (e) {
-    port.postMessage({ type: 'error', id: job.id, message: e instanceof Error ? e.message : String(e) } satisfies WorkerReply);
+    port.postMessage({
+      type: 'error',
+      id: job.id,
+      message: e instanceof Error ? e.message : String(e),
+    } satisfies WorkerReply);
   }
 });
 

@@ -40,17 +40,38 @@ export interface HighsSolveOptions {
 }
 
 const STATUS_TEXT: Record<number, string> = {
-  0: 'not set', 1: 'load error', 2: 'model error', 3: 'presolve error', 4: 'solve error', 5: 'postsolve error', 6: 'empty model',
-  7: 'optimal', 8: 'infeasible', 9: 'unbounded or infeasible', 10: 'unbounded', 11: 'objective bound reached', 12: 'objective target reached',
-  13: 'time limit reached', 14: 'iteration limit reached', 15: 'unknown', 16: 'solution limit reached', 17: 'interrupted',
+  0: 'not set',
+  1: 'load error',
+  2: 'model error',
+  3: 'presolve error',
+  4: 'solve error',
+  5: 'postsolve error',
+  6: 'empty model',
+  7: 'optimal',
+  8: 'infeasible',
+  9: 'unbounded or infeasible',
+  10: 'unbounded',
+  11: 'objective bound reached',
+  12: 'objective target reached',
+  13: 'time limit reached',
+  14: 'iteration limit reached',
+  15: 'unknown',
+  16: 'solution limit reached',
+  17: 'interrupted',
 };
 
 export function solveWithHighs(h: Highs, m: MipModel, o: HighsSolveOptions): BackendResult {
   const t0 = performance.now();
   const inf = h.infinity;
   const clamp = (x: number) => (x === Infinity ? inf : x === -Infinity ? -inf : x);
-  const starts = [0], indices: number[] = [], values: number[] = [];
-  for (const r of m.rows) { indices.push(...r.indices); values.push(...r.values); starts.push(indices.length); }
+  const starts = [0],
+    indices: number[] = [],
+    values: number[] = [];
+  for (const r of m.rows) {
+    indices.push(...r.indices);
+    values.push(...r.values);
+    starts.push(indices.length);
+  }
   const isMip = m.vars.some((v) => v.type !== 'continuous');
   const data: ModelData = {
     numCols: m.vars.length,
@@ -66,7 +87,12 @@ export function solveWithHighs(h: Highs, m: MipModel, o: HighsSolveOptions): Bac
   };
   const model = h.createModel(data);
   try {
-    model.options.set({ output_flag: false, time_limit: o.timeLimitSeconds, mip_rel_gap: o.mipRelGap, random_seed: 0 });
+    model.options.set({
+      output_flag: false,
+      time_limit: o.timeLimitSeconds,
+      mip_rel_gap: o.mipRelGap,
+      random_seed: 0,
+    });
     if (o.start && o.start.length === m.vars.length) model.setSolution({ colValue: o.start });
     model.run();
     const code = model.getModelStatus();
@@ -80,12 +106,28 @@ export function solveWithHighs(h: Highs, m: MipModel, o: HighsSolveOptions): Bac
       bestBound = Number.isFinite(b) && Math.abs(b) < inf ? b : null;
     } else if (code === 7) bestBound = objective;
     const status: BackendResult['status'] =
-      code === 7 ? (hasSolution ? 'optimal' : 'error')
-      : code === 8 ? 'infeasible'
-      : code === 9 || code === 10 ? 'unbounded'
-      : [11, 12, 13, 14, 16, 17].includes(code) ? (hasSolution ? 'feasible' : 'no-solution')
-      : 'error';
-    return { backend: 'highs', status, values: x, objective, bestBound, timeMs: performance.now() - t0, message: STATUS_TEXT[code] ?? `status ${code}` };
+      code === 7
+        ? hasSolution
+          ? 'optimal'
+          : 'error'
+        : code === 8
+          ? 'infeasible'
+          : code === 9 || code === 10
+            ? 'unbounded'
+            : [11, 12, 13, 14, 16, 17].includes(code)
+              ? hasSolution
+                ? 'feasible'
+                : 'no-solution'
+              : 'error';
+    return {
+      backend: 'highs',
+      status,
+      values: x,
+      objective,
+      bestBound,
+      timeMs: performance.now() - t0,
+      message: STATUS_TEXT[code] ?? `status ${code}`,
+    };
   } finally {
     model.dispose();
   }

@@ -27,7 +27,9 @@ const row = (i: number) => `r${i}`;
 export function toJsLpModel(m: MipModel, timeoutMs: number): JsLpModel {
   const constraints: JsLpModel['constraints'] = {};
   const variables: JsLpModel['variables'] = {};
-  const ints: Record<string, 1> = {}, binaries: Record<string, 1> = {}, unrestricted: Record<string, 1> = {};
+  const ints: Record<string, 1> = {},
+    binaries: Record<string, 1> = {},
+    unrestricted: Record<string, 1> = {};
   m.vars.forEach((v, j) => {
     const coefs: Record<string, number> = { [OBJ]: v.obj };
     if (v.type === 'binary') binaries[col(j)] = 1;
@@ -38,7 +40,10 @@ export function toJsLpModel(m: MipModel, timeoutMs: number): JsLpModel {
       const bound: { min?: number; max?: number } = {};
       if (v.lb !== 0 && Number.isFinite(v.lb)) bound.min = v.lb;
       if (Number.isFinite(v.ub)) bound.max = v.ub;
-      if (bound.min !== undefined || bound.max !== undefined) { constraints[`b${j}`] = bound; coefs[`b${j}`] = 1; }
+      if (bound.min !== undefined || bound.max !== undefined) {
+        constraints[`b${j}`] = bound;
+        coefs[`b${j}`] = 1;
+      }
     }
     variables[col(j)] = coefs;
   });
@@ -51,9 +56,20 @@ export function toJsLpModel(m: MipModel, timeoutMs: number): JsLpModel {
       if (Number.isFinite(r.ub)) bound.max = r.ub;
       constraints[row(i)] = bound;
     }
-    r.indices.forEach((j, k) => { variables[col(j)][row(i)] = r.values[k]; });
+    r.indices.forEach((j, k) => {
+      variables[col(j)][row(i)] = r.values[k];
+    });
   });
-  return { optimize: OBJ, opType: m.sense, constraints, variables, ints, binaries, unrestricted, options: { ...JSLP_OPTIONS, timeout: timeoutMs } };
+  return {
+    optimize: OBJ,
+    opType: m.sense,
+    constraints,
+    variables,
+    ints,
+    binaries,
+    unrestricted,
+    options: { ...JSLP_OPTIONS, timeout: timeoutMs },
+  };
 }
 
 export function solveWithJsLp(m: MipModel, timeLimitSeconds: number): BackendResult {
@@ -62,10 +78,19 @@ export function solveWithJsLp(m: MipModel, timeLimitSeconds: number): BackendRes
   const res = jsLp.Solve(toJsLpModel(m, timeoutMs)) as SolveResult;
   const timeMs = performance.now() - t0;
   const base = { backend: 'javascript-lp-solver' as const, bestBound: null, timeMs };
-  if (!res.feasible) return { ...base, status: 'infeasible', values: null, objective: null, message: 'reported infeasible' };
-  if (res.bounded === false) return { ...base, status: 'unbounded', values: null, objective: null, message: 'reported unbounded' };
+  if (!res.feasible)
+    return { ...base, status: 'infeasible', values: null, objective: null, message: 'reported infeasible' };
+  if (res.bounded === false)
+    return { ...base, status: 'unbounded', values: null, objective: null, message: 'reported unbounded' };
   const hasInts = m.vars.some((v) => v.type !== 'continuous');
-  if (hasInts && res.isIntegral !== true) return { ...base, status: 'no-solution', values: null, objective: null, message: `returned a fractional solution (isIntegral ${String(res.isIntegral)})` };
+  if (hasInts && res.isIntegral !== true)
+    return {
+      ...base,
+      status: 'no-solution',
+      values: null,
+      objective: null,
+      message: `returned a fractional solution (isIntegral ${String(res.isIntegral)})`,
+    };
   const values = m.vars.map((_, j) => {
     const v = res[col(j)];
     return typeof v === 'number' ? v : 0;
@@ -77,6 +102,8 @@ export function solveWithJsLp(m: MipModel, timeLimitSeconds: number): BackendRes
     values,
     objective: res.result,
     bestBound: inTime ? res.result : null,
-    message: inTime ? 'branch and bound finished before its timeout' : `answered after ${Math.round(timeMs)} ms, at or past its ${timeoutMs} ms timeout: optimality not proven`,
+    message: inTime
+      ? 'branch and bound finished before its timeout'
+      : `answered after ${Math.round(timeMs)} ms, at or past its ${timeoutMs} ms timeout: optimality not proven`,
   };
 }

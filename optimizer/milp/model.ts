@@ -40,7 +40,10 @@ export class MipBuilder {
   readonly rows: MipRow[] = [];
   private readonly names = new Set<string>();
 
-  constructor(readonly name: string, readonly sense: 'min' | 'max' = 'min') {}
+  constructor(
+    readonly name: string,
+    readonly sense: 'min' | 'max' = 'min',
+  ) {}
 
   private unique(name: string): string {
     if (this.names.has(name)) throw new Error(`MipBuilder: duplicate name ${name}`);
@@ -49,7 +52,10 @@ export class MipBuilder {
   }
 
   addVar(name: string, type: VarType, lb: number, ub: number, obj = 0): number {
-    if (type === 'binary') { lb = Math.max(0, lb); ub = Math.min(1, ub); }
+    if (type === 'binary') {
+      lb = Math.max(0, lb);
+      ub = Math.min(1, ub);
+    }
     this.vars.push({ name: this.unique(name), type, lb, ub, obj });
     return this.vars.length - 1;
   }
@@ -58,8 +64,13 @@ export class MipBuilder {
   addRow(name: string, terms: Iterable<readonly [number, number]>, lb: number, ub: number): number {
     const acc = new Map<number, number>();
     for (const [i, v] of terms) acc.set(i, (acc.get(i) ?? 0) + v);
-    const indices: number[] = [], values: number[] = [];
-    for (const [i, v] of [...acc].sort((a, b) => a[0] - b[0])) if (v !== 0) { indices.push(i); values.push(v); }
+    const indices: number[] = [],
+      values: number[] = [];
+    for (const [i, v] of [...acc].sort((a, b) => a[0] - b[0]))
+      if (v !== 0) {
+        indices.push(i);
+        values.push(v);
+      }
     this.rows.push({ name: this.unique(name), indices, values, lb, ub });
     return this.rows.length - 1;
   }
@@ -83,11 +94,21 @@ export function rowActivity(r: MipRow, x: ArrayLike<number>): number {
 }
 
 /** A copy of the model with another objective (dense coefficients) and sense. */
-export function withObjective(m: MipModel, coefs: ArrayLike<number>, sense: 'min' | 'max', name = m.name): MipModel {
+export function withObjective(
+  m: MipModel,
+  coefs: ArrayLike<number>,
+  sense: 'min' | 'max',
+  name = m.name,
+): MipModel {
   return { name, sense, rows: m.rows, vars: m.vars.map((v, j) => ({ ...v, obj: coefs[j] ?? 0 })) };
 }
 
-export interface ModelSize { variables: number; integers: number; constraints: number; nonzeros: number }
+export interface ModelSize {
+  variables: number;
+  integers: number;
+  constraints: number;
+  nonzeros: number;
+}
 
 export function modelSize(m: MipModel): ModelSize {
   return {

@@ -83,8 +83,14 @@ const RETRY_WORKER_AFTER_MS = 60_000;
 
 // ------------------------------------------------------------------ worker pool
 
-interface Slot { worker: Worker; busy: boolean }
-type Outcome = { kind: 'result'; result: BackendResult } | { kind: 'killed'; message: string } | { kind: 'unavailable'; message: string };
+interface Slot {
+  worker: Worker;
+  busy: boolean;
+}
+type Outcome =
+  | { kind: 'result'; result: BackendResult }
+  | { kind: 'killed'; message: string }
+  | { kind: 'unavailable'; message: string };
 
 const isTs = import.meta.url.endsWith('.ts');
 let workerEntryOverride: URL | undefined;
@@ -111,31 +117,54 @@ const maxWorkers = () => {
 const workersDisabled = () => /^(0|off|false|no)$/i.test(process.env.TRAINPLAN_SOLVER_WORKER ?? '');
 
 function spawn(): Promise<Slot> {
-  const entry = workerEntryOverride ?? new URL(isTs ? './highs-worker.ts' : './highs-worker.js', import.meta.url);
+  const entry =
+    workerEntryOverride ?? new URL(isTs ? './highs-worker.ts' : './highs-worker.js', import.meta.url);
   const worker = entry.pathname.endsWith('.ts')
     ? new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { entry: entry.href } })
     : new Worker(entry);
   return new Promise((resolve, reject) => {
     // Only our own listeners are removed: removeAllListeners() would also drop the ones Node uses to
     // keep the worker's message port flowing.
-    const off = () => { clearTimeout(timer); worker.off('message', onMessage); worker.off('error', onError); worker.off('exit', onExit); };
-    const fail = (why: string) => { off(); void worker.terminate(); reject(new Error(why)); };
+    const off = () => {
+      clearTimeout(timer);
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+    };
+    const fail = (why: string) => {
+      off();
+      void worker.terminate();
+      reject(new Error(why));
+    };
     const onMessage = (m: WorkerReply) => {
       off();
-      if (m.type !== 'ready') { void worker.terminate(); reject(new Error('the solver worker sent no ready message')); return; }
+      if (m.type !== 'ready') {
+        void worker.terminate();
+        reject(new Error('the solver worker sent no ready message'));
+        return;
+      }
       resolve({ worker, busy: true });
     };
     const onError = (e: Error) => fail(`the solver worker failed to start: ${e.message.split('\n')[0]}`);
     const onExit = (code: number) => fail(`the solver worker exited with code ${code} while starting`);
-    const timer = setTimeout(() => fail(`the solver worker did not start within ${WORKER_START_TIMEOUT_MS / 1e3} s`), WORKER_START_TIMEOUT_MS);
-    worker.on('message', onMessage); worker.on('error', onError); worker.on('exit', onExit);
+    const timer = setTimeout(
+      () => fail(`the solver worker did not start within ${WORKER_START_TIMEOUT_MS / 1e3} s`),
+      WORKER_START_TIMEOUT_MS,
+    );
+    worker.on('message', onMessage);
+    worker.on('error', onError);
+    worker.on('exit', onExit);
   });
 }
 
 async function acquire(): Promise<Slot> {
   for (;;) {
     const idle = slots.find((s) => !s.busy);
-    if (idle) { idle.busy = true; idle.worker.ref(); return idle; }
+    if (idle) {
+      idle.busy = true;
+      idle.worker.ref();
+      return idle;
+    }
     if (slots.length < maxWorkers()) {
       const placeholder = { busy: true } as Slot;
       slots.push(placeholder);
@@ -154,7 +183,10 @@ async function acquire(): Promise<Slot> {
 }
 
 function release(slot?: Slot) {
-  if (slot) { slot.busy = false; slot.worker.unref(); }
+  if (slot) {
+    slot.busy = false;
+    slot.worker.unref();
+  }
   waiting.shift()?.();
 }
 
@@ -166,7 +198,8 @@ function drop(slot: Slot) {
 }
 
 async function runInWorker(job: Omit<WorkerJob, 'id'>, watchdogMs: number): Promise<Outcome> {
-  if (workersDisabled()) return { kind: 'unavailable', message: 'worker threads disabled by TRAINPLAN_SOLVER_WORKER' };
+  if (workersDisabled())
+    return { kind: 'unavailable', message: 'worker threads disabled by TRAINPLAN_SOLVER_WORKER' };
   if (Date.now() < unavailableUntil) return { kind: 'unavailable', message: unavailableReason };
   let slot: Slot;
   try {
@@ -181,18 +214,47 @@ async function runInWorker(job: Omit<WorkerJob, 'id'>, watchdogMs: number): Prom
     const w = slot.worker;
     const done = (o: Outcome, keep: boolean) => {
       clearTimeout(timer);
-      w.off('message', onMessage); w.off('error', onError); w.off('exit', onExit);
-      if (keep) release(slot); else drop(slot);
+      w.off('message', onMessage);
+      w.off('error', onError);
+      w.off('exit', onExit);
+      if (keep) release(slot);
+      else drop(slot);
       resolve(o);
     };
     const onMessage = (m: WorkerReply) => {
       if (m.type === 'result' && m.id === id) done({ kind: 'result', result: m.result }, true);
-      else if (m.type === 'error' && m.id === id) done({ kind: 'result', result: { backend: job.backend, status: 'error', values: null, objective: null, bestBound: null, timeMs: 0, message: m.message } }, true);
+      else if (m.type === 'error' && m.id === id)
+        done(
+          {
+            kind: 'result',
+            result: {
+              backend: job.backend,
+              status: 'error',
+              values: null,
+              objective: null,
+              bestBound: null,
+              timeMs: 0,
+              message: m.message,
+            },
+          },
+          true,
+        );
     };
-    const onError = (e: Error) => done({ kind: 'killed', message: `the solver worker crashed: ${e.message.split('\n')[0]}` }, false);
-    const onExit = (code: number) => done({ kind: 'killed', message: `the solver worker exited with code ${code}` }, false);
-    const timer = setTimeout(() => done({ kind: 'killed', message: `terminated by the watchdog after ${(watchdogMs / 1e3).toFixed(1)} s` }, false), watchdogMs);
-    w.on('message', onMessage); w.on('error', onError); w.on('exit', onExit);
+    const onError = (e: Error) =>
+      done({ kind: 'killed', message: `the solver worker crashed: ${e.message.split('\n')[0]}` }, false);
+    const onExit = (code: number) =>
+      done({ kind: 'killed', message: `the solver worker exited with code ${code}` }, false);
+    const timer = setTimeout(
+      () =>
+        done(
+          { kind: 'killed', message: `terminated by the watchdog after ${(watchdogMs / 1e3).toFixed(1)} s` },
+          false,
+        ),
+      watchdogMs,
+    );
+    w.on('message', onMessage);
+    w.on('error', onError);
+    w.on('exit', onExit);
     w.postMessage({ ...job, id } satisfies WorkerJob);
   });
 }
@@ -215,14 +277,29 @@ const gapOf = (m: MipModel, obj: number, bound: number | null): number | null =>
  * Runs one backend as it is, unverified (worker, or in-thread HiGHS when no worker starts); the
  * benchmark uses it to see what each solver says on its own. Everything else goes through solveMip.
  */
-export async function runBackend(backend: BackendResult['backend'], m: MipModel, timeLimitSeconds: number, mipRelGap: number, start: MipStart | undefined): Promise<{ result: BackendResult | null; where: string; note?: string }> {
+export async function runBackend(
+  backend: BackendResult['backend'],
+  m: MipModel,
+  timeLimitSeconds: number,
+  mipRelGap: number,
+  start: MipStart | undefined,
+): Promise<{ result: BackendResult | null; where: string; note?: string }> {
   const grace = watchdogGraceMs ?? (backend === 'highs' ? WATCHDOG_GRACE_MS : JSLP_WATCHDOG_GRACE_MS);
-  const outcome = await runInWorker({ backend, model: m, timeLimitSeconds, mipRelGap, start }, timeLimitSeconds * 1e3 + grace);
+  const outcome = await runInWorker(
+    { backend, model: m, timeLimitSeconds, mipRelGap, start },
+    timeLimitSeconds * 1e3 + grace,
+  );
   if (outcome.kind === 'result') return { result: outcome.result, where: 'worker thread' };
-  if (outcome.kind === 'killed') return { result: null, where: 'worker thread', note: `${backend}: ${outcome.message}` };
+  if (outcome.kind === 'killed')
+    return { result: null, where: 'worker thread', note: `${backend}: ${outcome.message}` };
   // No worker: HiGHS in-thread honours its time limit; javascript-lp-solver's timeout is not a hard
   // limit, so it is not run in-thread.
-  if (backend !== 'highs') return { result: null, where: 'not run', note: `javascript-lp-solver skipped: no worker thread (${outcome.message})` };
+  if (backend !== 'highs')
+    return {
+      result: null,
+      where: 'not run',
+      note: `javascript-lp-solver skipped: no worker thread (${outcome.message})`,
+    };
   const result = solveWithHighs(await highs(), m, { timeLimitSeconds, mipRelGap, start });
   return { result, where: `in-thread: ${outcome.message}` };
 }
@@ -234,7 +311,9 @@ export async function solveMip(m: MipModel, o: SolveOptions): Promise<MipSolveRe
   const mipRelGap = o.mipRelGap ?? 0;
   const cols = modelSize(m).variables;
 
-  const tryJsLp = choice === 'JAVASCRIPT_LP_SOLVER' || (choice === 'AUTO' && o.fastPathEligible === true && cols <= JSLP_MAX_COLUMNS);
+  const tryJsLp =
+    choice === 'JAVASCRIPT_LP_SOLVER' ||
+    (choice === 'AUTO' && o.fastPathEligible === true && cols <= JSLP_MAX_COLUMNS);
   if (tryJsLp) {
     const budget = Math.min(o.jsLpTimeLimitSeconds ?? 2, o.timeLimitSeconds);
     const { result: r, note } = await runBackend('javascript-lp-solver', m, budget, 0, undefined);
@@ -246,14 +325,32 @@ export async function solveMip(m: MipModel, o: SolveOptions): Promise<MipSolveRe
           if (r.status === 'optimal') {
             const values = rounded(m, r.values);
             const objective = objectiveOf(m, values);
-            return { status: 'OPTIMAL', values, objective, bestBound: objective, gap: 0, solver: `javascript-lp-solver ${JSLP_VERSION} (worker thread)`, optimalityProven: true, timeMs: performance.now() - t0, notes };
+            return {
+              status: 'OPTIMAL',
+              values,
+              objective,
+              bestBound: objective,
+              gap: 0,
+              solver: `javascript-lp-solver ${JSLP_VERSION} (worker thread)`,
+              optimalityProven: true,
+              timeMs: performance.now() - t0,
+              notes,
+            };
           }
           notes.push(`javascript-lp-solver: ${r.message}; HiGHS answered`);
-        } else notes.push(`javascript-lp-solver's answer failed verification (${describeViolations(v, 3)}); HiGHS answered`);
-      } else notes.push(`javascript-lp-solver ${r.message}${r.status === 'infeasible' ? ' (not trusted without proof)' : ''}; HiGHS answered`);
+        } else
+          notes.push(
+            `javascript-lp-solver's answer failed verification (${describeViolations(v, 3)}); HiGHS answered`,
+          );
+      } else
+        notes.push(
+          `javascript-lp-solver ${r.message}${r.status === 'infeasible' ? ' (not trusted without proof)' : ''}; HiGHS answered`,
+        );
     }
   } else if (choice === 'AUTO' && o.fastPathEligible && cols > JSLP_MAX_COLUMNS) {
-    notes.push(`model has ${cols} columns, above the javascript-lp-solver fast-path limit of ${JSLP_MAX_COLUMNS}`);
+    notes.push(
+      `model has ${cols} columns, above the javascript-lp-solver fast-path limit of ${JSLP_MAX_COLUMNS}`,
+    );
   }
 
   const remaining = Math.max(1, o.timeLimitSeconds - (performance.now() - t0) / 1e3);
@@ -261,21 +358,75 @@ export async function solveMip(m: MipModel, o: SolveOptions): Promise<MipSolveRe
   if (note) notes.push(note);
   const solver = `highs ${HIGHS_VERSION} (${where})`;
   const timeMs = performance.now() - t0;
-  if (!r) return { status: 'TIME_LIMIT', values: null, objective: null, bestBound: null, gap: null, solver, optimalityProven: false, timeMs, notes };
-  if (r.status === 'infeasible') return { status: 'INFEASIBLE', values: null, objective: null, bestBound: null, gap: null, solver, optimalityProven: true, timeMs, notes };
+  if (!r)
+    return {
+      status: 'TIME_LIMIT',
+      values: null,
+      objective: null,
+      bestBound: null,
+      gap: null,
+      solver,
+      optimalityProven: false,
+      timeMs,
+      notes,
+    };
+  if (r.status === 'infeasible')
+    return {
+      status: 'INFEASIBLE',
+      values: null,
+      objective: null,
+      bestBound: null,
+      gap: null,
+      solver,
+      optimalityProven: true,
+      timeMs,
+      notes,
+    };
   if (r.status === 'no-solution') {
     notes.push(`HiGHS: ${r.message} before finding a feasible solution`);
-    return { status: 'TIME_LIMIT', values: null, objective: null, bestBound: r.bestBound, gap: null, solver, optimalityProven: false, timeMs, notes };
+    return {
+      status: 'TIME_LIMIT',
+      values: null,
+      objective: null,
+      bestBound: r.bestBound,
+      gap: null,
+      solver,
+      optimalityProven: false,
+      timeMs,
+      notes,
+    };
   }
-  if (r.status !== 'optimal' && r.status !== 'feasible') throw new Error(`HiGHS failed on ${m.name}: ${r.message}`);
+  if (r.status !== 'optimal' && r.status !== 'feasible')
+    throw new Error(`HiGHS failed on ${m.name}: ${r.message}`);
   const v = verifyMipSolution(m, r.values!, r.objective);
   if (v.length) throw new Error(`HiGHS's answer to ${m.name} failed verification: ${describeViolations(v)}`);
   const values = rounded(m, r.values!);
   const objective = objectiveOf(m, values);
   // Optimal: exactly when mipRelGap is 0, else within it; the gap reported is what HiGHS proved.
-  if (r.status === 'optimal') return { status: 'OPTIMAL', values, objective, bestBound: r.bestBound ?? objective, gap: r.bestBound === null ? 0 : gapOf(m, objective, r.bestBound), solver, optimalityProven: true, timeMs, notes };
+  if (r.status === 'optimal')
+    return {
+      status: 'OPTIMAL',
+      values,
+      objective,
+      bestBound: r.bestBound ?? objective,
+      gap: r.bestBound === null ? 0 : gapOf(m, objective, r.bestBound),
+      solver,
+      optimalityProven: true,
+      timeMs,
+      notes,
+    };
   notes.push(`HiGHS: ${r.message}`);
-  return { status: 'FEASIBLE', values, objective, bestBound: r.bestBound, gap: gapOf(m, objective, r.bestBound), solver, optimalityProven: false, timeMs, notes };
+  return {
+    status: 'FEASIBLE',
+    values,
+    objective,
+    bestBound: r.bestBound,
+    gap: gapOf(m, objective, r.bestBound),
+    solver,
+    optimalityProven: false,
+    timeMs,
+    notes,
+  };
 }
 
 // ------------------------------------------------------------------ lexicographic objectives
@@ -294,7 +445,15 @@ export interface LexPhase {
 export interface LexResult {
   /** The last phase solved (its values satisfy every earlier phase's bound). */
   final: MipSolveResult;
-  phases: { name: string; status: MipStatus; value: number | null; bestBound: number | null; gap: number | null; proven: boolean; solver: string }[];
+  phases: {
+    name: string;
+    status: MipStatus;
+    value: number | null;
+    bestBound: number | null;
+    gap: number | null;
+    proven: boolean;
+    solver: string;
+  }[];
   /** All phases proven optimal. */
   optimalityProven: boolean;
   solver: string;
@@ -307,7 +466,11 @@ export interface LexResult {
  * objective held at its optimum (within tolerance), starting from the previous phase's answer.
  * The time limit covers all phases together.
  */
-export async function solveLexicographic(base: MipModel, phases: LexPhase[], o: SolveOptions): Promise<LexResult> {
+export async function solveLexicographic(
+  base: MipModel,
+  phases: LexPhase[],
+  o: SolveOptions,
+): Promise<LexResult> {
   const t0 = performance.now();
   const out: LexResult['phases'] = [];
   const notes: string[] = [];
@@ -316,14 +479,27 @@ export async function solveLexicographic(base: MipModel, phases: LexPhase[], o: 
   for (const [k, p] of phases.entries()) {
     const left = o.timeLimitSeconds - (performance.now() - t0) / 1e3;
     const r = await solveMip(withObjective(model, p.coefs, p.sense, `${base.name}:${p.name}`), {
-      ...o, timeLimitSeconds: Math.max(1, left), fastPathEligible: p.fastPathEligible ?? o.fastPathEligible, start: last?.values ?? o.start,
+      ...o,
+      timeLimitSeconds: Math.max(1, left),
+      fastPathEligible: p.fastPathEligible ?? o.fastPathEligible,
+      start: last?.values ?? o.start,
     });
     for (const n of r.notes) notes.push(phases.length > 1 ? `${p.name}: ${n}` : n);
-    out.push({ name: p.name, status: r.status, value: r.objective, bestBound: r.bestBound, gap: r.gap, proven: r.optimalityProven, solver: r.solver });
+    out.push({
+      name: p.name,
+      status: r.status,
+      value: r.objective,
+      bestBound: r.bestBound,
+      gap: r.gap,
+      proven: r.optimalityProven,
+      solver: r.solver,
+    });
     if (r.values === null) {
       if (k > 0 && last) {
         // A later phase ran out of time without improving: the previous phase's answer still stands.
-        notes.push(`${p.name}: no answer within the time limit; the ${phases[k - 1].name} phase's solution is kept`);
+        notes.push(
+          `${p.name}: no answer within the time limit; the ${phases[k - 1].name} phase's solution is kept`,
+        );
         out[k].value = objectiveOf(withObjective(model, p.coefs, p.sense), last.values!);
         out[k].proven = false;
         out[k].bestBound = null;
@@ -337,11 +513,26 @@ export async function solveLexicographic(base: MipModel, phases: LexPhase[], o: 
     if (k < phases.length - 1) {
       const v = r.objective!;
       const tol = Math.max(p.absTol ?? 1e-7, (p.relTol ?? 1e-7) * Math.abs(v));
-      const idx: number[] = [], val: number[] = [];
-      p.coefs.forEach((c, j) => { if (c !== 0) { idx.push(j); val.push(c); } });
+      const idx: number[] = [],
+        val: number[] = [];
+      p.coefs.forEach((c, j) => {
+        if (c !== 0) {
+          idx.push(j);
+          val.push(c);
+        }
+      });
       model = {
         ...model,
-        rows: [...model.rows, { name: `lex_${p.name}`, indices: idx, values: val, lb: p.sense === 'max' ? v - tol : -Infinity, ub: p.sense === 'min' ? v + tol : Infinity }],
+        rows: [
+          ...model.rows,
+          {
+            name: `lex_${p.name}`,
+            indices: idx,
+            values: val,
+            lb: p.sense === 'max' ? v - tol : -Infinity,
+            ub: p.sense === 'min' ? v + tol : Infinity,
+          },
+        ],
       };
     }
   }

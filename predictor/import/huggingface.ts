@@ -10,15 +10,36 @@ import { buildModel } from '../zoo/index.js';
 import type { ZooEntry } from '../zoo/spec.js';
 import { IMPORT_LIMITS, type ImportedModel, type ImportOptions } from './types.js';
 
-export const HF_MODEL_TYPES = ['gpt2', 'gpt_neo', 'gptj', 'gpt_neox', 'opt', 'llama', 'mistral', 'qwen2', 'bert', 't5', 'vit'] as const;
+export const HF_MODEL_TYPES = [
+  'gpt2',
+  'gpt_neo',
+  'gptj',
+  'gpt_neox',
+  'opt',
+  'llama',
+  'mistral',
+  'qwen2',
+  'bert',
+  't5',
+  'vit',
+] as const;
 type HfType = (typeof HF_MODEL_TYPES)[number];
-const ALIASES: Record<string, HfType> = { 'gpt-neo': 'gpt_neo', 'gpt-j': 'gptj', gpt_j: 'gptj', 'gpt-neox': 'gpt_neox', qwen: 'qwen2' };
+const ALIASES: Record<string, HfType> = {
+  'gpt-neo': 'gpt_neo',
+  'gpt-j': 'gptj',
+  gpt_j: 'gptj',
+  'gpt-neox': 'gpt_neox',
+  qwen: 'qwen2',
+};
 
 type Config = Record<string, unknown>;
 
 /** Reads typed keys of one config, each failure an InputError naming the config key. */
 class Reader {
-  constructor(readonly cfg: Config, readonly field: string) {}
+  constructor(
+    readonly cfg: Config,
+    readonly field: string,
+  ) {}
 
   fail(message: string): never {
     throw new InputError(this.field, message);
@@ -37,28 +58,32 @@ class Reader {
       this.fail(`config lacks "${names[0]}"${names.length > 1 ? ` (or ${names.slice(1).join(', ')})` : ''}`);
     }
     const v = this.cfg[key];
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max) this.fail(`"${key}" must be an integer from 1 to ${max} (got ${JSON.stringify(v)?.slice(0, 40)})`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max)
+      this.fail(`"${key}" must be an integer from 1 to ${max} (got ${JSON.stringify(v)?.slice(0, 40)})`);
     return v;
   }
 
   num(key: string, dflt: number): number {
     if (!this.has(key)) return dflt;
     const v = this.cfg[key];
-    if (typeof v !== 'number' || !Number.isFinite(v)) this.fail(`"${key}" must be a number (got ${JSON.stringify(v)?.slice(0, 40)})`);
+    if (typeof v !== 'number' || !Number.isFinite(v))
+      this.fail(`"${key}" must be a number (got ${JSON.stringify(v)?.slice(0, 40)})`);
     return v;
   }
 
   bool(key: string, dflt: boolean): boolean {
     if (!this.has(key)) return dflt;
     const v = this.cfg[key];
-    if (typeof v !== 'boolean') this.fail(`"${key}" must be true or false (got ${JSON.stringify(v)?.slice(0, 40)})`);
+    if (typeof v !== 'boolean')
+      this.fail(`"${key}" must be true or false (got ${JSON.stringify(v)?.slice(0, 40)})`);
     return v;
   }
 
   str(key: string, dflt: string): string {
     if (!this.has(key)) return dflt;
     const v = this.cfg[key];
-    if (typeof v !== 'string') this.fail(`"${key}" must be a string (got ${JSON.stringify(v)?.slice(0, 40)})`);
+    if (typeof v !== 'string')
+      this.fail(`"${key}" must be a string (got ${JSON.stringify(v)?.slice(0, 40)})`);
     return v;
   }
 }
@@ -66,31 +91,52 @@ class Reader {
 /** Parses config.json text (GraphQL passes the text; the CLI reads the file). */
 export function parseHuggingFaceConfig(text: string, o: ImportOptions = {}): ImportedModel {
   const field = o.field ?? 'huggingFaceConfig';
-  if (text.length > IMPORT_LIMITS.configChars) throw new InputError(field, `is ${text.length} characters; a config.json is at most ${IMPORT_LIMITS.configChars}`);
+  if (text.length > IMPORT_LIMITS.configChars)
+    throw new InputError(
+      field,
+      `is ${text.length} characters; a config.json is at most ${IMPORT_LIMITS.configChars}`,
+    );
   let cfg: unknown;
-  try { cfg = JSON.parse(text); } catch (e) { throw new InputError(field, `is not JSON: ${(e as Error).message.slice(0, 200)}`); }
+  try {
+    cfg = JSON.parse(text);
+  } catch (e) {
+    throw new InputError(field, `is not JSON: ${(e as Error).message.slice(0, 200)}`);
+  }
   return fromHuggingFaceConfig(cfg, o);
 }
 
 export function fromHuggingFaceConfig(config: unknown, o: ImportOptions = {}): ImportedModel {
   const field = o.field ?? 'huggingFaceConfig';
-  if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new InputError(field, 'must be a JSON object (the contents of config.json)');
+  if (typeof config !== 'object' || config === null || Array.isArray(config))
+    throw new InputError(field, 'must be a JSON object (the contents of config.json)');
   const c = new Reader(config as Config, field);
   const raw = c.str('model_type', '').toLowerCase();
   if (!raw) c.fail(`config has no "model_type"; supported: ${HF_MODEL_TYPES.join(', ')}`);
   const type = (HF_MODEL_TYPES as readonly string[]).includes(raw) ? (raw as HfType) : ALIASES[raw];
-  if (!type) c.fail(`model_type "${raw.slice(0, 60)}" is not supported; supported: ${HF_MODEL_TYPES.join(', ')} (or give the model as an ONNX graph or a layer list)`);
+  if (!type)
+    c.fail(
+      `model_type "${raw.slice(0, 60)}" is not supported; supported: ${HF_MODEL_TYPES.join(', ')} (or give the model as an ONNX graph or a layer list)`,
+    );
   const notes: string[] = [];
   const seqField = o.seqLenField ?? 'seqLen';
   const seqLen = (dflt: number, max: number, what = 'sequence length') => {
     const s = o.seqLen ?? dflt;
-    if (!Number.isInteger(s) || s < 1 || s > IMPORT_LIMITS.seqLen) throw new InputError(seqField, `must be an integer from 1 to ${IMPORT_LIMITS.seqLen} (got ${s})`);
-    if (s > max) throw new InputError(seqField, `${s} exceeds the model's ${max}-position ${what} (${raw}: ${what === 'image size' ? 'image_size' : 'max_position_embeddings'})`);
+    if (!Number.isInteger(s) || s < 1 || s > IMPORT_LIMITS.seqLen)
+      throw new InputError(seqField, `must be an integer from 1 to ${IMPORT_LIMITS.seqLen} (got ${s})`);
+    if (s > max)
+      throw new InputError(
+        seqField,
+        `${s} exceeds the model's ${max}-position ${what} (${raw}: ${what === 'image size' ? 'image_size' : 'max_position_embeddings'})`,
+      );
     if (o.seqLen === undefined) notes.push(`${what} ${s} (the config's default; set seqLen to change it)`);
     return s;
   };
   const built = build(type, c, seqLen, notes);
-  const hash = createHash('sha1').update(JSON.stringify(config)).update(`@${built.entry.seqLen ?? built.entry.imageSize}`).digest('hex').slice(0, 10);
+  const hash = createHash('sha1')
+    .update(JSON.stringify(config))
+    .update(`@${built.entry.seqLen ?? built.entry.imageSize}`)
+    .digest('hex')
+    .slice(0, 10);
   const nameOrPath = c.str('_name_or_path', '');
   const name = o.name ?? (nameOrPath || `${raw} (Hugging Face config)`);
   const entry: ZooEntry = {
@@ -101,7 +147,11 @@ export function fromHuggingFaceConfig(config: unknown, o: ImportOptions = {}): I
     source: `Hugging Face config.json (model_type ${raw}${nameOrPath ? `, ${nameOrPath}` : ''}) through the zoo's ${built.entry.family} builder`,
   };
   let model: ModelDef;
-  try { model = buildModel(entry); } catch (e) { throw new InputError(field, `could not build the model: ${(e as Error).message.slice(0, 300)}`); }
+  try {
+    model = buildModel(entry);
+  } catch (e) {
+    throw new InputError(field, `could not build the model: ${(e as Error).message.slice(0, 300)}`);
+  }
   return { model, notes, unsupported: [] };
 }
 
@@ -109,7 +159,15 @@ type SeqLen = (dflt: number, max: number, what?: string) => number;
 type Built = { entry: Omit<ZooEntry, 'id' | 'name' | 'optimizer' | 'source'> };
 
 const lm = (seq: number, arch: Record<string, unknown>, batchSizes = [1, 2, 4, 8]): Built => ({
-  entry: { family: 'decoder', batchElement: 'sequence', throughputUnit: 'tokens/s', unitsPerBatchElement: 'seqLen', seqLen: seq, batchSizes, arch },
+  entry: {
+    family: 'decoder',
+    batchElement: 'sequence',
+    throughputUnit: 'tokens/s',
+    unitsPerBatchElement: 'seqLen',
+    seqLen: seq,
+    batchSizes,
+    arch,
+  },
 });
 
 function divides(c: Reader, what: string, n: number, by: number, byWhat: string) {
@@ -119,53 +177,105 @@ function divides(c: Reader, what: string, n: number, by: number, byWhat: string)
 function build(type: HfType, c: Reader, seqLen: SeqLen, notes: string[]): Built {
   switch (type) {
     case 'gpt2': {
-      const d = c.int(['n_embd', 'hidden_size']), heads = c.int(['n_head', 'num_attention_heads']);
+      const d = c.int(['n_embd', 'hidden_size']),
+        heads = c.int(['n_head', 'num_attention_heads']);
       divides(c, 'n_embd', d, heads, 'n_head');
       const positions = c.int(['n_positions', 'n_ctx'], 1024);
       const dropout = ['resid_pdrop', 'embd_pdrop', 'attn_pdrop'].some((k) => c.num(k, 0.1) > 0);
       return lm(seqLen(positions, positions), {
-        layers: c.int(['n_layer', 'num_hidden_layers']), hidden: d, heads, ffn: c.int('n_inner', 4 * d), vocab: c.int('vocab_size', 50257),
-        norm: 'layernorm', mlp: c.str('activation_function', 'gelu_new') === 'relu' ? 'relu' : 'gelu', positions: 'learned', maxPositions: positions,
-        bias: true, tiedHead: c.bool('tie_word_embeddings', true), dropout,
+        layers: c.int(['n_layer', 'num_hidden_layers']),
+        hidden: d,
+        heads,
+        ffn: c.int('n_inner', 4 * d),
+        vocab: c.int('vocab_size', 50257),
+        norm: 'layernorm',
+        mlp: c.str('activation_function', 'gelu_new') === 'relu' ? 'relu' : 'gelu',
+        positions: 'learned',
+        maxPositions: positions,
+        bias: true,
+        tiedHead: c.bool('tie_word_embeddings', true),
+        dropout,
       });
     }
     case 'gpt_neo': {
-      const d = c.int('hidden_size', 2048), heads = c.int('num_heads', 16);
+      const d = c.int('hidden_size', 2048),
+        heads = c.int('num_heads', 16);
       divides(c, 'hidden_size', d, heads, 'num_heads');
       const positions = c.int('max_position_embeddings', 2048);
       const types = JSON.stringify(c.cfg.attention_types ?? c.cfg.attention_layers ?? '');
-      if (types.includes('local')) notes.push(`GPT-Neo's local attention layers (window ${c.int('window_size', 256)}) are costed as global attention over the whole sequence: an upper bound on their attention FLOPs`);
+      if (types.includes('local'))
+        notes.push(
+          `GPT-Neo's local attention layers (window ${c.int('window_size', 256)}) are costed as global attention over the whole sequence: an upper bound on their attention FLOPs`,
+        );
       return lm(seqLen(positions, positions), {
-        layers: c.int('num_layers', 24), hidden: d, heads, ffn: c.int('intermediate_size', 4 * d), vocab: c.int('vocab_size', 50257),
-        norm: 'layernorm', mlp: 'gelu', positions: 'learned', maxPositions: positions, bias: true, qkvBias: false, outBias: true, mlpBias: true,
-        tiedHead: c.bool('tie_word_embeddings', true), dropout: ['embed_dropout', 'resid_dropout', 'attention_dropout'].some((k) => c.num(k, 0) > 0),
+        layers: c.int('num_layers', 24),
+        hidden: d,
+        heads,
+        ffn: c.int('intermediate_size', 4 * d),
+        vocab: c.int('vocab_size', 50257),
+        norm: 'layernorm',
+        mlp: 'gelu',
+        positions: 'learned',
+        maxPositions: positions,
+        bias: true,
+        qkvBias: false,
+        outBias: true,
+        mlpBias: true,
+        tiedHead: c.bool('tie_word_embeddings', true),
+        dropout: ['embed_dropout', 'resid_dropout', 'attention_dropout'].some((k) => c.num(k, 0) > 0),
       });
     }
     case 'gptj': {
-      const d = c.int('n_embd', 4096), heads = c.int('n_head', 16);
+      const d = c.int('n_embd', 4096),
+        heads = c.int('n_head', 16);
       divides(c, 'n_embd', d, heads, 'n_head');
       const positions = c.int('n_positions', 2048);
       return lm(seqLen(positions, positions), {
-        layers: c.int('n_layer', 28), hidden: d, heads, ffn: c.int('n_inner', 4 * d), vocab: c.int('vocab_size', 50400),
-        norm: 'layernorm', mlp: 'gelu', positions: 'rotary', bias: false, qkvBias: false, outBias: false, mlpBias: true, headBias: true,
-        parallelBlock: 'shared-norm', tiedHead: c.bool('tie_word_embeddings', false),
+        layers: c.int('n_layer', 28),
+        hidden: d,
+        heads,
+        ffn: c.int('n_inner', 4 * d),
+        vocab: c.int('vocab_size', 50400),
+        norm: 'layernorm',
+        mlp: 'gelu',
+        positions: 'rotary',
+        bias: false,
+        qkvBias: false,
+        outBias: false,
+        mlpBias: true,
+        headBias: true,
+        parallelBlock: 'shared-norm',
+        tiedHead: c.bool('tie_word_embeddings', false),
         dropout: ['resid_pdrop', 'embd_pdrop', 'attn_pdrop'].some((k) => c.num(k, 0) > 0),
       });
     }
     case 'gpt_neox': {
-      const d = c.int('hidden_size', 6144), heads = c.int('num_attention_heads', 64);
+      const d = c.int('hidden_size', 6144),
+        heads = c.int('num_attention_heads', 64);
       divides(c, 'hidden_size', d, heads, 'num_attention_heads');
       const positions = c.int('max_position_embeddings', 2048);
       const bias = c.bool('attention_bias', true);
       return lm(seqLen(positions, positions), {
-        layers: c.int('num_hidden_layers', 44), hidden: d, heads, ffn: c.int('intermediate_size', 4 * d), vocab: c.int('vocab_size', 50432),
-        norm: 'layernorm', mlp: c.str('hidden_act', 'gelu') === 'relu' ? 'relu' : 'gelu', positions: 'rotary', bias, qkvBias: bias, outBias: bias, mlpBias: true,
+        layers: c.int('num_hidden_layers', 44),
+        hidden: d,
+        heads,
+        ffn: c.int('intermediate_size', 4 * d),
+        vocab: c.int('vocab_size', 50432),
+        norm: 'layernorm',
+        mlp: c.str('hidden_act', 'gelu') === 'relu' ? 'relu' : 'gelu',
+        positions: 'rotary',
+        bias,
+        qkvBias: bias,
+        outBias: bias,
+        mlpBias: true,
         ...(c.bool('use_parallel_residual', true) ? { parallelBlock: 'two-norms' } : {}),
-        tiedHead: c.bool('tie_word_embeddings', false), dropout: ['hidden_dropout', 'attention_dropout'].some((k) => c.num(k, 0) > 0),
+        tiedHead: c.bool('tie_word_embeddings', false),
+        dropout: ['hidden_dropout', 'attention_dropout'].some((k) => c.num(k, 0) > 0),
       });
     }
     case 'opt': {
-      const d = c.int('hidden_size', 768), heads = c.int('num_attention_heads', 12);
+      const d = c.int('hidden_size', 768),
+        heads = c.int('num_attention_heads', 12);
       divides(c, 'hidden_size', d, heads, 'num_attention_heads');
       const positions = c.int('max_position_embeddings', 2048);
       const preNorm = c.bool('do_layer_norm_before', true);
@@ -173,51 +283,111 @@ function build(type: HfType, c: Reader, seqLen: SeqLen, notes: string[]): Built 
       const bias = c.bool('enable_bias', true);
       return lm(seqLen(positions, positions), {
         // OPT's learned position table has 2 extra rows (its padding offset).
-        layers: c.int('num_hidden_layers', 12), hidden: d, heads, ffn: c.int('ffn_dim', 4 * d), vocab: c.int('vocab_size', 50272),
-        norm: 'layernorm', mlp: c.str('activation_function', 'relu') === 'relu' ? 'relu' : 'gelu', positions: 'learned', maxPositions: positions + 2,
-        bias, tiedHead: c.bool('tie_word_embeddings', true), dropout: ['dropout', 'attention_dropout'].some((k) => c.num(k, 0.1) > 0),
-        ...(preNorm ? {} : { preNorm: false }), ...(embedDim !== d ? { embedDim } : {}),
+        layers: c.int('num_hidden_layers', 12),
+        hidden: d,
+        heads,
+        ffn: c.int('ffn_dim', 4 * d),
+        vocab: c.int('vocab_size', 50272),
+        norm: 'layernorm',
+        mlp: c.str('activation_function', 'relu') === 'relu' ? 'relu' : 'gelu',
+        positions: 'learned',
+        maxPositions: positions + 2,
+        bias,
+        tiedHead: c.bool('tie_word_embeddings', true),
+        dropout: ['dropout', 'attention_dropout'].some((k) => c.num(k, 0.1) > 0),
+        ...(preNorm ? {} : { preNorm: false }),
+        ...(embedDim !== d ? { embedDim } : {}),
       });
     }
-    case 'llama': case 'mistral': case 'qwen2': {
-      const d = c.int('hidden_size', 4096), heads = c.int('num_attention_heads', 32);
+    case 'llama':
+    case 'mistral':
+    case 'qwen2': {
+      const d = c.int('hidden_size', 4096),
+        heads = c.int('num_attention_heads', 32);
       const kvHeads = c.int('num_key_value_heads', heads);
-      if (heads % kvHeads !== 0) c.fail(`num_attention_heads (${heads}) is not a multiple of num_key_value_heads (${kvHeads})`);
+      if (heads % kvHeads !== 0)
+        c.fail(`num_attention_heads (${heads}) is not a multiple of num_key_value_heads (${kvHeads})`);
       const headDim = c.int('head_dim', d / heads);
       if (!c.has('head_dim')) divides(c, 'hidden_size', d, heads, 'num_attention_heads');
       const positions = c.int('max_position_embeddings', type === 'llama' ? 2048 : 32768);
       const seq = seqLen(Math.min(positions, 4096), positions);
       const act = c.str('hidden_act', 'silu');
-      if (act !== 'silu' && act !== 'swish') notes.push(`hidden_act "${act}" is costed as SiLU (same memory traffic, similar FLOPs)`);
-      const window = type === 'qwen2' ? (c.bool('use_sliding_window', false) && c.has('sliding_window') ? c.int('sliding_window') : undefined)
-        : type === 'mistral' && c.has('sliding_window') ? c.int('sliding_window') : undefined;
-      if (window !== undefined && window < seq) notes.push(`sliding-window attention: each token attends to its last ${window} positions`);
+      if (act !== 'silu' && act !== 'swish')
+        notes.push(`hidden_act "${act}" is costed as SiLU (same memory traffic, similar FLOPs)`);
+      const window =
+        type === 'qwen2'
+          ? c.bool('use_sliding_window', false) && c.has('sliding_window')
+            ? c.int('sliding_window')
+            : undefined
+          : type === 'mistral' && c.has('sliding_window')
+            ? c.int('sliding_window')
+            : undefined;
+      if (window !== undefined && window < seq)
+        notes.push(`sliding-window attention: each token attends to its last ${window} positions`);
       // Qwen2 puts biases on the Q/K/V projections only; Llama and Mistral on none (attention_bias / mlp_bias can switch them on).
       const qkvBias = type === 'qwen2' ? true : c.bool('attention_bias', false);
       return lm(seq, {
-        layers: c.int('num_hidden_layers', 32), hidden: d, heads, kvHeads, ...(headDim !== d / heads ? { headDim } : {}),
-        ffn: c.int('intermediate_size', 11008), vocab: c.int('vocab_size', 32000), norm: 'rmsnorm', mlp: 'swiglu', positions: 'rotary',
-        bias: false, qkvBias, outBias: type === 'qwen2' ? false : c.bool('attention_bias', false), mlpBias: c.bool('mlp_bias', false),
-        tiedHead: c.bool('tie_word_embeddings', false), dropout: c.num('attention_dropout', 0) > 0,
+        layers: c.int('num_hidden_layers', 32),
+        hidden: d,
+        heads,
+        kvHeads,
+        ...(headDim !== d / heads ? { headDim } : {}),
+        ffn: c.int('intermediate_size', 11008),
+        vocab: c.int('vocab_size', 32000),
+        norm: 'rmsnorm',
+        mlp: 'swiglu',
+        positions: 'rotary',
+        bias: false,
+        qkvBias,
+        outBias: type === 'qwen2' ? false : c.bool('attention_bias', false),
+        mlpBias: c.bool('mlp_bias', false),
+        tiedHead: c.bool('tie_word_embeddings', false),
+        dropout: c.num('attention_dropout', 0) > 0,
         ...(window !== undefined ? { attentionWindow: window } : {}),
       });
     }
     case 'bert': {
-      const d = c.int('hidden_size', 768), heads = c.int('num_attention_heads', 12);
+      const d = c.int('hidden_size', 768),
+        heads = c.int('num_attention_heads', 12);
       divides(c, 'hidden_size', d, heads, 'num_attention_heads');
       const positions = c.int('max_position_embeddings', 512);
       const arch = String((c.cfg.architectures as unknown[] | undefined)?.[0] ?? '');
-      const head = /QuestionAnswering/.test(arch) ? 'squad' : /PreTraining/.test(arch) ? 'pretrain' : /SequenceClassification/.test(arch) ? 'classify' : 'mlm';
-      if (!arch) notes.push('no "architectures" in the config: costed with the masked-LM head (BertForMaskedLM)');
-      const labels = c.cfg.id2label && typeof c.cfg.id2label === 'object' ? Object.keys(c.cfg.id2label as object).length : c.int('num_labels', 2);
-      if (head === 'mlm' || head === 'pretrain') notes.push('masked-LM head over 15% of the positions (BERT pre-training masks 15%)');
+      const head = /QuestionAnswering/.test(arch)
+        ? 'squad'
+        : /PreTraining/.test(arch)
+          ? 'pretrain'
+          : /SequenceClassification/.test(arch)
+            ? 'classify'
+            : 'mlm';
+      if (!arch)
+        notes.push('no "architectures" in the config: costed with the masked-LM head (BertForMaskedLM)');
+      const labels =
+        c.cfg.id2label && typeof c.cfg.id2label === 'object'
+          ? Object.keys(c.cfg.id2label as object).length
+          : c.int('num_labels', 2);
+      if (head === 'mlm' || head === 'pretrain')
+        notes.push('masked-LM head over 15% of the positions (BERT pre-training masks 15%)');
       const seq = seqLen(positions, positions);
       return {
         entry: {
-          family: 'bert', batchElement: 'sequence', throughputUnit: 'sequences/s', unitsPerBatchElement: 1, seqLen: seq, batchSizes: [8, 16, 32],
+          family: 'bert',
+          batchElement: 'sequence',
+          throughputUnit: 'sequences/s',
+          unitsPerBatchElement: 1,
+          seqLen: seq,
+          batchSizes: [8, 16, 32],
           arch: {
-            layers: c.int('num_hidden_layers', 12), hidden: d, heads, ffn: c.int('intermediate_size', 3072), vocab: c.int('vocab_size', 30522),
-            maxPositions: positions, typeVocab: c.int('type_vocab_size', 2), head, mlmFraction: 0.15, mlmDecoderBias: true, numLabels: labels,
+            layers: c.int('num_hidden_layers', 12),
+            hidden: d,
+            heads,
+            ffn: c.int('intermediate_size', 3072),
+            vocab: c.int('vocab_size', 30522),
+            maxPositions: positions,
+            typeVocab: c.int('type_vocab_size', 2),
+            head,
+            mlmFraction: 0.15,
+            mlmDecoderBias: true,
+            numLabels: labels,
           },
         },
       };
@@ -226,35 +396,71 @@ function build(type: HfType, c: Reader, seqLen: SeqLen, notes: string[]): Built 
       const d = c.int('d_model', 512);
       const proj = c.str('feed_forward_proj', 'relu');
       const gated = proj.startsWith('gated-') || c.bool('is_gated_act', false);
-      if (!['relu', 'gated-gelu', 'gelu', 'gated-silu'].includes(proj)) notes.push(`feed_forward_proj "${proj}" is costed as ${gated ? 'gated-gelu' : 'relu'}`);
+      if (!['relu', 'gated-gelu', 'gelu', 'gated-silu'].includes(proj))
+        notes.push(`feed_forward_proj "${proj}" is costed as ${gated ? 'gated-gelu' : 'relu'}`);
       const seq = seqLen(512, IMPORT_LIMITS.seqLen);
-      notes.push(`encoder and decoder both ${seq} tokens per sample (T5 pre-training uses 512 in and 114 out; the target length is an upper bound here)`);
+      notes.push(
+        `encoder and decoder both ${seq} tokens per sample (T5 pre-training uses 512 in and 114 out; the target length is an upper bound here)`,
+      );
       return {
         entry: {
-          family: 't5', batchElement: 'sequence', throughputUnit: 'tokens/s', unitsPerBatchElement: 'seqLen', seqLen: seq, batchSizes: [4, 8, 16, 32],
+          family: 't5',
+          batchElement: 'sequence',
+          throughputUnit: 'tokens/s',
+          unitsPerBatchElement: 'seqLen',
+          seqLen: seq,
+          batchSizes: [4, 8, 16, 32],
           arch: {
-            encLayers: c.int('num_layers', 6), decLayers: c.int('num_decoder_layers', c.int('num_layers', 6)), hidden: d, heads: c.int('num_heads', 8),
-            headDim: c.int('d_kv', 64), ffn: c.int('d_ff', 2048), vocab: c.int('vocab_size', 32128), buckets: c.int('relative_attention_num_buckets', 32),
-            ffnKind: gated ? 'gated-gelu' : 'relu', tiedHead: c.bool('tie_word_embeddings', true), dropout: c.num('dropout_rate', 0.1) > 0,
+            encLayers: c.int('num_layers', 6),
+            decLayers: c.int('num_decoder_layers', c.int('num_layers', 6)),
+            hidden: d,
+            heads: c.int('num_heads', 8),
+            headDim: c.int('d_kv', 64),
+            ffn: c.int('d_ff', 2048),
+            vocab: c.int('vocab_size', 32128),
+            buckets: c.int('relative_attention_num_buckets', 32),
+            ffnKind: gated ? 'gated-gelu' : 'relu',
+            tiedHead: c.bool('tie_word_embeddings', true),
+            dropout: c.num('dropout_rate', 0.1) > 0,
           },
         },
       };
     }
     case 'vit': {
-      const d = c.int('hidden_size', 768), heads = c.int('num_attention_heads', 12);
+      const d = c.int('hidden_size', 768),
+        heads = c.int('num_attention_heads', 12);
       divides(c, 'hidden_size', d, heads, 'num_attention_heads');
-      const configured = c.int('image_size', 224), patch = c.int('patch_size', 16);
+      const configured = c.int('image_size', 224),
+        patch = c.int('patch_size', 16);
       const size = seqLen(configured, IMPORT_LIMITS.seqLen, 'image size');
       if (size < patch) c.fail(`image size ${size} is smaller than patch_size ${patch}`);
-      if (size !== configured) notes.push(`image size ${size} instead of the configured ${configured}: the position table grows with it (interpolated positions in practice)`);
-      const classes = c.cfg.id2label && typeof c.cfg.id2label === 'object' ? Object.keys(c.cfg.id2label as object).length : c.int('num_labels', 1000);
-      if (!c.bool('qkv_bias', true)) notes.push('qkv_bias false: the Q/K/V biases are still counted (a few thousand parameters)');
+      if (size !== configured)
+        notes.push(
+          `image size ${size} instead of the configured ${configured}: the position table grows with it (interpolated positions in practice)`,
+        );
+      const classes =
+        c.cfg.id2label && typeof c.cfg.id2label === 'object'
+          ? Object.keys(c.cfg.id2label as object).length
+          : c.int('num_labels', 1000);
+      if (!c.bool('qkv_bias', true))
+        notes.push('qkv_bias false: the Q/K/V biases are still counted (a few thousand parameters)');
       return {
         entry: {
-          family: 'vit', batchElement: 'image', throughputUnit: 'images/s', unitsPerBatchElement: 1, imageSize: size, batchSizes: [32, 64, 128],
+          family: 'vit',
+          batchElement: 'image',
+          throughputUnit: 'images/s',
+          unitsPerBatchElement: 1,
+          imageSize: size,
+          batchSizes: [32, 64, 128],
           arch: {
-            patch, layers: c.int('num_hidden_layers', 12), hidden: d, heads, ffn: c.int('intermediate_size', 3072), numClasses: classes,
-            dropout: c.num('hidden_dropout_prob', 0) > 0, channels: c.int('num_channels', 3),
+            patch,
+            layers: c.int('num_hidden_layers', 12),
+            hidden: d,
+            heads,
+            ffn: c.int('intermediate_size', 3072),
+            numClasses: classes,
+            dropout: c.num('hidden_dropout_prob', 0) > 0,
+            channels: c.int('num_channels', 3),
           },
         },
       };

@@ -26,16 +26,30 @@ export interface ModelSource {
 }
 
 /** `fieldOf(form)` names each form in errors (e.g. 'workload.customModel.onnxBase64'). */
-export function importModel(src: ModelSource, o: ImportOptions & { fieldOf?: (form: keyof ModelSource) => string; field?: string } = {}): ImportedModel {
-  const forms = (['huggingFaceConfig', 'onnx', 'layers'] as const).filter((k) => src[k] !== undefined && src[k] !== null);
+export function importModel(
+  src: ModelSource,
+  o: ImportOptions & { fieldOf?: (form: keyof ModelSource) => string; field?: string } = {},
+): ImportedModel {
+  const forms = (['huggingFaceConfig', 'onnx', 'layers'] as const).filter(
+    (k) => src[k] !== undefined && src[k] !== null,
+  );
   const field = o.field ?? 'customModel';
-  if (forms.length !== 1) throw new InputError(field, `give exactly one of huggingFaceConfig, onnxBase64 or layers (got ${forms.length ? forms.join(', ') : 'none'})`);
+  if (forms.length !== 1)
+    throw new InputError(
+      field,
+      `give exactly one of huggingFaceConfig, onnxBase64 or layers (got ${forms.length ? forms.join(', ') : 'none'})`,
+    );
   const form = forms[0];
   const opts = { ...o, field: o.fieldOf?.(form) ?? `${field}.${form}` };
   switch (form) {
-    case 'huggingFaceConfig': return typeof src.huggingFaceConfig === 'string' ? parseHuggingFaceConfig(src.huggingFaceConfig, opts) : fromHuggingFaceConfig(src.huggingFaceConfig, opts);
-    case 'onnx': return fromOnnx(src.onnx!, opts);
-    case 'layers': return fromLayerList(src.layers, opts);
+    case 'huggingFaceConfig':
+      return typeof src.huggingFaceConfig === 'string'
+        ? parseHuggingFaceConfig(src.huggingFaceConfig, opts)
+        : fromHuggingFaceConfig(src.huggingFaceConfig, opts);
+    case 'onnx':
+      return fromOnnx(src.onnx!, opts);
+    case 'layers':
+      return fromLayerList(src.layers, opts);
   }
 }
 
@@ -49,11 +63,19 @@ const fileCache = new Map<string, { mtimeMs: number; size: number; imported: Imp
 export function loadModelFile(path: string, o: ImportOptions = {}): ImportedModel {
   const field = o.field ?? 'model';
   let st;
-  try { st = statSync(path); } catch { throw new InputError(field, `no such model file "${path}" (and not a zoo model id)`); }
+  try {
+    st = statSync(path);
+  } catch {
+    throw new InputError(field, `no such model file "${path}" (and not a zoo model id)`);
+  }
   if (!st.isFile()) throw new InputError(field, `"${path}" is not a file`);
   const onnx = extname(path).toLowerCase() === '.onnx';
   const limit = onnx ? IMPORT_LIMITS.onnxBytes : IMPORT_LIMITS.configChars * 10;
-  if (st.size > limit) throw new InputError(field, `"${path}" is ${st.size} bytes; at most ${limit}${onnx ? ' (export the weights as external data)' : ''}`);
+  if (st.size > limit)
+    throw new InputError(
+      field,
+      `"${path}" is ${st.size} bytes; at most ${limit}${onnx ? ' (export the weights as external data)' : ''}`,
+    );
   const key = `${path}\u0000${JSON.stringify(o)}`;
   const hit = fileCache.get(key);
   if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit.imported;
@@ -62,8 +84,16 @@ export function loadModelFile(path: string, o: ImportOptions = {}): ImportedMode
   if (onnx) imported = fromOnnx(readFileSync(path), opts);
   else {
     let parsed: unknown;
-    try { parsed = JSON.parse(readFileSync(path, 'utf8')); } catch (e) { throw new InputError(field, `"${path}" is neither .onnx nor JSON: ${(e as Error).message.slice(0, 160)}`); }
-    const isConfig = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && 'model_type' in parsed;
+    try {
+      parsed = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (e) {
+      throw new InputError(
+        field,
+        `"${path}" is neither .onnx nor JSON: ${(e as Error).message.slice(0, 160)}`,
+      );
+    }
+    const isConfig =
+      typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && 'model_type' in parsed;
     imported = isConfig ? fromHuggingFaceConfig(parsed, opts) : fromLayerList(parsed, opts);
   }
   fileCache.set(key, { mtimeMs: st.mtimeMs, size: st.size, imported });
@@ -71,7 +101,8 @@ export function loadModelFile(path: string, o: ImportOptions = {}): ImportedMode
 }
 
 /** True when a predict-csv `model` cell names a file rather than a zoo id. */
-export const looksLikeModelFile = (s: string) => /\.(onnx|json)$/i.test(s) || s.includes('/') || s.includes('\\');
+export const looksLikeModelFile = (s: string) =>
+  /\.(onnx|json)$/i.test(s) || s.includes('/') || s.includes('\\');
 
 /**
  * Factor from a custom model's throughput unit to a measurement row's: the same unit, or a count of
@@ -80,7 +111,9 @@ export const looksLikeModelFile = (s: string) => /\.(onnx|json)$/i.test(s) || s.
 export function customUnitFactor(model: ModelDef, rowUnit: string): number | string {
   const unit = rowUnit.replace(/\s*\(.*$/, '').trim();
   if (!unit || unit === model.throughputUnit) return 1;
-  if (['sequences/s', 'samples/s', 'images/s', 'items/s'].includes(unit)) return 1 / model.unitsPerBatchElement;
-  if (unit === 'tokens/s' && model.batchElement === 'sequence' && model.seqLen) return model.seqLen / model.unitsPerBatchElement;
+  if (['sequences/s', 'samples/s', 'images/s', 'items/s'].includes(unit))
+    return 1 / model.unitsPerBatchElement;
+  if (unit === 'tokens/s' && model.batchElement === 'sequence' && model.seqLen)
+    return model.seqLen / model.unitsPerBatchElement;
   return `row unit "${rowUnit}" is not this model's unit (${model.throughputUnit})`;
 }

@@ -30,16 +30,47 @@ export interface Evidence {
   exactN: number;
 }
 
-export const NO_EVIDENCE: Evidence = { sameGpu: 0, sameGpuN: 0, sameGpuSameMath: 0, sameGpuSameMathN: 0, samePrecision: 0, samePrecisionN: 0, sibling: 0, siblingN: 0, sameFramework: 0, sameFrameworkN: 0, model: 0, modelN: 0, exactN: 0 };
+export const NO_EVIDENCE: Evidence = {
+  sameGpu: 0,
+  sameGpuN: 0,
+  sameGpuSameMath: 0,
+  sameGpuSameMathN: 0,
+  samePrecision: 0,
+  samePrecisionN: 0,
+  sibling: 0,
+  siblingN: 0,
+  sameFramework: 0,
+  sameFrameworkN: 0,
+  model: 0,
+  modelN: 0,
+  exactN: 0,
+};
 
-export interface EvidenceRow { model: string; gpu: string; precision: Precision; framework: string; logResidual: number }
-export interface EvidenceGroup { model: string; gpu: string; precision: Precision; framework: string; sum: number; n: number }
+export interface EvidenceRow {
+  model: string;
+  gpu: string;
+  precision: Precision;
+  framework: string;
+  logResidual: number;
+}
+export interface EvidenceGroup {
+  model: string;
+  gpu: string;
+  precision: Precision;
+  framework: string;
+  sum: number;
+  n: number;
+}
 
-interface Acc { sum: number; n: number }
+interface Acc {
+  sum: number;
+  n: number;
+}
 
 /** Which case a prediction is, for the response. */
 export function evidenceCase(e: Evidence): string {
-  if (e.exactN > 0) return 'measured: this model, GPU and precision are in the measurements (the estimate uses neighbouring configurations, not those rows)';
+  if (e.exactN > 0)
+    return 'measured: this model, GPU and precision are in the measurements (the estimate uses neighbouring configurations, not those rows)';
   if (e.sameGpuN > 0) return 'calibrated: this model measured on this GPU at other precisions';
   if (e.samePrecisionN > 0) return 'calibrated: this model measured at this precision on other GPUs';
   if (e.modelN > 0) return 'calibrated: this model measured on other configurations';
@@ -77,25 +108,49 @@ export class EvidenceIndex {
   /** The index's content, aggregated per (model, GPU, precision). */
   aggregated(): EvidenceGroup[] {
     const out: EvidenceGroup[] = [];
-    for (const [model, m] of this.groups) for (const [key, a] of m) {
-      const [gpu, precision, framework] = key.split('|') as [string, Precision, string];
-      out.push({ model, gpu, precision, framework, sum: Number(a.sum.toFixed(6)), n: a.n });
-    }
-    return out.sort((a, b) => a.model.localeCompare(b.model) || a.gpu.localeCompare(b.gpu) || a.precision.localeCompare(b.precision) || a.framework.localeCompare(b.framework));
+    for (const [model, m] of this.groups)
+      for (const [key, a] of m) {
+        const [gpu, precision, framework] = key.split('|') as [string, Precision, string];
+        out.push({ model, gpu, precision, framework, sum: Number(a.sum.toFixed(6)), n: a.n });
+      }
+    return out.sort(
+      (a, b) =>
+        a.model.localeCompare(b.model) ||
+        a.gpu.localeCompare(b.gpu) ||
+        a.precision.localeCompare(b.precision) ||
+        a.framework.localeCompare(b.framework),
+    );
   }
 
   /** `precisionAware: false` is the ablation: evidence may not be split by precision. */
-  query(model: string, gpu: string, precision: Precision, framework: string, precisionAware = true): Evidence {
+  query(
+    model: string,
+    gpu: string,
+    precision: Precision,
+    framework: string,
+    precisionAware = true,
+  ): Evidence {
     const m = this.groups.get(model);
     if (!m) return NO_EVIDENCE;
-    const g = { sum: 0, n: 0 }, gm = { sum: 0, n: 0 }, p = { sum: 0, n: 0 }, sib = { sum: 0, n: 0 }, fw = { sum: 0, n: 0 }, all = { sum: 0, n: 0 };
-    const add = (x: Acc, a: Acc) => { x.sum += a.sum; x.n += a.n; };
+    const g = { sum: 0, n: 0 },
+      gm = { sum: 0, n: 0 },
+      p = { sum: 0, n: 0 },
+      sib = { sum: 0, n: 0 },
+      fw = { sum: 0, n: 0 },
+      all = { sum: 0, n: 0 };
+    const add = (x: Acc, a: Acc) => {
+      x.sum += a.sum;
+      x.n += a.n;
+    };
     const generation = getGpu(gpu)?.generation;
     const math = POLICIES[precision].math.matmul;
     let exactN = 0;
     for (const [key, a] of m) {
       const [kg, kp, kf] = key.split('|') as [string, Precision, string];
-      if (kg === gpu && kp === precision) { exactN += a.n; continue; }
+      if (kg === gpu && kp === precision) {
+        exactN += a.n;
+        continue;
+      }
       add(all, a);
       if (kf === framework) add(fw, a);
       if (kg === gpu) {
@@ -109,8 +164,19 @@ export class EvidenceIndex {
     }
     const mean = (x: Acc) => (x.n ? x.sum / x.n : 0);
     return {
-      sameGpu: mean(g), sameGpuN: g.n, sameGpuSameMath: mean(gm), sameGpuSameMathN: gm.n, samePrecision: mean(p), samePrecisionN: p.n,
-      sibling: mean(sib), siblingN: sib.n, sameFramework: mean(fw), sameFrameworkN: fw.n, model: mean(all), modelN: all.n, exactN,
+      sameGpu: mean(g),
+      sameGpuN: g.n,
+      sameGpuSameMath: mean(gm),
+      sameGpuSameMathN: gm.n,
+      samePrecision: mean(p),
+      samePrecisionN: p.n,
+      sibling: mean(sib),
+      siblingN: sib.n,
+      sameFramework: mean(fw),
+      sameFrameworkN: fw.n,
+      model: mean(all),
+      modelN: all.n,
+      exactN,
     };
   }
 }

@@ -27,21 +27,67 @@ export function frameworkOf(label: string): Framework {
 }
 
 /** Framework and compiler: how the model is run, beyond what the hardware and precision say. */
-export interface Software { framework: Framework; xla: boolean }
+export interface Software {
+  framework: Framework;
+  xla: boolean;
+}
 export const DEFAULT_SOFTWARE: Software = { framework: 'PyTorch', xla: false };
 
 const GENERATION_ORDER = ['pascal', 'volta', 'turing', 'ampere', 'ada', 'hopper', 'blackwell'];
 
 const BASE = [
-  'log_analytical_step_ms', 'frac_forward', 'frac_backward', 'frac_optimizer', 'frac_mixed_precision', 'frac_comm_exposed', 'frac_overhead',
-  'log_flops_per_gpu_step', 'matmul_flop_fraction', 'log_flops_per_activation', 'frac_layers_matmul', 'frac_layers_reduction',
-  'frac_layers_pointwise', 'frac_layers_gather', 'log_layer_instances', 'log_parameters', 'log_seq_or_image',
-  'log_batch', 'log_gpus', 'log_nodes', 'gpus_per_node',
-  'log_peak_fp32', 'log_mem_bw', 'sm_count', 'boost_clock_mhz', 'l2_mb', 'memory_gb', 'log_intra_bw', 'generation', 'nvlink_fabric',
-  'evidence_same_gpu', 'evidence_same_gpu_n', 'evidence_same_precision', 'evidence_same_precision_n', 'evidence_model', 'evidence_model_n',
-  ...FRAMEWORKS.map((f) => `framework_${f}`), 'xla', 'evidence_same_framework', 'evidence_same_framework_n',
+  'log_analytical_step_ms',
+  'frac_forward',
+  'frac_backward',
+  'frac_optimizer',
+  'frac_mixed_precision',
+  'frac_comm_exposed',
+  'frac_overhead',
+  'log_flops_per_gpu_step',
+  'matmul_flop_fraction',
+  'log_flops_per_activation',
+  'frac_layers_matmul',
+  'frac_layers_reduction',
+  'frac_layers_pointwise',
+  'frac_layers_gather',
+  'log_layer_instances',
+  'log_parameters',
+  'log_seq_or_image',
+  'log_batch',
+  'log_gpus',
+  'log_nodes',
+  'gpus_per_node',
+  'log_peak_fp32',
+  'log_mem_bw',
+  'sm_count',
+  'boost_clock_mhz',
+  'l2_mb',
+  'memory_gb',
+  'log_intra_bw',
+  'generation',
+  'nvlink_fabric',
+  'evidence_same_gpu',
+  'evidence_same_gpu_n',
+  'evidence_same_precision',
+  'evidence_same_precision_n',
+  'evidence_model',
+  'evidence_model_n',
+  ...FRAMEWORKS.map((f) => `framework_${f}`),
+  'xla',
+  'evidence_same_framework',
+  'evidence_same_framework_n',
 ];
-const PRECISION_AWARE = ['evidence_same_gpu_same_math', 'evidence_same_gpu_same_math_n', 'evidence_sibling_gpu', 'evidence_sibling_gpu_n', 'log_peak_dominant', 'log_ridge_point', 'tensor_core_math', 'fp32_uses_tf32', ...PRECISIONS.map((p) => `precision_${p}`)];
+const PRECISION_AWARE = [
+  'evidence_same_gpu_same_math',
+  'evidence_same_gpu_same_math_n',
+  'evidence_sibling_gpu',
+  'evidence_sibling_gpu_n',
+  'log_peak_dominant',
+  'log_ridge_point',
+  'tensor_core_math',
+  'fp32_uses_tf32',
+  ...PRECISIONS.map((p) => `precision_${p}`),
+];
 
 /** Feature names, in order. The precision-unaware variant is the ablation baseline. */
 export function featureNames(precisionAware: boolean): string[] {
@@ -60,7 +106,9 @@ export interface ModelFeatures {
 }
 
 export function modelFeatures(model: ModelDef, cost: ModelCost): ModelFeatures {
-  let matmul = 0, total = 0, instances = 0;
+  let matmul = 0,
+    total = 0,
+    instances = 0;
   const mix = { matmul: 0, reduction: 0, pointwise: 0, gather: 0 };
   for (const l of cost.layers) {
     const f = (l.forwardFlops + l.backwardFlops) * l.count;
@@ -72,7 +120,12 @@ export function modelFeatures(model: ModelDef, cost: ModelCost): ModelFeatures {
   return {
     matmulFlopFraction: total ? matmul / total : 0,
     flopsPerActivation: cost.activationElements ? cost.forwardFlops / cost.activationElements : 0,
-    layerMix: [mix.matmul / instances, mix.reduction / instances, mix.pointwise / instances, mix.gather / instances],
+    layerMix: [
+      mix.matmul / instances,
+      mix.reduction / instances,
+      mix.pointwise / instances,
+      mix.gather / instances,
+    ],
     layerInstances: instances,
     parameters: cost.parameters,
     forwardBackwardFlops: cost.forwardFlops + cost.backwardFlops,
@@ -84,7 +137,10 @@ const modelFeatureCache = new WeakMap<ModelDef, ModelFeatures>();
 /** modelFeatures of a model, computed once per model object (many rows and candidates share one). */
 export function modelFeaturesOf(model: ModelDef): ModelFeatures {
   let f = modelFeatureCache.get(model);
-  if (!f) { f = modelFeatures(model, costOf(model)); modelFeatureCache.set(model, f); }
+  if (!f) {
+    f = modelFeatures(model, costOf(model));
+    modelFeatureCache.set(model, f);
+  }
   return f;
 }
 
@@ -92,31 +148,70 @@ const ln = (x: number) => Math.log(Math.max(x, 1e-12));
 
 /** Writes one configuration's features into `out` at `offset`. */
 export function writeFeatures(
-  out: Float32Array | number[], offset: number, precisionAware: boolean,
-  m: ModelFeatures, gpu: GpuSpec, exec: Execution, stepMs: number, b: Breakdown, dominantMath: MathMode, ev: Evidence, sw: Software,
+  out: Float32Array | number[],
+  offset: number,
+  precisionAware: boolean,
+  m: ModelFeatures,
+  gpu: GpuSpec,
+  exec: Execution,
+  stepMs: number,
+  b: Breakdown,
+  dominantMath: MathMode,
+  ev: Evidence,
+  sw: Software,
 ): void {
   let i = offset;
-  const put = (v: number) => { out[i++] = Number.isFinite(v) ? v : 0; };
+  const put = (v: number) => {
+    out[i++] = Number.isFinite(v) ? v : 0;
+  };
   const gpus = exec.gpusPerNode * exec.nodes;
   put(ln(stepMs));
-  put(b.forwardMs / stepMs); put(b.backwardMs / stepMs); put(b.optimizerMs / stepMs); put(b.mixedPrecisionMs / stepMs);
-  put(b.communicationMs / stepMs); put(b.overheadMs / stepMs);
+  put(b.forwardMs / stepMs);
+  put(b.backwardMs / stepMs);
+  put(b.optimizerMs / stepMs);
+  put(b.mixedPrecisionMs / stepMs);
+  put(b.communicationMs / stepMs);
+  put(b.overheadMs / stepMs);
   put(ln(m.forwardBackwardFlops * exec.batchSizePerGpu * exec.gradAccumSteps));
-  put(m.matmulFlopFraction); put(ln(m.flopsPerActivation));
+  put(m.matmulFlopFraction);
+  put(ln(m.flopsPerActivation));
   for (const x of m.layerMix) put(x);
-  put(ln(m.layerInstances)); put(ln(m.parameters)); put(ln(m.seqOrImage));
-  put(ln(exec.batchSizePerGpu)); put(ln(gpus)); put(ln(exec.nodes)); put(exec.gpusPerNode);
-  put(ln(gpu.peakTflops.fp32 ?? 0)); put(ln(gpu.memoryBwGbps)); put(gpu.smCount ?? 0); put(gpu.boostClockMhz ?? 0); put(gpu.l2CacheMb ?? 0);
-  put(gpu.memoryGb); put(ln(gpu.intraNodeBwGbpsBidir || 32)); put(GENERATION_ORDER.indexOf(gpu.generation)); put(gpu.hasNvlinkFabric ? 1 : 0);
-  put(ev.sameGpu); put(Math.log1p(ev.sameGpuN)); put(ev.samePrecision); put(Math.log1p(ev.samePrecisionN)); put(ev.model); put(Math.log1p(ev.modelN));
+  put(ln(m.layerInstances));
+  put(ln(m.parameters));
+  put(ln(m.seqOrImage));
+  put(ln(exec.batchSizePerGpu));
+  put(ln(gpus));
+  put(ln(exec.nodes));
+  put(exec.gpusPerNode);
+  put(ln(gpu.peakTflops.fp32 ?? 0));
+  put(ln(gpu.memoryBwGbps));
+  put(gpu.smCount ?? 0);
+  put(gpu.boostClockMhz ?? 0);
+  put(gpu.l2CacheMb ?? 0);
+  put(gpu.memoryGb);
+  put(ln(gpu.intraNodeBwGbpsBidir || 32));
+  put(GENERATION_ORDER.indexOf(gpu.generation));
+  put(gpu.hasNvlinkFabric ? 1 : 0);
+  put(ev.sameGpu);
+  put(Math.log1p(ev.sameGpuN));
+  put(ev.samePrecision);
+  put(Math.log1p(ev.samePrecisionN));
+  put(ev.model);
+  put(Math.log1p(ev.modelN));
   for (const f of FRAMEWORKS) put(sw.framework === f ? 1 : 0);
   put(sw.xla ? 1 : 0);
-  put(ev.sameFramework); put(Math.log1p(ev.sameFrameworkN));
+  put(ev.sameFramework);
+  put(Math.log1p(ev.sameFrameworkN));
   if (precisionAware) {
-    put(ev.sameGpuSameMath); put(Math.log1p(ev.sameGpuSameMathN)); put(ev.sibling); put(Math.log1p(ev.siblingN));
+    put(ev.sameGpuSameMath);
+    put(Math.log1p(ev.sameGpuSameMathN));
+    put(ev.sibling);
+    put(Math.log1p(ev.siblingN));
     const peak = gpu.peakTflops[dominantMath] ?? gpu.peakTflops.fp32 ?? 0;
-    put(ln(peak)); put(ln((peak * 1e12) / (gpu.memoryBwGbps * 1e9)));
-    put(dominantMath === 'fp32' ? 0 : 1); put(exec.fp32UsesTf32 ? 1 : 0);
+    put(ln(peak));
+    put(ln((peak * 1e12) / (gpu.memoryBwGbps * 1e9)));
+    put(dominantMath === 'fp32' ? 0 : 1);
+    put(exec.fp32UsesTf32 ? 1 : 0);
     for (const p of PRECISIONS) put(exec.precision === p ? 1 : 0);
   }
 }

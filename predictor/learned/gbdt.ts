@@ -36,7 +36,15 @@ export interface GbdtParams {
   monotone?: number[];
 }
 
-export const DEFAULT_PARAMS: GbdtParams = { trees: 300, depth: 5, learningRate: 0.05, minLeaf: 8, subsample: 0.8, lambda: 1, seed: 42 };
+export const DEFAULT_PARAMS: GbdtParams = {
+  trees: 300,
+  depth: 5,
+  learningRate: 0.05,
+  minLeaf: 8,
+  subsample: 0.8,
+  lambda: 1,
+  seed: 42,
+};
 
 /** mulberry32: a tiny seeded generator, so training is reproducible. */
 export function rng(seed: number): () => number {
@@ -69,13 +77,15 @@ export function predictEnsemble(e: Ensemble, x: ArrayLike<number>): number {
 
 /** Fits an ensemble to rows X (n x d) and targets y. */
 export function trainGbdt(X: number[][], y: number[], p: GbdtParams = DEFAULT_PARAMS): Ensemble {
-  const n = X.length, d = X[0]?.length ?? 0;
+  const n = X.length,
+    d = X[0]?.length ?? 0;
   const Xf = X.map((r) => r.map(f32));
   const base = y.reduce((a, b) => a + b, 0) / Math.max(1, n);
   const pred = new Float64Array(n).fill(base);
   // Rows sorted by each feature once; every split search walks these orders.
   const order: Int32Array[] = [];
-  for (let j = 0; j < d; j++) order.push(Int32Array.from([...Array(n).keys()].sort((a, b) => Xf[a][j] - Xf[b][j] || a - b)));
+  for (let j = 0; j < d; j++)
+    order.push(Int32Array.from([...Array(n).keys()].sort((a, b) => Xf[a][j] - Xf[b][j] || a - b)));
   const random = rng(p.seed);
   const trees: Tree[] = [];
   const resid = new Float64Array(n);
@@ -86,29 +96,55 @@ export function trainGbdt(X: number[][], y: number[], p: GbdtParams = DEFAULT_PA
     const inSample = new Uint8Array(n);
     for (let i = 0; i < n; i++) inSample[i] = random() < p.subsample ? 1 : 0;
     const tree: Tree = { feature: [], threshold: [], left: [], right: [], value: [] };
-    const newNode = () => { tree.feature.push(-1); tree.threshold.push(0); tree.left.push(-1); tree.right.push(-1); tree.value.push(0); return tree.feature.length - 1; };
+    const newNode = () => {
+      tree.feature.push(-1);
+      tree.threshold.push(0);
+      tree.left.push(-1);
+      tree.right.push(-1);
+      tree.value.push(0);
+      return tree.feature.length - 1;
+    };
     newNode();
-    const lower: number[] = [-Infinity], upper: number[] = [Infinity];
+    const lower: number[] = [-Infinity],
+      upper: number[] = [Infinity];
     nodeOf.fill(0);
     let frontier = [0];
     for (let depth = 0; depth <= p.depth; depth++) {
       // Per frontier node: sums for its leaf value, then the best split unless at max depth.
-      const sum = new Map<number, number>(), cnt = new Map<number, number>();
-      for (let i = 0; i < n; i++) if (inSample[i] && frontier.includes(nodeOf[i])) {
-        sum.set(nodeOf[i], (sum.get(nodeOf[i]) ?? 0) + resid[i]);
-        cnt.set(nodeOf[i], (cnt.get(nodeOf[i]) ?? 0) + 1);
-      }
-      for (const node of frontier) tree.value[node] = clamp((sum.get(node) ?? 0) / ((cnt.get(node) ?? 0) + p.lambda), lower[node], upper[node]);
+      const sum = new Map<number, number>(),
+        cnt = new Map<number, number>();
+      for (let i = 0; i < n; i++)
+        if (inSample[i] && frontier.includes(nodeOf[i])) {
+          sum.set(nodeOf[i], (sum.get(nodeOf[i]) ?? 0) + resid[i]);
+          cnt.set(nodeOf[i], (cnt.get(nodeOf[i]) ?? 0) + 1);
+        }
+      for (const node of frontier)
+        tree.value[node] = clamp(
+          (sum.get(node) ?? 0) / ((cnt.get(node) ?? 0) + p.lambda),
+          lower[node],
+          upper[node],
+        );
       if (depth === p.depth) break;
-      const best = new Map<number, { gain: number; feature: number; threshold: number; left: number; right: number }>();
+      const best = new Map<
+        number,
+        { gain: number; feature: number; threshold: number; left: number; right: number }
+      >();
       const maxNodes = tree.feature.length;
       const inFrontier = new Uint8Array(maxNodes);
       for (const node of frontier) inFrontier[node] = 1;
-      const S = new Float64Array(maxNodes), C = new Float64Array(maxNodes);
-      for (const node of frontier) { S[node] = sum.get(node) ?? 0; C[node] = cnt.get(node) ?? 0; }
-      const leftSum = new Float64Array(maxNodes), leftCnt = new Float64Array(maxNodes), lastVal = new Float64Array(maxNodes);
+      const S = new Float64Array(maxNodes),
+        C = new Float64Array(maxNodes);
+      for (const node of frontier) {
+        S[node] = sum.get(node) ?? 0;
+        C[node] = cnt.get(node) ?? 0;
+      }
+      const leftSum = new Float64Array(maxNodes),
+        leftCnt = new Float64Array(maxNodes),
+        lastVal = new Float64Array(maxNodes);
       for (let j = 0; j < d; j++) {
-        leftSum.fill(0); leftCnt.fill(0); lastVal.fill(Number.NaN);
+        leftSum.fill(0);
+        leftCnt.fill(0);
+        lastVal.fill(Number.NaN);
         for (const i of order[j]) {
           const node = nodeOf[i];
           if (!inSample[i] || !inFrontier[node]) continue;
@@ -116,7 +152,9 @@ export function trainGbdt(X: number[][], y: number[], p: GbdtParams = DEFAULT_PA
           const lc = leftCnt[node];
           const prev = lastVal[node];
           if (v > prev && lc >= p.minLeaf && C[node] - lc >= p.minLeaf) {
-            const ls = leftSum[node], s = S[node], c = C[node];
+            const ls = leftSum[node],
+              s = S[node],
+              c = C[node];
             const mono = p.monotone?.[j] ?? 0;
             let ok = true;
             if (mono !== 0) {
@@ -124,9 +162,19 @@ export function trainGbdt(X: number[][], y: number[], p: GbdtParams = DEFAULT_PA
               const vr = clamp((s - ls) / (c - lc + p.lambda), lower[node], upper[node]);
               ok = mono > 0 ? vl <= vr : vl >= vr;
             }
-            const gain = (ls * ls) / (lc + p.lambda) + ((s - ls) * (s - ls)) / (c - lc + p.lambda) - (s * s) / (c + p.lambda);
+            const gain =
+              (ls * ls) / (lc + p.lambda) +
+              ((s - ls) * (s - ls)) / (c - lc + p.lambda) -
+              (s * s) / (c + p.lambda);
             const b = best.get(node);
-            if (ok && gain > 1e-12 && (!b || gain > b.gain)) best.set(node, { gain, feature: j, threshold: f32((prev + v) / 2), left: ls / (lc + p.lambda), right: (s - ls) / (c - lc + p.lambda) });
+            if (ok && gain > 1e-12 && (!b || gain > b.gain))
+              best.set(node, {
+                gain,
+                feature: j,
+                threshold: f32((prev + v) / 2),
+                left: ls / (lc + p.lambda),
+                right: (s - ls) / (c - lc + p.lambda),
+              });
           }
           leftSum[node] += resid[i];
           leftCnt[node] = lc + 1;
@@ -146,14 +194,21 @@ export function trainGbdt(X: number[][], y: number[], p: GbdtParams = DEFAULT_PA
         const mid = (clamp(b.left, lower[node], upper[node]) + clamp(b.right, lower[node], upper[node])) / 2;
         lower.push(lower[node], lower[node]);
         upper.push(upper[node], upper[node]);
-        if (mono > 0) { upper[tree.left[node]] = mid; lower[tree.right[node]] = mid; }
-        if (mono < 0) { lower[tree.left[node]] = mid; upper[tree.right[node]] = mid; }
+        if (mono > 0) {
+          upper[tree.left[node]] = mid;
+          lower[tree.right[node]] = mid;
+        }
+        if (mono < 0) {
+          lower[tree.left[node]] = mid;
+          upper[tree.right[node]] = mid;
+        }
         next.push(tree.left[node], tree.right[node]);
       }
       if (!next.length) break;
       for (let i = 0; i < n; i++) {
         const node = nodeOf[i];
-        if (tree.feature[node] >= 0 && frontierSet.has(node)) nodeOf[i] = Xf[i][tree.feature[node]] <= tree.threshold[node] ? tree.left[node] : tree.right[node];
+        if (tree.feature[node] >= 0 && frontierSet.has(node))
+          nodeOf[i] = Xf[i][tree.feature[node]] <= tree.threshold[node] ? tree.left[node] : tree.right[node];
       }
       frontier = next;
     }

@@ -7,14 +7,25 @@ import { readFileSync } from 'node:fs';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
 import { EvidenceIndex, evidenceCase, type Evidence, type EvidenceGroup } from './evidence.js';
-import { DEFAULT_SOFTWARE, FEATURE_VERSION, featureNames, writeFeatures, type ModelFeatures, type Software } from './features.js';
+import {
+  DEFAULT_SOFTWARE,
+  FEATURE_VERSION,
+  featureNames,
+  writeFeatures,
+  type ModelFeatures,
+  type Software,
+} from './features.js';
 import { loadOnnxCorrection, type OnnxCorrection } from './onnx.js';
 
 export const MODEL_FILE = new URL('../../seeds/predictor.onnx', import.meta.url);
 export const META_FILE = new URL('../../seeds/predictor.json', import.meta.url);
 
 /** log(actual step / predicted step) quantiles: the interval is [step x e^q10, step x e^q90]. */
-export interface Interval { q10: number; q90: number; rows: number }
+export interface Interval {
+  q10: number;
+  q90: number;
+  rows: number;
+}
 
 export interface LearnedMeta {
   name: string;
@@ -24,7 +35,12 @@ export interface LearnedMeta {
   trainedRows: number;
   /** Measured log(measured / analytical) per (model, GPU, precision), aggregated. */
   evidence: EvidenceGroup[];
-  intervals: { byPrecision: Partial<Record<Precision, Interval>>; measuredModel: Interval; unmeasuredModel: Interval; unmeasuredGpu: Interval };
+  intervals: {
+    byPrecision: Partial<Record<Precision, Interval>>;
+    measuredModel: Interval;
+    unmeasuredModel: Interval;
+    unmeasuredGpu: Interval;
+  };
   validation: Record<string, unknown>;
 }
 
@@ -53,21 +69,36 @@ export class LearnedPredictor {
   private evidenceCache = new Map<string, Evidence>();
   /** GPUs with at least one measurement in the evidence. */
   private readonly measuredGpus: Set<string>;
-  private constructor(readonly meta: LearnedMeta, private readonly onnx: OnnxCorrection, private readonly index: EvidenceIndex) {
+  private constructor(
+    readonly meta: LearnedMeta,
+    private readonly onnx: OnnxCorrection,
+    private readonly index: EvidenceIndex,
+  ) {
     this.measuredGpus = new Set(meta.evidence.map((e) => e.gpu));
   }
 
-  get name(): string { return this.meta.name; }
+  get name(): string {
+    return this.meta.name;
+  }
 
-  static async load(model: string | URL = MODEL_FILE, meta: string | URL = META_FILE): Promise<LearnedPredictor> {
+  static async load(
+    model: string | URL = MODEL_FILE,
+    meta: string | URL = META_FILE,
+  ): Promise<LearnedPredictor> {
     const m = JSON.parse(readFileSync(meta, 'utf8')) as LearnedMeta;
     const names = featureNames(true);
     if (m.featureVersion !== FEATURE_VERSION || m.featureNames.join(',') !== names.join(',')) {
-      throw new Error(`learned model was trained on feature version ${m.featureVersion} (${m.featureNames.length} features); this code builds version ${FEATURE_VERSION} (${names.length}): retrain with npm run train:predictor`);
+      throw new Error(
+        `learned model was trained on feature version ${m.featureVersion} (${m.featureNames.length} features); this code builds version ${FEATURE_VERSION} (${names.length}): retrain with npm run train:predictor`,
+      );
     }
     // One intra-op thread per process in --workers mode (the workers already fill the cores).
     const threads = Number(process.env.TRAINPLAN_ORT_THREADS ?? (cluster.isWorker ? 1 : 2));
-    const onnx = await loadOnnxCorrection(typeof model === 'string' ? model : model.pathname, names.length, threads);
+    const onnx = await loadOnnxCorrection(
+      typeof model === 'string' ? model : model.pathname,
+      names.length,
+      threads,
+    );
     const index = new EvidenceIndex([]);
     index.addAggregated(m.evidence);
     return new LearnedPredictor(m, onnx, index);
@@ -76,16 +107,20 @@ export class LearnedPredictor {
   evidence(modelId: string, gpuId: string, precision: Precision, framework: string): Evidence {
     const key = `${modelId}|${gpuId}|${precision}|${framework}`;
     let e = this.evidenceCache.get(key);
-    if (!e) { e = this.index.query(modelId, gpuId, precision, framework); this.evidenceCache.set(key, e); }
+    if (!e) {
+      e = this.index.query(modelId, gpuId, precision, framework);
+      this.evidenceCache.set(key, e);
+    }
     return e;
   }
-
 
   private interval(precision: Precision, ev: Evidence, gpuMeasured: boolean, splitLayout: boolean): Interval {
     let iv = this.meta.intervals.byPrecision[precision] ?? this.meta.intervals.measuredModel;
     // Never narrower than the held-out errors of the case at hand: leave-one-model-out for an
     // unmeasured model (or a layout no measurement used), leave-one-GPU-out for an unmeasured GPU.
-    const widen = (u: Interval) => { iv = { q10: Math.min(iv.q10, u.q10), q90: Math.max(iv.q90, u.q90), rows: u.rows }; };
+    const widen = (u: Interval) => {
+      iv = { q10: Math.min(iv.q10, u.q10), q90: Math.max(iv.q90, u.q90), rows: u.rows };
+    };
     if ((ev.modelN === 0 && ev.exactN === 0) || splitLayout) widen(this.meta.intervals.unmeasuredModel);
     if (!gpuMeasured) widen(this.meta.intervals.unmeasuredGpu);
     return iv;
@@ -99,10 +134,24 @@ export class LearnedPredictor {
       const sw = it.software ?? DEFAULT_SOFTWARE;
       const ev = this.evidence(it.modelId, it.gpu.id, it.exec.precision, sw.framework);
       evs.push(ev);
-      writeFeatures(X, i * d, true, it.model, it.gpu, it.exec, it.stepMs, it.breakdown, it.dominantMath, ev, sw);
+      writeFeatures(
+        X,
+        i * d,
+        true,
+        it.model,
+        it.gpu,
+        it.exec,
+        it.stepMs,
+        it.breakdown,
+        it.dominantMath,
+        ev,
+        sw,
+      );
     });
     const out = await this.onnx.run(X, items.length);
-    const mid = new Float64Array(items.length), lo = new Float64Array(items.length), hi = new Float64Array(items.length);
+    const mid = new Float64Array(items.length),
+      lo = new Float64Array(items.length),
+      hi = new Float64Array(items.length);
     const cases: string[] = [];
     items.forEach((it, i) => {
       // The model predicts log(measured throughput / analytical): time scales by its inverse.
@@ -110,19 +159,27 @@ export class LearnedPredictor {
       const gpuMeasured = this.measuredGpus.has(it.gpu.id);
       const par = it.exec.parallelism;
       // Every training row ran plain data parallelism: a sharded or split layout is extrapolation.
-      const split = !!par && (par.tensorParallel > 1 || par.pipelineParallel > 1 || par.zeroStage > 0 || par.recompute !== 'none');
+      const split =
+        !!par &&
+        (par.tensorParallel > 1 || par.pipelineParallel > 1 || par.zeroStage > 0 || par.recompute !== 'none');
       const iv = this.interval(it.exec.precision, evs[i], gpuMeasured, split);
       mid[i] = k;
       lo[i] = k * Math.exp(iv.q10);
       hi[i] = k * Math.exp(iv.q90);
-      cases.push(evidenceCase(evs[i]) + (gpuMeasured ? '' : `; ${it.gpu.id} has no measurements (its datasheet figures only)`)
-        + (split ? '; no measurement used tensor/pipeline parallelism, ZeRO or recomputation' : ''));
+      cases.push(
+        evidenceCase(evs[i]) +
+          (gpuMeasured ? '' : `; ${it.gpu.id} has no measurements (its datasheet figures only)`) +
+          (split ? '; no measurement used tensor/pipeline parallelism, ZeRO or recomputation' : ''),
+      );
     });
     return { mid, lo, hi, cases };
   }
 }
 
-export interface LearnedState { predictor: LearnedPredictor | null; reason: string }
+export interface LearnedState {
+  predictor: LearnedPredictor | null;
+  reason: string;
+}
 let state: Promise<LearnedState> | undefined;
 
 /** The process-wide learned predictor, loaded once; `predictor: null` with the reason on failure. */

@@ -6,40 +6,80 @@ import type { Ensemble } from './gbdt.js';
 const { onnx } = onnxProto;
 
 export function ensembleToOnnx(e: Ensemble, docString: string): Uint8Array {
-  const nodesTreeids: number[] = [], nodesNodeids: number[] = [], nodesFeatureids: number[] = [], nodesValues: number[] = [];
-  const nodesModes: Buffer[] = [], nodesTrue: number[] = [], nodesFalse: number[] = [];
-  const targetTreeids: number[] = [], targetNodeids: number[] = [], targetIds: number[] = [], targetWeights: number[] = [];
+  const nodesTreeids: number[] = [],
+    nodesNodeids: number[] = [],
+    nodesFeatureids: number[] = [],
+    nodesValues: number[] = [];
+  const nodesModes: Buffer[] = [],
+    nodesTrue: number[] = [],
+    nodesFalse: number[] = [];
+  const targetTreeids: number[] = [],
+    targetNodeids: number[] = [],
+    targetIds: number[] = [],
+    targetWeights: number[] = [];
   e.trees.forEach((t, ti) => {
     for (let n = 0; n < t.feature.length; n++) {
       const leaf = t.feature[n] < 0;
-      nodesTreeids.push(ti); nodesNodeids.push(n);
+      nodesTreeids.push(ti);
+      nodesNodeids.push(n);
       nodesFeatureids.push(leaf ? 0 : t.feature[n]);
       nodesValues.push(leaf ? 0 : t.threshold[n]);
       nodesModes.push(Buffer.from(leaf ? 'LEAF' : 'BRANCH_LEQ'));
       nodesTrue.push(leaf ? 0 : t.left[n]);
       nodesFalse.push(leaf ? 0 : t.right[n]);
-      if (leaf) { targetTreeids.push(ti); targetNodeids.push(n); targetIds.push(0); targetWeights.push(e.learningRate * t.value[n]); }
+      if (leaf) {
+        targetTreeids.push(ti);
+        targetNodeids.push(n);
+        targetIds.push(0);
+        targetWeights.push(e.learningRate * t.value[n]);
+      }
     }
   });
   const A = onnx.AttributeProto.AttributeType;
   const ints = (name: string, v: number[]) => ({ name, type: A.INTS, ints: v });
   const floats = (name: string, v: number[]) => ({ name, type: A.FLOATS, floats: v });
   const node = {
-    opType: 'TreeEnsembleRegressor', domain: 'ai.onnx.ml', input: ['features'], output: ['correction'], name: 'gbdt',
+    opType: 'TreeEnsembleRegressor',
+    domain: 'ai.onnx.ml',
+    input: ['features'],
+    output: ['correction'],
+    name: 'gbdt',
     attribute: [
-      ints('nodes_treeids', nodesTreeids), ints('nodes_nodeids', nodesNodeids), ints('nodes_featureids', nodesFeatureids),
-      floats('nodes_values', nodesValues), { name: 'nodes_modes', type: A.STRINGS, strings: nodesModes },
-      ints('nodes_truenodeids', nodesTrue), ints('nodes_falsenodeids', nodesFalse),
-      ints('target_treeids', targetTreeids), ints('target_nodeids', targetNodeids), ints('target_ids', targetIds), floats('target_weights', targetWeights),
-      { name: 'n_targets', type: A.INT, i: 1 }, floats('base_values', [e.base]),
-      { name: 'aggregate_function', type: A.STRING, s: Buffer.from('SUM') }, { name: 'post_transform', type: A.STRING, s: Buffer.from('NONE') },
+      ints('nodes_treeids', nodesTreeids),
+      ints('nodes_nodeids', nodesNodeids),
+      ints('nodes_featureids', nodesFeatureids),
+      floats('nodes_values', nodesValues),
+      { name: 'nodes_modes', type: A.STRINGS, strings: nodesModes },
+      ints('nodes_truenodeids', nodesTrue),
+      ints('nodes_falsenodeids', nodesFalse),
+      ints('target_treeids', targetTreeids),
+      ints('target_nodeids', targetNodeids),
+      ints('target_ids', targetIds),
+      floats('target_weights', targetWeights),
+      { name: 'n_targets', type: A.INT, i: 1 },
+      floats('base_values', [e.base]),
+      { name: 'aggregate_function', type: A.STRING, s: Buffer.from('SUM') },
+      { name: 'post_transform', type: A.STRING, s: Buffer.from('NONE') },
     ],
   };
-  const tensor = (name: string, dims: ({ dimParam: string } | { dimValue: number })[]) => ({ name, type: { tensorType: { elemType: onnx.TensorProto.DataType.FLOAT, shape: { dim: dims } } } });
+  const tensor = (name: string, dims: ({ dimParam: string } | { dimValue: number })[]) => ({
+    name,
+    type: { tensorType: { elemType: onnx.TensorProto.DataType.FLOAT, shape: { dim: dims } } },
+  });
   const model = onnx.ModelProto.create({
-    irVersion: 8, producerName: 'trainplan', docString,
-    opsetImport: [{ domain: '', version: 17 }, { domain: 'ai.onnx.ml', version: 3 }],
-    graph: { name: 'trainplan_correction', node: [node], input: [tensor('features', [{ dimParam: 'N' }, { dimValue: e.featureCount }])], output: [tensor('correction', [{ dimParam: 'N' }, { dimValue: 1 }])] },
+    irVersion: 8,
+    producerName: 'trainplan',
+    docString,
+    opsetImport: [
+      { domain: '', version: 17 },
+      { domain: 'ai.onnx.ml', version: 3 },
+    ],
+    graph: {
+      name: 'trainplan_correction',
+      node: [node],
+      input: [tensor('features', [{ dimParam: 'N' }, { dimValue: e.featureCount }])],
+      output: [tensor('correction', [{ dimParam: 'N' }, { dimValue: 1 }])],
+    },
   });
   return onnx.ModelProto.encode(model).finish();
 }
@@ -52,10 +92,17 @@ export interface OnnxCorrection {
 }
 
 /** Loads a model file (path or bytes) into one onnxruntime session, created once. */
-export async function loadOnnxCorrection(source: string | Uint8Array, featureCount: number, threads = 2): Promise<OnnxCorrection> {
+export async function loadOnnxCorrection(
+  source: string | Uint8Array,
+  featureCount: number,
+  threads = 2,
+): Promise<OnnxCorrection> {
   const ort: Ort = await import('onnxruntime-node');
   const options = { intraOpNumThreads: threads };
-  const session = typeof source === 'string' ? await ort.InferenceSession.create(source, options) : await ort.InferenceSession.create(source, options);
+  const session =
+    typeof source === 'string'
+      ? await ort.InferenceSession.create(source, options)
+      : await ort.InferenceSession.create(source, options);
   return {
     featureCount,
     async run(rows, count) {

@@ -8,7 +8,14 @@ import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode } from '../types.js';
 import { getModel } from '../zoo/index.js';
 import { EvidenceIndex, NO_EVIDENCE, type Evidence, type EvidenceRow } from './evidence.js';
-import { featureNames, frameworkOf, modelFeaturesOf, writeFeatures, type ModelFeatures, type Software } from './features.js';
+import {
+  featureNames,
+  frameworkOf,
+  modelFeaturesOf,
+  writeFeatures,
+  type ModelFeatures,
+  type Software,
+} from './features.js';
 import { predictEnsemble, rng, trainGbdt, type Ensemble, type GbdtParams } from './gbdt.js';
 
 /** One row's analytical view, for one variant (precision-aware or not). */
@@ -32,12 +39,26 @@ export interface Example {
 // 90 trees at rate 0.13 against 120 at 0.1: the same 14.7% on held-out combinations, 17.2% vs
 // 16.5% on held-out GPUs, and onnxruntime at 62 ms instead of 107 ms for 100,000 candidates on two
 // cores (bench/learned.ts), inside the 100 ms a recommend can spend on it.
-export const PARAMS: GbdtParams = { trees: 90, depth: 5, learningRate: 0.13, minLeaf: 10, subsample: 0.8, lambda: 2, seed: 7 };
+export const PARAMS: GbdtParams = {
+  trees: 90,
+  depth: 5,
+  learningRate: 0.13,
+  minLeaf: 10,
+  subsample: 0.8,
+  lambda: 2,
+  seed: 7,
+};
 
 const analytical = (row: Measurement, eff?: Efficiency): Analytical | undefined => {
   const p = predictRow(row, eff);
   if (!p.prediction || !p.predictedThroughput) return undefined;
-  return { throughput: p.predictedThroughput, stepMs: p.prediction.stepTimeMs, breakdown: p.prediction.breakdown, dominantMath: p.prediction.dominantMath, exec: p.prediction.execution };
+  return {
+    throughput: p.predictedThroughput,
+    stepMs: p.prediction.stepTimeMs,
+    breakdown: p.prediction.breakdown,
+    dominantMath: p.prediction.dominantMath,
+    exec: p.prediction.execution,
+  };
 };
 
 /**
@@ -52,17 +73,34 @@ export function examples(rows: Measurement[], eff?: Efficiency): Example[] {
     const aware = analytical(row, eff);
     const unaware = analytical({ ...row, precision: 'FP32', flags: '' }, eff);
     const gpu = getGpu(row.gpu);
-    const model = getModel(row.model, row.seqLenOrImageSize === null ? undefined : { seqLenOrImageSize: row.seqLenOrImageSize });
+    const model = getModel(
+      row.model,
+      row.seqLenOrImageSize === null ? undefined : { seqLenOrImageSize: row.seqLenOrImageSize },
+    );
     if (!aware || !unaware || !gpu || !model) continue;
-    out.push({ row, software: { framework: frameworkOf(row.framework), xla: row.flags.includes('xla') }, gpu, model: modelFeaturesOf(model), aware, unaware });
+    out.push({
+      row,
+      software: { framework: frameworkOf(row.framework), xla: row.flags.includes('xla') },
+      gpu,
+      model: modelFeaturesOf(model),
+      aware,
+      unaware,
+    });
   }
   return out;
 }
 
-export const target = (e: Example, aware: boolean) => Math.log(e.row.throughput! / (aware ? e.aware : e.unaware).throughput);
+export const target = (e: Example, aware: boolean) =>
+  Math.log(e.row.throughput! / (aware ? e.aware : e.unaware).throughput);
 
 export function evidenceRows(ex: Example[], aware: boolean): EvidenceRow[] {
-  return ex.map((e) => ({ model: e.row.model, gpu: e.row.gpu, precision: e.row.precision, framework: e.software.framework, logResidual: target(e, aware) }));
+  return ex.map((e) => ({
+    model: e.row.model,
+    gpu: e.row.gpu,
+    precision: e.row.precision,
+    framework: e.software.framework,
+    logResidual: target(e, aware),
+  }));
 }
 
 export function featuresOf(e: Example, aware: boolean, ev: Evidence): number[] {
@@ -79,7 +117,16 @@ export function featuresOf(e: Example, aware: boolean, ev: Evidence): number[] {
 function dropEvidence(ev: Evidence, r: () => number): Evidence {
   const x = r();
   if (x < 0.15) return { ...NO_EVIDENCE, exactN: ev.exactN };
-  if (x < 0.4) return { ...ev, sameGpu: 0, sameGpuN: 0, sameGpuSameMath: 0, sameGpuSameMathN: 0, sameFramework: 0, sameFrameworkN: 0 };
+  if (x < 0.4)
+    return {
+      ...ev,
+      sameGpu: 0,
+      sameGpuN: 0,
+      sameGpuSameMath: 0,
+      sameGpuSameMathN: 0,
+      sameFramework: 0,
+      sameFrameworkN: 0,
+    };
   if (x < 0.55) return { ...ev, samePrecision: 0, samePrecisionN: 0, sibling: 0, siblingN: 0 };
   return ev;
 }
@@ -92,25 +139,52 @@ function dropEvidence(ev: Evidence, r: () => number): Evidence {
  * of the step that are not math; down with peak are the analytical step and the forward/backward
  * shares.
  */
-const RISES_WITH_PEAK = ['log_peak_dominant', 'log_ridge_point', 'log_peak_fp32', 'frac_optimizer', 'frac_mixed_precision', 'frac_comm_exposed', 'frac_overhead'];
+const RISES_WITH_PEAK = [
+  'log_peak_dominant',
+  'log_ridge_point',
+  'log_peak_fp32',
+  'frac_optimizer',
+  'frac_mixed_precision',
+  'frac_comm_exposed',
+  'frac_overhead',
+];
 const FALLS_WITH_PEAK = ['log_analytical_step_ms', 'frac_forward', 'frac_backward'];
 export function monotoneConstraints(aware: boolean): number[] {
-  return featureNames(aware).map((n) => (RISES_WITH_PEAK.includes(n) ? 1 : FALLS_WITH_PEAK.includes(n) ? -1 : 0));
+  return featureNames(aware).map((n) =>
+    RISES_WITH_PEAK.includes(n) ? 1 : FALLS_WITH_PEAK.includes(n) ? -1 : 0,
+  );
 }
 
-export function fit(train: Example[], aware: boolean, params: GbdtParams = PARAMS): { ensemble: Ensemble; evidence: EvidenceIndex } {
+export function fit(
+  train: Example[],
+  aware: boolean,
+  params: GbdtParams = PARAMS,
+): { ensemble: Ensemble; evidence: EvidenceIndex } {
   const evidence = new EvidenceIndex(evidenceRows(train, aware));
   const r = rng(params.seed + 1);
-  const X = train.map((e) => featuresOf(e, aware, dropEvidence(evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework, aware), r)));
+  const X = train.map((e) =>
+    featuresOf(
+      e,
+      aware,
+      dropEvidence(evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework, aware), r),
+    ),
+  );
   const y = train.map((e) => target(e, aware));
   return { ensemble: trainGbdt(X, y, { ...params, monotone: monotoneConstraints(aware) }), evidence };
 }
 
 /** Predicted throughput (row's unit) for held-out rows, from a model fitted without them. */
-export function predictHeldOut(test: Example[], model: { ensemble: Ensemble; evidence: EvidenceIndex }, aware: boolean): number[] {
+export function predictHeldOut(
+  test: Example[],
+  model: { ensemble: Ensemble; evidence: EvidenceIndex },
+  aware: boolean,
+): number[] {
   return test.map((e) => {
     const ev = model.evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework, aware);
-    return (aware ? e.aware : e.unaware).throughput * Math.exp(predictEnsemble(model.ensemble, featuresOf(e, aware, ev)));
+    return (
+      (aware ? e.aware : e.unaware).throughput *
+      Math.exp(predictEnsemble(model.ensemble, featuresOf(e, aware, ev)))
+    );
   });
 }
 
@@ -118,13 +192,21 @@ export type Split = 'gpu' | 'combination' | 'model';
 
 /** Folds: one per GPU, one per model, or 10 folds of whole (model, GPU, precision) combinations (seeded shuffle). */
 export function folds(ex: Example[], split: Split, k = 10, seed = 11): number[][] {
-  const key = (e: Example) => (split === 'gpu' ? e.row.gpu : split === 'model' ? e.row.model : `${e.row.model}|${e.row.gpu}|${e.row.precision}`);
+  const key = (e: Example) =>
+    split === 'gpu'
+      ? e.row.gpu
+      : split === 'model'
+        ? e.row.model
+        : `${e.row.model}|${e.row.gpu}|${e.row.precision}`;
   const groups = [...new Set(ex.map(key))].sort();
   const r = rng(seed);
   const assign = new Map<string, number>();
   if (split !== 'combination') groups.forEach((g, i) => assign.set(g, i));
   else {
-    const shuffled = groups.map((g) => [r(), g] as const).sort((a, b) => a[0] - b[0]).map(([, g]) => g);
+    const shuffled = groups
+      .map((g) => [r(), g] as const)
+      .sort((a, b) => a[0] - b[0])
+      .map(([, g]) => g);
     shuffled.forEach((g, i) => assign.set(g, i % k));
   }
   const n = split === 'combination' ? k : groups.length;
@@ -134,14 +216,30 @@ export function folds(ex: Example[], split: Split, k = 10, seed = 11): number[][
 }
 
 /** Out-of-fold predicted throughput for every example. */
-export function crossValidate(ex: Example[], split: Split, aware: boolean, params: GbdtParams = PARAMS, log: (s: string) => void = () => {}): number[] {
+export function crossValidate(
+  ex: Example[],
+  split: Split,
+  aware: boolean,
+  params: GbdtParams = PARAMS,
+  log: (s: string) => void = () => {},
+): number[] {
   const pred = new Array<number>(ex.length).fill(Number.NaN);
   const fs = folds(ex, split);
   fs.forEach((fold, i) => {
     const inFold = new Set(fold);
-    const model = fit(ex.filter((_, j) => !inFold.has(j)), aware, params);
-    const p = predictHeldOut(fold.map((j) => ex[j]), model, aware);
-    fold.forEach((j, t) => { pred[j] = p[t]; });
+    const model = fit(
+      ex.filter((_, j) => !inFold.has(j)),
+      aware,
+      params,
+    );
+    const p = predictHeldOut(
+      fold.map((j) => ex[j]),
+      model,
+      aware,
+    );
+    fold.forEach((j, t) => {
+      pred[j] = p[t];
+    });
     log(`  ${split} fold ${i + 1}/${fs.length} (${fold.length} rows)`);
   });
   return pred;

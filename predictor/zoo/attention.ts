@@ -1,7 +1,18 @@
 // Transformer pieces shared by BERT, GPT/Llama, ViT, the WMT Transformer and Transformer-XL:
 // multi-head attention, the feed-forward network, and the residual/norm wrapper around both.
 import type { Layer } from '../types.js';
-import { act, add, dropout, linear, mul, norm, scale, softmax, type ActKind, type NormKind } from './common.js';
+import {
+  act,
+  add,
+  dropout,
+  linear,
+  mul,
+  norm,
+  scale,
+  softmax,
+  type ActKind,
+  type NormKind,
+} from './common.js';
 
 export interface AttentionSpec {
   name: string;
@@ -39,7 +50,9 @@ export function attention(s: AttentionSpec): Layer[] {
       ]
     : [linear(s.hidden, qDim + 2 * kvDim, { ...o, tokens: s.queries, name: `${s.name}.qkv` })];
   // x*cos + rotate(x)*sin on q and k: two multiplies and an add per element.
-  const rotary: Layer[] = s.rotary ? [{ ...mul(s.queries * (qDim + kvDim), `${s.name}.rotary`), count: 3 }] : [];
+  const rotary: Layer[] = s.rotary
+    ? [{ ...mul(s.queries * (qDim + kvDim), `${s.name}.rotary`), count: 3 }]
+    : [];
   return [
     ...projections,
     ...rotary,
@@ -52,7 +65,9 @@ export function attention(s: AttentionSpec): Layer[] {
  * The weightless middle of attention on already-projected Q, K, V: scores (heads x q x k),
  * scale+mask, softmax, optional dropout, context. Also what an ONNX MultiHeadAttention node costs.
  */
-export function attentionCore(s: Pick<AttentionSpec, 'name' | 'queries' | 'keys' | 'heads' | 'headDim' | 'probDropout'>): Layer[] {
+export function attentionCore(
+  s: Pick<AttentionSpec, 'name' | 'queries' | 'keys' | 'heads' | 'headDim' | 'probDropout'>,
+): Layer[] {
   const scores = s.heads * s.queries * s.keys;
   return [
     { type: 'matmul', name: `${s.name}.scores`, batches: s.heads, m: s.queries, n: s.keys, k: s.headDim },
@@ -80,7 +95,10 @@ export function feedForward(s: FeedForwardSpec): Layer[] {
   const inner = s.tokens * s.ffn;
   const o = { tokens: s.tokens, bias: s.bias };
   const up = s.gated
-    ? [linear(s.hidden, s.ffn, { ...o, name: `${s.name}.gate` }), linear(s.hidden, s.ffn, { ...o, name: `${s.name}.up` })]
+    ? [
+        linear(s.hidden, s.ffn, { ...o, name: `${s.name}.gate` }),
+        linear(s.hidden, s.ffn, { ...o, name: `${s.name}.up` }),
+      ]
     : [linear(s.hidden, s.ffn, { ...o, name: `${s.name}.up` })];
   return [
     ...up,

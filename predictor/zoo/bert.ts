@@ -65,22 +65,57 @@ function classifyHead(d: number, labels: number, name: string): Layer[] {
 
 function head(tokens: number, a: BertArch): Layer[] {
   switch (a.head) {
-    case 'squad': return squadHead(tokens, a.hidden);
-    case 'pretrain': return pretrainHead(tokens, a);
-    case 'mlm': return mlmHead(tokens, a);
-    case 'classify': return classifyHead(a.hidden, a.numLabels ?? 2, 'classifier');
+    case 'squad':
+      return squadHead(tokens, a.hidden);
+    case 'pretrain':
+      return pretrainHead(tokens, a);
+    case 'mlm':
+      return mlmHead(tokens, a);
+    case 'classify':
+      return classifyHead(a.hidden, a.numLabels ?? 2, 'classifier');
   }
 }
 
 export function buildBert(e: ZooEntry): Layer[] {
-  const a = archOf<BertArch>(e, ['layers', 'hidden', 'heads', 'ffn', 'vocab', 'maxPositions', 'typeVocab', 'head']);
+  const a = archOf<BertArch>(e, [
+    'layers',
+    'hidden',
+    'heads',
+    'ffn',
+    'vocab',
+    'maxPositions',
+    'typeVocab',
+    'head',
+  ]);
   const L = seqLenOf(e);
   const d = a.hidden;
   const x = L * d;
-  const res = (name: string) => ({ name, tokens: L, hidden: d, norm: 'layernorm' as const, preNorm: false, dropout: true });
+  const res = (name: string) => ({
+    name,
+    tokens: L,
+    hidden: d,
+    norm: 'layernorm' as const,
+    preNorm: false,
+    dropout: true,
+  });
   const block = [
-    ...sublayer(attention({ name: 'attn', queries: L, keys: L, hidden: d, heads: a.heads, headDim: d / a.heads, bias: true, probDropout: true }), res('attn')),
-    ...sublayer(feedForward({ name: 'ffn', tokens: L, hidden: d, ffn: a.ffn, act: 'gelu', bias: true }), res('ffn')),
+    ...sublayer(
+      attention({
+        name: 'attn',
+        queries: L,
+        keys: L,
+        hidden: d,
+        heads: a.heads,
+        headDim: d / a.heads,
+        bias: true,
+        probDropout: true,
+      }),
+      res('attn'),
+    ),
+    ...sublayer(
+      feedForward({ name: 'ffn', tokens: L, hidden: d, ffn: a.ffn, act: 'gelu', bias: true }),
+      res('ffn'),
+    ),
   ];
   return [
     embedding(a.vocab, d, L, 'word_embeddings'),

@@ -10,36 +10,82 @@ export type Pair = number | [number, number];
 const pair = (v: Pair): [number, number] => (Array.isArray(v) ? v : [v, v]);
 const named = (name?: string) => (name ? { name } : {});
 
-export const norm = (kind: NormKind, channels: number, elements: number, name?: string): Layer =>
-  ({ type: 'norm', kind, channels, elements, ...named(name) });
-export const act = (kind: ActKind, elements: number, name?: string): Layer =>
-  ({ type: 'activation', kind, elements, ...named(name) });
-export const dropout = (elements: number, name?: string): Layer =>
-  ({ type: 'elementwise', kind: 'dropout', elements, ...named(name) });
-export const add = (elements: number, name?: string, inputs = 2): Layer =>
-  ({ type: 'elementwise', kind: 'add', elements, inputs, ...named(name) });
-export const mul = (elements: number, name?: string): Layer =>
-  ({ type: 'elementwise', kind: 'mul', elements, ...named(name) });
-export const scale = (elements: number, name?: string): Layer =>
-  ({ type: 'elementwise', kind: 'scale', elements, ...named(name) });
-export const softmax = (elements: number, name?: string): Layer => ({ type: 'softmax', elements, ...named(name) });
+export const norm = (kind: NormKind, channels: number, elements: number, name?: string): Layer => ({
+  type: 'norm',
+  kind,
+  channels,
+  elements,
+  ...named(name),
+});
+export const act = (kind: ActKind, elements: number, name?: string): Layer => ({
+  type: 'activation',
+  kind,
+  elements,
+  ...named(name),
+});
+export const dropout = (elements: number, name?: string): Layer => ({
+  type: 'elementwise',
+  kind: 'dropout',
+  elements,
+  ...named(name),
+});
+export const add = (elements: number, name?: string, inputs = 2): Layer => ({
+  type: 'elementwise',
+  kind: 'add',
+  elements,
+  inputs,
+  ...named(name),
+});
+export const mul = (elements: number, name?: string): Layer => ({
+  type: 'elementwise',
+  kind: 'mul',
+  elements,
+  ...named(name),
+});
+export const scale = (elements: number, name?: string): Layer => ({
+  type: 'elementwise',
+  kind: 'scale',
+  elements,
+  ...named(name),
+});
+export const softmax = (elements: number, name?: string): Layer => ({
+  type: 'softmax',
+  elements,
+  ...named(name),
+});
 export const loss = (elements: number, name = 'loss'): Layer => ({ type: 'loss', elements, name });
 
-export interface LinearOpts { tokens?: number; bias?: boolean; tied?: boolean; name?: string }
+export interface LinearOpts {
+  tokens?: number;
+  bias?: boolean;
+  tied?: boolean;
+  name?: string;
+}
 export const linear = (inFeatures: number, outFeatures: number, o: LinearOpts = {}): Layer => ({
-  type: 'linear', inFeatures, outFeatures, tokens: o.tokens ?? 1, bias: o.bias ?? true,
-  ...(o.tied ? { tied: true } : {}), ...named(o.name),
+  type: 'linear',
+  inFeatures,
+  outFeatures,
+  tokens: o.tokens ?? 1,
+  bias: o.bias ?? true,
+  ...(o.tied ? { tied: true } : {}),
+  ...named(o.name),
 });
 
-export const embedding = (vocab: number, dim: number, tokens: number, name?: string): Layer =>
-  ({ type: 'embedding', vocab, dim, tokens, ...named(name) });
+export const embedding = (vocab: number, dim: number, tokens: number, name?: string): Layer => ({
+  type: 'embedding',
+  vocab,
+  dim,
+  tokens,
+  ...named(name),
+});
 
 /**
  * A lookup into a table that another layer owns (shared encoder/decoder embeddings). The
  * vocabulary has no `tied` flag for embeddings, so vocab 0 keeps the gather's cost (which does
  * not depend on the table size) without counting the table twice.
  */
-export const sharedEmbedding = (dim: number, tokens: number, name?: string): Layer => embedding(0, dim, tokens, name);
+export const sharedEmbedding = (dim: number, tokens: number, name?: string): Layer =>
+  embedding(0, dim, tokens, name);
 
 /** Repeat identical layers: every layer's count is multiplied, so parameters and costs scale too. */
 export const repeat = (layers: Layer[], times: number): Layer[] =>
@@ -47,11 +93,23 @@ export const repeat = (layers: Layer[], times: number): Layer[] =>
 
 // ------------------------------------------------------------------------------ feature maps
 
-export interface Shape { c: number; h: number; w: number }
+export interface Shape {
+  c: number;
+  h: number;
+  w: number;
+}
 
 const sameShape = (a: Shape, b: Shape) => a.c === b.c && a.h === b.h && a.w === b.w;
-const globalPoolOf = (s: Shape, name?: string): Layer =>
-  ({ type: 'pool', kind: 'global_avg', channels: s.c, inH: s.h, inW: s.w, kernel: s.h, stride: 1, ...named(name) });
+const globalPoolOf = (s: Shape, name?: string): Layer => ({
+  type: 'pool',
+  kind: 'global_avg',
+  channels: s.c,
+  inH: s.h,
+  inW: s.w,
+  kernel: s.h,
+  stride: 1,
+  ...named(name),
+});
 
 export interface ConvOpts {
   stride?: number;
@@ -88,8 +146,17 @@ export class FeatureMap {
     const stride = o.stride ?? 1;
     const { c, h, w } = this.shape;
     this.push({
-      type: 'conv2d', inC: c, outC, kernel: kh === kw ? kh : [kh, kw], stride, padding: ph === pw ? ph : [ph, pw],
-      groups: o.groups ?? 1, inH: h, inW: w, bias: o.bias ?? false, ...named(o.name),
+      type: 'conv2d',
+      inC: c,
+      outC,
+      kernel: kh === kw ? kh : [kh, kw],
+      stride,
+      padding: ph === pw ? ph : [ph, pw],
+      groups: o.groups ?? 1,
+      inH: h,
+      inW: w,
+      bias: o.bias ?? false,
+      ...named(o.name),
     });
     this.shape = { c: outC, h: convOut(h, kh, stride, ph), w: convOut(w, kw, stride, pw) };
     return this;
@@ -139,8 +206,10 @@ export class FeatureMap {
     const { c } = this.shape;
     return this.push(
       globalPoolOf(this.shape, 'se.pool'),
-      linear(c, squeeze, { name: 'se.squeeze' }), act(inner, squeeze),
-      linear(squeeze, c, { name: 'se.expand' }), act('sigmoid', c),
+      linear(c, squeeze, { name: 'se.squeeze' }),
+      act(inner, squeeze),
+      linear(squeeze, c, { name: 'se.expand' }),
+      act('sigmoid', c),
       mul(this.elements, 'se.gate'),
     );
   }
@@ -159,7 +228,9 @@ export class FeatureMap {
     });
     const { h, w } = outs[0].shape;
     if (outs.some((o) => o.shape.h !== h || o.shape.w !== w)) {
-      throw new Error(`concat of unequal spatial sizes: ${outs.map((o) => `${o.shape.h}x${o.shape.w}`).join(', ')}`);
+      throw new Error(
+        `concat of unequal spatial sizes: ${outs.map((o) => `${o.shape.h}x${o.shape.w}`).join(', ')}`,
+      );
     }
     for (const o of outs) this.push(...o.layers);
     this.shape = { c: outs.reduce((s, o) => s + o.shape.c, 0), h, w };

@@ -48,7 +48,19 @@ interface DecoderArch {
 }
 
 export function buildDecoder(e: ZooEntry): Layer[] {
-  const a = archOf<DecoderArch>(e, ['layers', 'hidden', 'heads', 'ffn', 'vocab', 'norm', 'mlp', 'positions', 'bias', 'tiedHead', 'dropout']);
+  const a = archOf<DecoderArch>(e, [
+    'layers',
+    'hidden',
+    'heads',
+    'ffn',
+    'vocab',
+    'norm',
+    'mlp',
+    'positions',
+    'bias',
+    'tiedHead',
+    'dropout',
+  ]);
   const L = seqLenOf(e);
   const d = a.hidden;
   const x = L * d;
@@ -56,21 +68,43 @@ export function buildDecoder(e: ZooEntry): Layer[] {
   const preNorm = a.preNorm ?? true;
   const res = (name: string) => ({ name, tokens: L, hidden: d, norm: a.norm, preNorm, dropout: a.dropout });
   const attn = attention({
-    name: 'attn', queries: L, keys: Math.min(L, a.attentionWindow ?? L), hidden: d, heads: a.heads, headDim: a.headDim ?? d / a.heads, kvHeads: a.kvHeads,
-    bias: a.qkvBias ?? a.bias, outBias: a.outBias ?? a.bias, probDropout: a.dropout, rotary: a.positions === 'rotary',
+    name: 'attn',
+    queries: L,
+    keys: Math.min(L, a.attentionWindow ?? L),
+    hidden: d,
+    heads: a.heads,
+    headDim: a.headDim ?? d / a.heads,
+    kvHeads: a.kvHeads,
+    bias: a.qkvBias ?? a.bias,
+    outBias: a.outBias ?? a.bias,
+    probDropout: a.dropout,
+    rotary: a.positions === 'rotary',
   });
-  const mlp = feedForward({ name: 'mlp', tokens: L, hidden: d, ffn: a.ffn, act: gated ? 'silu' : a.mlp === 'relu' ? 'relu' : 'gelu', bias: a.mlpBias ?? a.bias, gated });
+  const mlp = feedForward({
+    name: 'mlp',
+    tokens: L,
+    hidden: d,
+    ffn: a.ffn,
+    act: gated ? 'silu' : a.mlp === 'relu' ? 'relu' : 'gelu',
+    bias: a.mlpBias ?? a.bias,
+    gated,
+  });
   const block = a.parallelBlock
     ? [
-      norm(a.norm, d, x, a.parallelBlock === 'two-norms' ? 'attn.norm' : 'block.norm'), ...attn,
-      ...(a.parallelBlock === 'two-norms' ? [norm(a.norm, d, x, 'mlp.norm')] : []), ...mlp,
-      ...(a.dropout ? [dropout(x, 'attn.dropout'), dropout(x, 'mlp.dropout')] : []), add(x, 'block.residual', 3),
-    ]
+        norm(a.norm, d, x, a.parallelBlock === 'two-norms' ? 'attn.norm' : 'block.norm'),
+        ...attn,
+        ...(a.parallelBlock === 'two-norms' ? [norm(a.norm, d, x, 'mlp.norm')] : []),
+        ...mlp,
+        ...(a.dropout ? [dropout(x, 'attn.dropout'), dropout(x, 'mlp.dropout')] : []),
+        add(x, 'block.residual', 3),
+      ]
     : [...sublayer(attn, res('attn')), ...sublayer(mlp, res('mlp'))];
-  if (a.positions === 'learned' && !a.maxPositions) throw new Error(`${e.id}: learned positions need arch.maxPositions`);
-  const positions = a.positions === 'learned'
-    ? [embedding(a.maxPositions!, d, L, 'position_embeddings'), add(x, 'embeddings.sum')]
-    : [];
+  if (a.positions === 'learned' && !a.maxPositions)
+    throw new Error(`${e.id}: learned positions need arch.maxPositions`);
+  const positions =
+    a.positions === 'learned'
+      ? [embedding(a.maxPositions!, d, L, 'position_embeddings'), add(x, 'embeddings.sum')]
+      : [];
   const w = a.embedDim ?? d;
   return [
     embedding(a.vocab, w, L, 'token_embeddings'),

@@ -4,7 +4,13 @@ import type { Layer } from '../types.js';
 import { FeatureMap } from './common.js';
 import { archOf, imageSizeOf, type ZooEntry } from './spec.js';
 
-interface Stage { kernel: number; stride: number; repeats: number; expansion: number; channels: number }
+interface Stage {
+  kernel: number;
+  stride: number;
+  repeats: number;
+  expansion: number;
+  channels: number;
+}
 
 interface EfficientNetArch {
   stemChannels: number;
@@ -44,7 +50,17 @@ function mbconv(f: FeatureMap, out: number, s: Stage, stride: number, seRatio: n
 }
 
 export function buildEfficientNet(e: ZooEntry): Layer[] {
-  const a = archOf<EfficientNetArch>(e, ['stemChannels', 'featureChannels', 'stages', 'widthMult', 'depthMult', 'divisor', 'seRatio', 'dropout', 'numClasses']);
+  const a = archOf<EfficientNetArch>(e, [
+    'stemChannels',
+    'featureChannels',
+    'stages',
+    'widthMult',
+    'depthMult',
+    'divisor',
+    'seRatio',
+    'dropout',
+    'numClasses',
+  ]);
   const width = (c: number) => scaleWidth(c, a.widthMult, a.divisor);
   const size = imageSizeOf(e);
   const f = new FeatureMap({ c: 3, h: size, w: size });

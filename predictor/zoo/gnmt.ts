@@ -17,17 +17,28 @@ interface GnmtArch {
   sharedEmbedding: boolean;
 }
 
-const lstm = (inputSize: number, hiddenSize: number, steps: number, name: string, bidirectional = false): Layer =>
-  ({ type: 'rnn', cell: 'lstm', inputSize, hiddenSize, steps, bidirectional, name });
+const lstm = (
+  inputSize: number,
+  hiddenSize: number,
+  steps: number,
+  name: string,
+  bidirectional = false,
+): Layer => ({ type: 'rnn', cell: 'lstm', inputSize, hiddenSize, steps, bidirectional, name });
 
 function encoder(a: GnmtArch): Layer[] {
   const h = a.hidden;
   const x = a.srcLen * h;
-  const residualLayer = [dropout(x, 'enc.dropout'), lstm(h, h, a.srcLen, 'enc.lstm_residual'), add(x, 'enc.residual')];
+  const residualLayer = [
+    dropout(x, 'enc.dropout'),
+    lstm(h, h, a.srcLen, 'enc.lstm_residual'),
+    add(x, 'enc.residual'),
+  ];
   return [
     embedding(a.vocab, h, a.srcLen, 'embedding'),
-    dropout(x, 'enc.dropout'), lstm(h, h, a.srcLen, 'enc.lstm0_bidir', true),
-    dropout(2 * x, 'enc.dropout'), lstm(2 * h, h, a.srcLen, 'enc.lstm1'),
+    dropout(x, 'enc.dropout'),
+    lstm(h, h, a.srcLen, 'enc.lstm0_bidir', true),
+    dropout(2 * x, 'enc.dropout'),
+    lstm(2 * h, h, a.srcLen, 'enc.lstm1'),
     ...repeat(residualLayer, a.encLayers - 2),
   ];
 }
@@ -53,12 +64,20 @@ function bahdanau(a: GnmtArch): Layer[] {
 function decoder(a: GnmtArch): Layer[] {
   const h = a.hidden;
   const y = a.tgtLen * h;
-  const residualLayer = [dropout(y, 'dec.dropout'), lstm(2 * h, h, a.tgtLen, 'dec.lstm_residual'), add(y, 'dec.residual')];
+  const residualLayer = [
+    dropout(y, 'dec.dropout'),
+    lstm(2 * h, h, a.tgtLen, 'dec.lstm_residual'),
+    add(y, 'dec.residual'),
+  ];
   return [
-    a.sharedEmbedding ? sharedEmbedding(h, a.tgtLen, 'dec.embedding') : embedding(a.vocab, h, a.tgtLen, 'dec.embedding'),
-    dropout(y, 'dec.dropout'), lstm(h, h, a.tgtLen, 'dec.lstm0_attention'),
+    a.sharedEmbedding
+      ? sharedEmbedding(h, a.tgtLen, 'dec.embedding')
+      : embedding(a.vocab, h, a.tgtLen, 'dec.embedding'),
+    dropout(y, 'dec.dropout'),
+    lstm(h, h, a.tgtLen, 'dec.lstm0_attention'),
     ...bahdanau(a),
-    dropout(y, 'dec.dropout'), lstm(2 * h, h, a.tgtLen, 'dec.lstm1'),
+    dropout(y, 'dec.dropout'),
+    lstm(2 * h, h, a.tgtLen, 'dec.lstm1'),
     ...repeat(residualLayer, a.decLayers - 2),
     linear(h, a.vocab, { tokens: a.tgtLen, name: 'classifier' }),
     loss(a.tgtLen * a.vocab, 'label_smoothed_ce'),
@@ -66,6 +85,14 @@ function decoder(a: GnmtArch): Layer[] {
 }
 
 export function buildGnmt(e: ZooEntry): Layer[] {
-  const a = archOf<GnmtArch>(e, ['hidden', 'encLayers', 'decLayers', 'vocab', 'srcLen', 'tgtLen', 'sharedEmbedding']);
+  const a = archOf<GnmtArch>(e, [
+    'hidden',
+    'encLayers',
+    'decLayers',
+    'vocab',
+    'srcLen',
+    'tgtLen',
+    'sharedEmbedding',
+  ]);
   return [...encoder(a), ...decoder(a)];
 }

@@ -49,7 +49,9 @@ let entries: ZooEntry[] | undefined;
 /** The raw models.json entries (for tools and tests that need the hyper-parameters). */
 export function zooEntries(): ZooEntry[] {
   if (!entries) {
-    const file = JSON.parse(readFileSync(new URL('../../seeds/models.json', import.meta.url), 'utf8')) as { models: ZooEntry[] };
+    const file = JSON.parse(readFileSync(new URL('../../seeds/models.json', import.meta.url), 'utf8')) as {
+      models: ZooEntry[];
+    };
     const ids = new Set<string>();
     for (const e of file.models) {
       if (ids.has(e.id)) throw new Error(`models.json: duplicate id ${e.id}`);
@@ -63,7 +65,10 @@ export function zooEntries(): ZooEntry[] {
 /** One entry -> the predictor's ModelDef. */
 export function buildModel(entry: ZooEntry): ModelDef {
   const build = BUILDERS[entry.family];
-  if (!build) throw new Error(`models.json ${entry.id}: no builder for family "${entry.family}" (have ${ZOO_FAMILIES.join(', ')})`);
+  if (!build)
+    throw new Error(
+      `models.json ${entry.id}: no builder for family "${entry.family}" (have ${ZOO_FAMILIES.join(', ')})`,
+    );
   if (!entry.batchSizes?.length) throw new Error(`models.json ${entry.id}: batchSizes is empty`);
   const units = entry.unitsPerBatchElement === 'seqLen' ? seqLenOf(entry) : entry.unitsPerBatchElement;
   return {
@@ -104,12 +109,15 @@ export function getModel(id: string, overrides?: ZooOverrides): ModelDef | undef
   const size = overrides?.seqLenOrImageSize;
   if (!base || size === undefined || size === (base.seqLen ?? base.imageSize)) return base;
   if (base.seqLen === undefined && base.imageSize === undefined) return base;
-  if (!(Number.isFinite(size) && size > 0)) throw new Error(`getModel(${id}): seqLenOrImageSize must be a positive number, got ${size}`);
+  if (!(Number.isFinite(size) && size > 0))
+    throw new Error(`getModel(${id}): seqLenOrImageSize must be a positive number, got ${size}`);
   const key = `${id}@${size}`;
   let model = variants.get(key);
   if (!model) {
     const entry = zooEntries().find((e) => e.id === id)!;
-    model = buildModel(base.seqLen !== undefined ? { ...entry, seqLen: size } : { ...entry, imageSize: size });
+    model = buildModel(
+      base.seqLen !== undefined ? { ...entry, seqLen: size } : { ...entry, imageSize: size },
+    );
     variants.set(key, model);
   }
   return model;

@@ -59,16 +59,26 @@ function rpn(a: MaskRcnnArch, levels: Shape[]): Layer[] {
 }
 
 /** RoIAlign of `rois` regions to pool x pool: average of 2x2 samples per cell. */
-const roiAlign = (channels: number, rois: number, pool: number, name: string): Layer =>
-  ({ type: 'pool', kind: 'avg', channels, inH: 2 * pool, inW: 2 * pool * rois, kernel: 2, stride: 2, name });
+const roiAlign = (channels: number, rois: number, pool: number, name: string): Layer => ({
+  type: 'pool',
+  kind: 'avg',
+  channels,
+  inH: 2 * pool,
+  inW: 2 * pool * rois,
+  kernel: 2,
+  stride: 2,
+  name,
+});
 
 function boxHead(a: MaskRcnnArch): Layer[] {
   const R = a.boxRois;
   const r = a.representation;
   return [
     roiAlign(a.fpnChannels, R, a.boxPool, 'box.roi_align'),
-    linear(a.fpnChannels * a.boxPool ** 2, r, { tokens: R, name: 'box.fc6' }), act('relu', R * r),
-    linear(r, r, { tokens: R, name: 'box.fc7' }), act('relu', R * r),
+    linear(a.fpnChannels * a.boxPool ** 2, r, { tokens: R, name: 'box.fc6' }),
+    act('relu', R * r),
+    linear(r, r, { tokens: R, name: 'box.fc7' }),
+    act('relu', R * r),
     linear(r, a.numClasses, { tokens: R, name: 'box.cls' }),
     linear(r, 4 * a.numClasses, { tokens: R, name: 'box.bbox' }),
     loss(R * (a.numClasses + 4), 'box.loss'),
@@ -90,8 +100,20 @@ function maskHead(a: MaskRcnnArch): Layer[] {
 
 export function buildMaskRcnn(e: ZooEntry): Layer[] {
   const a = archOf<MaskRcnnArch>(e, [
-    'backbone', 'aspectRatio', 'sizeDivisibility', 'fpnChannels', 'anchorsPerLocation', 'rpnLevels', 'rpnSampledAnchors', 'boxRois', 'maskRois',
-    'boxPool', 'maskPool', 'representation', 'maskConvs', 'numClasses',
+    'backbone',
+    'aspectRatio',
+    'sizeDivisibility',
+    'fpnChannels',
+    'anchorsPerLocation',
+    'rpnLevels',
+    'rpnSampledAnchors',
+    'boxRois',
+    'maskRois',
+    'boxPool',
+    'maskPool',
+    'representation',
+    'maskConvs',
+    'numClasses',
   ]);
   const pad = (v: number) => Math.ceil(v / a.sizeDivisibility) * a.sizeDivisibility;
   const short = imageSizeOf(e);

@@ -18,11 +18,13 @@ interface NcfArch {
 export function buildNcf(e: ZooEntry): Layer[] {
   const a = archOf<NcfArch>(e, ['users', 'items', 'factors', 'mlp', 'dropout']);
   const half = a.mlp[0] / 2;
-  const mlp = a.mlp.slice(1).flatMap((out, i) => [
-    linear(a.mlp[i], out, { name: `mlp.${i}` }),
-    act('relu', out),
-    ...(a.dropout ? [dropout(out)] : []),
-  ]);
+  const mlp = a.mlp
+    .slice(1)
+    .flatMap((out, i) => [
+      linear(a.mlp[i], out, { name: `mlp.${i}` }),
+      act('relu', out),
+      ...(a.dropout ? [dropout(out)] : []),
+    ]);
   return [
     embedding(a.users, a.factors, 1, 'mf_user'),
     embedding(a.items, a.factors, 1, 'mf_item'),

@@ -20,7 +20,15 @@ export interface ResNetArch {
   numClasses: number;
 }
 
-export const RESNET_KEYS = ['stemWidth', 'stages', 'widths', 'expansion', 'groups', 'stride3x3', 'numClasses'] as const;
+export const RESNET_KEYS = [
+  'stemWidth',
+  'stages',
+  'widths',
+  'expansion',
+  'groups',
+  'stride3x3',
+  'numClasses',
+] as const;
 
 export function resnetStem(f: FeatureMap, width: number): void {
   f.convBn(width, 7, { stride: 2, name: 'conv1' }).pool('max', 3, 2, 1);

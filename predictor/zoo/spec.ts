@@ -40,6 +40,7 @@ export function seqLenOf(entry: ZooEntry): number {
 }
 
 export function imageSizeOf(entry: ZooEntry): number {
-  if (!entry.imageSize) throw new Error(`models.json ${entry.id}: imageSize is required by family ${entry.family}`);
+  if (!entry.imageSize)
+    throw new Error(`models.json ${entry.id}: imageSize is required by family ${entry.family}`);
   return entry.imageSize;
 }

@@ -30,7 +30,8 @@ export function buildSsd(e: ZooEntry): Layer[] {
     f.convBn(a.extra.outs[i], 3, { stride: strided ? 2 : 1, pad: strided ? 1 : 0, name: `extra${i}.conv` });
     maps.push(f.shape);
   });
-  if (maps.length !== a.numDefaults.length) throw new Error(`${e.id}: ${maps.length} detection maps, ${a.numDefaults.length} numDefaults`);
+  if (maps.length !== a.numDefaults.length)
+    throw new Error(`${e.id}: ${maps.length} detection maps, ${a.numDefaults.length} numDefaults`);
   const heads = maps.flatMap((shape, i) => {
     const nd = a.numDefaults[i];
     const loc = new FeatureMap(shape).conv(nd * 4, 3, { bias: true, name: `loc${i}` });

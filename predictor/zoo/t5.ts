@@ -30,14 +30,43 @@ interface T5Arch {
 }
 
 export function buildT5(e: ZooEntry): Layer[] {
-  const a = archOf<T5Arch>(e, ['encLayers', 'decLayers', 'hidden', 'heads', 'headDim', 'ffn', 'vocab', 'buckets', 'ffnKind', 'tiedHead', 'dropout']);
+  const a = archOf<T5Arch>(e, [
+    'encLayers',
+    'decLayers',
+    'hidden',
+    'heads',
+    'headDim',
+    'ffn',
+    'vocab',
+    'buckets',
+    'ffnKind',
+    'tiedHead',
+    'dropout',
+  ]);
   const S = seqLenOf(e);
   const T = a.targetLen ?? S;
   const d = a.hidden;
   const gated = a.ffnKind === 'gated-gelu';
-  const res = (name: string, tokens: number) => ({ name, tokens, hidden: d, norm: 'rmsnorm' as const, preNorm: true, dropout: a.dropout });
+  const res = (name: string, tokens: number) => ({
+    name,
+    tokens,
+    hidden: d,
+    norm: 'rmsnorm' as const,
+    preNorm: true,
+    dropout: a.dropout,
+  });
   const attn = (name: string, queries: number, keys: number, cross = false) => [
-    ...attention({ name, queries, keys, hidden: d, heads: a.heads, headDim: a.headDim, bias: false, probDropout: a.dropout, cross }),
+    ...attention({
+      name,
+      queries,
+      keys,
+      hidden: d,
+      heads: a.heads,
+      headDim: a.headDim,
+      bias: false,
+      probDropout: a.dropout,
+      cross,
+    }),
   ];
   // Self-attention adds the position bias (heads x queries x keys) to its scores before the softmax.
   const selfAttn = (name: string, tokens: number) => {
@@ -47,10 +76,22 @@ export function buildT5(e: ZooEntry): Layer[] {
     return layers;
   };
   const ffn = (name: string, tokens: number) =>
-    feedForward({ name, tokens, hidden: d, ffn: a.ffn, act: gated ? 'gelu' : 'relu', bias: false, gated, innerDropout: a.dropout });
+    feedForward({
+      name,
+      tokens,
+      hidden: d,
+      ffn: a.ffn,
+      act: gated ? 'gelu' : 'relu',
+      bias: false,
+      gated,
+      innerDropout: a.dropout,
+    });
   // The bucket table is looked up once per (query, key) pair and head, by the stack's first layer.
   const positionTable = (name: string, q: number, k: number) => embedding(a.buckets, a.heads, q * k, name);
-  const encoderBlock = [...sublayer(selfAttn('enc.self_attn', S), res('enc.self_attn', S)), ...sublayer(ffn('enc.ffn', S), res('enc.ffn', S))];
+  const encoderBlock = [
+    ...sublayer(selfAttn('enc.self_attn', S), res('enc.self_attn', S)),
+    ...sublayer(ffn('enc.ffn', S), res('enc.ffn', S)),
+  ];
   const decoderBlock = [
     ...sublayer(selfAttn('dec.self_attn', T), res('dec.self_attn', T)),
     ...sublayer(attn('dec.cross_attn', T, S, true), res('dec.cross_attn', T)),

@@ -29,13 +29,31 @@ interface Tacotron2Arch {
   paddedMelFrames: number;
 }
 
-const conv1d = (inC: number, outC: number, kernel: number, inL: number, name: string, bias = true): Layer =>
-  ({ type: 'conv1d', inC, outC, kernel, padding: (kernel - 1) / 2, inL, bias, name });
+const conv1d = (
+  inC: number,
+  outC: number,
+  kernel: number,
+  inL: number,
+  name: string,
+  bias = true,
+): Layer => ({ type: 'conv1d', inC, outC, kernel, padding: (kernel - 1) / 2, inL, bias, name });
 
 /** conv1d -> batch norm -> activation -> dropout(0.5), the unit of encoder and postnet. */
-function convBlock(inC: number, outC: number, kernel: number, len: number, actKind: 'relu' | 'tanh' | null, name: string): Layer[] {
+function convBlock(
+  inC: number,
+  outC: number,
+  kernel: number,
+  len: number,
+  actKind: 'relu' | 'tanh' | null,
+  name: string,
+): Layer[] {
   const e = outC * len;
-  return [conv1d(inC, outC, kernel, len, name), norm('batchnorm', outC, e), ...(actKind ? [act(actKind, e)] : []), dropout(e)];
+  return [
+    conv1d(inC, outC, kernel, len, name),
+    norm('batchnorm', outC, e),
+    ...(actKind ? [act(actKind, e)] : []),
+    dropout(e),
+  ];
 }
 
 function encoder(a: Tacotron2Arch): Layer[] {
@@ -43,7 +61,15 @@ function encoder(a: Tacotron2Arch): Layer[] {
   return [
     embedding(a.symbols, d, a.paddedTextLen, 'symbols'),
     ...repeat(convBlock(d, d, a.encoderKernel, a.paddedTextLen, 'relu', 'encoder.conv'), a.encoderConvs),
-    { type: 'rnn', cell: 'lstm', inputSize: d, hiddenSize: d / 2, steps: a.textLen, bidirectional: true, name: 'encoder.bilstm' },
+    {
+      type: 'rnn',
+      cell: 'lstm',
+      inputSize: d,
+      hiddenSize: d / 2,
+      steps: a.textLen,
+      bidirectional: true,
+      name: 'encoder.bilstm',
+    },
   ];
 }
 
@@ -71,10 +97,19 @@ function decoder(a: Tacotron2Arch): Layer[] {
   return [
     linear(ctx, att, { tokens: mem, bias: false, name: 'attention.memory_layer' }),
     linear(a.mels, a.prenet, { tokens: T, bias: false, name: 'prenet.0' }),
-    act('relu', T * a.prenet), dropout(T * a.prenet),
+    act('relu', T * a.prenet),
+    dropout(T * a.prenet),
     linear(a.prenet, a.prenet, { tokens: T, bias: false, name: 'prenet.1' }),
-    act('relu', T * a.prenet), dropout(T * a.prenet),
-    { type: 'rnn', cell: 'lstm', inputSize: a.prenet + ctx, hiddenSize: a.attentionRnn, steps: T, name: 'attention_rnn' },
+    act('relu', T * a.prenet),
+    dropout(T * a.prenet),
+    {
+      type: 'rnn',
+      cell: 'lstm',
+      inputSize: a.prenet + ctx,
+      hiddenSize: a.attentionRnn,
+      steps: T,
+      name: 'attention_rnn',
+    },
     linear(a.attentionRnn, att, { tokens: T, bias: false, name: 'attention.query_layer' }),
     // Every step convolves the alignments over the whole text; laying the steps end to end as one
     // long sequence gives the same FLOPs while the filter's parameters count once.
@@ -82,7 +117,14 @@ function decoder(a: Tacotron2Arch): Layer[] {
     linear(a.locationFilters, att, { tokens: T * mem, bias: false, name: 'attention.location_dense' }),
     linear(att, 1, { tokens: T * mem, bias: false, name: 'attention.v' }),
     ...repeat(weightlessPerStep, T),
-    { type: 'rnn', cell: 'lstm', inputSize: a.attentionRnn + ctx, hiddenSize: a.decoderRnn, steps: T, name: 'decoder_rnn' },
+    {
+      type: 'rnn',
+      cell: 'lstm',
+      inputSize: a.attentionRnn + ctx,
+      hiddenSize: a.decoderRnn,
+      steps: T,
+      name: 'decoder_rnn',
+    },
     linear(a.decoderRnn + ctx, a.mels, { tokens: T, name: 'linear_projection' }),
     linear(a.decoderRnn + ctx, 1, { tokens: T, name: 'gate_layer' }),
   ];
@@ -104,9 +146,23 @@ function postnet(a: Tacotron2Arch): Layer[] {
 
 export function buildTacotron2(e: ZooEntry): Layer[] {
   const a = archOf<Tacotron2Arch>(e, [
-    'symbols', 'embedding', 'encoderConvs', 'encoderKernel', 'attentionRnn', 'decoderRnn', 'prenet', 'attentionDim',
-    'locationFilters', 'locationKernel', 'postnetConvs', 'postnetChannels', 'postnetKernel', 'mels', 'textLen',
-    'paddedTextLen', 'paddedMelFrames',
+    'symbols',
+    'embedding',
+    'encoderConvs',
+    'encoderKernel',
+    'attentionRnn',
+    'decoderRnn',
+    'prenet',
+    'attentionDim',
+    'locationFilters',
+    'locationKernel',
+    'postnetConvs',
+    'postnetChannels',
+    'postnetKernel',
+    'mels',
+    'textLen',
+    'paddedTextLen',
+    'paddedMelFrames',
   ]);
   return [...encoder(a), ...decoder(a), ...postnet(a)];
 }

@@ -22,14 +22,45 @@ interface TransformerArch {
 }
 
 export function buildTransformer(e: ZooEntry): Layer[] {
-  const a = archOf<TransformerArch>(e, ['encLayers', 'decLayers', 'hidden', 'heads', 'ffn', 'vocab', 'contextLen', 'preNorm', 'sharedEmbeddings']);
+  const a = archOf<TransformerArch>(e, [
+    'encLayers',
+    'decLayers',
+    'hidden',
+    'heads',
+    'ffn',
+    'vocab',
+    'contextLen',
+    'preNorm',
+    'sharedEmbeddings',
+  ]);
   const d = a.hidden;
   const L = a.contextLen;
-  const attn = { queries: 1, keys: L, hidden: d, heads: a.heads, headDim: d / a.heads, bias: true, probDropout: true };
-  const res = (name: string) => ({ name, tokens: 1, hidden: d, norm: 'layernorm' as const, preNorm: a.preNorm, dropout: true });
-  const ffn = (name: string) => feedForward({ name, tokens: 1, hidden: d, ffn: a.ffn, act: 'relu', bias: true, innerDropout: true });
+  const attn = {
+    queries: 1,
+    keys: L,
+    hidden: d,
+    heads: a.heads,
+    headDim: d / a.heads,
+    bias: true,
+    probDropout: true,
+  };
+  const res = (name: string) => ({
+    name,
+    tokens: 1,
+    hidden: d,
+    norm: 'layernorm' as const,
+    preNorm: a.preNorm,
+    dropout: true,
+  });
+  const ffn = (name: string) =>
+    feedForward({ name, tokens: 1, hidden: d, ffn: a.ffn, act: 'relu', bias: true, innerDropout: true });
   // Token embedding scaled by sqrt(d), plus the sinusoidal position (no parameters), then dropout.
-  const embed = (table: Layer, side: string) => [table, scale(d, `${side}.embed_scale`), add(d, `${side}.positions`), dropout(d, `${side}.embed_dropout`)];
+  const embed = (table: Layer, side: string) => [
+    table,
+    scale(d, `${side}.embed_scale`),
+    add(d, `${side}.positions`),
+    dropout(d, `${side}.embed_dropout`),
+  ];
   const finalNorm = (side: string) => (a.preNorm ? [norm('layernorm', d, d, `${side}.final_norm`)] : []);
   const encoderBlock = [
     ...sublayer(attention({ ...attn, name: 'enc.self_attn' }), res('enc.self_attn')),
@@ -38,10 +69,15 @@ export function buildTransformer(e: ZooEntry): Layer[] {
   const decoderBlock = [
     ...sublayer(attention({ ...attn, name: 'dec.self_attn' }), res('dec.self_attn')),
     // Each element projects K/V for its own source token; the other positions belong to other elements.
-    ...sublayer(attention({ ...attn, name: 'dec.cross_attn', cross: true, projectedKeys: 1 }), res('dec.cross_attn')),
+    ...sublayer(
+      attention({ ...attn, name: 'dec.cross_attn', cross: true, projectedKeys: 1 }),
+      res('dec.cross_attn'),
+    ),
     ...sublayer(ffn('dec.ffn'), res('dec.ffn')),
   ];
-  const decoderTable = a.sharedEmbeddings ? sharedEmbedding(d, 1, 'dec.embed') : embedding(a.vocab, d, 1, 'dec.embed');
+  const decoderTable = a.sharedEmbeddings
+    ? sharedEmbedding(d, 1, 'dec.embed')
+    : embedding(a.vocab, d, 1, 'dec.embed');
   return [
     ...embed(embedding(a.vocab, d, 1, 'enc.embed'), 'enc'),
     ...repeat(encoderBlock, a.encLayers),

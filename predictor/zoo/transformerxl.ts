@@ -25,12 +25,17 @@ interface TransformerXLArch {
   dropAttention: boolean;
 }
 
-interface Cluster { size: number; dim: number; tokens: number }
+interface Cluster {
+  size: number;
+  dim: number;
+  tokens: number;
+}
 
 /** Clusters with their vocabulary size, embedding width and the tokens (per sequence) they see. */
 function clusters(a: TransformerXLArch, tgt: number): Cluster[] {
   const edges = [0, ...a.cutoffs, a.vocab];
-  if (a.tailTokenFractions.length !== a.cutoffs.length) throw new Error('transformerxl: one tail fraction per cutoff');
+  if (a.tailTokenFractions.length !== a.cutoffs.length)
+    throw new Error('transformerxl: one tail fraction per cutoff');
   const tailShare = a.tailTokenFractions.reduce((s, f) => s + f, 0);
   return a.cutoffs.concat(a.vocab).map((_, i) => ({
     size: edges[i + 1] - edges[i],
@@ -64,7 +69,8 @@ function adaptiveSoftmax(a: TransformerXLArch, cs: Cluster[], tgt: number): Laye
   if (narrow) layers.push(linear(a.hidden, cs[0].dim, { tokens: tgt, bias: false, name: 'crit.head_proj' }));
   layers.push(linear(cs[0].dim, headSize, { tokens: tgt, tied: true, name: 'crit.head' }));
   cs.slice(1).forEach((c, j) => {
-    if (narrow) layers.push(linear(a.hidden, c.dim, { tokens: c.tokens, tied: true, name: `crit.tail_proj${j + 1}` }));
+    if (narrow)
+      layers.push(linear(a.hidden, c.dim, { tokens: c.tokens, tied: true, name: `crit.tail_proj${j + 1}` }));
     layers.push(linear(c.dim, c.size, { tokens: c.tokens, tied: true, name: `crit.tail${j + 1}` }));
   });
   const logits = tgt * headSize + cs.slice(1).reduce((s, c) => s + c.tokens * c.size, 0);
@@ -87,7 +93,15 @@ function relativeAttention(a: TransformerXLArch, tgt: number, klen: number): Lay
     // parameters with a per-sample cost that is negligible next to the rest.
     linear(a.hidden, inner, { tokens: 1, bias: false, name: 'attn.r_net' }),
     { ...add(q, 'attn.rel_bias'), count: 2 },
-    { type: 'matmul', name: 'attn.scores_content_position', batches: a.heads, m: tgt, n: klen, k: a.headDim, count: 2 },
+    {
+      type: 'matmul',
+      name: 'attn.scores_content_position',
+      batches: a.heads,
+      m: tgt,
+      n: klen,
+      k: a.headDim,
+      count: 2,
+    },
     scale(scores, 'attn.rel_shift'),
     add(scores, 'attn.ac_plus_bd'),
     scale(scores, 'attn.scale_mask'),
@@ -99,15 +113,45 @@ function relativeAttention(a: TransformerXLArch, tgt: number, klen: number): Lay
 }
 
 export function buildTransformerXL(e: ZooEntry): Layer[] {
-  const a = archOf<TransformerXLArch>(e, ['layers', 'hidden', 'heads', 'headDim', 'ffn', 'memLen', 'vocab', 'cutoffs', 'divVal', 'tailTokenFractions', 'dropAttention']);
+  const a = archOf<TransformerXLArch>(e, [
+    'layers',
+    'hidden',
+    'heads',
+    'headDim',
+    'ffn',
+    'memLen',
+    'vocab',
+    'cutoffs',
+    'divVal',
+    'tailTokenFractions',
+    'dropAttention',
+  ]);
   const tgt = seqLenOf(e);
   const klen = tgt + a.memLen;
   const x = tgt * a.hidden;
   const cs = clusters(a, tgt);
-  const res = (name: string) => ({ name, tokens: tgt, hidden: a.hidden, norm: 'layernorm' as const, preNorm: false, dropout: true });
+  const res = (name: string) => ({
+    name,
+    tokens: tgt,
+    hidden: a.hidden,
+    norm: 'layernorm' as const,
+    preNorm: false,
+    dropout: true,
+  });
   const block = [
     ...sublayer(relativeAttention(a, tgt, klen), res('attn')),
-    ...sublayer(feedForward({ name: 'ff', tokens: tgt, hidden: a.hidden, ffn: a.ffn, act: 'relu', bias: true, innerDropout: true }), res('ff')),
+    ...sublayer(
+      feedForward({
+        name: 'ff',
+        tokens: tgt,
+        hidden: a.hidden,
+        ffn: a.ffn,
+        act: 'relu',
+        bias: true,
+        innerDropout: true,
+      }),
+      res('ff'),
+    ),
   ];
   return [
     ...adaptiveInput(a, cs, tgt),

@@ -21,15 +21,55 @@ export function buildVit(e: ZooEntry): Layer[] {
   const a = archOf<VitArch>(e, ['patch', 'layers', 'hidden', 'heads', 'ffn', 'numClasses', 'dropout']);
   const size = imageSizeOf(e);
   const d = a.hidden;
-  const T = (Math.floor(size / a.patch) ** 2) + 1; // patches + [CLS]
+  const T = Math.floor(size / a.patch) ** 2 + 1; // patches + [CLS]
   const x = T * d;
-  const res = (name: string) => ({ name, tokens: T, hidden: d, norm: 'layernorm' as const, preNorm: true, dropout: a.dropout });
+  const res = (name: string) => ({
+    name,
+    tokens: T,
+    hidden: d,
+    norm: 'layernorm' as const,
+    preNorm: true,
+    dropout: a.dropout,
+  });
   const block = [
-    ...sublayer(attention({ name: 'attn', queries: T, keys: T, hidden: d, heads: a.heads, headDim: d / a.heads, bias: true, probDropout: false }), res('attn')),
-    ...sublayer(feedForward({ name: 'mlp', tokens: T, hidden: d, ffn: a.ffn, act: 'gelu', bias: true, innerDropout: a.dropout }), res('mlp')),
+    ...sublayer(
+      attention({
+        name: 'attn',
+        queries: T,
+        keys: T,
+        hidden: d,
+        heads: a.heads,
+        headDim: d / a.heads,
+        bias: true,
+        probDropout: false,
+      }),
+      res('attn'),
+    ),
+    ...sublayer(
+      feedForward({
+        name: 'mlp',
+        tokens: T,
+        hidden: d,
+        ffn: a.ffn,
+        act: 'gelu',
+        bias: true,
+        innerDropout: a.dropout,
+      }),
+      res('mlp'),
+    ),
   ];
   return [
-    { type: 'conv2d', name: 'patch_embed', inC: a.channels ?? 3, outC: d, kernel: a.patch, stride: a.patch, inH: size, inW: size, bias: true },
+    {
+      type: 'conv2d',
+      name: 'patch_embed',
+      inC: a.channels ?? 3,
+      outC: d,
+      kernel: a.patch,
+      stride: a.patch,
+      inH: size,
+      inW: size,
+      bias: true,
+    },
     // The [CLS] token and the position table are learned tensors added to the sequence; a
     // one-row "embedding" is how the vocabulary holds a bare learned vector.
     embedding(1, d, 1, 'cls_token'),

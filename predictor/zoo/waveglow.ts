@@ -21,8 +21,24 @@ interface WaveGlowArch {
   upsampleKernel: number;
 }
 
-const conv1d = (inC: number, outC: number, kernel: number, inL: number, name: string, dilation = 1): Layer =>
-  ({ type: 'conv1d', inC, outC, kernel, dilation, padding: (dilation * (kernel - 1)) / 2, inL, bias: true, name });
+const conv1d = (
+  inC: number,
+  outC: number,
+  kernel: number,
+  inL: number,
+  name: string,
+  dilation = 1,
+): Layer => ({
+  type: 'conv1d',
+  inC,
+  outC,
+  kernel,
+  dilation,
+  padding: (dilation * (kernel - 1)) / 2,
+  inL,
+  bias: true,
+  name,
+});
 
 /**
  * The coupling network: start 1x1 conv, `wnLayers` dilated convs (dilation 2^i) each added to a
@@ -39,7 +55,9 @@ function wn(a: WaveGlowArch, half: number, steps: number, flow: string): Layer[]
       conv1d(c, 2 * c, a.wnKernel, steps, `${flow}.wn.in${i}`, 2 ** i),
       conv1d(a.mels * a.group, 2 * c, 1, steps, `${flow}.wn.cond${i}`),
       add(2 * gate, `${flow}.wn.in_plus_cond${i}`),
-      act('tanh', gate), act('sigmoid', gate), mul(gate, `${flow}.wn.gate${i}`),
+      act('tanh', gate),
+      act('sigmoid', gate),
+      mul(gate, `${flow}.wn.gate${i}`),
       conv1d(c, last ? c : 2 * c, 1, steps, `${flow}.wn.res_skip${i}`),
       ...(last ? [] : [add(gate, `${flow}.wn.residual${i}`)]),
       ...(i > 0 ? [add(gate, `${flow}.wn.skip_sum${i}`)] : []),
@@ -50,14 +68,33 @@ function wn(a: WaveGlowArch, half: number, steps: number, flow: string): Layer[]
 }
 
 export function buildWaveGlow(e: ZooEntry): Layer[] {
-  const a = archOf<WaveGlowArch>(e, ['mels', 'flows', 'group', 'earlyEvery', 'earlySize', 'wnLayers', 'wnChannels', 'wnKernel', 'hop', 'upsampleKernel']);
+  const a = archOf<WaveGlowArch>(e, [
+    'mels',
+    'flows',
+    'group',
+    'earlyEvery',
+    'earlySize',
+    'wnLayers',
+    'wnChannels',
+    'wnKernel',
+    'hop',
+    'upsampleKernel',
+  ]);
   const samples = seqLenOf(e);
   const steps = samples / a.group;
   const frames = Math.floor(samples / a.hop) + 1; // centred STFT
   // ConvTranspose1d(mels, mels, upsampleKernel, stride=hop) costs frames*kernel*mels^2 MACs; as a
   // stride-1 conv1d over frames + kernel - 1 positions it has that cost and the same weights.
   const layers: Layer[] = [
-    { type: 'conv1d', inC: a.mels, outC: a.mels, kernel: a.upsampleKernel, inL: frames + a.upsampleKernel - 1, bias: true, name: 'upsample' },
+    {
+      type: 'conv1d',
+      inC: a.mels,
+      outC: a.mels,
+      kernel: a.upsampleKernel,
+      inL: frames + a.upsampleKernel - 1,
+      bias: true,
+      name: 'upsample',
+    },
   ];
   // Flows between two early outputs see the same channel count and are identical layer for
   // layer (the dilations restart in every coupling network): one copy, repeated.
@@ -66,7 +103,15 @@ export function buildWaveGlow(e: ZooEntry): Layer[] {
     const half = channels / 2;
     const name = `flows${first}-${Math.min(first + a.earlyEvery, a.flows) - 1}`;
     const flow: Layer[] = [
-      { type: 'conv1d', inC: channels, outC: channels, kernel: 1, inL: steps, bias: false, name: `${name}.invertible_1x1` },
+      {
+        type: 'conv1d',
+        inC: channels,
+        outC: channels,
+        kernel: 1,
+        inL: steps,
+        bias: false,
+        name: `${name}.invertible_1x1`,
+      },
       ...wn(a, half, steps, name),
       // audio_1 = exp(log_s) * audio_1 + b. The vocabulary has no exp; sigmoid is the same kind
       // of one-transcendental-per-element pass.
