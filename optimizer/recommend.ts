@@ -35,6 +35,8 @@ export const REJECT_REASONS = {
   NO_PRICE: 'the catalog has no price for this GPU (give one in prices)',
   TOO_MANY_GPUS: 'uses more GPUs than maxGpus',
   GLOBAL_BATCH_MISMATCH: 'cannot reach the fixed global batch with whole accumulation steps',
+  NOT_FINITE:
+    'its step time, hours or cost is not a finite positive number (inputs at the edges of their ranges); dropped rather than ranked',
 } as const;
 export type RejectReason = keyof typeof REJECT_REASONS;
 
@@ -350,6 +352,9 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
     c.hoursHi = hoursPerStepMs * c.stepHiMs;
     c.cost = c.price === null ? Number.NaN : c.hours * gpus * c.price;
     // With deadlineConfidence the deadline must hold at the interval's upper bound.
+    // One candidate whose numbers overflowed must not sink the answer (GraphQL refuses Infinity) nor rank first.
+    if (!(c.hours > 0 && c.hoursHi < Infinity && c.stepTimeMs < Infinity) || c.cost === Infinity)
+      return reject('NOT_FINITE');
     const hoursForDeadline = r.deadlineConfidence ? c.hoursHi : c.hours;
     if (r.deadlineHours !== undefined && hoursForDeadline > r.deadlineHours) return reject('MISSES_DEADLINE');
     if (r.budgetUsd !== undefined && !(c.cost <= r.budgetUsd)) return reject('OVER_BUDGET');

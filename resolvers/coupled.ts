@@ -21,8 +21,19 @@ import {
 } from '../schema/coupled.js';
 import type { PriceInput, WorkloadInput } from '../schema/inputs.js';
 import { gpuById, modelById } from './lookup.js';
-import { asGraphQLError, badInput, finiteNumber, integer, LIMITS, nonEmpty } from './validate.js';
+import {
+  asGraphQLError,
+  badInput,
+  finiteNumber,
+  FLOORS,
+  inRange,
+  integer,
+  LIMITS,
+  nonEmpty,
+  priceList,
+} from './validate.js';
 import { gpuView } from './views.js';
+import { assertFiniteAnswer } from './finite.js';
 
 /** Bounds of the coupled planners' inputs: beyond any real portfolio, small enough to stay interactive. */
 export const COUPLED_LIMITS = {
@@ -77,14 +88,14 @@ function searchSpace(input: {
   const net =
     input.interNodeGbps == null
       ? undefined
-      : finiteNumber('interNodeGbps', input.interNodeGbps, 0, LIMITS.gbps, { exclusiveMin: true });
+      : inRange('interNodeGbps', input.interNodeGbps, FLOORS.gbps, LIMITS.gbps, { unit: 'Gbps' });
   const solve: SolveOptions = {
-    timeLimitSeconds: finiteNumber(
+    timeLimitSeconds: inRange(
       'timeLimitSeconds',
       input.timeLimitSeconds,
-      0,
+      FLOORS.seconds,
       COUPLED_LIMITS.timeLimitSeconds,
-      { exclusiveMin: true },
+      { unit: 'seconds' },
     ),
     solver: input.solver as SolveOptions['solver'],
     mipRelGap: finiteNumber('mipRelGap', input.mipRelGap, 0, 0.1),
@@ -103,17 +114,12 @@ function searchSpace(input: {
 function workloadAt(prefix: string, w: WorkloadInput) {
   return {
     model: modelById(`${prefix}.model`, w.model),
-    samples: finiteNumber(`${prefix}.samples`, w.samples, 0, LIMITS.samples, { exclusiveMin: true }),
+    samples: inRange(`${prefix}.samples`, w.samples, FLOORS.samples, LIMITS.samples),
   };
 }
 
 function priceMap(field: string, prices: PriceInput[] | undefined | null): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [i, p] of (nonEmpty(field, prices, LIMITS.listLength) ?? []).entries()) {
-    gpuById(`${field}[${i}].gpu`, p.gpu);
-    out[p.gpu] = finiteNumber(`${field}[${i}].usdPerGpuHour`, p.usdPerGpuHour, 0, LIMITS.price);
-  }
-  return out;
+  return priceList(field, prices, (f, id) => gpuById(f, id));
 }
 
 function batchList(field: string, list: number[] | undefined | null): number[] | undefined {
@@ -171,10 +177,8 @@ export class CoupledResolver {
         id: j.id,
         model: w.model,
         samples: w.samples,
-        deadlineHours: finiteNumber(`jobs[${i}].deadlineHours`, j.deadlineHours, 0, LIMITS.hours, {
-          exclusiveMin: true,
-        }),
-        priority: finiteNumber(`jobs[${i}].priority`, j.priority, 0, 1e6, { exclusiveMin: true }),
+        deadlineHours: inRange(`jobs[${i}].deadlineHours`, j.deadlineHours, FLOORS.hours, LIMITS.hours),
+        priority: inRange(`jobs[${i}].priority`, j.priority, FLOORS.priority, LIMITS.priority),
         batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
       };
     });
@@ -195,7 +199,9 @@ export class CoupledResolver {
         priceUsdPerGpuHour:
           it.usdPerGpuHour == null
             ? undefined
-            : finiteNumber(`inventory[${i}].usdPerGpuHour`, it.usdPerGpuHour, 0, LIMITS.price),
+            : inRange(`inventory[${i}].usdPerGpuHour`, it.usdPerGpuHour, FLOORS.price, LIMITS.price, {
+                orZero: true,
+              }),
       };
     });
     const onDemandIds = ids('onDemandGpus', input.onDemandGpus, LIMITS.listLength);
@@ -230,15 +236,18 @@ export class CoupledResolver {
         fp32UsesTf32: space.fp32UsesTf32,
         solve: space.solve,
       });
-      return {
-        ...p,
-        status: p.status as SolveStatusEnum,
-        objective: p.objective as FleetObjectiveEnum,
-        modelSize: sizeView(p.stats),
-        assignments: p.assignments.map((a) => ({ ...a, gpu: gpuView(a.gpu), totalGpus: a.gpus })),
-        gpuUsage: p.gpuUsage.map((u) => ({ ...u, gpu: gpuView(u.gpu) })),
-        unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
-      };
+      return assertFiniteAnswer<FleetPlan>(
+        {
+          ...p,
+          status: p.status as SolveStatusEnum,
+          objective: p.objective as FleetObjectiveEnum,
+          modelSize: sizeView(p.stats),
+          assignments: p.assignments.map((a) => ({ ...a, gpu: gpuView(a.gpu), totalGpus: a.gpus })),
+          gpuUsage: p.gpuUsage.map((u) => ({ ...u, gpu: gpuView(u.gpu) })),
+          unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
+        },
+        ['jobs', 'inventory', 'prices', 'interNodeGbps'],
+      );
     } catch (e) {
       throw asGraphQLError(e);
     }
@@ -253,7 +262,7 @@ export class CoupledResolver {
   ): Promise<ProcurementPlan> {
     const space = searchSpace(input);
     const H = integer('horizonMonths', input.horizonMonths, 1, COUPLED_LIMITS.months);
-    const hoursPerMonth = finiteNumber('hoursPerMonth', input.hoursPerMonth, 0, 744, { exclusiveMin: true });
+    const hoursPerMonth = inRange('hoursPerMonth', input.hoursPerMonth, 1, 744);
     if (
       !ids(
         'jobs',
@@ -287,9 +296,7 @@ export class CoupledResolver {
         deadlineHours:
           j.deadlineHours == null
             ? hoursPerMonth
-            : finiteNumber(`jobs[${i}].deadlineHours`, j.deadlineHours, 0, LIMITS.hours, {
-                exclusiveMin: true,
-              }),
+            : inRange(`jobs[${i}].deadlineHours`, j.deadlineHours, FLOORS.hours, LIMITS.hours),
         batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
       };
     });
@@ -310,9 +317,7 @@ export class CoupledResolver {
       if (o.rent) {
         rent =
           o.rentUsdPerGpuHour != null
-            ? finiteNumber(`options[${i}].rentUsdPerGpuHour`, o.rentUsdPerGpuHour, 0, LIMITS.price, {
-                exclusiveMin: true,
-              })
+            ? inRange(`options[${i}].rentUsdPerGpuHour`, o.rentUsdPerGpuHour, FLOORS.price, LIMITS.price)
             : (prices[gpu.id] ?? gpu.priceUsdPerGpuHour);
         if (rent === null)
           throw badInput(
@@ -323,7 +328,11 @@ export class CoupledResolver {
       const b = o.buy;
       const f = `options[${i}].buy`;
       const powerW =
-        b == null ? null : b.powerW != null ? finiteNumber(`${f}.powerW`, b.powerW, 0, 1e5) : gpu.tdpW;
+        b == null
+          ? null
+          : b.powerW != null
+            ? inRange(`${f}.powerW`, b.powerW, 1, 1e5, { orZero: true })
+            : gpu.tdpW;
       if (b != null && powerW === null)
         throw badInput(`${f}.powerW`, `the catalog has no TDP for ${gpu.id}; give powerW`);
       if (b == null && !o.rent)
@@ -335,18 +344,19 @@ export class CoupledResolver {
           b == null
             ? null
             : {
-                usdPerGpu: finiteNumber(`${f}.usdPerGpu`, b.usdPerGpu, 0, 1e7),
-                lifetimeMonths: finiteNumber(`${f}.lifetimeMonths`, b.lifetimeMonths, 0, 600, {
-                  exclusiveMin: true,
-                }),
+                usdPerGpu: inRange(`${f}.usdPerGpu`, b.usdPerGpu, FLOORS.usd, 1e7, { orZero: true }),
+                lifetimeMonths: inRange(`${f}.lifetimeMonths`, b.lifetimeMonths, 1, 600),
                 powerW: powerW!,
-                electricityUsdPerKwh: finiteNumber(
+                electricityUsdPerKwh: inRange(
                   `${f}.electricityUsdPerKwh`,
                   b.electricityUsdPerKwh,
-                  0,
+                  1e-4,
                   100,
+                  {
+                    orZero: true,
+                  },
                 ),
-                utilization: finiteNumber(`${f}.utilization`, b.utilization, 0, 1, { exclusiveMin: true }),
+                utilization: inRange(`${f}.utilization`, b.utilization, 0.01, 1),
                 maxCount: b.maxCount == null ? undefined : integer(`${f}.maxCount`, b.maxCount, 0, 1e6),
               },
       };
@@ -370,28 +380,31 @@ export class CoupledResolver {
         fp32UsesTf32: space.fp32UsesTf32,
         solve: space.solve,
       });
-      return {
-        ...p,
-        status: p.status as SolveStatusEnum,
-        modelSize: sizeView(p.stats),
-        cost:
-          p.totalUsd === null
-            ? null
-            : {
-                capitalUsd: p.capitalUsd!,
-                powerUsd: p.powerUsd!,
-                rentalUsd: p.rentalUsd!,
-                totalUsd: p.totalUsd,
-                allRentUsd: p.allRentUsd,
-              },
-        purchases: p.purchases.map((x) => ({ ...x, gpu: gpuView(x.gpu) })),
-        allocations: p.allocations.map((a) => ({
-          ...a,
-          config: { ...a.config, gpu: gpuView(a.config.gpu), totalGpus: a.config.gpus },
-        })),
-        breakEven: p.breakEven.map((b) => ({ ...b, gpu: gpuView(b.gpu) })),
-        unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
-      };
+      return assertFiniteAnswer<ProcurementPlan>(
+        {
+          ...p,
+          status: p.status as SolveStatusEnum,
+          modelSize: sizeView(p.stats),
+          cost:
+            p.totalUsd === null
+              ? null
+              : {
+                  capitalUsd: p.capitalUsd!,
+                  powerUsd: p.powerUsd!,
+                  rentalUsd: p.rentalUsd!,
+                  totalUsd: p.totalUsd,
+                  allRentUsd: p.allRentUsd,
+                },
+          purchases: p.purchases.map((x) => ({ ...x, gpu: gpuView(x.gpu) })),
+          allocations: p.allocations.map((a) => ({
+            ...a,
+            config: { ...a.config, gpu: gpuView(a.config.gpu), totalGpus: a.config.gpus },
+          })),
+          breakEven: p.breakEven.map((b) => ({ ...b, gpu: gpuView(b.gpu) })),
+          unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
+        },
+        ['jobs', 'options', 'prices', 'hoursPerMonth', 'interNodeGbps'],
+      );
     } catch (e) {
       throw asGraphQLError(e);
     }
@@ -405,9 +418,7 @@ export class CoupledResolver {
     @Arg('input', () => FederatedInput) input: FederatedInput,
   ): Promise<FederatedPlan> {
     const model = modelById('workload.model', input.workload.model);
-    const totalSamples = finiteNumber('workload.samples', input.workload.samples, 0, LIMITS.samples, {
-      exclusiveMin: true,
-    });
+    const totalSamples = inRange('workload.samples', input.workload.samples, FLOORS.samples, LIMITS.samples);
     const solve = searchSpace({ ...input, maxNodes: 1 }).solve;
     const precisions = unique(nonEmpty('precisions', input.precisions, PRECISIONS.length) ?? [...PRECISIONS]);
     const batchSizes =
@@ -433,30 +444,40 @@ export class CoupledResolver {
         const peak = (m: 'tf32' | 'fp16' | 'bf16' | 'fp8') =>
           d.peakTflops[m] == null
             ? null
-            : finiteNumber(`${f}.device.peakTflops.${m}`, d.peakTflops[m]!, 0, 1e5, { exclusiveMin: true });
+            : inRange(`${f}.device.peakTflops.${m}`, d.peakTflops[m]!, FLOORS.tflops, 1e5, {
+                unit: 'TFLOPS',
+              });
         gpu = customGpuSpec({
           name: d.name ?? `custom:${c.id}`,
           peakTflops: {
-            fp32: finiteNumber(`${f}.device.peakTflops.fp32`, d.peakTflops.fp32, 0, 1e5, {
-              exclusiveMin: true,
+            fp32: inRange(`${f}.device.peakTflops.fp32`, d.peakTflops.fp32, FLOORS.tflops, 1e5, {
+              unit: 'TFLOPS',
             }),
             tf32: peak('tf32'),
             fp16: peak('fp16'),
             bf16: peak('bf16'),
             fp8: peak('fp8'),
           },
-          memoryBwGbps: finiteNumber(`${f}.device.memoryBwGbps`, d.memoryBwGbps, 0, 1e6, {
-            exclusiveMin: true,
+          memoryBwGbps: inRange(`${f}.device.memoryBwGbps`, d.memoryBwGbps, FLOORS.memoryBwGbps, 1e6, {
+            unit: 'GB/s',
           }),
-          memoryGb: finiteNumber(`${f}.device.memoryGb`, d.memoryGb, 0, 1e5, { exclusiveMin: true }),
+          memoryGb: inRange(`${f}.device.memoryGb`, d.memoryGb, FLOORS.memoryGb, 1e5, { unit: 'GB' }),
         });
       }
       return {
         id: c.id,
         gpu,
-        samplesAvailable: finiteNumber(`${f}.samplesAvailable`, c.samplesAvailable, 0, LIMITS.samples),
-        uplinkMbps: finiteNumber(`${f}.uplinkMbps`, c.uplinkMbps, 0, 1e7, { exclusiveMin: true }),
-        downlinkMbps: finiteNumber(`${f}.downlinkMbps`, c.downlinkMbps, 0, 1e7, { exclusiveMin: true }),
+        samplesAvailable: inRange(
+          `${f}.samplesAvailable`,
+          c.samplesAvailable,
+          FLOORS.samples,
+          LIMITS.samples,
+          {
+            orZero: true,
+          },
+        ),
+        uplinkMbps: inRange(`${f}.uplinkMbps`, c.uplinkMbps, FLOORS.mbps, 1e7, { unit: 'Mbps' }),
+        downlinkMbps: inRange(`${f}.downlinkMbps`, c.downlinkMbps, FLOORS.mbps, 1e7, { unit: 'Mbps' }),
       };
     });
     guardSize(
@@ -472,23 +493,27 @@ export class CoupledResolver {
         precisions,
         batchSizes,
         solve,
-        minSamplesPerRound: finiteNumber('minSamplesPerRound', input.minSamplesPerRound, 0, LIMITS.samples, {
-          exclusiveMin: true,
-        }),
+        minSamplesPerRound: inRange(
+          'minSamplesPerRound',
+          input.minSamplesPerRound,
+          FLOORS.samples,
+          LIMITS.samples,
+        ),
         allowDropout: input.allowDropout,
         maxLocalSteps: integer('maxLocalSteps', input.maxLocalSteps, 1, COUPLED_LIMITS.localSteps),
-        bytesPerParameter: finiteNumber('bytesPerParameter', input.bytesPerParameter, 0, 16, {
-          exclusiveMin: true,
-        }),
+        bytesPerParameter: inRange('bytesPerParameter', input.bytesPerParameter, 0.125, 16),
         fp32UsesTf32: input.fp32UsesTf32,
       });
-      return {
-        ...p,
-        status: p.status as SolveStatusEnum,
-        modelSize: sizeView(p.stats),
-        clients: p.clients.map((c) => ({ ...c, memoryGbPerGpu: c.memoryGb })),
-        infeasible: p.infeasible.map((x) => ({ ...x, reason: x.reason as BlockerEnum })),
-      };
+      return assertFiniteAnswer<FederatedPlan>(
+        {
+          ...p,
+          status: p.status as SolveStatusEnum,
+          modelSize: sizeView(p.stats),
+          clients: p.clients.map((c) => ({ ...c, memoryGbPerGpu: c.memoryGb })),
+          infeasible: p.infeasible.map((x) => ({ ...x, reason: x.reason as BlockerEnum })),
+        },
+        ['clients', 'workload', 'minSamplesPerRound', 'bytesPerParameter'],
+      );
     } catch (e) {
       throw asGraphQLError(e);
     }

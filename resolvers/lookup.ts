@@ -3,7 +3,7 @@ import { getModel, loadZoo } from '../predictor/zoo/index.js';
 import type { GpuSpec, ModelDef } from '../predictor/types.js';
 import { getGpu, loadGpus } from '../seeds/catalog.js';
 import type { WorkloadInput } from '../schema/inputs.js';
-import { badInput, finiteNumber, LIMITS } from './validate.js';
+import { badInput, FLOORS, inRange, LIMITS } from './validate.js';
 import { resolveModel } from './model-summary.js';
 
 const list = (ids: string[]) =>
@@ -43,6 +43,6 @@ export function workload(w: WorkloadInput): { model: ModelDef; samples: number }
             customModel: 'workload.customModel',
             seqLen: 'workload.seqLen',
           }).model,
-    samples: finiteNumber('workload.samples', w.samples, 0, LIMITS.samples, { exclusiveMin: true }),
+    samples: inRange('workload.samples', w.samples, FLOORS.samples, LIMITS.samples),
   };
 }

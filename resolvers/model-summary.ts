@@ -59,8 +59,9 @@ export function customModel(
         ]),
     ),
   );
+  let imported: ImportedModel;
   try {
-    return importModel(
+    imported = importModel(
       { huggingFaceConfig: input.huggingFaceConfig ?? undefined, onnx, layers: layers ?? undefined },
       {
         field,
@@ -74,6 +75,40 @@ export function customModel(
   } catch (e) {
     throw asGraphQLError(e);
   }
+  checkCosts(
+    imported.model,
+    `${field}.${input.onnxBase64 != null ? 'onnxBase64' : input.layers != null ? 'layers' : 'huggingFaceConfig'}`,
+  );
+  return imported;
+}
+
+/** Per-layer quantities a model must have as finite, non-negative numbers (what predict multiplies). */
+const COST_FIELDS = [
+  'forwardFlops',
+  'backwardFlops',
+  'parameters',
+  'inputElements',
+  'outputElements',
+] as const;
+
+/**
+ * A custom model whose costs are negative or not finite (a stride of 0, dimensions whose product
+ * overflows) would give confident nonsense or Infinity downstream: refused here, naming the layer.
+ */
+function checkCosts(model: ModelDef, field: string): void {
+  const cost = costOf(model);
+  for (const layer of cost.layers)
+    for (const k of COST_FIELDS) {
+      const v = layer[k];
+      if (!Number.isFinite(v) || v < 0)
+        throw badInput(
+          field,
+          `layer "${layer.name.slice(0, 80)}" (${layer.type}) has ${k} ${v}: its dimensions, strides or counts are out of range`,
+        );
+    }
+  for (const k of ['parameters', 'forwardFlops', 'backwardFlops', 'activationElements'] as const)
+    if (!Number.isFinite(cost[k]) || cost[k] < 0 || cost[k] > Number.MAX_SAFE_INTEGER * 1e6)
+      throw badInput(field, `the model's ${k} (${cost[k]}) is out of range: its dimensions are too large`);
 }
 
 /** A zoo model (at `seqLen` when given) or a custom one; exactly one of the two. */

@@ -6,8 +6,18 @@ import { loadGpus, defaultInterNodeGbps } from '../seeds/catalog.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { PredictInput, RecommendInput } from '../schema/inputs.js';
 import { Plan, Prediction, Recommendation } from '../schema/types.js';
-import { asGraphQLError, badInput, finiteNumber, integer, LIMITS, nonEmpty } from './validate.js';
+import {
+  asGraphQLError,
+  badInput,
+  FLOORS,
+  inRange,
+  integer,
+  LIMITS,
+  nonEmpty,
+  priceList,
+} from './validate.js';
 import { gpuView } from './views.js';
+import { assertFiniteAnswer } from './finite.js';
 import { planParallelism, type Parallelism as ParallelismSpec } from '../predictor/parallel.js';
 import { gpuById, workload } from './lookup.js';
 import { normalizedKey, recommendCache } from './cache.js';
@@ -36,11 +46,13 @@ export class PlanningResolver {
     const interNodeGbps =
       input.interNodeGbps == null
         ? defaultInterNodeGbps(gpu.id)
-        : finiteNumber('interNodeGbps', input.interNodeGbps, 0, LIMITS.gbps, { exclusiveMin: true });
+        : inRange('interNodeGbps', input.interNodeGbps, FLOORS.gbps, LIMITS.gbps, { unit: 'Gbps' });
     const price =
       input.priceUsdPerGpuHour == null
         ? undefined
-        : finiteNumber('priceUsdPerGpuHour', input.priceUsdPerGpuHour, 0, LIMITS.price);
+        : inRange('priceUsdPerGpuHour', input.priceUsdPerGpuHour, FLOORS.price, LIMITS.price, {
+            orZero: true,
+          });
     // Tensor/pipeline parallelism, ZeRO, recomputation: checked against the model and layout by predict (parallel.ts checkParallelism).
     const parallelism: ParallelismSpec | undefined =
       input.parallelism == null
@@ -69,34 +81,43 @@ export class PlanningResolver {
         await learnedPredictor(),
         { framework: input.framework, xla: input.xla },
       );
-      return {
-        model: p.modelId,
-        gpu: gpuView(gpu),
-        nodes,
-        gpusPerNode,
-        batchSizePerGpu,
-        gradAccumSteps,
-        precision: input.precision,
-        dominantMath: p.dominantMath,
-        stepTimeMs: p.stepTimeMs,
-        throughput: p.throughput,
-        throughputUnit: p.throughputUnit,
-        globalBatch: p.globalBatch,
-        totalHours: p.totalHours,
-        costUsd: p.costUsd,
-        priceUsdPerGpuHour: p.priceUsdPerGpuHour,
-        memoryGbPerGpu: p.memory.totalGb,
-        memory: p.memory,
-        fitsInMemory: p.fitsInMemory,
-        breakdown: p.breakdown,
-        predictor: p.predictor,
-        parallelism: planParallelism(gpusPerNode * nodes, parallelism, gradAccumSteps),
-        analyticalStepTimeMs: p.analyticalStepTimeMs,
-        stepTimeMsP10: p.stepTimeMsP10,
-        stepTimeMsP90: p.stepTimeMsP90,
-        totalHoursP90: p.totalHoursP90,
-        evidence: p.evidence,
-      };
+      return assertFiniteAnswer<Prediction>(
+        {
+          model: p.modelId,
+          gpu: gpuView(gpu),
+          nodes,
+          gpusPerNode,
+          batchSizePerGpu,
+          gradAccumSteps,
+          precision: input.precision,
+          dominantMath: p.dominantMath,
+          stepTimeMs: p.stepTimeMs,
+          throughput: p.throughput,
+          throughputUnit: p.throughputUnit,
+          globalBatch: p.globalBatch,
+          totalHours: p.totalHours,
+          costUsd: p.costUsd,
+          priceUsdPerGpuHour: p.priceUsdPerGpuHour,
+          memoryGbPerGpu: p.memory.totalGb,
+          memory: p.memory,
+          fitsInMemory: p.fitsInMemory,
+          breakdown: p.breakdown,
+          predictor: p.predictor,
+          parallelism: planParallelism(gpusPerNode * nodes, parallelism, gradAccumSteps),
+          analyticalStepTimeMs: p.analyticalStepTimeMs,
+          stepTimeMsP10: p.stepTimeMsP10,
+          stepTimeMsP90: p.stepTimeMsP90,
+          totalHoursP90: p.totalHoursP90,
+          evidence: p.evidence,
+        },
+        [
+          input.workload.customModel != null ? 'workload.customModel' : 'workload.samples',
+          ...(input.interNodeGbps != null ? ['interNodeGbps'] : []),
+          'workload.samples',
+          'batchSizePerGpu',
+          ...(input.priceUsdPerGpuHour != null ? ['priceUsdPerGpuHour'] : []),
+        ].filter((f, i, all) => all.indexOf(f) === i),
+      );
     } catch (e) {
       throw asGraphQLError(e);
     }
@@ -136,21 +157,15 @@ export class PlanningResolver {
     const deadlineHours =
       input.deadlineHours == null
         ? undefined
-        : finiteNumber('deadlineHours', input.deadlineHours, 0, LIMITS.hours, { exclusiveMin: true });
+        : inRange('deadlineHours', input.deadlineHours, FLOORS.hours, LIMITS.hours);
     const budgetUsd =
-      input.budgetUsd == null
-        ? undefined
-        : finiteNumber('budgetUsd', input.budgetUsd, 0, LIMITS.usd, { exclusiveMin: true });
+      input.budgetUsd == null ? undefined : inRange('budgetUsd', input.budgetUsd, FLOORS.usd, LIMITS.usd);
     const limit = integer('limit', input.limit, 1, LIMITS.limit);
     const net =
       input.interNodeGbps == null
         ? undefined
-        : finiteNumber('interNodeGbps', input.interNodeGbps, 0, LIMITS.gbps, { exclusiveMin: true });
-    const prices: Record<string, number> = {};
-    for (const [i, p] of (nonEmpty('prices', input.prices, LIMITS.listLength) ?? []).entries()) {
-      gpuById(`prices[${i}].gpu`, p.gpu);
-      prices[p.gpu] = finiteNumber(`prices[${i}].usdPerGpuHour`, p.usdPerGpuHour, 0, LIMITS.price);
-    }
+        : inRange('interNodeGbps', input.interNodeGbps, FLOORS.gbps, LIMITS.gbps, { unit: 'Gbps' });
+    const prices = priceList('prices', input.prices, (field, id) => gpuById(field, id));
     if (gpusPerNode.every((g) => g > 16))
       throw badInput('gpusPerNode', 'no GPU type comes with more than 16 GPUs per node');
     const requestedBudget =
@@ -202,11 +217,15 @@ export class PlanningResolver {
         { framework: input.framework, xla: input.xla },
       );
       observeSearch(!!learned.predictor, performance.now() - started, r);
-      const answer: Recommendation = {
-        ...r,
-        plans: r.plans.map(planView),
-        paretoFront: r.paretoFront.map(planView),
-      };
+      // The search drops candidates whose numbers overflowed (rejected NOT_FINITE); this is the last check.
+      const answer: Recommendation = assertFiniteAnswer(
+        { ...r, plans: r.plans.map(planView), paretoFront: r.paretoFront.map(planView) },
+        [
+          input.workload.customModel != null ? 'workload.customModel' : 'workload.samples',
+          'interNodeGbps',
+          'prices',
+        ],
+      );
       if (r.status === 'COMPLETE')
         recommendCache.set(cacheKey, answer, 1 + answer.plans.length + answer.paretoFront.length);
       return answer;

@@ -301,7 +301,7 @@ describe('planFleet over GraphQL and the CLI', () => {
     [`${JOBS.replace('"rn50"', '"bert"')}`, /^jobs\[1\]\.id: duplicate id "bert"/],
     [
       `${JOBS.replace('deadlineHours: 12', 'deadlineHours: -1')}`,
-      /^jobs\[0\]\.deadlineHours: must be a finite number > 0/,
+      /^jobs\[0\]\.deadlineHours: must be a finite number from 0.001 to/,
     ],
     [`${JOBS}, inventory: [{ gpu: "B9000", count: 4 }]`, /^inventory\[0\]\.gpu: unknown GPU "B9000"/],
     [`${JOBS}, inventory: [{ gpu: "T4", count: -4 }]`, /^inventory\[0\]\.count: must be an integer from 0/],
@@ -316,7 +316,7 @@ describe('planFleet over GraphQL and the CLI', () => {
     ],
     [
       `${JOBS}, inventory: [{ gpu: "T4", count: 4 }], timeLimitSeconds: 0`,
-      /^timeLimitSeconds: must be a finite number > 0 and <= 60/,
+      /^timeLimitSeconds: must be a finite number from 0.1 to 60 seconds/,
     ],
     [
       `${JOBS}, inventory: [{ gpu: "T4", count: 4 }], maxNodes: 1000`,
