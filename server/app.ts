@@ -10,6 +10,7 @@ import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { Kind, type GraphQLFormattedError, type OperationDefinitionNode } from 'graphql';
@@ -17,7 +18,7 @@ import { trainplanSchema } from './schema.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { DEFAULTS, readPriceFile, runtimeConfig, setRuntimeConfig, type ServerConfig } from './config.js';
 import { errorFields, log, requestStore, setLogLevel, type RequestState } from './log.js';
-import { MAX_TEXT_NESTING, queryShapeRule, textNesting } from './limits.js';
+import { cappedMessage, MAX_TEXT_NESTING, queryShapeRule, textNesting, variablesRefusal } from './limits.js';
 import type { RequestContext } from '../resolvers/context.js';
 import { recommendCache } from '../resolvers/cache.js';
 import { loadGpus, networkDefaults, setPriceOverrides } from '../seeds/catalog.js';
@@ -44,6 +45,7 @@ export function isServerFault(formatted: GraphQLFormattedError, error?: unknown)
 
 /** Outside development, a server fault becomes "internal error" and the request id; the details go to the log only. */
 export function formatError(formatted: GraphQLFormattedError, error?: unknown): GraphQLFormattedError {
+  formatted = { ...formatted, message: cappedMessage(formatted.message) };
   const requestId = requestStore.getStore()?.requestId;
   const id = requestId ? { requestId } : {};
   if (isServerFault(formatted, error)) {
@@ -161,8 +163,12 @@ function readBody(req: IncomingMessage, max: number): Promise<string | typeof TO
   });
 }
 
-const errorBody = (message: string, code: string, requestId?: string) =>
-  JSON.stringify({ errors: [{ message, extensions: { code, ...(requestId ? { requestId } : {}) } }] });
+const errorBody = (message: string, code: string, requestId?: string, field?: string) =>
+  JSON.stringify({
+    errors: [
+      { message, extensions: { code, ...(field ? { field } : {}), ...(requestId ? { requestId } : {}) } },
+    ],
+  });
 
 function send(
   res: ServerResponse,
@@ -213,7 +219,11 @@ export interface Running {
   config: ServerConfig;
   /** Requests being handled now. */
   inFlight(): number;
-  /** Graceful: refuse new requests, let in-flight ones finish (up to shutdownGraceMs), then stop. */
+  /**
+   * Graceful: /ready fails at once while requests are still served (shutdownDelayMs, so a load
+   * balancer stops sending), then the port closes and every accepted request finishes (up to
+   * shutdownGraceMs) before the remaining connections are closed.
+   */
   close(): Promise<void>;
 }
 
@@ -300,6 +310,15 @@ export async function startServer(
         );
       }
     }
+    // Checked before GraphQL coerces them: coercion's errors print whole objects (amplification).
+    const refusal = variablesRefusal((parsed as { variables?: unknown } | null)?.variables);
+    if (refusal)
+      return send(
+        res,
+        400,
+        'application/json',
+        errorBody(refusal.message, 'BAD_USER_INPUT', state.requestId, refusal.path),
+      );
     const query =
       req.method === 'POST' ? (parsed as { query?: unknown } | null)?.query : url.searchParams.get('query');
     if (typeof query === 'string' && textNesting(query, MAX_TEXT_NESTING) > MAX_TEXT_NESTING) {
@@ -343,7 +362,9 @@ export async function startServer(
     send(res, ok && !draining ? 200 : 503, 'application/json', JSON.stringify(body));
   }
 
-  const server = createServer((req, res) => {
+  // Node checks headersTimeout and requestTimeout only every connectionsCheckingInterval (30 s by
+  // default): a client sending partial headers was cut after 25-37 s, not the documented 10 s.
+  const server = createServer({ connectionsCheckingInterval: 1000 }, (req, res) => {
     const startedAt = performance.now();
     const requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader('x-request-id', requestId);
@@ -369,11 +390,17 @@ export async function startServer(
       });
     });
     if (isProbe) return probe(res, url.pathname, requestId);
-    if (draining)
-      return send(res, 503, 'application/json', errorBody('shutting down', 'UNAVAILABLE', requestId), {
-        connection: 'close',
-        'retry-after': '1',
-      });
+    // While draining, requests are still answered (an accepted request is never dropped); their
+    // answers close the connection so clients reconnect elsewhere.
+    if (draining) res.setHeader('connection', 'close');
+    const socket = sockets.get(req.socket);
+    if (socket) socket.requests++;
+    res.once('close', () => {
+      if (socket) {
+        socket.requests--;
+        socket.served++;
+      }
+    });
     if (inFlight > config.maxInFlight)
       return send(
         res,
@@ -401,6 +428,13 @@ export async function startServer(
   server.requestTimeout = config.requestTimeoutMs;
   server.headersTimeout = Math.min(10_000, config.requestTimeoutMs);
   server.keepAliveTimeout = 5_000;
+  // Open connections: a connection that has sent nothing yet (or whose request this process has
+  // not read yet, on a busy event loop) is not idle, whatever server.closeIdleConnections thinks.
+  const sockets = new Map<Socket, { requests: number; served: number }>();
+  server.on('connection', (s: Socket) => {
+    sockets.set(s, { requests: 0, served: 0 });
+    s.once('close', () => sockets.delete(s));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -420,12 +454,24 @@ export async function startServer(
     close: () =>
       (closing ??= (async () => {
         draining = true;
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
+        await new Promise((r) => setTimeout(r, config.shutdownDelayMs));
+        // Closed from the check phase, right after a poll phase has accepted every connection the
+        // kernel had queued: closing the port resets connections still in its queue.
+        const closed = await new Promise<Promise<void>>((resolve) =>
+          setImmediate(() => resolve(new Promise<void>((done) => server.close(() => done())))),
+        );
         const until = Date.now() + config.shutdownGraceMs;
-        while (inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-        if (inFlight > 0) log('warn', 'shutdown grace over; closing connections', { inFlight });
+        for (;;) {
+          // Kept-alive connections with nothing in flight are closed; connections that have not
+          // sent (or not had read) a request yet are waited for, as are requests in flight.
+          for (const [s, st] of sockets) if (st.requests === 0 && st.served > 0) s.end();
+          if (sockets.size === 0 || Date.now() >= until) break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        if (sockets.size > 0)
+          log('warn', 'shutdown grace over; closing connections', { inFlight, connections: sockets.size });
         server.closeAllConnections();
+        for (const s of sockets.keys()) s.destroy();
         await closed;
         await apollo.stop();
       })()),

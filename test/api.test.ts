@@ -130,7 +130,10 @@ describe('bad input is BAD_USER_INPUT naming the field and the range', () => {
       `{ recommend(input: { ${W}, deadlineHours: -1 }) { evaluated } }`,
       /^deadlineHours: must be a finite number from 0.001 to/,
     ],
-    [`{ recommend(input: { ${W}, budgetUsd: 0 }) { evaluated } }`, /^budgetUsd: must be a finite number from 0.01 to/],
+    [
+      `{ recommend(input: { ${W}, budgetUsd: 0 }) { evaluated } }`,
+      /^budgetUsd: must be a finite number from 0.01 to/,
+    ],
     [`{ recommend(input: { ${W}, limit: 0 }) { evaluated } }`, /^limit: must be an integer from 1 to 200/],
     [
       `{ recommend(input: { ${W}, batchSizes: [8, -2] }) { evaluated } }`,
