@@ -51,6 +51,12 @@ export class PeakTflops {
   @Field(() => Float, { nullable: true }) fp16!: number | null;
   @Field(() => Float, { nullable: true }) bf16!: number | null;
   @Field(() => Float, { nullable: true }) fp8!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      'Dense FP4 (NVFP4/MXFP4) tensor-core peak, TFLOPS; null where the datasheet gives no FP4 rate (before Blackwell).',
+  })
+  fp4!: number | null;
 }
 
 @ObjectType({ description: 'An accelerator of the catalog, with the source of its figures.' })
