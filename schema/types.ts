@@ -92,6 +92,12 @@ export class PeakTflops {
     description: 'FP8 tensor-core dense peak, TFLOPS; null on GPUs without FP8.',
   })
   fp8!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      'Dense FP4 (NVFP4/MXFP4) tensor-core peak, TFLOPS; null where the datasheet gives no FP4 rate (before Blackwell).',
+  })
+  fp4!: number | null;
 }
 
 @ObjectType({ description: 'An accelerator of the catalog, with the source of its figures.' })
