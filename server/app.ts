@@ -10,7 +10,7 @@ import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { Kind, type GraphQLFormattedError, type OperationDefinitionNode } from 'graphql';
@@ -455,19 +455,26 @@ export async function startServer(
       (closing ??= (async () => {
         draining = true;
         await new Promise((r) => setTimeout(r, config.shutdownDelayMs));
-        // Closed from the check phase, right after a poll phase has accepted every connection the
-        // kernel had queued: closing the port resets connections still in its queue.
-        const closed = await new Promise<Promise<void>>((resolve) =>
-          setImmediate(() => resolve(new Promise<void>((done) => server.close(() => done())))),
-        );
+        // The port stays open until every connection is done. A busy event loop accepts queued
+        // connections one poll at a time, and closing a listening socket resets the connections
+        // still in the kernel's queue: accepted by TCP, the client already sent its request (3-7
+        // of 8 were reset). So: answer everything (with `connection: close`), close kept-alive
+        // connections that are idle, and close the port only once no connection is open after a
+        // poll phase (the check phase follows it) has found no new one.
         const until = Date.now() + config.shutdownGraceMs;
+        const afterPoll = () => new Promise<void>((r) => setImmediate(r));
         for (;;) {
-          // Kept-alive connections with nothing in flight are closed; connections that have not
-          // sent (or not had read) a request yet are waited for, as are requests in flight.
           for (const [s, st] of sockets) if (st.requests === 0 && st.served > 0) s.end();
-          if (sockets.size === 0 || Date.now() >= until) break;
+          if (Date.now() >= until) break;
+          if (sockets.size === 0) {
+            await afterPoll();
+            if (sockets.size === 0) break;
+          }
           await new Promise((r) => setTimeout(r, 20));
         }
+        // net's close, not http's: since Node 19 http.Server.close() also runs
+        // closeIdleConnections(), which destroys connections whose request is not read yet.
+        const closed = new Promise<void>((done) => NetServer.prototype.close.call(server, () => done()));
         if (sockets.size > 0)
           log('warn', 'shutdown grace over; closing connections', { inFlight, connections: sockets.size });
         server.closeAllConnections();

@@ -216,7 +216,7 @@ export const SETTINGS: readonly Setting[] = [
     min: 0,
     max: 600_000,
     default: 1000,
-    doc: "On SIGTERM/SIGINT: how long `/ready` answers 503 while requests are still served (each answer with `connection: close`) before the port closes, so a load balancer stops sending first. Set it to the balancer's health-check interval times its failure threshold.",
+    doc: "On SIGTERM/SIGINT: how long `/ready` answers 503 while requests are still served (each answer with `connection: close`) before the server starts closing, so a load balancer stops sending first. Set it to the balancer's health-check interval times its failure threshold.",
   },
   {
     key: 'shutdownGraceMs',
