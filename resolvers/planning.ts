@@ -17,7 +17,9 @@ export class PlanningResolver {
   @Query(() => Prediction, {
     description: 'Step time, throughput, memory, hours and cost of one configuration.',
   })
-  async predict(@Arg('input', () => PredictInput) input: PredictInput): Promise<Prediction> {
+  async predict(
+    @Arg('input', () => PredictInput, { description: 'The configuration to predict.' }) input: PredictInput,
+  ): Promise<Prediction> {
     const p = await predictConfiguration(input);
     return {
       model: p.modelId,
@@ -54,7 +56,8 @@ export class PlanningResolver {
       'Ranked plans over GPU type x nodes x GPUs per node x batch size x precision, with the cost-time Pareto front and why candidates were rejected.',
   })
   async recommend(
-    @Arg('input', () => RecommendInput) input: RecommendInput,
+    @Arg('input', () => RecommendInput, { description: 'The workload, objective, limits and search space.' })
+    input: RecommendInput,
     @Ctx() ctx?: RequestContext,
   ): Promise<Recommendation> {
     const r = await recommendPlans(input, ctx?.deadlineAt);
