@@ -4,10 +4,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fromOnnx } from '../predictor/import/index.js';
+import { InputError } from '../predictor/input-error.js';
 import { searchCandidates, rankCandidates, type RecommendRequest } from '../optimizer/recommend.js';
 import { getModel } from '../predictor/zoo/index.js';
-import { getGpu, defaultInterNodeGbps } from '../seeds/catalog.js';
-import { assertFiniteAnswer, nonFinitePaths } from '../resolvers/finite.js';
+import { getGpu, defaultInterNodeGbps, loadEfficiency } from '../seeds/catalog.js';
+import { assertFiniteAnswer, nonFinitePaths } from '../service/finite.js';
 import { apolloForTests } from './graphql-client.js';
 import { FLOAT, OnnxBuilder } from './import-fixtures.js';
 
@@ -123,8 +124,16 @@ describe('answers are finite', () => {
       'b[1] = Infinity',
       'c.d = NaN',
     ]);
-    expect(() => assertFiniteAnswer({ stepTimeMs: Infinity }, ['interNodeGbps', 'workload.samples'])).toThrow(
-      /^interNodeGbps: the answer would hold numbers that are not finite \(stepTimeMs = Infinity\); they are computed from interNodeGbps, workload\.samples/,
+    let error: unknown;
+    try {
+      assertFiniteAnswer({ stepTimeMs: Infinity }, ['interNodeGbps', 'workload.samples']);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(InputError);
+    expect((error as InputError).field).toBe('interNodeGbps');
+    expect((error as InputError).message).toMatch(
+      /^the answer would hold numbers that are not finite \(stepTimeMs = Infinity\); they are computed from interNodeGbps, workload\.samples/,
     );
   });
 
@@ -142,8 +151,8 @@ describe('answers are finite', () => {
       interNodeGbps: (g) => defaultInterNodeGbps(g.id),
       limit: 50,
     };
-    const search = searchCandidates(r);
-    const clean = rankCandidates(r, searchCandidates(r));
+    const search = searchCandidates(r, loadEfficiency());
+    const clean = rankCandidates(r, searchCandidates(r, loadEfficiency()));
     search.candidates[0].analyticalStepMs = Infinity;
     const ranked = rankCandidates(r, search);
     expect(ranked.rejected.find((x) => x.reason === 'NOT_FINITE')?.count).toBe(1);

@@ -1,7 +1,7 @@
 // Every answer is checked before it leaves: GraphQL refuses a non-finite Float ("Float cannot
 // represent non numeric value: Infinity", naming no input), and a NaN or Infinity that slipped into
 // an answer is a wrong answer. The check names the output and the inputs that set it.
-import { badInput } from './validate.js';
+import { InputError } from './validate.js';
 
 /** Where `value` holds a number that is not finite, as output paths ("clients[3].computeSeconds"); at most `max`. */
 export function nonFinitePaths(value: unknown, max = 5, path = '', out: string[] = []): string[] {
@@ -25,7 +25,7 @@ export function nonFinitePaths(value: unknown, max = 5, path = '', out: string[]
 export function assertFiniteAnswer<T>(answer: T, inputs: string[]): T {
   const bad = nonFinitePaths(answer);
   if (bad.length)
-    throw badInput(
+    throw new InputError(
       inputs[0] ?? 'input',
       `the answer would hold numbers that are not finite (${bad.join(', ')}); they are computed from ${inputs.join(', ')}: bring those toward typical values`,
     );
