@@ -4,8 +4,8 @@ const SOLVE =
   'status solver optimalityProven gap bestBound solveTimeMs notes modelSize { candidates keptCandidates variables integers constraints nonzeros }';
 
 export const COUPLED_QUERIES: Record<string, string> = {
-  'plan-fleet': `query($input: FleetInput!) { planFleet(input: $input) { ${SOLVE} objective objectiveValue totalCostUsd makespanHours
-    assignments { jobId gpu { id } onDemand nodes gpusPerNode totalGpus batchSizePerGpu precision stepTimeMs totalHours deadlineHours costUsd priceUsdPerGpuHour memoryGbPerGpu }
+  'plan-fleet': `query($input: FleetInput!) { planFleet(input: $input) { ${SOLVE} objective objectiveValue totalCostUsd makespanHours weightedCompletionHours slotHours
+    assignments { jobId gpu { id } onDemand nodes gpusPerNode totalGpus batchSizePerGpu precision parallelism { dataParallel tensorParallel pipelineParallel zeroStage recompute microBatches } stepTimeMs totalHours releaseHours startHours endHours deadlineHours costUsd priceUsdPerGpuHour memoryGbPerGpu }
     gpuUsage { gpu { id } used available onDemand } unplaced { jobId reason message } } }`,
   'plan-procurement': `query($input: ProcurementInput!) { planProcurement(input: $input) { ${SOLVE} objectiveValue
     cost { capitalUsd powerUsd rentalUsd totalUsd allRentUsd } purchases { gpu { id } count capitalUsd powerUsd utilization }

@@ -40,7 +40,8 @@ import {
 } from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
 import { paretoFilter } from './pareto.js';
-import { ALL, outOfMemory, usable, type Blocker } from './fleet.js';
+import { ALL, layoutOf, outOfMemory, usable, type Blocker } from './fleet.js';
+import type { PlanParallelism } from '../predictor/parallel.js';
 
 export interface ProcurementJob {
   id: string;
@@ -88,6 +89,8 @@ export interface RunConfig {
   batchSizePerGpu: number;
   gradAccumSteps: number;
   precision: Precision;
+  /** How a run splits the model over its GPUs. */
+  parallelism: PlanParallelism;
   hoursPerRun: number;
   gpuHoursPerRun: number;
   /** Power (owned) or rental (rented) cost of one run. */
@@ -181,6 +184,8 @@ const search = (
   interNodeGbps: r.interNodeGbps,
   fp32UsesTf32: r.fp32UsesTf32,
   limit,
+  // The layouts `recommend` searches (ZeRO/FSDP, TP, PP, recomputation) where plain data parallelism does not fit.
+  parallelismSearch: 'auto',
 });
 
 const config = (gpu: GpuSpec, p: Plan, usdPerGpuHour: number): RunConfig => {
@@ -193,6 +198,7 @@ const config = (gpu: GpuSpec, p: Plan, usdPerGpuHour: number): RunConfig => {
     batchSizePerGpu: p.batchSizePerGpu,
     gradAccumSteps: p.gradAccumSteps,
     precision: p.precision,
+    parallelism: p.parallelism,
     hoursPerRun: p.totalHours,
     gpuHoursPerRun: p.totalHours * gpus,
     usdPerRun: p.totalHours * gpus * usdPerGpuHour,
@@ -598,6 +604,7 @@ function decode(
       c.gpusPerNode,
       c.batchSizePerGpu,
       c.precision,
+      JSON.stringify(c.parallelism),
       a.runsPerMonth,
     ].join('|');
     const prev = merged.get(key);
@@ -786,6 +793,7 @@ export function verifyProcurementPlan(r: ProcurementRequest, plan: ProcurementPl
       interNodeGbps: r.interNodeGbps(o.gpu),
       samples: job.samples,
       priceUsdPerGpuHour: null,
+      parallelism: layoutOf(a.config.parallelism),
     });
     if (!p.fitsInMemory) problems.push(`job ${a.jobId}: does not fit in ${o.gpu.id} memory`);
     if (!(p.totalHours! <= job.deadlineHours * (1 + 1e-9)))

@@ -34,6 +34,7 @@ export const COUPLED_LIMITS = {
   localSteps: 1_000_000,
   timeLimitSeconds: 60,
   maxNodes: 64,
+  timeSlots: 400,
   /** predictor evaluations one request may ask for (jobs x GPU types x precisions x batch sizes x layouts). */
   evaluations: 20_000_000,
 } as const;
@@ -167,13 +168,21 @@ export class CoupledResolver {
       throw badInput('jobs', 'must list at least one job');
     const jobs: FleetJob[] = input.jobs.map((j, i) => {
       const w = workloadAt(`jobs[${i}].workload`, j.workload);
+      const deadlineHours = finiteNumber(`jobs[${i}].deadlineHours`, j.deadlineHours, 0, LIMITS.hours, {
+        exclusiveMin: true,
+      });
+      const releaseHours = finiteNumber(`jobs[${i}].releaseHours`, j.releaseHours ?? 0, 0, LIMITS.hours);
+      if (releaseHours >= deadlineHours)
+        throw badInput(
+          `jobs[${i}].releaseHours`,
+          `must be before the job's deadline (${deadlineHours} h; got ${releaseHours})`,
+        );
       return {
         id: j.id,
         model: w.model,
         samples: w.samples,
-        deadlineHours: finiteNumber(`jobs[${i}].deadlineHours`, j.deadlineHours, 0, LIMITS.hours, {
-          exclusiveMin: true,
-        }),
+        releaseHours,
+        deadlineHours,
         priority: finiteNumber(`jobs[${i}].priority`, j.priority, 0, 1e6, { exclusiveMin: true }),
         batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
       };
@@ -223,6 +232,7 @@ export class CoupledResolver {
         prices: priceMap('prices', input.prices),
         objective: input.objective,
         allowUnplaced: input.allowUnplaced,
+        timeSlots: integer('timeSlots', input.timeSlots ?? 48, 1, COUPLED_LIMITS.timeSlots),
         precisions: space.precisions,
         gpusPerNodeChoices: space.gpusPerNode,
         maxNodes: space.maxNodes,

@@ -6,15 +6,17 @@ import { Field, Float, InputType, Int, ObjectType, registerEnumType } from 'type
 import type { Precision } from '../predictor/types.js';
 import { Gpu, PrecisionEnum } from './types.js';
 import { PriceInput, WorkloadInput } from './inputs.js';
+import { Parallelism } from './parallelism.js';
 
 export enum FleetObjectiveEnum {
   COST = 'COST',
   MAKESPAN = 'MAKESPAN',
+  WEIGHTED_COMPLETION = 'WEIGHTED_COMPLETION',
 }
 registerEnumType(FleetObjectiveEnum, {
   name: 'FleetObjective',
   description:
-    'COST: least total cost; MAKESPAN: the longest job as short as possible (ties broken by cost).',
+    'COST: least total cost, USD (ties broken by the earliest completions); MAKESPAN: the last job ends as early as possible, hours from time 0 (ties broken by cost); WEIGHTED_COMPLETION: least sum of priority x end time, hours (ties broken by cost).',
 });
 
 export enum SolveStatusEnum {
@@ -115,12 +117,19 @@ export abstract class SolveSettingsInput {
 export class FleetJobInput {
   @Field(() => String) id!: string;
   @Field(() => WorkloadInput) workload!: WorkloadInput;
-  @Field(() => Float, { description: 'The job must finish within this many hours of the fleet starting.' })
+  @Field(() => Float, {
+    defaultValue: 0,
+    description: 'Earliest start, hours from time 0 (default 0: available at once).',
+  })
+  releaseHours!: number;
+  @Field(() => Float, {
+    description: 'The job must end by this time, hours from time 0 (absolute, not from its release).',
+  })
   deadlineHours!: number;
   @Field(() => Float, {
     defaultValue: 1,
     description:
-      'Weight of placing this job when not every job fits (allowUnplaced, and the infeasibility diagnosis).',
+      'Weight of placing this job when not every job fits (allowUnplaced, and the infeasibility diagnosis), and of its end time under WEIGHTED_COMPLETION.',
   })
   priority!: number;
   @Field(() => [Int], {
@@ -178,9 +187,15 @@ export class FleetInput extends SolveSettingsInput {
     description: 'Inter-node network per node, Gbps (default: seeds/network.json per GPU).',
   })
   interNodeGbps?: number;
+  @Field(() => Int, {
+    defaultValue: 48,
+    description:
+      'Slots the time-indexed model cuts the horizon into (1 to 400): jobs start at their release or on a slot boundary, then move as early as their GPUs are free. More slots: finer starts, a larger model.',
+  })
+  timeSlots!: number;
 }
 
-@ObjectType({ description: "One job's configuration in the fleet plan." })
+@ObjectType({ description: "One job's configuration and time in the fleet plan." })
 export class FleetAssignment {
   @Field(() => String) jobId!: string;
   @Field(() => Gpu) gpu!: Gpu;
@@ -192,9 +207,18 @@ export class FleetAssignment {
   @Field(() => Int) batchSizePerGpu!: number;
   @Field(() => Int) gradAccumSteps!: number;
   @Field(() => PrecisionEnum) precision!: Precision;
+  @Field(() => Parallelism, {
+    description:
+      'How the job splits the model over its GPUs (ZeRO/FSDP, tensor and pipeline parallelism, recomputation).',
+  })
+  parallelism!: Parallelism;
   @Field(() => Float) stepTimeMs!: number;
-  @Field(() => Float) totalHours!: number;
-  @Field(() => Float) deadlineHours!: number;
+  @Field(() => Float, { description: 'Run time, hours.' }) totalHours!: number;
+  @Field(() => Float, { description: 'When the job starts, hours from time 0.' }) startHours!: number;
+  @Field(() => Float, { description: 'When the job ends (startHours + totalHours), hours from time 0.' })
+  endHours!: number;
+  @Field(() => Float, { description: "The job's release, hours from time 0." }) releaseHours!: number;
+  @Field(() => Float, { description: "The job's deadline, hours from time 0." }) deadlineHours!: number;
   @Field(() => Float, { nullable: true, description: 'null when no price is known (objective MAKESPAN).' })
   costUsd!: number | null;
   @Field(() => Float, { nullable: true }) priceUsdPerGpuHour!: number | null;
@@ -204,7 +228,8 @@ export class FleetAssignment {
 @ObjectType({ description: 'GPUs of one type in use at once.' })
 export class GpuUsage {
   @Field(() => Gpu) gpu!: Gpu;
-  @Field(() => Int) used!: number;
+  @Field(() => Int, { description: 'Most GPUs of this type in use at one moment of the schedule.' })
+  used!: number;
   @Field(() => Int, { nullable: true, description: 'Inventory count; null for on-demand types.' })
   available!: number | null;
   @Field(() => Boolean) onDemand!: boolean;
@@ -219,17 +244,26 @@ export class UnplacedJob {
 
 @ObjectType({
   description:
-    'A configuration per job so that the jobs, running at the same time, fit the inventory and meet their deadlines.',
+    'A configuration and a start time per job so that the running jobs never use more GPUs than the inventory holds and every job runs between its release and its deadline.',
 })
 export class FleetPlan extends MipOutcome {
   @Field(() => FleetObjectiveEnum) objective!: FleetObjectiveEnum;
   @Field(() => Float, {
     nullable: true,
-    description: 'Total cost (COST) or hours of the longest job (MAKESPAN); null without a plan.',
+    description:
+      'Total cost, USD (COST); the last end, hours from time 0 (MAKESPAN); or sum of priority x end, hours (WEIGHTED_COMPLETION); null without a plan.',
   })
   objectiveValue!: number | null;
   @Field(() => Float, { nullable: true }) totalCostUsd!: number | null;
-  @Field(() => Float, { nullable: true }) makespanHours!: number | null;
+  @Field(() => Float, { nullable: true, description: 'When the last job ends, hours from time 0.' })
+  makespanHours!: number | null;
+  @Field(() => Float, { nullable: true, description: 'Sum over jobs of priority x end time, hours.' })
+  weightedCompletionHours!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Length of a slot of the time-indexed model, hours; null when no model was built.',
+  })
+  slotHours!: number | null;
   @Field(() => [FleetAssignment]) assignments!: FleetAssignment[];
   @Field(() => [GpuUsage], { description: 'Per GPU type in the inventory or used on demand.' })
   gpuUsage!: GpuUsage[];
@@ -321,6 +355,11 @@ export class RunConfig {
   @Field(() => Int) batchSizePerGpu!: number;
   @Field(() => Int) gradAccumSteps!: number;
   @Field(() => PrecisionEnum) precision!: Precision;
+  @Field(() => Parallelism, {
+    description:
+      'How a run splits the model over its GPUs (ZeRO/FSDP, tensor and pipeline parallelism, recomputation).',
+  })
+  parallelism!: Parallelism;
   @Field(() => Float) hoursPerRun!: number;
   @Field(() => Float) gpuHoursPerRun!: number;
   @Field(() => Float, { description: 'Electricity (owned) or rental (rented) cost of one run.' })
