@@ -13,7 +13,9 @@ export const COUPLED_QUERIES: Record<string, string> = {
     breakEven { gpu { id } breakEvenUtilization plannedUtilization rentUsdPerGpuHour capitalUsdPerGpuMonth powerUsdPerGpuHour note }
     months { month ownedGpuHours ownedCapacityGpuHours rentedGpuHours powerUsd rentalUsd } unplaced { jobId reason message } } }`,
   'plan-federated': `query($input: FederatedInput!) { planFederatedRound(input: $input) { ${SOLVE} roundTimeSeconds samplesPerRound slowestClient rounds totalHours
-    clients { id participates precision batchSizePerGpu localSteps samples computeSeconds transferSeconds totalSeconds memoryGbPerGpu note }
+    clients { id participates precision batchSizePerGpu recompute localSteps samples computeSeconds computeSecondsP90 transferSeconds totalSeconds memoryGbPerGpu availability energyWh note }
+    roundTimeSecondsP90 expectedSamplesPerRound successProbability dropoutsTolerated energyWhPerRound participation { clientId rounds }
+    schedule { round roundTimeSeconds roundTimeSecondsP90 samplesPerRound expectedSamples successProbability energyWh slowestClient clients { id participates localSteps samples } }
     infeasible { clientId reason message } } }`,
 };
 

@@ -6,7 +6,7 @@ import { Field, Float, InputType, Int, ObjectType, registerEnumType } from 'type
 import type { Precision } from '../predictor/types.js';
 import { Gpu, PrecisionEnum } from './types.js';
 import { PriceInput, WorkloadInput } from './inputs.js';
-import { Parallelism } from './parallelism.js';
+import { Parallelism, RecomputeEnum } from './parallelism.js';
 
 export enum FleetObjectiveEnum {
   COST = 'COST',
@@ -467,6 +467,11 @@ export class CustomDeviceInput {
   @Field(() => DevicePeakInput) peakTflops!: DevicePeakInput;
   @Field(() => Float) memoryBwGbps!: number;
   @Field(() => Float) memoryGb!: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Board power, W: the plan reports compute energy (Wh) at it; leave out when unknown.',
+  })
+  tdpW?: number;
 }
 
 @InputType({
@@ -484,6 +489,12 @@ export class FederatedClientInput {
   samplesAvailable!: number;
   @Field(() => Float) uplinkMbps!: number;
   @Field(() => Float) downlinkMbps!: number;
+  @Field(() => Float, {
+    defaultValue: 1,
+    description:
+      'Probability (0 to 1) that the client completes a round it takes part in; dropouts are independent between clients and rounds.',
+  })
+  availability!: number;
 }
 
 @InputType()
@@ -497,6 +508,23 @@ export class FederatedInput extends SolveSettingsInput {
     description: "Samples (model's throughput unit) the round must train, over all clients.",
   })
   minSamplesPerRound!: number;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "Each round must reach minSamplesPerRound with at least this probability (0 to 1) given the clients' availability: the plan over-provisions. Default: every participant is assumed to complete.",
+  })
+  minSuccessProbability?: number;
+  @Field(() => Int, {
+    defaultValue: 1,
+    description: 'Rounds planned together as a cycle that repeats (1 to 20); each has its own participants.',
+  })
+  rounds!: number;
+  @Field(() => Int, {
+    defaultValue: 0,
+    description:
+      'Every client that can train at all takes part in at least this many of the `rounds` (a participation floor: nobody is starved of every round).',
+  })
+  minRoundsPerClient!: number;
   @Field(() => Boolean, { defaultValue: false, description: 'Clients may sit the round out.' })
   allowDropout!: boolean;
   @Field(() => [PrecisionEnum], { nullable: true }) precisions?: Precision[];
@@ -521,12 +549,56 @@ export class FederatedClientPlan {
   @Field(() => PrecisionEnum, { nullable: true }) precision!: Precision | null;
   @Field(() => Int, { nullable: true }) batchSizePerGpu!: number | null;
   @Field(() => Int) localSteps!: number;
+  @Field(() => RecomputeEnum, {
+    nullable: true,
+    description:
+      'Activation recomputation the client runs (NONE when the plain step fits); null when it sits out.',
+  })
+  recompute!: string | null;
   @Field(() => Float) samples!: number;
   @Field(() => Float) computeSeconds!: number;
+  @Field(() => Float, { description: "Compute at the predictor's P90 step time, seconds." })
+  computeSecondsP90!: number;
   @Field(() => Float, { description: 'Model download plus update upload.' }) transferSeconds!: number;
   @Field(() => Float) totalSeconds!: number;
   @Field(() => Float, { nullable: true }) memoryGbPerGpu!: number | null;
+  @Field(() => Float, { description: 'Probability that the client completes the round (from the input).' })
+  availability!: number;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "Compute energy at the device's TDP, Wh (an upper bound on the draw); null when the TDP is unknown.",
+  })
+  energyWh!: number | null;
   @Field(() => String, { nullable: true }) note!: string | null;
+}
+
+@ObjectType({ description: 'One round of the planned cycle.' })
+export class FederatedRound {
+  @Field(() => Int, { description: '1-based.' }) round!: number;
+  @Field(() => Float, { description: 'The slowest participant: download + compute + upload, seconds.' })
+  roundTimeSeconds!: number;
+  @Field(() => Float, { description: 'The slowest participant at P90 step times, seconds.' })
+  roundTimeSecondsP90!: number;
+  @Field(() => Float, { description: 'Samples trained if every participant completes.' })
+  samplesPerRound!: number;
+  @Field(() => Float, { description: 'Samples expected after dropouts (sum of availability x samples).' })
+  expectedSamples!: number;
+  @Field(() => Float, {
+    description:
+      'Probability that the completing participants reach minSamplesPerRound (exact on whole samples; never overstated).',
+  })
+  successProbability!: number;
+  @Field(() => Float, { description: 'Compute energy of the participants whose TDP is known, Wh.' })
+  energyWh!: number;
+  @Field(() => String, { nullable: true }) slowestClient!: string | null;
+  @Field(() => [FederatedClientPlan]) clients!: FederatedClientPlan[];
+}
+
+@ObjectType({ description: 'How many rounds of the cycle a client takes part in.' })
+export class FederatedParticipation {
+  @Field(() => String) clientId!: string;
+  @Field(() => Int) rounds!: number;
 }
 
 @ObjectType()
@@ -544,13 +616,45 @@ export class FederatedInfeasibility {
 export class FederatedPlan extends MipOutcome {
   @Field(() => Float, {
     nullable: true,
-    description: 'Wall time of the round: the slowest participating client.',
+    description:
+      'Wall time of a round, the slowest participating client (download + compute + upload), seconds; the mean over the cycle when rounds > 1.',
   })
   roundTimeSeconds!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "Round time with every participant at the predictor's P90 step time (the learned correction's interval), seconds; mean over the cycle.",
+  })
+  roundTimeSecondsP90!: number | null;
   @Field(() => Float, { nullable: true }) samplesPerRound!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Samples expected per round after dropouts (mean over the cycle).',
+  })
+  expectedSamplesPerRound!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      'The least probability over the cycle that a round reaches minSamplesPerRound given the dropouts.',
+  })
+  successProbability!: number | null;
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'How many of the largest unreliable contributions each round is planned to survive losing (with minSuccessProbability).',
+  })
+  dropoutsTolerated!: number | null;
+  @Field(() => Float, { nullable: true, description: 'Compute energy per round, Wh (mean over the cycle).' })
+  energyWhPerRound!: number | null;
+  @Field(() => [FederatedRound], { description: 'Every round of the cycle (one unless rounds > 1).' })
+  schedule!: FederatedRound[];
+  @Field(() => [FederatedParticipation]) participation!: FederatedParticipation[];
   @Field(() => String, { nullable: true }) slowestClient!: string | null;
-  @Field(() => Int, { nullable: true, description: 'Rounds to train workload.samples.' }) rounds!:
-    number | null;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Rounds to train workload.samples at the expected samples per round (after dropouts).',
+  })
+  rounds!: number | null;
   @Field(() => Float, { nullable: true }) totalHours!: number | null;
   @Field(() => [FederatedClientPlan]) clients!: FederatedClientPlan[];
   @Field(() => [FederatedInfeasibility]) infeasible!: FederatedInfeasibility[];
