@@ -535,6 +535,8 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
       notes.push(`HiGHS started from the breakpoint search's cycle of ${m.start.totalTime.toPrecision(6)} s`);
     const res = await solveMip(m.model, { ...r.solve, timeLimitSeconds: Math.max(1, left), start: m.warm });
     first ??= { res, m };
+    // Surviving d losses may be impossible where the exact probability is still reachable with fewer.
+    if (!res.values && res.status === 'INFEASIBLE' && !accepted) continue;
     if (!res.values) break;
     const worst = Math.min(
       ...decodeRounds(r, kept, transfer, m, res.values).map((clients) =>
@@ -544,7 +546,7 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
         ),
       ),
     );
-    if (alpha !== undefined && worst < alpha) break; // this d is too optimistic: keep the previous plan
+    if (alpha !== undefined && worst < alpha) break; // this d is too optimistic: keep the previous plan, if any
     if (!accepted || objectiveOf(res) <= objectiveOf(accepted.res))
       accepted = { d, values: res.values, res, m };
     if (alpha === undefined || d === 0) break;
