@@ -23,7 +23,9 @@ import { defaultInterNodeGbps, getGpu } from '../seeds/catalog.js';
 
 const LIMIT = Number(process.env.BENCH_TIME_LIMIT ?? 30);
 /** Which families to run (comma-separated: fleet, fleet-queued, procurement, federated); default all. */
-const FAMILIES = new Set((process.env.BENCH_FAMILIES ?? 'fleet,fleet-queued,procurement,federated').split(','));
+const FAMILIES = new Set(
+  (process.env.BENCH_FAMILIES ?? 'fleet,fleet-queued,procurement,federated').split(','),
+);
 const gpu = (id: string) => getGpu(id)!;
 function rng(seed: number) {
   let s = seed >>> 0;
