@@ -19,7 +19,7 @@ import { verifyMipSolution } from '../optimizer/milp/verify.js';
 import { procurementMip, type ProcurementRequest } from '../optimizer/procurement.js';
 import { getModel } from '../predictor/zoo/index.js';
 import type { GpuSpec } from '../predictor/types.js';
-import { defaultInterNodeGbps, getGpu } from '../seeds/catalog.js';
+import { defaultInterNodeGbps, getGpu, loadEfficiency } from '../seeds/catalog.js';
 
 const LIMIT = Number(process.env.BENCH_TIME_LIMIT ?? 30);
 /** Which families to run (comma-separated: fleet, fleet-queued, procurement, federated); default all. */
@@ -85,6 +85,7 @@ function fleet(
     maxNodes: 2,
     interNodeGbps: (g) => defaultInterNodeGbps(g.id),
     solve: { timeLimitSeconds: LIMIT },
+    efficiency: loadEfficiency(),
   };
   // Releases spread over the first 8 hours, deadlines `slack` x each job's fastest plan after its
   // release; then an inventory of `share` of what the jobs' cheapest plans would take of each type
@@ -180,6 +181,7 @@ function procurement(n: number, seed: number): ProcurementRequest {
     maxNodes: 2,
     interNodeGbps: (g) => defaultInterNodeGbps(g.id),
     solve: { timeLimitSeconds: LIMIT },
+    efficiency: loadEfficiency(),
   };
 }
 
@@ -210,6 +212,7 @@ function federated(n: number, seed: number): FederatedRequest {
     maxLocalSteps: 1000,
     bytesPerParameter: 4,
     solve: { timeLimitSeconds: LIMIT },
+    efficiency: loadEfficiency(),
   };
 }
 

@@ -70,7 +70,9 @@ import { costOf } from '../predictor/predict.js';
 import type { Parallelism } from '../predictor/parallel.js';
 import type { LearnedState } from '../predictor/learned/model.js';
 import type { GpuSpec, MathMode, ModelDef, Precision } from '../predictor/types.js';
-import { predictCorrected } from './corrected.js';
+import { predictCorrected } from '../predictor/corrected.js';
+import type { Efficiency } from '../predictor/step.js';
+import { pcieBandwidth } from '../seeds/catalog.js';
 import { MipBuilder, modelSize, type ModelSize } from './milp/model.js';
 import { solveMip, type MipStatus, type SolveOptions, type MipOutcome } from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
@@ -109,6 +111,8 @@ export interface FederatedRequest {
   /** The learned correction, for P90 step times (absent: the analytical estimate is the P90 too). */
   learned?: LearnedState;
   solve: SolveOptions;
+  /** The analytical predictor's fitted constants (seeds/efficiency.json). */
+  efficiency: Efficiency;
 }
 
 export interface ClientOption {
@@ -204,7 +208,7 @@ export interface CustomDevice {
  * per math mode (a mode left out is one the device lacks, so precisions needing it are not offered),
  * memory size and bandwidth. Everything else is unknown and says so: null numbers, 'custom' labels,
  * generation 'unknown', no intra-node link (a client trains on one device, so no all-reduce runs)
- * and no price.
+ * and no price. Its PCIe figure is links.json's generic one (it is never used: no ring runs).
  */
 export function customGpuSpec(d: CustomDevice): GpuSpec {
   const peak = (m: MathMode) => d.peakTflops[m] ?? null;
@@ -234,13 +238,11 @@ export function customGpuSpec(d: CustomDevice): GpuSpec {
     intraNodeLink: 'none (single device)',
     intraNodeBwGbpsBidir: 0,
     intraNodeBwSource: 'not applicable: one device per client',
+    pcieBwGbpsBidir: pcieBandwidth('none'),
     hasNvlinkFabric: false,
+    maxGpusPerNode: 1,
     tdpW: d.tdpW ?? null,
     typicalInternodeNetwork: '',
-    priceUsdPerGpuHour: null,
-    priceUsdPerGpuHourMax: null,
-    pricePoints: '',
-    priceSource: '',
     source: 'figures given in the request',
     notes: 'custom client device',
   };
@@ -265,17 +267,20 @@ const predictOn = (
   batch: number,
   parallelism?: Parallelism,
 ) =>
-  predict({
-    model: r.model,
-    gpu,
-    precision,
-    batchSizePerGpu: batch,
-    gpusPerNode: 1,
-    nodes: 1,
-    fp32UsesTf32: r.fp32UsesTf32,
-    interNodeGbps: 1,
-    ...(parallelism ? { parallelism } : {}),
-  });
+  predict(
+    {
+      model: r.model,
+      gpu,
+      precision,
+      batchSizePerGpu: batch,
+      gpusPerNode: 1,
+      nodes: 1,
+      fp32UsesTf32: r.fp32UsesTf32,
+      interNodeGbps: 1,
+      ...(parallelism ? { parallelism } : {}),
+    },
+    r.efficiency,
+  );
 
 /** The plain step, else the least recomputation that fits; null when nothing fits (or the model has no blocks to recompute). */
 function fittingStep(r: FederatedRequest, gpu: GpuSpec, precision: Precision, batch: number) {
@@ -687,6 +692,7 @@ async function p90Steps(
           ...(o.parallelism ? { parallelism: o.parallelism } : {}),
         },
         r.learned,
+        r.efficiency,
       );
       const k = q.stepTimeMsP90 / q.analyticalStepTimeMs;
       // An interval below the analytical estimate, or none (a custom device's missing figures), is not used.
