@@ -9,6 +9,7 @@ import { planProcurement, type GpuOption, type ProcurementJob } from '../optimiz
 import type { SolveOptions } from '../optimizer/milp/solver.js';
 import { PRECISIONS, type GpuSpec, type Precision } from '../predictor/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
+import { learnedPredictor } from '../predictor/learned/model.js';
 import {
   FederatedInput,
   FederatedPlan,
@@ -38,6 +39,10 @@ export const COUPLED_LIMITS = {
   localSteps: 1_000_000,
   timeLimitSeconds: 60,
   maxNodes: 64,
+  timeSlots: 400,
+  /** Rounds of a federated cycle planned together, and clients x rounds (the MIP grows with both). */
+  rounds: 20,
+  clientRounds: 2000,
   /** predictor evaluations one request may ask for (jobs x GPU types x precisions x batch sizes x layouts). */
   evaluations: 20_000_000,
 } as const;
@@ -173,11 +178,27 @@ export class CoupledResolver {
       throw badInput('jobs', 'must list at least one job');
     const jobs: FleetJob[] = input.jobs.map((j, i) => {
       const w = workloadAt(`jobs[${i}].workload`, j.workload);
+      const deadlineHours = inRange(`jobs[${i}].deadlineHours`, j.deadlineHours, FLOORS.hours, LIMITS.hours);
+      const releaseHours = inRange(
+        `jobs[${i}].releaseHours`,
+        j.releaseHours ?? 0,
+        FLOORS.hours,
+        LIMITS.hours,
+        {
+          orZero: true,
+        },
+      );
+      if (releaseHours >= deadlineHours)
+        throw badInput(
+          `jobs[${i}].releaseHours`,
+          `must be before the job's deadline (${deadlineHours} h; got ${releaseHours})`,
+        );
       return {
         id: j.id,
         model: w.model,
         samples: w.samples,
-        deadlineHours: inRange(`jobs[${i}].deadlineHours`, j.deadlineHours, FLOORS.hours, LIMITS.hours),
+        releaseHours,
+        deadlineHours,
         priority: inRange(`jobs[${i}].priority`, j.priority, FLOORS.priority, LIMITS.priority),
         batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
       };
@@ -228,6 +249,7 @@ export class CoupledResolver {
       prices: priceMap('prices', input.prices),
       objective: input.objective,
       allowUnplaced: input.allowUnplaced,
+      timeSlots: integer('timeSlots', input.timeSlots ?? 48, 1, COUPLED_LIMITS.timeSlots),
       precisions: space.precisions,
       gpusPerNodeChoices: space.gpusPerNode,
       maxNodes: space.maxNodes,
@@ -462,6 +484,7 @@ export class CoupledResolver {
             unit: 'GB/s',
           }),
           memoryGb: inRange(`${f}.device.memoryGb`, d.memoryGb, FLOORS.memoryGb, 1e5, { unit: 'GB' }),
+          tdpW: d.tdpW == null ? null : inRange(`${f}.device.tdpW`, d.tdpW, 1, 1e5, { unit: 'W' }),
         });
       }
       return {
@@ -478,13 +501,20 @@ export class CoupledResolver {
         ),
         uplinkMbps: inRange(`${f}.uplinkMbps`, c.uplinkMbps, FLOORS.mbps, 1e7, { unit: 'Mbps' }),
         downlinkMbps: inRange(`${f}.downlinkMbps`, c.downlinkMbps, FLOORS.mbps, 1e7, { unit: 'Mbps' }),
+        availability: inRange(`${f}.availability`, c.availability ?? 1, 0.01, 1),
       };
     });
+    const rounds = integer('rounds', input.rounds ?? 1, 1, COUPLED_LIMITS.rounds);
     guardSize(
       'input',
       clients.length * precisions.length * batchSizes.length,
       'narrow clients, precisions or batchSizes',
     );
+    if (clients.length * rounds > COUPLED_LIMITS.clientRounds)
+      throw badInput(
+        'rounds',
+        `clients x rounds must be at most ${COUPLED_LIMITS.clientRounds} (got ${clients.length} x ${rounds}): plan fewer rounds together`,
+      );
     const p = await planFederatedRound({
       model,
       clients,
@@ -499,6 +529,13 @@ export class CoupledResolver {
         LIMITS.samples,
       ),
       allowDropout: input.allowDropout,
+      minSuccessProbability:
+        input.minSuccessProbability == null
+          ? undefined
+          : inRange('minSuccessProbability', input.minSuccessProbability, 0.01, 1),
+      rounds,
+      minRoundsPerClient: integer('minRoundsPerClient', input.minRoundsPerClient ?? 0, 0, rounds),
+      learned: await learnedPredictor(),
       maxLocalSteps: integer('maxLocalSteps', input.maxLocalSteps, 1, COUPLED_LIMITS.localSteps),
       bytesPerParameter: inRange('bytesPerParameter', input.bytesPerParameter, 0.125, 16),
       fp32UsesTf32: input.fp32UsesTf32,
@@ -510,6 +547,10 @@ export class CoupledResolver {
         status: p.status as SolveStatusEnum,
         modelSize: sizeView(p.stats),
         clients: p.clients.map((c) => ({ ...c, memoryGbPerGpu: c.memoryGb })),
+        schedule: p.schedule.map((x) => ({
+          ...x,
+          clients: x.clients.map((c) => ({ ...c, memoryGbPerGpu: c.memoryGb })),
+        })),
         infeasible: p.infeasible.map((x) => ({ ...x, reason: x.reason as BlockerEnum })),
       },
       ['clients', 'workload', 'minSamplesPerRound', 'bytesPerParameter'],
