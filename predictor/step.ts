@@ -35,6 +35,7 @@ import {
   type PrecisionPolicy,
 } from './precision.js';
 import type { GpuSpec, LayerCost, MathMode, ModelCost, ModelDef, Precision } from './types.js';
+import type { AttentionImplementation } from './memory.js';
 
 /** The fitted global constants (seeds/efficiency.json; see its _about). */
 export interface Efficiency {
@@ -51,8 +52,6 @@ export interface Efficiency {
   allReduceLatencyUs: number;
   bucketMb: number;
   overlapFraction: number;
-  workspaceGb: number;
-  activationFragmentation: number;
   /**
    * Fraction of a link's per-direction bandwidth a collective reaches when it runs alone on the
    * critical path (tensor-parallel all-reduces, pipeline sends). Unlike linkEfficiency, fitted on
@@ -83,6 +82,8 @@ export interface Execution {
   interNodeGbps: number;
   /** Tensor/pipeline parallelism, ZeRO sharding, recomputation; absent = plain data parallelism. */
   parallelism?: Parallelism;
+  /** How the attention core runs (what it saves for backward); absent = seeds/memory.json's default, fused. */
+  attention?: AttentionImplementation;
 }
 
 /** Milliseconds per optimizer step, by where the time goes. */
