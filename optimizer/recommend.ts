@@ -2,7 +2,13 @@
 // Everything that does not depend on the GPU count (the compute part of a step and the memory per
 // GPU) is computed once per (GPU, precision, batch) and reused across node counts, so a candidate
 // costs a communication estimate and a few multiplications.
-import { memoryPerGpu, fits } from '../predictor/memory.js';
+import {
+  defaultMemoryConstants,
+  fits,
+  memoryPerGpu,
+  type AttentionImplementation,
+  type MemoryConstants,
+} from '../predictor/memory.js';
 import {
   dataParallelOf,
   planParallelism,
@@ -70,6 +76,12 @@ export interface RecommendRequest {
    * whichever plan is faster. A plan found this way carries `parallelism`; pass it to `predict`.
    */
   parallelismSearch?: ParallelismSearch;
+  /** How the attention core runs (what it keeps for backward); default seeds/memory.json's, fused. */
+  attention?: AttentionImplementation;
+  /** GB per GPU every plan keeps free beyond its predicted peak; default seeds/memory.json's defaultMemoryHeadroomGb. */
+  memoryHeadroomGb?: number;
+  /** The memory model's constants; default seeds/memory.json. */
+  memoryConstants?: MemoryConstants;
   /** Stop enumerating after this many milliseconds and rank the candidates found so far (status TIMEOUT). */
   timeBudgetMs?: number;
   /**
@@ -193,6 +205,8 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency = defaultE
     );
   }
   const cost = costOf(r.model);
+  const memoryConstants = r.memoryConstants ?? defaultMemoryConstants();
+  const headroomGb = r.memoryHeadroomGb ?? memoryConstants.defaultMemoryHeadroomGb;
   const rejected = new Map<RejectReason, number>();
   const reject = (why: RejectReason, n = 1) => rejected.set(why, (rejected.get(why) ?? 0) + n);
   const candidates: Candidate[] = [];
@@ -226,8 +240,17 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency = defaultE
           reject('NO_PRICE', layouts);
           continue;
         }
-        const single = memoryPerGpu(r.model, cost, precision, batch, false, eff);
-        const multi = memoryPerGpu(r.model, cost, precision, batch, true, eff);
+        const single = memoryPerGpu(
+          r.model,
+          cost,
+          precision,
+          batch,
+          false,
+          eff,
+          memoryConstants,
+          r.attention,
+        );
+        const multi = memoryPerGpu(r.model, cost, precision, batch, true, eff, memoryConstants, r.attention);
         const computeByAccum = new Map<number, ComputeTime>();
         let sharded: ShardedSearch | undefined;
         for (const g of perNode) {
@@ -238,7 +261,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency = defaultE
               continue;
             }
             const memory = gpus > 1 ? multi : single;
-            const plainFits = fits(memory, gpu);
+            const plainFits = fits(memory, gpu, headroomGb);
             if ((!plainFits && r.parallelismSearch === 'auto') || r.parallelismSearch === 'all') {
               // Sharding, tensor and pipeline parallelism, recomputation: see parallel-search.ts.
               sharded ??= shardedSearch(

@@ -39,7 +39,7 @@ export const ATTENTION_IMPLEMENTATIONS = ['fused', 'eager'] as const;
 export type AttentionImplementation = (typeof ATTENTION_IMPLEMENTATIONS)[number];
 
 /** Which element type a saved tensor has: the mode's saved GEMM input type, or the activation type of an op class. */
-type SavedType = 'gemm' | OpClass;
+type SavedType = 'gemm' | OpClass | DType;
 
 /** What one layer keeps for backward (seeds/memory.json `savedForBackward`). */
 export interface SavedRule {
@@ -48,6 +48,8 @@ export interface SavedRule {
   maskBytesPerElement?: number;
   indexBytesPerInput?: number;
   indexBytesPerOutput?: number;
+  /** Fraction of the input saved (a product keeping one of its two factors); default 1. */
+  inputShare?: number;
 }
 
 /** The memory model's constants (seeds/memory.json, each with its source there). */
@@ -62,6 +64,8 @@ export interface MemoryConstants {
   defaultAttention: AttentionImplementation;
   softmaxStatsBytes: number;
   savedForBackward: Record<string, SavedRule>;
+  /** Per framework family, rules replacing savedForBackward's where its fused kernels save less. */
+  frameworkRules: Record<string, Record<string, SavedRule>>;
 }
 
 export const MEMORY_FILE = new URL('../seeds/memory.json', import.meta.url);
@@ -74,9 +78,9 @@ export function parseMemoryConstants(text: string): MemoryConstants {
     if (entry?.value === undefined) throw new Error(`seeds/memory.json: ${key} has no value`);
     return entry.value;
   };
-  const rules: Record<string, SavedRule> = {};
-  for (const [key, rule] of Object.entries(file.savedForBackward as Record<string, SavedRule>))
-    if (!key.startsWith('_')) rules[key] = rule;
+  const rulesOf = (table: Record<string, SavedRule>) =>
+    Object.fromEntries(Object.entries(table).filter(([key]) => !key.startsWith('_')));
+  const frameworks = file.frameworkRules as Record<string, Record<string, SavedRule>>;
   return {
     cudaContextGb: value('cudaContextGb'),
     ncclBuffersGb: value('ncclBuffersGb'),
@@ -87,7 +91,12 @@ export function parseMemoryConstants(text: string): MemoryConstants {
     defaultMemoryHeadroomGb: value('defaultMemoryHeadroomGb'),
     defaultAttention: value('defaultAttention'),
     softmaxStatsBytes: value('softmaxStatsBytes'),
-    savedForBackward: rules,
+    savedForBackward: rulesOf(file.savedForBackward as Record<string, SavedRule>),
+    frameworkRules: Object.fromEntries(
+      Object.entries(frameworks)
+        .filter(([key]) => !key.startsWith('_'))
+        .map(([key, table]) => [key, rulesOf(table)]),
+    ),
   };
 }
 
@@ -95,6 +104,24 @@ let constantsCache: MemoryConstants | undefined;
 export function defaultMemoryConstants(): MemoryConstants {
   constantsCache ??= parseMemoryConstants(readFileSync(MEMORY_FILE, 'utf8'));
   return constantsCache;
+}
+
+const byFramework = new WeakMap<MemoryConstants, Map<string, MemoryConstants>>();
+/** The constants with a framework family's rules (frameworkRules) in place of the general ones. */
+export function withFrameworkRules(constants: MemoryConstants, framework: string): MemoryConstants {
+  const overrides = constants.frameworkRules[framework];
+  if (!overrides) throw new Error(`seeds/memory.json has no frameworkRules.${framework}`);
+  let cache = byFramework.get(constants);
+  if (!cache) {
+    cache = new Map();
+    byFramework.set(constants, cache);
+  }
+  let merged = cache.get(framework);
+  if (!merged) {
+    merged = { ...constants, savedForBackward: { ...constants.savedForBackward, ...overrides } };
+    cache.set(framework, merged);
+  }
+  return merged;
 }
 
 /** Per GPU, GB (GiB). totalGb = weights + gradients + optimizer + activations + workspace + framework. */
@@ -123,7 +150,7 @@ const ruleOf = (c: MemoryConstants, l: LayerCost): SavedRule =>
   {};
 
 const typeOf = (policy: PrecisionPolicy, t: SavedType): DType =>
-  t === 'gemm' ? policy.savedGemmInput : policy.activation[t];
+  t === 'gemm' ? policy.savedGemmInput : t in BYTES ? (t as DType) : policy.activation[t as OpClass];
 
 /**
  * Bytes ONE instance of each layer saves for backward per sample, parallel to cost.layers. Attention
@@ -181,7 +208,8 @@ export function savedBytesPerLayer(
       // convolution). The first layer of a repeated group follows the layer before the group once,
       // and the group's own last layer in its other repeats.
       // A tensor every repeat reads is saved once: 1/count of it per repeat.
-      const input = l.inputElements - (l.sharedInputElements ?? 0) * (1 - 1 / l.count);
+      const input =
+        (l.inputElements - (l.sharedInputElements ?? 0) * (1 - 1 / l.count)) * (rule.inputShare ?? 1);
       const shared = (p: SavedOutput) => (p.type === type ? Math.min(input, p.elements) : 0);
       const groupEnd = l.count > 1 && previous.count !== l.count ? lastOfGroup(layers, i) : -1;
       const overlap =
@@ -241,8 +269,8 @@ export interface ActivationProfile {
  *   none:      every layer's saved tensors, / TP for the layers TP splits;
  *   selective: the attention cores keep only q, k, v and their output (Korthikanti et al.'s 34 sbh);
  *   full:      layers outside the transformer blocks as before, plus one checkpoint of the residual
- *              stream per block (Korthikanti et al.'s 2sbh per layer, kept whole on each TP rank), plus
- *              one block's activations while it is recomputed.
+ *              stream per block (Korthikanti et al.'s 2sbh per layer, / TP under sequence parallelism),
+ *              plus one block's activations while it is recomputed.
  */
 export function activationBytesPerSampleOn(
   cost: ModelCost,
@@ -298,7 +326,11 @@ function profileOf(
   const split = (i: number) => (s.tpSplit[i] ? tensorParallel : 1);
   // Backward's own tensors at each layer: its output and input gradients (one step of an RNN or
   // decoder loop at a time) and, for a convolution, the workspace of its algorithm.
+  const fusedCores = attention === 'fused' || recompute === 'selective';
   const transient = cost.layers.map((l, i) => {
+    // A fused attention kernel never materialises the scores, forward or backward; the linears
+    // around it carry the gradients of q, k, v and its output.
+    if (fusedCores && s.selectiveRecompute[i]) return 0;
     const perStep = (elements: number) => elements / (l.steps ?? 1);
     const gradients =
       constants.backwardGradientTensors *
@@ -321,7 +353,9 @@ function profileOf(
   });
   if (recompute === 'full' && s.blocks > 0) {
     // Checkpoints, then one block recomputed at a time, its backward running with all of it alive.
-    const checkpoints = s.blocks * s.residualElements * BYTES[policy.activation.matmul];
+    // Under sequence parallelism (assumed whenever TP > 1) the hidden states between blocks are
+    // split along the sequence over the TP ranks, and so is each block's checkpointed input.
+    const checkpoints = (s.blocks * s.residualElements * BYTES[policy.activation.matmul]) / tensorParallel;
     return {
       savedBytes: kept + checkpoints + blockBytes / s.blocks,
       backwardExtraBytes: Math.max(0, ...transient),
@@ -352,10 +386,22 @@ export interface MemoryLayout {
   /** Context parallelism: each GPU holds 1/CP of every sequence's activations; ZeRO shards over DP x CP. Default 1. */
   contextParallel?: number;
   zeroStage: ZeroStage;
+  /** GPUs ZeRO/FSDP shards over, when fewer than DP x CP (hybrid sharding: FSDP2's shard degree). */
+  shardGroup?: number;
   recompute: Recompute;
   /** Micro-batches per step (the pipeline holds min(micro-batches, stages) of them at once). */
   microBatches: number;
+  /**
+   * Model chunks per pipeline stage (Megatron's interleaved schedule): the first stage holds
+   * 1 + (PP - 1) / (PP x chunks) times the activations of the plain 1F1B schedule (Korthikanti et al. 2022, §4.2.3).
+   */
+  virtualStages?: number;
   optimizerState?: 'fp32' | 'bf16';
+  /**
+   * LoRA: the base model's weights are frozen, so they have no gradients, master copy or optimizer
+   * state (the adapters' own, well under 1% of the parameters, are left out).
+   */
+  frozenBase?: boolean;
   /** Default: the constants' defaultAttention (fused). */
   attention?: AttentionImplementation;
 }
@@ -409,7 +455,7 @@ export function shardedMemoryPerGpu(
     cp = layout.contextParallel ?? 1,
     z = layout.zeroStage;
   // ZeRO (Megatron's distributed optimizer, FSDP) shards over every replica of the same weights.
-  const shards = layout.dataParallel * cp;
+  const shards = layout.shardGroup ?? layout.dataParallel * cp;
   const policy = POLICIES[precision];
   const s = parallelStructure(cost);
   const P = parametersPerGpu(cost, s, layout);
@@ -422,11 +468,14 @@ export function shardedMemoryPerGpu(
   const largestLayer = s.largestLayerParameters / t;
   // Under ZeRO-3 the copies exist only for the gathered layers (counted in the workspace below).
   const weightsGb = ((P * per.weights) / (z >= 3 ? shards : 1) + (z >= 3 ? 0 : P * copyBytes)) / GIB;
-  const gradientsGb = (P * per.gradients) / GIB / (z >= 2 ? shards : 1);
-  const masterWeightsGb = (P * per.master) / GIB / (z >= 1 ? shards : 1);
-  const optimizerStateGb = (P * optimizerBytes) / GIB / (z >= 1 ? shards : 1);
+  const trained = layout.frozenBase ? 0 : P;
+  const gradientsGb = (trained * per.gradients) / GIB / (z >= 2 ? shards : 1);
+  const masterWeightsGb = (trained * per.master) / GIB / (z >= 1 ? shards : 1);
+  const optimizerStateGb = (trained * optimizerBytes) / GIB / (z >= 1 ? shards : 1);
   const attention = layout.attention ?? constants.defaultAttention;
-  const inFlight = Math.min(layout.microBatches, pp) / pp;
+  const interleaving =
+    pp > 1 && (layout.virtualStages ?? 1) > 1 ? 1 + (pp - 1) / (pp * layout.virtualStages!) : 1;
+  const inFlight = (Math.min(layout.microBatches, pp) / pp) * interleaving;
   const profile = activationProfile(cost, precision, t, layout.recompute, attention, constants);
   const activationsGb = (batchSizePerGpu * profile.savedBytes * inFlight) / cp / GIB;
   // DDP keeps a flat copy of the gradients in its buckets. ZeRO reduce-scatters through two buckets

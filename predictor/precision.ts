@@ -156,11 +156,12 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     precision: 'FP8',
     math: { matmul: 'fp8', reduction: 'fp32', pointwise: 'bf16', gather: 'fp32' },
     activation: { matmul: 'bf16', reduction: 'fp32', pointwise: 'bf16', gather: 'fp32' },
-    // The Transformer Engine recipe as Megatron/NeMo run it: bf16 parameters and gradients, fp32
-    // master weights and moments in the optimizer, FP8 only for GEMM inputs (each weight's FP8 copy
-    // and its transpose are kept for the step; each Linear saves its FP8-cast input for backward).
+    // Transformer Engine's recipe as Megatron-Core runs it: bf16 weights, fp32 gradients (its
+    // main_grad buffers), fp32 master weights and moments in the optimizer, FP8 only for GEMM inputs:
+    // each weight's FP8 copy and its transpose are kept for the step, and each Linear saves its
+    // FP8-cast input for backward. 2 + 4 + 4 + 8 + 2 bytes per parameter.
     weights: 'bf16',
-    gradients: 'bf16',
+    gradients: 'fp32',
     masterWeights: true,
     optimizerState: 'fp32',
     lossScaling: false,
@@ -169,7 +170,7 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     savedGemmInput: 'fp8',
     forwardWeightCopy: { dtype: 'fp8', copies: 2 },
     description:
-      'FP8 matmuls as Transformer Engine runs them (Hopper/Ada and newer): FP8 GEMM inputs with per-tensor scaling (amax + cast), bf16 weights, activations and gradients, fp32 master weights and optimizer state.',
+      'FP8 matmuls as Transformer Engine runs them (Hopper/Ada and newer): per-tensor scaling (amax + cast) on matmul inputs; bf16 weights with fp32 master weights, gradients and optimizer state.',
   },
 };
 

@@ -52,6 +52,10 @@ export class PlanningResolver {
             zeroStage: input.parallelism.zeroStage as ParallelismSpec['zeroStage'],
             optimizerState: input.parallelism.optimizerState ?? undefined,
           };
+    const memoryHeadroomGb =
+      input.memoryHeadroomGb == null
+        ? undefined
+        : finiteNumber('memoryHeadroomGb', input.memoryHeadroomGb, 0, LIMITS.memoryHeadroomGb);
     try {
       const p = await predictCorrected(
         {
@@ -67,6 +71,8 @@ export class PlanningResolver {
           samples,
           priceUsdPerGpuHour: price,
           parallelism,
+          ...(input.attention ? { attention: input.attention } : {}),
+          ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
         },
         await learnedPredictor(),
         { framework: input.framework, xla: input.xla },
@@ -90,6 +96,7 @@ export class PlanningResolver {
         memoryGbPerGpu: p.memory.totalGb,
         memory: p.memory,
         fitsInMemory: p.fitsInMemory,
+        memoryHeadroomGb: p.memoryHeadroomGb,
         breakdown: p.breakdown,
         predictor: p.predictor,
         parallelism: planParallelism(gpusPerNode * nodes, parallelism, gradAccumSteps),
@@ -156,6 +163,10 @@ export class PlanningResolver {
     }
     if (gpusPerNode.every((g) => g > 16))
       throw badInput('gpusPerNode', 'no GPU type comes with more than 16 GPUs per node');
+    const memoryHeadroomGb =
+      input.memoryHeadroomGb == null
+        ? undefined
+        : finiteNumber('memoryHeadroomGb', input.memoryHeadroomGb, 0, LIMITS.memoryHeadroomGb);
     const requestedBudget =
       input.timeBudgetMs == null
         ? undefined
@@ -200,6 +211,8 @@ export class PlanningResolver {
           reserveMsPerCandidate: postSearchMsPerCandidate(!!learned.predictor),
           deadlineConfidence: input.deadlineConfidence,
           parallelismSearch: input.parallelismSearch,
+          ...(input.attention ? { attention: input.attention } : {}),
+          ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
         },
         learned,
         { framework: input.framework, xla: input.xla },

@@ -1,3 +1,4 @@
+import { MEMORY_HEADROOM_MAX_GB } from '../schema/memory.js';
 // Input checks shared by every resolver: each failure is a BAD_USER_INPUT error that names the
 // field and says what is allowed.
 import { GraphQLError } from 'graphql';
@@ -58,4 +59,5 @@ export const LIMITS = {
   usd: 1e12,
   limit: 200,
   listLength: 100,
+  memoryHeadroomGb: MEMORY_HEADROOM_MAX_GB,
 } as const;
