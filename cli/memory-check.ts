@@ -1,7 +1,6 @@
 // `trainplan memory-check`: the memory model against what really ran, as markdown tables (the figures
 // of the issue-10 note; predictor/memory-check.ts computes them, the tests assert them).
-import { getGpu, loadMeasurements } from '../seeds/catalog.js';
-import { defaultMemoryConstants } from '../predictor/memory.js';
+import { getGpu, loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
 import {
   fitAllocatorFragmentation,
   fitRate,
@@ -68,24 +67,30 @@ export const LARGEST_BATCH_CASES: { model: string; gpu: string; precision: Preci
   { model: 'vgg16', gpu: 'Quadro-RTX-8000', precision: 'AMP_FP16' },
 ];
 
-export function impossibleRefusals() {
+export function impossibleRefusals(eff = loadEfficiency()) {
   return IMPOSSIBLE.map((c) => {
     const gpu = getGpu(c.gpu)!;
-    const p = predict({
-      model: getModel(c.model)!,
-      gpu,
-      precision: c.precision,
-      batchSizePerGpu: c.batch,
-      gpusPerNode: 1,
-      nodes: 1,
-      interNodeGbps: 100,
-    });
+    const p = predict(
+      {
+        model: getModel(c.model)!,
+        gpu,
+        precision: c.precision,
+        batchSizePerGpu: c.batch,
+        gpusPerNode: 1,
+        nodes: 1,
+        interNodeGbps: 100,
+      },
+      eff,
+    );
     return { ...c, predictedGb: p.memory.totalGb, capacityGb: gpu.memoryGb, refused: !p.fitsInMemory };
   });
 }
 
 /** Largest measured batch (as the predictor reads the row) against the largest predicted to fit. */
-export function largestBatches(checks: FitCheck[] = trainFitChecks(loadMeasurements())) {
+export function largestBatches(
+  eff = loadEfficiency(),
+  checks: FitCheck[] = trainFitChecks(loadMeasurements(), eff),
+) {
   return LARGEST_BATCH_CASES.map((c) => {
     const measured = Math.max(
       0,
@@ -93,7 +98,7 @@ export function largestBatches(checks: FitCheck[] = trainFitChecks(loadMeasureme
         .filter((r) => r.model === c.model && r.gpu === c.gpu && r.precision === c.precision)
         .map((r) => r.batchSizePerGpu),
     );
-    const largest = largestFittingBatch(getModel(c.model)!, getGpu(c.gpu)!, c.precision);
+    const largest = largestFittingBatch(getModel(c.model)!, getGpu(c.gpu)!, c.precision, eff);
     return { ...c, measured, largest };
   });
 }
@@ -119,9 +124,10 @@ function fitTable(checks: FitCheck[]): string[] {
 }
 
 export function memoryCheckReport(): string {
-  const constants = defaultMemoryConstants();
+  const eff = loadEfficiency();
+  const constants = eff.memory;
   const out: string[] = [];
-  const checks = trainFitChecks(loadMeasurements());
+  const checks = trainFitChecks(loadMeasurements(), eff);
   const { fitting, heldOut } = splitByGpu(checks);
   const fitted = fitAllocatorFragmentation(fitting, 0.995);
   const rate = (cs: FitCheck[], f: number) =>
@@ -142,7 +148,7 @@ export function memoryCheckReport(): string {
     ...fitTable(checks),
   );
   const cases = llmCases();
-  const llm = llmFitChecks(cases);
+  const llm = llmFitChecks(cases, eff);
   out.push(
     '',
     '## llm_train.csv rows that give their layout (TP, PP, micro-batch, sequence), dense decoders',
@@ -158,7 +164,7 @@ export function memoryCheckReport(): string {
     '| row | model | published GB | predicted GB | predicted / published |',
     '|---|---|---:|---:|---:|',
   );
-  for (const p of peakComparisons(cases))
+  for (const p of peakComparisons(cases, eff))
     out.push(
       `| ${p.id} | ${p.model} | ${p.publishedGb} | ${p.predictedGb.toFixed(1)} | ${p.ratio.toFixed(2)} |`,
     );
@@ -168,7 +174,7 @@ export function memoryCheckReport(): string {
     '| configuration | predicted GB | GPU GB | refused |',
     '|---|---:|---:|---|',
   );
-  for (const r of impossibleRefusals())
+  for (const r of impossibleRefusals(eff))
     out.push(`| ${r.what} | ${r.predictedGb.toFixed(1)} | ${r.capacityGb} | ${r.refused} |`);
   out.push(
     '',

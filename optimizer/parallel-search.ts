@@ -20,12 +20,7 @@
 //   - one candidate per GPU layout: for a fixed GPU count the fastest plan per sample is also the
 //     cheapest.
 // Every evaluation goes through step.ts and memory.ts, so a plan equals what `predict` says for it.
-import {
-  defaultMemoryConstants,
-  fits,
-  shardedMemoryPerGpu,
-  type MemoryBreakdown,
-} from '../predictor/memory.js';
+import { fits, shardedMemoryPerGpu, type MemoryBreakdown } from '../predictor/memory.js';
 import {
   parallelStructure,
   RECOMPUTE,
@@ -46,7 +41,7 @@ import {
   type LayerSums,
 } from '../predictor/step.js';
 import type { GpuSpec, ModelCost, ModelDef, Precision } from '../predictor/types.js';
-import { maxGpusPerNode, type Candidate, type RecommendRequest, type RejectReason } from './recommend.js';
+import type { Candidate, RecommendRequest, RejectReason } from './search-types.js';
 
 /** Micro-batches per pipeline stage when the request does not fix the global batch. */
 export const MICRO_BATCHES_PER_STAGE = 4;
@@ -95,7 +90,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const s = parallelStructure(cost, model.layers);
   const tps = TP_DEGREES.filter(
     (t) =>
-      t <= maxGpusPerNode(gpu) &&
+      t <= gpu.maxGpusPerNode &&
       (t === 1 || (s.tensorParallelizable && (s.heads === null || s.heads % t === 0))),
   );
   const pps =
@@ -104,8 +99,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     (m) => m === 'none' || (m === 'selective' ? s.attentionCore.some(Boolean) : s.blocks > 0),
   );
   const fp32UsesTf32 = r.fp32UsesTf32 ?? true;
-  const memoryConstants = r.memoryConstants ?? defaultMemoryConstants();
-  const headroomGb = r.memoryHeadroomGb ?? memoryConstants.defaultMemoryHeadroomGb;
+  const headroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;
   // What a plan may use: the GPU's memory less the headroom kept free.
   const capacityGb = gpu.memoryGb - headroomGb;
   // The per-layer sums depend on the TP degree only (not on PP, ZeRO, recomputation or the GPU count).
@@ -161,7 +155,6 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         ...(r.attention ? { attention: r.attention } : {}),
       },
       eff,
-      memoryConstants,
     );
   const compute = (g: number, nodes: number, m: number, p: Parallelism) =>
     computeTime(model, cost, gpu, exec(g, nodes, m, p), eff, sums(p.tensorParallel));

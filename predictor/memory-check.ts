@@ -7,7 +7,6 @@ import { getGpu, parseCsv, type Measurement } from '../seeds/catalog.js';
 import { predictRow } from './measured.js';
 import { costOf } from './predict.js';
 import {
-  defaultMemoryConstants,
   layoutOfExecution,
   shardedMemoryPerGpu,
   type MemoryBreakdown,
@@ -15,9 +14,9 @@ import {
   type MemoryLayout,
   withFrameworkRules,
 } from './memory.js';
-import { defaultEfficiency } from './step.js';
 import type { Recompute, ZeroStage } from './parallel.js';
 import type { GpuSpec, ModelDef, Precision } from './types.js';
+import type { Efficiency } from '../seeds/types.js';
 import { buildModel } from './zoo/index.js';
 
 /** One configuration that ran, with what the memory model says about it. */
@@ -59,11 +58,12 @@ export const fitsWithFragmentation = (c: FitCheck, fragmentation: number, headro
  * train.csv rows with a stated batch size that the predictor can cost, checked under `constants`.
  * Rows without a batch size are left out: the batch they ran at is unknown.
  */
-export function trainFitChecks(rows: Measurement[], constants = defaultMemoryConstants()): FitCheck[] {
+export function trainFitChecks(rows: Measurement[], eff: Efficiency): FitCheck[] {
+  const constants = eff.memory;
   const checks: FitCheck[] = [];
   for (const row of rows) {
     if (row.batchSizePerGpu == null) continue;
-    const p = predictRow(row);
+    const p = predictRow(row, eff);
     if (!p.prediction || !p.model) continue;
     const exec = p.prediction.execution;
     const memory = shardedMemoryPerGpu(
@@ -72,8 +72,7 @@ export function trainFitChecks(rows: Measurement[], constants = defaultMemoryCon
       exec.precision,
       exec.batchSizePerGpu,
       layoutOfExecution(exec),
-      defaultEfficiency(),
-      constants,
+      eff,
     );
     checks.push(
       checkOf(
@@ -314,27 +313,20 @@ function decoderOf(
 }
 
 /** The memory model's answer for an LLM row (null when its decoder could not be built). */
-export function llmMemory(c: LlmCase, constants = defaultMemoryConstants()): MemoryBreakdown | null {
+export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
   if (!c.decoder) return null;
   // Megatron-Core (NeMo, Megatron-Bridge) fuses SwiGLU; torchtitan and AutoModel run it eagerly.
   const rules = /Megatron|NeMo \(|NeMo 2|NeMo Megatron/.test(c.framework)
-    ? withFrameworkRules(constants, 'megatron')
-    : constants;
-  return shardedMemoryPerGpu(
-    c.decoder,
-    costOf(c.decoder),
-    c.precision,
-    c.microBatch,
-    c.layout,
-    defaultEfficiency(),
-    rules,
-  );
+    ? { ...eff, memory: withFrameworkRules(eff.memory, 'megatron') }
+    : eff;
+  return shardedMemoryPerGpu(c.decoder, costOf(c.decoder), c.precision, c.microBatch, c.layout, rules);
 }
 
-export function llmFitChecks(cases: LlmCase[], constants = defaultMemoryConstants()): FitCheck[] {
+export function llmFitChecks(cases: LlmCase[], eff: Efficiency): FitCheck[] {
+  const constants = eff.memory;
   const checks: FitCheck[] = [];
   for (const c of cases) {
-    const memory = llmMemory(c, constants);
+    const memory = llmMemory(c, eff);
     const capacityGb = capacityOf(c.gpu);
     if (!memory || capacityGb === null) continue;
     checks.push(
@@ -362,12 +354,12 @@ export function llmFitChecks(cases: LlmCase[], constants = defaultMemoryConstant
  */
 export function peakComparisons(
   cases: LlmCase[],
-  constants = defaultMemoryConstants(),
+  eff: Efficiency,
 ): { id: string; model: string; publishedGb: number; predictedGb: number; ratio: number }[] {
   return cases.flatMap((c) => {
-    const memory = llmMemory(c, constants);
+    const memory = llmMemory(c, eff);
     if (!memory || c.publishedPeakGb === null) return [];
-    const predictedGb = memory.totalGb - constants.cudaContextGb - constants.ncclBuffersGb;
+    const predictedGb = memory.totalGb - eff.memory.cudaContextGb - eff.memory.ncclBuffersGb;
     return [
       {
         id: c.id,
@@ -385,7 +377,7 @@ export function largestFittingBatch(
   model: ModelDef,
   gpu: GpuSpec,
   precision: Precision,
-  constants = defaultMemoryConstants(),
+  eff: Efficiency,
   limit = 65536,
 ): number {
   const cost = costOf(model);
@@ -403,10 +395,9 @@ export function largestFittingBatch(
         recompute: 'none',
         microBatches: 1,
       },
-      defaultEfficiency(),
-      constants,
+      eff,
     ).totalGb +
-      constants.defaultMemoryHeadroomGb <=
+      eff.memory.defaultMemoryHeadroomGb <=
     gpu.memoryGb;
   if (!fitsAt(1)) return 0;
   let lo = 1,

@@ -16,10 +16,10 @@
 //
 // Model-state accounting is Megatron-LM's and DeepSpeed's (Rajbhandari et al. 2020, §5: ZeRO stages);
 // per-layer activations reproduce Korthikanti et al. 2022 (arXiv:2205.05198) Table 2 when read with
-// Megatron's choices (test/memory.test.ts). Every constant is in seeds/memory.json with its source and
-// is passed in; bytes per element come from the precision table (precision.ts), so a new precision
-// mode only needs its row there.
-import { readFileSync } from 'node:fs';
+// Megatron's choices (test/parallel.test.ts). Every constant is in seeds/memory.json with its source
+// and is passed in (as `eff.memory`, loaded with the fitted constants by seeds/catalog.ts
+// loadEfficiency); bytes per element come from the precision table (precision.ts), so a new
+// precision mode only needs its row there.
 import { BYTES, stateBytesPerParam, POLICIES, type PrecisionPolicy } from './precision.js';
 import {
   parallelStructure,
@@ -29,82 +29,20 @@ import {
   type Recompute,
   type ZeroStage,
 } from './parallel.js';
-import { defaultEfficiency, type Efficiency, type Execution } from './step.js';
+import type {
+  AttentionImplementation,
+  Efficiency,
+  MemoryConstants,
+  SavedRule,
+  SavedTensorType,
+} from '../seeds/types.js';
+import type { Execution } from './step.js';
 import type { DType, GpuSpec, LayerCost, ModelCost, ModelDef, OpClass, Precision } from './types.js';
 
 const GIB = 2 ** 30;
 
-/** How the attention core runs: one fused kernel (FlashAttention / SDPA) or eager ops saving every intermediate. */
-export const ATTENTION_IMPLEMENTATIONS = ['fused', 'eager'] as const;
-export type AttentionImplementation = (typeof ATTENTION_IMPLEMENTATIONS)[number];
-
-/** Which element type a saved tensor has: the mode's saved GEMM input type, or the activation type of an op class. */
-type SavedType = 'gemm' | OpClass | DType;
-
-/** What one layer keeps for backward (seeds/memory.json `savedForBackward`). */
-export interface SavedRule {
-  input?: SavedType;
-  output?: SavedType;
-  maskBytesPerElement?: number;
-  indexBytesPerInput?: number;
-  indexBytesPerOutput?: number;
-  /** Fraction of the input saved (a product keeping one of its two factors); default 1. */
-  inputShare?: number;
-}
-
-/** The memory model's constants (seeds/memory.json, each with its source there). */
-export interface MemoryConstants {
-  cudaContextGb: number;
-  ncclBuffersGb: number;
-  cublasWorkspaceGb: number;
-  convWorkspaceFactor: number;
-  backwardGradientTensors: number;
-  allocatorFragmentation: number;
-  defaultMemoryHeadroomGb: number;
-  defaultAttention: AttentionImplementation;
-  softmaxStatsBytes: number;
-  savedForBackward: Record<string, SavedRule>;
-  /** Per framework family, rules replacing savedForBackward's where its fused kernels save less. */
-  frameworkRules: Record<string, Record<string, SavedRule>>;
-}
-
-export const MEMORY_FILE = new URL('../seeds/memory.json', import.meta.url);
-
-/** Reads seeds/memory.json: each entry's `value`, and the per-layer rules. */
-export function parseMemoryConstants(text: string): MemoryConstants {
-  const file = JSON.parse(text) as Record<string, unknown>;
-  const value = <T>(key: string): T => {
-    const entry = file[key] as { value?: T } | undefined;
-    if (entry?.value === undefined) throw new Error(`seeds/memory.json: ${key} has no value`);
-    return entry.value;
-  };
-  const rulesOf = (table: Record<string, SavedRule>) =>
-    Object.fromEntries(Object.entries(table).filter(([key]) => !key.startsWith('_')));
-  const frameworks = file.frameworkRules as Record<string, Record<string, SavedRule>>;
-  return {
-    cudaContextGb: value('cudaContextGb'),
-    ncclBuffersGb: value('ncclBuffersGb'),
-    cublasWorkspaceGb: value('cublasWorkspaceGb'),
-    convWorkspaceFactor: value('convWorkspaceFactor'),
-    backwardGradientTensors: value('backwardGradientTensors'),
-    allocatorFragmentation: value('allocatorFragmentation'),
-    defaultMemoryHeadroomGb: value('defaultMemoryHeadroomGb'),
-    defaultAttention: value('defaultAttention'),
-    softmaxStatsBytes: value('softmaxStatsBytes'),
-    savedForBackward: rulesOf(file.savedForBackward as Record<string, SavedRule>),
-    frameworkRules: Object.fromEntries(
-      Object.entries(frameworks)
-        .filter(([key]) => !key.startsWith('_'))
-        .map(([key, table]) => [key, rulesOf(table)]),
-    ),
-  };
-}
-
-let constantsCache: MemoryConstants | undefined;
-export function defaultMemoryConstants(): MemoryConstants {
-  constantsCache ??= parseMemoryConstants(readFileSync(MEMORY_FILE, 'utf8'));
-  return constantsCache;
-}
+export { ATTENTION_IMPLEMENTATIONS } from '../seeds/types.js';
+export type { AttentionImplementation, MemoryConstants, SavedRule } from '../seeds/types.js';
 
 const byFramework = new WeakMap<MemoryConstants, Map<string, MemoryConstants>>();
 /** The constants with a framework family's rules (frameworkRules) in place of the general ones. */
@@ -149,7 +87,7 @@ const ruleOf = (c: MemoryConstants, l: LayerCost): SavedRule =>
   c.savedForBackward[l.type] ??
   {};
 
-const typeOf = (policy: PrecisionPolicy, t: SavedType): DType =>
+const typeOf = (policy: PrecisionPolicy, t: SavedTensorType): DType =>
   t === 'gemm' ? policy.savedGemmInput : t in BYTES ? (t as DType) : policy.activation[t as OpClass];
 
 /**
@@ -277,10 +215,10 @@ export function activationBytesPerSampleOn(
   precision: Precision,
   tensorParallel: number,
   recompute: Recompute,
-  attention: AttentionImplementation = defaultMemoryConstants().defaultAttention,
-  constants: MemoryConstants = defaultMemoryConstants(),
+  constants: MemoryConstants,
+  attention: AttentionImplementation = constants.defaultAttention,
 ): number {
-  return activationProfile(cost, precision, tensorParallel, recompute, attention, constants).savedBytes;
+  return activationProfile(cost, precision, tensorParallel, recompute, constants, attention).savedBytes;
 }
 
 /** Saved bytes and backward's extra at its peak, per sample (cached: searches ask for the same few many times). */
@@ -289,8 +227,8 @@ export function activationProfile(
   precision: Precision,
   tensorParallel: number,
   recompute: Recompute,
-  attention: AttentionImplementation = defaultMemoryConstants().defaultAttention,
-  constants: MemoryConstants = defaultMemoryConstants(),
+  constants: MemoryConstants,
+  attention: AttentionImplementation = constants.defaultAttention,
 ): ActivationProfile {
   let byConstants = activationCache.get(cost);
   if (!byConstants) {
@@ -425,8 +363,7 @@ export function memoryPerGpu(
   precision: Precision,
   batchSizePerGpu: number,
   multiGpu: boolean,
-  eff: Efficiency = defaultEfficiency(),
-  constants: MemoryConstants = defaultMemoryConstants(),
+  eff: Efficiency,
   attention?: AttentionImplementation,
 ): MemoryBreakdown {
   return shardedMemoryPerGpu(
@@ -436,7 +373,6 @@ export function memoryPerGpu(
     batchSizePerGpu,
     plainLayout(multiGpu ? 2 : 1, attention),
     eff,
-    constants,
   );
 }
 
@@ -447,9 +383,9 @@ export function shardedMemoryPerGpu(
   precision: Precision,
   batchSizePerGpu: number,
   layout: MemoryLayout,
-  eff: Efficiency = defaultEfficiency(),
-  constants: MemoryConstants = defaultMemoryConstants(),
+  eff: Efficiency,
 ): MemoryBreakdown {
+  const constants = eff.memory;
   const t = layout.tensorParallel,
     pp = layout.pipelineParallel,
     cp = layout.contextParallel ?? 1,
@@ -476,7 +412,7 @@ export function shardedMemoryPerGpu(
   const interleaving =
     pp > 1 && (layout.virtualStages ?? 1) > 1 ? 1 + (pp - 1) / (pp * layout.virtualStages!) : 1;
   const inFlight = (Math.min(layout.microBatches, pp) / pp) * interleaving;
-  const profile = activationProfile(cost, precision, t, layout.recompute, attention, constants);
+  const profile = activationProfile(cost, precision, t, layout.recompute, constants, attention);
   const activationsGb = (batchSizePerGpu * profile.savedBytes * inFlight) / cp / GIB;
   // DDP keeps a flat copy of the gradients in its buckets. ZeRO reduce-scatters through two buckets
   // instead, and ZeRO-3 gathers the full weights (and their forward copies) of the layer in use and of
@@ -529,18 +465,9 @@ export function memoryOfExecution(
   model: Pick<ModelDef, 'optimizer'>,
   cost: ModelCost,
   exec: Execution,
-  eff: Efficiency = defaultEfficiency(),
-  constants: MemoryConstants = defaultMemoryConstants(),
+  eff: Efficiency,
 ): MemoryBreakdown {
-  return shardedMemoryPerGpu(
-    model,
-    cost,
-    exec.precision,
-    exec.batchSizePerGpu,
-    layoutOfExecution(exec),
-    eff,
-    constants,
-  );
+  return shardedMemoryPerGpu(model, cost, exec.precision, exec.batchSizePerGpu, layoutOfExecution(exec), eff);
 }
 
 /** True when the memory fits in the GPU with `headroomGb` kept free. */

@@ -1,16 +1,18 @@
-// GraphQL input types. Ranges are checked in resolvers/validate.ts, which names the field at fault.
+// GraphQL input types. Ranges are checked in the service layer (service/planning.ts,
+// service/validate.ts), which names the field at fault; the service declares the same shapes.
 import { Field, Float, InputType, Int } from 'type-graphql';
 import type { Precision } from '../predictor/types.js';
 import type { Framework } from '../predictor/learned/features.js';
 import { FrameworkEnum, ObjectiveEnum, PrecisionEnum } from './types.js';
 import { ModelInput } from './custom-model.js';
 import { ParallelismInput, ParallelismSearchEnum } from './parallelism.js';
-import { AttentionEnum, MEMORY_HEADROOM_MAX_GB } from './memory.js';
+import { AttentionEnum } from './memory.js';
+import { LIMITS } from '../service/validate.js';
 import type { ParallelismSearch } from '../optimizer/recommend.js';
 
 @InputType({ description: 'What to train and how much of it.' })
 export class WorkloadInput {
-  // null when customModel is given (resolvers/lookup.ts workload() requires exactly one of the two).
+  // null when customModel is given (service/lookup.ts workload() requires exactly one of the two).
   @Field(() => String, { nullable: true, description: 'A zoo model id (see `models`); or give customModel.' })
   model!: string;
   @Field(() => Float, {
@@ -78,7 +80,7 @@ export class PredictInput {
   attention?: AttentionEnum;
   @Field(() => Float, {
     nullable: true,
-    description: `GB per GPU to keep free beyond the predicted peak in deciding fitsInMemory, 0 to ${MEMORY_HEADROOM_MAX_GB}; default 0 (seeds/memory.json defaultMemoryHeadroomGb: every part the framework adds is already counted).`,
+    description: `GB per GPU to keep free beyond the predicted peak in deciding fitsInMemory, 0 to ${LIMITS.memoryHeadroomGb}; default 0 (seeds/memory.json defaultMemoryHeadroomGb: every part the framework adds is already counted).`,
   })
   memoryHeadroomGb?: number;
 }
@@ -171,7 +173,7 @@ export class RecommendInput {
   attention?: AttentionEnum;
   @Field(() => Float, {
     nullable: true,
-    description: `GB per GPU every plan keeps free beyond its predicted peak, 0 to ${MEMORY_HEADROOM_MAX_GB}; default 0 (seeds/memory.json defaultMemoryHeadroomGb: every part the framework adds is already counted). Raise it for evaluation passes, profilers or a second process.`,
+    description: `GB per GPU every plan keeps free beyond its predicted peak, 0 to ${LIMITS.memoryHeadroomGb}; default 0 (seeds/memory.json defaultMemoryHeadroomGb: every part the framework adds is already counted). Raise it for evaluation passes, profilers or a second process.`,
   })
   memoryHeadroomGb?: number;
   @Field(() => Int, {

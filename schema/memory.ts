@@ -21,6 +21,3 @@ registerEnumType(AttentionEnum, {
     },
   },
 });
-
-/** Largest memoryHeadroomGb accepted: more than any GPU's memory, so a larger value is a mistake. */
-export const MEMORY_HEADROOM_MAX_GB = 1024;

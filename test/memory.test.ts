@@ -1,13 +1,14 @@
 // The memory model against what really ran (train.csv), what certainly cannot run, and the
 // framework facts it is built from. The figures are the note's (trainplan memory-check).
 import { describe, expect, it } from 'vitest';
-import { getGpu, loadMeasurements } from '../seeds/catalog.js';
 import {
-  defaultMemoryConstants,
-  memoryPerGpu,
-  parseMemoryConstants,
+  getGpu,
+  loadEfficiency,
+  loadMeasurements,
   MEMORY_FILE,
-} from '../predictor/memory.js';
+  parseMemoryConstants,
+} from '../seeds/catalog.js';
+import { memoryPerGpu } from '../predictor/memory.js';
 import {
   fitAllocatorFragmentation,
   fitRate,
@@ -23,7 +24,8 @@ import { PRECISIONS } from '../predictor/types.js';
 import { readFileSync } from 'node:fs';
 
 const GiB = 2 ** 30;
-const checks = trainFitChecks(loadMeasurements());
+const eff = loadEfficiency();
+const checks = trainFitChecks(loadMeasurements(), eff);
 
 describe('memory against configurations that ran (train.csv)', () => {
   it('at least 99% of the configurations with a stated batch are predicted to fit, and at least 97% of every model with 20 or more', () => {
@@ -41,7 +43,7 @@ describe('memory against configurations that ran (train.csv)', () => {
     // A split by whole GPU: no GPU is on both sides.
     expect([...gpus(fitting)].some((g) => gpus(heldOut).has(g))).toBe(false);
     const fitted = fitAllocatorFragmentation(fitting, 0.995);
-    expect(defaultMemoryConstants().allocatorFragmentation).toBe(fitted);
+    expect(eff.memory.allocatorFragmentation).toBe(fitted);
     const rate = heldOut.filter((c) => fitsWithFragmentation(c, fitted)).length / heldOut.length;
     expect(rate).toBeGreaterThanOrEqual(0.99);
   });
@@ -49,15 +51,18 @@ describe('memory against configurations that ran (train.csv)', () => {
   it('DeepLearningExamples defaults the old model refused now fit: ResNet-50 AMP at 256 on a 16 GB V100, GPT-2 small AMP at 8 x 1024', () => {
     const v100 = getGpu('V100-SXM2-16GB')!;
     const fitsAt = (model: string, batch: number, precision: 'AMP_FP16') =>
-      predict({
-        model: getModel(model)!,
-        gpu: v100,
-        precision,
-        batchSizePerGpu: batch,
-        gpusPerNode: 1,
-        nodes: 1,
-        interNodeGbps: 100,
-      });
+      predict(
+        {
+          model: getModel(model)!,
+          gpu: v100,
+          precision,
+          batchSizePerGpu: batch,
+          gpusPerNode: 1,
+          nodes: 1,
+          interNodeGbps: 100,
+        },
+        eff,
+      );
     const resnet = fitsAt('resnet50_v1.5', 256, 'AMP_FP16');
     expect(resnet.fitsInMemory).toBe(true);
     expect(resnet.memory.totalGb).toBeGreaterThan(10); // not trivially small either
@@ -66,14 +71,14 @@ describe('memory against configurations that ran (train.csv)', () => {
 });
 
 describe('configurations that certainly cannot fit', () => {
-  it.each(impossibleRefusals())('$what: refused', (r) => {
+  it.each(impossibleRefusals(eff))('$what: refused', (r) => {
     expect(r.refused).toBe(true);
     expect(r.predictedGb).toBeGreaterThan(r.capacityGb);
   });
 });
 
 describe('largest batch that fits', () => {
-  it.each(largestBatches(checks))(
+  it.each(largestBatches(eff, checks))(
     '$model on $gpu in $precision: at least the largest measured batch, and not absurdly more',
     (r) => {
       expect(r.measured).toBeGreaterThan(0);
@@ -91,7 +96,7 @@ describe('what the parts are made of', () => {
   it('weights, gradients and optimizer state follow the precision table for every mode (a new mode needs only its row)', () => {
     for (const precision of PRECISIONS) {
       const policy = POLICIES[precision];
-      const m = memoryPerGpu(bert, cost, precision, 1, false);
+      const m = memoryPerGpu(bert, cost, precision, 1, false, eff);
       const copy = policy.forwardWeightCopy
         ? policy.forwardWeightCopy.copies * BYTES[policy.forwardWeightCopy.dtype]
         : 0;
@@ -105,26 +110,26 @@ describe('what the parts are made of', () => {
   });
 
   it('FP8 keeps the Transformer Engine recipe: bf16 weights with their FP8 copy and transpose, fp32 gradients, master weights and moments, FP8-saved GEMM inputs', () => {
-    const m = memoryPerGpu(bert, cost, 'FP8', 1, false);
+    const m = memoryPerGpu(bert, cost, 'FP8', 1, false, eff);
     expect((m.weightsGb * GiB) / P).toBeCloseTo(2 + 2, 6);
     expect((m.gradientsGb * GiB) / P).toBeCloseTo(4, 6);
     expect((m.optimizerGb * GiB) / P).toBeCloseTo(4 + 8, 6);
-    expect(memoryPerGpu(bert, cost, 'FP8', 8, false).activationsGb).toBeLessThan(
-      memoryPerGpu(bert, cost, 'AMP_BF16', 8, false).activationsGb,
+    expect(memoryPerGpu(bert, cost, 'FP8', 8, false, eff).activationsGb).toBeLessThan(
+      memoryPerGpu(bert, cost, 'AMP_BF16', 8, false, eff).activationsGb,
     );
   });
 
   it('eager attention keeps the heads x queries x keys intermediates that fused attention never stores', () => {
-    const fused = memoryPerGpu(bert, cost, 'AMP_FP16', 8, false).activationsGb;
-    const eager = memoryPerGpu(bert, cost, 'AMP_FP16', 8, false, undefined, undefined, 'eager').activationsGb;
+    const fused = memoryPerGpu(bert, cost, 'AMP_FP16', 8, false, eff).activationsGb;
+    const eager = memoryPerGpu(bert, cost, 'AMP_FP16', 8, false, eff, 'eager').activationsGb;
     // BERT-large at 384: 16 heads x 384 x 384 scores, fp32 softmax + 1-byte mask + fp16 probabilities, 24 layers.
     const scores = 16 * 384 * 384 * 24 * 8;
     expect((eager - fused) * GiB).toBeGreaterThan(scores * (4 + 1 + 2) * 0.95);
   });
 
   it('the parts add up, and the framework part is the context plus the fitted fraction of the rest', () => {
-    const c = defaultMemoryConstants();
-    const m = memoryPerGpu(bert, cost, 'AMP_FP16', 16, true);
+    const c = eff.memory;
+    const m = memoryPerGpu(bert, cost, 'AMP_FP16', 16, true, eff);
     const allocated = m.weightsGb + m.gradientsGb + m.optimizerGb + m.activationsGb + m.workspaceGb;
     expect(m.totalGb).toBeCloseTo(allocated + m.frameworkGb, 9);
     expect(m.frameworkGb).toBeCloseTo(
@@ -156,10 +161,10 @@ describe('what the parts are made of', () => {
       nodes: 1,
       interNodeGbps: 100,
     };
-    const p = predict(request);
-    expect(p.memoryHeadroomGb).toBe(defaultMemoryConstants().defaultMemoryHeadroomGb);
+    const p = predict(request, eff);
+    expect(p.memoryHeadroomGb).toBe(eff.memory.defaultMemoryHeadroomGb);
     const slack = gpu.memoryGb - p.memory.totalGb;
-    expect(predict({ ...request, memoryHeadroomGb: slack * 0.9 }).fitsInMemory).toBe(true);
-    expect(predict({ ...request, memoryHeadroomGb: slack * 1.1 }).fitsInMemory).toBe(false);
+    expect(predict({ ...request, memoryHeadroomGb: slack * 0.9 }, eff).fitsInMemory).toBe(true);
+    expect(predict({ ...request, memoryHeadroomGb: slack * 1.1 }, eff).fitsInMemory).toBe(false);
   });
 });
