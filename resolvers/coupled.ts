@@ -25,8 +25,7 @@ import type { PriceInput, WorkloadInput } from '../schema/inputs.js';
 import { gpuById, modelById } from '../service/lookup.js';
 import { DEFAULT_GPUS_PER_NODE } from '../service/planning.js';
 import { finiteNumber, FLOORS, inRange, integer, LIMITS, nonEmpty, priceList } from '../service/validate.js';
-import { assertFiniteAnswer } from '../service/finite.js';
-import { BadUserInput, badInput } from './errors.js';
+import { BadUserInput, badInput, FiniteAnswer } from './errors.js';
 import { gpuView } from './views.js';
 
 /** Bounds of the coupled planners' inputs: beyond any real portfolio, small enough to stay interactive. */
@@ -156,7 +155,7 @@ const sizeView = (s: {
 });
 
 @Resolver()
-@UseMiddleware(BadUserInput)
+@UseMiddleware(BadUserInput, FiniteAnswer)
 export class CoupledResolver {
   @Query(() => FleetPlan, {
     description:
@@ -258,18 +257,15 @@ export class CoupledResolver {
       solve: space.solve,
       efficiency: space.efficiency,
     });
-    return assertFiniteAnswer<FleetPlan>(
-      {
-        ...p,
-        status: p.status as SolveStatusEnum,
-        objective: p.objective as FleetObjectiveEnum,
-        modelSize: sizeView(p.stats),
-        assignments: p.assignments.map((a) => ({ ...a, gpu: gpuView(a.gpu), totalGpus: a.gpus })),
-        gpuUsage: p.gpuUsage.map((u) => ({ ...u, gpu: gpuView(u.gpu) })),
-        unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
-      },
-      ['jobs', 'inventory', 'prices', 'interNodeGbps'],
-    );
+    return {
+      ...p,
+      status: p.status as SolveStatusEnum,
+      objective: p.objective as FleetObjectiveEnum,
+      modelSize: sizeView(p.stats),
+      assignments: p.assignments.map((a) => ({ ...a, gpu: gpuView(a.gpu), totalGpus: a.gpus })),
+      gpuUsage: p.gpuUsage.map((u) => ({ ...u, gpu: gpuView(u.gpu) })),
+      unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
+    };
   }
 
   @Query(() => ProcurementPlan, {
@@ -402,31 +398,28 @@ export class CoupledResolver {
       solve: space.solve,
       efficiency: space.efficiency,
     });
-    return assertFiniteAnswer<ProcurementPlan>(
-      {
-        ...p,
-        status: p.status as SolveStatusEnum,
-        modelSize: sizeView(p.stats),
-        cost:
-          p.totalUsd === null
-            ? null
-            : {
-                capitalUsd: p.capitalUsd!,
-                powerUsd: p.powerUsd!,
-                rentalUsd: p.rentalUsd!,
-                totalUsd: p.totalUsd,
-                allRentUsd: p.allRentUsd,
-              },
-        purchases: p.purchases.map((x) => ({ ...x, gpu: gpuView(x.gpu) })),
-        allocations: p.allocations.map((a) => ({
-          ...a,
-          config: { ...a.config, gpu: gpuView(a.config.gpu), totalGpus: a.config.gpus },
-        })),
-        breakEven: p.breakEven.map((b) => ({ ...b, gpu: gpuView(b.gpu) })),
-        unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
-      },
-      ['jobs', 'options', 'prices', 'hoursPerMonth', 'interNodeGbps'],
-    );
+    return {
+      ...p,
+      status: p.status as SolveStatusEnum,
+      modelSize: sizeView(p.stats),
+      cost:
+        p.totalUsd === null
+          ? null
+          : {
+              capitalUsd: p.capitalUsd!,
+              powerUsd: p.powerUsd!,
+              rentalUsd: p.rentalUsd!,
+              totalUsd: p.totalUsd,
+              allRentUsd: p.allRentUsd,
+            },
+      purchases: p.purchases.map((x) => ({ ...x, gpu: gpuView(x.gpu) })),
+      allocations: p.allocations.map((a) => ({
+        ...a,
+        config: { ...a.config, gpu: gpuView(a.config.gpu), totalGpus: a.config.gpus },
+      })),
+      breakEven: p.breakEven.map((b) => ({ ...b, gpu: gpuView(b.gpu) })),
+      unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
+    };
   }
 
   @Query(() => FederatedPlan, {
@@ -541,19 +534,16 @@ export class CoupledResolver {
       fp32UsesTf32: input.fp32UsesTf32,
       efficiency: loadEfficiency(),
     });
-    return assertFiniteAnswer<FederatedPlan>(
-      {
-        ...p,
-        status: p.status as SolveStatusEnum,
-        modelSize: sizeView(p.stats),
-        clients: p.clients.map((c) => ({ ...c, memoryGbPerGpu: c.memoryGb })),
-        schedule: p.schedule.map((x) => ({
-          ...x,
-          clients: x.clients.map((c) => ({ ...c, memoryGbPerGpu: c.memoryGb })),
-        })),
-        infeasible: p.infeasible.map((x) => ({ ...x, reason: x.reason as BlockerEnum })),
-      },
-      ['clients', 'workload', 'minSamplesPerRound', 'bytesPerParameter'],
-    );
+    return {
+      ...p,
+      status: p.status as SolveStatusEnum,
+      modelSize: sizeView(p.stats),
+      clients: p.clients.map((c) => ({ ...c, memoryGbPerGpu: c.memoryGb })),
+      schedule: p.schedule.map((x) => ({
+        ...x,
+        clients: x.clients.map((c) => ({ ...c, memoryGbPerGpu: c.memoryGb })),
+      })),
+      infeasible: p.infeasible.map((x) => ({ ...x, reason: x.reason as BlockerEnum })),
+    };
   }
 }

@@ -6,14 +6,13 @@ import { PredictInput, RecommendInput } from '../schema/inputs.js';
 import { Plan, Prediction, Recommendation } from '../schema/types.js';
 import { predictConfiguration, recommendPlans } from '../service/planning.js';
 import type { RequestContext } from './context.js';
-import { BadUserInput } from './errors.js';
+import { BadUserInput, FiniteAnswer } from './errors.js';
 import { gpuView } from './views.js';
-import { assertFiniteAnswer } from '../service/finite.js';
 
 const planView = (p: PlanResult): Plan => ({ ...p, gpu: gpuView(p.gpu), totalGpus: p.nodes * p.gpusPerNode });
 
 @Resolver()
-@UseMiddleware(BadUserInput)
+@UseMiddleware(BadUserInput, FiniteAnswer)
 export class PlanningResolver {
   @Query(() => Prediction, {
     description: 'Step time, throughput, memory, hours and cost of one configuration.',
@@ -22,43 +21,35 @@ export class PlanningResolver {
     @Arg('input', () => PredictInput, { description: 'The configuration to predict.' }) input: PredictInput,
   ): Promise<Prediction> {
     const p = await predictConfiguration(input);
-    return assertFiniteAnswer<Prediction>(
-      {
-        model: p.modelId,
-        gpu: gpuView(p.gpu),
-        nodes: p.nodes,
-        gpusPerNode: p.gpusPerNode,
-        batchSizePerGpu: p.batchSizePerGpu,
-        gradAccumSteps: p.gradAccumSteps,
-        precision: p.precision,
-        dominantMath: p.dominantMath,
-        stepTimeMs: p.stepTimeMs,
-        throughput: p.throughput,
-        throughputUnit: p.throughputUnit,
-        globalBatch: p.globalBatch,
-        totalHours: p.totalHours,
-        costUsd: p.costUsd,
-        priceUsdPerGpuHour: p.priceUsdPerGpuHour,
-        memoryGbPerGpu: p.memory.totalGb,
-        memory: p.memory,
-        fitsInMemory: p.fitsInMemory,
-        breakdown: p.breakdown,
-        predictor: p.predictor,
-        parallelism: p.parallelism,
-        analyticalStepTimeMs: p.analyticalStepTimeMs,
-        stepTimeMsP10: p.stepTimeMsP10,
-        stepTimeMsP90: p.stepTimeMsP90,
-        totalHoursP90: p.totalHoursP90,
-        evidence: p.evidence,
-      },
-      [
-        input.workload.customModel != null ? 'workload.customModel' : 'workload.samples',
-        ...(input.interNodeGbps != null ? ['interNodeGbps'] : []),
-        'workload.samples',
-        'batchSizePerGpu',
-        ...(input.priceUsdPerGpuHour != null ? ['priceUsdPerGpuHour'] : []),
-      ].filter((f, i, all) => all.indexOf(f) === i),
-    );
+    return {
+      model: p.modelId,
+      gpu: gpuView(p.gpu),
+      nodes: p.nodes,
+      gpusPerNode: p.gpusPerNode,
+      batchSizePerGpu: p.batchSizePerGpu,
+      gradAccumSteps: p.gradAccumSteps,
+      precision: p.precision,
+      dominantMath: p.dominantMath,
+      stepTimeMs: p.stepTimeMs,
+      throughput: p.throughput,
+      throughputUnit: p.throughputUnit,
+      globalBatch: p.globalBatch,
+      totalHours: p.totalHours,
+      costUsd: p.costUsd,
+      priceUsdPerGpuHour: p.priceUsdPerGpuHour,
+      memoryGbPerGpu: p.memory.totalGb,
+      memory: p.memory,
+      fitsInMemory: p.fitsInMemory,
+      memoryHeadroomGb: p.memoryHeadroomGb,
+      breakdown: p.breakdown,
+      predictor: p.predictor,
+      parallelism: p.parallelism,
+      analyticalStepTimeMs: p.analyticalStepTimeMs,
+      stepTimeMsP10: p.stepTimeMsP10,
+      stepTimeMsP90: p.stepTimeMsP90,
+      totalHoursP90: p.totalHoursP90,
+      evidence: p.evidence,
+    };
   }
 
   @Query(() => Recommendation, {
@@ -71,14 +62,6 @@ export class PlanningResolver {
     @Ctx() ctx?: RequestContext,
   ): Promise<Recommendation> {
     const r = await recommendPlans(input, ctx?.deadlineAt);
-    // The search drops candidates whose numbers overflowed (rejected NOT_FINITE); this is the last check.
-    return assertFiniteAnswer(
-      { ...r, plans: r.plans.map(planView), paretoFront: r.paretoFront.map(planView) },
-      [
-        input.workload.customModel != null ? 'workload.customModel' : 'workload.samples',
-        'interNodeGbps',
-        'prices',
-      ],
-    );
+    return { ...r, plans: r.plans.map(planView), paretoFront: r.paretoFront.map(planView) };
   }
 }
