@@ -234,7 +234,8 @@ def build_workload(torch, nn, a):
             spec = json.load(f)
         if isinstance(spec, list):
             spec = {"layers": spec, "name": os.path.basename(a.layers)}
-    model_id = a.model or (spec or {}).get("id") or (spec or {}).get("name")
+    # A layer-list file is the model: its path is what trainplan reads back (relative to the CSV).
+    model_id = a.model or a.layers or (spec or {}).get("id") or (spec or {}).get("name")
     if a.hf_config and a.builder in ("auto", "transformers"):
         seq = a.seq_len or 1024
         m, mb, lf = transformers_model(torch, a.hf_config, seq)

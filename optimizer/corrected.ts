@@ -12,6 +12,8 @@ import {
 import type { RowPrediction } from '../predictor/measured.js';
 import { getGpu } from '../seeds/catalog.js';
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
+import type { UserEvidence } from '../predictor/learned/calibration.js';
+import type { EvidenceLevel } from '../predictor/learned/evidence.js';
 import { combine, defaultEfficiency, scaleBreakdown, type Efficiency } from '../predictor/step.js';
 import { rankCandidates, searchCandidates, type Recommendation, type RecommendRequest } from './recommend.js';
 
@@ -26,6 +28,7 @@ export async function recommendCorrected(
   learned: LearnedState,
   software: Software = DEFAULT_SOFTWARE,
   eff: Efficiency = defaultEfficiency(),
+  user?: UserEvidence,
 ): Promise<CorrectedRecommendation> {
   const search = searchCandidates(r, eff);
   if (!learned.predictor)
@@ -66,7 +69,7 @@ export async function recommendCorrected(
       software,
     };
   });
-  const k = await learned.predictor.correct(items);
+  const k = await learned.predictor.correct(items, user);
   const name = learned.predictor.name;
   return {
     ...rankCandidates(r, search, { mid: k.mid, lo: k.lo, hi: k.hi, cases: k.cases, predictor: name }),
@@ -83,6 +86,10 @@ export interface CorrectedPrediction extends Prediction {
   predictor: string;
   /** measured / calibrated / unmeasured, and by what. */
   evidence: string;
+  /** null when only the analytical estimate answered. */
+  evidenceLevel: EvidenceLevel | null;
+  /** The user's recorded runs that moved this prediction. */
+  calibrationRuns: number;
 }
 
 export async function predictCorrected(
@@ -90,6 +97,7 @@ export async function predictCorrected(
   learned: LearnedState,
   software: Software = DEFAULT_SOFTWARE,
   eff: Efficiency = defaultEfficiency(),
+  user?: UserEvidence,
 ): Promise<CorrectedPrediction> {
   const p = predict(req, eff);
   const base = {
@@ -99,20 +107,30 @@ export async function predictCorrected(
     stepTimeMsP90: p.stepTimeMs,
     totalHoursP90: p.totalHours,
   };
-  if (!learned.predictor) return { ...base, predictor: 'analytical', evidence: learned.reason };
+  if (!learned.predictor)
+    return {
+      ...base,
+      predictor: 'analytical',
+      evidence: learned.reason,
+      evidenceLevel: null,
+      calibrationRuns: 0,
+    };
   const m = modelFeaturesOf(req.model);
-  const k = await learned.predictor.correct([
-    {
-      modelId: req.model.id,
-      model: m,
-      gpu: req.gpu,
-      exec: p.execution,
-      stepMs: p.stepTimeMs,
-      breakdown: p.breakdown,
-      dominantMath: p.dominantMath,
-      software,
-    },
-  ]);
+  const k = await learned.predictor.correct(
+    [
+      {
+        modelId: req.model.id,
+        model: m,
+        gpu: req.gpu,
+        exec: p.execution,
+        stepMs: p.stepTimeMs,
+        breakdown: p.breakdown,
+        dominantMath: p.dominantMath,
+        software,
+      },
+    ],
+    user,
+  );
   const scale = k.mid[0];
   const stepTimeMs = p.stepTimeMs * scale;
   const throughput = p.throughput / scale;
@@ -131,6 +149,8 @@ export async function predictCorrected(
     totalHoursP90: p.totalHours === null ? null : p.totalHours * k.hi[0],
     predictor: learned.predictor.name,
     evidence: k.cases[0],
+    evidenceLevel: k.levels[0],
+    calibrationRuns: k.runs[0],
   };
 }
 

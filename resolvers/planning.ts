@@ -18,6 +18,7 @@ import {
   type RequestContext,
 } from './context.js';
 import { runtimeConfig } from '../server/config.js';
+import { userEvidence } from '../service/measurements.js';
 
 const planView = (p: PlanResult): Plan => ({ ...p, gpu: gpuView(p.gpu), totalGpus: p.nodes * p.gpusPerNode });
 
@@ -53,6 +54,8 @@ export class PlanningResolver {
             optimizerState: input.parallelism.optimizerState ?? undefined,
           };
     try {
+      const learned = await learnedPredictor();
+      const user = await userEvidence(learned);
       const p = await predictCorrected(
         {
           model,
@@ -68,8 +71,10 @@ export class PlanningResolver {
           priceUsdPerGpuHour: price,
           parallelism,
         },
-        await learnedPredictor(),
+        learned,
         { framework: input.framework, xla: input.xla },
+        undefined,
+        user,
       );
       return {
         model: p.modelId,
@@ -98,6 +103,8 @@ export class PlanningResolver {
         stepTimeMsP90: p.stepTimeMsP90,
         totalHoursP90: p.totalHoursP90,
         evidence: p.evidence,
+        evidenceLevel: p.evidenceLevel,
+        calibrationRuns: p.calibrationRuns,
       };
     } catch (e) {
       throw asGraphQLError(e);
@@ -162,7 +169,11 @@ export class PlanningResolver {
         : integer('timeBudgetMs', input.timeBudgetMs, 1, runtimeConfig().timeBudgetMs);
     // Identical requests (after validation, defaults filled) share one answer; see resolvers/cache.ts.
     // Every input field is part of the key (a field added later is too); the budget is not: only COMPLETE answers are kept.
+    const learned = await learnedPredictor();
+    // Recorded runs change answers: the store's version is part of the key.
+    const user = await userEvidence(learned);
     const cacheKey = normalizedKey({
+      calibration: user?.version ?? 'none',
       ...input,
       timeBudgetMs: undefined,
       workload: { ...input.workload, model: model.id, samples },
@@ -174,7 +185,6 @@ export class PlanningResolver {
     });
     const cached = recommendCache.get(cacheKey);
     if (cached) return cached;
-    const learned = await learnedPredictor();
     try {
       const started = performance.now();
       const r = await recommendCorrected(
@@ -203,6 +213,8 @@ export class PlanningResolver {
         },
         learned,
         { framework: input.framework, xla: input.xla },
+        undefined,
+        user,
       );
       observeSearch(!!learned.predictor, performance.now() - started, r);
       const answer: Recommendation = {

@@ -5,6 +5,7 @@ import { CatalogResolver } from '../resolvers/catalog.js';
 import { PlanningResolver } from '../resolvers/planning.js';
 import { CoupledResolver } from '../resolvers/coupled.js';
 import { ModelSummaryResolver } from '../resolvers/model-summary.js';
+import { MeasurementsResolver } from '../resolvers/measurements.js';
 
 const QUERY_DESCRIPTION =
   'trainplan: which GPU type, how many nodes, which batch size and precision for a training job, and what it costs (USD) and how long it takes (hours). Catalog lookups, one-configuration predictions, ranked plans, and coupled plans solved as mixed-integer programs.';
@@ -12,11 +13,19 @@ const QUERY_DESCRIPTION =
 let schema: Promise<GraphQLSchema> | undefined;
 export function trainplanSchema(): Promise<GraphQLSchema> {
   schema ??= buildSchema({
-    resolvers: [CatalogResolver, PlanningResolver, CoupledResolver, ModelSummaryResolver],
+    resolvers: [
+      CatalogResolver,
+      PlanningResolver,
+      CoupledResolver,
+      ModelSummaryResolver,
+      MeasurementsResolver,
+    ],
     validate: false,
   }).then((built) => {
     // type-graphql has no option for the root type's description.
     built.getQueryType()!.description = QUERY_DESCRIPTION;
+    built.getMutationType()!.description =
+      "Recording and deleting a user's own measured runs (the evidence predictions are calibrated with).";
     return built;
   });
   return schema;

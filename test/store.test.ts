@@ -7,6 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MeasurementStore, type StoreLocation } from '../store/store.js';
 import type { NewMeasurementRun } from '../store/schema.js';
 import { startPostgres, type TestPostgres } from './postgres.js';
+import { runtimeConfig, setRuntimeConfig } from '../server/config.js';
+import {
+  closeMeasurementStore,
+  deleteRuns,
+  listRuns,
+  predictRequestOf,
+  recordRuns,
+  userEvidence,
+} from '../service/measurements.js';
+import { predict } from '../predictor/predict.js';
 
 const run = (over: Partial<NewMeasurementRun> = {}): NewMeasurementRun => ({
   owner: 'alice',
@@ -84,3 +94,40 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 storeContract('PostgreSQL (DATABASE_URL)', () => ({ databaseUrl: pg!.url, dataDir: '/nonexistent' }));
+
+describe('the service on PostgreSQL', () => {
+  it('records, lists and calibrates from runs kept in PostgreSQL', async () => {
+    const original = runtimeConfig();
+    setRuntimeConfig({ ...original, databaseUrl: pg!.url, dataDir: '/nonexistent' });
+    try {
+      const config = {
+        workload: { model: 'bert_large_squad', samples: 1 },
+        gpu: 'H200-SXM-141GB',
+        nodes: 1,
+        gpusPerNode: 8,
+        batchSizePerGpu: 32,
+        gradAccumSteps: 1,
+        precision: 'AMP_BF16' as const,
+        framework: 'PyTorch' as const,
+        xla: false,
+        fp32UsesTf32: true,
+      };
+      // Synthetic: 1.25x the roofline estimate.
+      const stepTimeMs = predict(predictRequestOf(config)).stepTimeMs * 1.25;
+      const r = await recordRuns([{ ...config, stepTimeMs, source: 'test' }], 'pg-user');
+      expect(r).toMatchObject({ stored: 1, rejected: [] });
+      const runs = await listRuns({ gpu: 'H200-SXM-141GB' });
+      expect(runs.map((x) => [x.owner, x.model, x.step_time_ms])).toEqual([
+        ['pg-user', 'bert_large_squad', stepTimeMs],
+      ]);
+      const ev = await userEvidence();
+      expect(ev?.runs.hasModelOnGpu('bert_large_squad', 'H200-SXM-141GB')).toBe(true);
+      expect(await deleteRuns('pg-user')).toBe(1);
+      // (The contract tests above left another owner's runs in this database.)
+      expect((await userEvidence())?.runs.hasModelOnGpu('bert_large_squad', 'H200-SXM-141GB')).toBeFalsy();
+    } finally {
+      await closeMeasurementStore();
+      setRuntimeConfig(original);
+    }
+  });
+});
