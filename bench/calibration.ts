@@ -13,7 +13,7 @@
 // the GPU's mean error (or its mean error per model) were known exactly. --write stores the
 // P10/P90 of calibrated errors where the model has runs on the GPU (seeds/calibration.json,
 // modelOnGpu). About 2 minutes on 2 cores (27 fits).
-import { loadMeasurements } from '../seeds/catalog.js';
+import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
 import { examples, fit, featuresOf, type Example, PARAMS } from '../predictor/learned/train.js';
 import { EvidenceIndex } from '../predictor/learned/evidence.js';
 import { predictEnsemble, rng } from '../predictor/learned/gbdt.js';
@@ -240,7 +240,7 @@ export function formatBenchmark(results: GpuResult[]): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const ex = examples(loadMeasurements());
+  const ex = examples(loadMeasurements(), loadEfficiency());
   const results = runBenchmark(ex, loadCalibrationSettings().weights, (s) => console.error(s));
   console.log(`${DRAWS} draws of 3 runs (3 different models) per GPU, seed ${SEED}\n`);
   console.log(formatBenchmark(results));

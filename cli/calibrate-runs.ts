@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { parseCsv } from '../seeds/catalog.js';
 import { FRAMEWORKS, type Framework } from '../predictor/learned/features.js';
 import { PRECISIONS, type Precision } from '../predictor/types.js';
-import { loadConfig, setRuntimeConfig, runtimeConfig } from '../server/config.js';
+import { loadConfig, setRuntimeConfig, runtimeConfig } from '../service/config.js';
 import { catalogGpuForDevice } from '../service/device-names.js';
 import { closeMeasurementStore, recordRuns, type RunInput } from '../service/measurements.js';
 

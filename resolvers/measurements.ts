@@ -1,13 +1,16 @@
-import { Arg, Int, Mutation, Query, Resolver } from 'type-graphql';
+// Recorded runs: the service checks, stores and lists them (service/measurements.ts); this file
+// maps them to the API's shapes.
+import { Arg, Int, Mutation, Query, Resolver, UseMiddleware } from 'type-graphql';
 import { deleteRuns, listRuns, recordRuns } from '../service/measurements.js';
 import { Measurement, MeasurementInput, RecordMeasurementsResult } from '../schema/measurements.js';
 import type { Framework } from '../predictor/learned/features.js';
 import type { Precision } from '../predictor/types.js';
-import { asGraphQLError } from './validate.js';
+import { BadUserInput } from './errors.js';
 
 const OWNER = 'The user the runs belong to (any name up to 100 characters; default "local").';
 
 @Resolver()
+@UseMiddleware(BadUserInput)
 export class MeasurementsResolver {
   @Mutation(() => RecordMeasurementsResult, {
     description:
@@ -18,11 +21,7 @@ export class MeasurementsResolver {
     runs: MeasurementInput[],
     @Arg('owner', () => String, { defaultValue: 'local', description: OWNER }) owner: string,
   ): Promise<RecordMeasurementsResult> {
-    try {
-      return await recordRuns(runs, owner);
-    } catch (e) {
-      throw asGraphQLError(e);
-    }
+    return recordRuns(runs, owner);
   }
 
   @Query(() => [Measurement], { description: 'Recorded runs, optionally of one model, GPU or owner.' })
@@ -69,10 +68,6 @@ export class MeasurementsResolver {
     })
     ids?: number[],
   ): Promise<number> {
-    try {
-      return await deleteRuns(owner, ids);
-    } catch (e) {
-      throw asGraphQLError(e);
-    }
+    return deleteRuns(owner, ids);
   }
 }

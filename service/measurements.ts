@@ -2,7 +2,6 @@
 // turned into the evidence every prediction and plan uses (predictor/learned/calibration.ts).
 // The evidence is rebuilt only when the store changes (its version: count and largest id), so a
 // run recorded by one worker reaches the others on their next request.
-import { GraphQLError } from 'graphql';
 import { EvidenceIndex } from '../predictor/learned/evidence.js';
 import {
   RecordedRuns,
@@ -16,13 +15,13 @@ import { learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
 import type { Parallelism } from '../predictor/parallel.js';
 import type { Precision } from '../predictor/types.js';
-import { defaultInterNodeGbps } from '../seeds/catalog.js';
+import { defaultInterNodeGbps, loadEfficiency } from '../seeds/catalog.js';
 import { loadCalibrationSettings } from '../seeds/calibration.js';
-import { runtimeConfig } from '../server/config.js';
+import { runtimeConfig } from './config.js';
 import { MeasurementStore, type RunFilter, type StoreLocation } from '../store/store.js';
 import type { MeasurementRunRow, NewMeasurementRun } from '../store/schema.js';
-import { gpuById, workload } from '../resolvers/lookup.js';
-import { badInput, finiteNumber, integer, LIMITS } from '../resolvers/validate.js';
+import { gpuById, workload } from './lookup.js';
+import { finiteNumber, InputError, integer, LIMITS } from './validate.js';
 
 /** A configuration as a request gives it (the GraphQL PredictInput's configuration fields). */
 export interface RunConfiguration {
@@ -167,21 +166,18 @@ export function physicsProblem(
 
 const text = (field: string, v: string | null | undefined, max: number): string | null => {
   if (v == null) return null;
-  if (v.length > max) throw badInput(field, `at most ${max} characters (got ${v.length})`);
+  if (v.length > max) throw new InputError(field, `at most ${max} characters (got ${v.length})`);
   return v;
 };
 
 export function checkOwner(owner: string): string {
   if (!owner.trim() || owner.length > RUN_LIMITS.ownerLength)
-    throw badInput('owner', `must be 1 to ${RUN_LIMITS.ownerLength} characters`);
+    throw new InputError('owner', `must be 1 to ${RUN_LIMITS.ownerLength} characters`);
   return owner;
 }
 
-const reasonOf = (e: unknown) => {
-  if (e instanceof GraphQLError) return e.message;
-  if (e instanceof Error && 'field' in e) return `${(e as Error & { field: string }).field}: ${e.message}`;
-  return e instanceof Error ? e.message : String(e);
-};
+const reasonOf = (e: unknown) =>
+  e instanceof InputError ? `${e.field}: ${e.message}` : e instanceof Error ? e.message : String(e);
 
 /** The configuration as stored: every default filled in, so it rebuilds the same request later. */
 const storedConfiguration = (r: RunInput): RunConfiguration => ({
@@ -212,13 +208,13 @@ export interface RecordResult {
 export async function recordRuns(runs: RunInput[], owner: string, now = new Date()): Promise<RecordResult> {
   checkOwner(owner);
   if (runs.length > RUN_LIMITS.runsPerCall)
-    throw badInput('runs', `at most ${RUN_LIMITS.runsPerCall} runs per call (got ${runs.length})`);
+    throw new InputError('runs', `at most ${RUN_LIMITS.runsPerCall} runs per call (got ${runs.length})`);
   const rows: NewMeasurementRun[] = [];
   const rejected: RecordResult['rejected'] = [];
   runs.forEach((r, index) => {
     try {
       const req = predictRequestOf(r);
-      const p = predict(req); // throws when the configuration cannot be built (precision, layout, ...)
+      const p = predict(req, loadEfficiency()); // throws when the configuration cannot be built (precision, layout, ...)
       const problem = physicsProblem(req, p, r.stepTimeMs, r.peakMemoryGb);
       if (problem) {
         rejected.push({ index, reason: problem });
@@ -296,7 +292,7 @@ export async function userEvidence(
   for (const row of rows) {
     try {
       const req = predictRequestOf(JSON.parse(row.configuration) as RunConfiguration);
-      built.push({ row, req, p: predict(req) });
+      built.push({ row, req, p: predict(req, loadEfficiency()) });
     } catch (e) {
       skipped.push({ id: row.id, reason: reasonOf(e) });
     }

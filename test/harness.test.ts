@@ -9,9 +9,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { harnessScript, HARNESS_FILE } from '../cli/harness.js';
 import { readRunsFile, runFromRow } from '../cli/calibrate-runs.js';
-import { runtimeConfig, setRuntimeConfig } from '../server/config.js';
+import { runtimeConfig, setRuntimeConfig } from '../service/config.js';
 import { closeMeasurementStore, listRuns, predictRequestOf, recordRuns } from '../service/measurements.js';
 import { predict } from '../predictor/predict.js';
+import { loadEfficiency } from '../seeds/catalog.js';
 import { ROOT } from './spawn-server.js';
 
 /** A Python that has PyTorch: TRAINPLAN_PYTHON, python3 on PATH, or Debian's /usr/bin/python3. */
@@ -158,7 +159,7 @@ describe('measurement harness on CPU', () => {
       fp32UsesTf32: true,
     });
     // Synthetic: 1.2x the roofline estimate (a plausible speed; the test checks the import path).
-    const stepTimeMs = predict(req).stepTimeMs * 1.2;
+    const stepTimeMs = predict(req, loadEfficiency()).stepTimeMs * 1.2;
     const csv = join(dir, 'gpu-runs.csv');
     writeFileSync(
       csv,

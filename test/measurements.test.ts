@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runtimeConfig, setRuntimeConfig } from '../server/config.js';
+import { runtimeConfig, setRuntimeConfig } from '../service/config.js';
 import { closeMeasurementStore } from '../service/measurements.js';
 import { apolloForTests } from './graphql-client.js';
 import { spawnServer } from './spawn-server.js';

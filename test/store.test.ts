@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MeasurementStore, type StoreLocation } from '../store/store.js';
 import type { NewMeasurementRun } from '../store/schema.js';
 import { startPostgres, type TestPostgres } from './postgres.js';
-import { runtimeConfig, setRuntimeConfig } from '../server/config.js';
+import { runtimeConfig, setRuntimeConfig } from '../service/config.js';
 import {
   closeMeasurementStore,
   deleteRuns,
@@ -17,6 +17,7 @@ import {
   userEvidence,
 } from '../service/measurements.js';
 import { predict } from '../predictor/predict.js';
+import { loadEfficiency } from '../seeds/catalog.js';
 
 const run = (over: Partial<NewMeasurementRun> = {}): NewMeasurementRun => ({
   owner: 'alice',
@@ -113,7 +114,7 @@ describe('the service on PostgreSQL', () => {
         fp32UsesTf32: true,
       };
       // Synthetic: 1.25x the roofline estimate.
-      const stepTimeMs = predict(predictRequestOf(config)).stepTimeMs * 1.25;
+      const stepTimeMs = predict(predictRequestOf(config), loadEfficiency()).stepTimeMs * 1.25;
       const r = await recordRuns([{ ...config, stepTimeMs, source: 'test' }], 'pg-user');
       expect(r).toMatchObject({ stored: 1, rejected: [] });
       const runs = await listRuns({ gpu: 'H200-SXM-141GB' });

@@ -7,6 +7,9 @@
 import type { Precision } from '../types.js';
 import { POLICIES } from '../precision.js';
 import type { EvidenceIndex } from './evidence.js';
+import type { CalibrationSettings, CalibrationWeights } from '../../seeds/calibration.js';
+
+export type { CalibrationSettings, CalibrationWeights };
 
 /** One recorded run, already compared with the prediction the predictor makes without any runs. */
 export interface RecordedEvidence {
@@ -26,24 +29,6 @@ export interface CalibrationQuery {
   precision: Precision;
   framework: string;
   configuration: string;
-}
-
-/**
- * How much a run of each kind counts, relative to one run of another model on the same GPU, and
- * how many runs' worth of "no correction" the mean is shrunk towards. The values live in
- * seeds/calibration.json (chosen on the leave-one-GPU-out benchmark, bench/calibration.ts) and are
- * passed in.
- */
-export interface CalibrationWeights {
-  sameConfiguration: number;
-  /** The same model on the same GPU at the same precision (another batch size or layout). */
-  sameModelSamePrecision: number;
-  sameModelSameGpu: number;
-  sameGpu: number;
-  /** Multiplies a same-GPU run whose matmuls run in the query's math (fp32 vs tensor cores). */
-  sameMath: number;
-  sameModelOtherGpu: number;
-  prior: number;
 }
 
 export interface Calibration {
@@ -171,18 +156,6 @@ export class RecordedRuns {
   hasModelOnGpu(model: string, gpu: string): boolean {
     return (this.byGpu.get(gpu) ?? []).some((r) => r.model === model);
   }
-}
-
-/** log(measured / calibrated step time) quantiles where the model has runs on the GPU (bench/calibration.ts). */
-export interface CalibratedInterval {
-  q10: number;
-  q90: number;
-  rows: number;
-}
-
-export interface CalibrationSettings {
-  weights: CalibrationWeights;
-  modelOnGpu: CalibratedInterval;
 }
 
 /**

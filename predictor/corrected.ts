@@ -1,82 +1,14 @@
-// recommend and predict with the learned correction applied: the analytical search finds every
-// candidate that fits, one batched onnxruntime call corrects all their step times, and only then do
-// the deadline (optionally at the P90 bound) and the budget apply. Without a learned model the
-// analytical estimate answers and the result says why.
-import { predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
-import {
-  DEFAULT_SOFTWARE,
-  frameworkOf,
-  modelFeaturesOf,
-  type Software,
-} from '../predictor/learned/features.js';
-import type { RowPrediction } from '../predictor/measured.js';
+// A prediction with the learned correction applied (one configuration, or measurement rows): the
+// analytical estimate scaled by the learned model, with its P10-P90 interval and the evidence
+// behind it. Without a learned model the analytical estimate answers and the result says why.
+import { DEFAULT_SOFTWARE, frameworkOf, modelFeaturesOf, type Software } from './learned/features.js';
+import type { CorrectionInput, LearnedState } from './learned/model.js';
+import type { UserEvidence } from './learned/calibration.js';
+import type { EvidenceLevel } from './learned/evidence.js';
+import type { RowPrediction } from './measured.js';
+import { predict, type Prediction, type PredictRequest } from './predict.js';
+import { scaleBreakdown, type Efficiency } from './step.js';
 import { getGpu } from '../seeds/catalog.js';
-import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
-import type { UserEvidence } from '../predictor/learned/calibration.js';
-import type { EvidenceLevel } from '../predictor/learned/evidence.js';
-import { combine, defaultEfficiency, scaleBreakdown, type Efficiency } from '../predictor/step.js';
-import { rankCandidates, searchCandidates, type Recommendation, type RecommendRequest } from './recommend.js';
-
-export interface CorrectedRecommendation extends Recommendation {
-  /** Which predictor ranked the plans, and why the learned one did not if it did not. */
-  predictor: string;
-  predictorNote: string;
-}
-
-export async function recommendCorrected(
-  r: RecommendRequest,
-  learned: LearnedState,
-  software: Software = DEFAULT_SOFTWARE,
-  eff: Efficiency = defaultEfficiency(),
-  user?: UserEvidence,
-): Promise<CorrectedRecommendation> {
-  const search = searchCandidates(r, eff);
-  if (!learned.predictor)
-    return { ...rankCandidates(r, search), predictor: 'analytical', predictorNote: learned.reason };
-  const m = modelFeaturesOf(r.model);
-  const items: CorrectionInput[] = search.candidates.map((c) => {
-    const gpu = r.gpus[c.gpuIndex];
-    // The learned model was trained on data-parallel runs only: on sharded or tensor/pipeline-
-    // parallel layouts it extrapolates from the same features (the breakdown carries the split's costs).
-    const exec = {
-      precision: c.precision,
-      batchSizePerGpu: c.batch,
-      gpusPerNode: c.gpusPerNode,
-      nodes: c.nodes,
-      gradAccumSteps: c.accum,
-      fp32UsesTf32: r.fp32UsesTf32 ?? true,
-      interNodeGbps: r.interNodeGbps(gpu),
-      parallelism: c.parallelism,
-    };
-    const step = combine(
-      c.compute,
-      {
-        totalMs: c.commTotalMs,
-        exposedMs: c.commExposedMs,
-        dataParallelMs: c.commDataParallelMs,
-        pipelineMs: c.commPipelineMs,
-      },
-      exec,
-    );
-    return {
-      modelId: r.model.id,
-      model: m,
-      gpu,
-      exec,
-      stepMs: c.analyticalStepMs,
-      breakdown: step.breakdown,
-      dominantMath: c.compute.dominantMath,
-      software,
-    };
-  });
-  const k = await learned.predictor.correct(items, user);
-  const name = learned.predictor.name;
-  return {
-    ...rankCandidates(r, search, { mid: k.mid, lo: k.lo, hi: k.hi, cases: k.cases, predictor: name }),
-    predictor: name,
-    predictorNote: 'learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md)',
-  };
-}
 
 export interface CorrectedPrediction extends Prediction {
   analyticalStepTimeMs: number;
@@ -95,8 +27,9 @@ export interface CorrectedPrediction extends Prediction {
 export async function predictCorrected(
   req: PredictRequest,
   learned: LearnedState,
+  eff: Efficiency,
   software: Software = DEFAULT_SOFTWARE,
-  eff: Efficiency = defaultEfficiency(),
+  /** A user's recorded runs: evidence and calibration (learned/calibration.ts). */
   user?: UserEvidence,
 ): Promise<CorrectedPrediction> {
   const p = predict(req, eff);
