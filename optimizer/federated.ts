@@ -402,7 +402,7 @@ export function dropoutsToTolerate(availabilities: number[], p: number): number 
   return dist.length - 1;
 }
 
-interface Cycle {
+export interface Cycle {
   rounds: number;
   floor: number;
   /** Largest unreliable contributions each round must survive losing. */
@@ -411,7 +411,7 @@ interface Cycle {
   unreliable: boolean[];
 }
 
-const cycleOf = (r: FederatedRequest, kept: ClientOption[][], d: number): Cycle => ({
+export const cycleOf = (r: FederatedRequest, kept: ClientOption[][], d: number): Cycle => ({
   rounds: r.rounds ?? 1,
   floor: Math.min(r.minRoundsPerClient ?? 0, r.rounds ?? 1),
   d,
