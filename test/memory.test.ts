@@ -6,6 +6,7 @@ import {
   loadEfficiency,
   loadMeasurements,
   MEMORY_FILE,
+  parseCsv,
   parseMemoryConstants,
 } from '../seeds/catalog.js';
 import { memoryPerGpu } from '../predictor/memory.js';
@@ -13,6 +14,8 @@ import {
   fitAllocatorFragmentation,
   fitRate,
   fitsWithFragmentation,
+  llmCases,
+  llmMemory,
   splitByGpu,
   trainFitChecks,
 } from '../predictor/memory-check.js';
@@ -166,5 +169,40 @@ describe('what the parts are made of', () => {
     const slack = gpu.memoryGb - p.memory.totalGb;
     expect(predict({ ...request, memoryHeadroomGb: slack * 0.9 }, eff).fitsInMemory).toBe(true);
     expect(predict({ ...request, memoryHeadroomGb: slack * 1.1 }, eff).fitsInMemory).toBe(false);
+  });
+});
+
+describe('LLM rows (llm_train.csv) that give their layout', () => {
+  const cases = llmCases();
+  const rows = parseCsv(
+    readFileSync(new URL('../seeds/measurements/llm_train.csv', import.meta.url), 'utf8'),
+  );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+
+  it('every checked row keeps its own layout: TP x PP x CP x DP is its GPU count, FSDP shards over its stated degree', () => {
+    const checked = cases.filter((c) => c.decoder);
+    expect(checked.length).toBeGreaterThan(250);
+    for (const c of checked) {
+      const r = byId.get(c.id)!;
+      const L = c.layout;
+      expect(L.tensorParallel * L.pipelineParallel * (L.contextParallel ?? 1) * L.dataParallel, c.id).toBe(
+        Number(r.num_gpus),
+      );
+      const degree = /FSDP2 shard degree (\d+)/.exec(r.zero_or_fsdp);
+      if (degree) expect(L.shardGroup, c.id).toBe(Number(degree[1]) * (L.contextParallel ?? 1));
+    }
+  });
+
+  it('rows that cannot be checked say why: mixture of experts, no architecture or vocabulary, GPUs that are not whole replicas', () => {
+    for (const c of cases.filter((x) => !x.decoder))
+      expect(c.skipped, c.id).toMatch(/mixture of experts|architecture|vocabulary|layout/);
+  });
+
+  it('LoRA rows train no base weights: no gradients or optimizer state', () => {
+    const lora = cases.find((c) => c.decoder && byId.get(c.id)!.task === 'lora')!;
+    const m = llmMemory(lora, eff)!;
+    expect(m.gradientsGb).toBe(0);
+    expect(m.optimizerGb).toBe(0);
+    expect(m.weightsGb).toBeGreaterThan(0);
   });
 });
