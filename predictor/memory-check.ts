@@ -347,11 +347,13 @@ function decoderOf(
 /** The memory model's answer for an LLM row (null when its decoder could not be built). */
 export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
   if (!c.decoder) return null;
-  // Megatron-Core (NeMo, Megatron-Bridge) fuses SwiGLU; torchtitan and AutoModel run it eagerly.
-  const rules = /Megatron|NeMo \(|NeMo 2|NeMo Megatron/.test(c.framework)
-    ? { ...eff, memory: withFrameworkRules(eff.memory, 'megatron') }
-    : eff;
-  return shardedMemoryPerGpu(c.decoder, costOf(c.decoder), c.precision, c.microBatch, c.layout, rules);
+  // Megatron-Core (NeMo, Megatron-Bridge) fuses SwiGLU and keeps bf16 norms and gradient buffers;
+  // torchtitan and AutoModel run eagerly.
+  const megatron = /Megatron|NeMo \(|NeMo 2|NeMo Megatron/.test(c.framework);
+  const rules = megatron ? { ...eff, memory: withFrameworkRules(eff.memory, 'megatron') } : eff;
+  const gradients = megatron ? eff.memory.frameworkGradients.megatron : undefined;
+  const layout = gradients ? { ...c.layout, gradients } : c.layout;
+  return shardedMemoryPerGpu(c.decoder, costOf(c.decoder), c.precision, c.microBatch, layout, rules);
 }
 
 export function llmFitChecks(cases: LlmCase[], eff: Efficiency): FitCheck[] {

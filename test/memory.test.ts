@@ -16,6 +16,7 @@ import {
   fitsWithFragmentation,
   llmCases,
   llmMemory,
+  peakComparisons,
   splitByGpu,
   trainFitChecks,
 } from '../predictor/memory-check.js';
@@ -204,5 +205,38 @@ describe('LLM rows (llm_train.csv) that give their layout', () => {
     expect(m.gradientsGb).toBe(0);
     expect(m.optimizerGb).toBe(0);
     expect(m.weightsGb).toBeGreaterThan(0);
+  });
+});
+
+describe('published peak memory (torchtitan, peak reserved by the caching allocator)', () => {
+  const rows = parseCsv(
+    readFileSync(new URL('../seeds/measurements/llm_train.csv', import.meta.url), 'utf8'),
+  );
+  const peaks = peakComparisons(llmCases(), eff);
+
+  it('rows with full activation checkpointing come within 20% (11 of 12 within 15%); per-op selective checkpointing is not modelled and is over', () => {
+    const full = peaks.filter((p) => /full/.test(rows.find((r) => r.id === p.id)!.activation_checkpointing));
+    expect(full.length).toBe(12);
+    for (const p of full) expect(Math.abs(p.ratio - 1), p.id).toBeLessThan(0.2);
+    expect(full.filter((p) => Math.abs(p.ratio - 1) < 0.15).length).toBeGreaterThanOrEqual(11);
+    // torchtitan's op-level SAC keeps every other matmul output: between full and none, which is what is counted.
+    for (const p of peaks.filter((x) => !full.includes(x))) expect(p.ratio, p.id).toBeGreaterThan(1);
+  });
+
+  it("grouped-query attention keeps the K and V the projection wrote, not the heads' broadcast copies", () => {
+    const llama3 = llmCases().find((c) => c.model === 'Llama-3.1-8B' && c.decoder)!.decoder!;
+    const gqa = memoryPerGpu(llama3, costOf(llama3), 'BF16', 1, false, eff).activationsGb;
+    const mha = {
+      ...llama3,
+      layers: llama3.layers.map((l) =>
+        l.name === 'attn.qkv' && l.type === 'linear' ? { ...l, outFeatures: 3 * 4096 } : l,
+      ),
+    };
+    // 32 layers x seq tokens x (q + 2 kv = 6144 vs 12288 elements) x 2 bytes.
+    const seq = llama3.seqLen!;
+    expect((memoryPerGpu(mha, costOf(mha), 'BF16', 1, false, eff).activationsGb - gqa) * GiB).toBeCloseTo(
+      32 * seq * 6144 * 2,
+      -6,
+    );
   });
 });
