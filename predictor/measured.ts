@@ -5,7 +5,7 @@ import type { Measurement } from '../seeds/catalog.js';
 import { defaultInterNodeGbps, getGpu } from '../seeds/catalog.js';
 import { predict, type Prediction } from './predict.js';
 import type { Efficiency } from './step.js';
-import type { ModelDef } from './types.js';
+import { PRECISIONS, type ModelDef } from './types.js';
 import { getModel } from './zoo/index.js';
 import { customUnitFactor, loadModelFile, looksLikeModelFile } from './import/index.js';
 import { RECOMPUTE, type Parallelism, type Recompute, type ZeroStage } from './parallel.js';
@@ -105,13 +105,17 @@ export function predictRow(
 ): RowPrediction {
   const gpu = getGpu(row.gpu);
   if (!gpu) return { row, error: `unknown gpu "${row.gpu}"` };
+  // The catalog reads an unknown precision cell as FP32; a row of the user's must not be predicted as such.
+  const precisionCell = row.raw?.precision;
+  if (precisionCell !== undefined && precisionCell !== row.precision)
+    return { row, error: `unknown precision "${precisionCell}"; allowed: ${PRECISIONS.join(', ')}` };
   try {
     const found = rowModel(row, opts.baseDir);
     if (!found.model) return { row, error: found.error };
     const model = found.model;
-    const factor = found.custom
-      ? customUnitFactor(model, row.throughputUnit)
-      : unitFactor(model, row.throughputUnit);
+    // A CSV without throughput_unit (predict-csv's minimal columns) is in the model's own unit.
+    const unit = row.throughputUnit || model.throughputUnit;
+    const factor = found.custom ? customUnitFactor(model, unit) : unitFactor(model, unit);
     if (typeof factor === 'string') return { row, error: factor };
     const accum = row.gradAccumSteps ?? 1;
     // Rows without a batch size get the model's first typical one (the prediction is then per
