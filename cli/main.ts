@@ -142,7 +142,7 @@ export function buildProgram(): Command {
   command('predict-csv')
     .summary('predict every row of a CSV of configurations')
     .description(
-      "Predict every row of a CSV: the input columns plus predicted_throughput (in the row's unit, all GPUs; learned model), predicted_step_time_s with _p10_s/_p90_s, the forward/backward/optimizer/communication split, analytical_throughput, predictor, evidence and error (a row that cannot be predicted says why).",
+      "Predict every row of a CSV: the input columns plus predicted_throughput (in the row's unit, all GPUs; learned model), predicted_step_time_s with _p10_s/_p90_s, the forward/backward/optimizer/communication split, analytical_throughput, predicted_memory_gb_per_gpu (GiB at the step's peak), fits_in_memory, predictor, evidence and error (a row that cannot be predicted says why).",
     )
     .requiredOption(
       '--in <file>',
@@ -234,6 +234,17 @@ ${examples(
       );
       bar.finish();
       console.log(formatEvaluation(result));
+    });
+
+  command('memory-check')
+    .summary('the memory model against configurations that ran')
+    .description(
+      'The memory model against configurations that ran: train.csv and llm_train.csv fit rates per model with every miss, the allocator fragmentation fitted on half the GPUs and checked on the rest, published peak memory, configurations that cannot fit, largest batch vs measured.',
+    )
+    .addHelpText('after', examples('trainplan memory-check'))
+    .action(async () => {
+      const { memoryCheckReport } = await import('./memory-check.js');
+      console.log(memoryCheckReport());
     });
 
   command('calibrate')

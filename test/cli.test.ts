@@ -23,6 +23,7 @@ const COMMANDS = [
   'serve',
   'predict-csv',
   'evaluate',
+  'memory-check',
   'calibrate',
   'query',
   'recommend',
@@ -62,9 +63,16 @@ describe('trainplan CLI', () => {
         'predicted_backward_s',
         'predicted_optimizer_s',
         'predicted_communication_s',
+        'predicted_memory_gb_per_gpu',
+        'fits_in_memory',
         'error',
       ]),
     );
+    // ResNet-50 AMP at 256 per 16 GB V100 is DeepLearningExamples' default: it ran, so it fits.
+    expect(rows[0].fits_in_memory).toBe('true');
+    expect(Number(rows[0].predicted_memory_gb_per_gpu)).toBeGreaterThan(8);
+    expect(Number(rows[0].predicted_memory_gb_per_gpu)).toBeLessThanOrEqual(16);
+    expect(rows[2].fits_in_memory).toBe('');
     expect(rows[0].my_note).toBe('keep, me');
     // 8 V100s at AMP train ResNet-50 at thousands of images/s (the seeds hold 6,174 to 10,723 measured).
     const images = Number(rows[0].predicted_throughput);
@@ -174,7 +182,7 @@ describe('progress bar', () => {
     const bar = progressBar('predicting', 2000, { isTTY: true, columns: 100, write: (t) => written.push(t) });
     bar.update(1000);
     bar.finish();
-    expect(written[0]).toMatch(/^\rpredicting \[#{15}\.{15}\]  50% 1000\/2000/);
+    expect(written[0]).toMatch(/^\rpredicting \[#{15}\.{15}\] {2}50% 1000\/2000/);
     expect(written.at(-2)).toMatch(/\[#{30}\] 100% 2000\/2000/);
     expect(written.at(-1)).toBe('\n');
     const piped: string[] = [];
