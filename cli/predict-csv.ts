@@ -4,7 +4,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { csvCell, loadEfficiency, measurementFromRow, parseCsv } from '../seeds/catalog.js';
-import { predictRow } from '../predictor/measured.js';
+import { predictRow, type RowPrediction } from '../predictor/measured.js';
+import { PRECISIONS } from '../predictor/types.js';
 import { correctRows } from '../predictor/corrected.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import type { Progress } from './progress.js';
@@ -53,9 +54,13 @@ export async function predictCsv(
   const bar = progress(raw.length);
   const efficiency = loadEfficiency();
   // A model cell is a zoo id or a path (relative to the CSV's folder) to a config.json, .onnx or layer-list file.
-  const predictions = raw.map((r, i) => {
+  const predictions = raw.map((r, i): RowPrediction => {
     bar.update(i + 1);
-    return predictRow(measurementFromRow(r), efficiency, { baseDir: dirname(inPath) });
+    const row = measurementFromRow(r);
+    // The catalog reads an unknown precision cell as FP32; a user's row must not be predicted as such.
+    if (!(PRECISIONS as readonly string[]).includes(r.precision))
+      return { row, error: `unknown precision "${r.precision}"; allowed: ${PRECISIONS.join(', ')}` };
+    return predictRow(row, efficiency, { baseDir: dirname(inPath) });
   });
   bar.finish();
   // The learned correction scales the analytical step (and every part of it) by one factor per row.

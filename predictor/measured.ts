@@ -5,7 +5,7 @@ import type { Measurement } from '../seeds/catalog.js';
 import { defaultInterNodeGbps, getGpu } from '../seeds/catalog.js';
 import { predict, type Prediction } from './predict.js';
 import type { Efficiency } from './step.js';
-import { PRECISIONS, type ModelDef } from './types.js';
+import type { ModelDef } from './types.js';
 import { getModel } from './zoo/index.js';
 import { customUnitFactor, loadModelFile, looksLikeModelFile } from './import/index.js';
 import { RECOMPUTE, type Parallelism, type Recompute, type ZeroStage } from './parallel.js';
@@ -105,10 +105,6 @@ export function predictRow(
 ): RowPrediction {
   const gpu = getGpu(row.gpu);
   if (!gpu) return { row, error: `unknown gpu "${row.gpu}"` };
-  // The catalog reads an unknown precision cell as FP32; a row of the user's must not be predicted as such.
-  const precisionCell = row.raw?.precision;
-  if (precisionCell !== undefined && precisionCell !== row.precision)
-    return { row, error: `unknown precision "${precisionCell}"; allowed: ${PRECISIONS.join(', ')}` };
   try {
     const found = rowModel(row, opts.baseDir);
     if (!found.model) return { row, error: found.error };
