@@ -38,6 +38,9 @@ const list = (value: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
+/** commander's messages (with the suggestion on its own line) as one line. */
+const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ').trim();
+
 const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
 // ------------------------------------------------------------------ GraphQL in-process
@@ -85,7 +88,7 @@ export function buildProgram(): Command {
     .showSuggestionAfterError(true)
     // One line per error, so a script's log shows it whole.
     .configureOutput({
-      outputError: (text, write) => write(`trainplan: ${text.replace(/\s*\n\s*/g, ' ').trim()}\n`),
+      outputError: (text, write) => write(`trainplan: ${oneLine(text)}\n`),
     })
     .exitOverride()
     .addHelpText(
@@ -103,7 +106,7 @@ export function buildProgram(): Command {
       .command(name)
       .showSuggestionAfterError(true)
       .configureOutput({
-        outputError: (text, write) => write(`trainplan ${name}: ${text.replace(/\s*\n\s*/g, ' ').trim()}\n`),
+        outputError: (text, write) => write(`trainplan ${name}: ${oneLine(text)}\n`),
       })
       .exitOverride();
 
@@ -247,7 +250,7 @@ ${examples(
       console.log(memoryCheckReport());
     });
 
-  command('calibrate')
+  const calibrateCommand = command('calibrate')
     .summary('fit the analytical constants to measured rows')
     .description(
       "Fit seeds/efficiency.json's global constants (achieved fraction of peak, launch costs, ...) to measured rows.",
@@ -272,6 +275,75 @@ ${examples(
       if (options.write) {
         writeFileSync(EFFICIENCY_FILE, JSON.stringify(file, null, 2) + '\n');
         console.log(`wrote ${EFFICIENCY_FILE.pathname}`);
+      }
+    });
+
+  calibrateCommand
+    .command('import')
+    .summary('record your own measured runs in the store the server reads')
+    .description(
+      "Record your own measured runs (the harness's CSV/JSON, or MeasurementInput objects) in the store the server reads (SQLite under --data-dir, or PostgreSQL at --database-url); predictions and plans for that GPU and model use them at once. Exit code 1 when a row is rejected (each is listed with the reason).",
+    )
+    .argument('<file>', "the harness's CSV or JSON")
+    .option('--owner <name>', 'whose runs these are', 'local')
+    .option('--data-dir <dir>', 'SQLite store folder (env TRAINPLAN_DATA_DIR)')
+    .option('--database-url <url>', 'PostgreSQL instead (env DATABASE_URL)')
+    .showSuggestionAfterError(true)
+    .configureOutput({
+      outputError: (text, write) => write(`trainplan calibrate import: ${oneLine(text)}\n`),
+    })
+    .exitOverride()
+    .addHelpText(
+      'after',
+      `
+FILE: the harness's CSV (model, seq_len, gpu, nodes, gpus_per_node, batch_size_per_gpu,
+grad_accum_steps, precision, framework, step_time_ms, peak_memory_gb, source, note) or JSON (a list
+of those rows, or of MeasurementInput objects). model: a zoo id, or a path (relative to FILE) to a
+layer-list .json or a Hugging Face config.json; gpu: a catalog id, or the name the device reported.
+${examples('trainplan calibrate import runs.csv --owner lab-a', 'trainplan calibrate import runs.json --database-url postgres://host/trainplan')}`,
+    )
+    .action(async (file: string, options: { owner: string; dataDir?: string; databaseUrl?: string }) => {
+      const { calibrateRuns } = await import('./calibrate-runs.js');
+      await calibrateRuns([
+        'import',
+        file,
+        '--owner',
+        options.owner,
+        ...(options.dataDir ? ['--data-dir', options.dataDir] : []),
+        ...(options.databaseUrl ? ['--database-url', options.databaseUrl] : []),
+      ]);
+    });
+
+  command('harness')
+    .summary('write the measurement harness (Python + PyTorch)')
+    .description(
+      'Write the measurement harness (Python + PyTorch): it times warm-up + N optimizer steps at a batch size and precision and writes runs for `trainplan calibrate import` (python3 measure.py --help). With --model, the zoo model is embedded so the script alone runs it.',
+    )
+    .option('--model <id>', 'a zoo model id to embed')
+    .option(
+      '--seq-len <n>',
+      "sequence length (or image size) of the embedded model; default: the model's own",
+      integer,
+    )
+    .option('--out <file>', 'write the script here (default: stdout)')
+    .addHelpText(
+      'after',
+      examples('trainplan harness --model resnet50_v1.5 --out measure.py', 'python3 measure.py --help'),
+    )
+    .action(async (options: { model?: string; seqLen?: number; out?: string }) => {
+      if (options.seqLen !== undefined && options.seqLen < 1)
+        throw new UsageError('--seq-len must be a positive integer');
+      const { harnessScript } = await import('./harness.js');
+      let script: string;
+      try {
+        script = harnessScript(options.model, options.seqLen);
+      } catch (e) {
+        throw new UsageError((e as Error).message);
+      }
+      if (!options.out) process.stdout.write(script);
+      else {
+        writeFileSync(options.out, script, { mode: 0o755 });
+        console.error(`wrote ${options.out}: python3 ${options.out} --help`);
       }
     });
 
