@@ -21,18 +21,29 @@ export interface CorrectedRecommendation extends Recommendation {
   predictorNote: string;
 }
 
+/** LEARNED: the analytical estimate with the learned correction (default); ANALYTICAL: the roofline alone. */
+export type PredictorChoice = 'LEARNED' | 'ANALYTICAL';
+
 export async function recommendCorrected(
   r: RecommendRequest,
   learned: LearnedState,
   software: Software = DEFAULT_SOFTWARE,
   eff: Efficiency = defaultEfficiency(),
+  choice: PredictorChoice = 'LEARNED',
 ): Promise<CorrectedRecommendation> {
   const search = searchCandidates(r, eff);
+  if (choice === 'ANALYTICAL')
+    return {
+      ...rankCandidates(r, search),
+      predictor: 'analytical',
+      predictorNote: 'the analytical estimate alone, as asked (predictor: ANALYTICAL)',
+    };
   if (!learned.predictor)
     return { ...rankCandidates(r, search), predictor: 'analytical', predictorNote: learned.reason };
   const m = modelFeaturesOf(r.model);
   const items: CorrectionInput[] = search.candidates.map((c) => {
     const gpu = r.gpus[c.gpuIndex];
+    const option = search.options[c.optionIndex];
     // The learned model was trained on data-parallel runs only: on sharded or tensor/pipeline-
     // parallel layouts it extrapolates from the same features (the breakdown carries the split's costs).
     const exec = {
@@ -42,7 +53,7 @@ export async function recommendCorrected(
       nodes: c.nodes,
       gradAccumSteps: c.accum,
       fp32UsesTf32: r.fp32UsesTf32 ?? true,
-      interNodeGbps: r.interNodeGbps(gpu),
+      interNodeGbps: option.interNodeGbps,
       parallelism: c.parallelism,
     };
     const step = combine(

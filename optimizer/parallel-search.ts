@@ -41,7 +41,8 @@ import {
   type LayerSums,
 } from '../predictor/step.js';
 import type { GpuSpec, ModelCost, ModelDef, Precision } from '../predictor/types.js';
-import { maxGpusPerNode, type Candidate, type RecommendRequest, type RejectReason } from './recommend.js';
+import type { Candidate, RecommendRequest, RejectReason } from './recommend.js';
+import { maxGpusPerNode } from './offers.js';
 
 /** Micro-batches per pipeline stage when the request does not fix the global batch. */
 export const MICRO_BATCHES_PER_STAGE = 4;
@@ -328,6 +329,8 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         gpusPerNode: g,
         nodes,
         price: x.price,
+        optionIndex: 0,
+        costHi: 0,
         analyticalStepMs: stepTimeMs,
         stepTimeMs,
         stepLoMs: stepTimeMs,

@@ -1,8 +1,10 @@
 import { Arg, Ctx, Query, Resolver } from 'type-graphql';
-import type { Plan as PlanResult } from '../optimizer/recommend.js';
+import { SearchTimeout, type Plan as PlanResult } from '../optimizer/recommend.js';
+import { selectOffers, type Offer } from '../optimizer/offers.js';
+import { GraphQLError } from 'graphql';
 import { predictCorrected, recommendCorrected } from '../optimizer/corrected.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
-import { loadGpus, defaultInterNodeGbps } from '../seeds/catalog.js';
+import { loadGpus, defaultInterNodeGbps, priceOverrides } from '../seeds/catalog.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { PredictInput, RecommendInput } from '../schema/inputs.js';
 import { Plan, Prediction, Recommendation } from '../schema/types.js';
@@ -11,12 +13,7 @@ import { gpuView } from './views.js';
 import { planParallelism, type Parallelism as ParallelismSpec } from '../predictor/parallel.js';
 import { gpuById, workload } from './lookup.js';
 import { normalizedKey, recommendCache } from './cache.js';
-import {
-  observeSearch,
-  postSearchMsPerCandidate,
-  remainingBudgetMs,
-  type RequestContext,
-} from './context.js';
+import { remainingBudgetMs, type RequestContext } from './context.js';
 import { runtimeConfig } from '../server/config.js';
 
 const planView = (p: PlanResult): Plan => ({ ...p, gpu: gpuView(p.gpu), totalGpus: p.nodes * p.gpusPerNode });
@@ -151,6 +148,75 @@ export class PlanningResolver {
       gpuById(`prices[${i}].gpu`, p.gpu);
       prices[p.gpu] = finiteNumber(`prices[${i}].usdPerGpuHour`, p.usdPerGpuHour, 0, LIMITS.price);
     }
+    const today = new Date();
+    const ownOffers: Offer[] = (nonEmpty('offers', input.offers, LIMITS.listLength) ?? []).map((o, i) => {
+      const gpuSpec = gpuById(`offers[${i}].gpu`, o.gpu);
+      const gpusPerInstance = integer(
+        `offers[${i}].gpusPerInstance`,
+        o.gpusPerInstance,
+        1,
+        LIMITS.gpusPerNode,
+      );
+      if (!o.provider.trim()) throw badInput(`offers[${i}].provider`, 'must not be empty');
+      if (!o.instance.trim()) throw badInput(`offers[${i}].instance`, 'must not be empty');
+      if (o.priceDate != null && !/^\d{4}-\d{2}-\d{2}$/.test(o.priceDate))
+        throw badInput(
+          `offers[${i}].priceDate`,
+          `must be a date YYYY-MM-DD (got "${o.priceDate.slice(0, 40)}")`,
+        );
+      return {
+        provider: o.provider,
+        instance: o.instance,
+        gpuId: gpuSpec.id,
+        gpusPerInstance,
+        usdPerHour: finiteNumber(
+          `offers[${i}].usdPerHour`,
+          o.usdPerHour,
+          0,
+          LIMITS.price * LIMITS.gpusPerNode,
+        ),
+        region: o.region ?? '-',
+        priceDate: o.priceDate ?? today.toISOString().slice(0, 10),
+        source: 'the request (offers)',
+        interNodeGbps:
+          o.interNodeGbps == null
+            ? null
+            : finiteNumber(`offers[${i}].interNodeGbps`, o.interNodeGbps, 0, LIMITS.gbps, {
+                exclusiveMin: true,
+              }),
+        interNodeNetwork: '',
+        billing: 'instance' as const,
+      };
+    });
+    const providers = nonEmpty('providers', input.providers, LIMITS.listLength);
+    providers?.forEach((p, i) => {
+      if (!p.trim()) throw badInput(`providers[${i}]`, 'must not be empty');
+    });
+    const server = priceOverrides();
+    const offers = selectOffers({
+      catalog: input.catalogOffers,
+      own: ownOffers,
+      perGpuPrices: [
+        ...Object.entries(server.prices)
+          .filter(([gpuId]) => prices[gpuId] === undefined)
+          .map(([gpuId, usdPerGpuHour]) => ({ gpuId, usdPerGpuHour, source: server.source })),
+        ...Object.entries(prices).map(([gpuId, usdPerGpuHour]) => ({
+          gpuId,
+          usdPerGpuHour,
+          source: 'the request (prices)',
+        })),
+      ],
+      providers,
+    });
+    const maxGlobalBatch =
+      input.maxGlobalBatch == null
+        ? undefined
+        : integer(
+            'maxGlobalBatch',
+            input.maxGlobalBatch,
+            1,
+            LIMITS.batchSize * LIMITS.nodes * LIMITS.gpusPerNode,
+          );
     if (gpusPerNode.every((g) => g > 16))
       throw badInput('gpusPerNode', 'no GPU type comes with more than 16 GPUs per node');
     const requestedBudget =
@@ -168,12 +234,17 @@ export class PlanningResolver {
       gpusPerNode,
       batchSizes,
       prices,
+      // Offers as resolved (the server's price file included), so a changed price sheet is a new key.
+      offers,
     });
     const cached = recommendCache.get(cacheKey);
     if (cached) return cached;
     const learned = await learnedPredictor();
+    // The budget counts from the request's arrival: a request that waited it out in a queue is
+    // refused before it searches, never answered with part of the candidates.
+    const timeBudgetMs = remainingBudgetMs(ctx, requestedBudget);
     try {
-      const started = performance.now();
+      if (timeBudgetMs <= 0) throw new SearchTimeout(requestedBudget ?? runtimeConfig().timeBudgetMs, 0);
       const r = await recommendCorrected(
         {
           model,
@@ -188,29 +259,42 @@ export class PlanningResolver {
           gpusPerNodeChoices: gpusPerNode,
           batchSizes,
           globalBatch,
-          prices,
-          interNodeGbps: (g) => net ?? defaultInterNodeGbps(g.id),
+          maxGlobalBatch,
+          offers,
+          interNodeGbps: net === undefined ? undefined : () => net,
           fp32UsesTf32: input.fp32UsesTf32,
           limit,
           maxCandidates: runtimeConfig().maxCandidates,
-          timeBudgetMs: remainingBudgetMs(ctx, requestedBudget),
-          reserveMsPerCandidate: postSearchMsPerCandidate(!!learned.predictor),
+          timeBudgetMs,
           deadlineConfidence: input.deadlineConfidence,
           parallelismSearch: input.parallelismSearch,
+          rankBy: input.rankBy,
+          minEvidence: input.minEvidence,
+          today,
         },
         learned,
         { framework: input.framework, xla: input.xla },
+        undefined,
+        input.predictor,
       );
-      observeSearch(!!learned.predictor, performance.now() - started, r);
+      const notes = [...r.notes];
+      if (input.workload.customModel && input.batchSizes == null)
+        notes.push(
+          `warning: a custom model was searched at default batch sizes per GPU (${batchSizes.join(', ')}), not ones measured or chosen for it: give batchSizes`,
+        );
       const answer: Recommendation = {
         ...r,
+        notes,
         plans: r.plans.map(planView),
         paretoFront: r.paretoFront.map(planView),
       };
-      if (r.status === 'COMPLETE')
-        recommendCache.set(cacheKey, answer, 1 + answer.plans.length + answer.paretoFront.length);
+      recommendCache.set(cacheKey, answer, 1 + answer.plans.length + answer.paretoFront.length);
       return answer;
     } catch (e) {
+      if (e instanceof SearchTimeout)
+        throw new GraphQLError(e.message, {
+          extensions: { code: 'SEARCH_TIMEOUT', budgetMs: Math.round(e.budgetMs), candidates: e.size },
+        });
       throw asGraphQLError(e);
     }
   }

@@ -34,12 +34,49 @@ registerEnumType(ObjectiveEnum, {
 
 export enum SearchStatusEnum {
   COMPLETE = 'COMPLETE',
-  TIMEOUT = 'TIMEOUT',
 }
 registerEnumType(SearchStatusEnum, {
   name: 'SearchStatus',
   description:
-    'COMPLETE: every candidate was evaluated; TIMEOUT: the time budget ran out first and the plans are the best of the candidates evaluated by then.',
+    'COMPLETE: every candidate was evaluated. A search that cannot finish within its time budget is refused with an error (extensions.code SEARCH_TIMEOUT), never answered with part of the candidates, so an answer never depends on server load.',
+});
+
+export const RankByEnum = { EXPECTED: 'EXPECTED', P90: 'P90' } as const;
+registerEnumType(RankByEnum, {
+  name: 'RankBy',
+  description: 'Which figure ranks plans and draws the Pareto front.',
+  valuesConfig: {
+    EXPECTED: { description: 'The estimate (costUsd, totalHours).' },
+    P90: {
+      description:
+        'The 90th percentile (costUsdP90, totalHoursP90): a plan whose bad case is cheap ranks first.',
+    },
+  },
+});
+
+export const EvidenceLevelEnum = {
+  UNMEASURED: 'UNMEASURED',
+  GPU_MEASURED: 'GPU_MEASURED',
+  MODEL_MEASURED_ON_GPU: 'MODEL_MEASURED_ON_GPU',
+} as const;
+registerEnumType(EvidenceLevelEnum, {
+  name: 'EvidenceLevel',
+  description: 'How much measurement stands behind a prediction, least first.',
+  valuesConfig: {
+    UNMEASURED: { description: 'No measured run on this GPU type: datasheet figures only.' },
+    GPU_MEASURED: { description: 'The GPU type has measured runs, of other models.' },
+    MODEL_MEASURED_ON_GPU: { description: 'This model has measured runs on this GPU type.' },
+  },
+});
+
+export const PredictorChoiceEnum = { LEARNED: 'LEARNED', ANALYTICAL: 'ANALYTICAL' } as const;
+registerEnumType(PredictorChoiceEnum, {
+  name: 'PredictorChoice',
+  description: 'Which predictor ranks the plans.',
+  valuesConfig: {
+    LEARNED: { description: 'The analytical estimate with the learned correction and its P10-P90 interval.' },
+    ANALYTICAL: { description: 'The roofline estimate alone (P10 = P90 = the estimate).' },
+  },
 });
 
 @ObjectType({
@@ -223,6 +260,35 @@ export class Prediction {
   evidence!: string;
 }
 
+@ObjectType({ description: 'What a plan rents: whole instances of one offer, with the age of its price.' })
+export class PlanOffer {
+  @Field(() => String, { description: 'Cloud provider, or who gave the price (the request, a price file).' })
+  provider!: string;
+  @Field(() => String, { description: 'Instance type (one node of the plan).' }) instance!: string;
+  @Field(() => Int, { description: 'GPUs in one instance.' }) gpusPerInstance!: number;
+  @Field(() => Float, { description: 'USD per instance-hour (per GPU-hour for a per-GPU price).' })
+  usdPerHour!: number;
+  @Field(() => Float, { description: 'USD per GPU-hour: usdPerHour / gpusPerInstance.' })
+  usdPerGpuHour!: number;
+  @Field(() => String, { description: 'Region the price is for, as the source states it.' }) region!: string;
+  @Field(() => String, {
+    description: 'Date of the price as the source gives it (ISO date, or e.g. "undated").',
+  })
+  priceDate!: string;
+  @Field(() => Int, { nullable: true, description: 'Days since priceDate; null when the price is undated.' })
+  priceAgeDays!: number | null;
+  @Field(() => Boolean, {
+    description: 'The price is older than 180 days or undated: check it before spending money on it.',
+  })
+  priceStale!: boolean;
+  @Field(() => String, { description: 'Where the price comes from.' }) source!: string;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Inter-node network per instance the offer states, Gbps; null when it does not say.',
+  })
+  interNodeGbps!: number | null;
+}
+
 @ObjectType()
 export class Plan {
   @Field(() => Int) rank!: number;
@@ -252,8 +318,32 @@ export class Plan {
   @Field(() => String) throughputUnit!: string;
   @Field(() => Float) totalHours!: number;
   @Field(() => Float, { description: 'Hours at the 90th-percentile step time.' }) totalHoursP90!: number;
-  @Field(() => Float, { nullable: true }) costUsd!: number | null;
-  @Field(() => Float, { nullable: true }) priceUsdPerGpuHour!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      'USD: totalHours x instances (nodes) x the instance price; null when no offer prices the GPU.',
+  })
+  costUsd!: number | null;
+  @Field(() => Float, { nullable: true, description: 'USD at the 90th-percentile time (totalHoursP90).' })
+  costUsdP90!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'USD per GPU used per hour: the instance price / gpusPerNode.',
+  })
+  priceUsdPerGpuHour!: number | null;
+  @Field(() => PlanOffer, {
+    nullable: true,
+    description: 'The offer rented: nodes = instances of it. null when no offer prices the GPU (see notes).',
+  })
+  offer!: PlanOffer | null;
+  @Field(() => Float, { description: 'Inter-node network the plan was predicted on, Gbps per node.' })
+  interNodeGbps!: number;
+  @Field(() => String, {
+    description: 'Where interNodeGbps comes from (the offer, an assumption, the request).',
+  })
+  interNodeNetworkSource!: string;
+  @Field(() => EvidenceLevelEnum, { description: 'How much measurement stands behind this prediction.' })
+  evidenceLevel!: keyof typeof EvidenceLevelEnum;
   @Field(() => Float) memoryGbPerGpu!: number;
   @Field(() => Breakdown) breakdown!: Breakdown;
   @Field(() => Parallelism, {
@@ -272,10 +362,8 @@ export class Rejection {
 
 @ObjectType()
 export class Recommendation {
-  @Field(() => SearchStatusEnum, {
-    description: 'TIMEOUT when the time budget stopped the search early (see `evaluated`).',
-  })
-  status!: 'COMPLETE' | 'TIMEOUT';
+  @Field(() => SearchStatusEnum, { description: 'COMPLETE: every candidate was evaluated.' })
+  status!: 'COMPLETE';
   @Field(() => String, { description: 'Which predictor ranked the plans.' }) predictor!: string;
   @Field(() => String, { description: 'Why that predictor (e.g. the learned model could not be loaded).' })
   predictorNote!: string;
@@ -285,4 +373,9 @@ export class Recommendation {
   @Field(() => [Plan], { description: 'Plans no other plan beats on both cost and time, fastest first.' })
   paretoFront!: Plan[];
   @Field(() => [Rejection]) rejected!: Rejection[];
+  @Field(() => [String], {
+    description:
+      'What bound the answer (maxNodes, budget, deadline, memory, the global batch cap, ...) and warnings (stale prices, unmeasured GPUs, GPUs without offers, default batch sizes), in plain words.',
+  })
+  notes!: string[];
 }

@@ -148,6 +148,11 @@ export function getGpu(id: string): GpuSpec | undefined {
 }
 
 const catalogPrices = new Map<string, { price: number | null; source: string }>();
+let overrides: { prices: Record<string, number>; source: string } = { prices: {}, source: '' };
+/** The server-wide per-GPU prices set by setPriceOverrides (empty when none), and where they come from. */
+export function priceOverrides(): { prices: Readonly<Record<string, number>>; source: string } {
+  return overrides;
+}
 /**
  * Server-wide default prices (trainplan serve --prices FILE): the GPUs named get this price
  * wherever the catalog's would apply (a request's own prices still win); undefined restores the
@@ -157,6 +162,7 @@ export function setPriceOverrides(
   prices: Record<string, number> | undefined,
   source = 'price override file',
 ): void {
+  overrides = { prices: { ...prices }, source };
   for (const g of loadGpus()) {
     if (!catalogPrices.has(g.id))
       catalogPrices.set(g.id, { price: g.priceUsdPerGpuHour, source: g.priceSource });
