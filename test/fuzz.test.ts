@@ -620,7 +620,12 @@ describe('fuzz: hostile requests against the real server', () => {
         )
           problems.push(`unclear error: ${where}`);
       }
-      if (o.kind === 'valid' && (o.status !== 200 || !o.body.includes('"status":"COMPLETE"')))
+      // Under this load a valid search may be refused (SEARCH_TIMEOUT), never answered in part.
+      if (
+        o.kind === 'valid' &&
+        (o.status !== 200 ||
+          !(o.body.includes('"status":"COMPLETE"') || o.body.includes('"code":"SEARCH_TIMEOUT"')))
+      )
         problems.push(`valid request failed: ${where}`);
     }
     for (const a of rawAnswers)
