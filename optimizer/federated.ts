@@ -133,6 +133,7 @@ export function customGpuSpec(d: CustomDevice): GpuSpec {
       fp16: peak('fp16'),
       bf16: peak('bf16'),
       fp8: peak('fp8'),
+      fp4: peak('fp4'),
     },
     fp64Tflops: null,
     int8Tops: null,

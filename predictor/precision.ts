@@ -180,6 +180,7 @@ export function unsupportedReason(gpu: GpuSpec, precision: Precision): string | 
     fp16: 'fp16 tensor cores',
     bf16: 'bf16 support (Ampere and newer; not V100, T4 or Turing)',
     fp8: 'FP8 tensor cores (Hopper, Ada and newer)',
+    fp4: 'an FP4 tensor-core rate in its datasheet (Blackwell and newer)',
   };
   return `${gpu.id} has no ${what[need]}, required by ${precision}`;
 }

@@ -16,7 +16,7 @@ export const PRECISIONS = [
 export type Precision = (typeof PRECISIONS)[number];
 
 /** The arithmetic a kernel actually runs in (what the GPU datasheet quotes a peak for). */
-export const MATH_MODES = ['fp32', 'tf32', 'fp16', 'bf16', 'fp8'] as const;
+export const MATH_MODES = ['fp32', 'tf32', 'fp16', 'bf16', 'fp8', 'fp4'] as const;
 export type MathMode = (typeof MATH_MODES)[number];
 
 /** Element storage types (bytes per element follow from these). */

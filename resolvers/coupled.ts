@@ -154,7 +154,10 @@ export class CoupledResolver {
     description:
       'One configuration per job so that the jobs, running at the same time, never use more GPUs of a type than the inventory holds, every deadline is met, and total cost or the longest job is minimal. A mixed-integer program, solved and verified.',
   })
-  async planFleet(@Arg('input', () => FleetInput) input: FleetInput): Promise<FleetPlan> {
+  async planFleet(
+    @Arg('input', () => FleetInput, { description: 'The jobs, the inventory and the objective.' })
+    input: FleetInput,
+  ): Promise<FleetPlan> {
     const space = searchSpace(input);
     if (
       !ids(
@@ -249,7 +252,10 @@ export class CoupledResolver {
       'How many GPUs of each type to buy, and which runs of a recurring portfolio go to owned and which to rented GPUs, for the least total cost of ownership over a horizon; with the cost split and the buy-versus-rent break-even per GPU type.',
   })
   async planProcurement(
-    @Arg('input', () => ProcurementInput) input: ProcurementInput,
+    @Arg('input', () => ProcurementInput, {
+      description: 'The recurring jobs, the horizon and the buy/rent options.',
+    })
+    input: ProcurementInput,
   ): Promise<ProcurementPlan> {
     const space = searchSpace(input);
     const H = integer('horizonMonths', input.horizonMonths, 1, COUPLED_LIMITS.months);
@@ -402,7 +408,10 @@ export class CoupledResolver {
       "One federated-learning round: per client a batch size, precision and number of local steps so that the round's wall time (slowest client's download + compute + upload) is minimal, with at least minSamplesPerRound samples and every client within its memory and data.",
   })
   async planFederatedRound(
-    @Arg('input', () => FederatedInput) input: FederatedInput,
+    @Arg('input', () => FederatedInput, {
+      description: 'The model, the clients and the samples a round must train.',
+    })
+    input: FederatedInput,
   ): Promise<FederatedPlan> {
     const model = modelById('workload.model', input.workload.model);
     const totalSamples = finiteNumber('workload.samples', input.workload.samples, 0, LIMITS.samples, {

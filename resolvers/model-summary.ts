@@ -147,7 +147,11 @@ export class ModelSummaryResolver {
   modelSummary(
     @Arg('model', () => String, { nullable: true, description: 'A zoo model id; or give customModel.' })
     model?: string,
-    @Arg('customModel', () => ModelInput, { nullable: true }) custom?: ModelInput,
+    @Arg('customModel', () => ModelInput, {
+      nullable: true,
+      description: 'A model that is not in the zoo; or give model.',
+    })
+    custom?: ModelInput,
     @Arg('seqLen', () => Int, { nullable: true, description: 'Sequence length (or image size).' })
     seqLen?: number,
     @Arg('precision', () => PrecisionEnum, {

@@ -23,7 +23,9 @@ export class PlanningResolver {
   @Query(() => Prediction, {
     description: 'Step time, throughput, memory, hours and cost of one configuration.',
   })
-  async predict(@Arg('input', () => PredictInput) input: PredictInput): Promise<Prediction> {
+  async predict(
+    @Arg('input', () => PredictInput, { description: 'The configuration to predict.' }) input: PredictInput,
+  ): Promise<Prediction> {
     const { model, samples } = workload(input.workload);
     const gpu = gpuById('gpu', input.gpu);
     const nodes = integer('nodes', input.nodes, 1, LIMITS.nodes);
@@ -104,7 +106,8 @@ export class PlanningResolver {
       'Ranked plans over GPU type x nodes x GPUs per node x batch size x precision, with the cost-time Pareto front and why candidates were rejected.',
   })
   async recommend(
-    @Arg('input', () => RecommendInput) input: RecommendInput,
+    @Arg('input', () => RecommendInput, { description: 'The workload, objective, limits and search space.' })
+    input: RecommendInput,
     @Ctx() ctx?: RequestContext,
   ): Promise<Recommendation> {
     const { model, samples } = workload(input.workload);

@@ -38,8 +38,8 @@ export class WorkloadInput {
 
 @InputType({ description: 'A negotiated price that overrides the catalog.' })
 export class PriceInput {
-  @Field(() => String) gpu!: string;
-  @Field(() => Float) usdPerGpuHour!: number;
+  @Field(() => String, { description: 'A catalog GPU id.' }) gpu!: string;
+  @Field(() => Float, { description: 'Price, USD per GPU-hour.' }) usdPerGpuHour!: number;
 }
 
 @InputType({
@@ -68,16 +68,16 @@ export class OfferInput {
   priceDate?: string;
 }
 
-@InputType()
+@InputType({ description: 'One configuration to predict: workload, GPU type, layout, batch and precision.' })
 export class PredictInput {
-  @Field(() => WorkloadInput) workload!: WorkloadInput;
-  @Field(() => String) gpu!: string;
-  @Field(() => Int, { defaultValue: 1 }) nodes!: number;
-  @Field(() => Int, { defaultValue: 1 }) gpusPerNode!: number;
-  @Field(() => Int) batchSizePerGpu!: number;
+  @Field(() => WorkloadInput, { description: 'What to train and how much of it.' }) workload!: WorkloadInput;
+  @Field(() => String, { description: 'A catalog GPU id (see `gpus`).' }) gpu!: string;
+  @Field(() => Int, { defaultValue: 1, description: 'Nodes (machines), 1 or more.' }) nodes!: number;
+  @Field(() => Int, { defaultValue: 1, description: 'GPUs in each node.' }) gpusPerNode!: number;
+  @Field(() => Int, { description: 'Batch elements per GPU per micro-batch.' }) batchSizePerGpu!: number;
   @Field(() => Int, { defaultValue: 1, description: 'Micro-batches accumulated per optimizer step.' })
   gradAccumSteps!: number;
-  @Field(() => PrecisionEnum) precision!: Precision;
+  @Field(() => PrecisionEnum, { description: 'The precision mode to train in.' }) precision!: Precision;
   @Field(() => FrameworkEnum, {
     defaultValue: 'PyTorch',
     description: 'Framework the job runs in (PyTorch unless said).',
@@ -105,11 +105,22 @@ export class PredictInput {
   parallelism?: ParallelismInput;
 }
 
-@InputType()
+@InputType({
+  description:
+    'What to plan for: the workload, the objective, limits (deadline, budget, GPUs) and the search space.',
+})
 export class RecommendInput {
-  @Field(() => WorkloadInput) workload!: WorkloadInput;
-  @Field(() => ObjectiveEnum, { defaultValue: ObjectiveEnum.COST }) objective!: ObjectiveEnum;
-  @Field(() => Float, { nullable: true }) deadlineHours?: number;
+  @Field(() => WorkloadInput, { description: 'What to train and how much of it.' }) workload!: WorkloadInput;
+  @Field(() => ObjectiveEnum, {
+    defaultValue: ObjectiveEnum.COST,
+    description: 'Rank cheapest first (COST) or fastest first (TIME).',
+  })
+  objective!: ObjectiveEnum;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Plans must finish within this many hours; default no deadline.',
+  })
+  deadlineHours?: number;
   @Field(() => Boolean, {
     defaultValue: false,
     description: 'Require the deadline to hold at the P90 step time, not only at the estimate.',
@@ -122,13 +133,22 @@ export class RecommendInput {
   framework!: Framework;
   @Field(() => Boolean, { defaultValue: false, description: 'Compiled with XLA (TensorFlow/JAX).' })
   xla!: boolean;
-  @Field(() => Float, { nullable: true }) budgetUsd?: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Plans must cost at most this many USD; default no budget.',
+  })
+  budgetUsd?: number;
   @Field(() => [String], { nullable: true, description: 'GPU ids allowed (default: every catalog GPU).' })
   gpus?: string[];
   @Field(() => [PrecisionEnum], { nullable: true, description: 'Precision modes allowed (default: all).' })
   precisions?: Precision[];
-  @Field(() => Int, { defaultValue: 8 }) maxNodes!: number;
-  @Field(() => Int, { nullable: true }) maxGpus?: number;
+  @Field(() => Int, { defaultValue: 8, description: 'Most nodes (machines) a plan may use.' })
+  maxNodes!: number;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Most GPUs a plan may use in total; default no limit beyond maxNodes.',
+  })
+  maxGpus?: number;
   @Field(() => [Int], {
     nullable: true,
     description: 'GPUs per node to consider (default 1, 2, 4, 8; 16 on DGX-2).',
@@ -196,8 +216,12 @@ export class RecommendInput {
     description: 'Inter-node network per node, Gbps (default: seeds/network.json per GPU).',
   })
   interNodeGbps?: number;
-  @Field(() => Boolean, { defaultValue: true }) fp32UsesTf32!: boolean;
-  @Field(() => Int, { defaultValue: 10 }) limit!: number;
+  @Field(() => Boolean, {
+    defaultValue: true,
+    description: 'FP32 runs matmuls/convolutions in TF32 on Ampere and newer (the framework default).',
+  })
+  fp32UsesTf32!: boolean;
+  @Field(() => Int, { defaultValue: 10, description: 'Plans to return (ranked 1..limit).' }) limit!: number;
   @Field(() => ParallelismSearchEnum, {
     defaultValue: ParallelismSearchEnum.AUTO,
     description:

@@ -87,6 +87,7 @@ function gpuFromRow(r: Record<string, string>, links: LinksFile): GpuSpec {
     fp16: num(r.fp16_tensor_tflops),
     bf16: num(r.bf16_tensor_tflops),
     fp8: num(r.fp8_tensor_tflops),
+    fp4: num(r.fp4_tensor_tflops),
   };
   return {
     id: r.id,

@@ -13,7 +13,14 @@ describe('seeds: GPU catalog', () => {
 
   it('keeps dense datasheet peaks and leaves unknown cells null', () => {
     const h100 = getGpu('H100-SXM5-80GB')!;
-    expect(h100.peakTflops).toEqual({ fp32: 67, tf32: 494.7, fp16: 989.4, bf16: 989.4, fp8: 1978.9 });
+    expect(h100.peakTflops).toEqual({
+      fp32: 67,
+      tf32: 494.7,
+      fp16: 989.4,
+      bf16: 989.4,
+      fp8: 1978.9,
+      fp4: null,
+    });
     expect(h100.memoryGb).toBe(80);
     expect(h100.memoryBwGbps).toBe(3350);
     expect(h100.generation).toBe('hopper');
@@ -21,6 +28,26 @@ describe('seeds: GPU catalog', () => {
     expect(v100.peakTflops.bf16).toBeNull();
     expect(v100.peakTflops.tf32).toBeNull();
     expect(v100.generation).toBe('volta');
+  });
+
+  it('has the Blackwell systems with no measurements: GB200, B300, GB300 with their sourced figures', () => {
+    const gb200 = getGpu('GB200')!,
+      b300 = getGpu('B300')!,
+      gb300 = getGpu('GB300')!;
+    // GB200 NVL72 rack figures / 72 / 2 (sparse footnote); superchip 372 GB, 16 TB/s / 2 GPUs.
+    expect(gb200.peakTflops).toEqual({ fp32: 90, tf32: 1250, fp16: 2500, bf16: 2500, fp8: 5000, fp4: 10000 });
+    expect([gb200.memoryGb, gb200.memoryBwGbps, gb200.tdpW]).toEqual([186, 8000, 1200]);
+    expect(b300.peakTflops).toEqual({ fp32: 75, tf32: 1125, fp16: 2250, bf16: 2250, fp8: 4500, fp4: 13125 });
+    expect(b300.memoryGb).toBe(288);
+    expect(b300.int8Tops).toBeNull(); // sources disagree (4,500 vs 150): left empty
+    expect(gb300.peakTflops.fp4).toBe(15000);
+    expect(gb300.fp64Tflops).toBeNull();
+    expect(getGpu('B200')!.peakTflops.fp4).toBe(9000);
+    for (const g of [gb200, b300, gb300]) {
+      expect(g.generation).toBe('blackwell');
+      expect(g.hasNvlinkFabric).toBe(true);
+      expect(g.priceUsdPerGpuHour).toBeNull();
+    }
   });
 
   it('derives a missing intra-node bandwidth from the link name and says so', () => {
