@@ -37,3 +37,18 @@ export class CatalogResolver {
     return precisionViews();
   }
 }
+
+/**
+ * The catalog's federation entities: another subgraph may reference a Gpu or a Model by its id
+ * (`@key(fields: "id")`), and the gateway asks this subgraph to resolve the rest of it.
+ */
+export const CATALOG_ENTITIES: Record<'Gpu' | 'Model', (reference: { id: string }) => Gpu | Model | null> = {
+  Gpu: ({ id }) => {
+    const g = getGpu(id);
+    return g ? gpuView(g) : null;
+  },
+  Model: ({ id }) => {
+    const m = getModel(id);
+    return m ? modelView(m) : null;
+  },
+};

@@ -333,7 +333,7 @@ export class Prediction {
   stepTimeMs!: number;
   @Field(() => Float, { description: 'Total over all GPUs, in throughputUnit.' }) throughput!: number;
   @Field(() => String, {
-    description: 'Unit of throughput and of workload.samples (images, tokens, sequences, ...).',
+    description: 'Unit of throughput, e.g. images/s or tokens/s (workload.samples counts the same items).',
   })
   throughputUnit!: string;
   @Field(() => Int, { description: 'Batch elements per optimizer step over all GPUs.' }) globalBatch!: number;
@@ -436,9 +436,9 @@ export class Plan {
       'Which case the prediction is: measured, calibrated from measurements of the same model, or unmeasured.',
   })
   evidence!: string;
-  @Field(() => Float, { description: 'Total over all GPUs, throughputUnit per second.' }) throughput!: number;
+  @Field(() => Float, { description: 'Total over all GPUs, in throughputUnit.' }) throughput!: number;
   @Field(() => String, {
-    description: 'Unit of throughput and of workload.samples (images, tokens, sequences, ...).',
+    description: 'Unit of throughput, e.g. images/s or tokens/s (workload.samples counts the same items).',
   })
   throughputUnit!: string;
   @Field(() => Float, { description: 'Wall-clock hours to train workload.samples.' }) totalHours!: number;
