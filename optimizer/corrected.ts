@@ -1,7 +1,8 @@
 // recommend and predict with the learned correction applied: the analytical search finds every
-// candidate that fits, one batched onnxruntime call corrects all their step times, and only then do
-// the deadline (optionally at the P90 bound) and the budget apply. Without a learned model the
-// analytical estimate answers and the result says why.
+// candidate that fits, one batched onnxruntime call corrects the step times of those the answer can
+// depend on (optimizer/pruned.ts), and only then do the deadline (optionally at the P90 bound) and
+// the budget apply. Without a learned model, or with predictor ANALYTICAL, the analytical estimate
+// answers and the result says why.
 import { predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
 import {
   DEFAULT_SOFTWARE,
@@ -12,8 +13,9 @@ import {
 import type { RowPrediction } from '../predictor/measured.js';
 import { getGpu } from '../seeds/catalog.js';
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
-import { combine, defaultEfficiency, scaleBreakdown, type Efficiency } from '../predictor/step.js';
+import { defaultEfficiency, scaleBreakdown, type Efficiency } from '../predictor/step.js';
 import { rankCandidates, searchCandidates, type Recommendation, type RecommendRequest } from './recommend.js';
+import { correctAndRank } from './pruned.js';
 
 export interface CorrectedRecommendation extends Recommendation {
   /** Which predictor ranked the plans, and why the learned one did not if it did not. */
@@ -30,6 +32,8 @@ export async function recommendCorrected(
   software: Software = DEFAULT_SOFTWARE,
   eff: Efficiency = defaultEfficiency(),
   choice: PredictorChoice = 'LEARNED',
+  /** Correct only the candidates the answer can depend on (optimizer/pruned.ts); false: all of them. */
+  prune = true,
 ): Promise<CorrectedRecommendation> {
   const search = searchCandidates(r, eff);
   if (choice === 'ANALYTICAL')
@@ -40,48 +44,10 @@ export async function recommendCorrected(
     };
   if (!learned.predictor)
     return { ...rankCandidates(r, search), predictor: 'analytical', predictorNote: learned.reason };
-  const m = modelFeaturesOf(r.model);
-  const items: CorrectionInput[] = search.candidates.map((c) => {
-    const gpu = r.gpus[c.gpuIndex];
-    const option = search.options[c.optionIndex];
-    // The learned model was trained on data-parallel runs only: on sharded or tensor/pipeline-
-    // parallel layouts it extrapolates from the same features (the breakdown carries the split's costs).
-    const exec = {
-      precision: c.precision,
-      batchSizePerGpu: c.batch,
-      gpusPerNode: c.gpusPerNode,
-      nodes: c.nodes,
-      gradAccumSteps: c.accum,
-      fp32UsesTf32: r.fp32UsesTf32 ?? true,
-      interNodeGbps: option.interNodeGbps,
-      parallelism: c.parallelism,
-    };
-    const step = combine(
-      c.compute,
-      {
-        totalMs: c.commTotalMs,
-        exposedMs: c.commExposedMs,
-        dataParallelMs: c.commDataParallelMs,
-        pipelineMs: c.commPipelineMs,
-      },
-      exec,
-    );
-    return {
-      modelId: r.model.id,
-      model: m,
-      gpu,
-      exec,
-      stepMs: c.analyticalStepMs,
-      breakdown: step.breakdown,
-      dominantMath: c.compute.dominantMath,
-      software,
-    };
-  });
-  const k = await learned.predictor.correct(items);
-  const name = learned.predictor.name;
+  const { recommendation } = await correctAndRank(r, search, learned.predictor, software, prune);
   return {
-    ...rankCandidates(r, search, { mid: k.mid, lo: k.lo, hi: k.hi, cases: k.cases, predictor: name }),
-    predictor: name,
+    ...recommendation,
+    predictor: learned.predictor.name,
     predictorNote: 'learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md)',
   };
 }

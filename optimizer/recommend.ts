@@ -269,6 +269,8 @@ export interface Search {
   smallestOomBatch: Map<string, number>;
   /** The global batch cap applied (Infinity with a fixed global batch). */
   maxGlobalBatch: number;
+  /** Feasible candidates left out of `candidates` because they cannot change the answer (optimizer/pruned.ts). */
+  prunedFeasible?: number;
 }
 
 /**
@@ -589,7 +591,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
   return {
     status: 'COMPLETE',
     evaluated: search.evaluated,
-    feasible: feasible.length,
+    feasible: feasible.length + (search.prunedFeasible ?? 0),
     plans,
     paretoFront: paretoPlans,
     rejected: [...rejected]

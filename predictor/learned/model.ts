@@ -2,7 +2,6 @@
 // metadata (seeds/predictor.json: feature names, measured evidence, interval quantiles), run with
 // onnxruntime-node in one batched call per request. If the file is missing or will not load,
 // callers fall back to the analytical estimate and say so.
-import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
@@ -16,6 +15,7 @@ import {
   type Software,
 } from './features.js';
 import { loadOnnxCorrection, type OnnxCorrection } from './onnx.js';
+import { treeBoundsFromFile, type TreeEnsembleBounds } from './bounds.js';
 
 export const MODEL_FILE = new URL('../../seeds/predictor.onnx', import.meta.url);
 export const META_FILE = new URL('../../seeds/predictor.json', import.meta.url);
@@ -69,12 +69,36 @@ export class LearnedPredictor {
   private evidenceCache = new Map<string, Evidence>();
   /** GPUs with at least one measurement in the evidence. */
   private readonly measuredGpus: Set<string>;
+  /** Where the features a candidate's node count moves sit in the feature vector (optimizer/pruned.ts). */
+  readonly varyingFeatureIndex: VaryingFeatureIndex;
   private constructor(
     readonly meta: LearnedMeta,
     private readonly onnx: OnnxCorrection,
     private readonly index: EvidenceIndex,
+    /** The range of the ensemble's output over a box of inputs: what lets a search skip candidates. */
+    readonly bounds: TreeEnsembleBounds,
   ) {
     this.measuredGpus = new Set(meta.evidence.map((e) => e.gpu));
+    const at = (name: string) => {
+      const i = meta.featureNames.indexOf(name);
+      if (i < 0) throw new Error(`feature ${name} missing from the learned model`);
+      return i;
+    };
+    this.varyingFeatureIndex = {
+      logStep: at('log_analytical_step_ms'),
+      fracForward: at('frac_forward'),
+      fracBackward: at('frac_backward'),
+      fracOptimizer: at('frac_optimizer'),
+      fracMixedPrecision: at('frac_mixed_precision'),
+      fracComm: at('frac_comm_exposed'),
+      fracOverhead: at('frac_overhead'),
+      logGpus: at('log_gpus'),
+      logNodes: at('log_nodes'),
+    };
+  }
+
+  get featureCount(): number {
+    return this.onnx.featureCount;
   }
 
   get name(): string {
@@ -92,16 +116,19 @@ export class LearnedPredictor {
         `learned model was trained on feature version ${m.featureVersion} (${m.featureNames.length} features); this code builds version ${FEATURE_VERSION} (${names.length}): retrain with npm run train:predictor`,
       );
     }
-    // One intra-op thread per process in --workers mode (the workers already fill the cores).
-    const threads = Number(process.env.TRAINPLAN_ORT_THREADS ?? (cluster.isWorker ? 1 : 2));
+    // One intra-op thread: with two, onnxruntime splits a batch between threads and sums a row's
+    // trees in an order that depends on the batch, so a candidate's correction would change (in the
+    // 8th digit) with the candidates beside it. With one it is a function of the row alone, which
+    // the search's pruning relies on (optimizer/pruned.ts); pruning leaves a few hundred rows a
+    // request, where a second thread gains nothing.
     const onnx = await loadOnnxCorrection(
       typeof model === 'string' ? model : model.pathname,
       names.length,
-      threads,
+      1,
     );
     const index = new EvidenceIndex([]);
     index.addAggregated(m.evidence);
-    return new LearnedPredictor(m, onnx, index);
+    return new LearnedPredictor(m, onnx, index, treeBoundsFromFile(model));
   }
 
   evidence(modelId: string, gpuId: string, precision: Precision, framework: string): Evidence {
@@ -126,28 +153,37 @@ export class LearnedPredictor {
     return iv;
   }
 
+  /** Writes the features `correct` runs the model on for one item. */
+  writeFeaturesOf(it: CorrectionInput, out: Float32Array | Float64Array, offset = 0): Evidence {
+    const sw = it.software ?? DEFAULT_SOFTWARE;
+    const ev = this.evidence(it.modelId, it.gpu.id, it.exec.precision, sw.framework);
+    writeFeatures(
+      out as Float32Array,
+      offset,
+      true,
+      it.model,
+      it.gpu,
+      it.exec,
+      it.stepMs,
+      it.breakdown,
+      it.dominantMath,
+      ev,
+      sw,
+    );
+    return ev;
+  }
+
+  /** The interval (log quantiles of held-out errors) an item's estimate gets; it does not depend on the model's output. */
+  intervalOf(it: CorrectionInput): Interval {
+    const sw = it.software ?? DEFAULT_SOFTWARE;
+    const ev = this.evidence(it.modelId, it.gpu.id, it.exec.precision, sw.framework);
+    return this.interval(it.exec.precision, ev, this.measuredGpus.has(it.gpu.id), isSplit(it));
+  }
+
   async correct(items: CorrectionInput[]): Promise<Corrections> {
     const d = this.onnx.featureCount;
     const X = new Float32Array(items.length * d);
-    const evs: Evidence[] = [];
-    items.forEach((it, i) => {
-      const sw = it.software ?? DEFAULT_SOFTWARE;
-      const ev = this.evidence(it.modelId, it.gpu.id, it.exec.precision, sw.framework);
-      evs.push(ev);
-      writeFeatures(
-        X,
-        i * d,
-        true,
-        it.model,
-        it.gpu,
-        it.exec,
-        it.stepMs,
-        it.breakdown,
-        it.dominantMath,
-        ev,
-        sw,
-      );
-    });
+    const evs: Evidence[] = items.map((it, i) => this.writeFeaturesOf(it, X, i * d));
     const out = await this.onnx.run(X, items.length);
     const mid = new Float64Array(items.length),
       lo = new Float64Array(items.length),
@@ -157,11 +193,7 @@ export class LearnedPredictor {
       // The model predicts log(measured throughput / analytical): time scales by its inverse.
       const k = Math.exp(-out[i]);
       const gpuMeasured = this.measuredGpus.has(it.gpu.id);
-      const par = it.exec.parallelism;
-      // Every training row ran plain data parallelism: a sharded or split layout is extrapolation.
-      const split =
-        !!par &&
-        (par.tensorParallel > 1 || par.pipelineParallel > 1 || par.zeroStage > 0 || par.recompute !== 'none');
+      const split = isSplit(it);
       const iv = this.interval(it.exec.precision, evs[i], gpuMeasured, split);
       mid[i] = k;
       lo[i] = k * Math.exp(iv.q10);
@@ -174,6 +206,27 @@ export class LearnedPredictor {
     });
     return { mid, lo, hi, cases };
   }
+}
+
+/** Every training row ran plain data parallelism: a sharded or split layout is extrapolation. */
+function isSplit(it: CorrectionInput): boolean {
+  const par = it.exec.parallelism;
+  return (
+    !!par &&
+    (par.tensorParallel > 1 || par.pipelineParallel > 1 || par.zeroStage > 0 || par.recompute !== 'none')
+  );
+}
+
+export interface VaryingFeatureIndex {
+  logStep: number;
+  fracForward: number;
+  fracBackward: number;
+  fracOptimizer: number;
+  fracMixedPrecision: number;
+  fracComm: number;
+  fracOverhead: number;
+  logGpus: number;
+  logNodes: number;
 }
 
 export interface LearnedState {
