@@ -3,10 +3,10 @@
 // the answer are corrected, optimizer/pruned.ts) and, for reference, with every candidate corrected.
 // The three run interleaved in one process, so the ratio is measured under the same conditions.
 // Run: npx tsx bench/pruning.ts   (BENCH_RUNS=7 by default)
-import { recommendCorrected } from '../optimizer/corrected.js';
+import { recommendCorrected } from '../optimizer/recommend-corrected.js';
 import { searchSize, type RecommendRequest } from '../optimizer/recommend.js';
 import { selectOffers } from '../optimizer/offers.js';
-import { loadGpus } from '../seeds/catalog.js';
+import { loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
@@ -17,6 +17,7 @@ const learned = await learnedPredictor();
 if (!learned.predictor) throw new Error(learned.reason);
 const offers = selectOffers({ catalog: true, own: [], perGpuPrices: [] });
 const software = { framework: 'PyTorch' as const, xla: false };
+const eff = loadEfficiency();
 
 function request(modelId: string, extra: Partial<RecommendRequest>): RecommendRequest {
   const model = getModel(modelId)!;
@@ -56,7 +57,7 @@ console.log(
 for (const [label, req] of cases) {
   const time = async (choice: 'ANALYTICAL' | 'LEARNED', prune: boolean) => {
     const t0 = performance.now();
-    const r = await recommendCorrected(req, learned, software, undefined, choice, prune);
+    const r = await recommendCorrected(req, learned, eff, software, choice, prune);
     return { ms: performance.now() - t0, r };
   };
   await time('ANALYTICAL', true); // warm-up: model costs, JIT

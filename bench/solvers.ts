@@ -19,7 +19,7 @@ import { verifyMipSolution } from '../optimizer/milp/verify.js';
 import { procurementMip, type ProcurementRequest } from '../optimizer/procurement.js';
 import { getModel } from '../predictor/zoo/index.js';
 import type { GpuSpec } from '../predictor/types.js';
-import { defaultInterNodeGbps, getGpu } from '../seeds/catalog.js';
+import { defaultInterNodeGbps, getGpu, loadEfficiency } from '../seeds/catalog.js';
 
 const LIMIT = Number(process.env.BENCH_TIME_LIMIT ?? 30);
 const gpu = (id: string) => getGpu(id)!;
@@ -70,6 +70,7 @@ function fleet(n: number, objective: 'COST' | 'MAKESPAN', seed: number): FleetRe
     maxNodes: 2,
     interNodeGbps: (g) => defaultInterNodeGbps(g.id),
     solve: { timeLimitSeconds: LIMIT },
+    efficiency: loadEfficiency(),
   };
   // Deadlines 1.5-6x each job's fastest plan; then an inventory of 60% of what the jobs' cheapest
   // plans would take of each type, so that the jobs compete for it.
@@ -160,6 +161,7 @@ function procurement(n: number, seed: number): ProcurementRequest {
     maxNodes: 2,
     interNodeGbps: (g) => defaultInterNodeGbps(g.id),
     solve: { timeLimitSeconds: LIMIT },
+    efficiency: loadEfficiency(),
   };
 }
 
@@ -190,6 +192,7 @@ function federated(n: number, seed: number): FederatedRequest {
     maxLocalSteps: 1000,
     bytesPerParameter: 4,
     solve: { timeLimitSeconds: LIMIT },
+    efficiency: loadEfficiency(),
   };
 }
 

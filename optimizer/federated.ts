@@ -27,6 +27,8 @@ import { predict } from '../predictor/predict.js';
 import { unsupportedReason } from '../predictor/precision.js';
 import { costOf } from '../predictor/predict.js';
 import type { GpuSpec, MathMode, ModelDef, Precision } from '../predictor/types.js';
+import type { Efficiency } from '../predictor/step.js';
+import { pcieBandwidth } from '../seeds/catalog.js';
 import { MipBuilder, modelSize, type ModelSize } from './milp/model.js';
 import { solveMip, type MipStatus, type SolveOptions, type MipOutcome } from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
@@ -55,6 +57,8 @@ export interface FederatedRequest {
   totalSamples?: number;
   fp32UsesTf32?: boolean;
   solve: SolveOptions;
+  /** The analytical predictor's fitted constants (seeds/efficiency.json). */
+  efficiency: Efficiency;
 }
 
 export interface ClientOption {
@@ -110,7 +114,7 @@ export interface CustomDevice {
  * per math mode (a mode left out is one the device lacks, so precisions needing it are not offered),
  * memory size and bandwidth. Everything else is unknown and says so: null numbers, 'custom' labels,
  * generation 'unknown', no intra-node link (a client trains on one device, so no all-reduce runs)
- * and no price.
+ * and no price. Its PCIe figure is links.json's generic one (it is never used: no ring runs).
  */
 export function customGpuSpec(d: CustomDevice): GpuSpec {
   const peak = (m: MathMode) => d.peakTflops[m] ?? null;
@@ -140,13 +144,11 @@ export function customGpuSpec(d: CustomDevice): GpuSpec {
     intraNodeLink: 'none (single device)',
     intraNodeBwGbpsBidir: 0,
     intraNodeBwSource: 'not applicable: one device per client',
+    pcieBwGbpsBidir: pcieBandwidth('none'),
     hasNvlinkFabric: false,
+    maxGpusPerNode: 1,
     tdpW: d.tdpW ?? null,
     typicalInternodeNetwork: '',
-    priceUsdPerGpuHour: null,
-    priceUsdPerGpuHourMax: null,
-    pricePoints: '',
-    priceSource: '',
     source: 'figures given in the request',
     notes: 'custom client device',
   };
@@ -173,16 +175,19 @@ export function clientOptions(r: FederatedRequest): { all: ClientOption[][]; kep
       if (maxSteps < 1) continue;
       for (const precision of r.precisions) {
         if (unsupportedReason(c.gpu, precision) !== null) continue;
-        const p = predict({
-          model: r.model,
-          gpu: c.gpu,
-          precision,
-          batchSizePerGpu: batch,
-          gpusPerNode: 1,
-          nodes: 1,
-          fp32UsesTf32: r.fp32UsesTf32,
-          interNodeGbps: 1,
-        });
+        const p = predict(
+          {
+            model: r.model,
+            gpu: c.gpu,
+            precision,
+            batchSizePerGpu: batch,
+            gpusPerNode: 1,
+            nodes: 1,
+            fp32UsesTf32: r.fp32UsesTf32,
+            interNodeGbps: 1,
+          },
+          r.efficiency,
+        );
         const stepSeconds = p.stepTimeMs / 1e3;
         if (!p.fitsInMemory || !Number.isFinite(stepSeconds) || stepSeconds <= 0) continue;
         opts.push({ batchSizePerGpu: batch, precision, stepSeconds, memoryGb: p.memory.totalGb, maxSteps });
@@ -563,16 +568,19 @@ export function verifyFederatedPlan(r: FederatedRequest, plan: FederatedPlan): s
       problems.push(`client ${cp.id}: ${why}`);
       continue;
     }
-    const p = predict({
-      model: r.model,
-      gpu: c.gpu,
-      precision: cp.precision,
-      batchSizePerGpu: cp.batchSizePerGpu,
-      gpusPerNode: 1,
-      nodes: 1,
-      fp32UsesTf32: r.fp32UsesTf32,
-      interNodeGbps: 1,
-    });
+    const p = predict(
+      {
+        model: r.model,
+        gpu: c.gpu,
+        precision: cp.precision,
+        batchSizePerGpu: cp.batchSizePerGpu,
+        gpusPerNode: 1,
+        nodes: 1,
+        fp32UsesTf32: r.fp32UsesTf32,
+        interNodeGbps: 1,
+      },
+      r.efficiency,
+    );
     if (!p.fitsInMemory)
       problems.push(
         `client ${cp.id}: needs ${p.memory.totalGb.toFixed(2)} GB, ${c.gpu.id} has ${c.gpu.memoryGb}`,

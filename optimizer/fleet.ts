@@ -18,16 +18,12 @@
 // type, the deadline and the type's inventory as constraints), so deadlines and memory are already
 // met by every column; the MIP only couples the jobs through the inventory.
 import { predict, InputError } from '../predictor/predict.js';
-import type { GpuSpec, ModelDef, Precision } from '../predictor/types.js';
-import { recommend, type Plan, type RecommendRequest } from './recommend.js';
+import type { ModelDef } from '../predictor/types.js';
+import type { CatalogGpu, Precision } from '../seeds/types.js';
+import { recommend } from './recommend.js';
+import type { CandidateSearch, Plan, RecommendRequest } from './search-types.js';
 import { MipBuilder, modelSize, withObjective, type MipModel, type ModelSize } from './milp/model.js';
-import {
-  solveLexicographic,
-  type LexPhase,
-  type MipStatus,
-  type MipOutcome,
-  type CandidateSearch,
-} from './milp/solver.js';
+import { solveLexicographic, type LexPhase, type MipStatus, type MipOutcome } from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
 import { paretoFilter } from './pareto.js';
 
@@ -48,7 +44,7 @@ export interface FleetJob {
 }
 
 export interface InventoryItem {
-  gpu: GpuSpec;
+  gpu: CatalogGpu;
   count: number;
   /** Price of these GPUs per GPU-hour (default: request prices, then the catalog). */
   priceUsdPerGpuHour?: number;
@@ -60,7 +56,7 @@ export interface FleetRequest extends CandidateSearch {
   /** GPU types not in the inventory may be rented without limit. */
   allowOnDemand: boolean;
   /** Which types may be rented when allowOnDemand (types in the inventory are excluded: their count caps them). */
-  onDemandGpus: GpuSpec[];
+  onDemandGpus: CatalogGpu[];
   prices: Record<string, number>;
   objective: FleetObjective;
   /** Leave jobs out (highest total priority placed first) rather than answer INFEASIBLE. */
@@ -69,7 +65,7 @@ export interface FleetRequest extends CandidateSearch {
 
 export interface FleetCandidate {
   job: number;
-  gpu: GpuSpec;
+  gpu: CatalogGpu;
   onDemand: boolean;
   nodes: number;
   gpusPerNode: number;
@@ -96,7 +92,7 @@ export interface UnplacedJob {
 }
 
 export interface GpuUsage {
-  gpu: GpuSpec;
+  gpu: CatalogGpu;
   used: number;
   available: number | null;
   onDemand: boolean;
@@ -118,7 +114,7 @@ export interface FleetPlan extends MipOutcome {
 export const ALL = Number.MAX_SAFE_INTEGER;
 
 interface GpuType {
-  gpu: GpuSpec;
+  gpu: CatalogGpu;
   limit: number | null;
   price: number | null;
   field: string;
@@ -235,6 +231,7 @@ export function fleetCandidates(r: FleetRequest): FleetCandidates {
           limit: ALL,
           objective: t.price === null ? 'TIME' : 'COST',
         }),
+        r.efficiency,
       );
       // `usable` re-checks what the MIP relies on (finite hours and cost, memory fit) rather than trust it.
       const cands = rec.plans.filter(usable).map((p) => toCandidate(j, t, p));
@@ -262,7 +259,10 @@ function diagnoseJob(r: FleetRequest, job: FleetJob, types: GpuType[]): { reason
         (r.allowOnDemand ? ' and no on-demand type has a price' : ' and allowOnDemand is off'),
     };
   const unconstrained = types.map((t) =>
-    recommend(searchFor(r, job, t, { deadline: false, cap: false, limit: ALL, objective: 'TIME' })),
+    recommend(
+      searchFor(r, job, t, { deadline: false, cap: false, limit: ALL, objective: 'TIME' }),
+      r.efficiency,
+    ),
   );
   const runnable = types.filter((_, i) => unconstrained[i].plans.some(usable));
   if (runnable.length === 0) {
@@ -281,6 +281,7 @@ function diagnoseJob(r: FleetRequest, job: FleetJob, types: GpuType[]): { reason
     if (t.limit === null) continue;
     const meeting = recommend(
       searchFor(r, job, t, { deadline: true, cap: false, limit: ALL, objective: 'TIME' }),
+      r.efficiency,
     ).plans.filter(usable);
     if (meeting.length) {
       const fewest = meeting.reduce((m, p) => Math.min(m, p.nodes * p.gpusPerNode), Infinity);
@@ -294,6 +295,7 @@ function diagnoseJob(r: FleetRequest, job: FleetJob, types: GpuType[]): { reason
   for (const t of runnable) {
     const p = recommend(
       searchFor(r, job, t, { deadline: false, cap: true, limit: ALL, objective: 'TIME' }),
+      r.efficiency,
     ).plans.find(usable);
     if (p && (!fastest || p.totalHours < fastest.hours))
       fastest = {
@@ -677,19 +679,22 @@ export function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): string[] {
       problems.push(`job ${a.jobId}: precision ${a.precision} is not allowed`);
     let p;
     try {
-      p = predict({
-        model: job.model,
-        gpu: t.gpu,
-        precision: a.precision,
-        batchSizePerGpu: a.batchSizePerGpu,
-        gpusPerNode: a.gpusPerNode,
-        nodes: a.nodes,
-        gradAccumSteps: a.gradAccumSteps,
-        fp32UsesTf32: r.fp32UsesTf32,
-        interNodeGbps: r.interNodeGbps(t.gpu),
-        samples: job.samples,
-        priceUsdPerGpuHour: t.price,
-      });
+      p = predict(
+        {
+          model: job.model,
+          gpu: t.gpu,
+          precision: a.precision,
+          batchSizePerGpu: a.batchSizePerGpu,
+          gpusPerNode: a.gpusPerNode,
+          nodes: a.nodes,
+          gradAccumSteps: a.gradAccumSteps,
+          fp32UsesTf32: r.fp32UsesTf32,
+          interNodeGbps: r.interNodeGbps(t.gpu),
+          samples: job.samples,
+          priceUsdPerGpuHour: t.price,
+        },
+        r.efficiency,
+      );
     } catch (e) {
       problems.push(`job ${a.jobId}: ${e instanceof Error ? e.message : String(e)}`);
       continue;

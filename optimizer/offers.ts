@@ -3,7 +3,7 @@
 // its inter-node network is the one the offer states. Offers are resolved once per request into
 // per-GPU pricing options the search enumerates.
 import { defaultInterNodeGbps, loadInstances, networkDefaults, type Instance } from '../seeds/catalog.js';
-import type { GpuSpec } from '../predictor/types.js';
+import type { GpuSpec } from '../seeds/types.js';
 
 /**
  * A price older than this many days is flagged stale: cloud list prices moved by up to 2x within
@@ -121,9 +121,6 @@ export function selectOffers(s: OfferSelection): Offer[] {
   );
 }
 
-/** Largest GPUs-per-node a GPU type is sold in (DGX-2 holds 16 V100-SXM3). */
-export const maxGpusPerNode = (gpu: GpuSpec): number => (gpu.id.startsWith('V100-SXM3') ? 16 : 8);
-
 /**
  * One way to pay for a GPU type in the search: an offer, or nothing (the GPU is predicted but
  * not priced). `nodeUsdPerHour(g)` is what one node using g GPUs costs an hour.
@@ -160,7 +157,7 @@ export function pricingOptions(
     options.push({
       offerIndex,
       offer,
-      maxPerNode: perGpu ? maxGpusPerNode(gpu) : Math.min(offer.gpusPerInstance, maxGpusPerNode(gpu)),
+      maxPerNode: perGpu ? gpu.maxGpusPerNode : Math.min(offer.gpusPerInstance, gpu.maxGpusPerNode),
       interNodeGbps: forced ?? stated ?? fallback,
       networkSource:
         forced !== undefined
@@ -179,7 +176,7 @@ export function pricingOptions(
     {
       offerIndex: -1,
       offer: null,
-      maxPerNode: maxGpusPerNode(gpu),
+      maxPerNode: gpu.maxGpusPerNode,
       interNodeGbps: net,
       networkSource:
         forced !== undefined ? 'the request (interNodeGbps)' : 'seeds/network.json (no offer for this GPU)',

@@ -12,15 +12,8 @@
 //   - be the best candidate a deadline or budget turned away (the notes describe it).
 // Everything else is counted (feasible, or rejected for the reason it surely fails) without being
 // corrected, and the answer is the same as correcting every candidate (test/pruning.test.ts).
-import {
-  rankCandidates,
-  timeAndCost,
-  type Candidate,
-  type Recommendation,
-  type RecommendRequest,
-  type RejectReason,
-  type Search,
-} from './recommend.js';
+import { rankCandidates, timeAndCost } from './recommend.js';
+import type { Candidate, Recommendation, RecommendRequest, RejectReason, Search } from './search-types.js';
 import { combine } from '../predictor/step.js';
 import { modelFeaturesOf, type Software } from '../predictor/learned/features.js';
 import type { CorrectionInput, LearnedPredictor } from '../predictor/learned/model.js';

@@ -23,8 +23,7 @@
 // sends the residual stream between stages, and the DP group (GPUs / (TP x PP)) all-reduces, or with
 // ZeRO reduce-scatters the gradients and all-gathers the weights (every micro-batch for ZeRO-3).
 // Without `parallelism` every term below reduces to the plain data-parallel formula above.
-import { readFileSync } from 'node:fs';
-import { pcieBandwidth } from '../seeds/catalog.js';
+import type { Efficiency } from '../seeds/types.js';
 import { microBatchesOf, parallelStructure, parametersPerGpu, type Parallelism } from './parallel.js';
 import {
   BYTES,
@@ -36,38 +35,9 @@ import {
 } from './precision.js';
 import type { GpuSpec, LayerCost, MathMode, ModelCost, ModelDef, Precision } from './types.js';
 
-/** The fitted global constants (seeds/efficiency.json; see its _about). */
-export interface Efficiency {
-  matmulEfficiency: Record<MathMode, number>;
-  halfEfficiencyKernelGflop: number;
-  memoryEfficiency: number;
-  /** CPU time to dispatch one kernel (framework + launch); hidden while the GPU is busier than the CPU. */
-  kernelOverheadUs: number;
-  /** Shortest time any kernel takes on the GPU, however little work it has. */
-  minKernelUs: number;
-  stepOverheadMs: number;
-  linkEfficiency: number;
-  networkEfficiency: number;
-  allReduceLatencyUs: number;
-  bucketMb: number;
-  overlapFraction: number;
-  workspaceGb: number;
-  activationFragmentation: number;
-  /**
-   * Fraction of a link's per-direction bandwidth a collective reaches when it runs alone on the
-   * critical path (tensor-parallel all-reduces, pipeline sends). Unlike linkEfficiency, fitted on
-   * data-parallel runs whose all-reduce shares the GPU with backward, this is not calibrated; absent
-   * from the file, 0.8 (nccl-tests all_reduce bus bandwidth on NVLink nodes is about 80% of the link's).
-   */
-  collectiveLinkEfficiency?: number;
-}
-
-export const EFFICIENCY_FILE = new URL('../seeds/efficiency.json', import.meta.url);
-let efficiencyCache: Efficiency | undefined;
-export function defaultEfficiency(): Efficiency {
-  efficiencyCache ??= JSON.parse(readFileSync(EFFICIENCY_FILE, 'utf8')) as Efficiency;
-  return efficiencyCache;
-}
+// The fitted constants are data (seeds/efficiency.json, loaded by seeds/catalog.ts loadEfficiency):
+// every formula takes them as an argument, so none reads a file or a hidden global.
+export type { Efficiency };
 
 /** How a step is executed: everything about the run that is not the model or the GPU. */
 export interface Execution {
@@ -217,7 +187,7 @@ export function layerSums(
   cost: ModelCost,
   gpu: GpuSpec,
   exec: Pick<Execution, 'precision' | 'batchSizePerGpu' | 'fp32UsesTf32'> & { parallelism?: Parallelism },
-  eff: Efficiency = defaultEfficiency(),
+  eff: Efficiency,
 ): LayerSums {
   const policy = POLICIES[exec.precision];
   const B = exec.batchSizePerGpu;
@@ -267,7 +237,7 @@ export function computeTime(
   cost: ModelCost,
   gpu: GpuSpec,
   exec: Execution,
-  eff: Efficiency = defaultEfficiency(),
+  eff: Efficiency,
   given?: LayerSums,
 ): ComputeTime {
   const sums = given ?? layerSums(cost, gpu, exec, eff);
@@ -370,9 +340,9 @@ export function intraNodeBandwidth(
   efficiency = eff.linkEfficiency,
 ): number {
   // No figure: the PCIe link every card has. A 2-way bridge connects pairs only, so a larger ring crosses PCIe.
-  let bidir = gpu.intraNodeBwGbpsBidir || pcieBandwidth(gpu.intraNodeLink);
+  let bidir = gpu.intraNodeBwGbpsBidir || gpu.pcieBwGbpsBidir;
   if (!gpu.hasNvlinkFabric && gpusPerNode > 2 && /bridge/i.test(gpu.intraNodeLink))
-    bidir = pcieBandwidth(gpu.intraNodeLink);
+    bidir = gpu.pcieBwGbpsBidir;
   return (bidir / 2) * 1e9 * efficiency;
 }
 
@@ -382,7 +352,7 @@ export function communicationTime(
   backwardMs: number,
   gpu: GpuSpec,
   exec: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps'>,
-  eff: Efficiency = defaultEfficiency(),
+  eff: Efficiency,
 ): { totalMs: number; exposedMs: number } {
   const g = exec.gpusPerNode,
     N = exec.nodes;
@@ -431,7 +401,7 @@ export function parallelCommunicationTime(
   c: ComputeTime,
   gpu: GpuSpec,
   exec: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps' | 'gradAccumSteps' | 'parallelism'>,
-  eff: Efficiency = defaultEfficiency(),
+  eff: Efficiency,
 ): Communication {
   const par = exec.parallelism;
   const t = par?.tensorParallel ?? 1,
@@ -564,7 +534,7 @@ export function stepTime(
   cost: ModelCost,
   gpu: GpuSpec,
   exec: Execution,
-  eff: Efficiency = defaultEfficiency(),
+  eff: Efficiency,
 ): StepTime {
   const c = computeTime(model, cost, gpu, exec, eff);
   return combine(c, parallelCommunicationTime(c, gpu, exec, eff), exec);

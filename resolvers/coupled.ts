@@ -1,13 +1,14 @@
 // planFleet, planProcurement, planFederatedRound: validate the input (every bad value is a
 // BAD_USER_INPUT naming the field and the range allowed), hand it to optimizer/{fleet,procurement,
-// federated}.ts, and shape the answer. No optimization happens here.
-import { Arg, Query, Resolver } from 'type-graphql';
+// federated}.ts, and shape the answer. No optimization happens here. (Its request building has not
+// moved to service/ yet, as predict's and recommend's have: see docs/architecture.md.)
+import { Arg, Query, Resolver, UseMiddleware } from 'type-graphql';
 import { planFleet, type FleetJob, type InventoryItem } from '../optimizer/fleet.js';
 import { customGpuSpec, planFederatedRound, type FederatedClient } from '../optimizer/federated.js';
 import { planProcurement, type GpuOption, type ProcurementJob } from '../optimizer/procurement.js';
 import type { SolveOptions } from '../optimizer/milp/solver.js';
 import { PRECISIONS, type GpuSpec, type Precision } from '../predictor/types.js';
-import { defaultInterNodeGbps, loadGpus } from '../seeds/catalog.js';
+import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import {
   FederatedInput,
   FederatedPlan,
@@ -20,8 +21,10 @@ import {
   type SolveStatusEnum,
 } from '../schema/coupled.js';
 import type { PriceInput, WorkloadInput } from '../schema/inputs.js';
-import { gpuById, modelById } from './lookup.js';
-import { asGraphQLError, badInput, finiteNumber, integer, LIMITS, nonEmpty } from './validate.js';
+import { gpuById, modelById } from '../service/lookup.js';
+import { DEFAULT_GPUS_PER_NODE } from '../service/planning.js';
+import { finiteNumber, integer, LIMITS, nonEmpty } from '../service/validate.js';
+import { BadUserInput, badInput } from './errors.js';
 import { gpuView } from './views.js';
 
 /** Bounds of the coupled planners' inputs: beyond any real portfolio, small enough to stay interactive. */
@@ -71,7 +74,9 @@ function searchSpace(input: {
   mipRelGap: number;
 }) {
   const precisions = unique(nonEmpty('precisions', input.precisions, PRECISIONS.length) ?? [...PRECISIONS]);
-  const gpusPerNode = unique(nonEmpty('gpusPerNode', input.gpusPerNode, LIMITS.gpusPerNode) ?? [1, 2, 4, 8]);
+  const gpusPerNode = unique(
+    nonEmpty('gpusPerNode', input.gpusPerNode, LIMITS.gpusPerNode) ?? DEFAULT_GPUS_PER_NODE,
+  );
   gpusPerNode.forEach((g, i) => integer(`gpusPerNode[${i}]`, g, 1, LIMITS.gpusPerNode));
   const maxNodes = integer('maxNodes', input.maxNodes, 1, COUPLED_LIMITS.maxNodes);
   const net =
@@ -96,6 +101,7 @@ function searchSpace(input: {
     interNodeGbps: (g: GpuSpec) => net ?? defaultInterNodeGbps(g.id),
     fp32UsesTf32: input.fp32UsesTf32,
     solve,
+    efficiency: loadEfficiency(),
   };
 }
 
@@ -149,6 +155,7 @@ const sizeView = (s: {
 });
 
 @Resolver()
+@UseMiddleware(BadUserInput)
 export class CoupledResolver {
   @Query(() => FleetPlan, {
     description:
@@ -217,34 +224,31 @@ export class CoupledResolver {
       batches * types * space.precisions.length * space.gpusPerNode.length * space.maxNodes,
       'narrow jobs, onDemandGpus, precisions, batch sizes, gpusPerNode or maxNodes',
     );
-    try {
-      const p = await planFleet({
-        jobs,
-        inventory,
-        allowOnDemand: input.allowOnDemand,
-        onDemandGpus,
-        prices: priceMap('prices', input.prices),
-        objective: input.objective,
-        allowUnplaced: input.allowUnplaced,
-        precisions: space.precisions,
-        gpusPerNodeChoices: space.gpusPerNode,
-        maxNodes: space.maxNodes,
-        interNodeGbps: space.interNodeGbps,
-        fp32UsesTf32: space.fp32UsesTf32,
-        solve: space.solve,
-      });
-      return {
-        ...p,
-        status: p.status as SolveStatusEnum,
-        objective: p.objective as FleetObjectiveEnum,
-        modelSize: sizeView(p.stats),
-        assignments: p.assignments.map((a) => ({ ...a, gpu: gpuView(a.gpu), totalGpus: a.gpus })),
-        gpuUsage: p.gpuUsage.map((u) => ({ ...u, gpu: gpuView(u.gpu) })),
-        unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
-      };
-    } catch (e) {
-      throw asGraphQLError(e);
-    }
+    const p = await planFleet({
+      jobs,
+      inventory,
+      allowOnDemand: input.allowOnDemand,
+      onDemandGpus,
+      prices: priceMap('prices', input.prices),
+      objective: input.objective,
+      allowUnplaced: input.allowUnplaced,
+      precisions: space.precisions,
+      gpusPerNodeChoices: space.gpusPerNode,
+      maxNodes: space.maxNodes,
+      interNodeGbps: space.interNodeGbps,
+      fp32UsesTf32: space.fp32UsesTf32,
+      solve: space.solve,
+      efficiency: space.efficiency,
+    });
+    return {
+      ...p,
+      status: p.status as SolveStatusEnum,
+      objective: p.objective as FleetObjectiveEnum,
+      modelSize: sizeView(p.stats),
+      assignments: p.assignments.map((a) => ({ ...a, gpu: gpuView(a.gpu), totalGpus: a.gpus })),
+      gpuUsage: p.gpuUsage.map((u) => ({ ...u, gpu: gpuView(u.gpu) })),
+      unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
+    };
   }
 
   @Query(() => ProcurementPlan, {
@@ -363,44 +367,41 @@ export class CoupledResolver {
       batches * options.length * space.precisions.length * space.gpusPerNode.length * space.maxNodes,
       'narrow jobs, options, precisions, batch sizes, gpusPerNode or maxNodes',
     );
-    try {
-      const p = await planProcurement({
-        jobs,
-        horizonMonths: H,
-        hoursPerMonth,
-        options,
-        precisions: space.precisions,
-        gpusPerNodeChoices: space.gpusPerNode,
-        maxNodes: space.maxNodes,
-        interNodeGbps: space.interNodeGbps,
-        fp32UsesTf32: space.fp32UsesTf32,
-        solve: space.solve,
-      });
-      return {
-        ...p,
-        status: p.status as SolveStatusEnum,
-        modelSize: sizeView(p.stats),
-        cost:
-          p.totalUsd === null
-            ? null
-            : {
-                capitalUsd: p.capitalUsd!,
-                powerUsd: p.powerUsd!,
-                rentalUsd: p.rentalUsd!,
-                totalUsd: p.totalUsd,
-                allRentUsd: p.allRentUsd,
-              },
-        purchases: p.purchases.map((x) => ({ ...x, gpu: gpuView(x.gpu) })),
-        allocations: p.allocations.map((a) => ({
-          ...a,
-          config: { ...a.config, gpu: gpuView(a.config.gpu), totalGpus: a.config.gpus },
-        })),
-        breakEven: p.breakEven.map((b) => ({ ...b, gpu: gpuView(b.gpu) })),
-        unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
-      };
-    } catch (e) {
-      throw asGraphQLError(e);
-    }
+    const p = await planProcurement({
+      jobs,
+      horizonMonths: H,
+      hoursPerMonth,
+      options,
+      precisions: space.precisions,
+      gpusPerNodeChoices: space.gpusPerNode,
+      maxNodes: space.maxNodes,
+      interNodeGbps: space.interNodeGbps,
+      fp32UsesTf32: space.fp32UsesTf32,
+      solve: space.solve,
+      efficiency: space.efficiency,
+    });
+    return {
+      ...p,
+      status: p.status as SolveStatusEnum,
+      modelSize: sizeView(p.stats),
+      cost:
+        p.totalUsd === null
+          ? null
+          : {
+              capitalUsd: p.capitalUsd!,
+              powerUsd: p.powerUsd!,
+              rentalUsd: p.rentalUsd!,
+              totalUsd: p.totalUsd,
+              allRentUsd: p.allRentUsd,
+            },
+      purchases: p.purchases.map((x) => ({ ...x, gpu: gpuView(x.gpu) })),
+      allocations: p.allocations.map((a) => ({
+        ...a,
+        config: { ...a.config, gpu: gpuView(a.config.gpu), totalGpus: a.config.gpus },
+      })),
+      breakEven: p.breakEven.map((b) => ({ ...b, gpu: gpuView(b.gpu) })),
+      unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
+    };
   }
 
   @Query(() => FederatedPlan, {
@@ -473,33 +474,30 @@ export class CoupledResolver {
       clients.length * precisions.length * batchSizes.length,
       'narrow clients, precisions or batchSizes',
     );
-    try {
-      const p = await planFederatedRound({
-        model,
-        clients,
-        totalSamples,
-        precisions,
-        batchSizes,
-        solve,
-        minSamplesPerRound: finiteNumber('minSamplesPerRound', input.minSamplesPerRound, 0, LIMITS.samples, {
-          exclusiveMin: true,
-        }),
-        allowDropout: input.allowDropout,
-        maxLocalSteps: integer('maxLocalSteps', input.maxLocalSteps, 1, COUPLED_LIMITS.localSteps),
-        bytesPerParameter: finiteNumber('bytesPerParameter', input.bytesPerParameter, 0, 16, {
-          exclusiveMin: true,
-        }),
-        fp32UsesTf32: input.fp32UsesTf32,
-      });
-      return {
-        ...p,
-        status: p.status as SolveStatusEnum,
-        modelSize: sizeView(p.stats),
-        clients: p.clients.map((c) => ({ ...c, memoryGbPerGpu: c.memoryGb })),
-        infeasible: p.infeasible.map((x) => ({ ...x, reason: x.reason as BlockerEnum })),
-      };
-    } catch (e) {
-      throw asGraphQLError(e);
-    }
+    const p = await planFederatedRound({
+      model,
+      clients,
+      totalSamples,
+      precisions,
+      batchSizes,
+      solve,
+      minSamplesPerRound: finiteNumber('minSamplesPerRound', input.minSamplesPerRound, 0, LIMITS.samples, {
+        exclusiveMin: true,
+      }),
+      allowDropout: input.allowDropout,
+      maxLocalSteps: integer('maxLocalSteps', input.maxLocalSteps, 1, COUPLED_LIMITS.localSteps),
+      bytesPerParameter: finiteNumber('bytesPerParameter', input.bytesPerParameter, 0, 16, {
+        exclusiveMin: true,
+      }),
+      fp32UsesTf32: input.fp32UsesTf32,
+      efficiency: loadEfficiency(),
+    });
+    return {
+      ...p,
+      status: p.status as SolveStatusEnum,
+      modelSize: sizeView(p.stats),
+      clients: p.clients.map((c) => ({ ...c, memoryGbPerGpu: c.memoryGb })),
+      infeasible: p.infeasible.map((x) => ({ ...x, reason: x.reason as BlockerEnum })),
+    };
   }
 }

@@ -213,7 +213,10 @@ export class FleetInput extends SolveSettingsInput {
   allowUnplaced!: boolean;
   @Field(() => [PrecisionEnum], { nullable: true, description: 'Precision modes allowed (default: all).' })
   precisions?: Precision[];
-  @Field(() => [Int], { nullable: true, description: 'GPUs per node to consider (default 1, 2, 4, 8).' })
+  @Field(() => [Int], {
+    nullable: true,
+    description: 'GPUs per node to consider (default 1, 2, 4, 8; 16 on DGX-2).',
+  })
   gpusPerNode?: number[];
   @Field(() => Int, { defaultValue: 4, description: 'Most nodes one job may use.' }) maxNodes!: number;
   @Field(() => Float, {

@@ -1,5 +1,5 @@
 // GraphQL types for models users bring (predictor/import/): the ModelInput forms and what
-// `modelSummary` answers. Checked in resolvers/model-summary.ts, which names the field at fault.
+// `modelSummary` answers. Checked in service/models.ts, which names the field at fault.
 import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { LayerType, OptimizerKind, Precision } from '../predictor/types.js';
 import { LayerTypeSummary, PrecisionEnum } from './types.js';

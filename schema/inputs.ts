@@ -1,4 +1,5 @@
-// GraphQL input types. Ranges are checked in resolvers/validate.ts, which names the field at fault.
+// GraphQL input types. Ranges are checked in the service layer (service/planning.ts,
+// service/validate.ts), which names the field at fault; the service declares the same shapes.
 import { Field, Float, InputType, Int } from 'type-graphql';
 import type { Precision } from '../predictor/types.js';
 import type { Framework } from '../predictor/learned/features.js';
@@ -16,7 +17,7 @@ import type { ParallelismSearch } from '../optimizer/recommend.js';
 
 @InputType({ description: 'What to train and how much of it.' })
 export class WorkloadInput {
-  // null when customModel is given (resolvers/lookup.ts workload() requires exactly one of the two).
+  // null when customModel is given (service/lookup.ts workload() requires exactly one of the two).
   @Field(() => String, { nullable: true, description: 'A zoo model id (see `models`); or give customModel.' })
   model!: string;
   @Field(() => Float, {

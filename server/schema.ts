@@ -16,10 +16,12 @@ import {
   type GraphQLInputField,
   type GraphQLSchema,
 } from 'graphql';
+// type-graphql lists the queries in the order their classes are evaluated: this import order is the
+// order of Query's fields in schema.graphql.
 import { CATALOG_ENTITIES, CatalogResolver } from '../resolvers/catalog.js';
+import { ModelSummaryResolver } from '../resolvers/model-summary.js';
 import { PlanningResolver } from '../resolvers/planning.js';
 import { CoupledResolver } from '../resolvers/coupled.js';
-import { ModelSummaryResolver } from '../resolvers/model-summary.js';
 
 const QUERY_DESCRIPTION =
   'trainplan: which GPU type, how many nodes, which batch size and precision for a training job, and what it costs (USD) and how long it takes (hours). Catalog lookups, one-configuration predictions, ranked plans, and coupled plans solved as mixed-integer programs.';

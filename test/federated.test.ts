@@ -14,7 +14,7 @@ import {
 import { shutdownSolverWorkers } from '../optimizer/milp/solver.js';
 import { unsupportedReason } from '../predictor/precision.js';
 import { getModel } from '../predictor/zoo/index.js';
-import { getGpu } from '../seeds/catalog.js';
+import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 
 const run = apolloForTests(() => shutdownSolverWorkers());
 
@@ -41,6 +41,7 @@ const base: FederatedRequest = {
   maxLocalSteps: 5,
   bytesPerParameter: 4,
   solve: { timeLimitSeconds: 10 },
+  efficiency: loadEfficiency(),
 };
 
 /** Every (option, steps) per client, or sitting out where allowed: the least round time reaching the samples. */
@@ -130,10 +131,11 @@ describe('planFederatedRound (library)', () => {
       id: 'jetson-orin',
       vendor: 'custom',
       generation: 'unknown',
-      priceUsdPerGpuHour: null,
       releaseYear: null,
       memoryGb: 32,
     });
+    // Hardware facts only: a custom device has no catalog price.
+    expect('priceUsdPerGpuHour' in jetson).toBe(false);
     expect(unsupportedReason(jetson, 'AMP_BF16')).toMatch(/no bf16 support/);
     expect(unsupportedReason(jetson, 'AMP_FP16')).toBeNull();
     const { all } = clientOptions(base);

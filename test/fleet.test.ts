@@ -15,7 +15,7 @@ import {
 } from '../optimizer/fleet.js';
 import { shutdownSolverWorkers } from '../optimizer/milp/solver.js';
 import { getModel } from '../predictor/zoo/index.js';
-import { getGpu } from '../seeds/catalog.js';
+import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 
 const run = apolloForTests(() => shutdownSolverWorkers());
 
@@ -63,6 +63,7 @@ const base: FleetRequest = {
   maxNodes: 2,
   interNodeGbps: () => 200,
   solve: { timeLimitSeconds: 10 },
+  efficiency: loadEfficiency(),
 };
 
 /** Every combination of (unpruned) candidates that fits the inventory: the brute-force optima. */

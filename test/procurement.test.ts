@@ -11,7 +11,9 @@ import {
 } from '../optimizer/procurement.js';
 import { recommend } from '../optimizer/recommend.js';
 import { getModel } from '../predictor/zoo/index.js';
-import { getGpu } from '../seeds/catalog.js';
+import { getGpu, loadEfficiency } from '../seeds/catalog.js';
+
+const eff = loadEfficiency();
 
 const run = apolloForTests(() => shutdownSolverWorkers());
 
@@ -58,25 +60,29 @@ const request = (rentA100: number, runs: [number, number]): ProcurementRequest =
   maxNodes: 1,
   interNodeGbps: () => 200,
   solve: { timeLimitSeconds: 10 },
+  efficiency: loadEfficiency(),
 });
 
 /** Brute force over every purchase count and every split of each job's monthly runs over all its owned configurations and renting. */
 function bruteForce(r: ProcurementRequest): number {
   const buy = r.options[0].buy!;
   const plans = (gpu: typeof A100, j: number) =>
-    recommend({
-      model: r.jobs[j].model,
-      samples: r.jobs[j].samples,
-      objective: 'TIME',
-      deadlineHours: r.jobs[j].deadlineHours,
-      gpus: [gpu],
-      precisions: r.precisions,
-      maxNodes: r.maxNodes,
-      gpusPerNodeChoices: r.gpusPerNodeChoices,
-      batchSizes: r.jobs[j].batchSizes!,
-      interNodeGbps: r.interNodeGbps,
-      limit: 1e9,
-    })
+    recommend(
+      {
+        model: r.jobs[j].model,
+        samples: r.jobs[j].samples,
+        objective: 'TIME',
+        deadlineHours: r.jobs[j].deadlineHours,
+        gpus: [gpu],
+        precisions: r.precisions,
+        maxNodes: r.maxNodes,
+        gpusPerNodeChoices: r.gpusPerNodeChoices,
+        batchSizes: r.jobs[j].batchSizes!,
+        interNodeGbps: r.interNodeGbps,
+        limit: 1e9,
+      },
+      eff,
+    )
       .plans.filter(usable)
       .map((p) => ({ gpus: p.nodes * p.gpusPerNode, gpuh: p.totalHours * p.nodes * p.gpusPerNode }));
   const owned = r.jobs.map((_, j) => plans(A100, j));

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { searchCandidates, type RecommendRequest } from '../optimizer/recommend.js';
 import { correctAndRank } from '../optimizer/pruned.js';
 import { selectOffers } from '../optimizer/offers.js';
-import { loadGpus } from '../seeds/catalog.js';
+import { loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { learnedPredictor, MODEL_FILE } from '../predictor/learned/model.js';
@@ -72,8 +72,20 @@ describe('pruning the learned correction', () => {
     async (_, req) => {
       const learned = (await learnedPredictor()).predictor!;
       expect(learned).toBeTruthy();
-      const pruned = await correctAndRank(req, searchCandidates(req), learned, SOFTWARE, true);
-      const all = await correctAndRank(req, searchCandidates(req), learned, SOFTWARE, false);
+      const pruned = await correctAndRank(
+        req,
+        searchCandidates(req, loadEfficiency()),
+        learned,
+        SOFTWARE,
+        true,
+      );
+      const all = await correctAndRank(
+        req,
+        searchCandidates(req, loadEfficiency()),
+        learned,
+        SOFTWARE,
+        false,
+      );
       expect(all.stats.corrected).toBe(all.stats.candidates);
       expect(pruned.recommendation).toEqual(all.recommendation);
       expect(pruned.recommendation.plans.length).toBeGreaterThan(0);

@@ -1,56 +1,12 @@
-// recommend and predict with the learned correction applied: the analytical search finds every
-// candidate that fits, one batched onnxruntime call corrects the step times of those the answer can
-// depend on (optimizer/pruned.ts), and only then do the deadline (optionally at the P90 bound) and
-// the budget apply. Without a learned model, or with predictor ANALYTICAL, the analytical estimate
-// answers and the result says why.
-import { predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
-import {
-  DEFAULT_SOFTWARE,
-  frameworkOf,
-  modelFeaturesOf,
-  type Software,
-} from '../predictor/learned/features.js';
-import type { RowPrediction } from '../predictor/measured.js';
+// A prediction with the learned correction applied (one configuration, or measurement rows): the
+// analytical estimate scaled by the learned model, with its P10-P90 interval and the evidence
+// behind it. Without a learned model the analytical estimate answers and the result says why.
+import { DEFAULT_SOFTWARE, frameworkOf, modelFeaturesOf, type Software } from './learned/features.js';
+import type { CorrectionInput, LearnedState } from './learned/model.js';
+import type { RowPrediction } from './measured.js';
+import { predict, type Prediction, type PredictRequest } from './predict.js';
+import { scaleBreakdown, type Efficiency } from './step.js';
 import { getGpu } from '../seeds/catalog.js';
-import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
-import { defaultEfficiency, scaleBreakdown, type Efficiency } from '../predictor/step.js';
-import { rankCandidates, searchCandidates, type Recommendation, type RecommendRequest } from './recommend.js';
-import { correctAndRank } from './pruned.js';
-
-export interface CorrectedRecommendation extends Recommendation {
-  /** Which predictor ranked the plans, and why the learned one did not if it did not. */
-  predictor: string;
-  predictorNote: string;
-}
-
-/** LEARNED: the analytical estimate with the learned correction (default); ANALYTICAL: the roofline alone. */
-export type PredictorChoice = 'LEARNED' | 'ANALYTICAL';
-
-export async function recommendCorrected(
-  r: RecommendRequest,
-  learned: LearnedState,
-  software: Software = DEFAULT_SOFTWARE,
-  eff: Efficiency = defaultEfficiency(),
-  choice: PredictorChoice = 'LEARNED',
-  /** Correct only the candidates the answer can depend on (optimizer/pruned.ts); false: all of them. */
-  prune = true,
-): Promise<CorrectedRecommendation> {
-  const search = searchCandidates(r, eff);
-  if (choice === 'ANALYTICAL')
-    return {
-      ...rankCandidates(r, search),
-      predictor: 'analytical',
-      predictorNote: 'the analytical estimate alone, as asked (predictor: ANALYTICAL)',
-    };
-  if (!learned.predictor)
-    return { ...rankCandidates(r, search), predictor: 'analytical', predictorNote: learned.reason };
-  const { recommendation } = await correctAndRank(r, search, learned.predictor, software, prune);
-  return {
-    ...recommendation,
-    predictor: learned.predictor.name,
-    predictorNote: 'learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md)',
-  };
-}
 
 export interface CorrectedPrediction extends Prediction {
   analyticalStepTimeMs: number;
@@ -65,8 +21,8 @@ export interface CorrectedPrediction extends Prediction {
 export async function predictCorrected(
   req: PredictRequest,
   learned: LearnedState,
+  eff: Efficiency,
   software: Software = DEFAULT_SOFTWARE,
-  eff: Efficiency = defaultEfficiency(),
 ): Promise<CorrectedPrediction> {
   const p = predict(req, eff);
   const base = {

@@ -1,0 +1,46 @@
+// recommend with the learned correction applied: the analytical search finds every candidate that
+// fits, one batched onnxruntime call corrects the step times of those the answer can depend on
+// (optimizer/pruned.ts), and only then do the deadline (optionally at the P90 bound) and the budget
+// apply. Without a learned model, or with predictor ANALYTICAL, the analytical estimate answers
+// and the result says why.
+import { DEFAULT_SOFTWARE, type Software } from '../predictor/learned/features.js';
+import type { LearnedState } from '../predictor/learned/model.js';
+import type { Efficiency } from '../predictor/step.js';
+import { correctAndRank } from './pruned.js';
+import { rankCandidates, searchCandidates } from './recommend.js';
+import type { Recommendation, RecommendRequest } from './search-types.js';
+
+export interface CorrectedRecommendation extends Recommendation {
+  /** Which predictor ranked the plans, and why the learned one did not if it did not. */
+  predictor: string;
+  predictorNote: string;
+}
+
+/** LEARNED: the analytical estimate with the learned correction (default); ANALYTICAL: the roofline alone. */
+export type PredictorChoice = 'LEARNED' | 'ANALYTICAL';
+
+export async function recommendCorrected(
+  r: RecommendRequest,
+  learned: LearnedState,
+  eff: Efficiency,
+  software: Software = DEFAULT_SOFTWARE,
+  choice: PredictorChoice = 'LEARNED',
+  /** Correct only the candidates the answer can depend on (optimizer/pruned.ts); false: all of them. */
+  prune = true,
+): Promise<CorrectedRecommendation> {
+  const search = searchCandidates(r, eff);
+  if (choice === 'ANALYTICAL')
+    return {
+      ...rankCandidates(r, search),
+      predictor: 'analytical',
+      predictorNote: 'the analytical estimate alone, as asked (predictor: ANALYTICAL)',
+    };
+  if (!learned.predictor)
+    return { ...rankCandidates(r, search), predictor: 'analytical', predictorNote: learned.reason };
+  const { recommendation } = await correctAndRank(r, search, learned.predictor, software, prune);
+  return {
+    ...recommendation,
+    predictor: learned.predictor.name,
+    predictorNote: 'learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md)',
+  };
+}

@@ -1,0 +1,238 @@
+// What a plan search is asked and what it answers: the request, the candidates it keeps, the plans
+// it returns and why it rejected the rest. Shared by the search (recommend.ts), the search beyond
+// plain data parallelism (parallel-search.ts) and the planners built on them (fleet, procurement).
+import type { Parallelism, PlanParallelism } from '../predictor/parallel.js';
+import type { Breakdown, ComputeTime } from '../predictor/step.js';
+import type { ModelDef } from '../predictor/types.js';
+import type { CatalogGpu, Efficiency, GpuSpec, Precision } from '../seeds/types.js';
+import type { EvidenceLevel, MeasuredSet } from '../predictor/learned/evidence.js';
+import type { Offer, PricingOption } from './offers.js';
+import type { SolveOptions } from './milp/solver.js';
+
+export type Objective = 'COST' | 'TIME';
+
+export const REJECT_REASONS = {
+  UNSUPPORTED_PRECISION: 'the GPU cannot run this precision mode',
+  OUT_OF_MEMORY:
+    'does not fit in GPU memory (with parallelismSearch, not with any ZeRO stage, tensor/pipeline parallelism or recomputation searched either)',
+  MISSES_DEADLINE: 'finishes after the deadline',
+  OVER_BUDGET: 'costs more than the budget',
+  NO_PRICE: 'no offer prices this GPU (give one in offers)',
+  TOO_MANY_GPUS: 'uses more GPUs than maxGpus',
+  GLOBAL_BATCH_MISMATCH: 'cannot reach the fixed global batch with whole accumulation steps',
+  GLOBAL_BATCH_TOO_LARGE:
+    'global batch above maxGlobalBatch (default: the largest the model was measured with)',
+  DOMINATED_OFFER:
+    'another offer for the same GPU costs no more per node and has at least as fast a network: this one can never rank above it',
+  BELOW_MIN_EVIDENCE: 'less measurement behind the prediction than minEvidence asks for',
+} as const;
+export type RejectReason = keyof typeof REJECT_REASONS;
+
+export type ParallelismSearch = 'off' | 'auto' | 'all';
+/** EXPECTED: rank by the estimate; P90: by the 90th-percentile time and cost. */
+export type RankBy = 'EXPECTED' | 'P90';
+
+/** The search ran past its time budget: nothing partial is returned (the answer must not depend on load). */
+export class SearchTimeout extends Error {
+  constructor(
+    readonly budgetMs: number,
+    readonly size: number,
+  ) {
+    super(
+      size === 0
+        ? `the request waited out its time budget of ${Math.round(budgetMs)} ms before its search could start (the server is busy): retry later`
+        : `the search of ${size} candidates did not finish within its time budget of ${Math.round(budgetMs)} ms; no partial answer is given: retry, raise timeBudgetMs, or narrow gpus, providers, precisions, batchSizes or maxNodes`,
+    );
+  }
+}
+
+export interface RecommendRequest {
+  model: ModelDef;
+  /** Total work in the model's throughput unit. */
+  samples: number;
+  objective: Objective;
+  deadlineHours?: number;
+  /** Require the deadline to hold at the upper end of the prediction interval (P90). */
+  deadlineConfidence?: boolean;
+  budgetUsd?: number;
+  gpus: CatalogGpu[];
+  precisions: Precision[];
+  maxNodes: number;
+  maxGpus?: number;
+  gpusPerNodeChoices: number[];
+  batchSizes: number[];
+  /** When set, every plan trains with this global batch, accumulating gradients as needed. */
+  globalBatch?: number;
+  /**
+   * Without a fixed global batch, plans whose global batch (batch x data-parallel GPUs) exceeds
+   * this are rejected. Default: usualGlobalBatch(model) (optimizer/global-batch.ts).
+   */
+  maxGlobalBatch?: number;
+  /**
+   * What plans rent (optimizer/offers.ts): every plan is whole instances of one offer. Absent
+   * (library callers), each GPU is priced per GPU-hour at `prices[gpu]` or the catalog's price.
+   */
+  offers?: Offer[];
+  prices?: Record<string, number>;
+  /** Overrides every plan's inter-node network (Gbps); absent: each offer's own. */
+  interNodeGbps?: (gpu: GpuSpec) => number;
+  /** EXPECTED (default) or P90. */
+  rankBy?: RankBy;
+  /** Plans with less measurement behind them are rejected (default UNMEASURED: anything). */
+  minEvidence?: EvidenceLevel;
+  /** What counts as measured (default: the seeds' measurements). */
+  measured?: MeasuredSet;
+  /** The day prices are aged against (default: now). */
+  today?: Date;
+  fp32UsesTf32?: boolean;
+  limit: number;
+  /** Refuse searches larger than this many candidates. */
+  maxCandidates?: number;
+  /**
+   * Tensor/pipeline parallelism, ZeRO sharding and recomputation (optimizer/parallel-search.ts):
+   * 'off' (the default here): plain data parallelism only; 'auto' (the API's default): searched on
+   * the layouts where plain data parallelism does not fit; 'all': on every layout, each keeping
+   * whichever plan is faster. A plan found this way carries `parallelism`; pass it to `predict`.
+   */
+  parallelismSearch?: ParallelismSearch;
+  /** Refuse (SearchTimeout) a search still enumerating after this many milliseconds. */
+  timeBudgetMs?: number;
+}
+
+/** COMPLETE: every candidate was evaluated (a search that cannot finish is refused, never cut short). */
+export type SearchStatus = 'COMPLETE';
+
+/** The offer a plan rents, with the age of its price. */
+export interface PlanOffer extends Offer {
+  usdPerGpuHour: number;
+  priceAgeDays: number | null;
+  priceStale: boolean;
+}
+
+export interface Plan {
+  rank: number;
+  gpu: CatalogGpu;
+  nodes: number;
+  gpusPerNode: number;
+  batchSizePerGpu: number;
+  gradAccumSteps: number;
+  precision: Precision;
+  stepTimeMs: number;
+  /** Interval of the step time (10th and 90th percentile of held-out errors); equal to stepTimeMs for the analytical estimate. */
+  stepTimeMsP10: number;
+  stepTimeMsP90: number;
+  analyticalStepTimeMs: number;
+  throughput: number;
+  throughputUnit: string;
+  totalHours: number;
+  totalHoursP90: number;
+  /** Which predictor answered: 'analytical' or the learned model's name. */
+  predictor: string;
+  /** Which case the prediction is: measured / calibrated from the same model / unmeasured. */
+  evidence: string;
+  /** Hours x instances x the instance's price; null when no offer prices the GPU. */
+  costUsd: number | null;
+  /** Cost at the 90th-percentile time. */
+  costUsdP90: number | null;
+  /** What the plan pays per GPU it uses an hour (instance price / GPUs used). */
+  priceUsdPerGpuHour: number | null;
+  /** The offer rented (nodes = instances); null when no offer prices the GPU. */
+  offer: PlanOffer | null;
+  /** Inter-node network the plan was predicted on, Gbps, and where that figure comes from. */
+  interNodeGbps: number;
+  interNodeNetworkSource: string;
+  evidenceLevel: EvidenceLevel;
+  memoryGbPerGpu: number;
+  breakdown: Breakdown;
+  /** How the plan splits the model: plain data parallelism is dataParallel = GPUs, the rest 1 or 0. */
+  parallelism: PlanParallelism;
+}
+
+export interface Recommendation {
+  status: SearchStatus;
+  evaluated: number;
+  feasible: number;
+  plans: Plan[];
+  /** Plans no other plan beats on both cost and time, fastest first. */
+  paretoFront: Plan[];
+  rejected: { reason: RejectReason; description: string; count: number }[];
+  /** What bound the answer (maxNodes, budget, deadline, memory, ...) and warnings, in plain words. */
+  notes: string[];
+}
+
+/** A feasible candidate, kept small: plans are materialized only for what is returned. */
+export interface Candidate {
+  gpuIndex: number;
+  precision: Precision;
+  batch: number;
+  accum: number;
+  gpusPerNode: number;
+  nodes: number;
+  stepTimeMs: number;
+  hours: number;
+  cost: number;
+  memoryGb: number;
+  /** USD per node (instance) hour; null when unpriced. */
+  price: number | null;
+  /** Index into the search's pricing options (Search.options). */
+  optionIndex: number;
+  costHi: number;
+  analyticalStepMs: number;
+  stepLoMs: number;
+  stepHiMs: number;
+  hoursHi: number;
+  evidence?: string;
+  compute: ComputeTime;
+  commTotalMs: number;
+  commExposedMs: number;
+  /** Set when the plan is not plain data parallelism (optimizer/parallel-search.ts), with its communication by kind. */
+  parallelism?: Parallelism;
+  commDataParallelMs?: number;
+  commPipelineMs?: number;
+}
+
+/** Candidates that pass every constraint not involving time (precision, price, GPUs, memory, global batch). */
+export interface Search {
+  /** Candidates the request's dimensions span (what the candidate cap is checked against). */
+  size: number;
+  evaluated: number;
+  rejected: Map<RejectReason, number>;
+  candidates: Candidate[];
+  /** Every GPU's pricing options, concatenated (Candidate.optionIndex points here). */
+  options: PricingOption[];
+  /** Per GPU (r.gpus order): how much measurement stands behind its predictions. */
+  levels: EvidenceLevel[];
+  /** GPUs no offer prices. */
+  unpricedGpus: string[];
+  /** Per `gpuIndex|precision`: the smallest batch per GPU that did not fit in memory. */
+  smallestOomBatch: Map<string, number>;
+  /** The global batch cap applied (Infinity with a fixed global batch). */
+  maxGlobalBatch: number;
+  /** Feasible candidates left out of `candidates` because they cannot change the answer (optimizer/pruned.ts). */
+  prunedFeasible?: number;
+}
+
+/**
+ * Multipliers on each candidate's analytical step time (same order as Search.candidates): the
+ * learned correction's estimate and its interval. Absent: the analytical estimate stands.
+ */
+export interface TimeScale {
+  mid: ArrayLike<number>;
+  lo?: ArrayLike<number>;
+  hi?: ArrayLike<number>;
+  /** Per candidate: which case its prediction is (measured / calibrated / unmeasured). */
+  cases?: string[];
+  predictor: string;
+}
+
+/** How fleet and procurement generate each job's candidate configurations, and how they solve. */
+export interface CandidateSearch {
+  precisions: Precision[];
+  gpusPerNodeChoices: number[];
+  maxNodes: number;
+  interNodeGbps: (gpu: GpuSpec) => number;
+  fp32UsesTf32?: boolean;
+  solve: SolveOptions;
+  /** The analytical predictor's fitted constants (seeds/efficiency.json). */
+  efficiency: Efficiency;
+}

@@ -1,0 +1,335 @@
+// predict and recommend as requests arrive (GraphQL resolvers, the CLI): every field checked and
+// named when wrong, every default filled in, the calibration constants and the learned model loaded
+// once and passed down, identical recommend requests answered from a cache. Answers are domain
+// objects (predictor/, optimizer/); the API's shapes are made in resolvers/.
+import type { Software } from '../predictor/learned/features.js';
+import { learnedPredictor } from '../predictor/learned/model.js';
+import { predictCorrected, type CorrectedPrediction } from '../predictor/corrected.js';
+import { planParallelism, type Parallelism, type PlanParallelism } from '../predictor/parallel.js';
+import type { Precision } from '../predictor/types.js';
+import {
+  recommendCorrected,
+  type CorrectedRecommendation,
+  type PredictorChoice,
+} from '../optimizer/recommend-corrected.js';
+import {
+  SearchTimeout,
+  type Objective,
+  type ParallelismSearch,
+  type RankBy,
+} from '../optimizer/search-types.js';
+import { selectOffers, type Offer } from '../optimizer/offers.js';
+import type { EvidenceLevel } from '../predictor/learned/evidence.js';
+import { defaultInterNodeGbps, loadEfficiency, loadGpus, serverPriceOverrides } from '../seeds/catalog.js';
+import { PRECISIONS, type CatalogGpu } from '../seeds/types.js';
+import { normalizedKey, recommendCache } from './cache.js';
+import { runtimeConfig } from './config.js';
+import { gpuById, workload, type WorkloadInput } from './lookup.js';
+import { remainingBudgetMs } from './search-budget.js';
+import { finiteNumber, InputError, integer, LIMITS, nonEmpty } from './validate.js';
+
+/** GPUs per node a search considers when the request does not say (16 only where a node holds 16). */
+export const DEFAULT_GPUS_PER_NODE = [1, 2, 4, 8, 16];
+
+/** Tensor/pipeline parallelism, ZeRO and recomputation as a request gives them. */
+export interface ParallelismInput {
+  tensorParallel: number;
+  pipelineParallel: number;
+  zeroStage: number;
+  recompute: Parallelism['recompute'];
+  optimizerState?: 'fp32' | 'bf16' | null;
+}
+
+/** One configuration to predict, as a request gives it (the GraphQL PredictInput has this shape). */
+export interface PredictQuery extends Software {
+  workload: WorkloadInput;
+  gpu: string;
+  nodes: number;
+  gpusPerNode: number;
+  batchSizePerGpu: number;
+  gradAccumSteps: number;
+  precision: Precision;
+  fp32UsesTf32: boolean;
+  interNodeGbps?: number | null;
+  priceUsdPerGpuHour?: number | null;
+  parallelism?: ParallelismInput | null;
+}
+
+/** A prediction and the configuration it is of, every default filled in. */
+export interface ConfigurationAnswer extends CorrectedPrediction {
+  gpu: CatalogGpu;
+  nodes: number;
+  gpusPerNode: number;
+  batchSizePerGpu: number;
+  gradAccumSteps: number;
+  precision: Precision;
+  parallelism: PlanParallelism;
+}
+
+export async function predictConfiguration(q: PredictQuery): Promise<ConfigurationAnswer> {
+  const { model, samples } = workload(q.workload);
+  const gpu = gpuById('gpu', q.gpu);
+  const nodes = integer('nodes', q.nodes, 1, LIMITS.nodes);
+  const gpusPerNode = integer('gpusPerNode', q.gpusPerNode, 1, LIMITS.gpusPerNode);
+  const batchSizePerGpu = integer('batchSizePerGpu', q.batchSizePerGpu, 1, LIMITS.batchSize);
+  const gradAccumSteps = integer('gradAccumSteps', q.gradAccumSteps, 1, LIMITS.gradAccum);
+  const interNodeGbps =
+    q.interNodeGbps == null
+      ? defaultInterNodeGbps(gpu.id)
+      : finiteNumber('interNodeGbps', q.interNodeGbps, 0, LIMITS.gbps, { exclusiveMin: true });
+  const price =
+    q.priceUsdPerGpuHour == null
+      ? gpu.priceUsdPerGpuHour
+      : finiteNumber('priceUsdPerGpuHour', q.priceUsdPerGpuHour, 0, LIMITS.price);
+  // Tensor/pipeline parallelism, ZeRO, recomputation: checked against the model and layout by predict (parallel.ts checkParallelism).
+  const parallelism: Parallelism | undefined =
+    q.parallelism == null
+      ? undefined
+      : {
+          ...q.parallelism,
+          zeroStage: q.parallelism.zeroStage as Parallelism['zeroStage'],
+          optimizerState: q.parallelism.optimizerState ?? undefined,
+        };
+  const prediction = await predictCorrected(
+    {
+      model,
+      gpu,
+      precision: q.precision,
+      batchSizePerGpu,
+      gpusPerNode,
+      nodes,
+      gradAccumSteps,
+      fp32UsesTf32: q.fp32UsesTf32,
+      interNodeGbps,
+      samples,
+      priceUsdPerGpuHour: price,
+      parallelism,
+    },
+    await learnedPredictor(),
+    loadEfficiency(),
+    { framework: q.framework, xla: q.xla },
+  );
+  return {
+    ...prediction,
+    gpu,
+    nodes,
+    gpusPerNode,
+    batchSizePerGpu,
+    gradAccumSteps,
+    precision: q.precision,
+    parallelism: planParallelism(gpusPerNode * nodes, parallelism, gradAccumSteps),
+  };
+}
+
+/** A plan search as a request gives it (the GraphQL RecommendInput has this shape). */
+export interface RecommendQuery extends Software {
+  workload: WorkloadInput;
+  objective: Objective;
+  deadlineHours?: number | null;
+  deadlineConfidence: boolean;
+  budgetUsd?: number | null;
+  gpus?: string[] | null;
+  precisions?: Precision[] | null;
+  maxNodes: number;
+  maxGpus?: number | null;
+  gpusPerNode?: number[] | null;
+  batchSizes?: number[] | null;
+  globalBatch?: number | null;
+  prices?: { gpu: string; usdPerGpuHour: number }[] | null;
+  offers?: OfferQuery[] | null;
+  catalogOffers: boolean;
+  providers?: string[] | null;
+  rankBy: RankBy;
+  minEvidence: EvidenceLevel;
+  predictor: PredictorChoice;
+  maxGlobalBatch?: number | null;
+  interNodeGbps?: number | null;
+  fp32UsesTf32: boolean;
+  limit: number;
+  parallelismSearch: ParallelismSearch;
+  timeBudgetMs?: number | null;
+}
+
+/** An offer of a user's own price sheet, as a request gives it (the GraphQL OfferInput). */
+export interface OfferQuery {
+  provider: string;
+  instance: string;
+  gpu: string;
+  gpusPerInstance: number;
+  usdPerHour: number;
+  interNodeGbps?: number | null;
+  region?: string | null;
+  priceDate?: string | null;
+}
+
+/** The request's own offers, checked; an undated one is dated `today`. */
+function ownOffers(offers: OfferQuery[] | null | undefined, today: Date): Offer[] {
+  return (nonEmpty('offers', offers, LIMITS.listLength) ?? []).map((o, i) => {
+    const gpu = gpuById(`offers[${i}].gpu`, o.gpu);
+    const gpusPerInstance = integer(`offers[${i}].gpusPerInstance`, o.gpusPerInstance, 1, LIMITS.gpusPerNode);
+    if (!o.provider.trim()) throw new InputError(`offers[${i}].provider`, 'must not be empty');
+    if (!o.instance.trim()) throw new InputError(`offers[${i}].instance`, 'must not be empty');
+    if (o.priceDate != null && !/^\d{4}-\d{2}-\d{2}$/.test(o.priceDate))
+      throw new InputError(
+        `offers[${i}].priceDate`,
+        `must be a date YYYY-MM-DD (got "${o.priceDate.slice(0, 40)}")`,
+      );
+    return {
+      provider: o.provider,
+      instance: o.instance,
+      gpuId: gpu.id,
+      gpusPerInstance,
+      usdPerHour: finiteNumber(`offers[${i}].usdPerHour`, o.usdPerHour, 0, LIMITS.price * LIMITS.gpusPerNode),
+      region: o.region ?? '-',
+      priceDate: o.priceDate ?? today.toISOString().slice(0, 10),
+      source: 'the request (offers)',
+      interNodeGbps:
+        o.interNodeGbps == null
+          ? null
+          : finiteNumber(`offers[${i}].interNodeGbps`, o.interNodeGbps, 0, LIMITS.gbps, {
+              exclusiveMin: true,
+            }),
+      interNodeNetwork: '',
+      billing: 'instance' as const,
+    };
+  });
+}
+
+/**
+ * Ranked plans. `deadlineAt` (performance.now() time) is when the caller needs the answer; without
+ * it the configured time budget applies.
+ */
+export async function recommendPlans(
+  q: RecommendQuery,
+  deadlineAt?: number,
+): Promise<CorrectedRecommendation> {
+  const { model, samples } = workload(q.workload);
+  const gpuIds = nonEmpty('gpus', q.gpus, LIMITS.listLength);
+  const gpus = gpuIds ? [...new Set(gpuIds)].map((id, i) => gpuById(`gpus[${i}]`, id)) : loadGpus();
+  const precisions = [...new Set(nonEmpty('precisions', q.precisions, PRECISIONS.length) ?? PRECISIONS)];
+  const maxNodes = integer('maxNodes', q.maxNodes, 1, LIMITS.nodes);
+  const maxGpus =
+    q.maxGpus == null ? undefined : integer('maxGpus', q.maxGpus, 1, LIMITS.nodes * LIMITS.gpusPerNode);
+  const gpusPerNode = [
+    ...new Set(nonEmpty('gpusPerNode', q.gpusPerNode, LIMITS.gpusPerNode) ?? DEFAULT_GPUS_PER_NODE),
+  ];
+  gpusPerNode.forEach((g, i) => integer(`gpusPerNode[${i}]`, g, 1, LIMITS.gpusPerNode));
+  const batchSizes = [
+    ...new Set(nonEmpty('batchSizes', q.batchSizes, LIMITS.listLength) ?? model.batchSizes),
+  ];
+  batchSizes.forEach((b, i) => integer(`batchSizes[${i}]`, b, 1, LIMITS.batchSize));
+  const globalBatch =
+    q.globalBatch == null
+      ? undefined
+      : integer('globalBatch', q.globalBatch, 1, LIMITS.batchSize * LIMITS.nodes * LIMITS.gpusPerNode);
+  const deadlineHours =
+    q.deadlineHours == null
+      ? undefined
+      : finiteNumber('deadlineHours', q.deadlineHours, 0, LIMITS.hours, { exclusiveMin: true });
+  const budgetUsd =
+    q.budgetUsd == null
+      ? undefined
+      : finiteNumber('budgetUsd', q.budgetUsd, 0, LIMITS.usd, { exclusiveMin: true });
+  const limit = integer('limit', q.limit, 1, LIMITS.limit);
+  const net =
+    q.interNodeGbps == null
+      ? undefined
+      : finiteNumber('interNodeGbps', q.interNodeGbps, 0, LIMITS.gbps, { exclusiveMin: true });
+  const prices: Record<string, number> = {};
+  for (const [i, p] of (nonEmpty('prices', q.prices, LIMITS.listLength) ?? []).entries()) {
+    gpuById(`prices[${i}].gpu`, p.gpu);
+    prices[p.gpu] = finiteNumber(`prices[${i}].usdPerGpuHour`, p.usdPerGpuHour, 0, LIMITS.price);
+  }
+  const today = new Date();
+  const own = ownOffers(q.offers, today);
+  const providers = nonEmpty('providers', q.providers, LIMITS.listLength);
+  providers?.forEach((p, i) => {
+    if (!p.trim()) throw new InputError(`providers[${i}]`, 'must not be empty');
+  });
+  const server = serverPriceOverrides();
+  const offers = selectOffers({
+    catalog: q.catalogOffers,
+    own,
+    perGpuPrices: [
+      ...Object.entries(server.prices)
+        .filter(([gpuId]) => prices[gpuId] === undefined)
+        .map(([gpuId, usdPerGpuHour]) => ({ gpuId, usdPerGpuHour, source: server.source })),
+      ...Object.entries(prices).map(([gpuId, usdPerGpuHour]) => ({
+        gpuId,
+        usdPerGpuHour,
+        source: 'the request (prices)',
+      })),
+    ],
+    providers,
+  });
+  const maxGlobalBatch =
+    q.maxGlobalBatch == null
+      ? undefined
+      : integer('maxGlobalBatch', q.maxGlobalBatch, 1, LIMITS.batchSize * LIMITS.nodes * LIMITS.gpusPerNode);
+  if (gpusPerNode.every((g) => g > 16))
+    throw new InputError('gpusPerNode', 'no GPU type comes with more than 16 GPUs per node');
+  const requestedBudget =
+    q.timeBudgetMs == null
+      ? undefined
+      : integer('timeBudgetMs', q.timeBudgetMs, 1, runtimeConfig().timeBudgetMs);
+  // Identical requests (after validation, defaults filled) share one answer; see service/cache.ts.
+  // Every input field is part of the key (a field added later is too); the budget is not: an
+  // answer is complete or refused, never cut short by it.
+  const cacheKey = normalizedKey({
+    ...q,
+    timeBudgetMs: undefined,
+    workload: { ...q.workload, model: model.id, samples },
+    gpus: gpus.map((g) => g.id),
+    precisions,
+    gpusPerNode,
+    batchSizes,
+    prices,
+    // Offers as resolved (the server's price file included), so a changed price sheet is a new key.
+    offers,
+  });
+  const cached = recommendCache.get(cacheKey);
+  if (cached) return cached;
+  const learned = await learnedPredictor();
+  // The budget counts from the request's arrival: a request that waited it out in a queue is
+  // refused before it searches, never answered with part of the candidates.
+  const timeBudgetMs = remainingBudgetMs(deadlineAt, requestedBudget);
+  if (timeBudgetMs <= 0) throw new SearchTimeout(requestedBudget ?? runtimeConfig().timeBudgetMs, 0);
+  const answer = await recommendCorrected(
+    {
+      model,
+      samples,
+      objective: q.objective,
+      deadlineHours,
+      budgetUsd,
+      gpus,
+      precisions,
+      maxNodes,
+      maxGpus,
+      gpusPerNodeChoices: gpusPerNode,
+      batchSizes,
+      globalBatch,
+      maxGlobalBatch,
+      offers,
+      interNodeGbps: net === undefined ? undefined : () => net,
+      fp32UsesTf32: q.fp32UsesTf32,
+      limit,
+      maxCandidates: runtimeConfig().maxCandidates,
+      timeBudgetMs,
+      deadlineConfidence: q.deadlineConfidence,
+      parallelismSearch: q.parallelismSearch,
+      rankBy: q.rankBy,
+      minEvidence: q.minEvidence,
+      today,
+    },
+    learned,
+    loadEfficiency(),
+    { framework: q.framework, xla: q.xla },
+    q.predictor,
+  );
+  if (q.workload.customModel && q.batchSizes == null)
+    answer.notes.push(
+      `warning: a custom model was searched at default batch sizes per GPU (${batchSizes.join(', ')}), not ones measured or chosen for it: give batchSizes`,
+    );
+  recommendCache.set(cacheKey, answer, 1 + answer.plans.length + answer.paretoFront.length);
+  return answer;
+}
