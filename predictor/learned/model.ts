@@ -16,6 +16,7 @@ import {
 } from './features.js';
 import { loadOnnxCorrection, type OnnxCorrection } from './onnx.js';
 import { treeBoundsFromFile, type TreeEnsembleBounds } from './bounds.js';
+import { getGpu } from '../../seeds/catalog.js';
 
 export const MODEL_FILE = new URL('../../seeds/predictor.onnx', import.meta.url);
 export const META_FILE = new URL('../../seeds/predictor.json', import.meta.url);
@@ -40,6 +41,10 @@ export interface LearnedMeta {
     measuredModel: Interval;
     unmeasuredModel: Interval;
     unmeasuredGpu: Interval;
+    /** Leave-one-generation-out errors: GPUs of a generation with no measured GPU (absent in older files). */
+    unmeasuredGeneration?: Interval;
+    /** The widest per-generation interval: GPUs of a vendor with no measured GPU. */
+    unmeasuredVendor?: Interval;
   };
   validation: Record<string, unknown>;
 }
@@ -67,8 +72,10 @@ export interface Corrections {
 
 export class LearnedPredictor {
   private evidenceCache = new Map<string, Evidence>();
-  /** GPUs with at least one measurement in the evidence. */
+  /** GPUs with at least one measurement in the evidence, and their generations and vendors. */
   private readonly measuredGpus: Set<string>;
+  private readonly measuredGenerations: Set<string>;
+  private readonly measuredVendors: Set<string>;
   /** Where the features a candidate's node count moves sit in the feature vector (optimizer/pruned.ts). */
   readonly varyingFeatureIndex: VaryingFeatureIndex;
   private constructor(
@@ -79,6 +86,9 @@ export class LearnedPredictor {
     readonly bounds: TreeEnsembleBounds,
   ) {
     this.measuredGpus = new Set(meta.evidence.map((e) => e.gpu));
+    const measured = [...this.measuredGpus].flatMap((id) => getGpu(id) ?? []);
+    this.measuredGenerations = new Set(measured.map((g) => g.generation));
+    this.measuredVendors = new Set(measured.map((g) => g.vendor));
     const at = (name: string) => {
       const i = meta.featureNames.indexOf(name);
       if (i < 0) throw new Error(`feature ${name} missing from the learned model`);
@@ -141,15 +151,28 @@ export class LearnedPredictor {
     return e;
   }
 
-  private interval(precision: Precision, ev: Evidence, gpuMeasured: boolean, splitLayout: boolean): Interval {
-    let iv = this.meta.intervals.byPrecision[precision] ?? this.meta.intervals.measuredModel;
+  /** How far from the measurements a GPU is: measured, the only unmeasured one of its generation, of an unmeasured generation, or of an unmeasured vendor. */
+  private gpuNovelty(gpu: GpuSpec): 'measured' | 'gpu' | 'generation' | 'vendor' {
+    if (this.measuredGpus.has(gpu.id)) return 'measured';
+    if (!this.measuredVendors.has(gpu.vendor)) return 'vendor';
+    return this.measuredGenerations.has(gpu.generation) ? 'gpu' : 'generation';
+  }
+
+  private interval(precision: Precision, ev: Evidence, gpu: GpuSpec, splitLayout: boolean): Interval {
+    const ivs = this.meta.intervals;
+    let iv = ivs.byPrecision[precision] ?? ivs.measuredModel;
     // Never narrower than the held-out errors of the case at hand: leave-one-model-out for an
-    // unmeasured model (or a layout no measurement used), leave-one-GPU-out for an unmeasured GPU.
-    const widen = (u: Interval) => {
-      iv = { q10: Math.min(iv.q10, u.q10), q90: Math.max(iv.q90, u.q90), rows: u.rows };
+    // unmeasured model (or a layout no measurement used), leave-one-GPU-out for an unmeasured GPU,
+    // leave-one-generation-out for a GPU of an unmeasured generation, the widest generation's for
+    // an unmeasured vendor (seeds/PREDICTOR_CARD.md).
+    const widen = (u: Interval | undefined) => {
+      if (u) iv = { q10: Math.min(iv.q10, u.q10), q90: Math.max(iv.q90, u.q90), rows: u.rows };
     };
-    if ((ev.modelN === 0 && ev.exactN === 0) || splitLayout) widen(this.meta.intervals.unmeasuredModel);
-    if (!gpuMeasured) widen(this.meta.intervals.unmeasuredGpu);
+    if ((ev.modelN === 0 && ev.exactN === 0) || splitLayout) widen(ivs.unmeasuredModel);
+    const novelty = this.gpuNovelty(gpu);
+    if (novelty !== 'measured') widen(ivs.unmeasuredGpu);
+    if (novelty === 'generation' || novelty === 'vendor') widen(ivs.unmeasuredGeneration);
+    if (novelty === 'vendor') widen(ivs.unmeasuredVendor);
     return iv;
   }
 
@@ -177,7 +200,7 @@ export class LearnedPredictor {
   intervalOf(it: CorrectionInput): Interval {
     const sw = it.software ?? DEFAULT_SOFTWARE;
     const ev = this.evidence(it.modelId, it.gpu.id, it.exec.precision, sw.framework);
-    return this.interval(it.exec.precision, ev, this.measuredGpus.has(it.gpu.id), isSplit(it));
+    return this.interval(it.exec.precision, ev, it.gpu, isSplit(it));
   }
 
   async correct(items: CorrectionInput[]): Promise<Corrections> {
@@ -192,15 +215,20 @@ export class LearnedPredictor {
     items.forEach((it, i) => {
       // The model predicts log(measured throughput / analytical): time scales by its inverse.
       const k = Math.exp(-out[i]);
-      const gpuMeasured = this.measuredGpus.has(it.gpu.id);
+      const novelty = this.gpuNovelty(it.gpu);
       const split = isSplit(it);
-      const iv = this.interval(it.exec.precision, evs[i], gpuMeasured, split);
+      const iv = this.interval(it.exec.precision, evs[i], it.gpu, split);
       mid[i] = k;
       lo[i] = k * Math.exp(iv.q10);
       hi[i] = k * Math.exp(iv.q90);
       cases.push(
         evidenceCase(evs[i]) +
-          (gpuMeasured ? '' : `; ${it.gpu.id} has no measurements (its datasheet figures only)`) +
+          (novelty === 'measured' ? '' : `; ${it.gpu.id} has no measurements (its datasheet figures only)`) +
+          (novelty === 'generation'
+            ? `; no ${it.gpu.generation} GPU is measured (interval from leave-one-generation-out errors)`
+            : novelty === 'vendor'
+              ? `; no ${it.gpu.vendor} GPU is measured (interval: the widest of any held-out generation)`
+              : '') +
           (split ? '; no measurement used tensor/pipeline parallelism, ZeRO or recomputation' : ''),
       );
     });
