@@ -93,6 +93,7 @@ export function recommend(r: RecommendRequest, eff: Efficiency): Recommendation 
 }
 
 export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
+  const headroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;
   const optionsByGpu = optionsOf(r);
   const size = searchSize(r, optionsByGpu);
   if (r.maxCandidates !== undefined && size > r.maxCandidates) {
@@ -147,8 +148,8 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
           reject('BELOW_MIN_EVIDENCE', gpuLayouts);
           continue;
         }
-        const single = memoryPerGpu(r.model, cost, precision, batch, false, eff);
-        const multi = memoryPerGpu(r.model, cost, precision, batch, true, eff);
+        const single = memoryPerGpu(r.model, cost, precision, batch, false, eff, r.attention);
+        const multi = memoryPerGpu(r.model, cost, precision, batch, true, eff, r.attention);
         const computeByAccum = new Map<number, ComputeTime>();
         opts.forEach((option, o) => {
           let sharded: ShardedSearch | undefined;
@@ -168,7 +169,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
               }
               const price = option.nodeUsdPerHour(g);
               const memory = gpus > 1 ? multi : single;
-              const plainFits = fits(memory, gpu);
+              const plainFits = fits(memory, gpu, headroomGb);
               if ((!plainFits && r.parallelismSearch === 'auto') || r.parallelismSearch === 'all') {
                 // Sharding, tensor and pipeline parallelism, recomputation: see parallel-search.ts.
                 sharded ??= shardedSearch(

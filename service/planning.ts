@@ -21,7 +21,7 @@ import {
 import { selectOffers, type Offer } from '../optimizer/offers.js';
 import type { EvidenceLevel } from '../predictor/learned/evidence.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus, serverPriceOverrides } from '../seeds/catalog.js';
-import { PRECISIONS, type CatalogGpu } from '../seeds/types.js';
+import { PRECISIONS, type AttentionImplementation, type CatalogGpu } from '../seeds/types.js';
 import { normalizedKey, recommendCache } from './cache.js';
 import { runtimeConfig } from './config.js';
 import { gpuById, workload, type WorkloadInput } from './lookup.js';
@@ -53,6 +53,10 @@ export interface PredictQuery extends Software {
   interNodeGbps?: number | null;
   priceUsdPerGpuHour?: number | null;
   parallelism?: ParallelismInput | null;
+  /** Fused (default) or eager attention: what the attention core keeps for backward. */
+  attention?: AttentionImplementation | null;
+  /** GB per GPU to keep free in deciding fitsInMemory; default seeds/memory.json's. */
+  memoryHeadroomGb?: number | null;
 }
 
 /** A prediction and the configuration it is of, every default filled in. */
@@ -90,6 +94,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
           zeroStage: q.parallelism.zeroStage as Parallelism['zeroStage'],
           optimizerState: q.parallelism.optimizerState ?? undefined,
         };
+  const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);
   const prediction = await predictCorrected(
     {
       model,
@@ -104,6 +109,8 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
       samples,
       priceUsdPerGpuHour: price,
       parallelism,
+      ...(q.attention ? { attention: q.attention } : {}),
+      ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
     },
     await learnedPredictor(),
     loadEfficiency(),
@@ -148,6 +155,10 @@ export interface RecommendQuery extends Software {
   limit: number;
   parallelismSearch: ParallelismSearch;
   timeBudgetMs?: number | null;
+  /** How the attention core runs; default fused. */
+  attention?: AttentionImplementation | null;
+  /** GB per GPU every plan keeps free; default seeds/memory.json's. */
+  memoryHeadroomGb?: number | null;
 }
 
 /** An offer of a user's own price sheet, as a request gives it (the GraphQL OfferInput). */
@@ -194,6 +205,10 @@ function ownOffers(offers: OfferQuery[] | null | undefined, today: Date): Offer[
     };
   });
 }
+
+/** A headroom as a request gives it: absent, or GB from 0 to LIMITS.memoryHeadroomGb. */
+const headroomOf = (v: number | null | undefined) =>
+  v == null ? undefined : finiteNumber('memoryHeadroomGb', v, 0, LIMITS.memoryHeadroomGb);
 
 /**
  * Ranked plans. `deadlineAt` (performance.now() time) is when the caller needs the answer; without
@@ -268,6 +283,7 @@ export async function recommendPlans(
       : integer('maxGlobalBatch', q.maxGlobalBatch, 1, LIMITS.batchSize * LIMITS.nodes * LIMITS.gpusPerNode);
   if (gpusPerNode.every((g) => g > 16))
     throw new InputError('gpusPerNode', 'no GPU type comes with more than 16 GPUs per node');
+  const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);
   const requestedBudget =
     q.timeBudgetMs == null
       ? undefined
@@ -320,6 +336,8 @@ export async function recommendPlans(
       rankBy: q.rankBy,
       minEvidence: q.minEvidence,
       today,
+      ...(q.attention ? { attention: q.attention } : {}),
+      ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
     },
     learned,
     loadEfficiency(),
