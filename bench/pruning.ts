@@ -57,7 +57,7 @@ console.log(
 for (const [label, req] of cases) {
   const time = async (choice: 'ANALYTICAL' | 'LEARNED', prune: boolean) => {
     const t0 = performance.now();
-    const r = await recommendCorrected(req, learned, eff, software, choice, prune);
+    const r = await recommendCorrected(req, learned, eff, software, undefined, choice, prune);
     return { ms: performance.now() - t0, r };
   };
   await time('ANALYTICAL', true); // warm-up: model costs, JIT

@@ -17,6 +17,7 @@ import type { Candidate, Recommendation, RecommendRequest, RejectReason, Search 
 import { combine } from '../predictor/step.js';
 import { modelFeaturesOf, type Software } from '../predictor/learned/features.js';
 import type { CorrectionInput, LearnedPredictor } from '../predictor/learned/model.js';
+import type { UserEvidence } from '../predictor/learned/calibration.js';
 
 export interface PruneStats {
   /** Candidates the search kept (every constraint but time checked). */
@@ -75,18 +76,26 @@ export function correctionInput(
   };
 }
 
-/** Corrects every candidate the answer depends on (all of them with `prune: false`) and ranks. */
+/**
+ * Corrects every candidate the answer depends on (all of them with `prune: false`) and ranks. A
+ * user's recorded runs (`user`) move evidence features and calibrate each prediction in ways the
+ * bounds do not cover, so with them every candidate is corrected.
+ */
 export async function correctAndRank(
   r: RecommendRequest,
   search: Search,
   learned: LearnedPredictor,
   software: Software,
   prune = true,
+  user?: UserEvidence,
 ): Promise<CorrectedSearch> {
   const all = search.candidates;
-  const needed = prune ? await neededCandidates(r, search, learned, software) : undefined;
+  const needed = prune && !user ? await neededCandidates(r, search, learned, software) : undefined;
   const keep = needed ? all.filter((_, i) => needed.exact[i]) : all;
-  const k = await learned.correct(keep.map((c) => correctionInput(r, search, c, software)));
+  const k = await learned.correct(
+    keep.map((c) => correctionInput(r, search, c, software)),
+    user,
+  );
   const reduced: Search = needed
     ? {
         ...search,

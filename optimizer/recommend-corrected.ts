@@ -5,6 +5,7 @@
 // and the result says why.
 import { DEFAULT_SOFTWARE, type Software } from '../predictor/learned/features.js';
 import type { LearnedState } from '../predictor/learned/model.js';
+import type { UserEvidence } from '../predictor/learned/calibration.js';
 import type { Efficiency } from '../predictor/step.js';
 import { correctAndRank } from './pruned.js';
 import { rankCandidates, searchCandidates } from './recommend.js';
@@ -24,6 +25,8 @@ export async function recommendCorrected(
   learned: LearnedState,
   eff: Efficiency,
   software: Software = DEFAULT_SOFTWARE,
+  /** A user's recorded runs: evidence and calibration for every candidate. */
+  user?: UserEvidence,
   choice: PredictorChoice = 'LEARNED',
   /** Correct only the candidates the answer can depend on (optimizer/pruned.ts); false: all of them. */
   prune = true,
@@ -37,7 +40,7 @@ export async function recommendCorrected(
     };
   if (!learned.predictor)
     return { ...rankCandidates(r, search), predictor: 'analytical', predictorNote: learned.reason };
-  const { recommendation } = await correctAndRank(r, search, learned.predictor, software, prune);
+  const { recommendation } = await correctAndRank(r, search, learned.predictor, software, prune, user);
   return {
     ...recommendation,
     predictor: learned.predictor.name,

@@ -414,9 +414,19 @@ export class Prediction {
   totalHoursP90!: number | null;
   @Field(() => String, {
     description:
-      'Which case the prediction is: measured, calibrated from measurements of the same model, or unmeasured.',
+      'Which case the prediction is: measured, calibrated from measurements of the same model, or unmeasured; and how many of your recorded runs calibrated it.',
   })
   evidence!: string;
+  @Field(() => EvidenceLevelEnum, {
+    nullable: true,
+    description:
+      'How much measurement (shipped, or your recorded runs) stands behind this prediction; null when only the analytical estimate answered.',
+  })
+  evidenceLevel!: keyof typeof EvidenceLevelEnum | null;
+  @Field(() => Int, {
+    description: 'How many of your recorded runs (recordMeasurements) moved this prediction (a count).',
+  })
+  calibrationRuns!: number;
 }
 
 @ObjectType({ description: 'What a plan rents: whole instances of one offer, with the age of its price.' })

@@ -19,12 +19,13 @@ import {
   type RankBy,
 } from '../optimizer/search-types.js';
 import { selectOffers, type Offer } from '../optimizer/offers.js';
-import type { EvidenceLevel } from '../predictor/learned/evidence.js';
+import { seedsMeasured, withRuns, type EvidenceLevel } from '../predictor/learned/evidence.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus, serverPriceOverrides } from '../seeds/catalog.js';
 import { PRECISIONS, type AttentionImplementation, type CatalogGpu } from '../seeds/types.js';
 import { normalizedKey, recommendCache } from './cache.js';
 import { runtimeConfig } from './config.js';
 import { gpuById, workload, type WorkloadInput } from './lookup.js';
+import { userEvidence } from './measurements.js';
 import { remainingBudgetMs } from './search-budget.js';
 import { finiteNumber, InputError, integer, LIMITS, nonEmpty } from './validate.js';
 
@@ -95,6 +96,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
           optimizerState: q.parallelism.optimizerState ?? undefined,
         };
   const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);
+  const learned = await learnedPredictor();
   const prediction = await predictCorrected(
     {
       model,
@@ -112,9 +114,10 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
       ...(q.attention ? { attention: q.attention } : {}),
       ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
     },
-    await learnedPredictor(),
+    learned,
     loadEfficiency(),
     { framework: q.framework, xla: q.xla },
+    await userEvidence(learned),
   );
   return {
     ...prediction,
@@ -291,7 +294,11 @@ export async function recommendPlans(
   // Identical requests (after validation, defaults filled) share one answer; see service/cache.ts.
   // Every input field is part of the key (a field added later is too); the budget is not: an
   // answer is complete or refused, never cut short by it.
+  const learned = await learnedPredictor();
+  // A user's recorded runs change answers: the store's version is part of the key.
+  const user = await userEvidence(learned);
   const cacheKey = normalizedKey({
+    calibration: user?.version ?? 'none',
     ...q,
     timeBudgetMs: undefined,
     workload: { ...q.workload, model: model.id, samples },
@@ -305,7 +312,6 @@ export async function recommendPlans(
   });
   const cached = recommendCache.get(cacheKey);
   if (cached) return cached;
-  const learned = await learnedPredictor();
   // The budget counts from the request's arrival: a request that waited it out in a queue is
   // refused before it searches, never answered with part of the candidates.
   const timeBudgetMs = remainingBudgetMs(deadlineAt, requestedBudget);
@@ -335,6 +341,8 @@ export async function recommendPlans(
       parallelismSearch: q.parallelismSearch,
       rankBy: q.rankBy,
       minEvidence: q.minEvidence,
+      // A user's recorded runs count as measurements (evidenceLevel, minEvidence).
+      measured: user ? withRuns(seedsMeasured(), user.runs.all) : undefined,
       today,
       ...(q.attention ? { attention: q.attention } : {}),
       ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
@@ -342,6 +350,7 @@ export async function recommendPlans(
     learned,
     loadEfficiency(),
     { framework: q.framework, xla: q.xla },
+    user,
     q.predictor,
   );
   if (q.workload.customModel && q.batchSizes == null)

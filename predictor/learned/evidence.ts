@@ -205,6 +205,12 @@ export function measuredSetOf(rows: Iterable<{ model: string; gpu: string }>): M
   return { gpus, pairs };
 }
 
+/** A MeasuredSet with more runs added (a user's recorded runs). */
+export function withRuns(base: MeasuredSet, rows: Iterable<{ model: string; gpu: string }>): MeasuredSet {
+  const more = measuredSetOf(rows);
+  return { gpus: new Set([...base.gpus, ...more.gpus]), pairs: new Set([...base.pairs, ...more.pairs]) };
+}
+
 export function evidenceLevel(measured: MeasuredSet, modelId: string, gpuId: string): EvidenceLevel {
   if (measured.pairs.has(`${modelId}|${gpuId}`)) return 'MODEL_MEASURED_ON_GPU';
   return measured.gpus.has(gpuId) ? 'GPU_MEASURED' : 'UNMEASURED';
@@ -217,4 +223,24 @@ let seedsMeasuredCache: MeasuredSet | undefined;
 export function seedsMeasured(): MeasuredSet {
   seedsMeasuredCache ??= measuredSetOf(loadMeasurements().filter((m) => m.throughput !== null));
   return seedsMeasuredCache;
+}
+
+/** Two evidence summaries as one: each mean weighted by its row count (shipped measurements and a user's runs). */
+export function mergeEvidence(a: Evidence, b: Evidence): Evidence {
+  const m = (x: number, xn: number, y: number, yn: number) => (xn + yn ? (x * xn + y * yn) / (xn + yn) : 0);
+  return {
+    sameGpu: m(a.sameGpu, a.sameGpuN, b.sameGpu, b.sameGpuN),
+    sameGpuN: a.sameGpuN + b.sameGpuN,
+    sameGpuSameMath: m(a.sameGpuSameMath, a.sameGpuSameMathN, b.sameGpuSameMath, b.sameGpuSameMathN),
+    sameGpuSameMathN: a.sameGpuSameMathN + b.sameGpuSameMathN,
+    samePrecision: m(a.samePrecision, a.samePrecisionN, b.samePrecision, b.samePrecisionN),
+    samePrecisionN: a.samePrecisionN + b.samePrecisionN,
+    sibling: m(a.sibling, a.siblingN, b.sibling, b.siblingN),
+    siblingN: a.siblingN + b.siblingN,
+    sameFramework: m(a.sameFramework, a.sameFrameworkN, b.sameFramework, b.sameFrameworkN),
+    sameFrameworkN: a.sameFrameworkN + b.sameFrameworkN,
+    model: m(a.model, a.modelN, b.model, b.modelN),
+    modelN: a.modelN + b.modelN,
+    exactN: a.exactN + b.exactN,
+  };
 }

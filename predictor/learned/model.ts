@@ -5,7 +5,15 @@
 import { readFileSync } from 'node:fs';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
-import { EvidenceIndex, evidenceCase, type Evidence, type EvidenceGroup } from './evidence.js';
+import {
+  EvidenceIndex,
+  evidenceCase,
+  mergeEvidence,
+  type Evidence,
+  type EvidenceGroup,
+  type EvidenceLevel,
+} from './evidence.js';
+import { calibrate, configurationKey, NO_CALIBRATION, type UserEvidence } from './calibration.js';
 import {
   DEFAULT_SOFTWARE,
   FEATURE_VERSION,
@@ -68,12 +76,17 @@ export interface Corrections {
   hi: Float64Array;
   /** Which case each prediction is (measured / calibrated / unmeasured). */
   cases: string[];
+  levels: EvidenceLevel[];
+  /** How many of the user's recorded runs moved each prediction. */
+  runs: Int32Array;
 }
 
 export class LearnedPredictor {
   private evidenceCache = new Map<string, Evidence>();
-  /** GPUs with at least one measurement in the evidence, and their generations and vendors. */
+  /** GPUs with at least one measurement in the evidence, and `model|gpu` pairs. */
   private readonly measuredGpus: Set<string>;
+  private readonly measuredPairs: Set<string>;
+  /** Generations and vendors with at least one measured GPU. */
   private readonly measuredGenerations: Set<string>;
   private readonly measuredVendors: Set<string>;
   /** Where the features a candidate's node count moves sit in the feature vector (optimizer/pruned.ts). */
@@ -86,6 +99,7 @@ export class LearnedPredictor {
     readonly bounds: TreeEnsembleBounds,
   ) {
     this.measuredGpus = new Set(meta.evidence.map((e) => e.gpu));
+    this.measuredPairs = new Set(meta.evidence.map((e) => `${e.model}|${e.gpu}`));
     const measured = [...this.measuredGpus].flatMap((id) => getGpu(id) ?? []);
     this.measuredGenerations = new Set(measured.map((g) => g.generation));
     this.measuredVendors = new Set(measured.map((g) => g.vendor));
@@ -151,7 +165,7 @@ export class LearnedPredictor {
     return e;
   }
 
-  /** How far from the measurements a GPU is: measured, the only unmeasured one of its generation, of an unmeasured generation, or of an unmeasured vendor. */
+  /** How far from the shipped measurements a GPU is: measured, the only unmeasured one of its generation, of an unmeasured generation, or of an unmeasured vendor. */
   private gpuNovelty(gpu: GpuSpec): 'measured' | 'gpu' | 'generation' | 'vendor' {
     if (this.measuredGpus.has(gpu.id)) return 'measured';
     if (!this.measuredVendors.has(gpu.vendor)) return 'vendor';
@@ -176,10 +190,18 @@ export class LearnedPredictor {
     return iv;
   }
 
-  /** Writes the features `correct` runs the model on for one item. */
-  writeFeaturesOf(it: CorrectionInput, out: Float32Array | Float64Array, offset = 0): Evidence {
+  /** The evidence features of one item: shipped measurements, merged with a user's runs when given. */
+  private evidenceOf(it: CorrectionInput, user?: UserEvidence): Evidence {
     const sw = it.software ?? DEFAULT_SOFTWARE;
-    const ev = this.evidence(it.modelId, it.gpu.id, it.exec.precision, sw.framework);
+    const shipped = this.evidence(it.modelId, it.gpu.id, it.exec.precision, sw.framework);
+    return user
+      ? mergeEvidence(shipped, user.index.query(it.modelId, it.gpu.id, it.exec.precision, sw.framework))
+      : shipped;
+  }
+
+  /** Writes the features `correct` runs the model on for one item (without a user's runs). */
+  writeFeaturesOf(it: CorrectionInput, out: Float32Array | Float64Array, offset = 0): Evidence {
+    const ev = this.evidenceOf(it);
     writeFeatures(
       out as Float32Array,
       offset,
@@ -191,48 +213,120 @@ export class LearnedPredictor {
       it.breakdown,
       it.dominantMath,
       ev,
-      sw,
+      it.software ?? DEFAULT_SOFTWARE,
     );
     return ev;
   }
 
-  /** The interval (log quantiles of held-out errors) an item's estimate gets; it does not depend on the model's output. */
+  /** The interval an item's estimate gets without a user's runs; it does not depend on the model's output. */
   intervalOf(it: CorrectionInput): Interval {
-    const sw = it.software ?? DEFAULT_SOFTWARE;
-    const ev = this.evidence(it.modelId, it.gpu.id, it.exec.precision, sw.framework);
-    return this.interval(it.exec.precision, ev, it.gpu, isSplit(it));
+    return this.interval(it.exec.precision, this.evidenceOf(it), it.gpu, isSplit(it));
   }
 
-  async correct(items: CorrectionInput[]): Promise<Corrections> {
+  /**
+   * Corrected step times. `user`: a user's recorded runs, as evidence features (merged with the
+   * shipped measurements) and as a calibration of the result (predictor/learned/calibration.ts).
+   */
+  async correct(items: CorrectionInput[], user?: UserEvidence): Promise<Corrections> {
     const d = this.onnx.featureCount;
     const X = new Float32Array(items.length * d);
-    const evs: Evidence[] = items.map((it, i) => this.writeFeaturesOf(it, X, i * d));
+    const evs: Evidence[] = [];
+    items.forEach((it, i) => {
+      const ev = this.evidenceOf(it, user);
+      evs.push(ev);
+      writeFeatures(
+        X,
+        i * d,
+        true,
+        it.model,
+        it.gpu,
+        it.exec,
+        it.stepMs,
+        it.breakdown,
+        it.dominantMath,
+        ev,
+        it.software ?? DEFAULT_SOFTWARE,
+      );
+    });
     const out = await this.onnx.run(X, items.length);
     const mid = new Float64Array(items.length),
       lo = new Float64Array(items.length),
       hi = new Float64Array(items.length);
     const cases: string[] = [];
+    const levels: EvidenceLevel[] = [];
+    const runs = new Int32Array(items.length);
     items.forEach((it, i) => {
+      const c = user ? this.calibration(it, user) : NO_CALIBRATION;
       // The model predicts log(measured throughput / analytical): time scales by its inverse.
-      const k = Math.exp(-out[i]);
+      const k = Math.exp(-out[i]) * c.scale;
       const novelty = this.gpuNovelty(it.gpu);
+      const gpuMeasured = novelty === 'measured';
       const split = isSplit(it);
-      const iv = this.interval(it.exec.precision, evs[i], it.gpu, split);
+      let iv = this.interval(it.exec.precision, evs[i], it.gpu, split);
+      // Runs of this model on this GPU: the interval is the calibrated one measured on the
+      // benchmark, widened by how much the runs disagree (1.28 standard deviations: P10/P90).
+      if (c.modelOnGpuRuns > 0 && user && !split) {
+        const cal = user.settings.modelOnGpu;
+        iv = {
+          q10: Math.min(cal.q10, -1.28 * c.spread),
+          q90: Math.max(cal.q90, 1.28 * c.spread),
+          rows: cal.rows,
+        };
+      }
       mid[i] = k;
       lo[i] = k * Math.exp(iv.q10);
       hi[i] = k * Math.exp(iv.q90);
+      runs[i] = c.runs;
+      const shippedPair = this.measuredPairs.has(`${it.modelId}|${it.gpu.id}`);
+      levels.push(
+        shippedPair || c.modelOnGpuRuns > 0
+          ? 'MODEL_MEASURED_ON_GPU'
+          : gpuMeasured || c.gpuRuns > 0
+            ? 'GPU_MEASURED'
+            : 'UNMEASURED',
+      );
       cases.push(
         evidenceCase(evs[i]) +
-          (novelty === 'measured' ? '' : `; ${it.gpu.id} has no measurements (its datasheet figures only)`) +
-          (novelty === 'generation'
+          (gpuMeasured
+            ? ''
+            : c.gpuRuns > 0
+              ? `; ${it.gpu.id} has no shipped measurements`
+              : `; ${it.gpu.id} has no measurements (its datasheet figures only)`) +
+          (novelty === 'generation' && c.gpuRuns === 0
             ? `; no ${it.gpu.generation} GPU is measured (interval from leave-one-generation-out errors)`
-            : novelty === 'vendor'
+            : novelty === 'vendor' && c.gpuRuns === 0
               ? `; no ${it.gpu.vendor} GPU is measured (interval: the widest of any held-out generation)`
               : '') +
-          (split ? '; no measurement used tensor/pipeline parallelism, ZeRO or recomputation' : ''),
+          (split ? '; no measurement used tensor/pipeline parallelism, ZeRO or recomputation' : '') +
+          (c.runs > 0
+            ? `; calibrated by ${c.runs} of your runs (${c.gpuRuns} on ${it.gpu.id}, ${c.modelOnGpuRuns} of this model on it${c.sameConfigurationRuns ? `, ${c.sameConfigurationRuns} of this exact configuration` : ''})`
+            : ''),
       );
     });
-    return { mid, lo, hi, cases };
+    return { mid, lo, hi, cases, levels, runs };
+  }
+
+  private calibration(it: CorrectionInput, user: UserEvidence) {
+    const framework = (it.software ?? DEFAULT_SOFTWARE).framework;
+    const q = {
+      model: it.modelId,
+      gpu: it.gpu.id,
+      precision: it.exec.precision,
+      framework,
+      configuration: configurationKey({
+        model: it.modelId,
+        seqOrImage: it.model.seqOrImage,
+        gpu: it.gpu.id,
+        precision: it.exec.precision,
+        framework,
+        batchSizePerGpu: it.exec.batchSizePerGpu,
+        gpusPerNode: it.exec.gpusPerNode,
+        nodes: it.exec.nodes,
+        gradAccumSteps: it.exec.gradAccumSteps,
+        parallelism: it.exec.parallelism,
+      }),
+    };
+    return calibrate(q, user.runs.relevant(q.model, q.gpu), user.settings.weights);
   }
 }
 
