@@ -269,8 +269,17 @@ async function neededCandidates(
     let budget: number = CLASS.FEASIBLE;
     if (r.budgetUsd !== undefined)
       budget = !(cLo <= r.budgetUsd) ? CLASS.BUDGET : cHi <= r.budgetUsd ? CLASS.FEASIBLE : CLASS.UNSURE;
-    cls[i] =
-      deadline === CLASS.DEADLINE
+    // rankCandidates drops a candidate whose numbers overflowed (NOT_FINITE): unless that surely
+    // cannot happen within the bounds, it is corrected exactly.
+    const surelyFinite =
+      hLo > 0 &&
+      hHiHi < Infinity &&
+      c.analyticalStepMs * kHi[i] < Infinity &&
+      cHi !== Infinity &&
+      cHiHi !== Infinity;
+    cls[i] = !surelyFinite
+      ? CLASS.UNSURE
+      : deadline === CLASS.DEADLINE
         ? CLASS.DEADLINE
         : deadline === CLASS.UNSURE
           ? CLASS.UNSURE

@@ -25,6 +25,8 @@ export const REJECT_REASONS = {
   DOMINATED_OFFER:
     'another offer for the same GPU costs no more per node and has at least as fast a network: this one can never rank above it',
   BELOW_MIN_EVIDENCE: 'less measurement behind the prediction than minEvidence asks for',
+  NOT_FINITE:
+    'its step time, hours or cost is not a finite positive number (inputs at the edges of their ranges); dropped rather than ranked',
 } as const;
 export type RejectReason = keyof typeof REJECT_REASONS;
 
