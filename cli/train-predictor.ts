@@ -27,17 +27,17 @@ import { readFileSync } from 'node:fs';
 
 import { pathToFileURL } from 'node:url';
 
-const log = (s: string) => console.error(s);
+const progress = (s: string) => console.error(s);
 
 /**
  * Leave-one-generation-out cross-validation: the intervals of GPUs of an unmeasured generation or
  * vendor, and their coverage measured on each generation held out of the calibration as well.
  */
 export function generationCalibration(ex: Example[], unmeasuredGpu: Interval): GenerationCalibration {
-  log(
+  progress(
     'cross-validation holding out whole GPU generations (for the intervals of unmeasured generations and vendors)',
   );
-  const byGeneration = crossValidate(ex, 'generation', true, PARAMS, log);
+  const byGeneration = crossValidate(ex, 'generation', true, PARAMS, progress);
   return calibrateGenerations(
     ex.map((e, i) => ({
       generation: e.gpu.generation,
@@ -99,7 +99,11 @@ export function writeGenerationIntervals(): GenerationCalibration {
   return cal;
 }
 
-export async function trainPredictor(writeFiles: boolean): Promise<void> {
+/** `log` receives every progress line (the CLI turns the folds into a progress bar). */
+export async function trainPredictor(
+  writeFiles: boolean,
+  log: (line: string) => void = (line) => console.error(line),
+): Promise<void> {
   const ex = examples(loadMeasurements(), loadEfficiency());
   log(`${ex.length} measured rows the analytical predictor covers`);
   const ape = (pred: number, e: Example) => Math.abs(pred - e.row.throughput!) / e.row.throughput!;
