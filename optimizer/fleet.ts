@@ -309,7 +309,7 @@ function diagnoseJob(r: FleetRequest, job: FleetJob, types: GpuType[]): { reason
   };
 }
 
-function buildModel(
+function buildFleetMip(
   r: FleetRequest,
   kept: FleetCandidate[][],
   skippable: boolean[],
@@ -380,7 +380,7 @@ export function fleetMip(r: FleetRequest): { model: MipModel; candidates: number
   const { types, all, kept } = fleetCandidates(r);
   if (kept.some((c) => c.length === 0)) throw new Error('a job has no candidate');
   const limits = new Map(types.filter((t) => t.limit !== null).map((t) => [t.gpu.id, t.limit!]));
-  const m = buildModel(
+  const m = buildFleetMip(
     r,
     kept,
     kept.map(() => false),
@@ -463,7 +463,7 @@ export async function planFleet(r: FleetRequest): Promise<FleetPlan> {
   const subReq = { ...r, jobs: liveIdx.map((j) => r.jobs[j]) };
 
   const solveWith = async (skippable: boolean, placementOnly: boolean) => {
-    const m = buildModel(
+    const m = buildFleetMip(
       subReq,
       sub,
       sub.map(() => skippable),
