@@ -36,7 +36,8 @@ import { MipBuilder, modelSize, type MipModel, type MipStart, type ModelSize } f
 import { solveLexicographic, solveMip, type MipStatus, type MipOutcome } from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
 import { paretoFilter } from './pareto.js';
-import { ALL, outOfMemory, usable, type Blocker } from './fleet.js';
+import { ALL, layoutOf, outOfMemory, usable, type Blocker } from './fleet.js';
+import type { PlanParallelism } from '../predictor/parallel.js';
 
 export interface ProcurementJob {
   id: string;
@@ -84,6 +85,8 @@ export interface RunConfig {
   batchSizePerGpu: number;
   gradAccumSteps: number;
   precision: Precision;
+  /** How a run splits the model over its GPUs. */
+  parallelism: PlanParallelism;
   hoursPerRun: number;
   gpuHoursPerRun: number;
   /** Power (owned) or rental (rented) cost of one run. */
@@ -177,6 +180,8 @@ const search = (
   interNodeGbps: r.interNodeGbps,
   fp32UsesTf32: r.fp32UsesTf32,
   limit,
+  // The layouts `recommend` searches (ZeRO/FSDP, TP, PP, recomputation) where plain data parallelism does not fit.
+  parallelismSearch: 'auto',
 });
 
 const config = (gpu: CatalogGpu, p: Plan, usdPerGpuHour: number): RunConfig => {
@@ -189,6 +194,7 @@ const config = (gpu: CatalogGpu, p: Plan, usdPerGpuHour: number): RunConfig => {
     batchSizePerGpu: p.batchSizePerGpu,
     gradAccumSteps: p.gradAccumSteps,
     precision: p.precision,
+    parallelism: p.parallelism,
     hoursPerRun: p.totalHours,
     gpuHoursPerRun: p.totalHours * gpus,
     usdPerRun: p.totalHours * gpus * usdPerGpuHour,
@@ -599,6 +605,7 @@ function planFromSolution(
       c.gpusPerNode,
       c.batchSizePerGpu,
       c.precision,
+      JSON.stringify(c.parallelism),
       a.runsPerMonth,
     ].join('|');
     const prev = merged.get(key);
@@ -788,6 +795,7 @@ export function verifyProcurementPlan(r: ProcurementRequest, plan: ProcurementPl
         interNodeGbps: r.interNodeGbps(o.gpu),
         samples: job.samples,
         priceUsdPerGpuHour: null,
+        parallelism: layoutOf(a.config.parallelism),
       },
       r.efficiency,
     );

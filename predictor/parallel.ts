@@ -55,6 +55,18 @@ export const PLAIN: Readonly<Parallelism> = Object.freeze({
   recompute: 'none',
 });
 
+/** True when the execution is plain data parallelism (so the original formulas apply unchanged). */
+export function isPlain(p: Parallelism | undefined): boolean {
+  return (
+    p === undefined ||
+    (p.tensorParallel === 1 &&
+      p.pipelineParallel === 1 &&
+      p.zeroStage === 0 &&
+      p.recompute === 'none' &&
+      p.optimizerState === undefined)
+  );
+}
+
 /** Model replicas training side by side: GPUs / (TP x PP). */
 export function dataParallelOf(gpus: number, p: Parallelism | undefined): number {
   return p ? gpus / (p.tensorParallel * p.pipelineParallel) : gpus;

@@ -9,6 +9,7 @@ import { planProcurement, type GpuOption, type ProcurementJob } from '../optimiz
 import type { SolveOptions } from '../optimizer/milp/solver.js';
 import { PRECISIONS, type GpuSpec, type Precision } from '../predictor/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
+import { learnedPredictor } from '../predictor/learned/model.js';
 import {
   FederatedInput,
   FederatedPlan,
@@ -37,6 +38,10 @@ export const COUPLED_LIMITS = {
   localSteps: 1_000_000,
   timeLimitSeconds: 60,
   maxNodes: 64,
+  timeSlots: 400,
+  /** Rounds of a federated cycle planned together, and clients x rounds (the MIP grows with both). */
+  rounds: 20,
+  clientRounds: 2000,
   /** predictor evaluations one request may ask for (jobs x GPU types x precisions x batch sizes x layouts). */
   evaluations: 20_000_000,
 } as const;
@@ -177,13 +182,21 @@ export class CoupledResolver {
       throw badInput('jobs', 'must list at least one job');
     const jobs: FleetJob[] = input.jobs.map((j, i) => {
       const w = workloadAt(`jobs[${i}].workload`, j.workload);
+      const deadlineHours = finiteNumber(`jobs[${i}].deadlineHours`, j.deadlineHours, 0, LIMITS.hours, {
+        exclusiveMin: true,
+      });
+      const releaseHours = finiteNumber(`jobs[${i}].releaseHours`, j.releaseHours ?? 0, 0, LIMITS.hours);
+      if (releaseHours >= deadlineHours)
+        throw badInput(
+          `jobs[${i}].releaseHours`,
+          `must be before the job's deadline (${deadlineHours} h; got ${releaseHours})`,
+        );
       return {
         id: j.id,
         model: w.model,
         samples: w.samples,
-        deadlineHours: finiteNumber(`jobs[${i}].deadlineHours`, j.deadlineHours, 0, LIMITS.hours, {
-          exclusiveMin: true,
-        }),
+        releaseHours,
+        deadlineHours,
         priority: finiteNumber(`jobs[${i}].priority`, j.priority, 0, 1e6, { exclusiveMin: true }),
         batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
       };
@@ -232,6 +245,7 @@ export class CoupledResolver {
       prices: priceMap('prices', input.prices),
       objective: input.objective,
       allowUnplaced: input.allowUnplaced,
+      timeSlots: integer('timeSlots', input.timeSlots ?? 48, 1, COUPLED_LIMITS.timeSlots),
       precisions: space.precisions,
       gpusPerNodeChoices: space.gpusPerNode,
       maxNodes: space.maxNodes,
@@ -459,6 +473,8 @@ export class CoupledResolver {
             exclusiveMin: true,
           }),
           memoryGb: finiteNumber(`${f}.device.memoryGb`, d.memoryGb, 0, 1e5, { exclusiveMin: true }),
+          tdpW:
+            d.tdpW == null ? null : finiteNumber(`${f}.device.tdpW`, d.tdpW, 0, 1e5, { exclusiveMin: true }),
         });
       }
       return {
@@ -467,13 +483,20 @@ export class CoupledResolver {
         samplesAvailable: finiteNumber(`${f}.samplesAvailable`, c.samplesAvailable, 0, LIMITS.samples),
         uplinkMbps: finiteNumber(`${f}.uplinkMbps`, c.uplinkMbps, 0, 1e7, { exclusiveMin: true }),
         downlinkMbps: finiteNumber(`${f}.downlinkMbps`, c.downlinkMbps, 0, 1e7, { exclusiveMin: true }),
+        availability: finiteNumber(`${f}.availability`, c.availability ?? 1, 0, 1, { exclusiveMin: true }),
       };
     });
+    const rounds = integer('rounds', input.rounds ?? 1, 1, COUPLED_LIMITS.rounds);
     guardSize(
       'input',
       clients.length * precisions.length * batchSizes.length,
       'narrow clients, precisions or batchSizes',
     );
+    if (clients.length * rounds > COUPLED_LIMITS.clientRounds)
+      throw badInput(
+        'rounds',
+        `clients x rounds must be at most ${COUPLED_LIMITS.clientRounds} (got ${clients.length} x ${rounds}): plan fewer rounds together`,
+      );
     const p = await planFederatedRound({
       model,
       clients,
@@ -485,6 +508,15 @@ export class CoupledResolver {
         exclusiveMin: true,
       }),
       allowDropout: input.allowDropout,
+      minSuccessProbability:
+        input.minSuccessProbability == null
+          ? undefined
+          : finiteNumber('minSuccessProbability', input.minSuccessProbability, 0, 1, {
+              exclusiveMin: true,
+            }),
+      rounds,
+      minRoundsPerClient: integer('minRoundsPerClient', input.minRoundsPerClient ?? 0, 0, rounds),
+      learned: await learnedPredictor(),
       maxLocalSteps: integer('maxLocalSteps', input.maxLocalSteps, 1, COUPLED_LIMITS.localSteps),
       bytesPerParameter: finiteNumber('bytesPerParameter', input.bytesPerParameter, 0, 16, {
         exclusiveMin: true,
@@ -497,6 +529,10 @@ export class CoupledResolver {
       status: p.status as SolveStatusEnum,
       modelSize: sizeView(p.stats),
       clients: p.clients.map((c) => ({ ...c, memoryGbPerGpu: c.memoryGb })),
+      schedule: p.schedule.map((x) => ({
+        ...x,
+        clients: x.clients.map((c) => ({ ...c, memoryGbPerGpu: c.memoryGb })),
+      })),
       infeasible: p.infeasible.map((x) => ({ ...x, reason: x.reason as BlockerEnum })),
     };
   }

@@ -6,17 +6,24 @@ import { Field, Float, InputType, Int, ObjectType, registerEnumType } from 'type
 import type { Precision } from '../predictor/types.js';
 import { Gpu, PrecisionEnum } from './types.js';
 import { PriceInput, WorkloadInput } from './inputs.js';
+import { Parallelism, RecomputeEnum } from './parallelism.js';
 
 export enum FleetObjectiveEnum {
   COST = 'COST',
   MAKESPAN = 'MAKESPAN',
+  WEIGHTED_COMPLETION = 'WEIGHTED_COMPLETION',
 }
 registerEnumType(FleetObjectiveEnum, {
   name: 'FleetObjective',
   description: 'What the fleet plan minimises.',
   valuesConfig: {
-    COST: { description: 'Least total cost, USD.' },
-    MAKESPAN: { description: 'The longest job as short as possible, hours (ties broken by cost).' },
+    COST: { description: 'Least total cost, USD (ties broken by the earliest completions).' },
+    MAKESPAN: {
+      description: 'The last job ends as early as possible, hours from time 0 (ties broken by cost).',
+    },
+    WEIGHTED_COMPLETION: {
+      description: 'Least sum over jobs of priority x end time, hours (ties broken by cost).',
+    },
   },
 });
 
@@ -147,12 +154,19 @@ export class FleetJobInput {
   @Field(() => String, { description: 'A name for the job, unique in the fleet.' }) id!: string;
   @Field(() => WorkloadInput, { description: 'What the job trains and how much of it.' })
   workload!: WorkloadInput;
-  @Field(() => Float, { description: 'The job must finish within this many hours of the fleet starting.' })
+  @Field(() => Float, {
+    defaultValue: 0,
+    description: 'Earliest start, hours from time 0 (default 0: available at once).',
+  })
+  releaseHours!: number;
+  @Field(() => Float, {
+    description: 'The job must end by this time, hours from time 0 (absolute, not from its release).',
+  })
   deadlineHours!: number;
   @Field(() => Float, {
     defaultValue: 1,
     description:
-      'Weight of placing this job when not every job fits (allowUnplaced, and the infeasibility diagnosis).',
+      'Weight of placing this job when not every job fits (allowUnplaced, and the infeasibility diagnosis), and of its end time under WEIGHTED_COMPLETION.',
   })
   priority!: number;
   @Field(() => [Int], {
@@ -224,9 +238,15 @@ export class FleetInput extends SolveSettingsInput {
     description: 'Inter-node network per node, Gbps (default: seeds/network.json per GPU).',
   })
   interNodeGbps?: number;
+  @Field(() => Int, {
+    defaultValue: 48,
+    description:
+      'Slots the time-indexed model cuts the horizon into (1 to 400): jobs start at their release or on a slot boundary, then move as early as their GPUs are free. More slots: finer starts, a larger model.',
+  })
+  timeSlots!: number;
 }
 
-@ObjectType({ description: "One job's configuration in the fleet plan." })
+@ObjectType({ description: "One job's configuration and time in the fleet plan." })
 export class FleetAssignment {
   @Field(() => String, { description: 'The job (FleetJobInput.id).' }) jobId!: string;
   @Field(() => Gpu, { description: 'The GPU type.' }) gpu!: Gpu;
@@ -238,9 +258,18 @@ export class FleetAssignment {
   @Field(() => Int, { description: 'Batch elements per GPU per micro-batch.' }) batchSizePerGpu!: number;
   @Field(() => Int, { description: 'Micro-batches accumulated per optimizer step.' }) gradAccumSteps!: number;
   @Field(() => PrecisionEnum, { description: 'The precision mode.' }) precision!: Precision;
+  @Field(() => Parallelism, {
+    description:
+      'How the job splits the model over its GPUs (ZeRO/FSDP, tensor and pipeline parallelism, recomputation).',
+  })
+  parallelism!: Parallelism;
   @Field(() => Float, { description: 'Time of one optimizer step, ms.' }) stepTimeMs!: number;
   @Field(() => Float, { description: 'Wall-clock hours the job runs.' }) totalHours!: number;
-  @Field(() => Float, { description: "The job's deadline, hours." }) deadlineHours!: number;
+  @Field(() => Float, { description: 'When the job starts, hours from time 0.' }) startHours!: number;
+  @Field(() => Float, { description: 'When the job ends (startHours + totalHours), hours from time 0.' })
+  endHours!: number;
+  @Field(() => Float, { description: "The job's release, hours from time 0." }) releaseHours!: number;
+  @Field(() => Float, { description: "The job's deadline, hours from time 0." }) deadlineHours!: number;
   @Field(() => Float, { nullable: true, description: 'null when no price is known (objective MAKESPAN).' })
   costUsd!: number | null;
   @Field(() => Float, {
@@ -254,7 +283,8 @@ export class FleetAssignment {
 @ObjectType({ description: 'GPUs of one type in use at once.' })
 export class GpuUsage {
   @Field(() => Gpu, { description: 'The GPU type.' }) gpu!: Gpu;
-  @Field(() => Int, { description: 'GPUs of this type in use at once.' }) used!: number;
+  @Field(() => Int, { description: 'Most GPUs of this type in use at one moment of the schedule.' })
+  used!: number;
   @Field(() => Int, { nullable: true, description: 'Inventory count; null for on-demand types.' })
   available!: number | null;
   @Field(() => Boolean, { description: 'Rented on demand rather than from the inventory.' })
@@ -270,13 +300,14 @@ export class UnplacedJob {
 
 @ObjectType({
   description:
-    'A configuration per job so that the jobs, running at the same time, fit the inventory and meet their deadlines.',
+    'A configuration and a start time per job so that the running jobs never use more GPUs than the inventory holds and every job runs between its release and its deadline.',
 })
 export class FleetPlan extends MipOutcome {
   @Field(() => FleetObjectiveEnum, { description: 'What was minimised.' }) objective!: FleetObjectiveEnum;
   @Field(() => Float, {
     nullable: true,
-    description: 'Total cost (COST) or hours of the longest job (MAKESPAN); null without a plan.',
+    description:
+      'Total cost, USD (COST); the last end, hours from time 0 (MAKESPAN); or sum of priority x end, hours (WEIGHTED_COMPLETION); null without a plan.',
   })
   objectiveValue!: number | null;
   @Field(() => Float, {
@@ -286,10 +317,20 @@ export class FleetPlan extends MipOutcome {
   totalCostUsd!: number | null;
   @Field(() => Float, {
     nullable: true,
-    description: 'Hours until the longest job ends; null without a plan.',
+    description: 'When the last job ends, hours from time 0; null without a plan.',
   })
   makespanHours!: number | null;
-  @Field(() => [FleetAssignment], { description: 'One configuration per placed job.' })
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Sum over jobs of priority x end time, hours; null without a plan.',
+  })
+  weightedCompletionHours!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Length of a slot of the time-indexed model, hours; null when no model was built.',
+  })
+  slotHours!: number | null;
+  @Field(() => [FleetAssignment], { description: 'One configuration and start time per placed job.' })
   assignments!: FleetAssignment[];
   @Field(() => [GpuUsage], { description: 'Per GPU type in the inventory or used on demand.' })
   gpuUsage!: GpuUsage[];
@@ -396,6 +437,11 @@ export class RunConfig {
   @Field(() => Int, { description: 'Batch elements per GPU per micro-batch.' }) batchSizePerGpu!: number;
   @Field(() => Int, { description: 'Micro-batches accumulated per optimizer step.' }) gradAccumSteps!: number;
   @Field(() => PrecisionEnum, { description: 'The precision mode.' }) precision!: Precision;
+  @Field(() => Parallelism, {
+    description:
+      'How a run splits the model over its GPUs (ZeRO/FSDP, tensor and pipeline parallelism, recomputation).',
+  })
+  parallelism!: Parallelism;
   @Field(() => Float, { description: 'Wall-clock hours of one run.' }) hoursPerRun!: number;
   @Field(() => Float, { description: 'GPU-hours of one run (hours x GPUs).' }) gpuHoursPerRun!: number;
   @Field(() => Float, { description: 'Electricity (owned) or rental (rented) cost of one run.' })
@@ -516,6 +562,11 @@ export class CustomDeviceInput {
   peakTflops!: DevicePeakInput;
   @Field(() => Float, { description: 'Memory bandwidth, GB/s.' }) memoryBwGbps!: number;
   @Field(() => Float, { description: 'Device memory, GB.' }) memoryGb!: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Board power, W: the plan reports compute energy (Wh) at it; leave out when unknown.',
+  })
+  tdpW?: number;
 }
 
 @InputType({
@@ -537,6 +588,12 @@ export class FederatedClientInput {
   samplesAvailable!: number;
   @Field(() => Float, { description: 'Upload bandwidth, Mbit/s.' }) uplinkMbps!: number;
   @Field(() => Float, { description: 'Download bandwidth, Mbit/s.' }) downlinkMbps!: number;
+  @Field(() => Float, {
+    defaultValue: 1,
+    description:
+      'Probability (0 to 1) that the client completes a round it takes part in; dropouts are independent between clients and rounds.',
+  })
+  availability!: number;
 }
 
 @InputType({
@@ -553,6 +610,23 @@ export class FederatedInput extends SolveSettingsInput {
     description: "Samples (model's throughput unit) the round must train, over all clients.",
   })
   minSamplesPerRound!: number;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "Each round must reach minSamplesPerRound with at least this probability (0 to 1) given the clients' availability: the plan over-provisions. Default: every participant is assumed to complete.",
+  })
+  minSuccessProbability?: number;
+  @Field(() => Int, {
+    defaultValue: 1,
+    description: 'Rounds planned together as a cycle that repeats (1 to 20); each has its own participants.',
+  })
+  rounds!: number;
+  @Field(() => Int, {
+    defaultValue: 0,
+    description:
+      'Every client that can train at all takes part in at least this many of the `rounds` (a participation floor: nobody is starved of every round).',
+  })
+  minRoundsPerClient!: number;
   @Field(() => Boolean, { defaultValue: false, description: 'Clients may sit the round out.' })
   allowDropout!: boolean;
   @Field(() => [PrecisionEnum], {
@@ -589,9 +663,17 @@ export class FederatedClientPlan {
   })
   batchSizePerGpu!: number | null;
   @Field(() => Int, { description: 'Local optimizer steps this round.' }) localSteps!: number;
+  @Field(() => RecomputeEnum, {
+    nullable: true,
+    description:
+      'Activation recomputation the client runs (NONE when the plain step fits); null when it sits out.',
+  })
+  recompute!: string | null;
   @Field(() => Float, { description: "Samples (model's throughput unit) trained this round." })
   samples!: number;
   @Field(() => Float, { description: 'Local training time, seconds.' }) computeSeconds!: number;
+  @Field(() => Float, { description: "Local training time at the predictor's P90 step time, seconds." })
+  computeSecondsP90!: number;
   @Field(() => Float, { description: 'Model download plus update upload.' }) transferSeconds!: number;
   @Field(() => Float, { description: 'computeSeconds + transferSeconds, seconds.' }) totalSeconds!: number;
   @Field(() => Float, {
@@ -599,11 +681,51 @@ export class FederatedClientPlan {
     description: 'Device memory needed, GB (GiB); null when the client sits out.',
   })
   memoryGbPerGpu!: number | null;
+  @Field(() => Float, { description: 'Probability that the client completes the round (from the input).' })
+  availability!: number;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "Compute energy at the device's TDP, Wh (an upper bound on the draw); null when the TDP is unknown.",
+  })
+  energyWh!: number | null;
   @Field(() => String, {
     nullable: true,
     description: 'Why the client sits out, or anything else worth knowing; null when nothing.',
   })
   note!: string | null;
+}
+
+@ObjectType({ description: 'One round of the planned cycle.' })
+export class FederatedRound {
+  @Field(() => Int, { description: 'Which round of the cycle, 1-based.' }) round!: number;
+  @Field(() => Float, { description: 'The slowest participant: download + compute + upload, seconds.' })
+  roundTimeSeconds!: number;
+  @Field(() => Float, { description: 'The slowest participant at P90 step times, seconds.' })
+  roundTimeSecondsP90!: number;
+  @Field(() => Float, {
+    description: "Samples (model's throughput unit) trained if every participant completes.",
+  })
+  samplesPerRound!: number;
+  @Field(() => Float, { description: 'Samples expected after dropouts (sum of availability x samples).' })
+  expectedSamples!: number;
+  @Field(() => Float, {
+    description:
+      'Probability that the completing participants reach minSamplesPerRound (exact on whole samples; never overstated).',
+  })
+  successProbability!: number;
+  @Field(() => Float, { description: 'Compute energy of the participants whose TDP is known, Wh.' })
+  energyWh!: number;
+  @Field(() => String, { nullable: true, description: 'The client that sets the round time.' })
+  slowestClient!: string | null;
+  @Field(() => [FederatedClientPlan], { description: 'Per client: whether it participates, and how.' })
+  clients!: FederatedClientPlan[];
+}
+
+@ObjectType({ description: 'How many rounds of the cycle a client takes part in.' })
+export class FederatedParticipation {
+  @Field(() => String, { description: 'The client (FederatedClientInput.id).' }) clientId!: string;
+  @Field(() => Int, { description: 'Rounds of the cycle it takes part in.' }) rounds!: number;
 }
 
 @ObjectType({ description: 'Why a federated round cannot be planned.' })
@@ -623,27 +745,64 @@ export class FederatedInfeasibility {
 export class FederatedPlan extends MipOutcome {
   @Field(() => Float, {
     nullable: true,
-    description: 'Wall time of the round: the slowest participating client.',
+    description:
+      'Wall time of a round, the slowest participating client (download + compute + upload), seconds; the mean over the cycle when rounds > 1.',
   })
   roundTimeSeconds!: number | null;
   @Field(() => Float, {
     nullable: true,
-    description: "Samples (model's throughput unit) the round trains over all clients; null without a plan.",
+    description:
+      "Round time with every participant at the predictor's P90 step time (the learned correction's interval), seconds; mean over the cycle.",
+  })
+  roundTimeSecondsP90!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "Samples (model's throughput unit) a round trains over all clients if every participant completes (mean over the cycle); null without a plan.",
   })
   samplesPerRound!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Samples expected per round after dropouts (mean over the cycle).',
+  })
+  expectedSamplesPerRound!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      'The least probability over the cycle that a round reaches minSamplesPerRound given the dropouts.',
+  })
+  successProbability!: number | null;
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'How many of the largest unreliable contributions each round is planned to survive losing (with minSuccessProbability).',
+  })
+  dropoutsTolerated!: number | null;
+  @Field(() => Float, { nullable: true, description: 'Compute energy per round, Wh (mean over the cycle).' })
+  energyWhPerRound!: number | null;
+  @Field(() => [FederatedRound], { description: 'Every round of the cycle (one unless rounds > 1).' })
+  schedule!: FederatedRound[];
+  @Field(() => [FederatedParticipation], { description: 'Per client: rounds of the cycle it takes part in.' })
+  participation!: FederatedParticipation[];
   @Field(() => String, {
     nullable: true,
-    description: 'The client that sets the round time; null without a plan.',
+    description: "The client that sets the first round's time; null without a plan.",
   })
   slowestClient!: string | null;
-  @Field(() => Int, { nullable: true, description: 'Rounds to train workload.samples.' }) rounds!:
-    number | null;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Rounds to train workload.samples at the expected samples per round (after dropouts).',
+  })
+  rounds!: number | null;
   @Field(() => Float, {
     nullable: true,
     description: 'Hours for all rounds (rounds x round time); null without a plan.',
   })
   totalHours!: number | null;
-  @Field(() => [FederatedClientPlan], { description: 'Per client: whether it participates, and how.' })
+  @Field(() => [FederatedClientPlan], {
+    description:
+      'Per client: whether it participates in the first round (the only one when rounds = 1), and how.',
+  })
   clients!: FederatedClientPlan[];
   @Field(() => [FederatedInfeasibility], {
     description: 'Why no round can be planned (INFEASIBLE), per client or for the round.',
