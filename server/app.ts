@@ -1,14 +1,13 @@
-// The plain node:http front of the Apollo server (server/apollo.ts): POST /graphql for queries, a
-// local query page for browsers (Apollo's default landing page loads from a CDN, which an offline
-// machine cannot reach), /health (live) and /ready (server/readiness.ts), start-up and graceful
-// shutdown. Body reading and error bodies: server/http.ts; what errors say: server/error-policy.ts.
+// The plain node:http front of the Apollo server (server/apollo.ts): POST /graphql for queries; for
+// browsers the plan explorer at / and GraphiQL at /graphql, both bundled by this server
+// (server/assets.ts; Apollo's default landing page loads from a CDN, which an offline machine
+// cannot reach); /health (live) and /ready (server/readiness.ts); start-up and graceful shutdown. Body reading and error bodies: server/http.ts; what errors say: server/error-policy.ts.
 //
 // Hostile input is stopped as early as it can be: body size while reading, bracket nesting before
 // parsing, tokens while parsing, depth/complexity/fields/aliases while validating (server/limits.ts),
 // field values in the service layer (service/validate.ts), search size and time in the optimizer.
 // Every response carries an x-request-id; every request is logged as one JSON line.
 import 'reflect-metadata';
-import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { HeaderMap, type ApolloServer } from '@apollo/server';
 import { learnedPredictor } from '../predictor/learned/model.js';
@@ -17,12 +16,11 @@ import { setPriceOverrides } from '../seeds/catalog.js';
 import { recommendCache } from '../service/cache.js';
 import { readPriceFile, runtimeConfig, setRuntimeConfig, type ServerConfig } from '../service/config.js';
 import { createApollo } from './apollo.js';
+import { webAsset, webPage } from './assets.js';
 import { ABORTED, drainCap, errorBody, readBody, requestIdFrom, send, TOO_LARGE } from './http.js';
 import { MAX_TEXT_NESTING, textNesting } from './limits.js';
 import { errorFields, log, requestStore, setLogLevel, type RequestState } from './log.js';
 import { addReadinessCheck, runChecks } from './readiness.js';
-
-const page = () => readFileSync(new URL('./page.html', import.meta.url), 'utf8');
 
 /**
  * Makes `config` this process's configuration: the settings every layer reads, the log level and
@@ -74,14 +72,21 @@ export async function startServer(
   let draining = false;
 
   async function handle(req: IncomingMessage, res: ServerResponse, url: URL, state: RequestState) {
+    if (url.pathname === '/') return send(res, 200, 'text/html; charset=utf-8', webPage('explorer'));
+    if (url.pathname === '/favicon.ico') return send(res, 204, 'image/x-icon', '');
     if (
-      url.pathname === '/' ||
-      (url.pathname === '/graphql' &&
-        req.method === 'GET' &&
-        (req.headers.accept ?? '').includes('text/html') &&
-        !url.searchParams.has('query'))
-    ) {
-      return send(res, 200, 'text/html; charset=utf-8', page());
+      url.pathname === '/graphql' &&
+      req.method === 'GET' &&
+      (req.headers.accept ?? '').includes('text/html') &&
+      !url.searchParams.has('query')
+    )
+      return send(res, 200, 'text/html; charset=utf-8', webPage('graphiql'));
+    if (url.pathname.startsWith('/assets/') && req.method === 'GET') {
+      const asset = await webAsset(url.pathname);
+      if (!asset)
+        return send(res, 404, 'application/json', errorBody('no such asset', 'NOT_FOUND', state.requestId));
+      res.writeHead(200, { 'content-type': asset.contentType, 'cache-control': 'no-cache' });
+      return res.end(asset.body);
     }
     if (url.pathname !== '/graphql')
       return send(
