@@ -25,6 +25,17 @@ export interface PrecisionPolicy {
   castsWeightsEachStep: boolean;
   /** FP8 keeps per-tensor scaling: an amax reduction and a cast pass over each matmul input. */
   fp8Scaling: boolean;
+  /**
+   * Element type a GEMM or convolution saves its input in for backward: the math type under autocast
+   * (it saves the cast copy), FP8 under Transformer Engine (its Linear saves the FP8-cast input).
+   */
+  savedGemmInput: DType;
+  /**
+   * Low-precision copies of the weights made in forward and kept for backward: autocast caches one
+   * cast per weight for the whole forward, and the GEMMs save it; Transformer Engine keeps each
+   * weight in FP8 and its FP8 transpose (copies: 2). null where the kernels read the stored weights.
+   */
+  forwardWeightCopy: { dtype: DType; copies: number } | null;
   description: string;
 }
 
@@ -42,6 +53,8 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     lossScaling: false,
     castsWeightsEachStep: false,
     fp8Scaling: false,
+    savedGemmInput: 'fp32',
+    forwardWeightCopy: null,
     description:
       'fp32 storage and math. On Ampere and newer, framework defaults may run matmuls and convolutions in TF32 (see fp32UsesTf32).',
   },
@@ -56,6 +69,8 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     lossScaling: false,
     castsWeightsEachStep: false,
     fp8Scaling: false,
+    savedGemmInput: 'fp32',
+    forwardWeightCopy: null,
     description: 'fp32 storage; matmuls and convolutions on TF32 tensor cores (Ampere and newer).',
   },
   AMP_FP16: {
@@ -69,6 +84,8 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     lossScaling: true,
     castsWeightsEachStep: true,
     fp8Scaling: false,
+    savedGemmInput: 'fp16',
+    forwardWeightCopy: { dtype: 'fp16', copies: 1 },
     description:
       'Automatic mixed precision, fp16: matmuls on fp16 tensor cores; softmax, normalization, loss and reductions kept in fp32; fp32 weights cast each step; dynamic loss scaling.',
   },
@@ -83,6 +100,8 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     lossScaling: false,
     castsWeightsEachStep: true,
     fp8Scaling: false,
+    savedGemmInput: 'bf16',
+    forwardWeightCopy: { dtype: 'bf16', copies: 1 },
     description:
       'Automatic mixed precision, bf16: as AMP_FP16 but bf16 tensor cores and no loss scaling (bf16 has fp32 range).',
   },
@@ -97,6 +116,8 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     lossScaling: true,
     castsWeightsEachStep: false,
     fp8Scaling: false,
+    savedGemmInput: 'fp16',
+    forwardWeightCopy: null,
     description:
       'Half-precision model with fp32 master weights (apex O2): fp16 weights, activations and gradients; normalization math in fp32; loss scaling.',
   },
@@ -111,6 +132,8 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     lossScaling: true,
     castsWeightsEachStep: false,
     fp8Scaling: false,
+    savedGemmInput: 'fp16',
+    forwardWeightCopy: null,
     description: 'Everything in fp16 (apex O3): no master copy, fp16 optimizer state.',
   },
   BF16: {
@@ -124,6 +147,8 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     lossScaling: false,
     castsWeightsEachStep: false,
     fp8Scaling: false,
+    savedGemmInput: 'bf16',
+    forwardWeightCopy: null,
     description:
       'bf16 model with fp32 master weights and optimizer state (Megatron/DeepSpeed "bf16"); no loss scaling.',
   },
@@ -131,15 +156,21 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     precision: 'FP8',
     math: { matmul: 'fp8', reduction: 'fp32', pointwise: 'bf16', gather: 'fp32' },
     activation: { matmul: 'bf16', reduction: 'fp32', pointwise: 'bf16', gather: 'fp32' },
-    weights: 'fp32',
+    // Transformer Engine's recipe as Megatron-Core runs it: bf16 weights, fp32 gradients (its
+    // main_grad buffers), fp32 master weights and moments in the optimizer, FP8 only for GEMM inputs:
+    // each weight's FP8 copy and its transpose are kept for the step, and each Linear saves its
+    // FP8-cast input for backward. 2 + 4 + 4 + 8 + 2 bytes per parameter.
+    weights: 'bf16',
     gradients: 'fp32',
-    masterWeights: false,
+    masterWeights: true,
     optimizerState: 'fp32',
     lossScaling: false,
-    castsWeightsEachStep: true,
+    castsWeightsEachStep: false,
     fp8Scaling: true,
+    savedGemmInput: 'fp8',
+    forwardWeightCopy: { dtype: 'fp8', copies: 2 },
     description:
-      'FP8 matmuls (Transformer Engine style, Hopper/Ada and newer) inside bf16 autocast; per-tensor scaling (amax + cast) on matmul inputs; fp32 weights and optimizer.',
+      'FP8 matmuls as Transformer Engine runs them (Hopper/Ada and newer): per-tensor scaling (amax + cast) on matmul inputs; bf16 weights with fp32 master weights, gradients and optimizer state.',
   },
 };
 

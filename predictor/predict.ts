@@ -1,6 +1,6 @@
 // A whole prediction for one configuration: step time, throughput, memory, hours and cost.
 import { modelCost } from './layers.js';
-import { fits, memoryOfExecution, type MemoryBreakdown } from './memory.js';
+import { fits, memoryOfExecution, type AttentionImplementation, type MemoryBreakdown } from './memory.js';
 import { checkParallelism, parallelStructure, type Parallelism } from './parallel.js';
 import { unsupportedReason } from './precision.js';
 import { stepTime, type Breakdown, type Efficiency, type Execution } from './step.js';
@@ -37,6 +37,10 @@ export interface PredictRequest {
   priceUsdPerGpuHour?: number | null;
   /** Tensor/pipeline parallelism, ZeRO, recomputation (parallel.ts); absent = plain data parallelism. */
   parallelism?: Parallelism;
+  /** Fused (default) or eager attention: what the attention core keeps for backward. */
+  attention?: AttentionImplementation;
+  /** GB per GPU to keep free beyond the predicted peak; default seeds/memory.json's defaultMemoryHeadroomGb. */
+  memoryHeadroomGb?: number;
 }
 
 export interface Prediction {
@@ -50,7 +54,10 @@ export interface Prediction {
   throughputUnit: string;
   globalBatch: number;
   memory: MemoryBreakdown;
+  /** The peak plus the headroom kept free fit in the GPU's memory. */
   fitsInMemory: boolean;
+  /** GB per GPU kept free in deciding fitsInMemory. */
+  memoryHeadroomGb: number;
   dominantMath: MathMode;
   priceUsdPerGpuHour: number | null;
   totalHours: number | null;
@@ -67,6 +74,7 @@ export function toExecution(r: PredictRequest): Execution {
     fp32UsesTf32: r.fp32UsesTf32 ?? true,
     interNodeGbps: r.interNodeGbps,
     ...(r.parallelism ? { parallelism: r.parallelism } : {}),
+    ...(r.attention ? { attention: r.attention } : {}),
   };
 }
 
@@ -95,6 +103,7 @@ export function predict(r: PredictRequest, eff: Efficiency): Prediction {
   const gpus = exec.gpusPerNode * exec.nodes;
   const throughput = (step.globalBatch * r.model.unitsPerBatchElement) / (step.stepTimeMs / 1e3);
   const memory = memoryOfExecution(r.model, cost, exec, eff);
+  const memoryHeadroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;
   const price = r.priceUsdPerGpuHour ?? null;
   return {
     modelId: r.model.id,
@@ -106,7 +115,8 @@ export function predict(r: PredictRequest, eff: Efficiency): Prediction {
     throughputUnit: r.model.throughputUnit,
     globalBatch: step.globalBatch,
     memory,
-    fitsInMemory: fits(memory, r.gpu),
+    fitsInMemory: fits(memory, r.gpu, memoryHeadroomGb),
+    memoryHeadroomGb,
     dominantMath: step.dominantMath,
     priceUsdPerGpuHour: price,
     ...hoursAndCost(r.samples, throughput, gpus, price),

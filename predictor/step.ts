@@ -23,7 +23,7 @@
 // sends the residual stream between stages, and the DP group (GPUs / (TP x PP)) all-reduces, or with
 // ZeRO reduce-scatters the gradients and all-gathers the weights (every micro-batch for ZeRO-3).
 // Without `parallelism` every term below reduces to the plain data-parallel formula above.
-import type { Efficiency } from '../seeds/types.js';
+import type { AttentionImplementation, Efficiency } from '../seeds/types.js';
 import { microBatchesOf, parallelStructure, parametersPerGpu, type Parallelism } from './parallel.js';
 import {
   BYTES,
@@ -53,6 +53,8 @@ export interface Execution {
   interNodeGbps: number;
   /** Tensor/pipeline parallelism, ZeRO sharding, recomputation; absent = plain data parallelism. */
   parallelism?: Parallelism;
+  /** How the attention core runs (what it keeps for backward); absent = seeds/memory.json's default, fused. */
+  attention?: AttentionImplementation;
 }
 
 /** Milliseconds per optimizer step, by where the time goes. */

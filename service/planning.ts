@@ -10,7 +10,7 @@ import type { Precision } from '../predictor/types.js';
 import { recommendCorrected, type CorrectedRecommendation } from '../optimizer/recommend-corrected.js';
 import type { Objective, ParallelismSearch } from '../optimizer/search-types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
-import { PRECISIONS, type CatalogGpu } from '../seeds/types.js';
+import { PRECISIONS, type AttentionImplementation, type CatalogGpu } from '../seeds/types.js';
 import { normalizedKey, recommendCache } from './cache.js';
 import { runtimeConfig } from './config.js';
 import { gpuById, workload, type WorkloadInput } from './lookup.js';
@@ -42,6 +42,10 @@ export interface PredictQuery extends Software {
   interNodeGbps?: number | null;
   priceUsdPerGpuHour?: number | null;
   parallelism?: ParallelismInput | null;
+  /** Fused (default) or eager attention: what the attention core keeps for backward. */
+  attention?: AttentionImplementation | null;
+  /** GB per GPU to keep free in deciding fitsInMemory; default seeds/memory.json's. */
+  memoryHeadroomGb?: number | null;
 }
 
 /** A prediction and the configuration it is of, every default filled in. */
@@ -79,6 +83,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
           zeroStage: q.parallelism.zeroStage as Parallelism['zeroStage'],
           optimizerState: q.parallelism.optimizerState ?? undefined,
         };
+  const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);
   const prediction = await predictCorrected(
     {
       model,
@@ -93,6 +98,8 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
       samples,
       priceUsdPerGpuHour: price,
       parallelism,
+      ...(q.attention ? { attention: q.attention } : {}),
+      ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
     },
     await learnedPredictor(),
     loadEfficiency(),
@@ -130,7 +137,15 @@ export interface RecommendQuery extends Software {
   limit: number;
   parallelismSearch: ParallelismSearch;
   timeBudgetMs?: number | null;
+  /** How the attention core runs; default fused. */
+  attention?: AttentionImplementation | null;
+  /** GB per GPU every plan keeps free; default seeds/memory.json's. */
+  memoryHeadroomGb?: number | null;
 }
+
+/** A headroom as a request gives it: absent, or GB from 0 to LIMITS.memoryHeadroomGb. */
+const headroomOf = (v: number | null | undefined) =>
+  v == null ? undefined : finiteNumber('memoryHeadroomGb', v, 0, LIMITS.memoryHeadroomGb);
 
 /**
  * Ranked plans. `deadlineAt` (performance.now() time) is when the caller needs the answer; without
@@ -179,6 +194,7 @@ export async function recommendPlans(
   }
   if (gpusPerNode.every((g) => g > 16))
     throw new InputError('gpusPerNode', 'no GPU type comes with more than 16 GPUs per node');
+  const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);
   const requestedBudget =
     q.timeBudgetMs == null
       ? undefined
@@ -222,6 +238,8 @@ export async function recommendPlans(
       reserveMsPerCandidate: postSearchMsPerCandidate(!!learned.predictor),
       deadlineConfidence: q.deadlineConfidence,
       parallelismSearch: q.parallelismSearch,
+      ...(q.attention ? { attention: q.attention } : {}),
+      ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
     },
     learned,
     loadEfficiency(),
