@@ -2,6 +2,7 @@
 // code (BAD_USER_INPUT, BAD_REQUEST, ...); a server fault becomes "internal error" and the request
 // id outside development, with the details in the log only.
 import type { GraphQLFormattedError } from 'graphql';
+import { cappedMessage } from './limits.js';
 import { requestStore } from './log.js';
 
 export const isDev = () => process.env.NODE_ENV === 'development';
@@ -21,6 +22,7 @@ export function isServerFault(formatted: GraphQLFormattedError, error?: unknown)
 
 /** Outside development, a server fault becomes "internal error" and the request id; the details go to the log only. */
 export function formatError(formatted: GraphQLFormattedError, error?: unknown): GraphQLFormattedError {
+  formatted = { ...formatted, message: cappedMessage(formatted.message) };
   const requestId = requestStore.getStore()?.requestId;
   const id = requestId ? { requestId } : {};
   if (isServerFault(formatted, error)) {

@@ -43,8 +43,12 @@ export function readBody(
   });
 }
 
-export const errorBody = (message: string, code: string, requestId?: string) =>
-  JSON.stringify({ errors: [{ message, extensions: { code, ...(requestId ? { requestId } : {}) } }] });
+export const errorBody = (message: string, code: string, requestId?: string, field?: string) =>
+  JSON.stringify({
+    errors: [
+      { message, extensions: { code, ...(field ? { field } : {}), ...(requestId ? { requestId } : {}) } },
+    ],
+  });
 
 export function send(
   res: ServerResponse,

@@ -309,11 +309,11 @@ describe('planProcurement over GraphQL', () => {
     ],
     [
       'options: [{ gpu: "A100-SXM4-80GB", buy: { usdPerGpu: 12000, utilization: 1.5 } }]',
-      /^options\[0\]\.buy\.utilization: must be a finite number > 0 and <= 1/,
+      /^options\[0\]\.buy\.utilization: must be a finite number from 0.01 to 1/,
     ],
     [
       'options: [{ gpu: "A100-SXM4-80GB", buy: { usdPerGpu: -1 } }]',
-      /^options\[0\]\.buy\.usdPerGpu: must be a finite number >= 0/,
+      /^options\[0\]\.buy\.usdPerGpu: must be 0 or a finite number from 0.01/,
     ],
     ['options: [{ gpu: "T4" }, { gpu: "T4" }]', /^options\[1\]\.gpu: T4 is listed twice/],
   ])('bad input %# is BAD_USER_INPUT naming the field', async (args, message) => {

@@ -159,7 +159,7 @@ class GraphCoster {
     readonly o: OnnxOptions,
     readonly fail: (m: string) => never,
   ) {
-    this.shapes = new ShapeTable(graph, o.seqLen, o.seqLenField);
+    this.shapes = new ShapeTable(graph, o.seqLen, o.seqLenField, fail);
   }
 
   run(bytes: Uint8Array): ImportedModel {

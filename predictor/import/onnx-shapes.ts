@@ -5,6 +5,7 @@
 // reshapes resolve. Costing the operators is onnx-graph.ts's job; nothing here makes a layer.
 import onnxProto from 'onnx-proto';
 import { InputError } from '../input-error.js';
+import { IMPORT_LIMITS } from './types.js';
 
 export type Dims = number[];
 export type Long = { toNumber(): number } | number;
@@ -59,6 +60,18 @@ export interface Tensor {
   init?: boolean;
 }
 
+/**
+ * ONNX dimensions are non-negative integers; the import takes them up to IMPORT_LIMITS.dimension.
+ * A negative one would give negative parameters, FLOPs and memory that predict would answer with.
+ */
+function checkDims(what: string, dims: number[], fail: (m: string) => never): void {
+  for (const [i, d] of dims.entries())
+    if (!Number.isSafeInteger(d) || d < 0 || d > IMPORT_LIMITS.dimension)
+      fail(
+        `${what} has dimension ${d} at position ${i}; dimensions are integers from 0 to ${IMPORT_LIMITS.dimension.toExponential()}`,
+      );
+}
+
 /** Everything known of the graph's values, node by node. */
 export class ShapeTable {
   readonly tensors = new Map<string, Tensor>();
@@ -77,6 +90,8 @@ export class ShapeTable {
     /** What symbolic dimensions other than the batch stand for; absent: a graph input with one is refused. */
     readonly seqLen: number | undefined,
     readonly seqLenField: string | undefined,
+    /** Throws the import's InputError, naming the field the graph came in. */
+    readonly fail: (m: string) => never,
   ) {}
 
   /** The shapes the graph states: initializers, inputs (symbols bound), value_info and outputs. */
@@ -101,6 +116,7 @@ export class ShapeTable {
     for (const t of this.graph.initializer ?? []) {
       if (!t.name) continue;
       const dims = (t.dims ?? []).map((d) => num(d as Long));
+      checkDims(`initializer "${t.name.slice(0, 80)}"`, dims, this.fail);
       this.tensors.set(t.name, {
         dims,
         dtype: t.dataType ?? 0,
@@ -118,6 +134,7 @@ export class ShapeTable {
     for (const [i, d] of dims.entries()) {
       const value = num(d.dimValue as Long),
         param = d.dimParam ?? '';
+      if (!param) checkDims(`"${(vi.name ?? '').slice(0, 80)}"`, [value], this.fail);
       if (!param && value > 0) {
         if (isInput && i === 0 && value > 1) this.fixedBatch = value;
         out.push(value);
