@@ -376,6 +376,12 @@ export class CoupledResolver {
                 ),
                 utilization: inRange(`${f}.utilization`, b.utilization, 0.01, 1),
                 maxCount: b.maxCount == null ? undefined : integer(`${f}.maxCount`, b.maxCount, 0, 1e6),
+                leadTimeMonths: integer(
+                  `${f}.leadTimeMonths`,
+                  b.leadTimeMonths ?? 0,
+                  0,
+                  COUPLED_LIMITS.months,
+                ),
               },
       };
     });
@@ -412,7 +418,12 @@ export class CoupledResolver {
               totalUsd: p.totalUsd,
               allRentUsd: p.allRentUsd,
             },
+      orders: p.orders.map((x) => ({ ...x, gpu: gpuView(x.gpu) })),
       purchases: p.purchases.map((x) => ({ ...x, gpu: gpuView(x.gpu) })),
+      months: p.months.map((x) => ({
+        ...x,
+        ownedGpus: x.ownedGpus.map((g) => ({ ...g, gpu: gpuView(g.gpu) })),
+      })),
       allocations: p.allocations.map((a) => ({
         ...a,
         config: { ...a.config, gpu: gpuView(a.config.gpu), totalGpus: a.config.gpus },

@@ -38,9 +38,14 @@ export async function serve(args: string[]): Promise<void> {
     console.log(SERVE_HELP);
     return;
   }
+  return serveWith(values as Record<string, string | undefined>);
+}
+
+/** Serves with these flag values (a setting's flag name -> its text; see service/config.ts). */
+export async function serveWith(flags: Record<string, string | undefined>): Promise<void> {
   let config: ServerConfig;
   try {
-    config = loadConfig(process.env, values as Record<string, string | undefined>);
+    config = loadConfig(process.env, flags);
     if (config.prices && cluster.isPrimary) readPriceFile(config.prices); // fail before forking anything
   } catch (e) {
     if (e instanceof ConfigError) fail(e.message);
