@@ -18,7 +18,7 @@ import {
 import type { ZeroStage } from './parallel.js';
 import type { GpuSpec, ModelDef, Precision } from './types.js';
 import type { Efficiency } from '../seeds/types.js';
-import { buildModel } from './zoo/index.js';
+import { modelFromZooEntry } from './zoo/index.js';
 
 /** One configuration that ran, with what the memory model says about it. */
 export interface FitCheck {
@@ -323,7 +323,7 @@ function decoderOf(
   if (!vocabSize) return 'no vocabulary size (llm_models.csv nor llm_vocab.json)';
   const gated = arch.gated_mlp === 'True';
   const heads = Number(arch.heads);
-  return buildModel({
+  return modelFromZooEntry({
     id: model,
     name: model,
     family: 'decoder',
