@@ -1,7 +1,7 @@
 // One in-process Apollo server per test file, and a `run` that returns the single result.
 import { afterAll, beforeAll } from 'vitest';
 import type { ApolloServer } from '@apollo/server';
-import { createApollo } from '../server/app.js';
+import { createApollo } from '../server/apollo.js';
 
 export type GraphQLResult = {
   data?: Record<string, any>;

@@ -13,7 +13,7 @@ import { PRECISIONS, type Precision } from '../predictor/types.js';
 import type { CatalogGpu } from '../seeds/types.js';
 import { loadZoo } from '../predictor/zoo/index.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
-import { createApollo } from '../server/app.js';
+import { createApollo } from '../server/apollo.js';
 import { recommendCache } from '../service/cache.js';
 
 const eff = loadEfficiency();
