@@ -4,7 +4,13 @@
 // and PREDICTOR_CARD.md. Deterministic: the same data and seed give the same files.
 // `--evaluate-only` prints the validation without writing anything.
 import { writeFileSync } from 'node:fs';
-import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
+import {
+  LEARNED_META_FILE,
+  LEARNED_MODEL_FILE,
+  loadEfficiency,
+  loadMeasurements,
+  PREDICTOR_CARD_FILE,
+} from '../seeds/catalog.js';
 import {
   crossValidate,
   examples,
@@ -17,7 +23,7 @@ import {
 import { featureNames, FEATURE_VERSION } from '../predictor/learned/features.js';
 import { predictEnsemble } from '../predictor/learned/gbdt.js';
 import { ensembleToOnnx, loadOnnxCorrection } from '../predictor/learned/onnx.js';
-import { META_FILE, MODEL_FILE, type Interval, type LearnedMeta } from '../predictor/learned/model.js';
+import type { Interval, LearnedMeta } from '../predictor/learned/model.js';
 import { PRECISIONS, type Precision } from '../predictor/types.js';
 
 import { pathToFileURL } from 'node:url';
@@ -148,7 +154,7 @@ export async function trainPredictor(
       final.ensemble,
       `trainplan learned correction: log(measured/analytical throughput); feature version ${FEATURE_VERSION}; see seeds/PREDICTOR_CARD.md`,
     );
-    writeFileSync(MODEL_FILE, bytes);
+    writeFileSync(LEARNED_MODEL_FILE, bytes);
     // onnxruntime must reproduce the TypeScript ensemble on the training rows.
     const X = ex.map((e) =>
       featuresOf(
@@ -157,7 +163,7 @@ export async function trainPredictor(
         final.evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework),
       ),
     );
-    const ort = await loadOnnxCorrection(MODEL_FILE.pathname, names.length);
+    const ort = await loadOnnxCorrection(LEARNED_MODEL_FILE.pathname, names.length);
     const out = await ort.run(Float32Array.from(X.flat()), X.length);
     const maxDiff = Math.max(...X.map((x, i) => Math.abs(out[i] - predictEnsemble(final.ensemble, x))));
     const inSample = mean(ex.map((e, i) => ape(e.aware.throughput * Math.exp(out[i]), e)));
@@ -179,7 +185,7 @@ export async function trainPredictor(
         inSampleMape: Number(inSample.toFixed(4)),
       },
     };
-    writeFileSync(META_FILE, JSON.stringify(meta, null, 1) + '\n');
+    writeFileSync(LEARNED_META_FILE, JSON.stringify(meta, null, 1) + '\n');
     const card = `# Learned predictor: model card
 
 Written by \`npm run train:predictor\` (cli/train-predictor.ts); do not edit by hand.
@@ -195,7 +201,7 @@ Written by \`npm run train:predictor\` (cli/train-predictor.ts); do not edit by 
 
 ${sections.join('\n\n')}
 `;
-    writeFileSync(new URL('../seeds/PREDICTOR_CARD.md', import.meta.url), card);
+    writeFileSync(PREDICTOR_CARD_FILE, card);
     log('wrote seeds/predictor.onnx, seeds/predictor.json, seeds/PREDICTOR_CARD.md');
   }
 }

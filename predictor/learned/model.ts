@@ -24,9 +24,7 @@ import {
   type Software,
 } from './features.js';
 import { loadOnnxCorrection, type OnnxCorrection } from './onnx.js';
-
-export const MODEL_FILE = new URL('../../seeds/predictor.onnx', import.meta.url);
-export const META_FILE = new URL('../../seeds/predictor.json', import.meta.url);
+import { LEARNED_META_FILE, LEARNED_MODEL_FILE } from '../../seeds/catalog.js';
 
 /** log(actual step / predicted step) quantiles: the interval is [step x e^q10, step x e^q90]. */
 export interface Interval {
@@ -95,8 +93,8 @@ export class LearnedPredictor {
   }
 
   static async load(
-    model: string | URL = MODEL_FILE,
-    meta: string | URL = META_FILE,
+    model: string | URL = LEARNED_MODEL_FILE,
+    meta: string | URL = LEARNED_META_FILE,
   ): Promise<LearnedPredictor> {
     const m = JSON.parse(readFileSync(meta, 'utf8')) as LearnedMeta;
     const names = featureNames(true);
