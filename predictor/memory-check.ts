@@ -11,9 +11,10 @@ import {
   type MemoryBreakdown,
   type MemoryConstants,
   type MemoryLayout,
+  type MemoryRecompute,
   withFrameworkRules,
 } from './memory.js';
-import type { Recompute, ZeroStage } from './parallel.js';
+import type { ZeroStage } from './parallel.js';
 import type { GpuSpec, ModelDef, Precision } from './types.js';
 import type { Efficiency } from '../seeds/types.js';
 import { modelFromZooEntry } from './zoo/index.js';
@@ -216,7 +217,7 @@ export function llmCases(): LlmCase[] {
         dataParallel,
         zeroStage,
         ...(shardGroup !== undefined ? { shardGroup } : {}),
-        recompute: recomputeOf(r.activation_checkpointing),
+        recompute: recomputeOf(r.activation_checkpointing, r.framework),
         microBatches,
         ...(number(r.vp) && number(r.vp)! > 1 ? { virtualStages: number(r.vp)! } : {}),
         attention: 'fused',
@@ -275,9 +276,16 @@ function shardingOf(
   return { zeroStage: 0 };
 }
 
-function recomputeOf(cell: string): Recompute {
+/**
+ * torchtitan's "selective (op)" / "per-op SAC" is op-level checkpointing, and so is its plain
+ * "selective": its train configs default to selective_ac_option = 'op' (e.g.
+ * torchtitan/models/llama3/train_configs/llama3_8b.toml). Its "selective (layer)" checkpoints whole
+ * blocks every few layers, counted as Megatron's selective.
+ */
+function recomputeOf(cell: string, framework: string): MemoryRecompute {
   const c = cell.trim().toLowerCase();
   if (c.startsWith('full')) return 'full';
+  if (/op\b|per-op/.test(c) || (c === 'selective' && /torchtitan/.test(framework))) return 'op';
   if (c.startsWith('selective')) return 'selective';
   return 'none';
 }

@@ -192,6 +192,11 @@ export function loadGpuHardware(): readonly GpuSpec[] {
 let priceOverrides: { prices: Record<string, number>; source: string } | undefined;
 let catalogCache: CatalogGpu[] | undefined;
 
+/** The server-wide per-GPU prices set by setPriceOverrides (empty when none), and where they come from. */
+export function serverPriceOverrides(): { prices: Readonly<Record<string, number>>; source: string } {
+  return priceOverrides ?? { prices: {}, source: '' };
+}
+
 /** The catalog price of a GPU, after any server-wide override (setPriceOverrides). */
 function currentPrice(id: string): GpuPrice {
   const catalog = catalogRows().prices.get(id)!;
@@ -226,6 +231,11 @@ export function setPriceOverrides(
 ): void {
   priceOverrides = prices ? { prices: { ...prices }, source } : undefined;
   catalogCache = undefined;
+}
+
+/** The server-wide prices now in force (what setPriceOverrides was given), for a thread that must see the same. */
+export function currentPriceOverrides(): { prices: Record<string, number>; source: string } | undefined {
+  return priceOverrides && { prices: { ...priceOverrides.prices }, source: priceOverrides.source };
 }
 
 let efficiencyCache: Efficiency | undefined;
