@@ -21,7 +21,8 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   expect(existsSync(CHROMIUM), `${CHROMIUM} missing: apt-get install -y chromium (see .ci/run)`).toBe(true);
-  running = await startServer(0, '127.0.0.1', { logLevel: 'warn' });
+  // A loaded test machine must not refuse the page's searches (SEARCH_TIMEOUT): budgets are not what this tests.
+  running = await startServer(0, '127.0.0.1', { logLevel: 'warn', timeBudgetMs: 60_000 });
   base = running.url.replace('/graphql', '');
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   context = await browser.newContext({ viewport: { width: 1400, height: 1300 }, acceptDownloads: true });

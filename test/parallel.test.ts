@@ -485,7 +485,7 @@ describe('recommend: Llama-2-7B full fine-tuning on 80 GB GPUs', () => {
           gpusPerNode: p.gpusPerNode,
           nodes: p.nodes,
           gradAccumSteps: p.gradAccumSteps,
-          interNodeGbps: req.interNodeGbps(p.gpu),
+          interNodeGbps: p.interNodeGbps,
           samples: req.samples,
           parallelism: layout,
         },

@@ -168,7 +168,9 @@ export function fromHuggingFaceConfig(config: unknown, o: ImportOptions = {}): I
 type SeqLen = (dflt: number, max: number, what?: string) => number;
 type Built = { entry: Omit<ZooEntry, 'id' | 'name' | 'optimizer' | 'source'> };
 
-const lm = (seq: number, arch: Record<string, unknown>, batchSizes = [1, 2, 4, 8]): Built => ({
+// A config says nothing about batch sizes: search micro-batches 1 to 32 (those that do not fit are
+// rejected for memory; 1-8 alone left small decoders' faster large batches unsearched).
+const lm = (seq: number, arch: Record<string, unknown>, batchSizes = [1, 2, 4, 8, 16, 32]): Built => ({
   entry: {
     family: 'decoder',
     batchElement: 'sequence',
