@@ -31,6 +31,12 @@ const USAGE = `trainplan: precision-aware training-time prediction and GPU plan 
       columns tensor_parallel, pipeline_parallel, zero_stage, recompute (none/selective/full)
   trainplan evaluate [--data FILE] [--group-by precision,gpu,model,source,generation,gpus]
       MAPE of the analytical predictor on measured rows (default: the seeds' train.csv)
+  trainplan evaluate --llm [--fit [--write]]
+      the analytical predictor on the published LLM runs (seeds/measurements/llm_train.csv) at their
+      own layouts and software stacks, per source, stack, precision, GPU and model family; FP8/BF16
+      ratios of runs published in both; Llama 2 7B/13B campaign GPU-hours. --fit fits the tuned
+      stacks' effects (seeds/software.json) on those runs and reports them held out by model family;
+      --write stores the fit
   trainplan evaluate --learned
       cross-validation of the learned predictor holding out whole GPUs, whole (model, GPU,
       precision) combinations and whole models, beside the analytical estimate and the
@@ -138,8 +144,26 @@ async function main(argv: string[]) {
     case 'evaluate': {
       const { values } = parseArgs({
         args: rest,
-        options: { data: { type: 'string' }, 'group-by': { type: 'string' }, learned: { type: 'boolean' } },
+        options: {
+          data: { type: 'string' },
+          'group-by': { type: 'string' },
+          learned: { type: 'boolean' },
+          llm: { type: 'boolean' },
+          fit: { type: 'boolean' },
+          write: { type: 'boolean' },
+        },
       });
+      if (values.llm) {
+        // Published LLM runs at their own layouts, FP8/BF16 pairs, Llama 2 campaigns (analytical, tuned stacks).
+        const llm = await import('./evaluate-llm.js');
+        if (values.fit) {
+          const f = llm.fitSoftware();
+          console.log(llm.formatSoftwareFit(f));
+          if (values.write) console.log(llm.writeSoftwareFit(f));
+        }
+        console.log(llm.formatLlmEvaluation());
+        return;
+      }
       if (values.learned) {
         // Cross-validation of the learned model (held-out GPUs, combinations, models) with the ablation; writes nothing.
         const { trainPredictor } = await import('./train-predictor.js');

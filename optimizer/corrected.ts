@@ -11,6 +11,7 @@ import {
 } from '../predictor/learned/features.js';
 import type { RowPrediction } from '../predictor/measured.js';
 import { getGpu } from '../seeds/catalog.js';
+import { DEFAULT_STACK, stackEffects, stackEvidence } from '../predictor/software.js';
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
 import { combine, defaultEfficiency, scaleBreakdown, type Efficiency } from '../predictor/step.js';
 import { rankCandidates, searchCandidates, type Recommendation, type RecommendRequest } from './recommend.js';
@@ -30,6 +31,23 @@ export async function recommendCorrected(
   const search = searchCandidates(r, eff);
   if (!learned.predictor)
     return { ...rankCandidates(r, search), predictor: 'analytical', predictorNote: learned.reason };
+  if (r.stack && r.stack !== DEFAULT_STACK) {
+    // A tuned stack: the analytical estimate, with the stack's held-out LLM error as the interval.
+    const n = search.candidates.length;
+    const iv = stackEffects(r.stack).heldOutLogError;
+    const scale = {
+      mid: new Float64Array(n).fill(1),
+      lo: new Float64Array(n).fill(iv ? Math.exp(iv.q10) : 1),
+      hi: new Float64Array(n).fill(iv ? Math.exp(iv.q90) : 1),
+      cases: new Array<string>(n).fill(stackEvidence(r.stack)),
+      predictor: 'analytical',
+    };
+    return {
+      ...rankCandidates(r, search, scale),
+      predictor: 'analytical',
+      predictorNote: stackEvidence(r.stack),
+    };
+  }
   const m = modelFeaturesOf(r.model);
   const items: CorrectionInput[] = search.candidates.map((c) => {
     const gpu = r.gpus[c.gpuIndex];
@@ -69,7 +87,13 @@ export async function recommendCorrected(
   const k = await learned.predictor.correct(items);
   const name = learned.predictor.name;
   return {
-    ...rankCandidates(r, search, { mid: k.mid, lo: k.lo, hi: k.hi, cases: k.cases, predictor: name }),
+    ...rankCandidates(r, search, {
+      mid: k.mid,
+      lo: k.lo,
+      hi: k.hi,
+      cases: k.cases.map((c) => `${c}; ${stackEvidence()}`),
+      predictor: name,
+    }),
     predictor: name,
     predictorNote: 'learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md)',
   };
@@ -100,6 +124,20 @@ export async function predictCorrected(
     totalHoursP90: p.totalHours,
   };
   if (!learned.predictor) return { ...base, predictor: 'analytical', evidence: learned.reason };
+  if (req.stack && req.stack !== DEFAULT_STACK) {
+    // No stock-framework correction for a tuned stack: the interval is the stack's held-out LLM error.
+    const iv = stackEffects(req.stack).heldOutLogError;
+    const lo = iv ? Math.exp(iv.q10) : 1,
+      hi = iv ? Math.exp(iv.q90) : 1;
+    return {
+      ...base,
+      stepTimeMsP10: p.stepTimeMs * lo,
+      stepTimeMsP90: p.stepTimeMs * hi,
+      totalHoursP90: p.totalHours === null ? null : p.totalHours * hi,
+      predictor: 'analytical',
+      evidence: stackEvidence(req.stack),
+    };
+  }
   const m = modelFeaturesOf(req.model);
   const k = await learned.predictor.correct([
     {
@@ -130,7 +168,7 @@ export async function predictCorrected(
     stepTimeMsP90: p.stepTimeMs * k.hi[0],
     totalHoursP90: p.totalHours === null ? null : p.totalHours * k.hi[0],
     predictor: learned.predictor.name,
-    evidence: k.cases[0],
+    evidence: `${k.cases[0]}; ${stackEvidence(req.stack)}`,
   };
 }
 

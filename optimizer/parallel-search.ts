@@ -112,6 +112,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
           batchSizePerGpu: batch,
           fp32UsesTf32,
           parallelism: { tensorParallel: t, pipelineParallel: 1, zeroStage: 0, recompute: 'none' },
+          ...(r.stack ? { stack: r.stack } : {}),
         },
         eff,
       );
@@ -128,6 +129,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     fp32UsesTf32,
     interNodeGbps: x.netGbps,
     ...(parallelism ? { parallelism } : {}),
+    ...(r.stack ? { stack: r.stack } : {}),
   });
   const memoryOf = (
     t: number,

@@ -2,6 +2,7 @@
 // Everything that does not depend on the GPU count (the compute part of a step and the memory per
 // GPU) is computed once per (GPU, precision, batch) and reused across node counts, so a candidate
 // costs a communication estimate and a few multiplications.
+import type { SoftwareStack } from '../predictor/software.js';
 import { memoryPerGpu, fits } from '../predictor/memory.js';
 import {
   dataParallelOf,
@@ -60,6 +61,8 @@ export interface RecommendRequest {
   prices?: Record<string, number>;
   interNodeGbps: (gpu: GpuSpec) => number;
   fp32UsesTf32?: boolean;
+  /** Software stack (predictor/software.ts); absent = PYTORCH_EAGER. */
+  stack?: SoftwareStack;
   limit: number;
   /** Refuse searches larger than this many candidates. */
   maxCandidates?: number;
@@ -282,6 +285,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency = defaultE
                   gradAccumSteps: accum,
                   fp32UsesTf32: r.fp32UsesTf32 ?? true,
                   interNodeGbps: netGbps,
+                  ...(r.stack ? { stack: r.stack } : {}),
                 },
                 eff,
               );
@@ -291,7 +295,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency = defaultE
               compute.gradientBytes,
               compute.backwardMs,
               gpu,
-              { gpusPerNode: g, nodes, interNodeGbps: netGbps },
+              { gpusPerNode: g, nodes, interNodeGbps: netGbps, ...(r.stack ? { stack: r.stack } : {}) },
               eff,
             );
             const stepTimeMs =

@@ -201,11 +201,13 @@ export function memoryOfExecution(
   const gpus = exec.gpusPerNode * exec.nodes;
   const p: Parallelism | undefined = exec.parallelism;
   if (!p) return memoryPerGpu(model, cost, exec.precision, exec.batchSizePerGpu, gpus > 1, eff);
+  // Context parallelism: each rank holds the activations of 1/CP of every sequence; its weights and
+  // optimizer state are sharded over the data-parallel x context-parallel group (Megatron's distributed optimizer).
   return shardedMemoryPerGpu(
     model,
     cost,
     exec.precision,
-    exec.batchSizePerGpu,
+    exec.batchSizePerGpu / (p.contextParallel ?? 1),
     {
       tensorParallel: p.tensorParallel,
       pipelineParallel: p.pipelineParallel,

@@ -5,6 +5,13 @@ import type { DType, GpuSpec, MathMode, OpClass, OptimizerKind, Precision } from
 
 export const BYTES: Record<DType, number> = { fp32: 4, fp16: 2, bf16: 2, fp8: 1 };
 
+/**
+ * Bytes a scaled low-precision GEMM input takes per element, scales included: FP8 (e4m3/e5m2) with one
+ * fp32 scale per tensor; NVFP4 with one e4m3 scale per 16-element block (MXFP4: one e8m0 per 32;
+ * NVFP4's 1/16 is the larger).
+ */
+export const SCALED_INPUT_BYTES = { fp8: 1, fp4: 0.5 + 1 / 16 } as const;
+
 export interface PrecisionPolicy {
   precision: Precision;
   /** Math mode per op class. 'matmul' is what tensor cores run; the rest are memory-bound passes. */
@@ -23,8 +30,12 @@ export interface PrecisionPolicy {
   lossScaling: boolean;
   /** Autocast re-casts fp32 weights to the math type on every forward (read 4, write 2 bytes per parameter). */
   castsWeightsEachStep: boolean;
-  /** FP8 keeps per-tensor scaling: an amax reduction and a cast pass over each matmul input. */
-  fp8Scaling: boolean;
+  /**
+   * Matmul inputs quantized with scaling (Transformer Engine): an amax and a cast pass over each
+   * activation (forward) and output gradient (backward), and a cast of the weights once per step.
+   * The type the GEMMs read; absent = the GEMMs read the working types.
+   */
+  scaledGemmInput?: keyof typeof SCALED_INPUT_BYTES;
   description: string;
 }
 
@@ -41,7 +52,6 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: false,
     castsWeightsEachStep: false,
-    fp8Scaling: false,
     description:
       'fp32 storage and math. On Ampere and newer, framework defaults may run matmuls and convolutions in TF32 (see fp32UsesTf32).',
   },
@@ -55,7 +65,6 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: false,
     castsWeightsEachStep: false,
-    fp8Scaling: false,
     description: 'fp32 storage; matmuls and convolutions on TF32 tensor cores (Ampere and newer).',
   },
   AMP_FP16: {
@@ -68,7 +77,6 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: true,
     castsWeightsEachStep: true,
-    fp8Scaling: false,
     description:
       'Automatic mixed precision, fp16: matmuls on fp16 tensor cores; softmax, normalization, loss and reductions kept in fp32; fp32 weights cast each step; dynamic loss scaling.',
   },
@@ -82,7 +90,6 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: false,
     castsWeightsEachStep: true,
-    fp8Scaling: false,
     description:
       'Automatic mixed precision, bf16: as AMP_FP16 but bf16 tensor cores and no loss scaling (bf16 has fp32 range).',
   },
@@ -96,7 +103,6 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: true,
     castsWeightsEachStep: false,
-    fp8Scaling: false,
     description:
       'Half-precision model with fp32 master weights (apex O2): fp16 weights, activations and gradients; normalization math in fp32; loss scaling.',
   },
@@ -110,7 +116,6 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp16',
     lossScaling: true,
     castsWeightsEachStep: false,
-    fp8Scaling: false,
     description: 'Everything in fp16 (apex O3): no master copy, fp16 optimizer state.',
   },
   BF16: {
@@ -123,23 +128,36 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: false,
     castsWeightsEachStep: false,
-    fp8Scaling: false,
     description:
       'bf16 model with fp32 master weights and optimizer state (Megatron/DeepSpeed "bf16"); no loss scaling.',
   },
   FP8: {
     precision: 'FP8',
-    math: { matmul: 'fp8', reduction: 'fp32', pointwise: 'bf16', gather: 'fp32' },
-    activation: { matmul: 'bf16', reduction: 'fp32', pointwise: 'bf16', gather: 'fp32' },
-    weights: 'fp32',
-    gradients: 'fp32',
-    masterWeights: false,
+    math: { matmul: 'fp8', reduction: 'fp32', pointwise: 'bf16', gather: 'bf16' },
+    activation: { matmul: 'bf16', reduction: 'bf16', pointwise: 'bf16', gather: 'bf16' },
+    weights: 'bf16',
+    gradients: 'bf16',
+    masterWeights: true,
     optimizerState: 'fp32',
     lossScaling: false,
-    castsWeightsEachStep: true,
-    fp8Scaling: true,
+    castsWeightsEachStep: false,
+    scaledGemmInput: 'fp8',
     description:
-      'FP8 matmuls (Transformer Engine style, Hopper/Ada and newer) inside bf16 autocast; per-tensor scaling (amax + cast) on matmul inputs; fp32 weights and optimizer.',
+      'FP8 as Transformer Engine runs it (Hopper, Ada and newer): matmul inputs cast to FP8 with per-tensor scaling (delayed amax), GEMMs on FP8 tensor cores with bf16 outputs; bf16 weights, activations and gradients elsewhere; fp32 master weights and optimizer state; weights cast to FP8 once per step and all-gathered (ZeRO-3/FSDP) in bf16.',
+  },
+  FP4: {
+    precision: 'FP4',
+    math: { matmul: 'fp4', reduction: 'fp32', pointwise: 'bf16', gather: 'bf16' },
+    activation: { matmul: 'bf16', reduction: 'bf16', pointwise: 'bf16', gather: 'bf16' },
+    weights: 'bf16',
+    gradients: 'bf16',
+    masterWeights: true,
+    optimizerState: 'fp32',
+    lossScaling: false,
+    castsWeightsEachStep: false,
+    scaledGemmInput: 'fp4',
+    description:
+      'FP4 training (NVFP4 / MXFP4, on GPUs whose datasheet gives an FP4 rate: Blackwell): matmul inputs quantized to FP4 with block scales (16 elements per e4m3 scale for NVFP4), GEMMs on FP4 tensor cores with bf16 outputs; bf16 elsewhere; fp32 master weights and optimizer state. No FP4 training run or FP4 kernel is measured here: estimates are unmeasured.',
   },
 };
 
@@ -180,7 +198,7 @@ export function unsupportedReason(gpu: GpuSpec, precision: Precision): string | 
     fp16: 'fp16 tensor cores',
     bf16: 'bf16 support (Ampere and newer; not V100, T4 or Turing)',
     fp8: 'FP8 tensor cores (Hopper, Ada and newer)',
-    fp4: 'an FP4 tensor-core rate in its datasheet (Blackwell and newer)',
+    fp4: 'FP4 tensor-core rate in its datasheet (Blackwell and newer)',
   };
   return `${gpu.id} has no ${what[need]}, required by ${precision}`;
 }

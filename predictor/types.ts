@@ -12,6 +12,7 @@ export const PRECISIONS = [
   'FP16_PURE',
   'BF16',
   'FP8',
+  'FP4',
 ] as const;
 export type Precision = (typeof PRECISIONS)[number];
 

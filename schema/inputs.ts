@@ -2,7 +2,8 @@
 import { Field, Float, InputType, Int } from 'type-graphql';
 import type { Precision } from '../predictor/types.js';
 import type { Framework } from '../predictor/learned/features.js';
-import { FrameworkEnum, ObjectiveEnum, PrecisionEnum } from './types.js';
+import type { SoftwareStack } from '../predictor/software.js';
+import { FrameworkEnum, ObjectiveEnum, PrecisionEnum, SoftwareStackEnum } from './types.js';
 import { ModelInput } from './custom-model.js';
 import { ParallelismInput, ParallelismSearchEnum } from './parallelism.js';
 import type { ParallelismSearch } from '../optimizer/recommend.js';
@@ -52,6 +53,12 @@ export class PredictInput {
   framework!: Framework;
   @Field(() => Boolean, { defaultValue: false, description: 'Compiled with XLA (TensorFlow/JAX).' })
   xla!: boolean;
+  @Field(() => SoftwareStackEnum, {
+    defaultValue: 'PYTORCH_EAGER',
+    description:
+      'Software stack the estimate assumes (PYTORCH_EAGER unless said). Other stacks are analytical estimates fitted on published LLM runs; the learned correction is applied to PYTORCH_EAGER only.',
+  })
+  softwareStack!: SoftwareStack;
   @Field(() => Boolean, {
     defaultValue: true,
     description:
@@ -89,6 +96,12 @@ export class RecommendInput {
   framework!: Framework;
   @Field(() => Boolean, { defaultValue: false, description: 'Compiled with XLA (TensorFlow/JAX).' })
   xla!: boolean;
+  @Field(() => SoftwareStackEnum, {
+    defaultValue: 'PYTORCH_EAGER',
+    description:
+      'Software stack the estimate assumes (PYTORCH_EAGER unless said). Other stacks are analytical estimates fitted on published LLM runs; the learned correction is applied to PYTORCH_EAGER only.',
+  })
+  softwareStack!: SoftwareStack;
   @Field(() => Float, { nullable: true }) budgetUsd?: number;
   @Field(() => [String], { nullable: true, description: 'GPU ids allowed (default: every catalog GPU).' })
   gpus?: string[];

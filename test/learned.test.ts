@@ -104,8 +104,8 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
       { ...base, parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 2, recompute: 'none' } },
       { predictor: learned, reason: '' },
     );
-    expect(plain.evidence).not.toMatch(/tensor\/pipeline parallelism/);
-    expect(zero.evidence).toMatch(/no measurement used tensor\/pipeline parallelism, ZeRO or recomputation/);
+    expect(plain.evidence).not.toMatch(/tensor\/pipeline\/context parallelism/);
+    expect(zero.evidence).toMatch(/no measurement used tensor\/pipeline\/context parallelism, ZeRO or recomputation/);
     expect(zero.stepTimeMsP90 / zero.stepTimeMs).toBeGreaterThanOrEqual(
       plain.stepTimeMsP90 / plain.stepTimeMs - 1e-9,
     );

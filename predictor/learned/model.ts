@@ -6,6 +6,7 @@ import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
+import { achievableBasis } from '../achievable.js';
 import { EvidenceIndex, evidenceCase, type Evidence, type EvidenceGroup } from './evidence.js';
 import {
   DEFAULT_SOFTWARE,
@@ -161,15 +162,21 @@ export class LearnedPredictor {
       // Every training row ran plain data parallelism: a sharded or split layout is extrapolation.
       const split =
         !!par &&
-        (par.tensorParallel > 1 || par.pipelineParallel > 1 || par.zeroStage > 0 || par.recompute !== 'none');
+        (par.tensorParallel > 1 ||
+          par.pipelineParallel > 1 ||
+          (par.contextParallel ?? 1) > 1 ||
+          par.zeroStage > 0 ||
+          par.recompute !== 'none');
       const iv = this.interval(it.exec.precision, evs[i], gpuMeasured, split);
       mid[i] = k;
       lo[i] = k * Math.exp(iv.q10);
       hi[i] = k * Math.exp(iv.q90);
       cases.push(
         evidenceCase(evs[i]) +
-          (gpuMeasured ? '' : `; ${it.gpu.id} has no measurements (its datasheet figures only)`) +
-          (split ? '; no measurement used tensor/pipeline parallelism, ZeRO or recomputation' : ''),
+          (gpuMeasured
+            ? ''
+            : `; ${it.gpu.id} has no training measurements (${achievableBasis(it.gpu, it.dominantMath)})`) +
+          (split ? '; no measurement used tensor/pipeline/context parallelism, ZeRO or recomputation' : ''),
       );
     });
     return { mid, lo, hi, cases };
