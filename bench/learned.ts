@@ -5,11 +5,13 @@ import { loadOnnxCorrection } from '../predictor/learned/onnx.js';
 import { MODEL_FILE, learnedPredictor } from '../predictor/learned/model.js';
 import { featureNames } from '../predictor/learned/features.js';
 import { recommend, type RecommendRequest } from '../optimizer/recommend.js';
-import { recommendCorrected } from '../optimizer/corrected.js';
-import { defaultInterNodeGbps, loadGpus } from '../seeds/catalog.js';
+import { recommendCorrected } from '../optimizer/recommend-corrected.js';
+import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { rng } from '../predictor/learned/gbdt.js';
+
+const eff = loadEfficiency();
 
 const runs = Number(process.env.BENCH_RUNS ?? 10);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -52,17 +54,17 @@ for (const [modelId, maxNodes] of [
     interNodeGbps: (g) => defaultInterNodeGbps(g.id),
     limit: 10,
   };
-  recommend(req);
-  await recommendCorrected(req, learned);
+  recommend(req, eff);
+  await recommendCorrected(req, learned, eff);
   const a: number[] = [],
     b: number[] = [];
   let candidates = 0;
   for (let i = 0; i < runs; i++) {
     let t0 = performance.now();
-    const x = recommend(req);
+    const x = recommend(req, eff);
     a.push(performance.now() - t0);
     t0 = performance.now();
-    await recommendCorrected(req, learned);
+    await recommendCorrected(req, learned, eff);
     b.push(performance.now() - t0);
     candidates = x.evaluated;
   }

@@ -4,10 +4,12 @@
 import 'reflect-metadata';
 import { graphql } from 'graphql';
 import { recommend, searchSize, type RecommendRequest } from '../optimizer/recommend.js';
-import { defaultInterNodeGbps, loadGpus } from '../seeds/catalog.js';
+import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { trainplanSchema } from '../server/schema.js';
+
+const eff = loadEfficiency();
 
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -29,12 +31,12 @@ function bench(label: string, modelId: string, maxNodes: number, batchSizes: num
     interNodeGbps: (g) => defaultInterNodeGbps(g.id),
     limit: 10,
   };
-  recommend(req); // warm-up: model costs, JIT
+  recommend(req, eff); // warm-up: model costs, JIT
   const times: number[] = [];
   let evaluated = 0;
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
-    evaluated = recommend(req).evaluated;
+    evaluated = recommend(req, eff).evaluated;
     times.push(performance.now() - t0);
   }
   const med = quantile(times, 0.5);

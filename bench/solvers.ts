@@ -19,9 +19,13 @@ import { verifyMipSolution } from '../optimizer/milp/verify.js';
 import { procurementMip, type ProcurementRequest } from '../optimizer/procurement.js';
 import { getModel } from '../predictor/zoo/index.js';
 import type { GpuSpec } from '../predictor/types.js';
-import { defaultInterNodeGbps, getGpu } from '../seeds/catalog.js';
+import { defaultInterNodeGbps, getGpu, loadEfficiency } from '../seeds/catalog.js';
 
 const LIMIT = Number(process.env.BENCH_TIME_LIMIT ?? 30);
+/** Which families to run (comma-separated: fleet, fleet-queued, procurement, federated); default all. */
+const FAMILIES = new Set(
+  (process.env.BENCH_FAMILIES ?? 'fleet,fleet-queued,procurement,federated').split(','),
+);
 const gpu = (id: string) => getGpu(id)!;
 function rng(seed: number) {
   let s = seed >>> 0;
@@ -42,7 +46,17 @@ const FLEET_MODELS = [
 ];
 const FLEET_GPUS = ['A100-SXM4-80GB', 'H100-SXM5-80GB', 'V100-SXM2-32GB', 'L4'];
 
-function fleet(n: number, objective: 'COST' | 'MAKESPAN', seed: number): FleetRequest {
+/**
+ * `share`: the inventory holds this share of what the jobs' cheapest plans take at once; `slack`:
+ * deadlines are release + fastest plan x a factor drawn from this range.
+ */
+function fleet(
+  n: number,
+  objective: FleetRequest['objective'],
+  seed: number,
+  share = 0.6,
+  slack: [number, number] = [1.5, 6],
+): FleetRequest {
   const r = rng(seed);
   const base: FleetRequest = {
     jobs: Array.from({ length: n }, (_, j) => {
@@ -55,6 +69,7 @@ function fleet(n: number, objective: 'COST' | 'MAKESPAN', seed: number): FleetRe
         id: `job${j}`,
         model,
         samples: Math.round(perHour * (2 + 30 * r())),
+        releaseHours: 0,
         deadlineHours: 1e6,
         priority: 1,
       };
@@ -70,13 +85,19 @@ function fleet(n: number, objective: 'COST' | 'MAKESPAN', seed: number): FleetRe
     maxNodes: 2,
     interNodeGbps: (g) => defaultInterNodeGbps(g.id),
     solve: { timeLimitSeconds: LIMIT },
+    efficiency: loadEfficiency(),
   };
-  // Deadlines 1.5-6x each job's fastest plan; then an inventory of 60% of what the jobs' cheapest
-  // plans would take of each type, so that the jobs compete for it.
+  // Releases spread over the first 8 hours, deadlines `slack` x each job's fastest plan after its
+  // release; then an inventory of `share` of what the jobs' cheapest plans would take of each type
+  // at once, so that the jobs compete for it and some have to queue.
   const fastest = fleetCandidates(base).all.map((cs) => Math.min(...cs.map((c) => c.totalHours)));
   const timed = {
     ...base,
-    jobs: base.jobs.map((j, i) => ({ ...j, deadlineHours: fastest[i] * (1.5 + 4.5 * r()) })),
+    jobs: base.jobs.map((j, i) => {
+      const releaseHours = Math.round(8 * r() * 4) / 4;
+      const factor = slack[0] + (slack[1] - slack[0]) * r();
+      return { ...j, releaseHours, deadlineHours: releaseHours + fastest[i] * factor };
+    }),
   };
   const need = new Map<string, number>(),
     floor = new Map<string, number>();
@@ -92,7 +113,7 @@ function fleet(n: number, objective: 'COST' | 'MAKESPAN', seed: number): FleetRe
     ...timed,
     inventory: FLEET_GPUS.map((id) => ({
       gpu: gpu(id),
-      count: Math.max(floor.get(id) ?? 0, Math.round(0.6 * (need.get(id) ?? 0))),
+      count: Math.max(floor.get(id) ?? 0, Math.round(share * (need.get(id) ?? 0))),
     })).filter((i) => i.count > 0),
   };
 }
@@ -160,6 +181,7 @@ function procurement(n: number, seed: number): ProcurementRequest {
     maxNodes: 2,
     interNodeGbps: (g) => defaultInterNodeGbps(g.id),
     solve: { timeLimitSeconds: LIMIT },
+    efficiency: loadEfficiency(),
   };
 }
 
@@ -190,6 +212,7 @@ function federated(n: number, seed: number): FederatedRequest {
     maxLocalSteps: 1000,
     bytesPerParameter: 4,
     solve: { timeLimitSeconds: LIMIT },
+    efficiency: loadEfficiency(),
   };
 }
 
@@ -264,17 +287,28 @@ console.log(
   '| family | size | vars / ints / rows | candidates (kept) | solver | status | time (ms) | objective | verified |',
 );
 console.log('| --- | --- | --- | --- | --- | --- | ---: | ---: | --- |');
-for (const n of [5, 30, 100])
-  for (const objective of ['COST', 'MAKESPAN'] as const) {
+for (const n of FAMILIES.has('fleet') ? [5, 30, 100] : [])
+  for (const objective of ['COST', 'MAKESPAN', 'WEIGHTED_COMPLETION'] as const) {
     const m = fleetMip(fleet(n, objective, 100 + n));
     await measure({
-      family: `fleet ${objective.toLowerCase()}`,
-      size: `${n} jobs`,
+      family: `fleet ${objective.toLowerCase().replace('_', ' ')}`,
+      size: `${n} jobs, ${m.grid.slotHours.toPrecision(3)} h slots`,
       model: m.model,
       candidates: `${m.candidates} (${m.kept})`,
     });
   }
-for (const n of [5, 20, 50]) {
+// Queued fleets: a quarter of the GPUs the jobs would take at once, looser deadlines.
+for (const n of FAMILIES.has('fleet-queued') ? [20, 50] : [])
+  for (const objective of ['COST', 'MAKESPAN', 'WEIGHTED_COMPLETION'] as const) {
+    const m = fleetMip(fleet(n, objective, 400 + n, 0.25, [3, 12]));
+    await measure({
+      family: `fleet queued ${objective.toLowerCase().replace('_', ' ')}`,
+      size: `${n} jobs, ${m.grid.slotHours.toPrecision(3)} h slots`,
+      model: m.model,
+      candidates: `${m.candidates} (${m.kept})`,
+    });
+  }
+for (const n of FAMILIES.has('procurement') ? [5, 20, 50] : []) {
   const m = procurementMip(procurement(n, 200 + n));
   await measure({
     family: 'procurement',
@@ -285,7 +319,7 @@ for (const n of [5, 20, 50]) {
     relGap: 1e-6,
   });
 }
-for (const n of [10, 50, 200]) {
+for (const n of FAMILIES.has('federated') ? [10, 50, 200] : []) {
   const r = federated(n, 300 + n);
   const { all, kept } = clientOptions(r);
   const { model, warm } = roundModel(

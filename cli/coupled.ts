@@ -4,8 +4,8 @@ const SOLVE =
   'status solver optimalityProven gap bestBound solveTimeMs notes modelSize { candidates keptCandidates variables integers constraints nonzeros }';
 
 export const COUPLED_QUERIES: Record<string, string> = {
-  'plan-fleet': `query($input: FleetInput!) { planFleet(input: $input) { ${SOLVE} objective objectiveValue totalCostUsd makespanHours
-    assignments { jobId gpu { id } onDemand nodes gpusPerNode totalGpus batchSizePerGpu precision stepTimeMs totalHours deadlineHours costUsd priceUsdPerGpuHour memoryGbPerGpu }
+  'plan-fleet': `query($input: FleetInput!) { planFleet(input: $input) { ${SOLVE} objective objectiveValue totalCostUsd makespanHours weightedCompletionHours slotHours
+    assignments { jobId gpu { id } onDemand nodes gpusPerNode totalGpus batchSizePerGpu precision parallelism { dataParallel tensorParallel pipelineParallel zeroStage recompute microBatches } stepTimeMs totalHours releaseHours startHours endHours deadlineHours costUsd priceUsdPerGpuHour memoryGbPerGpu }
     gpuUsage { gpu { id } used available onDemand } unplaced { jobId reason message } } }`,
   'plan-procurement': `query($input: ProcurementInput!) { planProcurement(input: $input) { ${SOLVE} objectiveValue
     cost { capitalUsd powerUsd rentalUsd totalUsd allRentUsd } purchases { gpu { id } count capitalUsd powerUsd utilization }
@@ -13,7 +13,9 @@ export const COUPLED_QUERIES: Record<string, string> = {
     breakEven { gpu { id } breakEvenUtilization plannedUtilization rentUsdPerGpuHour capitalUsdPerGpuMonth powerUsdPerGpuHour note }
     months { month ownedGpuHours ownedCapacityGpuHours rentedGpuHours powerUsd rentalUsd } unplaced { jobId reason message } } }`,
   'plan-federated': `query($input: FederatedInput!) { planFederatedRound(input: $input) { ${SOLVE} roundTimeSeconds samplesPerRound slowestClient rounds totalHours
-    clients { id participates precision batchSizePerGpu localSteps samples computeSeconds transferSeconds totalSeconds memoryGbPerGpu note }
+    clients { id participates precision batchSizePerGpu recompute localSteps samples computeSeconds computeSecondsP90 transferSeconds totalSeconds memoryGbPerGpu availability energyWh note }
+    roundTimeSecondsP90 expectedSamplesPerRound successProbability dropoutsTolerated energyWhPerRound participation { clientId rounds }
+    schedule { round roundTimeSeconds roundTimeSecondsP90 samplesPerRound expectedSamples successProbability energyWh slowestClient clients { id participates localSteps samples } }
     infeasible { clientId reason message } } }`,
 };
 

@@ -2,7 +2,7 @@
 // (seeds/measurements/llm_train.csv), each predicted at its own layout under the software stack its
 // framework names; FP8/BF16 speed ratios of runs published in both precisions at the same layout; and
 // whole pre-training campaigns (llm_campaign_gpu_hours.csv) as GPU-hours.
-import { getGpu } from '../seeds/catalog.js';
+import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 import { loadLlmArchitectures, loadLlmCampaigns, loadLlmRuns, type LlmRun } from '../seeds/llm.js';
 import { llmModel, predictLlmRun, type LlmRunPrediction } from '../predictor/llm.js';
 import { predict } from '../predictor/predict.js';
@@ -22,7 +22,7 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /** Latest published version of each dense run with everything needed to predict it. */
 export function llmPredictions(
-  eff?: Efficiency,
+  eff: Efficiency = loadEfficiency(),
   stackOf: (r: LlmRun) => SoftwareStack = (r) => stackOfFramework(r.framework),
 ) {
   const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
@@ -89,7 +89,7 @@ export function fp8Pairs(preds: LlmRunPrediction[]) {
  * parallelism with one sequence per GPU, so 1,024 GPUs (128 nodes of 8), the attention core recomputed
  * in backward (FlashAttention), which the 80 GB cards hold for 7B and 13B.
  */
-export function campaignHours(eff?: Efficiency) {
+export function campaignHours(eff: Efficiency = loadEfficiency()) {
   const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
   return loadLlmCampaigns()
     .filter((c) => c.gpuHours !== null && c.tokensTrained !== null && c.seqLen !== null && archs.has(c.model))
@@ -122,7 +122,7 @@ export function campaignHours(eff?: Efficiency) {
     });
 }
 
-export function formatLlmEvaluation(eff?: Efficiency): string {
+export function formatLlmEvaluation(eff: Efficiency = loadEfficiency()): string {
   const all = llmPredictions(eff);
   const ok = all.filter((p) => p.tokensPerSecondPerGpu !== undefined);
   const skipped = new Map<string, number>();
@@ -172,7 +172,12 @@ type Fit = Pick<
 const FITTED_STACKS: SoftwareStack[] = ['MEGATRON', 'TORCH_COMPILE'];
 
 /** Mean |log(predicted / measured)| of one stack's runs under candidate effects. */
-function stackLoss(runs: LlmRun[], stack: SoftwareStack, fit: Fit, eff?: Efficiency): number {
+function stackLoss(
+  runs: LlmRun[],
+  stack: SoftwareStack,
+  fit: Fit,
+  eff: Efficiency = loadEfficiency(),
+): number {
   const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
   const restore = overrideStackEffects(stack, fit);
   try {
@@ -187,7 +192,11 @@ function stackLoss(runs: LlmRun[], stack: SoftwareStack, fit: Fit, eff?: Efficie
 }
 
 /** The grid point with the least loss on `runs`. */
-function fitStack(runs: LlmRun[], stack: SoftwareStack, eff?: Efficiency): Fit & { loss: number } {
+function fitStack(
+  runs: LlmRun[],
+  stack: SoftwareStack,
+  eff: Efficiency = loadEfficiency(),
+): Fit & { loss: number } {
   let best: Fit & { loss: number } = {
     matmulEfficiency: 1,
     pointwiseBytesFactor: 1,
@@ -211,7 +220,7 @@ function fitStack(runs: LlmRun[], stack: SoftwareStack, eff?: Efficiency): Fit &
  * and measures them leave-one-model-family-out: each family is predicted with the effects fitted on the
  * other families only. Returns the fit on all runs (what --write stores) and the held-out MAPE.
  */
-export function fitSoftware(eff?: Efficiency) {
+export function fitSoftware(eff: Efficiency = loadEfficiency()) {
   const runs = loadLlmRuns().filter((r) => r.isLatest && r.tokensPerSecondPerGpu !== null);
   const fits: Partial<Record<SoftwareStack, ReturnType<typeof fitStack>>> = {};
   const heldOut: { family: string; stack: SoftwareStack; rows: number; mape: number }[] = [];

@@ -43,7 +43,7 @@ const summarize = (group: string, errs: number[]): GroupError => ({
   medianApe: median(errs),
 });
 
-export function evaluate(rows: Measurement[], groupBy: GroupKey[], eff?: Efficiency): Evaluation {
+export function evaluate(rows: Measurement[], groupBy: GroupKey[], eff: Efficiency): Evaluation {
   const errs: number[] = [];
   const byGroup = new Map<GroupKey, Map<string, number[]>>(groupBy.map((k) => [k, new Map()]));
   const skipped = new Map<string, number>();

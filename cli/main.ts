@@ -6,13 +6,14 @@ import { parseArgs } from 'node:util';
 import { graphql } from 'graphql';
 import {
   csvCell,
+  EFFICIENCY_FILE,
+  loadEfficiency,
   loadMeasurements,
   measurementFromRow,
   parseCsv,
   readMeasurements,
 } from '../seeds/catalog.js';
 import { predictRow } from '../predictor/measured.js';
-import { defaultEfficiency, EFFICIENCY_FILE } from '../predictor/step.js';
 import { evaluate, formatEvaluation, GROUP_KEYS, type GroupKey } from './evaluate.js';
 import { calibrate } from './calibrate.js';
 
@@ -72,7 +73,7 @@ async function main(argv: string[]) {
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve': {
-      // Flags and environment (server/config.ts), --workers N (Node cluster), graceful SIGTERM: server/serve.ts.
+      // Flags and environment (service/config.ts), --workers N (Node cluster), graceful SIGTERM: server/serve.ts.
       const { serve } = await import('../server/serve.js');
       await serve(rest);
       return;
@@ -104,10 +105,10 @@ async function main(argv: string[]) {
       let ok = 0;
       // A model cell is a zoo id or a path (relative to the CSV's folder) to a config.json, .onnx or layer-list file.
       const predictions = raw.map((r) =>
-        predictRow(measurementFromRow(r), undefined, { baseDir: dirname(values.in!) }),
+        predictRow(measurementFromRow(r), loadEfficiency(), { baseDir: dirname(values.in!) }),
       );
       // The learned correction scales the analytical step (and every part of it) by one factor per row.
-      const { correctRows } = await import('../optimizer/corrected.js');
+      const { correctRows } = await import('../predictor/corrected.js');
       const { learnedPredictor } = await import('../predictor/learned/model.js');
       const learned = await learnedPredictor();
       const corrections = await correctRows(predictions, learned);
@@ -178,7 +179,7 @@ async function main(argv: string[]) {
         if (!(k in GROUP_KEYS))
           fail(`--group-by: unknown key "${k}"; allowed: ${Object.keys(GROUP_KEYS).join(', ')}`);
       const rows = values.data ? readMeasurements(values.data) : loadMeasurements();
-      console.log(formatEvaluation(evaluate(rows, keys as GroupKey[])));
+      console.log(formatEvaluation(evaluate(rows, keys as GroupKey[], loadEfficiency())));
       return;
     }
     case 'calibrate': {
@@ -187,7 +188,7 @@ async function main(argv: string[]) {
         options: { data: { type: 'string' }, write: { type: 'boolean' } },
       });
       const rows = values.data ? readMeasurements(values.data) : loadMeasurements();
-      const { efficiency, loss } = calibrate(rows, defaultEfficiency(), 4, (s) => console.log(s));
+      const { efficiency, loss } = calibrate(rows, loadEfficiency(), 4, (s) => console.log(s));
       const round = (x: number) => Number(x.toPrecision(3));
       const file = JSON.parse(readFileSync(EFFICIENCY_FILE, 'utf8')) as Record<string, unknown>;
       for (const [k, v] of Object.entries(efficiency)) {

@@ -4,7 +4,7 @@
 // and PREDICTOR_CARD.md. Deterministic: the same data and seed give the same files.
 // `--evaluate-only` prints the validation without writing anything.
 import { writeFileSync } from 'node:fs';
-import { loadMeasurements } from '../seeds/catalog.js';
+import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
 import {
   crossValidate,
   examples,
@@ -25,7 +25,7 @@ import { pathToFileURL } from 'node:url';
 const log = (s: string) => console.error(s);
 
 export async function trainPredictor(writeFiles: boolean): Promise<void> {
-  const ex = examples(loadMeasurements());
+  const ex = examples(loadMeasurements(), loadEfficiency());
   log(`${ex.length} measured rows the analytical predictor covers`);
   const ape = (pred: number, e: Example) => Math.abs(pred - e.row.throughput!) / e.row.throughput!;
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;

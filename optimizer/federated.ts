@@ -23,10 +23,56 @@
 // faster precision is kept, and an option whose batch is k times another's while taking at least k
 // times as long per step is dropped (k steps of the smaller batch train the same samples no slower,
 // and the client's data allows them).
+// Federated-learning rounds under uncertainty: each client trains the same model locally for some
+// steps, then uploads its update; the server waits for the slowest client. A client completes a
+// round only with probability `availability` (independent dropouts). Over a cycle of `rounds`
+// rounds, per round and client choose a batch size, a precision and a number of local steps (or
+// sitting the round out) so that the cycle's total wall time is minimal, each round reaches
+// minSamplesPerRound with probability at least minSuccessProbability, every client that can train
+// takes part in at least minRoundsPerClient rounds, and each client stays within its memory and data.
+//
+// A client's round time: download the model + localSteps x step time + upload the update. Step
+// times and memory come from the predictor (one device, no all-reduce; activation recomputation
+// where the plain step does not fit); the transfers are parameters x bytesPerParameter over the
+// client's links.
+//
+// The MIP (o: a (batch size, precision) option of client i; r: a round; S[i,o] the most steps its
+// data allows; a[i,r] = sum_o batch[o] units s[i,o,r], the samples client i trains in round r):
+//
+//   y[i,o,r]  binary: client i trains with option o in round r
+//   s[i,o,r]  integer steps, 0..S[i,o]
+//   T[r]      continuous: round r's time
+//
+//   one[i,r]:      sum_o y[i,o,r] <= 1   (= 1 when clients may not be left out)
+//   steps[i,o,r]:  y[i,o,r] <= s[i,o,r] <= S[i,o] y[i,o,r]
+//   slowest[i,r]:  T[r] - sum_o (step[i,o] s[i,o,r] + transfer[i] y[i,o,r]) >= 0
+//   floor[i]:      sum_{o,r} y[i,o,r] >= minRoundsPerClient          (clients that can train at all)
+//   order[r]:      T[r] - T[r+1] >= 0                                (rounds are interchangeable)
+//   samples[r]:    sum_i a[i,r] - (the d largest a[i,r] among clients that may drop out) >= minSamplesPerRound
+//                  as  sum_i a[i,r] - d lambda[r] - sum_i mu[i,r] >= min,  mu[i,r] >= a[i,r] - lambda[r],  mu, lambda >= 0
+//   min sum_r T[r]
+//
+// The chance constraint. With independent dropouts, D (how many of the unreliable clients drop out)
+// has a Poisson-binomial distribution; with d the least count such that P(D <= d) >= the required
+// probability, a round that reaches the samples even when its d largest unreliable contributors
+// drop reaches them with at least that probability (fewer clients take part than could drop, so
+// P(D_participants <= d) >= P(D <= d)). This is conservative: after the solve the exact success
+// probability of the plan is computed (successProbability below), and the model is solved again
+// with d - 1, d - 2, ... while the exact probability still holds; the best plan that holds is kept.
+//
+// Per client, options are pruned before the MIP: of two options with the same batch size only the
+// faster precision is kept, and an option whose batch is k times another's while taking at least k
+// times as long per step is dropped (k steps of the smaller batch train the same samples no slower,
+// and the client's data allows them).
 import { predict } from '../predictor/predict.js';
 import { unsupportedReason } from '../predictor/precision.js';
 import { costOf } from '../predictor/predict.js';
+import type { Parallelism } from '../predictor/parallel.js';
+import type { LearnedState } from '../predictor/learned/model.js';
 import type { GpuSpec, MathMode, ModelDef, Precision } from '../predictor/types.js';
+import { predictCorrected } from '../predictor/corrected.js';
+import type { Efficiency } from '../predictor/step.js';
+import { pcieBandwidth } from '../seeds/catalog.js';
 import { MipBuilder, modelSize, type ModelSize } from './milp/model.js';
 import { solveMip, type MipStatus, type SolveOptions, type MipOutcome } from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
@@ -38,12 +84,20 @@ export interface FederatedClient {
   samplesAvailable: number;
   uplinkMbps: number;
   downlinkMbps: number;
+  /** Probability that the client completes a round it takes part in (default 1). */
+  availability?: number;
 }
 
 export interface FederatedRequest {
   model: ModelDef;
   clients: FederatedClient[];
   minSamplesPerRound: number;
+  /** Each round must reach minSamplesPerRound with at least this probability (default: assume every participant completes). */
+  minSuccessProbability?: number;
+  /** Rounds planned together, as a cycle that repeats (default 1). */
+  rounds?: number;
+  /** Every client that can train takes part in at least this many of the rounds (default 0). */
+  minRoundsPerClient?: number;
   /** Clients may sit a round out. */
   allowDropout: boolean;
   precisions: Precision[];
@@ -54,12 +108,18 @@ export interface FederatedRequest {
   /** Total training work, to report how many rounds it takes. */
   totalSamples?: number;
   fp32UsesTf32?: boolean;
+  /** The learned correction, for P90 step times (absent: the analytical estimate is the P90 too). */
+  learned?: LearnedState;
   solve: SolveOptions;
+  /** The analytical predictor's fitted constants (seeds/efficiency.json). */
+  efficiency: Efficiency;
 }
 
 export interface ClientOption {
   batchSizePerGpu: number;
   precision: Precision;
+  /** Activation recomputation, when the plain step does not fit the device. */
+  parallelism?: Parallelism;
   stepSeconds: number;
   memoryGb: number;
   /** Most local steps the client's data allows at this batch size (and maxLocalSteps). */
@@ -71,25 +131,62 @@ export interface ClientPlan {
   participates: boolean;
   precision: Precision | null;
   batchSizePerGpu: number | null;
+  /** Activation recomputation the client runs ('none' when the plain step fits); null when it sits out. */
+  recompute: string | null;
   localSteps: number;
   samples: number;
   computeSeconds: number;
+  /** Compute at the predictor's P90 step time. */
+  computeSecondsP90: number;
   transferSeconds: number;
   totalSeconds: number;
   memoryGb: number | null;
+  availability: number;
+  /** Compute energy at the device's TDP, Wh; null when the TDP is unknown. */
+  energyWh: number | null;
   /** Why a client is left out (no option fits, or the optimum does not need it). */
   note: string | null;
+}
+
+/** One round of the cycle. */
+export interface RoundPlan {
+  round: number;
+  roundTimeSeconds: number;
+  /** The slowest participant at the predictor's P90 step times, with its transfers. */
+  roundTimeSecondsP90: number;
+  samplesPerRound: number;
+  /** Samples expected after dropouts: sum of availability x samples. */
+  expectedSamples: number;
+  /** Probability that the round reaches minSamplesPerRound given the dropouts (a lower bound; exact on whole samples, see successProbability). */
+  successProbability: number;
+  /** Compute energy of the participants whose TDP is known, Wh. */
+  energyWh: number;
+  slowestClient: string | null;
+  clients: ClientPlan[];
 }
 
 export type FederatedBlocker = 'MEMORY' | 'SAMPLES';
 
 export interface FederatedPlan extends MipOutcome {
+  /** Mean round time over the cycle (the single round's time when rounds = 1). */
   roundTimeSeconds: number | null;
+  roundTimeSecondsP90: number | null;
   samplesPerRound: number | null;
+  expectedSamplesPerRound: number | null;
+  /** The least success probability over the cycle's rounds. */
+  successProbability: number | null;
+  /** Dropouts of the largest unreliable contributors each round is planned to survive. */
+  dropoutsTolerated: number | null;
+  /** The first round's clients (the only round when rounds = 1). */
   clients: ClientPlan[];
-  /** The client whose download + compute + upload sets the round time. */
+  /** Every round of the cycle. */
+  schedule: RoundPlan[];
+  /** Rounds of the cycle each client takes part in. */
+  participation: { clientId: string; rounds: number }[];
+  /** The client whose download + compute + upload sets the first round's time. */
   slowestClient: string | null;
-  /** With totalSamples: rounds needed and their wall time. */
+  energyWhPerRound: number | null;
+  /** With totalSamples: rounds needed (at the expected samples per round) and their wall time. */
   rounds: number | null;
   totalHours: number | null;
   infeasible: { clientId: string | null; reason: FederatedBlocker; message: string }[];
@@ -102,6 +199,7 @@ export interface CustomDevice {
   peakTflops: Partial<Record<MathMode, number | null>>;
   memoryBwGbps: number;
   memoryGb: number;
+  /** Board power, W: lets the plan report energy. */
   tdpW?: number | null;
 }
 
@@ -110,7 +208,7 @@ export interface CustomDevice {
  * per math mode (a mode left out is one the device lacks, so precisions needing it are not offered),
  * memory size and bandwidth. Everything else is unknown and says so: null numbers, 'custom' labels,
  * generation 'unknown', no intra-node link (a client trains on one device, so no all-reduce runs)
- * and no price.
+ * and no price. Its PCIe figure is links.json's generic one (it is never used: no ring runs).
  */
 export function customGpuSpec(d: CustomDevice): GpuSpec {
   const peak = (m: MathMode) => d.peakTflops[m] ?? null;
@@ -140,13 +238,11 @@ export function customGpuSpec(d: CustomDevice): GpuSpec {
     intraNodeLink: 'none (single device)',
     intraNodeBwGbpsBidir: 0,
     intraNodeBwSource: 'not applicable: one device per client',
+    pcieBwGbpsBidir: pcieBandwidth('none'),
     hasNvlinkFabric: false,
+    maxGpusPerNode: 1,
     tdpW: d.tdpW ?? null,
     typicalInternodeNetwork: '',
-    priceUsdPerGpuHour: null,
-    priceUsdPerGpuHourMax: null,
-    pricePoints: '',
-    priceSource: '',
     source: 'figures given in the request',
     notes: 'custom client device',
   };
@@ -161,6 +257,47 @@ export function transferSeconds(
   return bits / (c.uplinkMbps * 1e6) + bits / (c.downlinkMbps * 1e6);
 }
 
+/** Recomputation tried, in order, when the plain step does not fit a client's device (one device: no TP, PP or ZeRO). */
+const RECOMPUTE_STEPS = ['selective', 'full'] as const;
+
+const predictOn = (
+  r: FederatedRequest,
+  gpu: GpuSpec,
+  precision: Precision,
+  batch: number,
+  parallelism?: Parallelism,
+) =>
+  predict(
+    {
+      model: r.model,
+      gpu,
+      precision,
+      batchSizePerGpu: batch,
+      gpusPerNode: 1,
+      nodes: 1,
+      fp32UsesTf32: r.fp32UsesTf32,
+      interNodeGbps: 1,
+      ...(parallelism ? { parallelism } : {}),
+    },
+    r.efficiency,
+  );
+
+/** The plain step, else the least recomputation that fits; null when nothing fits (or the model has no blocks to recompute). */
+function fittingStep(r: FederatedRequest, gpu: GpuSpec, precision: Precision, batch: number) {
+  const plain = predictOn(r, gpu, precision, batch);
+  if (plain.fitsInMemory) return { p: plain, parallelism: undefined };
+  for (const recompute of RECOMPUTE_STEPS) {
+    const parallelism: Parallelism = { tensorParallel: 1, pipelineParallel: 1, zeroStage: 0, recompute };
+    try {
+      const p = predictOn(r, gpu, precision, batch, parallelism);
+      if (p.fitsInMemory) return { p, parallelism };
+    } catch {
+      return null; // the model has nothing this recomputation applies to
+    }
+  }
+  return null;
+}
+
 /** The (batch, precision) options each client can run, before and after pruning. */
 export function clientOptions(r: FederatedRequest): { all: ClientOption[][]; kept: ClientOption[][] } {
   const units = r.model.unitsPerBatchElement;
@@ -173,19 +310,18 @@ export function clientOptions(r: FederatedRequest): { all: ClientOption[][]; kep
       if (maxSteps < 1) continue;
       for (const precision of r.precisions) {
         if (unsupportedReason(c.gpu, precision) !== null) continue;
-        const p = predict({
-          model: r.model,
-          gpu: c.gpu,
-          precision,
+        const fit = fittingStep(r, c.gpu, precision, batch);
+        if (!fit) continue;
+        const stepSeconds = fit.p.stepTimeMs / 1e3;
+        if (!Number.isFinite(stepSeconds) || stepSeconds <= 0) continue;
+        opts.push({
           batchSizePerGpu: batch,
-          gpusPerNode: 1,
-          nodes: 1,
-          fp32UsesTf32: r.fp32UsesTf32,
-          interNodeGbps: 1,
+          precision,
+          ...(fit.parallelism ? { parallelism: fit.parallelism } : {}),
+          stepSeconds,
+          memoryGb: fit.p.memory.totalGb,
+          maxSteps,
         });
-        const stepSeconds = p.stepTimeMs / 1e3;
-        if (!p.fitsInMemory || !Number.isFinite(stepSeconds) || stepSeconds <= 0) continue;
-        opts.push({ batchSizePerGpu: batch, precision, stepSeconds, memoryGb: p.memory.totalGb, maxSteps });
       }
     }
     all.push(opts);
@@ -211,6 +347,77 @@ export function clientOptions(r: FederatedRequest): { all: ClientOption[][]; kep
   return { all, kept };
 }
 
+const availabilityOf = (c: FederatedClient) => c.availability ?? 1;
+
+/**
+ * Probability that the samples of the clients that complete the round reach `need`, each client
+ * completing independently with its availability. Dynamic programming over the running total,
+ * capped at `need`, on a lattice of g = max(1, need / 20000) samples; each contribution is rounded
+ * down to the lattice, so the result never overstates the probability, and it is exact when every
+ * contribution is a whole multiple of g (whole samples while need <= 20000).
+ */
+export function successProbability(
+  contributions: { samples: number; availability: number }[],
+  need: number,
+): number {
+  if (need <= 0) return 1;
+  const g = Math.max(1, need / 20000);
+  const top = Math.ceil(need / g - 1e-9);
+  let dist = new Float64Array(top + 1);
+  dist[0] = 1;
+  for (const c of contributions) {
+    const k = Math.floor(c.samples / g + 1e-9);
+    if (k <= 0 || c.availability <= 0) continue;
+    const next = new Float64Array(top + 1);
+    for (let v = 0; v <= top; v++) {
+      if (dist[v] === 0) continue;
+      next[v] += dist[v] * (1 - c.availability);
+      next[Math.min(top, v + k)] += dist[v] * c.availability;
+    }
+    dist = next;
+  }
+  return Math.min(1, Math.max(0, dist[top]));
+}
+
+/**
+ * The least d such that at most d of these clients drop out with probability >= p (Poisson-binomial
+ * over their dropout probabilities); clients that never drop out do not count.
+ */
+export function dropoutsToTolerate(availabilities: number[], p: number): number {
+  let dist = [1];
+  for (const a of availabilities) {
+    if (a >= 1) continue;
+    const next = new Array<number>(dist.length + 1).fill(0);
+    dist.forEach((q, k) => {
+      next[k] += q * a;
+      next[k + 1] += q * (1 - a);
+    });
+    dist = next;
+  }
+  let cum = 0;
+  for (let d = 0; d < dist.length; d++) {
+    cum += dist[d];
+    if (cum >= p * (1 - 1e-12)) return d;
+  }
+  return dist.length - 1;
+}
+
+interface Cycle {
+  rounds: number;
+  floor: number;
+  /** Largest unreliable contributions each round must survive losing. */
+  d: number;
+  /** Clients whose contribution may drop out (availability < 1). */
+  unreliable: boolean[];
+}
+
+const cycleOf = (r: FederatedRequest, kept: ClientOption[][], d: number): Cycle => ({
+  rounds: r.rounds ?? 1,
+  floor: Math.min(r.minRoundsPerClient ?? 0, r.rounds ?? 1),
+  d,
+  unreliable: r.clients.map((c, i) => kept[i].length > 0 && availabilityOf(c) < 1),
+});
+
 export async function planFederatedRound(r: FederatedRequest): Promise<FederatedPlan> {
   const t0 = performance.now();
   const units = r.model.unitsPerBatchElement;
@@ -222,19 +429,6 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
     keptOptions: kept.reduce((s, o) => s + o.length, 0),
   };
   const noModel: ModelSize = { variables: 0, integers: 0, constraints: 0, nonzeros: 0 };
-  const idle = (i: number, note: string): ClientPlan => ({
-    id: r.clients[i].id,
-    participates: false,
-    precision: null,
-    batchSizePerGpu: null,
-    localSteps: 0,
-    samples: 0,
-    computeSeconds: 0,
-    transferSeconds: 0,
-    totalSeconds: 0,
-    memoryGb: null,
-    note,
-  });
   const none = (
     status: MipStatus,
     solver: string,
@@ -243,6 +437,7 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
   ): FederatedPlan => ({
     status,
     roundTimeSeconds: null,
+    roundTimeSecondsP90: null,
     bestBound: null,
     gap: null,
     solver,
@@ -250,8 +445,14 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
     solveTimeMs: performance.now() - t0,
     notes,
     samplesPerRound: null,
+    expectedSamplesPerRound: null,
+    successProbability: null,
+    dropoutsTolerated: null,
     clients: [],
+    schedule: [],
+    participation: [],
     slowestClient: null,
+    energyWhPerRound: null,
     rounds: null,
     totalHours: null,
     infeasible,
@@ -271,7 +472,7 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
     else
       unusable.set(i, {
         reason: 'MEMORY',
-        message: `${c.gpu.id} (${c.gpu.memoryGb} GB) fits no allowed batch size in any precision it supports`,
+        message: `${c.gpu.id} (${c.gpu.memoryGb} GB) fits no allowed batch size in any precision it supports, not even with activation recomputation`,
       });
   });
   if (unusable.size && !r.allowDropout) {
@@ -295,53 +496,98 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
       },
     ]);
   }
+  const alpha = r.minSuccessProbability;
+  if (alpha !== undefined) {
+    const best = successProbability(
+      kept.map((opts, i) => ({
+        samples: Math.max(0, ...opts.map((o) => o.batchSizePerGpu * units * o.maxSteps)),
+        availability: availabilityOf(r.clients[i]),
+      })),
+      r.minSamplesPerRound,
+    );
+    if (best < alpha)
+      return none('INFEASIBLE', 'none (infeasible before solving: the dropouts are too likely)', noModel, [
+        {
+          clientId: null,
+          reason: 'SAMPLES',
+          message: `even with every client training all it can, a round reaches ${r.minSamplesPerRound} samples with probability ${best.toPrecision(4)}, below minSuccessProbability ${alpha}`,
+        },
+      ]);
+  }
 
-  const { model, y, s, start, warm } = roundModel(r, kept, transfer);
-  const size = modelSize(model);
-  if (start)
-    notes.push(`HiGHS started from the breakpoint search's round of ${start.roundTime.toPrecision(6)} s`);
-  const res = await solveMip(model, { ...r.solve, start: warm });
-  notes.push(...res.notes);
-  if (res.status === 'INFEASIBLE')
-    return none('INFEASIBLE', res.solver, size, [
-      {
-        clientId: null,
-        reason: 'SAMPLES',
-        message: `no choice of steps reaches ${r.minSamplesPerRound} samples per round`,
-      },
-    ]);
-  if (!res.values) return none(res.status, res.solver, size, []);
-  const v = res.values;
-
-  const clients: ClientPlan[] = r.clients.map((c, i) => {
-    if (unusable.has(i)) return idle(i, `left out: ${unusable.get(i)!.message}`);
-    const k = y[i].findIndex((yi) => v[yi] > 0.5);
-    if (k < 0) return idle(i, 'left out: the round is faster without it');
-    const o = kept[i][k];
-    const steps = Math.round(v[s[i][k]]);
-    const compute = steps * o.stepSeconds;
-    return {
-      id: c.id,
-      participates: true,
-      precision: o.precision,
-      batchSizePerGpu: o.batchSizePerGpu,
-      localSteps: steps,
-      samples: steps * o.batchSizePerGpu * units,
-      computeSeconds: compute,
-      transferSeconds: transfer[i],
-      totalSeconds: compute + transfer[i],
-      memoryGb: o.memoryGb,
-      note: null,
-    };
-  });
-  const plan = finish(r, clients, {
-    status: res.status,
-    solver: res.solver,
-    optimalityProven: res.optimalityProven,
-    gap: res.gap,
-    bestBound: res.bestBound,
+  // The chance constraint: start from the d the Poisson-binomial bound asks for, then tighten while
+  // the exact probability of the plan still holds (see the top of this file).
+  const d0 =
+    alpha === undefined
+      ? 0
+      : dropoutsToTolerate(r.clients.filter((_, i) => kept[i].length > 0).map(availabilityOf), alpha);
+  type Attempt = {
+    d: number;
+    values: number[];
+    res: Awaited<ReturnType<typeof solveMip>>;
+    m: ReturnType<typeof roundModel>;
+  };
+  let accepted: Attempt | null = null;
+  let first: { res: Awaited<ReturnType<typeof solveMip>>; m: ReturnType<typeof roundModel> } | null = null;
+  for (let d = d0; d >= 0; d--) {
+    const left = r.solve.timeLimitSeconds - (performance.now() - t0) / 1e3;
+    if (accepted && left < 1) {
+      notes.push(`stopped tightening at ${d + 1} tolerated dropouts: the time limit is spent`);
+      break;
+    }
+    const m = roundModel(r, kept, transfer, cycleOf(r, kept, d));
+    if (m.start && d === d0)
+      notes.push(`HiGHS started from the breakpoint search's cycle of ${m.start.totalTime.toPrecision(6)} s`);
+    const res = await solveMip(m.model, { ...r.solve, timeLimitSeconds: Math.max(1, left), start: m.warm });
+    first ??= { res, m };
+    // Surviving d losses may be impossible where the exact probability is still reachable with fewer.
+    if (!res.values && res.status === 'INFEASIBLE' && !accepted) continue;
+    if (!res.values) break;
+    const worst = Math.min(
+      ...decodeRounds(r, kept, transfer, m, res.values).map((clients) =>
+        successProbability(
+          clients.map((c, i) => ({ samples: c.samples, availability: availabilityOf(r.clients[i]) })),
+          r.minSamplesPerRound,
+        ),
+      ),
+    );
+    if (alpha !== undefined && worst < alpha) break; // this d is too optimistic: keep the previous plan, if any
+    if (!accepted || objectiveOf(res) <= objectiveOf(accepted.res))
+      accepted = { d, values: res.values, res, m };
+    if (alpha === undefined || d === 0) break;
+  }
+  for (const n of first!.res.notes) notes.push(n);
+  const size = modelSize(first!.m.model);
+  if (!accepted) {
+    if (first!.res.status === 'INFEASIBLE')
+      return none('INFEASIBLE', first!.res.solver, size, [
+        {
+          clientId: null,
+          reason: 'SAMPLES',
+          message:
+            alpha === undefined
+              ? `no choice of steps reaches ${r.minSamplesPerRound} samples per round`
+              : `no choice of steps reaches ${r.minSamplesPerRound} samples per round when the ${d0} largest unreliable contributions drop out (what probability ${alpha} needs)`,
+        },
+      ]);
+    return none(first!.res.status, first!.res.solver, size, []);
+  }
+  if (accepted.d < d0)
+    notes.push(
+      `planned to survive the ${accepted.d} largest unreliable contributions dropping out (the Poisson-binomial bound asked for ${d0}); the exact success probability holds`,
+    );
+  const rounds = decodeRounds(r, kept, transfer, accepted.m, accepted.values, unusable);
+  const p90 = await p90Steps(r, kept, rounds);
+  if (p90.note) notes.push(p90.note);
+  const plan = finish(r, rounds, p90.scale, {
+    status: accepted.res.status,
+    solver: accepted.res.solver,
+    optimalityProven: accepted.res.optimalityProven,
+    gap: accepted.res.gap,
+    bestBound: accepted.res.bestBound,
     notes,
-    stats: { ...stats0, ...size },
+    dropoutsTolerated: alpha === undefined ? null : accepted.d,
+    stats: { ...stats0, ...modelSize(accepted.m.model) },
     t0,
   });
   const problems = verifyFederatedPlan(r, plan);
@@ -349,97 +595,277 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
   return plan;
 }
 
+const objectiveOf = (res: { objective: number | null }) => res.objective ?? Infinity;
+
+/** Per round, per client: the plan the MIP's values say (left-out clients with a note). */
+function decodeRounds(
+  r: FederatedRequest,
+  kept: ClientOption[][],
+  transfer: number[],
+  m: ReturnType<typeof roundModel>,
+  v: number[],
+  unusable = new Map<number, { message: string }>(),
+): ClientPlan[][] {
+  const units = r.model.unitsPerBatchElement;
+  return m.y.map((yr, round) =>
+    r.clients.map((c, i): ClientPlan => {
+      const idle = (note: string): ClientPlan => ({
+        id: c.id,
+        participates: false,
+        precision: null,
+        batchSizePerGpu: null,
+        recompute: null,
+        localSteps: 0,
+        samples: 0,
+        computeSeconds: 0,
+        computeSecondsP90: 0,
+        transferSeconds: 0,
+        totalSeconds: 0,
+        memoryGb: null,
+        availability: availabilityOf(c),
+        energyWh: null,
+        note,
+      });
+      if (unusable.has(i)) return idle(`left out: ${unusable.get(i)!.message}`);
+      const k = yr[i].findIndex((yi) => v[yi] > 0.5);
+      if (k < 0)
+        return idle(
+          `left out${round > 0 || m.y.length > 1 ? ` of round ${round + 1}` : ''}: the ${m.y.length > 1 ? 'cycle' : 'round'} is faster without it`,
+        );
+      const o = kept[i][k];
+      const steps = Math.round(v[m.s[round][i][k]]);
+      const compute = steps * o.stepSeconds;
+      return {
+        id: c.id,
+        participates: true,
+        precision: o.precision,
+        batchSizePerGpu: o.batchSizePerGpu,
+        recompute: o.parallelism?.recompute ?? 'none',
+        localSteps: steps,
+        samples: steps * o.batchSizePerGpu * units,
+        computeSeconds: compute,
+        computeSecondsP90: compute,
+        transferSeconds: transfer[i],
+        totalSeconds: compute + transfer[i],
+        memoryGb: o.memoryGb,
+        availability: availabilityOf(c),
+        energyWh: c.gpu.tdpW === null ? null : (compute * c.gpu.tdpW) / 3600,
+        note: null,
+      };
+    }),
+  );
+}
+
 /**
- * The round's MIP (see the top of this file) and a warm start from the breakpoint search. Exported
+ * P90 step time over analytical step time per participating (client, option), from the learned
+ * correction's interval; 1 where there is none (the analytical estimate is then its own P90).
+ */
+async function p90Steps(
+  r: FederatedRequest,
+  kept: ClientOption[][],
+  rounds: ClientPlan[][],
+): Promise<{ scale: Map<string, number>; note?: string }> {
+  const scale = new Map<string, number>();
+  if (!r.learned?.predictor)
+    return {
+      scale,
+      note: `roundTimeSecondsP90 equals the analytical round time: ${r.learned?.reason || 'no learned correction was given'}`,
+    };
+  const key = (i: number, cp: ClientPlan) => `${i}|${cp.precision}|${cp.batchSizePerGpu}`;
+  for (const clients of rounds)
+    for (const [i, cp] of clients.entries()) {
+      if (!cp.participates || scale.has(key(i, cp))) continue;
+      const o = kept[i].find(
+        (x) => x.precision === cp.precision && x.batchSizePerGpu === cp.batchSizePerGpu,
+      )!;
+      const c = r.clients[i];
+      const q = await predictCorrected(
+        {
+          model: r.model,
+          gpu: c.gpu,
+          precision: o.precision,
+          batchSizePerGpu: o.batchSizePerGpu,
+          gpusPerNode: 1,
+          nodes: 1,
+          fp32UsesTf32: r.fp32UsesTf32,
+          interNodeGbps: 1,
+          ...(o.parallelism ? { parallelism: o.parallelism } : {}),
+        },
+        r.learned,
+        r.efficiency,
+      );
+      const k = q.stepTimeMsP90 / q.analyticalStepTimeMs;
+      // An interval below the analytical estimate, or none (a custom device's missing figures), is not used.
+      scale.set(key(i, cp), Number.isFinite(k) && k > 1 ? k : 1);
+    }
+  return { scale };
+}
+
+/**
+ * The cycle's MIP (see the top of this file) and a warm start from the breakpoint search. Exported
  * for bench/solvers.ts, which hands the same model to both solvers.
  */
-export function roundModel(r: FederatedRequest, kept: ClientOption[][], transfer: number[]) {
+export function roundModel(
+  r: FederatedRequest,
+  kept: ClientOption[][],
+  transfer: number[],
+  cycle: Cycle = cycleOf(r, kept, 0),
+) {
   const units = r.model.unitsPerBatchElement;
   const b = new MipBuilder('federated-round');
   const maxRound = Math.max(
     ...kept.map((opts, i) => Math.max(0, ...opts.map((o) => o.stepSeconds * o.maxSteps)) + transfer[i]),
   );
-  const T = b.addVar('T', 'continuous', 0, maxRound, 1);
-  const y: number[][] = [],
-    s: number[][] = [];
-  const sampleTerms: [number, number][] = [];
-  kept.forEach((opts, i) => {
+  const T: number[] = [];
+  const y: number[][][] = [],
+    s: number[][][] = [];
+  const participation: [number, number][][] = kept.map(() => []);
+  /** Per round: lambda and each unreliable client's mu (for the warm start). */
+  const drops: { lambda: number | null; mu: Map<number, number> }[] = [];
+  for (let round = 0; round < cycle.rounds; round++) {
+    const tag = cycle.rounds > 1 ? `_r${round}` : '';
+    const Tr = b.addVar(`T${tag}`, 'continuous', 0, maxRound, 1);
+    T.push(Tr);
+    const sampleTerms: [number, number][] = [];
     y.push([]);
     s.push([]);
-    if (!opts.length) return;
-    opts.forEach((o, k) => {
-      const yi = b.addVar(`y_${i}_${k}`, 'binary', 0, 1);
-      const si = b.addVar(`s_${i}_${k}`, 'integer', 0, o.maxSteps);
-      y[i].push(yi);
-      s[i].push(si);
+    const lambda = cycle.d > 0 ? b.addVar(`lambda${tag}`, 'continuous', 0, Infinity) : null;
+    drops.push({ lambda, mu: new Map() });
+    kept.forEach((opts, i) => {
+      y[round].push([]);
+      s[round].push([]);
+      if (!opts.length) return;
+      const mine: [number, number][] = [];
+      opts.forEach((o, k) => {
+        const yi = b.addVar(`y_${i}_${k}${tag}`, 'binary', 0, 1);
+        const si = b.addVar(`s_${i}_${k}${tag}`, 'integer', 0, o.maxSteps);
+        y[round][i].push(yi);
+        s[round][i].push(si);
+        b.addRow(
+          `steps_${i}_${k}${tag}`,
+          [
+            [si, 1],
+            [yi, -o.maxSteps],
+          ],
+          -Infinity,
+          0,
+        );
+        b.addRow(
+          `some_${i}_${k}${tag}`,
+          [
+            [si, 1],
+            [yi, -1],
+          ],
+          0,
+          Infinity,
+        );
+        mine.push([si, o.batchSizePerGpu * units]);
+        participation[i].push([yi, 1]);
+      });
+      sampleTerms.push(...mine);
+      if (lambda !== null && cycle.unreliable[i]) {
+        // mu[i] >= a[i] - lambda: with the row below, the samples less the d largest unreliable ones.
+        const mu = b.addVar(`mu_${i}${tag}`, 'continuous', 0, Infinity);
+        drops[round].mu.set(i, mu);
+        b.addRow(
+          `drop_${i}${tag}`,
+          [[mu, 1], [lambda, 1], ...mine.map(([v, c]): [number, number] => [v, -c])],
+          0,
+          Infinity,
+        );
+        sampleTerms.push([mu, -1]);
+      }
       b.addRow(
-        `steps_${i}_${k}`,
-        [
-          [si, 1],
-          [yi, -o.maxSteps],
-        ],
-        -Infinity,
-        0,
+        `one_${i}${tag}`,
+        y[round][i].map((v) => [v, 1] as [number, number]),
+        r.allowDropout ? 0 : 1,
+        1,
       );
       b.addRow(
-        `some_${i}_${k}`,
+        `slowest_${i}${tag}`,
         [
-          [si, 1],
-          [yi, -1],
+          [Tr, 1],
+          ...opts.flatMap((o, k): [number, number][] => [
+            [s[round][i][k], -o.stepSeconds],
+            [y[round][i][k], -transfer[i]],
+          ]),
         ],
         0,
         Infinity,
       );
-      sampleTerms.push([si, o.batchSizePerGpu * units]);
     });
-    b.addRow(
-      `one_${i}`,
-      y[i].map((v) => [v, 1] as [number, number]),
-      r.allowDropout ? 0 : 1,
-      1,
-    );
-    b.addRow(
-      `slowest_${i}`,
-      [
-        [T, 1],
-        ...opts.flatMap((o, k): [number, number][] => [
-          [s[i][k], -o.stepSeconds],
-          [y[i][k], -transfer[i]],
-        ]),
-      ],
-      0,
-      Infinity,
-    );
-  });
-  b.addRow('samples', sampleTerms, r.minSamplesPerRound, Infinity);
+    if (lambda !== null) sampleTerms.push([lambda, -cycle.d]);
+    b.addRow(`samples${tag}`, sampleTerms, r.minSamplesPerRound, Infinity);
+    if (round > 0)
+      b.addRow(
+        `order_r${round}`,
+        [
+          [T[round - 1], 1],
+          [Tr, -1],
+        ],
+        0,
+        Infinity,
+      );
+  }
+  if (cycle.floor > 0)
+    participation.forEach((terms, i) => {
+      if (terms.length) b.addRow(`floor_${i}`, terms, cycle.floor, Infinity);
+    });
   const model = b.build();
   // The LP relaxation of a min-max round with integer steps is weak (a fractional y pays a fraction
   // of the transfer), so HiGHS alone needs 10 s for 50 clients and does not close the gap for 200.
   // Started from the breakpoint search's answer it proves optimality in about a second.
-  const start = breakpointSearch(r, kept, transfer);
-  const warm = start ? new Array<number>(model.vars.length).fill(0) : undefined;
-  if (start && warm) {
-    warm[T] = start.roundTime;
-    start.choice.forEach((ch, i) => {
-      if (ch) {
-        warm[y[i][ch.option]] = 1;
-        warm[s[i][ch.option]] = ch.steps;
-      }
+  const start = cycleStart(r, kept, transfer, cycle);
+  let warm: number[] | undefined;
+  if (start) {
+    warm = new Array<number>(model.vars.length).fill(0);
+    start.rounds.forEach((round, k) => {
+      warm![T[k]] = round.roundTime;
+      round.choice.forEach((ch, i) => {
+        if (ch) {
+          warm![y[k][i][ch.option]] = 1;
+          warm![s[k][i][ch.option]] = ch.steps;
+        }
+      });
+      // lambda: the d-th largest unreliable contribution; mu: each one's excess over it.
+      const { lambda, mu } = drops[k];
+      if (lambda === null) return;
+      const samplesOf = (i: number) => {
+        const ch = round.choice[i];
+        return ch ? ch.steps * kept[i][ch.option].batchSizePerGpu * units : 0;
+      };
+      const sorted = [...mu.keys()].map(samplesOf).sort((p, q) => q - p);
+      const level = sorted.length >= cycle.d ? sorted[cycle.d - 1] : 0;
+      warm![lambda] = level;
+      for (const [i, v] of mu) warm![v] = Math.max(0, samplesOf(i) - level);
     });
   }
   return { model, T, y, s, start, warm };
 }
 
+/** Samples after losing the d largest unreliable contributions. */
+const robustSamples = (samples: number[], unreliable: boolean[], d: number): number => {
+  const total = samples.reduce((a, b) => a + b, 0);
+  const lost = samples
+    .filter((_, i) => unreliable[i])
+    .sort((a, b) => b - a)
+    .slice(0, d)
+    .reduce((a, b) => a + b, 0);
+  return total - lost;
+};
+
 /**
  * The round time as a function of T: for a candidate round time T each client independently trains
  * as many samples as fit (download + steps + upload <= T) in its best option, so the samples a round
- * can hold, G(T), is a non-decreasing step function, and the least T with G(T) >= minSamplesPerRound
- * is found by bisection. Used as HiGHS's starting solution; null when no T works.
+ * can hold, G(T) (less the d largest unreliable contributions), is a non-decreasing step function,
+ * and the least T with G(T) >= minSamplesPerRound is found by bisection. Used as HiGHS's starting
+ * solution; null when no T works.
  */
 export function breakpointSearch(
   r: FederatedRequest,
   kept: ClientOption[][],
   transfer: number[],
+  cycle: Cycle = cycleOf(r, kept, 0),
 ): { roundTime: number; choice: ({ option: number; steps: number } | null)[] } | null {
   const units = r.model.unitsPerBatchElement;
   const best = (T: number) =>
@@ -458,7 +884,13 @@ export function breakpointSearch(
   const ok = (T: number) => {
     const picks = best(T);
     if (!r.allowDropout && picks.some((p, i) => p === null && kept[i].length > 0)) return false;
-    return picks.reduce((sum, p) => sum + (p?.samples ?? 0), 0) >= r.minSamplesPerRound;
+    return (
+      robustSamples(
+        picks.map((p) => p?.samples ?? 0),
+        cycle.unreliable,
+        cycle.d,
+      ) >= r.minSamplesPerRound
+    );
   };
   let hi =
     Math.max(
@@ -480,9 +912,38 @@ export function breakpointSearch(
   };
 }
 
+/**
+ * A feasible cycle to start HiGHS from: every round is the breakpoint search's round; clients that
+ * take part in fewer rounds than the floor are added, one step at their fastest option, round-robin
+ * over the rounds (adding a contributor never lowers the samples after the d largest drop out), and
+ * each round's time grows to its slowest member.
+ */
+function cycleStart(r: FederatedRequest, kept: ClientOption[][], transfer: number[], cycle: Cycle) {
+  const base = breakpointSearch(r, kept, transfer, cycle);
+  if (!base) return null;
+  const rounds = Array.from({ length: cycle.rounds }, () => ({
+    roundTime: base.roundTime,
+    choice: base.choice.map((c) => (c ? { ...c } : null)),
+  }));
+  let next = 0;
+  kept.forEach((opts, i) => {
+    if (!opts.length || base.choice[i] || cycle.floor === 0) return;
+    const k = opts.reduce((b, o, j) => (o.stepSeconds < opts[b].stepSeconds ? j : b), 0);
+    for (let n = 0; n < cycle.floor; n++) {
+      const round = rounds[next++ % cycle.rounds];
+      round.choice[i] = { option: k, steps: 1 };
+      round.roundTime = Math.max(round.roundTime, transfer[i] + opts[k].stepSeconds);
+    }
+  });
+  // The order rows want the longest round first.
+  rounds.sort((a, b) => b.roundTime - a.roundTime);
+  return { rounds, totalTime: rounds.reduce((s, x) => s + x.roundTime, 0) };
+}
+
 function finish(
   r: FederatedRequest,
-  clients: ClientPlan[],
+  rounds: ClientPlan[][],
+  p90: Map<string, number>,
   meta: {
     status: MipStatus;
     solver: string;
@@ -490,113 +951,181 @@ function finish(
     gap: number | null;
     bestBound: number | null;
     notes: string[];
+    dropoutsTolerated: number | null;
     stats: FederatedPlan['stats'];
     t0: number;
   },
 ): FederatedPlan {
-  const active = clients.filter((c) => c.participates);
-  const slowest = active.reduce<ClientPlan | null>(
-    (m, c) => (!m || c.totalSeconds > m.totalSeconds ? c : m),
-    null,
-  );
-  const round = slowest?.totalSeconds ?? 0;
-  const samples = active.reduce((s, c) => s + c.samples, 0);
-  const rounds =
-    r.totalSamples !== undefined && samples > 0 ? Math.ceil(r.totalSamples / samples - 1e-9) : null;
+  const schedule: RoundPlan[] = rounds.map((clients, k) => {
+    for (const [i, c] of clients.entries()) {
+      if (!c.participates) continue;
+      c.computeSecondsP90 = c.computeSeconds * (p90.get(`${i}|${c.precision}|${c.batchSizePerGpu}`) ?? 1);
+    }
+    const active = clients.filter((c) => c.participates);
+    const slowest = active.reduce<ClientPlan | null>(
+      (m, c) => (!m || c.totalSeconds > m.totalSeconds ? c : m),
+      null,
+    );
+    return {
+      round: k + 1,
+      roundTimeSeconds: slowest?.totalSeconds ?? 0,
+      roundTimeSecondsP90: Math.max(0, ...active.map((c) => c.computeSecondsP90 + c.transferSeconds)),
+      samplesPerRound: active.reduce((s, c) => s + c.samples, 0),
+      expectedSamples: active.reduce((s, c) => s + c.samples * c.availability, 0),
+      successProbability: successProbability(clients, r.minSamplesPerRound),
+      energyWh: active.reduce((s, c) => s + (c.energyWh ?? 0), 0),
+      slowestClient: slowest?.id ?? null,
+      clients,
+    };
+  });
+  const mean = (f: (x: RoundPlan) => number) => schedule.reduce((s, x) => s + f(x), 0) / schedule.length;
+  const round = mean((x) => x.roundTimeSeconds);
+  const expected = mean((x) => x.expectedSamples);
+  const rounds_ =
+    r.totalSamples !== undefined && expected > 0 ? Math.ceil(r.totalSamples / expected - 1e-9) : null;
+  if (schedule.some((x) => x.clients.some((c) => c.participates && c.energyWh === null)))
+    meta.notes.push('energyWh counts only the clients whose device has a known TDP');
   return {
     status: meta.status,
     roundTimeSeconds: round,
-    bestBound: meta.bestBound ?? (meta.optimalityProven ? round : null),
+    roundTimeSecondsP90: mean((x) => x.roundTimeSecondsP90),
+    bestBound:
+      meta.bestBound === null ? (meta.optimalityProven ? round : null) : meta.bestBound / schedule.length,
     gap: meta.gap ?? (meta.optimalityProven ? 0 : null),
     solver: meta.solver,
     optimalityProven: meta.optimalityProven,
     solveTimeMs: performance.now() - meta.t0,
     notes: meta.notes,
-    samplesPerRound: samples,
-    clients,
-    slowestClient: slowest?.id ?? null,
-    rounds,
-    totalHours: rounds === null ? null : (rounds * round) / 3600,
+    samplesPerRound: mean((x) => x.samplesPerRound),
+    expectedSamplesPerRound: expected,
+    successProbability: Math.min(...schedule.map((x) => x.successProbability)),
+    dropoutsTolerated: meta.dropoutsTolerated,
+    clients: schedule[0].clients,
+    schedule,
+    participation: r.clients.map((c, i) => ({
+      clientId: c.id,
+      rounds: schedule.filter((x) => x.clients[i].participates).length,
+    })),
+    slowestClient: schedule[0].slowestClient,
+    energyWhPerRound: mean((x) => x.energyWh),
+    rounds: rounds_,
+    totalHours: rounds_ === null ? null : (rounds_ * round) / 3600,
     infeasible: [],
     stats: meta.stats,
   };
 }
 
 /**
- * Checks a round plan from scratch: every client listed once, each participating client's option
- * re-predicted (precision supported, fits in memory, step time as reported), whole steps within its
- * data and maxLocalSteps, transfers recomputed, nobody left out unless allowed, enough samples, and
- * the round time equal to the slowest client's download + compute + upload.
+ * Checks a plan from scratch, round by round: every client listed once, each participating
+ * client's option re-predicted (precision supported, fits in memory with its recomputation, step
+ * time as reported), whole steps within its data and maxLocalSteps, transfers recomputed, nobody
+ * left out unless allowed, enough samples (with the required probability, recomputed from the
+ * clients' availabilities), every client that can train in at least minRoundsPerClient rounds,
+ * and each round's time equal to its slowest client's download + compute + upload.
  */
 export function verifyFederatedPlan(r: FederatedRequest, plan: FederatedPlan): string[] {
   const problems: string[] = [];
   if (plan.roundTimeSeconds === null) return problems;
   const units = r.model.unitsPerBatchElement;
-  const ids = new Map<string, number>();
-  for (const c of plan.clients) ids.set(c.id, (ids.get(c.id) ?? 0) + 1);
-  r.clients.forEach((c) => {
-    if (ids.get(c.id) !== 1) problems.push(`client ${c.id} appears ${ids.get(c.id) ?? 0} times`);
-  });
-  let samples = 0,
-    slowest = 0;
-  for (const cp of plan.clients) {
-    const c = r.clients.find((x) => x.id === cp.id);
-    if (!c) {
-      problems.push(`unknown client ${cp.id}`);
-      continue;
-    }
-    if (!cp.participates) {
-      if (!r.allowDropout) problems.push(`client ${cp.id} left out but allowDropout is off`);
-      continue;
-    }
-    if (
-      cp.precision === null ||
-      cp.batchSizePerGpu === null ||
-      !r.precisions.includes(cp.precision) ||
-      !r.batchSizes.includes(cp.batchSizePerGpu)
-    ) {
-      problems.push(`client ${cp.id}: option not allowed`);
-      continue;
-    }
-    const why = unsupportedReason(c.gpu, cp.precision);
-    if (why) {
-      problems.push(`client ${cp.id}: ${why}`);
-      continue;
-    }
-    const p = predict({
-      model: r.model,
-      gpu: c.gpu,
-      precision: cp.precision,
-      batchSizePerGpu: cp.batchSizePerGpu,
-      gpusPerNode: 1,
-      nodes: 1,
-      fp32UsesTf32: r.fp32UsesTf32,
-      interNodeGbps: 1,
+  if (plan.schedule.length !== (r.rounds ?? 1))
+    problems.push(`${plan.schedule.length} rounds planned, ${r.rounds ?? 1} asked for`);
+  const rounds = r.clients.map(() => 0);
+  const canTrain = clientOptions(r).kept.map((o) => o.length > 0);
+  for (const round of plan.schedule) {
+    const ids = new Map<string, number>();
+    for (const c of round.clients) ids.set(c.id, (ids.get(c.id) ?? 0) + 1);
+    r.clients.forEach((c) => {
+      if (ids.get(c.id) !== 1)
+        problems.push(`round ${round.round}: client ${c.id} appears ${ids.get(c.id) ?? 0} times`);
     });
-    if (!p.fitsInMemory)
-      problems.push(
-        `client ${cp.id}: needs ${p.memory.totalGb.toFixed(2)} GB, ${c.gpu.id} has ${c.gpu.memoryGb}`,
+    let samples = 0,
+      slowest = 0;
+    const contributions: { samples: number; availability: number }[] = [];
+    for (const cp of round.clients) {
+      const i = r.clients.findIndex((x) => x.id === cp.id);
+      const c = r.clients[i];
+      if (!c) {
+        problems.push(`unknown client ${cp.id}`);
+        continue;
+      }
+      const where = `round ${round.round}, client ${cp.id}`;
+      if (!cp.participates) {
+        if (!r.allowDropout) problems.push(`${where}: left out but allowDropout is off`);
+        continue;
+      }
+      rounds[i]++;
+      if (
+        cp.precision === null ||
+        cp.batchSizePerGpu === null ||
+        !r.precisions.includes(cp.precision) ||
+        !r.batchSizes.includes(cp.batchSizePerGpu)
+      ) {
+        problems.push(`${where}: option not allowed`);
+        continue;
+      }
+      const why = unsupportedReason(c.gpu, cp.precision);
+      if (why) {
+        problems.push(`${where}: ${why}`);
+        continue;
+      }
+      const recompute = cp.recompute ?? 'none';
+      const p = predictOn(
+        r,
+        c.gpu,
+        cp.precision,
+        cp.batchSizePerGpu,
+        recompute === 'none'
+          ? undefined
+          : {
+              tensorParallel: 1,
+              pipelineParallel: 1,
+              zeroStage: 0,
+              recompute: recompute as Parallelism['recompute'],
+            },
       );
-    if (!Number.isInteger(cp.localSteps) || cp.localSteps < 1 || cp.localSteps > r.maxLocalSteps)
-      problems.push(`client ${cp.id}: ${cp.localSteps} local steps`);
-    const s = cp.localSteps * cp.batchSizePerGpu * units;
-    if (s !== cp.samples) problems.push(`client ${cp.id}: ${cp.samples} samples reported, ${s} trained`);
-    if (s > c.samplesAvailable * (1 + 1e-12))
-      problems.push(`client ${cp.id}: trains ${s} samples, holds ${c.samplesAvailable}`);
-    const compute = cp.localSteps * (p.stepTimeMs / 1e3);
-    if (Math.abs(compute - cp.computeSeconds) > 1e-6 * Math.max(1, compute))
-      problems.push(`client ${cp.id}: compute ${cp.computeSeconds} s reported, ${compute} s predicted`);
-    const tr = transferSeconds(r.model, c, r.bytesPerParameter);
-    if (Math.abs(tr - cp.transferSeconds) > 1e-6 * Math.max(1, tr))
-      problems.push(`client ${cp.id}: transfer ${cp.transferSeconds} s reported, ${tr} s computed`);
-    samples += s;
-    slowest = Math.max(slowest, compute + tr);
+      if (!p.fitsInMemory)
+        problems.push(`${where}: needs ${p.memory.totalGb.toFixed(2)} GB, ${c.gpu.id} has ${c.gpu.memoryGb}`);
+      if (!Number.isInteger(cp.localSteps) || cp.localSteps < 1 || cp.localSteps > r.maxLocalSteps)
+        problems.push(`${where}: ${cp.localSteps} local steps`);
+      const s = cp.localSteps * cp.batchSizePerGpu * units;
+      if (s !== cp.samples) problems.push(`${where}: ${cp.samples} samples reported, ${s} trained`);
+      if (s > c.samplesAvailable * (1 + 1e-12))
+        problems.push(`${where}: trains ${s} samples, holds ${c.samplesAvailable}`);
+      const compute = cp.localSteps * (p.stepTimeMs / 1e3);
+      if (Math.abs(compute - cp.computeSeconds) > 1e-6 * Math.max(1, compute))
+        problems.push(`${where}: compute ${cp.computeSeconds} s reported, ${compute} s predicted`);
+      const tr = transferSeconds(r.model, c, r.bytesPerParameter);
+      if (Math.abs(tr - cp.transferSeconds) > 1e-6 * Math.max(1, tr))
+        problems.push(`${where}: transfer ${cp.transferSeconds} s reported, ${tr} s computed`);
+      samples += s;
+      slowest = Math.max(slowest, compute + tr);
+      contributions.push({ samples: s, availability: availabilityOf(c) });
+    }
+    if (samples < r.minSamplesPerRound)
+      problems.push(`round ${round.round}: ${samples} samples, at least ${r.minSamplesPerRound} required`);
+    const probability = successProbability(contributions, r.minSamplesPerRound);
+    if (r.minSuccessProbability !== undefined && probability < r.minSuccessProbability)
+      problems.push(
+        `round ${round.round}: reaches ${r.minSamplesPerRound} samples with probability ${probability}, at least ${r.minSuccessProbability} required`,
+      );
+    if (Math.abs(probability - round.successProbability) > 1e-9)
+      problems.push(
+        `round ${round.round}: success probability reported ${round.successProbability}, recomputed ${probability}`,
+      );
+    if (Math.abs(slowest - round.roundTimeSeconds) > 1e-6 * Math.max(1, slowest))
+      problems.push(
+        `round ${round.round}: time reported ${round.roundTimeSeconds} s, slowest client takes ${slowest} s`,
+      );
+    if (round.samplesPerRound !== samples)
+      problems.push(`round ${round.round}: samples reported ${round.samplesPerRound}, actual ${samples}`);
   }
-  if (samples < r.minSamplesPerRound)
-    problems.push(`${samples} samples per round, at least ${r.minSamplesPerRound} required`);
-  if (Math.abs(slowest - plan.roundTimeSeconds) > 1e-6 * Math.max(1, slowest))
-    problems.push(`round time reported ${plan.roundTimeSeconds} s, slowest client takes ${slowest} s`);
-  if (plan.samplesPerRound !== samples)
-    problems.push(`samples per round reported ${plan.samplesPerRound}, actual ${samples}`);
+  const floor = Math.min(r.minRoundsPerClient ?? 0, r.rounds ?? 1);
+  r.clients.forEach((c, i) => {
+    if (canTrain[i] && rounds[i] < floor)
+      problems.push(`client ${c.id} takes part in ${rounds[i]} rounds, at least ${floor} required`);
+  });
+  const mean = plan.schedule.reduce((s, x) => s + x.roundTimeSeconds, 0) / Math.max(1, plan.schedule.length);
+  if (Math.abs(mean - plan.roundTimeSeconds) > 1e-6 * Math.max(1, mean))
+    problems.push(`round time reported ${plan.roundTimeSeconds} s, the rounds average ${mean} s`);
   return problems;
 }

@@ -1,37 +1,52 @@
-// Fleet planning: several training jobs share a GPU inventory and run at the same time. One
-// configuration per job (GPU type, nodes, GPUs per node, batch size, precision), every deadline met,
-// no GPU type used beyond its inventory, minimum total cost or minimum makespan.
+// Fleet planning over time: several training jobs share a GPU inventory. Per job one configuration
+// (GPU type, nodes, GPUs per node, batch size, precision, and the layout: ZeRO/FSDP, tensor and
+// pipeline parallelism, recomputation, as `recommend` searches them) and a start time, such that at
+// no moment the running jobs use more GPUs of a type than the inventory holds, every job starts at
+// or after its release and ends by its deadline (both hours from time 0), and the total cost, the
+// makespan or the weighted completion time is minimal. Jobs that do not fit side by side run one
+// after another.
 //
-// The MIP (columns x[j,c] binary: job j runs candidate c; s[j] binary: job j left out, only when
-// unplaced jobs are allowed or while diagnosing an infeasible fleet; T continuous: the makespan):
+// The MIP is time-indexed: time 0..H is cut into `timeSlots` slots of D = H / timeSlots hours
+// (H: the latest deadline, or the latest release plus every job's slowest configuration back to back
+// when that is sooner: no left-justified schedule ends later). A job may start at its release or at
+// any slot boundary after it; a start a (hours) with a configuration of h hours occupies the slots
+// floor(a/D) .. ceil((a+h)/D) - 1, which hold the run entirely, so a plan that respects the slots
+// respects the inventory at every moment (checked by replaying the schedule, verifyFleetPlan).
 //
-//   assign[j]:  sum_c x[j,c] (+ s[j])                  = 1      every job placed once (or left out)
-//   cap[t]:     sum_{j,c on t} gpus(c) x[j,c]          <= inventory[t]   (on-demand types: no row)
-//   mk[j]:      T - sum_c hours(c) x[j,c]              >= 0      (MAKESPAN only)
+//   x[j,c,a]  binary: job j runs candidate c from time a      s[j] binary: job j left out
+//   T         continuous: the makespan (MAKESPAN)
+//
+//   assign[j]:   sum_{c,a} x[j,c,a] (+ s[j])                          = 1
+//   cap[t,k]:    sum_{j,c on t, a: slot k in occupancy(a, h_c)} gpus(c) x[j,c,a] <= inventory[t]
+//   mk[j]:       T - sum_{c,a} (a + h_c) x[j,c,a]                       >= 0   (MAKESPAN)
+//   x[j,c,a] exists only for release[j] <= a and a + h_c <= deadline[j]
 //
 // Objectives, in priority order (optimizer/milp/solver.ts solveLexicographic):
 //   placement (when jobs may be left out): min sum_j priority[j] s[j]
-//   COST:      min sum cost(c) x[j,c]
-//   MAKESPAN:  min T, then min sum cost(c) x[j,c] at that makespan (GPU-hours when a price is unknown)
+//   COST:                min sum cost(c) x,             then the earliest completions: min sum (a + h_c) x
+//   MAKESPAN:            min T,                         then min cost (GPU-hours when a price is unknown)
+//   WEIGHTED_COMPLETION: min sum priority[j] (a + h_c) x, then min cost
+//
+// On-demand configurations bind no inventory: they start at the job's release. After the solve the
+// schedule is left-justified in continuous time (each job, in order of its start, moves to the
+// earliest moment its GPUs are free): no job starts later, so no objective gets worse, and the grid
+// only costs what a start between two boundaries could have saved.
 //
 // Candidates come from the predictor through optimizer/recommend.ts (one search per job and GPU
-// type, the deadline and the type's inventory as constraints), so deadlines and memory are already
-// met by every column; the MIP only couples the jobs through the inventory.
+// type, with the job's window deadline - release and the type's inventory as constraints), so
+// memory and the window are already met by every column.
 import { predict, InputError } from '../predictor/predict.js';
-import type { GpuSpec, ModelDef, Precision } from '../predictor/types.js';
-import { recommend, type Plan, type RecommendRequest } from './recommend.js';
+import { isPlain, type Parallelism, type PlanParallelism } from '../predictor/parallel.js';
+import type { ModelDef } from '../predictor/types.js';
+import type { CatalogGpu, Precision } from '../seeds/types.js';
+import { recommend } from './recommend.js';
+import type { CandidateSearch, Plan, RecommendRequest } from './search-types.js';
 import { MipBuilder, modelSize, withObjective, type MipModel, type ModelSize } from './milp/model.js';
-import {
-  solveLexicographic,
-  type LexPhase,
-  type MipStatus,
-  type MipOutcome,
-  type CandidateSearch,
-} from './milp/solver.js';
+import { solveLexicographic, type LexPhase, type MipStatus, type MipOutcome } from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
 import { paretoFilter } from './pareto.js';
 
-export type FleetObjective = 'COST' | 'MAKESPAN';
+export type FleetObjective = 'COST' | 'MAKESPAN' | 'WEIGHTED_COMPLETION';
 /** Why a job cannot be placed. */
 export type Blocker = 'DEADLINE' | 'MEMORY' | 'INVENTORY';
 
@@ -40,15 +55,18 @@ export interface FleetJob {
   model: ModelDef;
   /** Total work in the model's throughput unit. */
   samples: number;
+  /** Earliest start, hours from time 0 (default 0). */
+  releaseHours: number;
+  /** Latest end, hours from time 0. */
   deadlineHours: number;
-  /** Weight of placing this job when not every job fits (allowUnplaced); default 1. */
+  /** Weight of placing this job when not every job fits (allowUnplaced), and of its completion time (WEIGHTED_COMPLETION); default 1. */
   priority: number;
   /** Per-GPU batch sizes to consider (default: the model's typical ones). */
   batchSizes?: number[];
 }
 
 export interface InventoryItem {
-  gpu: GpuSpec;
+  gpu: CatalogGpu;
   count: number;
   /** Price of these GPUs per GPU-hour (default: request prices, then the catalog). */
   priceUsdPerGpuHour?: number;
@@ -60,16 +78,20 @@ export interface FleetRequest extends CandidateSearch {
   /** GPU types not in the inventory may be rented without limit. */
   allowOnDemand: boolean;
   /** Which types may be rented when allowOnDemand (types in the inventory are excluded: their count caps them). */
-  onDemandGpus: GpuSpec[];
+  onDemandGpus: CatalogGpu[];
   prices: Record<string, number>;
   objective: FleetObjective;
   /** Leave jobs out (highest total priority placed first) rather than answer INFEASIBLE. */
   allowUnplaced: boolean;
+  /** Slots the time-indexed model cuts the horizon into (default 48). */
+  timeSlots?: number;
 }
+
+export const DEFAULT_TIME_SLOTS = 48;
 
 export interface FleetCandidate {
   job: number;
-  gpu: GpuSpec;
+  gpu: CatalogGpu;
   onDemand: boolean;
   nodes: number;
   gpusPerNode: number;
@@ -77,6 +99,8 @@ export interface FleetCandidate {
   batchSizePerGpu: number;
   gradAccumSteps: number;
   precision: Precision;
+  /** How the configuration splits the model (plain data parallelism, or ZeRO/TP/PP/recompute). */
+  parallelism: PlanParallelism;
   stepTimeMs: number;
   totalHours: number;
   costUsd: number | null;
@@ -86,7 +110,11 @@ export interface FleetCandidate {
 
 export interface FleetAssignment extends FleetCandidate {
   jobId: string;
+  releaseHours: number;
   deadlineHours: number;
+  /** When the job starts and ends, hours from time 0. */
+  startHours: number;
+  endHours: number;
 }
 
 export interface UnplacedJob {
@@ -96,7 +124,8 @@ export interface UnplacedJob {
 }
 
 export interface GpuUsage {
-  gpu: GpuSpec;
+  gpu: CatalogGpu;
+  /** Most GPUs of this type in use at one moment. */
   used: number;
   available: number | null;
   onDemand: boolean;
@@ -104,21 +133,35 @@ export interface GpuUsage {
 
 export interface FleetPlan extends MipOutcome {
   objective: FleetObjective;
-  /** Total cost (COST) or the longest job's hours (MAKESPAN); null without a plan. */
+  /** Total cost (COST), the last job's end (MAKESPAN) or sum of priority x end (WEIGHTED_COMPLETION); null without a plan. */
   objectiveValue: number | null;
   assignments: FleetAssignment[];
   unplaced: UnplacedJob[];
   gpuUsage: GpuUsage[];
   totalCostUsd: number | null;
   makespanHours: number | null;
+  weightedCompletionHours: number | null;
+  /** Length of one slot of the time-indexed model (starts lie on multiples of it before left-justifying); null when no model was built. */
+  slotHours: number | null;
   stats: ModelSize & { candidates: number; keptCandidates: number };
+}
+
+/** The predictor's layout of a plan, as `predict` takes it (undefined for plain data parallelism). */
+export function layoutOf(p: PlanParallelism): Parallelism | undefined {
+  const q: Parallelism = {
+    tensorParallel: p.tensorParallel,
+    pipelineParallel: p.pipelineParallel,
+    zeroStage: p.zeroStage,
+    recompute: p.recompute,
+  };
+  return isPlain(q) ? undefined : q;
 }
 
 /** recommend()'s limit when every plan is wanted (the first plans by its ranking may not be usable). */
 export const ALL = Number.MAX_SAFE_INTEGER;
 
 interface GpuType {
-  gpu: GpuSpec;
+  gpu: CatalogGpu;
   limit: number | null;
   price: number | null;
   field: string;
@@ -158,7 +201,7 @@ const searchFor = (
   model: job.model,
   samples: job.samples,
   objective: o.objective,
-  deadlineHours: o.deadline ? job.deadlineHours : undefined,
+  deadlineHours: o.deadline ? windowHours(job) : undefined,
   gpus: [t.gpu],
   precisions: r.precisions,
   maxNodes: r.maxNodes,
@@ -169,7 +212,14 @@ const searchFor = (
   interNodeGbps: r.interNodeGbps,
   fp32UsesTf32: r.fp32UsesTf32,
   limit: o.limit,
+  // The layouts `recommend` searches (ZeRO/FSDP, tensor and pipeline parallelism, recomputation)
+  // wherever plain data parallelism does not fit, so large models are planned here too.
+  parallelismSearch: 'auto',
 });
+
+/** Hours between a job's release and its deadline: what its run must fit in. */
+export const windowHours = (job: Pick<FleetJob, 'releaseHours' | 'deadlineHours'>): number =>
+  job.deadlineHours - job.releaseHours;
 
 const toCandidate = (job: number, t: GpuType, p: Plan): FleetCandidate => ({
   job,
@@ -181,6 +231,7 @@ const toCandidate = (job: number, t: GpuType, p: Plan): FleetCandidate => ({
   batchSizePerGpu: p.batchSizePerGpu,
   gradAccumSteps: p.gradAccumSteps,
   precision: p.precision,
+  parallelism: p.parallelism,
   stepTimeMs: p.stepTimeMs,
   totalHours: p.totalHours,
   costUsd: p.costUsd,
@@ -235,6 +286,7 @@ export function fleetCandidates(r: FleetRequest): FleetCandidates {
           limit: ALL,
           objective: t.price === null ? 'TIME' : 'COST',
         }),
+        r.efficiency,
       );
       // `usable` re-checks what the MIP relies on (finite hours and cost, memory fit) rather than trust it.
       const cands = rec.plans.filter(usable).map((p) => toCandidate(j, t, p));
@@ -262,7 +314,10 @@ function diagnoseJob(r: FleetRequest, job: FleetJob, types: GpuType[]): { reason
         (r.allowOnDemand ? ' and no on-demand type has a price' : ' and allowOnDemand is off'),
     };
   const unconstrained = types.map((t) =>
-    recommend(searchFor(r, job, t, { deadline: false, cap: false, limit: ALL, objective: 'TIME' })),
+    recommend(
+      searchFor(r, job, t, { deadline: false, cap: false, limit: ALL, objective: 'TIME' }),
+      r.efficiency,
+    ),
   );
   const runnable = types.filter((_, i) => unconstrained[i].plans.some(usable));
   if (runnable.length === 0) {
@@ -281,12 +336,13 @@ function diagnoseJob(r: FleetRequest, job: FleetJob, types: GpuType[]): { reason
     if (t.limit === null) continue;
     const meeting = recommend(
       searchFor(r, job, t, { deadline: true, cap: false, limit: ALL, objective: 'TIME' }),
+      r.efficiency,
     ).plans.filter(usable);
     if (meeting.length) {
       const fewest = meeting.reduce((m, p) => Math.min(m, p.nodes * p.gpusPerNode), Infinity);
       return {
         reason: 'INVENTORY',
-        message: `meets its ${job.deadlineHours} h deadline only with at least ${fewest} ${t.gpu.id} GPUs; the inventory holds ${t.limit}`,
+        message: `meets its ${job.releaseHours > 0 ? `deadline (${windowHours(job)} h after its release)` : `${job.deadlineHours} h deadline`} only with at least ${fewest} ${t.gpu.id} GPUs; the inventory holds ${t.limit}`,
       };
     }
   }
@@ -294,6 +350,7 @@ function diagnoseJob(r: FleetRequest, job: FleetJob, types: GpuType[]): { reason
   for (const t of runnable) {
     const p = recommend(
       searchFor(r, job, t, { deadline: false, cap: true, limit: ALL, objective: 'TIME' }),
+      r.efficiency,
     ).plans.find(usable);
     if (p && (!fastest || p.totalHours < fastest.hours))
       fastest = {
@@ -303,8 +360,68 @@ function diagnoseJob(r: FleetRequest, job: FleetJob, types: GpuType[]): { reason
   }
   return {
     reason: 'DEADLINE',
-    message: `the fastest configuration available takes ${fastest ? `${fastest.hours.toPrecision(4)} h (${fastest.text})` : 'longer'}, beyond the ${job.deadlineHours} h deadline`,
+    message: `the fastest configuration available takes ${fastest ? `${fastest.hours.toPrecision(4)} h (${fastest.text})` : 'longer'}, beyond ${job.releaseHours > 0 ? `the ${windowHours(job)} h between its release (${job.releaseHours} h) and its deadline (${job.deadlineHours} h)` : `the ${job.deadlineHours} h deadline`}`,
   };
+}
+
+/** The time grid: the horizon and the length of a slot. */
+export interface TimeGrid {
+  horizonHours: number;
+  slotHours: number;
+  /** No left-justified schedule starts a job later than this. */
+  latestStartHours: number;
+}
+
+/**
+ * H = the latest deadline, or sooner the latest release plus every job's slowest configuration
+ * back to back (a left-justified schedule starts each job at its release or when another ends, so
+ * none ends later); slots of H / timeSlots hours.
+ */
+export function timeGrid(r: FleetRequest, kept: FleetCandidate[][]): TimeGrid {
+  const live = kept.map((cs, j) => ({ cs, job: r.jobs[j] })).filter((x) => x.cs.length > 0);
+  const slowest = live.map((x) => Math.max(...x.cs.map((c) => c.totalHours)));
+  const lastRelease = Math.max(0, ...live.map((x) => x.job.releaseHours));
+  const backToBack = lastRelease + slowest.reduce((a, b) => a + b, 0);
+  const horizonHours = Math.max(
+    1e-9,
+    Math.min(Math.max(...live.map((x) => x.job.deadlineHours)), backToBack),
+  );
+  const slotHours = horizonHours / (r.timeSlots ?? DEFAULT_TIME_SLOTS);
+  // On the grid a run occupies at most ceil(h / D) + 1 slots; back to back they bound every start.
+  const latestStartHours =
+    (Math.ceil(lastRelease / slotHours - 1e-9) +
+      slowest.reduce((a, h) => a + Math.ceil(h / slotHours - 1e-9) + 1, 0)) *
+    slotHours;
+  return { horizonHours, slotHours, latestStartHours };
+}
+
+/** One column of the MIP: a candidate started at a moment, and the slots it occupies. */
+interface Start {
+  cand: number;
+  at: number;
+  firstSlot: number;
+  lastSlot: number;
+}
+
+const within = (end: number, deadline: number) => end <= deadline * (1 + 1e-12) + 1e-12;
+
+/** Start times of a candidate: the release, then every slot boundary after it that still meets the deadline. */
+function startsOf(job: FleetJob, c: FleetCandidate, k: number, g: TimeGrid): Start[] {
+  const occupy = (at: number): Start => ({
+    cand: k,
+    at,
+    firstSlot: Math.floor(at / g.slotHours + 1e-9),
+    lastSlot: Math.ceil((at + c.totalHours) / g.slotHours - 1e-9) - 1,
+  });
+  if (!within(job.releaseHours + c.totalHours, job.deadlineHours)) return [];
+  const out = [occupy(job.releaseHours)];
+  if (c.onDemand) return out; // nothing to wait for: the release is the best start
+  for (let s = Math.floor(job.releaseHours / g.slotHours + 1e-9) + 1; ; s++) {
+    const at = s * g.slotHours;
+    if (at > g.latestStartHours + 1e-9 || !within(at + c.totalHours, job.deadlineHours)) break;
+    out.push(occupy(at));
+  }
+  return out;
 }
 
 function buildModel(
@@ -312,40 +429,64 @@ function buildModel(
   kept: FleetCandidate[][],
   skippable: boolean[],
   limits: Map<string, number>,
+  g: TimeGrid,
 ) {
-  const b = new MipBuilder(`fleet-${r.objective.toLowerCase()}`);
-  const x: number[][] = kept.map((cs, j) => cs.map((_, c) => b.addVar(`x_${j}_${c}`, 'binary', 0, 1)));
+  const b = new MipBuilder(`fleet-${r.objective.toLowerCase().replace('_', '-')}`);
+  const starts: Start[][] = kept.map((cs, j) => cs.flatMap((c, k) => startsOf(r.jobs[j], c, k, g)));
+  const x: number[][] = starts.map((ss, j) =>
+    ss.map((st) =>
+      b.addVar(
+        `x_${j}_${st.cand}_${st.firstSlot}${st.at === r.jobs[j].releaseHours ? 'r' : ''}`,
+        'binary',
+        0,
+        1,
+      ),
+    ),
+  );
   const s: (number | null)[] = kept.map((_, j) => (skippable[j] ? b.addVar(`s_${j}`, 'binary', 0, 1) : null));
-  const maxHours = Math.max(1, ...kept.flat().map((c) => c.totalHours));
-  const T = r.objective === 'MAKESPAN' ? b.addVar('T', 'continuous', 0, maxHours) : null;
-  kept.forEach((cs, j) => {
-    const terms: [number, number][] = cs.map((_, c) => [x[j][c], 1]);
+  const endOf = (j: number, st: Start) => st.at + kept[j][st.cand].totalHours;
+  const maxEnd = Math.max(1, ...starts.flatMap((ss, j) => ss.map((st) => endOf(j, st))));
+  const T = r.objective === 'MAKESPAN' ? b.addVar('T', 'continuous', 0, maxEnd) : null;
+  starts.forEach((ss, j) => {
+    const terms: [number, number][] = ss.map((_, i) => [x[j][i], 1]);
     if (s[j] !== null) terms.push([s[j]!, 1]);
     b.addRow(`assign_${j}`, terms, 1, 1);
     if (T !== null)
       b.addRow(
         `mk_${j}`,
-        [[T, 1], ...cs.map((c, k): [number, number] => [x[j][k], -c.totalHours])],
+        [[T, 1], ...ss.map((st, i): [number, number] => [x[j][i], -endOf(j, st)])],
         0,
         Infinity,
       );
   });
+  // cap[t,k]: per type and slot, the GPUs of every run occupying it. A row that no choice of the
+  // jobs can overfill (each job's largest use of that slot summed) is left out.
   for (const [id, limit] of limits) {
-    const terms: [number, number][] = [];
-    kept.forEach((cs, j) =>
-      cs.forEach((c, k) => {
-        if (c.gpu.id === id && !c.onDemand) terms.push([x[j][k], c.gpus]);
+    const bySlot = new Map<number, { terms: [number, number][]; most: Map<number, number> }>();
+    starts.forEach((ss, j) =>
+      ss.forEach((st, i) => {
+        const c = kept[j][st.cand];
+        if (c.gpu.id !== id || c.onDemand) return;
+        for (let k = st.firstSlot; k <= st.lastSlot; k++) {
+          let e = bySlot.get(k);
+          if (!e) bySlot.set(k, (e = { terms: [], most: new Map() }));
+          e.terms.push([x[j][i], c.gpus]);
+          e.most.set(j, Math.max(e.most.get(j) ?? 0, c.gpus));
+        }
       }),
     );
-    if (terms.length) b.addRow(`cap_${id}`, terms, -Infinity, limit);
+    for (const [k, e] of [...bySlot].sort((a, b2) => a[0] - b2[0])) {
+      const worst = [...e.most.values()].reduce((a, v) => a + v, 0);
+      if (worst > limit) b.addRow(`cap_${id}_${k}`, e.terms, -Infinity, limit);
+    }
   }
   const model = b.build();
   const n = model.vars.length;
-  const dense = (f: (j: number, c: FleetCandidate) => number) => {
+  const dense = (f: (j: number, c: FleetCandidate, st: Start) => number) => {
     const v = new Array<number>(n).fill(0);
-    kept.forEach((cs, j) =>
-      cs.forEach((c, k) => {
-        v[x[j][k]] = f(j, c);
+    starts.forEach((ss, j) =>
+      ss.forEach((st, i) => {
+        v[x[j][i]] = f(j, kept[j][st.cand], st);
       }),
     );
     return v;
@@ -359,6 +500,7 @@ function buildModel(
   if (T !== null) makespan[T] = 1;
   return {
     model,
+    starts,
     x,
     s,
     T,
@@ -367,31 +509,85 @@ function buildModel(
     makespan,
     cost: dense((_, c) => c.costUsd ?? 0),
     gpuHours: dense((_, c) => c.totalHours * c.gpus),
+    completion: dense((j, _, st) => endOf(j, st)),
+    weightedCompletion: dense((j, _, st) => r.jobs[j].priority * endOf(j, st)),
   };
 }
 
+type Built = ReturnType<typeof buildModel>;
+
+/** The objectives solved one after another (see the top of this file). */
+function phasesFor(r: FleetRequest, m: Built, skippable: boolean, placementOnly: boolean): LexPhase[] {
+  const phases: LexPhase[] = [];
+  if (skippable)
+    phases.push({
+      name: 'placement',
+      coefs: m.placement,
+      sense: 'min',
+      fastPathEligible: true,
+      absTol: 1e-6,
+      relTol: 1e-9,
+    });
+  if (placementOnly) return phases;
+  const cost: LexPhase = m.costKnown
+    ? { name: 'cost', coefs: m.cost, sense: 'min', fastPathEligible: true }
+    : { name: 'gpu-hours', coefs: m.gpuHours, sense: 'min', fastPathEligible: true };
+  const tight = { relTol: 1e-9, absTol: 1e-9 };
+  if (r.objective === 'MAKESPAN')
+    phases.push(
+      { name: 'makespan', coefs: m.makespan, sense: 'min', fastPathEligible: false, ...tight },
+      cost,
+    );
+  else if (r.objective === 'WEIGHTED_COMPLETION')
+    phases.push(
+      {
+        name: 'weighted-completion',
+        coefs: m.weightedCompletion,
+        sense: 'min',
+        fastPathEligible: true,
+        ...tight,
+      },
+      cost,
+    );
+  else
+    phases.push(
+      { ...cost, relTol: 1e-9, absTol: 1e-7 },
+      { name: 'completion', coefs: m.completion, sense: 'min', fastPathEligible: true },
+    );
+  return phases;
+}
+
 /**
- * The fleet MIP with its primary objective (total cost, or the makespan) and every job placed: what
- * bench/solvers.ts hands both solvers. Throws when a job has no candidate.
+ * The fleet MIP with its primary objective (total cost, the makespan or the weighted completion
+ * time) and every job placed: what bench/solvers.ts hands both solvers. Throws when a job has no candidate.
  */
-export function fleetMip(r: FleetRequest): { model: MipModel; candidates: number; kept: number } {
+export function fleetMip(r: FleetRequest): {
+  model: MipModel;
+  candidates: number;
+  kept: number;
+  grid: TimeGrid;
+} {
   const { types, all, kept } = fleetCandidates(r);
   if (kept.some((c) => c.length === 0)) throw new Error('a job has no candidate');
   const limits = new Map(types.filter((t) => t.limit !== null).map((t) => [t.gpu.id, t.limit!]));
+  const grid = timeGrid(r, kept);
   const m = buildModel(
     r,
     kept,
     kept.map(() => false),
     limits,
+    grid,
   );
+  const primary = { COST: m.cost, MAKESPAN: m.makespan, WEIGHTED_COMPLETION: m.weightedCompletion }[
+    r.objective
+  ];
   return {
-    model: withObjective(m.model, r.objective === 'COST' ? m.cost : m.makespan, 'min'),
+    model: withObjective(m.model, primary, 'min'),
     candidates: all.reduce((n, c) => n + c.length, 0),
     kept: kept.reduce((n, c) => n + c.length, 0),
+    grid,
   };
 }
-
-const cmpHours = (a: number, b: number) => a <= b * (1 + 1e-9) + 1e-12;
 
 export async function planFleet(r: FleetRequest): Promise<FleetPlan> {
   const t0 = performance.now();
@@ -409,7 +605,7 @@ export async function planFleet(r: FleetRequest): Promise<FleetPlan> {
     if (cs.length === 0) hopeless.set(j, diagnoseJob(r, r.jobs[j], types));
   });
   const unplacedFrom = (m: Map<number, { reason: Blocker; message: string }>): UnplacedJob[] =>
-    [...m].map(([j, d]) => ({ jobId: r.jobs[j].id, ...d }));
+    [...m].sort((a, b) => a[0] - b[0]).map(([j, d]) => ({ jobId: r.jobs[j].id, ...d }));
 
   const empty = (
     status: MipStatus,
@@ -432,6 +628,8 @@ export async function planFleet(r: FleetRequest): Promise<FleetPlan> {
     gpuUsage: [],
     totalCostUsd: null,
     makespanHours: null,
+    weightedCompletionHours: null,
+    slotHours: null,
     stats: { ...stats0, ...size },
     ...extra,
   });
@@ -446,19 +644,20 @@ export async function planFleet(r: FleetRequest): Promise<FleetPlan> {
     );
 
   // The jobs the MIP decides about (hopeless ones, when allowed, are simply left out).
-  const live = kept.map((cs, j) => (hopeless.has(j) ? [] : cs));
   const liveIdx = r.jobs.map((_, j) => j).filter((j) => !hopeless.has(j));
   if (liveIdx.length === 0)
     return empty('OPTIMAL', 'none (no job can be placed)', noModel, unplacedFrom(hopeless), {
       objectiveValue: 0,
       totalCostUsd: 0,
       makespanHours: 0,
+      weightedCompletionHours: 0,
       gap: 0,
       bestBound: 0,
       optimalityProven: true,
     });
-  const sub = liveIdx.map((j) => live[j]);
+  const sub = liveIdx.map((j) => kept[j]);
   const subReq = { ...r, jobs: liveIdx.map((j) => r.jobs[j]) };
+  const grid = timeGrid(subReq, sub);
 
   const solveWith = async (skippable: boolean, placementOnly: boolean) => {
     const m = buildModel(
@@ -466,93 +665,88 @@ export async function planFleet(r: FleetRequest): Promise<FleetPlan> {
       sub,
       sub.map(() => skippable),
       limits,
+      grid,
     );
-    const phases: LexPhase[] = [];
-    if (skippable)
-      phases.push({
-        name: 'placement',
-        coefs: m.placement,
-        sense: 'min',
-        fastPathEligible: true,
-        absTol: 1e-6,
-        relTol: 1e-9,
-      });
-    if (!placementOnly) {
-      if (r.objective === 'MAKESPAN') {
-        phases.push({
-          name: 'makespan',
-          coefs: m.makespan,
-          sense: 'min',
-          fastPathEligible: false,
-          relTol: 1e-9,
-          absTol: 1e-9,
-        });
-        phases.push(
-          m.costKnown
-            ? { name: 'cost', coefs: m.cost, sense: 'min', fastPathEligible: true }
-            : { name: 'gpu-hours', coefs: m.gpuHours, sense: 'min', fastPathEligible: true },
-        );
-      } else phases.push({ name: 'cost', coefs: m.cost, sense: 'min', fastPathEligible: true });
-    }
-    return { m, lex: await solveLexicographic(m.model, phases, r.solve) };
+    return { m, lex: await solveLexicographic(m.model, phasesFor(r, m, skippable, placementOnly), r.solve) };
   };
 
   const { m, lex } = await solveWith(r.allowUnplaced, false);
   notes.push(...lex.notes);
-  if (r.objective === 'MAKESPAN' && !m.costKnown)
-    notes.push(
-      'a price is unknown for some GPU type, so ties in makespan are broken by GPU-hours instead of cost',
-    );
+  if (r.objective !== 'COST' && !m.costKnown)
+    notes.push('a price is unknown for some GPU type, so ties are broken by GPU-hours instead of cost');
   const size = modelSize(m.model);
 
   if (lex.final.status === 'INFEASIBLE' && !r.allowUnplaced) {
-    // Every job can run alone, so the inventory is what binds: find a largest placeable set.
+    // Every job can run alone, so the inventory over time is what binds: find a largest placeable set.
     const diag = await solveWith(true, true);
     notes.push(...diag.lex.notes.map((n) => `diagnosis: ${n}`));
     const d = diag.lex.final;
     const out = new Map(hopeless);
-    if (d.values) {
-      const used = usage(diag.m.x, sub, d.values);
+    if (d.values)
       sub.forEach((cs, k) => {
         if (d.values![diag.m.s[k]!] < 0.5) return;
-        out.set(liveIdx[k], { reason: 'INVENTORY', message: contentionMessage(cs, used, limits) });
+        out.set(liveIdx[k], { reason: 'INVENTORY', message: contentionMessage(subReq.jobs[k], cs, limits) });
       });
-    }
     return empty('INFEASIBLE', lex.solver, size, unplacedFrom(out), {
+      slotHours: grid.slotHours,
       notes: [
         ...notes,
-        'the jobs listed in unplaced are left out by a largest set of jobs that fits the inventory together (weighted by priority)',
+        'the jobs listed in unplaced are left out by a largest set of jobs that fits the inventory over time (weighted by priority)',
       ],
     });
   }
-  if (lex.final.values === null) return empty(lex.final.status, lex.solver, size, unplacedFrom(hopeless));
+  if (lex.final.values === null)
+    return empty(lex.final.status, lex.solver, size, unplacedFrom(hopeless), { slotHours: grid.slotHours });
 
   const values = lex.final.values;
-  const assignments: FleetAssignment[] = [];
+  const chosen: FleetAssignment[] = [];
   const unplaced = new Map(hopeless);
-  const used = usage(m.x, sub, values);
   sub.forEach((cs, k) => {
     const j = liveIdx[k];
-    const c = cs.findIndex((_, i) => values[m.x[k][i]] > 0.5);
-    if (c >= 0)
-      assignments.push({ ...cs[c], job: j, jobId: r.jobs[j].id, deadlineHours: r.jobs[j].deadlineHours });
-    else
-      unplaced.set(j, { reason: 'INVENTORY', message: `left out: ${contentionMessage(cs, used, limits)}` });
+    const i = m.x[k].findIndex((xi) => values[xi] > 0.5);
+    if (i < 0) {
+      unplaced.set(j, {
+        reason: 'INVENTORY',
+        message: `left out: ${contentionMessage(r.jobs[j], cs, limits)}`,
+      });
+      return;
+    }
+    const st = m.starts[k][i];
+    const c = cs[st.cand];
+    chosen.push({
+      ...c,
+      job: j,
+      jobId: r.jobs[j].id,
+      releaseHours: r.jobs[j].releaseHours,
+      deadlineHours: r.jobs[j].deadlineHours,
+      startHours: st.at,
+      endHours: st.at + c.totalHours,
+    });
   });
-  assignments.sort((a, b) => a.job - b.job);
+  const gridValue = objectiveOfPlan(r, chosen);
+  const assignments = leftJustify(chosen, limits).sort((a, b) => a.job - b.job);
+  const shifted = objectiveOfPlan(r, assignments);
+  if (shifted < gridValue * (1 - 1e-9))
+    notes.push(
+      `left-justified after solving: the ${r.objective.toLowerCase().replace('_', ' ')} is ${shifted.toPrecision(6)}, ${gridValue.toPrecision(6)} with starts on the ${grid.slotHours.toPrecision(4)} h grid`,
+    );
   const plan = finishPlan(r, {
     status: lex.optimalityProven ? 'OPTIMAL' : 'FEASIBLE',
     solver: lex.solver,
     optimalityProven: lex.optimalityProven,
     assignments,
-    unplaced: [...unplaced].sort((a, b) => a[0] - b[0]).map(([j, d]) => ({ jobId: r.jobs[j].id, ...d })),
+    unplaced: unplacedFrom(unplaced),
     types,
     notes,
     stats: { ...stats0, ...size },
+    slotHours: grid.slotHours,
     t0,
   });
-  // The gap and bound of the phase that carries the reported objective.
-  const primary = lex.phases.find((p) => p.name === (r.objective === 'COST' ? 'cost' : 'makespan'));
+  // The gap and bound of the phase that carries the reported objective (on the grid).
+  const primaryName = { COST: 'cost', MAKESPAN: 'makespan', WEIGHTED_COMPLETION: 'weighted-completion' }[
+    r.objective
+  ];
+  const primary = lex.phases.find((p) => p.name === primaryName);
   if (primary && (!lex.optimalityProven || (r.solve.mipRelGap ?? 0) > 0)) {
     plan.gap = primary.gap;
     plan.bestBound = primary.bestBound;
@@ -562,28 +756,68 @@ export async function planFleet(r: FleetRequest): Promise<FleetPlan> {
   return plan;
 }
 
-function usage(x: number[][], cands: FleetCandidate[][], values: number[]): Map<string, number> {
-  const used = new Map<string, number>();
-  cands.forEach((cs, k) =>
-    cs.forEach((c, i) => {
-      if (values[x[k][i]] > 0.5 && !c.onDemand) used.set(c.gpu.id, (used.get(c.gpu.id) ?? 0) + c.gpus);
-    }),
-  );
-  return used;
+/** Total cost, last end, or sum of priority x end, of a set of assignments. */
+function objectiveOfPlan(r: FleetRequest, as: FleetAssignment[]): number {
+  if (r.objective === 'COST') return as.reduce((s, a) => s + (a.costUsd ?? NaN), 0);
+  if (r.objective === 'MAKESPAN') return as.reduce((s, a) => Math.max(s, a.endHours), 0);
+  const weight = new Map(r.jobs.map((j) => [j.id, j.priority]));
+  return as.reduce((s, a) => s + weight.get(a.jobId)! * a.endHours, 0);
 }
 
-function contentionMessage(
-  cs: FleetCandidate[],
-  used: Map<string, number>,
-  limits: Map<string, number>,
-): string {
-  const need = new Map<string, number>();
-  for (const c of cs) if (!c.onDemand) need.set(c.gpu.id, Math.min(need.get(c.gpu.id) ?? Infinity, c.gpus));
-  const parts = [...need].map(
-    ([id, n]) =>
-      `${n} ${id} (${Math.max(0, (limits.get(id) ?? 0) - (used.get(id) ?? 0))} of ${limits.get(id)} left)`,
+/** A run of some GPUs over [start, end). */
+interface Interval {
+  start: number;
+  end: number;
+  gpus: number;
+}
+
+/** GPUs in use at moment t (intervals are half-open: a run ending at t frees its GPUs for one starting at t). */
+const inUseAt = (runs: Interval[], t: number) =>
+  runs.reduce((n, x) => (x.start <= t && t < x.end ? n + x.gpus : n), 0);
+
+/** Most GPUs in use at once: the usage only rises where a run starts. */
+export function peakUse(runs: Interval[]): number {
+  return runs.reduce((m, x) => Math.max(m, inUseAt(runs, x.start)), 0);
+}
+
+/**
+ * Moves every inventory job, in order of its start, to the earliest moment from its release at which
+ * its GPUs are free for its whole run. The solved schedule is one such placement, so no job starts
+ * later than it did: at any moment after a job's solved start, the jobs placed before it use no more
+ * than they did in the solved schedule (they start no later and run as long).
+ */
+function leftJustify(as: FleetAssignment[], limits: Map<string, number>): FleetAssignment[] {
+  const placed = new Map<string, Interval[]>();
+  const order = [...as].sort((a, b) => a.startHours - b.startHours || a.job - b.job);
+  return order.map((a) => {
+    if (a.onDemand) return a;
+    const runs = placed.get(a.gpu.id) ?? [];
+    const limit = limits.get(a.gpu.id)!;
+    const fits = (t: number) =>
+      [t, ...runs.filter((x) => x.start > t && x.start < t + a.totalHours).map((x) => x.start)].every(
+        (u) => inUseAt(runs, u) + a.gpus <= limit,
+      );
+    const times = [a.releaseHours, ...runs.map((x) => x.end).filter((e) => e > a.releaseHours)].sort(
+      (p, q) => p - q,
+    );
+    const start = times.find((t) => t <= a.startHours && fits(t)) ?? a.startHours;
+    runs.push({ start, end: start + a.totalHours, gpus: a.gpus });
+    placed.set(a.gpu.id, runs);
+    return { ...a, startHours: start, endHours: start + a.totalHours };
+  });
+}
+
+function contentionMessage(job: FleetJob, cs: FleetCandidate[], limits: Map<string, number>): string {
+  const need = new Map<string, FleetCandidate>();
+  for (const c of cs) {
+    if (c.onDemand) continue;
+    const b = need.get(c.gpu.id);
+    if (!b || c.gpus < b.gpus || (c.gpus === b.gpus && c.totalHours < b.totalHours)) need.set(c.gpu.id, c);
+  }
+  const parts = [...need.values()].map(
+    (c) => `${c.gpus} of the ${limits.get(c.gpu.id)} ${c.gpu.id} for ${c.totalHours.toPrecision(4)} h`,
   );
-  return `the inventory cannot hold it together with the placed jobs; meeting its deadline needs at least ${parts.join(' or ')}`;
+  return `the inventory cannot hold it between its release (${job.releaseHours} h) and its deadline (${job.deadlineHours} h) together with the placed jobs; its smallest configuration needs ${parts.join(' or ')}`;
 }
 
 function finishPlan(
@@ -597,27 +831,40 @@ function finishPlan(
     types: GpuType[];
     notes: string[];
     stats: FleetPlan['stats'];
+    slotHours: number;
     t0: number;
   },
 ): FleetPlan {
-  const used = new Map<string, number>();
-  for (const a of p.assignments) used.set(a.gpu.id, (used.get(a.gpu.id) ?? 0) + a.gpus);
+  const runs = new Map<string, Interval[]>();
+  for (const a of p.assignments)
+    runs.set(a.gpu.id, [
+      ...(runs.get(a.gpu.id) ?? []),
+      { start: a.startHours, end: a.endHours, gpus: a.gpus },
+    ]);
   const gpuUsage: GpuUsage[] = p.types
-    .filter((t) => t.limit !== null || used.has(t.gpu.id))
+    .filter((t) => t.limit !== null || runs.has(t.gpu.id))
     .map((t) => ({
       gpu: t.gpu,
-      used: used.get(t.gpu.id) ?? 0,
+      used: peakUse(runs.get(t.gpu.id) ?? []),
       available: t.limit,
       onDemand: t.limit === null,
     }));
   const costs = p.assignments.map((a) => a.costUsd);
   const totalCostUsd = costs.every((c) => c !== null) ? costs.reduce((s, c) => s + c!, 0) : null;
-  const makespanHours = p.assignments.reduce((m, a) => Math.max(m, a.totalHours), 0);
+  const makespanHours = p.assignments.reduce((m, a) => Math.max(m, a.endHours), 0);
+  const weight = new Map(r.jobs.map((j) => [j.id, j.priority]));
+  const weightedCompletionHours = p.assignments.reduce((s, a) => s + weight.get(a.jobId)! * a.endHours, 0);
+  const objectiveValue =
+    r.objective === 'COST'
+      ? totalCostUsd
+      : r.objective === 'MAKESPAN'
+        ? makespanHours
+        : weightedCompletionHours;
   return {
     status: p.status,
     objective: r.objective,
-    objectiveValue: r.objective === 'COST' ? totalCostUsd : makespanHours,
-    bestBound: p.optimalityProven ? (r.objective === 'COST' ? totalCostUsd : makespanHours) : null,
+    objectiveValue,
+    bestBound: p.optimalityProven ? objectiveValue : null,
     gap: p.optimalityProven ? 0 : null,
     solver: p.solver,
     optimalityProven: p.optimalityProven,
@@ -628,15 +875,20 @@ function finishPlan(
     gpuUsage,
     totalCostUsd,
     makespanHours,
+    weightedCompletionHours,
+    slotHours: p.slotHours,
     stats: p.stats,
   };
 }
 
+const close = (a: number, b: number) => Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(a));
+
 /**
  * Checks a plan against the request from scratch: every job placed exactly once (or reported
- * unplaced where that is allowed), each configuration re-predicted by the predictor (fits in memory,
- * meets its deadline, hours and cost as reported), the GPU type available and within its inventory
- * in total, and the objective value as reported. Returns the problems found (none: the plan holds).
+ * unplaced where that is allowed); each configuration re-predicted by the predictor with its layout
+ * (fits in memory, hours and cost as reported); each run within its release and deadline; the
+ * schedule replayed per GPU type: at no moment more GPUs in use than the inventory holds; the
+ * reported peak usage and objective value as recomputed. Returns the problems found (none: the plan holds).
  */
 export function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): string[] {
   const problems: string[] = [];
@@ -652,7 +904,7 @@ export function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): string[] {
   }
   if (plan.unplaced.length && !r.allowUnplaced && plan.status !== 'INFEASIBLE')
     problems.push(`jobs left out (${plan.unplaced.map((u) => u.jobId).join(', ')}) but allowUnplaced is off`);
-  const used = new Map<string, number>();
+  const runs = new Map<string, Interval[]>();
   for (const a of plan.assignments) {
     const job = r.jobs.find((x) => x.id === a.jobId);
     if (!job) {
@@ -677,19 +929,23 @@ export function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): string[] {
       problems.push(`job ${a.jobId}: precision ${a.precision} is not allowed`);
     let p;
     try {
-      p = predict({
-        model: job.model,
-        gpu: t.gpu,
-        precision: a.precision,
-        batchSizePerGpu: a.batchSizePerGpu,
-        gpusPerNode: a.gpusPerNode,
-        nodes: a.nodes,
-        gradAccumSteps: a.gradAccumSteps,
-        fp32UsesTf32: r.fp32UsesTf32,
-        interNodeGbps: r.interNodeGbps(t.gpu),
-        samples: job.samples,
-        priceUsdPerGpuHour: t.price,
-      });
+      p = predict(
+        {
+          model: job.model,
+          gpu: t.gpu,
+          precision: a.precision,
+          batchSizePerGpu: a.batchSizePerGpu,
+          gpusPerNode: a.gpusPerNode,
+          nodes: a.nodes,
+          gradAccumSteps: a.gradAccumSteps,
+          fp32UsesTf32: r.fp32UsesTf32,
+          interNodeGbps: r.interNodeGbps(t.gpu),
+          samples: job.samples,
+          priceUsdPerGpuHour: t.price,
+          parallelism: layoutOf(a.parallelism),
+        },
+        r.efficiency,
+      );
     } catch (e) {
       problems.push(`job ${a.jobId}: ${e instanceof Error ? e.message : String(e)}`);
       continue;
@@ -698,8 +954,6 @@ export function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): string[] {
       problems.push(
         `job ${a.jobId}: needs ${p.memory.totalGb.toFixed(1)} GB per GPU, ${t.gpu.id} has ${t.gpu.memoryGb}`,
       );
-    if (!cmpHours(p.totalHours!, job.deadlineHours))
-      problems.push(`job ${a.jobId}: takes ${p.totalHours} h, deadline ${job.deadlineHours} h`);
     if (Math.abs(p.totalHours! - a.totalHours) > 1e-6 * p.totalHours!)
       problems.push(`job ${a.jobId}: reported ${a.totalHours} h, predicted ${p.totalHours} h`);
     if (
@@ -707,20 +961,44 @@ export function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): string[] {
       (p.costUsd !== null && Math.abs(p.costUsd - a.costUsd!) > 1e-6 * Math.max(1, p.costUsd))
     )
       problems.push(`job ${a.jobId}: reported cost ${a.costUsd}, predicted ${p.costUsd}`);
-    if (t.limit !== null) used.set(t.gpu.id, (used.get(t.gpu.id) ?? 0) + a.gpus);
+    if (!(a.startHours >= job.releaseHours - 1e-9))
+      problems.push(
+        `job ${a.jobId}: starts at ${a.startHours} h, before its release at ${job.releaseHours} h`,
+      );
+    if (!close(a.endHours, a.startHours + p.totalHours!))
+      problems.push(
+        `job ${a.jobId}: ends at ${a.endHours} h, but starts at ${a.startHours} h and takes ${p.totalHours} h`,
+      );
+    if (!within(a.startHours + p.totalHours!, job.deadlineHours))
+      problems.push(
+        `job ${a.jobId}: ends at ${a.startHours + p.totalHours!} h, deadline ${job.deadlineHours} h`,
+      );
+    // The replay takes the times as reported (each checked against the prediction just above).
+    if (t.limit !== null)
+      runs.set(t.gpu.id, [
+        ...(runs.get(t.gpu.id) ?? []),
+        { start: a.startHours, end: a.endHours, gpus: a.gpus },
+      ]);
   }
-  for (const [id, n] of used) {
+  // Replay: the usage of a type only rises where a run starts, so checking every start checks every moment.
+  for (const [id, rs] of runs) {
     const limit = byId.get(id)!.limit!;
-    if (n > limit) problems.push(`${id}: ${n} GPUs in use at once, the inventory holds ${limit}`);
+    for (const x of rs) {
+      const n = inUseAt(rs, x.start);
+      if (n > limit) {
+        problems.push(
+          `${id}: ${n} GPUs in use at ${+x.start.toPrecision(6)} h, the inventory holds ${limit}`,
+        );
+        break;
+      }
+    }
     const reported = plan.gpuUsage.find((u) => u.gpu.id === id);
-    if (!reported || reported.used !== n)
-      problems.push(`${id}: usage reported ${reported?.used ?? 'nowhere'}, actual ${n}`);
+    const peak = peakUse(rs);
+    if (!reported || reported.used !== peak)
+      problems.push(`${id}: peak usage reported ${reported?.used ?? 'nowhere'}, replayed ${peak}`);
   }
   if (plan.objectiveValue !== null) {
-    const v =
-      r.objective === 'COST'
-        ? plan.assignments.reduce((s, a) => s + (a.costUsd ?? NaN), 0)
-        : plan.assignments.reduce((s, a) => Math.max(s, a.totalHours), 0);
+    const v = objectiveOfPlan(r, plan.assignments);
     if (!(Math.abs(v - plan.objectiveValue) <= 1e-6 * Math.max(1, Math.abs(v))))
       problems.push(`objective value reported ${plan.objectiveValue}, recomputed ${v}`);
   }

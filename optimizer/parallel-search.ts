@@ -41,7 +41,7 @@ import {
   type LayerSums,
 } from '../predictor/step.js';
 import type { GpuSpec, ModelCost, ModelDef, Precision } from '../predictor/types.js';
-import { maxGpusPerNode, type Candidate, type RecommendRequest, type RejectReason } from './recommend.js';
+import type { Candidate, RecommendRequest, RejectReason } from './search-types.js';
 
 /** Micro-batches per pipeline stage when the request does not fix the global batch. */
 export const MICRO_BATCHES_PER_STAGE = 4;
@@ -90,7 +90,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const s = parallelStructure(cost, model.layers);
   const tps = TP_DEGREES.filter(
     (t) =>
-      t <= maxGpusPerNode(gpu) &&
+      t <= gpu.maxGpusPerNode &&
       (t === 1 || (s.tensorParallelizable && (s.heads === null || s.heads % t === 0))),
   );
   const pps =

@@ -28,19 +28,16 @@
 // and type: a configuration needing no fewer GPUs and no fewer GPU-hours (hence no less power) than
 // another of the same type is never needed.
 import { predict } from '../predictor/predict.js';
-import type { GpuSpec, ModelDef, Precision } from '../predictor/types.js';
-import { recommend, type Plan, type RecommendRequest } from './recommend.js';
+import type { ModelDef } from '../predictor/types.js';
+import type { CatalogGpu, Precision } from '../seeds/types.js';
+import { recommend } from './recommend.js';
+import type { CandidateSearch, Plan, RecommendRequest } from './search-types.js';
 import { MipBuilder, modelSize, type MipModel, type MipStart, type ModelSize } from './milp/model.js';
-import {
-  solveLexicographic,
-  solveMip,
-  type MipStatus,
-  type MipOutcome,
-  type CandidateSearch,
-} from './milp/solver.js';
+import { solveLexicographic, solveMip, type MipStatus, type MipOutcome } from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
 import { paretoFilter } from './pareto.js';
-import { ALL, outOfMemory, usable, type Blocker } from './fleet.js';
+import { ALL, layoutOf, outOfMemory, usable, type Blocker } from './fleet.js';
+import type { PlanParallelism } from '../predictor/parallel.js';
 
 export interface ProcurementJob {
   id: string;
@@ -67,7 +64,7 @@ export interface BuyOption {
 }
 
 export interface GpuOption {
-  gpu: GpuSpec;
+  gpu: CatalogGpu;
   buy: BuyOption | null;
   /** On-demand price per GPU-hour; null: this type cannot be rented. */
   rentUsdPerGpuHour: number | null;
@@ -81,13 +78,15 @@ export interface ProcurementRequest extends CandidateSearch {
 }
 
 export interface RunConfig {
-  gpu: GpuSpec;
+  gpu: CatalogGpu;
   nodes: number;
   gpusPerNode: number;
   gpus: number;
   batchSizePerGpu: number;
   gradAccumSteps: number;
   precision: Precision;
+  /** How a run splits the model over its GPUs. */
+  parallelism: PlanParallelism;
   hoursPerRun: number;
   gpuHoursPerRun: number;
   /** Power (owned) or rental (rented) cost of one run. */
@@ -104,7 +103,7 @@ export interface Allocation {
 }
 
 export interface Purchase {
-  gpu: GpuSpec;
+  gpu: CatalogGpu;
   count: number;
   capitalUsd: number;
   powerUsd: number;
@@ -112,7 +111,7 @@ export interface Purchase {
 }
 
 export interface BreakEven {
-  gpu: GpuSpec;
+  gpu: CatalogGpu;
   /** Share of a month's hours an owned GPU must train for buying to cost no more than renting; null when buying never pays. */
   breakEvenUtilization: number | null;
   rentUsdPerGpuHour: number;
@@ -163,7 +162,7 @@ const powerPerGpuHour = (b: BuyOption) => (b.powerW / 1000) * b.electricityUsdPe
 const search = (
   r: ProcurementRequest,
   job: ProcurementJob,
-  gpu: GpuSpec,
+  gpu: CatalogGpu,
   price: number | null,
   deadline: boolean,
   limit: number,
@@ -181,9 +180,11 @@ const search = (
   interNodeGbps: r.interNodeGbps,
   fp32UsesTf32: r.fp32UsesTf32,
   limit,
+  // The layouts `recommend` searches (ZeRO/FSDP, TP, PP, recomputation) where plain data parallelism does not fit.
+  parallelismSearch: 'auto',
 });
 
-const config = (gpu: GpuSpec, p: Plan, usdPerGpuHour: number): RunConfig => {
+const config = (gpu: CatalogGpu, p: Plan, usdPerGpuHour: number): RunConfig => {
   const gpus = p.nodes * p.gpusPerNode;
   return {
     gpu,
@@ -193,6 +194,7 @@ const config = (gpu: GpuSpec, p: Plan, usdPerGpuHour: number): RunConfig => {
     batchSizePerGpu: p.batchSizePerGpu,
     gradAccumSteps: p.gradAccumSteps,
     precision: p.precision,
+    parallelism: p.parallelism,
     hoursPerRun: p.totalHours,
     gpuHoursPerRun: p.totalHours * gpus,
     usdPerRun: p.totalHours * gpus * usdPerGpuHour,
@@ -216,7 +218,7 @@ export function procurementCandidates(r: ProcurementRequest): ProcurementCandida
     let best: { option: number; config: RunConfig } | null = null;
     r.options.forEach((o, i) => {
       if (o.buy) {
-        const plans = recommend(search(r, job, o.gpu, null, true, ALL)).plans.filter(usable);
+        const plans = recommend(search(r, job, o.gpu, null, true, ALL), r.efficiency).plans.filter(usable);
         total += plans.length;
         const cs = plans.map((p) => config(o.gpu, p, powerPerGpuHour(o.buy!)));
         mine.push(
@@ -224,7 +226,9 @@ export function procurementCandidates(r: ProcurementRequest): ProcurementCandida
         );
       }
       if (o.rentUsdPerGpuHour !== null) {
-        const p = recommend(search(r, job, o.gpu, o.rentUsdPerGpuHour, true, ALL)).plans.find(usable);
+        const p = recommend(search(r, job, o.gpu, o.rentUsdPerGpuHour, true, ALL), r.efficiency).plans.find(
+          usable,
+        );
         if (p) {
           total++;
           const c = config(o.gpu, p, o.rentUsdPerGpuHour);
@@ -241,7 +245,7 @@ export function procurementCandidates(r: ProcurementRequest): ProcurementCandida
 function diagnose(r: ProcurementRequest, job: ProcurementJob): { reason: Blocker; message: string } {
   const types = r.options.filter((o) => o.buy || o.rentUsdPerGpuHour !== null).map((o) => o.gpu);
   if (types.length === 0) return { reason: 'INVENTORY', message: 'no GPU type can be bought or rented' };
-  const free = types.map((g) => recommend(search(r, job, g, null, false, ALL)));
+  const free = types.map((g) => recommend(search(r, job, g, null, false, ALL), r.efficiency));
   if (!free.some((x) => x.plans.some(usable))) {
     const oom = free.some(outOfMemory);
     return oom
@@ -598,6 +602,7 @@ function decode(
       c.gpusPerNode,
       c.batchSizePerGpu,
       c.precision,
+      JSON.stringify(c.parallelism),
       a.runsPerMonth,
     ].join('|');
     const prev = merged.get(key);
@@ -774,19 +779,23 @@ export function verifyProcurementPlan(r: ProcurementRequest, plan: ProcurementPl
       problems.push(`job ${a.jobId}: ${o.gpu.id} cannot be rented`);
     if (!Number.isInteger(a.runsPerMonth) || a.runsPerMonth <= 0)
       problems.push(`job ${a.jobId}: ${a.runsPerMonth} runs`);
-    const p = predict({
-      model: job.model,
-      gpu: o.gpu,
-      precision: a.config.precision,
-      batchSizePerGpu: a.config.batchSizePerGpu,
-      gpusPerNode: a.config.gpusPerNode,
-      nodes: a.config.nodes,
-      gradAccumSteps: a.config.gradAccumSteps,
-      fp32UsesTf32: r.fp32UsesTf32,
-      interNodeGbps: r.interNodeGbps(o.gpu),
-      samples: job.samples,
-      priceUsdPerGpuHour: null,
-    });
+    const p = predict(
+      {
+        model: job.model,
+        gpu: o.gpu,
+        precision: a.config.precision,
+        batchSizePerGpu: a.config.batchSizePerGpu,
+        gpusPerNode: a.config.gpusPerNode,
+        nodes: a.config.nodes,
+        gradAccumSteps: a.config.gradAccumSteps,
+        fp32UsesTf32: r.fp32UsesTf32,
+        interNodeGbps: r.interNodeGbps(o.gpu),
+        samples: job.samples,
+        priceUsdPerGpuHour: null,
+        parallelism: layoutOf(a.config.parallelism),
+      },
+      r.efficiency,
+    );
     if (!p.fitsInMemory) problems.push(`job ${a.jobId}: does not fit in ${o.gpu.id} memory`);
     if (!(p.totalHours! <= job.deadlineHours * (1 + 1e-9)))
       problems.push(`job ${a.jobId}: a run takes ${p.totalHours} h, deadline ${job.deadlineHours} h`);

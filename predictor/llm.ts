@@ -103,7 +103,7 @@ export function predictLlmRun(
   run: LlmRun,
   archs: Map<string, LlmArchitecture>,
   stack: SoftwareStack,
-  eff?: Efficiency,
+  eff: Efficiency,
 ): LlmRunPrediction {
   const gpu = getGpu(run.gpu);
   if (!gpu) return { run, error: `GPU ${run.gpu} is not in the catalog` };

@@ -100,7 +100,7 @@ function rowParallelism(row: Measurement): Parallelism | undefined {
 
 export function predictRow(
   row: Measurement,
-  eff?: Efficiency,
+  eff: Efficiency,
   opts: { baseDir?: string } = {},
 ): RowPrediction {
   const gpu = getGpu(row.gpu);

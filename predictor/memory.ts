@@ -21,7 +21,7 @@ import {
   type Recompute,
   type ZeroStage,
 } from './parallel.js';
-import { defaultEfficiency, type Efficiency, type Execution } from './step.js';
+import type { Efficiency, Execution } from './step.js';
 import type { GpuSpec, ModelCost, ModelDef, Precision } from './types.js';
 
 const GIB = 2 ** 30;
@@ -131,7 +131,7 @@ export function memoryPerGpu(
   precision: Precision,
   batchSizePerGpu: number,
   multiGpu: boolean,
-  eff: Efficiency = defaultEfficiency(),
+  eff: Efficiency,
 ): MemoryBreakdown {
   // Without ZeRO only whether there is a data-parallel all-reduce matters, not how wide it is.
   return shardedMemoryPerGpu(
@@ -158,7 +158,7 @@ export function shardedMemoryPerGpu(
   precision: Precision,
   batchSizePerGpu: number,
   layout: MemoryLayout,
-  eff: Efficiency = defaultEfficiency(),
+  eff: Efficiency,
 ): MemoryBreakdown {
   const t = layout.tensorParallel,
     pp = layout.pipelineParallel,
@@ -196,7 +196,7 @@ export function memoryOfExecution(
   model: Pick<ModelDef, 'optimizer'>,
   cost: ModelCost,
   exec: Execution,
-  eff: Efficiency = defaultEfficiency(),
+  eff: Efficiency,
 ): MemoryBreakdown {
   const gpus = exec.gpusPerNode * exec.nodes;
   const p: Parallelism | undefined = exec.parallelism;

@@ -3,7 +3,7 @@ import { modelCost } from './layers.js';
 import { fits, memoryOfExecution, type MemoryBreakdown } from './memory.js';
 import { checkParallelism, parallelStructure, type Parallelism } from './parallel.js';
 import { unsupportedReason } from './precision.js';
-import { defaultEfficiency, stepTime, type Breakdown, type Efficiency, type Execution } from './step.js';
+import { stepTime, type Breakdown, type Efficiency, type Execution } from './step.js';
 import type { GpuSpec, MathMode, ModelCost, ModelDef, Precision } from './types.js';
 import { DEFAULT_STACK, type SoftwareStack } from './software.js';
 
@@ -34,7 +34,7 @@ export interface PredictRequest {
   interNodeGbps: number;
   /** Total work in the model's throughput unit (dataset size x epochs). */
   samples?: number;
-  /** Overrides the catalog price. */
+  /** Price per GPU-hour (the caller's, or the catalog's); absent or null: no cost is given. */
   priceUsdPerGpuHour?: number | null;
   /** Tensor/pipeline parallelism, ZeRO, recomputation (parallel.ts); absent = plain data parallelism. */
   parallelism?: Parallelism;
@@ -86,7 +86,7 @@ export function hoursAndCost(
   return { totalHours, costUsd: price === null ? null : totalHours * gpus * price };
 }
 
-export function predict(r: PredictRequest, eff: Efficiency = defaultEfficiency()): Prediction {
+export function predict(r: PredictRequest, eff: Efficiency): Prediction {
   const reason = unsupportedReason(r.gpu, r.precision);
   if (reason) throw new InputError('precision', reason);
   const exec = toExecution(r);
@@ -99,7 +99,7 @@ export function predict(r: PredictRequest, eff: Efficiency = defaultEfficiency()
   const gpus = exec.gpusPerNode * exec.nodes;
   const throughput = (step.globalBatch * r.model.unitsPerBatchElement) / (step.stepTimeMs / 1e3);
   const memory = memoryOfExecution(r.model, cost, exec, eff);
-  const price = r.priceUsdPerGpuHour !== undefined ? r.priceUsdPerGpuHour : r.gpu.priceUsdPerGpuHour;
+  const price = r.priceUsdPerGpuHour ?? null;
   return {
     modelId: r.model.id,
     gpuId: r.gpu.id,

@@ -26,8 +26,7 @@
 // sends the residual stream between stages, and the DP group (GPUs / (TP x PP)) all-reduces, or with
 // ZeRO reduce-scatters the gradients and all-gathers the weights (every micro-batch for ZeRO-3).
 // Without `parallelism` every term below reduces to the plain data-parallel formula above.
-import { readFileSync } from 'node:fs';
-import { pcieBandwidth } from '../seeds/catalog.js';
+import type { Efficiency } from '../seeds/types.js';
 import { allReduceLinkFraction, gemmSeconds, memoryFraction } from './achievable.js';
 import { microBatchesOf, parallelStructure, parametersPerGpu, type Parallelism } from './parallel.js';
 import {
@@ -42,38 +41,9 @@ import {
 import type { GpuSpec, LayerCost, MathMode, ModelCost, ModelDef, Precision } from './types.js';
 import { DEFAULT_STACK, stackEffects, type SoftwareStack, type StackEffects } from './software.js';
 
-/** The fitted global constants (seeds/efficiency.json; see its _about). */
-export interface Efficiency {
-  /** Fraction of the measured GEMM kernel rate (achievable.ts) a framework's matmuls reach, per math mode. */
-  matmulEfficiency: Record<MathMode, number>;
-  /** Fraction of the measured STREAM bandwidth a framework's memory-bound kernels reach. */
-  memoryEfficiency: number;
-  /** CPU time to dispatch one kernel (framework + launch); hidden while the GPU is busier than the CPU. */
-  kernelOverheadUs: number;
-  /** Shortest time any kernel takes on the GPU, however little work it has. */
-  minKernelUs: number;
-  stepOverheadMs: number;
-  linkEfficiency: number;
-  networkEfficiency: number;
-  allReduceLatencyUs: number;
-  bucketMb: number;
-  overlapFraction: number;
-  workspaceGb: number;
-  activationFragmentation: number;
-  /**
-   * Fraction of a link's per-direction bandwidth a pipeline send reaches when it runs alone on the
-   * critical path. Not calibrated; absent from the file, 0.8 (nccl-tests bus bandwidth on NVLink nodes
-   * for large messages is about 80% of the link's). All-reduces use the measured curve instead.
-   */
-  collectiveLinkEfficiency?: number;
-}
-
-export const EFFICIENCY_FILE = new URL('../seeds/efficiency.json', import.meta.url);
-let efficiencyCache: Efficiency | undefined;
-export function defaultEfficiency(): Efficiency {
-  efficiencyCache ??= JSON.parse(readFileSync(EFFICIENCY_FILE, 'utf8')) as Efficiency;
-  return efficiencyCache;
-}
+// The fitted constants are data (seeds/efficiency.json, loaded by seeds/catalog.ts loadEfficiency):
+// every formula takes them as an argument, so none reads a file or a hidden global.
+export type { Efficiency };
 
 /** How a step is executed: everything about the run that is not the model or the GPU. */
 export interface Execution {
@@ -269,7 +239,7 @@ export function layerSums(
   exec: Pick<Execution, 'precision' | 'batchSizePerGpu' | 'fp32UsesTf32' | 'stack'> & {
     parallelism?: Parallelism;
   },
-  eff: Efficiency = defaultEfficiency(),
+  eff: Efficiency,
 ): LayerSums {
   const policy = POLICIES[exec.precision];
   const B = exec.batchSizePerGpu;
@@ -326,7 +296,7 @@ export function computeTime(
   cost: ModelCost,
   gpu: GpuSpec,
   exec: Execution,
-  eff: Efficiency = defaultEfficiency(),
+  eff: Efficiency,
   given?: LayerSums,
 ): ComputeTime {
   const sums = given ?? layerSums(cost, gpu, exec, eff);
@@ -465,9 +435,9 @@ export function intraNodeBandwidth(
   efficiency = eff.linkEfficiency,
 ): number {
   // No figure: the PCIe link every card has. A 2-way bridge connects pairs only, so a larger ring crosses PCIe.
-  let bidir = gpu.intraNodeBwGbpsBidir || pcieBandwidth(gpu.intraNodeLink);
+  let bidir = gpu.intraNodeBwGbpsBidir || gpu.pcieBwGbpsBidir;
   if (!gpu.hasNvlinkFabric && gpusPerNode > 2 && /bridge/i.test(gpu.intraNodeLink))
-    bidir = pcieBandwidth(gpu.intraNodeLink);
+    bidir = gpu.pcieBwGbpsBidir;
   return (bidir / 2) * 1e9 * efficiency;
 }
 
@@ -477,7 +447,7 @@ export function communicationTime(
   backwardMs: number,
   gpu: GpuSpec,
   exec: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps' | 'stack'>,
-  fitted: Efficiency = defaultEfficiency(),
+  fitted: Efficiency,
 ): { totalMs: number; exposedMs: number } {
   const eff = withStackOverlap(fitted, exec.stack);
   const g = exec.gpusPerNode,
@@ -536,7 +506,7 @@ export function parallelCommunicationTime(
     Execution,
     'gpusPerNode' | 'nodes' | 'interNodeGbps' | 'gradAccumSteps' | 'parallelism' | 'stack'
   >,
-  fitted: Efficiency = defaultEfficiency(),
+  fitted: Efficiency,
 ): Communication {
   const eff = withStackOverlap(fitted, exec.stack);
   const par = exec.parallelism;
@@ -673,7 +643,7 @@ export function stepTime(
   cost: ModelCost,
   gpu: GpuSpec,
   exec: Execution,
-  eff: Efficiency = defaultEfficiency(),
+  eff: Efficiency,
 ): StepTime {
   const c = computeTime(model, cost, gpu, exec, eff);
   return combine(c, parallelCommunicationTime(c, gpu, exec, eff), exec);

@@ -2,76 +2,12 @@
 // the system (GPU, links, network), the execution (precision, batch, GPUs). A prediction is a
 // pure function of the three. Nothing here knows about GraphQL.
 
-/** Training precision modes, as the measurements and the frameworks name them. */
-export const PRECISIONS = [
-  'FP32',
-  'TF32',
-  'AMP_FP16',
-  'AMP_BF16',
-  'FP16',
-  'FP16_PURE',
-  'BF16',
-  'FP8',
-  'FP4',
-] as const;
-export type Precision = (typeof PRECISIONS)[number];
-
-/** The arithmetic a kernel actually runs in (what the GPU datasheet quotes a peak for). */
-export const MATH_MODES = ['fp32', 'tf32', 'fp16', 'bf16', 'fp8', 'fp4'] as const;
-export type MathMode = (typeof MATH_MODES)[number];
+// The hardware vocabulary is the data's (seeds/types.ts): precision and math modes, GPU records.
+export { PRECISIONS, MATH_MODES } from '../seeds/types.js';
+export type { Precision, MathMode, Generation, GpuSpec } from '../seeds/types.js';
 
 /** Element storage types (bytes per element follow from these). */
 export type DType = 'fp32' | 'fp16' | 'bf16' | 'fp8';
-
-export type Generation =
-  | 'pascal'
-  | 'volta'
-  | 'turing'
-  | 'ampere'
-  | 'ada'
-  | 'hopper'
-  | 'blackwell'
-  | 'cdna'
-  | 'cdna2'
-  | 'cdna3'
-  | 'tpu'
-  | 'unknown';
-
-/** One accelerator of the catalog (seeds/gpus.csv). `null` = no source gave the figure. */
-export interface GpuSpec {
-  id: string;
-  vendor: string;
-  architecture: string;
-  generation: Generation;
-  releaseYear: number | null;
-  formFactor: string;
-  memoryGb: number;
-  memoryType: string;
-  memoryBwGbps: number;
-  l2CacheMb: number | null;
-  smCount: number | null;
-  boostClockMhz: number | null;
-  /** Dense peak TFLOPS per math mode; null where the GPU has no such mode (or no source gave it). */
-  peakTflops: Record<MathMode, number | null>;
-  fp64Tflops: number | null;
-  int8Tops: number | null;
-  intraNodeLink: string;
-  /** Bidirectional per-GPU intra-node bandwidth, GB/s, as vendors quote it. */
-  intraNodeBwGbpsBidir: number;
-  /** Where intraNodeBwGbpsBidir came from: the catalog cell, or derived from the link name (seeds/links.json). */
-  intraNodeBwSource: string;
-  /** True when the GPUs of one node talk over an NVLink/NVSwitch/xGMI fabric rather than PCIe. */
-  hasNvlinkFabric: boolean;
-  tdpW: number | null;
-  typicalInternodeNetwork: string;
-  /** Default on-demand price per GPU-hour: the lowest price point the catalog lists; null if none. */
-  priceUsdPerGpuHour: number | null;
-  priceUsdPerGpuHourMax: number | null;
-  pricePoints: string;
-  priceSource: string;
-  source: string;
-  notes: string;
-}
 
 // ---------------------------------------------------------------- model (layers)
 

@@ -1,13 +1,15 @@
 // planFleet, planProcurement, planFederatedRound: validate the input (every bad value is a
 // BAD_USER_INPUT naming the field and the range allowed), hand it to optimizer/{fleet,procurement,
-// federated}.ts, and shape the answer. No optimization happens here.
-import { Arg, Query, Resolver } from 'type-graphql';
+// federated}.ts, and shape the answer. No optimization happens here. (Its request building has not
+// moved to service/ yet, as predict's and recommend's have: see docs/architecture.md.)
+import { Arg, Query, Resolver, UseMiddleware } from 'type-graphql';
 import { planFleet, type FleetJob, type InventoryItem } from '../optimizer/fleet.js';
 import { customGpuSpec, planFederatedRound, type FederatedClient } from '../optimizer/federated.js';
 import { planProcurement, type GpuOption, type ProcurementJob } from '../optimizer/procurement.js';
 import type { SolveOptions } from '../optimizer/milp/solver.js';
 import { PRECISIONS, type GpuSpec, type Precision } from '../predictor/types.js';
-import { defaultInterNodeGbps, loadGpus } from '../seeds/catalog.js';
+import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
+import { learnedPredictor } from '../predictor/learned/model.js';
 import {
   FederatedInput,
   FederatedPlan,
@@ -20,8 +22,10 @@ import {
   type SolveStatusEnum,
 } from '../schema/coupled.js';
 import type { PriceInput, WorkloadInput } from '../schema/inputs.js';
-import { gpuById, modelById } from './lookup.js';
-import { asGraphQLError, badInput, finiteNumber, integer, LIMITS, nonEmpty } from './validate.js';
+import { gpuById, modelById } from '../service/lookup.js';
+import { DEFAULT_GPUS_PER_NODE } from '../service/planning.js';
+import { finiteNumber, integer, LIMITS, nonEmpty } from '../service/validate.js';
+import { BadUserInput, badInput } from './errors.js';
 import { gpuView } from './views.js';
 
 /** Bounds of the coupled planners' inputs: beyond any real portfolio, small enough to stay interactive. */
@@ -34,6 +38,10 @@ export const COUPLED_LIMITS = {
   localSteps: 1_000_000,
   timeLimitSeconds: 60,
   maxNodes: 64,
+  timeSlots: 400,
+  /** Rounds of a federated cycle planned together, and clients x rounds (the MIP grows with both). */
+  rounds: 20,
+  clientRounds: 2000,
   /** predictor evaluations one request may ask for (jobs x GPU types x precisions x batch sizes x layouts). */
   evaluations: 20_000_000,
 } as const;
@@ -71,7 +79,9 @@ function searchSpace(input: {
   mipRelGap: number;
 }) {
   const precisions = unique(nonEmpty('precisions', input.precisions, PRECISIONS.length) ?? [...PRECISIONS]);
-  const gpusPerNode = unique(nonEmpty('gpusPerNode', input.gpusPerNode, LIMITS.gpusPerNode) ?? [1, 2, 4, 8]);
+  const gpusPerNode = unique(
+    nonEmpty('gpusPerNode', input.gpusPerNode, LIMITS.gpusPerNode) ?? DEFAULT_GPUS_PER_NODE,
+  );
   gpusPerNode.forEach((g, i) => integer(`gpusPerNode[${i}]`, g, 1, LIMITS.gpusPerNode));
   const maxNodes = integer('maxNodes', input.maxNodes, 1, COUPLED_LIMITS.maxNodes);
   const net =
@@ -96,6 +106,7 @@ function searchSpace(input: {
     interNodeGbps: (g: GpuSpec) => net ?? defaultInterNodeGbps(g.id),
     fp32UsesTf32: input.fp32UsesTf32,
     solve,
+    efficiency: loadEfficiency(),
   };
 }
 
@@ -149,12 +160,16 @@ const sizeView = (s: {
 });
 
 @Resolver()
+@UseMiddleware(BadUserInput)
 export class CoupledResolver {
   @Query(() => FleetPlan, {
     description:
       'One configuration per job so that the jobs, running at the same time, never use more GPUs of a type than the inventory holds, every deadline is met, and total cost or the longest job is minimal. A mixed-integer program, solved and verified.',
   })
-  async planFleet(@Arg('input', () => FleetInput) input: FleetInput): Promise<FleetPlan> {
+  async planFleet(
+    @Arg('input', () => FleetInput, { description: 'The jobs, the inventory and the objective.' })
+    input: FleetInput,
+  ): Promise<FleetPlan> {
     const space = searchSpace(input);
     if (
       !ids(
@@ -167,13 +182,21 @@ export class CoupledResolver {
       throw badInput('jobs', 'must list at least one job');
     const jobs: FleetJob[] = input.jobs.map((j, i) => {
       const w = workloadAt(`jobs[${i}].workload`, j.workload);
+      const deadlineHours = finiteNumber(`jobs[${i}].deadlineHours`, j.deadlineHours, 0, LIMITS.hours, {
+        exclusiveMin: true,
+      });
+      const releaseHours = finiteNumber(`jobs[${i}].releaseHours`, j.releaseHours ?? 0, 0, LIMITS.hours);
+      if (releaseHours >= deadlineHours)
+        throw badInput(
+          `jobs[${i}].releaseHours`,
+          `must be before the job's deadline (${deadlineHours} h; got ${releaseHours})`,
+        );
       return {
         id: j.id,
         model: w.model,
         samples: w.samples,
-        deadlineHours: finiteNumber(`jobs[${i}].deadlineHours`, j.deadlineHours, 0, LIMITS.hours, {
-          exclusiveMin: true,
-        }),
+        releaseHours,
+        deadlineHours,
         priority: finiteNumber(`jobs[${i}].priority`, j.priority, 0, 1e6, { exclusiveMin: true }),
         batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
       };
@@ -214,34 +237,32 @@ export class CoupledResolver {
       batches * types * space.precisions.length * space.gpusPerNode.length * space.maxNodes,
       'narrow jobs, onDemandGpus, precisions, batch sizes, gpusPerNode or maxNodes',
     );
-    try {
-      const p = await planFleet({
-        jobs,
-        inventory,
-        allowOnDemand: input.allowOnDemand,
-        onDemandGpus,
-        prices: priceMap('prices', input.prices),
-        objective: input.objective,
-        allowUnplaced: input.allowUnplaced,
-        precisions: space.precisions,
-        gpusPerNodeChoices: space.gpusPerNode,
-        maxNodes: space.maxNodes,
-        interNodeGbps: space.interNodeGbps,
-        fp32UsesTf32: space.fp32UsesTf32,
-        solve: space.solve,
-      });
-      return {
-        ...p,
-        status: p.status as SolveStatusEnum,
-        objective: p.objective as FleetObjectiveEnum,
-        modelSize: sizeView(p.stats),
-        assignments: p.assignments.map((a) => ({ ...a, gpu: gpuView(a.gpu), totalGpus: a.gpus })),
-        gpuUsage: p.gpuUsage.map((u) => ({ ...u, gpu: gpuView(u.gpu) })),
-        unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
-      };
-    } catch (e) {
-      throw asGraphQLError(e);
-    }
+    const p = await planFleet({
+      jobs,
+      inventory,
+      allowOnDemand: input.allowOnDemand,
+      onDemandGpus,
+      prices: priceMap('prices', input.prices),
+      objective: input.objective,
+      allowUnplaced: input.allowUnplaced,
+      timeSlots: integer('timeSlots', input.timeSlots ?? 48, 1, COUPLED_LIMITS.timeSlots),
+      precisions: space.precisions,
+      gpusPerNodeChoices: space.gpusPerNode,
+      maxNodes: space.maxNodes,
+      interNodeGbps: space.interNodeGbps,
+      fp32UsesTf32: space.fp32UsesTf32,
+      solve: space.solve,
+      efficiency: space.efficiency,
+    });
+    return {
+      ...p,
+      status: p.status as SolveStatusEnum,
+      objective: p.objective as FleetObjectiveEnum,
+      modelSize: sizeView(p.stats),
+      assignments: p.assignments.map((a) => ({ ...a, gpu: gpuView(a.gpu), totalGpus: a.gpus })),
+      gpuUsage: p.gpuUsage.map((u) => ({ ...u, gpu: gpuView(u.gpu) })),
+      unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
+    };
   }
 
   @Query(() => ProcurementPlan, {
@@ -249,7 +270,10 @@ export class CoupledResolver {
       'How many GPUs of each type to buy, and which runs of a recurring portfolio go to owned and which to rented GPUs, for the least total cost of ownership over a horizon; with the cost split and the buy-versus-rent break-even per GPU type.',
   })
   async planProcurement(
-    @Arg('input', () => ProcurementInput) input: ProcurementInput,
+    @Arg('input', () => ProcurementInput, {
+      description: 'The recurring jobs, the horizon and the buy/rent options.',
+    })
+    input: ProcurementInput,
   ): Promise<ProcurementPlan> {
     const space = searchSpace(input);
     const H = integer('horizonMonths', input.horizonMonths, 1, COUPLED_LIMITS.months);
@@ -357,44 +381,41 @@ export class CoupledResolver {
       batches * options.length * space.precisions.length * space.gpusPerNode.length * space.maxNodes,
       'narrow jobs, options, precisions, batch sizes, gpusPerNode or maxNodes',
     );
-    try {
-      const p = await planProcurement({
-        jobs,
-        horizonMonths: H,
-        hoursPerMonth,
-        options,
-        precisions: space.precisions,
-        gpusPerNodeChoices: space.gpusPerNode,
-        maxNodes: space.maxNodes,
-        interNodeGbps: space.interNodeGbps,
-        fp32UsesTf32: space.fp32UsesTf32,
-        solve: space.solve,
-      });
-      return {
-        ...p,
-        status: p.status as SolveStatusEnum,
-        modelSize: sizeView(p.stats),
-        cost:
-          p.totalUsd === null
-            ? null
-            : {
-                capitalUsd: p.capitalUsd!,
-                powerUsd: p.powerUsd!,
-                rentalUsd: p.rentalUsd!,
-                totalUsd: p.totalUsd,
-                allRentUsd: p.allRentUsd,
-              },
-        purchases: p.purchases.map((x) => ({ ...x, gpu: gpuView(x.gpu) })),
-        allocations: p.allocations.map((a) => ({
-          ...a,
-          config: { ...a.config, gpu: gpuView(a.config.gpu), totalGpus: a.config.gpus },
-        })),
-        breakEven: p.breakEven.map((b) => ({ ...b, gpu: gpuView(b.gpu) })),
-        unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
-      };
-    } catch (e) {
-      throw asGraphQLError(e);
-    }
+    const p = await planProcurement({
+      jobs,
+      horizonMonths: H,
+      hoursPerMonth,
+      options,
+      precisions: space.precisions,
+      gpusPerNodeChoices: space.gpusPerNode,
+      maxNodes: space.maxNodes,
+      interNodeGbps: space.interNodeGbps,
+      fp32UsesTf32: space.fp32UsesTf32,
+      solve: space.solve,
+      efficiency: space.efficiency,
+    });
+    return {
+      ...p,
+      status: p.status as SolveStatusEnum,
+      modelSize: sizeView(p.stats),
+      cost:
+        p.totalUsd === null
+          ? null
+          : {
+              capitalUsd: p.capitalUsd!,
+              powerUsd: p.powerUsd!,
+              rentalUsd: p.rentalUsd!,
+              totalUsd: p.totalUsd,
+              allRentUsd: p.allRentUsd,
+            },
+      purchases: p.purchases.map((x) => ({ ...x, gpu: gpuView(x.gpu) })),
+      allocations: p.allocations.map((a) => ({
+        ...a,
+        config: { ...a.config, gpu: gpuView(a.config.gpu), totalGpus: a.config.gpus },
+      })),
+      breakEven: p.breakEven.map((b) => ({ ...b, gpu: gpuView(b.gpu) })),
+      unplaced: p.unplaced.map((u) => ({ ...u, reason: u.reason as BlockerEnum })),
+    };
   }
 
   @Query(() => FederatedPlan, {
@@ -402,7 +423,10 @@ export class CoupledResolver {
       "One federated-learning round: per client a batch size, precision and number of local steps so that the round's wall time (slowest client's download + compute + upload) is minimal, with at least minSamplesPerRound samples and every client within its memory and data.",
   })
   async planFederatedRound(
-    @Arg('input', () => FederatedInput) input: FederatedInput,
+    @Arg('input', () => FederatedInput, {
+      description: 'The model, the clients and the samples a round must train.',
+    })
+    input: FederatedInput,
   ): Promise<FederatedPlan> {
     const model = modelById('workload.model', input.workload.model);
     const totalSamples = finiteNumber('workload.samples', input.workload.samples, 0, LIMITS.samples, {
@@ -449,6 +473,8 @@ export class CoupledResolver {
             exclusiveMin: true,
           }),
           memoryGb: finiteNumber(`${f}.device.memoryGb`, d.memoryGb, 0, 1e5, { exclusiveMin: true }),
+          tdpW:
+            d.tdpW == null ? null : finiteNumber(`${f}.device.tdpW`, d.tdpW, 0, 1e5, { exclusiveMin: true }),
         });
       }
       return {
@@ -457,40 +483,57 @@ export class CoupledResolver {
         samplesAvailable: finiteNumber(`${f}.samplesAvailable`, c.samplesAvailable, 0, LIMITS.samples),
         uplinkMbps: finiteNumber(`${f}.uplinkMbps`, c.uplinkMbps, 0, 1e7, { exclusiveMin: true }),
         downlinkMbps: finiteNumber(`${f}.downlinkMbps`, c.downlinkMbps, 0, 1e7, { exclusiveMin: true }),
+        availability: finiteNumber(`${f}.availability`, c.availability ?? 1, 0, 1, { exclusiveMin: true }),
       };
     });
+    const rounds = integer('rounds', input.rounds ?? 1, 1, COUPLED_LIMITS.rounds);
     guardSize(
       'input',
       clients.length * precisions.length * batchSizes.length,
       'narrow clients, precisions or batchSizes',
     );
-    try {
-      const p = await planFederatedRound({
-        model,
-        clients,
-        totalSamples,
-        precisions,
-        batchSizes,
-        solve,
-        minSamplesPerRound: finiteNumber('minSamplesPerRound', input.minSamplesPerRound, 0, LIMITS.samples, {
-          exclusiveMin: true,
-        }),
-        allowDropout: input.allowDropout,
-        maxLocalSteps: integer('maxLocalSteps', input.maxLocalSteps, 1, COUPLED_LIMITS.localSteps),
-        bytesPerParameter: finiteNumber('bytesPerParameter', input.bytesPerParameter, 0, 16, {
-          exclusiveMin: true,
-        }),
-        fp32UsesTf32: input.fp32UsesTf32,
-      });
-      return {
-        ...p,
-        status: p.status as SolveStatusEnum,
-        modelSize: sizeView(p.stats),
-        clients: p.clients.map((c) => ({ ...c, memoryGbPerGpu: c.memoryGb })),
-        infeasible: p.infeasible.map((x) => ({ ...x, reason: x.reason as BlockerEnum })),
-      };
-    } catch (e) {
-      throw asGraphQLError(e);
-    }
+    if (clients.length * rounds > COUPLED_LIMITS.clientRounds)
+      throw badInput(
+        'rounds',
+        `clients x rounds must be at most ${COUPLED_LIMITS.clientRounds} (got ${clients.length} x ${rounds}): plan fewer rounds together`,
+      );
+    const p = await planFederatedRound({
+      model,
+      clients,
+      totalSamples,
+      precisions,
+      batchSizes,
+      solve,
+      minSamplesPerRound: finiteNumber('minSamplesPerRound', input.minSamplesPerRound, 0, LIMITS.samples, {
+        exclusiveMin: true,
+      }),
+      allowDropout: input.allowDropout,
+      minSuccessProbability:
+        input.minSuccessProbability == null
+          ? undefined
+          : finiteNumber('minSuccessProbability', input.minSuccessProbability, 0, 1, {
+              exclusiveMin: true,
+            }),
+      rounds,
+      minRoundsPerClient: integer('minRoundsPerClient', input.minRoundsPerClient ?? 0, 0, rounds),
+      learned: await learnedPredictor(),
+      maxLocalSteps: integer('maxLocalSteps', input.maxLocalSteps, 1, COUPLED_LIMITS.localSteps),
+      bytesPerParameter: finiteNumber('bytesPerParameter', input.bytesPerParameter, 0, 16, {
+        exclusiveMin: true,
+      }),
+      fp32UsesTf32: input.fp32UsesTf32,
+      efficiency: loadEfficiency(),
+    });
+    return {
+      ...p,
+      status: p.status as SolveStatusEnum,
+      modelSize: sizeView(p.stats),
+      clients: p.clients.map((c) => ({ ...c, memoryGbPerGpu: c.memoryGb })),
+      schedule: p.schedule.map((x) => ({
+        ...x,
+        clients: x.clients.map((c) => ({ ...c, memoryGbPerGpu: c.memoryGb })),
+      })),
+      infeasible: p.infeasible.map((x) => ({ ...x, reason: x.reason as BlockerEnum })),
+    };
   }
 }

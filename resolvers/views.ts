@@ -1,10 +1,11 @@
 // Domain objects -> the API's shapes. Only derived fields are added here.
 import { costOf } from '../predictor/predict.js';
 import { POLICIES, unsupportedReason } from '../predictor/precision.js';
-import { PRECISIONS, type GpuSpec, type ModelDef } from '../predictor/types.js';
+import { PRECISIONS, type ModelDef } from '../predictor/types.js';
+import type { CatalogGpu } from '../seeds/types.js';
 import type { Gpu, LayerTypeSummary, Model, PrecisionInfo } from '../schema/types.js';
 
-export function gpuView(g: GpuSpec): Gpu {
+export function gpuView(g: CatalogGpu): Gpu {
   return { ...g, supportedPrecisions: PRECISIONS.filter((p) => unsupportedReason(g, p) === null) };
 }
 

@@ -6,15 +6,25 @@ import { Field, Float, InputType, Int, ObjectType, registerEnumType } from 'type
 import type { Precision } from '../predictor/types.js';
 import { Gpu, PrecisionEnum } from './types.js';
 import { PriceInput, WorkloadInput } from './inputs.js';
+import { Parallelism, RecomputeEnum } from './parallelism.js';
 
 export enum FleetObjectiveEnum {
   COST = 'COST',
   MAKESPAN = 'MAKESPAN',
+  WEIGHTED_COMPLETION = 'WEIGHTED_COMPLETION',
 }
 registerEnumType(FleetObjectiveEnum, {
   name: 'FleetObjective',
-  description:
-    'COST: least total cost; MAKESPAN: the longest job as short as possible (ties broken by cost).',
+  description: 'What the fleet plan minimises.',
+  valuesConfig: {
+    COST: { description: 'Least total cost, USD (ties broken by the earliest completions).' },
+    MAKESPAN: {
+      description: 'The last job ends as early as possible, hours from time 0 (ties broken by cost).',
+    },
+    WEIGHTED_COMPLETION: {
+      description: 'Least sum over jobs of priority x end time, hours (ties broken by cost).',
+    },
+  },
 });
 
 export enum SolveStatusEnum {
@@ -25,8 +35,16 @@ export enum SolveStatusEnum {
 }
 registerEnumType(SolveStatusEnum, {
   name: 'SolveStatus',
-  description:
-    'OPTIMAL: proven optimal; FEASIBLE: a verified plan, but the time limit stopped the solver before it proved optimality (see gap); INFEASIBLE: no plan meets every constraint (see the reasons); TIME_LIMIT: no plan found within the time limit, infeasibility not proven.',
+  description: 'How a mixed-integer solve ended.',
+  valuesConfig: {
+    OPTIMAL: { description: 'Proven optimal.' },
+    FEASIBLE: {
+      description:
+        'A verified plan, but the time limit stopped the solver before it proved optimality (see gap).',
+    },
+    INFEASIBLE: { description: 'No plan meets every constraint (see the reasons).' },
+    TIME_LIMIT: { description: 'No plan found within the time limit; infeasibility not proven.' },
+  },
 });
 
 export enum SolverChoiceEnum {
@@ -37,7 +55,12 @@ export enum SolverChoiceEnum {
 registerEnumType(SolverChoiceEnum, {
   name: 'SolverChoice',
   description:
-    'AUTO: javascript-lp-solver first on small fleet models, HiGHS otherwise; HIGHS: HiGHS only; JAVASCRIPT_LP_SOLVER: javascript-lp-solver first on any model. Whatever is chosen, an answer is used only after it is verified, and HiGHS answers when javascript-lp-solver cannot.',
+    'Which mixed-integer solver to try first. Whatever is chosen, an answer is used only after it is verified, and HiGHS answers when javascript-lp-solver cannot.',
+  valuesConfig: {
+    AUTO: { description: 'javascript-lp-solver first on small fleet models, HiGHS otherwise.' },
+    HIGHS: { description: 'HiGHS only.' },
+    JAVASCRIPT_LP_SOLVER: { description: 'javascript-lp-solver first on any model.' },
+  },
 });
 
 export enum BlockerEnum {
@@ -48,8 +71,15 @@ export enum BlockerEnum {
 }
 registerEnumType(BlockerEnum, {
   name: 'Blocker',
-  description:
-    'Why something cannot be planned. DEADLINE: even the fastest configuration within reach is too slow; MEMORY: nothing fits in GPU memory; INVENTORY: too few GPUs (or no usable GPU type) available, alone or together with the other jobs; SAMPLES: not enough data for the samples required.',
+  description: 'Why something cannot be planned.',
+  valuesConfig: {
+    DEADLINE: { description: 'Even the fastest configuration within reach is too slow.' },
+    MEMORY: { description: 'Nothing fits in GPU memory.' },
+    INVENTORY: {
+      description: 'Too few GPUs (or no usable GPU type) available, alone or together with the other jobs.',
+    },
+    SAMPLES: { description: 'Not enough data for the samples required.' },
+  },
 });
 
 // ------------------------------------------------------------------ shared
@@ -59,10 +89,10 @@ export class MipModelSize {
   @Field(() => Int, { description: 'Candidate configurations (or options) the predictor produced.' })
   candidates!: number;
   @Field(() => Int, { description: 'Candidates left after pruning dominated ones.' }) keptCandidates!: number;
-  @Field(() => Int) variables!: number;
+  @Field(() => Int, { description: 'Variables of the program.' }) variables!: number;
   @Field(() => Int, { description: 'Integer and binary variables.' }) integers!: number;
-  @Field(() => Int) constraints!: number;
-  @Field(() => Int) nonzeros!: number;
+  @Field(() => Int, { description: 'Constraints (rows) of the program.' }) constraints!: number;
+  @Field(() => Int, { description: 'Nonzero coefficients of the constraint matrix.' }) nonzeros!: number;
 }
 
 /** What every mixed-integer answer reports about its solve; the three plans extend it. */
@@ -70,7 +100,7 @@ export class MipModelSize {
   description: 'What a mixed-integer solve reports (the plans extend it; not a query result on its own).',
 })
 export abstract class MipOutcome {
-  @Field(() => SolveStatusEnum) status!: SolveStatusEnum;
+  @Field(() => SolveStatusEnum, { description: 'How the solve ended.' }) status!: SolveStatusEnum;
   @Field(() => Float, { nullable: true, description: 'Best proven bound on the objective.' }) bestBound!:
     number | null;
   @Field(() => Float, {
@@ -80,12 +110,12 @@ export abstract class MipOutcome {
   gap!: number | null;
   @Field(() => String, { description: 'Which solver answered, and how (worker thread, in-thread fallback).' })
   solver!: string;
-  @Field(() => Boolean) optimalityProven!: boolean;
+  @Field(() => Boolean, { description: 'The solver proved the plan optimal.' }) optimalityProven!: boolean;
   @Field(() => Float, { description: 'Candidate generation, solving and verification, ms.' })
   solveTimeMs!: number;
   @Field(() => [String], { description: 'Solver fallbacks and anything else worth knowing.' })
   notes!: string[];
-  @Field(() => MipModelSize) modelSize!: MipModelSize;
+  @Field(() => MipModelSize, { description: 'Size of the mixed-integer program.' }) modelSize!: MipModelSize;
 }
 
 // ------------------------------------------------------------------ fleet
@@ -96,13 +126,21 @@ export abstract class MipOutcome {
     'Solver settings shared by planFleet, planProcurement and planFederatedRound (not an input on its own).',
 })
 export abstract class SolveSettingsInput {
-  @Field(() => Boolean, { defaultValue: true }) fp32UsesTf32!: boolean;
+  @Field(() => Boolean, {
+    defaultValue: true,
+    description: 'FP32 runs matmuls/convolutions in TF32 on Ampere and newer (the framework default).',
+  })
+  fp32UsesTf32!: boolean;
   @Field(() => Float, {
     defaultValue: 10,
     description: 'Wall-clock limit for the solver, seconds (at most 60).',
   })
   timeLimitSeconds!: number;
-  @Field(() => SolverChoiceEnum, { defaultValue: SolverChoiceEnum.AUTO }) solver!: SolverChoiceEnum;
+  @Field(() => SolverChoiceEnum, {
+    defaultValue: SolverChoiceEnum.AUTO,
+    description: 'Which mixed-integer solver to try first (default AUTO).',
+  })
+  solver!: SolverChoiceEnum;
   @Field(() => Float, {
     defaultValue: 0,
     description:
@@ -113,14 +151,22 @@ export abstract class SolveSettingsInput {
 
 @InputType({ description: 'A training job of the fleet.' })
 export class FleetJobInput {
-  @Field(() => String) id!: string;
-  @Field(() => WorkloadInput) workload!: WorkloadInput;
-  @Field(() => Float, { description: 'The job must finish within this many hours of the fleet starting.' })
+  @Field(() => String, { description: 'A name for the job, unique in the fleet.' }) id!: string;
+  @Field(() => WorkloadInput, { description: 'What the job trains and how much of it.' })
+  workload!: WorkloadInput;
+  @Field(() => Float, {
+    defaultValue: 0,
+    description: 'Earliest start, hours from time 0 (default 0: available at once).',
+  })
+  releaseHours!: number;
+  @Field(() => Float, {
+    description: 'The job must end by this time, hours from time 0 (absolute, not from its release).',
+  })
   deadlineHours!: number;
   @Field(() => Float, {
     defaultValue: 1,
     description:
-      'Weight of placing this job when not every job fits (allowUnplaced, and the infeasibility diagnosis).',
+      'Weight of placing this job when not every job fits (allowUnplaced, and the infeasibility diagnosis), and of its end time under WEIGHTED_COMPLETION.',
   })
   priority!: number;
   @Field(() => [Int], {
@@ -132,8 +178,8 @@ export class FleetJobInput {
 
 @InputType({ description: 'GPUs of one type the fleet may use at the same time.' })
 export class InventoryInput {
-  @Field(() => String) gpu!: string;
-  @Field(() => Int) count!: number;
+  @Field(() => String, { description: 'A catalog GPU id.' }) gpu!: string;
+  @Field(() => Int, { description: 'GPUs of this type available at once.' }) count!: number;
   @Field(() => Float, {
     nullable: true,
     description: 'Price of these GPUs per GPU-hour (default: prices, then the catalog).',
@@ -141,10 +187,17 @@ export class InventoryInput {
   usdPerGpuHour?: number;
 }
 
-@InputType()
+@InputType({
+  description: 'Jobs to run at the same time on a GPU inventory (plus on-demand rentals if allowed).',
+})
 export class FleetInput extends SolveSettingsInput {
-  @Field(() => [FleetJobInput]) jobs!: FleetJobInput[];
-  @Field(() => [InventoryInput], { defaultValue: [] }) inventory!: InventoryInput[];
+  @Field(() => [FleetJobInput], { description: 'The jobs, each with its workload and deadline.' })
+  jobs!: FleetJobInput[];
+  @Field(() => [InventoryInput], {
+    defaultValue: [],
+    description: 'GPUs available per type, with optional prices.',
+  })
+  inventory!: InventoryInput[];
   @Field(() => Boolean, {
     defaultValue: false,
     description:
@@ -161,7 +214,11 @@ export class FleetInput extends SolveSettingsInput {
     description: 'Prices that override the catalog (inventory usdPerGpuHour wins for its type).',
   })
   prices?: PriceInput[];
-  @Field(() => FleetObjectiveEnum, { defaultValue: FleetObjectiveEnum.COST }) objective!: FleetObjectiveEnum;
+  @Field(() => FleetObjectiveEnum, {
+    defaultValue: FleetObjectiveEnum.COST,
+    description: 'What to minimise (default COST).',
+  })
+  objective!: FleetObjectiveEnum;
   @Field(() => Boolean, {
     defaultValue: false,
     description:
@@ -170,7 +227,10 @@ export class FleetInput extends SolveSettingsInput {
   allowUnplaced!: boolean;
   @Field(() => [PrecisionEnum], { nullable: true, description: 'Precision modes allowed (default: all).' })
   precisions?: Precision[];
-  @Field(() => [Int], { nullable: true, description: 'GPUs per node to consider (default 1, 2, 4, 8).' })
+  @Field(() => [Int], {
+    nullable: true,
+    description: 'GPUs per node to consider (default 1, 2, 4, 8; 16 on DGX-2).',
+  })
   gpusPerNode?: number[];
   @Field(() => Int, { defaultValue: 4, description: 'Most nodes one job may use.' }) maxNodes!: number;
   @Field(() => Float, {
@@ -178,59 +238,100 @@ export class FleetInput extends SolveSettingsInput {
     description: 'Inter-node network per node, Gbps (default: seeds/network.json per GPU).',
   })
   interNodeGbps?: number;
+  @Field(() => Int, {
+    defaultValue: 48,
+    description:
+      'Slots the time-indexed model cuts the horizon into (1 to 400): jobs start at their release or on a slot boundary, then move as early as their GPUs are free. More slots: finer starts, a larger model.',
+  })
+  timeSlots!: number;
 }
 
-@ObjectType({ description: "One job's configuration in the fleet plan." })
+@ObjectType({ description: "One job's configuration and time in the fleet plan." })
 export class FleetAssignment {
-  @Field(() => String) jobId!: string;
-  @Field(() => Gpu) gpu!: Gpu;
+  @Field(() => String, { description: 'The job (FleetJobInput.id).' }) jobId!: string;
+  @Field(() => Gpu, { description: 'The GPU type.' }) gpu!: Gpu;
   @Field(() => Boolean, { description: 'Rented on demand rather than taken from the inventory.' })
   onDemand!: boolean;
-  @Field(() => Int) nodes!: number;
-  @Field(() => Int) gpusPerNode!: number;
-  @Field(() => Int) totalGpus!: number;
-  @Field(() => Int) batchSizePerGpu!: number;
-  @Field(() => Int) gradAccumSteps!: number;
-  @Field(() => PrecisionEnum) precision!: Precision;
-  @Field(() => Float) stepTimeMs!: number;
-  @Field(() => Float) totalHours!: number;
-  @Field(() => Float) deadlineHours!: number;
+  @Field(() => Int, { description: 'Nodes (machines).' }) nodes!: number;
+  @Field(() => Int, { description: 'GPUs in each node.' }) gpusPerNode!: number;
+  @Field(() => Int, { description: 'nodes x gpusPerNode.' }) totalGpus!: number;
+  @Field(() => Int, { description: 'Batch elements per GPU per micro-batch.' }) batchSizePerGpu!: number;
+  @Field(() => Int, { description: 'Micro-batches accumulated per optimizer step.' }) gradAccumSteps!: number;
+  @Field(() => PrecisionEnum, { description: 'The precision mode.' }) precision!: Precision;
+  @Field(() => Parallelism, {
+    description:
+      'How the job splits the model over its GPUs (ZeRO/FSDP, tensor and pipeline parallelism, recomputation).',
+  })
+  parallelism!: Parallelism;
+  @Field(() => Float, { description: 'Time of one optimizer step, ms.' }) stepTimeMs!: number;
+  @Field(() => Float, { description: 'Wall-clock hours the job runs.' }) totalHours!: number;
+  @Field(() => Float, { description: 'When the job starts, hours from time 0.' }) startHours!: number;
+  @Field(() => Float, { description: 'When the job ends (startHours + totalHours), hours from time 0.' })
+  endHours!: number;
+  @Field(() => Float, { description: "The job's release, hours from time 0." }) releaseHours!: number;
+  @Field(() => Float, { description: "The job's deadline, hours from time 0." }) deadlineHours!: number;
   @Field(() => Float, { nullable: true, description: 'null when no price is known (objective MAKESPAN).' })
   costUsd!: number | null;
-  @Field(() => Float, { nullable: true }) priceUsdPerGpuHour!: number | null;
-  @Field(() => Float) memoryGbPerGpu!: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Price used, USD per GPU-hour; null when none is known.',
+  })
+  priceUsdPerGpuHour!: number | null;
+  @Field(() => Float, { description: 'GPU memory one GPU needs, GB (GiB).' }) memoryGbPerGpu!: number;
 }
 
 @ObjectType({ description: 'GPUs of one type in use at once.' })
 export class GpuUsage {
-  @Field(() => Gpu) gpu!: Gpu;
-  @Field(() => Int) used!: number;
+  @Field(() => Gpu, { description: 'The GPU type.' }) gpu!: Gpu;
+  @Field(() => Int, { description: 'Most GPUs of this type in use at one moment of the schedule.' })
+  used!: number;
   @Field(() => Int, { nullable: true, description: 'Inventory count; null for on-demand types.' })
   available!: number | null;
-  @Field(() => Boolean) onDemand!: boolean;
+  @Field(() => Boolean, { description: 'Rented on demand rather than from the inventory.' })
+  onDemand!: boolean;
 }
 
 @ObjectType({ description: 'A job (or client) that cannot be planned, and what binds.' })
 export class UnplacedJob {
-  @Field(() => String) jobId!: string;
-  @Field(() => BlockerEnum) reason!: BlockerEnum;
-  @Field(() => String) message!: string;
+  @Field(() => String, { description: 'The job (or client) id.' }) jobId!: string;
+  @Field(() => BlockerEnum, { description: 'What binds.' }) reason!: BlockerEnum;
+  @Field(() => String, { description: 'The reason in words, with figures.' }) message!: string;
 }
 
 @ObjectType({
   description:
-    'A configuration per job so that the jobs, running at the same time, fit the inventory and meet their deadlines.',
+    'A configuration and a start time per job so that the running jobs never use more GPUs than the inventory holds and every job runs between its release and its deadline.',
 })
 export class FleetPlan extends MipOutcome {
-  @Field(() => FleetObjectiveEnum) objective!: FleetObjectiveEnum;
+  @Field(() => FleetObjectiveEnum, { description: 'What was minimised.' }) objective!: FleetObjectiveEnum;
   @Field(() => Float, {
     nullable: true,
-    description: 'Total cost (COST) or hours of the longest job (MAKESPAN); null without a plan.',
+    description:
+      'Total cost, USD (COST); the last end, hours from time 0 (MAKESPAN); or sum of priority x end, hours (WEIGHTED_COMPLETION); null without a plan.',
   })
   objectiveValue!: number | null;
-  @Field(() => Float, { nullable: true }) totalCostUsd!: number | null;
-  @Field(() => Float, { nullable: true }) makespanHours!: number | null;
-  @Field(() => [FleetAssignment]) assignments!: FleetAssignment[];
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Cost of every placed job together, USD; null without a plan or without prices.',
+  })
+  totalCostUsd!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'When the last job ends, hours from time 0; null without a plan.',
+  })
+  makespanHours!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Sum over jobs of priority x end time, hours; null without a plan.',
+  })
+  weightedCompletionHours!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Length of a slot of the time-indexed model, hours; null when no model was built.',
+  })
+  slotHours!: number | null;
+  @Field(() => [FleetAssignment], { description: 'One configuration and start time per placed job.' })
+  assignments!: FleetAssignment[];
   @Field(() => [GpuUsage], { description: 'Per GPU type in the inventory or used on demand.' })
   gpuUsage!: GpuUsage[];
   @Field(() => [UnplacedJob], {
@@ -243,7 +344,7 @@ export class FleetPlan extends MipOutcome {
 
 @InputType({ description: 'A recurring training job.' })
 export class ProcurementJobInput {
-  @Field(() => String) id!: string;
+  @Field(() => String, { description: 'A name for the job, unique in the portfolio.' }) id!: string;
   @Field(() => WorkloadInput, { description: 'The work of ONE run.' }) workload!: WorkloadInput;
   @Field(() => Int, { description: 'Runs every month.' }) runsPerMonth!: number;
   @Field(() => [Int], {
@@ -256,7 +357,11 @@ export class ProcurementJobInput {
     description: 'Each run must finish within this many hours (default: hoursPerMonth).',
   })
   deadlineHours?: number;
-  @Field(() => [Int], { nullable: true }) batchSizes?: number[];
+  @Field(() => [Int], {
+    nullable: true,
+    description: "Per-GPU batch sizes to consider (default: the model's typical ones).",
+  })
+  batchSizes?: number[];
 }
 
 @InputType({ description: 'Buying GPUs of a type.' })
@@ -274,7 +379,8 @@ export class BuyOptionInput {
       "Average draw per GPU while training, W (default: the catalog TDP). Add the host's share and cooling to count them.",
   })
   powerW?: number;
-  @Field(() => Float, { defaultValue: 0.12 }) electricityUsdPerKwh!: number;
+  @Field(() => Float, { defaultValue: 0.12, description: 'Electricity price, USD per kWh.' })
+  electricityUsdPerKwh!: number;
   @Field(() => Float, {
     defaultValue: 0.9,
     description: "Share of an owned GPU's hours training can use (scheduling, maintenance, idle).",
@@ -285,7 +391,7 @@ export class BuyOptionInput {
 
 @InputType({ description: 'What can be done with one GPU type: buy it, rent it, or both.' })
 export class GpuOptionInput {
-  @Field(() => String) gpu!: string;
+  @Field(() => String, { description: 'A catalog GPU id.' }) gpu!: string;
   @Field(() => BuyOptionInput, { nullable: true, description: 'Omit when this type cannot be bought.' })
   buy?: BuyOptionInput;
   @Field(() => Boolean, { defaultValue: true, description: 'This type can be rented on demand.' })
@@ -297,52 +403,67 @@ export class GpuOptionInput {
   rentUsdPerGpuHour?: number;
 }
 
-@InputType()
+@InputType({
+  description:
+    'A recurring portfolio of training jobs over a horizon, and which GPU types may be bought or rented.',
+})
 export class ProcurementInput extends SolveSettingsInput {
-  @Field(() => [ProcurementJobInput]) jobs!: ProcurementJobInput[];
-  @Field(() => Int) horizonMonths!: number;
+  @Field(() => [ProcurementJobInput], { description: 'The recurring jobs.' }) jobs!: ProcurementJobInput[];
+  @Field(() => Int, { description: 'Months planned for.' }) horizonMonths!: number;
   @Field(() => Float, { defaultValue: 730, description: 'Hours in a month (730 = 8760 / 12).' })
   hoursPerMonth!: number;
-  @Field(() => [GpuOptionInput]) options!: GpuOptionInput[];
+  @Field(() => [GpuOptionInput], { description: 'Per GPU type: buy it, rent it, or both.' })
+  options!: GpuOptionInput[];
   @Field(() => [PriceInput], { nullable: true, description: 'On-demand prices that override the catalog.' })
   prices?: PriceInput[];
-  @Field(() => [PrecisionEnum], { nullable: true }) precisions?: Precision[];
-  @Field(() => [Int], { nullable: true }) gpusPerNode?: number[];
-  @Field(() => Int, { defaultValue: 4 }) maxNodes!: number;
-  @Field(() => Float, { nullable: true }) interNodeGbps?: number;
+  @Field(() => [PrecisionEnum], { nullable: true, description: 'Precision modes allowed (default: all).' })
+  precisions?: Precision[];
+  @Field(() => [Int], { nullable: true, description: 'GPUs per node to consider (default 1, 2, 4, 8).' })
+  gpusPerNode?: number[];
+  @Field(() => Int, { defaultValue: 4, description: 'Most nodes one run may use.' }) maxNodes!: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Inter-node network per node, Gbps (default: seeds/network.json per GPU).',
+  })
+  interNodeGbps?: number;
 }
 
 @ObjectType({ description: 'How one run of a job is executed.' })
 export class RunConfig {
-  @Field(() => Gpu) gpu!: Gpu;
-  @Field(() => Int) nodes!: number;
-  @Field(() => Int) gpusPerNode!: number;
-  @Field(() => Int) totalGpus!: number;
-  @Field(() => Int) batchSizePerGpu!: number;
-  @Field(() => Int) gradAccumSteps!: number;
-  @Field(() => PrecisionEnum) precision!: Precision;
-  @Field(() => Float) hoursPerRun!: number;
-  @Field(() => Float) gpuHoursPerRun!: number;
+  @Field(() => Gpu, { description: 'The GPU type.' }) gpu!: Gpu;
+  @Field(() => Int, { description: 'Nodes (machines).' }) nodes!: number;
+  @Field(() => Int, { description: 'GPUs in each node.' }) gpusPerNode!: number;
+  @Field(() => Int, { description: 'nodes x gpusPerNode.' }) totalGpus!: number;
+  @Field(() => Int, { description: 'Batch elements per GPU per micro-batch.' }) batchSizePerGpu!: number;
+  @Field(() => Int, { description: 'Micro-batches accumulated per optimizer step.' }) gradAccumSteps!: number;
+  @Field(() => PrecisionEnum, { description: 'The precision mode.' }) precision!: Precision;
+  @Field(() => Parallelism, {
+    description:
+      'How a run splits the model over its GPUs (ZeRO/FSDP, tensor and pipeline parallelism, recomputation).',
+  })
+  parallelism!: Parallelism;
+  @Field(() => Float, { description: 'Wall-clock hours of one run.' }) hoursPerRun!: number;
+  @Field(() => Float, { description: 'GPU-hours of one run (hours x GPUs).' }) gpuHoursPerRun!: number;
   @Field(() => Float, { description: 'Electricity (owned) or rental (rented) cost of one run.' })
   usdPerRun!: number;
 }
 
 @ObjectType({ description: 'Runs of a job per month on owned or rented GPUs, in the months listed.' })
 export class Allocation {
-  @Field(() => String) jobId!: string;
-  @Field(() => Boolean) owned!: boolean;
-  @Field(() => RunConfig) config!: RunConfig;
-  @Field(() => Int) runsPerMonth!: number;
+  @Field(() => String, { description: 'The job (ProcurementJobInput.id).' }) jobId!: string;
+  @Field(() => Boolean, { description: 'Runs on owned GPUs (true) or rented ones (false).' }) owned!: boolean;
+  @Field(() => RunConfig, { description: 'How one run is executed.' }) config!: RunConfig;
+  @Field(() => Int, { description: 'Runs per month this allocation carries.' }) runsPerMonth!: number;
   @Field(() => [Int], { description: 'Months (1-based) this applies to.' }) months!: number[];
 }
 
-@ObjectType()
+@ObjectType({ description: 'GPUs of one type to buy.' })
 export class Purchase {
-  @Field(() => Gpu) gpu!: Gpu;
-  @Field(() => Int) count!: number;
+  @Field(() => Gpu, { description: 'The GPU type.' }) gpu!: Gpu;
+  @Field(() => Int, { description: 'GPUs to buy.' }) count!: number;
   @Field(() => Float, { description: 'Capital charged to the horizon: count x price x horizon / lifetime.' })
   capitalUsd!: number;
-  @Field(() => Float) powerUsd!: number;
+  @Field(() => Float, { description: 'Electricity of these GPUs over the horizon, USD.' }) powerUsd!: number;
   @Field(() => Float, {
     nullable: true,
     description: "Share of these GPUs' hours over the horizon spent training.",
@@ -352,40 +473,43 @@ export class Purchase {
 
 @ObjectType({ description: 'Buying versus renting one GPU type.' })
 export class BreakEven {
-  @Field(() => Gpu) gpu!: Gpu;
+  @Field(() => Gpu, { description: 'The GPU type.' }) gpu!: Gpu;
   @Field(() => Float, {
     nullable: true,
     description:
       'Share of a month an owned GPU must train for buying to cost no more than renting; null when buying never pays.',
   })
   breakEvenUtilization!: number | null;
-  @Field(() => Float) rentUsdPerGpuHour!: number;
-  @Field(() => Float) capitalUsdPerGpuMonth!: number;
-  @Field(() => Float) powerUsdPerGpuHour!: number;
+  @Field(() => Float, { description: 'Rental price, USD per GPU-hour.' }) rentUsdPerGpuHour!: number;
+  @Field(() => Float, { description: 'Purchase written off per GPU per month, USD.' })
+  capitalUsdPerGpuMonth!: number;
+  @Field(() => Float, { description: 'Electricity per GPU-hour of training, USD.' })
+  powerUsdPerGpuHour!: number;
   @Field(() => Float, {
     nullable: true,
     description: 'What the plan gets out of the GPUs it buys of this type.',
   })
   plannedUtilization!: number | null;
-  @Field(() => String) note!: string;
+  @Field(() => String, { description: 'The comparison in words.' }) note!: string;
 }
 
-@ObjectType()
+@ObjectType({ description: 'One month of the horizon.' })
 export class MonthSummary {
-  @Field(() => Int) month!: number;
-  @Field(() => Float) ownedGpuHours!: number;
-  @Field(() => Float) ownedCapacityGpuHours!: number;
-  @Field(() => Float) rentedGpuHours!: number;
-  @Field(() => Float) powerUsd!: number;
-  @Field(() => Float) rentalUsd!: number;
+  @Field(() => Int, { description: 'Month number, 1-based.' }) month!: number;
+  @Field(() => Float, { description: 'GPU-hours run on owned GPUs.' }) ownedGpuHours!: number;
+  @Field(() => Float, { description: 'GPU-hours the owned GPUs can give (count x hours x utilization).' })
+  ownedCapacityGpuHours!: number;
+  @Field(() => Float, { description: 'GPU-hours rented.' }) rentedGpuHours!: number;
+  @Field(() => Float, { description: 'Electricity of owned GPUs, USD.' }) powerUsd!: number;
+  @Field(() => Float, { description: 'Rentals, USD.' }) rentalUsd!: number;
 }
 
 @ObjectType({ description: 'Total cost of ownership over the horizon.' })
 export class CostSplit {
-  @Field(() => Float) capitalUsd!: number;
-  @Field(() => Float) powerUsd!: number;
-  @Field(() => Float) rentalUsd!: number;
-  @Field(() => Float) totalUsd!: number;
+  @Field(() => Float, { description: 'Purchases written off over the horizon, USD.' }) capitalUsd!: number;
+  @Field(() => Float, { description: 'Electricity of owned GPUs, USD.' }) powerUsd!: number;
+  @Field(() => Float, { description: 'Rentals, USD.' }) rentalUsd!: number;
+  @Field(() => Float, { description: 'capitalUsd + powerUsd + rentalUsd, USD.' }) totalUsd!: number;
   @Field(() => Float, {
     nullable: true,
     description:
@@ -394,14 +518,23 @@ export class CostSplit {
   allRentUsd!: number | null;
 }
 
-@ObjectType()
+@ObjectType({
+  description:
+    'GPUs to buy, and where each job runs month by month, for the least total cost of ownership over the horizon.',
+})
 export class ProcurementPlan extends MipOutcome {
   @Field(() => Float, { nullable: true, description: 'Total cost over the horizon.' }) objectiveValue!:
     number | null;
-  @Field(() => [Purchase]) purchases!: Purchase[];
-  @Field(() => [Allocation]) allocations!: Allocation[];
-  @Field(() => [MonthSummary]) months!: MonthSummary[];
-  @Field(() => CostSplit, { nullable: true }) cost!: CostSplit | null;
+  @Field(() => [Purchase], { description: 'GPUs to buy, per type.' }) purchases!: Purchase[];
+  @Field(() => [Allocation], { description: 'Where the runs of each job go, month by month.' })
+  allocations!: Allocation[];
+  @Field(() => [MonthSummary], { description: 'Owned and rented GPU-hours and costs per month.' })
+  months!: MonthSummary[];
+  @Field(() => CostSplit, {
+    nullable: true,
+    description: 'Total cost of ownership split into capital, power and rental, USD; null without a plan.',
+  })
+  cost!: CostSplit | null;
   @Field(() => [BreakEven], { description: 'Per GPU type that can be both bought and rented.' })
   breakEven!: BreakEven[];
   @Field(() => [UnplacedJob], {
@@ -414,20 +547,26 @@ export class ProcurementPlan extends MipOutcome {
 
 @InputType({ description: 'Dense peak TFLOPS per math mode of a custom device; leave out a mode it lacks.' })
 export class DevicePeakInput {
-  @Field(() => Float) fp32!: number;
-  @Field(() => Float, { nullable: true }) tf32?: number;
-  @Field(() => Float, { nullable: true }) fp16?: number;
-  @Field(() => Float, { nullable: true }) bf16?: number;
-  @Field(() => Float, { nullable: true }) fp8?: number;
+  @Field(() => Float, { description: 'FP32 dense peak, TFLOPS.' }) fp32!: number;
+  @Field(() => Float, { nullable: true, description: 'TF32 dense peak, TFLOPS.' }) tf32?: number;
+  @Field(() => Float, { nullable: true, description: 'FP16 (tensor) dense peak, TFLOPS.' }) fp16?: number;
+  @Field(() => Float, { nullable: true, description: 'BF16 dense peak, TFLOPS.' }) bf16?: number;
+  @Field(() => Float, { nullable: true, description: 'FP8 dense peak, TFLOPS.' }) fp8?: number;
 }
 
 @InputType({ description: 'A device that is not in the catalog.' })
 export class CustomDeviceInput {
   @Field(() => String, { nullable: true, description: 'Label (default: "custom:" + the client id).' })
   name?: string;
-  @Field(() => DevicePeakInput) peakTflops!: DevicePeakInput;
-  @Field(() => Float) memoryBwGbps!: number;
-  @Field(() => Float) memoryGb!: number;
+  @Field(() => DevicePeakInput, { description: 'Dense peak per math mode, TFLOPS.' })
+  peakTflops!: DevicePeakInput;
+  @Field(() => Float, { description: 'Memory bandwidth, GB/s.' }) memoryBwGbps!: number;
+  @Field(() => Float, { description: 'Device memory, GB.' }) memoryGb!: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Board power, W: the plan reports compute energy (Wh) at it; leave out when unknown.',
+  })
+  tdpW?: number;
 }
 
 @InputType({
@@ -435,32 +574,66 @@ export class CustomDeviceInput {
     'A federated-learning client: a catalog GPU (gpu) or its own figures (device), exactly one of the two.',
 })
 export class FederatedClientInput {
-  @Field(() => String) id!: string;
-  @Field(() => String, { nullable: true }) gpu?: string;
-  @Field(() => CustomDeviceInput, { nullable: true }) device?: CustomDeviceInput;
+  @Field(() => String, { description: 'A name for the client, unique in the round.' }) id!: string;
+  @Field(() => String, { nullable: true, description: 'A catalog GPU id; or give device.' }) gpu?: string;
+  @Field(() => CustomDeviceInput, {
+    nullable: true,
+    description: "The client's own device figures; or give gpu.",
+  })
+  device?: CustomDeviceInput;
   @Field(() => Float, {
     description:
       "Data the client holds, in the model's throughput unit; one round trains at most this much on it.",
   })
   samplesAvailable!: number;
-  @Field(() => Float) uplinkMbps!: number;
-  @Field(() => Float) downlinkMbps!: number;
+  @Field(() => Float, { description: 'Upload bandwidth, Mbit/s.' }) uplinkMbps!: number;
+  @Field(() => Float, { description: 'Download bandwidth, Mbit/s.' }) downlinkMbps!: number;
+  @Field(() => Float, {
+    defaultValue: 1,
+    description:
+      'Probability (0 to 1) that the client completes a round it takes part in; dropouts are independent between clients and rounds.',
+  })
+  availability!: number;
 }
 
-@InputType()
+@InputType({
+  description:
+    'A federated-learning round: the model, the clients with their devices and links, and the samples a round must train.',
+})
 export class FederatedInput extends SolveSettingsInput {
   @Field(() => WorkloadInput, {
     description: 'The model, and the total work of the training (to count rounds).',
   })
   workload!: WorkloadInput;
-  @Field(() => [FederatedClientInput]) clients!: FederatedClientInput[];
+  @Field(() => [FederatedClientInput], { description: 'The clients.' }) clients!: FederatedClientInput[];
   @Field(() => Float, {
     description: "Samples (model's throughput unit) the round must train, over all clients.",
   })
   minSamplesPerRound!: number;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "Each round must reach minSamplesPerRound with at least this probability (0 to 1) given the clients' availability: the plan over-provisions. Default: every participant is assumed to complete.",
+  })
+  minSuccessProbability?: number;
+  @Field(() => Int, {
+    defaultValue: 1,
+    description: 'Rounds planned together as a cycle that repeats (1 to 20); each has its own participants.',
+  })
+  rounds!: number;
+  @Field(() => Int, {
+    defaultValue: 0,
+    description:
+      'Every client that can train at all takes part in at least this many of the `rounds` (a participation floor: nobody is starved of every round).',
+  })
+  minRoundsPerClient!: number;
   @Field(() => Boolean, { defaultValue: false, description: 'Clients may sit the round out.' })
   allowDropout!: boolean;
-  @Field(() => [PrecisionEnum], { nullable: true }) precisions?: Precision[];
+  @Field(() => [PrecisionEnum], {
+    nullable: true,
+    description: 'Precision modes allowed (default: all the device supports).',
+  })
+  precisions?: Precision[];
   @Field(() => [Int], {
     nullable: true,
     description: "Per-device batch sizes (default: 8, 16, 32, 64 and the model's typical ones).",
@@ -475,44 +648,164 @@ export class FederatedInput extends SolveSettingsInput {
   bytesPerParameter!: number;
 }
 
-@ObjectType()
+@ObjectType({ description: "One client's part in the round." })
 export class FederatedClientPlan {
-  @Field(() => String) id!: string;
-  @Field(() => Boolean) participates!: boolean;
-  @Field(() => PrecisionEnum, { nullable: true }) precision!: Precision | null;
-  @Field(() => Int, { nullable: true }) batchSizePerGpu!: number | null;
-  @Field(() => Int) localSteps!: number;
-  @Field(() => Float) samples!: number;
-  @Field(() => Float) computeSeconds!: number;
+  @Field(() => String, { description: 'The client (FederatedClientInput.id).' }) id!: string;
+  @Field(() => Boolean, { description: 'Takes part in this round.' }) participates!: boolean;
+  @Field(() => PrecisionEnum, {
+    nullable: true,
+    description: 'The precision mode; null when the client sits out.',
+  })
+  precision!: Precision | null;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Batch elements per local step; null when the client sits out.',
+  })
+  batchSizePerGpu!: number | null;
+  @Field(() => Int, { description: 'Local optimizer steps this round.' }) localSteps!: number;
+  @Field(() => RecomputeEnum, {
+    nullable: true,
+    description:
+      'Activation recomputation the client runs (NONE when the plain step fits); null when it sits out.',
+  })
+  recompute!: string | null;
+  @Field(() => Float, { description: "Samples (model's throughput unit) trained this round." })
+  samples!: number;
+  @Field(() => Float, { description: 'Local training time, seconds.' }) computeSeconds!: number;
+  @Field(() => Float, { description: "Local training time at the predictor's P90 step time, seconds." })
+  computeSecondsP90!: number;
   @Field(() => Float, { description: 'Model download plus update upload.' }) transferSeconds!: number;
-  @Field(() => Float) totalSeconds!: number;
-  @Field(() => Float, { nullable: true }) memoryGbPerGpu!: number | null;
-  @Field(() => String, { nullable: true }) note!: string | null;
+  @Field(() => Float, { description: 'computeSeconds + transferSeconds, seconds.' }) totalSeconds!: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Device memory needed, GB (GiB); null when the client sits out.',
+  })
+  memoryGbPerGpu!: number | null;
+  @Field(() => Float, { description: 'Probability that the client completes the round (from the input).' })
+  availability!: number;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "Compute energy at the device's TDP, Wh (an upper bound on the draw); null when the TDP is unknown.",
+  })
+  energyWh!: number | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'Why the client sits out, or anything else worth knowing; null when nothing.',
+  })
+  note!: string | null;
 }
 
-@ObjectType()
+@ObjectType({ description: 'One round of the planned cycle.' })
+export class FederatedRound {
+  @Field(() => Int, { description: 'Which round of the cycle, 1-based.' }) round!: number;
+  @Field(() => Float, { description: 'The slowest participant: download + compute + upload, seconds.' })
+  roundTimeSeconds!: number;
+  @Field(() => Float, { description: 'The slowest participant at P90 step times, seconds.' })
+  roundTimeSecondsP90!: number;
+  @Field(() => Float, {
+    description: "Samples (model's throughput unit) trained if every participant completes.",
+  })
+  samplesPerRound!: number;
+  @Field(() => Float, { description: 'Samples expected after dropouts (sum of availability x samples).' })
+  expectedSamples!: number;
+  @Field(() => Float, {
+    description:
+      'Probability that the completing participants reach minSamplesPerRound (exact on whole samples; never overstated).',
+  })
+  successProbability!: number;
+  @Field(() => Float, { description: 'Compute energy of the participants whose TDP is known, Wh.' })
+  energyWh!: number;
+  @Field(() => String, { nullable: true, description: 'The client that sets the round time.' })
+  slowestClient!: string | null;
+  @Field(() => [FederatedClientPlan], { description: 'Per client: whether it participates, and how.' })
+  clients!: FederatedClientPlan[];
+}
+
+@ObjectType({ description: 'How many rounds of the cycle a client takes part in.' })
+export class FederatedParticipation {
+  @Field(() => String, { description: 'The client (FederatedClientInput.id).' }) clientId!: string;
+  @Field(() => Int, { description: 'Rounds of the cycle it takes part in.' }) rounds!: number;
+}
+
+@ObjectType({ description: 'Why a federated round cannot be planned.' })
 export class FederatedInfeasibility {
   @Field(() => String, {
     nullable: true,
     description: 'The client at fault; null when it is the round as a whole.',
   })
   clientId!: string | null;
-  @Field(() => BlockerEnum) reason!: BlockerEnum;
-  @Field(() => String) message!: string;
+  @Field(() => BlockerEnum, { description: 'What binds.' }) reason!: BlockerEnum;
+  @Field(() => String, { description: 'The reason in words, with figures.' }) message!: string;
 }
 
-@ObjectType()
+@ObjectType({
+  description: 'One federated-learning round: per client its configuration, and the round time.',
+})
 export class FederatedPlan extends MipOutcome {
   @Field(() => Float, {
     nullable: true,
-    description: 'Wall time of the round: the slowest participating client.',
+    description:
+      'Wall time of a round, the slowest participating client (download + compute + upload), seconds; the mean over the cycle when rounds > 1.',
   })
   roundTimeSeconds!: number | null;
-  @Field(() => Float, { nullable: true }) samplesPerRound!: number | null;
-  @Field(() => String, { nullable: true }) slowestClient!: string | null;
-  @Field(() => Int, { nullable: true, description: 'Rounds to train workload.samples.' }) rounds!:
-    number | null;
-  @Field(() => Float, { nullable: true }) totalHours!: number | null;
-  @Field(() => [FederatedClientPlan]) clients!: FederatedClientPlan[];
-  @Field(() => [FederatedInfeasibility]) infeasible!: FederatedInfeasibility[];
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "Round time with every participant at the predictor's P90 step time (the learned correction's interval), seconds; mean over the cycle.",
+  })
+  roundTimeSecondsP90!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "Samples (model's throughput unit) a round trains over all clients if every participant completes (mean over the cycle); null without a plan.",
+  })
+  samplesPerRound!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Samples expected per round after dropouts (mean over the cycle).',
+  })
+  expectedSamplesPerRound!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      'The least probability over the cycle that a round reaches minSamplesPerRound given the dropouts.',
+  })
+  successProbability!: number | null;
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'How many of the largest unreliable contributions each round is planned to survive losing (with minSuccessProbability).',
+  })
+  dropoutsTolerated!: number | null;
+  @Field(() => Float, { nullable: true, description: 'Compute energy per round, Wh (mean over the cycle).' })
+  energyWhPerRound!: number | null;
+  @Field(() => [FederatedRound], { description: 'Every round of the cycle (one unless rounds > 1).' })
+  schedule!: FederatedRound[];
+  @Field(() => [FederatedParticipation], { description: 'Per client: rounds of the cycle it takes part in.' })
+  participation!: FederatedParticipation[];
+  @Field(() => String, {
+    nullable: true,
+    description: "The client that sets the first round's time; null without a plan.",
+  })
+  slowestClient!: string | null;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Rounds to train workload.samples at the expected samples per round (after dropouts).',
+  })
+  rounds!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Hours for all rounds (rounds x round time); null without a plan.',
+  })
+  totalHours!: number | null;
+  @Field(() => [FederatedClientPlan], {
+    description:
+      'Per client: whether it participates in the first round (the only one when rounds = 1), and how.',
+  })
+  clients!: FederatedClientPlan[];
+  @Field(() => [FederatedInfeasibility], {
+    description: 'Why no round can be planned (INFEASIBLE), per client or for the round.',
+  })
+  infeasible!: FederatedInfeasibility[];
 }

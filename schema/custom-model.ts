@@ -1,37 +1,68 @@
 // GraphQL types for models users bring (predictor/import/): the ModelInput forms and what
-// `modelSummary` answers. Checked in resolvers/model-summary.ts, which names the field at fault.
+// `modelSummary` answers. Checked in service/models.ts, which names the field at fault.
 import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { LayerType, OptimizerKind, Precision } from '../predictor/types.js';
 import { LayerTypeSummary, PrecisionEnum } from './types.js';
+import { LAYER_FIELDS, LAYER_TYPES } from '../predictor/import/layer-list.js';
 
 export enum LayerTypeEnum {
-  conv2d = 'conv2d',
-  conv1d = 'conv1d',
-  linear = 'linear',
-  matmul = 'matmul',
-  embedding = 'embedding',
-  norm = 'norm',
-  activation = 'activation',
-  elementwise = 'elementwise',
-  softmax = 'softmax',
-  pool = 'pool',
-  rnn = 'rnn',
-  loss = 'loss',
+  CONV2D = 'conv2d',
+  CONV1D = 'conv1d',
+  LINEAR = 'linear',
+  MATMUL = 'matmul',
+  EMBEDDING = 'embedding',
+  NORM = 'norm',
+  ACTIVATION = 'activation',
+  ELEMENTWISE = 'elementwise',
+  SOFTMAX = 'softmax',
+  POOL = 'pool',
+  RNN = 'rnn',
+  LOSS = 'loss',
+}
+/** What each layer type is; the fields it takes come from LAYER_FIELDS, the one list the import checks. */
+const LAYER_MEANING: Record<LayerType, string> = {
+  conv2d: '2-D convolution',
+  conv1d: '1-D convolution',
+  linear: 'Fully connected layer',
+  matmul: 'A product without weights (e.g. attention scores)',
+  embedding: 'Table lookup',
+  norm: 'Normalization',
+  activation: 'Activation function',
+  elementwise: 'Elementwise operation',
+  softmax: 'Softmax',
+  pool: 'Pooling',
+  rnn: 'Recurrent layer',
+  loss: 'Loss function',
+};
+function layerTypeValues(): Record<string, { description: string }> {
+  return Object.fromEntries(
+    LAYER_TYPES.map((type) => {
+      const { required, optional } = LAYER_FIELDS[type];
+      const optionalNames = Object.keys(optional);
+      const takes = `takes ${Object.keys(required).join(', ')}${optionalNames.length ? `; optionally ${optionalNames.join(', ')}` : ''}.`;
+      return [type.toUpperCase(), { description: `${LAYER_MEANING[type]}: ${takes}` }];
+    }),
+  );
 }
 registerEnumType(LayerTypeEnum, {
   name: 'LayerType',
   description: "A layer type of the zoo's vocabulary (predictor/types.ts).",
+  valuesConfig: layerTypeValues(),
 });
 
 export enum OptimizerEnum {
-  sgd = 'sgd',
-  adam = 'adam',
-  lamb = 'lamb',
+  SGD = 'sgd',
+  ADAM = 'adam',
+  LAMB = 'lamb',
 }
 registerEnumType(OptimizerEnum, {
   name: 'Optimizer',
-  description:
-    'Optimizer whose state memory and update time count (adam covers AdamW; sgd holds one momentum buffer).',
+  description: 'Optimizer whose state memory and update time count.',
+  valuesConfig: {
+    SGD: { description: 'SGD with momentum: one momentum buffer per parameter.' },
+    ADAM: { description: 'Adam or AdamW: two moments per parameter.' },
+    LAMB: { description: 'LAMB: two moments per parameter plus per-layer trust ratios.' },
+  },
 });
 
 @InputType({
@@ -39,42 +70,65 @@ registerEnumType(OptimizerEnum, {
     "One layer in the zoo's vocabulary, per sample (batch multiplies FLOPs and activations, not parameters). Give `type` and the fields that type takes; others are refused. Large sizes (elements, tokens) are Floats so they may exceed 2^31.",
 })
 export class LayerInput {
-  @Field(() => LayerTypeEnum) type!: LayerType;
-  @Field(() => String, { nullable: true }) name?: string;
+  @Field(() => LayerTypeEnum, { description: 'Layer type; decides which other fields apply.' })
+  type!: LayerType;
+  @Field(() => String, { nullable: true, description: 'A label for reports.' }) name?: string;
   @Field(() => Int, {
     nullable: true,
     description: 'Repeat the layer this many times (e.g. identical transformer blocks).',
   })
   count?: number;
   // conv2d / conv1d / pool
-  @Field(() => Float, { nullable: true }) inC?: number;
-  @Field(() => Float, { nullable: true }) outC?: number;
+  @Field(() => Float, { nullable: true, description: 'conv2d/conv1d: input channels.' }) inC?: number;
+  @Field(() => Float, { nullable: true, description: 'conv2d/conv1d: output channels.' }) outC?: number;
   @Field(() => [Int], { nullable: true, description: 'One value, or [height, width] (conv2d).' })
   kernel?: number[];
-  @Field(() => Int, { nullable: true }) stride?: number;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'conv2d/conv1d/pool: stride, pixels or elements (convolutions default 1).',
+  })
+  stride?: number;
   @Field(() => [Int], { nullable: true, description: 'One value, or [height, width] (conv2d).' })
   padding?: number[];
-  @Field(() => Int, { nullable: true }) groups?: number;
-  @Field(() => Int, { nullable: true }) dilation?: number;
-  @Field(() => Float, { nullable: true }) inH?: number;
-  @Field(() => Float, { nullable: true }) inW?: number;
-  @Field(() => Float, { nullable: true }) inL?: number;
-  @Field(() => Boolean, { nullable: true }) bias?: boolean;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'conv2d/conv1d: channel groups (default 1; depthwise = inC).',
+  })
+  groups?: number;
+  @Field(() => Int, { nullable: true, description: 'conv2d/conv1d: dilation (default 1).' })
+  dilation?: number;
+  @Field(() => Float, { nullable: true, description: 'conv2d/pool: input height, pixels.' }) inH?: number;
+  @Field(() => Float, { nullable: true, description: 'conv2d/pool: input width, pixels.' }) inW?: number;
+  @Field(() => Float, { nullable: true, description: 'conv1d: input length, elements.' }) inL?: number;
+  @Field(() => Boolean, {
+    nullable: true,
+    description: 'conv2d/conv1d: has a bias (default false); linear: has a bias (default true).',
+  })
+  bias?: boolean;
   // linear / matmul / embedding
-  @Field(() => Float, { nullable: true }) inFeatures?: number;
-  @Field(() => Float, { nullable: true }) outFeatures?: number;
-  @Field(() => Float, { nullable: true }) tokens?: number;
+  @Field(() => Float, { nullable: true, description: 'linear: input features.' }) inFeatures?: number;
+  @Field(() => Float, { nullable: true, description: 'linear: output features.' }) outFeatures?: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'linear (default 1) and embedding: rows per sample, e.g. the tokens of a sequence.',
+  })
+  tokens?: number;
   @Field(() => Boolean, {
     nullable: true,
     description: "linear: the weight is another layer's (no parameters of its own).",
   })
   tied?: boolean;
-  @Field(() => Float, { nullable: true }) m?: number;
-  @Field(() => Float, { nullable: true }) n?: number;
-  @Field(() => Float, { nullable: true }) k?: number;
-  @Field(() => Float, { nullable: true }) batches?: number;
-  @Field(() => Float, { nullable: true }) vocab?: number;
-  @Field(() => Float, { nullable: true }) dim?: number;
+  @Field(() => Float, { nullable: true, description: 'matmul: rows of the left operand.' }) m?: number;
+  @Field(() => Float, { nullable: true, description: 'matmul: columns of the right operand.' }) n?: number;
+  @Field(() => Float, { nullable: true, description: 'matmul: the shared (inner) dimension.' }) k?: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'matmul: independent products per sample (e.g. attention heads; default 1).',
+  })
+  batches?: number;
+  @Field(() => Float, { nullable: true, description: 'embedding: rows of the table (vocabulary size).' })
+  vocab?: number;
+  @Field(() => Float, { nullable: true, description: 'embedding: width of a row.' }) dim?: number;
   // norm / activation / elementwise / softmax / loss
   @Field(() => String, {
     nullable: true,
@@ -82,15 +136,25 @@ export class LayerInput {
       'norm: batchnorm, layernorm, rmsnorm, groupnorm; activation: relu, gelu, silu, sigmoid, tanh, swish; elementwise: add, mul, dropout, scale; pool: max, avg, global_avg.',
   })
   kind?: string;
-  @Field(() => Float, { nullable: true }) channels?: number;
-  @Field(() => Float, { nullable: true }) elements?: number;
-  @Field(() => Int, { nullable: true }) inputs?: number;
+  @Field(() => Float, { nullable: true, description: 'norm/pool: channels (features).' })
+  channels?: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'norm/activation/elementwise/softmax/loss: elements per sample.',
+  })
+  elements?: number;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'elementwise: operands (default 2 for add/mul, 1 otherwise).',
+  })
+  inputs?: number;
   // rnn
   @Field(() => String, { nullable: true, description: 'lstm or gru.' }) cell?: string;
-  @Field(() => Float, { nullable: true }) inputSize?: number;
-  @Field(() => Float, { nullable: true }) hiddenSize?: number;
-  @Field(() => Float, { nullable: true }) steps?: number;
-  @Field(() => Boolean, { nullable: true }) bidirectional?: boolean;
+  @Field(() => Float, { nullable: true, description: 'rnn: input features per step.' }) inputSize?: number;
+  @Field(() => Float, { nullable: true, description: 'rnn: hidden state width.' }) hiddenSize?: number;
+  @Field(() => Float, { nullable: true, description: 'rnn: time steps per sample.' }) steps?: number;
+  @Field(() => Boolean, { nullable: true, description: 'rnn: runs both directions (doubles the cost).' })
+  bidirectional?: boolean;
 }
 
 @InputType({
@@ -121,11 +185,11 @@ export class ModelInput {
 
 @ObjectType({ description: 'An operator the ONNX import could not cost: listed, not silently dropped.' })
 export class UnsupportedOperator {
-  @Field(() => String) opType!: string;
+  @Field(() => String, { description: 'ONNX operator type, e.g. Einsum.' }) opType!: string;
   @Field(() => String, { description: "Operator domain ('' for ai.onnx)." }) domain!: string;
-  @Field(() => Int) count!: number;
+  @Field(() => Int, { description: 'Nodes of this operator in the graph.' }) count!: number;
   @Field(() => [String], { description: 'Up to five node names.' }) nodes!: string[];
-  @Field(() => String) reason!: string;
+  @Field(() => String, { description: 'Why it could not be costed.' }) reason!: string;
 }
 
 @ObjectType({
@@ -137,22 +201,39 @@ export class ModelSummary {
     description: 'Zoo id, or a content hash for a custom model (hf:..., onnx:..., layers:...).',
   })
   id!: string;
-  @Field(() => String) name!: string;
-  @Field(() => String) family!: string;
-  @Field(() => String) source!: string;
-  @Field(() => String) batchElement!: string;
+  @Field(() => String, { description: 'Display name.' }) name!: string;
+  @Field(() => String, {
+    description: 'Model family (zoo models), or the import it came from (custom models).',
+  })
+  family!: string;
+  @Field(() => String, { description: 'Where the architecture comes from (paper, config, file).' })
+  source!: string;
+  @Field(() => String, { description: 'What one batch element is: image, sequence, token, ...' })
+  batchElement!: string;
   @Field(() => String, { description: 'Unit of throughput and of workload.samples.' })
   throughputUnit!: string;
-  @Field(() => Float) unitsPerBatchElement!: number;
-  @Field(() => Int, { nullable: true }) seqLen?: number;
-  @Field(() => Int, { nullable: true }) imageSize?: number;
-  @Field(() => String) optimizer!: string;
-  @Field(() => Float) parameters!: number;
+  @Field(() => Float, { description: 'Throughput units per batch element (e.g. tokens per sequence).' })
+  unitsPerBatchElement!: number;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Sequence length the costs are for, tokens; null for vision models.',
+  })
+  seqLen?: number;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Image side the costs are for, pixels; null for language models.',
+  })
+  imageSize?: number;
+  @Field(() => String, { description: 'Optimizer whose state is counted: sgd, adam or lamb.' })
+  optimizer!: string;
+  @Field(() => Float, { description: 'Trainable parameters (a count).' }) parameters!: number;
   @Field(() => Float, { description: 'Forward FLOPs per batch element (2 per multiply-add).' })
   forwardFlopsPerSample!: number;
-  @Field(() => Float) backwardFlopsPerSample!: number;
-  @Field(() => Int) layerCount!: number;
-  @Field(() => [LayerTypeSummary]) layersByType!: LayerTypeSummary[];
+  @Field(() => Float, { description: 'Backward FLOPs per batch element (about twice the forward).' })
+  backwardFlopsPerSample!: number;
+  @Field(() => Int, { description: 'Layers, counting repeats.' }) layerCount!: number;
+  @Field(() => [LayerTypeSummary], { description: 'Layers totalled per layer type.' })
+  layersByType!: LayerTypeSummary[];
   @Field(() => Float, { description: 'Activation elements one batch element writes in forward.' })
   activationElementsPerSample!: number;
   @Field(() => PrecisionEnum, { description: 'The precision activationGbPerSample is counted at.' })

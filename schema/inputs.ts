@@ -1,4 +1,5 @@
-// GraphQL input types. Ranges are checked in resolvers/validate.ts, which names the field at fault.
+// GraphQL input types. Ranges are checked in the service layer (service/planning.ts,
+// service/validate.ts), which names the field at fault; the service declares the same shapes.
 import { Field, Float, InputType, Int } from 'type-graphql';
 import type { Precision } from '../predictor/types.js';
 import type { Framework } from '../predictor/learned/features.js';
@@ -10,7 +11,7 @@ import type { ParallelismSearch } from '../optimizer/recommend.js';
 
 @InputType({ description: 'What to train and how much of it.' })
 export class WorkloadInput {
-  // null when customModel is given (resolvers/lookup.ts workload() requires exactly one of the two).
+  // null when customModel is given (service/lookup.ts workload() requires exactly one of the two).
   @Field(() => String, { nullable: true, description: 'A zoo model id (see `models`); or give customModel.' })
   model!: string;
   @Field(() => Float, {
@@ -32,20 +33,20 @@ export class WorkloadInput {
 
 @InputType({ description: 'A negotiated price that overrides the catalog.' })
 export class PriceInput {
-  @Field(() => String) gpu!: string;
-  @Field(() => Float) usdPerGpuHour!: number;
+  @Field(() => String, { description: 'A catalog GPU id.' }) gpu!: string;
+  @Field(() => Float, { description: 'Price, USD per GPU-hour.' }) usdPerGpuHour!: number;
 }
 
-@InputType()
+@InputType({ description: 'One configuration to predict: workload, GPU type, layout, batch and precision.' })
 export class PredictInput {
-  @Field(() => WorkloadInput) workload!: WorkloadInput;
-  @Field(() => String) gpu!: string;
-  @Field(() => Int, { defaultValue: 1 }) nodes!: number;
-  @Field(() => Int, { defaultValue: 1 }) gpusPerNode!: number;
-  @Field(() => Int) batchSizePerGpu!: number;
+  @Field(() => WorkloadInput, { description: 'What to train and how much of it.' }) workload!: WorkloadInput;
+  @Field(() => String, { description: 'A catalog GPU id (see `gpus`).' }) gpu!: string;
+  @Field(() => Int, { defaultValue: 1, description: 'Nodes (machines), 1 or more.' }) nodes!: number;
+  @Field(() => Int, { defaultValue: 1, description: 'GPUs in each node.' }) gpusPerNode!: number;
+  @Field(() => Int, { description: 'Batch elements per GPU per micro-batch.' }) batchSizePerGpu!: number;
   @Field(() => Int, { defaultValue: 1, description: 'Micro-batches accumulated per optimizer step.' })
   gradAccumSteps!: number;
-  @Field(() => PrecisionEnum) precision!: Precision;
+  @Field(() => PrecisionEnum, { description: 'The precision mode to train in.' }) precision!: Precision;
   @Field(() => FrameworkEnum, {
     defaultValue: 'PyTorch',
     description: 'Framework the job runs in (PyTorch unless said).',
@@ -79,11 +80,22 @@ export class PredictInput {
   parallelism?: ParallelismInput;
 }
 
-@InputType()
+@InputType({
+  description:
+    'What to plan for: the workload, the objective, limits (deadline, budget, GPUs) and the search space.',
+})
 export class RecommendInput {
-  @Field(() => WorkloadInput) workload!: WorkloadInput;
-  @Field(() => ObjectiveEnum, { defaultValue: ObjectiveEnum.COST }) objective!: ObjectiveEnum;
-  @Field(() => Float, { nullable: true }) deadlineHours?: number;
+  @Field(() => WorkloadInput, { description: 'What to train and how much of it.' }) workload!: WorkloadInput;
+  @Field(() => ObjectiveEnum, {
+    defaultValue: ObjectiveEnum.COST,
+    description: 'Rank cheapest first (COST) or fastest first (TIME).',
+  })
+  objective!: ObjectiveEnum;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Plans must finish within this many hours; default no deadline.',
+  })
+  deadlineHours?: number;
   @Field(() => Boolean, {
     defaultValue: false,
     description: 'Require the deadline to hold at the P90 step time, not only at the estimate.',
@@ -102,13 +114,22 @@ export class RecommendInput {
       'Software stack the estimate assumes (PYTORCH_EAGER unless said). Other stacks are analytical estimates fitted on published LLM runs; the learned correction is applied to PYTORCH_EAGER only.',
   })
   softwareStack!: SoftwareStack;
-  @Field(() => Float, { nullable: true }) budgetUsd?: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Plans must cost at most this many USD; default no budget.',
+  })
+  budgetUsd?: number;
   @Field(() => [String], { nullable: true, description: 'GPU ids allowed (default: every catalog GPU).' })
   gpus?: string[];
   @Field(() => [PrecisionEnum], { nullable: true, description: 'Precision modes allowed (default: all).' })
   precisions?: Precision[];
-  @Field(() => Int, { defaultValue: 8 }) maxNodes!: number;
-  @Field(() => Int, { nullable: true }) maxGpus?: number;
+  @Field(() => Int, { defaultValue: 8, description: 'Most nodes (machines) a plan may use.' })
+  maxNodes!: number;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Most GPUs a plan may use in total; default no limit beyond maxNodes.',
+  })
+  maxGpus?: number;
   @Field(() => [Int], {
     nullable: true,
     description: 'GPUs per node to consider (default 1, 2, 4, 8; 16 on DGX-2).',
@@ -124,14 +145,22 @@ export class RecommendInput {
     description: 'Fix the global batch; plans accumulate gradients to reach it.',
   })
   globalBatch?: number;
-  @Field(() => [PriceInput], { nullable: true }) prices?: PriceInput[];
+  @Field(() => [PriceInput], {
+    nullable: true,
+    description: 'Negotiated prices, USD per GPU-hour, that override the catalog.',
+  })
+  prices?: PriceInput[];
   @Field(() => Float, {
     nullable: true,
     description: 'Inter-node network per node, Gbps (default: seeds/network.json per GPU).',
   })
   interNodeGbps?: number;
-  @Field(() => Boolean, { defaultValue: true }) fp32UsesTf32!: boolean;
-  @Field(() => Int, { defaultValue: 10 }) limit!: number;
+  @Field(() => Boolean, {
+    defaultValue: true,
+    description: 'FP32 runs matmuls/convolutions in TF32 on Ampere and newer (the framework default).',
+  })
+  fp32UsesTf32!: boolean;
+  @Field(() => Int, { defaultValue: 10, description: 'Plans to return (ranked 1..limit).' }) limit!: number;
   @Field(() => ParallelismSearchEnum, {
     defaultValue: ParallelismSearchEnum.AUTO,
     description:

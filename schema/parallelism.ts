@@ -11,7 +11,15 @@ export enum RecomputeEnum {
 registerEnumType(RecomputeEnum, {
   name: 'Recompute',
   description:
-    "Activation recomputation. NONE: keep every activation; SELECTIVE: drop the attention core (scores, softmax, dropout) and recompute it in backward (Korthikanti et al. 2022; what FlashAttention does too); FULL: keep only each transformer block's input and rerun its forward in backward.",
+    'Activation recomputation: which activations are dropped in forward and recomputed in backward.',
+  valuesConfig: {
+    NONE: { description: 'Keep every activation.' },
+    SELECTIVE: {
+      description:
+        'Drop the attention core (scores, softmax, dropout) and recompute it in backward (Korthikanti et al. 2022; what FlashAttention does too).',
+    },
+    FULL: { description: "Keep only each transformer block's input and rerun its forward in backward." },
+  },
 });
 
 export enum OptimizerStateEnum {
@@ -21,6 +29,10 @@ export enum OptimizerStateEnum {
 registerEnumType(OptimizerStateEnum, {
   name: 'OptimizerState',
   description: "Storage of the optimizer's moments (Adam's m and v).",
+  valuesConfig: {
+    FP32: { description: '4 bytes per moment (the default).' },
+    BF16: { description: '2 bytes per moment.' },
+  },
 });
 
 export enum ParallelismSearchEnum {
@@ -30,8 +42,15 @@ export enum ParallelismSearchEnum {
 }
 registerEnumType(ParallelismSearchEnum, {
   name: 'ParallelismSearch',
-  description:
-    'OFF: plain data parallelism only. AUTO: also tensor/pipeline parallelism, ZeRO and recomputation on the layouts where plain data parallelism does not fit. ALL: on every layout, keeping the faster plan.',
+  description: 'Where recommend searches tensor/pipeline parallelism, ZeRO and recomputation.',
+  valuesConfig: {
+    OFF: { description: 'Plain data parallelism only.' },
+    AUTO: {
+      description:
+        'Also tensor/pipeline parallelism, ZeRO and recomputation on the layouts where plain data parallelism does not fit.',
+    },
+    ALL: { description: 'On every layout, keeping the faster plan.' },
+  },
 });
 
 @ObjectType({
@@ -54,7 +73,8 @@ export class Parallelism {
       'ZeRO stage over the data-parallel group: 1 shards optimizer state, 2 also gradients, 3 also weights (FSDP).',
   })
   zeroStage!: number;
-  @Field(() => RecomputeEnum) recompute!: Recompute;
+  @Field(() => RecomputeEnum, { description: 'Activation recomputation the plan uses.' })
+  recompute!: Recompute;
   @Field(() => Int, {
     description:
       'Micro-batches per optimizer step (the gradient accumulation steps; with a pipeline, what fills it).',
@@ -76,7 +96,11 @@ export class ParallelismInput {
   })
   pipelineParallel!: number;
   @Field(() => Int, { defaultValue: 0, description: '0 to 3.' }) zeroStage!: number;
-  @Field(() => RecomputeEnum, { defaultValue: RecomputeEnum.NONE }) recompute!: Recompute;
+  @Field(() => RecomputeEnum, {
+    defaultValue: RecomputeEnum.NONE,
+    description: 'Activation recomputation (default NONE).',
+  })
+  recompute!: Recompute;
   @Field(() => OptimizerStateEnum, {
     nullable: true,
     description: "Optimizer moments' storage; default: the precision mode's (fp32).",

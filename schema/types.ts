@@ -3,25 +3,36 @@
 import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { PRECISIONS, type Precision } from '../predictor/types.js';
 import { SOFTWARE_STACKS, type SoftwareStack } from '../predictor/software.js';
+import { POLICIES } from '../predictor/precision.js';
 import { Parallelism } from './parallelism.js';
+import { REJECT_REASONS, type RejectReason } from '../optimizer/recommend.js';
 
 export const PrecisionEnum = Object.fromEntries(PRECISIONS.map((p) => [p, p])) as { [K in Precision]: K };
 registerEnumType(PrecisionEnum, {
   name: 'Precision',
   description: 'Training precision mode (see the `precisions` query for what each means).',
+  valuesConfig: Object.fromEntries(PRECISIONS.map((p) => [p, { description: POLICIES[p].description }])),
 });
 
+// GraphQL names are CONSTANT_CASE; the values are the framework names the measurements use.
 export const FrameworkEnum = {
-  PyTorch: 'PyTorch',
-  TensorFlow: 'TensorFlow',
-  TensorFlow2: 'TensorFlow2',
-  MXNet: 'MXNet',
-  PaddlePaddle: 'PaddlePaddle',
+  PYTORCH: 'PyTorch',
+  TENSORFLOW: 'TensorFlow',
+  TENSORFLOW2: 'TensorFlow2',
+  MXNET: 'MXNet',
+  PADDLEPADDLE: 'PaddlePaddle',
 } as const;
 registerEnumType(FrameworkEnum, {
   name: 'Framework',
   description:
     'Training framework: the learned model has seen the same configuration run up to 2x apart between frameworks.',
+  valuesConfig: {
+    PYTORCH: { description: 'PyTorch (the default).' },
+    TENSORFLOW: { description: 'TensorFlow 1.x.' },
+    TENSORFLOW2: { description: 'TensorFlow 2.x (Keras).' },
+    MXNET: { description: 'Apache MXNet.' },
+    PADDLEPADDLE: { description: 'PaddlePaddle.' },
+  },
 });
 
 export const SoftwareStackEnum = Object.fromEntries(SOFTWARE_STACKS.map((s) => [s, s])) as {
@@ -56,7 +67,11 @@ export enum ObjectiveEnum {
 }
 registerEnumType(ObjectiveEnum, {
   name: 'Objective',
-  description: 'COST: cheapest plan first; TIME: fastest plan first.',
+  description: 'What plans are ranked by.',
+  valuesConfig: {
+    COST: { description: 'Cheapest plan first (USD), ties broken by hours.' },
+    TIME: { description: 'Fastest plan first (hours), ties broken by USD.' },
+  },
 });
 
 export enum SearchStatusEnum {
@@ -65,19 +80,45 @@ export enum SearchStatusEnum {
 }
 registerEnumType(SearchStatusEnum, {
   name: 'SearchStatus',
-  description:
-    'COMPLETE: every candidate was evaluated; TIMEOUT: the time budget ran out first and the plans are the best of the candidates evaluated by then.',
+  description: 'Whether the search evaluated every candidate.',
+  valuesConfig: {
+    COMPLETE: { description: 'Every candidate was evaluated.' },
+    TIMEOUT: {
+      description:
+        'The time budget ran out first; the plans are the best of the candidates evaluated by then.',
+    },
+  },
 });
 
 @ObjectType({
   description: 'Dense datasheet peak per math mode, TFLOPS; null where the GPU has no such mode.',
 })
 export class PeakTflops {
-  @Field(() => Float, { nullable: true }) fp32!: number | null;
-  @Field(() => Float, { nullable: true }) tf32!: number | null;
-  @Field(() => Float, { nullable: true }) fp16!: number | null;
-  @Field(() => Float, { nullable: true }) bf16!: number | null;
-  @Field(() => Float, { nullable: true }) fp8!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'FP32 (non-tensor) dense peak, TFLOPS; null when no source gives it.',
+  })
+  fp32!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'TF32 tensor-core dense peak, TFLOPS; null on GPUs without TF32.',
+  })
+  tf32!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'FP16 tensor-core dense peak with FP32 accumulate, TFLOPS; null without FP16 tensor cores.',
+  })
+  fp16!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'BF16 tensor-core dense peak, TFLOPS; null on GPUs without BF16.',
+  })
+  bf16!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'FP8 tensor-core dense peak, TFLOPS; null on GPUs without FP8.',
+  })
+  fp8!: number | null;
   @Field(() => Float, {
     nullable: true,
     description:
@@ -88,88 +129,143 @@ export class PeakTflops {
 
 @ObjectType({ description: 'An accelerator of the catalog, with the source of its figures.' })
 export class Gpu {
-  @Field(() => ID) id!: string;
-  @Field(() => String) vendor!: string;
-  @Field(() => String) architecture!: string;
-  @Field(() => String) generation!: string;
-  @Field(() => Int, { nullable: true }) releaseYear!: number | null;
-  @Field(() => String) formFactor!: string;
-  @Field(() => Float) memoryGb!: number;
-  @Field(() => String) memoryType!: string;
-  @Field(() => Float) memoryBwGbps!: number;
-  @Field(() => Float, { nullable: true }) l2CacheMb!: number | null;
-  @Field(() => Int, { nullable: true }) smCount!: number | null;
-  @Field(() => Float, { nullable: true }) boostClockMhz!: number | null;
-  @Field(() => PeakTflops) peakTflops!: PeakTflops;
-  @Field(() => String) intraNodeLink!: string;
+  @Field(() => ID, {
+    description: 'Catalog id, e.g. H100-SXM5-80GB (what `gpu`, `prices` and GPU filters take).',
+  })
+  id!: string;
+  @Field(() => String, { description: 'Maker, e.g. NVIDIA, AMD, Google, Intel.' }) vendor!: string;
+  @Field(() => String, { description: 'Chip architecture as the vendor names it, e.g. Hopper (GH100).' })
+  architecture!: string;
+  @Field(() => String, {
+    description:
+      'Architecture generation the predictor keys efficiencies on (pascal, volta, ampere, hopper, ...).',
+  })
+  generation!: string;
+  @Field(() => Int, { nullable: true, description: 'Year of release; null when no source gives it.' })
+  releaseYear!: number | null;
+  @Field(() => String, { description: 'Board form factor, e.g. SXM5, PCIe, OAM.' }) formFactor!: string;
+  @Field(() => Float, { description: 'GPU memory, GB (the vendor label; GiB in practice).' })
+  memoryGb!: number;
+  @Field(() => String, { description: 'Memory technology, e.g. HBM3, GDDR6.' }) memoryType!: string;
+  @Field(() => Float, { description: 'Datasheet memory bandwidth, GB/s.' }) memoryBwGbps!: number;
+  @Field(() => Float, { nullable: true, description: 'L2 cache, MB; null when no source gives it.' })
+  l2CacheMb!: number | null;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Streaming multiprocessors (or compute units); null when no source gives it.',
+  })
+  smCount!: number | null;
+  @Field(() => Float, { nullable: true, description: 'Boost clock, MHz; null when no source gives it.' })
+  boostClockMhz!: number | null;
+  @Field(() => PeakTflops, { description: 'Dense datasheet peak per math mode, TFLOPS.' })
+  peakTflops!: PeakTflops;
+  @Field(() => String, { description: 'Link between the GPUs of one node, e.g. NVLink 4 or PCIe Gen4 x16.' })
+  intraNodeLink!: string;
   @Field(() => Float, { description: 'Bidirectional per-GPU intra-node bandwidth, GB/s.' })
   intraNodeBwGbpsBidir!: number;
   @Field(() => String, { description: 'gpus.csv, or the link-name rule it was derived from.' })
   intraNodeBwSource!: string;
-  @Field(() => Float, { nullable: true }) tdpW!: number | null;
-  @Field(() => String) typicalInternodeNetwork!: string;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Thermal design power, watts; null when no source gives it.',
+  })
+  tdpW!: number | null;
+  @Field(() => String, {
+    description: 'Network between nodes as typical systems ship it (text from the catalog).',
+  })
+  typicalInternodeNetwork!: string;
   @Field(() => Float, {
     nullable: true,
     description: 'Default price: the lowest on-demand price point in the catalog.',
   })
   priceUsdPerGpuHour!: number | null;
-  @Field(() => Float, { nullable: true }) priceUsdPerGpuHourMax!: number | null;
-  @Field(() => String) pricePoints!: string;
-  @Field(() => String) priceSource!: string;
-  @Field(() => String) source!: string;
-  @Field(() => String) notes!: string;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Highest on-demand price point in the catalog, USD per GPU-hour; null without prices.',
+  })
+  priceUsdPerGpuHourMax!: number | null;
+  @Field(() => String, {
+    description: 'The on-demand price points the catalog lists, with provider and instance (text).',
+  })
+  pricePoints!: string;
+  @Field(() => String, { description: 'Where the price points come from.' }) priceSource!: string;
+  @Field(() => String, { description: 'Where the hardware figures come from.' }) source!: string;
+  @Field(() => String, {
+    description: 'Caveats on the figures (conventions, disagreements between sources).',
+  })
+  notes!: string;
   @Field(() => [PrecisionEnum], { description: 'Precision modes this GPU can train in.' })
   supportedPrecisions!: Precision[];
 }
 
 @ObjectType({ description: 'Layers of one type in a model, totalled.' })
 export class LayerTypeSummary {
-  @Field(() => String) type!: string;
-  @Field(() => Int) count!: number;
-  @Field(() => Float) parameters!: number;
-  @Field(() => Float) forwardFlopsPerSample!: number;
+  @Field(() => String, { description: 'Layer type (the LayerType vocabulary, lower case as in the zoo).' })
+  type!: string;
+  @Field(() => Int, { description: 'Layers of this type, counting repeats.' }) count!: number;
+  @Field(() => Float, { description: 'Parameters of these layers together (a count).' }) parameters!: number;
+  @Field(() => Float, { description: 'Forward FLOPs of these layers per batch element.' })
+  forwardFlopsPerSample!: number;
 }
 
 @ObjectType({ description: 'A model of the zoo; its costs are computed from its layer definitions.' })
 export class Model {
-  @Field(() => ID) id!: string;
-  @Field(() => String) name!: string;
-  @Field(() => String) family!: string;
+  @Field(() => ID, { description: 'Zoo id, e.g. resnet50_v1.5 (what workload.model takes).' }) id!: string;
+  @Field(() => String, { description: 'Display name.' }) name!: string;
+  @Field(() => String, { description: 'Model family, e.g. resnet, bert, gpt, llama.' }) family!: string;
   @Field(() => String, { description: 'What one batch element is: image, sequence, token, ...' })
   batchElement!: string;
   @Field(() => String, { description: 'Unit of throughput and of workload.samples.' })
   throughputUnit!: string;
-  @Field(() => Float) unitsPerBatchElement!: number;
-  @Field(() => Int, { nullable: true }) seqLen?: number;
-  @Field(() => Int, { nullable: true }) imageSize?: number;
-  @Field(() => String) optimizer!: string;
-  @Field(() => [Int]) batchSizes!: number[];
-  @Field(() => Float) parameters!: number;
+  @Field(() => Float, {
+    description: 'Throughput units per batch element (e.g. tokens per sequence = the sequence length).',
+  })
+  unitsPerBatchElement!: number;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Default sequence length, tokens; null for vision models.',
+  })
+  seqLen?: number;
+  @Field(() => Int, { nullable: true, description: 'Default image side, pixels; null for language models.' })
+  imageSize?: number;
+  @Field(() => String, { description: 'Optimizer whose state is counted: sgd, adam or lamb.' })
+  optimizer!: string;
+  @Field(() => [Int], {
+    description: 'Typical per-GPU batch sizes, batch elements; what recommend searches by default.',
+  })
+  batchSizes!: number[];
+  @Field(() => Float, { description: 'Trainable parameters (a count).' }) parameters!: number;
   @Field(() => Float, { description: 'Forward FLOPs per batch element (2 per multiply-add).' })
   forwardFlopsPerSample!: number;
-  @Field(() => Float) backwardFlopsPerSample!: number;
-  @Field(() => Int) layerCount!: number;
-  @Field(() => [LayerTypeSummary]) layersByType!: LayerTypeSummary[];
-  @Field(() => String) source!: string;
+  @Field(() => Float, { description: 'Backward FLOPs per batch element (about twice the forward).' })
+  backwardFlopsPerSample!: number;
+  @Field(() => Int, { description: 'Layers, counting repeats.' }) layerCount!: number;
+  @Field(() => [LayerTypeSummary], { description: 'Layers totalled per layer type.' })
+  layersByType!: LayerTypeSummary[];
+  @Field(() => String, { description: 'Paper or reference implementation the architecture comes from.' })
+  source!: string;
 }
 
 @ObjectType({ description: 'What a precision mode means for the hardware.' })
 export class PrecisionInfo {
-  @Field(() => PrecisionEnum) id!: Precision;
-  @Field(() => String) description!: string;
+  @Field(() => PrecisionEnum, { description: 'The precision mode.' }) id!: Precision;
+  @Field(() => String, { description: 'What the mode does, in words.' }) description!: string;
   @Field(() => String, { description: 'Math mode of matmuls and convolutions.' }) matmulMath!: string;
-  @Field(() => String) weights!: string;
-  @Field(() => String) gradients!: string;
-  @Field(() => Boolean) masterWeights!: boolean;
-  @Field(() => Boolean) lossScaling!: boolean;
-  @Field(() => String) optimizerState!: string;
+  @Field(() => String, {
+    description: 'Storage format of the weights the forward pass reads (fp32, fp16, bf16).',
+  })
+  weights!: string;
+  @Field(() => String, { description: 'Storage format of the gradients.' }) gradients!: string;
+  @Field(() => Boolean, { description: 'Keeps an fp32 master copy of the weights.' }) masterWeights!: boolean;
+  @Field(() => Boolean, { description: 'Needs loss scaling (fp16 range).' }) lossScaling!: boolean;
+  @Field(() => String, { description: "Storage format of the optimizer's state." }) optimizerState!: string;
 }
 
 @ObjectType({ description: 'Milliseconds per optimizer step, by where the time goes.' })
 export class Breakdown {
-  @Field(() => Float) forwardMs!: number;
-  @Field(() => Float) backwardMs!: number;
-  @Field(() => Float) optimizerMs!: number;
+  @Field(() => Float, { description: 'Forward pass, ms.' }) forwardMs!: number;
+  @Field(() => Float, { description: 'Backward pass, ms.' }) backwardMs!: number;
+  @Field(() => Float, { description: 'Optimizer update, ms.' }) optimizerMs!: number;
   @Field(() => Float, { description: 'Casts, master-weight copies, loss scaling, FP8 scaling.' })
   mixedPrecisionMs!: number;
   @Field(() => Float, { description: 'All-reduce time not hidden behind backward.' })
@@ -197,41 +293,63 @@ export class Breakdown {
 
 @ObjectType({ description: 'GPU memory per GPU, GB (GiB, as GPU memory is labelled).' })
 export class MemoryBreakdown {
-  @Field(() => Float) weightsGb!: number;
-  @Field(() => Float) gradientsGb!: number;
-  @Field(() => Float) masterWeightsGb!: number;
-  @Field(() => Float) optimizerStateGb!: number;
-  @Field(() => Float) activationsGb!: number;
-  @Field(() => Float) workspaceGb!: number;
-  @Field(() => Float) totalGb!: number;
+  @Field(() => Float, { description: 'Model weights in the working precision, GB.' }) weightsGb!: number;
+  @Field(() => Float, { description: 'Gradients, GB.' }) gradientsGb!: number;
+  @Field(() => Float, { description: 'FP32 master copy of the weights (mixed precision), GB.' })
+  masterWeightsGb!: number;
+  @Field(() => Float, { description: "Optimizer state (Adam's moments, momentum), GB." })
+  optimizerStateGb!: number;
+  @Field(() => Float, { description: 'Activations kept for backward, GB.' }) activationsGb!: number;
+  @Field(() => Float, { description: 'Framework workspace and allocator overhead, GB.' })
+  workspaceGb!: number;
+  @Field(() => Float, { description: 'Everything above together, GB.' }) totalGb!: number;
 }
 
-@ObjectType()
+@ObjectType({
+  description:
+    'What one configuration costs: step time with its P10-P90 interval, throughput, memory, hours and USD, and where the time goes.',
+})
 export class Prediction {
-  @Field(() => String) model!: string;
-  @Field(() => Gpu) gpu!: Gpu;
-  @Field(() => Int) nodes!: number;
-  @Field(() => Int) gpusPerNode!: number;
-  @Field(() => Int) batchSizePerGpu!: number;
-  @Field(() => Int) gradAccumSteps!: number;
-  @Field(() => PrecisionEnum) precision!: Precision;
+  @Field(() => String, { description: 'The model predicted (zoo id or custom-model id).' }) model!: string;
+  @Field(() => Gpu, { description: 'The GPU type.' }) gpu!: Gpu;
+  @Field(() => Int, { description: 'Nodes (machines).' }) nodes!: number;
+  @Field(() => Int, { description: 'GPUs in each node.' }) gpusPerNode!: number;
+  @Field(() => Int, { description: 'Batch elements per GPU per micro-batch.' }) batchSizePerGpu!: number;
+  @Field(() => Int, { description: 'Micro-batches accumulated per optimizer step.' }) gradAccumSteps!: number;
+  @Field(() => PrecisionEnum, { description: 'The precision mode.' }) precision!: Precision;
   @Field(() => String, {
     description:
       'Math mode that carries most FLOPs (FP32 on Ampere+ runs TF32 unless fp32UsesTf32 is false).',
   })
   dominantMath!: string;
-  @Field(() => Float) stepTimeMs!: number;
+  @Field(() => Float, {
+    description: 'Time of one optimizer step, ms (learned correction applied when available).',
+  })
+  stepTimeMs!: number;
   @Field(() => Float, { description: 'Total over all GPUs, in throughputUnit.' }) throughput!: number;
-  @Field(() => String) throughputUnit!: string;
-  @Field(() => Int) globalBatch!: number;
-  @Field(() => Float, { nullable: true }) totalHours!: number | null;
+  @Field(() => String, {
+    description: 'Unit of throughput, e.g. images/s or tokens/s (workload.samples counts the same items).',
+  })
+  throughputUnit!: string;
+  @Field(() => Int, { description: 'Batch elements per optimizer step over all GPUs.' }) globalBatch!: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Wall-clock hours to train workload.samples; null when the step time is not finite.',
+  })
+  totalHours!: number | null;
   @Field(() => Float, { nullable: true, description: 'null when no price is known for the GPU.' }) costUsd!:
     number | null;
-  @Field(() => Float, { nullable: true }) priceUsdPerGpuHour!: number | null;
-  @Field(() => Float) memoryGbPerGpu!: number;
-  @Field(() => MemoryBreakdown) memory!: MemoryBreakdown;
-  @Field(() => Boolean) fitsInMemory!: boolean;
-  @Field(() => Breakdown) breakdown!: Breakdown;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Price used, USD per GPU-hour; null when none is known.',
+  })
+  priceUsdPerGpuHour!: number | null;
+  @Field(() => Float, { description: 'GPU memory one GPU needs, GB (GiB).' }) memoryGbPerGpu!: number;
+  @Field(() => MemoryBreakdown, { description: 'The memory per GPU, by what holds it, GB.' })
+  memory!: MemoryBreakdown;
+  @Field(() => Boolean, { description: 'Whether memoryGbPerGpu fits in the GPU.' }) fitsInMemory!: boolean;
+  @Field(() => Breakdown, { description: 'Milliseconds of one step, by where the time goes.' })
+  breakdown!: Breakdown;
   @Field(() => Parallelism, {
     description: 'The layout predicted: the input parallelism, or plain data parallelism.',
   })
@@ -256,17 +374,20 @@ export class Prediction {
   evidence!: string;
 }
 
-@ObjectType()
+@ObjectType({
+  description:
+    'One feasible configuration, ranked: GPU type, layout, batch, precision, and its hours and cost.',
+})
 export class Plan {
-  @Field(() => Int) rank!: number;
-  @Field(() => Gpu) gpu!: Gpu;
-  @Field(() => Int) nodes!: number;
-  @Field(() => Int) gpusPerNode!: number;
-  @Field(() => Int) totalGpus!: number;
-  @Field(() => Int) batchSizePerGpu!: number;
-  @Field(() => Int) gradAccumSteps!: number;
-  @Field(() => PrecisionEnum) precision!: Precision;
-  @Field(() => Float) stepTimeMs!: number;
+  @Field(() => Int, { description: 'Position by the objective, 1 = best.' }) rank!: number;
+  @Field(() => Gpu, { description: 'The GPU type.' }) gpu!: Gpu;
+  @Field(() => Int, { description: 'Nodes (machines).' }) nodes!: number;
+  @Field(() => Int, { description: 'GPUs in each node.' }) gpusPerNode!: number;
+  @Field(() => Int, { description: 'nodes x gpusPerNode.' }) totalGpus!: number;
+  @Field(() => Int, { description: 'Batch elements per GPU per micro-batch.' }) batchSizePerGpu!: number;
+  @Field(() => Int, { description: 'Micro-batches accumulated per optimizer step.' }) gradAccumSteps!: number;
+  @Field(() => PrecisionEnum, { description: 'The precision mode.' }) precision!: Precision;
+  @Field(() => Float, { description: 'Time of one optimizer step, ms.' }) stepTimeMs!: number;
   @Field(() => Float, {
     description:
       '10th percentile of the step time (from held-out errors of the learned model; equals stepTimeMs when only the analytical estimate is available).',
@@ -281,14 +402,26 @@ export class Plan {
       'Which case the prediction is: measured, calibrated from measurements of the same model, or unmeasured.',
   })
   evidence!: string;
-  @Field(() => Float) throughput!: number;
-  @Field(() => String) throughputUnit!: string;
-  @Field(() => Float) totalHours!: number;
+  @Field(() => Float, { description: 'Total over all GPUs, in throughputUnit.' }) throughput!: number;
+  @Field(() => String, {
+    description: 'Unit of throughput, e.g. images/s or tokens/s (workload.samples counts the same items).',
+  })
+  throughputUnit!: string;
+  @Field(() => Float, { description: 'Wall-clock hours to train workload.samples.' }) totalHours!: number;
   @Field(() => Float, { description: 'Hours at the 90th-percentile step time.' }) totalHoursP90!: number;
-  @Field(() => Float, { nullable: true }) costUsd!: number | null;
-  @Field(() => Float, { nullable: true }) priceUsdPerGpuHour!: number | null;
-  @Field(() => Float) memoryGbPerGpu!: number;
-  @Field(() => Breakdown) breakdown!: Breakdown;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Cost of the whole training, USD (hours x GPUs x price); null when no price is known.',
+  })
+  costUsd!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Price used, USD per GPU-hour; null when none is known.',
+  })
+  priceUsdPerGpuHour!: number | null;
+  @Field(() => Float, { description: 'GPU memory one GPU needs, GB (GiB).' }) memoryGbPerGpu!: number;
+  @Field(() => Breakdown, { description: 'Milliseconds of one step, by where the time goes.' })
+  breakdown!: Breakdown;
   @Field(() => Parallelism, {
     description:
       'How the plan splits the model: plain data parallelism is dataParallel = totalGpus, the rest 1 or 0.',
@@ -296,14 +429,29 @@ export class Plan {
   parallelism!: Parallelism;
 }
 
+// The optimizer's list of reasons is the one place they are defined; the enum follows it.
+export const RejectReasonEnum = Object.fromEntries(Object.keys(REJECT_REASONS).map((r) => [r, r])) as {
+  [K in RejectReason]: K;
+};
+registerEnumType(RejectReasonEnum, {
+  name: 'RejectReason',
+  description: 'Why recommend rejected a candidate configuration.',
+  valuesConfig: Object.fromEntries(
+    Object.entries(REJECT_REASONS).map(([reason, description]) => [reason, { description }]),
+  ),
+});
+
 @ObjectType({ description: 'Candidates rejected for one reason.' })
 export class Rejection {
-  @Field(() => String) reason!: string;
-  @Field(() => String) description!: string;
-  @Field(() => Int) count!: number;
+  @Field(() => RejectReasonEnum, { description: 'Why the candidates were rejected.' }) reason!: RejectReason;
+  @Field(() => String, { description: 'The reason in words.' }) description!: string;
+  @Field(() => Int, { description: 'Candidates rejected for this reason.' }) count!: number;
 }
 
-@ObjectType()
+@ObjectType({
+  description:
+    'The answer of `recommend`: ranked plans, the cost-time Pareto front, and counts of rejected candidates by reason.',
+})
 export class Recommendation {
   @Field(() => SearchStatusEnum, {
     description: 'TIMEOUT when the time budget stopped the search early (see `evaluated`).',
@@ -317,5 +465,8 @@ export class Recommendation {
   @Field(() => [Plan], { description: 'Ranked 1..limit by the objective.' }) plans!: Plan[];
   @Field(() => [Plan], { description: 'Plans no other plan beats on both cost and time, fastest first.' })
   paretoFront!: Plan[];
-  @Field(() => [Rejection]) rejected!: Rejection[];
+  @Field(() => [Rejection], {
+    description: 'Candidates rejected, one entry per reason, most frequent first.',
+  })
+  rejected!: Rejection[];
 }

@@ -1,9 +1,18 @@
-// Loads the product's data files (this folder) into typed records. Figures are taken as they
-// stand in the CSVs; an empty cell stays null. The only derived figure is a missing intra-node
-// bandwidth, filled from links.json and marked as derived.
+// Loads the product's data files (this folder) into typed records (types.ts). Figures are taken as
+// they stand in the CSVs; an empty cell stays null. The only derived figure is a missing intra-node
+// bandwidth, filled from links.json and marked as derived. Records are frozen: a server-wide price
+// override builds new catalog entries and never touches the hardware facts the predictor reads.
 import { readFileSync } from 'node:fs';
-import type { Generation, GpuSpec, MathMode, Precision } from '../predictor/types.js';
-import { PRECISIONS } from '../predictor/types.js';
+import {
+  PRECISIONS,
+  type CatalogGpu,
+  type Efficiency,
+  type Generation,
+  type GpuPrice,
+  type GpuSpec,
+  type MathMode,
+  type Precision,
+} from './types.js';
 
 const here = (file: string) => new URL(file, import.meta.url);
 
@@ -77,7 +86,12 @@ interface LinksFile {
   fabricPatterns: string[];
 }
 
-function gpuFromRow(r: Record<string, string>, links: LinksFile): GpuSpec {
+interface NodeSizes {
+  defaultMaxGpusPerNode: number;
+  maxGpusPerNode: Record<string, number>;
+}
+
+function hardwareFromRow(r: Record<string, string>, links: LinksFile, nodes: NodeSizes): GpuSpec {
   const link = r.intra_node_interconnect;
   const catalogBw = num(r.intra_node_bw_gbps_bidir_per_gpu);
   const rule = links.rules.find((x) => link.includes(x.match));
@@ -113,20 +127,27 @@ function gpuFromRow(r: Record<string, string>, links: LinksFile): GpuSpec {
         : rule
           ? `derived from link name "${rule.match}" (seeds/links.json)`
           : 'unknown',
+    pcieBwGbpsBidir: pcieBandwidth(link),
     hasNvlinkFabric: links.fabricPatterns.some((p) => link.includes(p)),
+    maxGpusPerNode: nodes.maxGpusPerNode[r.id] ?? nodes.defaultMaxGpusPerNode,
     tdpW: num(r.tdp_w),
     typicalInternodeNetwork: r.typical_internode_network,
-    priceUsdPerGpuHour: num(r.price_usd_per_gpu_hr_min),
-    priceUsdPerGpuHourMax: num(r.price_usd_per_gpu_hr_max),
-    pricePoints: r.price_points,
-    priceSource: r.price_source,
     source: r.source,
     notes: r.notes,
   };
 }
 
+const priceFromRow = (r: Record<string, string>): GpuPrice => ({
+  priceUsdPerGpuHour: num(r.price_usd_per_gpu_hr_min),
+  priceUsdPerGpuHourMax: num(r.price_usd_per_gpu_hr_max),
+  pricePoints: r.price_points,
+  priceSource: r.price_source,
+});
+
+const readJson = <T>(file: string): T => JSON.parse(readFileSync(here(file), 'utf8')) as T;
+
 let linksCache: LinksFile | undefined;
-const links = () => (linksCache ??= JSON.parse(readFileSync(here('./links.json'), 'utf8')) as LinksFile);
+const links = () => (linksCache ??= readJson<LinksFile>('./links.json'));
 
 /**
  * Bidirectional GB/s of the PCIe link a link description names (seeds/links.json); the generic
@@ -137,37 +158,79 @@ export function pcieBandwidth(link: string): number {
   return (pcie.find((r) => link.includes(r.match)) ?? pcie.find((r) => r.match === 'PCIe')!).bidirGbps;
 }
 
-let gpuCache: GpuSpec[] | undefined;
-/** Every row of gpus.csv, in file order. */
-export function loadGpus(): GpuSpec[] {
-  gpuCache ??= parseCsv(readFileSync(here('./gpus.csv'), 'utf8')).map((r) => gpuFromRow(r, links()));
-  return gpuCache;
+interface CatalogRows {
+  hardware: readonly GpuSpec[];
+  prices: ReadonlyMap<string, GpuPrice>;
+}
+let rowsCache: CatalogRows | undefined;
+function catalogRows(): CatalogRows {
+  if (!rowsCache) {
+    const rows = parseCsv(readFileSync(here('./gpus.csv'), 'utf8'));
+    const nodes = readJson<NodeSizes>('./node-sizes.json');
+    rowsCache = {
+      hardware: rows.map((r) => deepFreeze(hardwareFromRow(r, links(), nodes))),
+      prices: new Map(rows.map((r) => [r.id, Object.freeze(priceFromRow(r))])),
+    };
+  }
+  return rowsCache;
 }
 
-export function getGpu(id: string): GpuSpec | undefined {
+function deepFreeze<T extends object>(o: T): T {
+  for (const v of Object.values(o)) if (v && typeof v === 'object') Object.freeze(v);
+  return Object.freeze(o);
+}
+
+/** Every GPU's hardware facts (gpus.csv), in file order: what the predictor reads; never changes. */
+export function loadGpuHardware(): readonly GpuSpec[] {
+  return catalogRows().hardware;
+}
+
+let priceOverrides: { prices: Record<string, number>; source: string } | undefined;
+let catalogCache: CatalogGpu[] | undefined;
+
+/** The catalog price of a GPU, after any server-wide override (setPriceOverrides). */
+function currentPrice(id: string): GpuPrice {
+  const catalog = catalogRows().prices.get(id)!;
+  const p = priceOverrides?.prices[id];
+  if (p === undefined) return catalog;
+  return {
+    ...catalog,
+    priceUsdPerGpuHour: p,
+    priceSource: `${priceOverrides!.source} (catalog: ${catalog.priceUsdPerGpuHour ?? 'no price'}; ${catalog.priceSource})`,
+  };
+}
+
+/** Every row of gpus.csv, in file order: hardware facts and the current price. */
+export function loadGpus(): CatalogGpu[] {
+  catalogCache ??= loadGpuHardware().map((h) => Object.freeze({ ...h, ...currentPrice(h.id) }));
+  return catalogCache;
+}
+
+export function getGpu(id: string): CatalogGpu | undefined {
   return loadGpus().find((g) => g.id === id);
 }
 
-const catalogPrices = new Map<string, { price: number | null; source: string }>();
 /**
  * Server-wide default prices (trainplan serve --prices FILE): the GPUs named get this price
  * wherever the catalog's would apply (a request's own prices still win); undefined restores the
- * catalog. Called once at startup, before any request.
+ * catalog. Called once at startup, before any request. Builds new catalog entries: hardware
+ * records, and entries handed out before, are never changed.
  */
 export function setPriceOverrides(
   prices: Record<string, number> | undefined,
   source = 'price override file',
 ): void {
-  for (const g of loadGpus()) {
-    if (!catalogPrices.has(g.id))
-      catalogPrices.set(g.id, { price: g.priceUsdPerGpuHour, source: g.priceSource });
-    const orig = catalogPrices.get(g.id)!;
-    const p = prices?.[g.id];
-    g.priceUsdPerGpuHour = p ?? orig.price;
-    g.priceSource =
-      p === undefined ? orig.source : `${source} (catalog: ${orig.price ?? 'no price'}; ${orig.source})`;
-  }
+  priceOverrides = prices ? { prices: { ...prices }, source } : undefined;
+  catalogCache = undefined;
 }
+
+let efficiencyCache: Efficiency | undefined;
+/** The analytical predictor's fitted constants (efficiency.json, written by `npm run calibrate`). */
+export function loadEfficiency(): Efficiency {
+  efficiencyCache ??= deepFreeze(readJson<Efficiency>('./efficiency.json'));
+  return efficiencyCache;
+}
+export const EFFICIENCY_FILE = here('./efficiency.json');
 
 export interface Instance {
   provider: string;

@@ -4,7 +4,7 @@
 //
 // Hostile input is stopped as early as it can be: body size while reading, bracket nesting before
 // parsing, tokens while parsing, depth/complexity/fields/aliases while validating (server/limits.ts),
-// field values in the resolvers (resolvers/validate.ts), search size and time in the optimizer.
+// field values in the service layer (service/validate.ts), search size and time in the optimizer.
 // Every response carries an x-request-id; every request is logged as one JSON line.
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
@@ -15,14 +15,19 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { Kind, type GraphQLFormattedError, type OperationDefinitionNode } from 'graphql';
 import { trainplanSchema } from './schema.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
-import { DEFAULTS, readPriceFile, runtimeConfig, setRuntimeConfig, type ServerConfig } from './config.js';
+import {
+  DEFAULTS,
+  readPriceFile,
+  runtimeConfig,
+  setRuntimeConfig,
+  type ServerConfig,
+} from '../service/config.js';
 import { errorFields, log, requestStore, setLogLevel, type RequestState } from './log.js';
 import { MAX_TEXT_NESTING, queryShapeRule, textNesting } from './limits.js';
 import type { RequestContext } from '../resolvers/context.js';
-import { recommendCache } from '../resolvers/cache.js';
-import { loadGpus, networkDefaults, setPriceOverrides } from '../seeds/catalog.js';
+import { recommendCache } from '../service/cache.js';
+import { loadEfficiency, loadGpus, networkDefaults, setPriceOverrides } from '../seeds/catalog.js';
 import { loadZoo } from '../predictor/zoo/index.js';
-import { defaultEfficiency } from '../predictor/step.js';
 
 /** The default body limit (TRAINPLAN_MAX_BODY_BYTES overrides it). */
 export const MAX_BODY_BYTES = DEFAULTS.maxBodyBytes;
@@ -183,7 +188,7 @@ function send(
 const readinessChecks = new Map<string, () => unknown>([
   ['gpus', () => loadGpus().length > 0],
   ['models', () => loadZoo().length > 0],
-  ['efficiency', () => Object.keys(defaultEfficiency()).length > 0],
+  ['efficiency', () => Object.keys(loadEfficiency()).length > 0],
   ['network', () => networkDefaults() !== undefined],
 ]);
 export function addReadinessCheck(name: string, check: () => unknown): void {
@@ -219,7 +224,7 @@ export interface Running {
 
 /**
  * Starts the HTTP server; port 0 picks a free one. `overrides` replace the configuration this
- * process was given (server/config.ts); they become the process's configuration.
+ * process was given (service/config.ts); they become the process's configuration.
  */
 export async function startServer(
   port = 4000,

@@ -2,7 +2,7 @@
 // Every line has time, level, msg and pid; lines written while a request is handled also carry
 // its requestId (from an AsyncLocalStorage the HTTP front sets up).
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { LogLevel } from './config.js';
+import type { LogLevel } from '../service/config.js';
 
 /** What the HTTP front knows about the request being handled. */
 export interface RequestState {

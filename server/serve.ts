@@ -13,7 +13,7 @@ import {
   readPriceFile,
   setRuntimeConfig,
   type ServerConfig,
-} from './config.js';
+} from '../service/config.js';
 import { errorFields, log, setLogLevel } from './log.js';
 
 export const SERVE_HELP = `trainplan serve [flags]

@@ -4,7 +4,9 @@ import {
   breakpointSearch,
   clientOptions,
   customGpuSpec,
+  dropoutsToTolerate,
   planFederatedRound,
+  successProbability,
   transferSeconds,
   verifyFederatedPlan,
   type FederatedClient,
@@ -12,9 +14,10 @@ import {
   type FederatedRequest,
 } from '../optimizer/federated.js';
 import { shutdownSolverWorkers } from '../optimizer/milp/solver.js';
+import { learnedPredictor } from '../predictor/learned/model.js';
 import { unsupportedReason } from '../predictor/precision.js';
 import { getModel } from '../predictor/zoo/index.js';
-import { getGpu } from '../seeds/catalog.js';
+import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 
 const run = apolloForTests(() => shutdownSolverWorkers());
 
@@ -41,6 +44,7 @@ const base: FederatedRequest = {
   maxLocalSteps: 5,
   bytesPerParameter: 4,
   solve: { timeLimitSeconds: 10 },
+  efficiency: loadEfficiency(),
 };
 
 /** Every (option, steps) per client, or sitting out where allowed: the least round time reaching the samples. */
@@ -68,6 +72,113 @@ function bruteForce(r: FederatedRequest): number {
   };
   walk(0, 0, 0);
   return best;
+}
+
+/** Per client every (option, steps) choice, and sitting out where allowed: samples and time. */
+function choicesOf(r: FederatedRequest) {
+  const { all } = clientOptions(r);
+  const tr = r.clients.map((c) => transferSeconds(r.model, c, r.bytesPerParameter));
+  return all.map((opts, i) => {
+    const list: { samples: number; time: number }[] = r.allowDropout ? [{ samples: 0, time: 0 }] : [];
+    for (const o of opts)
+      for (let s = 1; s <= o.maxSteps; s++)
+        list.push({
+          samples: s * o.batchSizePerGpu * r.model.unitsPerBatchElement,
+          time: tr[i] + s * o.stepSeconds,
+        });
+    return list;
+  });
+}
+
+/** Probability that the completing clients reach `need`, by enumerating every subset of completions. */
+function subsetProbability(samples: number[], availability: number[], need: number): number {
+  let p = 0;
+  for (let mask = 0; mask < 1 << samples.length; mask++) {
+    let q = 1,
+      total = 0;
+    samples.forEach((x, i) => {
+      const done = (mask >> i) & 1;
+      q *= done ? availability[i] : 1 - availability[i];
+      total += done ? x : 0;
+    });
+    if (total >= need) p += q;
+  }
+  return p;
+}
+
+/** The least round time over every choice per client whose exact success probability reaches alpha. */
+function bruteForceChance(r: FederatedRequest, alpha: number): number {
+  const choices = choicesOf(r);
+  const availability = r.clients.map((c) => c.availability ?? 1);
+  let best = Infinity;
+  const pick: number[] = [];
+  const walk = (i: number, time: number) => {
+    if (time >= best) return;
+    if (i === choices.length) {
+      if (subsetProbability(pick, availability, r.minSamplesPerRound) >= alpha) best = time;
+      return;
+    }
+    for (const c of choices[i]) {
+      pick[i] = c.samples;
+      walk(i + 1, Math.max(time, c.time));
+    }
+  };
+  walk(0, 0);
+  return best;
+}
+
+/**
+ * Brute force over a cycle of rounds with a participation floor (every participant completes):
+ * per set of participants the least round time reaching the samples (every member training at least
+ * one step), then every assignment of sets to the rounds that gives each client its floor.
+ */
+function bruteForceCycle(r: FederatedRequest, rounds: number, floor: number): number {
+  const choices = choicesOf(r);
+  const n = choices.length;
+  const bestBySet = new Array<number>(1 << n).fill(Infinity);
+  const walk = (i: number, set: number, samples: number, time: number) => {
+    if (time >= bestBySet[set] && i === n) return;
+    if (i === n) {
+      if (samples >= r.minSamplesPerRound) bestBySet[set] = Math.min(bestBySet[set], time);
+      return;
+    }
+    for (const c of choices[i])
+      walk(i + 1, c.samples > 0 ? set | (1 << i) : set, samples + c.samples, Math.max(time, c.time));
+  };
+  walk(0, 0, 0, 0);
+  let best = Infinity;
+  const sets: number[] = [];
+  const assign = (k: number, total: number) => {
+    if (total >= best) return;
+    if (k === rounds) {
+      for (let i = 0; i < n; i++) if (sets.filter((x) => (x >> i) & 1).length < floor) return;
+      best = total;
+      return;
+    }
+    for (let set = 0; set < 1 << n; set++) {
+      if (bestBySet[set] === Infinity) continue;
+      sets[k] = set;
+      assign(k + 1, total + bestBySet[set]);
+    }
+  };
+  assign(0, 0);
+  return best;
+}
+
+/** Seeded dropout simulation: the share of rounds whose completing clients reach the samples. */
+function simulate(plan: FederatedPlan, r: FederatedRequest, draws: number, seed: number): number {
+  let s = seed;
+  const rnd = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+  const availability = new Map(r.clients.map((c) => [c.id, c.availability ?? 1]));
+  let ok = 0;
+  for (let k = 0; k < draws; k++) {
+    const total = plan.clients.reduce(
+      (t, c) => t + (c.participates && rnd() < availability.get(c.id)! ? c.samples : 0),
+      0,
+    );
+    if (total >= r.minSamplesPerRound) ok++;
+  }
+  return ok / draws;
 }
 
 describe('planFederatedRound (library)', () => {
@@ -125,15 +236,100 @@ describe('planFederatedRound (library)', () => {
     expect(p.notes.join(' ')).toMatch(/HiGHS started from the breakpoint search/);
   });
 
+  it('success probability by dynamic programming equals enumeration of every subset of completions', () => {
+    let seed = 5;
+    const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+    for (let t = 0; t < 20; t++) {
+      const n = 2 + Math.floor(rnd() * 8);
+      const samples = Array.from({ length: n }, () => 16 * Math.floor(1 + rnd() * 20));
+      const availability = Array.from({ length: n }, () => 0.3 + 0.7 * rnd());
+      const need = Math.floor(samples.reduce((a, b) => a + b, 0) * (0.2 + 0.7 * rnd()));
+      const dp = successProbability(
+        samples.map((x, i) => ({ samples: x, availability: availability[i] })),
+        need,
+      );
+      expect(dp).toBeCloseTo(subsetProbability(samples, availability, need), 12);
+    }
+    // Dropouts: three clients at 0.9 drop none with 0.729, at most one with 0.972.
+    expect(dropoutsToTolerate([0.9, 0.9, 0.9], 0.7)).toBe(0);
+    expect(dropoutsToTolerate([0.9, 0.9, 0.9], 0.95)).toBe(1);
+    expect(dropoutsToTolerate([1, 1, 0.9], 0.95)).toBe(1);
+  });
+
+  const flaky: FederatedRequest = {
+    ...base,
+    clients: clients.map((c, i) => ({ ...c, availability: [0.8, 0.9, 0.7, 0.85][i] })),
+    minSamplesPerRound: 200,
+    minSuccessProbability: 0.9,
+  };
+
+  it('a round under dropouts over-provisions: it reaches its samples with the probability asked for, in exact terms and in a 20,000-round simulation', async () => {
+    const p = await planFederatedRound(flaky);
+    expect(p.status).toBe('OPTIMAL');
+    expect(verifyFederatedPlan(flaky, p)).toEqual([]);
+    expect(p.successProbability!).toBeGreaterThanOrEqual(0.9);
+    const participating = p.clients.filter((c) => c.participates);
+    expect(p.successProbability!).toBeCloseTo(
+      subsetProbability(
+        participating.map((c) => c.samples),
+        participating.map((c) => c.availability),
+        200,
+      ),
+      12,
+    );
+    const simulated = simulate(p, flaky, 20000, 42);
+    // Binomial standard error at 20,000 draws is at most 0.0036; 4 of them either side.
+    expect(Math.abs(simulated - p.successProbability!)).toBeLessThan(0.0144);
+    expect(simulated).toBeGreaterThan(0.9 - 0.0144);
+    // Planning as if nobody dropped out reaches the samples far less often.
+    const naive = await planFederatedRound({ ...flaky, minSuccessProbability: undefined });
+    expect(naive.successProbability!).toBeLessThan(0.9);
+    expect(simulate(naive, flaky, 20000, 43)).toBeLessThan(0.9);
+    expect(p.samplesPerRound!).toBeGreaterThan(naive.samplesPerRound!);
+    // No plan meeting the probability is faster than the exact optimum by brute force.
+    const bf = bruteForceChance(flaky, 0.9);
+    expect(p.roundTimeSeconds!).toBeGreaterThanOrEqual(bf * (1 - 1e-9));
+  });
+
+  it('a cycle of rounds with a participation floor equals brute force over the participants of each round, and starves no client', async () => {
+    const r: FederatedRequest = { ...base, minSamplesPerRound: 200, rounds: 3, minRoundsPerClient: 1 };
+    const bf = bruteForceCycle(r, 3, 1);
+    const p = await planFederatedRound(r);
+    expect(p.status).toBe('OPTIMAL');
+    expect(verifyFederatedPlan(r, p)).toEqual([]);
+    expect(p.schedule).toHaveLength(3);
+    expect(p.roundTimeSeconds! * 3).toBeCloseTo(bf, 6);
+    for (const x of p.participation) expect(x.rounds).toBeGreaterThanOrEqual(1);
+    // Without the floor the fastest cycle leaves somebody out of every round.
+    const free = await planFederatedRound({ ...r, minRoundsPerClient: 0 });
+    expect(free.participation.some((x) => x.rounds === 0)).toBe(true);
+    expect(free.roundTimeSeconds!).toBeLessThan(p.roundTimeSeconds!);
+  });
+
+  it('P90 round time from the learned interval, and energy at TDP where the device has one', async () => {
+    const learned = await learnedPredictor();
+    const p = await planFederatedRound({ ...base, learned });
+    expect(verifyFederatedPlan(base, p)).toEqual([]);
+    expect(p.roundTimeSecondsP90!).toBeGreaterThanOrEqual(p.roundTimeSeconds!);
+    for (const c of p.clients.filter((x) => x.participates)) {
+      expect(c.computeSecondsP90).toBeGreaterThanOrEqual(c.computeSeconds);
+      const gpu = clients.find((x) => x.id === c.id)!.gpu;
+      if (gpu.tdpW === null) expect(c.energyWh).toBeNull();
+      else expect(c.energyWh!).toBeCloseTo((c.computeSeconds * gpu.tdpW) / 3600, 9);
+    }
+    if (learned.predictor) expect(p.roundTimeSecondsP90!).toBeGreaterThan(p.roundTimeSeconds!);
+  });
+
   it('a custom device is a GpuSpec built from its figures: modes it lacks are not offered', () => {
     expect(jetson).toMatchObject({
       id: 'jetson-orin',
       vendor: 'custom',
       generation: 'unknown',
-      priceUsdPerGpuHour: null,
       releaseYear: null,
       memoryGb: 32,
     });
+    // Hardware facts only: a custom device has no catalog price.
+    expect('priceUsdPerGpuHour' in jetson).toBe(false);
     expect(unsupportedReason(jetson, 'AMP_BF16')).toMatch(/no bf16 support/);
     expect(unsupportedReason(jetson, 'AMP_FP16')).toBeNull();
     const { all } = clientOptions(base);
@@ -182,7 +378,7 @@ describe('planFederatedRound (library)', () => {
         }
         p.samplesPerRound = p.clients.reduce((s, c) => s + c.samples, 0);
       }),
-    ).toMatch(/samples per round, at least 300 required/);
+    ).toMatch(/round 1: \d+ samples, at least 300 required/);
     expect(
       tweak((p) => {
         const c = p.clients[2];
@@ -190,7 +386,7 @@ describe('planFederatedRound (library)', () => {
         c.localSteps = 5;
         c.samples = 160;
       }),
-    ).toMatch(/client c: trains \d+ samples, holds 100/);
+    ).toMatch(/round 1, client c: trains \d+ samples, holds 100/);
     expect(
       tweak((p) => {
         p.roundTimeSeconds = p.roundTimeSeconds! * 0.8;
@@ -200,7 +396,7 @@ describe('planFederatedRound (library)', () => {
       tweak((p) => {
         p.clients[0].participates = false;
       }),
-    ).toMatch(/client a left out but allowDropout is off/);
+    ).toMatch(/round 1, client a: left out but allowDropout is off/);
   });
 });
 
@@ -227,7 +423,45 @@ describe('planFederatedRound over GraphQL', () => {
     expect(p.clients.find((c: { id: string }) => c.id === 'orin').precision).not.toMatch(/BF16/);
   });
 
+  it('plans a cycle under dropouts: success probability, P90, per-round schedule, participation, energy', async () => {
+    const flakyClients = CLIENTS.replace('downlinkMbps: 100 }', 'downlinkMbps: 100, availability: 0.8 }')
+      .replace('downlinkMbps: 200 }', 'downlinkMbps: 200, availability: 0.9 }')
+      .replace('memoryGb: 32 }', 'memoryGb: 32, tdpW: 60 }');
+    const r =
+      await run(`{ planFederatedRound(input: { workload: { model: "resnet50_v1.5", samples: 1e6 }, ${flakyClients}, minSamplesPerRound: 4000,
+        batchSizes: [16, 32, 64], minSuccessProbability: 0.9, rounds: 2, minRoundsPerClient: 1 }) {
+      status roundTimeSeconds roundTimeSecondsP90 successProbability dropoutsTolerated expectedSamplesPerRound energyWhPerRound
+      schedule { round roundTimeSeconds successProbability energyWh clients { id participates availability energyWh recompute computeSecondsP90 } }
+      participation { clientId rounds } } }`);
+    expect(r.errors).toBeUndefined();
+    const p = r.data!.planFederatedRound;
+    expect(['OPTIMAL', 'FEASIBLE']).toContain(p.status);
+    expect(p.successProbability).toBeGreaterThanOrEqual(0.9);
+    expect(p.schedule).toHaveLength(2);
+    expect(p.roundTimeSecondsP90).toBeGreaterThanOrEqual(p.roundTimeSeconds);
+    for (const x of p.participation) expect(x.rounds).toBeGreaterThanOrEqual(1);
+    const orin = p.schedule.flatMap(
+      (x: { clients: { id: string; participates: boolean; energyWh: number }[] }) =>
+        x.clients.filter((c) => c.id === 'orin' && c.participates),
+    );
+    expect(orin.length).toBeGreaterThan(0);
+    for (const c of orin) expect(c.energyWh).toBeGreaterThan(0);
+  });
+
   it.each([
+    [
+      `${CLIENTS}, minSamplesPerRound: 5, minSuccessProbability: 1.5`,
+      /^minSuccessProbability: must be a finite number > 0 and <= 1/,
+    ],
+    [`${CLIENTS}, minSamplesPerRound: 5, rounds: 0`, /^rounds: must be an integer from 1 to 20/],
+    [
+      `${CLIENTS}, minSamplesPerRound: 5, rounds: 2, minRoundsPerClient: 3`,
+      /^minRoundsPerClient: must be an integer from 0 to 2/,
+    ],
+    [
+      `clients: [{ id: "x", gpu: "T4", samplesAvailable: 10, uplinkMbps: 1, downlinkMbps: 1, availability: 0 }], minSamplesPerRound: 5`,
+      /^clients\[0\]\.availability: must be a finite number > 0 and <= 1/,
+    ],
     [
       `clients: [{ id: "x", samplesAvailable: 10, uplinkMbps: 1, downlinkMbps: 1 }], minSamplesPerRound: 5`,
       /^clients\[0\]\.gpu: give exactly one of gpu \(a catalog id\) and device/,

@@ -49,11 +49,11 @@ describe('modelSummary', () => {
 
   it('a layer list, with kernel and padding as one value or a pair', async () => {
     const layers = [
-      { type: 'conv2d', inC: 3, outC: 8, kernel: [3], padding: [1, 1], inH: 32, inW: 32 },
-      { type: 'activation', kind: 'relu', elements: 8 * 32 * 32 },
-      { type: 'pool', kind: 'global_avg', channels: 8, inH: 32, inW: 32, kernel: [32], stride: 1 },
-      { type: 'linear', inFeatures: 8, outFeatures: 10 },
-      { type: 'loss', elements: 10 },
+      { type: 'CONV2D', inC: 3, outC: 8, kernel: [3], padding: [1, 1], inH: 32, inW: 32 },
+      { type: 'ACTIVATION', kind: 'relu', elements: 8 * 32 * 32 },
+      { type: 'POOL', kind: 'global_avg', channels: 8, inH: 32, inW: 32, kernel: [32], stride: 1 },
+      { type: 'LINEAR', inFeatures: 8, outFeatures: 10 },
+      { type: 'LOSS', elements: 10 },
     ];
     const r = await run(SUMMARY, { custom: { layers } });
     expect(r.errors).toBeUndefined();
@@ -166,7 +166,7 @@ describe('bad input is BAD_USER_INPUT naming the field', () => {
       /"bloom" is not supported/,
     ],
     [
-      { custom: { layers: [{ type: 'linear', inFeatures: 4 }] } },
+      { custom: { layers: [{ type: 'LINEAR', inFeatures: 4 }] } },
       'customModel.layers',
       /needs "outFeatures"/,
     ],

@@ -1,14 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { getGpu, loadMeasurements } from '../seeds/catalog.js';
+import { getGpu, loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
 import { examples, featuresOf, fit, PARAMS } from '../predictor/learned/train.js';
 import { predictEnsemble, trainGbdt } from '../predictor/learned/gbdt.js';
 import { ensembleToOnnx, loadOnnxCorrection } from '../predictor/learned/onnx.js';
 import { LearnedPredictor, META_FILE, MODEL_FILE } from '../predictor/learned/model.js';
 import { featureNames } from '../predictor/learned/features.js';
-import { predictCorrected, recommendCorrected } from '../optimizer/corrected.js';
+import { predictCorrected } from '../predictor/corrected.js';
+import { recommendCorrected } from '../optimizer/recommend-corrected.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { PRECISIONS } from '../predictor/types.js';
 import type { GpuSpec } from '../predictor/types.js';
+
+const eff = loadEfficiency();
 
 describe('gradient-boosted trees and their ONNX export', () => {
   it('onnxruntime reproduces the TypeScript ensemble', async () => {
@@ -33,7 +36,7 @@ describe('gradient-boosted trees and their ONNX export', () => {
 
 describe('the committed learned model (seeds/predictor.onnx)', async () => {
   const learned = await LearnedPredictor.load();
-  const ex = examples(loadMeasurements());
+  const ex = examples(loadMeasurements(), eff);
 
   it('is what npm run train:predictor produces from the seeds: ONNX output equals a fresh TypeScript fit on fixed rows', async () => {
     const final = fit(ex, true, PARAMS);
@@ -65,6 +68,7 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
         samples: 1e8,
       },
       { predictor: learned, reason: '' },
+      eff,
     );
     expect(p.predictor).toBe(learned.name);
     expect(p.evidence).toMatch(/^measured/);
@@ -81,6 +85,7 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
         interNodeGbps: 400,
       },
       { predictor: learned, reason: '' },
+      eff,
     );
     expect(unmeasured.evidence).toMatch(/^unmeasured/);
     // Wider interval where nothing about the model was measured.
@@ -99,13 +104,16 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
       nodes: 1,
       interNodeGbps: 400,
     };
-    const plain = await predictCorrected(base, { predictor: learned, reason: '' });
+    const plain = await predictCorrected(base, { predictor: learned, reason: '' }, eff);
     const zero = await predictCorrected(
       { ...base, parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 2, recompute: 'none' } },
       { predictor: learned, reason: '' },
+      eff,
     );
     expect(plain.evidence).not.toMatch(/tensor\/pipeline\/context parallelism/);
-    expect(zero.evidence).toMatch(/no measurement used tensor\/pipeline\/context parallelism, ZeRO or recomputation/);
+    expect(zero.evidence).toMatch(
+      /no measurement used tensor\/pipeline\/context parallelism, ZeRO or recomputation/,
+    );
     expect(zero.stepTimeMsP90 / zero.stepTimeMs).toBeGreaterThanOrEqual(
       plain.stepTimeMsP90 / plain.stepTimeMs - 1e-9,
     );
@@ -137,6 +145,7 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
             interNodeGbps: 200,
           },
           { predictor: learned, reason: '' },
+          eff,
         );
         expect(p.stepTimeMs, `${modelId} ${gpuId} x${factor}`).toBeLessThanOrEqual(previous * (1 + 1e-9));
         previous = p.stepTimeMs;
@@ -158,7 +167,7 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
       limit: 20,
       deadlineHours: 6,
     };
-    const r = await recommendCorrected(req, { predictor: learned, reason: '' });
+    const r = await recommendCorrected(req, { predictor: learned, reason: '' }, eff);
     expect(r.predictor).toBe(learned.name);
     for (const p of r.plans) {
       expect(p.predictor).toBe(learned.name);
@@ -167,6 +176,7 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
     const strict = await recommendCorrected(
       { ...req, deadlineConfidence: true },
       { predictor: learned, reason: '' },
+      eff,
     );
     for (const p of strict.plans) expect(p.totalHoursP90).toBeLessThanOrEqual(6);
     expect(strict.feasible).toBeLessThanOrEqual(r.feasible);
@@ -186,7 +196,7 @@ describe('fallback when the learned model is missing', () => {
       nodes: 1,
       interNodeGbps: 100,
     };
-    const p = await predictCorrected(req, { predictor: null, reason });
+    const p = await predictCorrected(req, { predictor: null, reason }, eff);
     expect(p.predictor).toBe('analytical');
     expect(p.evidence).toBe(reason);
     expect(p.stepTimeMs).toBe(p.analyticalStepTimeMs);
@@ -204,6 +214,7 @@ describe('fallback when the learned model is missing', () => {
         limit: 1,
       },
       { predictor: null, reason },
+      eff,
     );
     expect(r.predictor).toBe('analytical');
     expect(r.predictorNote).toBe(reason);

@@ -8,7 +8,9 @@ import { llmModel } from '../predictor/llm.js';
 import { checkParallelism, parallelStructure } from '../predictor/parallel.js';
 import { stackOfFramework } from '../predictor/software.js';
 import type { ModelDef } from '../predictor/types.js';
-import { getGpu } from '../seeds/catalog.js';
+import { getGpu, loadEfficiency } from '../seeds/catalog.js';
+
+const eff = loadEfficiency();
 import { loadLlmArchitectures, loadLlmRuns } from '../seeds/llm.js';
 
 const arch = (m: string) => loadLlmArchitectures().find((a) => a.model === m)!;
@@ -60,8 +62,8 @@ describe('LLM runs from their published architectures', () => {
 
 describe('FP8 as Transformer Engine runs it', () => {
   it('is faster than BF16 on H100 at the same layout, by about the published ratio', () => {
-    const bf16 = predict(base()).throughput,
-      fp8 = predict(base({ precision: 'FP8' })).throughput;
+    const bf16 = predict(base(), eff).throughput,
+      fp8 = predict(base({ precision: 'FP8' }), eff).throughput;
     expect(fp8 / bf16).toBeGreaterThan(1.15);
     expect(fp8 / bf16).toBeLessThan(1.6);
   });
@@ -75,16 +77,16 @@ describe('FP8 as Transformer Engine runs it', () => {
 
   it('gathers bf16 weights under ZeRO-3, not fp32 (half the bytes)', () => {
     const z3 = { tensorParallel: 1, pipelineParallel: 1, zeroStage: 3 as const, recompute: 'none' as const };
-    const fp8 = predict(base({ precision: 'FP8', parallelism: z3 })).breakdown.dataParallelCommMs;
-    const bf16 = predict(base({ parallelism: z3 })).breakdown.dataParallelCommMs;
+    const fp8 = predict(base({ precision: 'FP8', parallelism: z3 }), eff).breakdown.dataParallelCommMs;
+    const bf16 = predict(base({ parallelism: z3 }), eff).breakdown.dataParallelCommMs;
     expect(fp8).toBeCloseTo(bf16, 6);
   });
 
   it('FP4 runs only where the datasheet gives an FP4 rate, and is faster than FP8 there', () => {
-    expect(() => predict(base({ precision: 'FP4' }))).toThrow(/FP4 tensor-core rate/);
+    expect(() => predict(base({ precision: 'FP4' }), eff)).toThrow(/FP4 tensor-core rate/);
     const b200 = getGpu('B200')!;
-    const fp8 = predict(base({ gpu: b200, precision: 'FP8' })).throughput,
-      fp4 = predict(base({ gpu: b200, precision: 'FP4' })).throughput;
+    const fp8 = predict(base({ gpu: b200, precision: 'FP8' }), eff).throughput,
+      fp4 = predict(base({ gpu: b200, precision: 'FP4' }), eff).throughput;
     expect(fp4).toBeGreaterThan(fp8);
   });
 });
@@ -92,13 +94,14 @@ describe('FP8 as Transformer Engine runs it', () => {
 describe('interleaved pipelines and context parallelism', () => {
   const pp = { tensorParallel: 1, pipelineParallel: 4, zeroStage: 1 as const, recompute: 'none' as const };
   it('interleaving v chunks per GPU shrinks the pipeline bubble by v', () => {
-    const plain = predict(base({ parallelism: pp })).breakdown.pipelineBubbleMs;
-    const v4 = predict(base({ parallelism: { ...pp, virtualPipelineStages: 4 } })).breakdown.pipelineBubbleMs;
+    const plain = predict(base({ parallelism: pp }), eff).breakdown.pipelineBubbleMs;
+    const v4 = predict(base({ parallelism: { ...pp, virtualPipelineStages: 4 } }), eff).breakdown
+      .pipelineBubbleMs;
     expect(v4).toBeCloseTo(plain / 4, 6);
   });
 
   it('context parallelism splits each sequence: forward time per GPU falls by the CP degree', () => {
-    const one = predict(base()).breakdown.forwardMs;
+    const one = predict(base(), eff).breakdown.forwardMs;
     const cp2 = predict(
       base({
         parallelism: {
@@ -109,10 +112,11 @@ describe('interleaved pipelines and context parallelism', () => {
           contextParallel: 2,
         },
       }),
+      eff,
     );
     expect(cp2.breakdown.forwardMs).toBeCloseTo(one / 2, 6);
     // Half as many replicas: the global batch halves at the same micro-batch and accumulation.
-    expect(cp2.globalBatch).toBe(predict(base()).globalBatch / 2);
+    expect(cp2.globalBatch).toBe(predict(base(), eff).globalBatch / 2);
   });
 
   it('rejects a virtual pipeline without a pipeline, naming the field', () => {
@@ -135,8 +139,8 @@ describe('interleaved pipelines and context parallelism', () => {
 
 describe('software stacks', () => {
   it('a tuned stack is faster than stock PyTorch for the same job (fused attention, tuned GEMMs)', () => {
-    const eager = predict(base({ stack: 'PYTORCH_EAGER' })).throughput;
-    const megatron = predict(base()).throughput;
+    const eager = predict(base({ stack: 'PYTORCH_EAGER' }), eff).throughput;
+    const megatron = predict(base(), eff).throughput;
     expect(megatron).toBeGreaterThan(1.2 * eager);
   });
 });

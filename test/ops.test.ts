@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatError, startServer, type Running } from '../server/app.js';
-import { ConfigError, DEFAULTS, loadConfig, readPriceFile } from '../server/config.js';
+import { ConfigError, DEFAULTS, loadConfig, readPriceFile } from '../service/config.js';
 import { requestStore, setLogSink } from '../server/log.js';
 import { getGpu, setPriceOverrides } from '../seeds/catalog.js';
 import { spawnServer } from './spawn-server.js';

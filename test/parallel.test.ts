@@ -10,17 +10,17 @@ import { recommend, type RecommendRequest } from '../optimizer/recommend.js';
 import { activationBytesPerSampleOn, shardedMemoryPerGpu } from '../predictor/memory.js';
 import { checkParallelism, parallelStructure, PLAIN, type Parallelism } from '../predictor/parallel.js';
 import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
-import { communicationTime, defaultEfficiency, intraNodeBandwidth } from '../predictor/step.js';
+import { communicationTime, intraNodeBandwidth } from '../predictor/step.js';
 import { allReduceLinkFraction } from '../predictor/achievable.js';
 import type { ModelDef } from '../predictor/types.js';
 import { buildModel, getModel, loadZoo } from '../predictor/zoo/index.js';
-import { getGpu } from '../seeds/catalog.js';
+import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 
 const gpu = (id: string) => getGpu(id)!;
 const A100 = gpu('A100-SXM4-80GB');
 const GB = 1e9,
   GIB = 2 ** 30;
-const eff = defaultEfficiency();
+const eff = loadEfficiency();
 
 /** A Megatron-LM GPT (Korthikanti et al. 2022 Table 3: vocabulary 51200, sequence 2048, learned positions, dropout). */
 function megatronGpt(id: string, layers: number, hidden: number, heads: number, seq = 2048): ModelDef {
@@ -81,8 +81,8 @@ describe('defaults: plain data parallelism changes nothing', () => {
           gradAccumSteps: 2,
           interNodeGbps: 400,
         };
-        const a = predict(r),
-          b = predict({ ...r, parallelism: { ...PLAIN } });
+        const a = predict(r, eff),
+          b = predict({ ...r, parallelism: { ...PLAIN } }, eff);
         expect(b.stepTimeMs, model.id).toBe(a.stepTimeMs);
         expect(b.memory, model.id).toEqual(a.memory);
         expect(b.globalBatch).toBe(a.globalBatch);
@@ -109,7 +109,7 @@ describe('defaults: plain data parallelism changes nothing', () => {
       interNodeGbps: () => 400,
       limit: 50,
     };
-    const off = recommend(req);
+    const off = recommend(req, eff);
     for (const p of off.plans)
       expect(p.parallelism).toEqual({
         dataParallel: p.nodes * p.gpusPerNode,
@@ -119,7 +119,7 @@ describe('defaults: plain data parallelism changes nothing', () => {
         recompute: 'none',
         microBatches: 1,
       });
-    const auto = recommend({ ...req, parallelismSearch: 'auto' });
+    const auto = recommend({ ...req, parallelismSearch: 'auto' }, eff);
     expect(auto.evaluated).toBe(off.evaluated);
     expect(auto.feasible).toBeGreaterThanOrEqual(off.feasible);
   });
@@ -142,12 +142,12 @@ describe('what the layer list says about splitting it', () => {
     const s = parallelStructure(costOf(m), m.layers);
     expect(s.tensorParallelizable).toBe(false);
     expect(() =>
-      predict(base({ model: m, batchSizePerGpu: 64, parallelism: { ...PLAIN, tensorParallel: 2 } })),
+      predict(base({ model: m, batchSizePerGpu: 64, parallelism: { ...PLAIN, tensorParallel: 2 } }), eff),
     ).toThrow(/no pair of linear layers/);
     expect(
-      predict(base({ model: m, batchSizePerGpu: 64, parallelism: { ...PLAIN, zeroStage: 3 } })).memory
+      predict(base({ model: m, batchSizePerGpu: 64, parallelism: { ...PLAIN, zeroStage: 3 } }), eff).memory
         .weightsGb,
-    ).toBeLessThan(predict(base({ model: m, batchSizePerGpu: 64 })).memory.weightsGb / 7);
+    ).toBeLessThan(predict(base({ model: m, batchSizePerGpu: 64 }), eff).memory.weightsGb / 7);
   });
 
   it.each([
@@ -158,7 +158,7 @@ describe('what the layer list says about splitting it', () => {
     [{ zeroStage: 4 }, 'parallelism.zeroStage', /0, 1, 2 or 3/],
   ] as [Partial<Parallelism>, string, RegExp][])('%j is refused, naming %s', (p, field, message) => {
     try {
-      predict(base({ parallelism: { ...PLAIN, ...p } }));
+      predict(base({ parallelism: { ...PLAIN, ...p } }), eff);
       expect.unreachable();
     } catch (e) {
       expect(e).toBeInstanceOf(InputError);
@@ -191,14 +191,21 @@ describe('memory', () => {
     const c = costOf(m);
     expect(c.parameters).toBe(7.5e9);
     const states = (z: 0 | 1 | 2 | 3) => {
-      const mem = shardedMemoryPerGpu(m, c, 'BF16', 1, {
-        tensorParallel: 1,
-        pipelineParallel: 1,
-        dataParallel: 64,
-        zeroStage: z,
-        recompute: 'none',
-        microBatches: 1,
-      });
+      const mem = shardedMemoryPerGpu(
+        m,
+        c,
+        'BF16',
+        1,
+        {
+          tensorParallel: 1,
+          pipelineParallel: 1,
+          dataParallel: 64,
+          zeroStage: z,
+          recompute: 'none',
+          microBatches: 1,
+        },
+        eff,
+      );
       return ((mem.weightsGb + mem.gradientsGb + mem.masterWeightsGb + mem.optimizerStateGb) * GIB) / GB;
     };
     expect(states(0)).toBeCloseTo(120, 6); // baseline (2 + 2 + K) x 7.5B
@@ -208,9 +215,9 @@ describe('memory', () => {
   });
 
   it('fp32 -> bf16 optimizer state halves the moments', () => {
-    const fp32 = predict(base({ parallelism: { ...PLAIN, zeroStage: 1 } })).memory.optimizerStateGb;
-    const bf16 = predict(base({ parallelism: { ...PLAIN, zeroStage: 1, optimizerState: 'bf16' } })).memory
-      .optimizerStateGb;
+    const fp32 = predict(base({ parallelism: { ...PLAIN, zeroStage: 1 } }), eff).memory.optimizerStateGb;
+    const bf16 = predict(base({ parallelism: { ...PLAIN, zeroStage: 1, optimizerState: 'bf16' } }), eff)
+      .memory.optimizerStateGb;
     expect(bf16).toBeCloseTo(fp32 / 2, 9);
   });
 
@@ -244,14 +251,21 @@ describe('memory', () => {
 
   it('a pipeline stage holds min(micro-batches, stages) micro-batches of its 1/PP of the layers (1F1B)', () => {
     const act = (pipelineParallel: number, microBatches: number) =>
-      shardedMemoryPerGpu(llama, costOf(llama), 'BF16', 1, {
-        tensorParallel: 1,
-        pipelineParallel,
-        dataParallel: 1,
-        zeroStage: 0,
-        recompute: 'selective',
-        microBatches,
-      }).activationsGb;
+      shardedMemoryPerGpu(
+        llama,
+        costOf(llama),
+        'BF16',
+        1,
+        {
+          tensorParallel: 1,
+          pipelineParallel,
+          dataParallel: 1,
+          zeroStage: 0,
+          recompute: 'selective',
+          microBatches,
+        },
+        eff,
+      ).activationsGb;
     expect(act(4, 16)).toBeCloseTo(act(1, 1), 9);
     expect(act(4, 2)).toBeCloseTo(act(1, 1) / 2, 9);
   });
@@ -270,6 +284,7 @@ describe('time', () => {
           gradAccumSteps: m,
           parallelism: { ...PLAIN, pipelineParallel: pp, recompute: 'selective' },
         }),
+        eff,
       );
       const b = p.breakdown;
       const pipelined = b.forwardMs + b.backwardMs + b.recomputeMs + b.tensorParallelCommMs;
@@ -279,7 +294,7 @@ describe('time', () => {
 
   it("tensor parallelism all-reduces each split pair's output, twice per micro-batch (forward, backward), over the node's link", () => {
     const t = 4;
-    const p = predict(base({ parallelism: { ...PLAIN, tensorParallel: t } }));
+    const p = predict(base({ parallelism: { ...PLAIN, tensorParallel: t } }), eff);
     const s = parallelStructure(costOf(llama));
     const bytes = s.tpReduceElements * 2; // bf16, batch 1
     // Each all-reduce runs at the bus bandwidth measured for its message size (nccl-tests, 8x A100).
@@ -287,18 +302,20 @@ describe('time', () => {
     const expected = (1e3 * 2 * (((2 * (t - 1)) / t) * bytes)) / link;
     expect(p.breakdown.tensorParallelCommMs).toBeCloseTo(expected, 6);
     // Full recomputation reruns the forward, and its all-reduces.
-    const full = predict(base({ parallelism: { ...PLAIN, tensorParallel: t, recompute: 'full' } }));
+    const full = predict(base({ parallelism: { ...PLAIN, tensorParallel: t, recompute: 'full' } }), eff);
     expect(full.breakdown.tensorParallelCommMs).toBeCloseTo(1.5 * expected, 6);
     // TP splits each layer's work: forward time falls by about the TP degree.
-    const plain = predict(base({ parallelism: { ...PLAIN, recompute: 'selective' } }));
+    const plain = predict(base({ parallelism: { ...PLAIN, recompute: 'selective' } }), eff);
     expect(plain.breakdown.forwardMs / p.breakdown.forwardMs).toBeGreaterThan(3);
     expect(plain.breakdown.forwardMs / p.breakdown.forwardMs).toBeLessThan(4.2);
   });
 
   it('ZeRO-3 moves 1.5x the data of a data-parallel all-reduce (Rajbhandari et al. 2020, section 7.2.2); ZeRO-1 and 2 the same as it', () => {
     const r = (zeroStage: 0 | 1 | 2 | 3) =>
-      predict(base({ gpusPerNode: 8, nodes: 2, parallelism: { ...PLAIN, zeroStage, recompute: 'full' } }))
-        .breakdown.dataParallelCommMs;
+      predict(
+        base({ gpusPerNode: 8, nodes: 2, parallelism: { ...PLAIN, zeroStage, recompute: 'full' } }),
+        eff,
+      ).breakdown.dataParallelCommMs;
     const G = costOf(llama).parameters * 2;
     const allReduce = communicationTime(
       G,
@@ -321,6 +338,7 @@ describe('time', () => {
         gradAccumSteps: 16,
         parallelism: { ...PLAIN, tensorParallel: 2, pipelineParallel: 2 },
       }),
+      eff,
     );
     expect(p.globalBatch).toBe(1 * 16 * 4);
     expect(p.throughput).toBeCloseTo((64 * 4096) / (p.stepTimeMs / 1e3), 6);
@@ -346,17 +364,20 @@ describe('against published Megatron-LM runs on A100-80GB (Korthikanti et al. 20
     micro: number,
     recompute: 'full' | 'selective',
   ) =>
-    predict({
-      model,
-      gpu: A100,
-      precision: 'FP16',
-      batchSizePerGpu: micro,
-      gpusPerNode: 8,
-      nodes: gpus / 8,
-      gradAccumSteps: batch / micro / (gpus / (t * pp)),
-      interNodeGbps: 1600,
-      parallelism: { tensorParallel: t, pipelineParallel: pp, zeroStage: 0, recompute },
-    });
+    predict(
+      {
+        model,
+        gpu: A100,
+        precision: 'FP16',
+        batchSizePerGpu: micro,
+        gpusPerNode: 8,
+        nodes: gpus / 8,
+        gradAccumSteps: batch / micro / (gpus / (t * pp)),
+        interNodeGbps: 1600,
+        parallelism: { tensorParallel: t, pipelineParallel: pp, zeroStage: 0, recompute },
+      },
+      eff,
+    );
 
   it.each(runs)(
     '%s: step time within +50% (the analytical model is ~30% slow at this scale) and the full/selective ratio within 5%',
@@ -430,10 +451,10 @@ describe('recommend: Llama-2-7B full fine-tuning on 80 GB GPUs', () => {
   };
 
   it('plain data parallelism does not fit; sharded plans do, and say why the rest were rejected', () => {
-    const plain = recommend({ ...req, parallelismSearch: 'off' });
+    const plain = recommend({ ...req, parallelismSearch: 'off' }, eff);
     expect(plain.plans).toEqual([]);
     expect(plain.rejected.map((x) => x.reason)).toEqual(['OUT_OF_MEMORY']);
-    const r = recommend(req);
+    const r = recommend(req, eff);
     expect(r.plans.length).toBeGreaterThan(5);
     expect(r.feasible + r.rejected.reduce((n, x) => n + x.count, 0)).toBe(r.evaluated);
     for (const p of r.plans) {
@@ -454,20 +475,23 @@ describe('recommend: Llama-2-7B full fine-tuning on 80 GB GPUs', () => {
   });
 
   it('each plan is what predict says for its layout', () => {
-    for (const p of recommend(req).plans.slice(0, 8)) {
+    for (const p of recommend(req, eff).plans.slice(0, 8)) {
       const { dataParallel: _, microBatches: __, ...layout } = p.parallelism;
-      const d = predict({
-        model: llama,
-        gpu: p.gpu,
-        precision: p.precision,
-        batchSizePerGpu: p.batchSizePerGpu,
-        gpusPerNode: p.gpusPerNode,
-        nodes: p.nodes,
-        gradAccumSteps: p.gradAccumSteps,
-        interNodeGbps: req.interNodeGbps(p.gpu),
-        samples: req.samples,
-        parallelism: layout,
-      });
+      const d = predict(
+        {
+          model: llama,
+          gpu: p.gpu,
+          precision: p.precision,
+          batchSizePerGpu: p.batchSizePerGpu,
+          gpusPerNode: p.gpusPerNode,
+          nodes: p.nodes,
+          gradAccumSteps: p.gradAccumSteps,
+          interNodeGbps: req.interNodeGbps(p.gpu),
+          samples: req.samples,
+          parallelism: layout,
+        },
+        eff,
+      );
       expect(p.stepTimeMs).toBeCloseTo(d.stepTimeMs, 6);
       expect(p.memoryGbPerGpu).toBeCloseTo(d.memory.totalGb, 9);
       expect(p.totalHours).toBeCloseTo(d.totalHours!, 9);
@@ -476,7 +500,7 @@ describe('recommend: Llama-2-7B full fine-tuning on 80 GB GPUs', () => {
   });
 
   it('with a fixed global batch, every plan reaches it with whole micro-batches per replica', () => {
-    const r = recommend({ ...req, globalBatch: 64, limit: 30 });
+    const r = recommend({ ...req, globalBatch: 64, limit: 30 }, eff);
     expect(r.plans.length).toBeGreaterThan(0);
     for (const p of r.plans)
       expect(p.batchSizePerGpu * p.gradAccumSteps * p.parallelism.dataParallel).toBe(64);
@@ -490,8 +514,8 @@ describe('recommend: Llama-2-7B full fine-tuning on 80 GB GPUs', () => {
       batchSizes: [8],
       precisions: ['BF16' as const],
     };
-    const auto = recommend({ ...small, objective: 'TIME' }).plans[0];
-    const all = recommend({ ...small, objective: 'TIME', parallelismSearch: 'all' }).plans[0];
+    const auto = recommend({ ...small, objective: 'TIME' }, eff).plans[0];
+    const all = recommend({ ...small, objective: 'TIME', parallelismSearch: 'all' }, eff).plans[0];
     expect(all.totalHours).toBeLessThanOrEqual(auto.totalHours + 1e-9);
   });
 });

@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { getGpu } from '../seeds/catalog.js';
+import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 import { InputError, predict, type PredictRequest } from '../predictor/predict.js';
 import { memoryPerGpu } from '../predictor/memory.js';
 import { modelCost } from '../predictor/layers.js';
-import { communicationTime, defaultEfficiency, intraNodeBandwidth } from '../predictor/step.js';
+import { communicationTime, intraNodeBandwidth } from '../predictor/step.js';
 import { allReduceLinkFraction } from '../predictor/achievable.js';
 import { POLICIES, unsupportedReason } from '../predictor/precision.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { T, toy } from './fixtures.js';
+
+const eff = loadEfficiency();
 
 const gpu = (id: string) => getGpu(id)!;
 const req = (over: Partial<PredictRequest>): PredictRequest => ({
@@ -29,7 +31,7 @@ describe('precision support', () => {
     expect(unsupportedReason(gpu('A100-SXM4-80GB'), 'FP8')).toMatch(/FP8/);
     expect(unsupportedReason(gpu('H100-SXM5-80GB'), 'FP8')).toBeNull();
     expect(unsupportedReason(gpu('L4'), 'FP8')).toBeNull();
-    expect(() => predict(req({ gpu: gpu('V100-SXM2-16GB'), precision: 'BF16' }))).toThrow(InputError);
+    expect(() => predict(req({ gpu: gpu('V100-SXM2-16GB'), precision: 'BF16' }), eff)).toThrow(InputError);
   });
 
   it('autocast keeps reductions in fp32 and matmuls in half precision', () => {
@@ -43,8 +45,8 @@ describe('precision support', () => {
 describe('step time', () => {
   it('mixed precision is faster than FP32 on tensor-core GPUs, by a plausible factor', () => {
     const v100 = gpu('V100-SXM2-32GB');
-    const fp32 = predict(req({ gpu: v100, precision: 'FP32' }));
-    const amp = predict(req({ gpu: v100, precision: 'AMP_FP16' }));
+    const fp32 = predict(req({ gpu: v100, precision: 'FP32' }), eff);
+    const amp = predict(req({ gpu: v100, precision: 'AMP_FP16' }), eff);
     const ratio = fp32.stepTimeMs / amp.stepTimeMs;
     expect(ratio).toBeGreaterThan(1.5);
     expect(ratio).toBeLessThan(8);
@@ -54,26 +56,26 @@ describe('step time', () => {
 
   it('FP32 on Ampere runs TF32 unless told otherwise; on Volta the flag changes nothing', () => {
     const a100 = gpu('A100-SXM4-80GB');
-    const tf32 = predict(req({ gpu: a100, precision: 'FP32', fp32UsesTf32: true }));
-    const strict = predict(req({ gpu: a100, precision: 'FP32', fp32UsesTf32: false }));
+    const tf32 = predict(req({ gpu: a100, precision: 'FP32', fp32UsesTf32: true }), eff);
+    const strict = predict(req({ gpu: a100, precision: 'FP32', fp32UsesTf32: false }), eff);
     expect(tf32.dominantMath).toBe('tf32');
     expect(strict.dominantMath).toBe('fp32');
     expect(tf32.stepTimeMs).toBeLessThan(strict.stepTimeMs);
     const v = gpu('V100-SXM2-32GB');
-    expect(predict(req({ gpu: v, precision: 'FP32', fp32UsesTf32: true })).stepTimeMs).toBe(
-      predict(req({ gpu: v, precision: 'FP32', fp32UsesTf32: false })).stepTimeMs,
+    expect(predict(req({ gpu: v, precision: 'FP32', fp32UsesTf32: true }), eff).stepTimeMs).toBe(
+      predict(req({ gpu: v, precision: 'FP32', fp32UsesTf32: false }), eff).stepTimeMs,
     );
   });
 
   it('FP8 on H100 is faster than BF16 for GEMM-bound work', () => {
     const h = gpu('H100-SXM5-80GB');
-    expect(predict(req({ gpu: h, precision: 'FP8' })).stepTimeMs).toBeLessThan(
-      predict(req({ gpu: h, precision: 'AMP_BF16' })).stepTimeMs,
+    expect(predict(req({ gpu: h, precision: 'FP8' }), eff).stepTimeMs).toBeLessThan(
+      predict(req({ gpu: h, precision: 'AMP_BF16' }), eff).stepTimeMs,
     );
   });
 
   it('breakdown adds up to the step time, and throughput and cost follow from it', () => {
-    const p = predict(req({ gpusPerNode: 8, nodes: 2, priceUsdPerGpuHour: 2 }));
+    const p = predict(req({ gpusPerNode: 8, nodes: 2, priceUsdPerGpuHour: 2 }), eff);
     const b = p.breakdown;
     expect(
       b.forwardMs + b.backwardMs + b.optimizerMs + b.mixedPrecisionMs + b.communicationMs + b.overheadMs,
@@ -85,17 +87,17 @@ describe('step time', () => {
   });
 
   it('more GPUs raise throughput but not linearly once communication is exposed', () => {
-    const one = predict(req({}));
-    const eight = predict(req({ gpusPerNode: 8 }));
-    const sixtyFour = predict(req({ gpusPerNode: 8, nodes: 8, interNodeGbps: 100 }));
+    const one = predict(req({}), eff);
+    const eight = predict(req({ gpusPerNode: 8 }), eff);
+    const sixtyFour = predict(req({ gpusPerNode: 8, nodes: 8, interNodeGbps: 100 }), eff);
     expect(eight.throughput).toBeGreaterThan(one.throughput * 4);
     expect(eight.throughput).toBeLessThanOrEqual(one.throughput * 8 + 1e-6);
     expect(sixtyFour.breakdown.communicationTotalMs).toBeGreaterThan(eight.breakdown.communicationTotalMs);
   });
 
   it('gradient accumulation runs forward/backward per micro-batch but communicates once', () => {
-    const a1 = predict(req({ gpusPerNode: 8 }));
-    const a4 = predict(req({ gpusPerNode: 8, gradAccumSteps: 4 }));
+    const a1 = predict(req({ gpusPerNode: 8 }), eff);
+    const a4 = predict(req({ gpusPerNode: 8, gradAccumSteps: 4 }), eff);
     expect(a4.breakdown.forwardMs).toBeCloseTo(4 * a1.breakdown.forwardMs, 9);
     expect(a4.breakdown.communicationTotalMs).toBeCloseTo(a1.breakdown.communicationTotalMs, 9);
     expect(a4.breakdown.optimizerMs).toBeCloseTo(a1.breakdown.optimizerMs, 9);
@@ -103,10 +105,11 @@ describe('step time', () => {
 });
 
 describe('communication', () => {
-  const eff = defaultEfficiency();
   it('single GPU has none; a ring moves 2(n-1)/n of the gradients at the bus bandwidth measured for a bucket', () => {
     const g = gpu('A100-SXM4-80GB');
-    expect(communicationTime(1e9, 100, g, { gpusPerNode: 1, nodes: 1, interNodeGbps: 200 }).totalMs).toBe(0);
+    expect(
+      communicationTime(1e9, 100, g, { gpusPerNode: 1, nodes: 1, interNodeGbps: 200 }, eff).totalMs,
+    ).toBe(0);
     const t = communicationTime(1e9, 0, g, { gpusPerNode: 8, nodes: 1, interNodeGbps: 200 }, eff);
     const bw = intraNodeBandwidth(g, 8, eff);
     expect(bw).toBeCloseTo(300e9 * eff.linkEfficiency, -3);
@@ -143,34 +146,34 @@ describe('memory', () => {
   const GiB = 2 ** 30;
   it('Adam in FP32 and AMP holds 16 bytes per parameter of state; pure fp16 holds 8', () => {
     for (const p of ['FP32', 'AMP_FP16', 'FP16'] as const) {
-      const m = memoryPerGpu(toy, cost, p, 1, false);
+      const m = memoryPerGpu(toy, cost, p, 1, false, eff);
       expect((m.weightsGb + m.gradientsGb + m.masterWeightsGb + m.optimizerStateGb) * GiB).toBeCloseTo(
         16 * P,
         -2,
       );
     }
-    const pure = memoryPerGpu(toy, cost, 'FP16_PURE', 1, false);
+    const pure = memoryPerGpu(toy, cost, 'FP16_PURE', 1, false, eff);
     expect(
       (pure.weightsGb + pure.gradientsGb + pure.masterWeightsGb + pure.optimizerStateGb) * GiB,
     ).toBeCloseTo(8 * P, -2);
   });
 
   it('activations grow linearly with batch and halve in half precision', () => {
-    const b8 = memoryPerGpu(toy, cost, 'FP32', 8, false).activationsGb;
-    const b16 = memoryPerGpu(toy, cost, 'FP32', 16, false).activationsGb;
+    const b8 = memoryPerGpu(toy, cost, 'FP32', 8, false, eff).activationsGb;
+    const b16 = memoryPerGpu(toy, cost, 'FP32', 16, false, eff).activationsGb;
     expect(b16).toBeCloseTo(2 * b8, 9);
-    expect(memoryPerGpu(toy, cost, 'FP16_PURE', 8, false).activationsGb).toBeCloseTo(b8 / 2, 9);
+    expect(memoryPerGpu(toy, cost, 'FP16_PURE', 8, false, eff).activationsGb).toBeCloseTo(b8 / 2, 9);
   });
 
   it('flags configurations that do not fit', () => {
-    expect(predict(req({ gpu: gpu('T4'), batchSizePerGpu: 256, precision: 'FP32' })).fitsInMemory).toBe(
+    expect(predict(req({ gpu: gpu('T4'), batchSizePerGpu: 256, precision: 'FP32' }), eff).fitsInMemory).toBe(
       false,
     );
-    expect(predict(req({ batchSizePerGpu: 1 })).fitsInMemory).toBe(true);
+    expect(predict(req({ batchSizePerGpu: 1 }), eff).fitsInMemory).toBe(true);
   });
 
   it('every precision the A100 supports yields a finite prediction', () => {
     for (const p of PRECISIONS.filter((x) => x !== 'FP8' && x !== 'FP4'))
-      expect(Number.isFinite(predict(req({ precision: p })).stepTimeMs)).toBe(true);
+      expect(Number.isFinite(predict(req({ precision: p }), eff).stepTimeMs)).toBe(true);
   });
 });

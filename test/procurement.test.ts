@@ -11,7 +11,9 @@ import {
 } from '../optimizer/procurement.js';
 import { recommend } from '../optimizer/recommend.js';
 import { getModel } from '../predictor/zoo/index.js';
-import { getGpu } from '../seeds/catalog.js';
+import { getGpu, loadEfficiency } from '../seeds/catalog.js';
+
+const eff = loadEfficiency();
 
 const run = apolloForTests(() => shutdownSolverWorkers());
 
@@ -58,25 +60,30 @@ const request = (rentA100: number, runs: [number, number]): ProcurementRequest =
   maxNodes: 1,
   interNodeGbps: () => 200,
   solve: { timeLimitSeconds: 10 },
+  efficiency: loadEfficiency(),
 });
 
 /** Brute force over every purchase count and every split of each job's monthly runs over all its owned configurations and renting. */
 function bruteForce(r: ProcurementRequest): number {
   const buy = r.options[0].buy!;
   const plans = (gpu: typeof A100, j: number) =>
-    recommend({
-      model: r.jobs[j].model,
-      samples: r.jobs[j].samples,
-      objective: 'TIME',
-      deadlineHours: r.jobs[j].deadlineHours,
-      gpus: [gpu],
-      precisions: r.precisions,
-      maxNodes: r.maxNodes,
-      gpusPerNodeChoices: r.gpusPerNodeChoices,
-      batchSizes: r.jobs[j].batchSizes!,
-      interNodeGbps: r.interNodeGbps,
-      limit: 1e9,
-    })
+    recommend(
+      {
+        model: r.jobs[j].model,
+        samples: r.jobs[j].samples,
+        objective: 'TIME',
+        deadlineHours: r.jobs[j].deadlineHours,
+        gpus: [gpu],
+        precisions: r.precisions,
+        maxNodes: r.maxNodes,
+        gpusPerNodeChoices: r.gpusPerNodeChoices,
+        batchSizes: r.jobs[j].batchSizes!,
+        interNodeGbps: r.interNodeGbps,
+        limit: 1e9,
+        parallelismSearch: 'auto',
+      },
+      eff,
+    )
       .plans.filter(usable)
       .map((p) => ({ gpus: p.nodes * p.gpusPerNode, gpuh: p.totalHours * p.nodes * p.gpusPerNode }));
   const owned = r.jobs.map((_, j) => plans(A100, j));
@@ -209,6 +216,29 @@ describe('planProcurement (library)', () => {
     expect(c.unplaced[0].message).toMatch(
       /cannot be rented, and the GPUs that may be bought \(maxCount\) cannot carry all its runs; short in month 1: \d+ of \d+ runs/,
     );
+  });
+
+  it('a monthly Llama-2-13B fine-tune is planned on A100-80GB nodes with a sharded layout (plain data parallelism does not fit)', async () => {
+    const r = request(2, [1, 1]);
+    r.jobs = [
+      {
+        id: 'llama13',
+        model: getModel('llama2_13b')!,
+        samples: 2e8,
+        runsByMonth: new Array(H).fill(2),
+        deadlineHours: 300,
+      },
+    ];
+    r.options = [r.options[0]];
+    r.precisions = ['AMP_BF16'];
+    r.gpusPerNodeChoices = [8];
+    const p = await planProcurement(r);
+    expect(p.status).toBe('OPTIMAL');
+    expect(verifyProcurementPlan(r, p)).toEqual([]);
+    for (const a of p.allocations) {
+      const l = a.config.parallelism;
+      expect(l.zeroStage > 0 || l.tensorParallel > 1 || l.pipelineParallel > 1).toBe(true);
+    }
   });
 
   it('verification rejects planted wrong plans: a dropped run, over-capacity, a wrong total, a config bigger than the GPUs bought', async () => {

@@ -9,11 +9,14 @@ import type { ApolloServer } from '@apollo/server';
 import { recommend, type Objective, type RecommendRequest } from '../optimizer/recommend.js';
 import { predict } from '../predictor/predict.js';
 import { unsupportedReason } from '../predictor/precision.js';
-import { PRECISIONS, type GpuSpec, type Precision } from '../predictor/types.js';
+import { PRECISIONS, type Precision } from '../predictor/types.js';
+import type { CatalogGpu } from '../seeds/types.js';
 import { loadZoo } from '../predictor/zoo/index.js';
-import { defaultInterNodeGbps, loadGpus } from '../seeds/catalog.js';
+import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import { createApollo } from '../server/app.js';
-import { recommendCache } from '../resolvers/cache.js';
+import { recommendCache } from '../service/cache.js';
+
+const eff = loadEfficiency();
 
 const SEED = 6_2026;
 const priced = loadGpus().filter(
@@ -41,18 +44,22 @@ describe('predictor invariants', () => {
       fc.property(config, (c) => {
         const ok = PRECISIONS.filter((p) => unsupportedReason(c.gpu, p) === null);
         const precision = ok[c.precisionPick % ok.length];
-        const p = predict({
-          model: c.model,
-          gpu: c.gpu,
-          precision,
-          batchSizePerGpu: c.batch,
-          gpusPerNode: c.gpusPerNode,
-          nodes: c.nodes,
-          gradAccumSteps: c.accum,
-          interNodeGbps: defaultInterNodeGbps(c.gpu.id),
-          samples: c.samples,
-          priceUsdPerGpuHour: c.price,
-        });
+        const p = predict(
+          {
+            model: c.model,
+            gpu: c.gpu,
+            precision,
+            batchSizePerGpu: c.batch,
+            gpusPerNode: c.gpusPerNode,
+            nodes: c.nodes,
+            gradAccumSteps: c.accum,
+            interNodeGbps: defaultInterNodeGbps(c.gpu.id),
+            samples: c.samples,
+            // The caller resolves the price (the request's, else the catalog's): the predictor only multiplies.
+            priceUsdPerGpuHour: c.price ?? c.gpu.priceUsdPerGpuHour,
+          },
+          eff,
+        );
         const price = c.price ?? c.gpu.priceUsdPerGpuHour!;
         expect(p.priceUsdPerGpuHour).toBe(price);
         expect(p.stepTimeMs).toBeGreaterThan(0);
@@ -80,7 +87,7 @@ describe('predictor invariants', () => {
           interNodeGbps: 100,
           samples: c.samples,
         };
-        expect(predict(req)).toEqual(predict(req));
+        expect(predict(req, eff)).toEqual(predict(req, eff));
       }),
       { seed: SEED, numRuns: 50 },
     );
@@ -89,8 +96,8 @@ describe('predictor invariants', () => {
 
 interface Search {
   modelIndex: number;
-  gpus: GpuSpec[];
-  extra: GpuSpec;
+  gpus: CatalogGpu[];
+  extra: CatalogGpu;
   precisions: Precision[];
   objective: Objective;
   maxNodes: number;
@@ -152,7 +159,7 @@ describe('optimizer invariants', () => {
     fc.assert(
       fc.property(search, (s) => {
         const req = request(s);
-        const r = recommend(req);
+        const r = recommend(req, eff);
         if (s.timeBudgetMs === undefined) expect(r.status).toBe('COMPLETE');
         if (s.timeBudgetMs === 0) expect(r).toMatchObject({ status: 'TIMEOUT', evaluated: 0, plans: [] });
         expect(r.plans.length).toBe(Math.min(s.limit, r.feasible));
@@ -187,11 +194,14 @@ describe('optimizer invariants', () => {
   it('adding a GPU type to the allowed set never makes the best plan worse', () => {
     fc.assert(
       fc.property(search, (s) => {
-        const base = recommend({ ...request(s), timeBudgetMs: undefined });
-        const more = recommend({
-          ...request(s, s.gpus.some((g) => g.id === s.extra.id) ? s.gpus : [...s.gpus, s.extra]),
-          timeBudgetMs: undefined,
-        });
+        const base = recommend({ ...request(s), timeBudgetMs: undefined }, eff);
+        const more = recommend(
+          {
+            ...request(s, s.gpus.some((g) => g.id === s.extra.id) ? s.gpus : [...s.gpus, s.extra]),
+            timeBudgetMs: undefined,
+          },
+          eff,
+        );
         expect(more.feasible).toBeGreaterThanOrEqual(base.feasible);
         if (base.plans.length === 0) return;
         expect(more.plans.length).toBeGreaterThan(0);
@@ -206,7 +216,7 @@ describe('optimizer invariants', () => {
     fc.assert(
       fc.property(search, (s) => {
         const req = { ...request(s), timeBudgetMs: undefined };
-        expect(JSON.stringify(recommend(req))).toBe(JSON.stringify(recommend(req)));
+        expect(JSON.stringify(recommend(req, eff))).toBe(JSON.stringify(recommend(req, eff)));
       }),
       { seed: SEED, numRuns: 30 },
     );

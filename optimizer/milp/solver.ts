@@ -15,22 +15,11 @@ import { Worker } from 'node:worker_threads';
 import { highs, HIGHS_VERSION, solveWithHighs, type BackendResult } from './highs.js';
 import type { WorkerJob, WorkerReply } from './highs-worker.js';
 import { JSLP_VERSION } from './lpsolver.js';
-import type { GpuSpec, Precision } from '../../predictor/types.js';
 import { modelSize, objectiveOf, withObjective, type MipModel, type MipStart } from './model.js';
 import { describeViolations, rounded, verifyMipSolution } from './verify.js';
 
 export type SolverChoice = 'AUTO' | 'HIGHS' | 'JAVASCRIPT_LP_SOLVER';
 export type MipStatus = 'OPTIMAL' | 'FEASIBLE' | 'INFEASIBLE' | 'TIME_LIMIT';
-
-/** How fleet and procurement generate each job's candidate configurations, and how they solve. */
-export interface CandidateSearch {
-  precisions: Precision[];
-  gpusPerNodeChoices: number[];
-  maxNodes: number;
-  interNodeGbps: (gpu: GpuSpec) => number;
-  fp32UsesTf32?: boolean;
-  solve: SolveOptions;
-}
 
 /** What every planner built on a MIP reports about its solve (fleet, procurement, federated). */
 export interface MipOutcome {

@@ -1,6 +1,6 @@
 // Models users bring: a Hugging Face config.json, an ONNX graph, or a layer list in the zoo's
 // vocabulary, each turned into the ModelDef the predictor already understands. The API passes the
-// contents (resolvers/model-summary.ts); the CLI passes file paths (loadModelFile).
+// contents (service/models.ts); the CLI passes file paths (loadModelFile).
 import { readFileSync, statSync } from 'node:fs';
 import { extname } from 'node:path';
 import { InputError } from '../input-error.js';

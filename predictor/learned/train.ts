@@ -49,7 +49,7 @@ export const PARAMS: GbdtParams = {
   seed: 7,
 };
 
-const analytical = (row: Measurement, eff?: Efficiency): Analytical | undefined => {
+const analytical = (row: Measurement, eff: Efficiency): Analytical | undefined => {
   const p = predictRow(row, eff);
   if (!p.prediction || !p.predictedThroughput) return undefined;
   return {
@@ -66,7 +66,7 @@ const analytical = (row: Measurement, eff?: Efficiency): Analytical | undefined 
  * variant predicts every row as plain FP32 (no TF32, no tensor cores): what a predictor that
  * ignores precision sees.
  */
-export function examples(rows: Measurement[], eff?: Efficiency): Example[] {
+export function examples(rows: Measurement[], eff: Efficiency): Example[] {
   const out: Example[] = [];
   for (const row of rows) {
     if (!row.throughput || row.throughput <= 0) continue;

@@ -1,7 +1,9 @@
-// The server's configuration, in one place: every setting, its environment variable, its
+// The process's configuration, in one place: every setting, its environment variable, its
 // command-line flag, its default and its allowed range. Flags win over the environment, the
 // environment over the defaults. `trainplan serve --help` and docs/operations.md list the same
-// table. Nothing here starts a server: cli/main.ts (serve) and server/app.ts read it.
+// table. It lives in the service layer because both the service (search limits, cache sizes, time
+// budget) and the server above it (port, body and query limits) read it; nothing here starts a
+// server: cli/main.ts (serve) and server/app.ts do.
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { getGpu, loadGpus, parseCsv } from '../seeds/catalog.js';

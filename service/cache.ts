@@ -3,8 +3,8 @@
 // of `gpus` breaks exact ties). Bounded both by entries and by the plans held in all, so its
 // memory stays bounded whatever the limit of each request. Only COMPLETE answers are cached:
 // a TIMEOUT answer depends on the load at the time.
-import { runtimeConfig } from '../server/config.js';
-import type { Recommendation } from '../schema/types.js';
+import type { CorrectedRecommendation } from '../optimizer/recommend-corrected.js';
+import { runtimeConfig } from './config.js';
 
 export class LruCache<V> {
   private readonly map = new Map<string, { value: V; weight: number }>();
@@ -74,8 +74,8 @@ export function normalizedKey(value: unknown): string {
   );
 }
 
-/** The recommend resolver's cache; sized by TRAINPLAN_CACHE_ENTRIES / TRAINPLAN_CACHE_PLANS. */
-export const recommendCache = new LruCache<Recommendation>(
+/** recommend's cache (service/planning.ts); sized by TRAINPLAN_CACHE_ENTRIES / TRAINPLAN_CACHE_PLANS. */
+export const recommendCache = new LruCache<CorrectedRecommendation>(
   () => runtimeConfig().cacheEntries,
   () => runtimeConfig().cachePlans,
 );

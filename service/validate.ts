@@ -1,16 +1,8 @@
-// Input checks shared by every resolver: each failure is a BAD_USER_INPUT error that names the
-// field and says what is allowed.
-import { GraphQLError } from 'graphql';
-import { InputError } from '../predictor/predict.js';
+// Input checks shared by every entry point (GraphQL resolvers, the CLI): each failure is an
+// InputError that names the field and says what is allowed; the API turns it into BAD_USER_INPUT.
+import { InputError } from '../predictor/input-error.js';
 
-export function badInput(field: string, message: string): GraphQLError {
-  return new GraphQLError(`${field}: ${message}`, { extensions: { code: 'BAD_USER_INPUT', field } });
-}
-
-/** Turns the libraries' InputError into the API's error; anything else passes through. */
-export function asGraphQLError(e: unknown): unknown {
-  return e instanceof InputError ? badInput(e.field, e.message) : e;
-}
+export { InputError };
 
 /** Large bounds read better as 1e+18 than as nineteen digits. */
 const fmt = (x: number) => (Number.isFinite(x) && Math.abs(x) >= 1e6 ? x.toExponential() : String(x));
@@ -24,7 +16,7 @@ export function finiteNumber(
 ): number {
   const below = opts.exclusiveMin ? !(v > min) : !(v >= min);
   if (!Number.isFinite(v) || below || v > max) {
-    throw badInput(
+    throw new InputError(
       field,
       `must be a finite number ${opts.exclusiveMin ? '>' : '>='} ${fmt(min)} and <= ${fmt(max)} (got ${fmt(v)})`,
     );
@@ -34,14 +26,15 @@ export function finiteNumber(
 
 export function integer(field: string, v: number, min: number, max: number): number {
   if (!Number.isInteger(v) || v < min || v > max)
-    throw badInput(field, `must be an integer from ${fmt(min)} to ${fmt(max)} (got ${fmt(v)})`);
+    throw new InputError(field, `must be an integer from ${fmt(min)} to ${fmt(max)} (got ${fmt(v)})`);
   return v;
 }
 
 export function nonEmpty<T>(field: string, list: T[] | undefined | null, max: number): T[] | undefined {
   if (list === undefined || list === null) return undefined;
-  if (list.length === 0) throw badInput(field, 'must not be an empty list (leave it out for the default)');
-  if (list.length > max) throw badInput(field, `lists at most ${max} entries (got ${list.length})`);
+  if (list.length === 0)
+    throw new InputError(field, 'must not be an empty list (leave it out for the default)');
+  if (list.length > max) throw new InputError(field, `lists at most ${max} entries (got ${list.length})`);
   return list;
 }
 

@@ -1,20 +1,20 @@
-// Ids from the request -> catalog objects, or an error naming the field and the ids allowed.
+// Ids from a request -> catalog objects, or an InputError naming the field and the ids allowed.
+import type { ModelDef } from '../predictor/types.js';
 import { getModel, loadZoo } from '../predictor/zoo/index.js';
-import type { GpuSpec, ModelDef } from '../predictor/types.js';
 import { getGpu, loadGpus } from '../seeds/catalog.js';
-import type { WorkloadInput } from '../schema/inputs.js';
-import { badInput, finiteNumber, LIMITS } from './validate.js';
-import { resolveModel } from './model-summary.js';
+import type { CatalogGpu } from '../seeds/types.js';
+import { resolveModel, type CustomModelInput } from './models.js';
+import { finiteNumber, InputError, LIMITS } from './validate.js';
 
 const list = (ids: string[]) =>
   ids.length > 12
     ? `${ids.slice(0, 12).join(', ')}, ... (${ids.length} in all; see the query)`
     : ids.join(', ');
 
-export function gpuById(field: string, id: string): GpuSpec {
+export function gpuById(field: string, id: string): CatalogGpu {
   const g = getGpu(id);
   if (!g)
-    throw badInput(
+    throw new InputError(
       field,
       `unknown GPU "${id.slice(0, 80)}"; allowed: ${list(loadGpus().map((x) => x.id))} (query gpus)`,
     );
@@ -22,17 +22,26 @@ export function gpuById(field: string, id: string): GpuSpec {
 }
 
 export function modelById(field: string, id: string): ModelDef {
-  if (id == null) throw badInput(field, 'give a zoo model id (custom models are not taken here)');
+  if (id == null) throw new InputError(field, 'give a zoo model id (custom models are not taken here)');
   const m = getModel(id);
   if (!m)
-    throw badInput(
+    throw new InputError(
       field,
       `unknown model "${id.slice(0, 80)}"; allowed: ${list(loadZoo().map((x) => x.id))} (query models)`,
     );
   return m;
 }
 
-/** The workload's model: a zoo id (at workload.seqLen when given) or workload.customModel (resolvers/model-summary.ts). */
+/** What to train and how much of it, as a request gives it (the GraphQL WorkloadInput has this shape). */
+export interface WorkloadInput {
+  /** A zoo id; null when customModel is given. */
+  model: string | null;
+  samples: number;
+  customModel?: CustomModelInput | null;
+  seqLen?: number | null;
+}
+
+/** The workload's model: a zoo id (at workload.seqLen when given) or workload.customModel (service/models.ts). */
 export function workload(w: WorkloadInput): { model: ModelDef; samples: number } {
   return {
     model:

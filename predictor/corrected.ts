@@ -1,0 +1,119 @@
+// A prediction with the learned correction applied (one configuration, or measurement rows): the
+// analytical estimate scaled by the learned model, with its P10-P90 interval and the evidence
+// behind it. Without a learned model the analytical estimate answers and the result says why.
+import { DEFAULT_SOFTWARE, frameworkOf, modelFeaturesOf, type Software } from './learned/features.js';
+import type { CorrectionInput, LearnedState } from './learned/model.js';
+import type { RowPrediction } from './measured.js';
+import { predict, type Prediction, type PredictRequest } from './predict.js';
+import { scaleBreakdown, type Efficiency } from './step.js';
+import { getGpu } from '../seeds/catalog.js';
+import { DEFAULT_STACK, stackEffects, stackEvidence } from './software.js';
+
+export interface CorrectedPrediction extends Prediction {
+  analyticalStepTimeMs: number;
+  stepTimeMsP10: number;
+  stepTimeMsP90: number;
+  totalHoursP90: number | null;
+  predictor: string;
+  /** measured / calibrated / unmeasured, and by what. */
+  evidence: string;
+}
+
+export async function predictCorrected(
+  req: PredictRequest,
+  learned: LearnedState,
+  eff: Efficiency,
+  software: Software = DEFAULT_SOFTWARE,
+): Promise<CorrectedPrediction> {
+  const p = predict(req, eff);
+  const base = {
+    ...p,
+    analyticalStepTimeMs: p.stepTimeMs,
+    stepTimeMsP10: p.stepTimeMs,
+    stepTimeMsP90: p.stepTimeMs,
+    totalHoursP90: p.totalHours,
+  };
+  if (!learned.predictor) return { ...base, predictor: 'analytical', evidence: learned.reason };
+  if (req.stack && req.stack !== DEFAULT_STACK) {
+    // No stock-framework correction for a tuned stack: the interval is the stack's held-out LLM error.
+    const iv = stackEffects(req.stack).heldOutLogError;
+    const lo = iv ? Math.exp(iv.q10) : 1,
+      hi = iv ? Math.exp(iv.q90) : 1;
+    return {
+      ...base,
+      stepTimeMsP10: p.stepTimeMs * lo,
+      stepTimeMsP90: p.stepTimeMs * hi,
+      totalHoursP90: p.totalHours === null ? null : p.totalHours * hi,
+      predictor: 'analytical',
+      evidence: stackEvidence(req.stack),
+    };
+  }
+  const m = modelFeaturesOf(req.model);
+  const k = await learned.predictor.correct([
+    {
+      modelId: req.model.id,
+      model: m,
+      gpu: req.gpu,
+      exec: p.execution,
+      stepMs: p.stepTimeMs,
+      breakdown: p.breakdown,
+      dominantMath: p.dominantMath,
+      software,
+    },
+  ]);
+  const scale = k.mid[0];
+  const stepTimeMs = p.stepTimeMs * scale;
+  const throughput = p.throughput / scale;
+  const totalHours = p.totalHours === null ? null : p.totalHours * scale;
+  const breakdown = scaleBreakdown(p.breakdown, scale);
+  return {
+    ...p,
+    stepTimeMs,
+    throughput,
+    breakdown,
+    totalHours,
+    costUsd: p.costUsd === null ? null : p.costUsd * scale,
+    analyticalStepTimeMs: p.stepTimeMs,
+    stepTimeMsP10: p.stepTimeMs * k.lo[0],
+    stepTimeMsP90: p.stepTimeMs * k.hi[0],
+    totalHoursP90: p.totalHours === null ? null : p.totalHours * k.hi[0],
+    predictor: learned.predictor.name,
+    evidence: `${k.cases[0]}; ${stackEvidence(req.stack)}`,
+  };
+}
+
+/**
+ * Learned corrections for measurement-layout rows (predict-csv): each row's framework and XLA flag
+ * are its software. A row's own (model, GPU, precision) never counts as evidence for it, so
+ * predicting the seeds' own rows shows held-out behaviour, not a lookup.
+ */
+export async function correctRows(
+  rows: RowPrediction[],
+  learned: LearnedState,
+): Promise<{ scale: number; lo: number; hi: number; evidence: string }[]> {
+  const none = rows.map(() => ({ scale: 1, lo: 1, hi: 1, evidence: learned.reason }));
+  if (!learned.predictor) return none;
+  const items: CorrectionInput[] = [];
+  const at: number[] = [];
+  rows.forEach((r, i) => {
+    const p = r.prediction;
+    if (!p || !r.model) return;
+    const gpu = getGpu(p.gpuId)!;
+    items.push({
+      modelId: r.model.id,
+      model: modelFeaturesOf(r.model),
+      gpu,
+      exec: p.execution,
+      stepMs: p.stepTimeMs,
+      breakdown: p.breakdown,
+      dominantMath: p.dominantMath,
+      software: { framework: frameworkOf(r.row.framework ?? ''), xla: (r.row.flags ?? '').includes('xla') },
+    });
+    at.push(i);
+  });
+  const k = await learned.predictor.correct(items);
+  at.forEach((i, j) => {
+    none[i] = { scale: k.mid[j], lo: k.lo[j], hi: k.hi[j], evidence: k.cases[j] };
+  });
+  return none;
+}

@@ -1,0 +1,116 @@
+// The vocabulary of the data files, typed: precision modes and math modes as the measurements and
+// datasheets name them, a GPU's hardware facts, its catalog price, and the fitted constants of
+// efficiency.json. The predictor builds on these types (predictor/types.ts re-exports them); this
+// folder imports nothing from the predictor.
+
+/** Training precision modes, as the measurements and the frameworks name them. */
+export const PRECISIONS = [
+  'FP32',
+  'TF32',
+  'AMP_FP16',
+  'AMP_BF16',
+  'FP16',
+  'FP16_PURE',
+  'BF16',
+  'FP8',
+  'FP4',
+] as const;
+export type Precision = (typeof PRECISIONS)[number];
+
+/** The arithmetic a kernel actually runs in (what the GPU datasheet quotes a peak for). */
+export const MATH_MODES = ['fp32', 'tf32', 'fp16', 'bf16', 'fp8', 'fp4'] as const;
+export type MathMode = (typeof MATH_MODES)[number];
+
+export type Generation =
+  | 'pascal'
+  | 'volta'
+  | 'turing'
+  | 'ampere'
+  | 'ada'
+  | 'hopper'
+  | 'blackwell'
+  | 'cdna'
+  | 'cdna2'
+  | 'cdna3'
+  | 'tpu'
+  | 'unknown';
+
+/**
+ * One accelerator's hardware facts (seeds/gpus.csv and the files that complete it): everything the
+ * predictor reads about a GPU. `null` = no source gave the figure. Prices are not here (GpuPrice):
+ * a price override never changes a predictor input.
+ */
+export interface GpuSpec {
+  id: string;
+  vendor: string;
+  architecture: string;
+  generation: Generation;
+  releaseYear: number | null;
+  formFactor: string;
+  memoryGb: number;
+  memoryType: string;
+  memoryBwGbps: number;
+  l2CacheMb: number | null;
+  smCount: number | null;
+  boostClockMhz: number | null;
+  /** Dense peak TFLOPS per math mode; null where the GPU has no such mode (or no source gave it). */
+  peakTflops: Record<MathMode, number | null>;
+  fp64Tflops: number | null;
+  int8Tops: number | null;
+  intraNodeLink: string;
+  /** Bidirectional per-GPU intra-node bandwidth, GB/s, as vendors quote it. */
+  intraNodeBwGbpsBidir: number;
+  /** Where intraNodeBwGbpsBidir came from: the catalog cell, or derived from the link name (seeds/links.json). */
+  intraNodeBwSource: string;
+  /**
+   * Bidirectional GB/s of the PCIe link the card sits on (seeds/links.json): what a ring uses when the
+   * catalog has no intra-node figure, or when a 2-way bridge cannot connect more than two GPUs.
+   */
+  pcieBwGbpsBidir: number;
+  /** True when the GPUs of one node talk over an NVLink/NVSwitch/xGMI fabric rather than PCIe. */
+  hasNvlinkFabric: boolean;
+  /** Most GPUs of this type one node (server) holds, as sold (seeds/node-sizes.json). */
+  maxGpusPerNode: number;
+  tdpW: number | null;
+  typicalInternodeNetwork: string;
+  source: string;
+  notes: string;
+}
+
+/** What the catalog says a GPU-hour costs, and where that figure comes from. */
+export interface GpuPrice {
+  /** Default on-demand price per GPU-hour: the lowest price point the catalog lists; null if none. */
+  priceUsdPerGpuHour: number | null;
+  priceUsdPerGpuHourMax: number | null;
+  pricePoints: string;
+  priceSource: string;
+}
+
+/** A catalog entry: the hardware facts and the current price (after any server-wide override). */
+export type CatalogGpu = GpuSpec & GpuPrice;
+
+/** The analytical predictor's fitted global constants (seeds/efficiency.json; see its _about). */
+export interface Efficiency {
+  /** Fraction of the measured GEMM kernel rate (predictor/achievable.ts) a framework's matmuls reach, per math mode. */
+  matmulEfficiency: Record<MathMode, number>;
+  /** Fraction of the measured STREAM bandwidth a framework's memory-bound kernels reach. */
+  memoryEfficiency: number;
+  /** CPU time to dispatch one kernel (framework + launch); hidden while the GPU is busier than the CPU. */
+  kernelOverheadUs: number;
+  /** Shortest time any kernel takes on the GPU, however little work it has. */
+  minKernelUs: number;
+  stepOverheadMs: number;
+  linkEfficiency: number;
+  networkEfficiency: number;
+  allReduceLatencyUs: number;
+  bucketMb: number;
+  overlapFraction: number;
+  workspaceGb: number;
+  activationFragmentation: number;
+  /**
+   * Fraction of a link's per-direction bandwidth a pipeline send reaches when it runs alone on the
+   * critical path. Not calibrated; absent from the file, 0.8 (nccl-tests bus bandwidth on NVLink nodes
+   * for large messages is about 80% of the link's). All-reduces use the measured curve instead.
+   */
+  collectiveLinkEfficiency?: number;
+}
