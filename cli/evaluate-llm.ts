@@ -3,13 +3,13 @@
 // framework names; FP8/BF16 speed ratios of runs published in both precisions at the same layout; and
 // whole pre-training campaigns (llm_campaign_gpu_hours.csv) as GPU-hours.
 import { getGpu, loadEfficiency } from '../seeds/catalog.js';
+import { SOFTWARE_FILE } from '../seeds/tables.js';
 import { loadLlmArchitectures, loadLlmCampaigns, loadLlmRuns, type LlmRun } from '../seeds/llm.js';
 import { llmModel, predictLlmRun, type LlmRunPrediction } from '../predictor/llm.js';
 import { predict } from '../predictor/predict.js';
 import { writeFileSync } from 'node:fs';
 import {
   overrideStackEffects,
-  SOFTWARE_FILE,
   softwareFile,
   stackOfFramework,
   type SoftwareStack,

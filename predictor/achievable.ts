@@ -7,32 +7,10 @@
 // same ideal time on a GPU with twice the peak is half the work, so it sits further down the
 // latency-bound part of the curve. For a GPU without its own table the nearest measured architecture's
 // table is used, scaled by the GPU's own datasheet peak, and `achievableBasis` says so.
-import { readFileSync } from 'node:fs';
+import { loadAchievable, type Curve } from '../seeds/tables.js';
 import type { Generation, GpuSpec, MathMode } from './types.js';
 
-/** [ideal microseconds, measured microseconds] of single GEMM kernels, ascending. */
-type Curve = [number, number][];
-
-interface AchievableFile {
-  gemm: Record<string, Partial<Record<MathMode, { points: Curve; samples: number; source: string[] }>>>;
-  memory: Record<string, { triadGbps: number; fractionOfDatasheet: number; source: string }>;
-  allReduce: Record<
-    string,
-    {
-      gpu: string;
-      linkGbpsPerDirection: number;
-      points: [number, number][];
-      gpusInGroup: number;
-      source: string;
-    }
-  >;
-}
-
-let file: AchievableFile | undefined;
-const data = (): AchievableFile =>
-  (file ??= JSON.parse(
-    readFileSync(new URL('../seeds/achievable/achievable.json', import.meta.url), 'utf8'),
-  ) as AchievableFile);
+const data = loadAchievable;
 
 /** The GEMM table each architecture is measured by, or the nearest measured one. */
 const GEMM_TABLE: Record<Generation, string> = {

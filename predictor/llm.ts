@@ -2,7 +2,7 @@
 // built from its architecture row (llm_models.csv) by the zoo's decoder builder, and predicted at the
 // run's own layout (TP, PP, virtual stages, CP, FSDP, recomputation, micro- and global batch).
 // Mixture-of-experts models and models whose architecture was not published are not modelled.
-import { readFileSync } from 'node:fs';
+import { loadTokenizers } from '../seeds/tables.js';
 import { getGpu, defaultInterNodeGbps } from '../seeds/catalog.js';
 import type { LlmArchitecture, LlmRun } from '../seeds/llm.js';
 import { predict, type Prediction } from './predict.js';
@@ -19,16 +19,9 @@ import type { SoftwareStack } from './software.js';
  * (LayerNorm, GELU, learned positions, biases). A missing vocabulary (NeMo's configs leave it to the
  * tokenizer) is the family's tokenizer's (seeds/llm-tokenizers.json).
  */
-interface TokenizerFile {
-  families: { prefix: string; vocab: number; source: string }[];
-}
-let tokenizers: TokenizerFile | undefined;
 /** The vocabulary of a model's tokenizer family, for architectures that leave it to the tokenizer. */
 function tokenizerVocab(model: string): number | null {
-  tokenizers ??= JSON.parse(
-    readFileSync(new URL('../seeds/llm-tokenizers.json', import.meta.url), 'utf8'),
-  ) as TokenizerFile;
-  return tokenizers.families.find((f) => model.startsWith(f.prefix))?.vocab ?? null;
+  return loadTokenizers().families.find((f) => model.startsWith(f.prefix))?.vocab ?? null;
 }
 
 const built = new Map<string, ModelDef | string>();
