@@ -7,7 +7,7 @@ import { SOFTWARE_FILE } from '../seeds/tables.js';
 import { loadLlmArchitectures, loadLlmCampaigns, loadLlmRuns, type LlmRun } from '../seeds/llm.js';
 import { llmModel, predictLlmRun, type LlmRunPrediction } from '../predictor/llm.js';
 import { predict } from '../predictor/predict.js';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import {
   overrideStackEffects,
   softwareFile,
@@ -300,4 +300,30 @@ export function writeSoftwareFit(f: ReturnType<typeof fitSoftware>): string {
   };
   writeFileSync(SOFTWARE_FILE, JSON.stringify(file, null, 2) + '\n');
   return `wrote ${SOFTWARE_FILE.pathname}`;
+}
+
+export const LLM_CARD_HEADING = '## LLM training (analytical predictor, tuned software stacks)';
+export const CARD_FILE = new URL('../seeds/PREDICTOR_CARD.md', import.meta.url);
+
+/** Replaces the LLM section of seeds/PREDICTOR_CARD.md with this evaluation and fit. */
+export function writeLlmCardSection(fitText: string, evaluationText: string): string {
+  const card = readFileSync(CARD_FILE, 'utf8');
+  const at = card.indexOf(LLM_CARD_HEADING);
+  const head = (at >= 0 ? card.slice(0, at) : card).trimEnd();
+  const section = `${LLM_CARD_HEADING}
+
+Written by \`npx trainplan evaluate --llm --fit --write\` (cli/evaluate-llm.ts); reproduce the figures with
+\`npx trainplan evaluate --llm --fit\`. The published LLM runs (seeds/measurements/llm_train.csv, latest
+version of each) are predicted at their own layout (TP, PP, virtual stages, CP, FSDP/ZeRO, recomputation,
+micro- and global batch) under the software stack their framework names. The stacks' effects are fitted
+on these runs (seeds/software.json); "held out" figures predict each model family with effects fitted on
+the other families only. Mixture-of-experts models, runs without a published architecture or batch, and
+the 96 GB H100 variant (not in the catalog) are not predicted.
+
+${fitText}
+
+${evaluationText}
+`;
+  writeFileSync(CARD_FILE, `${head}\n\n${section}`);
+  return `wrote the LLM section of ${CARD_FILE.pathname}`;
 }

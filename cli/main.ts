@@ -157,12 +157,16 @@ async function main(argv: string[]) {
       if (values.llm) {
         // Published LLM runs at their own layouts, FP8/BF16 pairs, Llama 2 campaigns (analytical, tuned stacks).
         const llm = await import('./evaluate-llm.js');
+        let fitText = '';
         if (values.fit) {
           const f = llm.fitSoftware();
-          console.log(llm.formatSoftwareFit(f));
+          fitText = llm.formatSoftwareFit(f);
+          console.log(fitText);
           if (values.write) console.log(llm.writeSoftwareFit(f));
         }
-        console.log(llm.formatLlmEvaluation());
+        const evaluation = llm.formatLlmEvaluation();
+        console.log(evaluation);
+        if (values.fit && values.write) console.log(llm.writeLlmCardSection(fitText, evaluation));
         return;
       }
       if (values.learned) {

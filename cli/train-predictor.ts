@@ -3,7 +3,8 @@
 // on every row, checks onnxruntime reproduces it, and writes seeds/predictor.onnx, predictor.json
 // and PREDICTOR_CARD.md. Deterministic: the same data and seed give the same files.
 // `--evaluate-only` prints the validation without writing anything.
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { LLM_CARD_HEADING } from './evaluate-llm.js';
 import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
 import {
   crossValidate,
@@ -193,7 +194,17 @@ Written by \`npm run train:predictor\` (cli/train-predictor.ts); do not edit by 
 
 ${sections.join('\n\n')}
 `;
-    writeFileSync(new URL('../seeds/PREDICTOR_CARD.md', import.meta.url), card);
+    // The LLM section is written by `trainplan evaluate --llm --fit --write` (cli/evaluate-llm.ts): keep it.
+    const cardFile = new URL('../seeds/PREDICTOR_CARD.md', import.meta.url);
+    const previous = existsSync(cardFile) ? readFileSync(cardFile, 'utf8') : '';
+    const llm = previous.indexOf(LLM_CARD_HEADING);
+    writeFileSync(
+      cardFile,
+      llm >= 0
+        ? `${card}
+${previous.slice(llm)}`
+        : card,
+    );
     log('wrote seeds/predictor.onnx, seeds/predictor.json, seeds/PREDICTOR_CARD.md');
   }
 }

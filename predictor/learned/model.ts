@@ -176,7 +176,10 @@ export class LearnedPredictor {
           (gpuMeasured
             ? ''
             : `; ${it.gpu.id} has no training measurements (${achievableBasis(it.gpu, it.dominantMath)})`) +
-          (split ? '; no measurement used tensor/pipeline/context parallelism, ZeRO or recomputation' : ''),
+          (split ? '; no measurement used tensor/pipeline/context parallelism, ZeRO or recomputation' : '') +
+          (it.exec.precision === 'FP4'
+            ? '; FP4 is unmeasured: no FP4 training run or FP4 kernel in the data (FP8 kernel curve at the FP4 peak)'
+            : ''),
       );
     });
     return { mid, lo, hi, cases };
