@@ -12,6 +12,7 @@ import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 
 const eff = loadEfficiency();
 import { loadLlmArchitectures, loadLlmRuns } from '../seeds/llm.js';
+import { apolloForTests } from './graphql-client.js';
 
 const arch = (m: string) => loadLlmArchitectures().find((a) => a.model === m)!;
 const llama8b = llmModel(arch('Llama-3-8B'), 8192) as ModelDef;
@@ -159,5 +160,37 @@ describe('Llama 2 pre-training campaigns (model card GPU-hours)', () => {
     const runs = loadLlmRuns();
     expect(runs.length).toBe(459);
     expect(runs.filter((r) => r.isLatest).length).toBeLessThan(runs.length);
+  });
+});
+
+describe('the API: softwareStack, FP8/FP4, virtual stages and context parallelism', () => {
+  const run = apolloForTests();
+  const query = (extra: string) => `{
+    predict(input: {
+      workload: { model: "llama2_7b", samples: 1e9 }
+      gpu: "H100-SXM5-80GB", gpusPerNode: 8, batchSizePerGpu: 1, gradAccumSteps: 8, precision: FP8
+      ${extra}
+    }) { predictor evidence stepTimeMs stepTimeMsP10 stepTimeMsP90 }
+  }`;
+
+  it('a tuned stack is an analytical estimate with its held-out interval, and says which stack it assumes', async () => {
+    const tuned = await run(
+      query(
+        'softwareStack: MEGATRON, parallelism: { tensorParallel: 2, pipelineParallel: 2, virtualPipelineStages: 4, zeroStage: 1 }',
+      ),
+    );
+    const p = tuned.data!.predict;
+    expect(p.predictor).toBe('analytical');
+    expect(p.evidence).toMatch(/software stack assumed: MEGATRON/);
+    expect(p.stepTimeMsP10).toBeLessThan(p.stepTimeMs);
+    expect(p.stepTimeMsP90).toBeGreaterThan(p.stepTimeMs);
+    const eager = await run(query(''));
+    expect(eager.data!.predict.evidence).toMatch(/software stack assumed: PYTORCH_EAGER/);
+  });
+
+  it('a context-parallel degree the GPUs cannot hold is refused, naming the field', async () => {
+    const r = await run(query('parallelism: { contextParallel: 3 }'));
+    expect(r.errors![0].extensions?.code).toBe('BAD_USER_INPUT');
+    expect(r.errors![0].message).toMatch(/parallelism\.contextParallel/);
   });
 });
