@@ -26,7 +26,8 @@ const USAGE = `trainplan: precision-aware training-time prediction and GPU plan 
       rows in the layout of seeds/measurements/train.csv -> every input column plus
       predicted_throughput (row's unit, all GPUs; learned model), predicted_step_time_s with
       its _p10_s/_p90_s, predicted_forward_s, predicted_backward_s, predicted_optimizer_s,
-      predicted_communication_s, analytical_throughput, predictor, evidence, error.
+      predicted_communication_s, analytical_throughput, predicted_memory_gb_per_gpu (GiB at the
+      step's peak), fits_in_memory (true/false), predictor, evidence, error.
       The model column is a zoo id or a path (relative to the CSV) to a Hugging Face config.json,
       an .onnx graph or a layer-list .json; seq_len_or_image_size overrides its default; optional
       columns tensor_parallel, pipeline_parallel, zero_stage, recompute (none/selective/full)
@@ -42,6 +43,10 @@ const USAGE = `trainplan: precision-aware training-time prediction and GPU plan 
       cross-validation of the learned predictor holding out whole GPUs, whole (model, GPU,
       precision) combinations and whole models, beside the analytical estimate and the
       precision-unaware ablation, per precision and GPU architecture (takes minutes)
+  trainplan memory-check
+      the memory model against configurations that ran: train.csv and llm_train.csv fit rates per
+      model with every miss, the allocator fragmentation fitted on half the GPUs and checked on the
+      rest, published peak memory, configurations that cannot fit, largest batch vs measured
   trainplan calibrate [--data FILE] [--write]
       fit seeds/efficiency.json's global constants to measured rows
   trainplan query (--file FILE | QUERY) [--variables JSON]
@@ -96,6 +101,8 @@ async function main(argv: string[]) {
         'predicted_optimizer_s',
         'predicted_communication_s',
         'analytical_throughput',
+        'predicted_memory_gb_per_gpu',
+        'fits_in_memory',
         'predictor',
         'evidence',
         'error',
@@ -129,6 +136,8 @@ async function main(argv: string[]) {
           predicted_optimizer_s: b && s(b.optimizerMs + b.mixedPrecisionMs),
           predicted_communication_s: s(b?.communicationMs),
           analytical_throughput: p.predictedThroughput,
+          predicted_memory_gb_per_gpu: p.prediction?.memory.totalGb,
+          fits_in_memory: p.prediction ? String(p.prediction.fitsInMemory) : undefined,
           predictor: p.prediction ? (learned.predictor ? learned.predictor.name : 'analytical') : '',
           evidence: p.prediction ? k.evidence : '',
           error: p.error ?? '',
@@ -140,6 +149,11 @@ async function main(argv: string[]) {
       console.log(
         `wrote ${raw.length} rows (${ok} predicted, ${raw.length - ok} with an error) to ${values.out}`,
       );
+      return;
+    }
+    case 'memory-check': {
+      const { memoryCheckReport } = await import('./memory-check.js');
+      console.log(memoryCheckReport());
       return;
     }
     case 'evaluate': {

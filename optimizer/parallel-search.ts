@@ -99,6 +99,9 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     (m) => m === 'none' || (m === 'selective' ? s.attentionCore.some(Boolean) : s.blocks > 0),
   );
   const fp32UsesTf32 = r.fp32UsesTf32 ?? true;
+  const headroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;
+  // What a plan may use: the GPU's memory less the headroom kept free.
+  const capacityGb = gpu.memoryGb - headroomGb;
   // The per-layer sums depend on the TP degree only (not on PP, ZeRO, recomputation or the GPU count).
   const sumsByT = new Map<number, LayerSums>();
   const sums = (t: number) => {
@@ -144,7 +147,15 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       cost,
       precision,
       batch,
-      { tensorParallel: t, pipelineParallel: pp, dataParallel: dp, zeroStage, recompute, microBatches: m },
+      {
+        tensorParallel: t,
+        pipelineParallel: pp,
+        dataParallel: dp,
+        zeroStage,
+        recompute,
+        microBatches: m,
+        ...(r.attention ? { attention: r.attention } : {}),
+      },
       eff,
     );
   const compute = (g: number, nodes: number, m: number, p: Parallelism) =>
@@ -174,7 +185,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
           (c1.tensorParallelMs ?? 0) +
           (c1.pipelineBubbleMs ?? 0);
       // Memory is A + B / DP for DP >= 2 (memory.ts): the narrowest DP that fits follows from DP = 2 and 4.
-      if (z === 0 && fits(memoryOf(t, pp, 1, 0, recompute, m), gpu)) {
+      if (z === 0 && fits(memoryOf(t, pp, 1, 0, recompute, m), gpu, headroomGb)) {
         minDp.push(1);
         continue;
       }
@@ -184,11 +195,11 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         A = m2 - B / 2;
       minDp.push(
         B <= 0
-          ? m2 <= gpu.memoryGb
+          ? m2 <= capacityGb
             ? 2
             : Infinity
-          : gpu.memoryGb > A
-            ? Math.max(2, Math.ceil(B / (gpu.memoryGb - A) - 1e-9))
+          : capacityGb > A
+            ? Math.max(2, Math.ceil(B / (capacityGb - A) - 1e-9))
             : Infinity,
       );
     }
@@ -254,7 +265,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       return;
     }
     const memory = memoryOf(t, pp, dp, zeroStage, recompute, m);
-    if (!fits(memory, gpu)) return;
+    if (!fits(memory, gpu, headroomGb)) return;
     fitted[group] = 1;
     best = { p, m, compute: c, comm, memory };
     bestMsPerSample = msPerSample;

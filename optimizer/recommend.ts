@@ -48,6 +48,7 @@ export function recommend(r: RecommendRequest, eff: Efficiency): Recommendation 
 }
 
 export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
+  const headroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;
   const size = searchSize(r);
   if (r.maxCandidates !== undefined && size > r.maxCandidates) {
     throw new InputError(
@@ -89,8 +90,8 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
           reject('NO_PRICE', layouts);
           continue;
         }
-        const single = memoryPerGpu(r.model, cost, precision, batch, false, eff);
-        const multi = memoryPerGpu(r.model, cost, precision, batch, true, eff);
+        const single = memoryPerGpu(r.model, cost, precision, batch, false, eff, r.attention);
+        const multi = memoryPerGpu(r.model, cost, precision, batch, true, eff, r.attention);
         const computeByAccum = new Map<number, ComputeTime>();
         let sharded: ShardedSearch | undefined;
         for (const g of perNode) {
@@ -101,7 +102,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
               continue;
             }
             const memory = gpus > 1 ? multi : single;
-            const plainFits = fits(memory, gpu);
+            const plainFits = fits(memory, gpu, headroomGb);
             if ((!plainFits && r.parallelismSearch === 'auto') || r.parallelismSearch === 'all') {
               // Sharding, tensor and pipeline parallelism, recomputation: see parallel-search.ts.
               sharded ??= shardedSearch(

@@ -5,7 +5,7 @@ import type { SoftwareStack } from '../predictor/software.js';
 import type { Parallelism, PlanParallelism } from '../predictor/parallel.js';
 import type { Breakdown, ComputeTime } from '../predictor/step.js';
 import type { ModelDef } from '../predictor/types.js';
-import type { CatalogGpu, Efficiency, GpuSpec, Precision } from '../seeds/types.js';
+import type { AttentionImplementation, CatalogGpu, Efficiency, GpuSpec, Precision } from '../seeds/types.js';
 import type { SolveOptions } from './milp/solver.js';
 
 export type Objective = 'COST' | 'TIME';
@@ -56,6 +56,10 @@ export interface RecommendRequest {
    * whichever plan is faster. A plan found this way carries `parallelism`; pass it to `predict`.
    */
   parallelismSearch?: ParallelismSearch;
+  /** How the attention core runs (what it keeps for backward); default seeds/memory.json's, fused. */
+  attention?: AttentionImplementation;
+  /** GB per GPU every plan keeps free beyond its predicted peak; default seeds/memory.json's defaultMemoryHeadroomGb. */
+  memoryHeadroomGb?: number;
   /** Stop enumerating after this many milliseconds and rank the candidates found so far (status TIMEOUT). */
   timeBudgetMs?: number;
   /**

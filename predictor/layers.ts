@@ -11,7 +11,14 @@ export function convOut(size: number, kernel: number, stride: number, padding: n
 
 /** Cost of ONE instance of a layer for ONE sample. */
 export function layerCost(layer: Layer): LayerCost {
-  const base = { name: layer.name ?? layer.type, type: layer.type, count: layer.count ?? 1 };
+  const base = {
+    name: layer.name ?? layer.type,
+    type: layer.type,
+    ...('kind' in layer ? { kind: layer.kind } : {}),
+    ...('steps' in layer && layer.steps !== undefined ? { steps: layer.steps } : {}),
+    ...(layer.frozen ? { frozen: true } : {}),
+    count: layer.count ?? 1,
+  };
   const cost = (
     opClass: OpClass,
     forwardFlops: number,
@@ -82,15 +89,19 @@ export function layerCost(layer: Layer): LayerCost {
     case 'matmul': {
       const batches = layer.batches ?? 1;
       const macs = batches * layer.m * layer.n * layer.k;
-      return cost(
-        'matmul',
-        2 * macs,
-        4 * macs,
-        0,
-        batches * (layer.m * layer.k + layer.k * layer.n),
-        batches * layer.m * layer.n,
-        1,
-      );
+      const shared = layer.sharedRight ? { sharedInputElements: batches * layer.k * layer.n } : {};
+      return {
+        ...cost(
+          'matmul',
+          2 * macs,
+          4 * macs,
+          0,
+          batches * (layer.m * layer.k + layer.k * layer.n),
+          batches * layer.m * layer.n,
+          1,
+        ),
+        ...shared,
+      };
     }
     case 'embedding': {
       const out = layer.tokens * layer.dim;

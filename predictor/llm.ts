@@ -2,7 +2,7 @@
 // built from its architecture row (llm_models.csv) by the zoo's decoder builder, and predicted at the
 // run's own layout (TP, PP, virtual stages, CP, FSDP, recomputation, micro- and global batch).
 // Mixture-of-experts models and models whose architecture was not published are not modelled.
-import { loadTokenizers } from '../seeds/tables.js';
+import { loadLlmVocab } from '../seeds/tables.js';
 import { getGpu, defaultInterNodeGbps } from '../seeds/catalog.js';
 import type { LlmArchitecture, LlmRun } from '../seeds/llm.js';
 import { predict, type Prediction } from './predict.js';
@@ -17,11 +17,12 @@ import type { SoftwareStack } from './software.js';
  * it cannot be built.
  * Gated-MLP models are Llama-style (RMSNorm, SwiGLU, rotary, no biases); the others GPT-3-style
  * (LayerNorm, GELU, learned positions, biases). A missing vocabulary (NeMo's configs leave it to the
- * tokenizer) is the family's tokenizer's (seeds/llm-tokenizers.json).
+ * tokenizer) is the one measurements/llm_vocab.json gives (shared with predictor/memory-check.ts).
  */
-/** The vocabulary of a model's tokenizer family, for architectures that leave it to the tokenizer. */
+/** The vocabulary measurements/llm_vocab.json gives a model whose architecture row leaves it to the tokenizer. */
 function tokenizerVocab(model: string): number | null {
-  return loadTokenizers().families.find((f) => model.startsWith(f.prefix))?.vocab ?? null;
+  const e = loadLlmVocab()[model];
+  return typeof e === 'object' ? e.vocab : null;
 }
 
 const built = new Map<string, ModelDef | string>();
@@ -38,7 +39,7 @@ function buildLlmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
     return `${a.model}: architecture not published (layers, hidden, heads or FFN size missing)`;
   const vocab = a.vocab ?? tokenizerVocab(a.model);
   if (vocab === null)
-    return `${a.model}: vocabulary not published and no tokenizer entry (seeds/llm-tokenizers.json)`;
+    return `${a.model}: vocabulary not published and not in measurements/llm_vocab.json`;
   const gated = a.gatedMlp;
   return buildModel({
     id: a.model,

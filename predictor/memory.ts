@@ -1,18 +1,26 @@
-// GPU memory per GPU. Under plain data parallelism every GPU holds the whole model state plus the
-// activations of its own micro-batch. With a `Parallelism` (parallel.ts) the same terms are divided:
+// GPU memory per GPU, as the frameworks really hold it at the peak of a training step (the start of
+// backward), in visible parts:
 //
-//   model state per GPU  = parameters of this GPU's TP share of its pipeline stage
-//                          x (weights [/ DP with ZeRO-3] + gradients [/ DP with ZeRO >= 2]
-//                             + master copy and optimizer state [/ DP with ZeRO >= 1])
-//   activations per GPU  = micro-batch x activation bytes per sample kept under the recompute mode,
-//                          / TP (sequence parallelism splits every transformer layer's activations)
-//                          x min(micro-batches, PP) / PP (1F1B: the first stage holds PP micro-batches
-//                          of its 1/PP of the layers; Korthikanti et al. 2022 §4.2.3)
+//   weights      working weights (/ DP under ZeRO-3) + the low-precision copies forward makes and
+//                backward reuses (autocast's cast cache, Transformer Engine's FP8 weight + transpose)
+//   gradients    one per parameter in the mode's gradient type (/ DP under ZeRO >= 2)
+//   optimizer    fp32 master copy where the mode has one + the optimizer's moments (/ DP under ZeRO >= 1)
+//   activations  what each layer saves for backward (seeds/memory.json `savedForBackward`: in-place
+//                ReLU, the input a norm or GEMM keeps, dropout's 1-byte mask, ...), attention as one
+//                fused kernel unless eager attention is asked for, x micro-batch, / TP (sequence
+//                parallelism) / CP, x min(micro-batches, PP) / PP in flight (1F1B), reduced by recompute
+//   workspace    cuBLAS and cuDNN workspaces, the gradients alive during backward, DDP's bucket copy
+//                of the gradients or ZeRO's buckets, ZeRO-3's gathered layers
+//   framework    the CUDA context, NCCL's buffers on multi-GPU runs, and the caching allocator's
+//                fragmentation as a fraction of everything above
 //
-// which is Megatron-LM's accounting (weights+optimizer "18 bytes per parameter, 6 + 12/DP with the
-// distributed optimizer", Korthikanti et al. 2022 Table 2 for activations) and DeepSpeed's ZeRO
-// model-state partitioning (Rajbhandari et al. 2020, §5). test/parallel.test.ts checks both.
-import { BYTES, stateBytesPerParam, POLICIES } from './precision.js';
+// Model-state accounting is Megatron-LM's and DeepSpeed's (Rajbhandari et al. 2020, §5: ZeRO stages);
+// per-layer activations reproduce Korthikanti et al. 2022 (arXiv:2205.05198) Table 2 when read with
+// Megatron's choices (test/parallel.test.ts). Every constant is in seeds/memory.json with its source
+// and is passed in (as `eff.memory`, loaded with the fitted constants by seeds/catalog.ts
+// loadEfficiency); bytes per element come from the precision table (precision.ts), so a new
+// precision mode only needs its row there.
+import { BYTES, stateBytesPerParam, POLICIES, type PrecisionPolicy } from './precision.js';
 import {
   parallelStructure,
   parametersPerGpu,
@@ -21,94 +29,290 @@ import {
   type Recompute,
   type ZeroStage,
 } from './parallel.js';
-import type { Efficiency, Execution } from './step.js';
-import type { GpuSpec, ModelCost, ModelDef, Precision } from './types.js';
+import type {
+  AttentionImplementation,
+  Efficiency,
+  MemoryConstants,
+  SavedRule,
+  SavedTensorType,
+} from '../seeds/types.js';
+import type { Execution } from './step.js';
+import type { DType, GpuSpec, LayerCost, ModelCost, ModelDef, OpClass, Precision } from './types.js';
 
 const GIB = 2 ** 30;
 
+export { ATTENTION_IMPLEMENTATIONS } from '../seeds/types.js';
+export type { AttentionImplementation, MemoryConstants, SavedRule } from '../seeds/types.js';
+
+const byFramework = new WeakMap<MemoryConstants, Map<string, MemoryConstants>>();
+/** The constants with a framework family's rules (frameworkRules) in place of the general ones. */
+export function withFrameworkRules(constants: MemoryConstants, framework: string): MemoryConstants {
+  const overrides = constants.frameworkRules[framework];
+  if (!overrides) throw new Error(`seeds/memory.json has no frameworkRules.${framework}`);
+  let cache = byFramework.get(constants);
+  if (!cache) {
+    cache = new Map();
+    byFramework.set(constants, cache);
+  }
+  let merged = cache.get(framework);
+  if (!merged) {
+    merged = { ...constants, savedForBackward: { ...constants.savedForBackward, ...overrides } };
+    cache.set(framework, merged);
+  }
+  return merged;
+}
+
+/** Per GPU, GB (GiB). totalGb = weights + gradients + optimizer + activations + workspace + framework. */
 export interface MemoryBreakdown {
+  /** Working weights plus the low-precision copies forward keeps for backward. */
   weightsGb: number;
   gradientsGb: number;
+  /** Master weights plus optimizer state. */
+  optimizerGb: number;
+  /** Of optimizerGb: the fp32 master copy. */
   masterWeightsGb: number;
+  /** Of optimizerGb: the optimizer's moments (Adam's m and v, SGD's momentum). */
   optimizerStateGb: number;
+  /** Tensors saved for backward, for the micro-batches in flight. */
   activationsGb: number;
-  /** CUDA context, cuBLAS/cuDNN workspaces, all-reduce buckets. */
+  /** cuBLAS/cuDNN workspaces, gradients alive during backward, DDP/ZeRO buckets, ZeRO-3 gathered layers. */
   workspaceGb: number;
+  /** CUDA context, NCCL buffers, caching-allocator fragmentation. */
+  frameworkGb: number;
   totalGb: number;
 }
 
+const ruleOf = (c: MemoryConstants, l: LayerCost): SavedRule =>
+  (l.kind !== undefined ? c.savedForBackward[`${l.type}.${l.kind}`] : undefined) ??
+  c.savedForBackward[l.type] ??
+  {};
+
+const typeOf = (policy: PrecisionPolicy, t: SavedTensorType): DType =>
+  t === 'gemm' ? policy.savedGemmInput : t in BYTES ? (t as DType) : policy.activation[t as OpClass];
+
 /**
- * Activation bytes one sample keeps for backward, at the precision's storage types: every layer's
- * output (what an eager framework holds without recomputation).
+ * Bytes ONE instance of each layer saves for backward per sample, parallel to cost.layers. Attention
+ * cores (parallel.ts `selectiveRecompute`: scores through context) under fused attention, or under
+ * selective recomputation, keep what the fused kernel keeps: q, k, v, the output and the softmax
+ * statistics, all on the core's first layer. A tensor saved as one layer's output and the next
+ * layer's input, in the same type, is counted once, on the first.
  */
-export function activationBytesPerSample(cost: ModelCost, precision: Precision): number {
-  const policy = POLICIES[precision];
-  let bytes = 0;
-  for (const l of cost.layers) bytes += l.count * l.outputElements * BYTES[policy.activation[l.opClass]];
+export function savedBytesPerLayer(
+  cost: ModelCost,
+  policy: PrecisionPolicy,
+  attention: AttentionImplementation,
+  selective: boolean,
+  c: MemoryConstants,
+): number[] {
+  const s = parallelStructure(cost);
+  const layers = cost.layers;
+  const bytes = new Array<number>(layers.length).fill(0);
+  let previous: SavedOutput = { elements: 0, type: null, count: 0 };
+  for (let i = 0; i < layers.length; i++) {
+    const l = layers[i];
+    if (s.selectiveRecompute[i] && (attention === 'fused' || selective)) {
+      // The core is [scores, ..., context]: scores' inputs are q and k, context's are probabilities and v.
+      if (i === 0 || !s.selectiveRecompute[i - 1]) {
+        let end = i;
+        while (end + 1 < layers.length && s.selectiveRecompute[end + 1]) end++;
+        const scores = layers[i],
+          context = layers[end];
+        // k and v counted at most as large as q: per-token zoo models (the WMT Transformer) charge
+        // every token its whole sentence's keys, one tensor the sentence shares.
+        // Scores are heads x q x keys, the output heads x q x headDim and v heads x keys x headDim.
+        const values = context.inputElements - scores.outputElements;
+        const v = Math.min(values, context.outputElements);
+        const qk = Math.min(scores.inputElements, 2 * context.outputElements);
+        const headsTimesQueries = Math.sqrt(
+          (scores.outputElements * context.outputElements) / Math.max(values, 1),
+        );
+        const kept = policy.activation.matmul;
+        bytes[i] =
+          (qk + v + context.outputElements) * BYTES[kept] +
+          (attention === 'fused' ? headsTimesQueries * c.softmaxStatsBytes : 0);
+        previous = { elements: context.outputElements, type: kept, count: context.count };
+      }
+      continue;
+    }
+    if (l.frozen) {
+      previous = { elements: 0, type: null, count: 0 };
+      continue;
+    }
+    const rule = ruleOf(c, l);
+    let b = 0;
+    if (rule.input) {
+      const type = typeOf(policy, rule.input);
+      // The same tensor the previous layer saved as its output (an in-place ReLU before a
+      // convolution). The first layer of a repeated group follows the layer before the group once,
+      // and the group's own last layer in its other repeats.
+      // A tensor every repeat reads is saved once: 1/count of it per repeat.
+      const input =
+        (l.inputElements - (l.sharedInputElements ?? 0) * (1 - 1 / l.count)) * (rule.inputShare ?? 1);
+      const shared = (p: SavedOutput) => (p.type === type ? Math.min(input, p.elements) : 0);
+      const groupEnd = l.count > 1 && previous.count !== l.count ? lastOfGroup(layers, i) : -1;
+      const overlap =
+        groupEnd < 0
+          ? shared(previous)
+          : (shared(previous) * Math.min(previous.count, 1) +
+              shared(savedOutputOf(layers[groupEnd], policy, c)) * (l.count - 1)) /
+            l.count;
+      b += (input - overlap) * BYTES[type];
+    }
+    if (rule.output) b += l.outputElements * BYTES[typeOf(policy, rule.output)];
+    b += (rule.maskBytesPerElement ?? 0) * l.outputElements;
+    b +=
+      (rule.indexBytesPerInput ?? 0) * l.inputElements + (rule.indexBytesPerOutput ?? 0) * l.outputElements;
+    bytes[i] = b;
+    previous = savedOutputOf(l, policy, c);
+  }
   return bytes;
+}
+
+/** The output a layer saves for backward (elements per instance and type), if any. */
+interface SavedOutput {
+  elements: number;
+  type: DType | null;
+  count: number;
+}
+
+function savedOutputOf(l: LayerCost, policy: PrecisionPolicy, c: MemoryConstants): SavedOutput {
+  const rule = ruleOf(c, l);
+  return rule.output
+    ? { elements: l.outputElements, type: typeOf(policy, rule.output), count: l.count }
+    : { elements: 0, type: null, count: l.count };
+}
+
+/** Index of the last layer of the run of layers repeated as often as layers[i] (a block `repeat` made). */
+function lastOfGroup(layers: readonly LayerCost[], i: number): number {
+  let j = i;
+  while (j + 1 < layers.length && layers[j + 1].count === layers[i].count) j++;
+  return j;
+}
+
+/** Per sample on one GPU: what the layers save for backward, and what backward adds on top at its peak. */
+export interface ActivationProfile {
+  /** Bytes saved for backward (all alive when backward starts). */
+  savedBytes: number;
+  /**
+   * Bytes the backward pass needs beyond the saved tensors at its peak: at each layer, the gradient
+   * of its output and of its input (`backwardGradientTensors`) and a convolution's cuDNN workspace,
+   * while the saved tensors of the layers before it are still alive (those after it are freed).
+   */
+  backwardExtraBytes: number;
 }
 
 /**
  * Activation bytes one sample keeps on one GPU for a TP degree and recompute mode (before the
- * pipeline's in-flight factor):
- *   none:      every layer's output, / TP for the layers TP splits;
- *   selective: without the attention cores' outputs (scores, softmax, dropout: the as^2 terms);
+ * pipeline's in-flight factor and context parallelism):
+ *   none:      every layer's saved tensors, / TP for the layers TP splits;
+ *   selective: the attention cores keep only q, k, v and their output (Korthikanti et al.'s 34 sbh);
  *   full:      layers outside the transformer blocks as before, plus one checkpoint of the residual
- *              stream per block (Korthikanti et al.'s 2sbh per layer, kept whole on each TP rank), plus
- *              one block's activations while it is recomputed.
+ *              stream per block (Korthikanti et al.'s 2sbh per layer, / TP under sequence parallelism),
+ *              plus one block's activations while it is recomputed.
  */
 export function activationBytesPerSampleOn(
   cost: ModelCost,
   precision: Precision,
   tensorParallel: number,
   recompute: Recompute,
+  constants: MemoryConstants,
+  attention: AttentionImplementation = constants.defaultAttention,
 ): number {
-  // Searches ask for the same few values many times: cached per model, precision, TP degree and mode.
-  let byPrecision = activationCache.get(cost);
-  if (!byPrecision) {
-    byPrecision = new Map();
-    activationCache.set(cost, byPrecision);
-  }
-  let cache = byPrecision.get(precision);
-  if (!cache) {
-    cache = new Map();
-    byPrecision.set(precision, cache);
-  }
-  const key = tensorParallel * 4 + RECOMPUTE.indexOf(recompute);
-  let bytes = cache.get(key);
-  if (bytes === undefined) {
-    bytes =
-      tensorParallel === 1 && recompute === 'none'
-        ? activationBytesPerSample(cost, precision)
-        : activationBytesOn(cost, precision, tensorParallel, recompute);
-    cache.set(key, bytes);
-  }
-  return bytes;
+  return activationProfile(cost, precision, tensorParallel, recompute, constants, attention).savedBytes;
 }
 
-const activationCache = new WeakMap<ModelCost, Map<Precision, Map<number, number>>>();
-
-function activationBytesOn(
+/** Saved bytes and backward's extra at its peak, per sample (cached: searches ask for the same few many times). */
+export function activationProfile(
   cost: ModelCost,
   precision: Precision,
   tensorParallel: number,
   recompute: Recompute,
-): number {
-  const policy = POLICIES[precision];
+  constants: MemoryConstants,
+  attention: AttentionImplementation = constants.defaultAttention,
+): ActivationProfile {
+  let byConstants = activationCache.get(cost);
+  if (!byConstants) {
+    byConstants = new WeakMap();
+    activationCache.set(cost, byConstants);
+  }
+  let cache = byConstants.get(constants);
+  if (!cache) {
+    cache = new Map();
+    byConstants.set(constants, cache);
+  }
+  const key = `${precision}/${tensorParallel}/${RECOMPUTE.indexOf(recompute)}/${attention}`;
+  let profile = cache.get(key);
+  if (profile === undefined) {
+    profile = profileOf(cost, POLICIES[precision], tensorParallel, recompute, attention, constants);
+    cache.set(key, profile);
+  }
+  return profile;
+}
+
+const activationCache = new WeakMap<ModelCost, WeakMap<MemoryConstants, Map<string, ActivationProfile>>>();
+
+function profileOf(
+  cost: ModelCost,
+  policy: PrecisionPolicy,
+  tensorParallel: number,
+  recompute: Recompute,
+  attention: AttentionImplementation,
+  constants: MemoryConstants,
+): ActivationProfile {
   const s = parallelStructure(cost);
+  const saved = savedBytesPerLayer(cost, policy, attention, recompute === 'selective', constants);
+  const split = (i: number) => (s.tpSplit[i] ? tensorParallel : 1);
+  // Backward's own tensors at each layer: its output and input gradients (one step of an RNN or
+  // decoder loop at a time) and, for a convolution, the workspace of its algorithm.
+  const fusedCores = attention === 'fused' || recompute === 'selective';
+  const transient = cost.layers.map((l, i) => {
+    // A fused attention kernel never materialises the scores, forward or backward; the linears
+    // around it carry the gradients of q, k, v and its output.
+    if (fusedCores && s.selectiveRecompute[i]) return 0;
+    const perStep = (elements: number) => elements / (l.steps ?? 1);
+    const gradients =
+      constants.backwardGradientTensors *
+      perStep(Math.max(l.inputElements, l.outputElements)) *
+      BYTES[policy.activation[l.opClass]];
+    const workspace =
+      l.type === 'conv2d' || l.type === 'conv1d'
+        ? constants.convWorkspaceFactor *
+          perStep(l.inputElements + l.outputElements) *
+          BYTES[policy.activation.matmul]
+        : 0;
+    return (gradients + workspace) / split(i);
+  });
   let kept = 0,
     blockBytes = 0;
   cost.layers.forEach((l, i) => {
-    const bytes =
-      (l.count * l.outputElements * BYTES[policy.activation[l.opClass]]) /
-      (s.tpSplit[i] ? tensorParallel : 1);
-    if (recompute === 'selective' && s.attentionCore[i]) return;
+    const bytes = (l.count * saved[i]) / split(i);
     if (recompute === 'full' && s.inBlocks[i]) blockBytes += bytes;
     else kept += bytes;
   });
-  if (recompute !== 'full' || s.blocks === 0) return kept;
-  const checkpoints = s.blocks * s.residualElements * BYTES[policy.activation.matmul];
-  return kept + checkpoints + blockBytes / s.blocks;
+  if (recompute === 'full' && s.blocks > 0) {
+    // Checkpoints, then one block recomputed at a time, its backward running with all of it alive.
+    // Under sequence parallelism (assumed whenever TP > 1) the hidden states between blocks are
+    // split along the sequence over the TP ranks, and so is each block's checkpointed input.
+    const checkpoints = (s.blocks * s.residualElements * BYTES[policy.activation.matmul]) / tensorParallel;
+    return {
+      savedBytes: kept + checkpoints + blockBytes / s.blocks,
+      backwardExtraBytes: Math.max(0, ...transient),
+    };
+  }
+  // Walking backward from the last layer, the layers before layer i (and every repeat of i's own
+  // group, interleaved with it) still hold their saved tensors; the peak is the largest sum.
+  let extra = 0,
+    before = 0,
+    i = 0;
+  while (i < cost.layers.length) {
+    const end = cost.layers[i].count > 1 ? lastOfGroup(cost.layers, i) : i;
+    let group = 0;
+    for (let j = i; j <= end; j++) group += (cost.layers[j].count * saved[j]) / split(j);
+    for (let j = i; j <= end; j++) extra = Math.max(extra, before + group + transient[j] - kept);
+    before += group;
+    i = end + 1;
+  }
+  return { savedBytes: kept, backwardExtraBytes: extra };
 }
 
 /** What memory depends on beyond the model, precision and micro-batch. */
@@ -117,12 +321,40 @@ export interface MemoryLayout {
   pipelineParallel: number;
   /** Model replicas; ZeRO shards over them, and without ZeRO their all-reduce needs a bucket copy. */
   dataParallel: number;
+  /** Context parallelism: each GPU holds 1/CP of every sequence's activations; ZeRO shards over DP x CP. Default 1. */
+  contextParallel?: number;
   zeroStage: ZeroStage;
+  /** GPUs ZeRO/FSDP shards over, when fewer than DP x CP (hybrid sharding: FSDP2's shard degree). */
+  shardGroup?: number;
   recompute: Recompute;
   /** Micro-batches per step (the pipeline holds min(micro-batches, stages) of them at once). */
   microBatches: number;
+  /**
+   * Model chunks per pipeline stage (Megatron's interleaved schedule): the first stage holds
+   * 1 + (PP - 1) / (PP x chunks) times the activations of the plain 1F1B schedule (Korthikanti et al. 2022, §4.2.3).
+   */
+  virtualStages?: number;
   optimizerState?: 'fp32' | 'bf16';
+  /**
+   * LoRA: the base model's weights are frozen, so they have no gradients, master copy or optimizer
+   * state (the adapters' own, well under 1% of the parameters, are left out).
+   */
+  frozenBase?: boolean;
+  /** Default: the constants' defaultAttention (fused). */
+  attention?: AttentionImplementation;
 }
+
+/** Plain data parallelism over `gpus` GPUs (1 = a single GPU). */
+export const plainLayout = (gpus: number, attention?: AttentionImplementation): MemoryLayout => ({
+  tensorParallel: 1,
+  pipelineParallel: 1,
+  // Without ZeRO only whether there is a data-parallel all-reduce matters, not how wide it is.
+  dataParallel: gpus > 1 ? 2 : 1,
+  zeroStage: 0,
+  recompute: 'none',
+  microBatches: 1,
+  ...(attention ? { attention } : {}),
+});
 
 /** GB here are GiB, as GPU memory sizes are labelled (an "80GB" GPU holds 80 GiB). */
 export function memoryPerGpu(
@@ -132,26 +364,19 @@ export function memoryPerGpu(
   batchSizePerGpu: number,
   multiGpu: boolean,
   eff: Efficiency,
+  attention?: AttentionImplementation,
 ): MemoryBreakdown {
-  // Without ZeRO only whether there is a data-parallel all-reduce matters, not how wide it is.
   return shardedMemoryPerGpu(
     model,
     cost,
     precision,
     batchSizePerGpu,
-    {
-      tensorParallel: 1,
-      pipelineParallel: 1,
-      dataParallel: multiGpu ? 2 : 1,
-      zeroStage: 0,
-      recompute: 'none',
-      microBatches: 1,
-    },
+    plainLayout(multiGpu ? 2 : 1, attention),
     eff,
   );
 }
 
-/** Memory per GPU for any layout; plain data parallelism is TP = PP = 1, ZeRO 0, no recomputation. */
+/** Memory per GPU for any layout; plain data parallelism is TP = PP = CP = 1, ZeRO 0, no recomputation. */
 export function shardedMemoryPerGpu(
   model: Pick<ModelDef, 'optimizer'>,
   cost: ModelCost,
@@ -160,67 +385,95 @@ export function shardedMemoryPerGpu(
   layout: MemoryLayout,
   eff: Efficiency,
 ): MemoryBreakdown {
+  const constants = eff.memory;
   const t = layout.tensorParallel,
     pp = layout.pipelineParallel,
-    d = layout.dataParallel,
+    cp = layout.contextParallel ?? 1,
     z = layout.zeroStage;
+  // ZeRO (Megatron's distributed optimizer, FSDP) shards over every replica of the same weights.
+  const shards = layout.shardGroup ?? layout.dataParallel * cp;
+  const policy = POLICIES[precision];
   const s = parallelStructure(cost);
   const P = parametersPerGpu(cost, s, layout);
-  const per = stateBytesPerParam(POLICIES[precision], model.optimizer);
+  const per = stateBytesPerParam(policy, model.optimizer);
   const optimizerBytes = layout.optimizerState
-    ? (per.optimizer / BYTES[POLICIES[precision].optimizerState]) * BYTES[layout.optimizerState]
+    ? (per.optimizer / BYTES[policy.optimizerState]) * BYTES[layout.optimizerState]
     : per.optimizer;
-  const weightsGb = (P * per.weights) / GIB / (z >= 3 ? d : 1);
-  const gradientsGb = (P * per.gradients) / GIB / (z >= 2 ? d : 1);
-  const masterWeightsGb = (P * per.master) / GIB / (z >= 1 ? d : 1);
-  const optimizerStateGb = (P * optimizerBytes) / GIB / (z >= 1 ? d : 1);
-  const inFlight = Math.min(layout.microBatches, pp) / pp;
-  const activationsGb =
-    (batchSizePerGpu *
-      activationBytesPerSampleOn(cost, precision, t, layout.recompute) *
-      eff.activationFragmentation *
-      inFlight) /
-    GIB;
+  const copy = policy.forwardWeightCopy;
+  const copyBytes = copy ? copy.copies * BYTES[copy.dtype] : 0;
+  const largestLayer = s.largestLayerParameters / t;
+  // Under ZeRO-3 the copies exist only for the gathered layers (counted in the workspace below).
+  const weightsGb = ((P * per.weights) / (z >= 3 ? shards : 1) + (z >= 3 ? 0 : P * copyBytes)) / GIB;
+  const trained = layout.frozenBase ? 0 : P;
+  const gradientsGb = (trained * per.gradients) / GIB / (z >= 2 ? shards : 1);
+  const masterWeightsGb = (trained * per.master) / GIB / (z >= 1 ? shards : 1);
+  const optimizerStateGb = (trained * optimizerBytes) / GIB / (z >= 1 ? shards : 1);
+  const attention = layout.attention ?? constants.defaultAttention;
+  const interleaving =
+    pp > 1 && (layout.virtualStages ?? 1) > 1 ? 1 + (pp - 1) / (pp * layout.virtualStages!) : 1;
+  const inFlight = (Math.min(layout.microBatches, pp) / pp) * interleaving;
+  const profile = activationProfile(cost, precision, t, layout.recompute, constants, attention);
+  const activationsGb = (batchSizePerGpu * profile.savedBytes * inFlight) / cp / GIB;
   // DDP keeps a flat copy of the gradients in its buckets. ZeRO reduce-scatters through two buckets
-  // instead, and ZeRO-3 gathers the full weights of the layer in use and of the one prefetched.
-  const buckets = d <= 1 ? 0 : z === 0 ? gradientsGb : (2 * eff.bucketMb * 1e6) / GIB;
+  // instead, and ZeRO-3 gathers the full weights (and their forward copies) of the layer in use and of
+  // the one prefetched, and holds one layer's full gradient before reducing it.
+  const replicated = shards > 1;
+  const buckets = !replicated ? 0 : z === 0 ? gradientsGb : (2 * eff.bucketMb * 1e6) / GIB;
   const gathered =
-    z >= 3 && d > 1 ? (2 * (s.largestLayerParameters / (t > 1 ? t : 1)) * per.weights) / GIB : 0;
-  const workspaceGb = eff.workspaceGb + buckets + gathered;
-  const totalGb = weightsGb + gradientsGb + masterWeightsGb + optimizerStateGb + activationsGb + workspaceGb;
-  return { weightsGb, gradientsGb, masterWeightsGb, optimizerStateGb, activationsGb, workspaceGb, totalGb };
+    z >= 3 && replicated ? (largestLayer * (2 * (per.weights + copyBytes) + per.gradients)) / GIB : 0;
+  const transient = (batchSizePerGpu * profile.backwardExtraBytes) / cp / GIB;
+  const workspaceGb = constants.cublasWorkspaceGb + buckets + gathered + transient;
+  const optimizerGb = masterWeightsGb + optimizerStateGb;
+  const allocated = weightsGb + gradientsGb + optimizerGb + activationsGb + workspaceGb;
+  const parallel = layout.dataParallel * t * pp * cp > 1;
+  const frameworkGb =
+    constants.cudaContextGb +
+    (parallel ? constants.ncclBuffersGb : 0) +
+    constants.allocatorFragmentation * allocated;
+  return {
+    weightsGb,
+    gradientsGb,
+    optimizerGb,
+    masterWeightsGb,
+    optimizerStateGb,
+    activationsGb,
+    workspaceGb,
+    frameworkGb,
+    totalGb: allocated + frameworkGb,
+  };
 }
 
-/** Memory per GPU of an execution (plain data parallelism when it has no `parallelism`). */
+/** The memory layout of an execution (plain data parallelism when it has no `parallelism`). */
+export function layoutOfExecution(exec: Execution): MemoryLayout {
+  const gpus = exec.gpusPerNode * exec.nodes;
+  const p: Parallelism | undefined = exec.parallelism;
+  if (!p) return plainLayout(gpus, exec.attention);
+  return {
+    tensorParallel: p.tensorParallel,
+    pipelineParallel: p.pipelineParallel,
+    dataParallel: gpus / (p.tensorParallel * p.pipelineParallel),
+    zeroStage: p.zeroStage,
+    recompute: p.recompute,
+    microBatches: p.microBatches ?? exec.gradAccumSteps,
+    ...(p.optimizerState ? { optimizerState: p.optimizerState } : {}),
+    ...(exec.attention ? { attention: exec.attention } : {}),
+  };
+}
+
+/** Memory per GPU of an execution. */
 export function memoryOfExecution(
   model: Pick<ModelDef, 'optimizer'>,
   cost: ModelCost,
   exec: Execution,
   eff: Efficiency,
 ): MemoryBreakdown {
-  const gpus = exec.gpusPerNode * exec.nodes;
-  const p: Parallelism | undefined = exec.parallelism;
-  if (!p) return memoryPerGpu(model, cost, exec.precision, exec.batchSizePerGpu, gpus > 1, eff);
   // Context parallelism: each rank holds the activations of 1/CP of every sequence; its weights and
   // optimizer state are sharded over the data-parallel x context-parallel group (Megatron's distributed optimizer).
-  return shardedMemoryPerGpu(
-    model,
-    cost,
-    exec.precision,
-    exec.batchSizePerGpu / (p.contextParallel ?? 1),
-    {
-      tensorParallel: p.tensorParallel,
-      pipelineParallel: p.pipelineParallel,
-      dataParallel: gpus / (p.tensorParallel * p.pipelineParallel),
-      zeroStage: p.zeroStage,
-      recompute: p.recompute,
-      microBatches: p.microBatches ?? exec.gradAccumSteps,
-      optimizerState: p.optimizerState,
-    },
-    eff,
-  );
+  const cp = exec.parallelism?.contextParallel ?? 1;
+  return shardedMemoryPerGpu(model, cost, exec.precision, exec.batchSizePerGpu / cp, layoutOfExecution(exec), eff);
 }
 
-export function fits(memory: MemoryBreakdown, gpu: GpuSpec): boolean {
-  return memory.totalGb <= gpu.memoryGb;
+/** True when the memory fits in the GPU with `headroomGb` kept free. */
+export function fits(memory: MemoryBreakdown, gpu: GpuSpec, headroomGb = 0): boolean {
+  return memory.totalGb + headroomGb <= gpu.memoryGb;
 }

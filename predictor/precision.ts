@@ -22,6 +22,12 @@ export interface PrecisionPolicy {
   weights: DType;
   /** Gradients as the backward pass produces them and the all-reduce sends them. */
   gradients: DType;
+  /**
+   * What the data-parallel reduction sends when it differs from the gradient buffers: Transformer
+   * Engine accumulates into fp32 main_grad buffers (memory) while Megatron-Core reduces in bf16 by
+   * default (grad_reduce_in_fp32 off), as its BF16 runs do.
+   */
+  gradientReduce?: DType;
   /** An fp32 master copy next to low-precision working weights. */
   masterWeights: boolean;
   /** Optimizer state element type (Adam's m and v, SGD's momentum). */
@@ -36,6 +42,17 @@ export interface PrecisionPolicy {
    * The type the GEMMs read; absent = the GEMMs read the working types.
    */
   scaledGemmInput?: keyof typeof SCALED_INPUT_BYTES;
+  /**
+   * Element type a GEMM or convolution saves its input in for backward: the math type under autocast
+   * (it saves the cast copy), FP8 under Transformer Engine (its Linear saves the FP8-cast input).
+   */
+  savedGemmInput: DType;
+  /**
+   * Low-precision copies of the weights made in forward and kept for backward: autocast caches one
+   * cast per weight for the whole forward, and the GEMMs save it; Transformer Engine keeps each
+   * weight in FP8 and its FP8 transpose (copies: 2). null where the kernels read the stored weights.
+   */
+  forwardWeightCopy: { dtype: DType; copies: number } | null;
   description: string;
 }
 
@@ -52,6 +69,8 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: false,
     castsWeightsEachStep: false,
+    savedGemmInput: 'fp32',
+    forwardWeightCopy: null,
     description:
       'fp32 storage and math. On Ampere and newer, framework defaults may run matmuls and convolutions in TF32 (see fp32UsesTf32).',
   },
@@ -65,6 +84,8 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: false,
     castsWeightsEachStep: false,
+    savedGemmInput: 'fp32',
+    forwardWeightCopy: null,
     description: 'fp32 storage; matmuls and convolutions on TF32 tensor cores (Ampere and newer).',
   },
   AMP_FP16: {
@@ -77,6 +98,8 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: true,
     castsWeightsEachStep: true,
+    savedGemmInput: 'fp16',
+    forwardWeightCopy: { dtype: 'fp16', copies: 1 },
     description:
       'Automatic mixed precision, fp16: matmuls on fp16 tensor cores; softmax, normalization, loss and reductions kept in fp32; fp32 weights cast each step; dynamic loss scaling.',
   },
@@ -90,6 +113,8 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: false,
     castsWeightsEachStep: true,
+    savedGemmInput: 'bf16',
+    forwardWeightCopy: { dtype: 'bf16', copies: 1 },
     description:
       'Automatic mixed precision, bf16: as AMP_FP16 but bf16 tensor cores and no loss scaling (bf16 has fp32 range).',
   },
@@ -103,6 +128,8 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: true,
     castsWeightsEachStep: false,
+    savedGemmInput: 'fp16',
+    forwardWeightCopy: null,
     description:
       'Half-precision model with fp32 master weights (apex O2): fp16 weights, activations and gradients; normalization math in fp32; loss scaling.',
   },
@@ -116,6 +143,8 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp16',
     lossScaling: true,
     castsWeightsEachStep: false,
+    savedGemmInput: 'fp16',
+    forwardWeightCopy: null,
     description: 'Everything in fp16 (apex O3): no master copy, fp16 optimizer state.',
   },
   BF16: {
@@ -128,6 +157,8 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: false,
     castsWeightsEachStep: false,
+    savedGemmInput: 'bf16',
+    forwardWeightCopy: null,
     description:
       'bf16 model with fp32 master weights and optimizer state (Megatron/DeepSpeed "bf16"); no loss scaling.',
   },
@@ -135,29 +166,41 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     precision: 'FP8',
     math: { matmul: 'fp8', reduction: 'fp32', pointwise: 'bf16', gather: 'bf16' },
     activation: { matmul: 'bf16', reduction: 'bf16', pointwise: 'bf16', gather: 'bf16' },
+    // Transformer Engine's recipe as Megatron-Core runs it: bf16 weights, fp32 gradients (its
+    // main_grad buffers), fp32 master weights and moments in the optimizer, FP8 only for GEMM inputs:
+    // each weight's FP8 copy and its transpose are kept for the step, and each Linear saves its
+    // FP8-cast input for backward. 2 + 4 + 4 + 8 + 2 bytes per parameter.
     weights: 'bf16',
-    gradients: 'bf16',
+    gradients: 'fp32',
+    gradientReduce: 'bf16',
     masterWeights: true,
     optimizerState: 'fp32',
     lossScaling: false,
     castsWeightsEachStep: false,
     scaledGemmInput: 'fp8',
+    savedGemmInput: 'fp8',
+    forwardWeightCopy: { dtype: 'fp8', copies: 2 },
     description:
-      'FP8 as Transformer Engine runs it (Hopper, Ada and newer): matmul inputs cast to FP8 with per-tensor scaling (delayed amax), GEMMs on FP8 tensor cores with bf16 outputs; bf16 weights, activations and gradients elsewhere; fp32 master weights and optimizer state; weights cast to FP8 once per step and all-gathered (ZeRO-3/FSDP) in bf16.',
+      'FP8 as Transformer Engine runs it (Hopper, Ada and newer): matmul inputs cast to FP8 with per-tensor scaling (delayed amax), GEMMs on FP8 tensor cores with bf16 outputs; bf16 weights and activations elsewhere; fp32 gradient buffers (main_grad), master weights and optimizer state; weights cast to FP8 once per step (kept with their transpose) and all-gathered (ZeRO-3/FSDP) in bf16.',
   },
   FP4: {
     precision: 'FP4',
     math: { matmul: 'fp4', reduction: 'fp32', pointwise: 'bf16', gather: 'bf16' },
     activation: { matmul: 'bf16', reduction: 'bf16', pointwise: 'bf16', gather: 'bf16' },
+    // As FP8 with FP4 GEMM inputs. Memory counts the saved inputs and weight copies at FP8's byte
+    // (there is no 4-bit storage type here): an upper bound by about 2x on those two terms.
     weights: 'bf16',
-    gradients: 'bf16',
+    gradients: 'fp32',
+    gradientReduce: 'bf16',
     masterWeights: true,
     optimizerState: 'fp32',
     lossScaling: false,
     castsWeightsEachStep: false,
     scaledGemmInput: 'fp4',
+    savedGemmInput: 'fp8',
+    forwardWeightCopy: { dtype: 'fp8', copies: 2 },
     description:
-      'FP4 training (NVFP4 / MXFP4, on GPUs whose datasheet gives an FP4 rate: Blackwell): matmul inputs quantized to FP4 with block scales (16 elements per e4m3 scale for NVFP4), GEMMs on FP4 tensor cores with bf16 outputs; bf16 elsewhere; fp32 master weights and optimizer state. No FP4 training run or FP4 kernel is measured here: estimates are unmeasured.',
+      'FP4 training (NVFP4 / MXFP4, on GPUs whose datasheet gives an FP4 rate: Blackwell): matmul inputs quantized to FP4 with block scales (16 elements per e4m3 scale for NVFP4), GEMMs on FP4 tensor cores with bf16 outputs; bf16 elsewhere; fp32 gradient buffers, master weights and optimizer state. No FP4 training run or FP4 kernel is measured here: estimates are unmeasured.',
   },
 };
 

@@ -1,6 +1,6 @@
 // A whole prediction for one configuration: step time, throughput, memory, hours and cost.
 import { modelCost } from './layers.js';
-import { fits, memoryOfExecution, type MemoryBreakdown } from './memory.js';
+import { fits, memoryOfExecution, type AttentionImplementation, type MemoryBreakdown } from './memory.js';
 import { checkParallelism, parallelStructure, type Parallelism } from './parallel.js';
 import { unsupportedReason } from './precision.js';
 import { stepTime, type Breakdown, type Efficiency, type Execution } from './step.js';
@@ -40,6 +40,10 @@ export interface PredictRequest {
   parallelism?: Parallelism;
   /** Software stack (software.ts); absent = PYTORCH_EAGER, what a typical PyTorch user runs. */
   stack?: SoftwareStack;
+  /** Fused (default) or eager attention: what the attention core keeps for backward. */
+  attention?: AttentionImplementation;
+  /** GB per GPU to keep free beyond the predicted peak; default seeds/memory.json's defaultMemoryHeadroomGb. */
+  memoryHeadroomGb?: number;
 }
 
 export interface Prediction {
@@ -53,7 +57,10 @@ export interface Prediction {
   throughputUnit: string;
   globalBatch: number;
   memory: MemoryBreakdown;
+  /** The peak plus the headroom kept free fit in the GPU's memory. */
   fitsInMemory: boolean;
+  /** GB per GPU kept free in deciding fitsInMemory. */
+  memoryHeadroomGb: number;
   dominantMath: MathMode;
   priceUsdPerGpuHour: number | null;
   totalHours: number | null;
@@ -71,6 +78,7 @@ export function toExecution(r: PredictRequest): Execution {
     interNodeGbps: r.interNodeGbps,
     ...(r.parallelism ? { parallelism: r.parallelism } : {}),
     ...(r.stack && r.stack !== DEFAULT_STACK ? { stack: r.stack } : {}),
+    ...(r.attention ? { attention: r.attention } : {}),
   };
 }
 
@@ -99,6 +107,7 @@ export function predict(r: PredictRequest, eff: Efficiency): Prediction {
   const gpus = exec.gpusPerNode * exec.nodes;
   const throughput = (step.globalBatch * r.model.unitsPerBatchElement) / (step.stepTimeMs / 1e3);
   const memory = memoryOfExecution(r.model, cost, exec, eff);
+  const memoryHeadroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;
   const price = r.priceUsdPerGpuHour ?? null;
   return {
     modelId: r.model.id,
@@ -110,7 +119,8 @@ export function predict(r: PredictRequest, eff: Efficiency): Prediction {
     throughputUnit: r.model.throughputUnit,
     globalBatch: step.globalBatch,
     memory,
-    fitsInMemory: fits(memory, r.gpu),
+    fitsInMemory: fits(memory, r.gpu, memoryHeadroomGb),
+    memoryHeadroomGb,
     dominantMath: step.dominantMath,
     priceUsdPerGpuHour: price,
     ...hoursAndCost(r.samples, throughput, gpus, price),

@@ -26,7 +26,7 @@
 // sends the residual stream between stages, and the DP group (GPUs / (TP x PP)) all-reduces, or with
 // ZeRO reduce-scatters the gradients and all-gathers the weights (every micro-batch for ZeRO-3).
 // Without `parallelism` every term below reduces to the plain data-parallel formula above.
-import type { Efficiency } from '../seeds/types.js';
+import type { AttentionImplementation, Efficiency } from '../seeds/types.js';
 import { allReduceLinkFraction, gemmSeconds, memoryFraction } from './achievable.js';
 import { microBatchesOf, parallelStructure, parametersPerGpu, type Parallelism } from './parallel.js';
 import {
@@ -61,6 +61,8 @@ export interface Execution {
   parallelism?: Parallelism;
   /** The software stack the step runs on (software.ts); absent = PYTORCH_EAGER, what the constants were fitted on. */
   stack?: SoftwareStack;
+  /** How the attention core runs (what it keeps for backward); absent = seeds/memory.json's default, fused. */
+  attention?: AttentionImplementation;
 }
 
 /** Milliseconds per optimizer step, by where the time goes. */
@@ -393,7 +395,7 @@ export function computeTime(
   // The CPU dispatches kernels while the GPU runs earlier ones: only dispatch time beyond the GPU's
   // own time shows (small batches, small models, fast GPUs).
   const overheadMs = Math.max(0, cpuMs - gpuMs) + eff.stepOverheadMs;
-  const gradientBytes = P * BYTES[policy.gradients];
+  const gradientBytes = P * BYTES[policy.gradientReduce ?? policy.gradients];
   if (!par)
     return {
       forwardMs: accum * stageFwd,

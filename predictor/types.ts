@@ -16,7 +16,15 @@ export type DType = 'fp32' | 'fp16' | 'bf16' | 'fp8';
  * multiplies FLOPs and activations, never parameters. `count` repeats a layer (e.g. 12 identical
  * transformer blocks) without listing it 12 times.
  */
-export type Layer =
+export type Layer = LayerShape & {
+  /**
+   * The layer is not trained and nothing before it is (maskrcnn-benchmark freezes the stem and first
+   * stage, FREEZE_CONV_BODY_AT: 2): autograd saves nothing for it. Only the memory model reads it.
+   */
+  frozen?: boolean;
+};
+
+type LayerShape =
   | {
       type: 'conv2d';
       name?: string;
@@ -43,6 +51,8 @@ export type Layer =
       groups?: number;
       inL: number;
       bias?: boolean;
+      /** The length is this many sequential steps laid end to end (an autoregressive decoder's per-step work): each step's tensors are alive on their own. */
+      steps?: number;
       count?: number;
     }
   /** `tied`: the weight matrix is another layer's (e.g. GPT-2's output head reuses the token embedding), so it adds no parameters. */
@@ -54,15 +64,28 @@ export type Layer =
       tokens?: number;
       bias?: boolean;
       tied?: boolean;
+      /** The tokens are this many sequential steps laid end to end (an autoregressive decoder's per-step work): each step's tensors are alive on their own. */
+      steps?: number;
       count?: number;
     }
   /** Batched matmul without weights (attention scores / context): `batches` x (m x k) @ (k x n). */
-  | { type: 'matmul'; name?: string; m: number; n: number; k: number; batches?: number; count?: number }
+  /** sharedRight: the right operand is one tensor every repeat reads (Tacotron 2's encoder memory, attended at each decoder step), saved for backward once. */
+  | {
+      type: 'matmul';
+      name?: string;
+      m: number;
+      n: number;
+      k: number;
+      batches?: number;
+      sharedRight?: boolean;
+      count?: number;
+    }
   | { type: 'embedding'; name?: string; vocab: number; dim: number; tokens: number; count?: number }
   | {
       type: 'norm';
       name?: string;
-      kind: 'batchnorm' | 'layernorm' | 'rmsnorm' | 'groupnorm';
+      /** frozen_batchnorm: batch norm with fixed statistics and affine (maskrcnn-benchmark's FrozenBatchNorm2d), a per-channel scale and shift that saves nothing for backward. */
+      kind: 'batchnorm' | 'layernorm' | 'rmsnorm' | 'groupnorm' | 'frozen_batchnorm';
       channels: number;
       elements: number;
       count?: number;
@@ -78,7 +101,8 @@ export type Layer =
   | {
       type: 'elementwise';
       name?: string;
-      kind: 'add' | 'mul' | 'dropout' | 'scale';
+      /** rotary: the rotary position embedding on q and k (x cos + rotate(x) sin); saves nothing for backward beyond constants. */
+      kind: 'add' | 'mul' | 'dropout' | 'scale' | 'rotary';
       elements: number;
       inputs?: number;
       count?: number;
@@ -116,6 +140,8 @@ export type LayerType = Layer['type'];
 export interface LayerCost {
   name: string;
   type: LayerType;
+  /** The layer's kind where its type has several (relu/gelu, batchnorm/layernorm, add/dropout, max/avg): what it saves for backward depends on it. */
+  kind?: string;
   /** How the hardware sees the layer: tensor-core math, or memory-bound passes kept in fp32 by autocast, ... */
   opClass: OpClass;
   /** Forward FLOPs per sample (multiply-add = 2 FLOPs). */
@@ -125,8 +151,14 @@ export interface LayerCost {
   parameters: number;
   /** Elements read per sample by the forward pass (inputs), excluding weights. */
   inputElements: number;
-  /** Elements written per sample by the forward pass; also what is saved for backward. */
+  /** Elements written per sample by the forward pass. */
   outputElements: number;
+  /** Of inputElements: a tensor every repeat of the layer reads (saved for backward once, not per repeat). */
+  sharedInputElements?: number;
+  /** Not trained, nor anything before it: saves nothing for backward (Layer.frozen). */
+  frozen?: boolean;
+  /** Sequential steps the layer's elements are spread over (RNNs, an autoregressive decoder's per-step layers): one step's tensors are alive at a time in backward. */
+  steps?: number;
   /** Kernels launched by the forward pass (backward launches about twice as many). */
   kernels: number;
   /** Times this layer repeats. Costs above are for ONE instance. */

@@ -9,6 +9,7 @@ import type { ModelDef, Precision } from '../predictor/types.js';
 import { ModelInput, ModelSummary } from '../schema/custom-model.js';
 import { PrecisionEnum } from '../schema/types.js';
 import { resolveModel } from '../service/models.js';
+import { loadEfficiency } from '../seeds/catalog.js';
 import { BadUserInput } from './errors.js';
 import { modelView } from './views.js';
 
@@ -22,6 +23,7 @@ export function summaryOf(
   const view = modelView(m);
   const cost = costOf(m);
   const s = parallelStructure(cost, m.layers);
+  const memory = loadEfficiency().memory;
   return {
     id: m.id,
     name: m.name,
@@ -40,8 +42,8 @@ export function summaryOf(
     layersByType: view.layersByType,
     activationElementsPerSample: cost.activationElements,
     precision,
-    activationGbPerSample: activationBytesPerSampleOn(cost, precision, 1, 'none') / GIB,
-    activationGbPerSampleSelective: activationBytesPerSampleOn(cost, precision, 1, 'selective') / GIB,
+    activationGbPerSample: activationBytesPerSampleOn(cost, precision, 1, 'none', memory) / GIB,
+    activationGbPerSampleSelective: activationBytesPerSampleOn(cost, precision, 1, 'selective', memory) / GIB,
     transformerBlocks: s.attentionCore.some(Boolean) ? s.blocks : 0,
     attentionHeads: s.heads,
     tensorParallelizable: s.tensorParallelizable,

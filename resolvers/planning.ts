@@ -40,6 +40,7 @@ export class PlanningResolver {
       memoryGbPerGpu: p.memory.totalGb,
       memory: p.memory,
       fitsInMemory: p.fitsInMemory,
+      memoryHeadroomGb: p.memoryHeadroomGb,
       breakdown: p.breakdown,
       predictor: p.predictor,
       parallelism: p.parallelism,

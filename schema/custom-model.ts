@@ -240,10 +240,13 @@ export class ModelSummary {
   precision!: Precision;
   @Field(() => Float, {
     description:
-      'Activation memory one batch element keeps for backward at `precision`, GiB, without recomputation.',
+      'Activation memory one batch element keeps for backward at `precision`, GiB, without recomputation, with fused attention (the default; seeds/memory.json savedForBackward says what each layer keeps).',
   })
   activationGbPerSample!: number;
-  @Field(() => Float, { description: 'The same with selective recomputation (attention core dropped).' })
+  @Field(() => Float, {
+    description:
+      'The same with selective recomputation (attention core dropped), GiB: with fused attention, which never keeps the scores, the same figure.',
+  })
   activationGbPerSampleSelective!: number;
   @Field(() => Int, {
     description:

@@ -7,6 +7,8 @@ import type { SoftwareStack } from '../predictor/software.js';
 import { FrameworkEnum, ObjectiveEnum, PrecisionEnum, SoftwareStackEnum } from './types.js';
 import { ModelInput } from './custom-model.js';
 import { ParallelismInput, ParallelismSearchEnum } from './parallelism.js';
+import { AttentionEnum } from './memory.js';
+import { LIMITS } from '../service/validate.js';
 import type { ParallelismSearch } from '../optimizer/recommend.js';
 
 @InputType({ description: 'What to train and how much of it.' })
@@ -78,6 +80,16 @@ export class PredictInput {
     description: 'Tensor/pipeline parallelism, ZeRO, recomputation; leave out for plain data parallelism.',
   })
   parallelism?: ParallelismInput;
+  @Field(() => AttentionEnum, {
+    nullable: true,
+    description: 'How the attention core runs (what it keeps for backward); default FUSED.',
+  })
+  attention?: AttentionEnum;
+  @Field(() => Float, {
+    nullable: true,
+    description: `GB per GPU to keep free beyond the predicted peak in deciding fitsInMemory, 0 to ${LIMITS.memoryHeadroomGb}; default 0 (seeds/memory.json defaultMemoryHeadroomGb: every part the framework adds is already counted).`,
+  })
+  memoryHeadroomGb?: number;
 }
 
 @InputType({
@@ -167,6 +179,16 @@ export class RecommendInput {
       'Where to search tensor/pipeline parallelism, ZeRO and recomputation (AUTO: where plain data parallelism does not fit). Every plan says what it chose in `parallelism`.',
   })
   parallelismSearch!: ParallelismSearch;
+  @Field(() => AttentionEnum, {
+    nullable: true,
+    description: 'How the attention core runs (what it keeps for backward); default FUSED.',
+  })
+  attention?: AttentionEnum;
+  @Field(() => Float, {
+    nullable: true,
+    description: `GB per GPU every plan keeps free beyond its predicted peak, 0 to ${LIMITS.memoryHeadroomGb}; default 0 (seeds/memory.json defaultMemoryHeadroomGb: every part the framework adds is already counted). Raise it for evaluation passes, profilers or a second process.`,
+  })
+  memoryHeadroomGb?: number;
   @Field(() => Int, {
     nullable: true,
     description:

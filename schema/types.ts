@@ -291,18 +291,48 @@ export class Breakdown {
   pipelineCommMs!: number;
 }
 
-@ObjectType({ description: 'GPU memory per GPU, GB (GiB, as GPU memory is labelled).' })
+@ObjectType({
+  description:
+    'GPU memory per GPU at the peak of a training step, GB (GiB, as GPU memory is labelled), by what holds it: totalGb = weightsGb + gradientsGb + optimizerGb + activationsGb + workspaceGb + frameworkGb. Constants and their sources: seeds/memory.json.',
+})
 export class MemoryBreakdown {
-  @Field(() => Float, { description: 'Model weights in the working precision, GB.' }) weightsGb!: number;
-  @Field(() => Float, { description: 'Gradients, GB.' }) gradientsGb!: number;
-  @Field(() => Float, { description: 'FP32 master copy of the weights (mixed precision), GB.' })
+  @Field(() => Float, {
+    description:
+      'Weights in their stored precision, plus the low-precision copies forward keeps for backward (autocast casts, Transformer Engine FP8 weights and transposes), GB; sharded under ZeRO-3.',
+  })
+  weightsGb!: number;
+  @Field(() => Float, {
+    description: "Gradients in the precision mode's gradient type, GB; sharded under ZeRO-2/3.",
+  })
+  gradientsGb!: number;
+  @Field(() => Float, {
+    description:
+      'Optimizer: the fp32 master weights where the mode keeps them plus the moments, GB; sharded under ZeRO-1/2/3.',
+  })
+  optimizerGb!: number;
+  @Field(() => Float, { description: 'Of optimizerGb: the FP32 master copy of the weights, GB.' })
   masterWeightsGb!: number;
-  @Field(() => Float, { description: "Optimizer state (Adam's moments, momentum), GB." })
+  @Field(() => Float, {
+    description: "Of optimizerGb: the optimizer's moments (Adam's m and v, SGD momentum), GB.",
+  })
   optimizerStateGb!: number;
-  @Field(() => Float, { description: 'Activations kept for backward, GB.' }) activationsGb!: number;
-  @Field(() => Float, { description: 'Framework workspace and allocator overhead, GB.' })
+  @Field(() => Float, {
+    description:
+      'Tensors the layers save for backward (as the frameworks save them: in-place ReLU, norm inputs, 1-byte dropout masks, fused attention unless attention is EAGER), for the micro-batches in flight, GB.',
+  })
+  activationsGb!: number;
+  @Field(() => Float, {
+    description:
+      "Temporary buffers, GB: cuBLAS workspace, the gradients and cuDNN workspace alive during backward at its peak, DDP's bucket copy of the gradients or ZeRO's buckets, ZeRO-3's gathered layers.",
+  })
   workspaceGb!: number;
-  @Field(() => Float, { description: 'Everything above together, GB.' }) totalGb!: number;
+  @Field(() => Float, {
+    description:
+      "The framework's own memory, GB: the CUDA context, NCCL buffers on multi-GPU runs, and the caching allocator's fragmentation (a fixed fraction of everything allocated).",
+  })
+  frameworkGb!: number;
+  @Field(() => Float, { description: 'The peak per GPU: the six parts above together, GB.' })
+  totalGb!: number;
 }
 
 @ObjectType({
@@ -344,10 +374,20 @@ export class Prediction {
     description: 'Price used, USD per GPU-hour; null when none is known.',
   })
   priceUsdPerGpuHour!: number | null;
-  @Field(() => Float, { description: 'GPU memory one GPU needs, GB (GiB).' }) memoryGbPerGpu!: number;
+  @Field(() => Float, {
+    description: 'GPU memory one GPU needs at the peak of a step, GB (GiB): memory.totalGb.',
+  })
+  memoryGbPerGpu!: number;
   @Field(() => MemoryBreakdown, { description: 'The memory per GPU, by what holds it, GB.' })
   memory!: MemoryBreakdown;
-  @Field(() => Boolean, { description: 'Whether memoryGbPerGpu fits in the GPU.' }) fitsInMemory!: boolean;
+  @Field(() => Boolean, {
+    description: "Whether memoryGbPerGpu plus memoryHeadroomGb fits in the GPU's memory.",
+  })
+  fitsInMemory!: boolean;
+  @Field(() => Float, {
+    description: 'GB per GPU kept free in deciding fitsInMemory (the input, or its default).',
+  })
+  memoryHeadroomGb!: number;
   @Field(() => Breakdown, { description: 'Milliseconds of one step, by where the time goes.' })
   breakdown!: Breakdown;
   @Field(() => Parallelism, {

@@ -7,6 +7,8 @@ import {
   PRECISIONS,
   type CatalogGpu,
   type Efficiency,
+  type MemoryConstants,
+  type SavedRule,
   type Generation,
   type GpuPrice,
   type GpuSpec,
@@ -225,12 +227,49 @@ export function setPriceOverrides(
 }
 
 let efficiencyCache: Efficiency | undefined;
-/** The analytical predictor's fitted constants (efficiency.json, written by `npm run calibrate`). */
+/**
+ * The analytical predictor's fitted constants (efficiency.json, written by `npm run calibrate`) and,
+ * under `memory`, the memory model's (memory.json).
+ */
 export function loadEfficiency(): Efficiency {
-  efficiencyCache ??= deepFreeze(readJson<Efficiency>('./efficiency.json'));
+  efficiencyCache ??= deepFreeze({
+    ...readJson<Omit<Efficiency, 'memory'>>('./efficiency.json'),
+    memory: parseMemoryConstants(readFileSync(MEMORY_FILE, 'utf8')),
+  });
   return efficiencyCache;
 }
 export const EFFICIENCY_FILE = here('./efficiency.json');
+export const MEMORY_FILE = here('./memory.json');
+
+/** Reads memory.json: each entry's `value`, the per-layer rules and the per-framework overrides. */
+export function parseMemoryConstants(text: string): MemoryConstants {
+  const file = JSON.parse(text) as Record<string, unknown>;
+  const value = <T>(key: string): T => {
+    const entry = file[key] as { value?: T } | undefined;
+    if (entry?.value === undefined) throw new Error(`seeds/memory.json: ${key} has no value`);
+    return entry.value;
+  };
+  const rulesOf = (table: Record<string, SavedRule>) =>
+    Object.fromEntries(Object.entries(table).filter(([key]) => !key.startsWith('_')));
+  const frameworks = file.frameworkRules as Record<string, Record<string, SavedRule>>;
+  return {
+    cudaContextGb: value('cudaContextGb'),
+    ncclBuffersGb: value('ncclBuffersGb'),
+    cublasWorkspaceGb: value('cublasWorkspaceGb'),
+    convWorkspaceFactor: value('convWorkspaceFactor'),
+    backwardGradientTensors: value('backwardGradientTensors'),
+    allocatorFragmentation: value('allocatorFragmentation'),
+    defaultMemoryHeadroomGb: value('defaultMemoryHeadroomGb'),
+    defaultAttention: value('defaultAttention'),
+    softmaxStatsBytes: value('softmaxStatsBytes'),
+    savedForBackward: rulesOf(file.savedForBackward as Record<string, SavedRule>),
+    frameworkRules: Object.fromEntries(
+      Object.entries(frameworks)
+        .filter(([key]) => !key.startsWith('_'))
+        .map(([key, table]) => [key, rulesOf(table)]),
+    ),
+  };
+}
 
 export interface Instance {
   provider: string;

@@ -1,4 +1,4 @@
-// The JSON tables the predictor interprets (achievable kernel rates, software stacks, LLM tokenizers),
+// The JSON tables the predictor interprets (achievable kernel rates, software stacks, LLM vocabularies),
 // loaded once per process. Like catalog.ts, this only reads data: what the figures mean is the
 // predictor's (predictor/achievable.ts, software.ts, llm.ts).
 import { readFileSync } from 'node:fs';
@@ -70,11 +70,9 @@ export function loadSoftware(): SoftwareFile {
   return (software ??= JSON.parse(readFileSync(SOFTWARE_FILE, 'utf8')) as SoftwareFile);
 }
 
-export interface TokenizerFile {
-  families: { prefix: string; vocab: number; source: string }[];
-}
-let tokenizers: TokenizerFile | undefined;
-/** seeds/llm-tokenizers.json: vocabulary sizes of the LLM families whose architecture rows leave it out. */
-export function loadTokenizers(): TokenizerFile {
-  return (tokenizers ??= JSON.parse(readFileSync(here('./llm-tokenizers.json'), 'utf8')) as TokenizerFile);
+/** measurements/llm_vocab.json: model -> vocabulary size, for the architecture rows that leave it to the tokenizer. */
+export type LlmVocabFile = Record<string, { vocab: number; source: string } | string>;
+let llmVocab: LlmVocabFile | undefined;
+export function loadLlmVocab(): LlmVocabFile {
+  return (llmVocab ??= JSON.parse(readFileSync(here('./measurements/llm_vocab.json'), 'utf8')) as LlmVocabFile);
 }

@@ -105,12 +105,51 @@ export interface Efficiency {
   allReduceLatencyUs: number;
   bucketMb: number;
   overlapFraction: number;
-  workspaceGb: number;
-  activationFragmentation: number;
   /**
    * Fraction of a link's per-direction bandwidth a pipeline send reaches when it runs alone on the
    * critical path. Not calibrated; absent from the file, 0.8 (nccl-tests bus bandwidth on NVLink nodes
    * for large messages is about 80% of the link's). All-reduces use the measured curve instead.
    */
   collectiveLinkEfficiency?: number;
+  /** The memory model's constants (seeds/memory.json), loaded beside these and passed in with them. */
+  memory: MemoryConstants;
+}
+
+/** How the attention core runs: one fused kernel (FlashAttention / SDPA) or eager ops saving every intermediate. */
+export const ATTENTION_IMPLEMENTATIONS = ['fused', 'eager'] as const;
+export type AttentionImplementation = (typeof ATTENTION_IMPLEMENTATIONS)[number];
+
+/**
+ * The element type of a tensor a layer saves: the precision mode's saved GEMM input type ('gemm'),
+ * the mode's activation type of an op class, or a fixed type.
+ */
+export type SavedTensorType =
+  'gemm' | 'matmul' | 'reduction' | 'pointwise' | 'gather' | 'fp32' | 'fp16' | 'bf16' | 'fp8';
+
+/** What one layer keeps for backward (seeds/memory.json `savedForBackward`). */
+export interface SavedRule {
+  input?: SavedTensorType;
+  output?: SavedTensorType;
+  maskBytesPerElement?: number;
+  indexBytesPerInput?: number;
+  indexBytesPerOutput?: number;
+  /** Fraction of the input saved (a product keeping one of its two factors); default 1. */
+  inputShare?: number;
+}
+
+/** The memory model's constants (seeds/memory.json, each with its source there). */
+export interface MemoryConstants {
+  cudaContextGb: number;
+  ncclBuffersGb: number;
+  cublasWorkspaceGb: number;
+  convWorkspaceFactor: number;
+  backwardGradientTensors: number;
+  allocatorFragmentation: number;
+  defaultMemoryHeadroomGb: number;
+  defaultAttention: AttentionImplementation;
+  softmaxStatsBytes: number;
+  /** By layer type or type.kind (the kind wins). */
+  savedForBackward: Record<string, SavedRule>;
+  /** Per framework family, rules replacing savedForBackward's where its fused kernels save less. */
+  frameworkRules: Record<string, Record<string, SavedRule>>;
 }

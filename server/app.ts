@@ -1,6 +1,7 @@
-// The Apollo server and the plain node:http front that serves it: POST /graphql for queries, a
-// local query page for browsers (Apollo's default landing page loads from a CDN, which an offline
-// machine cannot reach), /health (live) and /ready (seeds and models loaded, not draining).
+// The Apollo server and the plain node:http front that serves it: POST /graphql for queries; for
+// browsers the plan explorer at / and GraphiQL at /graphql, both bundled by this server
+// (server/assets.ts; Apollo's default landing page loads from a CDN, which an offline machine
+// cannot reach); /health (live) and /ready (seeds and models loaded, not draining).
 //
 // Hostile input is stopped as early as it can be: body size while reading, bracket nesting before
 // parsing, tokens while parsing, depth/complexity/fields/aliases while validating (server/limits.ts),
@@ -8,12 +9,12 @@
 // Every response carries an x-request-id; every request is logged as one JSON line.
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { Kind, type GraphQLFormattedError, type OperationDefinitionNode } from 'graphql';
 import { trainplanSchema } from './schema.js';
+import { webAsset, webPage } from './assets.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import {
   DEFAULTS,
@@ -126,8 +127,6 @@ export async function createApollo(
   await server.start();
   return server;
 }
-
-const page = () => readFileSync(new URL('./page.html', import.meta.url), 'utf8');
 
 /** A client's x-request-id if it is a sane token, else a fresh UUID. */
 function requestIdFrom(header: string | string[] | undefined): string {
@@ -253,14 +252,21 @@ export async function startServer(
   let draining = false;
 
   async function handle(req: IncomingMessage, res: ServerResponse, url: URL, state: RequestState) {
+    if (url.pathname === '/') return send(res, 200, 'text/html; charset=utf-8', webPage('explorer'));
+    if (url.pathname === '/favicon.ico') return send(res, 204, 'image/x-icon', '');
     if (
-      url.pathname === '/' ||
-      (url.pathname === '/graphql' &&
-        req.method === 'GET' &&
-        (req.headers.accept ?? '').includes('text/html') &&
-        !url.searchParams.has('query'))
-    ) {
-      return send(res, 200, 'text/html; charset=utf-8', page());
+      url.pathname === '/graphql' &&
+      req.method === 'GET' &&
+      (req.headers.accept ?? '').includes('text/html') &&
+      !url.searchParams.has('query')
+    )
+      return send(res, 200, 'text/html; charset=utf-8', webPage('graphiql'));
+    if (url.pathname.startsWith('/assets/') && req.method === 'GET') {
+      const asset = await webAsset(url.pathname);
+      if (!asset)
+        return send(res, 404, 'application/json', errorBody('no such asset', 'NOT_FOUND', state.requestId));
+      res.writeHead(200, { 'content-type': asset.contentType, 'cache-control': 'no-cache' });
+      return res.end(asset.body);
     }
     if (url.pathname !== '/graphql')
       return send(

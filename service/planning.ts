@@ -11,7 +11,7 @@ import type { Precision } from '../predictor/types.js';
 import { recommendCorrected, type CorrectedRecommendation } from '../optimizer/recommend-corrected.js';
 import type { Objective, ParallelismSearch } from '../optimizer/search-types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
-import { PRECISIONS, type CatalogGpu } from '../seeds/types.js';
+import { PRECISIONS, type AttentionImplementation, type CatalogGpu } from '../seeds/types.js';
 import { normalizedKey, recommendCache } from './cache.js';
 import { runtimeConfig } from './config.js';
 import { gpuById, workload, type WorkloadInput } from './lookup.js';
@@ -47,6 +47,10 @@ export interface PredictQuery extends Software {
   parallelism?: ParallelismInput | null;
   /** Software stack the estimate assumes; absent = PYTORCH_EAGER. */
   softwareStack?: SoftwareStack | null;
+  /** Fused (default) or eager attention: what the attention core keeps for backward. */
+  attention?: AttentionImplementation | null;
+  /** GB per GPU to keep free in deciding fitsInMemory; default seeds/memory.json's. */
+  memoryHeadroomGb?: number | null;
 }
 
 /** A prediction and the configuration it is of, every default filled in. */
@@ -84,6 +88,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
           zeroStage: q.parallelism.zeroStage as Parallelism['zeroStage'],
           optimizerState: q.parallelism.optimizerState ?? undefined,
         };
+  const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);
   const prediction = await predictCorrected(
     {
       model,
@@ -99,6 +104,8 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
       priceUsdPerGpuHour: price,
       parallelism,
       ...(q.softwareStack ? { stack: q.softwareStack } : {}),
+      ...(q.attention ? { attention: q.attention } : {}),
+      ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
     },
     await learnedPredictor(),
     loadEfficiency(),
@@ -138,7 +145,15 @@ export interface RecommendQuery extends Software {
   timeBudgetMs?: number | null;
   /** Software stack the estimates assume; absent = PYTORCH_EAGER. */
   softwareStack?: SoftwareStack | null;
+  /** How the attention core runs; default fused. */
+  attention?: AttentionImplementation | null;
+  /** GB per GPU every plan keeps free; default seeds/memory.json's. */
+  memoryHeadroomGb?: number | null;
 }
+
+/** A headroom as a request gives it: absent, or GB from 0 to LIMITS.memoryHeadroomGb. */
+const headroomOf = (v: number | null | undefined) =>
+  v == null ? undefined : finiteNumber('memoryHeadroomGb', v, 0, LIMITS.memoryHeadroomGb);
 
 /**
  * Ranked plans. `deadlineAt` (performance.now() time) is when the caller needs the answer; without
@@ -187,6 +202,7 @@ export async function recommendPlans(
   }
   if (gpusPerNode.every((g) => g > 16))
     throw new InputError('gpusPerNode', 'no GPU type comes with more than 16 GPUs per node');
+  const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);
   const requestedBudget =
     q.timeBudgetMs == null
       ? undefined
@@ -231,6 +247,8 @@ export async function recommendPlans(
       deadlineConfidence: q.deadlineConfidence,
       parallelismSearch: q.parallelismSearch,
       ...(q.softwareStack ? { stack: q.softwareStack } : {}),
+      ...(q.attention ? { attention: q.attention } : {}),
+      ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
     },
     learned,
     loadEfficiency(),

@@ -51,4 +51,6 @@ export const LIMITS = {
   usd: 1e12,
   limit: 200,
   listLength: 100,
+  /** More than any GPU's memory: a larger headroom is a mistake. */
+  memoryHeadroomGb: 1024,
 } as const;

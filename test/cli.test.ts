@@ -41,9 +41,16 @@ describe('trainplan CLI', () => {
         'predicted_backward_s',
         'predicted_optimizer_s',
         'predicted_communication_s',
+        'predicted_memory_gb_per_gpu',
+        'fits_in_memory',
         'error',
       ]),
     );
+    // ResNet-50 AMP at 256 per 16 GB V100 is DeepLearningExamples' default: it ran, so it fits.
+    expect(rows[0].fits_in_memory).toBe('true');
+    expect(Number(rows[0].predicted_memory_gb_per_gpu)).toBeGreaterThan(8);
+    expect(Number(rows[0].predicted_memory_gb_per_gpu)).toBeLessThanOrEqual(16);
+    expect(rows[2].fits_in_memory).toBe('');
     expect(rows[0].my_note).toBe('keep, me');
     // 8 V100s at AMP train ResNet-50 at thousands of images/s (the seeds hold 6,174 to 10,723 measured).
     const images = Number(rows[0].predicted_throughput);

@@ -28,7 +28,11 @@ describe('modelSummary', () => {
       unsupportedOperators: [],
     });
     expect(s.id).toMatch(/^hf:llama:/);
-    expect(s.activationGbPerSampleSelective).toBeLessThan(s.activationGbPerSample);
+    // Fused attention (the default) never keeps the scores, so selective recomputation saves nothing
+    // more; 32 layers x 2048 tokens keep about 5 GiB in fp16-sized tensors.
+    expect(s.activationGbPerSampleSelective).toBeCloseTo(s.activationGbPerSample, 9);
+    expect(s.activationGbPerSample).toBeGreaterThan(3);
+    expect(s.activationGbPerSample).toBeLessThan(20);
     // ~6 x parameters FLOPs per token for training (2 forward) plus attention.
     expect(s.forwardFlopsPerSample / 2048).toBeGreaterThan(2 * 6.7e9);
   });

@@ -222,31 +222,30 @@ describe('memory', () => {
   });
 
   it('activations per transformer layer against Korthikanti et al. 2022, Table 2 (GPT-3 175B layer, TP 8 with sequence parallelism)', () => {
-    // Per layer, bytes: no recomputation sbh(34 + 5as/h)/t, selective 34sbh/t, full 2sbh. This model keeps
-    // every layer's output at 2 bytes (as an eager framework holds them): 40 sbh (residual-add outputs
-    // and 2-byte dropout masks where Megatron keeps 1-byte masks and reuses inputs) and 8 as^2 b
-    // (scores, scaled scores, softmax and dropout outputs where Megatron keeps 5). Full recomputation is
-    // the same checkpoint plus one layer's activations while it is recomputed.
+    // Per layer, bytes: eager attention without recomputation sbh(34 + 5as/h)/t, selective (and fused
+    // attention, which never keeps the scores) 34sbh/t, full 2sbh/t (the checkpointed layer input is
+    // split along the sequence under sequence parallelism). The saved-tensor rules of seeds/memory.json
+    // reproduce the derivation term by term: layer-norm inputs, GEMM inputs, GELU's input, 1-byte
+    // dropout masks, and for eager attention q and k, the softmax output, its mask and the dropped-out
+    // probabilities with v.
     const [L, h, a, s, t] = [4, 12288, 96, 2048, 8];
     const m = megatronGpt('gpt3-4-layers', L, h, a, s);
     const c = costOf(m);
-    const perLayer = (recompute: 'none' | 'selective' | 'full') => {
+    const perLayer = (recompute: 'none' | 'selective' | 'full', attention: 'fused' | 'eager') => {
       // Difference of two depths isolates one layer from the embedding, head and loss.
       const two = megatronGpt('gpt3-2-layers', 2, h, a, s);
       return (
-        (activationBytesPerSampleOn(c, 'BF16', t, recompute) -
-          activationBytesPerSampleOn(costOf(two), 'BF16', t, recompute)) /
+        (activationBytesPerSampleOn(c, 'BF16', t, recompute, eff.memory, attention) -
+          activationBytesPerSampleOn(costOf(two), 'BF16', t, recompute, eff.memory, attention)) /
         (L - 2)
       );
     };
     const sbh = s * h;
-    const none = perLayer('none') / ((sbh * (34 + (5 * a * s) / h)) / t);
-    const selective = perLayer('selective') / ((34 * sbh) / t);
-    const full = perLayer('full') / (2 * sbh);
-    expect(none).toBeGreaterThan(1.4); // 168 / 114: the eager accounting above
-    expect(none).toBeLessThan(1.5);
-    expect(selective).toBeCloseTo(40 / 34, 3);
-    expect(full).toBeCloseTo(1, 6);
+    expect(perLayer('none', 'eager') / ((sbh * (34 + (5 * a * s) / h)) / t)).toBeCloseTo(1, 6);
+    expect(perLayer('selective', 'eager') / ((34 * sbh) / t)).toBeCloseTo(1, 6);
+    // Fused attention keeps one fp32 softmax statistic per head and query beyond Table 2's terms.
+    expect(perLayer('none', 'fused') / ((34 * sbh) / t)).toBeCloseTo(1, 3);
+    expect(perLayer('full', 'fused') / ((2 * sbh) / t)).toBeCloseTo(1, 6);
   });
 
   it('a pipeline stage holds min(micro-batches, stages) micro-batches of its 1/PP of the layers (1F1B)', () => {
@@ -414,10 +413,11 @@ describe('against published Megatron-LM runs on A100-80GB (Korthikanti et al. 20
       // Megatron keeps fp32 "main" gradients: 18 bytes per parameter where this BF16/FP16 mode keeps 16.
       const ours = m.weightsGb + m.gradientsGb + m.masterWeightsGb + m.optimizerStateGb;
       expect(Math.abs((ours * 18) / 16 / states - 1), name).toBeLessThan(0.02);
-      // Activations: within +35% (the eager accounting of the test above, and 10% fragmentation); at
-      // 175B and 530B the profile also holds the embedding and interleaved stages, so they come closer.
-      expect(m.activationsGb / activations, name).toBeGreaterThan(0.95);
-      expect(m.activationsGb / activations, name).toBeLessThan(1.35);
+      // Activations: Table 2's 34sbh/t per layer (the test above) for the first stage's layers and
+      // micro-batches in flight. 22B and 1T come within 3% of the profile; at 175B and 530B the profile
+      // holds 28-32% more than that count, which this model does not explain (so the bound is loose).
+      expect(m.activationsGb / activations, name).toBeGreaterThan(0.75);
+      expect(m.activationsGb / activations, name).toBeLessThan(1.05);
     }
   });
 

@@ -144,25 +144,24 @@ describe('memory', () => {
   const cost = modelCost(toy);
   const P = cost.parameters;
   const GiB = 2 ** 30;
-  it('Adam in FP32 and AMP holds 16 bytes per parameter of state; pure fp16 holds 8', () => {
-    for (const p of ['FP32', 'AMP_FP16', 'FP16'] as const) {
+  it('Adam holds 16 bytes per parameter of state in FP32 and apex O2 FP16, 18 under autocast (its fp16 weight copies), 8 in pure fp16', () => {
+    const state = (p: 'FP32' | 'AMP_FP16' | 'FP16' | 'FP16_PURE') => {
       const m = memoryPerGpu(toy, cost, p, 1, false, eff);
-      expect((m.weightsGb + m.gradientsGb + m.masterWeightsGb + m.optimizerStateGb) * GiB).toBeCloseTo(
-        16 * P,
-        -2,
-      );
-    }
-    const pure = memoryPerGpu(toy, cost, 'FP16_PURE', 1, false, eff);
-    expect(
-      (pure.weightsGb + pure.gradientsGb + pure.masterWeightsGb + pure.optimizerStateGb) * GiB,
-    ).toBeCloseTo(8 * P, -2);
+      return (m.weightsGb + m.gradientsGb + m.optimizerGb) * GiB;
+    };
+    expect(state('FP32')).toBeCloseTo(16 * P, -2);
+    expect(state('FP16')).toBeCloseTo(16 * P, -2);
+    expect(state('AMP_FP16')).toBeCloseTo(18 * P, -2);
+    expect(state('FP16_PURE')).toBeCloseTo(8 * P, -2);
   });
 
-  it('activations grow linearly with batch and halve in half precision', () => {
+  it('activations grow linearly with batch and about halve in half precision (1-byte masks and int64 ids do not)', () => {
     const b8 = memoryPerGpu(toy, cost, 'FP32', 8, false, eff).activationsGb;
     const b16 = memoryPerGpu(toy, cost, 'FP32', 16, false, eff).activationsGb;
     expect(b16).toBeCloseTo(2 * b8, 9);
-    expect(memoryPerGpu(toy, cost, 'FP16_PURE', 8, false, eff).activationsGb).toBeCloseTo(b8 / 2, 9);
+    const half = memoryPerGpu(toy, cost, 'FP16_PURE', 8, false, eff).activationsGb / b8;
+    expect(half).toBeGreaterThanOrEqual(0.5);
+    expect(half).toBeLessThan(0.6);
   });
 
   it('flags configurations that do not fit', () => {

@@ -51,7 +51,16 @@ export function attention(s: AttentionSpec): Layer[] {
     : [linear(s.hidden, qDim + 2 * kvDim, { ...o, tokens: s.queries, name: `${s.name}.qkv` })];
   // x*cos + rotate(x)*sin on q and k: two multiplies and an add per element.
   const rotary: Layer[] = s.rotary
-    ? [{ ...mul(s.queries * (qDim + kvDim), `${s.name}.rotary`), count: 3 }]
+    ? [
+        {
+          type: 'elementwise' as const,
+          kind: 'rotary' as const,
+          elements: s.queries * (qDim + kvDim),
+          inputs: 2,
+          count: 3,
+          name: `${s.name}.rotary`,
+        },
+      ]
     : [];
   return [
     ...projections,

@@ -60,6 +60,8 @@ export interface LinearOpts {
   bias?: boolean;
   tied?: boolean;
   name?: string;
+  /** The tokens are this many sequential steps laid end to end (see the linear Layer's `steps`). */
+  steps?: number;
 }
 export const linear = (inFeatures: number, outFeatures: number, o: LinearOpts = {}): Layer => ({
   type: 'linear',
@@ -68,6 +70,7 @@ export const linear = (inFeatures: number, outFeatures: number, o: LinearOpts = 
   tokens: o.tokens ?? 1,
   bias: o.bias ?? true,
   ...(o.tied ? { tied: true } : {}),
+  ...(o.steps !== undefined ? { steps: o.steps } : {}),
   ...named(o.name),
 });
 
@@ -128,6 +131,8 @@ export interface ConvBnOpts extends ConvOpts {
 /** A (c, h, w) tensor flowing through a CNN; methods append layers and update the shape. */
 export class FeatureMap {
   readonly layers: Layer[] = [];
+  /** The norm convBn puts after each convolution: batch norm, or frozen batch norm where the model fine-tunes with frozen statistics and affine (Mask R-CNN's backbone). */
+  batchNorm: NormKind = 'batchnorm';
 
   constructor(public shape: Shape) {}
 
@@ -172,7 +177,7 @@ export class FeatureMap {
 
   /** Convolution without bias, batch norm, activation: the unit almost every modern CNN is made of. */
   convBn(outC: number, kernel: Pair, o: ConvBnOpts = {}): this {
-    this.conv(outC, kernel, { ...o, bias: false }).norm('batchnorm');
+    this.conv(outC, kernel, { ...o, bias: false }).norm(this.batchNorm);
     if (o.act !== null) this.act(o.act ?? 'relu');
     return this;
   }
@@ -216,7 +221,9 @@ export class FeatureMap {
 
   /** A parallel path from the current tensor. */
   fork(): FeatureMap {
-    return new FeatureMap({ ...this.shape });
+    const f = new FeatureMap({ ...this.shape });
+    f.batchNorm = this.batchNorm;
+    return f;
   }
 
   /** Runs branches from the current tensor and concatenates them along channels. */

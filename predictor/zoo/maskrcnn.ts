@@ -118,9 +118,13 @@ export function buildMaskRcnn(e: ZooEntry): Layer[] {
   const pad = (v: number) => Math.ceil(v / a.sizeDivisibility) * a.sizeDivisibility;
   const short = imageSizeOf(e);
   const f = new FeatureMap({ c: 3, h: pad(short), w: pad(short * a.aspectRatio) });
+  // maskrcnn-benchmark's ResNet uses FrozenBatchNorm2d: the ImageNet statistics and affine, fixed.
+  f.batchNorm = 'frozen_batchnorm';
   resnetStem(f, a.backbone.stemWidth);
   const stages = a.backbone.stages.map((_, i) => {
     resnetStage(f, a.backbone, i, i === 0 ? 1 : 2);
+    // FREEZE_CONV_BODY_AT: 2 (DeepLearningExamples' configs): the stem and the first stage are not trained.
+    if (i === 0) f.layers.forEach((l) => (l.frozen = true));
     return f.shape;
   });
   const { layers: fpnLayers, outs } = fpn(stages, a.fpnChannels);

@@ -36,7 +36,18 @@ const conv1d = (
   inL: number,
   name: string,
   bias = true,
-): Layer => ({ type: 'conv1d', inC, outC, kernel, padding: (kernel - 1) / 2, inL, bias, name });
+  steps?: number,
+): Layer => ({
+  type: 'conv1d',
+  inC,
+  outC,
+  kernel,
+  padding: (kernel - 1) / 2,
+  inL,
+  bias,
+  name,
+  ...(steps !== undefined ? { steps } : {}),
+});
 
 /** conv1d -> batch norm -> activation -> dropout(0.5), the unit of encoder and postnet. */
 function convBlock(
@@ -90,7 +101,7 @@ function decoder(a: Tacotron2Arch): Layer[] {
     add(energies, 'attention.energy_sum', 3),
     act('tanh', energies, 'attention.tanh'),
     softmax(mem, 'attention.softmax'),
-    { type: 'matmul', name: 'attention.context', m: 1, n: ctx, k: mem },
+    { type: 'matmul', name: 'attention.context', m: 1, n: ctx, k: mem, sharedRight: true },
     add(mem, 'attention.cumulative_weights'),
     dropout(a.decoderRnn, 'decoder_rnn.dropout'),
   ];
@@ -110,12 +121,18 @@ function decoder(a: Tacotron2Arch): Layer[] {
       steps: T,
       name: 'attention_rnn',
     },
-    linear(a.attentionRnn, att, { tokens: T, bias: false, name: 'attention.query_layer' }),
+    linear(a.attentionRnn, att, { tokens: T, bias: false, name: 'attention.query_layer', steps: T }),
     // Every step convolves the alignments over the whole text; laying the steps end to end as one
-    // long sequence gives the same FLOPs while the filter's parameters count once.
-    conv1d(2, a.locationFilters, a.locationKernel, T * mem, 'attention.location_conv', false),
-    linear(a.locationFilters, att, { tokens: T * mem, bias: false, name: 'attention.location_dense' }),
-    linear(att, 1, { tokens: T * mem, bias: false, name: 'attention.v' }),
+    // long sequence gives the same FLOPs while the filter's parameters count once. `steps` tells the
+    // memory model that each step's tensors exist on their own.
+    conv1d(2, a.locationFilters, a.locationKernel, T * mem, 'attention.location_conv', false, T),
+    linear(a.locationFilters, att, {
+      tokens: T * mem,
+      bias: false,
+      name: 'attention.location_dense',
+      steps: T,
+    }),
+    linear(att, 1, { tokens: T * mem, bias: false, name: 'attention.v', steps: T }),
     ...repeat(weightlessPerStep, T),
     {
       type: 'rnn',

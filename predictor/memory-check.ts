@@ -1,0 +1,416 @@
+// The memory model against configurations that really ran: every row of measurements/train.csv (it
+// fit, at its batch and precision), the LLM rows of measurements/llm_train.csv that give their layout,
+// and the peak memory some of them publish. Used by `trainplan memory-check` (cli/) and the tests,
+// so the figures in the note and the tests come from the same code.
+import { readFileSync } from 'node:fs';
+import { getGpu, parseCsv, type Measurement } from '../seeds/catalog.js';
+import { predictRow } from './measured.js';
+import { costOf } from './predict.js';
+import {
+  layoutOfExecution,
+  shardedMemoryPerGpu,
+  type MemoryBreakdown,
+  type MemoryConstants,
+  type MemoryLayout,
+  withFrameworkRules,
+} from './memory.js';
+import type { Recompute, ZeroStage } from './parallel.js';
+import type { GpuSpec, ModelDef, Precision } from './types.js';
+import type { Efficiency } from '../seeds/types.js';
+import { buildModel } from './zoo/index.js';
+
+/** One configuration that ran, with what the memory model says about it. */
+export interface FitCheck {
+  id: string;
+  source: string;
+  model: string;
+  gpu: string;
+  batchSizePerGpu: number;
+  precision: Precision;
+  predictedGb: number;
+  /** Of predictedGb: what the caching allocator hands out, and what lies outside it (context, NCCL). */
+  allocatedGb: number;
+  outsideAllocatorGb: number;
+  capacityGb: number;
+  fits: boolean;
+}
+
+function checkOf(
+  what: Omit<FitCheck, 'predictedGb' | 'allocatedGb' | 'outsideAllocatorGb' | 'fits'>,
+  memory: MemoryBreakdown,
+  constants: MemoryConstants,
+): FitCheck {
+  const allocatedGb = (memory.totalGb - memory.frameworkGb) * (1 + constants.allocatorFragmentation);
+  return {
+    ...what,
+    predictedGb: memory.totalGb,
+    allocatedGb: memory.totalGb - memory.frameworkGb,
+    outsideAllocatorGb: memory.totalGb - allocatedGb,
+    fits: memory.totalGb + constants.defaultMemoryHeadroomGb <= what.capacityGb,
+  };
+}
+
+/** Whether a check fits with another allocator fragmentation (everything else unchanged). */
+export const fitsWithFragmentation = (c: FitCheck, fragmentation: number, headroomGb = 0) =>
+  c.allocatedGb * (1 + fragmentation) + c.outsideAllocatorGb + headroomGb <= c.capacityGb;
+
+/**
+ * train.csv rows with a stated batch size that the predictor can cost, checked under `constants`.
+ * Rows without a batch size are left out: the batch they ran at is unknown.
+ */
+export function trainFitChecks(rows: Measurement[], eff: Efficiency): FitCheck[] {
+  const constants = eff.memory;
+  const checks: FitCheck[] = [];
+  for (const row of rows) {
+    if (row.batchSizePerGpu == null) continue;
+    const p = predictRow(row, eff);
+    if (!p.prediction || !p.model) continue;
+    const exec = p.prediction.execution;
+    const memory = shardedMemoryPerGpu(
+      p.model,
+      costOf(p.model),
+      exec.precision,
+      exec.batchSizePerGpu,
+      layoutOfExecution(exec),
+      eff,
+    );
+    checks.push(
+      checkOf(
+        {
+          id: row.id,
+          source: row.source,
+          model: row.model,
+          gpu: row.gpu,
+          batchSizePerGpu: exec.batchSizePerGpu,
+          precision: exec.precision,
+          capacityGb: getGpu(row.gpu)!.memoryGb,
+        },
+        memory,
+        constants,
+      ),
+    );
+  }
+  return checks;
+}
+
+/** Per model: configurations checked, predicted to fit, and the misses. */
+export interface ModelFitRate {
+  model: string;
+  checked: number;
+  fit: number;
+  misses: FitCheck[];
+}
+
+export function fitRatesByModel(checks: FitCheck[]): ModelFitRate[] {
+  const by = new Map<string, ModelFitRate>();
+  for (const c of checks) {
+    const r = by.get(c.model) ?? { model: c.model, checked: 0, fit: 0, misses: [] };
+    r.checked++;
+    if (c.fits) r.fit++;
+    else r.misses.push(c);
+    by.set(c.model, r);
+  }
+  return [...by.values()].sort((a, b) => a.model.localeCompare(b.model));
+}
+
+export const fitRate = (checks: FitCheck[]) => checks.filter((c) => c.fits).length / checks.length;
+
+/**
+ * The GPUs constants are fitted on (every other GPU id in sorted order) and the held-out rest: a split
+ * by whole GPU, so no configuration on a held-out GPU informs the fit.
+ */
+export function splitByGpu(checks: FitCheck[]): { fitting: FitCheck[]; heldOut: FitCheck[] } {
+  const gpus = [...new Set(checks.map((c) => c.gpu))].sort();
+  const fittingGpus = new Set(gpus.filter((_, i) => i % 2 === 0));
+  return {
+    fitting: checks.filter((c) => fittingGpus.has(c.gpu)),
+    heldOut: checks.filter((c) => !fittingGpus.has(c.gpu)),
+  };
+}
+
+/**
+ * The allocator fragmentation fitted as an upper bound: the largest fraction (in steps of 0.01, at
+ * most 0.3) at which at least `target` of the configurations that ran are still predicted to fit.
+ * Larger would refuse plans people run; held-out data says whether it generalises.
+ */
+export function fitAllocatorFragmentation(checks: FitCheck[], target = 0.99, headroomGb = 0): number {
+  let best = 0;
+  for (let hundredths = 0; hundredths <= 30; hundredths++) {
+    const fit = checks.filter((c) => fitsWithFragmentation(c, hundredths / 100, headroomGb)).length;
+    if (fit / checks.length >= target) best = hundredths / 100;
+  }
+  return best;
+}
+
+// ------------------------------------------------------------------------------------ LLM rows
+
+const measurementsDir = new URL('../seeds/measurements/', import.meta.url);
+
+interface VocabEntry {
+  vocab: number;
+  source: string;
+}
+
+/** One llm_train.csv row with its layout, and the dense decoder it trains (null with the reason when it cannot be built). */
+export interface LlmCase {
+  id: string;
+  source: string;
+  framework: string;
+  model: string;
+  gpu: string;
+  precision: Precision;
+  microBatch: number;
+  seqLen: number;
+  layout: MemoryLayout;
+  /** Published peak memory per GPU, GB, where the source gives one. */
+  publishedPeakGb: number | null;
+  decoder: ModelDef | null;
+  skipped?: string;
+}
+
+/** GPU memory for a row: the catalog's, or the size the id itself states (Meta's 96 GB H100 variant is not in the catalog). */
+export function capacityOf(gpuId: string): number | null {
+  const gpu: GpuSpec | undefined = getGpu(gpuId);
+  if (gpu) return gpu.memoryGb;
+  const stated = /-(\d+)GB/.exec(gpuId);
+  return stated ? Number(stated[1]) : null;
+}
+
+const number = (v: string | undefined) => (v === undefined || v.trim() === '' ? null : Number(v));
+
+/** The llm_train.csv rows that state TP, PP, micro-batch and sequence length, with their dense decoders. */
+export function llmCases(): LlmCase[] {
+  const rows = parseCsv(readFileSync(new URL('llm_train.csv', measurementsDir), 'utf8'));
+  const archs = new Map(
+    parseCsv(readFileSync(new URL('llm_models.csv', measurementsDir), 'utf8')).map((a) => [a.model, a]),
+  );
+  const vocabs = JSON.parse(readFileSync(new URL('llm_vocab.json', measurementsDir), 'utf8')) as Record<
+    string,
+    VocabEntry
+  >;
+  const decoders = new Map<string, ModelDef | string>();
+  const cases: LlmCase[] = [];
+  for (const r of rows) {
+    const tp = number(r.tp),
+      pp = number(r.pp),
+      microBatch = number(r.micro_batch_size),
+      seqLen = number(r.seq_len);
+    if (tp === null || pp === null || microBatch === null || seqLen === null) continue;
+    if (r.precision !== 'BF16' && r.precision !== 'FP8') continue;
+    const gpus = Number(r.num_gpus);
+    const cp = number(r.cp) ?? 1;
+    const dataParallel = number(r.dp) ?? gpus / (tp * pp * cp);
+    const { zeroStage, shardGroup } = shardingOf(r.zero_or_fsdp, r.framework, dataParallel * cp, cp);
+    const globalBatch = number(r.global_batch_size);
+    const microBatches = globalBatch === null ? pp : Math.max(1, globalBatch / (microBatch * dataParallel));
+    const key = `${r.model}@${seqLen}`;
+    if (!decoders.has(key))
+      decoders.set(key, decoderOf(r.model, seqLen, archs.get(r.model), vocabs[r.model]));
+    const decoder = decoders.get(key)!;
+    cases.push({
+      id: r.id,
+      source: r.source.split('@')[0],
+      framework: r.framework,
+      model: r.model,
+      gpu: r.gpu,
+      precision: r.precision,
+      microBatch,
+      seqLen,
+      layout: {
+        tensorParallel: tp,
+        pipelineParallel: pp,
+        contextParallel: cp,
+        dataParallel,
+        zeroStage,
+        ...(shardGroup !== undefined ? { shardGroup } : {}),
+        recompute: recomputeOf(r.activation_checkpointing),
+        microBatches,
+        ...(number(r.vp) && number(r.vp)! > 1 ? { virtualStages: number(r.vp)! } : {}),
+        attention: 'fused',
+        ...(r.task === 'lora' ? { frozenBase: true } : {}),
+      },
+      publishedPeakGb: number(r.peak_memory_gb),
+      decoder: typeof decoder === 'string' ? null : decoder,
+      ...(typeof decoder === 'string' ? { skipped: decoder } : {}),
+    });
+  }
+  return cases;
+}
+
+/**
+ * ZeRO stage and shard group from the row's zero_or_fsdp cell. FSDP (torchtitan's FSDP2, Megatron-FSDP,
+ * AutoModel) shards everything: ZeRO-3 over the stated degree. Megatron-Core without FSDP (empty
+ * cell or "DDP") runs the distributed optimizer, NeMo's and Megatron-Bridge's default: ZeRO-1.
+ */
+function shardingOf(
+  cell: string,
+  framework: string,
+  replicas: number,
+  contextParallel: number,
+): { zeroStage: ZeroStage; shardGroup?: number } {
+  const degree = /(?:degree|FSDP=|size)\s*(\d+)/.exec(cell);
+  const stated = degree ? Number(degree[1]) : null;
+  // torchtitan's FSDP mesh is dp_shard x cp: the stated data-parallel shard degree times CP.
+  const mesh = /torchtitan/.test(framework) ? contextParallel : 1;
+  if (/FSDP/.test(cell) && stated !== 0) return { zeroStage: 3, shardGroup: (stated ?? replicas) * mesh };
+  if (/Megatron|NeMo/.test(framework)) return { zeroStage: 1 };
+  return { zeroStage: 0 };
+}
+
+function recomputeOf(cell: string): Recompute {
+  const c = cell.trim().toLowerCase();
+  if (c.startsWith('full')) return 'full';
+  if (c.startsWith('selective')) return 'selective';
+  return 'none';
+}
+
+/**
+ * A dense decoder from llm_models.csv at a sequence length. Gated MLPs are Llama's (RMSNorm, SwiGLU,
+ * rotary, no biases); the others GPT-3/Nemotron's (LayerNorm, a non-gated MLP whose activation saves
+ * its input as GELU and squared ReLU both do). Mixture-of-experts and models without an architecture
+ * or vocabulary are not built (the reason is returned).
+ */
+function decoderOf(
+  model: string,
+  seqLen: number,
+  arch: Record<string, string> | undefined,
+  vocab: VocabEntry | undefined,
+): ModelDef | string {
+  if (!arch || arch.layers === '' || arch.heads === '' || arch.ffn_hidden === '')
+    return 'llm_models.csv gives no full architecture';
+  if (arch.num_experts !== '') return 'mixture of experts: the zoo builds dense decoders only';
+  const vocabSize = number(arch.vocab) ?? vocab?.vocab;
+  if (!vocabSize) return 'no vocabulary size (llm_models.csv nor llm_vocab.json)';
+  const gated = arch.gated_mlp === 'True';
+  const heads = Number(arch.heads);
+  return buildModel({
+    id: model,
+    name: model,
+    family: 'decoder',
+    batchElement: 'sequence',
+    throughputUnit: 'tokens/s',
+    unitsPerBatchElement: 'seqLen',
+    seqLen,
+    optimizer: 'adam',
+    batchSizes: [1],
+    source: `seeds/measurements/llm_models.csv (${arch.source})`,
+    arch: {
+      layers: Number(arch.layers),
+      hidden: Number(arch.hidden),
+      heads,
+      kvHeads: number(arch.kv_heads) ?? heads,
+      ...(number(arch.head_dim) ? { headDim: number(arch.head_dim)! } : {}),
+      ffn: Number(arch.ffn_hidden),
+      vocab: vocabSize,
+      norm: gated ? 'rmsnorm' : 'layernorm',
+      mlp: gated ? 'swiglu' : 'gelu',
+      positions: 'rotary',
+      bias: false,
+      tiedHead: arch.tied_embeddings === 'True',
+      dropout: false,
+    },
+  });
+}
+
+/** The memory model's answer for an LLM row (null when its decoder could not be built). */
+export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
+  if (!c.decoder) return null;
+  // Megatron-Core (NeMo, Megatron-Bridge) fuses SwiGLU; torchtitan and AutoModel run it eagerly.
+  const rules = /Megatron|NeMo \(|NeMo 2|NeMo Megatron/.test(c.framework)
+    ? { ...eff, memory: withFrameworkRules(eff.memory, 'megatron') }
+    : eff;
+  return shardedMemoryPerGpu(c.decoder, costOf(c.decoder), c.precision, c.microBatch, c.layout, rules);
+}
+
+export function llmFitChecks(cases: LlmCase[], eff: Efficiency): FitCheck[] {
+  const constants = eff.memory;
+  const checks: FitCheck[] = [];
+  for (const c of cases) {
+    const memory = llmMemory(c, eff);
+    const capacityGb = capacityOf(c.gpu);
+    if (!memory || capacityGb === null) continue;
+    checks.push(
+      checkOf(
+        {
+          id: c.id,
+          source: c.source,
+          model: c.model,
+          gpu: c.gpu,
+          batchSizePerGpu: c.microBatch,
+          precision: c.precision,
+          capacityGb,
+        },
+        memory,
+        constants,
+      ),
+    );
+  }
+  return checks;
+}
+
+/**
+ * Rows that publish their peak memory (torchtitan: the caching allocator's peak reserved memory, which
+ * leaves out the CUDA context and NCCL's buffers), against the model's total less those.
+ */
+export function peakComparisons(
+  cases: LlmCase[],
+  eff: Efficiency,
+): { id: string; model: string; publishedGb: number; predictedGb: number; ratio: number }[] {
+  return cases.flatMap((c) => {
+    const memory = llmMemory(c, eff);
+    if (!memory || c.publishedPeakGb === null) return [];
+    const predictedGb = memory.totalGb - eff.memory.cudaContextGb - eff.memory.ncclBuffersGb;
+    return [
+      {
+        id: c.id,
+        model: c.model,
+        publishedGb: c.publishedPeakGb,
+        predictedGb,
+        ratio: predictedGb / c.publishedPeakGb,
+      },
+    ];
+  });
+}
+
+/** The largest batch per GPU (up to `limit`) predicted to fit, plain data parallelism on one GPU. */
+export function largestFittingBatch(
+  model: ModelDef,
+  gpu: GpuSpec,
+  precision: Precision,
+  eff: Efficiency,
+  limit = 65536,
+): number {
+  const cost = costOf(model);
+  const fitsAt = (batch: number) =>
+    shardedMemoryPerGpu(
+      model,
+      cost,
+      precision,
+      batch,
+      {
+        tensorParallel: 1,
+        pipelineParallel: 1,
+        dataParallel: 1,
+        zeroStage: 0,
+        recompute: 'none',
+        microBatches: 1,
+      },
+      eff,
+    ).totalGb +
+      eff.memory.defaultMemoryHeadroomGb <=
+    gpu.memoryGb;
+  if (!fitsAt(1)) return 0;
+  let lo = 1,
+    hi = 2;
+  while (hi <= limit && fitsAt(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  hi = Math.min(hi, limit + 1);
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (fitsAt(mid)) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,125 @@
+// The two browser pages in real headless Chromium (Debian's package, driven by playwright-core;
+// .ci/run installs it): the explorer draws the chart and the table, names the field at fault,
+// exports CSV; GraphiQL loads and runs its default query; no request leaves the machine.
+// SCREENSHOT=1 also rewrites docs/explorer.png.
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startServer, type Running } from '../server/app.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SCREENSHOT = fileURLToPath(new URL('../docs/explorer.png', import.meta.url));
+
+let running: Running;
+let browser: Browser;
+let context: BrowserContext;
+let base: string;
+const outside: string[] = [];
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  expect(existsSync(CHROMIUM), `${CHROMIUM} missing: apt-get install -y chromium (see .ci/run)`).toBe(true);
+  running = await startServer(0, '127.0.0.1', { logLevel: 'warn' });
+  base = running.url.replace('/graphql', '');
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  context = await browser.newContext({ viewport: { width: 1400, height: 1300 }, acceptDownloads: true });
+  // Anything not addressed to this server is recorded and refused.
+  await context.route('**/*', (route) => {
+    const url = new URL(route.request().url());
+    if (url.hostname === '127.0.0.1' || url.protocol === 'blob:' || url.protocol === 'data:')
+      return route.continue();
+    outside.push(url.href);
+    return route.abort();
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await running?.close();
+});
+
+async function open(path: string): Promise<Page> {
+  const page = await context.newPage();
+  page.on('pageerror', (e) => pageErrors.push(`${path}: ${e.message}`));
+  await page.goto(`${base}${path}`);
+  return page;
+}
+
+describe('plan explorer at /', () => {
+  it('draws the cost-time chart, the ranked plans, precisions and rejections for the default query', async () => {
+    const page = await open('/');
+    await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });
+    await page.waitForSelector('#chart svg');
+    await page.waitForSelector('#precisions svg', { timeout: 60_000 });
+    const rows = await page.locator('#plans tbody tr').count();
+    expect(rows).toBeGreaterThan(10);
+    const first = await page.locator('#plans tbody tr').first().locator('td').allTextContents();
+    expect(first[0]).toBe('1');
+    expect(first[1]).toMatch(/\w/); // a GPU id
+    // One dot per priced plan plus the Pareto front's, on log axes, with a colour legend per GPU.
+    const dots = await page.locator('#chart svg circle').count();
+    expect(dots).toBeGreaterThan(rows);
+    expect(await page.locator('#chart').textContent()).toMatch(/training time \(hours\)/);
+    expect(await page.locator('#chart svg').count()).toBeGreaterThanOrEqual(1);
+    expect(await page.locator('#rejections svg rect').count()).toBeGreaterThan(0);
+    expect(await page.locator('#rejections').textContent()).toMatch(/NO_PRICE|UNSUPPORTED_PRECISION/);
+    // The precision comparison shows every precision the chosen GPU supports, the plan's marked.
+    expect(await page.locator('#precisions').textContent()).toMatch(/this plan/);
+    expect(await page.locator('#precisions svg circle').count()).toBeGreaterThan(1);
+    // Hovering a plan shows its details.
+    const dot = page.locator('#chart svg g[aria-label="dot"] circle').last();
+    await dot.hover({ force: true });
+    await expect.poll(() => page.locator('#chart g[aria-label="tip"]').textContent()).toMatch(/precision/);
+    if (process.env.SCREENSHOT) await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    // CSV export: a header and one line per plan in the table.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#csv')]);
+    const text = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\n');
+    expect(text[0]).toMatch(/^rank,gpu,offer,nodes,gpus_per_node,batch_size_per_gpu/);
+    expect(text).toHaveLength(rows + 1);
+    await page.close();
+  }, 180_000);
+
+  it('shows the API error beside the field at fault', async () => {
+    const page = await open('/');
+    await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });
+    await page.fill('#deadline', '-5');
+    await page.click('#recommend');
+    const error = page.locator('[data-error-for="deadlineHours"]');
+    await expect.poll(() => error.textContent(), { timeout: 30_000 }).toMatch(/deadlineHours: must be .*> 0/);
+    expect(await page.locator('#deadline').getAttribute('class')).toMatch(/invalid/);
+    // Fixing it clears the error and plans come back.
+    await page.fill('#deadline', '24');
+    await page.fill('#samples', '0');
+    await page.click('#recommend');
+    await expect
+      .poll(() => page.locator('[data-error-for="workload.samples"]').textContent(), { timeout: 30_000 })
+      .toMatch(/workload\.samples/);
+    expect(await error.textContent()).toBe('');
+    await page.close();
+  }, 120_000);
+});
+
+describe('GraphiQL at /graphql', () => {
+  it('loads from this server, with the default query and variables, and runs it', async () => {
+    const page = await open('/graphql');
+    await page.waitForSelector('.graphiql-container', { timeout: 90_000 });
+    await expect
+      .poll(() => page.locator('.graphiql-query-editor').textContent(), { timeout: 60_000 })
+      .toMatch(/recommend/);
+    await page.click('.graphiql-execute-button');
+    await expect
+      .poll(() => page.locator('.graphiql-response').textContent(), { timeout: 60_000 })
+      .toMatch(/"rank":\s+1,/); // Monaco renders spaces as U+00A0
+    await page.close();
+  }, 240_000);
+});
+
+describe('offline', () => {
+  it('sent no request outside this machine and raised no page error', () => {
+    expect(outside).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});

@@ -1,0 +1,170 @@
+// The memory model against what really ran (train.csv), what certainly cannot run, and the
+// framework facts it is built from. The figures are the note's (trainplan memory-check).
+import { describe, expect, it } from 'vitest';
+import {
+  getGpu,
+  loadEfficiency,
+  loadMeasurements,
+  MEMORY_FILE,
+  parseMemoryConstants,
+} from '../seeds/catalog.js';
+import { memoryPerGpu } from '../predictor/memory.js';
+import {
+  fitAllocatorFragmentation,
+  fitRate,
+  fitsWithFragmentation,
+  splitByGpu,
+  trainFitChecks,
+} from '../predictor/memory-check.js';
+import { impossibleRefusals, largestBatches } from '../cli/memory-check.js';
+import { BYTES, POLICIES } from '../predictor/precision.js';
+import { costOf, predict } from '../predictor/predict.js';
+import { getModel } from '../predictor/zoo/index.js';
+import { PRECISIONS } from '../predictor/types.js';
+import { readFileSync } from 'node:fs';
+
+const GiB = 2 ** 30;
+const eff = loadEfficiency();
+const checks = trainFitChecks(loadMeasurements(), eff);
+
+describe('memory against configurations that ran (train.csv)', () => {
+  it('at least 99% of the configurations with a stated batch are predicted to fit, and at least 97% of every model with 20 or more', () => {
+    expect(checks.length).toBeGreaterThan(3000);
+    expect(fitRate(checks)).toBeGreaterThanOrEqual(0.99);
+    const byModel = new Map<string, typeof checks>();
+    for (const c of checks) byModel.set(c.model, [...(byModel.get(c.model) ?? []), c]);
+    for (const [model, rows] of byModel)
+      if (rows.length >= 20) expect(fitRate(rows), model).toBeGreaterThanOrEqual(0.97);
+  });
+
+  it('the allocator fragmentation is what fitting on half the GPUs gives, and the held-out GPUs still fit at 99% or more', () => {
+    const { fitting, heldOut } = splitByGpu(checks);
+    const gpus = (cs: typeof checks) => new Set(cs.map((c) => c.gpu));
+    // A split by whole GPU: no GPU is on both sides.
+    expect([...gpus(fitting)].some((g) => gpus(heldOut).has(g))).toBe(false);
+    const fitted = fitAllocatorFragmentation(fitting, 0.995);
+    expect(eff.memory.allocatorFragmentation).toBe(fitted);
+    const rate = heldOut.filter((c) => fitsWithFragmentation(c, fitted)).length / heldOut.length;
+    expect(rate).toBeGreaterThanOrEqual(0.99);
+  });
+
+  it('DeepLearningExamples defaults the old model refused now fit: ResNet-50 AMP at 256 on a 16 GB V100, GPT-2 small AMP at 8 x 1024', () => {
+    const v100 = getGpu('V100-SXM2-16GB')!;
+    const fitsAt = (model: string, batch: number, precision: 'AMP_FP16') =>
+      predict(
+        {
+          model: getModel(model)!,
+          gpu: v100,
+          precision,
+          batchSizePerGpu: batch,
+          gpusPerNode: 1,
+          nodes: 1,
+          interNodeGbps: 100,
+        },
+        eff,
+      );
+    const resnet = fitsAt('resnet50_v1.5', 256, 'AMP_FP16');
+    expect(resnet.fitsInMemory).toBe(true);
+    expect(resnet.memory.totalGb).toBeGreaterThan(10); // not trivially small either
+    expect(fitsAt('gpt2_124m', 8, 'AMP_FP16').fitsInMemory).toBe(true);
+  });
+});
+
+describe('configurations that certainly cannot fit', () => {
+  it.each(impossibleRefusals(eff))('$what: refused', (r) => {
+    expect(r.refused).toBe(true);
+    expect(r.predictedGb).toBeGreaterThan(r.capacityGb);
+  });
+});
+
+describe('largest batch that fits', () => {
+  it.each(largestBatches(eff, checks))(
+    '$model on $gpu in $precision: at least the largest measured batch, and not absurdly more',
+    (r) => {
+      expect(r.measured).toBeGreaterThan(0);
+      expect(r.largest).toBeGreaterThanOrEqual(r.measured);
+      expect(r.largest).toBeLessThan(8 * r.measured);
+    },
+  );
+});
+
+describe('what the parts are made of', () => {
+  const bert = getModel('bert_large_squad')!;
+  const cost = costOf(bert);
+  const P = cost.parameters;
+
+  it('weights, gradients and optimizer state follow the precision table for every mode (a new mode needs only its row)', () => {
+    for (const precision of PRECISIONS) {
+      const policy = POLICIES[precision];
+      const m = memoryPerGpu(bert, cost, precision, 1, false, eff);
+      const copy = policy.forwardWeightCopy
+        ? policy.forwardWeightCopy.copies * BYTES[policy.forwardWeightCopy.dtype]
+        : 0;
+      expect(m.weightsGb * GiB, precision).toBeCloseTo(P * (BYTES[policy.weights] + copy), -3);
+      expect(m.gradientsGb * GiB, precision).toBeCloseTo(P * BYTES[policy.gradients], -3);
+      expect(m.optimizerGb * GiB, precision).toBeCloseTo(
+        P * ((policy.masterWeights ? 4 : 0) + 2 * BYTES[policy.optimizerState]),
+        -3,
+      );
+    }
+  });
+
+  it('FP8 keeps the Transformer Engine recipe: bf16 weights with their FP8 copy and transpose, fp32 gradients, master weights and moments, FP8-saved GEMM inputs', () => {
+    const m = memoryPerGpu(bert, cost, 'FP8', 1, false, eff);
+    expect((m.weightsGb * GiB) / P).toBeCloseTo(2 + 2, 6);
+    expect((m.gradientsGb * GiB) / P).toBeCloseTo(4, 6);
+    expect((m.optimizerGb * GiB) / P).toBeCloseTo(4 + 8, 6);
+    expect(memoryPerGpu(bert, cost, 'FP8', 8, false, eff).activationsGb).toBeLessThan(
+      memoryPerGpu(bert, cost, 'AMP_BF16', 8, false, eff).activationsGb,
+    );
+  });
+
+  it('eager attention keeps the heads x queries x keys intermediates that fused attention never stores', () => {
+    const fused = memoryPerGpu(bert, cost, 'AMP_FP16', 8, false, eff).activationsGb;
+    const eager = memoryPerGpu(bert, cost, 'AMP_FP16', 8, false, eff, 'eager').activationsGb;
+    // BERT-large at 384: 16 heads x 384 x 384 scores, fp32 softmax + 1-byte mask + fp16 probabilities, 24 layers.
+    const scores = 16 * 384 * 384 * 24 * 8;
+    expect((eager - fused) * GiB).toBeGreaterThan(scores * (4 + 1 + 2) * 0.95);
+  });
+
+  it('the parts add up, and the framework part is the context plus the fitted fraction of the rest', () => {
+    const c = eff.memory;
+    const m = memoryPerGpu(bert, cost, 'AMP_FP16', 16, true, eff);
+    const allocated = m.weightsGb + m.gradientsGb + m.optimizerGb + m.activationsGb + m.workspaceGb;
+    expect(m.totalGb).toBeCloseTo(allocated + m.frameworkGb, 9);
+    expect(m.frameworkGb).toBeCloseTo(
+      c.cudaContextGb + c.ncclBuffersGb + c.allocatorFragmentation * allocated,
+      9,
+    );
+    expect(m.optimizerGb).toBeCloseTo(m.masterWeightsGb + m.optimizerStateGb, 9);
+  });
+
+  it('every constant in seeds/memory.json says where it comes from', () => {
+    const file = JSON.parse(readFileSync(MEMORY_FILE, 'utf8')) as Record<
+      string,
+      { value?: unknown; source?: string }
+    >;
+    for (const [key, entry] of Object.entries(file))
+      if (entry && typeof entry === 'object' && 'value' in entry) expect(entry.source, key).toMatch(/.{20}/);
+    const parsed = parseMemoryConstants(readFileSync(MEMORY_FILE, 'utf8'));
+    expect(parsed.savedForBackward['activation.relu'].output).toBe('pointwise');
+  });
+
+  it('memoryHeadroomGb keeps room free: a configuration that fits flips when the headroom exceeds its slack', () => {
+    const gpu = getGpu('V100-SXM2-16GB')!;
+    const request = {
+      model: getModel('resnet50_v1.5')!,
+      gpu,
+      precision: 'AMP_FP16' as const,
+      batchSizePerGpu: 256,
+      gpusPerNode: 1,
+      nodes: 1,
+      interNodeGbps: 100,
+    };
+    const p = predict(request, eff);
+    expect(p.memoryHeadroomGb).toBe(eff.memory.defaultMemoryHeadroomGb);
+    const slack = gpu.memoryGb - p.memory.totalGb;
+    expect(predict({ ...request, memoryHeadroomGb: slack * 0.9 }, eff).fitsInMemory).toBe(true);
+    expect(predict({ ...request, memoryHeadroomGb: slack * 1.1 }, eff).fitsInMemory).toBe(false);
+  });
+});

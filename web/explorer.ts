@@ -1,0 +1,546 @@
+// The plan explorer: a form for `recommend`, and its answer drawn with Observable Plot (no chart
+// code of our own): cost versus time with P10-P90 whiskers and the Pareto front, the ranked plans,
+// a precision comparison for the chosen configuration (`predict` per precision), and the rejection
+// reasons. Everything is fetched from this server's /graphql; nothing leaves the machine.
+import * as Plot from '@observablehq/plot';
+
+interface Parallelism {
+  dataParallel: number;
+  tensorParallel: number;
+  pipelineParallel: number;
+  zeroStage: number;
+  recompute: string;
+}
+interface Plan {
+  rank: number;
+  gpu: { id: string };
+  nodes: number;
+  gpusPerNode: number;
+  totalGpus: number;
+  batchSizePerGpu: number;
+  gradAccumSteps: number;
+  precision: string;
+  stepTimeMs: number;
+  stepTimeMsP10: number;
+  stepTimeMsP90: number;
+  totalHours: number;
+  totalHoursP90: number;
+  costUsd: number | null;
+  priceUsdPerGpuHour: number | null;
+  memoryGbPerGpu: number;
+  evidence: string;
+  parallelism: Parallelism;
+  offer?: { provider: string; instance: string } | null;
+  costUsdP90?: number | null;
+}
+interface Recommendation {
+  status: string;
+  predictor: string;
+  evaluated: number;
+  feasible: number;
+  plans: Plan[];
+  paretoFront: Plan[];
+  rejected: { reason: string; description: string; count: number }[];
+}
+interface GraphQLError {
+  message: string;
+  extensions?: { code?: string; field?: string };
+}
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+
+async function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const response = await fetch('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await response.json()) as { data?: T; errors?: GraphQLError[] };
+  if (body.errors?.length) throw new RequestErrors(body.errors);
+  return body.data as T;
+}
+class RequestErrors extends Error {
+  constructor(readonly errors: GraphQLError[]) {
+    super(errors.map((e) => e.message).join('; '));
+  }
+}
+
+// ------------------------------------------------------------------ what this server offers
+
+/** Fields that only some versions of the API have (offers and providers); asked for when present. */
+interface Capabilities {
+  providers: boolean;
+  offer: boolean;
+  costUsdP90: boolean;
+}
+let capabilities: Capabilities = { providers: false, offer: false, costUsdP90: false };
+let throughputUnits = new Map<string, string>();
+
+async function loadCatalog(): Promise<void> {
+  const data = await graphql<{
+    models: { id: string; name: string; throughputUnit: string }[];
+    gpus: { id: string; memoryGb: number }[];
+    input: { inputFields: { name: string }[] } | null;
+    plan: { fields: { name: string }[] } | null;
+  }>(`
+    {
+      models {
+        id
+        name
+        throughputUnit
+      }
+      gpus {
+        id
+        memoryGb
+      }
+      input: __type(name: "RecommendInput") {
+        inputFields {
+          name
+        }
+      }
+      plan: __type(name: "Plan") {
+        fields {
+          name
+        }
+      }
+    }
+  `);
+  const inputs = new Set(data.input?.inputFields.map((f) => f.name));
+  const planFields = new Set(data.plan?.fields.map((f) => f.name));
+  capabilities = {
+    providers: inputs.has('providers'),
+    offer: planFields.has('offer'),
+    costUsdP90: planFields.has('costUsdP90'),
+  };
+  throughputUnits = new Map(data.models.map((m) => [m.id, m.throughputUnit]));
+  const model = $<HTMLSelectElement>('model');
+  model.replaceChildren(...data.models.map((m) => new Option(`${m.name} (${m.id})`, m.id)));
+  model.value = 'resnet50_v1.5';
+  $<HTMLSelectElement>('gpus').replaceChildren(
+    ...data.gpus.map((g) => new Option(`${g.id} (${g.memoryGb} GB)`, g.id)),
+  );
+  for (const id of ['providers']) {
+    const input = $<HTMLInputElement>(id);
+    if (!capabilities.providers) {
+      input.disabled = true;
+      input.placeholder = 'this server prices per GPU, not per provider';
+    }
+  }
+  showUnit();
+}
+
+function showUnit(): void {
+  const unit = throughputUnits.get($<HTMLSelectElement>('model').value)?.replace(/\/s$/, '');
+  const source = document.querySelector<HTMLInputElement>('input[name=source]:checked')?.value;
+  $('samples-unit').textContent =
+    source === 'zoo' && unit ? `(${unit}: dataset size x epochs)` : "(the model's unit, e.g. tokens)";
+}
+
+// ------------------------------------------------------------------ the request
+
+const numberOrNull = (id: string) => {
+  const text = $<HTMLInputElement>(id).value.trim();
+  return text === '' ? null : Number(text);
+};
+
+function recommendInput(): Record<string, unknown> {
+  const source = document.querySelector<HTMLInputElement>('input[name=source]:checked')!.value;
+  const seqLen = numberOrNull('seq-len');
+  const workload: Record<string, unknown> = { samples: numberOrNull('samples') };
+  if (source === 'zoo') workload.model = $<HTMLSelectElement>('model').value;
+  else workload.customModel = { huggingFaceConfig: $<HTMLTextAreaElement>('hf-config').value };
+  if (seqLen !== null) workload.seqLen = seqLen;
+  const input: Record<string, unknown> = {
+    workload,
+    objective: $<HTMLSelectElement>('objective').value,
+    deadlineHours: numberOrNull('deadline'),
+    budgetUsd: numberOrNull('budget'),
+    maxNodes: numberOrNull('max-nodes') ?? 8,
+    // The chart shows the whole trade-off, not only the top few.
+    limit: 200,
+  };
+  const gpus = [...$<HTMLSelectElement>('gpus').selectedOptions].map((o) => o.value);
+  if (gpus.length) input.gpus = gpus;
+  const providers = $<HTMLInputElement>('providers')
+    .value.split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  if (capabilities.providers && providers.length) input.providers = providers;
+  return input;
+}
+
+const planFields = () => `
+  rank gpu { id } nodes gpusPerNode totalGpus batchSizePerGpu gradAccumSteps precision
+  stepTimeMs stepTimeMsP10 stepTimeMsP90 totalHours totalHoursP90 costUsd priceUsdPerGpuHour
+  memoryGbPerGpu evidence
+  parallelism { dataParallel tensorParallel pipelineParallel zeroStage recompute }
+  ${capabilities.offer ? 'offer { provider instance }' : ''}
+  ${capabilities.costUsdP90 ? 'costUsdP90' : ''}`;
+
+// ------------------------------------------------------------------ errors next to their fields
+
+function clearErrors(): void {
+  document.querySelectorAll('[data-error-for]').forEach((e) => (e.textContent = ''));
+  document.querySelectorAll('.invalid').forEach((e) => e.classList.remove('invalid'));
+  $('form-error').textContent = '';
+}
+
+/** The form field an API error names: the longest data-field that is the error's field or a prefix of it. */
+function fieldFor(apiField: string | undefined): string | undefined {
+  if (!apiField) return undefined;
+  const fields = [...document.querySelectorAll<HTMLElement>('[data-field]')].map((e) => e.dataset.field!);
+  return fields
+    .filter((f) => apiField === f || apiField.startsWith(`${f}.`) || apiField.startsWith(`${f}[`))
+    .sort((a, b) => b.length - a.length)[0];
+}
+
+function showErrors(errors: GraphQLError[]): void {
+  for (const error of errors) {
+    const field = fieldFor(error.extensions?.field);
+    const slot = field && document.querySelector(`[data-error-for="${field}"]`);
+    if (slot) {
+      slot.textContent = error.message;
+      document.querySelector(`[data-field="${field}"]`)?.classList.add('invalid');
+    } else $('form-error').textContent += `${error.message} `;
+  }
+}
+
+// ------------------------------------------------------------------ drawing
+
+const layout = (p: Parallelism) =>
+  [
+    `DP${p.dataParallel}`,
+    p.tensorParallel > 1 ? `TP${p.tensorParallel}` : '',
+    p.pipelineParallel > 1 ? `PP${p.pipelineParallel}` : '',
+    p.zeroStage > 0 ? `ZeRO-${p.zeroStage}` : '',
+    p.recompute !== 'NONE' ? `recompute ${p.recompute.toLowerCase()}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+
+/** Hours scale with the step time, and a per-hour bill with the hours: the P10/P90 hours and their cost. */
+function withInterval(p: Plan) {
+  const hoursP10 = (p.totalHours * p.stepTimeMsP10) / p.stepTimeMs;
+  const perHour = p.costUsd === null ? null : p.costUsd / p.totalHours;
+  return {
+    ...p,
+    gpuId: p.gpu.id,
+    layout: layout(p.parallelism),
+    hoursP10,
+    costP10: perHour === null ? null : perHour * hoursP10,
+    costP90: p.costUsdP90 ?? (perHour === null ? null : perHour * p.totalHoursP90),
+  };
+}
+
+const usd = (x: number | null | undefined) =>
+  x === null || x === undefined ? '–' : `$${x < 100 ? x.toFixed(2) : Math.round(x).toLocaleString('en')}`;
+const hours = (x: number) => (x < 10 ? x.toPrecision(3) : Math.round(x).toLocaleString('en'));
+
+function drawChart(r: Recommendation): void {
+  const plans = r.plans.filter((p) => p.costUsd !== null).map(withInterval);
+  const front = r.paretoFront
+    .filter((p) => p.costUsd !== null)
+    .map(withInterval)
+    .sort((a, b) => a.totalHours - b.totalHours);
+  const chart = $('chart');
+  if (!plans.length) {
+    chart.replaceChildren('No priced plan to draw.');
+    return;
+  }
+  chart.replaceChildren(
+    Plot.plot({
+      width: Math.min(900, chart.clientWidth || 900),
+      height: 420,
+      grid: true,
+      x: { type: 'log', label: 'training time (hours) →' },
+      y: { type: 'log', label: '↑ cost (USD)' },
+      color: { legend: true, label: 'GPU' },
+      marks: [
+        Plot.link(plans, {
+          x1: 'hoursP10',
+          y1: 'costP10',
+          x2: 'totalHoursP90',
+          y2: 'costP90',
+          stroke: 'gpuId',
+          strokeOpacity: 0.5,
+        }),
+        Plot.line(front, { x: 'totalHours', y: 'costUsd', stroke: 'black', strokeWidth: 1.5 }),
+        Plot.dot(front, { x: 'totalHours', y: 'costUsd', r: 6, stroke: 'black', fill: 'gpuId' }),
+        Plot.dot(plans, {
+          x: 'totalHours',
+          y: 'costUsd',
+          fill: 'gpuId',
+          r: 3.5,
+          tip: true,
+          channels: {
+            rank: 'rank',
+            GPU: 'gpuId',
+            'nodes x GPUs': (p: Plan) => `${p.nodes} x ${p.gpusPerNode}`,
+            batch: 'batchSizePerGpu',
+            precision: 'precision',
+            layout: 'layout',
+            'P90 hours': 'totalHoursP90',
+            evidence: 'evidence',
+          },
+        }),
+      ],
+    }),
+  );
+}
+
+function drawTable(r: Recommendation, onChoose: (p: Plan) => void): void {
+  type Column = [string, (p: ReturnType<typeof withInterval>) => string, boolean?];
+  const offer: Column = ['offer', (p) => (p.offer ? `${p.offer.provider} ${p.offer.instance}` : '–'), true];
+  const columns: Column[] = [
+    ['rank', (p) => String(p.rank)],
+    ['GPU', (p) => p.gpuId, true],
+    ...(capabilities.offer ? [offer] : []),
+    ['nodes x GPUs', (p) => `${p.nodes} x ${p.gpusPerNode}`],
+    ['batch/GPU', (p) => String(p.batchSizePerGpu) + (p.gradAccumSteps > 1 ? ` x${p.gradAccumSteps}` : '')],
+    ['precision', (p) => p.precision, true],
+    ['layout', (p) => p.layout, true],
+    ['hours', (p) => hours(p.totalHours)],
+    ['cost', (p) => usd(p.costUsd)],
+    ['P90 hours', (p) => hours(p.totalHoursP90)],
+    ['P90 cost', (p) => usd(p.costP90)],
+    ['evidence', (p) => p.evidence, true],
+  ];
+  const table = document.createElement('table');
+  const head = table.createTHead().insertRow();
+  for (const [name] of columns)
+    head.appendChild(Object.assign(document.createElement('th'), { textContent: name }));
+  const body = table.createTBody();
+  for (const plan of r.plans.map(withInterval)) {
+    const row = body.insertRow();
+    row.dataset.rank = String(plan.rank);
+    for (const [, value, text] of columns) {
+      const cell = row.insertCell();
+      cell.textContent = value(plan);
+      if (text) cell.className = 'text';
+    }
+    row.addEventListener('click', () => {
+      body.querySelectorAll('tr.chosen').forEach((e) => e.classList.remove('chosen'));
+      row.classList.add('chosen');
+      onChoose(plan);
+    });
+  }
+  $('plans').replaceChildren(r.plans.length ? table : 'No plan meets every constraint; see the rejections.');
+}
+
+function drawRejections(r: Recommendation): void {
+  $('rejections').replaceChildren(
+    r.rejected.length
+      ? Plot.plot({
+          marginLeft: 190,
+          height: 40 + 28 * r.rejected.length,
+          x: { label: 'candidates rejected →', grid: true },
+          y: { label: null },
+          marks: [
+            Plot.barX(r.rejected, {
+              x: 'count',
+              y: 'reason',
+              sort: { y: '-x' },
+              fill: '#d95f02',
+              tip: true,
+              title: (d: { description: string; count: number }) => `${d.count}: ${d.description}`,
+            }),
+            Plot.ruleX([0]),
+          ],
+        })
+      : 'No candidate was rejected.',
+  );
+}
+
+// ------------------------------------------------------------------ precision comparison
+
+async function comparePrecisions(plan: Plan, workload: unknown): Promise<void> {
+  $('chosen').textContent =
+    `(${plan.gpu.id}, ${plan.nodes} x ${plan.gpusPerNode} GPUs, batch ${plan.batchSizePerGpu}, ${layout(plan.parallelism)})`;
+  const target = $('precisions');
+  target.replaceChildren('Predicting…');
+  try {
+    const { gpu } = await graphql<{ gpu: { supportedPrecisions: string[] } }>(
+      `
+        query ($id: String!) {
+          gpu(id: $id) {
+            supportedPrecisions
+          }
+        }
+      `,
+      { id: plan.gpu.id },
+    );
+    const { tensorParallel, pipelineParallel, zeroStage, recompute } = plan.parallelism;
+    const inputs = gpu.supportedPrecisions.map((precision) => ({
+      workload,
+      gpu: plan.gpu.id,
+      nodes: plan.nodes,
+      gpusPerNode: plan.gpusPerNode,
+      batchSizePerGpu: plan.batchSizePerGpu,
+      gradAccumSteps: plan.gradAccumSteps,
+      precision,
+      parallelism: { tensorParallel, pipelineParallel, zeroStage, recompute },
+      ...(plan.priceUsdPerGpuHour !== null ? { priceUsdPerGpuHour: plan.priceUsdPerGpuHour } : {}),
+    }));
+    const query = `query (${inputs.map((_, i) => `$p${i}: PredictInput!`).join(', ')}) {
+      ${inputs
+        .map(
+          (_, i) =>
+            `p${i}: predict(input: $p${i}) { precision totalHours totalHoursP90 stepTimeMs stepTimeMsP10 costUsd memoryGbPerGpu fitsInMemory }`,
+        )
+        .join('\n')}
+    }`;
+    const data = await graphql<Record<string, Plan & { fitsInMemory: boolean }>>(
+      query,
+      Object.fromEntries(inputs.map((input, i) => [`p${i}`, input])),
+    );
+    const rows = Object.values(data).map((p) => ({
+      ...p,
+      hoursP10: (p.totalHours * p.stepTimeMsP10) / p.stepTimeMs,
+      fits: p.fitsInMemory ? 'fits in memory' : 'does not fit in memory',
+      label:
+        `${hours(p.totalHours)} h · ${usd(p.costUsd)}${p.fitsInMemory ? '' : ' · out of memory'}` +
+        (p.precision === plan.precision ? ' · this plan' : ''),
+    }));
+    target.replaceChildren(
+      Plot.plot({
+        marginLeft: 90,
+        marginRight: 200,
+        height: 40 + 30 * rows.length,
+        x: { type: 'log', label: 'training time (hours), P10-P90 →', grid: true },
+        y: { label: null, domain: rows.map((r) => r.precision) },
+        color: {
+          domain: ['fits in memory', 'does not fit in memory'],
+          range: ['#1b9e77', '#bbbbbb'],
+          legend: true,
+        },
+        marks: [
+          Plot.ruleY(rows, {
+            y: 'precision',
+            x1: 'hoursP10',
+            x2: 'totalHoursP90',
+            stroke: 'fits',
+            strokeWidth: 2,
+          }),
+          Plot.dot(rows, { y: 'precision', x: 'totalHours', fill: 'fits', r: 5, tip: true }),
+          Plot.dot(
+            rows.filter((r) => r.precision === plan.precision),
+            { y: 'precision', x: 'totalHours', r: 9, stroke: 'black' },
+          ),
+          Plot.text(rows, { y: 'precision', x: 'totalHoursP90', text: 'label', dx: 8, textAnchor: 'start' }),
+        ],
+      }),
+    );
+  } catch (e) {
+    target.replaceChildren(`Could not compare precisions: ${(e as Error).message}`);
+  }
+}
+
+// ------------------------------------------------------------------ CSV export
+
+let lastPlans: Plan[] = [];
+
+function csv(plans: Plan[]): string {
+  const header = [
+    'rank',
+    'gpu',
+    'offer',
+    'nodes',
+    'gpus_per_node',
+    'batch_size_per_gpu',
+    'grad_accum_steps',
+    'precision',
+    'layout',
+    'total_hours',
+    'total_hours_p90',
+    'cost_usd',
+    'cost_usd_p90',
+    'price_usd_per_gpu_hour',
+    'memory_gb_per_gpu',
+    'evidence',
+  ];
+  const quote = (v: unknown) => {
+    const s = v === null || v === undefined ? '' : String(v);
+    return /[",\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+  };
+  const rows = plans
+    .map(withInterval)
+    .map((p) =>
+      [
+        p.rank,
+        p.gpuId,
+        p.offer ? `${p.offer.provider} ${p.offer.instance}` : '',
+        p.nodes,
+        p.gpusPerNode,
+        p.batchSizePerGpu,
+        p.gradAccumSteps,
+        p.precision,
+        p.layout,
+        p.totalHours,
+        p.totalHoursP90,
+        p.costUsd,
+        p.costP90,
+        p.priceUsdPerGpuHour,
+        p.memoryGbPerGpu,
+        p.evidence,
+      ]
+        .map(quote)
+        .join(','),
+    );
+  return [header.join(','), ...rows].join('\n') + '\n';
+}
+
+function exportCsv(): void {
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(new Blob([csv(lastPlans)], { type: 'text/csv' }));
+  link.download = 'trainplan-plans.csv';
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+}
+
+// ------------------------------------------------------------------ running it
+
+async function recommend(): Promise<void> {
+  clearErrors();
+  const input = recommendInput();
+  $('summary').textContent = 'Searching…';
+  $<HTMLButtonElement>('recommend').disabled = true;
+  try {
+    const { recommend: r } = await graphql<{ recommend: Recommendation }>(
+      `query ($input: RecommendInput!) { recommend(input: $input) {
+        status predictor evaluated feasible
+        plans { ${planFields()} }
+        paretoFront { ${planFields()} }
+        rejected { reason description count } } }`,
+      { input },
+    );
+    lastPlans = r.plans;
+    $('summary').textContent =
+      `${r.evaluated.toLocaleString('en')} candidates evaluated, ${r.feasible.toLocaleString('en')} feasible; ` +
+      `${r.plans.length} best shown (${r.status.toLowerCase()}, predictor ${r.predictor}).`;
+    drawChart(r);
+    const choose = (p: Plan) => void comparePrecisions(p, input.workload);
+    drawTable(r, choose);
+    drawRejections(r);
+    const first = document.querySelector<HTMLTableRowElement>('#plans tbody tr');
+    if (first) first.click();
+    else $('precisions').replaceChildren('');
+  } catch (e) {
+    $('summary').textContent = 'The request was refused; see the form.';
+    if (e instanceof RequestErrors) showErrors(e.errors);
+    else $('form-error').textContent = (e as Error).message;
+  } finally {
+    $<HTMLButtonElement>('recommend').disabled = false;
+  }
+}
+
+$('plan-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  void recommend();
+});
+$('csv').addEventListener('click', exportCsv);
+$('model').addEventListener('change', showUnit);
+document.querySelectorAll('input[name=source]').forEach((e) => e.addEventListener('change', showUnit));
+
+loadCatalog()
+  .then(recommend)
+  .catch((e: unknown) => ($('summary').textContent = `Could not load the catalog: ${(e as Error).message}`));
