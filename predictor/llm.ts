@@ -38,8 +38,7 @@ function buildLlmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
   if (!a.layers || !a.hidden || !a.heads || !a.ffnHidden)
     return `${a.model}: architecture not published (layers, hidden, heads or FFN size missing)`;
   const vocab = a.vocab ?? tokenizerVocab(a.model);
-  if (vocab === null)
-    return `${a.model}: vocabulary not published and not in measurements/llm_vocab.json`;
+  if (vocab === null) return `${a.model}: vocabulary not published and not in measurements/llm_vocab.json`;
   const gated = a.gatedMlp;
   return buildModel({
     id: a.model,

@@ -74,5 +74,7 @@ export function loadSoftware(): SoftwareFile {
 export type LlmVocabFile = Record<string, { vocab: number; source: string } | string>;
 let llmVocab: LlmVocabFile | undefined;
 export function loadLlmVocab(): LlmVocabFile {
-  return (llmVocab ??= JSON.parse(readFileSync(here('./measurements/llm_vocab.json'), 'utf8')) as LlmVocabFile);
+  return (llmVocab ??= JSON.parse(
+    readFileSync(here('./measurements/llm_vocab.json'), 'utf8'),
+  ) as LlmVocabFile);
 }
