@@ -49,6 +49,12 @@ const USAGE = `trainplan: precision-aware training-time prediction and GPU plan 
       rest, published peak memory, configurations that cannot fit, largest batch vs measured
   trainplan calibrate [--data FILE] [--write]
       fit seeds/efficiency.json's global constants to measured rows
+  trainplan calibrate import FILE [--owner NAME] [--data-dir DIR] [--database-url URL]
+      record your own measured runs (the harness's CSV/JSON, or MeasurementInput objects) in the
+      store the server reads; predictions and plans for that GPU and model use them at once
+  trainplan harness [--model ID] [--seq-len N] [--out measure.py]
+      the measurement harness (Python + PyTorch): times warm-up + N optimizer steps at a batch
+      size and precision and writes runs for calibrate import (python3 measure.py --help)
   trainplan query (--file FILE | QUERY) [--variables JSON]
       run one GraphQL operation in-process and print the JSON result
   trainplan recommend --model ID --samples N [--objective COST|TIME] [--deadline H] [--budget USD]
@@ -200,7 +206,28 @@ async function main(argv: string[]) {
       console.log(formatEvaluation(evaluate(rows, keys as GroupKey[], loadEfficiency())));
       return;
     }
+    case 'harness': {
+      const { values } = parseArgs({
+        args: rest,
+        options: { model: { type: 'string' }, 'seq-len': { type: 'string' }, out: { type: 'string' } },
+      });
+      const { harnessScript } = await import('./harness.js');
+      const seq = values['seq-len'] === undefined ? undefined : Number(values['seq-len']);
+      if (seq !== undefined && !(Number.isInteger(seq) && seq > 0))
+        fail('--seq-len must be a positive integer');
+      const script = harnessScript(values.model, seq);
+      if (!values.out) process.stdout.write(script);
+      else {
+        writeFileSync(values.out, script, { mode: 0o755 });
+        console.error(`wrote ${values.out}: python3 ${values.out} --help`);
+      }
+      return;
+    }
     case 'calibrate': {
+      if (rest[0] === 'import' || rest[0] === 'refit') {
+        const { calibrateRuns } = await import('./calibrate-runs.js');
+        return calibrateRuns(rest);
+      }
       const { values } = parseArgs({
         args: rest,
         options: { data: { type: 'string' }, write: { type: 'boolean' } },

@@ -5,6 +5,7 @@
 import { DEFAULT_SOFTWARE, modelFeaturesOf, type Software } from '../predictor/learned/features.js';
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
 import { DEFAULT_STACK, stackEffects, stackEvidence } from '../predictor/software.js';
+import type { UserEvidence } from '../predictor/learned/calibration.js';
 import { combine, type Efficiency } from '../predictor/step.js';
 import { rankCandidates, searchCandidates } from './recommend.js';
 import type { Recommendation, RecommendRequest } from './search-types.js';
@@ -20,6 +21,8 @@ export async function recommendCorrected(
   learned: LearnedState,
   eff: Efficiency,
   software: Software = DEFAULT_SOFTWARE,
+  /** A user's recorded runs: evidence and calibration for every candidate. */
+  user?: UserEvidence,
 ): Promise<CorrectedRecommendation> {
   const search = searchCandidates(r, eff);
   if (!learned.predictor)
@@ -77,7 +80,7 @@ export async function recommendCorrected(
       software,
     };
   });
-  const k = await learned.predictor.correct(items);
+  const k = await learned.predictor.correct(items, user);
   const name = learned.predictor.name;
   return {
     ...rankCandidates(r, search, {

@@ -3,6 +3,8 @@
 // behind it. Without a learned model the analytical estimate answers and the result says why.
 import { DEFAULT_SOFTWARE, frameworkOf, modelFeaturesOf, type Software } from './learned/features.js';
 import type { CorrectionInput, LearnedState } from './learned/model.js';
+import type { UserEvidence } from './learned/calibration.js';
+import type { EvidenceLevel } from './learned/evidence.js';
 import type { RowPrediction } from './measured.js';
 import { predict, type Prediction, type PredictRequest } from './predict.js';
 import { scaleBreakdown, type Efficiency } from './step.js';
@@ -17,6 +19,10 @@ export interface CorrectedPrediction extends Prediction {
   predictor: string;
   /** measured / calibrated / unmeasured, and by what. */
   evidence: string;
+  /** null when only the analytical estimate answered. */
+  evidenceLevel: EvidenceLevel | null;
+  /** The user's recorded runs that moved this prediction. */
+  calibrationRuns: number;
 }
 
 export async function predictCorrected(
@@ -24,6 +30,8 @@ export async function predictCorrected(
   learned: LearnedState,
   eff: Efficiency,
   software: Software = DEFAULT_SOFTWARE,
+  /** A user's recorded runs: evidence and calibration (learned/calibration.ts). */
+  user?: UserEvidence,
 ): Promise<CorrectedPrediction> {
   const p = predict(req, eff);
   const base = {
@@ -33,7 +41,14 @@ export async function predictCorrected(
     stepTimeMsP90: p.stepTimeMs,
     totalHoursP90: p.totalHours,
   };
-  if (!learned.predictor) return { ...base, predictor: 'analytical', evidence: learned.reason };
+  if (!learned.predictor)
+    return {
+      ...base,
+      predictor: 'analytical',
+      evidence: learned.reason,
+      evidenceLevel: null,
+      calibrationRuns: 0,
+    };
   if (req.stack && req.stack !== DEFAULT_STACK) {
     // No stock-framework correction for a tuned stack: the interval is the stack's held-out LLM error.
     const iv = stackEffects(req.stack).heldOutLogError;
@@ -46,21 +61,26 @@ export async function predictCorrected(
       totalHoursP90: p.totalHours === null ? null : p.totalHours * hi,
       predictor: 'analytical',
       evidence: stackEvidence(req.stack),
+      evidenceLevel: null,
+      calibrationRuns: 0,
     };
   }
   const m = modelFeaturesOf(req.model);
-  const k = await learned.predictor.correct([
-    {
-      modelId: req.model.id,
-      model: m,
-      gpu: req.gpu,
-      exec: p.execution,
-      stepMs: p.stepTimeMs,
-      breakdown: p.breakdown,
-      dominantMath: p.dominantMath,
-      software,
-    },
-  ]);
+  const k = await learned.predictor.correct(
+    [
+      {
+        modelId: req.model.id,
+        model: m,
+        gpu: req.gpu,
+        exec: p.execution,
+        stepMs: p.stepTimeMs,
+        breakdown: p.breakdown,
+        dominantMath: p.dominantMath,
+        software,
+      },
+    ],
+    user,
+  );
   const scale = k.mid[0];
   const stepTimeMs = p.stepTimeMs * scale;
   const throughput = p.throughput / scale;
@@ -79,6 +99,8 @@ export async function predictCorrected(
     totalHoursP90: p.totalHours === null ? null : p.totalHours * k.hi[0],
     predictor: learned.predictor.name,
     evidence: `${k.cases[0]}; ${stackEvidence(req.stack)}`,
+    evidenceLevel: k.levels[0],
+    calibrationRuns: k.runs[0],
   };
 }
 

@@ -49,6 +49,8 @@ export class PlanningResolver {
       stepTimeMsP90: p.stepTimeMsP90,
       totalHoursP90: p.totalHoursP90,
       evidence: p.evidence,
+      evidenceLevel: p.evidenceLevel,
+      calibrationRuns: p.calibrationRuns,
     };
   }
 

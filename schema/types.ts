@@ -90,6 +90,21 @@ registerEnumType(SearchStatusEnum, {
   },
 });
 
+export const EvidenceLevelEnum = {
+  UNMEASURED: 'UNMEASURED',
+  GPU_MEASURED: 'GPU_MEASURED',
+  MODEL_MEASURED_ON_GPU: 'MODEL_MEASURED_ON_GPU',
+} as const;
+registerEnumType(EvidenceLevelEnum, {
+  name: 'EvidenceLevel',
+  description: 'How much measurement stands behind a prediction, least first.',
+  valuesConfig: {
+    UNMEASURED: { description: 'No measured run on this GPU type: datasheet figures only.' },
+    GPU_MEASURED: { description: 'The GPU type has measured runs, of other models.' },
+    MODEL_MEASURED_ON_GPU: { description: 'This model has measured runs on this GPU type.' },
+  },
+});
+
 @ObjectType({
   description: 'Dense datasheet peak per math mode, TFLOPS; null where the GPU has no such mode.',
 })
@@ -409,9 +424,19 @@ export class Prediction {
   totalHoursP90!: number | null;
   @Field(() => String, {
     description:
-      'Which case the prediction is: measured, calibrated from measurements of the same model, or unmeasured.',
+      'Which case the prediction is: measured, calibrated from measurements of the same model, or unmeasured; and how many of your recorded runs calibrated it.',
   })
   evidence!: string;
+  @Field(() => EvidenceLevelEnum, {
+    nullable: true,
+    description:
+      'How much measurement (shipped, or your recorded runs) stands behind this prediction; null when only the analytical estimate answered.',
+  })
+  evidenceLevel!: keyof typeof EvidenceLevelEnum | null;
+  @Field(() => Int, {
+    description: 'How many of your recorded runs (recordMeasurements) moved this prediction (a count).',
+  })
+  calibrationRuns!: number;
 }
 
 @ObjectType({

@@ -22,6 +22,7 @@ import { CATALOG_ENTITIES, CatalogResolver } from '../resolvers/catalog.js';
 import { ModelSummaryResolver } from '../resolvers/model-summary.js';
 import { PlanningResolver } from '../resolvers/planning.js';
 import { CoupledResolver } from '../resolvers/coupled.js';
+import { MeasurementsResolver } from '../resolvers/measurements.js';
 
 const QUERY_DESCRIPTION =
   'trainplan: which GPU type, how many nodes, which batch size and precision for a training job, and what it costs (USD) and how long it takes (hours). Catalog lookups, one-configuration predictions, ranked plans, and coupled plans solved as mixed-integer programs.';
@@ -49,11 +50,19 @@ export function subgraphDocument(sdl: string, entities: readonly string[]): Docu
 
 async function build(): Promise<GraphQLSchema> {
   const built = await buildSchema({
-    resolvers: [CatalogResolver, PlanningResolver, CoupledResolver, ModelSummaryResolver],
+    resolvers: [
+      CatalogResolver,
+      PlanningResolver,
+      CoupledResolver,
+      ModelSummaryResolver,
+      MeasurementsResolver,
+    ],
     validate: false,
   });
   // type-graphql has no option for the root type's description.
   built.getQueryType()!.description = QUERY_DESCRIPTION;
+  built.getMutationType()!.description =
+    "Recording and deleting a user's own measured runs (the evidence predictions are calibrated with).";
   // Rebuilt from its SDL by @apollo/subgraph; createResolversMap carries over every resolver and
   // every enum's internal values (LayerType CONV2D is 'conv2d' inside).
   const resolvers = createResolversMap(built) as Record<string, Record<string, unknown>>;

@@ -69,7 +69,8 @@ async function single(config: ServerConfig): Promise<void> {
     url: running.url,
     port: new URL(running.url).port,
     worker: cluster.worker?.id,
-    config: { ...config },
+    // A DATABASE_URL may carry a password: the log says where, never the password.
+    config: { ...config, databaseUrl: config.databaseUrl?.replace(/\/\/[^@/]*@/, '//***@') },
   });
   const stop = (signal: string) => {
     log('info', 'shutting down: finishing in-flight requests, refusing new ones', {

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { getGpu, loadGpus, parseCsv } from '../seeds/catalog.js';
+import { defaultDataDir } from '../store/store.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -17,6 +18,8 @@ export interface ServerConfig {
   workers: number;
   logLevel: LogLevel;
   prices: string | undefined;
+  dataDir: string;
+  databaseUrl: string | undefined;
   maxBodyBytes: number;
   maxTokens: number;
   maxDepth: number;
@@ -88,6 +91,22 @@ export const SETTINGS: readonly Setting[] = [
     kind: 'file',
     default: undefined,
     doc: "JSON or CSV file of gpu,usdPerGpuHour: server-wide default prices (a request's `prices` still win).",
+  },
+  {
+    key: 'dataDir',
+    env: 'TRAINPLAN_DATA_DIR',
+    flag: 'data-dir',
+    kind: 'string',
+    default: defaultDataDir(),
+    doc: 'Folder of the embedded SQLite database of recorded runs (trainplan.sqlite, WAL mode: --workers processes share it); created on the first recorded run. Default $XDG_DATA_HOME/trainplan, else ~/.local/share/trainplan.',
+  },
+  {
+    key: 'databaseUrl',
+    env: 'DATABASE_URL',
+    flag: 'database-url',
+    kind: 'string',
+    default: undefined,
+    doc: 'postgres://user:password@host:port/db: keep recorded runs in PostgreSQL instead (replicas on several machines share them); --data-dir is then unused.',
   },
   {
     key: 'maxBodyBytes',

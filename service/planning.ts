@@ -15,6 +15,7 @@ import { PRECISIONS, type AttentionImplementation, type CatalogGpu } from '../se
 import { normalizedKey, recommendCache } from './cache.js';
 import { runtimeConfig } from './config.js';
 import { gpuById, workload, type WorkloadInput } from './lookup.js';
+import { userEvidence } from './measurements.js';
 import { observeSearch, postSearchMsPerCandidate, remainingBudgetMs } from './search-budget.js';
 import { finiteNumber, InputError, integer, LIMITS, nonEmpty } from './validate.js';
 
@@ -89,6 +90,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
           optimizerState: q.parallelism.optimizerState ?? undefined,
         };
   const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);
+  const learned = await learnedPredictor();
   const prediction = await predictCorrected(
     {
       model,
@@ -107,9 +109,10 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
       ...(q.attention ? { attention: q.attention } : {}),
       ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
     },
-    await learnedPredictor(),
+    learned,
     loadEfficiency(),
     { framework: q.framework, xla: q.xla },
+    await userEvidence(learned),
   );
   return {
     ...prediction,
@@ -209,7 +212,11 @@ export async function recommendPlans(
       : integer('timeBudgetMs', q.timeBudgetMs, 1, runtimeConfig().timeBudgetMs);
   // Identical requests (after validation, defaults filled) share one answer; see service/cache.ts.
   // Every input field is part of the key (a field added later is too); the budget is not: only COMPLETE answers are kept.
+  const learned = await learnedPredictor();
+  // A user's recorded runs change answers: the store's version is part of the key.
+  const user = await userEvidence(learned);
   const cacheKey = normalizedKey({
+    calibration: user?.version ?? 'none',
     ...q,
     timeBudgetMs: undefined,
     workload: { ...q.workload, model: model.id, samples },
@@ -221,7 +228,6 @@ export async function recommendPlans(
   });
   const cached = recommendCache.get(cacheKey);
   if (cached) return cached;
-  const learned = await learnedPredictor();
   const started = performance.now();
   const answer = await recommendCorrected(
     {
@@ -253,6 +259,7 @@ export async function recommendPlans(
     learned,
     loadEfficiency(),
     { framework: q.framework, xla: q.xla },
+    user,
   );
   observeSearch(!!learned.predictor, performance.now() - started, answer);
   if (answer.status === 'COMPLETE')

@@ -13,11 +13,13 @@ const MAY_IMPORT: Record<string, string[]> = {
   seeds: [],
   predictor: ['seeds'],
   optimizer: ['seeds', 'predictor'],
-  service: ['seeds', 'predictor', 'optimizer'],
+  // The measurement store: persistence only, below the service that checks what goes in.
+  store: [],
+  service: ['seeds', 'predictor', 'optimizer', 'store'],
   schema: ['seeds', 'predictor', 'optimizer', 'service'],
   resolvers: ['seeds', 'predictor', 'optimizer', 'service', 'schema'],
-  server: ['seeds', 'predictor', 'optimizer', 'service', 'schema', 'resolvers'],
-  cli: ['seeds', 'predictor', 'optimizer', 'service', 'schema', 'resolvers', 'server'],
+  server: ['seeds', 'predictor', 'optimizer', 'store', 'service', 'schema', 'resolvers'],
+  cli: ['seeds', 'predictor', 'optimizer', 'store', 'service', 'schema', 'resolvers', 'server'],
 };
 /** Packages that belong to the API layers only. */
 const API_PACKAGES = /^(graphql|type-graphql|@apollo\/|graphql-)/;

@@ -180,3 +180,31 @@ export class EvidenceIndex {
     };
   }
 }
+
+/**
+ * How much measurement stands behind a prediction, coarsest first: UNMEASURED (no run on this GPU
+ * type at all: datasheet figures only), GPU_MEASURED (the GPU type has runs, of other models),
+ * MODEL_MEASURED_ON_GPU (this model has runs on this GPU type, at some precision and layout).
+ */
+export const EVIDENCE_LEVELS = ['UNMEASURED', 'GPU_MEASURED', 'MODEL_MEASURED_ON_GPU'] as const;
+export type EvidenceLevel = (typeof EVIDENCE_LEVELS)[number];
+
+/** Two evidence summaries as one: each mean weighted by its row count (shipped measurements and a user's runs). */
+export function mergeEvidence(a: Evidence, b: Evidence): Evidence {
+  const m = (x: number, xn: number, y: number, yn: number) => (xn + yn ? (x * xn + y * yn) / (xn + yn) : 0);
+  return {
+    sameGpu: m(a.sameGpu, a.sameGpuN, b.sameGpu, b.sameGpuN),
+    sameGpuN: a.sameGpuN + b.sameGpuN,
+    sameGpuSameMath: m(a.sameGpuSameMath, a.sameGpuSameMathN, b.sameGpuSameMath, b.sameGpuSameMathN),
+    sameGpuSameMathN: a.sameGpuSameMathN + b.sameGpuSameMathN,
+    samePrecision: m(a.samePrecision, a.samePrecisionN, b.samePrecision, b.samePrecisionN),
+    samePrecisionN: a.samePrecisionN + b.samePrecisionN,
+    sibling: m(a.sibling, a.siblingN, b.sibling, b.siblingN),
+    siblingN: a.siblingN + b.siblingN,
+    sameFramework: m(a.sameFramework, a.sameFrameworkN, b.sameFramework, b.sameFrameworkN),
+    sameFrameworkN: a.sameFrameworkN + b.sameFrameworkN,
+    model: m(a.model, a.modelN, b.model, b.modelN),
+    modelN: a.modelN + b.modelN,
+    exactN: a.exactN + b.exactN,
+  };
+}

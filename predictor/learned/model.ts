@@ -7,7 +7,15 @@ import { readFileSync } from 'node:fs';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
 import { achievableBasis } from '../achievable.js';
-import { EvidenceIndex, evidenceCase, type Evidence, type EvidenceGroup } from './evidence.js';
+import {
+  EvidenceIndex,
+  evidenceCase,
+  mergeEvidence,
+  type Evidence,
+  type EvidenceGroup,
+  type EvidenceLevel,
+} from './evidence.js';
+import { calibrate, configurationKey, NO_CALIBRATION, type UserEvidence } from './calibration.js';
 import {
   DEFAULT_SOFTWARE,
   FEATURE_VERSION,
@@ -64,18 +72,23 @@ export interface Corrections {
   hi: Float64Array;
   /** Which case each prediction is (measured / calibrated / unmeasured). */
   cases: string[];
+  levels: EvidenceLevel[];
+  /** How many of the user's recorded runs moved each prediction. */
+  runs: Int32Array;
 }
 
 export class LearnedPredictor {
   private evidenceCache = new Map<string, Evidence>();
-  /** GPUs with at least one measurement in the evidence. */
+  /** GPUs with at least one measurement in the evidence, and `model|gpu` pairs. */
   private readonly measuredGpus: Set<string>;
+  private readonly measuredPairs: Set<string>;
   private constructor(
     readonly meta: LearnedMeta,
     private readonly onnx: OnnxCorrection,
     private readonly index: EvidenceIndex,
   ) {
     this.measuredGpus = new Set(meta.evidence.map((e) => e.gpu));
+    this.measuredPairs = new Set(meta.evidence.map((e) => `${e.model}|${e.gpu}`));
   }
 
   get name(): string {
@@ -127,13 +140,20 @@ export class LearnedPredictor {
     return iv;
   }
 
-  async correct(items: CorrectionInput[]): Promise<Corrections> {
+  /**
+   * Corrected step times. `user`: a user's recorded runs, as evidence features (merged with the
+   * shipped measurements) and as a calibration of the result (predictor/learned/calibration.ts).
+   */
+  async correct(items: CorrectionInput[], user?: UserEvidence): Promise<Corrections> {
     const d = this.onnx.featureCount;
     const X = new Float32Array(items.length * d);
     const evs: Evidence[] = [];
     items.forEach((it, i) => {
       const sw = it.software ?? DEFAULT_SOFTWARE;
-      const ev = this.evidence(it.modelId, it.gpu.id, it.exec.precision, sw.framework);
+      const shipped = this.evidence(it.modelId, it.gpu.id, it.exec.precision, sw.framework);
+      const ev = user
+        ? mergeEvidence(shipped, user.index.query(it.modelId, it.gpu.id, it.exec.precision, sw.framework))
+        : shipped;
       evs.push(ev);
       writeFeatures(
         X,
@@ -154,9 +174,12 @@ export class LearnedPredictor {
       lo = new Float64Array(items.length),
       hi = new Float64Array(items.length);
     const cases: string[] = [];
+    const levels: EvidenceLevel[] = [];
+    const runs = new Int32Array(items.length);
     items.forEach((it, i) => {
+      const c = user ? this.calibration(it, user) : NO_CALIBRATION;
       // The model predicts log(measured throughput / analytical): time scales by its inverse.
-      const k = Math.exp(-out[i]);
+      const k = Math.exp(-out[i]) * c.scale;
       const gpuMeasured = this.measuredGpus.has(it.gpu.id);
       const par = it.exec.parallelism;
       // Every training row ran plain data parallelism: a sharded or split layout is extrapolation.
@@ -167,22 +190,69 @@ export class LearnedPredictor {
           (par.contextParallel ?? 1) > 1 ||
           par.zeroStage > 0 ||
           par.recompute !== 'none');
-      const iv = this.interval(it.exec.precision, evs[i], gpuMeasured, split);
+      let iv = this.interval(it.exec.precision, evs[i], gpuMeasured, split);
+      // Runs of this model on this GPU: the interval is the calibrated one measured on the
+      // benchmark, widened by how much the runs disagree (1.28 standard deviations: P10/P90).
+      if (c.modelOnGpuRuns > 0 && user && !split) {
+        const cal = user.settings.modelOnGpu;
+        iv = {
+          q10: Math.min(cal.q10, -1.28 * c.spread),
+          q90: Math.max(cal.q90, 1.28 * c.spread),
+          rows: cal.rows,
+        };
+      }
       mid[i] = k;
       lo[i] = k * Math.exp(iv.q10);
       hi[i] = k * Math.exp(iv.q90);
+      runs[i] = c.runs;
+      const shippedPair = this.measuredPairs.has(`${it.modelId}|${it.gpu.id}`);
+      levels.push(
+        shippedPair || c.modelOnGpuRuns > 0
+          ? 'MODEL_MEASURED_ON_GPU'
+          : gpuMeasured || c.gpuRuns > 0
+            ? 'GPU_MEASURED'
+            : 'UNMEASURED',
+      );
       cases.push(
         evidenceCase(evs[i]) +
           (gpuMeasured
             ? ''
-            : `; ${it.gpu.id} has no training measurements (${achievableBasis(it.gpu, it.dominantMath)})`) +
+            : c.gpuRuns > 0
+              ? `; ${it.gpu.id} has no shipped measurements`
+              : `; ${it.gpu.id} has no training measurements (${achievableBasis(it.gpu, it.dominantMath)})`) +
           (split ? '; no measurement used tensor/pipeline/context parallelism, ZeRO or recomputation' : '') +
           (it.exec.precision === 'FP4'
             ? '; FP4 is unmeasured: no FP4 training run or FP4 kernel in the data (FP8 kernel curve at the FP4 peak)'
+            : '') +
+          (c.runs > 0
+            ? `; calibrated by ${c.runs} of your runs (${c.gpuRuns} on ${it.gpu.id}, ${c.modelOnGpuRuns} of this model on it${c.sameConfigurationRuns ? `, ${c.sameConfigurationRuns} of this exact configuration` : ''})`
             : ''),
       );
     });
-    return { mid, lo, hi, cases };
+    return { mid, lo, hi, cases, levels, runs };
+  }
+
+  private calibration(it: CorrectionInput, user: UserEvidence) {
+    const framework = (it.software ?? DEFAULT_SOFTWARE).framework;
+    const q = {
+      model: it.modelId,
+      gpu: it.gpu.id,
+      precision: it.exec.precision,
+      framework,
+      configuration: configurationKey({
+        model: it.modelId,
+        seqOrImage: it.model.seqOrImage,
+        gpu: it.gpu.id,
+        precision: it.exec.precision,
+        framework,
+        batchSizePerGpu: it.exec.batchSizePerGpu,
+        gpusPerNode: it.exec.gpusPerNode,
+        nodes: it.exec.nodes,
+        gradAccumSteps: it.exec.gradAccumSteps,
+        parallelism: it.exec.parallelism,
+      }),
+    };
+    return calibrate(q, user.runs.relevant(q.model, q.gpu), user.settings.weights);
   }
 }
 

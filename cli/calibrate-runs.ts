@@ -1,0 +1,136 @@
+// `trainplan calibrate import FILE`: a user's measured runs (the harness's CSV or JSON, or a JSON
+// list of MeasurementInput objects) into the store the server reads (SQLite under --data-dir /
+// TRAINPLAN_DATA_DIR, or DATABASE_URL), through the same checks as the recordMeasurements
+// mutation. A server sharing the store uses the runs on its next request.
+import { readFileSync } from 'node:fs';
+import { dirname, extname, isAbsolute, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseCsv } from '../seeds/catalog.js';
+import { FRAMEWORKS, type Framework } from '../predictor/learned/features.js';
+import { PRECISIONS, type Precision } from '../predictor/types.js';
+import { loadConfig, setRuntimeConfig, runtimeConfig } from '../service/config.js';
+import { catalogGpuForDevice } from '../service/device-names.js';
+import { closeMeasurementStore, recordRuns, type RunInput } from '../service/measurements.js';
+
+export const CALIBRATE_RUNS_HELP = `trainplan calibrate import FILE [--owner NAME] [--data-dir DIR] [--database-url URL]
+  FILE: the harness's CSV (model, seq_len, gpu, nodes, gpus_per_node, batch_size_per_gpu,
+  grad_accum_steps, precision, framework, step_time_ms, peak_memory_gb, source, note) or JSON (a
+  list of those rows, or of MeasurementInput objects). model: a zoo id, or a path (relative to
+  FILE) to a layer-list .json or a Hugging Face config.json; gpu: a catalog id, or the name the
+  device reported (mapped to the catalog when unambiguous).`;
+
+/** One row of the harness's layout -> a run, or why it cannot be one. */
+export function runFromRow(row: Record<string, unknown>, baseDir: string): RunInput {
+  if ('workload' in row) return row as unknown as RunInput; // already a MeasurementInput
+  const str = (k: string) => (row[k] === undefined || row[k] === null ? '' : String(row[k]).trim());
+  const num = (k: string) => (str(k) === '' ? undefined : Number(str(k)));
+  const model = str('model');
+  if (!model) throw new Error('model: missing');
+  const looksLikeFile = /\.(json|onnx)$/i.test(model);
+  let customModel: RunInput['workload']['customModel'];
+  if (looksLikeFile) {
+    const path = isAbsolute(model) ? model : resolve(baseDir, model);
+    const text = readFileSync(path, 'utf8');
+    const json = JSON.parse(text) as Record<string, unknown> | unknown[];
+    customModel =
+      Array.isArray(json) || 'layers' in json
+        ? {
+            layers: Array.isArray(json) ? json : json.layers,
+            name: Array.isArray(json) ? model : ((json.name as string | undefined) ?? model),
+            optimizer: Array.isArray(json) ? undefined : json.optimizer,
+          }
+        : { huggingFaceConfig: text, name: model };
+  }
+  let gpu = str('gpu');
+  const resolved = catalogGpuForDevice(gpu, num('gpu_memory_gb'));
+  if ('gpu' in resolved) gpu = resolved.gpu.id;
+  else if (resolved.candidates.length)
+    throw new Error(
+      `gpu: "${gpu}" could be ${resolved.candidates.join(' or ')}; give the catalog id (measure.py --gpu ID)`,
+    );
+  const precision = str('precision');
+  if (!(PRECISIONS as readonly string[]).includes(precision))
+    throw new Error(`precision: "${precision}" is not one of ${PRECISIONS.join(', ')}`);
+  const framework = str('framework') || 'PyTorch';
+  if (!(FRAMEWORKS as readonly string[]).includes(framework))
+    throw new Error(`framework: "${framework}" is not one of ${FRAMEWORKS.join(', ')}`);
+  return {
+    workload: {
+      model: looksLikeFile ? null : model,
+      samples: 1,
+      seqLen: num('seq_len') ?? null,
+      customModel,
+    },
+    gpu,
+    nodes: num('nodes') ?? 1,
+    gpusPerNode: num('gpus_per_node') ?? 1,
+    batchSizePerGpu: num('batch_size_per_gpu') ?? NaN,
+    gradAccumSteps: num('grad_accum_steps') ?? 1,
+    precision: precision as Precision,
+    framework: framework as Framework,
+    xla: false,
+    fp32UsesTf32: precision !== 'FP32', // the harness runs FP32 with TF32 off
+    stepTimeMs: num('step_time_ms') ?? NaN,
+    peakMemoryGb: num('peak_memory_gb') ?? null,
+    source: str('source') || 'harness',
+    note: str('note') || null,
+  };
+}
+
+export function readRunsFile(path: string): Record<string, unknown>[] {
+  const text = readFileSync(path, 'utf8');
+  if (extname(path).toLowerCase() === '.json' || /^\s*\[/.test(text)) {
+    const data = JSON.parse(text) as unknown;
+    if (!Array.isArray(data)) throw new Error(`${path}: expected a JSON list of runs`);
+    return data as Record<string, unknown>[];
+  }
+  return parseCsv(text);
+}
+
+export async function calibrateRuns(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      owner: { type: 'string', default: 'local' },
+      'data-dir': { type: 'string' },
+      'database-url': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help || sub !== 'import' || positionals.length !== 1) {
+    console.log(CALIBRATE_RUNS_HELP);
+    if (sub === 'refit')
+      console.log('\ncalibrate refit is not built: recorded runs calibrate predictions without retraining.');
+    process.exitCode = values.help ? 0 : 2;
+    return;
+  }
+  setRuntimeConfig({
+    ...runtimeConfig(),
+    ...loadConfig(process.env, { 'data-dir': values['data-dir'], 'database-url': values['database-url'] }),
+  });
+  const file = positionals[0];
+  const rows = readRunsFile(file);
+  const runs: RunInput[] = [];
+  const at: number[] = [];
+  const problems: { index: number; reason: string }[] = [];
+  rows.forEach((row, i) => {
+    try {
+      runs.push(runFromRow(row, dirname(resolve(file))));
+      at.push(i);
+    } catch (e) {
+      problems.push({ index: i, reason: e instanceof Error ? e.message : String(e) });
+    }
+  });
+  const result = await recordRuns(runs, values.owner!);
+  await closeMeasurementStore();
+  for (const r of result.rejected) problems.push({ index: at[r.index], reason: r.reason });
+  const where = runtimeConfig().databaseUrl ? 'PostgreSQL (DATABASE_URL)' : runtimeConfig().dataDir;
+  console.log(
+    `stored ${result.stored} of ${rows.length} runs in ${where}${result.ids.length ? ` (ids ${result.ids.join(', ')})` : ''}`,
+  );
+  for (const p of problems.sort((a, b) => a.index - b.index))
+    console.log(`  row ${p.index + 1}: rejected: ${p.reason}`);
+  if (problems.length) process.exitCode = 1;
+}

@@ -1,0 +1,450 @@
+#!/usr/bin/env python3
+"""trainplan measurement harness: time a few training steps of a workload on this machine.
+
+Writes runs in the layout `trainplan calibrate import` and the `recordMeasurements` mutation take
+(step time, peak memory, GPU name, driver, PyTorch and CUDA versions), so predictions and plans
+for this GPU and model learn from them. Needs only PyTorch; uses torchvision (zoo CNNs) or
+transformers (a Hugging Face config.json) when they are installed and asked for, else replays the
+model's layer list (the layers trainplan's predictor sees, each run as its own PyTorch op at its
+own shape: the same kernels and sizes, not the model's data flow). Runs on CPU too, slowly.
+
+    trainplan harness --model resnet50_v1.5 --out measure.py     # this file, with the model's layers
+    python3 measure.py --batch-size 64 --precision AMP_BF16 --steps 20 --out runs.csv
+    trainplan calibrate import runs.csv
+
+Precision modes (trainplan's names): FP32 (TF32 off), TF32, AMP_FP16 (autocast + loss scaling),
+AMP_BF16 (autocast), FP16 (fp16 model, fp32 master weights, loss scaling), FP16_PURE (everything
+fp16), BF16 (bf16 model, fp32 master weights), FP8 (Transformer Engine linears in fp8_autocast;
+only where transformer_engine is installed).
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+# `trainplan harness --model ID` replaces the next line with the model's definition (JSON).
+EMBEDDED_MODEL = None
+
+PRECISIONS = ["FP32", "TF32", "AMP_FP16", "AMP_BF16", "FP16", "FP16_PURE", "BF16", "FP8"]
+CSV_COLUMNS = [
+    "model", "seq_len", "gpu", "nodes", "gpus_per_node", "batch_size_per_gpu", "grad_accum_steps",
+    "precision", "framework", "step_time_ms", "peak_memory_gb", "source", "note",
+]
+# torchvision builders for zoo ids (same architecture as the zoo entry).
+TORCHVISION = {
+    "resnet50_v1.5": "resnet50", "resnet50_v1": "resnet50", "resnet152_v1": "resnet152",
+    "resnext101_32x4d": "resnext101_32x8d", "vgg16": "vgg16", "alexnet": "alexnet",
+    "inception_v3": "inception_v3", "efficientnet_b0": "efficientnet_b0",
+    "efficientnet_b4": "efficientnet_b4", "vit_b16": "vit_b_16",
+}
+
+
+def fail(message):
+    print(f"measure.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", help="zoo id (default: the embedded model)")
+    p.add_argument("--layers", help="a trainplan layer-list JSON file (instead of the embedded model)")
+    p.add_argument("--hf-config", help="a Hugging Face config.json (needs transformers)")
+    p.add_argument("--builder", choices=["auto", "torchvision", "transformers", "layers"], default="auto",
+                   help="auto: torchvision for zoo CNNs when installed, transformers for --hf-config, else the layer list")
+    p.add_argument("--batch-size", type=int, required=True, help="per-GPU batch size")
+    p.add_argument("--seq-len", type=int, help="sequence length (transformers) or image size (CNNs)")
+    p.add_argument("--precision", choices=PRECISIONS, default="FP32")
+    p.add_argument("--warmup", type=int, default=5, help="steps run before timing (default 5)")
+    p.add_argument("--steps", type=int, default=20, help="timed optimizer steps (default 20)")
+    p.add_argument("--device", default="auto", help="cuda, cuda:N, cpu or auto (default: cuda when available)")
+    p.add_argument("--gpu", help="trainplan's id of this GPU (default: the device name; the importer maps it)")
+    p.add_argument("--source", default="harness", help="source label stored with the run")
+    p.add_argument("--format", choices=["csv", "json"], help="default: from --out's extension, else csv")
+    p.add_argument("--out", help="append the run to this file (default: print it)")
+    a = p.parse_args(argv)
+    if a.batch_size < 1 or a.steps < 1 or a.warmup < 0:
+        fail("--batch-size and --steps must be at least 1, --warmup at least 0")
+    return a
+
+
+# ---- the workload -------------------------------------------------------------------------------
+
+def pair(v):
+    return tuple(v) if isinstance(v, list) else (v, v)
+
+
+def layer_module(torch, nn, layer):
+    """One layer of trainplan's vocabulary as a module plus a maker of its per-sample input."""
+    t = layer["type"]
+    if t == "conv2d":
+        m = nn.Conv2d(layer["inC"], layer["outC"], pair(layer["kernel"]), stride=layer.get("stride", 1),
+                      padding=pair(layer.get("padding", 0)), groups=layer.get("groups", 1), bias=layer.get("bias", False))
+        return m, ("float", (layer["inC"], layer["inH"], layer["inW"]))
+    if t == "conv1d":
+        m = nn.Conv1d(layer["inC"], layer["outC"], layer["kernel"], stride=layer.get("stride", 1),
+                      padding=layer.get("padding", 0), dilation=layer.get("dilation", 1),
+                      groups=layer.get("groups", 1), bias=layer.get("bias", False))
+        return m, ("float", (layer["inC"], layer["inL"]))
+    if t == "linear":
+        m = nn.Linear(layer["inFeatures"], layer["outFeatures"], bias=layer.get("bias", True))
+        return m, ("float", (layer.get("tokens", 1), layer["inFeatures"]))
+    if t == "matmul":
+        b, mm, n, k = layer.get("batches", 1), layer["m"], layer["n"], layer["k"]
+
+        class MatMul(nn.Module):
+            def forward(self, x):
+                return torch.bmm(x[:, : b * mm * k].reshape(-1, mm, k), x[:, b * mm * k:].reshape(-1, k, n))
+        return MatMul(), ("float", (b * mm * k + b * k * n,))
+    if t == "embedding":
+        return nn.Embedding(max(layer["vocab"], 1), layer["dim"]), ("index", (layer["tokens"],), max(layer["vocab"], 1))
+    if t == "norm":
+        c, e, kind = layer["channels"], layer["elements"], layer["kind"]
+        per = max(e // c, 1)
+        if kind == "batchnorm":
+            return nn.BatchNorm1d(c), ("float", (c, per))
+        if kind == "groupnorm":
+            return nn.GroupNorm(math.gcd(32, c), c), ("float", (c, per))
+        if kind == "rmsnorm":
+            class RMSNorm(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.weight = nn.Parameter(torch.ones(c))
+
+                def forward(self, x):
+                    return x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6).to(x.dtype) * self.weight
+            return RMSNorm(), ("float", (per, c))
+        return nn.LayerNorm(c), ("float", (per, c))
+    if t == "activation":
+        fn = {"relu": nn.ReLU, "gelu": nn.GELU, "silu": nn.SiLU, "swish": nn.SiLU, "sigmoid": nn.Sigmoid, "tanh": nn.Tanh}
+        return fn[layer["kind"]](), ("float", (layer["elements"],))
+    if t == "elementwise":
+        kind, e = layer["kind"], layer["elements"]
+        if kind == "dropout":
+            return nn.Dropout(0.1), ("float", (e,))
+
+        class Elementwise(nn.Module):
+            def forward(self, x):
+                if kind == "scale":
+                    return x * 0.5
+                a, b = x[:, :e], x[:, e:]
+                return a + b if kind == "add" else a * b
+        return Elementwise(), ("float", (e if kind == "scale" else 2 * e,))
+    if t == "softmax":
+        return nn.Softmax(dim=-1), ("float", (layer["elements"],))
+    if t == "pool":
+        c, h, w = layer["channels"], layer["inH"], layer["inW"]
+        if layer["kind"] == "global_avg":
+            return nn.AdaptiveAvgPool2d(1), ("float", (c, h, w))
+        cls = nn.MaxPool2d if layer["kind"] == "max" else nn.AvgPool2d
+        return cls(layer["kernel"], layer["stride"], layer.get("padding", 0)), ("float", (c, h, w))
+    if t == "rnn":
+        cls = nn.LSTM if layer["cell"] == "lstm" else nn.GRU
+        m = cls(layer["inputSize"], layer["hiddenSize"], batch_first=True, bidirectional=layer.get("bidirectional", False))
+
+        class Rnn(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = m
+
+            def forward(self, x):
+                return self.rnn(x)[0]
+        return Rnn(), ("float", (layer["steps"], layer["inputSize"]))
+    if t == "loss":
+        class Loss(nn.Module):
+            def forward(self, x):
+                return torch.logsumexp(x.float(), dim=-1)
+        return Loss(), ("float", (layer["elements"],))
+    fail(f"layer type {t!r} is not one the harness knows")
+
+
+def layer_replay(torch, nn, layers):
+    """Every layer instance as its own op on its own input: the predictor's view of the model, run."""
+    modules, inputs = nn.ModuleList(), []
+    for layer in layers:
+        for _ in range(layer.get("count", 1)):
+            m, spec = layer_module(torch, nn, layer)
+            modules.append(m)
+            inputs.append(spec)
+
+    class Replay(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ops = modules
+
+        def forward(self, xs):
+            total = 0
+            for op, x in zip(self.ops, xs):
+                total = total + op(x).float().mean()
+            return total
+
+    def make_batch(batch, device, dtype):
+        xs = []
+        for spec in inputs:
+            if spec[0] == "index":
+                xs.append(torch.randint(0, spec[2], (batch, *spec[1]), device=device))
+            else:
+                xs.append(torch.randn((batch, *spec[1]), device=device, dtype=dtype, requires_grad=True))
+        return xs
+
+    return Replay(), make_batch, lambda model, batch: model(batch)
+
+
+def torchvision_model(torch, name, image):
+    import torchvision  # noqa: PLC0415 (optional dependency)
+    kwargs = {"weights": None}
+    if name == "inception_v3":
+        kwargs["aux_logits"] = False
+        kwargs["init_weights"] = False
+    model = getattr(torchvision.models, name)(**kwargs)
+
+    def make_batch(batch, device, dtype):
+        return (torch.randn(batch, 3, image, image, device=device, dtype=dtype), torch.randint(0, 1000, (batch,), device=device))
+
+    def loss(model, b):
+        return torch.nn.functional.cross_entropy(model(b[0]).float(), b[1])
+    return model, make_batch, loss
+
+
+def transformers_model(torch, config_path, seq_len):
+    import transformers  # noqa: PLC0415 (optional dependency)
+    config = transformers.AutoConfig.from_pretrained(config_path)
+    model = transformers.AutoModelForCausalLM.from_config(config)
+    vocab = config.vocab_size
+
+    def make_batch(batch, device, dtype):
+        ids = torch.randint(0, vocab, (batch, seq_len), device=device)
+        return ids
+
+    def loss(model, ids):
+        return model(input_ids=ids, labels=ids).loss
+    return model, make_batch, loss
+
+
+def build_workload(torch, nn, a):
+    """(model id, model, make_batch, loss_fn, builder name)."""
+    spec = EMBEDDED_MODEL
+    if a.layers:
+        with open(a.layers) as f:
+            spec = json.load(f)
+        if isinstance(spec, list):
+            spec = {"layers": spec, "name": os.path.basename(a.layers)}
+    # A layer-list file is the model: its path is what trainplan reads back (relative to the CSV).
+    model_id = a.model or a.layers or (spec or {}).get("id") or (spec or {}).get("name")
+    if a.hf_config and a.builder in ("auto", "transformers"):
+        seq = a.seq_len or 1024
+        m, mb, lf = transformers_model(torch, a.hf_config, seq)
+        return a.hf_config, m, mb, lf, "transformers"
+    if a.builder in ("auto", "torchvision") and model_id in TORCHVISION:
+        try:
+            image = a.seq_len or (spec or {}).get("imageSize") or 224
+            m, mb, lf = torchvision_model(torch, TORCHVISION[model_id], image)
+            return model_id, m, mb, lf, "torchvision"
+        except ImportError:
+            if a.builder == "torchvision":
+                fail("torchvision is not installed")
+    if a.builder == "transformers":
+        fail("--builder transformers needs --hf-config")
+    if not spec or "layers" not in spec:
+        fail("no layers: run `trainplan harness --model ID --out measure.py`, or pass --layers FILE.json")
+    built_at = spec.get("seqLen") or spec.get("imageSize")
+    if a.seq_len and a.seq_len != built_at:
+        fail(f"the layer list was written for sequence length / image size {built_at}: "
+             "write the script again with `trainplan harness --seq-len N`")
+    m, mb, lf = layer_replay(torch, nn, spec["layers"])
+    return model_id, m, mb, lf, "layer-replay"
+
+
+# ---- precision modes ------------------------------------------------------------------------------
+
+class Trainer:
+    """One optimizer step of `model` under a precision mode, as the frameworks run it."""
+
+    def __init__(self, torch, model, loss_fn, precision, device, optimizer_kind):
+        self.torch, self.loss_fn, self.precision, self.device = torch, loss_fn, precision, device
+        cuda = device.type == "cuda"
+        torch.backends.cuda.matmul.allow_tf32 = precision == "TF32"
+        torch.backends.cudnn.allow_tf32 = precision == "TF32"
+        half = {"FP16": torch.float16, "FP16_PURE": torch.float16, "BF16": torch.bfloat16}.get(precision)
+        self.autocast = {"AMP_FP16": torch.float16, "AMP_BF16": torch.bfloat16, "FP8": torch.bfloat16}.get(precision)
+        if precision == "FP8":
+            model = self.fp8_linears(model)
+        model = model.to(device)
+        self.model = model.to(half) if half else model
+        self.input_dtype = half or torch.float32
+        # FP16 and BF16 keep fp32 master weights the optimizer updates (apex O2, Megatron bf16).
+        self.master = None
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        if precision in ("FP16", "BF16"):
+            self.master = [p.detach().float().clone().requires_grad_(True) for p in params]
+            opt_params = self.master
+        else:
+            opt_params = params
+        eps = 1e-4 if precision == "FP16_PURE" else 1e-8
+        if optimizer_kind == "sgd":
+            self.opt = torch.optim.SGD(opt_params, lr=1e-3, momentum=0.9)
+        else:
+            self.opt = torch.optim.AdamW(opt_params, lr=1e-4, eps=eps)
+        self.params = params
+        self.loss_scale = 1024.0 if precision in ("AMP_FP16", "FP16", "FP16_PURE") else None
+        self.scaler = torch.cuda.amp.GradScaler() if precision == "AMP_FP16" and cuda else None
+        self.cuda = cuda
+
+    def fp8_linears(self, model):
+        try:
+            import transformer_engine.pytorch as te  # noqa: PLC0415
+        except ImportError:
+            fail("FP8 needs NVIDIA Transformer Engine (transformer_engine) installed")
+        self.te = te
+        nn = self.torch.nn
+        for name, child in model.named_children():
+            if isinstance(child, nn.Linear) and child.in_features % 16 == 0 and child.out_features % 16 == 0:
+                setattr(model, name, te.Linear(child.in_features, child.out_features, bias=child.bias is not None))
+            else:
+                self.fp8_linears(child)
+        return model
+
+    def step(self, batch):
+        torch = self.torch
+        self.opt.zero_grad(set_to_none=True)
+        if self.master:
+            for p in self.params:
+                p.grad = None
+        if self.autocast is not None:
+            with torch.autocast(device_type=self.device.type, dtype=self.autocast):
+                if self.precision == "FP8":
+                    with self.te.fp8_autocast(enabled=True):
+                        loss = self.loss_fn(self.model, batch)
+                else:
+                    loss = self.loss_fn(self.model, batch)
+        else:
+            loss = self.loss_fn(self.model, batch)
+        if self.scaler:
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.opt)
+            self.scaler.update()
+            return
+        (loss * self.loss_scale if self.loss_scale else loss).backward()
+        if self.master:
+            # Half-precision gradients -> fp32 master gradients, unscaled, and the updated masters back.
+            for p, m in zip(self.params, self.master):
+                m.grad = None if p.grad is None else p.grad.float() / (self.loss_scale or 1.0)
+            self.opt.step()
+            with torch.no_grad():
+                for p, m in zip(self.params, self.master):
+                    p.copy_(m)
+        else:
+            if self.loss_scale:
+                for p in self.params:
+                    if p.grad is not None:
+                        p.grad.div_(self.loss_scale)
+            self.opt.step()
+
+
+# ---- the run --------------------------------------------------------------------------------------
+
+def environment(torch, device):
+    env = {"torch": torch.__version__, "cuda": torch.version.cuda or "none", "python": platform.python_version()}
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        env["gpu_name"] = props.name
+        env["gpu_memory_gb"] = round(props.total_memory / 2**30, 2)
+        try:
+            env["driver"] = subprocess.run(
+                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader", f"--id={device.index or 0}"],
+                capture_output=True, text=True, timeout=20).stdout.strip() or "unknown"
+        except (OSError, subprocess.SubprocessError):
+            env["driver"] = "unknown"
+    else:
+        env["gpu_name"] = "cpu"
+        env["cpu"] = platform.processor() or platform.machine()
+        env["threads"] = torch.get_num_threads()
+    return env
+
+
+def measure(a):
+    try:
+        import torch  # noqa: PLC0415
+        import torch.nn as nn  # noqa: PLC0415
+    except ImportError:
+        fail("PyTorch is not installed (pip install torch, or Debian's python3-torch)")
+    device = torch.device("cuda" if a.device == "auto" and torch.cuda.is_available() else
+                          ("cpu" if a.device == "auto" else a.device))
+    if device.type == "cpu" and a.precision in ("AMP_FP16", "FP16", "FP16_PURE", "FP8"):
+        fail(f"{a.precision} needs a GPU (PyTorch's CPU kernels do not run fp16 training or fp8)")
+    torch.manual_seed(0)
+    model_id, model, make_batch, loss_fn, builder = build_workload(torch, nn, a)
+    optimizer = (EMBEDDED_MODEL or {}).get("optimizer", "adam") if builder == "layer-replay" else (
+        "sgd" if builder == "torchvision" else "adam")
+    trainer = Trainer(torch, model, loss_fn, a.precision, device, optimizer)
+    batch = make_batch(a.batch_size, device, trainer.input_dtype)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    for _ in range(a.warmup):
+        trainer.step(batch)
+    sync()
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    times = []
+    for _ in range(a.steps):
+        start = time.perf_counter()
+        trainer.step(batch)
+        sync()
+        times.append((time.perf_counter() - start) * 1000)
+    env = environment(torch, device)
+    peak = round(torch.cuda.max_memory_allocated(device) / 2**30, 4) if device.type == "cuda" else None
+    step_ms = statistics.median(times)
+    note = "; ".join([
+        f"median of {a.steps} steps after {a.warmup} warm-up (min {min(times):.3f} ms, max {max(times):.3f} ms)",
+        f"builder {builder}",
+        *[f"{k} {v}" for k, v in env.items()],
+    ])
+    return {
+        "model": model_id,
+        "seq_len": a.seq_len or "",  # empty: the model's default
+        "gpu": a.gpu or env["gpu_name"],
+        "nodes": 1,
+        "gpus_per_node": 1,
+        "batch_size_per_gpu": a.batch_size,
+        "grad_accum_steps": 1,
+        "precision": a.precision,
+        "framework": "PyTorch",
+        "step_time_ms": round(step_ms, 4),
+        "peak_memory_gb": "" if peak is None else peak,
+        "source": a.source,
+        "note": note,
+    }
+
+
+def write(run, a):
+    fmt = a.format or ("json" if a.out and a.out.endswith(".json") else "csv")
+    if fmt == "json":
+        runs = []
+        if a.out and os.path.exists(a.out):
+            with open(a.out) as f:
+                runs = json.load(f)
+        runs.append(run)
+        text = json.dumps(runs, indent=2) + "\n"
+        if a.out:
+            with open(a.out, "w") as f:
+                f.write(text)
+        else:
+            sys.stdout.write(text)
+        return
+    exists = bool(a.out) and os.path.exists(a.out) and os.path.getsize(a.out) > 0
+    f = open(a.out, "a", newline="") if a.out else sys.stdout
+    w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+    if not exists:
+        w.writeheader()
+    w.writerow(run)
+    if a.out:
+        f.close()
+
+
+if __name__ == "__main__":
+    args = parse_args(sys.argv[1:])
+    write(measure(args), args)

@@ -1,0 +1,170 @@
+// A user's recorded runs as evidence on top of the learned correction, with no retraining: each
+// run says how far the (uncalibrated) prediction was off for its configuration, and a query is
+// moved by a weighted, shrunk mean of the runs that resemble it (the same configuration, the same
+// model on the same GPU, other models on the same GPU, the same model on other GPUs). A GPU's
+// runs carry what its datasheet figures miss (clocks, drivers, cooling, the user's data loader)
+// across models; a model's runs carry its code across GPUs. Pure: the runs are passed in.
+import type { Precision } from '../types.js';
+import { POLICIES } from '../precision.js';
+import type { EvidenceIndex } from './evidence.js';
+import type { CalibrationSettings, CalibrationWeights } from '../../seeds/calibration.js';
+
+export type { CalibrationSettings, CalibrationWeights };
+
+/** One recorded run, already compared with the prediction the predictor makes without any runs. */
+export interface RecordedEvidence {
+  model: string;
+  gpu: string;
+  precision: Precision;
+  framework: string;
+  /** Identity of the whole configuration (model, GPU, precision, batch, layout, framework). */
+  configuration: string;
+  /** log(measured step time / predicted step time): positive when the run was slower than predicted. */
+  logError: number;
+}
+
+export interface CalibrationQuery {
+  model: string;
+  gpu: string;
+  precision: Precision;
+  framework: string;
+  configuration: string;
+}
+
+export interface Calibration {
+  /** Multiplier on the predicted step time. */
+  scale: number;
+  /** Runs that moved this prediction. */
+  runs: number;
+  /** Runs on this GPU (any model), and of this model on this GPU. */
+  gpuRuns: number;
+  modelOnGpuRuns: number;
+  sameConfigurationRuns: number;
+  /** Weighted standard deviation of the used runs' log errors around the correction (0 with one run). */
+  spread: number;
+}
+
+export const NO_CALIBRATION: Calibration = {
+  scale: 1,
+  runs: 0,
+  gpuRuns: 0,
+  modelOnGpuRuns: 0,
+  sameConfigurationRuns: 0,
+  spread: 0,
+};
+
+const mathOf = (p: Precision) => (POLICIES[p].math.matmul === 'fp32' ? 'fp32' : 'tensor');
+
+/** The weight a run carries for a query (0: it says nothing about it). */
+export function runWeight(q: CalibrationQuery, r: RecordedEvidence, w: CalibrationWeights): number {
+  if (r.configuration === q.configuration) return w.sameConfiguration;
+  const math = mathOf(r.precision) === mathOf(q.precision) ? w.sameMath : 1;
+  if (r.gpu === q.gpu && r.model === q.model && r.precision === q.precision) return w.sameModelSamePrecision;
+  if (r.gpu === q.gpu) return (r.model === q.model ? w.sameModelSameGpu : w.sameGpu) * math;
+  if (r.model === q.model) return w.sameModelOtherGpu * (r.precision === q.precision ? 1 : 0.5);
+  return 0;
+}
+
+export function calibrate(
+  q: CalibrationQuery,
+  runs: readonly RecordedEvidence[],
+  w: CalibrationWeights,
+): Calibration {
+  let sw = 0,
+    swx = 0,
+    n = 0,
+    gpuRuns = 0,
+    modelOnGpuRuns = 0,
+    sameConfigurationRuns = 0;
+  const used: { weight: number; x: number }[] = [];
+  for (const r of runs) {
+    const weight = runWeight(q, r, w);
+    if (weight <= 0) continue;
+    sw += weight;
+    swx += weight * r.logError;
+    n++;
+    used.push({ weight, x: r.logError });
+    if (r.gpu === q.gpu) {
+      gpuRuns++;
+      if (r.model === q.model) modelOnGpuRuns++;
+    }
+    if (r.configuration === q.configuration) sameConfigurationRuns++;
+  }
+  if (!n) return NO_CALIBRATION;
+  const offset = swx / (sw + w.prior);
+  const mean = swx / sw;
+  const variance = used.reduce((a, u) => a + u.weight * (u.x - mean) ** 2, 0) / sw;
+  return {
+    scale: Math.exp(offset),
+    runs: n,
+    gpuRuns,
+    modelOnGpuRuns,
+    sameConfigurationRuns,
+    spread: Math.sqrt(variance),
+  };
+}
+
+/** What identifies one configuration (two runs with the same key measured the same thing). */
+export interface ConfigurationFields {
+  model: string;
+  /** The model's sequence length or image size (a zoo model can be asked for at another). */
+  seqOrImage: number;
+  gpu: string;
+  precision: Precision;
+  framework: string;
+  batchSizePerGpu: number;
+  gpusPerNode: number;
+  nodes: number;
+  gradAccumSteps: number;
+  parallelism?: { tensorParallel: number; pipelineParallel: number; zeroStage: number; recompute: string };
+}
+
+export function configurationKey(c: ConfigurationFields): string {
+  const p = c.parallelism;
+  return [
+    c.model,
+    c.seqOrImage,
+    c.gpu,
+    c.precision,
+    c.framework,
+    c.batchSizePerGpu,
+    c.gpusPerNode,
+    c.nodes,
+    c.gradAccumSteps,
+    p ? `${p.tensorParallel}x${p.pipelineParallel}z${p.zeroStage}${p.recompute}` : 'dp',
+  ].join('|');
+}
+
+/** Recorded runs indexed by GPU and by model: a query looks only at the runs that can count for it. */
+export class RecordedRuns {
+  private readonly byGpu = new Map<string, RecordedEvidence[]>();
+  private readonly byModel = new Map<string, RecordedEvidence[]>();
+  constructor(readonly all: readonly RecordedEvidence[]) {
+    for (const r of all) {
+      this.byGpu.set(r.gpu, [...(this.byGpu.get(r.gpu) ?? []), r]);
+      this.byModel.set(r.model, [...(this.byModel.get(r.model) ?? []), r]);
+    }
+  }
+  /** Runs on this GPU or of this model (each once). */
+  relevant(model: string, gpu: string): RecordedEvidence[] {
+    const onGpu = this.byGpu.get(gpu) ?? [];
+    return [...onGpu, ...(this.byModel.get(model) ?? []).filter((r) => r.gpu !== gpu)];
+  }
+  hasGpu(gpu: string): boolean {
+    return this.byGpu.has(gpu);
+  }
+  hasModelOnGpu(model: string, gpu: string): boolean {
+    return (this.byGpu.get(gpu) ?? []).some((r) => r.model === model);
+  }
+}
+
+/**
+ * A user's recorded runs as the predictor takes them: as evidence rows (log(measured / analytical
+ * throughput), like the shipped measurements, for the learned model's evidence features) and as
+ * errors of the uncalibrated prediction (for `calibrate`).
+ */
+export interface UserEvidence {
+  index: EvidenceIndex;
+  runs: RecordedRuns;
+  settings: CalibrationSettings;
+}

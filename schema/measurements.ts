@@ -1,0 +1,108 @@
+// Recorded runs in the API: the input a user (or `trainplan calibrate import`) sends, what is
+// stored, and what a batch's recording answers.
+import { Field, Float, InputType, Int, ObjectType } from 'type-graphql';
+import type { Precision } from '../predictor/types.js';
+import type { Framework } from '../predictor/learned/features.js';
+import { FrameworkEnum, PrecisionEnum } from './types.js';
+import { WorkloadInput } from './inputs.js';
+import { ParallelismInput } from './parallelism.js';
+
+@InputType({
+  description:
+    'One measured training run: the configuration (as in PredictInput) and what it measured. Recorded runs become evidence for every prediction and plan of that GPU and model.',
+})
+export class MeasurementInput {
+  @Field(() => WorkloadInput, {
+    description: 'The model trained (zoo id, or a custom model); workload.samples is not used for a run.',
+  })
+  workload!: WorkloadInput;
+  @Field(() => String, { description: 'A catalog GPU id (see `gpus`).' }) gpu!: string;
+  @Field(() => Int, { defaultValue: 1, description: 'Nodes (machines), 1 or more.' }) nodes!: number;
+  @Field(() => Int, { defaultValue: 1, description: 'GPUs in each node.' }) gpusPerNode!: number;
+  @Field(() => Int, { description: 'Batch elements per GPU per micro-batch.' }) batchSizePerGpu!: number;
+  @Field(() => Int, { defaultValue: 1, description: 'Micro-batches accumulated per optimizer step.' })
+  gradAccumSteps!: number;
+  @Field(() => PrecisionEnum, { description: 'The precision mode the run trained in.' })
+  precision!: Precision;
+  @Field(() => FrameworkEnum, { defaultValue: 'PyTorch', description: 'Framework the run used.' })
+  framework!: Framework;
+  @Field(() => Boolean, { defaultValue: false, description: 'Compiled with XLA (TensorFlow/JAX).' })
+  xla!: boolean;
+  @Field(() => Boolean, {
+    defaultValue: true,
+    description: 'FP32 ran matmuls/convolutions in TF32 (Ampere and newer; the framework default).',
+  })
+  fp32UsesTf32!: boolean;
+  @Field(() => Float, { nullable: true, description: 'Inter-node network per node, Gbps.' })
+  interNodeGbps?: number;
+  @Field(() => ParallelismInput, {
+    nullable: true,
+    description:
+      'Tensor/pipeline parallelism, ZeRO, recomputation the run used; leave out for plain data parallelism.',
+  })
+  parallelism?: ParallelismInput;
+  @Field(() => Float, {
+    description:
+      'Measured time of one optimizer step, ms (the median of timed steps after warm-up, as the harness reports).',
+  })
+  stepTimeMs!: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Peak GPU memory allocated, GB (GiB, torch.cuda.max_memory_allocated / 2^30).',
+  })
+  peakMemoryGb?: number;
+  @Field(() => String, {
+    nullable: true,
+    description: 'Where the run comes from (default "user"; the harness says "harness").',
+  })
+  source?: string;
+  @Field(() => String, {
+    nullable: true,
+    description: 'Free text: software versions, driver, anything worth keeping.',
+  })
+  note?: string;
+}
+
+@ObjectType({ description: 'A run the store did not take, and why (nothing of it was stored).' })
+export class RejectedRun {
+  @Field(() => Int, { description: 'Position of the run in the `runs` list, from 0.' }) index!: number;
+  @Field(() => String, {
+    description: 'Why: the field at fault and what is allowed, or the physics it contradicts.',
+  })
+  reason!: string;
+}
+
+@ObjectType({ description: 'What recording a batch of runs did.' })
+export class RecordMeasurementsResult {
+  @Field(() => Int, { description: 'Runs stored (a count).' }) stored!: number;
+  @Field(() => [Int], { description: 'Ids of the stored runs, in input order.' }) ids!: number[];
+  @Field(() => [RejectedRun], { description: 'Runs refused, each with its reason.' })
+  rejected!: RejectedRun[];
+}
+
+@ObjectType({ description: 'A recorded run, as stored.' })
+export class Measurement {
+  @Field(() => Int, { description: 'Id in the store.' }) id!: number;
+  @Field(() => String, { description: 'Who recorded it (the `owner` given when recording).' }) owner!: string;
+  @Field(() => String, { description: 'When it was recorded (ISO 8601, UTC).' }) recordedAt!: string;
+  @Field(() => String, { description: 'Model id (zoo id or custom-model id).' }) model!: string;
+  @Field(() => String, { description: 'Catalog GPU id.' }) gpu!: string;
+  @Field(() => PrecisionEnum, { description: 'Precision mode.' }) precision!: Precision;
+  @Field(() => FrameworkEnum, { description: 'Framework.' }) framework!: Framework;
+  @Field(() => Int, { description: 'Nodes (machines).' }) nodes!: number;
+  @Field(() => Int, { description: 'GPUs in each node.' }) gpusPerNode!: number;
+  @Field(() => Int, { description: 'Batch elements per GPU per micro-batch.' }) batchSizePerGpu!: number;
+  @Field(() => Int, { description: 'Micro-batches accumulated per optimizer step.' }) gradAccumSteps!: number;
+  @Field(() => Float, { description: 'Measured time of one optimizer step, ms.' }) stepTimeMs!: number;
+  @Field(() => Float, { nullable: true, description: 'Peak GPU memory allocated, GB.' }) peakMemoryGb!:
+    number | null;
+  @Field(() => String, { description: 'Where the run comes from.' }) source!: string;
+  @Field(() => String, { nullable: true, description: 'Free text recorded with the run.' }) note!:
+    string | null;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "The predictor's step time for this configuration without calibration by the runs, ms (null when the configuration no longer builds, or no learned model is loaded).",
+  })
+  predictedStepTimeMs!: number | null;
+}

@@ -1,0 +1,356 @@
+// A user's own measured runs: checked against physics and stored (store/), listed, deleted, and
+// turned into the evidence every prediction and plan uses (predictor/learned/calibration.ts).
+// The evidence is rebuilt only when the store changes (its version: count and largest id), so a
+// run recorded by one worker reaches the others on their next request.
+import { EvidenceIndex } from '../predictor/learned/evidence.js';
+import {
+  RecordedRuns,
+  configurationKey,
+  type RecordedEvidence,
+  type UserEvidence,
+} from '../predictor/learned/calibration.js';
+import { modelFeaturesOf, type Framework } from '../predictor/learned/features.js';
+import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
+import { learnedPredictor } from '../predictor/learned/model.js';
+import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
+import type { Parallelism } from '../predictor/parallel.js';
+import type { Precision } from '../predictor/types.js';
+import { defaultInterNodeGbps, loadEfficiency } from '../seeds/catalog.js';
+import { loadCalibrationSettings } from '../seeds/calibration.js';
+import { runtimeConfig } from './config.js';
+import { MeasurementStore, type RunFilter, type StoreLocation } from '../store/store.js';
+import type { MeasurementRunRow, NewMeasurementRun } from '../store/schema.js';
+import { gpuById, workload } from './lookup.js';
+import { finiteNumber, InputError, integer, LIMITS } from './validate.js';
+
+/** A configuration as a request gives it (the GraphQL PredictInput's configuration fields). */
+export interface RunConfiguration {
+  workload: { model?: string | null; samples: number; seqLen?: number | null; customModel?: unknown };
+  gpu: string;
+  nodes: number;
+  gpusPerNode: number;
+  batchSizePerGpu: number;
+  gradAccumSteps: number;
+  precision: Precision;
+  framework: Framework;
+  xla: boolean;
+  fp32UsesTf32: boolean;
+  interNodeGbps?: number | null;
+  parallelism?: {
+    tensorParallel: number;
+    pipelineParallel: number;
+    zeroStage: number;
+    recompute: Parallelism['recompute'];
+    optimizerState?: 'fp32' | 'bf16' | null;
+  } | null;
+}
+
+export interface RunInput extends RunConfiguration {
+  stepTimeMs: number;
+  peakMemoryGb?: number | null;
+  source?: string | null;
+  note?: string | null;
+}
+
+export interface StoredRun extends MeasurementRunRow {
+  /** What the predictor says for this configuration without any of the user's runs: ms, or null if it no longer can. */
+  predictedStepTimeMs: number | null;
+}
+
+/** Limits on what one call may record (a run is small; a batch is one transaction). */
+export const RUN_LIMITS = {
+  runsPerCall: 1000,
+  ownerLength: 100,
+  sourceLength: 200,
+  noteLength: 2000,
+  /** A step longer than an hour is not a training step time (a unit slip, a stalled job). */
+  maxStepTimeMs: 3_600_000,
+  /** More than this times the roofline estimate is not the GPU's speed (a CPU fallback, a stall, a unit slip). */
+  maxSlowdown: 50,
+} as const;
+
+const location = (): StoreLocation => ({
+  databaseUrl: runtimeConfig().databaseUrl,
+  dataDir: runtimeConfig().dataDir,
+});
+const locationKey = (l: StoreLocation) => l.databaseUrl ?? l.dataDir;
+
+let opened: { key: string; store: Promise<MeasurementStore> } | undefined;
+
+/** The store of this process's configuration, opened (and migrated) on first use. */
+export function measurementStore(): Promise<MeasurementStore> {
+  const l = location();
+  if (opened?.key !== locationKey(l)) {
+    const previous = opened?.store;
+    opened = { key: locationKey(l), store: MeasurementStore.open(l) };
+    snapshot = undefined;
+    void previous?.then((s) => s.close()).catch(() => {});
+    opened.store.catch(() => {
+      opened = undefined; // let the next request try again (and report the error again)
+    });
+  }
+  return opened.store;
+}
+
+/** Closes the store (server shutdown, tests). */
+export async function closeMeasurementStore(): Promise<void> {
+  const s = opened?.store;
+  opened = undefined;
+  snapshot = undefined;
+  if (s) await (await s).close();
+}
+
+/** A configuration -> the predictor's request; throws BAD_USER_INPUT naming the field. */
+export function predictRequestOf(c: RunConfiguration): PredictRequest {
+  const { model } = workload({ ...(c.workload as object), samples: 1 } as Parameters<typeof workload>[0]);
+  const gpu = gpuById('gpu', c.gpu);
+  return {
+    model,
+    gpu,
+    precision: c.precision,
+    batchSizePerGpu: integer('batchSizePerGpu', c.batchSizePerGpu, 1, LIMITS.batchSize),
+    gpusPerNode: integer('gpusPerNode', c.gpusPerNode, 1, LIMITS.gpusPerNode),
+    nodes: integer('nodes', c.nodes, 1, LIMITS.nodes),
+    gradAccumSteps: integer('gradAccumSteps', c.gradAccumSteps, 1, LIMITS.gradAccum),
+    fp32UsesTf32: c.fp32UsesTf32,
+    interNodeGbps:
+      c.interNodeGbps == null
+        ? defaultInterNodeGbps(gpu.id)
+        : finiteNumber('interNodeGbps', c.interNodeGbps, 0, LIMITS.gbps, { exclusiveMin: true }),
+    parallelism:
+      c.parallelism == null
+        ? undefined
+        : {
+            ...c.parallelism,
+            zeroStage: c.parallelism.zeroStage as Parallelism['zeroStage'],
+            optimizerState: c.parallelism.optimizerState ?? undefined,
+          },
+  };
+}
+
+/**
+ * Why a measured run cannot be what it claims, or undefined. A step cannot beat the GPU's fastest
+ * datasheet peak on the model's FLOPs; one far slower than the roofline is not the GPU's speed;
+ * a run cannot have allocated more memory than the GPU has.
+ */
+export function physicsProblem(
+  req: PredictRequest,
+  p: Prediction,
+  stepTimeMs: number,
+  peakMemoryGb: number | null | undefined,
+): string | undefined {
+  if (!Number.isFinite(stepTimeMs) || stepTimeMs <= 0)
+    return `stepTimeMs: must be a positive number of milliseconds (got ${stepTimeMs})`;
+  if (stepTimeMs > RUN_LIMITS.maxStepTimeMs)
+    return `stepTimeMs: ${stepTimeMs} ms is more than an hour per optimizer step; give one step's time in milliseconds`;
+  const cost = costOf(req.model);
+  const split = (req.parallelism?.tensorParallel ?? 1) * (req.parallelism?.pipelineParallel ?? 1);
+  const flops =
+    ((cost.forwardFlops + cost.backwardFlops) * req.batchSizePerGpu * (req.gradAccumSteps ?? 1)) / split;
+  const peak = Math.max(...Object.values(req.gpu.peakTflops).map((x) => x ?? 0));
+  if (peak > 0) {
+    const floorMs = (flops / (peak * 1e12)) * 1e3;
+    if (stepTimeMs < floorMs)
+      return `stepTimeMs: ${stepTimeMs} ms is faster than ${req.gpu.id} can run this step: ${(flops / 1e9).toPrecision(4)} GFLOP per GPU at its fastest datasheet peak (${peak} TFLOPS) take at least ${floorMs.toPrecision(4)} ms`;
+  }
+  if (stepTimeMs > RUN_LIMITS.maxSlowdown * p.stepTimeMs)
+    return `stepTimeMs: ${stepTimeMs} ms is more than ${RUN_LIMITS.maxSlowdown}x the roofline estimate (${p.stepTimeMs.toPrecision(4)} ms): not the GPU's speed (a CPU fallback, a stalled input pipeline, or seconds given as ms?)`;
+  if (peakMemoryGb != null) {
+    if (!Number.isFinite(peakMemoryGb) || peakMemoryGb <= 0)
+      return `peakMemoryGb: must be a positive number of GB (got ${peakMemoryGb})`;
+    if (peakMemoryGb > req.gpu.memoryGb)
+      return `peakMemoryGb: ${peakMemoryGb} GB is more than ${req.gpu.id} has (${req.gpu.memoryGb} GB)`;
+  }
+  return undefined;
+}
+
+const text = (field: string, v: string | null | undefined, max: number): string | null => {
+  if (v == null) return null;
+  if (v.length > max) throw new InputError(field, `at most ${max} characters (got ${v.length})`);
+  return v;
+};
+
+export function checkOwner(owner: string): string {
+  if (!owner.trim() || owner.length > RUN_LIMITS.ownerLength)
+    throw new InputError('owner', `must be 1 to ${RUN_LIMITS.ownerLength} characters`);
+  return owner;
+}
+
+const reasonOf = (e: unknown) =>
+  e instanceof InputError ? `${e.field}: ${e.message}` : e instanceof Error ? e.message : String(e);
+
+/** The configuration as stored: every default filled in, so it rebuilds the same request later. */
+const storedConfiguration = (r: RunInput): RunConfiguration => ({
+  workload: { ...r.workload, samples: 1 },
+  gpu: r.gpu,
+  nodes: r.nodes,
+  gpusPerNode: r.gpusPerNode,
+  batchSizePerGpu: r.batchSizePerGpu,
+  gradAccumSteps: r.gradAccumSteps,
+  precision: r.precision,
+  framework: r.framework,
+  xla: r.xla,
+  fp32UsesTf32: r.fp32UsesTf32,
+  interNodeGbps: r.interNodeGbps ?? null,
+  parallelism: r.parallelism ?? null,
+});
+
+export interface RecordResult {
+  stored: number;
+  ids: number[];
+  rejected: { index: number; reason: string }[];
+}
+
+/**
+ * Checks every run and stores those that pass, all in one transaction; a rejected run is stored
+ * in no part and says why.
+ */
+export async function recordRuns(runs: RunInput[], owner: string, now = new Date()): Promise<RecordResult> {
+  checkOwner(owner);
+  if (runs.length > RUN_LIMITS.runsPerCall)
+    throw new InputError('runs', `at most ${RUN_LIMITS.runsPerCall} runs per call (got ${runs.length})`);
+  const rows: NewMeasurementRun[] = [];
+  const rejected: RecordResult['rejected'] = [];
+  runs.forEach((r, index) => {
+    try {
+      const req = predictRequestOf(r);
+      const p = predict(req, loadEfficiency()); // throws when the configuration cannot be built (precision, layout, ...)
+      const problem = physicsProblem(req, p, r.stepTimeMs, r.peakMemoryGb);
+      if (problem) {
+        rejected.push({ index, reason: problem });
+        return;
+      }
+      rows.push({
+        owner,
+        recorded_at: now.toISOString(),
+        model: req.model.id,
+        gpu: req.gpu.id,
+        precision: r.precision,
+        framework: r.framework,
+        nodes: req.nodes,
+        gpus_per_node: req.gpusPerNode,
+        batch_size_per_gpu: req.batchSizePerGpu,
+        grad_accum_steps: req.gradAccumSteps ?? 1,
+        configuration: JSON.stringify(storedConfiguration(r)),
+        step_time_ms: r.stepTimeMs,
+        peak_memory_gb: r.peakMemoryGb ?? null,
+        source: text(`runs[${index}].source`, r.source, RUN_LIMITS.sourceLength) ?? 'user',
+        note: text(`runs[${index}].note`, r.note, RUN_LIMITS.noteLength),
+      });
+    } catch (e) {
+      rejected.push({ index, reason: reasonOf(e) });
+    }
+  });
+  const ids = rows.length ? await (await measurementStore()).insert(rows) : [];
+  snapshot = undefined;
+  return { stored: ids.length, ids, rejected };
+}
+
+export async function deleteRuns(owner: string, ids?: number[] | null): Promise<number> {
+  checkOwner(owner);
+  if (!MeasurementStore.exists(location())) return 0;
+  const n = await (await measurementStore()).delete(owner, ids ?? undefined);
+  snapshot = undefined;
+  return n;
+}
+
+export async function listRuns(filter: RunFilter): Promise<StoredRun[]> {
+  if (!MeasurementStore.exists(location())) return [];
+  const rows = await (await measurementStore()).list(filter);
+  const ev = await userEvidence();
+  return rows.map((r) => ({ ...r, predictedStepTimeMs: ev?.predicted.get(r.id) ?? null }));
+}
+
+interface Snapshot {
+  key: string;
+  version: string;
+  evidence: UserEvidence;
+  /** Run id -> the predictor's step time (ms) for it without the runs' calibration. */
+  predicted: Map<number, number>;
+  /** Runs whose configuration no longer builds (a zoo change): id and why. */
+  skipped: { id: number; reason: string }[];
+}
+let snapshot: Snapshot | undefined;
+
+/** The recorded runs as evidence for the predictor; undefined when there are none (or no learned model). */
+export async function userEvidence(
+  learned?: LearnedState,
+): Promise<(UserEvidence & { predicted: Map<number, number>; version: string }) | undefined> {
+  const l = location();
+  if (!MeasurementStore.exists(l)) return undefined;
+  const store = await measurementStore();
+  const v = await store.version();
+  if (v.count === 0) return undefined;
+  const version = `${v.count}.${v.maxId}`;
+  if (snapshot && snapshot.key === locationKey(l) && snapshot.version === version)
+    return { ...snapshot.evidence, predicted: snapshot.predicted, version };
+  const state = learned ?? (await learnedPredictor());
+  if (!state.predictor) return undefined; // the analytical fallback has no correction to calibrate
+  const rows = await store.list();
+  const built: { row: MeasurementRunRow; req: PredictRequest; p: Prediction }[] = [];
+  const skipped: Snapshot['skipped'] = [];
+  for (const row of rows) {
+    try {
+      const req = predictRequestOf(JSON.parse(row.configuration) as RunConfiguration);
+      built.push({ row, req, p: predict(req, loadEfficiency()) });
+    } catch (e) {
+      skipped.push({ id: row.id, reason: reasonOf(e) });
+    }
+  }
+  // Evidence rows as the shipped measurements are: log(measured / analytical throughput), which
+  // for one configuration is log(analytical / measured step time).
+  const index = new EvidenceIndex(
+    built.map(({ row, p }) => ({
+      model: row.model,
+      gpu: row.gpu,
+      precision: row.precision as Precision,
+      framework: row.framework,
+      logResidual: Math.log(p.stepTimeMs / row.step_time_ms),
+    })),
+  );
+  const settings = loadCalibrationSettings();
+  const items: CorrectionInput[] = built.map(({ row, req, p }) => ({
+    modelId: req.model.id,
+    model: modelFeaturesOf(req.model),
+    gpu: req.gpu,
+    exec: p.execution,
+    stepMs: p.stepTimeMs,
+    breakdown: p.breakdown,
+    dominantMath: p.dominantMath,
+    software: { framework: row.framework as Framework, xla: JSON.parse(row.configuration).xla === true },
+  }));
+  // Each run's error against the prediction made with the runs as evidence but not calibrated by them.
+  const k = await state.predictor.correct(items, { index, runs: new RecordedRuns([]), settings });
+  const predicted = new Map<number, number>();
+  const runs: RecordedEvidence[] = built.map(({ row, req, p }, i) => {
+    const predictedMs = p.stepTimeMs * k.mid[i];
+    predicted.set(row.id, predictedMs);
+    return {
+      model: req.model.id,
+      gpu: req.gpu.id,
+      precision: row.precision as Precision,
+      framework: row.framework,
+      configuration: configurationKey({
+        model: req.model.id,
+        seqOrImage: items[i].model.seqOrImage,
+        gpu: req.gpu.id,
+        precision: row.precision as Precision,
+        framework: row.framework,
+        batchSizePerGpu: p.execution.batchSizePerGpu,
+        gpusPerNode: p.execution.gpusPerNode,
+        nodes: p.execution.nodes,
+        gradAccumSteps: p.execution.gradAccumSteps,
+        parallelism: p.execution.parallelism,
+      }),
+      logError: Math.log(row.step_time_ms / predictedMs),
+    };
+  });
+  snapshot = {
+    key: locationKey(l),
+    version,
+    evidence: { index, runs: new RecordedRuns(runs), settings },
+    predicted,
+    skipped,
+  };
+  return { ...snapshot.evidence, predicted, version };
+}

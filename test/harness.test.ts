@@ -1,0 +1,188 @@
+// The measurement harness on CPU (Debian's python3-torch; .ci/run installs it): it runs a tiny
+// layer list and a zoo model embedded by `trainplan harness`, writes runs in the import layout,
+// and `trainplan calibrate import` reads them back. A CPU is not a catalog GPU, so those runs are
+// rejected with that reason and nothing is stored; a run on a catalog GPU is stored.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { harnessScript, HARNESS_FILE } from '../cli/harness.js';
+import { readRunsFile, runFromRow } from '../cli/calibrate-runs.js';
+import { runtimeConfig, setRuntimeConfig } from '../service/config.js';
+import { closeMeasurementStore, listRuns, predictRequestOf, recordRuns } from '../service/measurements.js';
+import { predict } from '../predictor/predict.js';
+import { loadEfficiency } from '../seeds/catalog.js';
+import { ROOT } from './spawn-server.js';
+
+/** A Python that has PyTorch: TRAINPLAN_PYTHON, python3 on PATH, or Debian's /usr/bin/python3. */
+function pythonWithTorch(): string {
+  const tried: string[] = [];
+  for (const py of [process.env.TRAINPLAN_PYTHON, 'python3', '/usr/bin/python3'].filter(
+    Boolean,
+  ) as string[]) {
+    const r = spawnSync(py, ['-c', 'import torch'], { stdio: 'pipe' });
+    if (r.status === 0) return py;
+    tried.push(py);
+  }
+  throw new Error(
+    `no Python with PyTorch (tried ${tried.join(', ')}): apt-get install -y --no-install-recommends python3-torch (.ci/run does)`,
+  );
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'trainplan-harness-'));
+const original = runtimeConfig();
+setRuntimeConfig({ ...original, dataDir: join(dir, 'data'), databaseUrl: undefined });
+afterAll(async () => {
+  await closeMeasurementStore();
+  setRuntimeConfig(original);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const tsx = (args: string[], env: Record<string, string> = {}) =>
+  spawnSync(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+  });
+
+describe('measurement harness on CPU', () => {
+  const python = pythonWithTorch();
+
+  it('times a layer list and writes a run that imports, rejected only because a CPU is not a catalog GPU', async () => {
+    copyFileSync(
+      new URL('./fixtures-harness/tiny-layers.json', import.meta.url),
+      join(dir, 'tiny-layers.json'),
+    );
+    execFileSync(
+      python,
+      [
+        HARNESS_FILE.pathname,
+        '--layers',
+        'tiny-layers.json',
+        '--batch-size',
+        '2',
+        '--steps',
+        '3',
+        '--warmup',
+        '1',
+        '--precision',
+        'FP32',
+        '--out',
+        'runs.csv',
+      ],
+      { cwd: dir, stdio: 'pipe' },
+    );
+    const rows = readRunsFile(join(dir, 'runs.csv'));
+    expect(rows).toHaveLength(1);
+    const row = rows[0];
+    expect(row).toMatchObject({
+      model: 'tiny-layers.json',
+      gpu: 'cpu',
+      batch_size_per_gpu: '2',
+      precision: 'FP32',
+      framework: 'PyTorch',
+      source: 'harness',
+    });
+    expect(Number(row.step_time_ms)).toBeGreaterThan(0);
+    expect(row.note).toMatch(/median of 3 steps after 1 warm-up/);
+    expect(row.note).toMatch(/builder layer-replay; torch \S+; cuda none/);
+
+    const runInput = runFromRow(row, dir);
+    expect(runInput.workload.customModel).toMatchObject({ name: 'tiny-layers' });
+    expect(runInput.stepTimeMs).toBe(Number(row.step_time_ms));
+    const result = await recordRuns([runInput], 'ci');
+    expect(result.stored).toBe(0);
+    expect(result.rejected).toEqual([{ index: 0, reason: expect.stringMatching(/^gpu: unknown GPU "cpu"/) }]);
+    expect(await listRuns({})).toEqual([]);
+
+    // The CLI says the same, row by row, and exits non-zero.
+    const cli = tsx(['calibrate', 'import', join(dir, 'runs.csv'), '--data-dir', join(dir, 'data')]);
+    expect(cli.status).toBe(1);
+    expect(cli.stdout).toMatch(/stored 0 of 1 runs/);
+    expect(cli.stdout).toMatch(/row 1: rejected: gpu: unknown GPU "cpu"/);
+  }, 120_000);
+
+  it('`trainplan harness --model` embeds the zoo model: the script alone runs it', () => {
+    const script = join(dir, 'measure.py');
+    writeFileSync(script, harnessScript('ncf_neumf'));
+    const out = execFileSync(
+      python,
+      [
+        script,
+        '--batch-size',
+        '8',
+        '--steps',
+        '1',
+        '--warmup',
+        '0',
+        '--precision',
+        'AMP_BF16',
+        '--format',
+        'json',
+      ],
+      {
+        cwd: dir,
+        stdio: 'pipe',
+      },
+    ).toString();
+    const [run] = JSON.parse(out) as Record<string, unknown>[];
+    expect(run).toMatchObject({
+      model: 'ncf_neumf',
+      precision: 'AMP_BF16',
+      batch_size_per_gpu: 8,
+      gpu: 'cpu',
+    });
+    expect(run.step_time_ms).toBeGreaterThan(0);
+    expect(runFromRow(run, dir).workload).toMatchObject({ model: 'ncf_neumf' });
+    // FP16 training needs a GPU: the harness says so instead of failing inside PyTorch.
+    const fp16 = spawnSync(
+      python,
+      [script, '--batch-size', '8', '--precision', 'AMP_FP16', '--device', 'cpu'],
+      { encoding: 'utf8' },
+    );
+    expect(fp16.status).toBe(2);
+    expect(fp16.stderr).toMatch(/AMP_FP16 needs a GPU/);
+  }, 120_000);
+
+  it('calibrate import stores a run on a catalog GPU, named as the device reports it', () => {
+    const req = predictRequestOf({
+      workload: { model: 'resnet50_v1.5', samples: 1 },
+      gpu: 'A100-SXM4-80GB',
+      nodes: 1,
+      gpusPerNode: 1,
+      batchSizePerGpu: 256,
+      gradAccumSteps: 1,
+      precision: 'AMP_FP16',
+      framework: 'PyTorch',
+      xla: false,
+      fp32UsesTf32: true,
+    });
+    // Synthetic: 1.2x the roofline estimate (a plausible speed; the test checks the import path).
+    const stepTimeMs = predict(req, loadEfficiency()).stepTimeMs * 1.2;
+    const csv = join(dir, 'gpu-runs.csv');
+    writeFileSync(
+      csv,
+      `model,gpu,gpu_memory_gb,batch_size_per_gpu,precision,step_time_ms,peak_memory_gb,source\nresnet50_v1.5,NVIDIA A100-SXM4-80GB,79.2,256,AMP_FP16,${stepTimeMs},41.5,test\n`,
+    );
+    const cli = tsx(['calibrate', 'import', csv, '--data-dir', join(dir, 'cli-data'), '--owner', 'ci']);
+    expect(cli.stderr).toBe('');
+    expect(cli.status).toBe(0);
+    expect(cli.stdout).toMatch(/stored 1 of 1 runs in .*cli-data \(ids 1\)/);
+    // Another process reading the same data dir (as a server would) sees the run, mapped to the catalog id.
+    const again = tsx(['query', '{ measurements { owner gpu model stepTimeMs peakMemoryGb source } }'], {
+      TRAINPLAN_DATA_DIR: join(dir, 'cli-data'),
+    });
+    expect(again.status).toBe(0);
+    expect(JSON.parse(again.stdout).data.measurements).toEqual([
+      {
+        owner: 'ci',
+        gpu: 'A100-SXM4-80GB',
+        model: 'resnet50_v1.5',
+        stepTimeMs,
+        peakMemoryGb: 41.5,
+        source: 'test',
+      },
+    ]);
+  }, 120_000);
+});

@@ -1,0 +1,202 @@
+// Recorded runs end to end: recordMeasurements checks each run against the catalog and physics
+// and stores only what passes; predict and recommend use the stored runs at once (evidence,
+// evidence level, narrower interval); runs survive a server restart; an owner deletes only their
+// own runs. The runs here are synthetic (a stated multiple of the current prediction), so the
+// expected movement is known; no measurement is invented for the product.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runtimeConfig, setRuntimeConfig } from '../service/config.js';
+import { closeMeasurementStore } from '../service/measurements.js';
+import { apolloForTests } from './graphql-client.js';
+import { spawnServer } from './spawn-server.js';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'trainplan-runs-'));
+const original = runtimeConfig();
+setRuntimeConfig({ ...original, dataDir, databaseUrl: undefined });
+const run = apolloForTests();
+afterAll(async () => {
+  await closeMeasurementStore();
+  setRuntimeConfig(original);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+// MI300X: no shipped measurement at all, so every change below comes from the recorded runs.
+const GPU = 'MI300X';
+const config = {
+  workload: { model: 'resnet50_v1.5', samples: 1_281_167 },
+  gpu: GPU,
+  batchSizePerGpu: 256,
+  precision: 'AMP_BF16',
+};
+const PREDICT = `query($input: PredictInput!) { predict(input: $input) {
+  stepTimeMs stepTimeMsP10 stepTimeMsP90 evidence evidenceLevel calibrationRuns } }`;
+const RECORD = `mutation($runs: [MeasurementInput!]!, $owner: String) {
+  recordMeasurements(runs: $runs, owner: $owner) { stored ids rejected { index reason } } }`;
+const LIST = `query($model: String, $gpu: String) { measurements(model: $model, gpu: $gpu) {
+  id owner model gpu precision batchSizePerGpu stepTimeMs peakMemoryGb source note predictedStepTimeMs } }`;
+
+const predictNow = async (input: Record<string, unknown> = config) => {
+  const r = await run(PREDICT, { input });
+  expect(r.errors).toBeUndefined();
+  return r.data!.predict as Record<string, any>;
+};
+
+describe('recordMeasurements', () => {
+  it('a rejected run is stored in no part and says why; the valid runs of the batch are stored', async () => {
+    const before = await predictNow();
+    expect(before).toMatchObject({ evidenceLevel: 'UNMEASURED', calibrationRuns: 0 });
+    const good = { ...config, stepTimeMs: before.stepTimeMs * 1.3, peakMemoryGb: 30, source: 'test' };
+    const r = await run(RECORD, {
+      runs: [
+        { ...good, gpu: 'NOT-A-GPU' },
+        { ...good, stepTimeMs: -5 },
+        { ...good, stepTimeMs: 0.001 }, // faster than MI300X's fastest peak allows
+        { ...good, stepTimeMs: before.stepTimeMs * 500 }, // 500x the roofline: not the GPU's speed
+        { ...good, peakMemoryGb: 500 }, // MI300X has 192 GB
+        { ...good, gpu: 'V100-SXM2-16GB', precision: 'AMP_BF16' }, // V100 has no bf16
+      ],
+    });
+    expect(r.errors).toBeUndefined();
+    const res = r.data!.recordMeasurements;
+    expect(res.stored).toBe(0);
+    expect(res.rejected.map((x: { index: number }) => x.index)).toEqual([0, 1, 2, 3, 4, 5]);
+    const reasons = res.rejected.map((x: { reason: string }) => x.reason);
+    expect(reasons[0]).toMatch(/^gpu: unknown GPU "NOT-A-GPU"/);
+    expect(reasons[1]).toMatch(/^stepTimeMs: must be a positive number/);
+    expect(reasons[2]).toMatch(/faster than MI300X can run this step/);
+    expect(reasons[3]).toMatch(/more than 50x the roofline estimate/);
+    expect(reasons[4]).toMatch(/^peakMemoryGb: 500 GB is more than MI300X has/);
+    expect(reasons[5]).toMatch(/bf16/);
+    // Nothing was stored: the list is empty and predictions are unchanged.
+    expect((await run(LIST, {})).data!.measurements).toEqual([]);
+    expect(await predictNow()).toEqual(before);
+  });
+
+  it('stored runs calibrate predict at once: evidence, evidence level, estimate and a narrower interval', async () => {
+    const before = await predictNow();
+    const measured = before.stepTimeMs * 1.3;
+    const r = await run(RECORD, {
+      owner: 'alice',
+      runs: [
+        {
+          ...config,
+          stepTimeMs: measured,
+          peakMemoryGb: 30,
+          source: 'test',
+          note: 'synthetic: 1.3x the prediction',
+        },
+        { ...config, gpu: 'NOT-A-GPU', stepTimeMs: measured },
+      ],
+    });
+    expect(r.data!.recordMeasurements).toMatchObject({ stored: 1, rejected: [{ index: 1 }] });
+    const list = (await run(LIST, { gpu: GPU })).data!.measurements;
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({
+      owner: 'alice',
+      model: 'resnet50_v1.5',
+      gpu: GPU,
+      stepTimeMs: measured,
+      peakMemoryGb: 30,
+    });
+    expect(list[0].predictedStepTimeMs).toBeCloseTo(before.stepTimeMs, 6);
+
+    const after = await predictNow();
+    expect(after.evidenceLevel).toBe('MODEL_MEASURED_ON_GPU');
+    expect(after.calibrationRuns).toBe(1);
+    expect(after.evidence).toMatch(
+      /calibrated by 1 of your runs \(1 on MI300X, 1 of this model on it, 1 of this exact configuration\)/,
+    );
+    // The estimate moves most of the way to the run (weight 20 against a prior of 1).
+    expect(after.stepTimeMs / before.stepTimeMs).toBeCloseTo(Math.exp((20 / 21) * Math.log(1.3)), 6);
+    const width = (p: Record<string, number>) => Math.log(p.stepTimeMsP90 / p.stepTimeMsP10);
+    expect(width(after)).toBeLessThan(width(before));
+    expect(after.stepTimeMsP10).toBeLessThan(measured);
+    expect(after.stepTimeMsP90).toBeGreaterThan(measured);
+
+    // Another batch size of the same model on that GPU moves too; another model there only a little.
+    const otherBatch = { ...config, batchSizePerGpu: 128 };
+    const otherModel = {
+      ...config,
+      workload: { model: 'bert_large_squad', samples: 1e5 },
+      batchSizePerGpu: 32,
+    };
+    const ob = await predictNow(otherBatch);
+    expect(ob.evidenceLevel).toBe('MODEL_MEASURED_ON_GPU');
+    expect(ob.calibrationRuns).toBe(1);
+    const om = await predictNow(otherModel);
+    expect(om.evidenceLevel).toBe('GPU_MEASURED');
+    expect(om.evidence).toMatch(/calibrated by 1 of your runs \(1 on MI300X, 0 of this model on it\)/);
+  });
+
+  it('recommend changes at once (its cache knows the store changed)', async () => {
+    const Q = `query($input: RecommendInput!) { recommend(input: $input) { plans { gpu { id } batchSizePerGpu precision stepTimeMs evidence } } }`;
+    const input = {
+      workload: { model: 'resnet50_v1.5', samples: 1_281_167 },
+      gpus: [GPU],
+      precisions: ['AMP_BF16'],
+      batchSizes: [256],
+      gpusPerNode: [1],
+      maxNodes: 1,
+      prices: [{ gpu: GPU, usdPerGpuHour: 2 }],
+    };
+    const first = (await run(Q, { input })).data!.recommend.plans[0];
+    expect(first.evidence).toMatch(/calibrated by 1 of your runs/);
+    const p = await predictNow();
+    expect(first.stepTimeMs).toBeCloseTo(p.stepTimeMs, 6);
+    // A second run of the same configuration, slower: the same request answers differently.
+    const r = await run(RECORD, { owner: 'bob', runs: [{ ...config, stepTimeMs: p.stepTimeMs * 1.5 }] });
+    expect(r.data!.recordMeasurements.stored).toBe(1);
+    const second = (await run(Q, { input })).data!.recommend.plans[0];
+    expect(second.evidence).toMatch(/calibrated by 2 of your runs/);
+    expect(second.stepTimeMs).toBeGreaterThan(first.stepTimeMs);
+  });
+
+  it("deleteMeasurements removes only that owner's runs", async () => {
+    const del = `mutation($owner: String!) { deleteMeasurements(owner: $owner) }`;
+    expect((await run(del, { owner: 'nobody' })).data!.deleteMeasurements).toBe(0);
+    expect((await run(del, { owner: 'bob' })).data!.deleteMeasurements).toBe(1);
+    const left = (await run(LIST, {})).data!.measurements;
+    expect(left.map((m: { owner: string }) => m.owner)).toEqual(['alice']);
+    expect((await predictNow()).evidence).toMatch(/calibrated by 1 of your runs/);
+  });
+
+  it('bad arguments are BAD_USER_INPUT naming the field', async () => {
+    const r = await run(RECORD, { owner: '', runs: [] });
+    expect(r.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'owner' });
+  });
+});
+
+describe('recorded runs survive a restart', () => {
+  it('a run recorded through one server process is there, and used, after it restarts', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trainplan-restart-'));
+    const post = async (base: string, query: string, variables: Record<string, unknown>) => {
+      const res = await fetch(`${base}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query, variables }),
+      });
+      return (await res.json()) as { data: Record<string, any> };
+    };
+    try {
+      let server = await spawnServer({ env: { TRAINPLAN_DATA_DIR: dir } });
+      const before = (await post(server.base, PREDICT, { input: config })).data.predict;
+      const recorded = await post(server.base, RECORD, {
+        runs: [{ ...config, stepTimeMs: before.stepTimeMs * 0.8, source: 'test' }],
+      });
+      expect(recorded.data.recordMeasurements.stored).toBe(1);
+      expect(await server.stop('SIGTERM')).toBe(0);
+      server = await spawnServer({ env: { TRAINPLAN_DATA_DIR: dir } });
+      const list = (await post(server.base, LIST, {})).data.measurements;
+      expect(list).toHaveLength(1);
+      expect(list[0].stepTimeMs).toBeCloseTo(before.stepTimeMs * 0.8, 6);
+      const after = (await post(server.base, PREDICT, { input: config })).data.predict;
+      expect(after.calibrationRuns).toBe(1);
+      expect(after.stepTimeMs).toBeLessThan(before.stepTimeMs);
+      await server.stop('SIGTERM');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

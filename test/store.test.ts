@@ -1,0 +1,134 @@
+// The measurement store on both databases it supports: the embedded SQLite file and a real
+// PostgreSQL server (a throw-away cluster), through the same typed query layer.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MeasurementStore, type StoreLocation } from '../store/store.js';
+import type { NewMeasurementRun } from '../store/schema.js';
+import { startPostgres, type TestPostgres } from './postgres.js';
+import { runtimeConfig, setRuntimeConfig } from '../service/config.js';
+import {
+  closeMeasurementStore,
+  deleteRuns,
+  listRuns,
+  predictRequestOf,
+  recordRuns,
+  userEvidence,
+} from '../service/measurements.js';
+import { predict } from '../predictor/predict.js';
+import { loadEfficiency } from '../seeds/catalog.js';
+
+const run = (over: Partial<NewMeasurementRun> = {}): NewMeasurementRun => ({
+  owner: 'alice',
+  recorded_at: '2026-12-01T12:00:00.000Z',
+  model: 'resnet50_v1.5',
+  gpu: 'A100-SXM4-80GB',
+  precision: 'AMP_FP16',
+  framework: 'PyTorch',
+  nodes: 1,
+  gpus_per_node: 1,
+  batch_size_per_gpu: 256,
+  grad_accum_steps: 1,
+  configuration: '{}',
+  step_time_ms: 180.5,
+  peak_memory_gb: 21.3,
+  source: 'harness',
+  note: null,
+  ...over,
+});
+
+function storeContract(name: string, location: () => StoreLocation) {
+  describe(name, () => {
+    it('keeps runs across a reopen, filters them, and deletes only an owner’s', async () => {
+      let store = await MeasurementStore.open(location());
+      expect(await store.version()).toEqual({ count: 0, maxId: 0 });
+      const ids = await store.insert([
+        run(),
+        run({ gpu: 'H100-SXM5-80GB', step_time_ms: 95.25 }),
+        run({ owner: 'bob', model: 'bert_large_squad' }),
+      ]);
+      expect(ids).toHaveLength(3);
+      await store.close();
+      // A new process (a restart) opens the same database: migrations do not run twice, runs are there.
+      store = await MeasurementStore.open(location());
+      const all = await store.list();
+      expect(all.map((r) => r.id)).toEqual(ids);
+      expect(all[1]).toMatchObject({
+        gpu: 'H100-SXM5-80GB',
+        step_time_ms: 95.25,
+        peak_memory_gb: 21.3,
+        note: null,
+      });
+      expect((await store.list({ gpu: 'A100-SXM4-80GB' })).length).toBe(2);
+      expect(
+        (await store.list({ model: 'bert_large_squad', gpu: 'A100-SXM4-80GB' })).map((r) => r.owner),
+      ).toEqual(['bob']);
+      expect(await store.delete('alice', [ids[2]])).toBe(0); // bob's run is not alice's to delete
+      expect(await store.delete('alice')).toBe(2);
+      expect((await store.list()).map((r) => r.owner)).toEqual(['bob']);
+      expect(await store.version()).toEqual({ count: 1, maxId: ids[2] });
+      await store.close();
+    });
+
+    it('stores all of a batch or nothing of it', async () => {
+      const store = await MeasurementStore.open(location());
+      const before = await store.version();
+      await expect(store.insert([run(), run({ step_time_ms: -1 })])).rejects.toThrow();
+      expect(await store.version()).toEqual(before);
+      await store.close();
+    });
+  });
+}
+
+const dirs: string[] = [];
+const sqliteDir = mkdtempSync(join(tmpdir(), 'trainplan-store-'));
+dirs.push(sqliteDir);
+storeContract('SQLite (embedded, WAL)', () => ({ dataDir: sqliteDir }));
+
+let pg: TestPostgres | undefined;
+beforeAll(async () => {
+  pg = await startPostgres();
+}, 60_000);
+afterAll(() => {
+  pg?.stop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+storeContract('PostgreSQL (DATABASE_URL)', () => ({ databaseUrl: pg!.url, dataDir: '/nonexistent' }));
+
+describe('the service on PostgreSQL', () => {
+  it('records, lists and calibrates from runs kept in PostgreSQL', async () => {
+    const original = runtimeConfig();
+    setRuntimeConfig({ ...original, databaseUrl: pg!.url, dataDir: '/nonexistent' });
+    try {
+      const config = {
+        workload: { model: 'bert_large_squad', samples: 1 },
+        gpu: 'H200-SXM-141GB',
+        nodes: 1,
+        gpusPerNode: 8,
+        batchSizePerGpu: 32,
+        gradAccumSteps: 1,
+        precision: 'AMP_BF16' as const,
+        framework: 'PyTorch' as const,
+        xla: false,
+        fp32UsesTf32: true,
+      };
+      // Synthetic: 1.25x the roofline estimate.
+      const stepTimeMs = predict(predictRequestOf(config), loadEfficiency()).stepTimeMs * 1.25;
+      const r = await recordRuns([{ ...config, stepTimeMs, source: 'test' }], 'pg-user');
+      expect(r).toMatchObject({ stored: 1, rejected: [] });
+      const runs = await listRuns({ gpu: 'H200-SXM-141GB' });
+      expect(runs.map((x) => [x.owner, x.model, x.step_time_ms])).toEqual([
+        ['pg-user', 'bert_large_squad', stepTimeMs],
+      ]);
+      const ev = await userEvidence();
+      expect(ev?.runs.hasModelOnGpu('bert_large_squad', 'H200-SXM-141GB')).toBe(true);
+      expect(await deleteRuns('pg-user')).toBe(1);
+      // (The contract tests above left another owner's runs in this database.)
+      expect((await userEvidence())?.runs.hasModelOnGpu('bert_large_squad', 'H200-SXM-141GB')).toBeFalsy();
+    } finally {
+      await closeMeasurementStore();
+      setRuntimeConfig(original);
+    }
+  });
+});
