@@ -8,10 +8,10 @@ export const COUPLED_QUERIES: Record<string, string> = {
     assignments { jobId gpu { id } onDemand nodes gpusPerNode totalGpus batchSizePerGpu precision parallelism { dataParallel tensorParallel pipelineParallel zeroStage recompute microBatches } stepTimeMs totalHours releaseHours startHours endHours deadlineHours costUsd priceUsdPerGpuHour memoryGbPerGpu }
     gpuUsage { gpu { id } used available onDemand } unplaced { jobId reason message } } }`,
   'plan-procurement': `query($input: ProcurementInput!) { planProcurement(input: $input) { ${SOLVE} objectiveValue
-    cost { capitalUsd powerUsd rentalUsd totalUsd allRentUsd } purchases { gpu { id } count capitalUsd powerUsd utilization }
-    allocations { jobId owned runsPerMonth months config { gpu { id } nodes gpusPerNode totalGpus batchSizePerGpu precision hoursPerRun gpuHoursPerRun usdPerRun } }
+    cost { capitalUsd powerUsd rentalUsd totalUsd allRentUsd } orders { gpu { id } count orderMonth arrivalMonth capitalUsd } purchases { gpu { id } count capitalUsd powerUsd utilization }
+    allocations { jobId owned runsPerMonth months config { gpu { id } nodes gpusPerNode totalGpus batchSizePerGpu precision parallelism { tensorParallel pipelineParallel zeroStage recompute } hoursPerRun gpuHoursPerRun usdPerRun } }
     breakEven { gpu { id } breakEvenUtilization plannedUtilization rentUsdPerGpuHour capitalUsdPerGpuMonth powerUsdPerGpuHour note }
-    months { month ownedGpuHours ownedCapacityGpuHours rentedGpuHours powerUsd rentalUsd } unplaced { jobId reason message } } }`,
+    months { month ownedGpuHours ownedCapacityGpuHours rentedGpuHours powerUsd rentalUsd ownedGpus { gpu { id } count } } unplaced { jobId reason message } } }`,
   'plan-federated': `query($input: FederatedInput!) { planFederatedRound(input: $input) { ${SOLVE} roundTimeSeconds samplesPerRound slowestClient rounds totalHours
     clients { id participates precision batchSizePerGpu recompute localSteps samples computeSeconds computeSecondsP90 transferSeconds totalSeconds memoryGbPerGpu availability energyWh note }
     roundTimeSecondsP90 expectedSamplesPerRound successProbability dropoutsTolerated energyWhPerRound participation { clientId rounds }

@@ -43,11 +43,18 @@ const summarize = (group: string, errs: number[]): GroupError => ({
   medianApe: median(errs),
 });
 
-export function evaluate(rows: Measurement[], groupBy: GroupKey[], eff: Efficiency): Evaluation {
+/** `onRow(done)` after each row, for a progress bar. */
+export function evaluate(
+  rows: Measurement[],
+  groupBy: GroupKey[],
+  eff: Efficiency,
+  onRow: (done: number) => void = () => {},
+): Evaluation {
   const errs: number[] = [];
   const byGroup = new Map<GroupKey, Map<string, number[]>>(groupBy.map((k) => [k, new Map()]));
   const skipped = new Map<string, number>();
-  for (const row of rows) {
+  for (const [index, row] of rows.entries()) {
+    onRow(index + 1);
     if (row.throughput === null || row.throughput <= 0) {
       skipped.set('no measured throughput', (skipped.get('no measured throughput') ?? 0) + 1);
       continue;

@@ -1,78 +1,67 @@
-// trainplan's command line: the server, and batch work over CSV files.
+// trainplan's command line, on commander: every command has --help with examples; a mistyped
+// command or flag, or a bad value, is one line on stderr and exit code 2 (never a stack trace);
+// a failure while working is one line and exit code 1. Long work draws a progress bar on a terminal.
+//
+// Adding a command: one `program.command(...)` block in `buildProgram` with a description, its
+// options (numbers through `number`/`integer`, lists through `list`), an "Examples:" help text,
+// and an action that calls into the service/predictor/optimizer code; a wrong input throws
+// UsageError.
 import 'reflect-metadata';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { parseArgs } from 'node:util';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { graphql } from 'graphql';
-import {
-  csvCell,
-  EFFICIENCY_FILE,
-  loadEfficiency,
-  loadMeasurements,
-  measurementFromRow,
-  parseCsv,
-  readMeasurements,
-} from '../seeds/catalog.js';
-import { predictRow } from '../predictor/measured.js';
+import { EFFICIENCY_FILE, loadEfficiency, loadMeasurements, readMeasurements } from '../seeds/catalog.js';
+import { PRECISIONS } from '../predictor/types.js';
+import { SETTINGS } from '../service/config.js';
 import { evaluate, formatEvaluation, GROUP_KEYS, type GroupKey } from './evaluate.js';
 import { calibrate } from './calibrate.js';
+import { progressBar } from './progress.js';
 
-const USAGE = `trainplan: precision-aware training-time prediction and GPU plan search
+/** A wrong input found after parsing (a file that is not JSON, a missing operation): exit code 2. */
+export class UsageError extends Error {}
 
-  trainplan serve [--port 4000] [--host 0.0.0.0] [--workers N] [--prices FILE] [--log-level info] [...]
-      GraphQL at http://localhost:PORT/graphql (a query page for browsers, /health, /ready);
-      every setting and its environment variable: trainplan serve --help
-  trainplan predict-csv --in FILE --out FILE
-      rows in the layout of seeds/measurements/train.csv -> every input column plus
-      predicted_throughput (row's unit, all GPUs; learned model), predicted_step_time_s with
-      its _p10_s/_p90_s, predicted_forward_s, predicted_backward_s, predicted_optimizer_s,
-      predicted_communication_s, analytical_throughput, predicted_memory_gb_per_gpu (GiB at the
-      step's peak), fits_in_memory (true/false), predictor, evidence, error.
-      The model column is a zoo id or a path (relative to the CSV) to a Hugging Face config.json,
-      an .onnx graph or a layer-list .json; seq_len_or_image_size overrides its default; optional
-      columns tensor_parallel, pipeline_parallel, zero_stage, recompute (none/selective/full)
-  trainplan evaluate [--data FILE] [--group-by precision,gpu,model,source,generation,gpus]
-      MAPE of the analytical predictor on measured rows (default: the seeds' train.csv)
-  trainplan evaluate --llm [--fit [--write]]
-      the analytical predictor on the published LLM runs (seeds/measurements/llm_train.csv) at their
-      own layouts and software stacks, per source, stack, precision, GPU and model family; FP8/BF16
-      ratios of runs published in both; Llama 2 7B/13B campaign GPU-hours. --fit fits the tuned
-      stacks' effects (seeds/software.json) on those runs and reports them held out by model family;
-      --write stores the fit
-  trainplan evaluate --learned
-      cross-validation of the learned predictor holding out whole GPUs, whole (model, GPU,
-      precision) combinations and whole models, beside the analytical estimate and the
-      precision-unaware ablation, per precision and GPU architecture (takes minutes)
-  trainplan memory-check
-      the memory model against configurations that ran: train.csv and llm_train.csv fit rates per
-      model with every miss, the allocator fragmentation fitted on half the GPUs and checked on the
-      rest, published peak memory, configurations that cannot fit, largest batch vs measured
-  trainplan calibrate [--data FILE] [--write]
-      fit seeds/efficiency.json's global constants to measured rows
-  trainplan calibrate import FILE [--owner NAME] [--data-dir DIR] [--database-url URL]
-      record your own measured runs (the harness's CSV/JSON, or MeasurementInput objects) in the
-      store the server reads; predictions and plans for that GPU and model use them at once
-  trainplan harness [--model ID] [--seq-len N] [--out measure.py]
-      the measurement harness (Python + PyTorch): times warm-up + N optimizer steps at a batch
-      size and precision and writes runs for calibrate import (python3 measure.py --help)
-  trainplan query (--file FILE | QUERY) [--variables JSON]
-      run one GraphQL operation in-process and print the JSON result
-  trainplan recommend --model ID --samples N [--objective COST|TIME] [--deadline H] [--budget USD]
-                      [--gpus A,B] [--precisions P,Q] [--max-nodes N] [--limit N]
-      ranked plans as a table (the same search as the GraphQL recommend query)
-  trainplan plan-fleet --in FILE.json | plan-procurement --in FILE.json | plan-federated --in FILE.json
-      coupled plans as mixed-integer programs (planFleet, planProcurement, planFederatedRound);
-      FILE.json holds the query's input object; prints the JSON result (docs/coupled-planning.md)
-`;
+// ------------------------------------------------------------------ option values
 
-function fail(message: string): never {
-  console.error(`trainplan: ${message}`);
-  process.exit(2);
+function number(value: string): number {
+  const x = Number(value);
+  if (value.trim() === '' || !Number.isFinite(x)) throw new InvalidArgumentError('not a number.');
+  return x;
 }
+function integer(value: string): number {
+  const x = number(value);
+  if (!Number.isInteger(x)) throw new InvalidArgumentError('not an integer.');
+  return x;
+}
+const list = (value: string) =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** commander's messages (with the suggestion on its own line) as one line. */
+const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ').trim();
+
+const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+
+// ------------------------------------------------------------------ GraphQL in-process
 
 async function runQuery(query: string, variables?: Record<string, unknown>) {
   const { trainplanSchema } = await import('../server/schema.js');
   return graphql({ schema: await trainplanSchema(), source: query, variableValues: variables });
+}
+
+function readJsonFile(option: string, path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UsageError(`${option} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`${option} ${path}: not valid JSON (${(e as Error).message})`);
+  }
 }
 
 const RECOMMEND_QUERY = `query($input: RecommendInput!) { recommend(input: $input) {
@@ -80,159 +69,228 @@ const RECOMMEND_QUERY = `query($input: RecommendInput!) { recommend(input: $inpu
   plans { rank gpu { id } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision stepTimeMs throughput throughputUnit totalHours totalHoursP90 costUsd memoryGbPerGpu }
   rejected { reason count } } }`;
 
-async function main(argv: string[]) {
-  const [command, ...rest] = argv;
-  switch (command) {
-    case 'serve': {
+interface RecommendAnswer {
+  status: string;
+  predictor: string;
+  evaluated: number;
+  feasible: number;
+  plans: Record<string, unknown>[];
+  rejected: { reason: string; count: number }[];
+}
+
+// ------------------------------------------------------------------ the commands
+
+export function buildProgram(): Command {
+  const program = new Command('trainplan')
+    .description(
+      'Which GPU type, how many nodes, which batch size and precision for a training job, and what it costs: precision-aware training-time prediction and GPU plan search.',
+    )
+    .showSuggestionAfterError(true)
+    // One line per error, so a script's log shows it whole.
+    .configureOutput({
+      outputError: (text, write) => write(`trainplan: ${oneLine(text)}\n`),
+    })
+    .exitOverride()
+    .addHelpText(
+      'after',
+      examples(
+        'trainplan serve',
+        'trainplan recommend --model resnet50_v1.5 --samples 115300000 --deadline 24',
+        'trainplan predict-csv --in configs.csv --out predicted.csv',
+        'trainplan help recommend',
+      ),
+    );
+  // Subcommands inherit the one-line errors and exit handling.
+  const command = (name: string) =>
+    program
+      .command(name)
+      .showSuggestionAfterError(true)
+      .configureOutput({
+        outputError: (text, write) => write(`trainplan ${name}: ${oneLine(text)}\n`),
+      })
+      .exitOverride();
+
+  // serve: every setting of service/config.ts is a flag (flags win over the environment).
+  const serve = command('serve')
+    .summary('serve GraphQL, the plan explorer and GraphiQL')
+    .description(
+      'Serve GraphQL at http://HOST:PORT/graphql, the plan explorer at / and GraphiQL for browsers, /health and /ready. Every flag has an environment variable; flags win.',
+    );
+  for (const setting of SETTINGS)
+    serve.addOption(
+      new Option(
+        `--${setting.flag} <${setting.kind === 'int' ? 'n' : setting.kind === 'file' ? 'file' : 'value'}>`,
+        `${setting.doc} Env ${setting.env}; default ${setting.default ?? 'none'}.`,
+      ),
+    );
+  serve
+    .addHelpText(
+      'after',
+      examples(
+        'trainplan serve',
+        'trainplan serve --port 8080 --workers 4',
+        'PORT=8080 TRAINPLAN_LOG_LEVEL=warn trainplan serve',
+        'trainplan serve --prices negotiated.csv',
+      ),
+    )
+    .action(async (options: Record<string, string | undefined>) => {
       // Flags and environment (service/config.ts), --workers N (Node cluster), graceful SIGTERM: server/serve.ts.
-      const { serve } = await import('../server/serve.js');
-      await serve(rest);
-      return;
-    }
-    case 'predict-csv': {
-      const { values } = parseArgs({
-        args: rest,
-        options: { in: { type: 'string' }, out: { type: 'string' } },
-      });
-      if (!values.in || !values.out) fail('predict-csv needs --in FILE and --out FILE');
-      const raw = parseCsv(readFileSync(values.in, 'utf8'));
-      const inputColumns = raw.length ? Object.keys(raw[0]) : [];
-      const added = [
-        'predicted_throughput',
-        'predicted_step_time_s',
-        'predicted_step_time_p10_s',
-        'predicted_step_time_p90_s',
-        'predicted_forward_s',
-        'predicted_backward_s',
-        'predicted_optimizer_s',
-        'predicted_communication_s',
-        'analytical_throughput',
-        'predicted_memory_gb_per_gpu',
-        'fits_in_memory',
-        'predictor',
-        'evidence',
-        'error',
-      ];
-      const columns = [...inputColumns.filter((c) => !added.includes(c)), ...added];
-      const lines = [columns.join(',')];
-      let ok = 0;
-      // A model cell is a zoo id or a path (relative to the CSV's folder) to a config.json, .onnx or layer-list file.
-      const predictions = raw.map((r) =>
-        predictRow(measurementFromRow(r), loadEfficiency(), { baseDir: dirname(values.in!) }),
-      );
-      // The learned correction scales the analytical step (and every part of it) by one factor per row.
-      const { correctRows } = await import('../predictor/corrected.js');
-      const { learnedPredictor } = await import('../predictor/learned/model.js');
-      const learned = await learnedPredictor();
-      const corrections = await correctRows(predictions, learned);
-      raw.forEach((r, i) => {
-        const p = predictions[i];
-        const k = corrections[i];
-        const b = p.prediction?.breakdown;
-        const s = (ms: number | undefined, f = k.scale) => (ms === undefined ? undefined : (ms * f) / 1e3);
-        const out: Record<string, unknown> = {
-          ...r,
-          predicted_throughput:
-            p.predictedThroughput === undefined ? undefined : p.predictedThroughput / k.scale,
-          predicted_step_time_s: s(p.prediction?.stepTimeMs),
-          predicted_step_time_p10_s: s(p.prediction?.stepTimeMs, k.lo),
-          predicted_step_time_p90_s: s(p.prediction?.stepTimeMs, k.hi),
-          predicted_forward_s: s(b?.forwardMs),
-          predicted_backward_s: s(b?.backwardMs),
-          predicted_optimizer_s: b && s(b.optimizerMs + b.mixedPrecisionMs),
-          predicted_communication_s: s(b?.communicationMs),
-          analytical_throughput: p.predictedThroughput,
-          predicted_memory_gb_per_gpu: p.prediction?.memory.totalGb,
-          fits_in_memory: p.prediction ? String(p.prediction.fitsInMemory) : undefined,
-          predictor: p.prediction ? (learned.predictor ? learned.predictor.name : 'analytical') : '',
-          evidence: p.prediction ? k.evidence : '',
-          error: p.error ?? '',
-        };
-        if (!p.error) ok++;
-        lines.push(columns.map((c) => csvCell(out[c])).join(','));
-      });
-      writeFileSync(values.out, lines.join('\n') + '\n');
-      console.log(
-        `wrote ${raw.length} rows (${ok} predicted, ${raw.length - ok} with an error) to ${values.out}`,
-      );
-      return;
-    }
-    case 'memory-check': {
+      const flags: Record<string, string | undefined> = {};
+      for (const option of serve.options)
+        flags[option.long!.slice(2)] = options[option.attributeName()] as string | undefined;
+      const { serveWith } = await import('../server/serve.js');
+      await serveWith(flags);
+    });
+
+  command('predict-csv')
+    .summary('predict every row of a CSV of configurations')
+    .description(
+      "Predict every row of a CSV: the input columns plus predicted_throughput (in the row's unit, all GPUs; learned model), predicted_step_time_s with _p10_s/_p90_s, the forward/backward/optimizer/communication split, analytical_throughput, predicted_memory_gb_per_gpu (GiB at the step's peak), fits_in_memory, predictor, evidence and error (a row that cannot be predicted says why).",
+    )
+    .requiredOption(
+      '--in <file>',
+      `CSV with at least ${['model', 'gpu', 'num_gpus', 'batch_size_per_gpu', 'precision'].join(', ')}`,
+    )
+    .requiredOption('--out <file>', 'CSV to write')
+    .addHelpText(
+      'after',
+      `
+Columns:
+  model                  a zoo id, or a path (relative to the CSV) to a Hugging Face config.json,
+                         an .onnx graph or a layer-list .json
+  gpu                    a catalog GPU id (trainplan query '{ gpus { id } }')
+  num_gpus               GPUs in all (num_nodes optional, default 1)
+  batch_size_per_gpu     batch elements per GPU
+  precision              ${PRECISIONS.join(', ')}
+  optional: num_nodes, throughput_unit (default: the model's own, e.g. images/s), grad_accum_steps,
+  seq_len_or_image_size, tensor_parallel, pipeline_parallel, zero_stage, recompute
+  (none/selective/full); seeds/measurements/train.csv's layout works as it is.
+${examples(
+  'printf "model,gpu,num_gpus,batch_size_per_gpu,precision\\nresnet50_v1.5,A100-SXM4-80GB,8,256,AMP_FP16\\n" > c.csv',
+  'trainplan predict-csv --in c.csv --out predicted.csv',
+)}`,
+    )
+    .action(async (options: { in: string; out: string }) => {
+      const { predictCsv, CsvLayoutError } = await import('./predict-csv.js');
+      try {
+        // Small files finish in a blink; a bar only from a thousand rows.
+        const { rows, predicted } = await predictCsv(options.in, options.out, (rows) =>
+          progressBar(
+            'predicting',
+            rows >= 1000 ? rows : 0,
+            rows >= 1000
+              ? process.stderr
+              : {
+                  write: () => true,
+                },
+          ),
+        );
+        console.log(
+          `wrote ${rows} rows (${predicted} predicted, ${rows - predicted} with an error) to ${options.out}`,
+        );
+      } catch (e) {
+        if (e instanceof CsvLayoutError) throw new UsageError(e.message);
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+          throw new UsageError(`--in ${options.in}: no such file`);
+        throw e;
+      }
+    });
+
+  command('evaluate')
+    .summary("the predictor's error on measured rows")
+    .description(
+      "The predictor's error on measured rows: MAPE of the analytical predictor overall and per group, or (--learned) the cross-validation of the learned predictor holding out whole GPUs, whole (model, GPU, precision) combinations and whole models, beside the analytical estimate and the precision-unaware ablation (takes minutes), or (--llm) the analytical predictor on the published LLM runs (seeds/measurements/llm_train.csv) at their own layouts and software stacks, per source, stack, precision, GPU and model family, with the FP8/BF16 ratios of runs published in both and the Llama 2 7B/13B campaign GPU-hours.",
+    )
+    .option('--data <file>', "measurement CSV in train.csv's layout (default: seeds/measurements/train.csv)")
+    .option('--group-by <keys>', `comma-separated groups: ${Object.keys(GROUP_KEYS).join(', ')}`, list, [
+      'precision',
+      'generation',
+      'gpu',
+      'model',
+    ])
+    .option('--learned', 'cross-validate the learned predictor instead')
+    .option('--llm', 'the published LLM runs, FP8/BF16 pairs and Llama 2 campaigns instead')
+    .option(
+      '--fit',
+      "with --llm: fit the tuned stacks' effects (seeds/software.json) on those runs, held out by model family",
+    )
+    .option('--write', 'with --llm --fit: store the fit and the LLM section of seeds/PREDICTOR_CARD.md')
+    .addHelpText(
+      'after',
+      examples(
+        'trainplan evaluate',
+        'trainplan evaluate --group-by precision,gpus',
+        'trainplan evaluate --data my-runs.csv --group-by model',
+        'trainplan evaluate --learned',
+        'trainplan evaluate --llm --fit',
+      ),
+    )
+    .action(
+      async (options: {
+        data?: string;
+        groupBy: string[];
+        learned?: boolean;
+        llm?: boolean;
+        fit?: boolean;
+        write?: boolean;
+      }) => {
+        if (options.llm) {
+          // Published LLM runs at their own layouts, FP8/BF16 pairs, Llama 2 campaigns (analytical, tuned stacks).
+          const llm = await import('./evaluate-llm.js');
+          let fitText = '';
+          if (options.fit) {
+            const f = llm.fitSoftware();
+            fitText = llm.formatSoftwareFit(f);
+            console.log(fitText);
+            if (options.write) console.log(llm.writeSoftwareFit(f));
+          }
+          const evaluation = llm.formatLlmEvaluation();
+          console.log(evaluation);
+          if (options.fit && options.write) console.log(llm.writeLlmCardSection(fitText, evaluation));
+          return;
+        }
+        if (options.learned) {
+          // Cross-validation (held-out GPUs, combinations, models) with the ablation; writes nothing.
+          const { trainPredictor } = await import('./train-predictor.js');
+          await trainPredictor(false, foldProgress());
+          return;
+        }
+        const unknown = options.groupBy.filter((k) => !(k in GROUP_KEYS));
+        if (unknown.length)
+          throw new UsageError(
+            `--group-by: unknown key "${unknown[0]}"; allowed: ${Object.keys(GROUP_KEYS).join(', ')}`,
+          );
+        const rows = options.data ? readMeasurements(options.data) : loadMeasurements();
+        const bar = progressBar('evaluating', rows.length);
+        const result = evaluate(rows, options.groupBy as GroupKey[], loadEfficiency(), (done) =>
+          bar.update(done),
+        );
+        bar.finish();
+        console.log(formatEvaluation(result));
+      },
+    );
+
+  command('memory-check')
+    .summary('the memory model against configurations that ran')
+    .description(
+      'The memory model against configurations that ran: train.csv and llm_train.csv fit rates per model with every miss, the allocator fragmentation fitted on half the GPUs and checked on the rest, published peak memory, configurations that cannot fit, largest batch vs measured.',
+    )
+    .addHelpText('after', examples('trainplan memory-check'))
+    .action(async () => {
       const { memoryCheckReport } = await import('./memory-check.js');
       console.log(memoryCheckReport());
-      return;
-    }
-    case 'evaluate': {
-      const { values } = parseArgs({
-        args: rest,
-        options: {
-          data: { type: 'string' },
-          'group-by': { type: 'string' },
-          learned: { type: 'boolean' },
-          llm: { type: 'boolean' },
-          fit: { type: 'boolean' },
-          write: { type: 'boolean' },
-        },
-      });
-      if (values.llm) {
-        // Published LLM runs at their own layouts, FP8/BF16 pairs, Llama 2 campaigns (analytical, tuned stacks).
-        const llm = await import('./evaluate-llm.js');
-        let fitText = '';
-        if (values.fit) {
-          const f = llm.fitSoftware();
-          fitText = llm.formatSoftwareFit(f);
-          console.log(fitText);
-          if (values.write) console.log(llm.writeSoftwareFit(f));
-        }
-        const evaluation = llm.formatLlmEvaluation();
-        console.log(evaluation);
-        if (values.fit && values.write) console.log(llm.writeLlmCardSection(fitText, evaluation));
-        return;
-      }
-      if (values.learned) {
-        // Cross-validation of the learned model (held-out GPUs, combinations, models) with the ablation; writes nothing.
-        const { trainPredictor } = await import('./train-predictor.js');
-        await trainPredictor(false);
-        return;
-      }
-      const keys = (values['group-by'] ?? 'precision,generation,gpu,model')
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean);
-      for (const k of keys)
-        if (!(k in GROUP_KEYS))
-          fail(`--group-by: unknown key "${k}"; allowed: ${Object.keys(GROUP_KEYS).join(', ')}`);
-      const rows = values.data ? readMeasurements(values.data) : loadMeasurements();
-      console.log(formatEvaluation(evaluate(rows, keys as GroupKey[], loadEfficiency())));
-      return;
-    }
-    case 'harness': {
-      const { values } = parseArgs({
-        args: rest,
-        options: { model: { type: 'string' }, 'seq-len': { type: 'string' }, out: { type: 'string' } },
-      });
-      const { harnessScript } = await import('./harness.js');
-      const seq = values['seq-len'] === undefined ? undefined : Number(values['seq-len']);
-      if (seq !== undefined && !(Number.isInteger(seq) && seq > 0))
-        fail('--seq-len must be a positive integer');
-      const script = harnessScript(values.model, seq);
-      if (!values.out) process.stdout.write(script);
-      else {
-        writeFileSync(values.out, script, { mode: 0o755 });
-        console.error(`wrote ${values.out}: python3 ${values.out} --help`);
-      }
-      return;
-    }
-    case 'calibrate': {
-      if (rest[0] === 'import' || rest[0] === 'refit') {
-        const { calibrateRuns } = await import('./calibrate-runs.js');
-        return calibrateRuns(rest);
-      }
-      const { values } = parseArgs({
-        args: rest,
-        options: { data: { type: 'string' }, write: { type: 'boolean' } },
-      });
-      const rows = values.data ? readMeasurements(values.data) : loadMeasurements();
+    });
+
+  const calibrateCommand = command('calibrate')
+    .summary('fit the analytical constants to measured rows')
+    .description(
+      "Fit seeds/efficiency.json's global constants (achieved fraction of peak, launch costs, ...) to measured rows.",
+    )
+    .option('--data <file>', "measurement CSV in train.csv's layout (default: seeds/measurements/train.csv)")
+    .option('--write', 'write the fitted constants to seeds/efficiency.json')
+    .addHelpText('after', examples('trainplan calibrate', 'trainplan calibrate --write'))
+    .action((options: { data?: string; write?: boolean }) => {
+      const rows = options.data ? readMeasurements(options.data) : loadMeasurements();
       const { efficiency, loss } = calibrate(rows, loadEfficiency(), 4, (s) => console.log(s));
       const round = (x: number) => Number(x.toPrecision(3));
       const file = JSON.parse(readFileSync(EFFICIENCY_FILE, 'utf8')) as Record<string, unknown>;
@@ -245,115 +303,248 @@ async function main(argv: string[]) {
       }
       console.log(JSON.stringify(file, null, 2));
       console.log(`mean |log error| ${loss.toFixed(4)}`);
-      if (values.write) {
+      if (options.write) {
         writeFileSync(EFFICIENCY_FILE, JSON.stringify(file, null, 2) + '\n');
         console.log(`wrote ${EFFICIENCY_FILE.pathname}`);
       }
-      return;
-    }
-    case 'plan-fleet':
-    case 'plan-procurement':
-    case 'plan-federated': {
-      const { values } = parseArgs({ args: rest, options: { in: { type: 'string' } } });
-      if (!values.in)
-        fail(`${command} needs --in FILE.json (the input object; see docs/coupled-planning.md)`);
-      const { COUPLED_QUERIES, readInput } = await import('./coupled.js');
-      let input: unknown;
+    });
+
+  calibrateCommand
+    .command('import')
+    .summary('record your own measured runs in the store the server reads')
+    .description(
+      "Record your own measured runs (the harness's CSV/JSON, or MeasurementInput objects) in the store the server reads (SQLite under --data-dir, or PostgreSQL at --database-url); predictions and plans for that GPU and model use them at once. Exit code 1 when a row is rejected (each is listed with the reason).",
+    )
+    .argument('<file>', "the harness's CSV or JSON")
+    .option('--owner <name>', 'whose runs these are', 'local')
+    .option('--data-dir <dir>', 'SQLite store folder (env TRAINPLAN_DATA_DIR)')
+    .option('--database-url <url>', 'PostgreSQL instead (env DATABASE_URL)')
+    .showSuggestionAfterError(true)
+    .configureOutput({
+      outputError: (text, write) => write(`trainplan calibrate import: ${oneLine(text)}\n`),
+    })
+    .exitOverride()
+    .addHelpText(
+      'after',
+      `
+FILE: the harness's CSV (model, seq_len, gpu, nodes, gpus_per_node, batch_size_per_gpu,
+grad_accum_steps, precision, framework, step_time_ms, peak_memory_gb, source, note) or JSON (a list
+of those rows, or of MeasurementInput objects). model: a zoo id, or a path (relative to FILE) to a
+layer-list .json or a Hugging Face config.json; gpu: a catalog id, or the name the device reported.
+${examples('trainplan calibrate import runs.csv --owner lab-a', 'trainplan calibrate import runs.json --database-url postgres://host/trainplan')}`,
+    )
+    .action(async (file: string, options: { owner: string; dataDir?: string; databaseUrl?: string }) => {
+      const { calibrateRuns } = await import('./calibrate-runs.js');
+      await calibrateRuns([
+        'import',
+        file,
+        '--owner',
+        options.owner,
+        ...(options.dataDir ? ['--data-dir', options.dataDir] : []),
+        ...(options.databaseUrl ? ['--database-url', options.databaseUrl] : []),
+      ]);
+    });
+
+  command('harness')
+    .summary('write the measurement harness (Python + PyTorch)')
+    .description(
+      'Write the measurement harness (Python + PyTorch): it times warm-up + N optimizer steps at a batch size and precision and writes runs for `trainplan calibrate import` (python3 measure.py --help). With --model, the zoo model is embedded so the script alone runs it.',
+    )
+    .option('--model <id>', 'a zoo model id to embed')
+    .option(
+      '--seq-len <n>',
+      "sequence length (or image size) of the embedded model; default: the model's own",
+      integer,
+    )
+    .option('--out <file>', 'write the script here (default: stdout)')
+    .addHelpText(
+      'after',
+      examples('trainplan harness --model resnet50_v1.5 --out measure.py', 'python3 measure.py --help'),
+    )
+    .action(async (options: { model?: string; seqLen?: number; out?: string }) => {
+      if (options.seqLen !== undefined && options.seqLen < 1)
+        throw new UsageError('--seq-len must be a positive integer');
+      const { harnessScript } = await import('./harness.js');
+      let script: string;
       try {
-        input = readInput(readFileSync(values.in, 'utf8'));
+        script = harnessScript(options.model, options.seqLen);
       } catch (e) {
-        fail(`--in ${values.in}: ${e instanceof Error ? e.message : String(e)}`);
+        throw new UsageError((e as Error).message);
       }
-      const result = await runQuery(COUPLED_QUERIES[command], { input });
+      if (!options.out) process.stdout.write(script);
+      else {
+        writeFileSync(options.out, script, { mode: 0o755 });
+        console.error(`wrote ${options.out}: python3 ${options.out} --help`);
+      }
+    });
+
+  command('query')
+    .summary('run one GraphQL operation in-process')
+    .description(
+      'Run one GraphQL operation in-process (no server) and print the JSON result; exit code 1 when it has errors.',
+    )
+    .argument('[operation...]', 'the operation text (or give --file)')
+    .option('--file <file>', 'read the operation from a file')
+    .option('--variables <json>', 'variables as a JSON object')
+    .addHelpText(
+      'after',
+      examples(
+        `trainplan query '{ gpus { id memoryGb priceUsdPerGpuHour } }'`,
+        `trainplan query --file q.graphql --variables '{"id": "H100-SXM5-80GB"}'`,
+      ),
+    )
+    .action(async (operation: string[], options: { file?: string; variables?: string }) => {
+      const source = options.file ? readFileSync(options.file, 'utf8') : operation.join(' ');
+      if (!source.trim()) throw new UsageError('query needs a GraphQL operation or --file FILE');
+      let variables: Record<string, unknown> | undefined;
+      try {
+        variables = options.variables ? JSON.parse(options.variables) : undefined;
+      } catch (e) {
+        throw new UsageError(`--variables: not valid JSON (${(e as Error).message})`);
+      }
+      const result = await runQuery(source, variables);
       console.log(JSON.stringify(result, null, 2));
       if (result.errors?.length) process.exitCode = 1;
-      return;
-    }
-    case 'query': {
-      const { values, positionals } = parseArgs({
-        args: rest,
-        allowPositionals: true,
-        options: { file: { type: 'string' }, variables: { type: 'string' } },
+    });
+
+  command('recommend')
+    .summary('ranked plans as a table')
+    .description('Ranked plans as a table: the same search as the GraphQL recommend query.')
+    .requiredOption('--model <id>', 'a zoo model id (trainplan query "{ models { id } }")')
+    .requiredOption('--samples <n>', "total work in the model's unit (dataset size x epochs)", number)
+    .addOption(new Option('--objective <objective>', 'rank by').choices(['COST', 'TIME']).default('COST'))
+    .option('--deadline <hours>', 'finish within this many hours', number)
+    .option('--budget <usd>', 'cost at most this many USD', number)
+    .option('--gpus <ids>', 'comma-separated GPU ids (default: every GPU)', list)
+    .option('--precisions <modes>', `comma-separated precision modes (${PRECISIONS.join(', ')})`, list)
+    .option('--max-nodes <n>', 'most nodes a plan may use', integer, 8)
+    .option('--limit <n>', 'plans to show', integer, 10)
+    .addHelpText(
+      'after',
+      examples(
+        'trainplan recommend --model resnet50_v1.5 --samples 115300000 --deadline 24 --max-nodes 4',
+        'trainplan recommend --model gpt2_124m --samples 9e9 --objective TIME --gpus H100-SXM5-80GB,A100-SXM4-80GB',
+      ),
+    )
+    .action(
+      async (options: {
+        model: string;
+        samples: number;
+        objective: string;
+        deadline?: number;
+        budget?: number;
+        gpus?: string[];
+        precisions?: string[];
+        maxNodes: number;
+        limit: number;
+      }) => {
+        const input = {
+          workload: { model: options.model, samples: options.samples },
+          objective: options.objective,
+          deadlineHours: options.deadline,
+          budgetUsd: options.budget,
+          gpus: options.gpus,
+          precisions: options.precisions,
+          maxNodes: options.maxNodes,
+          limit: options.limit,
+        };
+        const result = await runQuery(RECOMMEND_QUERY, { input });
+        if (result.errors?.length) throw new UsageError(result.errors.map((e) => e.message).join('; '));
+        const r = (result.data as { recommend: RecommendAnswer }).recommend;
+        console.log(
+          `${r.evaluated} candidates evaluated (${r.status}), ${r.feasible} feasible; predictor ${r.predictor}`,
+        );
+        console.table(
+          r.plans.map((p) => ({
+            rank: p.rank,
+            gpu: (p.gpu as { id: string }).id,
+            nodes: p.nodes,
+            gpusPerNode: p.gpusPerNode,
+            batch: p.batchSizePerGpu,
+            precision: p.precision,
+            hours: Number((p.totalHours as number).toFixed(2)),
+            hoursP90: Number((p.totalHoursP90 as number).toFixed(2)),
+            costUsd: p.costUsd === null ? null : Number((p.costUsd as number).toFixed(2)),
+            memGb: Number((p.memoryGbPerGpu as number).toFixed(1)),
+          })),
+        );
+        if (r.rejected.length)
+          console.log('rejected: ' + r.rejected.map((x) => `${x.reason} ${x.count}`).join(', '));
+      },
+    );
+
+  const coupled: [string, string, string][] = [
+    ['plan-fleet', 'planFleet', 'docs/examples/fleet.json'],
+    ['plan-procurement', 'planProcurement', 'docs/examples/procurement.json'],
+    ['plan-federated', 'planFederatedRound', 'docs/examples/federated.json'],
+  ];
+  for (const [name, field, example] of coupled)
+    command(name)
+      .summary(`${field} (mixed-integer program) from a JSON input`)
+      .description(
+        `A coupled plan solved as a mixed-integer program (GraphQL ${field}); prints the JSON result (docs/coupled-planning.md).`,
+      )
+      .requiredOption('--in <file>', `JSON file holding the query's input object (or { "input": ... })`)
+      .addHelpText('after', examples(`trainplan ${name} --in ${example}`))
+      .action(async (options: { in: string }) => {
+        const { COUPLED_QUERIES, readInput } = await import('./coupled.js');
+        const input = readInput(JSON.stringify(readJsonFile('--in', options.in)));
+        const result = await runQuery(COUPLED_QUERIES[name], { input });
+        console.log(JSON.stringify(result, null, 2));
+        if (result.errors?.length) process.exitCode = 1;
       });
-      const source = values.file ? readFileSync(values.file, 'utf8') : positionals.join(' ');
-      if (!source.trim()) fail('query needs a GraphQL operation or --file FILE');
-      const result = await runQuery(source, values.variables ? JSON.parse(values.variables) : undefined);
-      console.log(JSON.stringify(result, null, 2));
-      if (result.errors?.length) process.exitCode = 1;
+
+  return program;
+}
+
+/** A progress bar over the cross-validation's folds, fed by its log lines ("gpu fold 3/12 (...)"). */
+function foldProgress(): (line: string) => void {
+  let bar: ReturnType<typeof progressBar> | undefined;
+  return (line) => {
+    const fold = /(\w+) fold (\d+)\/(\d+)/.exec(line);
+    if (!fold) {
+      bar?.finish();
+      bar = undefined;
+      console.error(line);
       return;
     }
-    case 'recommend': {
-      const { values } = parseArgs({
-        args: rest,
-        options: {
-          model: { type: 'string' },
-          samples: { type: 'string' },
-          objective: { type: 'string' },
-          deadline: { type: 'string' },
-          budget: { type: 'string' },
-          gpus: { type: 'string' },
-          precisions: { type: 'string' },
-          'max-nodes': { type: 'string' },
-          limit: { type: 'string' },
-        },
-      });
-      if (!values.model || !values.samples) fail('recommend needs --model ID and --samples N');
-      const list = (s?: string) => (s ? s.split(',').map((x) => x.trim()) : undefined);
-      const num = (s?: string) => (s === undefined ? undefined : Number(s));
-      const input = {
-        workload: { model: values.model, samples: Number(values.samples) },
-        objective: values.objective ?? 'COST',
-        deadlineHours: num(values.deadline),
-        budgetUsd: num(values.budget),
-        gpus: list(values.gpus),
-        precisions: list(values.precisions),
-        maxNodes: num(values['max-nodes']) ?? 8,
-        limit: num(values.limit) ?? 10,
-      };
-      const result = await runQuery(RECOMMEND_QUERY, { input });
-      if (result.errors?.length) fail(result.errors.map((e) => e.message).join('\n'));
-      const r = (
-        result.data as {
-          recommend: {
-            status: string;
-            predictor: string;
-            evaluated: number;
-            feasible: number;
-            plans: Record<string, unknown>[];
-            rejected: { reason: string; count: number }[];
-          };
-        }
-      ).recommend;
-      console.log(
-        `${r.evaluated} candidates evaluated (${r.status}), ${r.feasible} feasible; predictor ${r.predictor}`,
-      );
-      console.table(
-        r.plans.map((p) => ({
-          rank: p.rank,
-          gpu: (p.gpu as { id: string }).id,
-          nodes: p.nodes,
-          gpusPerNode: p.gpusPerNode,
-          batch: p.batchSizePerGpu,
-          precision: p.precision,
-          hours: Number((p.totalHours as number).toFixed(2)),
-          hoursP90: Number((p.totalHoursP90 as number).toFixed(2)),
-          costUsd: p.costUsd === null ? null : Number((p.costUsd as number).toFixed(2)),
-          memGb: Number((p.memoryGbPerGpu as number).toFixed(1)),
-        })),
-      );
-      if (r.rejected.length)
-        console.log('rejected: ' + r.rejected.map((x) => `${x.reason} ${x.count}`).join(', '));
-      return;
+    const [, split, done, total] = fold;
+    // The line comes as a fold starts: the bar shows the fold being worked on.
+    bar ??= progressBar(`held out by ${split}, fold`, Number(total));
+    bar.update(Number(done), Number(total));
+    if (!process.stderr.isTTY) console.error(line);
+    else if (done === total) {
+      bar.finish();
+      bar = undefined;
     }
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      console.log(USAGE);
-      return;
-    default:
-      fail(`unknown command "${command}"\n\n${USAGE}`);
+  };
+}
+
+// `trainplan ... | head` closes stdout early; that is not an error.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(0);
+  throw e;
+});
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  if (argv.length === 0) {
+    program.outputHelp();
+    return 0;
+  }
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (e) {
+    // commander has printed its one-line message already; --help and --version end here too.
+    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    if (e instanceof UsageError) {
+      console.error(`trainplan: ${e.message}`);
+      return 2;
+    }
+    console.error(`trainplan: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
   }
 }
 
-await main(process.argv.slice(2));
+process.exitCode = await main(process.argv.slice(2));

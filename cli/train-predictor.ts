@@ -23,9 +23,11 @@ import { PRECISIONS, type Precision } from '../predictor/types.js';
 
 import { pathToFileURL } from 'node:url';
 
-const log = (s: string) => console.error(s);
-
-export async function trainPredictor(writeFiles: boolean): Promise<void> {
+/** `log` receives every progress line (the CLI turns the folds into a progress bar). */
+export async function trainPredictor(
+  writeFiles: boolean,
+  log: (line: string) => void = (line) => console.error(line),
+): Promise<void> {
   const ex = examples(loadMeasurements(), loadEfficiency());
   log(`${ex.length} measured rows the analytical predictor covers`);
   const ape = (pred: number, e: Example) => Math.abs(pred - e.row.throughput!) / e.row.throughput!;

@@ -73,9 +73,9 @@ import type { GpuSpec, MathMode, ModelDef, Precision } from '../predictor/types.
 import { predictCorrected } from '../predictor/corrected.js';
 import type { Efficiency } from '../predictor/step.js';
 import { pcieBandwidth } from '../seeds/catalog.js';
-import { MipBuilder, modelSize, type ModelSize } from './milp/model.js';
+import { MipBuilder, modelSize, objectiveOf, type ModelSize } from './milp/model.js';
 import { solveMip, type MipStatus, type SolveOptions, type MipOutcome } from './milp/solver.js';
-import { VerificationError } from './milp/verify.js';
+import { VerificationError, verifyMipSolution } from './milp/verify.js';
 
 export interface FederatedClient {
   id: string;
@@ -402,7 +402,7 @@ export function dropoutsToTolerate(availabilities: number[], p: number): number 
   return dist.length - 1;
 }
 
-interface Cycle {
+export interface Cycle {
   rounds: number;
   floor: number;
   /** Largest unreliable contributions each round must survive losing. */
@@ -411,7 +411,7 @@ interface Cycle {
   unreliable: boolean[];
 }
 
-const cycleOf = (r: FederatedRequest, kept: ClientOption[][], d: number): Cycle => ({
+export const cycleOf = (r: FederatedRequest, kept: ClientOption[][], d: number): Cycle => ({
   rounds: r.rounds ?? 1,
   floor: Math.min(r.minRoundsPerClient ?? 0, r.rounds ?? 1),
   d,
@@ -515,46 +515,97 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
       ]);
   }
 
-  // The chance constraint: start from the d the Poisson-binomial bound asks for, then tighten while
-  // the exact probability of the plan still holds (see the top of this file).
+  // The chance constraint (see the top of this file). d0, from the Poisson-binomial bound, always
+  // holds; fewer tolerated losses often do too. The breakpoint search finds, without a MIP, the least
+  // d whose cycle already reaches the probability exactly; HiGHS then solves at that d (and at larger
+  // ones while its optimum falls short of the exact probability). Whatever HiGHS answers, a verified
+  // cycle that holds is kept to fall back on: the breakpoint cycle, or every client training all it can.
   const d0 =
     alpha === undefined
       ? 0
       : dropoutsToTolerate(r.clients.filter((_, i) => kept[i].length > 0).map(availabilityOf), alpha);
+  const holds = (rounds: CycleChoice[]) => alpha === undefined || cycleProbability(r, kept, rounds) >= alpha;
+  let dStart = d0;
+  for (let d = 0; alpha !== undefined && d < d0; d++) {
+    const start = cycleStart(r, kept, transfer, cycleOf(r, kept, d));
+    if (start && holds(start.rounds)) {
+      dStart = d;
+      break;
+    }
+  }
   type Attempt = {
     d: number;
     values: number[];
     res: Awaited<ReturnType<typeof solveMip>>;
     m: ReturnType<typeof roundModel>;
+    fallback?: string;
   };
   let accepted: Attempt | null = null;
   let first: { res: Awaited<ReturnType<typeof solveMip>>; m: ReturnType<typeof roundModel> } | null = null;
-  for (let d = d0; d >= 0; d--) {
+  let fallback: Attempt | null = null;
+  for (let d = dStart; d <= d0; d++) {
     const left = r.solve.timeLimitSeconds - (performance.now() - t0) / 1e3;
-    if (accepted && left < 1) {
-      notes.push(`stopped tightening at ${d + 1} tolerated dropouts: the time limit is spent`);
-      break;
-    }
+    if (first && left < 1) break;
     const m = roundModel(r, kept, transfer, cycleOf(r, kept, d));
-    if (m.start && d === d0)
+    if (m.start && d === dStart)
       notes.push(`HiGHS started from the breakpoint search's cycle of ${m.start.totalTime.toPrecision(6)} s`);
     const res = await solveMip(m.model, { ...r.solve, timeLimitSeconds: Math.max(1, left), start: m.warm });
     first ??= { res, m };
-    // Surviving d losses may be impossible where the exact probability is still reachable with fewer.
-    if (!res.values && res.status === 'INFEASIBLE' && !accepted) continue;
-    if (!res.values) break;
+    if (!fallback && m.start && holds(m.start.rounds))
+      fallback = { d, values: m.warm!, res, m, fallback: 'the breakpoint search' };
+    if (!res.values) break; // infeasible here is infeasible for every larger d too; or out of time
+    const rounds = decodeRounds(r, kept, transfer, m, res.values);
     const worst = Math.min(
-      ...decodeRounds(r, kept, transfer, m, res.values).map((clients) =>
+      ...rounds.map((clients) =>
         successProbability(
           clients.map((c, i) => ({ samples: c.samples, availability: availabilityOf(r.clients[i]) })),
           r.minSamplesPerRound,
         ),
       ),
     );
-    if (alpha !== undefined && worst < alpha) break; // this d is too optimistic: keep the previous plan, if any
-    if (!accepted || objectiveOf(res) <= objectiveOf(accepted.res))
+    if (alpha === undefined || worst >= alpha) {
       accepted = { d, values: res.values, res, m };
-    if (alpha === undefined || d === 0) break;
+      break;
+    }
+  }
+  // A MIP optimum at a larger d can be slower than the breakpoint cycle at a smaller one.
+  if (
+    accepted &&
+    fallback &&
+    fallback.d < accepted.d &&
+    objectiveOf(fallback.m.model, fallback.values) < accepted.res.objective! * (1 - 1e-9)
+  ) {
+    notes.push(
+      `the breakpoint search's cycle (surviving ${fallback.d} losses) is faster than HiGHS's optimum surviving ${accepted.d}: it is the plan (verified, not proven optimal)`,
+    );
+    accepted = {
+      ...fallback,
+      res: { ...fallback.res, status: 'FEASIBLE', optimalityProven: false, gap: null, bestBound: null },
+    };
+  }
+  if (!accepted && alpha !== undefined && first) {
+    if (!fallback) {
+      // Every client training all it can holds (checked above): a cycle without tolerated losses.
+      const m = roundModel(r, kept, transfer, cycleOf(r, kept, 0));
+      const full = fullCycle(kept, transfer, cycleOf(r, kept, 0), units);
+      if (holds(full))
+        fallback = {
+          d: 0,
+          values: m.assign(full),
+          res: first.res,
+          m,
+          fallback: 'every client training all it can',
+        };
+    }
+    if (fallback && verifyMipSolution(fallback.m.model, fallback.values).length === 0) {
+      notes.push(
+        `HiGHS found no cycle that holds the probability within the time limit; the plan is ${fallback.fallback}'s cycle (verified, not proven optimal)`,
+      );
+      accepted = {
+        ...fallback,
+        res: { ...fallback.res, status: 'FEASIBLE', optimalityProven: false, gap: null, bestBound: null },
+      };
+    }
   }
   for (const n of first!.res.notes) notes.push(n);
   const size = modelSize(first!.m.model);
@@ -567,14 +618,14 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
           message:
             alpha === undefined
               ? `no choice of steps reaches ${r.minSamplesPerRound} samples per round`
-              : `no choice of steps reaches ${r.minSamplesPerRound} samples per round when the ${d0} largest unreliable contributions drop out (what probability ${alpha} needs)`,
+              : `no choice of steps reaches ${r.minSamplesPerRound} samples per round with probability ${alpha}`,
         },
       ]);
     return none(first!.res.status, first!.res.solver, size, []);
   }
-  if (accepted.d < d0)
+  if (alpha !== undefined && accepted.d < d0)
     notes.push(
-      `planned to survive the ${accepted.d} largest unreliable contributions dropping out (the Poisson-binomial bound asked for ${d0}); the exact success probability holds`,
+      `planned to survive the ${accepted.d} largest unreliable contributions dropping out (the Poisson-binomial bound asks for ${d0}); the exact success probability holds`,
     );
   const rounds = decodeRounds(r, kept, transfer, accepted.m, accepted.values, unusable);
   const p90 = await p90Steps(r, kept, rounds);
@@ -594,8 +645,6 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
   if (problems.length) throw new VerificationError(problems);
   return plan;
 }
-
-const objectiveOf = (res: { objective: number | null }) => res.objective ?? Infinity;
 
 /** Per round, per client: the plan the MIP's values say (left-out clients with a note). */
 function decodeRounds(
@@ -816,15 +865,15 @@ export function roundModel(
   // of the transfer), so HiGHS alone needs 10 s for 50 clients and does not close the gap for 200.
   // Started from the breakpoint search's answer it proves optimality in about a second.
   const start = cycleStart(r, kept, transfer, cycle);
-  let warm: number[] | undefined;
-  if (start) {
-    warm = new Array<number>(model.vars.length).fill(0);
-    start.rounds.forEach((round, k) => {
-      warm![T[k]] = round.roundTime;
+  /** A complete assignment of the model's columns from a choice per round and client. */
+  const assign = (rounds: CycleChoice[]): number[] => {
+    const v = new Array<number>(model.vars.length).fill(0);
+    rounds.forEach((round, k) => {
+      v[T[k]] = round.roundTime;
       round.choice.forEach((ch, i) => {
         if (ch) {
-          warm![y[k][i][ch.option]] = 1;
-          warm![s[k][i][ch.option]] = ch.steps;
+          v[y[k][i][ch.option]] = 1;
+          v[s[k][i][ch.option]] = ch.steps;
         }
       });
       // lambda: the d-th largest unreliable contribution; mu: each one's excess over it.
@@ -836,11 +885,13 @@ export function roundModel(
       };
       const sorted = [...mu.keys()].map(samplesOf).sort((p, q) => q - p);
       const level = sorted.length >= cycle.d ? sorted[cycle.d - 1] : 0;
-      warm![lambda] = level;
-      for (const [i, v] of mu) warm![v] = Math.max(0, samplesOf(i) - level);
+      v[lambda] = level;
+      for (const [i, x] of mu) v[x] = Math.max(0, samplesOf(i) - level);
     });
-  }
-  return { model, T, y, s, start, warm };
+    return v;
+  };
+  const warm = start ? assign(start.rounds) : undefined;
+  return { model, T, y, s, start, warm, assign };
 }
 
 /** Samples after losing the d largest unreliable contributions. */
@@ -918,10 +969,21 @@ export function breakpointSearch(
  * over the rounds (adding a contributor never lowers the samples after the d largest drop out), and
  * each round's time grows to its slowest member.
  */
-function cycleStart(r: FederatedRequest, kept: ClientOption[][], transfer: number[], cycle: Cycle) {
+/** Per round: its time and each client's (option, steps), or null when it sits out. */
+interface CycleChoice {
+  roundTime: number;
+  choice: ({ option: number; steps: number } | null)[];
+}
+
+function cycleStart(
+  r: FederatedRequest,
+  kept: ClientOption[][],
+  transfer: number[],
+  cycle: Cycle,
+): { rounds: CycleChoice[]; totalTime: number } | null {
   const base = breakpointSearch(r, kept, transfer, cycle);
   if (!base) return null;
-  const rounds = Array.from({ length: cycle.rounds }, () => ({
+  const rounds: CycleChoice[] = Array.from({ length: cycle.rounds }, () => ({
     roundTime: base.roundTime,
     choice: base.choice.map((c) => (c ? { ...c } : null)),
   }));
@@ -938,6 +1000,43 @@ function cycleStart(r: FederatedRequest, kept: ClientOption[][], transfer: numbe
   // The order rows want the longest round first.
   rounds.sort((a, b) => b.roundTime - a.roundTime);
   return { rounds, totalTime: rounds.reduce((s, x) => s + x.roundTime, 0) };
+}
+
+/** Every client that can train, in every round, all its data allows at its most productive option. */
+function fullCycle(kept: ClientOption[][], transfer: number[], cycle: Cycle, units: number) {
+  const choice = kept.map((opts) => {
+    if (!opts.length) return null;
+    const k = opts.reduce(
+      (b, o, j) => (o.maxSteps * o.batchSizePerGpu > opts[b].maxSteps * opts[b].batchSizePerGpu ? j : b),
+      0,
+    );
+    return { option: k, steps: opts[k].maxSteps };
+  });
+  const roundTime = Math.max(
+    0,
+    ...choice.map((c, i) => (c ? transfer[i] + c.steps * kept[i][c.option].stepSeconds : 0)),
+  );
+  void units;
+  return Array.from({ length: cycle.rounds }, () => ({
+    roundTime,
+    choice: choice.map((c) => (c ? { ...c } : null)),
+  }));
+}
+
+/** The least exact success probability over the rounds of a cycle of choices. */
+function cycleProbability(r: FederatedRequest, kept: ClientOption[][], rounds: CycleChoice[]): number {
+  const units = r.model.unitsPerBatchElement;
+  return Math.min(
+    ...rounds.map((round) =>
+      successProbability(
+        round.choice.map((ch, i) => ({
+          samples: ch ? ch.steps * kept[i][ch.option].batchSizePerGpu * units : 0,
+          availability: availabilityOf(r.clients[i]),
+        })),
+        r.minSamplesPerRound,
+      ),
+    ),
+  );
 }
 
 function finish(

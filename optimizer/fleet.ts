@@ -544,7 +544,9 @@ function phasesFor(r: FleetRequest, m: Built, skippable: boolean, placementOnly:
         name: 'weighted-completion',
         coefs: m.weightedCompletion,
         sense: 'min',
-        fastPathEligible: true,
+        // Completion-time objectives: javascript-lp-solver claimed a feasible 20-job one infeasible
+        // and ran out its budget on others (bench/solvers.ts), so HiGHS takes them directly.
+        fastPathEligible: false,
         ...tight,
       },
       cost,
@@ -552,7 +554,7 @@ function phasesFor(r: FleetRequest, m: Built, skippable: boolean, placementOnly:
   else
     phases.push(
       { ...cost, relTol: 1e-9, absTol: 1e-7 },
-      { name: 'completion', coefs: m.completion, sense: 'min', fastPathEligible: true },
+      { name: 'completion', coefs: m.completion, sense: 'min', fastPathEligible: false },
     );
   return phases;
 }

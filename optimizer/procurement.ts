@@ -1,27 +1,33 @@
-// Procurement: how many GPUs of each type to buy for a portfolio of recurring training jobs, and
-// which runs go to the owned GPUs and which to rented (on-demand) ones, for the lowest total cost of
-// ownership over a horizon of months.
+// Procurement: when to buy how many GPUs of each type for a portfolio of recurring training jobs,
+// and which runs go to the owned GPUs and which to rented (on-demand) ones, month by month, for the
+// lowest total cost of ownership over a horizon of months.
 //
-// Costs. Capital: a bought GPU is written off straight-line over its lifetime, so over a horizon of H
-// months it costs price x H / lifetime (a horizon beyond the lifetime includes replacements; a
-// shorter one charges only the part of the life used). Power: GPU-hours run on owned GPUs x power
-// (W) x electricity price. Rental: GPU-hours x the on-demand price. Owned capacity per month is
-// count x hoursPerMonth x utilization GPU-hours: runs are assumed to pack back to back, and
+// Purchases are scheduled: GPUs ordered in month m arrive leadTimeMonths later and serve from then
+// to the end of the horizon (never sold). Costs. Capital: a bought GPU is written off straight-line
+// over its lifetime, so it costs price x (months in service within the horizon) / lifetime (a
+// horizon beyond the lifetime includes replacements). Power: GPU-hours run on owned GPUs x power (W)
+// x electricity price. Rental: GPU-hours x the on-demand price. Owned capacity in a month is the
+// GPUs in service x hoursPerMonth x utilization GPU-hours: runs are assumed to pack back to back, and
 // utilization (< 1) is the slack for scheduling, maintenance and idle time.
 //
-// Months whose runs are identical share their variables (a constant schedule is one group of H
-// months), weighted by how many months they stand for. The MIP (g: month group with w[g] months,
-// R[j,g] runs of job j per month in it):
+// Months are grouped into segments of consecutive months with identical runs, also split where
+// orders can first arrive (month 1 + leadTimeMonths). Within a segment nothing changes, so the GPUs
+// in service can be taken constant over it without loss (costs are linear in the months; of the
+// counts a nondecreasing schedule takes inside a segment, the cheapest one, held throughout, keeps
+// the schedule nondecreasing), and arrivals fall on segment starts. The MIP (g: a segment of w[g]
+// months from month s[g]; R[j,g] runs of job j per month in it; N[t,g] = sum_{g' <= g} b[t,g']):
 //
-//   n[t]      integer, GPUs of type t bought                         cost price[t] H / life[t]
-//   z[j,c]    binary: configuration c (on owned type t) is used for job j
+//   b[t,g]    integer, GPUs of type t arriving at the start of segment g (ordered s[g] - lead[t] >= 1)
+//                                                                     cost price[t] (H - s[g] + 1) / life[t]
+//   z[j,c,g]  binary: owned configuration c (on type t) is used for job j in segment g
 //   x[j,c,g]  integer, runs of job j per month on owned config c     cost w[g] gpuh(c) kW[t] eur[t]
 //   y[j,g]    integer, runs of job j per month rented                cost w[g] rent(j)
 //
-//   demand[j,g]: sum_c x[j,c,g] + y[j,g]              = R[j,g]
-//   cap[t,g]:    sum_{j,c on t} gpuh(c) x[j,c,g] - hoursPerMonth util[t] n[t] <= 0
-//   fits[j,c]:   n[t] - gpus(c) z[j,c]                 >= 0    a config needs that many GPUs at once
-//   on[j,c,g]:   x[j,c,g] - R[j,g] z[j,c]              <= 0
+//   demand[j,g]: sum_c x[j,c,g] + y[j,g]                = R[j,g]
+//   cap[t,g]:    sum_{j,c on t} gpuh(c) x[j,c,g] - hoursPerMonth util[t] N[t,g] <= 0
+//   fits[j,c,g]: N[t,g] - gpus(c) z[j,c,g]               >= 0    a config needs that many GPUs at once
+//   on[j,c,g]:   x[j,c,g] - R[j,g] z[j,c,g]              <= 0
+//   most[t]:     sum_g b[t,g]                            <= maxCount[t]
 //
 // Renting has no capacity limit, so each job is rented only in its cheapest rentable configuration
 // (rent(j)); owned configurations are pruned to the Pareto set over (GPUs, GPU-hours per run) per job
@@ -59,8 +65,10 @@ export interface BuyOption {
   electricityUsdPerKwh: number;
   /** Fraction of an owned GPU's hours that training can use (scheduling, maintenance, idle). */
   utilization: number;
-  /** At most this many may be bought. */
+  /** At most this many may be bought over the horizon. */
   maxCount?: number;
+  /** Months from ordering to service (default 0: a GPU ordered in month m trains in month m). */
+  leadTimeMonths?: number;
 }
 
 export interface GpuOption {
@@ -102,11 +110,24 @@ export interface Allocation {
   months: number[];
 }
 
+/** GPUs of one type ordered in one month. */
+export interface Order {
+  gpu: CatalogGpu;
+  count: number;
+  /** 1-based month of the order, and the first month the GPUs train (orderMonth + leadTimeMonths). */
+  orderMonth: number;
+  arrivalMonth: number;
+  /** Capital charged to the horizon: count x price x months in service / lifetime. */
+  capitalUsd: number;
+}
+
+/** Everything bought of one type over the horizon. */
 export interface Purchase {
   gpu: CatalogGpu;
   count: number;
   capitalUsd: number;
   powerUsd: number;
+  /** Share of these GPUs' hours in service that training uses. */
   utilization: number | null;
 }
 
@@ -130,6 +151,8 @@ export interface MonthSummary {
   rentedGpuHours: number;
   powerUsd: number;
   rentalUsd: number;
+  /** GPUs in service this month, per type bought. */
+  ownedGpus: { gpu: CatalogGpu; count: number }[];
 }
 
 export interface ShortJob {
@@ -140,6 +163,8 @@ export interface ShortJob {
 
 export interface ProcurementPlan extends MipOutcome {
   objectiveValue: number | null;
+  /** When each purchase is ordered and arrives. */
+  orders: Order[];
   purchases: Purchase[];
   allocations: Allocation[];
   months: MonthSummary[];
@@ -155,8 +180,9 @@ export interface ProcurementPlan extends MipOutcome {
   stats: ModelSize & { candidates: number; keptCandidates: number };
 }
 
-const capitalPerGpu = (b: BuyOption, horizonMonths: number) =>
-  (b.usdPerGpu * horizonMonths) / b.lifetimeMonths;
+/** Capital of one GPU serving `months` months of the horizon (straight-line write-off). */
+const capitalPerGpu = (b: BuyOption, months: number) => (b.usdPerGpu * months) / b.lifetimeMonths;
+const leadOf = (b: BuyOption) => b.leadTimeMonths ?? 0;
 const powerPerGpuHour = (b: BuyOption) => (b.powerW / 1000) * b.electricityUsdPerKwh;
 
 const search = (
@@ -269,26 +295,27 @@ function diagnose(r: ProcurementRequest, job: ProcurementJob): { reason: Blocker
 }
 
 interface Groups {
+  /** Consecutive 1-based months of each segment. */
   months: number[][];
   runs: number[][];
 }
 
-/** Months with identical runs for every job share one group. */
+/**
+ * Segments of consecutive months with identical runs for every job, also split at the first month
+ * an order of each buyable type can arrive (1 + its lead time).
+ */
 function monthGroups(r: ProcurementRequest): Groups {
-  const byKey = new Map<string, number>();
+  const arrivals = new Set(r.options.filter((o) => o.buy).map((o) => 1 + leadOf(o.buy!)));
   const months: number[][] = [],
     runs: number[][] = [];
-  for (let m = 0; m < r.horizonMonths; m++) {
-    const v = r.jobs.map((j) => j.runsByMonth[m]);
-    const key = v.join(',');
-    let g = byKey.get(key);
-    if (g === undefined) {
-      g = months.length;
-      byKey.set(key, g);
-      months.push([]);
+  for (let m = 1; m <= r.horizonMonths; m++) {
+    const v = r.jobs.map((j) => j.runsByMonth[m - 1]);
+    const last = runs[runs.length - 1];
+    if (last && !arrivals.has(m) && last.every((x, j) => x === v[j])) months[months.length - 1].push(m);
+    else {
+      months.push([m]);
       runs.push(v);
     }
-    months[g].push(m + 1);
   }
   return { months, runs };
 }
@@ -298,8 +325,10 @@ function buildModel(r: ProcurementRequest, c: ProcurementCandidates, G: Groups, 
   const H = r.horizonMonths;
   const nG = G.months.length;
   const w = G.months.map((ms) => ms.length);
-  // n[t]: bounded by what the owned work could ever need.
-  const n = r.options.map((o, t) => {
+  const startOf = (g: number) => G.months[g][0];
+  // arrive[t][g]: GPUs of type t arriving at the start of segment g (null where no order can arrive);
+  // each bounded by what the owned work could ever need.
+  const arrive = r.options.map((o, t) => {
     if (!o.buy) return null;
     let ub = 0;
     for (let g = 0; g < nG; g++) {
@@ -312,40 +341,47 @@ function buildModel(r: ProcurementRequest, c: ProcurementCandidates, G: Groups, 
     }
     for (const own of c.owned) for (const x of own) if (x.option === t) ub = Math.max(ub, x.config.gpus);
     if (o.buy.maxCount !== undefined) ub = Math.min(ub, o.buy.maxCount);
-    return b.addVar(`n_${t}`, 'integer', 0, ub, capitalPerGpu(o.buy, H));
+    return G.months.map((_, g) =>
+      startOf(g) - leadOf(o.buy!) >= 1 && ub > 0
+        ? b.addVar(`b_${t}_${g}`, 'integer', 0, ub, capitalPerGpu(o.buy!, H - startOf(g) + 1))
+        : null,
+    );
   });
-  const z: number[][] = [],
+  /** N[t,g] as terms: every arrival up to segment g. */
+  const inService = (t: number, g: number, coef: number): [number, number][] =>
+    (arrive[t] ?? []).slice(0, g + 1).flatMap((v) => (v === null ? [] : [[v, coef] as [number, number]]));
+  r.options.forEach((o, t) => {
+    const vs = (arrive[t] ?? []).filter((v): v is number => v !== null);
+    if (o.buy?.maxCount !== undefined && vs.length > 1)
+      b.addRow(
+        `most_${t}`,
+        vs.map((v) => [v, 1] as [number, number]),
+        -Infinity,
+        o.buy.maxCount,
+      );
+  });
+  const z: number[][][] = [],
     x: number[][][] = [],
     y: (number | null)[][] = [],
     u: (number | null)[][] = [];
   const capTerms: [number, number][][][] = r.options.map(() => G.months.map(() => []));
-  r.jobs.forEach((job, j) => {
-    const total = G.runs.reduce((s, v) => s + v[j], 0);
+  r.jobs.forEach((_, j) => {
     z.push([]);
     x.push([]);
     c.owned[j].forEach((oc, k) => {
       const t = oc.option,
         buy = r.options[t].buy!;
-      if (total === 0 || n[t] === null) {
-        z[j].push(-1);
-        x[j].push([]);
-        return;
-      }
-      const zi = b.addVar(`z_${j}_${k}`, 'binary', 0, 1);
-      z[j].push(zi);
-      b.addRow(
-        `fits_${j}_${k}`,
-        [
-          [n[t]!, 1],
-          [zi, -oc.config.gpus],
-        ],
-        0,
-        Infinity,
-      );
+      z[j].push([]);
       x[j].push(
         G.months.map((_, g) => {
           const R = G.runs[g][j];
-          if (R === 0) return -1;
+          if (R === 0 || inService(t, g, 1).length === 0) {
+            z[j][k].push(-1);
+            return -1;
+          }
+          const zi = b.addVar(`z_${j}_${k}_${g}`, 'binary', 0, 1);
+          z[j][k].push(zi);
+          b.addRow(`fits_${j}_${k}_${g}`, [...inService(t, g, 1), [zi, -oc.config.gpus]], 0, Infinity);
           const xi = b.addVar(
             `x_${j}_${k}_${g}`,
             'integer',
@@ -385,7 +421,7 @@ function buildModel(r: ProcurementRequest, c: ProcurementCandidates, G: Groups, 
       if (R === 0) return;
       const terms: [number, number][] = [];
       x[j].forEach((xs) => {
-        if (xs.length && xs[g] >= 0) terms.push([xs[g], 1]);
+        if (xs[g] >= 0) terms.push([xs[g], 1]);
       });
       if (y[j][g] !== null) terms.push([y[j][g]!, 1]);
       if (u[j][g] !== null) terms.push([u[j][g]!, 1]);
@@ -393,18 +429,18 @@ function buildModel(r: ProcurementRequest, c: ProcurementCandidates, G: Groups, 
     });
   });
   r.options.forEach((o, t) => {
-    if (!o.buy || n[t] === null) return;
+    if (!o.buy) return;
     G.months.forEach((_, g) => {
       if (capTerms[t][g].length)
         b.addRow(
           `cap_${t}_${g}`,
-          [...capTerms[t][g], [n[t]!, -r.hoursPerMonth * o.buy!.utilization]],
+          [...capTerms[t][g], ...inService(t, g, -r.hoursPerMonth * o.buy!.utilization)],
           -Infinity,
           0,
         );
     });
   });
-  return { model: b.build(), n, z, x, y, u };
+  return { model: b.build(), arrive, z, x, y, u };
 }
 
 /** The procurement MIP and its all-rent warm start (bench/solvers.ts hands it to both solvers). */
@@ -471,6 +507,7 @@ export async function planProcurement(r: ProcurementRequest): Promise<Procuremen
     optimalityProven: status === 'INFEASIBLE',
     solveTimeMs: performance.now() - t0,
     notes,
+    orders: [],
     purchases: [],
     allocations: [],
     months: [],
@@ -564,7 +601,21 @@ function decode(
     t0: number;
   },
 ): ProcurementPlan {
-  const counts = r.options.map((_, t) => (m.n[t] === null ? 0 : Math.round(v[m.n[t]!])));
+  const orders: Order[] = [];
+  r.options.forEach((o, t) =>
+    (m.arrive[t] ?? []).forEach((bi, g) => {
+      if (bi === null || v[bi] < 0.5) return;
+      const count = Math.round(v[bi]);
+      const arrivalMonth = G.months[g][0];
+      orders.push({
+        gpu: o.gpu,
+        count,
+        orderMonth: arrivalMonth - leadOf(o.buy!),
+        arrivalMonth,
+        capitalUsd: count * capitalPerGpu(o.buy!, r.horizonMonths - arrivalMonth + 1),
+      });
+    }),
+  );
   const allocations: Allocation[] = [];
   r.jobs.forEach((job, j) => {
     c.owned[j].forEach((oc, k) => {
@@ -609,13 +660,24 @@ function decode(
     if (prev) prev.months = [...prev.months, ...a.months].sort((x, y) => x - y);
     else merged.set(key, { ...a, months: [...a.months] });
   }
-  return summarize(r, counts, [...merged.values()], meta);
+  return summarize(r, orders, [...merged.values()], meta);
 }
 
-/** Costs, purchases, month table and break-even from counts and allocations (also used to check a plan). */
+/** GPUs of each buyable type in service in each month (index: option, then month - 1). */
+function inServiceByMonth(r: ProcurementRequest, orders: Order[]): number[][] {
+  return r.options.map((o) => {
+    const row = new Array<number>(r.horizonMonths).fill(0);
+    for (const x of orders)
+      if (x.gpu.id === o.gpu.id)
+        for (let m = x.arrivalMonth; m <= r.horizonMonths; m++) row[m - 1] += x.count;
+    return row;
+  });
+}
+
+/** Costs, purchases, month table and break-even from orders and allocations (also used to check a plan). */
 function summarize(
   r: ProcurementRequest,
-  counts: number[],
+  orders: Order[],
   allocations: Allocation[],
   meta: {
     status: MipStatus;
@@ -638,6 +700,7 @@ function summarize(
     rentedGpuHours: 0,
     powerUsd: 0,
     rentalUsd: 0,
+    ownedGpus: [],
   }));
   const ownedHoursByType = new Map<string, number>();
   const powerByType = new Map<string, number>();
@@ -659,18 +722,24 @@ function summarize(
       }
     }
   }
+  const service = inServiceByMonth(r, orders);
   const purchases: Purchase[] = [];
   r.options.forEach((o, t) => {
-    if (!o.buy || counts[t] === 0) return;
+    const mine = orders.filter((x) => x.gpu.id === o.gpu.id);
+    if (!o.buy || mine.length === 0) return;
     const hours = ownedHoursByType.get(o.gpu.id) ?? 0;
+    const gpuMonths = service[t].reduce((a, b) => a + b, 0);
     purchases.push({
       gpu: o.gpu,
-      count: counts[t],
-      capitalUsd: counts[t] * capitalPerGpu(o.buy, H),
+      count: mine.reduce((a, x) => a + x.count, 0),
+      capitalUsd: mine.reduce((a, x) => a + x.capitalUsd, 0),
       powerUsd: powerByType.get(o.gpu.id) ?? 0,
-      utilization: hours / (counts[t] * r.hoursPerMonth * H),
+      utilization: gpuMonths > 0 ? hours / (gpuMonths * r.hoursPerMonth) : null,
     });
-    for (const row of months) row.ownedCapacityGpuHours += counts[t] * r.hoursPerMonth * o.buy.utilization;
+    months.forEach((row, m) => {
+      row.ownedCapacityGpuHours += service[t][m] * r.hoursPerMonth * o.buy!.utilization;
+      if (service[t][m] > 0) row.ownedGpus.push({ gpu: o.gpu, count: service[t][m] });
+    });
   });
   const capitalUsd = purchases.reduce((s, p) => s + p.capitalUsd, 0);
   const powerUsd = months.reduce((s, x) => s + x.powerUsd, 0);
@@ -689,6 +758,7 @@ function summarize(
     optimalityProven: meta.optimalityProven,
     solveTimeMs: performance.now() - meta.t0,
     notes: meta.notes,
+    orders,
     purchases,
     allocations,
     months,
@@ -736,26 +806,42 @@ export function breakEvens(r: Pick<ProcurementRequest, 'options' | 'hoursPerMont
 }
 
 /**
- * Checks a plan from scratch: every month's runs of every job carried exactly, each configuration
- * re-predicted (memory, deadline, GPU-hours per run), owned configurations no larger than the GPUs
- * bought, rented ones on rentable types, each month's owned GPU-hours within the owned capacity,
- * purchase caps respected, and the cost split and total as reported.
+ * Checks a plan from scratch: every order in the horizon with its lead time, purchase caps kept;
+ * every month's runs of every job carried exactly, each configuration re-predicted with its layout
+ * (memory, deadline, GPU-hours per run); owned configurations no larger than the GPUs in service in
+ * each month they run; rented ones on rentable types; each month's owned GPU-hours within the
+ * capacity of the GPUs in service that month; and the cost split and total as reported.
  */
 export function verifyProcurementPlan(r: ProcurementRequest, plan: ProcurementPlan): string[] {
   const problems: string[] = [];
   if (plan.totalUsd === null) return problems;
   const H = r.horizonMonths;
-  const counts = new Map(plan.purchases.map((p) => [p.gpu.id, p.count]));
-  for (const p of plan.purchases) {
-    const o = r.options.find((x) => x.gpu.id === p.gpu.id);
+  const service = inServiceByMonth(r, plan.orders);
+  const serving = (id: string, month: number) =>
+    service[r.options.findIndex((o) => o.gpu.id === id)]?.[month - 1] ?? 0;
+  for (const x of plan.orders) {
+    const o = r.options.find((y) => y.gpu.id === x.gpu.id);
     if (!o?.buy) {
-      problems.push(`${p.gpu.id} bought but not offered for sale`);
+      problems.push(`${x.gpu.id} ordered but not offered for sale`);
       continue;
     }
-    if (!Number.isInteger(p.count) || p.count < 0)
-      problems.push(`${p.gpu.id}: ${p.count} GPUs is not a whole number`);
-    if (o.buy.maxCount !== undefined && p.count > o.buy.maxCount)
-      problems.push(`${p.gpu.id}: ${p.count} bought, at most ${o.buy.maxCount} allowed`);
+    if (!Number.isInteger(x.count) || x.count <= 0) problems.push(`${x.gpu.id}: ${x.count} GPUs ordered`);
+    if (!Number.isInteger(x.orderMonth) || x.orderMonth < 1 || x.arrivalMonth > H)
+      problems.push(
+        `${x.gpu.id}: ordered in month ${x.orderMonth}, arriving ${x.arrivalMonth}, outside the horizon`,
+      );
+    if (x.arrivalMonth !== x.orderMonth + leadOf(o.buy))
+      problems.push(
+        `${x.gpu.id}: ordered in month ${x.orderMonth}, arrives in ${x.arrivalMonth}; the lead time is ${leadOf(o.buy)} months`,
+      );
+  }
+  for (const o of r.options) {
+    const total = plan.orders.filter((x) => x.gpu.id === o.gpu.id).reduce((a, x) => a + x.count, 0);
+    if (o.buy?.maxCount !== undefined && total > o.buy.maxCount)
+      problems.push(`${o.gpu.id}: ${total} bought, at most ${o.buy.maxCount} allowed`);
+    const p = plan.purchases.find((x) => x.gpu.id === o.gpu.id);
+    if ((p?.count ?? 0) !== total)
+      problems.push(`${o.gpu.id}: ${p?.count ?? 0} bought reported, ${total} ordered`);
   }
   const carried = r.jobs.map(() => new Array<number>(H).fill(0));
   const ownedHours = new Map<string, number[]>();
@@ -771,10 +857,12 @@ export function verifyProcurementPlan(r: ProcurementRequest, plan: ProcurementPl
       problems.push(`job ${a.jobId}: ${a.config.gpu.id} is not among the options`);
       continue;
     }
-    if (a.owned && (counts.get(o.gpu.id) ?? 0) < a.config.gpus)
-      problems.push(
-        `job ${a.jobId}: ${a.config.gpus} owned ${o.gpu.id} needed at once, ${counts.get(o.gpu.id) ?? 0} bought`,
-      );
+    if (a.owned)
+      for (const mo of a.months)
+        if (serving(o.gpu.id, mo) < a.config.gpus)
+          problems.push(
+            `job ${a.jobId}, month ${mo}: ${a.config.gpus} owned ${o.gpu.id} needed at once, ${serving(o.gpu.id, mo)} in service`,
+          );
     if (!a.owned && o.rentUsdPerGpuHour === null)
       problems.push(`job ${a.jobId}: ${o.gpu.id} cannot be rented`);
     if (!Number.isInteger(a.runsPerMonth) || a.runsPerMonth <= 0)
@@ -834,18 +922,18 @@ export function verifyProcurementPlan(r: ProcurementRequest, plan: ProcurementPl
   );
   for (const [id, row] of ownedHours) {
     const o = r.options.find((x) => x.gpu.id === id)!;
-    const cap = (counts.get(id) ?? 0) * r.hoursPerMonth * (o.buy?.utilization ?? 0);
     row.forEach((h, m) => {
+      const cap = serving(id, m + 1) * r.hoursPerMonth * (o.buy?.utilization ?? 0);
       if (h > cap * (1 + 1e-9) + 1e-9)
         problems.push(
           `${id}, month ${m + 1}: ${h.toFixed(1)} owned GPU-hours planned, capacity ${cap.toFixed(1)}`,
         );
     });
   }
-  const capital = plan.purchases.reduce(
-    (s, p) => s + p.count * capitalPerGpu(r.options.find((o) => o.gpu.id === p.gpu.id)!.buy!, H),
-    0,
-  );
+  const capital = plan.orders.reduce((sum, x) => {
+    const o = r.options.find((y) => y.gpu.id === x.gpu.id);
+    return o?.buy ? sum + x.count * capitalPerGpu(o.buy, H - x.arrivalMonth + 1) : sum;
+  }, 0);
   const sums = { capital, power: 0, rental: 0 };
   for (const a of plan.allocations)
     sums[a.owned ? 'power' : 'rental'] += a.runsPerMonth * a.months.length * a.config.usdPerRun;

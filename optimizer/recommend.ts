@@ -209,6 +209,9 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
     c.hoursHi = hoursPerStepMs * c.stepHiMs;
     c.cost = c.price === null ? Number.NaN : c.hours * gpus * c.price;
     // With deadlineConfidence the deadline must hold at the interval's upper bound.
+    // One candidate whose numbers overflowed must not sink the answer (GraphQL refuses Infinity) nor rank first.
+    if (!(c.hours > 0 && c.hoursHi < Infinity && c.stepTimeMs < Infinity) || c.cost === Infinity)
+      return reject('NOT_FINITE');
     const hoursForDeadline = r.deadlineConfidence ? c.hoursHi : c.hours;
     if (r.deadlineHours !== undefined && hoursForDeadline > r.deadlineHours) return reject('MISSES_DEADLINE');
     if (r.budgetUsd !== undefined && !(c.cost <= r.budgetUsd)) return reject('OVER_BUDGET');

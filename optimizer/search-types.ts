@@ -19,6 +19,8 @@ export const REJECT_REASONS = {
   NO_PRICE: 'the catalog has no price for this GPU (give one in prices)',
   TOO_MANY_GPUS: 'uses more GPUs than maxGpus',
   GLOBAL_BATCH_MISMATCH: 'cannot reach the fixed global batch with whole accumulation steps',
+  NOT_FINITE:
+    'its step time, hours or cost is not a finite positive number (inputs at the edges of their ranges); dropped rather than ranked',
 } as const;
 export type RejectReason = keyof typeof REJECT_REASONS;
 

@@ -8,3 +8,14 @@ export class InputError extends Error {
     this.name = 'InputError';
   }
 }
+
+/**
+ * A value as an error message shows it (at most 40 characters). Numbers are printed as numbers:
+ * JSON.stringify turns Infinity (what JSON.parse makes of 1e999) and NaN into "null", which
+ * blamed the client for a null it never sent.
+ */
+export function shownValue(v: unknown): string {
+  if (typeof v === 'number')
+    return Number.isFinite(v) ? String(v) : `${v} (a number beyond the ±1.8e308 a double holds)`;
+  return String(JSON.stringify(v)).slice(0, 40);
+}

@@ -109,9 +109,9 @@ export function predictRow(
     const found = rowModel(row, opts.baseDir);
     if (!found.model) return { row, error: found.error };
     const model = found.model;
-    const factor = found.custom
-      ? customUnitFactor(model, row.throughputUnit)
-      : unitFactor(model, row.throughputUnit);
+    // A CSV without throughput_unit (predict-csv's minimal columns) is in the model's own unit.
+    const unit = row.throughputUnit || model.throughputUnit;
+    const factor = found.custom ? customUnitFactor(model, unit) : unitFactor(model, unit);
     if (typeof factor === 'string') return { row, error: factor };
     const accum = row.gradAccumSteps ?? 1;
     // Rows without a batch size get the model's first typical one (the prediction is then per

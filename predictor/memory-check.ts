@@ -199,7 +199,14 @@ export function llmCases(): LlmCase[] {
     if (r.precision !== 'BF16' && r.precision !== 'FP8') continue;
     const gpus = Number(r.num_gpus);
     const cp = number(r.cp) ?? 1;
-    const dataParallel = number(r.dp) ?? gpus / (tp * pp * cp);
+    // The replicas of the run itself: some rows keep the dp of a base configuration while
+    // num_gpus scales, so the GPU count decides where it divides evenly.
+    const replicas = gpus / (tp * pp * cp);
+    const dataParallel = Number.isInteger(replicas) ? replicas : (number(r.dp) ?? replicas);
+    if (!Number.isInteger(dataParallel) || dataParallel < 1) {
+      cases.push(inconsistent(r, `${gpus} GPUs do not split into TP ${tp} x PP ${pp} x CP ${cp} replicas`));
+      continue;
+    }
     const { zeroStage, shardGroup } = shardingOf(r.zero_or_fsdp, r.framework, dataParallel * cp, cp);
     const globalBatch = number(r.global_batch_size);
     const microBatches = globalBatch === null ? pp : Math.max(1, globalBatch / (microBatch * dataParallel));
@@ -235,6 +242,31 @@ export function llmCases(): LlmCase[] {
     });
   }
   return cases;
+}
+
+/** A row whose layout cannot be checked, with the reason. */
+function inconsistent(r: Record<string, string>, why: string): LlmCase {
+  return {
+    id: r.id,
+    source: r.source.split('@')[0],
+    framework: r.framework,
+    model: r.model,
+    gpu: r.gpu,
+    precision: r.precision as Precision,
+    microBatch: Number(r.micro_batch_size),
+    seqLen: Number(r.seq_len),
+    layout: {
+      tensorParallel: 1,
+      pipelineParallel: 1,
+      dataParallel: 1,
+      zeroStage: 0,
+      recompute: 'none',
+      microBatches: 1,
+    },
+    publishedPeakGb: null,
+    decoder: null,
+    skipped: `layout: ${why}`,
+  };
 }
 
 /**
@@ -315,11 +347,13 @@ function decoderOf(
 /** The memory model's answer for an LLM row (null when its decoder could not be built). */
 export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
   if (!c.decoder) return null;
-  // Megatron-Core (NeMo, Megatron-Bridge) fuses SwiGLU; torchtitan and AutoModel run it eagerly.
-  const rules = /Megatron|NeMo \(|NeMo 2|NeMo Megatron/.test(c.framework)
-    ? { ...eff, memory: withFrameworkRules(eff.memory, 'megatron') }
-    : eff;
-  return shardedMemoryPerGpu(c.decoder, costOf(c.decoder), c.precision, c.microBatch, c.layout, rules);
+  // Megatron-Core (NeMo, Megatron-Bridge) fuses SwiGLU and keeps bf16 norms and gradient buffers;
+  // torchtitan and AutoModel run eagerly.
+  const megatron = /Megatron|NeMo \(|NeMo 2|NeMo Megatron/.test(c.framework);
+  const rules = megatron ? { ...eff, memory: withFrameworkRules(eff.memory, 'megatron') } : eff;
+  const gradients = megatron ? eff.memory.frameworkGradients.megatron : undefined;
+  const layout = gradients ? { ...c.layout, gradients } : c.layout;
+  return shardedMemoryPerGpu(c.decoder, costOf(c.decoder), c.precision, c.microBatch, layout, rules);
 }
 
 export function llmFitChecks(cases: LlmCase[], eff: Efficiency): FitCheck[] {

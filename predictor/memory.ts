@@ -117,18 +117,24 @@ export function savedBytesPerLayer(
         while (end + 1 < layers.length && s.selectiveRecompute[end + 1]) end++;
         const scores = layers[i],
           context = layers[end];
-        // k and v counted at most as large as q: per-token zoo models (the WMT Transformer) charge
-        // every token its whole sentence's keys, one tensor the sentence shares.
+        // q, k and v are what the projections just before the core wrote (QKV, or Q and KV for
+        // cross-attention; grouped-query attention's K and V are narrower than the heads the scores
+        // broadcast them to). Without such projections (an imported graph), as the scores read them,
+        // k and v at most as large as q.
         // Scores are heads x q x keys, the output heads x q x headDim and v heads x keys x headDim.
         const values = context.inputElements - scores.outputElements;
-        const v = Math.min(values, context.outputElements);
-        const qk = Math.min(scores.inputElements, 2 * context.outputElements);
+        const projected = projectionsBefore(layers, i);
+        const qkv =
+          projected > 0
+            ? projected
+            : Math.min(scores.inputElements, 2 * context.outputElements) +
+              Math.min(values, context.outputElements);
         const headsTimesQueries = Math.sqrt(
           (scores.outputElements * context.outputElements) / Math.max(values, 1),
         );
         const kept = policy.activation.matmul;
         bytes[i] =
-          (qk + v + context.outputElements) * BYTES[kept] +
+          (qkv + context.outputElements) * BYTES[kept] +
           (attention === 'fused' ? headsTimesQueries * c.softmaxStatsBytes : 0);
         previous = { elements: context.outputElements, type: kept, count: context.count };
       }
@@ -166,6 +172,18 @@ export function savedBytesPerLayer(
     previous = savedOutputOf(l, policy, c);
   }
   return bytes;
+}
+
+/** Output elements of the run of linear layers just before layer i (elementwise ones like rotary skipped): an attention core's q, k, v. */
+function projectionsBefore(layers: readonly LayerCost[], i: number): number {
+  let j = i - 1;
+  while (j >= 0 && layers[j].type === 'elementwise') j--;
+  let elements = 0;
+  while (j >= 0 && layers[j].type === 'linear' && layers[j].count === layers[i].count) {
+    elements += layers[j].outputElements;
+    j--;
+  }
+  return elements;
 }
 
 /** The output a layer saves for backward (elements per instance and type), if any. */
@@ -335,6 +353,8 @@ export interface MemoryLayout {
    */
   virtualStages?: number;
   optimizerState?: 'fp32' | 'bf16';
+  /** Storage of the gradients where the framework differs from the precision mode (Megatron's grad_reduce_in_fp32). */
+  gradients?: 'fp32' | 'bf16';
   /**
    * LoRA: the base model's weights are frozen, so they have no gradients, master copy or optimizer
    * state (the adapters' own, well under 1% of the parameters, are left out).
@@ -405,7 +425,8 @@ export function shardedMemoryPerGpu(
   // Under ZeRO-3 the copies exist only for the gathered layers (counted in the workspace below).
   const weightsGb = ((P * per.weights) / (z >= 3 ? shards : 1) + (z >= 3 ? 0 : P * copyBytes)) / GIB;
   const trained = layout.frozenBase ? 0 : P;
-  const gradientsGb = (trained * per.gradients) / GIB / (z >= 2 ? shards : 1);
+  const gradientBytes = layout.gradients ? BYTES[layout.gradients] : per.gradients;
+  const gradientsGb = (trained * gradientBytes) / GIB / (z >= 2 ? shards : 1);
   const masterWeightsGb = (trained * per.master) / GIB / (z >= 1 ? shards : 1);
   const optimizerStateGb = (trained * optimizerBytes) / GIB / (z >= 1 ? shards : 1);
   const attention = layout.attention ?? constants.defaultAttention;

@@ -24,8 +24,8 @@ import {
 import type { PriceInput, WorkloadInput } from '../schema/inputs.js';
 import { gpuById, modelById } from '../service/lookup.js';
 import { DEFAULT_GPUS_PER_NODE } from '../service/planning.js';
-import { finiteNumber, integer, LIMITS, nonEmpty } from '../service/validate.js';
-import { BadUserInput, badInput } from './errors.js';
+import { finiteNumber, FLOORS, inRange, integer, LIMITS, nonEmpty, priceList } from '../service/validate.js';
+import { BadUserInput, badInput, FiniteAnswer } from './errors.js';
 import { gpuView } from './views.js';
 
 /** Bounds of the coupled planners' inputs: beyond any real portfolio, small enough to stay interactive. */
@@ -87,14 +87,14 @@ function searchSpace(input: {
   const net =
     input.interNodeGbps == null
       ? undefined
-      : finiteNumber('interNodeGbps', input.interNodeGbps, 0, LIMITS.gbps, { exclusiveMin: true });
+      : inRange('interNodeGbps', input.interNodeGbps, FLOORS.gbps, LIMITS.gbps, { unit: 'Gbps' });
   const solve: SolveOptions = {
-    timeLimitSeconds: finiteNumber(
+    timeLimitSeconds: inRange(
       'timeLimitSeconds',
       input.timeLimitSeconds,
-      0,
+      FLOORS.seconds,
       COUPLED_LIMITS.timeLimitSeconds,
-      { exclusiveMin: true },
+      { unit: 'seconds' },
     ),
     solver: input.solver as SolveOptions['solver'],
     mipRelGap: finiteNumber('mipRelGap', input.mipRelGap, 0, 0.1),
@@ -114,17 +114,12 @@ function searchSpace(input: {
 function workloadAt(prefix: string, w: WorkloadInput) {
   return {
     model: modelById(`${prefix}.model`, w.model),
-    samples: finiteNumber(`${prefix}.samples`, w.samples, 0, LIMITS.samples, { exclusiveMin: true }),
+    samples: inRange(`${prefix}.samples`, w.samples, FLOORS.samples, LIMITS.samples),
   };
 }
 
 function priceMap(field: string, prices: PriceInput[] | undefined | null): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [i, p] of (nonEmpty(field, prices, LIMITS.listLength) ?? []).entries()) {
-    gpuById(`${field}[${i}].gpu`, p.gpu);
-    out[p.gpu] = finiteNumber(`${field}[${i}].usdPerGpuHour`, p.usdPerGpuHour, 0, LIMITS.price);
-  }
-  return out;
+  return priceList(field, prices, (f, id) => gpuById(f, id));
 }
 
 function batchList(field: string, list: number[] | undefined | null): number[] | undefined {
@@ -160,7 +155,7 @@ const sizeView = (s: {
 });
 
 @Resolver()
-@UseMiddleware(BadUserInput)
+@UseMiddleware(BadUserInput, FiniteAnswer)
 export class CoupledResolver {
   @Query(() => FleetPlan, {
     description:
@@ -182,10 +177,16 @@ export class CoupledResolver {
       throw badInput('jobs', 'must list at least one job');
     const jobs: FleetJob[] = input.jobs.map((j, i) => {
       const w = workloadAt(`jobs[${i}].workload`, j.workload);
-      const deadlineHours = finiteNumber(`jobs[${i}].deadlineHours`, j.deadlineHours, 0, LIMITS.hours, {
-        exclusiveMin: true,
-      });
-      const releaseHours = finiteNumber(`jobs[${i}].releaseHours`, j.releaseHours ?? 0, 0, LIMITS.hours);
+      const deadlineHours = inRange(`jobs[${i}].deadlineHours`, j.deadlineHours, FLOORS.hours, LIMITS.hours);
+      const releaseHours = inRange(
+        `jobs[${i}].releaseHours`,
+        j.releaseHours ?? 0,
+        FLOORS.hours,
+        LIMITS.hours,
+        {
+          orZero: true,
+        },
+      );
       if (releaseHours >= deadlineHours)
         throw badInput(
           `jobs[${i}].releaseHours`,
@@ -197,7 +198,7 @@ export class CoupledResolver {
         samples: w.samples,
         releaseHours,
         deadlineHours,
-        priority: finiteNumber(`jobs[${i}].priority`, j.priority, 0, 1e6, { exclusiveMin: true }),
+        priority: inRange(`jobs[${i}].priority`, j.priority, FLOORS.priority, LIMITS.priority),
         batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
       };
     });
@@ -218,7 +219,9 @@ export class CoupledResolver {
         priceUsdPerGpuHour:
           it.usdPerGpuHour == null
             ? undefined
-            : finiteNumber(`inventory[${i}].usdPerGpuHour`, it.usdPerGpuHour, 0, LIMITS.price),
+            : inRange(`inventory[${i}].usdPerGpuHour`, it.usdPerGpuHour, FLOORS.price, LIMITS.price, {
+                orZero: true,
+              }),
       };
     });
     const onDemandIds = ids('onDemandGpus', input.onDemandGpus, LIMITS.listLength);
@@ -277,7 +280,7 @@ export class CoupledResolver {
   ): Promise<ProcurementPlan> {
     const space = searchSpace(input);
     const H = integer('horizonMonths', input.horizonMonths, 1, COUPLED_LIMITS.months);
-    const hoursPerMonth = finiteNumber('hoursPerMonth', input.hoursPerMonth, 0, 744, { exclusiveMin: true });
+    const hoursPerMonth = inRange('hoursPerMonth', input.hoursPerMonth, 1, 744);
     if (
       !ids(
         'jobs',
@@ -311,9 +314,7 @@ export class CoupledResolver {
         deadlineHours:
           j.deadlineHours == null
             ? hoursPerMonth
-            : finiteNumber(`jobs[${i}].deadlineHours`, j.deadlineHours, 0, LIMITS.hours, {
-                exclusiveMin: true,
-              }),
+            : inRange(`jobs[${i}].deadlineHours`, j.deadlineHours, FLOORS.hours, LIMITS.hours),
         batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
       };
     });
@@ -334,9 +335,7 @@ export class CoupledResolver {
       if (o.rent) {
         rent =
           o.rentUsdPerGpuHour != null
-            ? finiteNumber(`options[${i}].rentUsdPerGpuHour`, o.rentUsdPerGpuHour, 0, LIMITS.price, {
-                exclusiveMin: true,
-              })
+            ? inRange(`options[${i}].rentUsdPerGpuHour`, o.rentUsdPerGpuHour, FLOORS.price, LIMITS.price)
             : (prices[gpu.id] ?? gpu.priceUsdPerGpuHour);
         if (rent === null)
           throw badInput(
@@ -347,7 +346,11 @@ export class CoupledResolver {
       const b = o.buy;
       const f = `options[${i}].buy`;
       const powerW =
-        b == null ? null : b.powerW != null ? finiteNumber(`${f}.powerW`, b.powerW, 0, 1e5) : gpu.tdpW;
+        b == null
+          ? null
+          : b.powerW != null
+            ? inRange(`${f}.powerW`, b.powerW, 1, 1e5, { orZero: true })
+            : gpu.tdpW;
       if (b != null && powerW === null)
         throw badInput(`${f}.powerW`, `the catalog has no TDP for ${gpu.id}; give powerW`);
       if (b == null && !o.rent)
@@ -359,19 +362,26 @@ export class CoupledResolver {
           b == null
             ? null
             : {
-                usdPerGpu: finiteNumber(`${f}.usdPerGpu`, b.usdPerGpu, 0, 1e7),
-                lifetimeMonths: finiteNumber(`${f}.lifetimeMonths`, b.lifetimeMonths, 0, 600, {
-                  exclusiveMin: true,
-                }),
+                usdPerGpu: inRange(`${f}.usdPerGpu`, b.usdPerGpu, FLOORS.usd, 1e7, { orZero: true }),
+                lifetimeMonths: inRange(`${f}.lifetimeMonths`, b.lifetimeMonths, 1, 600),
                 powerW: powerW!,
-                electricityUsdPerKwh: finiteNumber(
+                electricityUsdPerKwh: inRange(
                   `${f}.electricityUsdPerKwh`,
                   b.electricityUsdPerKwh,
-                  0,
+                  1e-4,
                   100,
+                  {
+                    orZero: true,
+                  },
                 ),
-                utilization: finiteNumber(`${f}.utilization`, b.utilization, 0, 1, { exclusiveMin: true }),
+                utilization: inRange(`${f}.utilization`, b.utilization, 0.01, 1),
                 maxCount: b.maxCount == null ? undefined : integer(`${f}.maxCount`, b.maxCount, 0, 1e6),
+                leadTimeMonths: integer(
+                  `${f}.leadTimeMonths`,
+                  b.leadTimeMonths ?? 0,
+                  0,
+                  COUPLED_LIMITS.months,
+                ),
               },
       };
     });
@@ -408,7 +418,12 @@ export class CoupledResolver {
               totalUsd: p.totalUsd,
               allRentUsd: p.allRentUsd,
             },
+      orders: p.orders.map((x) => ({ ...x, gpu: gpuView(x.gpu) })),
       purchases: p.purchases.map((x) => ({ ...x, gpu: gpuView(x.gpu) })),
+      months: p.months.map((x) => ({
+        ...x,
+        ownedGpus: x.ownedGpus.map((g) => ({ ...g, gpu: gpuView(g.gpu) })),
+      })),
       allocations: p.allocations.map((a) => ({
         ...a,
         config: { ...a.config, gpu: gpuView(a.config.gpu), totalGpus: a.config.gpus },
@@ -429,9 +444,7 @@ export class CoupledResolver {
     input: FederatedInput,
   ): Promise<FederatedPlan> {
     const model = modelById('workload.model', input.workload.model);
-    const totalSamples = finiteNumber('workload.samples', input.workload.samples, 0, LIMITS.samples, {
-      exclusiveMin: true,
-    });
+    const totalSamples = inRange('workload.samples', input.workload.samples, FLOORS.samples, LIMITS.samples);
     const solve = searchSpace({ ...input, maxNodes: 1 }).solve;
     const precisions = unique(nonEmpty('precisions', input.precisions, PRECISIONS.length) ?? [...PRECISIONS]);
     const batchSizes =
@@ -457,33 +470,42 @@ export class CoupledResolver {
         const peak = (m: 'tf32' | 'fp16' | 'bf16' | 'fp8') =>
           d.peakTflops[m] == null
             ? null
-            : finiteNumber(`${f}.device.peakTflops.${m}`, d.peakTflops[m]!, 0, 1e5, { exclusiveMin: true });
+            : inRange(`${f}.device.peakTflops.${m}`, d.peakTflops[m]!, FLOORS.tflops, 1e5, {
+                unit: 'TFLOPS',
+              });
         gpu = customGpuSpec({
           name: d.name ?? `custom:${c.id}`,
           peakTflops: {
-            fp32: finiteNumber(`${f}.device.peakTflops.fp32`, d.peakTflops.fp32, 0, 1e5, {
-              exclusiveMin: true,
+            fp32: inRange(`${f}.device.peakTflops.fp32`, d.peakTflops.fp32, FLOORS.tflops, 1e5, {
+              unit: 'TFLOPS',
             }),
             tf32: peak('tf32'),
             fp16: peak('fp16'),
             bf16: peak('bf16'),
             fp8: peak('fp8'),
           },
-          memoryBwGbps: finiteNumber(`${f}.device.memoryBwGbps`, d.memoryBwGbps, 0, 1e6, {
-            exclusiveMin: true,
+          memoryBwGbps: inRange(`${f}.device.memoryBwGbps`, d.memoryBwGbps, FLOORS.memoryBwGbps, 1e6, {
+            unit: 'GB/s',
           }),
-          memoryGb: finiteNumber(`${f}.device.memoryGb`, d.memoryGb, 0, 1e5, { exclusiveMin: true }),
-          tdpW:
-            d.tdpW == null ? null : finiteNumber(`${f}.device.tdpW`, d.tdpW, 0, 1e5, { exclusiveMin: true }),
+          memoryGb: inRange(`${f}.device.memoryGb`, d.memoryGb, FLOORS.memoryGb, 1e5, { unit: 'GB' }),
+          tdpW: d.tdpW == null ? null : inRange(`${f}.device.tdpW`, d.tdpW, 1, 1e5, { unit: 'W' }),
         });
       }
       return {
         id: c.id,
         gpu,
-        samplesAvailable: finiteNumber(`${f}.samplesAvailable`, c.samplesAvailable, 0, LIMITS.samples),
-        uplinkMbps: finiteNumber(`${f}.uplinkMbps`, c.uplinkMbps, 0, 1e7, { exclusiveMin: true }),
-        downlinkMbps: finiteNumber(`${f}.downlinkMbps`, c.downlinkMbps, 0, 1e7, { exclusiveMin: true }),
-        availability: finiteNumber(`${f}.availability`, c.availability ?? 1, 0, 1, { exclusiveMin: true }),
+        samplesAvailable: inRange(
+          `${f}.samplesAvailable`,
+          c.samplesAvailable,
+          FLOORS.samples,
+          LIMITS.samples,
+          {
+            orZero: true,
+          },
+        ),
+        uplinkMbps: inRange(`${f}.uplinkMbps`, c.uplinkMbps, FLOORS.mbps, 1e7, { unit: 'Mbps' }),
+        downlinkMbps: inRange(`${f}.downlinkMbps`, c.downlinkMbps, FLOORS.mbps, 1e7, { unit: 'Mbps' }),
+        availability: inRange(`${f}.availability`, c.availability ?? 1, 0.01, 1),
       };
     });
     const rounds = integer('rounds', input.rounds ?? 1, 1, COUPLED_LIMITS.rounds);
@@ -504,23 +526,22 @@ export class CoupledResolver {
       precisions,
       batchSizes,
       solve,
-      minSamplesPerRound: finiteNumber('minSamplesPerRound', input.minSamplesPerRound, 0, LIMITS.samples, {
-        exclusiveMin: true,
-      }),
+      minSamplesPerRound: inRange(
+        'minSamplesPerRound',
+        input.minSamplesPerRound,
+        FLOORS.samples,
+        LIMITS.samples,
+      ),
       allowDropout: input.allowDropout,
       minSuccessProbability:
         input.minSuccessProbability == null
           ? undefined
-          : finiteNumber('minSuccessProbability', input.minSuccessProbability, 0, 1, {
-              exclusiveMin: true,
-            }),
+          : inRange('minSuccessProbability', input.minSuccessProbability, 0.01, 1),
       rounds,
       minRoundsPerClient: integer('minRoundsPerClient', input.minRoundsPerClient ?? 0, 0, rounds),
       learned: await learnedPredictor(),
       maxLocalSteps: integer('maxLocalSteps', input.maxLocalSteps, 1, COUPLED_LIMITS.localSteps),
-      bytesPerParameter: finiteNumber('bytesPerParameter', input.bytesPerParameter, 0, 16, {
-        exclusiveMin: true,
-      }),
+      bytesPerParameter: inRange('bytesPerParameter', input.bytesPerParameter, 0.125, 16),
       fp32UsesTf32: input.fp32UsesTf32,
       efficiency: loadEfficiency(),
     });

@@ -10,7 +10,7 @@ import { ModelInput, ModelSummary } from '../schema/custom-model.js';
 import { PrecisionEnum } from '../schema/types.js';
 import { resolveModel } from '../service/models.js';
 import { loadEfficiency } from '../seeds/catalog.js';
-import { BadUserInput } from './errors.js';
+import { BadUserInput, FiniteAnswer } from './errors.js';
 import { modelView } from './views.js';
 
 const GIB = 2 ** 30;
@@ -53,7 +53,7 @@ export function summaryOf(
 }
 
 @Resolver()
-@UseMiddleware(BadUserInput)
+@UseMiddleware(BadUserInput, FiniteAnswer)
 export class ModelSummaryResolver {
   @Query(() => ModelSummary, {
     description:

@@ -6,13 +6,13 @@ import { PredictInput, RecommendInput } from '../schema/inputs.js';
 import { Plan, Prediction, Recommendation } from '../schema/types.js';
 import { predictConfiguration, recommendPlans } from '../service/planning.js';
 import type { RequestContext } from './context.js';
-import { BadUserInput } from './errors.js';
+import { BadUserInput, FiniteAnswer } from './errors.js';
 import { gpuView } from './views.js';
 
 const planView = (p: PlanResult): Plan => ({ ...p, gpu: gpuView(p.gpu), totalGpus: p.nodes * p.gpusPerNode });
 
 @Resolver()
-@UseMiddleware(BadUserInput)
+@UseMiddleware(BadUserInput, FiniteAnswer)
 export class PlanningResolver {
   @Query(() => Prediction, {
     description: 'Step time, throughput, memory, hours and cost of one configuration.',

@@ -386,7 +386,14 @@ export class BuyOptionInput {
     description: "Share of an owned GPU's hours training can use (scheduling, maintenance, idle).",
   })
   utilization!: number;
-  @Field(() => Int, { nullable: true, description: 'Buy at most this many.' }) maxCount?: number;
+  @Field(() => Int, { nullable: true, description: 'Buy at most this many over the horizon.' })
+  maxCount?: number;
+  @Field(() => Int, {
+    defaultValue: 0,
+    description:
+      'Months from order to service: GPUs ordered in month m train from month m + leadTimeMonths (0: the same month).',
+  })
+  leadTimeMonths!: number;
 }
 
 @InputType({ description: 'What can be done with one GPU type: buy it, rent it, or both.' })
@@ -457,18 +464,43 @@ export class Allocation {
   @Field(() => [Int], { description: 'Months (1-based) this applies to.' }) months!: number[];
 }
 
-@ObjectType({ description: 'GPUs of one type to buy.' })
+@ObjectType({ description: 'GPUs of one type ordered in one month.' })
+export class GpuOrder {
+  @Field(() => Gpu, { description: 'The GPU type.' }) gpu!: Gpu;
+  @Field(() => Int, { description: 'GPUs ordered.' }) count!: number;
+  @Field(() => Int, { description: 'Month of the order, 1-based.' }) orderMonth!: number;
+  @Field(() => Int, {
+    description:
+      'First month they train (orderMonth + leadTimeMonths); they serve to the end of the horizon.',
+  })
+  arrivalMonth!: number;
+  @Field(() => Float, {
+    description: 'Capital charged to the horizon: count x price x months in service / lifetime, USD.',
+  })
+  capitalUsd!: number;
+}
+
+@ObjectType({ description: 'GPUs of one type bought over the horizon.' })
 export class Purchase {
   @Field(() => Gpu, { description: 'The GPU type.' }) gpu!: Gpu;
-  @Field(() => Int, { description: 'GPUs to buy.' }) count!: number;
-  @Field(() => Float, { description: 'Capital charged to the horizon: count x price x horizon / lifetime.' })
+  @Field(() => Int, { description: 'GPUs bought over the horizon (the sum of the orders).' }) count!: number;
+  @Field(() => Float, {
+    description:
+      'Capital charged to the horizon: per order, count x price x months in service / lifetime, USD.',
+  })
   capitalUsd!: number;
   @Field(() => Float, { description: 'Electricity of these GPUs over the horizon, USD.' }) powerUsd!: number;
   @Field(() => Float, {
     nullable: true,
-    description: "Share of these GPUs' hours over the horizon spent training.",
+    description: "Share of these GPUs' hours in service spent training.",
   })
   utilization!: number | null;
+}
+
+@ObjectType({ description: 'GPUs of one type in service in a month.' })
+export class GpuCount {
+  @Field(() => Gpu, { description: 'The GPU type.' }) gpu!: Gpu;
+  @Field(() => Int, { description: 'GPUs in service.' }) count!: number;
 }
 
 @ObjectType({ description: 'Buying versus renting one GPU type.' })
@@ -502,6 +534,8 @@ export class MonthSummary {
   @Field(() => Float, { description: 'GPU-hours rented.' }) rentedGpuHours!: number;
   @Field(() => Float, { description: 'Electricity of owned GPUs, USD.' }) powerUsd!: number;
   @Field(() => Float, { description: 'Rentals, USD.' }) rentalUsd!: number;
+  @Field(() => [GpuCount], { description: 'Owned GPUs in service this month, per type.' })
+  ownedGpus!: GpuCount[];
 }
 
 @ObjectType({ description: 'Total cost of ownership over the horizon.' })
@@ -525,7 +559,10 @@ export class CostSplit {
 export class ProcurementPlan extends MipOutcome {
   @Field(() => Float, { nullable: true, description: 'Total cost over the horizon.' }) objectiveValue!:
     number | null;
-  @Field(() => [Purchase], { description: 'GPUs to buy, per type.' }) purchases!: Purchase[];
+  @Field(() => [GpuOrder], { description: 'When to order how many GPUs of each type, and when they arrive.' })
+  orders!: GpuOrder[];
+  @Field(() => [Purchase], { description: 'GPUs to buy, per type, over the horizon.' })
+  purchases!: Purchase[];
   @Field(() => [Allocation], { description: 'Where the runs of each job go, month by month.' })
   allocations!: Allocation[];
   @Field(() => [MonthSummary], { description: 'Owned and rented GPU-hours and costs per month.' })

@@ -263,6 +263,11 @@ export function parseMemoryConstants(text: string): MemoryConstants {
     defaultAttention: value('defaultAttention'),
     softmaxStatsBytes: value('softmaxStatsBytes'),
     savedForBackward: rulesOf(file.savedForBackward as Record<string, SavedRule>),
+    frameworkGradients: Object.fromEntries(
+      Object.entries(file.frameworkGradients as Record<string, { value: 'fp32' | 'bf16' }>)
+        .filter(([key]) => !key.startsWith('_'))
+        .map(([key, entry]) => [key, entry.value]),
+    ),
     frameworkRules: Object.fromEntries(
       Object.entries(frameworks)
         .filter(([key]) => !key.startsWith('_'))

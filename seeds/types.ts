@@ -152,4 +152,6 @@ export interface MemoryConstants {
   savedForBackward: Record<string, SavedRule>;
   /** Per framework family, rules replacing savedForBackward's where its fused kernels save less. */
   frameworkRules: Record<string, Record<string, SavedRule>>;
+  /** Per framework family, the gradient storage its recipes use where it differs from the precision mode's. */
+  frameworkGradients: Record<string, 'fp32' | 'bf16'>;
 }

@@ -10,6 +10,7 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Server as NetServer, type Socket } from 'node:net';
 import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { Kind, type GraphQLFormattedError, type OperationDefinitionNode } from 'graphql';
@@ -24,7 +25,7 @@ import {
   type ServerConfig,
 } from '../service/config.js';
 import { errorFields, log, requestStore, setLogLevel, type RequestState } from './log.js';
-import { MAX_TEXT_NESTING, queryShapeRule, textNesting } from './limits.js';
+import { cappedMessage, MAX_TEXT_NESTING, queryShapeRule, textNesting, variablesRefusal } from './limits.js';
 import type { RequestContext } from '../resolvers/context.js';
 import { recommendCache } from '../service/cache.js';
 import { loadEfficiency, loadGpus, networkDefaults, setPriceOverrides } from '../seeds/catalog.js';
@@ -50,6 +51,7 @@ export function isServerFault(formatted: GraphQLFormattedError, error?: unknown)
 
 /** Outside development, a server fault becomes "internal error" and the request id; the details go to the log only. */
 export function formatError(formatted: GraphQLFormattedError, error?: unknown): GraphQLFormattedError {
+  formatted = { ...formatted, message: cappedMessage(formatted.message) };
   const requestId = requestStore.getStore()?.requestId;
   const id = requestId ? { requestId } : {};
   if (isServerFault(formatted, error)) {
@@ -165,8 +167,12 @@ function readBody(req: IncomingMessage, max: number): Promise<string | typeof TO
   });
 }
 
-const errorBody = (message: string, code: string, requestId?: string) =>
-  JSON.stringify({ errors: [{ message, extensions: { code, ...(requestId ? { requestId } : {}) } }] });
+const errorBody = (message: string, code: string, requestId?: string, field?: string) =>
+  JSON.stringify({
+    errors: [
+      { message, extensions: { code, ...(field ? { field } : {}), ...(requestId ? { requestId } : {}) } },
+    ],
+  });
 
 function send(
   res: ServerResponse,
@@ -217,7 +223,11 @@ export interface Running {
   config: ServerConfig;
   /** Requests being handled now. */
   inFlight(): number;
-  /** Graceful: refuse new requests, let in-flight ones finish (up to shutdownGraceMs), then stop. */
+  /**
+   * Graceful: /ready fails at once while requests are still served (shutdownDelayMs, so a load
+   * balancer stops sending), then the port closes and every accepted request finishes (up to
+   * shutdownGraceMs) before the remaining connections are closed.
+   */
   close(): Promise<void>;
 }
 
@@ -311,6 +321,15 @@ export async function startServer(
         );
       }
     }
+    // Checked before GraphQL coerces them: coercion's errors print whole objects (amplification).
+    const refusal = variablesRefusal((parsed as { variables?: unknown } | null)?.variables);
+    if (refusal)
+      return send(
+        res,
+        400,
+        'application/json',
+        errorBody(refusal.message, 'BAD_USER_INPUT', state.requestId, refusal.path),
+      );
     const query =
       req.method === 'POST' ? (parsed as { query?: unknown } | null)?.query : url.searchParams.get('query');
     if (typeof query === 'string' && textNesting(query, MAX_TEXT_NESTING) > MAX_TEXT_NESTING) {
@@ -354,7 +373,9 @@ export async function startServer(
     send(res, ok && !draining ? 200 : 503, 'application/json', JSON.stringify(body));
   }
 
-  const server = createServer((req, res) => {
+  // Node checks headersTimeout and requestTimeout only every connectionsCheckingInterval (30 s by
+  // default): a client sending partial headers was cut after 25-37 s, not the documented 10 s.
+  const server = createServer({ connectionsCheckingInterval: 1000 }, (req, res) => {
     const startedAt = performance.now();
     const requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader('x-request-id', requestId);
@@ -380,11 +401,17 @@ export async function startServer(
       });
     });
     if (isProbe) return probe(res, url.pathname, requestId);
-    if (draining)
-      return send(res, 503, 'application/json', errorBody('shutting down', 'UNAVAILABLE', requestId), {
-        connection: 'close',
-        'retry-after': '1',
-      });
+    // While draining, requests are still answered (an accepted request is never dropped); their
+    // answers close the connection so clients reconnect elsewhere.
+    if (draining) res.setHeader('connection', 'close');
+    const socket = sockets.get(req.socket);
+    if (socket) socket.requests++;
+    res.once('close', () => {
+      if (socket) {
+        socket.requests--;
+        socket.served++;
+      }
+    });
     if (inFlight > config.maxInFlight)
       return send(
         res,
@@ -412,6 +439,13 @@ export async function startServer(
   server.requestTimeout = config.requestTimeoutMs;
   server.headersTimeout = Math.min(10_000, config.requestTimeoutMs);
   server.keepAliveTimeout = 5_000;
+  // Open connections: a connection that has sent nothing yet (or whose request this process has
+  // not read yet, on a busy event loop) is not idle, whatever server.closeIdleConnections thinks.
+  const sockets = new Map<Socket, { requests: number; served: number }>();
+  server.on('connection', (s: Socket) => {
+    sockets.set(s, { requests: 0, served: 0 });
+    s.once('close', () => sockets.delete(s));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -431,12 +465,31 @@ export async function startServer(
     close: () =>
       (closing ??= (async () => {
         draining = true;
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
+        await new Promise((r) => setTimeout(r, config.shutdownDelayMs));
+        // The port stays open until every connection is done. A busy event loop accepts queued
+        // connections one poll at a time, and closing a listening socket resets the connections
+        // still in the kernel's queue: accepted by TCP, the client already sent its request (3-7
+        // of 8 were reset). So: answer everything (with `connection: close`), close kept-alive
+        // connections that are idle, and close the port only once no connection is open after a
+        // poll phase (the check phase follows it) has found no new one.
         const until = Date.now() + config.shutdownGraceMs;
-        while (inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-        if (inFlight > 0) log('warn', 'shutdown grace over; closing connections', { inFlight });
+        const afterPoll = () => new Promise<void>((r) => setImmediate(r));
+        for (;;) {
+          for (const [s, st] of sockets) if (st.requests === 0 && st.served > 0) s.end();
+          if (Date.now() >= until) break;
+          if (sockets.size === 0) {
+            await afterPoll();
+            if (sockets.size === 0) break;
+          }
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        // net's close, not http's: since Node 19 http.Server.close() also runs
+        // closeIdleConnections(), which destroys connections whose request is not read yet.
+        const closed = new Promise<void>((done) => NetServer.prototype.close.call(server, () => done()));
+        if (sockets.size > 0)
+          log('warn', 'shutdown grace over; closing connections', { inFlight, connections: sockets.size });
         server.closeAllConnections();
+        for (const s of sockets.keys()) s.destroy();
         await closed;
         await apollo.stop();
       })()),

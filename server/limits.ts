@@ -227,3 +227,77 @@ export function queryShapeRule(limits: ShapeLimits): ValidationRule {
     };
   };
 }
+
+// ------------------------------------------------------------------ variables, before coercion
+//
+// graphql-js coerces the variables against the schema before anything else looks at them, and
+// every error it reports prints the offending object whole: a 1 MB object of 50,000 unknown keys
+// came back as a 36-44 MB error after seconds of CPU, and a million-entry layer list was coerced
+// (53 s, 1.3 GB) before the resolver's 10,000-layer check. So the JSON variables are walked once,
+// iteratively, before GraphQL sees them, against limits no valid request comes near.
+
+/** Most keys one object in the variables may have: the widest input type has far fewer fields (a test checks). */
+export const MAX_INPUT_KEYS = 100;
+/** Longest list in the variables: the longest list any input takes (a layer list, IMPORT_LIMITS.layers). */
+export const MAX_INPUT_LIST = 10_000;
+/** Most values (numbers, strings, lists, objects) in all the variables together. */
+export const MAX_INPUT_VALUES = 500_000;
+/** Longest error message sent; the rest is cut (graphql-js prints whole input objects into its messages). */
+export const MAX_ERROR_MESSAGE_CHARS = 2000;
+
+export interface VariablesRefusal {
+  /** Where, as `$name.field[3].field`. */
+  path: string;
+  message: string;
+}
+
+/** The first way `variables` breaks the limits above (or holds a number that overflowed to Infinity), or undefined. */
+export function variablesRefusal(variables: unknown): VariablesRefusal | undefined {
+  if (variables === null || typeof variables !== 'object') return undefined;
+  const stack: [unknown, string][] = [[variables, '$']];
+  let values = 0;
+  while (stack.length) {
+    const [v, path] = stack.pop()!;
+    if (++values > MAX_INPUT_VALUES)
+      return {
+        path: '$',
+        message: `the variables hold more than ${MAX_INPUT_VALUES} values; no input of this API takes that many`,
+      };
+    if (typeof v === 'number') {
+      // JSON.parse turns 1e999 into Infinity; GraphQL would say "cannot represent non numeric value".
+      if (!Number.isFinite(v))
+        return {
+          path,
+          message: `${path}: the number is beyond the ±1.8e308 a double holds (it was read as ${v})`,
+        };
+    } else if (Array.isArray(v)) {
+      if (v.length > MAX_INPUT_LIST)
+        return {
+          path,
+          message: `${path}: a list of ${v.length} entries; no input takes more than ${MAX_INPUT_LIST}`,
+        };
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${i}]`]);
+    } else if (v !== null && typeof v === 'object') {
+      const keys = Object.keys(v);
+      if (keys.length > MAX_INPUT_KEYS)
+        return {
+          path,
+          message: `${path}: an object with ${keys.length} keys; no input type has more than ${MAX_INPUT_KEYS} fields (first keys: ${keys
+            .slice(0, 5)
+            .map((k) => JSON.stringify(k.slice(0, 40)))
+            .join(', ')})`,
+        };
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const name = keys[i].slice(0, 60);
+        stack.push([(v as Record<string, unknown>)[keys[i]], path === '$' ? `$${name}` : `${path}.${name}`]);
+      }
+    }
+  }
+  return undefined;
+}
+
+/** A message cut to MAX_ERROR_MESSAGE_CHARS, saying how much was cut. */
+export function cappedMessage(message: string): string {
+  if (message.length <= MAX_ERROR_MESSAGE_CHARS) return message;
+  return `${message.slice(0, MAX_ERROR_MESSAGE_CHARS)}... (${message.length - MAX_ERROR_MESSAGE_CHARS} more characters cut)`;
+}

@@ -38,9 +38,14 @@ export async function serve(args: string[]): Promise<void> {
     console.log(SERVE_HELP);
     return;
   }
+  return serveWith(values as Record<string, string | undefined>);
+}
+
+/** Serves with these flag values (a setting's flag name -> its text; see service/config.ts). */
+export async function serveWith(flags: Record<string, string | undefined>): Promise<void> {
   let config: ServerConfig;
   try {
-    config = loadConfig(process.env, values as Record<string, string | undefined>);
+    config = loadConfig(process.env, flags);
     if (config.prices && cluster.isPrimary) readPriceFile(config.prices); // fail before forking anything
   } catch (e) {
     if (e instanceof ConfigError) fail(e.message);
@@ -73,9 +78,10 @@ async function single(config: ServerConfig): Promise<void> {
     config: { ...config, databaseUrl: config.databaseUrl?.replace(/\/\/[^@/]*@/, '//***@') },
   });
   const stop = (signal: string) => {
-    log('info', 'shutting down: finishing in-flight requests, refusing new ones', {
+    log('info', 'shutting down: /ready fails, then the port closes and accepted requests finish', {
       signal,
       inFlight: running.inFlight(),
+      delayMs: config.shutdownDelayMs,
       graceMs: config.shutdownGraceMs,
     });
     running.close().then(
@@ -132,11 +138,14 @@ function primary(config: ServerConfig, n: number): void {
     const live = Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w);
     if (live.length === 0) process.exit(0);
     for (const w of live) w.process.kill('SIGTERM');
-    setTimeout(() => {
-      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
-      log('warn', 'workers did not stop in time; killed');
-      process.exit(1);
-    }, config.shutdownGraceMs + 5_000).unref();
+    setTimeout(
+      () => {
+        for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
+        log('warn', 'workers did not stop in time; killed');
+        process.exit(1);
+      },
+      config.shutdownDelayMs + config.shutdownGraceMs + 5_000,
+    ).unref();
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

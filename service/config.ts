@@ -32,6 +32,7 @@ export interface ServerConfig {
   cacheEntries: number;
   cachePlans: number;
   requestTimeoutMs: number;
+  shutdownDelayMs: number;
   shutdownGraceMs: number;
 }
 
@@ -229,6 +230,16 @@ export const SETTINGS: readonly Setting[] = [
     doc: 'Time a client has to send a whole request (slow senders are cut off with 408).',
   },
   {
+    key: 'shutdownDelayMs',
+    env: 'TRAINPLAN_SHUTDOWN_DELAY_MS',
+    flag: 'shutdown-delay-ms',
+    kind: 'int',
+    min: 0,
+    max: 600_000,
+    default: 1000,
+    doc: "On SIGTERM/SIGINT: how long `/ready` answers 503 while requests are still served (each answer with `connection: close`) before the server starts closing, so a load balancer stops sending first. Set it to the balancer's health-check interval times its failure threshold.",
+  },
+  {
     key: 'shutdownGraceMs',
     env: 'TRAINPLAN_SHUTDOWN_GRACE_MS',
     flag: 'shutdown-grace-ms',
@@ -236,7 +247,7 @@ export const SETTINGS: readonly Setting[] = [
     min: 0,
     max: 600_000,
     default: 10_000,
-    doc: 'On SIGTERM/SIGINT: how long in-flight requests may take to finish before connections are closed.',
+    doc: 'On SIGTERM/SIGINT, after the delay: how long accepted requests may take to finish before the remaining connections are closed.',
   },
 ];
 

@@ -4,7 +4,7 @@ import { getModel, loadZoo } from '../predictor/zoo/index.js';
 import { getGpu, loadGpus } from '../seeds/catalog.js';
 import type { CatalogGpu } from '../seeds/types.js';
 import { resolveModel, type CustomModelInput } from './models.js';
-import { finiteNumber, InputError, LIMITS } from './validate.js';
+import { FLOORS, inRange, InputError, LIMITS } from './validate.js';
 
 const list = (ids: string[]) =>
   ids.length > 12
@@ -52,6 +52,6 @@ export function workload(w: WorkloadInput): { model: ModelDef; samples: number }
             customModel: 'workload.customModel',
             seqLen: 'workload.seqLen',
           }).model,
-    samples: finiteNumber('workload.samples', w.samples, 0, LIMITS.samples, { exclusiveMin: true }),
+    samples: inRange('workload.samples', w.samples, FLOORS.samples, LIMITS.samples),
   };
 }

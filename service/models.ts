@@ -2,7 +2,8 @@
 // (Hugging Face config, ONNX graph as base64, layer list) -> the import library (predictor/import/),
 // with every size limit checked first and every failure an InputError naming the field.
 import { importModel, IMPORT_LIMITS, type ImportedModel } from '../predictor/import/index.js';
-import type { OptimizerKind } from '../predictor/types.js';
+import { costOf } from '../predictor/predict.js';
+import type { ModelDef, OptimizerKind } from '../predictor/types.js';
 import { getModel, loadZoo } from '../predictor/zoo/index.js';
 import { InputError, integer } from './validate.js';
 
@@ -61,7 +62,7 @@ export function customModel(
         ]),
     ),
   );
-  return importModel(
+  const imported = importModel(
     { huggingFaceConfig: input.huggingFaceConfig ?? undefined, onnx, layers: layers ?? undefined },
     {
       field,
@@ -72,6 +73,43 @@ export function customModel(
       optimizer: input.optimizer ?? undefined,
     },
   );
+  checkCosts(
+    imported.model,
+    `${field}.${input.onnxBase64 != null ? 'onnxBase64' : input.layers != null ? 'layers' : 'huggingFaceConfig'}`,
+  );
+  return imported;
+}
+
+/** Per-layer quantities a model must have as finite, non-negative numbers (what predict multiplies). */
+const COST_FIELDS = [
+  'forwardFlops',
+  'backwardFlops',
+  'parameters',
+  'inputElements',
+  'outputElements',
+] as const;
+
+/**
+ * A custom model whose costs are negative or not finite (a stride of 0, dimensions whose product
+ * overflows) would give confident nonsense or Infinity downstream: refused here, naming the layer.
+ */
+function checkCosts(model: ModelDef, field: string): void {
+  const cost = costOf(model);
+  for (const layer of cost.layers)
+    for (const k of COST_FIELDS) {
+      const v = layer[k];
+      if (!Number.isFinite(v) || v < 0)
+        throw new InputError(
+          field,
+          `layer "${layer.name.slice(0, 80)}" (${layer.type}) has ${k} ${v}: its dimensions, strides or counts are out of range`,
+        );
+    }
+  for (const k of ['parameters', 'forwardFlops', 'backwardFlops', 'activationElements'] as const)
+    if (!Number.isFinite(cost[k]) || cost[k] < 0 || cost[k] > Number.MAX_SAFE_INTEGER * 1e6)
+      throw new InputError(
+        field,
+        `the model's ${k} (${cost[k]}) is out of range: its dimensions are too large`,
+      );
 }
 
 /** A zoo model (at `seqLen` when given) or a custom one; exactly one of the two. */

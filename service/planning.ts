@@ -17,7 +17,7 @@ import { runtimeConfig } from './config.js';
 import { gpuById, workload, type WorkloadInput } from './lookup.js';
 import { userEvidence } from './measurements.js';
 import { observeSearch, postSearchMsPerCandidate, remainingBudgetMs } from './search-budget.js';
-import { finiteNumber, InputError, integer, LIMITS, nonEmpty } from './validate.js';
+import { FLOORS, inRange, InputError, integer, LIMITS, nonEmpty, priceList } from './validate.js';
 
 /** GPUs per node a search considers when the request does not say (16 only where a node holds 16). */
 export const DEFAULT_GPUS_PER_NODE = [1, 2, 4, 8, 16];
@@ -75,11 +75,11 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
   const interNodeGbps =
     q.interNodeGbps == null
       ? defaultInterNodeGbps(gpu.id)
-      : finiteNumber('interNodeGbps', q.interNodeGbps, 0, LIMITS.gbps, { exclusiveMin: true });
+      : inRange('interNodeGbps', q.interNodeGbps, FLOORS.gbps, LIMITS.gbps, { unit: 'Gbps' });
   const price =
     q.priceUsdPerGpuHour == null
       ? gpu.priceUsdPerGpuHour
-      : finiteNumber('priceUsdPerGpuHour', q.priceUsdPerGpuHour, 0, LIMITS.price);
+      : inRange('priceUsdPerGpuHour', q.priceUsdPerGpuHour, FLOORS.price, LIMITS.price, { orZero: true });
   // Tensor/pipeline parallelism, ZeRO, recomputation: checked against the model and layout by predict (parallel.ts checkParallelism).
   const parallelism: Parallelism | undefined =
     q.parallelism == null
@@ -156,7 +156,9 @@ export interface RecommendQuery extends Software {
 
 /** A headroom as a request gives it: absent, or GB from 0 to LIMITS.memoryHeadroomGb. */
 const headroomOf = (v: number | null | undefined) =>
-  v == null ? undefined : finiteNumber('memoryHeadroomGb', v, 0, LIMITS.memoryHeadroomGb);
+  v == null
+    ? undefined
+    : inRange('memoryHeadroomGb', v, 0.01, LIMITS.memoryHeadroomGb, { orZero: true, unit: 'GB' });
 
 /**
  * Ranked plans. `deadlineAt` (performance.now() time) is when the caller needs the answer; without
@@ -188,21 +190,15 @@ export async function recommendPlans(
   const deadlineHours =
     q.deadlineHours == null
       ? undefined
-      : finiteNumber('deadlineHours', q.deadlineHours, 0, LIMITS.hours, { exclusiveMin: true });
+      : inRange('deadlineHours', q.deadlineHours, FLOORS.hours, LIMITS.hours);
   const budgetUsd =
-    q.budgetUsd == null
-      ? undefined
-      : finiteNumber('budgetUsd', q.budgetUsd, 0, LIMITS.usd, { exclusiveMin: true });
+    q.budgetUsd == null ? undefined : inRange('budgetUsd', q.budgetUsd, FLOORS.usd, LIMITS.usd);
   const limit = integer('limit', q.limit, 1, LIMITS.limit);
   const net =
     q.interNodeGbps == null
       ? undefined
-      : finiteNumber('interNodeGbps', q.interNodeGbps, 0, LIMITS.gbps, { exclusiveMin: true });
-  const prices: Record<string, number> = {};
-  for (const [i, p] of (nonEmpty('prices', q.prices, LIMITS.listLength) ?? []).entries()) {
-    gpuById(`prices[${i}].gpu`, p.gpu);
-    prices[p.gpu] = finiteNumber(`prices[${i}].usdPerGpuHour`, p.usdPerGpuHour, 0, LIMITS.price);
-  }
+      : inRange('interNodeGbps', q.interNodeGbps, FLOORS.gbps, LIMITS.gbps, { unit: 'Gbps' });
+  const prices = priceList('prices', q.prices, (field, id) => gpuById(field, id));
   if (gpusPerNode.every((g) => g > 16))
     throw new InputError('gpusPerNode', 'no GPU type comes with more than 16 GPUs per node');
   const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);

@@ -1,14 +1,38 @@
 import { describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCsv } from '../seeds/catalog.js';
+import { progressBar } from '../cli/progress.js';
 
 const bin = fileURLToPath(new URL('../bin/trainplan.js', import.meta.url));
 const run = (...args: string[]) =>
   execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: tmpdir(), timeout: 120_000 });
+/** Exit code, stdout and stderr, whatever the exit code. */
+const attempt = (...args: string[]) => {
+  const r = spawnSync(process.execPath, [bin, ...args], {
+    encoding: 'utf8',
+    cwd: tmpdir(),
+    timeout: 120_000,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+};
+const COMMANDS = [
+  'serve',
+  'predict-csv',
+  'evaluate',
+  'memory-check',
+  'calibrate',
+  'calibrate import',
+  'harness',
+  'query',
+  'recommend',
+  'plan-fleet',
+  'plan-procurement',
+  'plan-federated',
+];
 
 describe('trainplan CLI', () => {
   it('predict-csv keeps every input column, adds predictions in the row unit, and writes rows it cannot predict with the reason', () => {
@@ -70,5 +94,103 @@ describe('trainplan CLI', () => {
     expect(out).toMatch(/rows 4033, predicted \d+, MAPE \d+\.\d%/);
     expect(out).toMatch(/\| AMP_FP16 \| \d+ \| \d+\.\d% \|/);
     expect(() => run('evaluate', '--group-by', 'colour')).toThrow(/unknown key "colour"/);
+  });
+
+  it("predict-csv takes the minimal columns, in the model's own unit, and refuses an unknown precision", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trainplan-'));
+    const input = join(dir, 'in.csv');
+    const output = join(dir, 'out.csv');
+    writeFileSync(
+      input,
+      [
+        'model,gpu,num_gpus,batch_size_per_gpu,precision',
+        'resnet50_v1.5,V100-SXM2-16GB,8,256,AMP_FP16',
+        'gpt2_124m,A100-SXM4-80GB,1,8,AMP_BF16',
+        'resnet50_v1.5,V100-SXM2-16GB,1,64,amp',
+      ].join('\n'),
+    );
+    expect(run('predict-csv', '--in', input, '--out', output)).toMatch(
+      /wrote 3 rows \(2 predicted, 1 with an error\)/,
+    );
+    const rows = parseCsv(readFileSync(output, 'utf8'));
+    // images/s, as the model counts: the same figure as with throughput_unit images/s given.
+    const images = Number(rows[0].predicted_throughput);
+    expect(images).toBeGreaterThan(4000);
+    expect(images).toBeLessThan(25000);
+    expect(Number(rows[0].predicted_step_time_s)).toBeCloseTo((256 * 8) / images, 6);
+    // tokens/s for GPT-2: a step of 8 sequences of 1024 tokens.
+    expect(Number(rows[1].predicted_step_time_s)).toBeCloseTo(
+      (8 * 1024) / Number(rows[1].predicted_throughput),
+      6,
+    );
+    expect(rows[2].error).toMatch(/unknown precision "amp"; allowed: FP32/);
+    // Without a required column the whole file is refused, naming the column.
+    writeFileSync(input, 'model,gpu,precision\nresnet50_v1.5,V100-SXM2-16GB,FP32\n');
+    const missing = attempt('predict-csv', '--in', input, '--out', output);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr.trim()).toMatch(/missing columns num_gpus, batch_size_per_gpu/);
+  });
+
+  it('gives --help with examples for every command', () => {
+    const top = attempt('--help');
+    expect(top.status).toBe(0);
+    for (const command of COMMANDS) expect(top.stdout).toContain(command.split(' ')[0]);
+    for (const command of COMMANDS) {
+      const help = attempt(...command.split(' '), '--help');
+      expect(help.status, command).toBe(0);
+      expect(help.stdout, command).toMatch(new RegExp(`Usage: trainplan ${command}`));
+      expect(help.stdout.split('Examples:\n')[1], command).toMatch(
+        new RegExp(`^ {2}\\$ .*trainplan ${command}`, 'm'),
+      );
+      expect(help.stderr, command).toBe('');
+    }
+    expect(attempt('serve', '--help').stdout).toMatch(/--max-body-bytes <n> .*TRAINPLAN_MAX_BODY_BYTES/s);
+  });
+
+  it('answers a mistyped flag, command or value with one line naming it and exit code 2, no stack trace', () => {
+    const cases: [string[], RegExp][] = [
+      [
+        ['recommend', '--model', 'resnet50_v1.5', '--samples', '1e6', '--dedline', '3'],
+        /unknown option '--dedline'.*--deadline/,
+      ],
+      [['serve', '--prot', '4001'], /unknown option '--prot'/],
+      [['predict-csv', '--in', 'a.csv', '--out', 'b.csv', '--input', 'x.csv'], /unknown option '--input'/],
+      [['evaluate', '--groupby', 'gpu'], /unknown option '--groupby'/],
+      [['frobnicate'], /unknown command 'frobnicate'/],
+      [
+        ['recommend', '--model', 'resnet50_v1.5', '--samples', 'many'],
+        /'--samples <n>' argument 'many' is invalid/,
+      ],
+      [['recommend', '--model', 'resnet50_v1.5'], /required option '--samples <n>'/],
+      [
+        ['recommend', '--model', 'resnet50_v1.5', '--samples', '1e6', '--objective', 'FAST'],
+        /'FAST' is invalid.*COST, TIME/,
+      ],
+      [['plan-fleet', '--in', '/no/such/file.json'], /--in \/no\/such\/file.json: ENOENT/],
+    ];
+    for (const [args, message] of cases) {
+      const r = attempt(...args);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(r.stderr, args.join(' ')).toMatch(message);
+      expect(r.stderr, args.join(' ')).not.toMatch(/\n\s+at /);
+    }
+  });
+});
+
+describe('progress bar', () => {
+  it('draws on a terminal and stays silent when piped', () => {
+    const written: string[] = [];
+    const bar = progressBar('predicting', 2000, { isTTY: true, columns: 100, write: (t) => written.push(t) });
+    bar.update(1000);
+    bar.finish();
+    expect(written[0]).toMatch(/^\rpredicting \[#{15}\.{15}\] {2}50% 1000\/2000/);
+    expect(written.at(-2)).toMatch(/\[#{30}\] 100% 2000\/2000/);
+    expect(written.at(-1)).toBe('\n');
+    const piped: string[] = [];
+    const quiet = progressBar('predicting', 2000, { isTTY: false, write: (t) => piped.push(t) });
+    quiet.update(1000);
+    quiet.finish();
+    expect(piped).toEqual([]);
   });
 });

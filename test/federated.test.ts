@@ -451,7 +451,7 @@ describe('planFederatedRound over GraphQL', () => {
   it.each([
     [
       `${CLIENTS}, minSamplesPerRound: 5, minSuccessProbability: 1.5`,
-      /^minSuccessProbability: must be a finite number > 0 and <= 1/,
+      /^minSuccessProbability: must be a finite number from 0.01 to 1/,
     ],
     [`${CLIENTS}, minSamplesPerRound: 5, rounds: 0`, /^rounds: must be an integer from 1 to 20/],
     [
@@ -460,7 +460,7 @@ describe('planFederatedRound over GraphQL', () => {
     ],
     [
       `clients: [{ id: "x", gpu: "T4", samplesAvailable: 10, uplinkMbps: 1, downlinkMbps: 1, availability: 0 }], minSamplesPerRound: 5`,
-      /^clients\[0\]\.availability: must be a finite number > 0 and <= 1/,
+      /^clients\[0\]\.availability: must be a finite number from 0.01 to 1/,
     ],
     [
       `clients: [{ id: "x", samplesAvailable: 10, uplinkMbps: 1, downlinkMbps: 1 }], minSamplesPerRound: 5`,
@@ -472,14 +472,14 @@ describe('planFederatedRound over GraphQL', () => {
     ],
     [
       `clients: [{ id: "x", gpu: "T4", samplesAvailable: 10, uplinkMbps: 0, downlinkMbps: 1 }], minSamplesPerRound: 5`,
-      /^clients\[0\]\.uplinkMbps: must be a finite number > 0/,
+      /^clients\[0\]\.uplinkMbps: must be a finite number from/,
     ],
     [
       `clients: [{ id: "x", device: { peakTflops: { fp32: -1 }, memoryBwGbps: 1, memoryGb: 1 }, samplesAvailable: 10, uplinkMbps: 1, downlinkMbps: 1 }], minSamplesPerRound: 5`,
-      /^clients\[0\]\.device\.peakTflops\.fp32: must be a finite number > 0/,
+      /^clients\[0\]\.device\.peakTflops\.fp32: must be a finite number from/,
     ],
     [`clients: [], minSamplesPerRound: 5`, /^clients: must not be an empty list/],
-    [`${CLIENTS}, minSamplesPerRound: 0`, /^minSamplesPerRound: must be a finite number > 0/],
+    [`${CLIENTS}, minSamplesPerRound: 0`, /^minSamplesPerRound: must be a finite number from 1 to/],
     [`${CLIENTS}, minSamplesPerRound: 5, maxLocalSteps: 0`, /^maxLocalSteps: must be an integer from 1/],
   ])('bad input %# is BAD_USER_INPUT naming the field', async (args, message) => {
     const r = await run(

@@ -479,7 +479,7 @@ describe('planFleet over GraphQL and the CLI', () => {
     [`${JOBS.replace('"rn50"', '"bert"')}`, /^jobs\[1\]\.id: duplicate id "bert"/],
     [
       `${JOBS.replace('deadlineHours: 12', 'deadlineHours: -1')}`,
-      /^jobs\[0\]\.deadlineHours: must be a finite number > 0/,
+      /^jobs\[0\]\.deadlineHours: must be a finite number from 0.001 to/,
     ],
     [`${JOBS}, inventory: [{ gpu: "B9000", count: 4 }]`, /^inventory\[0\]\.gpu: unknown GPU "B9000"/],
     [`${JOBS}, inventory: [{ gpu: "T4", count: -4 }]`, /^inventory\[0\]\.count: must be an integer from 0/],
@@ -494,7 +494,7 @@ describe('planFleet over GraphQL and the CLI', () => {
     ],
     [
       `${JOBS}, inventory: [{ gpu: "T4", count: 4 }], timeLimitSeconds: 0`,
-      /^timeLimitSeconds: must be a finite number > 0 and <= 60/,
+      /^timeLimitSeconds: must be a finite number from 0.1 to 60 seconds/,
     ],
     [
       `${JOBS.replace('deadlineHours: 12', 'deadlineHours: 12, releaseHours: 12')}, inventory: [{ gpu: "T4", count: 4 }]`,
@@ -502,7 +502,7 @@ describe('planFleet over GraphQL and the CLI', () => {
     ],
     [
       `${JOBS.replace('deadlineHours: 12', 'deadlineHours: 12, releaseHours: -1')}, inventory: [{ gpu: "T4", count: 4 }]`,
-      /^jobs\[0\]\.releaseHours: must be a finite number >= 0/,
+      /^jobs\[0\]\.releaseHours: must be 0 or a finite number from 0.001/,
     ],
     [
       `${JOBS}, inventory: [{ gpu: "T4", count: 4 }], timeSlots: 0`,

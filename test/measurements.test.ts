@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runtimeConfig, setRuntimeConfig } from '../service/config.js';
 import { closeMeasurementStore } from '../service/measurements.js';
@@ -168,7 +169,56 @@ describe('recordMeasurements', () => {
   });
 });
 
-describe('recorded runs survive a restart', () => {
+/** One POST on a fresh connection (so the cluster may hand it to any worker). */
+function postFresh(base: string, body: unknown): Promise<{ data: Record<string, any> }> {
+  return new Promise((resolve, reject) => {
+    const payload = JSON.stringify(body);
+    const req = request(
+      `${base}/graphql`,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve(JSON.parse(text)));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+describe('recorded runs across processes', () => {
+  it('--workers 2 share the SQLite file: a run recorded through one worker calibrates the answers of all', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trainplan-workers-'));
+    try {
+      const server = await spawnServer({ workers: 2, env: { TRAINPLAN_DATA_DIR: dir } });
+      const before = (await postFresh(server.base, { query: PREDICT, variables: { input: config } })).data
+        .predict;
+      const recorded = await postFresh(server.base, {
+        query: RECORD,
+        variables: { runs: [{ ...config, stepTimeMs: before.stepTimeMs * 1.2, source: 'test' }] },
+      });
+      expect(recorded.data.recordMeasurements.stored).toBe(1);
+      // Fresh connections, round-robin over the workers: every answer knows the run.
+      for (let i = 0; i < 6; i++) {
+        const p = (await postFresh(server.base, { query: PREDICT, variables: { input: config } })).data
+          .predict;
+        expect(p.calibrationRuns).toBe(1);
+      }
+      // ... and both workers answered some of them.
+      const served = server.logs.filter((l) => l.msg === 'request' && l.operationName === '{predict}');
+      expect(new Set(served.map((l) => l.pid)).size).toBe(2);
+      expect(await server.stop('SIGTERM')).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('a run recorded through one server process is there, and used, after it restarts', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'trainplan-restart-'));
     const post = async (base: string, query: string, variables: Record<string, unknown>) => {

@@ -405,31 +405,37 @@ describe('load shedding', () => {
 });
 
 describe('the server process', () => {
-  it('on SIGTERM finishes the request in flight, refuses new connections, then exits 0', async () => {
-    const srv = await spawnServer();
+  it('on SIGTERM fails /ready first while still serving (answers close their connection), finishes the request in flight, and exits 0', async () => {
+    const srv = await spawnServer({ args: ['--shutdown-delay-ms', '1500', '--time-budget-ms', '10000'] });
     try {
       const query = JSON.stringify({
         query:
           '{ recommend(input: { workload: { model: "resnet50_v1.5", samples: 1e8 }, maxNodes: 2, limit: 1 }) { status plans { costUsd } } }',
       });
-      let refused = '';
+      let readyDuringDelay = 0;
+      let servedDuringDelay = '';
       const answer = await splitPost(srv.url, query, async () => {
         await sleep(300); // the server has the headers: the request is in flight
         srv.proc.kill('SIGTERM');
-        await sleep(500);
-        try {
-          await fetch(`${srv.base}/health`);
-          refused = 'accepted';
-        } catch (e) {
-          refused = String((e as { cause?: { code?: string } }).cause?.code ?? e);
-        }
+        await sleep(300);
+        readyDuringDelay = (await fetch(`${srv.base}/ready`)).status;
+        const health = await fetch(`${srv.base}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"query":"{ __typename }"}',
+        });
+        servedDuringDelay = `${health.status} ${health.headers.get('connection')}`;
+        await sleep(1700);
       });
-      expect(refused).toBe('ECONNREFUSED');
+      expect(readyDuringDelay).toBe(503);
+      expect(servedDuringDelay).toBe('200 close');
       expect(answer.status).toBe(200);
       expect(JSON.parse(answer.text).data.recommend.status).toBe('COMPLETE');
       expect(await srv.exited).toBe(0);
       const msgs = srv.logs.map((l) => l.msg);
-      expect(msgs).toContain('shutting down: finishing in-flight requests, refusing new ones');
+      expect(msgs).toContain(
+        'shutting down: /ready fails, then the port closes and accepted requests finish',
+      );
       expect(msgs.indexOf('stopped')).toBeGreaterThan(msgs.lastIndexOf('request'));
     } finally {
       await srv.stop('SIGKILL');

@@ -63,7 +63,13 @@ const request = (rentA100: number, runs: [number, number]): ProcurementRequest =
   efficiency: loadEfficiency(),
 });
 
-/** Brute force over every purchase count and every split of each job's monthly runs over all its owned configurations and renting. */
+/**
+ * Brute force over every schedule of GPUs in service, month by month (nondecreasing, none before the
+ * lead time lets an order arrive), and every split of each month's runs of each job over all its
+ * owned configurations and renting: dynamic programming over the months with the count in service
+ * as the state. Each GPU in service costs price / lifetime a month (its capital spread over the
+ * months it serves), so the total is the sum over months.
+ */
 function bruteForce(r: ProcurementRequest): number {
   const buy = r.options[0].buy!;
   const plans = (gpu: typeof A100, j: number) =>
@@ -94,20 +100,20 @@ function bruteForce(r: ProcurementRequest): number {
         .flatMap((o) => plans(o.gpu, j).map((p) => p.gpuh * o.rentUsdPerGpuHour!)),
     ),
   );
-  const runs = r.jobs.map((j) => j.runsByMonth[0]);
+  const peak = r.jobs.map((j) => Math.max(...j.runsByMonth));
   const power = (buy.powerW / 1000) * buy.electricityUsdPerKwh;
   const cap = r.hoursPerMonth * buy.utilization;
   const maxN =
-    Math.ceil(runs.reduce((s, R, j) => s + R * Math.max(0, ...owned[j].map((p) => p.gpuh)), 0) / cap) + 4;
-  let best = Infinity;
+    Math.ceil(peak.reduce((s, R, j) => s + R * Math.max(0, ...owned[j].map((p) => p.gpuh)), 0) / cap) + 4;
   // All splits of R runs into k parts.
   const splits = (R: number, k: number): number[][] =>
     k === 1
       ? [[R]]
       : Array.from({ length: R + 1 }, (_, a) => splits(R - a, k - 1).map((rest) => [a, ...rest])).flat();
-  const perJob = r.jobs.map((_, j) => splits(runs[j], owned[j].length + 1));
-  for (let n = 0; n <= maxN; n++) {
-    const capital = (n * buy.usdPerGpu * H) / buy.lifetimeMonths;
+  /** Least power and rental cost of one month's runs with n GPUs in service. */
+  const operating = (runs: number[], n: number) => {
+    let best = Infinity;
+    const perJob = r.jobs.map((_, j) => splits(runs[j], owned[j].length + 1));
     for (const s0 of perJob[0])
       for (const s1 of perJob[1]) {
         let gpuh = 0,
@@ -123,9 +129,23 @@ function bruteForce(r: ProcurementRequest): number {
           });
           monthly += s[owned[j].length] * rentPerRun[j];
         }
-        if (ok && gpuh <= n * cap + 1e-9) best = Math.min(best, capital + H * monthly);
+        if (ok && gpuh <= n * cap + 1e-9) best = Math.min(best, monthly);
       }
+    return best;
+  };
+  const perGpuMonth = buy.usdPerGpu / buy.lifetimeMonths;
+  const lead = buy.leadTimeMonths ?? 0;
+  let cost = Array.from({ length: maxN + 1 }, (_, n) => (n === 0 ? 0 : Infinity));
+  for (let m = 1; m <= H; m++) {
+    const runs = r.jobs.map((job) => job.runsByMonth[m - 1]);
+    const next = cost.map((_, n) => {
+      if (n > 0 && m <= lead) return Infinity;
+      const before = Math.min(...cost.slice(0, n + 1));
+      return before + n * perGpuMonth + operating(runs, n);
+    });
+    cost = next;
   }
+  const best = Math.min(...cost);
   return best;
 }
 
@@ -191,7 +211,35 @@ describe('planProcurement (library)', () => {
         .reduce((s, a) => s + a.runsPerMonth, 0);
     expect(carried(5)).toBe(12);
     expect(carried(1)).toBe(5);
-    expect(p.stats.variables).toBeLessThan(60); // two month groups, not twelve
+    expect(p.stats.variables).toBeLessThan(80); // three segments of consecutive months, not twelve
+  });
+
+  it('purchases are scheduled: growing demand buys more later, a lead time rents until the order arrives; both equal brute force over every monthly schedule', async () => {
+    // Half a year of light work, then the full portfolio: buying for it in month 1 pays six idle months.
+    const growth = request(2.6, [3, 5]);
+    growth.jobs[0].runsByMonth = [0, 0, 0, 0, 0, 0, 3, 3, 3, 3, 3, 3];
+    growth.jobs[1].runsByMonth = [1, 1, 1, 1, 1, 1, 5, 5, 5, 5, 5, 5];
+    const p = await planProcurement(growth);
+    expect(p.status).toBe('OPTIMAL');
+    expect(verifyProcurementPlan(growth, p)).toEqual([]);
+    expect(p.totalUsd!).toBeCloseTo(bruteForce(growth), 4);
+    expect(p.orders.map((o) => o.arrivalMonth)).toContain(7);
+    // Capital is charged from arrival: a GPU arriving in month 7 serves 6 of the 12 months.
+    for (const o of p.orders)
+      expect(o.capitalUsd).toBeCloseTo((o.count * 12000 * (12 - o.arrivalMonth + 1)) / 36, 6);
+
+    const lead = request(2.6, [3, 5]);
+    lead.options[0] = { ...lead.options[0], buy: { ...lead.options[0].buy!, leadTimeMonths: 3 } };
+    const q = await planProcurement(lead);
+    expect(q.status).toBe('OPTIMAL');
+    expect(verifyProcurementPlan(lead, q)).toEqual([]);
+    expect(q.totalUsd!).toBeCloseTo(bruteForce(lead), 4);
+    for (const o of q.orders) expect(o.arrivalMonth).toBe(o.orderMonth + 3);
+    for (const m of q.months.slice(0, 3)) {
+      expect(m.ownedGpus).toEqual([]);
+      expect(m.ownedGpuHours).toBe(0);
+    }
+    expect(q.months[3].ownedGpus.length).toBeGreaterThan(0);
   });
 
   it('infeasible portfolios say which job and why: memory, deadline, purchase cap without renting', async () => {
@@ -257,9 +305,14 @@ describe('planProcurement (library)', () => {
     ).toMatch(/runs planned, \d+ needed/);
     expect(
       tweak((p) => {
-        p.purchases[0].count = 0;
+        p.orders = [];
       }),
-    ).toMatch(/owned A100-SXM4-80GB needed at once, 0 bought|capacity/);
+    ).toMatch(/owned A100-SXM4-80GB needed at once, 0 in service/);
+    expect(
+      tweak((p) => {
+        p.orders[0].arrivalMonth += 1;
+      }),
+    ).toMatch(/arrives in \d+; the lead time is 0 months/);
     expect(
       tweak((p) => {
         p.totalUsd! *= 0.95;
@@ -297,6 +350,22 @@ describe('planProcurement over GraphQL', () => {
     expect(p.breakEven[0].note).toMatch(/buying pays/);
   });
 
+  it('orders with a lead time: when to order, when the GPUs arrive, what is in service each month', async () => {
+    const r =
+      await run(`{ planProcurement(input: { horizonMonths: 12, jobs: [{ id: "rn50", workload: { model: "resnet50_v1.5", samples: 1.28e8 }, runsPerMonth: 9, deadlineHours: 30, batchSizes: [128] }],
+      precisions: [AMP_FP16], maxNodes: 1,
+      options: [{ gpu: "A100-SXM4-80GB", buy: { usdPerGpu: 12000, lifetimeMonths: 36, leadTimeMonths: 2 }, rentUsdPerGpuHour: 2.6 }] }) {
+      status orders { gpu { id } count orderMonth arrivalMonth capitalUsd } months { month rentedGpuHours ownedGpus { gpu { id } count } } } }`);
+    expect(r.errors).toBeUndefined();
+    const p = r.data!.planProcurement;
+    expect(p.status).toBe('OPTIMAL');
+    expect(p.orders.length).toBeGreaterThan(0);
+    for (const o of p.orders) expect(o.arrivalMonth).toBe(o.orderMonth + 2);
+    expect(p.months[0].ownedGpus).toEqual([]);
+    expect(p.months[0].rentedGpuHours).toBeGreaterThan(0);
+    expect(p.months[2].ownedGpus[0].gpu.id).toBe('A100-SXM4-80GB');
+  });
+
   it.each([
     ['options: []', /^options: must list at least one GPU type/],
     [
@@ -309,11 +378,11 @@ describe('planProcurement over GraphQL', () => {
     ],
     [
       'options: [{ gpu: "A100-SXM4-80GB", buy: { usdPerGpu: 12000, utilization: 1.5 } }]',
-      /^options\[0\]\.buy\.utilization: must be a finite number > 0 and <= 1/,
+      /^options\[0\]\.buy\.utilization: must be a finite number from 0.01 to 1/,
     ],
     [
       'options: [{ gpu: "A100-SXM4-80GB", buy: { usdPerGpu: -1 } }]',
-      /^options\[0\]\.buy\.usdPerGpu: must be a finite number >= 0/,
+      /^options\[0\]\.buy\.usdPerGpu: must be 0 or a finite number from 0.01/,
     ],
     ['options: [{ gpu: "T4" }, { gpu: "T4" }]', /^options\[1\]\.gpu: T4 is listed twice/],
   ])('bad input %# is BAD_USER_INPUT naming the field', async (args, message) => {

@@ -4,7 +4,7 @@
 // buildModel, so a config and the zoo entry for the same model give the same layers. Keys and
 // defaults follow the transformers library's configuration classes (configuration_<type>.py).
 import { createHash } from 'node:crypto';
-import { InputError } from '../input-error.js';
+import { InputError, shownValue } from '../input-error.js';
 import type { ModelDef } from '../types.js';
 import { buildModel } from '../zoo/index.js';
 import type { ZooEntry } from '../zoo/spec.js';
@@ -41,6 +41,9 @@ class Reader {
     readonly field: string,
   ) {}
 
+  /** Dimensions the config left out and Hugging Face's defaults for the model type filled in, as "key value". */
+  readonly defaulted: string[] = [];
+
   fail(message: string): never {
     throw new InputError(this.field, message);
   }
@@ -54,12 +57,15 @@ class Reader {
     const names = Array.isArray(keys) ? keys : [keys];
     const key = names.find((k) => this.has(k));
     if (key === undefined) {
-      if (dflt !== undefined) return dflt;
+      if (dflt !== undefined) {
+        this.defaulted.push(`${names[0]} ${dflt}`);
+        return dflt;
+      }
       this.fail(`config lacks "${names[0]}"${names.length > 1 ? ` (or ${names.slice(1).join(', ')})` : ''}`);
     }
     const v = this.cfg[key];
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max)
-      this.fail(`"${key}" must be an integer from 1 to ${max} (got ${JSON.stringify(v)?.slice(0, 40)})`);
+      this.fail(`"${key}" must be an integer from 1 to ${max} (got ${shownValue(v)})`);
     return v;
   }
 
@@ -67,23 +73,21 @@ class Reader {
     if (!this.has(key)) return dflt;
     const v = this.cfg[key];
     if (typeof v !== 'number' || !Number.isFinite(v))
-      this.fail(`"${key}" must be a number (got ${JSON.stringify(v)?.slice(0, 40)})`);
+      this.fail(`"${key}" must be a number (got ${shownValue(v)})`);
     return v;
   }
 
   bool(key: string, dflt: boolean): boolean {
     if (!this.has(key)) return dflt;
     const v = this.cfg[key];
-    if (typeof v !== 'boolean')
-      this.fail(`"${key}" must be true or false (got ${JSON.stringify(v)?.slice(0, 40)})`);
+    if (typeof v !== 'boolean') this.fail(`"${key}" must be true or false (got ${shownValue(v)})`);
     return v;
   }
 
   str(key: string, dflt: string): string {
     if (!this.has(key)) return dflt;
     const v = this.cfg[key];
-    if (typeof v !== 'string')
-      this.fail(`"${key}" must be a string (got ${JSON.stringify(v)?.slice(0, 40)})`);
+    if (typeof v !== 'string') this.fail(`"${key}" must be a string (got ${shownValue(v)})`);
     return v;
   }
 }
@@ -132,6 +136,12 @@ export function fromHuggingFaceConfig(config: unknown, o: ImportOptions = {}): I
     return s;
   };
   const built = build(type, c, seqLen, notes);
+  // Say which dimensions were not in the config: `{"model_type": "llama"}` alone is Llama-2-7B by
+  // Hugging Face's defaults, which is rarely what a client meant to send.
+  if (c.defaulted.length)
+    notes.push(
+      `the config does not give ${c.defaulted.length === 1 ? 'this dimension' : 'these dimensions'}; ${raw}'s Hugging Face defaults were used: ${[...new Set(c.defaulted)].join(', ')}`,
+    );
   const hash = createHash('sha1')
     .update(JSON.stringify(config))
     .update(`@${built.entry.seqLen ?? built.entry.imageSize}`)

@@ -3,7 +3,7 @@
 // array of layers or an object { layers, name?, batchElement?, throughputUnit?, unitsPerBatchElement?,
 // seqLen?, imageSize?, optimizer?, batchSizes? }. Dimensions are per sample, as in the zoo.
 import { createHash } from 'node:crypto';
-import { InputError } from '../input-error.js';
+import { InputError, shownValue } from '../input-error.js';
 import { convOut } from '../layers.js';
 import type { Layer, LayerType, ModelDef, OptimizerKind, SampleUnit } from '../types.js';
 import { IMPORT_LIMITS, type ImportedModel, type ImportOptions } from './types.js';
@@ -74,29 +74,24 @@ function checkValue(v: unknown, kind: Kind, where: string, fail: (m: string) => 
     typeof x === 'number' && Number.isInteger(x) && x >= min && x <= max;
   if (Array.isArray(kind)) {
     if (typeof v !== 'string' || !kind.includes(v))
-      fail(`${where} must be one of ${kind.join(', ')} (got ${JSON.stringify(v)?.slice(0, 40)})`);
+      fail(`${where} must be one of ${kind.join(', ')} (got ${shownValue(v)})`);
     return v;
   }
   switch (kind) {
     case 'int':
     case 'int0':
       if (!isInt(v, kind === 'int' ? 1 : 0))
-        fail(
-          `${where} must be an integer from ${kind === 'int' ? 1 : 0} to ${max} (got ${JSON.stringify(v)?.slice(0, 40)})`,
-        );
+        fail(`${where} must be an integer from ${kind === 'int' ? 1 : 0} to ${max} (got ${shownValue(v)})`);
       return v;
     case 'bool':
-      if (typeof v !== 'boolean')
-        fail(`${where} must be true or false (got ${JSON.stringify(v)?.slice(0, 40)})`);
+      if (typeof v !== 'boolean') fail(`${where} must be true or false (got ${shownValue(v)})`);
       return v;
     case 'pair':
     case 'pair0': {
       const min = kind === 'pair' ? 1 : 0;
       if (isInt(v, min)) return v;
       if (Array.isArray(v) && v.length === 2 && v.every((x) => isInt(x, min))) return v;
-      return fail(
-        `${where} must be an integer from ${min} or a pair [h, w] of them (got ${JSON.stringify(v)?.slice(0, 40)})`,
-      );
+      return fail(`${where} must be an integer from ${min} or a pair [h, w] of them (got ${shownValue(v)})`);
     }
   }
   return fail(`${where}: unknown kind`);
@@ -110,9 +105,7 @@ export function checkLayer(raw: unknown, where: string, fail: (m: string) => nev
   const type = obj.type as LayerType;
   const spec = LAYER_FIELDS[type];
   if (typeof type !== 'string' || !spec)
-    fail(
-      `${where}.type must be one of ${LAYER_TYPES.join(', ')} (got ${JSON.stringify(obj.type)?.slice(0, 40)})`,
-    );
+    fail(`${where}.type must be one of ${LAYER_TYPES.join(', ')} (got ${shownValue(obj.type)})`);
   const out: Record<string, unknown> = { type };
   for (const [key, v] of Object.entries(obj)) {
     if (key === 'type' || v === null || v === undefined) continue;

@@ -178,6 +178,18 @@ export function fromOnnx(bytes: Uint8Array, o: OnnxOptions = {}): ImportedModel 
   return new GraphCoster(model, graph, o, fail).run(bytes);
 }
 
+/**
+ * ONNX dimensions are non-negative integers; the import takes them up to IMPORT_LIMITS.dimension.
+ * A negative one would give negative parameters, FLOPs and memory that predict would answer with.
+ */
+function checkDims(what: string, dims: number[], fail: (m: string) => never): void {
+  for (const [i, d] of dims.entries())
+    if (!Number.isSafeInteger(d) || d < 0 || d > IMPORT_LIMITS.dimension)
+      fail(
+        `${what} has dimension ${d} at position ${i}; dimensions are integers from 0 to ${IMPORT_LIMITS.dimension.toExponential()}`,
+      );
+}
+
 class GraphCoster {
   readonly tensors = new Map<string, Tensor>();
   readonly valueInfo = new Map<string, Dims>();
@@ -256,6 +268,7 @@ class GraphCoster {
     for (const t of this.graph.initializer ?? []) {
       if (!t.name) continue;
       const dims = (t.dims ?? []).map((d) => num(d as Long));
+      checkDims(`initializer "${t.name.slice(0, 80)}"`, dims, this.fail);
       this.tensors.set(t.name, {
         dims,
         dtype: t.dataType ?? 0,
@@ -273,6 +286,7 @@ class GraphCoster {
     for (const [i, d] of dims.entries()) {
       const value = num(d.dimValue as Long),
         param = d.dimParam ?? '';
+      if (!param) checkDims(`"${(vi.name ?? '').slice(0, 80)}"`, [value], this.fail);
       if (!param && value > 0) {
         if (isInput && i === 0 && value > 1) this.fixedBatch = value;
         out.push(value);
