@@ -154,6 +154,9 @@ export function formatLlmEvaluation(eff: Efficiency = loadEfficiency()): string 
   ].join('\n\n');
 }
 
+/** A run's publisher: its source repository (or page) without the commit and path. */
+const sourceOf = (r: LlmRun) => r.source.replace(/@.*$/, '').replace(/ \(.*$/, '');
+
 /** A model's family: its name without the size ("Llama-3.1-70B" -> "Llama-3.1"). */
 export const familyOf = (model: string) => model.replace(/[-_ ]?[\d.]+[BTM]\b.*$/i, '');
 
@@ -224,11 +227,30 @@ export function fitSoftware(eff: Efficiency = loadEfficiency()) {
   const runs = loadLlmRuns().filter((r) => r.isLatest && r.tokensPerSecondPerGpu !== null);
   const fits: Partial<Record<SoftwareStack, ReturnType<typeof fitStack>>> = {};
   const heldOut: { family: string; stack: SoftwareStack; rows: number; mape: number }[] = [];
+  const heldOutBySource: { source: string; stack: SoftwareStack; rows: number; mape: number }[] = [];
   const heldOutLogErrors: Partial<Record<SoftwareStack, number[]>> = {};
   const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
   for (const stack of FITTED_STACKS) {
     const mine = runs.filter((r) => stackOfFramework(r.framework) === stack);
     fits[stack] = fitStack(mine, stack, eff);
+    // Leave-one-source-out: each publisher's runs predicted with effects fitted on the others'.
+    for (const source of [...new Set(mine.map((r) => sourceOf(r)))].sort()) {
+      const { loss: _loss, ...effects } = fitStack(
+        mine.filter((r) => sourceOf(r) !== source),
+        stack,
+        eff,
+      );
+      const restore = overrideStackEffects(stack, effects);
+      try {
+        const ps = mine
+          .filter((r) => sourceOf(r) === source)
+          .map((r) => predictLlmRun(r, archs, stack, eff))
+          .filter((p) => p.tokensPerSecondPerGpu !== undefined);
+        if (ps.length) heldOutBySource.push({ source, stack, rows: ps.length, mape: mean(ps.map(ape)) });
+      } finally {
+        restore();
+      }
+    }
     for (const family of [...new Set(mine.map((r) => familyOf(r.model)))].sort()) {
       const fit = fitStack(
         mine.filter((r) => familyOf(r.model) !== family),
@@ -252,12 +274,15 @@ export function fitSoftware(eff: Efficiency = loadEfficiency()) {
     }
   }
   const rows = heldOut.reduce((n, h) => n + h.rows, 0);
+  const sourceRows = heldOutBySource.reduce((n, h) => n + h.rows, 0);
   return {
     fits,
     heldOut,
     heldOutLogErrors,
     heldOutMape: heldOut.reduce((s, h) => s + h.mape * h.rows, 0) / rows,
     heldOutRows: rows,
+    heldOutBySource,
+    heldOutBySourceMape: heldOutBySource.reduce((s, h) => s + h.mape * h.rows, 0) / sourceRows,
   };
 }
 
@@ -272,6 +297,11 @@ export function formatSoftwareFit(f: ReturnType<typeof fitSoftware>): string {
     '| stack | family held out | rows | MAPE |',
     '|---|---|---:|---:|',
     ...f.heldOut.map((h) => `| ${h.stack} | ${h.family} | ${h.rows} | ${pct(h.mape)} |`),
+    '',
+    `Held out by source (fitted on the other publishers' runs): MAPE ${pct(f.heldOutBySourceMape)}`,
+    '| stack | source held out | rows | MAPE |',
+    '|---|---|---:|---:|',
+    ...f.heldOutBySource.map((h) => `| ${h.stack} | ${h.source} | ${h.rows} | ${pct(h.mape)} |`),
   ].join('\n');
 }
 

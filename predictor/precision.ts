@@ -164,8 +164,8 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
   },
   FP8: {
     precision: 'FP8',
-    math: { matmul: 'fp8', reduction: 'fp32', pointwise: 'bf16', gather: 'bf16' },
-    activation: { matmul: 'bf16', reduction: 'bf16', pointwise: 'bf16', gather: 'bf16' },
+    math: { matmul: 'fp8', reduction: 'fp32', pointwise: 'bf16', gather: 'fp32' },
+    activation: { matmul: 'bf16', reduction: 'fp32', pointwise: 'bf16', gather: 'fp32' },
     // Transformer Engine's recipe as Megatron-Core runs it: bf16 weights, fp32 gradients (its
     // main_grad buffers), fp32 master weights and moments in the optimizer, FP8 only for GEMM inputs:
     // each weight's FP8 copy and its transpose are kept for the step, and each Linear saves its
