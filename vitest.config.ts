@@ -1,4 +1,6 @@
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
@@ -15,5 +17,8 @@ export default defineConfig({
     environment: 'node',
     setupFiles: ['reflect-metadata'],
     testTimeout: 60_000,
+    // Answers depend on recorded runs: tests never read a developer's own store (nor write to it).
+    // A folder that does not exist means no runs; tests that record use their own folders.
+    env: { TRAINPLAN_DATA_DIR: join(tmpdir(), `trainplan-tests-no-runs-${process.pid}`), DATABASE_URL: '' },
   },
 });

@@ -3,7 +3,7 @@
 // on every row, checks onnxruntime reproduces it, and writes seeds/predictor.onnx, predictor.json
 // and PREDICTOR_CARD.md. Deterministic: the same data and seed give the same files.
 // `--evaluate-only` prints the validation without writing anything.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { LLM_CARD_HEADING } from './evaluate-llm.js';
 import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
 import {
@@ -20,8 +20,84 @@ import { predictEnsemble } from '../predictor/learned/gbdt.js';
 import { ensembleToOnnx, loadOnnxCorrection } from '../predictor/learned/onnx.js';
 import { META_FILE, MODEL_FILE, type Interval, type LearnedMeta } from '../predictor/learned/model.js';
 import { PRECISIONS, type Precision } from '../predictor/types.js';
+import {
+  calibrateGenerations,
+  type GenerationCalibration,
+} from '../predictor/learned/generation-intervals.js';
 
 import { pathToFileURL } from 'node:url';
+
+const progress = (s: string) => console.error(s);
+
+/**
+ * Leave-one-generation-out cross-validation: the intervals of GPUs of an unmeasured generation or
+ * vendor, and their coverage measured on each generation held out of the calibration as well.
+ */
+export function generationCalibration(ex: Example[], unmeasuredGpu: Interval): GenerationCalibration {
+  progress(
+    'cross-validation holding out whole GPU generations (for the intervals of unmeasured generations and vendors)',
+  );
+  const byGeneration = crossValidate(ex, 'generation', true, PARAMS, progress);
+  return calibrateGenerations(
+    ex.map((e, i) => ({
+      generation: e.gpu.generation,
+      logError: Math.log(byGeneration[i] / e.row.throughput!),
+    })),
+    unmeasuredGpu,
+  );
+}
+
+const CARD_FILE = new URL('../seeds/PREDICTOR_CARD.md', import.meta.url);
+const GENERATION_HEADING = '## Unmeasured generations and vendors';
+
+/** The model card's section on GPUs of unmeasured generations and vendors. */
+function generationSection(cal: GenerationCalibration, gpu: Interval): string {
+  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  const iv = (i: Interval) =>
+    `[${i.q10}, ${i.q90}] (x${Math.exp(i.q10).toFixed(2)} to x${Math.exp(i.q90).toFixed(2)} on the step time)`;
+  const rows = cal.coverage
+    .map(
+      (c) =>
+        `| ${c.generation} | ${c.rows} | ${pct(c.gpuInterval)} | ${pct(c.generationInterval)} | ${pct(c.vendorInterval)} |`,
+    )
+    .join('\n');
+  return `${GENERATION_HEADING}
+
+A GPU that is the only unmeasured one of a measured generation gets the leave-one-GPU-out interval ${iv(gpu)}. A GPU of a generation no measured GPU belongs to (Blackwell, Ada, ...) gets the P10/P90 of leave-one-generation-out errors, ${iv(cal.unmeasuredGeneration)}; one of a vendor with no measured GPU at all (AMD, Google) gets the widest per-generation interval, ${iv(cal.unmeasuredVendor)}: every measured row is NVIDIA's, so no vendor can be held out, and the worst generation seen is the floor. Coverage of the P10-P90 interval on each generation held out of both training and calibration (the interval computed from the other generations' held-out errors; 80% intended):
+
+| held-out generation | rows | leave-one-GPU-out interval | leave-one-generation-out interval | widest-generation (vendor) interval |
+|---|---:|---:|---:|---:|
+${rows}
+`;
+}
+
+/** Replaces (or appends) the generation section of the model card. */
+function writeGenerationSection(cal: GenerationCalibration, gpu: Interval): void {
+  const card = readFileSync(CARD_FILE, 'utf8');
+  const at = card.indexOf(GENERATION_HEADING);
+  const head = at < 0 ? card.trimEnd() + '\n\n' : card.slice(0, at);
+  const next = at < 0 ? -1 : card.indexOf('\n## ', at + GENERATION_HEADING.length);
+  const tail = next < 0 ? '' : card.slice(next + 1);
+  writeFileSync(CARD_FILE, head + generationSection(cal, gpu) + (tail ? '\n' + tail : ''));
+}
+
+/**
+ * `--generation-intervals`: adds the generation and vendor intervals (and their coverage) to the
+ * shipped seeds/predictor.json without refitting the model, whose trees do not depend on them.
+ */
+export function writeGenerationIntervals(): GenerationCalibration {
+  const meta = JSON.parse(readFileSync(META_FILE, 'utf8')) as LearnedMeta;
+  const cal = generationCalibration(
+    examples(loadMeasurements(), loadEfficiency()),
+    meta.intervals.unmeasuredGpu,
+  );
+  meta.intervals.unmeasuredGeneration = cal.unmeasuredGeneration;
+  meta.intervals.unmeasuredVendor = cal.unmeasuredVendor;
+  meta.validation.generationCoverage = cal.coverage;
+  writeFileSync(META_FILE, JSON.stringify(meta, null, 1) + '\n');
+  writeGenerationSection(cal, meta.intervals.unmeasuredGpu);
+  return cal;
+}
 
 /** `log` receives every progress line (the CLI turns the folds into a progress bar). */
 export async function trainPredictor(
@@ -124,11 +200,15 @@ export async function trainPredictor(
     const idx = all.filter((i) => ex[i].row.precision === p);
     if (idx.length >= 30) byPrecision[p] = interval(logStepErr(oof.combination!, idx));
   }
+  const unmeasuredGpu = interval(logStepErr(oof.gpu!, all));
+  const generations = generationCalibration(ex, unmeasuredGpu);
   const intervals = {
     byPrecision,
     measuredModel: interval(logStepErr(oof.combination!, all)),
     unmeasuredModel: interval(logStepErr(byModel, all)),
-    unmeasuredGpu: interval(logStepErr(oof.gpu!, all)),
+    unmeasuredGpu,
+    unmeasuredGeneration: generations.unmeasuredGeneration,
+    unmeasuredVendor: generations.unmeasuredVendor,
   };
   const coverage = mean(
     all.map((i) => {
@@ -176,6 +256,7 @@ export async function trainPredictor(
       validation: {
         mape: summary,
         intervalCoverage: Number(coverage.toFixed(4)),
+        generationCoverage: generations.coverage,
         onnxMaxAbsDiff: maxDiff,
         inSampleMape: Number(inSample.toFixed(4)),
       },
@@ -197,19 +278,17 @@ Written by \`npm run train:predictor\` (cli/train-predictor.ts); do not edit by 
 ${sections.join('\n\n')}
 `;
     // The LLM section is written by `trainplan evaluate --llm --fit --write` (cli/evaluate-llm.ts): keep it.
-    const cardFile = new URL('../seeds/PREDICTOR_CARD.md', import.meta.url);
-    const previous = existsSync(cardFile) ? readFileSync(cardFile, 'utf8') : '';
-    const llm = previous.indexOf(LLM_CARD_HEADING);
-    writeFileSync(
-      cardFile,
-      llm >= 0
-        ? `${card}
-${previous.slice(llm)}`
-        : card,
-    );
+    const previous = existsSync(CARD_FILE) ? readFileSync(CARD_FILE, 'utf8') : '';
+    const llmAt = previous.indexOf(LLM_CARD_HEADING);
+    writeFileSync(CARD_FILE, card);
+    writeGenerationSection(generations, unmeasuredGpu);
+    if (llmAt >= 0) appendFileSync(CARD_FILE, `\n${previous.slice(llmAt)}`);
     log('wrote seeds/predictor.onnx, seeds/predictor.json, seeds/PREDICTOR_CARD.md');
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)
-  await trainPredictor(!process.argv.includes('--evaluate-only'));
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  if (process.argv.includes('--generation-intervals'))
+    console.log(JSON.stringify(writeGenerationIntervals(), null, 1));
+  else await trainPredictor(!process.argv.includes('--evaluate-only'));
+}

@@ -424,7 +424,7 @@ function startsOf(job: FleetJob, c: FleetCandidate, k: number, g: TimeGrid): Sta
   return out;
 }
 
-function buildModel(
+function buildFleetMip(
   r: FleetRequest,
   kept: FleetCandidate[][],
   skippable: boolean[],
@@ -514,7 +514,7 @@ function buildModel(
   };
 }
 
-type Built = ReturnType<typeof buildModel>;
+type Built = ReturnType<typeof buildFleetMip>;
 
 /** The objectives solved one after another (see the top of this file). */
 function phasesFor(r: FleetRequest, m: Built, skippable: boolean, placementOnly: boolean): LexPhase[] {
@@ -573,7 +573,7 @@ export function fleetMip(r: FleetRequest): {
   if (kept.some((c) => c.length === 0)) throw new Error('a job has no candidate');
   const limits = new Map(types.filter((t) => t.limit !== null).map((t) => [t.gpu.id, t.limit!]));
   const grid = timeGrid(r, kept);
-  const m = buildModel(
+  const m = buildFleetMip(
     r,
     kept,
     kept.map(() => false),
@@ -662,7 +662,7 @@ export async function planFleet(r: FleetRequest): Promise<FleetPlan> {
   const grid = timeGrid(subReq, sub);
 
   const solveWith = async (skippable: boolean, placementOnly: boolean) => {
-    const m = buildModel(
+    const m = buildFleetMip(
       subReq,
       sub,
       sub.map(() => skippable),

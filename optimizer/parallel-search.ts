@@ -341,6 +341,8 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         gpusPerNode: g,
         nodes,
         price: x.price,
+        optionIndex: 0,
+        costHi: 0,
         analyticalStepMs: stepTimeMs,
         stepTimeMs,
         stepLoMs: stepTimeMs,

@@ -320,7 +320,7 @@ function monthGroups(r: ProcurementRequest): Groups {
   return { months, runs };
 }
 
-function buildModel(r: ProcurementRequest, c: ProcurementCandidates, G: Groups, shortfall: boolean) {
+function buildProcurementMip(r: ProcurementRequest, c: ProcurementCandidates, G: Groups, shortfall: boolean) {
   const b = new MipBuilder('procurement');
   const H = r.horizonMonths;
   const nG = G.months.length;
@@ -443,6 +443,9 @@ function buildModel(r: ProcurementRequest, c: ProcurementCandidates, G: Groups, 
   return { model: b.build(), arrive, z, x, y, u };
 }
 
+/** The procurement MIP and the columns of its decisions (arrive: GPUs bought per type and month group, x: owned runs, y: rented runs). */
+type ProcurementMip = ReturnType<typeof buildProcurementMip>;
+
 /** The procurement MIP and its all-rent warm start (bench/solvers.ts hands it to both solvers). */
 export function procurementMip(r: ProcurementRequest): {
   model: MipModel;
@@ -451,7 +454,7 @@ export function procurementMip(r: ProcurementRequest): {
   kept: number;
 } {
   const c = procurementCandidates(r);
-  const m = buildModel(r, c, monthGroups(r), false);
+  const m = buildProcurementMip(r, c, monthGroups(r), false);
   return {
     model: m.model,
     start: allRent(m),
@@ -464,7 +467,7 @@ export function procurementMip(r: ProcurementRequest): {
  * Buy nothing, rent every run: feasible whenever every job can be rented, and a start that lets
  * HiGHS prune from the first node (20 jobs: 5.4 s cold, 1.9 s warm in bench/solvers.ts's instance).
  */
-function allRent(m: ReturnType<typeof buildModel>): MipStart | undefined {
+function allRent(m: ProcurementMip): MipStart | undefined {
   const start = new Array<number>(m.model.vars.length).fill(0);
   for (const [j, ys] of m.y.entries()) {
     for (const [g, yi] of ys.entries()) {
@@ -534,14 +537,14 @@ export async function planProcurement(r: ProcurementRequest): Promise<Procuremen
       hopeless,
     );
 
-  const m = buildModel(r, cands, G, false);
+  const m = buildProcurementMip(r, cands, G, false);
   const start = allRent(m);
   const res = await solveMip(m.model, { ...r.solve, start });
   notes.push(...res.notes);
   const size = modelSize(m.model);
   if (res.status === 'INFEASIBLE') {
     // Only purchase caps (maxCount) on jobs that cannot be rented can do this: find the runs that do not fit.
-    const d = buildModel(r, cands, G, true);
+    const d = buildProcurementMip(r, cands, G, true);
     const coefs = d.model.vars.map((v) => (v.name.startsWith('u_') ? 1 : 0));
     const lex = await solveLexicographic(d.model, [{ name: 'shortfall', coefs, sense: 'min' }], r.solve);
     const short: ShortJob[] = [];
@@ -565,7 +568,7 @@ export async function planProcurement(r: ProcurementRequest): Promise<Procuremen
   }
   if (!res.values) return none(res.status, res.solver, size, []);
 
-  const plan = decode(r, cands, G, m, res.values, {
+  const plan = planFromSolution(r, cands, G, m, res.values, {
     status: res.status,
     solver: res.solver,
     optimalityProven: res.optimalityProven,
@@ -582,13 +585,13 @@ export async function planProcurement(r: ProcurementRequest): Promise<Procuremen
   return plan;
 }
 
-function decode(
+function planFromSolution(
   r: ProcurementRequest,
-  c: ProcurementCandidates,
-  G: Groups,
-  m: ReturnType<typeof buildModel>,
-  v: number[],
-  meta: {
+  candidates: ProcurementCandidates,
+  groups: Groups,
+  mip: ProcurementMip,
+  values: number[],
+  outcome: {
     status: MipStatus;
     solver: string;
     optimalityProven: boolean;
@@ -603,10 +606,10 @@ function decode(
 ): ProcurementPlan {
   const orders: Order[] = [];
   r.options.forEach((o, t) =>
-    (m.arrive[t] ?? []).forEach((bi, g) => {
-      if (bi === null || v[bi] < 0.5) return;
-      const count = Math.round(v[bi]);
-      const arrivalMonth = G.months[g][0];
+    (mip.arrive[t] ?? []).forEach((bi, g) => {
+      if (bi === null || values[bi] < 0.5) return;
+      const count = Math.round(values[bi]);
+      const arrivalMonth = groups.months[g][0];
       orders.push({
         gpu: o.gpu,
         count,
@@ -618,26 +621,26 @@ function decode(
   );
   const allocations: Allocation[] = [];
   r.jobs.forEach((job, j) => {
-    c.owned[j].forEach((oc, k) => {
-      (m.x[j][k] ?? []).forEach((xi, g) => {
-        if (xi >= 0 && v[xi] > 0.5)
+    candidates.owned[j].forEach((oc, k) => {
+      (mip.x[j][k] ?? []).forEach((xi, g) => {
+        if (xi >= 0 && values[xi] > 0.5)
           allocations.push({
             jobId: job.id,
             owned: true,
             config: oc.config,
-            runsPerMonth: Math.round(v[xi]),
-            months: G.months[g],
+            runsPerMonth: Math.round(values[xi]),
+            months: groups.months[g],
           });
       });
     });
-    m.y[j].forEach((yi, g) => {
-      if (yi !== null && v[yi] > 0.5)
+    mip.y[j].forEach((yi, g) => {
+      if (yi !== null && values[yi] > 0.5)
         allocations.push({
           jobId: job.id,
           owned: false,
-          config: c.rent[j]!.config,
-          runsPerMonth: Math.round(v[yi]),
-          months: G.months[g],
+          config: candidates.rent[j]!.config,
+          runsPerMonth: Math.round(values[yi]),
+          months: groups.months[g],
         });
     });
   });
@@ -660,7 +663,7 @@ function decode(
     if (prev) prev.months = [...prev.months, ...a.months].sort((x, y) => x - y);
     else merged.set(key, { ...a, months: [...a.months] });
   }
-  return summarize(r, orders, [...merged.values()], meta);
+  return summarize(r, orders, [...merged.values()], outcome);
 }
 
 /** GPUs of each buyable type in service in each month (index: option, then month - 1). */

@@ -1,12 +1,14 @@
 // recommend with the learned correction applied: the analytical search finds every candidate that
-// fits, one batched onnxruntime call corrects all their step times, and only then do the deadline
-// (optionally at the P90 bound) and the budget apply. Without a learned model the analytical
-// estimate answers and the result says why.
-import { DEFAULT_SOFTWARE, modelFeaturesOf, type Software } from '../predictor/learned/features.js';
-import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
+// fits, one batched onnxruntime call corrects the step times of those the answer can depend on
+// (optimizer/pruned.ts), and only then do the deadline (optionally at the P90 bound) and the budget
+// apply. Without a learned model, or with predictor ANALYTICAL, the analytical estimate answers
+// and the result says why.
+import { DEFAULT_SOFTWARE, type Software } from '../predictor/learned/features.js';
+import type { LearnedState } from '../predictor/learned/model.js';
 import { DEFAULT_STACK, stackEffects, stackEvidence } from '../predictor/software.js';
 import type { UserEvidence } from '../predictor/learned/calibration.js';
-import { combine, type Efficiency } from '../predictor/step.js';
+import type { Efficiency } from '../predictor/step.js';
+import { correctAndRank } from './pruned.js';
 import { rankCandidates, searchCandidates } from './recommend.js';
 import type { Recommendation, RecommendRequest } from './search-types.js';
 
@@ -16,6 +18,9 @@ export interface CorrectedRecommendation extends Recommendation {
   predictorNote: string;
 }
 
+/** LEARNED: the analytical estimate with the learned correction (default); ANALYTICAL: the roofline alone. */
+export type PredictorChoice = 'LEARNED' | 'ANALYTICAL';
+
 export async function recommendCorrected(
   r: RecommendRequest,
   learned: LearnedState,
@@ -23,8 +28,17 @@ export async function recommendCorrected(
   software: Software = DEFAULT_SOFTWARE,
   /** A user's recorded runs: evidence and calibration for every candidate. */
   user?: UserEvidence,
+  choice: PredictorChoice = 'LEARNED',
+  /** Correct only the candidates the answer can depend on (optimizer/pruned.ts); false: all of them. */
+  prune = true,
 ): Promise<CorrectedRecommendation> {
   const search = searchCandidates(r, eff);
+  if (choice === 'ANALYTICAL')
+    return {
+      ...rankCandidates(r, search),
+      predictor: 'analytical',
+      predictorNote: 'the analytical estimate alone, as asked (predictor: ANALYTICAL)',
+    };
   if (!learned.predictor)
     return { ...rankCandidates(r, search), predictor: 'analytical', predictorNote: learned.reason };
   if (r.stack && r.stack !== DEFAULT_STACK) {
@@ -44,53 +58,10 @@ export async function recommendCorrected(
       predictorNote: stackEvidence(r.stack),
     };
   }
-  const m = modelFeaturesOf(r.model);
-  const items: CorrectionInput[] = search.candidates.map((c) => {
-    const gpu = r.gpus[c.gpuIndex];
-    // The learned model was trained on data-parallel runs only: on sharded or tensor/pipeline-
-    // parallel layouts it extrapolates from the same features (the breakdown carries the split's costs).
-    const exec = {
-      precision: c.precision,
-      batchSizePerGpu: c.batch,
-      gpusPerNode: c.gpusPerNode,
-      nodes: c.nodes,
-      gradAccumSteps: c.accum,
-      fp32UsesTf32: r.fp32UsesTf32 ?? true,
-      interNodeGbps: r.interNodeGbps(gpu),
-      parallelism: c.parallelism,
-    };
-    const step = combine(
-      c.compute,
-      {
-        totalMs: c.commTotalMs,
-        exposedMs: c.commExposedMs,
-        dataParallelMs: c.commDataParallelMs,
-        pipelineMs: c.commPipelineMs,
-      },
-      exec,
-    );
-    return {
-      modelId: r.model.id,
-      model: m,
-      gpu,
-      exec,
-      stepMs: c.analyticalStepMs,
-      breakdown: step.breakdown,
-      dominantMath: c.compute.dominantMath,
-      software,
-    };
-  });
-  const k = await learned.predictor.correct(items, user);
-  const name = learned.predictor.name;
+  const { recommendation } = await correctAndRank(r, search, learned.predictor, software, prune, user);
   return {
-    ...rankCandidates(r, search, {
-      mid: k.mid,
-      lo: k.lo,
-      hi: k.hi,
-      cases: k.cases.map((c) => `${c}; ${stackEvidence()}`),
-      predictor: name,
-    }),
-    predictor: name,
+    ...recommendation,
+    predictor: learned.predictor.name,
     predictorNote: 'learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md)',
   };
 }

@@ -15,10 +15,28 @@ import {
   type ComputeTime,
   type Efficiency,
 } from '../predictor/step.js';
+import type { Precision } from '../seeds/types.js';
+import {
+  evidenceLevel,
+  evidenceRank,
+  seedsMeasured,
+  type EvidenceLevel,
+} from '../predictor/learned/evidence.js';
 import { shardedSearch, type ShardedSearch } from './parallel-search.js';
 import {
+  dominated,
+  isStale,
+  perGpuOffer,
+  priceAgeDays,
+  pricingOptions,
+  STALE_PRICE_DAYS,
+  type Offer,
+  type PricingOption,
+} from './offers.js';
+import { usualGlobalBatch } from './global-batch.js';
+import {
   REJECT_REASONS,
-  searchSize,
+  SearchTimeout,
   type Candidate,
   type Plan,
   type Recommendation,
@@ -30,11 +48,13 @@ import {
 
 export {
   REJECT_REASONS,
-  searchSize,
+  SearchTimeout,
   type Candidate,
   type Objective,
   type ParallelismSearch,
   type Plan,
+  type PlanOffer,
+  type RankBy,
   type Recommendation,
   type RecommendRequest,
   type RejectReason,
@@ -43,198 +63,278 @@ export {
   type TimeScale,
 } from './search-types.js';
 
+/** The offers a request prices from: its own, or (library callers) a per-GPU price for each GPU. */
+export function offersOf(r: Pick<RecommendRequest, 'offers' | 'prices' | 'gpus'>): Offer[] {
+  if (r.offers) return r.offers;
+  return r.gpus.flatMap((g) => {
+    const own = r.prices?.[g.id];
+    const price = own ?? g.priceUsdPerGpuHour;
+    return price === null ? [] : [perGpuOffer(g.id, price, own !== undefined ? 'prices' : g.priceSource)];
+  });
+}
+
+/** Per GPU (same order as r.gpus), how it can be paid for. */
+export function optionsOf(r: RecommendRequest): PricingOption[][] {
+  const offers = offersOf(r);
+  return r.gpus.map((g) => pricingOptions(g, offers, r.interNodeGbps));
+}
+
+/** Candidates the search enumerates: per GPU, pricing option x precision x batch x GPUs per node that option holds x nodes. */
+export function searchSize(r: RecommendRequest, options: PricingOption[][] = optionsOf(r)): number {
+  let layouts = 0;
+  options.forEach((opts) => {
+    for (const o of opts) layouts += r.gpusPerNodeChoices.filter((g) => g <= o.maxPerNode).length;
+  });
+  return layouts * r.precisions.length * r.batchSizes.length * r.maxNodes;
+}
+
 export function recommend(r: RecommendRequest, eff: Efficiency): Recommendation {
   return rankCandidates(r, searchCandidates(r, eff));
 }
 
 export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
   const headroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;
-  const size = searchSize(r);
+  const optionsByGpu = optionsOf(r);
+  const size = searchSize(r, optionsByGpu);
   if (r.maxCandidates !== undefined && size > r.maxCandidates) {
     throw new InputError(
       'input',
-      `the search would enumerate ${size} candidates (gpus x precisions x batchSizes x gpusPerNode x maxNodes), more than the limit of ${r.maxCandidates}: narrow gpus, precisions, batchSizes or maxNodes`,
+      `the search would enumerate ${size} candidates (offers x precisions x batchSizes x gpusPerNode x maxNodes), more than the limit of ${r.maxCandidates}: narrow gpus, providers, precisions, batchSizes or maxNodes`,
     );
   }
   const cost = costOf(r.model);
   const rejected = new Map<RejectReason, number>();
   const reject = (why: RejectReason, n = 1) => rejected.set(why, (rejected.get(why) ?? 0) + n);
   const candidates: Candidate[] = [];
+  const options: PricingOption[] = [];
+  const levels: EvidenceLevel[] = [];
+  const unpricedGpus: string[] = [];
+  const smallestOomBatch = new Map<string, number>();
   let evaluated = 0;
   const needPrice = r.objective === 'COST' || r.budgetUsd !== undefined;
   const stopAt = r.timeBudgetMs === undefined ? Infinity : performance.now() + r.timeBudgetMs;
-  let timedOut = false;
+  const measured = r.measured ?? seedsMeasured();
+  const minRank = evidenceRank(r.minEvidence ?? 'UNMEASURED');
+  const maxGlobal = r.globalBatch === undefined ? (r.maxGlobalBatch ?? usualGlobalBatch(r.model)) : Infinity;
 
   r.gpus.forEach((gpu, gpuIndex) => {
-    if (timedOut) return;
-    const price = r.prices?.[gpu.id] ?? gpu.priceUsdPerGpuHour;
-    const perNode = r.gpusPerNodeChoices.filter((g) => g <= gpu.maxGpusPerNode);
-    const layouts = perNode.length * r.maxNodes;
-    const netGbps = r.interNodeGbps(gpu);
+    const level = evidenceLevel(measured, r.model.id, gpu.id);
+    levels.push(level);
+    const opts = optionsByGpu[gpuIndex];
+    const firstOption = options.length;
+    options.push(...opts);
+    if (opts[0].offer === null) unpricedGpus.push(gpu.id);
+    const layoutsOf = (o: PricingOption) =>
+      r.gpusPerNodeChoices.filter((g) => g <= o.maxPerNode).length * r.maxNodes;
+    const gpuLayouts = opts.reduce((a, o) => a + layoutsOf(o), 0);
+    // Which options another makes pointless, per GPUs per node, on one node and across nodes.
+    const dominatedAt = new Map<number, [boolean[], boolean[]]>();
+    for (const g of r.gpusPerNodeChoices)
+      dominatedAt.set(g, [dominated(opts, g, false), dominated(opts, g, true)]);
     for (const precision of r.precisions) {
       const unsupported = unsupportedReason(gpu, precision) !== null;
       for (const batch of r.batchSizes) {
-        if (
-          stopAt !== Infinity &&
-          performance.now() + candidates.length * (r.reserveMsPerCandidate ?? 0) >= stopAt
-        ) {
-          timedOut = true;
-          break;
-        }
-        evaluated += layouts;
+        if (performance.now() >= stopAt) throw new SearchTimeout(r.timeBudgetMs!, size);
+        evaluated += gpuLayouts;
         if (unsupported) {
-          reject('UNSUPPORTED_PRECISION', layouts);
+          reject('UNSUPPORTED_PRECISION', gpuLayouts);
           continue;
         }
-        if (needPrice && price === null) {
-          reject('NO_PRICE', layouts);
+        if (needPrice && opts[0].offer === null) {
+          reject('NO_PRICE', gpuLayouts);
+          continue;
+        }
+        if (evidenceRank(level) < minRank) {
+          reject('BELOW_MIN_EVIDENCE', gpuLayouts);
           continue;
         }
         const single = memoryPerGpu(r.model, cost, precision, batch, false, eff, r.attention);
         const multi = memoryPerGpu(r.model, cost, precision, batch, true, eff, r.attention);
         const computeByAccum = new Map<number, ComputeTime>();
-        let sharded: ShardedSearch | undefined;
-        for (const g of perNode) {
-          for (let nodes = 1; nodes <= r.maxNodes; nodes++) {
-            const gpus = g * nodes;
-            if (r.maxGpus !== undefined && gpus > r.maxGpus) {
-              reject('TOO_MANY_GPUS');
-              continue;
-            }
-            const memory = gpus > 1 ? multi : single;
-            const plainFits = fits(memory, gpu, headroomGb);
-            if ((!plainFits && r.parallelismSearch === 'auto') || r.parallelismSearch === 'all') {
-              // Sharding, tensor and pipeline parallelism, recomputation: see parallel-search.ts.
-              sharded ??= shardedSearch(
-                r,
-                { model: r.model, cost, gpu, gpuIndex, precision, batch, price, netGbps },
-                eff,
-              );
-              const found = sharded.best(g, nodes, plainFits);
-              if (typeof found !== 'string') {
-                candidates.push(found);
+        opts.forEach((option, o) => {
+          let sharded: ShardedSearch | undefined;
+          const optionIndex = firstOption + o;
+          for (const g of r.gpusPerNodeChoices) {
+            if (g > option.maxPerNode) continue;
+            const [deadOne, deadMany] = dominatedAt.get(g)!;
+            for (let nodes = 1; nodes <= r.maxNodes; nodes++) {
+              const gpus = g * nodes;
+              if ((nodes === 1 ? deadOne : deadMany)[o]) {
+                reject('DOMINATED_OFFER');
                 continue;
+              }
+              if (r.maxGpus !== undefined && gpus > r.maxGpus) {
+                reject('TOO_MANY_GPUS');
+                continue;
+              }
+              const price = option.nodeUsdPerHour(g);
+              const memory = gpus > 1 ? multi : single;
+              const plainFits = fits(memory, gpu, headroomGb);
+              if ((!plainFits && r.parallelismSearch === 'auto') || r.parallelismSearch === 'all') {
+                // Sharding, tensor and pipeline parallelism, recomputation: see parallel-search.ts.
+                sharded ??= shardedSearch(
+                  r,
+                  {
+                    model: r.model,
+                    cost,
+                    gpu,
+                    gpuIndex,
+                    precision,
+                    batch,
+                    price,
+                    netGbps: option.interNodeGbps,
+                  },
+                  eff,
+                );
+                const found = sharded.best(g, nodes, plainFits);
+                if (typeof found !== 'string') {
+                  if (found.batch * found.accum * dataParallelOf(gpus, found.parallelism) > maxGlobal) {
+                    reject('GLOBAL_BATCH_TOO_LARGE');
+                    continue;
+                  }
+                  found.price = price;
+                  found.optionIndex = optionIndex;
+                  candidates.push(found);
+                  continue;
+                }
+                if (!plainFits) {
+                  if (found === 'OUT_OF_MEMORY') noteOom(smallestOomBatch, gpuIndex, precision, batch);
+                  reject(found);
+                  continue;
+                }
               }
               if (!plainFits) {
-                reject(found);
+                noteOom(smallestOomBatch, gpuIndex, precision, batch);
+                reject('OUT_OF_MEMORY');
                 continue;
               }
-            }
-            if (!plainFits) {
-              reject('OUT_OF_MEMORY');
-              continue;
-            }
-            let accum = 1;
-            if (r.globalBatch !== undefined) {
-              accum = r.globalBatch / (batch * gpus);
-              if (!Number.isInteger(accum) || accum < 1) {
-                reject('GLOBAL_BATCH_MISMATCH');
+              let accum = 1;
+              if (r.globalBatch !== undefined) {
+                accum = r.globalBatch / (batch * gpus);
+                if (!Number.isInteger(accum) || accum < 1) {
+                  reject('GLOBAL_BATCH_MISMATCH');
+                  continue;
+                }
+              } else if (batch * gpus > maxGlobal) {
+                reject('GLOBAL_BATCH_TOO_LARGE');
                 continue;
               }
-            }
-            let compute = computeByAccum.get(accum);
-            if (!compute) {
-              compute = computeTime(
-                r.model,
-                cost,
+              let compute = computeByAccum.get(accum);
+              if (!compute) {
+                compute = computeTime(
+                  r.model,
+                  cost,
+                  gpu,
+                  {
+                    precision,
+                    batchSizePerGpu: batch,
+                    gpusPerNode: 1,
+                    nodes: 1,
+                    gradAccumSteps: accum,
+                    fp32UsesTf32: r.fp32UsesTf32 ?? true,
+                    interNodeGbps: option.interNodeGbps,
+                    ...(r.stack ? { stack: r.stack } : {}),
+                  },
+                  eff,
+                );
+                computeByAccum.set(accum, compute);
+              }
+              const comm = communicationTime(
+                compute.gradientBytes,
+                compute.backwardMs,
                 gpu,
                 {
-                  precision,
-                  batchSizePerGpu: batch,
-                  gpusPerNode: 1,
-                  nodes: 1,
-                  gradAccumSteps: accum,
-                  fp32UsesTf32: r.fp32UsesTf32 ?? true,
-                  interNodeGbps: netGbps,
+                  gpusPerNode: g,
+                  nodes,
+                  interNodeGbps: option.interNodeGbps,
                   ...(r.stack ? { stack: r.stack } : {}),
                 },
                 eff,
               );
-              computeByAccum.set(accum, compute);
+              const stepTimeMs = stepMs(compute, comm);
+              candidates.push({
+                gpuIndex,
+                precision,
+                batch,
+                accum,
+                gpusPerNode: g,
+                nodes,
+                price,
+                optionIndex,
+                analyticalStepMs: stepTimeMs,
+                stepTimeMs,
+                stepLoMs: stepTimeMs,
+                stepHiMs: stepTimeMs,
+                hours: 0,
+                hoursHi: 0,
+                cost: 0,
+                costHi: 0,
+                memoryGb: memory.totalGb,
+                compute,
+                commTotalMs: comm.totalMs,
+                commExposedMs: comm.exposedMs,
+              });
             }
-            const comm = communicationTime(
-              compute.gradientBytes,
-              compute.backwardMs,
-              gpu,
-              { gpusPerNode: g, nodes, interNodeGbps: netGbps, ...(r.stack ? { stack: r.stack } : {}) },
-              eff,
-            );
-            const stepTimeMs = stepMs(compute, comm);
-            candidates.push({
-              gpuIndex,
-              precision,
-              batch,
-              accum,
-              gpusPerNode: g,
-              nodes,
-              price,
-              analyticalStepMs: stepTimeMs,
-              stepTimeMs,
-              stepLoMs: stepTimeMs,
-              stepHiMs: stepTimeMs,
-              hours: 0,
-              hoursHi: 0,
-              cost: 0,
-              memoryGb: memory.totalGb,
-              compute,
-              commTotalMs: comm.totalMs,
-              commExposedMs: comm.exposedMs,
-            });
           }
-        }
+        });
       }
-      if (timedOut) break;
     }
   });
-  return { timedOut, evaluated, rejected, candidates };
+  return {
+    size,
+    evaluated,
+    rejected,
+    candidates,
+    options,
+    levels,
+    unpricedGpus,
+    smallestOomBatch,
+    maxGlobalBatch: maxGlobal,
+  };
+}
+
+const oomKey = (gpuIndex: number, precision: Precision) => `${gpuIndex}|${precision}`;
+function noteOom(m: Map<string, number>, gpuIndex: number, precision: Precision, batch: number): void {
+  const k = oomKey(gpuIndex, precision);
+  m.set(k, Math.min(m.get(k) ?? Infinity, batch));
 }
 
 /** Applies the time-dependent constraints (deadline, budget) and ranks. */
 export function rankCandidates(r: RecommendRequest, search: Search, scale?: TimeScale): Recommendation {
   const units = r.model.unitsPerBatchElement;
   const rejected = new Map(search.rejected);
-  const reject = (why: RejectReason) => rejected.set(why, (rejected.get(why) ?? 0) + 1);
   const feasible: Candidate[] = [];
+  const order = candidateOrder(r);
+  // The best candidate each time-dependent constraint turned away: it bound the answer if it beats plan 1.
+  const bestRejected = new Map<RejectReason, Candidate>();
+  const reject = (why: RejectReason, c: Candidate) => {
+    rejected.set(why, (rejected.get(why) ?? 0) + 1);
+    const b = bestRejected.get(why);
+    if (!b || order(c, b) < 0) bestRejected.set(why, c);
+  };
   // Candidates are updated in place: a Search is ranked for one request, never shared.
   search.candidates.forEach((c, i) => {
     c.stepTimeMs = c.analyticalStepMs * (scale ? scale.mid[i] : 1);
     c.stepLoMs = c.analyticalStepMs * (scale?.lo ? scale.lo[i] : 1);
     c.stepHiMs = c.analyticalStepMs * (scale?.hi ? scale.hi[i] : 1);
     c.evidence = scale?.cases?.[i] ?? 'analytical estimate only';
-    const gpus = c.gpusPerNode * c.nodes;
-    // samples / (units per step) steps, each stepTimeMs long; a step trains one micro-batch per model replica
-    const hoursPerStepMs =
-      r.samples / (c.batch * c.accum * dataParallelOf(gpus, c.parallelism) * units) / 3.6e6;
-    c.hours = hoursPerStepMs * c.stepTimeMs;
-    c.hoursHi = hoursPerStepMs * c.stepHiMs;
-    c.cost = c.price === null ? Number.NaN : c.hours * gpus * c.price;
+    timeAndCost(r, c, units);
     // With deadlineConfidence the deadline must hold at the interval's upper bound.
     // One candidate whose numbers overflowed must not sink the answer (GraphQL refuses Infinity) nor rank first.
     if (!(c.hours > 0 && c.hoursHi < Infinity && c.stepTimeMs < Infinity) || c.cost === Infinity)
-      return reject('NOT_FINITE');
+      return reject('NOT_FINITE', c);
     const hoursForDeadline = r.deadlineConfidence ? c.hoursHi : c.hours;
-    if (r.deadlineHours !== undefined && hoursForDeadline > r.deadlineHours) return reject('MISSES_DEADLINE');
-    if (r.budgetUsd !== undefined && !(c.cost <= r.budgetUsd)) return reject('OVER_BUDGET');
+    if (r.deadlineHours !== undefined && hoursForDeadline > r.deadlineHours)
+      return reject('MISSES_DEADLINE', c);
+    if (r.budgetUsd !== undefined && !(c.cost <= r.budgetUsd)) return reject('OVER_BUDGET', c);
     feasible.push(c);
   });
 
-  const key =
-    r.objective === 'COST' ? (c: Candidate) => [c.cost, c.hours] : (c: Candidate) => [c.hours, c.cost];
-  const order = (a: Candidate, b: Candidate) => {
-    const ka = key(a),
-      kb = key(b);
-    return (
-      cmpNum(ka[0], kb[0]) ||
-      cmpNum(ka[1], kb[1]) ||
-      a.gpuIndex - b.gpuIndex ||
-      a.nodes * a.gpusPerNode - b.nodes * b.gpusPerNode ||
-      a.batch - b.batch ||
-      a.precision.localeCompare(b.precision)
-    );
-  };
   const top = topN(feasible, Math.max(0, r.limit), order);
+  const today = r.today ?? new Date();
   const toPlan = (c: Candidate, rank: number): Plan => {
     const gpu = r.gpus[c.gpuIndex];
+    const option = search.options[c.optionIndex];
     const step = combine(
       c.compute,
       {
@@ -252,6 +352,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
       },
     );
     const breakdown = scaleBreakdown(step.breakdown, c.stepTimeMs / c.analyticalStepMs);
+    const offer = option.offer;
     return {
       rank,
       gpu,
@@ -269,7 +370,17 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
       totalHours: c.hours,
       totalHoursP90: c.hoursHi,
       costUsd: Number.isFinite(c.cost) ? c.cost : null,
-      priceUsdPerGpuHour: c.price,
+      costUsdP90: Number.isFinite(c.costHi) ? c.costHi : null,
+      priceUsdPerGpuHour: c.price === null ? null : c.price / c.gpusPerNode,
+      offer: offer && {
+        ...offer,
+        usdPerGpuHour: offer.usdPerHour / offer.gpusPerInstance,
+        priceAgeDays: priceAgeDays(offer.priceDate, today),
+        priceStale: isStale(offer.priceDate, today),
+      },
+      interNodeGbps: option.interNodeGbps,
+      interNodeNetworkSource: option.networkSource,
+      evidenceLevel: search.levels[c.gpuIndex],
       memoryGbPerGpu: c.memoryGb,
       breakdown,
       predictor: scale?.predictor ?? 'analytical',
@@ -277,17 +388,141 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
       parallelism: planParallelism(c.gpusPerNode * c.nodes, c.parallelism, c.accum),
     };
   };
-  const pareto = paretoFront(feasible.filter((c) => Number.isFinite(c.cost)));
+  const front = paretoFront(
+    feasible.filter((c) => Number.isFinite(c.cost)),
+    r.rankBy === 'P90',
+  );
+  const plans = top.map((c, i) => toPlan(c, i + 1));
+  const paretoPlans = front.slice(0, PARETO_SHOWN).map((c, i) => toPlan(c, i + 1));
   return {
-    status: search.timedOut ? 'TIMEOUT' : 'COMPLETE',
+    status: 'COMPLETE',
     evaluated: search.evaluated,
-    feasible: feasible.length,
-    plans: top.map((c, i) => toPlan(c, i + 1)),
-    paretoFront: pareto.slice(0, 50).map((c, i) => toPlan(c, i + 1)),
+    feasible: feasible.length + (search.prunedFeasible ?? 0),
+    plans,
+    paretoFront: paretoPlans,
     rejected: [...rejected]
       .map(([reason, count]) => ({ reason, description: REJECT_REASONS[reason], count }))
       .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
+    notes: notesOf(r, search, plans, top[0], bestRejected, order, front.length, toPlan),
   };
+}
+
+/** Paretofront plans shown (fastest first). */
+export const PARETO_SHOWN = 50;
+
+/** Hours and cost of a candidate from its step times (estimate and P90). */
+export function timeAndCost(r: RecommendRequest, c: Candidate, units = r.model.unitsPerBatchElement): void {
+  const gpus = c.gpusPerNode * c.nodes;
+  // samples / (units per step) steps, each stepTimeMs long; a step trains one micro-batch per model replica
+  const hoursPerStepMs =
+    r.samples / (c.batch * c.accum * dataParallelOf(gpus, c.parallelism) * units) / 3.6e6;
+  c.hours = hoursPerStepMs * c.stepTimeMs;
+  c.hoursHi = hoursPerStepMs * c.stepHiMs;
+  // Whole instances: a node is one instance, paid for whatever share of its GPUs the plan uses.
+  c.cost = c.price === null ? Number.NaN : c.hours * c.nodes * c.price;
+  c.costHi = c.price === null ? Number.NaN : c.hoursHi * c.nodes * c.price;
+}
+
+/** Ranking order: the objective at the estimate or at P90, then the other, then a fixed tie-break. */
+export function candidateOrder(r: Pick<RecommendRequest, 'objective' | 'rankBy'>) {
+  const p90 = r.rankBy === 'P90';
+  const cost = (c: Candidate) => (p90 ? c.costHi : c.cost);
+  const hours = (c: Candidate) => (p90 ? c.hoursHi : c.hours);
+  const [first, second] = r.objective === 'COST' ? [cost, hours] : [hours, cost];
+  return (a: Candidate, b: Candidate) =>
+    cmpNum(first(a), first(b)) ||
+    cmpNum(second(a), second(b)) ||
+    a.gpuIndex - b.gpuIndex ||
+    a.optionIndex - b.optionIndex ||
+    a.nodes * a.gpusPerNode - b.nodes * b.gpusPerNode ||
+    a.nodes - b.nodes ||
+    a.batch - b.batch ||
+    a.accum - b.accum ||
+    a.precision.localeCompare(b.precision);
+}
+
+const usd = (x: number) => `$${x < 100 ? x.toPrecision(3) : Math.round(x).toLocaleString('en-US')}`;
+const hrs = (x: number) => `${x < 10 ? x.toPrecision(3) : Math.round(x)} h`;
+
+/** Plain-words notes: what bound the answer, and what to be wary of. */
+function notesOf(
+  r: RecommendRequest,
+  search: Search,
+  plans: Plan[],
+  best: Candidate | undefined,
+  bestRejected: Map<RejectReason, Candidate>,
+  order: (a: Candidate, b: Candidate) => number,
+  frontSize: number,
+  toPlan: (c: Candidate, rank: number) => Plan,
+): string[] {
+  const notes: string[] = [];
+  const beats = (why: RejectReason) => {
+    const c = bestRejected.get(why);
+    return c && (!best || order(c, best) < 0) ? toPlan(c, 0) : undefined;
+  };
+  const describe = (p: Plan) =>
+    `${p.nodes} x ${p.gpusPerNode} ${p.gpu.id} at ${p.precision}, batch ${p.batchSizePerGpu}: ${hrs(p.totalHours)}${p.costUsd === null ? '' : `, ${usd(p.costUsd)}`}`;
+  const deadline = beats('MISSES_DEADLINE');
+  if (deadline)
+    notes.push(
+      `deadline bound the answer: a better plan (${describe(deadline)}${r.deadlineConfidence ? `, P90 ${hrs(deadline.totalHoursP90)}` : ''}) finishes after ${r.deadlineHours} h`,
+    );
+  const budget = beats('OVER_BUDGET');
+  if (budget)
+    notes.push(
+      `budget bound the answer: a better plan (${describe(budget)}) costs more than ${usd(r.budgetUsd!)}`,
+    );
+  const top = plans[0];
+  if (top && top.nodes === r.maxNodes && r.maxNodes > 0)
+    notes.push(`maxNodes bound the answer: plan 1 uses all ${r.maxNodes} nodes; allowing more may do better`);
+  if (
+    top &&
+    r.maxGpus !== undefined &&
+    top.nodes * top.gpusPerNode * 2 > r.maxGpus &&
+    (search.rejected.get('TOO_MANY_GPUS') ?? 0) > 0
+  )
+    notes.push(`maxGpus bound the answer: layouts above ${r.maxGpus} GPUs were not searched`);
+  if (top) {
+    const oom = search.smallestOomBatch.get(oomKey(r.gpus.indexOf(top.gpu), top.precision));
+    if (
+      oom !== undefined &&
+      oom > top.batchSizePerGpu &&
+      top.batchSizePerGpu === Math.max(...r.batchSizes.filter((b) => b < oom))
+    )
+      notes.push(
+        `memory bound the answer: on ${top.gpu.id} at ${top.precision} a batch of ${oom} per GPU does not fit, so plan 1 runs ${top.batchSizePerGpu}`,
+      );
+  }
+  const tooLarge = search.rejected.get('GLOBAL_BATCH_TOO_LARGE') ?? 0;
+  if (tooLarge > 0)
+    notes.push(
+      `global batch cap bound the search: ${tooLarge} candidates would train with a global batch above ${search.maxGlobalBatch} (${r.maxGlobalBatch === undefined ? 'the largest this model was measured with, or 64 GPUs at its largest default batch when it has no measurements' : 'maxGlobalBatch'}); scaling out further changes the training recipe, not only its speed — raise maxGlobalBatch or fix globalBatch to search it`,
+    );
+  if (frontSize > PARETO_SHOWN)
+    notes.push(
+      `candidate cap: paretoFront lists the ${PARETO_SHOWN} fastest of ${frontSize} plans on the front`,
+    );
+  const usual = usualGlobalBatch(r.model);
+  if (top) {
+    const global = top.batchSizePerGpu * top.gradAccumSteps * top.parallelism.dataParallel;
+    if (global > usual)
+      notes.push(
+        `warning: plan 1 trains with a global batch of ${global} ${r.model.batchElement}s, above this model's usual range (up to ${usual}); convergence at that batch is not what the prediction covers`,
+      );
+    if (top.offer?.priceStale)
+      notes.push(
+        `warning: plan 1's price (${top.offer.provider} ${top.offer.instance}, ${top.offer.priceDate}) is ${top.offer.priceAgeDays === null ? 'undated' : `${top.offer.priceAgeDays} days old`}; prices older than ${STALE_PRICE_DAYS} days are flagged stale`,
+      );
+    if (top.evidenceLevel === 'UNMEASURED')
+      notes.push(
+        `warning: plan 1 runs on ${top.gpu.id}, which has no measurements (datasheet figures only); minEvidence: GPU_MEASURED keeps to measured GPUs`,
+      );
+  }
+  if (search.unpricedGpus.length)
+    notes.push(
+      `${search.unpricedGpus.length} GPU types have no offer and are ${r.objective === 'COST' || r.budgetUsd !== undefined ? 'not ranked' : 'predicted but not priced'} (${search.unpricedGpus.join(', ')}): give an offer for them in offers`,
+    );
+  return notes;
 }
 
 const cmpNum = (a: number, b: number) => (a === b ? 0 : Number.isNaN(a) ? 1 : Number.isNaN(b) ? -1 : a - b);
@@ -311,15 +546,28 @@ function topN<T>(items: T[], n: number, order: (a: T, b: T) => number): T[] {
   return best.length < n ? best.sort(order) : best;
 }
 
-/** Cost-time Pareto front, fastest first: each plan is cheaper than every faster one. */
-function paretoFront(cands: Candidate[]): Candidate[] {
-  const sorted = [...cands].sort((a, b) => a.hours - b.hours || a.cost - b.cost);
+/** Cost-time Pareto front, fastest first: each plan is cheaper than every faster one (at P90 with `p90`). */
+export function paretoFront(cands: Candidate[], p90 = false): Candidate[] {
+  const hours = (c: Candidate) => (p90 ? c.hoursHi : c.hours);
+  const cost = (c: Candidate) => (p90 ? c.costHi : c.cost);
+  const sorted = [...cands].sort(
+    (a, b) =>
+      hours(a) - hours(b) ||
+      cost(a) - cost(b) ||
+      a.gpuIndex - b.gpuIndex ||
+      a.optionIndex - b.optionIndex ||
+      a.nodes - b.nodes ||
+      a.gpusPerNode - b.gpusPerNode ||
+      a.batch - b.batch ||
+      a.accum - b.accum ||
+      a.precision.localeCompare(b.precision),
+  );
   const front: Candidate[] = [];
   let cheapest = Infinity;
   for (const c of sorted)
-    if (c.cost < cheapest) {
+    if (cost(c) < cheapest) {
       front.push(c);
-      cheapest = c.cost;
+      cheapest = cost(c);
     }
   return front;
 }

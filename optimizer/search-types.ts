@@ -6,6 +6,8 @@ import type { Parallelism, PlanParallelism } from '../predictor/parallel.js';
 import type { Breakdown, ComputeTime } from '../predictor/step.js';
 import type { ModelDef } from '../predictor/types.js';
 import type { AttentionImplementation, CatalogGpu, Efficiency, GpuSpec, Precision } from '../seeds/types.js';
+import type { EvidenceLevel, MeasuredSet } from '../predictor/learned/evidence.js';
+import type { Offer, PricingOption } from './offers.js';
 import type { SolveOptions } from './milp/solver.js';
 
 export type Objective = 'COST' | 'TIME';
@@ -16,15 +18,36 @@ export const REJECT_REASONS = {
     'does not fit in GPU memory (with parallelismSearch, not with any ZeRO stage, tensor/pipeline parallelism or recomputation searched either)',
   MISSES_DEADLINE: 'finishes after the deadline',
   OVER_BUDGET: 'costs more than the budget',
-  NO_PRICE: 'the catalog has no price for this GPU (give one in prices)',
+  NO_PRICE: 'no offer prices this GPU (give one in offers)',
   TOO_MANY_GPUS: 'uses more GPUs than maxGpus',
   GLOBAL_BATCH_MISMATCH: 'cannot reach the fixed global batch with whole accumulation steps',
+  GLOBAL_BATCH_TOO_LARGE:
+    'global batch above maxGlobalBatch (default: the largest the model was measured with)',
+  DOMINATED_OFFER:
+    'another offer for the same GPU costs no more per node and has at least as fast a network: this one can never rank above it',
+  BELOW_MIN_EVIDENCE: 'less measurement behind the prediction than minEvidence asks for',
   NOT_FINITE:
     'its step time, hours or cost is not a finite positive number (inputs at the edges of their ranges); dropped rather than ranked',
 } as const;
 export type RejectReason = keyof typeof REJECT_REASONS;
 
 export type ParallelismSearch = 'off' | 'auto' | 'all';
+/** EXPECTED: rank by the estimate; P90: by the 90th-percentile time and cost. */
+export type RankBy = 'EXPECTED' | 'P90';
+
+/** The search ran past its time budget: nothing partial is returned (the answer must not depend on load). */
+export class SearchTimeout extends Error {
+  constructor(
+    readonly budgetMs: number,
+    readonly size: number,
+  ) {
+    super(
+      size === 0
+        ? `the request waited out its time budget of ${Math.round(budgetMs)} ms before its search could start (the server is busy): retry later`
+        : `the search of ${size} candidates did not finish within its time budget of ${Math.round(budgetMs)} ms; no partial answer is given: retry, raise timeBudgetMs, or narrow gpus, providers, precisions, batchSizes or maxNodes`,
+    );
+  }
+}
 
 export interface RecommendRequest {
   model: ModelDef;
@@ -43,8 +66,27 @@ export interface RecommendRequest {
   batchSizes: number[];
   /** When set, every plan trains with this global batch, accumulating gradients as needed. */
   globalBatch?: number;
+  /**
+   * Without a fixed global batch, plans whose global batch (batch x data-parallel GPUs) exceeds
+   * this are rejected. Default: usualGlobalBatch(model) (optimizer/global-batch.ts).
+   */
+  maxGlobalBatch?: number;
+  /**
+   * What plans rent (optimizer/offers.ts): every plan is whole instances of one offer. Absent
+   * (library callers), each GPU is priced per GPU-hour at `prices[gpu]` or the catalog's price.
+   */
+  offers?: Offer[];
   prices?: Record<string, number>;
-  interNodeGbps: (gpu: GpuSpec) => number;
+  /** Overrides every plan's inter-node network (Gbps); absent: each offer's own. */
+  interNodeGbps?: (gpu: GpuSpec) => number;
+  /** EXPECTED (default) or P90. */
+  rankBy?: RankBy;
+  /** Plans with less measurement behind them are rejected (default UNMEASURED: anything). */
+  minEvidence?: EvidenceLevel;
+  /** What counts as measured (default: the seeds' measurements). */
+  measured?: MeasuredSet;
+  /** The day prices are aged against (default: now). */
+  today?: Date;
   fp32UsesTf32?: boolean;
   /** Software stack (predictor/software.ts); absent = PYTORCH_EAGER. */
   stack?: SoftwareStack;
@@ -62,17 +104,19 @@ export interface RecommendRequest {
   attention?: AttentionImplementation;
   /** GB per GPU every plan keeps free beyond its predicted peak; default seeds/memory.json's defaultMemoryHeadroomGb. */
   memoryHeadroomGb?: number;
-  /** Stop enumerating after this many milliseconds and rank the candidates found so far (status TIMEOUT). */
+  /** Refuse (SearchTimeout) a search still enumerating after this many milliseconds. */
   timeBudgetMs?: number;
-  /**
-   * Milliseconds the work after the search (ranking, a learned correction) takes per candidate
-   * found: the search stops early enough to leave that time inside timeBudgetMs. Default 0.
-   */
-  reserveMsPerCandidate?: number;
 }
 
-/** COMPLETE: every candidate was evaluated; TIMEOUT: the time budget ran out first, plans are the best of those evaluated. */
-export type SearchStatus = 'COMPLETE' | 'TIMEOUT';
+/** COMPLETE: every candidate was evaluated (a search that cannot finish is refused, never cut short). */
+export type SearchStatus = 'COMPLETE';
+
+/** The offer a plan rents, with the age of its price. */
+export interface PlanOffer extends Offer {
+  usdPerGpuHour: number;
+  priceAgeDays: number | null;
+  priceStale: boolean;
+}
 
 export interface Plan {
   rank: number;
@@ -95,9 +139,18 @@ export interface Plan {
   predictor: string;
   /** Which case the prediction is: measured / calibrated from the same model / unmeasured. */
   evidence: string;
-  /** null when neither the catalog nor the request gives a price for the GPU. */
+  /** Hours x instances x the instance's price; null when no offer prices the GPU. */
   costUsd: number | null;
+  /** Cost at the 90th-percentile time. */
+  costUsdP90: number | null;
+  /** What the plan pays per GPU it uses an hour (instance price / GPUs used). */
   priceUsdPerGpuHour: number | null;
+  /** The offer rented (nodes = instances); null when no offer prices the GPU. */
+  offer: PlanOffer | null;
+  /** Inter-node network the plan was predicted on, Gbps, and where that figure comes from. */
+  interNodeGbps: number;
+  interNodeNetworkSource: string;
+  evidenceLevel: EvidenceLevel;
   memoryGbPerGpu: number;
   breakdown: Breakdown;
   /** How the plan splits the model: plain data parallelism is dataParallel = GPUs, the rest 1 or 0. */
@@ -112,6 +165,8 @@ export interface Recommendation {
   /** Plans no other plan beats on both cost and time, fastest first. */
   paretoFront: Plan[];
   rejected: { reason: RejectReason; description: string; count: number }[];
+  /** What bound the answer (maxNodes, budget, deadline, memory, ...) and warnings, in plain words. */
+  notes: string[];
 }
 
 /** A feasible candidate, kept small: plans are materialized only for what is returned. */
@@ -126,7 +181,11 @@ export interface Candidate {
   hours: number;
   cost: number;
   memoryGb: number;
+  /** USD per node (instance) hour; null when unpriced. */
   price: number | null;
+  /** Index into the search's pricing options (Search.options). */
+  optionIndex: number;
+  costHi: number;
   analyticalStepMs: number;
   stepLoMs: number;
   stepHiMs: number;
@@ -141,19 +200,25 @@ export interface Candidate {
   commPipelineMs?: number;
 }
 
-export function searchSize(
-  r: Pick<RecommendRequest, 'gpus' | 'precisions' | 'batchSizes' | 'gpusPerNodeChoices' | 'maxNodes'>,
-): number {
-  return r.gpus.length * r.precisions.length * r.batchSizes.length * r.gpusPerNodeChoices.length * r.maxNodes;
-}
-
 /** Candidates that pass every constraint not involving time (precision, price, GPUs, memory, global batch). */
 export interface Search {
-  /** true when the time budget stopped the enumeration early. */
-  timedOut?: boolean;
+  /** Candidates the request's dimensions span (what the candidate cap is checked against). */
+  size: number;
   evaluated: number;
   rejected: Map<RejectReason, number>;
   candidates: Candidate[];
+  /** Every GPU's pricing options, concatenated (Candidate.optionIndex points here). */
+  options: PricingOption[];
+  /** Per GPU (r.gpus order): how much measurement stands behind its predictions. */
+  levels: EvidenceLevel[];
+  /** GPUs no offer prices. */
+  unpricedGpus: string[];
+  /** Per `gpuIndex|precision`: the smallest batch per GPU that did not fit in memory. */
+  smallestOomBatch: Map<string, number>;
+  /** The global batch cap applied (Infinity with a fixed global batch). */
+  maxGlobalBatch: number;
+  /** Feasible candidates left out of `candidates` because they cannot change the answer (optimizer/pruned.ts). */
+  prunedFeasible?: number;
 }
 
 /**

@@ -9,7 +9,7 @@ import { predict, type Prediction } from './predict.js';
 import type { Parallelism, Recompute, ZeroStage } from './parallel.js';
 import type { Efficiency } from './step.js';
 import type { ModelDef, Precision } from './types.js';
-import { buildModel } from './zoo/index.js';
+import { modelFromZooEntry } from './zoo/index.js';
 import type { SoftwareStack } from './software.js';
 
 /**
@@ -40,7 +40,7 @@ function buildLlmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
   const vocab = a.vocab ?? tokenizerVocab(a.model);
   if (vocab === null) return `${a.model}: vocabulary not published and not in measurements/llm_vocab.json`;
   const gated = a.gatedMlp;
-  return buildModel({
+  return modelFromZooEntry({
     id: a.model,
     name: a.model,
     family: 'decoder',

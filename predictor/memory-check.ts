@@ -12,12 +12,13 @@ import {
   type MemoryBreakdown,
   type MemoryConstants,
   type MemoryLayout,
+  type MemoryRecompute,
   withFrameworkRules,
 } from './memory.js';
-import type { Recompute, ZeroStage } from './parallel.js';
+import type { ZeroStage } from './parallel.js';
 import type { GpuSpec, ModelDef, Precision } from './types.js';
 import type { Efficiency } from '../seeds/types.js';
-import { buildModel } from './zoo/index.js';
+import { modelFromZooEntry } from './zoo/index.js';
 
 /** One configuration that ran, with what the memory model says about it. */
 export interface FitCheck {
@@ -230,7 +231,7 @@ export function llmCases(): LlmCase[] {
         dataParallel,
         zeroStage,
         ...(shardGroup !== undefined ? { shardGroup } : {}),
-        recompute: recomputeOf(r.activation_checkpointing),
+        recompute: recomputeOf(r.activation_checkpointing, r.framework),
         microBatches,
         ...(number(r.vp) && number(r.vp)! > 1 ? { virtualStages: number(r.vp)! } : {}),
         attention: 'fused',
@@ -289,9 +290,16 @@ function shardingOf(
   return { zeroStage: 0 };
 }
 
-function recomputeOf(cell: string): Recompute {
+/**
+ * torchtitan's "selective (op)" / "per-op SAC" is op-level checkpointing, and so is its plain
+ * "selective": its train configs default to selective_ac_option = 'op' (e.g.
+ * torchtitan/models/llama3/train_configs/llama3_8b.toml). Its "selective (layer)" checkpoints whole
+ * blocks every few layers, counted as Megatron's selective.
+ */
+function recomputeOf(cell: string, framework: string): MemoryRecompute {
   const c = cell.trim().toLowerCase();
   if (c.startsWith('full')) return 'full';
+  if (/op\b|per-op/.test(c) || (c === 'selective' && /torchtitan/.test(framework))) return 'op';
   if (c.startsWith('selective')) return 'selective';
   return 'none';
 }
@@ -315,7 +323,7 @@ function decoderOf(
   if (!vocabSize) return 'no vocabulary size (llm_models.csv nor llm_vocab.json)';
   const gated = arch.gated_mlp === 'True';
   const heads = Number(arch.heads);
-  return buildModel({
+  return modelFromZooEntry({
     id: model,
     name: model,
     family: 'decoder',

@@ -24,7 +24,6 @@ import { BYTES, stateBytesPerParam, POLICIES, type PrecisionPolicy } from './pre
 import {
   parallelStructure,
   parametersPerGpu,
-  RECOMPUTE,
   type Parallelism,
   type Recompute,
   type ZeroStage,
@@ -232,7 +231,7 @@ export function activationBytesPerSampleOn(
   cost: ModelCost,
   precision: Precision,
   tensorParallel: number,
-  recompute: Recompute,
+  recompute: MemoryRecompute,
   constants: MemoryConstants,
   attention: AttentionImplementation = constants.defaultAttention,
 ): number {
@@ -244,7 +243,7 @@ export function activationProfile(
   cost: ModelCost,
   precision: Precision,
   tensorParallel: number,
-  recompute: Recompute,
+  recompute: MemoryRecompute,
   constants: MemoryConstants,
   attention: AttentionImplementation = constants.defaultAttention,
 ): ActivationProfile {
@@ -258,7 +257,7 @@ export function activationProfile(
     cache = new Map();
     byConstants.set(constants, cache);
   }
-  const key = `${precision}/${tensorParallel}/${RECOMPUTE.indexOf(recompute)}/${attention}`;
+  const key = `${precision}/${tensorParallel}/${recompute}/${attention}`;
   let profile = cache.get(key);
   if (profile === undefined) {
     profile = profileOf(cost, POLICIES[precision], tensorParallel, recompute, attention, constants);
@@ -273,7 +272,7 @@ function profileOf(
   cost: ModelCost,
   policy: PrecisionPolicy,
   tensorParallel: number,
-  recompute: Recompute,
+  recompute: MemoryRecompute,
   attention: AttentionImplementation,
   constants: MemoryConstants,
 ): ActivationProfile {
@@ -304,16 +303,18 @@ function profileOf(
     blockBytes = 0;
   cost.layers.forEach((l, i) => {
     const bytes = (l.count * saved[i]) / split(i);
-    if (recompute === 'full' && s.inBlocks[i]) blockBytes += bytes;
+    if ((recompute === 'full' || recompute === 'op') && s.inBlocks[i]) blockBytes += bytes;
     else kept += bytes;
   });
-  if (recompute === 'full' && s.blocks > 0) {
+  if ((recompute === 'full' || recompute === 'op') && s.blocks > 0) {
     // Checkpoints, then one block recomputed at a time, its backward running with all of it alive.
     // Under sequence parallelism (assumed whenever TP > 1) the hidden states between blocks are
     // split along the sequence over the TP ranks, and so is each block's checkpointed input.
     const checkpoints = (s.blocks * s.residualElements * BYTES[policy.activation.matmul]) / tensorParallel;
+    const ops =
+      recompute === 'op' ? s.blocks * opCheckpointBytes(cost, policy, tensorParallel, constants) : 0;
     return {
-      savedBytes: kept + checkpoints + blockBytes / s.blocks,
+      savedBytes: kept + checkpoints + ops + blockBytes / s.blocks,
       backwardExtraBytes: Math.max(0, ...transient),
     };
   }
@@ -333,6 +334,58 @@ function profileOf(
   return { savedBytes: kept, backwardExtraBytes: extra };
 }
 
+/**
+ * Per sample and block, what op-level selective checkpointing keeps beyond the block's input
+ * (torchtitan's per-op SAC policy): the fused attention kernel's output and softmax statistics, and
+ * the output of every other matmul in the block (the 1st, 3rd, ...: wq, wv, w1, w2 of a Llama block,
+ * counting a fused QKV projection as its three matmuls); everything else is recomputed.
+ */
+function opCheckpointBytes(
+  cost: ModelCost,
+  policy: PrecisionPolicy,
+  tensorParallel: number,
+  constants: MemoryConstants,
+): number {
+  const s = parallelStructure(cost);
+  const layers = cost.layers;
+  const kept = BYTES[policy.activation.matmul];
+  let bytes = 0,
+    matmuls = 0;
+  const keep = (elements: number) => {
+    matmuls++;
+    if (matmuls % 2 === 1) bytes += elements * kept;
+  };
+  layers.forEach((l, i) => {
+    if (!s.inBlocks[i]) return;
+    if (s.selectiveRecompute[i]) {
+      if (i > 0 && s.selectiveRecompute[i - 1]) return;
+      let end = i;
+      while (end + 1 < layers.length && s.selectiveRecompute[end + 1]) end++;
+      const values = layers[end].inputElements - l.outputElements;
+      const headsTimesQueries = Math.sqrt(
+        (l.outputElements * layers[end].outputElements) / Math.max(values, 1),
+      );
+      bytes += layers[end].outputElements * kept + headsTimesQueries * constants.softmaxStatsBytes;
+      return;
+    }
+    if (l.type !== 'linear') return;
+    let next = i + 1;
+    while (next < layers.length && layers[next].type === 'elementwise') next++;
+    if (next < layers.length && s.selectiveRecompute[next]) {
+      // A fused QKV projection: q is as wide as the attention output, k and v share the rest.
+      let end = next;
+      while (end + 1 < layers.length && s.selectiveRecompute[end + 1]) end++;
+      const q = Math.min(layers[end].outputElements, l.outputElements);
+      for (const part of [q, (l.outputElements - q) / 2, (l.outputElements - q) / 2]) keep(part);
+    } else keep(l.outputElements);
+  });
+  // Split layers divide by TP under sequence/tensor parallelism, as the rest of the block does.
+  return bytes / tensorParallel;
+}
+
+/** The recompute modes memory knows: the plan's, and torchtitan's op-level selective checkpointing ('op'). */
+export type MemoryRecompute = Recompute | 'op';
+
 /** What memory depends on beyond the model, precision and micro-batch. */
 export interface MemoryLayout {
   tensorParallel: number;
@@ -344,7 +397,7 @@ export interface MemoryLayout {
   zeroStage: ZeroStage;
   /** GPUs ZeRO/FSDP shards over, when fewer than DP x CP (hybrid sharding: FSDP2's shard degree). */
   shardGroup?: number;
-  recompute: Recompute;
+  recompute: MemoryRecompute;
   /** Micro-batches per step (the pipeline holds min(micro-batches, stages) of them at once). */
   microBatches: number;
   /**
@@ -414,7 +467,12 @@ export function shardedMemoryPerGpu(
   const shards = layout.shardGroup ?? layout.dataParallel * cp;
   const policy = POLICIES[precision];
   const s = parallelStructure(cost);
-  const P = parametersPerGpu(cost, s, layout);
+  const P = parametersPerGpu(cost, s, {
+    tensorParallel: t,
+    pipelineParallel: pp,
+    zeroStage: z,
+    recompute: 'none',
+  });
   const per = stateBytesPerParam(policy, model.optimizer);
   const optimizerBytes = layout.optimizerState
     ? (per.optimizer / BYTES[policy.optimizerState]) * BYTES[layout.optimizerState]

@@ -3,6 +3,6 @@
 
 export interface RequestContext {
   requestId?: string;
-  /** performance.now() after which searches stop and answer with what they have (status TIMEOUT). */
+  /** performance.now() after which a search still running is refused (SEARCH_TIMEOUT). */
   deadlineAt?: number;
 }

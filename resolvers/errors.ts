@@ -4,14 +4,22 @@
 import { GraphQLError } from 'graphql';
 import type { MiddlewareFn } from 'type-graphql';
 import { InputError } from '../predictor/input-error.js';
+import { SearchTimeout } from '../optimizer/search-types.js';
 import { assertFiniteAnswer } from '../service/finite.js';
 
 export function badInput(field: string, message: string): GraphQLError {
   return new GraphQLError(`${field}: ${message}`, { extensions: { code: 'BAD_USER_INPUT', field } });
 }
 
-/** Turns the libraries' InputError into the API's error; anything else passes through. */
+/**
+ * Turns the libraries' InputError into the API's error, and a refused search into SEARCH_TIMEOUT
+ * (with the budget and the search's size); anything else passes through.
+ */
 export function asGraphQLError(e: unknown): unknown {
+  if (e instanceof SearchTimeout)
+    return new GraphQLError(e.message, {
+      extensions: { code: 'SEARCH_TIMEOUT', budgetMs: Math.round(e.budgetMs), candidates: e.size },
+    });
   return e instanceof InputError ? badInput(e.field, e.message) : e;
 }
 

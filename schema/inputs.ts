@@ -4,7 +4,15 @@ import { Field, Float, InputType, Int } from 'type-graphql';
 import type { Precision } from '../predictor/types.js';
 import type { Framework } from '../predictor/learned/features.js';
 import type { SoftwareStack } from '../predictor/software.js';
-import { FrameworkEnum, ObjectiveEnum, PrecisionEnum, SoftwareStackEnum } from './types.js';
+import {
+  EvidenceLevelEnum,
+  FrameworkEnum,
+  ObjectiveEnum,
+  PrecisionEnum,
+  PredictorChoiceEnum,
+  RankByEnum,
+  SoftwareStackEnum,
+} from './types.js';
 import { ModelInput } from './custom-model.js';
 import { ParallelismInput, ParallelismSearchEnum } from './parallelism.js';
 import { AttentionEnum } from './memory.js';
@@ -37,6 +45,32 @@ export class WorkloadInput {
 export class PriceInput {
   @Field(() => String, { description: 'A catalog GPU id.' }) gpu!: string;
   @Field(() => Float, { description: 'Price, USD per GPU-hour.' }) usdPerGpuHour!: number;
+}
+
+@InputType({
+  description: "An offer from a user's own price sheet: whole instances of one GPU type at one price.",
+})
+export class OfferInput {
+  @Field(() => String, { description: 'Provider name (matched case-insensitively against providers).' })
+  provider!: string;
+  @Field(() => String, {
+    description: "Instance type; an offer with the catalog's provider and instance replaces the catalog's.",
+  })
+  instance!: string;
+  @Field(() => String, { description: 'GPU id (see `gpus`).' }) gpu!: string;
+  @Field(() => Int, { description: 'GPUs in one instance (1 to 16).' }) gpusPerInstance!: number;
+  @Field(() => Float, { description: 'USD per instance-hour.' }) usdPerHour!: number;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Inter-node network per instance, Gbps; leave out if unknown (200 Gbps is then assumed).',
+  })
+  interNodeGbps?: number;
+  @Field(() => String, { nullable: true, description: 'Region the price is for.' }) region?: string;
+  @Field(() => String, {
+    nullable: true,
+    description: 'Date of the price, YYYY-MM-DD (default: today); older than 180 days is flagged stale.',
+  })
+  priceDate?: string;
 }
 
 @InputType({ description: 'One configuration to predict: workload, GPU type, layout, batch and precision.' })
@@ -159,9 +193,51 @@ export class RecommendInput {
   globalBatch?: number;
   @Field(() => [PriceInput], {
     nullable: true,
-    description: 'Negotiated prices, USD per GPU-hour, that override the catalog.',
+    description:
+      "Per-GPU-hour prices (USD) that replace every offer for their GPU: billed per GPU used, on the GPU's usual node sizes. Prefer offers.",
   })
   prices?: PriceInput[];
+  @Field(() => [OfferInput], {
+    nullable: true,
+    description:
+      'Your own price sheet: replaces catalog offers with the same provider and instance, adds the rest.',
+  })
+  offers?: OfferInput[];
+  @Field(() => Boolean, {
+    defaultValue: true,
+    description:
+      "Price from the catalog's offers (seeds/instances.csv) as well as your own; false: only offers and prices.",
+  })
+  catalogOffers!: boolean;
+  @Field(() => [String], {
+    nullable: true,
+    description:
+      'Only offers of these providers (case-insensitive); GPUs left without an offer are not priced.',
+  })
+  providers?: string[];
+  @Field(() => RankByEnum, {
+    defaultValue: 'EXPECTED',
+    description: 'Rank by the estimate (EXPECTED) or by the 90th-percentile time and cost (P90).',
+  })
+  rankBy!: keyof typeof RankByEnum;
+  @Field(() => EvidenceLevelEnum, {
+    defaultValue: 'UNMEASURED',
+    description:
+      'Least measurement a plan needs (UNMEASURED: any plan; GPU_MEASURED: only measured GPU types).',
+  })
+  minEvidence!: keyof typeof EvidenceLevelEnum;
+  @Field(() => PredictorChoiceEnum, {
+    defaultValue: 'LEARNED',
+    description:
+      'LEARNED: the analytical estimate with the learned correction; ANALYTICAL: the roofline alone.',
+  })
+  predictor!: keyof typeof PredictorChoiceEnum;
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'Largest global batch (batch elements: per-GPU batch x data-parallel GPUs) a plan may train with when globalBatch is not fixed. Default: the largest this model was measured with, or 64 GPUs at its largest default batch.',
+  })
+  maxGlobalBatch?: number;
   @Field(() => Float, {
     nullable: true,
     description: 'Inter-node network per node, Gbps (default: seeds/network.json per GPU).',
@@ -192,7 +268,7 @@ export class RecommendInput {
   @Field(() => Int, {
     nullable: true,
     description:
-      "Milliseconds the search may take, at most the server's budget (TRAINPLAN_TIME_BUDGET_MS, default 2000); when it runs out the answer has status TIMEOUT and the best plans found so far.",
+      "Milliseconds the search may take, at most the server's budget (TRAINPLAN_TIME_BUDGET_MS, default 2000); a search still running then is refused (error SEARCH_TIMEOUT), never answered in part.",
   })
   timeBudgetMs?: number;
 }

@@ -76,16 +76,23 @@ registerEnumType(ObjectiveEnum, {
 
 export enum SearchStatusEnum {
   COMPLETE = 'COMPLETE',
-  TIMEOUT = 'TIMEOUT',
 }
 registerEnumType(SearchStatusEnum, {
   name: 'SearchStatus',
-  description: 'Whether the search evaluated every candidate.',
+  description:
+    'Whether the search evaluated every candidate. A search that cannot finish within its time budget is refused with an error (extensions.code SEARCH_TIMEOUT), never answered with part of the candidates, so an answer never depends on server load.',
+  valuesConfig: { COMPLETE: { description: 'Every candidate was evaluated.' } },
+});
+
+export const RankByEnum = { EXPECTED: 'EXPECTED', P90: 'P90' } as const;
+registerEnumType(RankByEnum, {
+  name: 'RankBy',
+  description: 'Which figure ranks plans and draws the Pareto front.',
   valuesConfig: {
-    COMPLETE: { description: 'Every candidate was evaluated.' },
-    TIMEOUT: {
+    EXPECTED: { description: 'The estimate (costUsd, totalHours).' },
+    P90: {
       description:
-        'The time budget ran out first; the plans are the best of the candidates evaluated by then.',
+        'The 90th percentile (costUsdP90, totalHoursP90): a plan whose bad case is cheap ranks first.',
     },
   },
 });
@@ -102,6 +109,16 @@ registerEnumType(EvidenceLevelEnum, {
     UNMEASURED: { description: 'No measured run on this GPU type: datasheet figures only.' },
     GPU_MEASURED: { description: 'The GPU type has measured runs, of other models.' },
     MODEL_MEASURED_ON_GPU: { description: 'This model has measured runs on this GPU type.' },
+  },
+});
+
+export const PredictorChoiceEnum = { LEARNED: 'LEARNED', ANALYTICAL: 'ANALYTICAL' } as const;
+registerEnumType(PredictorChoiceEnum, {
+  name: 'PredictorChoice',
+  description: 'Which predictor ranks the plans.',
+  valuesConfig: {
+    LEARNED: { description: 'The analytical estimate with the learned correction and its P10-P90 interval.' },
+    ANALYTICAL: { description: 'The roofline estimate alone (P10 = P90 = the estimate).' },
   },
 });
 
@@ -439,6 +456,35 @@ export class Prediction {
   calibrationRuns!: number;
 }
 
+@ObjectType({ description: 'What a plan rents: whole instances of one offer, with the age of its price.' })
+export class PlanOffer {
+  @Field(() => String, { description: 'Cloud provider, or who gave the price (the request, a price file).' })
+  provider!: string;
+  @Field(() => String, { description: 'Instance type (one node of the plan).' }) instance!: string;
+  @Field(() => Int, { description: 'GPUs in one instance.' }) gpusPerInstance!: number;
+  @Field(() => Float, { description: 'USD per instance-hour (per GPU-hour for a per-GPU price).' })
+  usdPerHour!: number;
+  @Field(() => Float, { description: 'USD per GPU-hour: usdPerHour / gpusPerInstance.' })
+  usdPerGpuHour!: number;
+  @Field(() => String, { description: 'Region the price is for, as the source states it.' }) region!: string;
+  @Field(() => String, {
+    description: 'Date of the price as the source gives it (ISO date, or e.g. "undated").',
+  })
+  priceDate!: string;
+  @Field(() => Int, { nullable: true, description: 'Days since priceDate; null when the price is undated.' })
+  priceAgeDays!: number | null;
+  @Field(() => Boolean, {
+    description: 'The price is older than 180 days or undated: check it before spending money on it.',
+  })
+  priceStale!: boolean;
+  @Field(() => String, { description: 'Where the price comes from.' }) source!: string;
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Inter-node network per instance the offer states, Gbps; null when it does not say.',
+  })
+  interNodeGbps!: number | null;
+}
+
 @ObjectType({
   description:
     'One feasible configuration, ranked: GPU type, layout, batch, precision, and its hours and cost.',
@@ -476,14 +522,30 @@ export class Plan {
   @Field(() => Float, { description: 'Hours at the 90th-percentile step time.' }) totalHoursP90!: number;
   @Field(() => Float, {
     nullable: true,
-    description: 'Cost of the whole training, USD (hours x GPUs x price); null when no price is known.',
+    description:
+      'USD: totalHours x instances (nodes) x the instance price; null when no offer prices the GPU.',
   })
   costUsd!: number | null;
+  @Field(() => Float, { nullable: true, description: 'USD at the 90th-percentile time (totalHoursP90).' })
+  costUsdP90!: number | null;
   @Field(() => Float, {
     nullable: true,
-    description: 'Price used, USD per GPU-hour; null when none is known.',
+    description: 'USD per GPU used per hour: the instance price / gpusPerNode.',
   })
   priceUsdPerGpuHour!: number | null;
+  @Field(() => PlanOffer, {
+    nullable: true,
+    description: 'The offer rented: nodes = instances of it. null when no offer prices the GPU (see notes).',
+  })
+  offer!: PlanOffer | null;
+  @Field(() => Float, { description: 'Inter-node network the plan was predicted on, Gbps per node.' })
+  interNodeGbps!: number;
+  @Field(() => String, {
+    description: 'Where interNodeGbps comes from (the offer, an assumption, the request).',
+  })
+  interNodeNetworkSource!: string;
+  @Field(() => EvidenceLevelEnum, { description: 'How much measurement stands behind this prediction.' })
+  evidenceLevel!: keyof typeof EvidenceLevelEnum;
   @Field(() => Float, { description: 'GPU memory one GPU needs, GB (GiB).' }) memoryGbPerGpu!: number;
   @Field(() => Breakdown, { description: 'Milliseconds of one step, by where the time goes.' })
   breakdown!: Breakdown;
@@ -518,10 +580,8 @@ export class Rejection {
     'The answer of `recommend`: ranked plans, the cost-time Pareto front, and counts of rejected candidates by reason.',
 })
 export class Recommendation {
-  @Field(() => SearchStatusEnum, {
-    description: 'TIMEOUT when the time budget stopped the search early (see `evaluated`).',
-  })
-  status!: 'COMPLETE' | 'TIMEOUT';
+  @Field(() => SearchStatusEnum, { description: 'COMPLETE: every candidate was evaluated.' })
+  status!: 'COMPLETE';
   @Field(() => String, { description: 'Which predictor ranked the plans.' }) predictor!: string;
   @Field(() => String, { description: 'Why that predictor (e.g. the learned model could not be loaded).' })
   predictorNote!: string;
@@ -534,4 +594,9 @@ export class Recommendation {
     description: 'Candidates rejected, one entry per reason, most frequent first.',
   })
   rejected!: Rejection[];
+  @Field(() => [String], {
+    description:
+      'What bound the answer (maxNodes, budget, deadline, memory, the global batch cap, ...) and warnings (stale prices, unmeasured GPUs, GPUs without offers, default batch sizes), in plain words.',
+  })
+  notes!: string[];
 }

@@ -190,6 +190,11 @@ export function loadGpuHardware(): readonly GpuSpec[] {
 let priceOverrides: { prices: Record<string, number>; source: string } | undefined;
 let catalogCache: CatalogGpu[] | undefined;
 
+/** The server-wide per-GPU prices set by setPriceOverrides (empty when none), and where they come from. */
+export function serverPriceOverrides(): { prices: Readonly<Record<string, number>>; source: string } {
+  return priceOverrides ?? { prices: {}, source: '' };
+}
+
 /** The catalog price of a GPU, after any server-wide override (setPriceOverrides). */
 function currentPrice(id: string): GpuPrice {
   const catalog = catalogRows().prices.get(id)!;

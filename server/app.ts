@@ -1,219 +1,40 @@
-// The Apollo server and the plain node:http front that serves it: POST /graphql for queries; for
+// The plain node:http front of the Apollo server (server/apollo.ts): POST /graphql for queries; for
 // browsers the plan explorer at / and GraphiQL at /graphql, both bundled by this server
 // (server/assets.ts; Apollo's default landing page loads from a CDN, which an offline machine
-// cannot reach); /health (live) and /ready (seeds and models loaded, not draining).
+// cannot reach); /health (live) and /ready (server/readiness.ts); start-up and graceful shutdown. Body reading and error bodies: server/http.ts; what errors say: server/error-policy.ts.
 //
 // Hostile input is stopped as early as it can be: body size while reading, bracket nesting before
 // parsing, tokens while parsing, depth/complexity/fields/aliases while validating (server/limits.ts),
 // field values in the service layer (service/validate.ts), search size and time in the optimizer.
 // Every response carries an x-request-id; every request is logged as one JSON line.
 import 'reflect-metadata';
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
-import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { Kind, type GraphQLFormattedError, type OperationDefinitionNode } from 'graphql';
-import { trainplanSchema } from './schema.js';
-import { webAsset, webPage } from './assets.js';
+import { HeaderMap, type ApolloServer } from '@apollo/server';
 import { learnedPredictor } from '../predictor/learned/model.js';
-import {
-  DEFAULTS,
-  readPriceFile,
-  runtimeConfig,
-  setRuntimeConfig,
-  type ServerConfig,
-} from '../service/config.js';
-import { errorFields, log, requestStore, setLogLevel, type RequestState } from './log.js';
-import { cappedMessage, MAX_TEXT_NESTING, queryShapeRule, textNesting, variablesRefusal } from './limits.js';
 import type { RequestContext } from '../resolvers/context.js';
+import { setPriceOverrides } from '../seeds/catalog.js';
 import { recommendCache } from '../service/cache.js';
-import { loadEfficiency, loadGpus, networkDefaults, setPriceOverrides } from '../seeds/catalog.js';
-import { loadZoo } from '../predictor/zoo/index.js';
-
-/** The default body limit (TRAINPLAN_MAX_BODY_BYTES overrides it). */
-export const MAX_BODY_BYTES = DEFAULTS.maxBodyBytes;
-
-const isDev = () => process.env.NODE_ENV === 'development';
+import { readPriceFile, runtimeConfig, setRuntimeConfig, type ServerConfig } from '../service/config.js';
+import { createApollo } from './apollo.js';
+import { webAsset, webPage } from './assets.js';
+import { ABORTED, drainCap, errorBody, readBody, requestIdFrom, send, TOO_LARGE } from './http.js';
+import { MAX_TEXT_NESTING, textNesting, variablesRefusal } from './limits.js';
+import { errorFields, log, requestStore, setLogLevel, type RequestState } from './log.js';
+import { addReadinessCheck, runChecks } from './readiness.js';
 
 /**
- * A fault of the server, not of the request: an error without a code (or INTERNAL_SERVER_ERROR)
- * that code threw. graphql-js's own complaints about a request (a mutation on a schema without
- * mutations, too many variable errors) are GraphQLErrors without an original error: the request's fault.
+ * Makes `config` this process's configuration: the settings every layer reads, the log level and
+ * the server-wide prices; answers cached under the previous settings are dropped.
  */
-export function isServerFault(formatted: GraphQLFormattedError, error?: unknown): boolean {
-  const code = formatted.extensions?.code;
-  if (code !== undefined && code !== 'INTERNAL_SERVER_ERROR') return false;
-  const e = error as { name?: string; originalError?: { name?: string } | null } | undefined;
-  if (!e || e.name !== 'GraphQLError') return true;
-  return !!e.originalError && e.originalError.name !== 'GraphQLError';
-}
-
-/** Outside development, a server fault becomes "internal error" and the request id; the details go to the log only. */
-export function formatError(formatted: GraphQLFormattedError, error?: unknown): GraphQLFormattedError {
-  formatted = { ...formatted, message: cappedMessage(formatted.message) };
-  const requestId = requestStore.getStore()?.requestId;
-  const id = requestId ? { requestId } : {};
-  if (isServerFault(formatted, error)) {
-    if (isDev()) return { ...formatted, extensions: { ...formatted.extensions, ...id } };
-    return {
-      message: `internal error${requestId ? ` (request id ${requestId})` : ''}`,
-      ...(formatted.path ? { path: formatted.path } : {}),
-      extensions: { code: 'INTERNAL_SERVER_ERROR', ...id },
-    };
-  }
-  const code = formatted.extensions?.code;
-  return {
-    ...formatted,
-    extensions: {
-      ...formatted.extensions,
-      code: code === undefined || code === 'INTERNAL_SERVER_ERROR' ? 'BAD_REQUEST' : code,
-      ...id,
-    },
-  };
-}
-
-const rootFieldNames = (op: OperationDefinitionNode | undefined) =>
-  op?.selectionSet.selections.map((s) => (s.kind === Kind.FIELD ? s.name.value : '...')).join(',');
-
-/** Names the operation for the access log and logs every GraphQL error with the request id. */
-const observability: ApolloServerPlugin<RequestContext> = {
-  async requestDidStart() {
-    return {
-      async didResolveOperation(rc) {
-        const state = requestStore.getStore();
-        if (state)
-          state.operationName =
-            rc.operationName ??
-            (rootFieldNames(rc.operation) ? `{${rootFieldNames(rc.operation)}}` : undefined);
-      },
-      async didEncounterErrors(rc) {
-        for (const e of rc.errors) {
-          if (!isServerFault({ message: e.message, extensions: e.extensions }, e))
-            log('debug', 'request error', {
-              code: e.extensions?.code ?? 'BAD_REQUEST',
-              error: e.message.slice(0, 500),
-              operationName: rc.operationName,
-            });
-          else
-            log('error', 'internal error', {
-              operationName: rc.operationName,
-              path: e.path?.join('.'),
-              ...errorFields(e.originalError ?? e),
-            });
-        }
-      },
-    };
-  },
-};
-
-export async function createApollo(
-  config: ServerConfig = runtimeConfig(),
-): Promise<ApolloServer<RequestContext>> {
-  const server = new ApolloServer<RequestContext>({
-    schema: await trainplanSchema(),
-    plugins: [ApolloServerPluginLandingPageDisabled(), observability],
-    includeStacktraceInErrorResponses: isDev(),
-    // server/serve.ts drains on SIGTERM; Apollo's own handler would stop it mid-request.
-    stopOnTerminationSignals: false,
-    parseOptions: { maxTokens: config.maxTokens },
-    validationRules: [queryShapeRule(config)],
-    formatError,
-    logger: {
-      debug: (m) => log('debug', String(m)),
-      info: (m) => log('info', String(m)),
-      warn: (m) => log('warn', String(m)),
-      error: (m) => log('error', String(m)),
-    },
-  });
-  await server.start();
-  return server;
-}
-
-/** A client's x-request-id if it is a sane token, else a fresh UUID. */
-function requestIdFrom(header: string | string[] | undefined): string {
-  const v = Array.isArray(header) ? header[0] : header;
-  return v && /^[\w.:-]{1,128}$/.test(v) ? v : randomUUID();
-}
-
-/** Past this many bytes an oversized body is no longer drained: the connection is cut. */
-const drainCap = (max: number) => 4 * max + 16_000_000;
-
-const TOO_LARGE = Symbol('too large');
-const ABORTED = Symbol('aborted');
-/**
- * The body as text; TOO_LARGE when it passes `max` bytes; ABORTED when the client went away.
- * An oversized body is read to its end and dropped (a client that is still sending would
- * otherwise see a reset instead of the 413), up to drainCap; beyond that the connection is cut.
- */
-function readBody(req: IncomingMessage, max: number): Promise<string | typeof TOO_LARGE | typeof ABORTED> {
-  return new Promise((resolve) => {
-    let size = 0;
-    let chunks: Buffer[] | null = [];
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (chunks && size > max) chunks = null;
-      if (chunks) chunks.push(c);
-      else if (size > drainCap(max)) {
-        req.destroy();
-        resolve(TOO_LARGE);
-      }
-    });
-    req.on('end', () => resolve(chunks ? Buffer.concat(chunks).toString('utf8') : TOO_LARGE));
-    req.on('error', () => resolve(ABORTED));
-    req.on('close', () => {
-      if (!req.complete) resolve(ABORTED);
-    });
-  });
-}
-
-const errorBody = (message: string, code: string, requestId?: string, field?: string) =>
-  JSON.stringify({
-    errors: [
-      { message, extensions: { code, ...(field ? { field } : {}), ...(requestId ? { requestId } : {}) } },
-    ],
-  });
-
-function send(
-  res: ServerResponse,
-  status: number,
-  type: string,
-  body: string,
-  headers: Record<string, string> = {},
-) {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...headers });
-  res.end(body);
-}
-
-/** Extra readiness checks (a learned model, say): a check that throws or returns false keeps /ready at 503. */
-const readinessChecks = new Map<string, () => unknown>([
-  ['gpus', () => loadGpus().length > 0],
-  ['models', () => loadZoo().length > 0],
-  ['efficiency', () => Object.keys(loadEfficiency()).length > 0],
-  ['network', () => networkDefaults() !== undefined],
-]);
-export function addReadinessCheck(name: string, check: () => unknown): void {
-  readinessChecks.set(name, check);
-}
-function runChecks(): { ok: boolean; checks: Record<string, string> } {
-  const checks: Record<string, string> = {};
-  let ok = true;
-  for (const [name, check] of readinessChecks) {
-    // A string is a passing check with something to say (e.g. the learned model's fallback).
-    try {
-      const r = check();
-      checks[name] = r === false ? 'failing' : typeof r === 'string' ? r : 'ok';
-      ok &&= r !== false;
-    } catch (e) {
-      checks[name] = `failing: ${(e as Error).message}`.slice(0, 200);
-      ok = false;
-    }
-  }
-  return { ok, checks };
+function applyConfiguration(config: ServerConfig): void {
+  setRuntimeConfig(config);
+  setLogLevel(config.logLevel);
+  const prices = config.prices ? readPriceFile(config.prices) : undefined;
+  setPriceOverrides(prices, `price override file ${config.prices}`);
+  if (prices)
+    log('info', 'price overrides loaded', { file: config.prices, gpus: Object.keys(prices).length });
+  recommendCache.clear();
 }
 
 export interface Running {
@@ -241,13 +62,7 @@ export async function startServer(
   overrides: Partial<ServerConfig> = {},
 ): Promise<Running> {
   const config: ServerConfig = { ...runtimeConfig(), ...overrides, port, host };
-  setRuntimeConfig(config);
-  setLogLevel(config.logLevel);
-  const prices = config.prices ? readPriceFile(config.prices) : undefined;
-  setPriceOverrides(prices, `price override file ${config.prices}`);
-  if (prices)
-    log('info', 'price overrides loaded', { file: config.prices, gpus: Object.keys(prices).length });
-  recommendCache.clear();
+  applyConfiguration(config);
   const apollo = await createApollo(config);
   // Load the learned model before the first request; if it cannot load, answers fall back to the
   // analytical estimate (and say so), so the server is still ready.

@@ -1,8 +1,8 @@
 // A bounded LRU cache of recommend answers, keyed by the normalized input: the values after
 // validation with every default filled in, as JSON with sorted keys (list order kept: the order
 // of `gpus` breaks exact ties). Bounded both by entries and by the plans held in all, so its
-// memory stays bounded whatever the limit of each request. Only COMPLETE answers are cached:
-// a TIMEOUT answer depends on the load at the time.
+// memory stays bounded whatever the limit of each request. Every answer is COMPLETE (a search
+// that cannot finish is refused), so every answer can be kept.
 import type { CorrectedRecommendation } from '../optimizer/recommend-corrected.js';
 import { runtimeConfig } from './config.js';
 

@@ -187,7 +187,7 @@ export const SETTINGS: readonly Setting[] = [
     min: 1,
     max: 600_000,
     default: 2000,
-    doc: 'Per-request time budget, from arrival: a search still running then stops and answers with the best plans so far and `status: TIMEOUT`. A request may ask for less (`timeBudgetMs`).',
+    doc: 'Per-request time budget, from arrival: a search still running then (or a request that waited it out in a queue) is refused with error code SEARCH_TIMEOUT, never answered in part. A request may ask for less (`timeBudgetMs`).',
   },
   {
     key: 'maxInFlight',

@@ -8,15 +8,26 @@ import { learnedPredictor } from '../predictor/learned/model.js';
 import { predictCorrected, type CorrectedPrediction } from '../predictor/corrected.js';
 import { planParallelism, type Parallelism, type PlanParallelism } from '../predictor/parallel.js';
 import type { Precision } from '../predictor/types.js';
-import { recommendCorrected, type CorrectedRecommendation } from '../optimizer/recommend-corrected.js';
-import type { Objective, ParallelismSearch } from '../optimizer/search-types.js';
-import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
+import {
+  recommendCorrected,
+  type CorrectedRecommendation,
+  type PredictorChoice,
+} from '../optimizer/recommend-corrected.js';
+import {
+  SearchTimeout,
+  type Objective,
+  type ParallelismSearch,
+  type RankBy,
+} from '../optimizer/search-types.js';
+import { selectOffers, type Offer } from '../optimizer/offers.js';
+import { seedsMeasured, withRuns, type EvidenceLevel } from '../predictor/learned/evidence.js';
+import { defaultInterNodeGbps, loadEfficiency, loadGpus, serverPriceOverrides } from '../seeds/catalog.js';
 import { PRECISIONS, type AttentionImplementation, type CatalogGpu } from '../seeds/types.js';
 import { normalizedKey, recommendCache } from './cache.js';
 import { runtimeConfig } from './config.js';
 import { gpuById, workload, type WorkloadInput } from './lookup.js';
 import { userEvidence } from './measurements.js';
-import { observeSearch, postSearchMsPerCandidate, remainingBudgetMs } from './search-budget.js';
+import { remainingBudgetMs } from './search-budget.js';
 import { FLOORS, inRange, InputError, integer, LIMITS, nonEmpty, priceList } from './validate.js';
 
 /** GPUs per node a search considers when the request does not say (16 only where a node holds 16). */
@@ -141,6 +152,13 @@ export interface RecommendQuery extends Software {
   batchSizes?: number[] | null;
   globalBatch?: number | null;
   prices?: { gpu: string; usdPerGpuHour: number }[] | null;
+  offers?: OfferQuery[] | null;
+  catalogOffers: boolean;
+  providers?: string[] | null;
+  rankBy: RankBy;
+  minEvidence: EvidenceLevel;
+  predictor: PredictorChoice;
+  maxGlobalBatch?: number | null;
   interNodeGbps?: number | null;
   fp32UsesTf32: boolean;
   limit: number;
@@ -152,6 +170,57 @@ export interface RecommendQuery extends Software {
   attention?: AttentionImplementation | null;
   /** GB per GPU every plan keeps free; default seeds/memory.json's. */
   memoryHeadroomGb?: number | null;
+}
+
+/** An offer of a user's own price sheet, as a request gives it (the GraphQL OfferInput). */
+export interface OfferQuery {
+  provider: string;
+  instance: string;
+  gpu: string;
+  gpusPerInstance: number;
+  usdPerHour: number;
+  interNodeGbps?: number | null;
+  region?: string | null;
+  priceDate?: string | null;
+}
+
+/** The request's own offers, checked; an undated one is dated `today`. */
+function ownOffers(offers: OfferQuery[] | null | undefined, today: Date): Offer[] {
+  return (nonEmpty('offers', offers, LIMITS.listLength) ?? []).map((o, i) => {
+    const gpu = gpuById(`offers[${i}].gpu`, o.gpu);
+    const gpusPerInstance = integer(`offers[${i}].gpusPerInstance`, o.gpusPerInstance, 1, LIMITS.gpusPerNode);
+    if (!o.provider.trim()) throw new InputError(`offers[${i}].provider`, 'must not be empty');
+    if (!o.instance.trim()) throw new InputError(`offers[${i}].instance`, 'must not be empty');
+    if (o.priceDate != null && !/^\d{4}-\d{2}-\d{2}$/.test(o.priceDate))
+      throw new InputError(
+        `offers[${i}].priceDate`,
+        `must be a date YYYY-MM-DD (got "${o.priceDate.slice(0, 40)}")`,
+      );
+    return {
+      provider: o.provider,
+      instance: o.instance,
+      gpuId: gpu.id,
+      gpusPerInstance,
+      usdPerHour: inRange(
+        `offers[${i}].usdPerHour`,
+        o.usdPerHour,
+        FLOORS.price,
+        LIMITS.price * LIMITS.gpusPerNode,
+        { orZero: true },
+      ),
+      region: o.region ?? '-',
+      priceDate: o.priceDate ?? today.toISOString().slice(0, 10),
+      source: 'the request (offers)',
+      interNodeGbps:
+        o.interNodeGbps == null
+          ? null
+          : inRange(`offers[${i}].interNodeGbps`, o.interNodeGbps, FLOORS.gbps, LIMITS.gbps, {
+              unit: 'Gbps',
+            }),
+      interNodeNetwork: '',
+      billing: 'instance' as const,
+    };
+  });
 }
 
 /** A headroom as a request gives it: absent, or GB from 0 to LIMITS.memoryHeadroomGb. */
@@ -199,6 +268,32 @@ export async function recommendPlans(
       ? undefined
       : inRange('interNodeGbps', q.interNodeGbps, FLOORS.gbps, LIMITS.gbps, { unit: 'Gbps' });
   const prices = priceList('prices', q.prices, (field, id) => gpuById(field, id));
+  const today = new Date();
+  const own = ownOffers(q.offers, today);
+  const providers = nonEmpty('providers', q.providers, LIMITS.listLength);
+  providers?.forEach((p, i) => {
+    if (!p.trim()) throw new InputError(`providers[${i}]`, 'must not be empty');
+  });
+  const server = serverPriceOverrides();
+  const offers = selectOffers({
+    catalog: q.catalogOffers,
+    own,
+    perGpuPrices: [
+      ...Object.entries(server.prices)
+        .filter(([gpuId]) => prices[gpuId] === undefined)
+        .map(([gpuId, usdPerGpuHour]) => ({ gpuId, usdPerGpuHour, source: server.source })),
+      ...Object.entries(prices).map(([gpuId, usdPerGpuHour]) => ({
+        gpuId,
+        usdPerGpuHour,
+        source: 'the request (prices)',
+      })),
+    ],
+    providers,
+  });
+  const maxGlobalBatch =
+    q.maxGlobalBatch == null
+      ? undefined
+      : integer('maxGlobalBatch', q.maxGlobalBatch, 1, LIMITS.batchSize * LIMITS.nodes * LIMITS.gpusPerNode);
   if (gpusPerNode.every((g) => g > 16))
     throw new InputError('gpusPerNode', 'no GPU type comes with more than 16 GPUs per node');
   const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);
@@ -207,7 +302,8 @@ export async function recommendPlans(
       ? undefined
       : integer('timeBudgetMs', q.timeBudgetMs, 1, runtimeConfig().timeBudgetMs);
   // Identical requests (after validation, defaults filled) share one answer; see service/cache.ts.
-  // Every input field is part of the key (a field added later is too); the budget is not: only COMPLETE answers are kept.
+  // Every input field is part of the key (a field added later is too); the budget is not: an
+  // answer is complete or refused, never cut short by it.
   const learned = await learnedPredictor();
   // A user's recorded runs change answers: the store's version is part of the key.
   const user = await userEvidence(learned);
@@ -221,10 +317,15 @@ export async function recommendPlans(
     gpusPerNode,
     batchSizes,
     prices,
+    // Offers as resolved (the server's price file included), so a changed price sheet is a new key.
+    offers,
   });
   const cached = recommendCache.get(cacheKey);
   if (cached) return cached;
-  const started = performance.now();
+  // The budget counts from the request's arrival: a request that waited it out in a queue is
+  // refused before it searches, never answered with part of the candidates.
+  const timeBudgetMs = remainingBudgetMs(deadlineAt, requestedBudget);
+  if (timeBudgetMs <= 0) throw new SearchTimeout(requestedBudget ?? runtimeConfig().timeBudgetMs, 0);
   const answer = await recommendCorrected(
     {
       model,
@@ -239,16 +340,21 @@ export async function recommendPlans(
       gpusPerNodeChoices: gpusPerNode,
       batchSizes,
       globalBatch,
-      prices,
-      interNodeGbps: (g) => net ?? defaultInterNodeGbps(g.id),
+      maxGlobalBatch,
+      offers,
+      interNodeGbps: net === undefined ? undefined : () => net,
       fp32UsesTf32: q.fp32UsesTf32,
       limit,
       maxCandidates: runtimeConfig().maxCandidates,
-      timeBudgetMs: remainingBudgetMs(deadlineAt, requestedBudget),
-      reserveMsPerCandidate: postSearchMsPerCandidate(!!learned.predictor),
+      timeBudgetMs,
       deadlineConfidence: q.deadlineConfidence,
       parallelismSearch: q.parallelismSearch,
       ...(q.softwareStack ? { stack: q.softwareStack } : {}),
+      rankBy: q.rankBy,
+      minEvidence: q.minEvidence,
+      // A user's recorded runs count as measurements (evidenceLevel, minEvidence).
+      measured: user ? withRuns(seedsMeasured(), user.runs.all) : undefined,
+      today,
       ...(q.attention ? { attention: q.attention } : {}),
       ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
     },
@@ -256,9 +362,12 @@ export async function recommendPlans(
     loadEfficiency(),
     { framework: q.framework, xla: q.xla },
     user,
+    q.predictor,
   );
-  observeSearch(!!learned.predictor, performance.now() - started, answer);
-  if (answer.status === 'COMPLETE')
-    recommendCache.set(cacheKey, answer, 1 + answer.plans.length + answer.paretoFront.length);
+  if (q.workload.customModel && q.batchSizes == null)
+    answer.notes.push(
+      `warning: a custom model was searched at default batch sizes per GPU (${batchSizes.join(', ')}), not ones measured or chosen for it: give batchSizes`,
+    );
+  recommendCache.set(cacheKey, answer, 1 + answer.plans.length + answer.paretoFront.length);
   return answer;
 }

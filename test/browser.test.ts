@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startServer, type Running } from '../server/app.js';
+import { HF_CONFIGS } from './import-fixtures.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOT = fileURLToPath(new URL('../docs/explorer.png', import.meta.url));
@@ -20,7 +21,8 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   expect(existsSync(CHROMIUM), `${CHROMIUM} missing: apt-get install -y chromium (see .ci/run)`).toBe(true);
-  running = await startServer(0, '127.0.0.1', { logLevel: 'warn' });
+  // A loaded test machine must not refuse the page's searches (SEARCH_TIMEOUT): budgets are not what this tests.
+  running = await startServer(0, '127.0.0.1', { logLevel: 'warn', timeBudgetMs: 60_000 });
   base = running.url.replace('/graphql', '');
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   context = await browser.newContext({ viewport: { width: 1400, height: 1300 }, acceptDownloads: true });
@@ -100,6 +102,28 @@ describe('plan explorer at /', () => {
       .poll(() => page.locator('[data-error-for="workload.samples"]').textContent(), { timeout: 30_000 })
       .toMatch(/workload\.samples/);
     expect(await error.textContent()).toBe('');
+    await page.close();
+  }, 120_000);
+
+  it('plans a pasted Hugging Face config.json, in tokens', async () => {
+    const page = await open('/');
+    await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });
+    const gpt2 = HF_CONFIGS.find((c) => c.id === 'gpt2')!.config;
+    await page.check('input[name=source][value=huggingface]');
+    await page.fill('#hf-config', JSON.stringify(gpt2, null, 2));
+    await page.fill('#seq-len', '1024');
+    await page.fill('#samples', '9000000000'); // 9 B tokens
+    await page.fill('#deadline', '');
+    await page.click('#recommend');
+    await expect.poll(() => page.locator('#summary').textContent(), { timeout: 60_000 }).toMatch(/feasible/);
+    expect(await page.locator('#plans tbody tr').count()).toBeGreaterThan(10);
+    expect(await page.locator('#form-error').textContent()).toBe('');
+    // A config that is not JSON is refused beside the config field.
+    await page.fill('#hf-config', '{ not json');
+    await page.click('#recommend');
+    await expect
+      .poll(() => page.locator('[data-error-for="workload.customModel"]').textContent(), { timeout: 30_000 })
+      .toMatch(/huggingFaceConfig/);
     await page.close();
   }, 120_000);
 });

@@ -474,6 +474,34 @@ describe('planFleet over GraphQL and the CLI', () => {
     expect(p.modelSize.keptCandidates).toBeLessThanOrEqual(p.modelSize.candidates);
   });
 
+  it('queues jobs that fit only one after another, from their releases, under WEIGHTED_COMPLETION', async () => {
+    const r = await run(`{ planFleet(input: { jobs: [
+        { id: "bert", workload: { model: "bert_large_squad", samples: 1e7 }, deadlineHours: 40, priority: 1, batchSizes: [32] },
+        { id: "rn50", workload: { model: "resnet50_v1.5", samples: 2e8 }, releaseHours: 2, deadlineHours: 40, priority: 5, batchSizes: [128] } ],
+      inventory: [{ gpu: "A100-SXM4-80GB", count: 8 }], gpusPerNode: [8], maxNodes: 1, precisions: [AMP_BF16],
+      objective: WEIGHTED_COMPLETION, timeSlots: 24 }) {
+      status objectiveValue weightedCompletionHours makespanHours slotHours
+      assignments { jobId startHours endHours releaseHours totalGpus } gpuUsage { used available } } }`);
+    expect(r.errors).toBeUndefined();
+    const p = r.data!.planFleet;
+    expect(p.status).toBe('OPTIMAL');
+    const [a, b] = [...p.assignments].sort(
+      (x: { startHours: number }, y: { startHours: number }) => x.startHours - y.startHours,
+    );
+    expect(b.startHours).toBeGreaterThanOrEqual(a.endHours);
+    const rn = p.assignments.find((x: { jobId: string }) => x.jobId === 'rn50');
+    expect(rn.startHours).toBeGreaterThanOrEqual(2);
+    expect(p.weightedCompletionHours).toBeCloseTo(
+      p.assignments.reduce(
+        (s: number, x: { jobId: string; endHours: number }) => s + (x.jobId === 'rn50' ? 5 : 1) * x.endHours,
+        0,
+      ),
+      9,
+    );
+    expect(p.objectiveValue).toBeCloseTo(p.weightedCompletionHours, 9);
+    expect(p.gpuUsage[0]).toEqual({ used: 8, available: 8 });
+  });
+
   it.each([
     ['jobs: []', /^jobs: must not be an empty list/],
     [`${JOBS.replace('"rn50"', '"bert"')}`, /^jobs\[1\]\.id: duplicate id "bert"/],

@@ -620,7 +620,12 @@ describe('fuzz: hostile requests against the real server', () => {
         )
           problems.push(`unclear error: ${where}`);
       }
-      if (o.kind === 'valid' && (o.status !== 200 || !o.body.includes('"status":"COMPLETE"')))
+      // Under this load a valid search may be refused (SEARCH_TIMEOUT), never answered in part.
+      if (
+        o.kind === 'valid' &&
+        (o.status !== 200 ||
+          !(o.body.includes('"status":"COMPLETE"') || o.body.includes('"code":"SEARCH_TIMEOUT"')))
+      )
         problems.push(`valid request failed: ${where}`);
     }
     for (const a of rawAnswers)
@@ -642,7 +647,9 @@ describe('fuzz: hostile requests against the real server', () => {
     expect(Math.max(...durations)).toBeLessThan(BUDGET_MS + SERVER_MARGIN_MS);
     // ...and no client waited unreasonably (queued behind at most CONCURRENCY - 1 others).
     expect(Math.max(...outcomes.map((o) => o.ms))).toBeLessThan(CONCURRENCY * (BUDGET_MS + SERVER_MARGIN_MS));
-    expect(outcomes.filter((o) => o.body.includes('"status":"TIMEOUT"')).length).toBeGreaterThan(0);
+    // Searches that cannot finish within the budget are refused with a clear code, never cut short.
+    expect(outcomes.filter((o) => o.body.includes('"code":"SEARCH_TIMEOUT"')).length).toBeGreaterThan(0);
+    expect(outcomes.filter((o) => o.body.includes('"status":"TIMEOUT"')).length).toBe(0);
 
     const health = await fetch(`${srv.base}/health`);
     expect(health.status).toBe(200);

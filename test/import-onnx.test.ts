@@ -7,7 +7,7 @@ import { InputError } from '../predictor/input-error.js';
 import { modelCost } from '../predictor/layers.js';
 import { parallelStructure } from '../predictor/parallel.js';
 import type { ModelDef } from '../predictor/types.js';
-import { buildModel } from '../predictor/zoo/index.js';
+import { modelFromZooEntry } from '../predictor/zoo/index.js';
 import { FLOAT, OnnxBuilder, tinyGpt } from './import-fixtures.js';
 
 const matmulFlops = (m: ModelDef) =>
@@ -20,7 +20,7 @@ describe('a GPT-style decoder exported to ONNX', () => {
   const imported = fromOnnx(bytes, { seqLen: 32 });
   const m = imported.model;
   // The same decoder in the zoo's vocabulary: 2 pre-norm blocks, width 64, 4 heads, untied head, no dropout.
-  const zoo = buildModel({
+  const zoo = modelFromZooEntry({
     id: 'tiny',
     name: 'tiny',
     family: 'decoder',

@@ -6,7 +6,8 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatError, startServer, type Running } from '../server/app.js';
+import { startServer, type Running } from '../server/app.js';
+import { formatError } from '../server/error-policy.js';
 import { ConfigError, DEFAULTS, loadConfig, readPriceFile } from '../service/config.js';
 import { requestStore, setLogSink } from '../server/log.js';
 import { getGpu, setPriceOverrides } from '../seeds/catalog.js';
@@ -204,20 +205,21 @@ describe('the HTTP front, in process', () => {
     const { json } = await post({ query: `{ recommend(input: { ${W}, maxNodes: 4096 }) { status } }` });
     expect(json.errors![0].extensions.code).toBe('BAD_USER_INPUT');
     expect(json.errors![0].message).toMatch(
-      /would enumerate \d+ candidates .* more than the limit of 2000000: narrow gpus, precisions, batchSizes or maxNodes/,
+      /would enumerate \d+ candidates .* more than the limit of 2000000: narrow gpus, providers, precisions, batchSizes or maxNodes/,
     );
   });
 
-  it('stops a search at its time budget and answers with what it has (status TIMEOUT)', async () => {
+  it('refuses a search that cannot finish within its time budget (SEARCH_TIMEOUT), never answering with part of it', async () => {
     const q = (budget: number) =>
-      `{ recommend(input: { ${W}, maxNodes: 150, timeBudgetMs: ${budget} }) { status evaluated plans { rank costUsd } } }`;
+      `{ recommend(input: { ${W}, maxNodes: 200, timeBudgetMs: ${budget} }) { status evaluated plans { rank costUsd } } }`;
     const t0 = performance.now();
     const { json } = await post({ query: q(20) });
     expect(performance.now() - t0).toBeLessThan(2000 + 1000);
-    const r = json.data!.recommend;
-    expect(r.status).toBe('TIMEOUT');
-    // 56 GPUs x 9 precisions x 4 batch sizes x 5 node sizes x 150 nodes, under the 2,000,000 cap.
-    expect(r.evaluated).toBeLessThan(56 * 9 * 4 * 5 * 150);
+    expect(json.data).toBeNull();
+    expect(json.errors![0].extensions.code).toBe('SEARCH_TIMEOUT');
+    expect(json.errors![0].message).toMatch(
+      /did not finish within its time budget of 20 ms; no partial answer/,
+    );
     const over = await post({ query: q(999_999) });
     expect(over.json.errors![0].message).toBe('timeBudgetMs: must be an integer from 1 to 2000 (got 999999)');
   });
@@ -240,9 +242,9 @@ describe('the HTTP front, in process', () => {
     expect(b.json.data).toEqual(a.json.data);
     expect(after.misses - before.misses).toBe(1);
     expect(after.hits - before.hits).toBe(1);
-    // A TIMEOUT answer is not kept: the next identical request searches again.
+    // A refused search is not kept: the next identical request searches again.
     const t = `{ recommend(input: { ${W}, maxNodes: 150, timeBudgetMs: 5 }) { status } }`;
-    expect((await post({ query: t })).json.data!.recommend.status).toBe('TIMEOUT');
+    expect((await post({ query: t })).json.errors![0].extensions.code).toBe('SEARCH_TIMEOUT');
     await post({ query: t });
     expect((await stats()).misses - after.misses).toBe(2);
   });

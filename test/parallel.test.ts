@@ -13,7 +13,7 @@ import { costOf, InputError, predict, type PredictRequest } from '../predictor/p
 import { communicationTime, intraNodeBandwidth } from '../predictor/step.js';
 import { allReduceLinkFraction } from '../predictor/achievable.js';
 import type { ModelDef } from '../predictor/types.js';
-import { buildModel, getModel, loadZoo } from '../predictor/zoo/index.js';
+import { modelFromZooEntry, getModel, loadZoo } from '../predictor/zoo/index.js';
 import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 
 const gpu = (id: string) => getGpu(id)!;
@@ -24,7 +24,7 @@ const eff = loadEfficiency();
 
 /** A Megatron-LM GPT (Korthikanti et al. 2022 Table 3: vocabulary 51200, sequence 2048, learned positions, dropout). */
 function megatronGpt(id: string, layers: number, hidden: number, heads: number, seq = 2048): ModelDef {
-  return buildModel({
+  return modelFromZooEntry({
     id,
     name: id,
     family: 'decoder',
@@ -486,7 +486,7 @@ describe('recommend: Llama-2-7B full fine-tuning on 80 GB GPUs', () => {
           gpusPerNode: p.gpusPerNode,
           nodes: p.nodes,
           gradAccumSteps: p.gradAccumSteps,
-          interNodeGbps: req.interNodeGbps(p.gpu),
+          interNodeGbps: p.interNodeGbps,
           samples: req.samples,
           parallelism: layout,
         },

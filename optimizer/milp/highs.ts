@@ -7,7 +7,7 @@ import type { Highs, InitOptions, ModelData, VariableType } from 'highs';
 import type { MipModel, MipStart } from './model.js';
 
 // highs ships CJS-style typings that NodeNext reads as "not callable" from ESM; the runtime default
-// export is the loader (see shared/reference/toolchain.md).
+// export is the loader.
 const loadHighs = highsDefault as unknown as (o?: InitOptions) => Promise<Highs>;
 
 export const HIGHS_VERSION = '1.15.3';

@@ -1,7 +1,8 @@
 // javascript-lp-solver 1.0.3 on a MipModel: the pure-JS fast path for small fleet models.
 //
-// With its defaults it is unreliable (shared/reference/toolchain.md: it runs into its timeout even on
-// 5-job models and then returns a FRACTIONAL solution flagged feasible); with {presolve: false,
+// With its defaults it is unreliable (in trials on GPU-allocation and min-max models before it was
+// adopted, it ran into its timeout even on 5-job models and then returned a FRACTIONAL solution
+// flagged feasible); with {presolve: false,
 // useMIRCuts: true} it was fast and right on 40/40 random GPU-allocation models but failed min-max
 // models. So: those options, a timeout, and the answer is only a candidate: `isIntegral` must be
 // true, and solver.ts verifies it against every row before it is used. Its `timeout` is checked only

@@ -1,12 +1,12 @@
 // Hugging Face config.json -> ModelDef. Each supported `model_type` is translated into the `arch` of
 // the zoo builder that already models that family (predictor/zoo/: decoder.ts for GPT-2, GPT-Neo,
 // GPT-J, GPT-NeoX, OPT, Llama, Mistral, Qwen2; bert.ts; t5.ts; vit.ts) and built by the zoo's own
-// buildModel, so a config and the zoo entry for the same model give the same layers. Keys and
+// modelFromZooEntry, so a config and the zoo entry for the same model give the same layers. Keys and
 // defaults follow the transformers library's configuration classes (configuration_<type>.py).
 import { createHash } from 'node:crypto';
 import { InputError, shownValue } from '../input-error.js';
 import type { ModelDef } from '../types.js';
-import { buildModel } from '../zoo/index.js';
+import { modelFromZooEntry } from '../zoo/index.js';
 import type { ZooEntry } from '../zoo/spec.js';
 import { IMPORT_LIMITS, type ImportedModel, type ImportOptions } from './types.js';
 
@@ -158,7 +158,7 @@ export function fromHuggingFaceConfig(config: unknown, o: ImportOptions = {}): I
   };
   let model: ModelDef;
   try {
-    model = buildModel(entry);
+    model = modelFromZooEntry(entry);
   } catch (e) {
     throw new InputError(field, `could not build the model: ${(e as Error).message.slice(0, 300)}`);
   }
@@ -168,7 +168,9 @@ export function fromHuggingFaceConfig(config: unknown, o: ImportOptions = {}): I
 type SeqLen = (dflt: number, max: number, what?: string) => number;
 type Built = { entry: Omit<ZooEntry, 'id' | 'name' | 'optimizer' | 'source'> };
 
-const lm = (seq: number, arch: Record<string, unknown>, batchSizes = [1, 2, 4, 8]): Built => ({
+// A config says nothing about batch sizes: search micro-batches 1 to 32 (those that do not fit are
+// rejected for memory; 1-8 alone left small decoders' faster large batches unsearched).
+const lm = (seq: number, arch: Record<string, unknown>, batchSizes = [1, 2, 4, 8, 16, 32]): Built => ({
   entry: {
     family: 'decoder',
     batchElement: 'sequence',

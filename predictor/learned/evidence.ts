@@ -3,7 +3,7 @@
 // the way a user's own calibration runs would be used. A configuration's own (model, GPU,
 // precision) group never counts as evidence for itself, in training or in evaluation, so the
 // model learns to use neighbours, not to copy the answer.
-import { getGpu } from '../../seeds/catalog.js';
+import { getGpu, loadMeasurements } from '../../seeds/catalog.js';
 import { POLICIES } from '../precision.js';
 import type { Precision } from '../types.js';
 
@@ -188,6 +188,42 @@ export class EvidenceIndex {
  */
 export const EVIDENCE_LEVELS = ['UNMEASURED', 'GPU_MEASURED', 'MODEL_MEASURED_ON_GPU'] as const;
 export type EvidenceLevel = (typeof EVIDENCE_LEVELS)[number];
+
+/** What has been measured: GPU ids with any run, and `model|gpu` pairs. A user's own recorded runs add to it. */
+export interface MeasuredSet {
+  gpus: ReadonlySet<string>;
+  pairs: ReadonlySet<string>;
+}
+
+export function measuredSetOf(rows: Iterable<{ model: string; gpu: string }>): MeasuredSet {
+  const gpus = new Set<string>(),
+    pairs = new Set<string>();
+  for (const r of rows) {
+    gpus.add(r.gpu);
+    pairs.add(`${r.model}|${r.gpu}`);
+  }
+  return { gpus, pairs };
+}
+
+/** A MeasuredSet with more runs added (a user's recorded runs). */
+export function withRuns(base: MeasuredSet, rows: Iterable<{ model: string; gpu: string }>): MeasuredSet {
+  const more = measuredSetOf(rows);
+  return { gpus: new Set([...base.gpus, ...more.gpus]), pairs: new Set([...base.pairs, ...more.pairs]) };
+}
+
+export function evidenceLevel(measured: MeasuredSet, modelId: string, gpuId: string): EvidenceLevel {
+  if (measured.pairs.has(`${modelId}|${gpuId}`)) return 'MODEL_MEASURED_ON_GPU';
+  return measured.gpus.has(gpuId) ? 'GPU_MEASURED' : 'UNMEASURED';
+}
+
+export const evidenceRank = (level: EvidenceLevel): number => EVIDENCE_LEVELS.indexOf(level);
+
+let seedsMeasuredCache: MeasuredSet | undefined;
+/** The seeds' measured runs (seeds/measurements) as a MeasuredSet. */
+export function seedsMeasured(): MeasuredSet {
+  seedsMeasuredCache ??= measuredSetOf(loadMeasurements().filter((m) => m.throughput !== null));
+  return seedsMeasuredCache;
+}
 
 /** Two evidence summaries as one: each mean weighted by its row count (shipped measurements and a user's runs). */
 export function mergeEvidence(a: Evidence, b: Evidence): Evidence {

@@ -2,11 +2,10 @@
 // metadata (seeds/predictor.json: feature names, measured evidence, interval quantiles), run with
 // onnxruntime-node in one batched call per request. If the file is missing or will not load,
 // callers fall back to the analytical estimate and say so.
-import cluster from 'node:cluster';
+import { achievableBasis } from '../achievable.js';
 import { readFileSync } from 'node:fs';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
-import { achievableBasis } from '../achievable.js';
 import {
   EvidenceIndex,
   evidenceCase,
@@ -25,6 +24,8 @@ import {
   type Software,
 } from './features.js';
 import { loadOnnxCorrection, type OnnxCorrection } from './onnx.js';
+import { treeBoundsFromFile, type TreeEnsembleBounds } from './bounds.js';
+import { getGpu } from '../../seeds/catalog.js';
 
 export const MODEL_FILE = new URL('../../seeds/predictor.onnx', import.meta.url);
 export const META_FILE = new URL('../../seeds/predictor.json', import.meta.url);
@@ -49,6 +50,10 @@ export interface LearnedMeta {
     measuredModel: Interval;
     unmeasuredModel: Interval;
     unmeasuredGpu: Interval;
+    /** Leave-one-generation-out errors: GPUs of a generation with no measured GPU (absent in older files). */
+    unmeasuredGeneration?: Interval;
+    /** The widest per-generation interval: GPUs of a vendor with no measured GPU. */
+    unmeasuredVendor?: Interval;
   };
   validation: Record<string, unknown>;
 }
@@ -82,13 +87,43 @@ export class LearnedPredictor {
   /** GPUs with at least one measurement in the evidence, and `model|gpu` pairs. */
   private readonly measuredGpus: Set<string>;
   private readonly measuredPairs: Set<string>;
+  /** Generations and vendors with at least one measured GPU. */
+  private readonly measuredGenerations: Set<string>;
+  private readonly measuredVendors: Set<string>;
+  /** Where the features a candidate's node count moves sit in the feature vector (optimizer/pruned.ts). */
+  readonly varyingFeatureIndex: VaryingFeatureIndex;
   private constructor(
     readonly meta: LearnedMeta,
     private readonly onnx: OnnxCorrection,
     private readonly index: EvidenceIndex,
+    /** The range of the ensemble's output over a box of inputs: what lets a search skip candidates. */
+    readonly bounds: TreeEnsembleBounds,
   ) {
     this.measuredGpus = new Set(meta.evidence.map((e) => e.gpu));
     this.measuredPairs = new Set(meta.evidence.map((e) => `${e.model}|${e.gpu}`));
+    const measured = [...this.measuredGpus].flatMap((id) => getGpu(id) ?? []);
+    this.measuredGenerations = new Set(measured.map((g) => g.generation));
+    this.measuredVendors = new Set(measured.map((g) => g.vendor));
+    const at = (name: string) => {
+      const i = meta.featureNames.indexOf(name);
+      if (i < 0) throw new Error(`feature ${name} missing from the learned model`);
+      return i;
+    };
+    this.varyingFeatureIndex = {
+      logStep: at('log_analytical_step_ms'),
+      fracForward: at('frac_forward'),
+      fracBackward: at('frac_backward'),
+      fracOptimizer: at('frac_optimizer'),
+      fracMixedPrecision: at('frac_mixed_precision'),
+      fracComm: at('frac_comm_exposed'),
+      fracOverhead: at('frac_overhead'),
+      logGpus: at('log_gpus'),
+      logNodes: at('log_nodes'),
+    };
+  }
+
+  get featureCount(): number {
+    return this.onnx.featureCount;
   }
 
   get name(): string {
@@ -106,16 +141,19 @@ export class LearnedPredictor {
         `learned model was trained on feature version ${m.featureVersion} (${m.featureNames.length} features); this code builds version ${FEATURE_VERSION} (${names.length}): retrain with npm run train:predictor`,
       );
     }
-    // One intra-op thread per process in --workers mode (the workers already fill the cores).
-    const threads = Number(process.env.TRAINPLAN_ORT_THREADS ?? (cluster.isWorker ? 1 : 2));
+    // One intra-op thread: with two, onnxruntime splits a batch between threads and sums a row's
+    // trees in an order that depends on the batch, so a candidate's correction would change (in the
+    // 8th digit) with the candidates beside it. With one it is a function of the row alone, which
+    // the search's pruning relies on (optimizer/pruned.ts); pruning leaves a few hundred rows a
+    // request, where a second thread gains nothing.
     const onnx = await loadOnnxCorrection(
       typeof model === 'string' ? model : model.pathname,
       names.length,
-      threads,
+      1,
     );
     const index = new EvidenceIndex([]);
     index.addAggregated(m.evidence);
-    return new LearnedPredictor(m, onnx, index);
+    return new LearnedPredictor(m, onnx, index, treeBoundsFromFile(model));
   }
 
   evidence(modelId: string, gpuId: string, precision: Precision, framework: string): Evidence {
@@ -128,16 +166,62 @@ export class LearnedPredictor {
     return e;
   }
 
-  private interval(precision: Precision, ev: Evidence, gpuMeasured: boolean, splitLayout: boolean): Interval {
-    let iv = this.meta.intervals.byPrecision[precision] ?? this.meta.intervals.measuredModel;
+  /** How far from the shipped measurements a GPU is: measured, the only unmeasured one of its generation, of an unmeasured generation, or of an unmeasured vendor. */
+  private gpuNovelty(gpu: GpuSpec): 'measured' | 'gpu' | 'generation' | 'vendor' {
+    if (this.measuredGpus.has(gpu.id)) return 'measured';
+    if (!this.measuredVendors.has(gpu.vendor)) return 'vendor';
+    return this.measuredGenerations.has(gpu.generation) ? 'gpu' : 'generation';
+  }
+
+  private interval(precision: Precision, ev: Evidence, gpu: GpuSpec, splitLayout: boolean): Interval {
+    const ivs = this.meta.intervals;
+    let iv = ivs.byPrecision[precision] ?? ivs.measuredModel;
     // Never narrower than the held-out errors of the case at hand: leave-one-model-out for an
-    // unmeasured model (or a layout no measurement used), leave-one-GPU-out for an unmeasured GPU.
-    const widen = (u: Interval) => {
-      iv = { q10: Math.min(iv.q10, u.q10), q90: Math.max(iv.q90, u.q90), rows: u.rows };
+    // unmeasured model (or a layout no measurement used), leave-one-GPU-out for an unmeasured GPU,
+    // leave-one-generation-out for a GPU of an unmeasured generation, the widest generation's for
+    // an unmeasured vendor (seeds/PREDICTOR_CARD.md).
+    const widen = (u: Interval | undefined) => {
+      if (u) iv = { q10: Math.min(iv.q10, u.q10), q90: Math.max(iv.q90, u.q90), rows: u.rows };
     };
-    if ((ev.modelN === 0 && ev.exactN === 0) || splitLayout) widen(this.meta.intervals.unmeasuredModel);
-    if (!gpuMeasured) widen(this.meta.intervals.unmeasuredGpu);
+    if ((ev.modelN === 0 && ev.exactN === 0) || splitLayout) widen(ivs.unmeasuredModel);
+    const novelty = this.gpuNovelty(gpu);
+    if (novelty !== 'measured') widen(ivs.unmeasuredGpu);
+    if (novelty === 'generation' || novelty === 'vendor') widen(ivs.unmeasuredGeneration);
+    if (novelty === 'vendor') widen(ivs.unmeasuredVendor);
     return iv;
+  }
+
+  /** The evidence features of one item: shipped measurements, merged with a user's runs when given. */
+  private evidenceOf(it: CorrectionInput, user?: UserEvidence): Evidence {
+    const sw = it.software ?? DEFAULT_SOFTWARE;
+    const shipped = this.evidence(it.modelId, it.gpu.id, it.exec.precision, sw.framework);
+    return user
+      ? mergeEvidence(shipped, user.index.query(it.modelId, it.gpu.id, it.exec.precision, sw.framework))
+      : shipped;
+  }
+
+  /** Writes the features `correct` runs the model on for one item (without a user's runs). */
+  writeFeaturesOf(it: CorrectionInput, out: Float32Array | Float64Array, offset = 0): Evidence {
+    const ev = this.evidenceOf(it);
+    writeFeatures(
+      out as Float32Array,
+      offset,
+      true,
+      it.model,
+      it.gpu,
+      it.exec,
+      it.stepMs,
+      it.breakdown,
+      it.dominantMath,
+      ev,
+      it.software ?? DEFAULT_SOFTWARE,
+    );
+    return ev;
+  }
+
+  /** The interval an item's estimate gets without a user's runs; it does not depend on the model's output. */
+  intervalOf(it: CorrectionInput): Interval {
+    return this.interval(it.exec.precision, this.evidenceOf(it), it.gpu, isSplit(it));
   }
 
   /**
@@ -149,11 +233,7 @@ export class LearnedPredictor {
     const X = new Float32Array(items.length * d);
     const evs: Evidence[] = [];
     items.forEach((it, i) => {
-      const sw = it.software ?? DEFAULT_SOFTWARE;
-      const shipped = this.evidence(it.modelId, it.gpu.id, it.exec.precision, sw.framework);
-      const ev = user
-        ? mergeEvidence(shipped, user.index.query(it.modelId, it.gpu.id, it.exec.precision, sw.framework))
-        : shipped;
+      const ev = this.evidenceOf(it, user);
       evs.push(ev);
       writeFeatures(
         X,
@@ -166,7 +246,7 @@ export class LearnedPredictor {
         it.breakdown,
         it.dominantMath,
         ev,
-        sw,
+        it.software ?? DEFAULT_SOFTWARE,
       );
     });
     const out = await this.onnx.run(X, items.length);
@@ -180,17 +260,10 @@ export class LearnedPredictor {
       const c = user ? this.calibration(it, user) : NO_CALIBRATION;
       // The model predicts log(measured throughput / analytical): time scales by its inverse.
       const k = Math.exp(-out[i]) * c.scale;
-      const gpuMeasured = this.measuredGpus.has(it.gpu.id);
-      const par = it.exec.parallelism;
-      // Every training row ran plain data parallelism: a sharded or split layout is extrapolation.
-      const split =
-        !!par &&
-        (par.tensorParallel > 1 ||
-          par.pipelineParallel > 1 ||
-          (par.contextParallel ?? 1) > 1 ||
-          par.zeroStage > 0 ||
-          par.recompute !== 'none');
-      let iv = this.interval(it.exec.precision, evs[i], gpuMeasured, split);
+      const novelty = this.gpuNovelty(it.gpu);
+      const gpuMeasured = novelty === 'measured';
+      const split = isSplit(it);
+      let iv = this.interval(it.exec.precision, evs[i], it.gpu, split);
       // Runs of this model on this GPU: the interval is the calibrated one measured on the
       // benchmark, widened by how much the runs disagree (1.28 standard deviations: P10/P90).
       if (c.modelOnGpuRuns > 0 && user && !split) {
@@ -220,6 +293,11 @@ export class LearnedPredictor {
             : c.gpuRuns > 0
               ? `; ${it.gpu.id} has no shipped measurements`
               : `; ${it.gpu.id} has no training measurements (${achievableBasis(it.gpu, it.dominantMath)})`) +
+          (novelty === 'generation' && c.gpuRuns === 0
+            ? `; no ${it.gpu.generation} GPU is measured (interval from leave-one-generation-out errors)`
+            : novelty === 'vendor' && c.gpuRuns === 0
+              ? `; no ${it.gpu.vendor} GPU is measured (interval: the widest of any held-out generation)`
+              : '') +
           (split ? '; no measurement used tensor/pipeline/context parallelism, ZeRO or recomputation' : '') +
           (it.exec.precision === 'FP4'
             ? '; FP4 is unmeasured: no FP4 training run or FP4 kernel in the data (FP8 kernel curve at the FP4 peak)'
@@ -254,6 +332,31 @@ export class LearnedPredictor {
     };
     return calibrate(q, user.runs.relevant(q.model, q.gpu), user.settings.weights);
   }
+}
+
+/** Every training row ran plain data parallelism: a sharded or split layout is extrapolation. */
+function isSplit(it: CorrectionInput): boolean {
+  const par = it.exec.parallelism;
+  return (
+    !!par &&
+    (par.tensorParallel > 1 ||
+      par.pipelineParallel > 1 ||
+      (par.contextParallel ?? 1) > 1 ||
+      par.zeroStage > 0 ||
+      par.recompute !== 'none')
+  );
+}
+
+export interface VaryingFeatureIndex {
+  logStep: number;
+  fracForward: number;
+  fracBackward: number;
+  fracOptimizer: number;
+  fracMixedPrecision: number;
+  fracComm: number;
+  fracOverhead: number;
+  logGpus: number;
+  logNodes: number;
 }
 
 export interface LearnedState {

@@ -188,16 +188,21 @@ export function predictHeldOut(
   });
 }
 
-export type Split = 'gpu' | 'combination' | 'model';
+export type Split = 'gpu' | 'combination' | 'model' | 'generation';
 
-/** Folds: one per GPU, one per model, or 10 folds of whole (model, GPU, precision) combinations (seeded shuffle). */
+/**
+ * Folds: one per GPU, one per model, one per GPU generation (architecture), or 10 folds of whole
+ * (model, GPU, precision) combinations (seeded shuffle).
+ */
 export function folds(ex: Example[], split: Split, k = 10, seed = 11): number[][] {
   const key = (e: Example) =>
     split === 'gpu'
       ? e.row.gpu
       : split === 'model'
         ? e.row.model
-        : `${e.row.model}|${e.row.gpu}|${e.row.precision}`;
+        : split === 'generation'
+          ? e.gpu.generation
+          : `${e.row.model}|${e.row.gpu}|${e.row.precision}`;
   const groups = [...new Set(ex.map(key))].sort();
   const r = rng(seed);
   const assign = new Map<string, number>();

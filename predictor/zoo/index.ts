@@ -63,7 +63,7 @@ export function zooEntries(): ZooEntry[] {
 }
 
 /** One entry -> the predictor's ModelDef. */
-export function buildModel(entry: ZooEntry): ModelDef {
+export function modelFromZooEntry(entry: ZooEntry): ModelDef {
   const build = BUILDERS[entry.family];
   if (!build)
     throw new Error(
@@ -90,7 +90,7 @@ export function buildModel(entry: ZooEntry): ModelDef {
 let zoo: ModelDef[] | undefined;
 
 export function loadZoo(): ModelDef[] {
-  return (zoo ??= zooEntries().map(buildModel));
+  return (zoo ??= zooEntries().map(modelFromZooEntry));
 }
 
 export interface ZooOverrides {
@@ -115,7 +115,7 @@ export function getModel(id: string, overrides?: ZooOverrides): ModelDef | undef
   let model = variants.get(key);
   if (!model) {
     const entry = zooEntries().find((e) => e.id === id)!;
-    model = buildModel(
+    model = modelFromZooEntry(
       base.seqLen !== undefined ? { ...entry, seqLen: size } : { ...entry, imageSize: size },
     );
     variants.set(key, model);

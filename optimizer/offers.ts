@@ -1,0 +1,207 @@
+// What a plan rents: N whole instances of one offer (seeds/instances.csv, a user's own price sheet,
+// or a per-GPU price). An instance is paid for whole, whatever share of its GPUs a plan uses, and
+// its inter-node network is the one the offer states. Offers are resolved once per request into
+// per-GPU pricing options the search enumerates.
+import { defaultInterNodeGbps, loadInstances, networkDefaults, type Instance } from '../seeds/catalog.js';
+import type { GpuSpec } from '../seeds/types.js';
+
+/**
+ * A price older than this many days is flagged stale: cloud list prices moved by up to 2x within
+ * a year in the seeds' own history (AWS p5.48xlarge: $98.32 on 2025-03-14, $55.04 on 2026-11-09).
+ */
+export const STALE_PRICE_DAYS = 180;
+
+export interface Offer {
+  provider: string;
+  instance: string;
+  gpuId: string;
+  gpusPerInstance: number;
+  /** USD per instance-hour. */
+  usdPerHour: number;
+  region: string;
+  /** As the source gives it: an ISO date, or words such as "undated". */
+  priceDate: string;
+  source: string;
+  /** Inter-node network per instance as the offer states it, Gbps; null when the offer does not say. */
+  interNodeGbps: number | null;
+  interNodeNetwork: string;
+  /**
+   * 'instance': billed per whole instance. 'perGpu': a per-GPU-hour price (the `prices` input or the
+   * server's price file), billed for the GPUs a plan uses, on any node size the GPU comes in.
+   */
+  billing: 'instance' | 'perGpu';
+}
+
+/** Days from the price's date to `today`; null when the price carries no date. */
+export function priceAgeDays(priceDate: string, today: Date): number | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(priceDate.trim());
+  if (!m) return null;
+  const t = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  return Math.floor((today.getTime() - t) / 86_400_000);
+}
+
+/** Stale: older than STALE_PRICE_DAYS, or undated (its age cannot be told). */
+export function isStale(priceDate: string, today: Date): boolean {
+  const age = priceAgeDays(priceDate, today);
+  return age === null || age > STALE_PRICE_DAYS;
+}
+
+const fromInstance = (i: Instance): Offer | null =>
+  i.onDemandUsdPerHour === null
+    ? null
+    : {
+        provider: i.provider,
+        instance: i.instance,
+        gpuId: i.gpuId,
+        gpusPerInstance: i.gpusPerInstance,
+        usdPerHour: i.onDemandUsdPerHour,
+        region: i.region,
+        priceDate: i.priceDate,
+        source: i.priceSource,
+        interNodeGbps: i.internodeNetworkGbps,
+        interNodeNetwork: i.internodeNetworkDetail,
+        billing: 'instance',
+      };
+
+/** Every priced row of seeds/instances.csv (rows without an on-demand price are not offers). */
+export function catalogOffers(): Offer[] {
+  return loadInstances()
+    .map(fromInstance)
+    .filter((o): o is Offer => o !== null);
+}
+
+/** A per-GPU-hour price as an offer (the legacy `prices` input and the server's price file). */
+export function perGpuOffer(gpuId: string, usdPerGpuHour: number, source: string): Offer {
+  return {
+    provider: source,
+    instance: `${gpuId}, per GPU-hour`,
+    gpuId,
+    gpusPerInstance: 1,
+    usdPerHour: usdPerGpuHour,
+    region: '-',
+    priceDate: '-',
+    source,
+    interNodeGbps: null,
+    interNodeNetwork: '',
+    billing: 'perGpu',
+  };
+}
+
+export interface OfferSelection {
+  /** The catalog's offers (default: seeds/instances.csv); false: only the request's own. */
+  catalog: boolean;
+  /** The request's own offers: one with the catalog's provider and instance replaces it, others add. */
+  own: Offer[];
+  /** Per-GPU prices that replace every offer for their GPU (server price file, then `prices`). */
+  perGpuPrices: { gpuId: string; usdPerGpuHour: number; source: string }[];
+  /** Keep only these providers (case-insensitive); undefined: all. */
+  providers?: string[];
+}
+
+const sameOffer = (a: Offer, b: Offer) =>
+  a.provider.toLowerCase() === b.provider.toLowerCase() && a.instance === b.instance && a.gpuId === b.gpuId;
+
+/** The offers a request prices plans from, in a fixed order (GPU, then cheapest per GPU-hour, provider, instance). */
+export function selectOffers(s: OfferSelection): Offer[] {
+  let offers = s.catalog ? catalogOffers().filter((c) => !s.own.some((o) => sameOffer(o, c))) : [];
+  offers.push(...s.own);
+  const perGpu = new Map<string, Offer>();
+  for (const p of s.perGpuPrices) perGpu.set(p.gpuId, perGpuOffer(p.gpuId, p.usdPerGpuHour, p.source));
+  offers = offers.filter((o) => !perGpu.has(o.gpuId)).concat([...perGpu.values()]);
+  if (s.providers) {
+    const allowed = new Set(s.providers.map((p) => p.toLowerCase()));
+    offers = offers.filter((o) => allowed.has(o.provider.toLowerCase()));
+  }
+  return offers.sort(
+    (a, b) =>
+      a.gpuId.localeCompare(b.gpuId) ||
+      a.usdPerHour / a.gpusPerInstance - b.usdPerHour / b.gpusPerInstance ||
+      a.provider.localeCompare(b.provider) ||
+      a.instance.localeCompare(b.instance),
+  );
+}
+
+/**
+ * One way to pay for a GPU type in the search: an offer, or nothing (the GPU is predicted but
+ * not priced). `nodeUsdPerHour(g)` is what one node using g GPUs costs an hour.
+ */
+export interface PricingOption {
+  /** Index into the request's offers; -1 for no offer. */
+  offerIndex: number;
+  offer: Offer | null;
+  /** Most GPUs a node (instance) of this option holds. */
+  maxPerNode: number;
+  /** Inter-node network the plan runs on, Gbps. */
+  interNodeGbps: number;
+  /** Where that figure comes from. */
+  networkSource: string;
+  nodeUsdPerHour: (gpusPerNode: number) => number | null;
+}
+
+/**
+ * The pricing options of one GPU: its offers, or one unpriced option when it has none.
+ * `networkOverride` (the request's interNodeGbps) replaces every offer's network.
+ */
+export function pricingOptions(
+  gpu: GpuSpec,
+  offers: readonly Offer[],
+  networkOverride?: (gpu: GpuSpec) => number | undefined,
+): PricingOption[] {
+  const forced = networkOverride?.(gpu);
+  const fallback = networkDefaults().defaultGbps;
+  const options: PricingOption[] = [];
+  offers.forEach((offer, offerIndex) => {
+    if (offer.gpuId !== gpu.id) return;
+    const perGpu = offer.billing === 'perGpu';
+    const stated = perGpu ? defaultInterNodeGbps(gpu.id) : offer.interNodeGbps;
+    options.push({
+      offerIndex,
+      offer,
+      maxPerNode: perGpu ? gpu.maxGpusPerNode : Math.min(offer.gpusPerInstance, gpu.maxGpusPerNode),
+      interNodeGbps: forced ?? stated ?? fallback,
+      networkSource:
+        forced !== undefined
+          ? 'the request (interNodeGbps)'
+          : perGpu
+            ? 'seeds/network.json for this GPU (a per-GPU price names no instance)'
+            : stated !== null
+              ? `the offer (${offer.interNodeNetwork || `${stated} Gbps`})`
+              : `not stated by the offer: assumed ${fallback} Gbps (seeds/network.json defaultGbps)`,
+      nodeUsdPerHour: perGpu ? (g) => g * offer.usdPerHour : () => offer.usdPerHour,
+    });
+  });
+  if (options.length) return options;
+  const net = forced ?? defaultInterNodeGbps(gpu.id);
+  return [
+    {
+      offerIndex: -1,
+      offer: null,
+      maxPerNode: gpu.maxGpusPerNode,
+      interNodeGbps: net,
+      networkSource:
+        forced !== undefined ? 'the request (interNodeGbps)' : 'seeds/network.json (no offer for this GPU)',
+      nodeUsdPerHour: () => null,
+    },
+  ];
+}
+
+/**
+ * Per option, whether another option of the same GPU makes it pointless at g GPUs per node:
+ * no dearer per node and, across nodes, no slower a network (ties go to the earlier option). On a
+ * single node the network does not matter, so only the cheapest option is kept there.
+ */
+export function dominated(options: PricingOption[], g: number, multiNode: boolean): boolean[] {
+  return options.map((o, i) => {
+    if (o.maxPerNode < g) return false;
+    const price = o.nodeUsdPerHour(g);
+    if (price === null) return false;
+    return options.some((p, j) => {
+      if (j === i || p.maxPerNode < g) return false;
+      const q = p.nodeUsdPerHour(g);
+      if (q === null) return false;
+      const netOk = !multiNode || p.interNodeGbps >= o.interNodeGbps;
+      const better = q < price || (multiNode && p.interNodeGbps > o.interNodeGbps);
+      return netOk && q <= price && (better || j < i);
+    });
+  });
+}

@@ -1,0 +1,314 @@
+// Plans priced from real offers (seeds/instances.csv), a user's own price sheet, risk-aware
+// ranking (rankBy, minEvidence, costUsdP90), the predictor choice and the notes that say what bound
+// the answer: through the GraphQL API, on the seeds' data.
+import { describe, expect, it } from 'vitest';
+import { apolloForTests } from './graphql-client.js';
+import { loadInstances } from '../seeds/catalog.js';
+import { isStale, priceAgeDays, STALE_PRICE_DAYS } from '../optimizer/offers.js';
+
+const run = apolloForTests();
+
+const PLAN = `rank gpu { id } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision totalHours totalHoursP90
+  costUsd costUsdP90 priceUsdPerGpuHour interNodeGbps interNodeNetworkSource evidenceLevel stepTimeMs analyticalStepTimeMs
+  parallelism { dataParallel }
+  offer { provider instance gpusPerInstance usdPerHour usdPerGpuHour region priceDate priceAgeDays priceStale source interNodeGbps }`;
+
+interface PlanView {
+  rank: number;
+  gpu: { id: string };
+  nodes: number;
+  gpusPerNode: number;
+  batchSizePerGpu: number;
+  gradAccumSteps: number;
+  precision: string;
+  totalHours: number;
+  totalHoursP90: number;
+  costUsd: number | null;
+  costUsdP90: number | null;
+  priceUsdPerGpuHour: number | null;
+  interNodeGbps: number;
+  interNodeNetworkSource: string;
+  evidenceLevel: string;
+  stepTimeMs: number;
+  analyticalStepTimeMs: number;
+  parallelism: { dataParallel: number };
+  offer: null | {
+    provider: string;
+    instance: string;
+    gpusPerInstance: number;
+    usdPerHour: number;
+    usdPerGpuHour: number;
+    priceDate: string;
+    priceAgeDays: number | null;
+    priceStale: boolean;
+    source: string;
+    interNodeGbps: number | null;
+  };
+}
+interface RecommendView {
+  status: string;
+  predictor: string;
+  notes: string[];
+  plans: PlanView[];
+  paretoFront: PlanView[];
+  rejected: { reason: string; count: number }[];
+}
+
+async function recommend(input: string): Promise<RecommendView> {
+  const r = await run(
+    `{ recommend(input: { ${input} }) { status predictor notes plans { ${PLAN} } paretoFront { ${PLAN} } rejected { reason count } } }`,
+  );
+  expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+  return r.data!.recommend as RecommendView;
+}
+
+async function error(input: string) {
+  const r = await run(`{ recommend(input: { ${input} }) { status } }`);
+  expect(r.errors).toBeDefined();
+  return r.errors![0];
+}
+
+const RESNET = 'workload: { model: "resnet50_v1.5", samples: 115300000 }';
+const BERT = 'workload: { model: "bert_large_squad", samples: 176000 }';
+const LLAMA = 'workload: { model: "llama2_7b", samples: 2e9 }';
+
+/** Every priced plan is whole instances of a real catalog row, costed as hours x instances x its price. */
+function expectPricedFromCatalog(p: PlanView) {
+  expect(p.offer).not.toBeNull();
+  const o = p.offer!;
+  const row = loadInstances().find(
+    (i) => i.provider === o.provider && i.instance === o.instance && i.onDemandUsdPerHour === o.usdPerHour,
+  );
+  expect(row, `${o.provider} ${o.instance}`).toBeDefined();
+  expect(row!.gpuId).toBe(p.gpu.id);
+  expect(p.gpusPerNode).toBeLessThanOrEqual(o.gpusPerInstance);
+  expect(p.costUsd!).toBeCloseTo(p.totalHours * p.nodes * o.usdPerHour, 6);
+  expect(p.costUsdP90!).toBeCloseTo(p.totalHoursP90 * p.nodes * o.usdPerHour, 6);
+  expect(p.costUsdP90!).toBeGreaterThanOrEqual(p.costUsd!);
+  if (p.nodes > 1 && row!.internodeNetworkGbps !== null)
+    expect(p.interNodeGbps).toBe(row!.internodeNetworkGbps);
+  expect(o.priceStale).toBe(isStale(o.priceDate, new Date()));
+}
+
+describe('plans priced from real offers', () => {
+  it.each([
+    ['ResNet-50', `${RESNET}, deadlineHours: 24, maxNodes: 4`],
+    ['BERT-large', `${BERT}, maxNodes: 2`],
+    ['Llama-2-7B', `${LLAMA}, gpus: ["A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB"], maxNodes: 4`],
+  ])('%s: every plan is whole instances of one catalog offer, costed per instance-hour', async (_, q) => {
+    const r = await recommend(`${q}, limit: 5`);
+    expect(r.plans.length).toBeGreaterThan(0);
+    for (const p of [...r.plans, ...r.paretoFront]) expectPricedFromCatalog(p);
+    for (let i = 1; i < r.plans.length; i++)
+      expect(r.plans[i].costUsd!).toBeGreaterThanOrEqual(r.plans[i - 1].costUsd!);
+  });
+
+  it('a plan using fewer GPUs than its instance holds still pays for the whole instance', async () => {
+    const r = await recommend(
+      `${RESNET}, gpus: ["A100-SXM4-40GB"], providers: ["AWS"], gpusPerNode: [1], maxNodes: 1, limit: 1`,
+    );
+    const p = r.plans[0];
+    expect(p.offer!.instance).toBe('p4d.24xlarge');
+    expect(p.offer!.gpusPerInstance).toBe(8);
+    expect(p.costUsd!).toBeCloseTo(p.totalHours * p.offer!.usdPerHour, 6);
+    expect(p.priceUsdPerGpuHour).toBeCloseTo(p.offer!.usdPerHour, 6);
+  });
+
+  it('multi-node plans run on the network their offer states, or say what was assumed', async () => {
+    const r = await recommend(`${BERT}, gpus: ["H100-SXM5-80GB"], objective: TIME, maxNodes: 4, limit: 40`);
+    const multi = r.plans.filter((p) => p.nodes > 1);
+    expect(multi.length).toBeGreaterThan(0);
+    for (const p of multi) {
+      if (p.offer!.interNodeGbps !== null) {
+        expect(p.interNodeGbps).toBe(p.offer!.interNodeGbps);
+        expect(p.interNodeNetworkSource).toMatch(/^the offer/);
+      } else expect(p.interNodeNetworkSource).toMatch(/not stated by the offer: assumed 200 Gbps/);
+    }
+  });
+
+  it("a user's own offers replace the catalog's with the same provider and instance, and add the rest", async () => {
+    const mine = `offers: [{ provider: "Acme", instance: "8xH100", gpu: "H100-SXM5-80GB", gpusPerInstance: 8, usdPerHour: 8, interNodeGbps: 3200, priceDate: "2026-11-01" }]`;
+    const r = await recommend(`${BERT}, gpus: ["H100-SXM5-80GB"], maxNodes: 2, limit: 3, ${mine}`);
+    expect(r.plans[0].offer).toMatchObject({
+      provider: 'Acme',
+      usdPerHour: 8,
+      source: 'the request (offers)',
+    });
+    // The same instance name as AWS's p5 replaces it: at $1 an instance-hour it must win.
+    const replaced = await recommend(
+      `${BERT}, gpus: ["H100-SXM5-80GB"], maxNodes: 2, limit: 3, providers: ["aws"], offers: [{ provider: "AWS", instance: "p5.48xlarge", gpu: "H100-SXM5-80GB", gpusPerInstance: 8, usdPerHour: 1 }]`,
+    );
+    expect(replaced.plans[0].offer).toMatchObject({
+      provider: 'AWS',
+      instance: 'p5.48xlarge',
+      usdPerHour: 1,
+    });
+    expect(replaced.plans.every((p) => p.offer!.provider === 'AWS')).toBe(true);
+    // Only the user's sheet: GPUs without an offer are named in the notes.
+    const only = await recommend(`${BERT}, maxNodes: 1, limit: 3, catalogOffers: false, ${mine}`);
+    expect(only.plans.every((p) => p.offer!.provider === 'Acme')).toBe(true);
+    expect(only.notes.join('\n')).toMatch(/GPU types have no offer and are not ranked \(.*A100-SXM4-80GB/);
+  });
+
+  it('GPUs left without an offer are still predicted, not priced, when ranking by time', async () => {
+    const r = await recommend(
+      `${RESNET}, gpus: ["A100-SXM4-80GB", "RTX-4090"], objective: TIME, maxNodes: 1, limit: 60`,
+    );
+    const unpriced = r.plans.filter((p) => p.gpu.id === 'RTX-4090');
+    expect(unpriced.length).toBeGreaterThan(0);
+    for (const p of unpriced) {
+      expect(p.offer).toBeNull();
+      expect(p.costUsd).toBeNull();
+      expect(p.totalHours).toBeGreaterThan(0);
+    }
+    expect(r.notes.join('\n')).toMatch(
+      /1 GPU types have no offer and are predicted but not priced \(RTX-4090\)/,
+    );
+  });
+
+  it('flags prices older than the documented age, and undated ones', async () => {
+    expect(priceAgeDays('2026-11-09', new Date('2026-12-01'))).toBe(22);
+    expect(isStale('2026-11-09', new Date('2026-12-01'))).toBe(false);
+    expect(isStale('2025-03-14', new Date('2026-12-01'))).toBe(true);
+    expect(isStale('undated', new Date('2026-12-01'))).toBe(true);
+    expect(STALE_PRICE_DAYS).toBe(180);
+    const old = await recommend(
+      `${BERT}, gpus: ["H100-SXM5-80GB"], maxNodes: 1, limit: 1, catalogOffers: false, offers: [{ provider: "Acme", instance: "1xH100", gpu: "H100-SXM5-80GB", gpusPerInstance: 1, usdPerHour: 2, priceDate: "2024-01-01" }]`,
+    );
+    expect(old.plans[0].offer!.priceStale).toBe(true);
+    expect(old.plans[0].offer!.priceAgeDays).toBeGreaterThan(STALE_PRICE_DAYS);
+    expect(old.notes.join('\n')).toMatch(
+      /warning: plan 1's price \(Acme 1xH100, 2024-01-01\) is \d+ days old/,
+    );
+  });
+
+  it('the old per-GPU prices input still prices plans, per GPU used', async () => {
+    const r = await recommend(
+      `${RESNET}, gpus: ["A100-SXM4-80GB"], maxNodes: 1, limit: 1, prices: [{ gpu: "A100-SXM4-80GB", usdPerGpuHour: 1 }]`,
+    );
+    const p = r.plans[0];
+    expect(p.priceUsdPerGpuHour).toBe(1);
+    expect(p.costUsd!).toBeCloseTo(p.totalHours * p.gpusPerNode * p.nodes, 6);
+    expect(p.offer).toMatchObject({ provider: 'the request (prices)', usdPerHour: 1 });
+  });
+
+  it('rejects bad offers naming the field and the allowed range', async () => {
+    const base = `${RESNET}, offers: [{ provider: "A", instance: "x", gpu: "H100-SXM5-80GB", gpusPerInstance: 8, usdPerHour: 10`;
+    let e = await error(`${base.replace('gpusPerInstance: 8', 'gpusPerInstance: 0')} }]`);
+    expect(e.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(e.message).toMatch(/^offers\[0\]\.gpusPerInstance: must be an integer from 1 to 16/);
+    e = await error(`${base.replace('usdPerHour: 10', 'usdPerHour: -1')} }]`);
+    expect(e.message).toMatch(/^offers\[0\]\.usdPerHour: must be 0 or a finite number from/);
+    e = await error(`${base.replace('"H100-SXM5-80GB"', '"nope"')} }]`);
+    expect(e.message).toMatch(/^offers\[0\]\.gpu: unknown GPU "nope"/);
+    e = await error(`${base}, priceDate: "last week" }]`);
+    expect(e.message).toMatch(/^offers\[0\]\.priceDate: must be a date YYYY-MM-DD/);
+    e = await error(`${RESNET}, providers: []`);
+    expect(e.message).toMatch(/^providers: must not be an empty list/);
+  });
+});
+
+describe('risk-aware ranking', () => {
+  it('rankBy P90 orders plans by costUsdP90 (and draws the front at P90); EXPECTED by costUsd', async () => {
+    const q = `${RESNET}, deadlineHours: 24, maxNodes: 4, limit: 20`;
+    const expected = await recommend(q);
+    const p90 = await recommend(`${q}, rankBy: P90`);
+    for (let i = 1; i < p90.plans.length; i++)
+      expect(p90.plans[i].costUsdP90!).toBeGreaterThanOrEqual(p90.plans[i - 1].costUsdP90!);
+    for (let i = 1; i < p90.paretoFront.length; i++)
+      expect(p90.paretoFront[i].costUsdP90!).toBeLessThan(p90.paretoFront[i - 1].costUsdP90!);
+    // Ranking by the bad case never gives a plan with a worse bad case first.
+    expect(p90.plans[0].costUsdP90!).toBeLessThanOrEqual(expected.plans[0].costUsdP90!);
+    expect(expected.plans[0].costUsd!).toBeLessThanOrEqual(p90.plans[0].costUsd!);
+  });
+
+  it('minEvidence keeps only plans with that much measurement behind them', async () => {
+    const any = await recommend(`${RESNET}, maxNodes: 2, limit: 50`);
+    expect(any.plans.some((p) => p.evidenceLevel === 'UNMEASURED')).toBe(true);
+    const measured = await recommend(`${RESNET}, maxNodes: 2, limit: 50, minEvidence: GPU_MEASURED`);
+    expect(measured.plans.length).toBeGreaterThan(0);
+    expect(measured.plans.every((p) => p.evidenceLevel !== 'UNMEASURED')).toBe(true);
+    expect(measured.rejected.find((x) => x.reason === 'BELOW_MIN_EVIDENCE')!.count).toBeGreaterThan(0);
+    const onGpu = await recommend(`${RESNET}, maxNodes: 2, limit: 50, minEvidence: MODEL_MEASURED_ON_GPU`);
+    expect(onGpu.plans.every((p) => p.evidenceLevel === 'MODEL_MEASURED_ON_GPU')).toBe(true);
+    // AMD has no measurement at all.
+    expect(
+      any.plans.filter((p) => p.gpu.id.startsWith('MI')).every((p) => p.evidenceLevel === 'UNMEASURED'),
+    ).toBe(true);
+  });
+
+  it('predictor: ANALYTICAL ranks by the roofline alone', async () => {
+    const r = await recommend(`${RESNET}, maxNodes: 2, limit: 5, predictor: ANALYTICAL`);
+    expect(r.predictor).toBe('analytical');
+    for (const p of r.plans) {
+      expect(p.stepTimeMs).toBe(p.analyticalStepTimeMs);
+      expect(p.totalHoursP90).toBe(p.totalHours);
+    }
+  });
+});
+
+describe('notes say what bound the answer', () => {
+  it('maxNodes, when plan 1 uses all of them', async () => {
+    const r = await recommend(`${RESNET}, objective: TIME, maxNodes: 2, limit: 1`);
+    expect(r.plans[0].nodes).toBe(2);
+    expect(r.notes).toContain(
+      'maxNodes bound the answer: plan 1 uses all 2 nodes; allowing more may do better',
+    );
+  });
+
+  it('deadline and budget, when a better plan was turned away by them', async () => {
+    const free = await recommend(`${RESNET}, maxNodes: 2, limit: 1`);
+    const best = free.plans[0];
+    const deadline = await recommend(
+      `${RESNET}, maxNodes: 2, limit: 1, deadlineHours: ${best.totalHours / 2}`,
+    );
+    expect(deadline.notes.join('\n')).toMatch(/^deadline bound the answer: a better plan \(/m);
+    const budget = await recommend(
+      `${RESNET}, objective: TIME, maxNodes: 2, limit: 1, budgetUsd: ${best.costUsd! * 1.01}`,
+    );
+    expect(budget.notes.join('\n')).toMatch(/^budget bound the answer: a better plan \(/m);
+    expect(free.notes.join('\n')).not.toMatch(/deadline bound|budget bound/);
+  });
+
+  it('the global batch cap: scaling out no longer inflates the global batch without bound', async () => {
+    const r = await recommend(`${LLAMA}, gpus: ["H100-SXM5-80GB"], objective: TIME, maxNodes: 16, limit: 5`);
+    for (const p of r.plans)
+      expect(p.batchSizePerGpu * p.gradAccumSteps * p.parallelism.dataParallel).toBeLessThanOrEqual(256);
+    expect(r.rejected.find((x) => x.reason === 'GLOBAL_BATCH_TOO_LARGE')!.count).toBeGreaterThan(0);
+    expect(r.notes.join('\n')).toMatch(
+      /global batch cap bound the search: \d+ candidates would train with a global batch above 256/,
+    );
+    const raised = await recommend(
+      `${LLAMA}, gpus: ["H100-SXM5-80GB"], objective: TIME, maxNodes: 16, limit: 1, maxGlobalBatch: 1000000`,
+    );
+    expect(raised.rejected.find((x) => x.reason === 'GLOBAL_BATCH_TOO_LARGE')).toBeUndefined();
+    const fixed = await recommend(
+      `${LLAMA}, gpus: ["H100-SXM5-80GB"], maxNodes: 16, limit: 1, globalBatch: 1024`,
+    );
+    expect(fixed.notes.join('\n')).toMatch(
+      /warning: plan 1 trains with a global batch of 1024 sequences, above this model's usual range \(up to 256\)/,
+    );
+  });
+
+  it('default batch sizes used for a custom model', async () => {
+    const config = JSON.stringify({
+      architectures: ['LlamaForCausalLM'],
+      model_type: 'llama',
+      hidden_size: 2048,
+      intermediate_size: 5632,
+      num_attention_heads: 32,
+      num_key_value_heads: 4,
+      num_hidden_layers: 22,
+      vocab_size: 32000,
+      max_position_embeddings: 2048,
+    });
+    const r = await run(
+      `query($c: String!) { recommend(input: { workload: { customModel: { huggingFaceConfig: $c }, samples: 1e9 }, gpus: ["H100-SXM5-80GB"], maxNodes: 1 }) { notes } }`,
+      { c: config },
+    );
+    expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+    expect(r.data!.recommend.notes.join('\n')).toMatch(
+      /warning: a custom model was searched at default batch sizes per GPU \(1, 2, 4, 8, 16, 32\)/,
+    );
+  });
+});
