@@ -27,6 +27,7 @@ import { DEFAULT_GPUS_PER_NODE } from '../service/planning.js';
 import { finiteNumber, FLOORS, inRange, integer, LIMITS, nonEmpty, priceList } from '../service/validate.js';
 import { BadUserInput, badInput, FiniteAnswer } from './errors.js';
 import { gpuView } from './views.js';
+import { OffEventLoop } from './off-thread.js';
 
 /** Bounds of the coupled planners' inputs: beyond any real portfolio, small enough to stay interactive. */
 export const COUPLED_LIMITS = {
@@ -155,7 +156,7 @@ const sizeView = (s: {
 });
 
 @Resolver()
-@UseMiddleware(BadUserInput, FiniteAnswer)
+@UseMiddleware(BadUserInput, FiniteAnswer, OffEventLoop)
 export class CoupledResolver {
   @Query(() => FleetPlan, {
     description:

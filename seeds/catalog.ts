@@ -231,6 +231,11 @@ export function setPriceOverrides(
   catalogCache = undefined;
 }
 
+/** The server-wide prices now in force (what setPriceOverrides was given), for a thread that must see the same. */
+export function currentPriceOverrides(): { prices: Record<string, number>; source: string } | undefined {
+  return priceOverrides && { prices: { ...priceOverrides.prices }, source: priceOverrides.source };
+}
+
 let efficiencyCache: Efficiency | undefined;
 /**
  * The analytical predictor's fitted constants (efficiency.json, written by `npm run calibrate`) and,

@@ -11,6 +11,7 @@
 //     when it claims infeasibility, HiGHS answers and a note says why.
 //   - Every answer, from either solver, is checked against every bound, integrality requirement and
 //     row (verify.ts) before it is returned; a HiGHS answer that fails is an error, never a result.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Worker } from 'node:worker_threads';
 import { highs, HIGHS_VERSION, solveWithHighs, type BackendResult } from './highs.js';
 import type { WorkerJob, WorkerReply } from './highs-worker.js';
@@ -293,19 +294,121 @@ export async function runBackend(
   return { result, where: `in-thread: ${outcome.message}` };
 }
 
-export async function solveMip(m: MipModel, o: SolveOptions): Promise<MipSolveResult> {
+// ------------------------------------------------------------------ conditioning
+//
+// HiGHS refuses a model with a NaN or an infinite coefficient (passModel status -1) and works to
+// absolute tolerances (1e-7 on rows and reduced costs), so an objective whose coefficients are all
+// 1e-12 or all 1e12 is either noise or overflow to it. The input floors keep the planners' models
+// inside what it handles; this is the last line: a non-finite coefficient is an error naming the
+// model and the row or column, and an objective far from 1 is scaled by a power of two (exact:
+// every product and the scaled-back objective are the same numbers) before any solver sees it.
+// Rows are not scaled: HiGHS's row tolerance is absolute, and the answer is verified against the
+// model as built.
+
+/** An objective whose largest coefficient lies outside this range is scaled into it. */
+const OBJECTIVE_RANGE = [1e-3, 1e6] as const;
+
+/** The model as the solvers get it; `objectiveScale` is the power of two its objective was multiplied by. */
+function conditioned(m: MipModel): { model: MipModel; objectiveScale: number; why: string } {
+  let maxObj = 0;
+  for (const v of m.vars) {
+    if (!Number.isFinite(v.obj))
+      throw new Error(`${m.name}: column ${v.name} has objective coefficient ${v.obj}`);
+    if (Number.isNaN(v.lb) || Number.isNaN(v.ub))
+      throw new Error(`${m.name}: column ${v.name} has a NaN bound`);
+    maxObj = Math.max(maxObj, Math.abs(v.obj));
+  }
+  for (const r of m.rows) {
+    if (Number.isNaN(r.lb) || Number.isNaN(r.ub)) throw new Error(`${m.name}: row ${r.name} has a NaN bound`);
+    for (const a of r.values)
+      if (!Number.isFinite(a)) throw new Error(`${m.name}: row ${r.name} has coefficient ${a}`);
+  }
+  if (maxObj === 0 || (maxObj >= OBJECTIVE_RANGE[0] && maxObj <= OBJECTIVE_RANGE[1]))
+    return { model: m, objectiveScale: 0, why: '' };
+  const objectiveScale = -Math.round(Math.log2(maxObj));
+  return {
+    model: { ...m, vars: m.vars.map((v) => ({ ...v, obj: timesPowerOfTwo(v.obj, objectiveScale) })) },
+    objectiveScale,
+    why: `up to ${maxObj.toExponential(2)}`,
+  };
+}
+
+/** x * 2^e, in two steps: 2^e alone overflows for the exponents a subnormal needs (2^1026). */
+const timesPowerOfTwo = (x: number, e: number) => {
+  const half = Math.trunc(e / 2);
+  return x * 2 ** half * 2 ** (e - half);
+};
+
+/** A backend's answer on the scaled model (objective times 2^objectiveScale), in the model's own units. */
+function unscaled(r: BackendResult | null, objectiveScale: number): BackendResult | null {
+  if (!r || objectiveScale === 0) return r;
+  return {
+    ...r,
+    objective: r.objective === null ? null : timesPowerOfTwo(r.objective, -objectiveScale),
+    bestBound: r.bestBound === null ? null : timesPowerOfTwo(r.bestBound, -objectiveScale),
+  };
+}
+
+// ------------------------------------------------------------------ the request's deadline
+//
+// A planner may solve several models (a diagnosis after an infeasible one, lexicographic phases, a
+// search over dropouts), each with the request's whole time limit: a 5 s procurement took 23 s.
+// The caller sets one deadline for everything run inside `withSolveDeadline`, and every solve
+// gets at most the time left before it.
+
+const solveDeadline = new AsyncLocalStorage<number>();
+
+/** Runs `fn` with every solveMip inside it limited to end by `deadlineAt` (performance.now() ms). */
+export function withSolveDeadline<T>(deadlineAt: number, fn: () => T): T {
+  return solveDeadline.run(deadlineAt, fn);
+}
+
+/** Below this many seconds left, a solve is not started: HiGHS alone takes about that to set up. */
+const MIN_SOLVE_SECONDS = 0.05;
+
+export async function solveMip(m: MipModel, options: SolveOptions): Promise<MipSolveResult> {
   const t0 = performance.now();
   const notes: string[] = [];
+  let o = options;
+  const deadlineAt = solveDeadline.getStore();
+  if (deadlineAt !== undefined) {
+    const left = (deadlineAt - t0) / 1e3;
+    if (left < MIN_SOLVE_SECONDS)
+      return {
+        status: 'TIME_LIMIT',
+        values: null,
+        objective: null,
+        bestBound: null,
+        gap: null,
+        solver: 'not run',
+        optimalityProven: false,
+        timeMs: 0,
+        notes: [`${m.name}: not solved: the request's time limit was spent before this solve`],
+      };
+    if (left < o.timeLimitSeconds) o = { ...o, timeLimitSeconds: left };
+  }
   const choice = o.solver ?? 'AUTO';
   const mipRelGap = o.mipRelGap ?? 0;
   const cols = modelSize(m).variables;
+  const cond = conditioned(m);
+  if (cond.objectiveScale !== 1)
+    notes.push(
+      `objective scaled by 2^${Math.log2(cond.objectiveScale)} for the solver (its coefficients were ${cond.why})`,
+    );
 
   const tryJsLp =
     choice === 'JAVASCRIPT_LP_SOLVER' ||
     (choice === 'AUTO' && o.fastPathEligible === true && cols <= JSLP_MAX_COLUMNS);
   if (tryJsLp) {
     const budget = Math.min(o.jsLpTimeLimitSeconds ?? 2, o.timeLimitSeconds);
-    const { result: r, note } = await runBackend('javascript-lp-solver', m, budget, 0, undefined);
+    const { result: scaledResult, note } = await runBackend(
+      'javascript-lp-solver',
+      cond.model,
+      budget,
+      0,
+      undefined,
+    );
+    const r = unscaled(scaledResult, cond.objectiveScale);
     if (note) notes.push(note);
     if (r) {
       if (r.values && (r.status === 'optimal' || r.status === 'feasible')) {
@@ -342,8 +445,15 @@ export async function solveMip(m: MipModel, o: SolveOptions): Promise<MipSolveRe
     );
   }
 
-  const remaining = Math.max(1, o.timeLimitSeconds - (performance.now() - t0) / 1e3);
-  const { result: r, where, note } = await runBackend('highs', m, remaining, mipRelGap, o.start);
+  // At least a second for HiGHS after the fast path, but never past the request's deadline.
+  const deadlineLeft = deadlineAt === undefined ? Infinity : (deadlineAt - performance.now()) / 1e3;
+  const remaining = Math.min(
+    Math.max(1, o.timeLimitSeconds - (performance.now() - t0) / 1e3),
+    Math.max(MIN_SOLVE_SECONDS, deadlineLeft),
+  );
+  const ran = await runBackend('highs', cond.model, remaining, mipRelGap, o.start);
+  const { where, note } = ran;
+  const r = unscaled(ran.result, cond.objectiveScale);
   if (note) notes.push(note);
   const solver = `highs ${HIGHS_VERSION} (${where})`;
   const timeMs = performance.now() - t0;
