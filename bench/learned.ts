@@ -2,11 +2,11 @@
 // and end-to-end recommend latency with and without the learned correction.
 // Run: npx tsx bench/learned.ts
 import { loadOnnxCorrection } from '../predictor/learned/onnx.js';
-import { MODEL_FILE, learnedPredictor } from '../predictor/learned/model.js';
+import { learnedPredictor } from '../predictor/learned/model.js';
+import { defaultInterNodeGbps, LEARNED_MODEL_FILE, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import { featureNames } from '../predictor/learned/features.js';
 import { recommend, type RecommendRequest } from '../optimizer/recommend.js';
 import { recommendCorrected } from '../optimizer/recommend-corrected.js';
-import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { rng } from '../predictor/learned/gbdt.js';
@@ -23,7 +23,7 @@ const X = new Float32Array(N * d);
 const r = rng(3);
 for (let i = 0; i < X.length; i++) X[i] = r() * 4;
 for (const threads of [1, 2]) {
-  const session = await loadOnnxCorrection(MODEL_FILE.pathname, d, threads);
+  const session = await loadOnnxCorrection(LEARNED_MODEL_FILE.pathname, d, threads);
   await session.run(X, N);
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {

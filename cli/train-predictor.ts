@@ -5,7 +5,13 @@
 // `--evaluate-only` prints the validation without writing anything.
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { LLM_CARD_HEADING } from './evaluate-llm.js';
-import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
+import {
+  LEARNED_META_FILE,
+  LEARNED_MODEL_FILE,
+  loadEfficiency,
+  loadMeasurements,
+  PREDICTOR_CARD_FILE,
+} from '../seeds/catalog.js';
 import {
   crossValidate,
   examples,
@@ -18,7 +24,7 @@ import {
 import { featureNames, FEATURE_VERSION } from '../predictor/learned/features.js';
 import { predictEnsemble } from '../predictor/learned/gbdt.js';
 import { ensembleToOnnx, loadOnnxCorrection } from '../predictor/learned/onnx.js';
-import { META_FILE, MODEL_FILE, type Interval, type LearnedMeta } from '../predictor/learned/model.js';
+import type { Interval, LearnedMeta } from '../predictor/learned/model.js';
 import { PRECISIONS, type Precision } from '../predictor/types.js';
 import {
   calibrateGenerations,
@@ -47,7 +53,6 @@ export function generationCalibration(ex: Example[], unmeasuredGpu: Interval): G
   );
 }
 
-const CARD_FILE = new URL('../seeds/PREDICTOR_CARD.md', import.meta.url);
 const GENERATION_HEADING = '## Unmeasured generations and vendors';
 
 /** The model card's section on GPUs of unmeasured generations and vendors. */
@@ -73,12 +78,12 @@ ${rows}
 
 /** Replaces (or appends) the generation section of the model card. */
 function writeGenerationSection(cal: GenerationCalibration, gpu: Interval): void {
-  const card = readFileSync(CARD_FILE, 'utf8');
+  const card = readFileSync(PREDICTOR_CARD_FILE, 'utf8');
   const at = card.indexOf(GENERATION_HEADING);
   const head = at < 0 ? card.trimEnd() + '\n\n' : card.slice(0, at);
   const next = at < 0 ? -1 : card.indexOf('\n## ', at + GENERATION_HEADING.length);
   const tail = next < 0 ? '' : card.slice(next + 1);
-  writeFileSync(CARD_FILE, head + generationSection(cal, gpu) + (tail ? '\n' + tail : ''));
+  writeFileSync(PREDICTOR_CARD_FILE, head + generationSection(cal, gpu) + (tail ? '\n' + tail : ''));
 }
 
 /**
@@ -86,7 +91,7 @@ function writeGenerationSection(cal: GenerationCalibration, gpu: Interval): void
  * shipped seeds/predictor.json without refitting the model, whose trees do not depend on them.
  */
 export function writeGenerationIntervals(): GenerationCalibration {
-  const meta = JSON.parse(readFileSync(META_FILE, 'utf8')) as LearnedMeta;
+  const meta = JSON.parse(readFileSync(LEARNED_META_FILE, 'utf8')) as LearnedMeta;
   const cal = generationCalibration(
     examples(loadMeasurements(), loadEfficiency()),
     meta.intervals.unmeasuredGpu,
@@ -94,7 +99,7 @@ export function writeGenerationIntervals(): GenerationCalibration {
   meta.intervals.unmeasuredGeneration = cal.unmeasuredGeneration;
   meta.intervals.unmeasuredVendor = cal.unmeasuredVendor;
   meta.validation.generationCoverage = cal.coverage;
-  writeFileSync(META_FILE, JSON.stringify(meta, null, 1) + '\n');
+  writeFileSync(LEARNED_META_FILE, JSON.stringify(meta, null, 1) + '\n');
   writeGenerationSection(cal, meta.intervals.unmeasuredGpu);
   return cal;
 }
@@ -229,7 +234,7 @@ export async function trainPredictor(
       final.ensemble,
       `trainplan learned correction: log(measured/analytical throughput); feature version ${FEATURE_VERSION}; see seeds/PREDICTOR_CARD.md`,
     );
-    writeFileSync(MODEL_FILE, bytes);
+    writeFileSync(LEARNED_MODEL_FILE, bytes);
     // onnxruntime must reproduce the TypeScript ensemble on the training rows.
     const X = ex.map((e) =>
       featuresOf(
@@ -238,7 +243,7 @@ export async function trainPredictor(
         final.evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework),
       ),
     );
-    const ort = await loadOnnxCorrection(MODEL_FILE.pathname, names.length);
+    const ort = await loadOnnxCorrection(LEARNED_MODEL_FILE.pathname, names.length);
     const out = await ort.run(Float32Array.from(X.flat()), X.length);
     const maxDiff = Math.max(...X.map((x, i) => Math.abs(out[i] - predictEnsemble(final.ensemble, x))));
     const inSample = mean(ex.map((e, i) => ape(e.aware.throughput * Math.exp(out[i]), e)));
@@ -261,7 +266,7 @@ export async function trainPredictor(
         inSampleMape: Number(inSample.toFixed(4)),
       },
     };
-    writeFileSync(META_FILE, JSON.stringify(meta, null, 1) + '\n');
+    writeFileSync(LEARNED_META_FILE, JSON.stringify(meta, null, 1) + '\n');
     const card = `# Learned predictor: model card
 
 Written by \`npm run train:predictor\` (cli/train-predictor.ts); do not edit by hand.
@@ -278,11 +283,11 @@ Written by \`npm run train:predictor\` (cli/train-predictor.ts); do not edit by 
 ${sections.join('\n\n')}
 `;
     // The LLM section is written by `trainplan evaluate --llm --fit --write` (cli/evaluate-llm.ts): keep it.
-    const previous = existsSync(CARD_FILE) ? readFileSync(CARD_FILE, 'utf8') : '';
+    const previous = existsSync(PREDICTOR_CARD_FILE) ? readFileSync(PREDICTOR_CARD_FILE, 'utf8') : '';
     const llmAt = previous.indexOf(LLM_CARD_HEADING);
-    writeFileSync(CARD_FILE, card);
+    writeFileSync(PREDICTOR_CARD_FILE, card);
     writeGenerationSection(generations, unmeasuredGpu);
-    if (llmAt >= 0) appendFileSync(CARD_FILE, `\n${previous.slice(llmAt)}`);
+    if (llmAt >= 0) appendFileSync(PREDICTOR_CARD_FILE, `\n${previous.slice(llmAt)}`);
     log('wrote seeds/predictor.onnx, seeds/predictor.json, seeds/PREDICTOR_CARD.md');
   }
 }

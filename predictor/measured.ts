@@ -1,8 +1,7 @@
 // Measurement rows (train.csv layout) -> predictions in the row's own unit. Used by predict-csv,
 // evaluate and calibrate, so the three read a row the same way.
-import { readFileSync } from 'node:fs';
 import type { Measurement } from '../seeds/catalog.js';
-import { defaultInterNodeGbps, getGpu } from '../seeds/catalog.js';
+import { defaultInterNodeGbps, getGpu, loadUnitRules } from '../seeds/catalog.js';
 import { predict, type Prediction } from './predict.js';
 import type { Efficiency } from './step.js';
 import type { ModelDef } from './types.js';
@@ -10,19 +9,6 @@ import { getModel } from './zoo/index.js';
 import { customUnitFactor, loadModelFile, looksLikeModelFile } from './import/index.js';
 import { RECOMPUTE, type Parallelism, type Recompute, type ZeroStage } from './parallel.js';
 import { isAbsolute, resolve } from 'node:path';
-
-interface UnitRule {
-  model: string;
-  unit: string;
-  factor: number;
-  why: string;
-}
-interface UnitsFile {
-  rules: UnitRule[];
-}
-let units: UnitsFile | undefined;
-const unitRules = () =>
-  (units ??= JSON.parse(readFileSync(new URL('../seeds/units.json', import.meta.url), 'utf8')) as UnitsFile);
 
 /** The unit label without the source's parenthesised comment: "sequences/s (SQuAD ...)" -> "sequences/s". */
 export const baseUnit = (u: string) => u.replace(/\s*\(.*$/, '').trim();
@@ -32,7 +18,7 @@ export const baseUnit = (u: string) => u.replace(/\s*\(.*$/, '').trim();
  * Same unit: 1. Otherwise seeds/units.json must say (e.g. NCF's "million samples/s": 1e-6).
  */
 export function unitFactor(model: ModelDef, rowUnit: string): number | string {
-  const rule = unitRules().rules.find(
+  const rule = loadUnitRules().find(
     (r) => r.model === model.id && (r.unit === rowUnit || r.unit === baseUnit(rowUnit)),
   );
   if (rule) return rule.factor;

@@ -2,8 +2,7 @@
 // fit, at its batch and precision), the LLM rows of measurements/llm_train.csv that give their layout,
 // and the peak memory some of them publish. Used by `trainplan memory-check` (cli/) and the tests,
 // so the figures in the note and the tests come from the same code.
-import { readFileSync } from 'node:fs';
-import { getGpu, parseCsv, type Measurement } from '../seeds/catalog.js';
+import { getGpu, loadLlmMeasurements, type LlmMeasurements, type Measurement } from '../seeds/catalog.js';
 import { predictRow } from './measured.js';
 import { costOf } from './predict.js';
 import {
@@ -145,13 +144,6 @@ export function fitAllocatorFragmentation(checks: FitCheck[], target = 0.99, hea
 
 // ------------------------------------------------------------------------------------ LLM rows
 
-const measurementsDir = new URL('../seeds/measurements/', import.meta.url);
-
-interface VocabEntry {
-  vocab: number;
-  source: string;
-}
-
 /** One llm_train.csv row with its layout, and the dense decoder it trains (null with the reason when it cannot be built). */
 export interface LlmCase {
   id: string;
@@ -181,14 +173,8 @@ const number = (v: string | undefined) => (v === undefined || v.trim() === '' ? 
 
 /** The llm_train.csv rows that state TP, PP, micro-batch and sequence length, with their dense decoders. */
 export function llmCases(): LlmCase[] {
-  const rows = parseCsv(readFileSync(new URL('llm_train.csv', measurementsDir), 'utf8'));
-  const archs = new Map(
-    parseCsv(readFileSync(new URL('llm_models.csv', measurementsDir), 'utf8')).map((a) => [a.model, a]),
-  );
-  const vocabs = JSON.parse(readFileSync(new URL('llm_vocab.json', measurementsDir), 'utf8')) as Record<
-    string,
-    VocabEntry
-  >;
+  const { rows, architectures, vocabularies: vocabs } = loadLlmMeasurements();
+  const archs = new Map(architectures.map((a) => [a.model, a]));
   const decoders = new Map<string, ModelDef | string>();
   const cases: LlmCase[] = [];
   for (const r of rows) {
@@ -314,7 +300,7 @@ function decoderOf(
   model: string,
   seqLen: number,
   arch: Record<string, string> | undefined,
-  vocab: VocabEntry | undefined,
+  vocab: LlmMeasurements['vocabularies'][string] | undefined,
 ): ModelDef | string {
   if (!arch || arch.layers === '' || arch.heads === '' || arch.ffn_hidden === '')
     return 'llm_models.csv gives no full architecture';

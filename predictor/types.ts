@@ -4,7 +4,8 @@
 
 // The hardware vocabulary is the data's (seeds/types.ts): precision and math modes, GPU records.
 export { PRECISIONS, MATH_MODES } from '../seeds/types.js';
-export type { Precision, MathMode, Generation, GpuSpec } from '../seeds/types.js';
+export type { Precision, MathMode, Generation, GpuSpec, SampleUnit, OptimizerKind } from '../seeds/types.js';
+import type { OptimizerKind, SampleUnit } from '../seeds/types.js';
 
 /** Element storage types (bytes per element follow from these). */
 export type DType = 'fp32' | 'fp16' | 'bf16' | 'fp8';
@@ -173,10 +174,6 @@ export interface LayerCost {
  * (autocast keeps them fp32); pointwise: activations, adds, dropout, pooling; gather: embeddings.
  */
 export type OpClass = 'matmul' | 'reduction' | 'pointwise' | 'gather';
-
-export type SampleUnit = 'image' | 'sequence' | 'token' | 'sample' | 'audio_sample' | 'mel_frame' | 'user';
-
-export type OptimizerKind = 'sgd' | 'adam' | 'lamb';
 
 /** A model of the zoo, as the predictor sees it. */
 export interface ModelDef {

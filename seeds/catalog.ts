@@ -14,6 +14,8 @@ import {
   type GpuSpec,
   type MathMode,
   type Precision,
+  type UnitRule,
+  type ZooEntry,
 } from './types.js';
 
 const here = (file: string) => new URL(file, import.meta.url);
@@ -404,4 +406,48 @@ let measurementCache: Measurement[] | undefined;
 export function loadMeasurements(): Measurement[] {
   measurementCache ??= readMeasurements(here('./measurements/train.csv'));
   return measurementCache;
+}
+
+let zooCache: ZooEntry[] | undefined;
+/** The model zoo as models.json states it (predictor/zoo/ builds the layers); ids are unique. */
+export function loadZooEntries(): ZooEntry[] {
+  if (!zooCache) {
+    const file = readJson<{ models: ZooEntry[] }>('./models.json');
+    const ids = new Set<string>();
+    for (const e of file.models) {
+      if (ids.has(e.id)) throw new Error(`models.json: duplicate id ${e.id}`);
+      ids.add(e.id);
+    }
+    zooCache = file.models;
+  }
+  return zooCache;
+}
+
+let unitRulesCache: UnitRule[] | undefined;
+/** Conversions between a model's throughput unit and the units measurements were published in. */
+export function loadUnitRules(): UnitRule[] {
+  unitRulesCache ??= readJson<{ rules: UnitRule[] }>('./units.json').rules;
+  return unitRulesCache;
+}
+
+/** The learned correction (written by `npm run train:predictor`): the ONNX model and its metadata. */
+export const LEARNED_MODEL_FILE = here('./predictor.onnx');
+export const LEARNED_META_FILE = here('./predictor.json');
+/** The learned model's card, written with it. */
+export const PREDICTOR_CARD_FILE = here('./PREDICTOR_CARD.md');
+
+/** The LLM runs (measurements/llm_train.csv), the architectures they train and their vocabularies, as the files state them. */
+export interface LlmMeasurements {
+  rows: Record<string, string>[];
+  architectures: Record<string, string>[];
+  vocabularies: Record<string, { vocab: number; source: string }>;
+}
+let llmCache: LlmMeasurements | undefined;
+export function loadLlmMeasurements(): LlmMeasurements {
+  llmCache ??= {
+    rows: parseCsv(readFileSync(here('./measurements/llm_train.csv'), 'utf8')),
+    architectures: parseCsv(readFileSync(here('./measurements/llm_models.csv'), 'utf8')),
+    vocabularies: readJson<LlmMeasurements['vocabularies']>('./measurements/llm_vocab.json'),
+  };
+  return llmCache;
 }

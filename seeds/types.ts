@@ -155,3 +155,37 @@ export interface MemoryConstants {
   /** Per framework family, the gradient storage its recipes use where it differs from the precision mode's. */
   frameworkGradients: Record<string, 'fp32' | 'bf16'>;
 }
+
+/** What one batch element of a model is. */
+export type SampleUnit = 'image' | 'sequence' | 'token' | 'sample' | 'audio_sample' | 'mel_frame' | 'user';
+
+export type OptimizerKind = 'sgd' | 'adam' | 'lamb';
+
+/** One model of the zoo as seeds/models.json states it; predictor/zoo/ builds its layers. */
+export interface ZooEntry {
+  id: string;
+  name: string;
+  /** Which builder reads `arch` (see BUILDERS in predictor/zoo/index.ts). */
+  family: string;
+  batchElement: SampleUnit;
+  throughputUnit: string;
+  /** A number, or "seqLen" when one batch element is a sequence and the unit counts its tokens. */
+  unitsPerBatchElement: number | 'seqLen';
+  seqLen?: number;
+  imageSize?: number;
+  optimizer: OptimizerKind;
+  batchSizes: number[];
+  source: string;
+  /** Approximations and unit decisions, kept next to the numbers they qualify. */
+  notes?: string[];
+  /** The builder's hyper-parameters, in the builder's own shape. */
+  arch: Record<string, unknown>;
+}
+
+/** A conversion between a model's throughput unit and a measurement's (seeds/units.json). */
+export interface UnitRule {
+  model: string;
+  unit: string;
+  factor: number;
+  why: string;
+}

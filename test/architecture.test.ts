@@ -145,6 +145,14 @@ describe('architecture', () => {
     expect(leaks).toEqual([]);
   });
 
+  it('has one door for data: only seeds/ opens the files in seeds/', () => {
+    const readers = graph.files
+      .filter((file) => layerOf(file) !== 'seeds')
+      .filter((file) => /new URL\(\s*['"][^'"]*seeds\//.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(root, file));
+    expect(readers).toEqual([]);
+  });
+
   it('would see a cycle and an upward import', () => {
     const a = join(root, 'predictor/a.ts'),
       b = join(root, 'predictor/b.ts');

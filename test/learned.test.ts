@@ -1,9 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { getGpu, loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
+import {
+  getGpu,
+  LEARNED_META_FILE,
+  LEARNED_MODEL_FILE,
+  loadEfficiency,
+  loadMeasurements,
+} from '../seeds/catalog.js';
 import { examples, featuresOf, fit, PARAMS } from '../predictor/learned/train.js';
 import { predictEnsemble, trainGbdt } from '../predictor/learned/gbdt.js';
 import { ensembleToOnnx, loadOnnxCorrection } from '../predictor/learned/onnx.js';
-import { LearnedPredictor, META_FILE, MODEL_FILE } from '../predictor/learned/model.js';
+import { LearnedPredictor } from '../predictor/learned/model.js';
 import { featureNames } from '../predictor/learned/features.js';
 import { predictCorrected } from '../predictor/corrected.js';
 import { recommendCorrected } from '../optimizer/recommend-corrected.js';
@@ -48,7 +54,7 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
         final.evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework),
       ),
     );
-    const ort = await loadOnnxCorrection(MODEL_FILE.pathname, featureNames(true).length);
+    const ort = await loadOnnxCorrection(LEARNED_MODEL_FILE.pathname, featureNames(true).length);
     const out = await ort.run(Float32Array.from(X.flat()), X.length);
     X.forEach((x, i) => expect(Math.abs(out[i] - predictEnsemble(final.ensemble, x))).toBeLessThan(1e-4));
   });
@@ -185,7 +191,7 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
 
 describe('fallback when the learned model is missing', () => {
   it('load fails with a clear error, and the analytical estimate answers with the reason', async () => {
-    await expect(LearnedPredictor.load('/nonexistent/predictor.onnx', META_FILE)).rejects.toThrow();
+    await expect(LearnedPredictor.load('/nonexistent/predictor.onnx', LEARNED_META_FILE)).rejects.toThrow();
     const reason = 'learned model unavailable (test); using the analytical estimate';
     const req = {
       model: getModel('resnet50_v1.5')!,

@@ -132,7 +132,7 @@ describe('recordMeasurements', () => {
   });
 
   it('recommend changes at once (its cache knows the store changed)', async () => {
-    const Q = `query($input: RecommendInput!) { recommend(input: $input) { plans { gpu { id } batchSizePerGpu precision stepTimeMs evidence } } }`;
+    const Q = `query($input: RecommendInput!) { recommend(input: $input) { plans { gpu { id } batchSizePerGpu precision stepTimeMs evidence evidenceLevel } } }`;
     const input = {
       workload: { model: 'resnet50_v1.5', samples: 1_281_167 },
       gpus: [GPU],
@@ -144,6 +144,8 @@ describe('recordMeasurements', () => {
     };
     const first = (await run(Q, { input })).data!.recommend.plans[0];
     expect(first.evidence).toMatch(/calibrated by 1 of your runs/);
+    // The plan's evidence level counts the recorded run as a measurement of this model on MI300X.
+    expect(first.evidenceLevel).toBe('MODEL_MEASURED_ON_GPU');
     const p = await predictNow();
     expect(first.stepTimeMs).toBeCloseTo(p.stepTimeMs, 6);
     // A second run of the same configuration, slower: the same request answers differently.

@@ -6,10 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { searchCandidates, type RecommendRequest } from '../optimizer/recommend.js';
 import { correctAndRank } from '../optimizer/pruned.js';
 import { selectOffers } from '../optimizer/offers.js';
-import { loadEfficiency, loadGpus } from '../seeds/catalog.js';
+import { LEARNED_MODEL_FILE, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { PRECISIONS } from '../predictor/types.js';
-import { learnedPredictor, MODEL_FILE } from '../predictor/learned/model.js';
+import { learnedPredictor } from '../predictor/learned/model.js';
 import { loadOnnxCorrection } from '../predictor/learned/onnx.js';
 import { featureNames } from '../predictor/learned/features.js';
 import { treeBoundsFromFile } from '../predictor/learned/bounds.js';
@@ -96,8 +96,8 @@ describe('pruning the learned correction', () => {
 
   it("bounds hold for what onnxruntime computes: every output within the ensemble's global range and a box's range", async () => {
     const d = featureNames(true).length;
-    const bounds = treeBoundsFromFile(MODEL_FILE);
-    const onnx = await loadOnnxCorrection(MODEL_FILE.pathname, d, 1);
+    const bounds = treeBoundsFromFile(LEARNED_MODEL_FILE);
+    const onnx = await loadOnnxCorrection(LEARNED_MODEL_FILE.pathname, d, 1);
     const random = rng(11);
     const N = 2000;
     // Boxes around random points, each point's neighbours drawn inside its box.

@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { modelCost } from '../predictor/layers.js';
 import type { ModelDef } from '../predictor/types.js';
-import { modelFromZooEntry, getModel, loadZoo, zooEntries } from '../predictor/zoo/index.js';
+import { modelFromZooEntry, getModel, loadZoo } from '../predictor/zoo/index.js';
+import { loadZooEntries } from '../seeds/catalog.js';
 
 const model = (id: string): ModelDef => {
   const m = getModel(id);
@@ -199,7 +200,7 @@ describe('parameter counts against published figures', () => {
   });
 
   it('SE-ResNeXt-101 32x4d: the paper variant has 49M; DLE squeezes to 16 channels', () => {
-    const entry = zooEntries().find((e) => e.id === 'se_resnext101_32x4d')!;
+    const entry = loadZooEntries().find((e) => e.id === 'se_resnext101_32x4d')!;
     const paper = modelFromZooEntry({ ...entry, arch: { ...entry.arch, se: { reduction: 16 } } });
     // Hu et al. 2018 Table 2 / Cadene pretrained-models se_resnext101_32x4d: 48.96M.
     expectNear(params(paper), 48.96e6, 0.003, 'SE-ResNeXt-101 32x4d, reduction 16');
@@ -209,7 +210,7 @@ describe('parameter counts against published figures', () => {
   });
 
   it('WaveGlow: the published 256-channel model has 87.88M; the measured runs built 512 channels', () => {
-    const entry = zooEntries().find((e) => e.id === 'waveglow')!;
+    const entry = loadZooEntries().find((e) => e.id === 'waveglow')!;
     const published = modelFromZooEntry({ ...entry, arch: { ...entry.arch, wnChannels: 256 } });
     // Prenger et al. 2019 / NGC WaveGlow-LJS_256_Channels: 87.88M. Weight-norm gains (12 flows x
     // 12,288) are not in the vocabulary: 87.88M - 0.147M.

@@ -25,10 +25,7 @@ import {
 } from './features.js';
 import { loadOnnxCorrection, type OnnxCorrection } from './onnx.js';
 import { treeBoundsFromFile, type TreeEnsembleBounds } from './bounds.js';
-import { getGpu } from '../../seeds/catalog.js';
-
-export const MODEL_FILE = new URL('../../seeds/predictor.onnx', import.meta.url);
-export const META_FILE = new URL('../../seeds/predictor.json', import.meta.url);
+import { getGpu, LEARNED_META_FILE, LEARNED_MODEL_FILE } from '../../seeds/catalog.js';
 
 /** log(actual step / predicted step) quantiles: the interval is [step x e^q10, step x e^q90]. */
 export interface Interval {
@@ -131,8 +128,8 @@ export class LearnedPredictor {
   }
 
   static async load(
-    model: string | URL = MODEL_FILE,
-    meta: string | URL = META_FILE,
+    model: string | URL = LEARNED_MODEL_FILE,
+    meta: string | URL = LEARNED_META_FILE,
   ): Promise<LearnedPredictor> {
     const m = JSON.parse(readFileSync(meta, 'utf8')) as LearnedMeta;
     const names = featureNames(true);

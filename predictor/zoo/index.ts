@@ -1,7 +1,7 @@
 // The model zoo: seeds/models.json (the numbers, with their sources) turned into ModelDefs by
 // one builder per family. Built once and cached; variants at another sequence length or image
 // size are built on demand (measurements quote e.g. BERT pre-training at 128 and 512 tokens).
-import { readFileSync } from 'node:fs';
+import { loadZooEntries } from '../../seeds/catalog.js';
 import type { ModelDef } from '../types.js';
 import { buildBert } from './bert.js';
 import { buildConvNet } from './convnet.js';
@@ -44,24 +44,6 @@ const BUILDERS: Record<string, Builder> = {
 
 export const ZOO_FAMILIES = Object.keys(BUILDERS);
 
-let entries: ZooEntry[] | undefined;
-
-/** The raw models.json entries (for tools and tests that need the hyper-parameters). */
-export function zooEntries(): ZooEntry[] {
-  if (!entries) {
-    const file = JSON.parse(readFileSync(new URL('../../seeds/models.json', import.meta.url), 'utf8')) as {
-      models: ZooEntry[];
-    };
-    const ids = new Set<string>();
-    for (const e of file.models) {
-      if (ids.has(e.id)) throw new Error(`models.json: duplicate id ${e.id}`);
-      ids.add(e.id);
-    }
-    entries = file.models;
-  }
-  return entries;
-}
-
 /** One entry -> the predictor's ModelDef. */
 export function modelFromZooEntry(entry: ZooEntry): ModelDef {
   const build = BUILDERS[entry.family];
@@ -90,7 +72,7 @@ export function modelFromZooEntry(entry: ZooEntry): ModelDef {
 let zoo: ModelDef[] | undefined;
 
 export function loadZoo(): ModelDef[] {
-  return (zoo ??= zooEntries().map(modelFromZooEntry));
+  return (zoo ??= loadZooEntries().map(modelFromZooEntry));
 }
 
 export interface ZooOverrides {
@@ -114,7 +96,7 @@ export function getModel(id: string, overrides?: ZooOverrides): ModelDef | undef
   const key = `${id}@${size}`;
   let model = variants.get(key);
   if (!model) {
-    const entry = zooEntries().find((e) => e.id === id)!;
+    const entry = loadZooEntries().find((e) => e.id === id)!;
     model = modelFromZooEntry(
       base.seqLen !== undefined ? { ...entry, seqLen: size } : { ...entry, imageSize: size },
     );

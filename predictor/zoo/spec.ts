@@ -1,26 +1,10 @@
 // The shape of one seeds/models.json entry. Numbers that come from papers and reference
 // implementations live in the JSON; builders only interpret them.
-import type { Layer, OptimizerKind, SampleUnit } from '../types.js';
+import type { ZooEntry } from '../../seeds/types.js';
+import type { Layer } from '../types.js';
 
-export interface ZooEntry {
-  id: string;
-  name: string;
-  /** Which builder reads `arch` (see BUILDERS in index.ts). */
-  family: string;
-  batchElement: SampleUnit;
-  throughputUnit: string;
-  /** A number, or "seqLen" when one batch element is a sequence and the unit counts its tokens. */
-  unitsPerBatchElement: number | 'seqLen';
-  seqLen?: number;
-  imageSize?: number;
-  optimizer: OptimizerKind;
-  batchSizes: number[];
-  source: string;
-  /** Approximations and unit decisions, kept next to the numbers they qualify. */
-  notes?: string[];
-  /** The builder's hyper-parameters, in the builder's own shape. */
-  arch: Record<string, unknown>;
-}
+// The entry as models.json states it is the data's type (seeds/types.ts).
+export type { ZooEntry };
 
 export type Builder = (entry: ZooEntry) => Layer[];
 
