@@ -2,7 +2,7 @@
 // (seeds/measurements/llm_train.csv), each predicted at its own layout under the software stack its
 // framework names; FP8/BF16 speed ratios of runs published in both precisions at the same layout; and
 // whole pre-training campaigns (llm_campaign_gpu_hours.csv) as GPU-hours.
-import { getGpu, loadEfficiency } from '../seeds/catalog.js';
+import { getGpu, loadEfficiency, PREDICTOR_CARD_FILE } from '../seeds/catalog.js';
 import { SOFTWARE_FILE } from '../seeds/tables.js';
 import { loadLlmArchitectures, loadLlmCampaigns, loadLlmRuns, type LlmRun } from '../seeds/llm.js';
 import { llmModel, predictLlmRun, type LlmRunPrediction } from '../predictor/llm.js';
@@ -333,7 +333,7 @@ export function writeSoftwareFit(f: ReturnType<typeof fitSoftware>): string {
 }
 
 export const LLM_CARD_HEADING = '## LLM training (analytical predictor, tuned software stacks)';
-export const CARD_FILE = new URL('../seeds/PREDICTOR_CARD.md', import.meta.url);
+const CARD_FILE = PREDICTOR_CARD_FILE;
 
 /** Replaces the LLM section of seeds/PREDICTOR_CARD.md with this evaluation and fit. */
 export function writeLlmCardSection(fitText: string, evaluationText: string): string {
