@@ -4,9 +4,16 @@
 // the LRU cache answers) and a stream of distinct requests (every one a search): the difference
 // is the cache's effect. "server time" is each request's durationMs from the server's own log: the
 // work, without the wait in the queue that the client-side latency also holds.
+// Then faults under load (BENCH_FAULTS=0 skips them): with 2 workers and the same clients, one worker
+// gets SIGTERM mid-load (it drains while the other serves, and is replaced), one worker gets SIGKILL
+// (a crash: its in-flight requests are lost, the only failures allowed), and finally the primary
+// gets SIGTERM (the whole server drains). Each reports requests answered, failed (reset or cut
+// after being sent: goal zero except for the crash) and refused (new connections after the port
+// closed, which a load balancer would have sent elsewhere).
 // Run: npx tsx bench/load.ts   (BENCH_DURATION seconds per run, default 10; BENCH_CONNECTIONS, default 16;
 //      BENCH_WORKERS, default "1,2")
 import autocannon from 'autocannon';
+import { Agent, request } from 'node:http';
 import { createServer } from 'node:net';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -154,3 +161,127 @@ for (const r of rows)
   console.log(
     `| ${r.workers} | ${r.scenario} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${r.serverP50} | ${r.serverP99} |`,
   );
+
+// ------------------------------------------------------------------ faults under load
+
+interface Tally {
+  sent: number;
+  ok: number;
+  non2xx: number;
+  /** Sent, then reset or cut before a full answer: what a drain must never do. */
+  failed: number;
+  /** Connection refused: the port was closed (after the drain) before the request was sent. */
+  refused: number;
+  codes: Record<string, number>;
+}
+
+function send(agent: Agent, url: string, body: string): Promise<'ok' | 'non2xx' | 'refused' | string> {
+  return new Promise((resolve) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode && res.statusCode < 300 ? 'ok' : 'non2xx'));
+        res.on('error', (e) => resolve((e as NodeJS.ErrnoException).code ?? 'error'));
+      },
+    );
+    req.on('error', (e) => {
+      const code = (e as NodeJS.ErrnoException).code ?? 'error';
+      resolve(code === 'ECONNREFUSED' ? 'refused' : code);
+    });
+    req.end(body);
+  });
+}
+
+/**
+ * `connections` clients in closed loop until `stop` resolves; the tally. With `balancer`, they act
+ * as a load balancer would: /ready is polled every 200 ms and no new request is sent once it fails.
+ */
+async function closedLoop(
+  url: string,
+  bodies: () => string,
+  stop: Promise<unknown>,
+  balancer?: string,
+): Promise<Tally> {
+  const t: Tally = { sent: 0, ok: 0, non2xx: 0, failed: 0, refused: 0, codes: {} };
+  let stopped = false;
+  void stop.then(() => (stopped = true));
+  if (balancer)
+    void (async () => {
+      while (!stopped) {
+        try {
+          if ((await fetch(`${balancer}/ready`, { headers: { connection: 'close' } })).status !== 200)
+            stopped = true;
+        } catch {
+          stopped = true;
+        }
+        await new Promise((res) => setTimeout(res, 200));
+      }
+    })();
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (!stopped) {
+        t.sent++;
+        const r = await send(agent, url, bodies());
+        if (r === 'ok') t.ok++;
+        else if (r === 'non2xx') t.non2xx++;
+        else if (r === 'refused') {
+          t.refused++;
+          await new Promise((res) => setTimeout(res, 50));
+        } else {
+          t.failed++;
+          t.codes[r] = (t.codes[r] ?? 0) + 1;
+        }
+      }
+    }),
+  );
+  agent.destroy();
+  return t;
+}
+
+const readyPid = async (base: string) =>
+  ((await (await fetch(`${base}/ready`, { headers: { connection: 'close' } })).json()) as { pid: number })
+    .pid;
+
+if (process.env.BENCH_FAULTS !== '0') {
+  const logFile = join(dir, 'server-faults.log');
+  const srv = await spawnServerOnPort(await freePort(), { workers: 2, logFile });
+  let seq = 0;
+  const mixed = () =>
+    ++seq % 4 === 0
+      ? JSON.stringify({ query: RECOMMEND_QUERY, variables: { input: recommendInput(2e8 + seq * 1000) } })
+      : PREDICT;
+  const phases: { phase: string; tally: Tally }[] = [];
+  const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
+  for (const [phase, signal] of [
+    ['SIGTERM to one worker mid-load', 'SIGTERM'],
+    ['SIGKILL to one worker mid-load (a crash)', 'SIGKILL'],
+  ] as const) {
+    const stop = sleep(duration * 1e3);
+    const load = closedLoop(srv.url, mixed, stop);
+    await sleep((duration * 1e3) / 3);
+    process.kill(await readyPid(srv.base), signal);
+    phases.push({ phase, tally: await load });
+    await sleep(3000); // the primary's replacement worker starts
+  }
+  // The whole server: SIGTERM to the primary; the clients, as a load balancer, stop sending once
+  // /ready fails (shutdownDelayMs, 1 s, before anything closes) and wait for what they sent.
+  const load = closedLoop(srv.url, mixed, srv.exited, srv.base);
+  await sleep((duration * 1e3) / 3);
+  srv.proc.kill('SIGTERM');
+  phases.push({ phase: `SIGTERM to the primary mid-load (exit ${await srv.exited})`, tally: await load });
+  console.log(
+    `\nfaults under load (2 workers, ${connections} keep-alive clients, predict with every 4th a recommend search):\n| fault | sent | answered 2xx | non-2xx | failed (reset after sending) | refused (port closed) |\n|---|---|---|---|---|---|`,
+  );
+  for (const { phase, tally: t } of phases)
+    console.log(
+      `| ${phase} | ${t.sent} | ${t.ok} | ${t.non2xx} | ${t.failed}${Object.keys(t.codes).length ? ` (${JSON.stringify(t.codes)})` : ''} | ${t.refused} |`,
+    );
+  console.log(`server log ${logFile}`);
+}

@@ -419,6 +419,11 @@ ${examples('trainplan calibrate import runs.csv --owner lab-a', 'trainplan calib
     .option('--precisions <modes>', `comma-separated precision modes (${PRECISIONS.join(', ')})`, list)
     .option('--max-nodes <n>', 'most nodes a plan may use', integer, 8)
     .option('--limit <n>', 'plans to show', integer, 10)
+    .option(
+      '--memory-headroom-gb <gb>',
+      'GB per GPU every plan keeps free beyond its predicted peak (default 0: seeds/memory.json)',
+      number,
+    )
     .addHelpText(
       'after',
       examples(
@@ -437,6 +442,7 @@ ${examples('trainplan calibrate import runs.csv --owner lab-a', 'trainplan calib
         precisions?: string[];
         maxNodes: number;
         limit: number;
+        memoryHeadroomGb?: number;
       }) => {
         const input = {
           workload: { model: options.model, samples: options.samples },
@@ -447,6 +453,7 @@ ${examples('trainplan calibrate import runs.csv --owner lab-a', 'trainplan calib
           precisions: options.precisions,
           maxNodes: options.maxNodes,
           limit: options.limit,
+          memoryHeadroomGb: options.memoryHeadroomGb,
         };
         const result = await runQuery(RECOMMEND_QUERY, { input });
         if (result.errors?.length) throw new UsageError(result.errors.map((e) => e.message).join('; '));

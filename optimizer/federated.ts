@@ -587,7 +587,7 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
     if (!fallback) {
       // Every client training all it can holds (checked above): a cycle without tolerated losses.
       const m = roundModel(r, kept, transfer, cycleOf(r, kept, 0));
-      const full = fullCycle(kept, transfer, cycleOf(r, kept, 0), units);
+      const full = fullCycle(kept, transfer, cycleOf(r, kept, 0));
       if (holds(full))
         fallback = {
           d: 0,
@@ -1003,7 +1003,7 @@ function cycleStart(
 }
 
 /** Every client that can train, in every round, all its data allows at its most productive option. */
-function fullCycle(kept: ClientOption[][], transfer: number[], cycle: Cycle, units: number) {
+function fullCycle(kept: ClientOption[][], transfer: number[], cycle: Cycle): CycleChoice[] {
   const choice = kept.map((opts) => {
     if (!opts.length) return null;
     const k = opts.reduce(
@@ -1016,7 +1016,6 @@ function fullCycle(kept: ClientOption[][], transfer: number[], cycle: Cycle, uni
     0,
     ...choice.map((c, i) => (c ? transfer[i] + c.steps * kept[i][c.option].stepSeconds : 0)),
   );
-  void units;
   return Array.from({ length: cycle.rounds }, () => ({
     roundTime,
     choice: choice.map((c) => (c ? { ...c } : null)),

@@ -2,6 +2,7 @@
 // regression test. Positive inputs have floors as well as ceilings, answers are checked finite,
 // custom models cannot carry negative or overflowing dimensions, and values are shown as sent.
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fromOnnx } from '../predictor/import/index.js';
 import { InputError } from '../predictor/input-error.js';
@@ -210,6 +211,54 @@ describe('values are shown as sent', () => {
     const notes: string[] = r.data!.modelSummary.notes;
     expect(notes.join('\n')).toMatch(
       /llama's Hugging Face defaults were used: hidden_size 4096, .*num_hidden_layers 32/,
+    );
+  });
+});
+
+describe('property: any double the API accepts gives a finite answer; any it refuses names the field', () => {
+  // Generators at the edges: subnormals, values around each floor, huge values, and ratios of 1e300
+  // between inputs of one request (a tiny network beside a huge sample count).
+  const edge = fc.oneof(
+    fc.constantFrom(5e-324, 2.2250738585072014e-308, 1e-300, 1e-7, 1e-3, 0.01, 0.1, 1, 1e6, 1e18, 1e300, 0),
+    fc.double({ min: 0, max: 1e20, noNaN: true }),
+    fc.double({ min: 0, max: 1e-3, noNaN: true }),
+  );
+  it('predict: samples, interNodeGbps and price anywhere from 0 to 1e300', async () => {
+    await fc.assert(
+      fc.asyncProperty(edge, edge, edge, async (samples, gbps, price) => {
+        const r = await run(
+          `query($s: Float!, $g: Float, $p: Float) { predict(input: { workload: { model: "bert_large_squad", samples: $s }, gpu: "A100-SXM4-80GB", nodes: 4, gpusPerNode: 8, batchSizePerGpu: 16, precision: AMP_BF16, interNodeGbps: $g, priceUsdPerGpuHour: $p }) { stepTimeMs totalHours costUsd throughput } }`,
+          { s: samples, g: gbps, p: price },
+        );
+        if (r.errors) {
+          expect(r.errors[0].extensions?.code).toBe('BAD_USER_INPUT');
+          expect(['workload.samples', 'interNodeGbps', 'priceUsdPerGpuHour']).toContain(
+            r.errors[0].extensions?.field,
+          );
+        } else {
+          const p = r.data!.predict;
+          expect(nonFinitePaths(p)).toEqual([]);
+          expect(p.totalHours).toBeGreaterThan(0);
+          expect(p.stepTimeMs).toBeGreaterThan(0);
+        }
+      }),
+      { numRuns: 60, seed: 14 },
+    );
+  });
+
+  it('recommend: a tiny network beside huge sample counts never sinks the answer', async () => {
+    await fc.assert(
+      fc.asyncProperty(edge, edge, async (samples, gbps) => {
+        const r = await run(
+          `query($s: Float!, $g: Float) { recommend(input: { workload: { model: "resnet50_v1.5", samples: $s }, gpus: ["A100-SXM4-80GB", "T4"], maxNodes: 4, interNodeGbps: $g, limit: 5 }) { status plans { totalHours costUsd } rejected { reason count } } }`,
+          { s: samples, g: gbps },
+        );
+        if (r.errors) {
+          expect(r.errors[0].extensions?.code).toBe('BAD_USER_INPUT');
+          expect(['workload.samples', 'interNodeGbps']).toContain(r.errors[0].extensions?.field);
+        } else expect(nonFinitePaths(r.data!.recommend)).toEqual([]);
+      }),
+      { numRuns: 30, seed: 14 },
     );
   });
 });

@@ -143,7 +143,10 @@ describe('partial headers', () => {
 
 describe('SIGTERM while requests wait on a busy event loop', () => {
   it('finishes every accepted request (none reset), then exits 0', async () => {
-    const srv = await spawnServer({ args: ['--shutdown-delay-ms', '200'] });
+    // A long budget and grace: every waiting search gets to run (the drain, not the budget, is tested).
+    const srv = await spawnServer({
+      args: ['--shutdown-delay-ms', '200', '--time-budget-ms', '60000', '--shutdown-grace-ms', '60000'],
+    });
     try {
       // Eight distinct searches at once: one runs, the others wait on its event loop, some not yet read.
       const answers = Array.from({ length: 8 }, (_, i) =>
@@ -159,12 +162,15 @@ describe('SIGTERM while requests wait on a busy event loop', () => {
       const results = await Promise.all(answers);
       const failed = results.filter((r) => !('status' in r) || r.status !== 200);
       expect(failed, JSON.stringify(failed)).toEqual([]);
-      // Answered, not reset: a search that waited past its budget answers TIMEOUT with what it has.
+      // Answered, not reset, and answered in full.
       for (const r of results)
-        if ('text' in r) expect(['COMPLETE', 'TIMEOUT']).toContain(JSON.parse(r.text).data.recommend.status);
+        if ('text' in r) {
+          const body = JSON.parse(r.text);
+          expect(body.data?.recommend?.status, r.text.slice(0, 500)).toBe('COMPLETE');
+        }
       expect(await srv.exited).toBe(0);
     } finally {
       await srv.stop('SIGKILL');
     }
-  }, 60_000);
+  }, 120_000);
 });

@@ -26,6 +26,7 @@ import { costOf, predict } from '../predictor/predict.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { readFileSync } from 'node:fs';
+import { apolloForTests } from './graphql-client.js';
 
 const GiB = 2 ** 30;
 const eff = loadEfficiency();
@@ -244,6 +245,45 @@ describe('published peak memory (torchtitan, peak reserved by the caching alloca
     expect((memoryPerGpu(mha, costOf(mha), 'BF16', 1, false, eff).activationsGb - gqa) * GiB).toBeCloseTo(
       32 * seq * 6144 * 2,
       -6,
+    );
+  });
+});
+
+describe('GraphQL: memory parts, headroom and attention', () => {
+  const run = apolloForTests();
+
+  it('predict returns the six parts adding up to memoryGbPerGpu, and names a bad headroom', async () => {
+    const r =
+      await run(`{ predict(input: { workload: { model: "bert_large_squad", samples: 1e5 }, gpu: "A100-SXM4-80GB",
+      batchSizePerGpu: 32, precision: AMP_FP16, attention: EAGER, memoryHeadroomGb: 2 }) {
+      memoryGbPerGpu fitsInMemory memoryHeadroomGb
+      memory { weightsGb gradientsGb optimizerGb activationsGb workspaceGb frameworkGb totalGb } } }`);
+    expect(r.errors).toBeUndefined();
+    const p = r.data!.predict;
+    const m = p.memory;
+    expect(
+      m.weightsGb + m.gradientsGb + m.optimizerGb + m.activationsGb + m.workspaceGb + m.frameworkGb,
+    ).toBeCloseTo(p.memoryGbPerGpu, 6);
+    expect(p.memoryHeadroomGb).toBe(2);
+    const bad =
+      await run(`{ predict(input: { workload: { model: "bert_large_squad", samples: 1e5 }, gpu: "A100-SXM4-80GB",
+      batchSizePerGpu: 32, precision: AMP_FP16, memoryHeadroomGb: -1 }) { fitsInMemory } }`);
+    expect(bad.errors?.[0].extensions?.code).toBe('BAD_USER_INPUT');
+    expect(bad.errors?.[0].message).toMatch(/memoryHeadroomGb/);
+  });
+
+  it('recommend keeps the headroom free on every plan, and drops the plans it would not leave', async () => {
+    const query = (
+      headroom: number,
+    ) => `{ recommend(input: { workload: { model: "resnet50_v1.5", samples: 1e7 },
+      gpus: ["V100-SXM2-16GB"], precisions: [AMP_FP16], maxNodes: 1, gpusPerNode: [1], limit: 20,
+      memoryHeadroomGb: ${headroom} }) { plans { batchSizePerGpu memoryGbPerGpu } rejected { reason count } } }`;
+    const none = (await run(query(0))).data!.recommend;
+    const four = (await run(query(4))).data!.recommend;
+    for (const p of four.plans) expect(p.memoryGbPerGpu + 4).toBeLessThanOrEqual(16);
+    expect(four.plans.length).toBeLessThan(none.plans.length);
+    expect(four.rejected.find((x: { reason: string }) => x.reason === 'OUT_OF_MEMORY').count).toBeGreaterThan(
+      0,
     );
   });
 });
