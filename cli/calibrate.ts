@@ -22,10 +22,13 @@ const knob = <K extends keyof Efficiency>(name: K, min: number, max: number): Kn
     (e[name] as number) = v;
   },
 });
+// FP32 on CUDA cores has no measured kernel table: it runs on the TF32 tensor-core curve (achievable.ts),
+// whose large-kernel efficiency (about 0.7) is below what SGEMM reaches (about 0.9), so its fraction
+// may exceed 1 by that ratio.
 const mathKnob = (m: keyof Efficiency['matmulEfficiency']): Knob => ({
   name: `matmulEfficiency.${m}`,
   min: 0.2,
-  max: 0.95,
+  max: m === 'fp32' ? 1.3 : 1,
   get: (e) => e.matmulEfficiency[m],
   set: (e, v) => {
     e.matmulEfficiency[m] = v;
@@ -36,20 +39,19 @@ const mathKnob = (m: keyof Efficiency['matmulEfficiency']): Knob => ({
  * BF16 (8 rows) and FP8 (none) have too little data to fit: bf16 runs on the same tensor cores at the
  * fp16 rate, so it takes fp16's efficiency; fp8 keeps its starting ratio to fp16.
  */
-// Bounds are what the hardware makes physically plausible (no kernel beats 95% of peak or of
-// bandwidth; a launch costs microseconds, not milliseconds): without them the fit absorbs what
+// Bounds are what the hardware makes physically plausible (no framework beats the measured kernels,
+// STREAM or nccl-tests it is a fraction of; a launch costs microseconds, not milliseconds): without them the fit absorbs what
 // the zoo's model definitions miss into absurd constants. The learned correction (issue 3) is
 // the place for per-model effects.
 export const KNOBS: Knob[] = [
   mathKnob('fp32'),
   mathKnob('tf32'),
   mathKnob('fp16'),
-  knob('halfEfficiencyKernelGflop', 0.01, 20),
-  knob('memoryEfficiency', 0.4, 0.95),
+  knob('memoryEfficiency', 0.4, 1),
   knob('kernelOverheadUs', 2, 40),
   knob('minKernelUs', 1, 10),
   knob('stepOverheadMs', 0, 20),
-  knob('linkEfficiency', 0.3, 0.95),
+  knob('linkEfficiency', 0.3, 1),
   knob('networkEfficiency', 0.3, 0.95),
   knob('overlapFraction', 0, 1),
 ];
@@ -113,5 +115,6 @@ export function calibrate(
   }
   best.matmulEfficiency.fp8 = Math.min(1, best.matmulEfficiency.fp16 * fp8Ratio);
   best.matmulEfficiency.bf16 = best.matmulEfficiency.fp16;
+  best.matmulEfficiency.fp4 = best.matmulEfficiency.fp8;
   return { efficiency: best, loss: bestLoss };
 }

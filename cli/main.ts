@@ -199,7 +199,7 @@ ${examples(
   command('evaluate')
     .summary("the predictor's error on measured rows")
     .description(
-      "The predictor's error on measured rows: MAPE of the analytical predictor overall and per group, or (--learned) the cross-validation of the learned predictor holding out whole GPUs, whole (model, GPU, precision) combinations and whole models, beside the analytical estimate and the precision-unaware ablation (takes minutes).",
+      "The predictor's error on measured rows: MAPE of the analytical predictor overall and per group, or (--learned) the cross-validation of the learned predictor holding out whole GPUs, whole (model, GPU, precision) combinations and whole models, beside the analytical estimate and the precision-unaware ablation (takes minutes), or (--llm) the analytical predictor on the published LLM runs (seeds/measurements/llm_train.csv) at their own layouts and software stacks, per source, stack, precision, GPU and model family, with the FP8/BF16 ratios of runs published in both and the Llama 2 7B/13B campaign GPU-hours.",
     )
     .option('--data <file>', "measurement CSV in train.csv's layout (default: seeds/measurements/train.csv)")
     .option('--group-by <keys>', `comma-separated groups: ${Object.keys(GROUP_KEYS).join(', ')}`, list, [
@@ -209,6 +209,12 @@ ${examples(
       'model',
     ])
     .option('--learned', 'cross-validate the learned predictor instead')
+    .option('--llm', 'the published LLM runs, FP8/BF16 pairs and Llama 2 campaigns instead')
+    .option(
+      '--fit',
+      "with --llm: fit the tuned stacks' effects (seeds/software.json) on those runs, held out by model family",
+    )
+    .option('--write', 'with --llm --fit: store the fit and the LLM section of seeds/PREDICTOR_CARD.md')
     .addHelpText(
       'after',
       examples(
@@ -216,28 +222,53 @@ ${examples(
         'trainplan evaluate --group-by precision,gpus',
         'trainplan evaluate --data my-runs.csv --group-by model',
         'trainplan evaluate --learned',
+        'trainplan evaluate --llm --fit',
       ),
     )
-    .action(async (options: { data?: string; groupBy: string[]; learned?: boolean }) => {
-      if (options.learned) {
-        // Cross-validation (held-out GPUs, combinations, models) with the ablation; writes nothing.
-        const { trainPredictor } = await import('./train-predictor.js');
-        await trainPredictor(false, foldProgress());
-        return;
-      }
-      const unknown = options.groupBy.filter((k) => !(k in GROUP_KEYS));
-      if (unknown.length)
-        throw new UsageError(
-          `--group-by: unknown key "${unknown[0]}"; allowed: ${Object.keys(GROUP_KEYS).join(', ')}`,
+    .action(
+      async (options: {
+        data?: string;
+        groupBy: string[];
+        learned?: boolean;
+        llm?: boolean;
+        fit?: boolean;
+        write?: boolean;
+      }) => {
+        if (options.llm) {
+          // Published LLM runs at their own layouts, FP8/BF16 pairs, Llama 2 campaigns (analytical, tuned stacks).
+          const llm = await import('./evaluate-llm.js');
+          let fitText = '';
+          if (options.fit) {
+            const f = llm.fitSoftware();
+            fitText = llm.formatSoftwareFit(f);
+            console.log(fitText);
+            if (options.write) console.log(llm.writeSoftwareFit(f));
+          }
+          const evaluation = llm.formatLlmEvaluation();
+          console.log(evaluation);
+          if (options.fit && options.write) console.log(llm.writeLlmCardSection(fitText, evaluation));
+          return;
+        }
+        if (options.learned) {
+          // Cross-validation (held-out GPUs, combinations, models) with the ablation; writes nothing.
+          const { trainPredictor } = await import('./train-predictor.js');
+          await trainPredictor(false, foldProgress());
+          return;
+        }
+        const unknown = options.groupBy.filter((k) => !(k in GROUP_KEYS));
+        if (unknown.length)
+          throw new UsageError(
+            `--group-by: unknown key "${unknown[0]}"; allowed: ${Object.keys(GROUP_KEYS).join(', ')}`,
+          );
+        const rows = options.data ? readMeasurements(options.data) : loadMeasurements();
+        const bar = progressBar('evaluating', rows.length);
+        const result = evaluate(rows, options.groupBy as GroupKey[], loadEfficiency(), (done) =>
+          bar.update(done),
         );
-      const rows = options.data ? readMeasurements(options.data) : loadMeasurements();
-      const bar = progressBar('evaluating', rows.length);
-      const result = evaluate(rows, options.groupBy as GroupKey[], loadEfficiency(), (done) =>
-        bar.update(done),
-      );
-      bar.finish();
-      console.log(formatEvaluation(result));
-    });
+        bar.finish();
+        console.log(formatEvaluation(result));
+      },
+    );
 
   command('memory-check')
     .summary('the memory model against configurations that ran')

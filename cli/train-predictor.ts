@@ -3,7 +3,8 @@
 // on every row, checks onnxruntime reproduces it, and writes seeds/predictor.onnx, predictor.json
 // and PREDICTOR_CARD.md. Deterministic: the same data and seed give the same files.
 // `--evaluate-only` prints the validation without writing anything.
-import { writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { LLM_CARD_HEADING } from './evaluate-llm.js';
 import {
   LEARNED_META_FILE,
   LEARNED_MODEL_FILE,
@@ -29,7 +30,6 @@ import {
   calibrateGenerations,
   type GenerationCalibration,
 } from '../predictor/learned/generation-intervals.js';
-import { readFileSync } from 'node:fs';
 
 import { pathToFileURL } from 'node:url';
 
@@ -282,8 +282,12 @@ Written by \`npm run train:predictor\` (cli/train-predictor.ts); do not edit by 
 
 ${sections.join('\n\n')}
 `;
+    // The LLM section is written by `trainplan evaluate --llm --fit --write` (cli/evaluate-llm.ts): keep it.
+    const previous = existsSync(PREDICTOR_CARD_FILE) ? readFileSync(PREDICTOR_CARD_FILE, 'utf8') : '';
+    const llmAt = previous.indexOf(LLM_CARD_HEADING);
     writeFileSync(PREDICTOR_CARD_FILE, card);
     writeGenerationSection(generations, unmeasuredGpu);
+    if (llmAt >= 0) appendFileSync(PREDICTOR_CARD_FILE, `\n${previous.slice(llmAt)}`);
     log('wrote seeds/predictor.onnx, seeds/predictor.json, seeds/PREDICTOR_CARD.md');
   }
 }

@@ -115,6 +115,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
           batchSizePerGpu: batch,
           fp32UsesTf32,
           parallelism: { tensorParallel: t, pipelineParallel: 1, zeroStage: 0, recompute: 'none' },
+          ...(r.stack ? { stack: r.stack } : {}),
         },
         eff,
       );
@@ -131,6 +132,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     fp32UsesTf32,
     interNodeGbps: x.netGbps,
     ...(parallelism ? { parallelism } : {}),
+    ...(r.stack ? { stack: r.stack } : {}),
   });
   const memoryOf = (
     t: number,

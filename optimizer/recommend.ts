@@ -233,6 +233,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
                     gradAccumSteps: accum,
                     fp32UsesTf32: r.fp32UsesTf32 ?? true,
                     interNodeGbps: option.interNodeGbps,
+                    ...(r.stack ? { stack: r.stack } : {}),
                   },
                   eff,
                 );
@@ -242,7 +243,12 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
                 compute.gradientBytes,
                 compute.backwardMs,
                 gpu,
-                { gpusPerNode: g, nodes, interNodeGbps: option.interNodeGbps },
+                {
+                  gpusPerNode: g,
+                  nodes,
+                  interNodeGbps: option.interNodeGbps,
+                  ...(r.stack ? { stack: r.stack } : {}),
+                },
                 eff,
               );
               const stepTimeMs = stepMs(compute, comm);

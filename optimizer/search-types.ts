@@ -1,6 +1,7 @@
 // What a plan search is asked and what it answers: the request, the candidates it keeps, the plans
 // it returns and why it rejected the rest. Shared by the search (recommend.ts), the search beyond
 // plain data parallelism (parallel-search.ts) and the planners built on them (fleet, procurement).
+import type { SoftwareStack } from '../predictor/software.js';
 import type { Parallelism, PlanParallelism } from '../predictor/parallel.js';
 import type { Breakdown, ComputeTime } from '../predictor/step.js';
 import type { ModelDef } from '../predictor/types.js';
@@ -87,6 +88,8 @@ export interface RecommendRequest {
   /** The day prices are aged against (default: now). */
   today?: Date;
   fp32UsesTf32?: boolean;
+  /** Software stack (predictor/software.ts); absent = PYTORCH_EAGER. */
+  stack?: SoftwareStack;
   limit: number;
   /** Refuse searches larger than this many candidates. */
   maxCandidates?: number;

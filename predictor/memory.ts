@@ -546,7 +546,17 @@ export function memoryOfExecution(
   exec: Execution,
   eff: Efficiency,
 ): MemoryBreakdown {
-  return shardedMemoryPerGpu(model, cost, exec.precision, exec.batchSizePerGpu, layoutOfExecution(exec), eff);
+  // Context parallelism: each rank holds the activations of 1/CP of every sequence; its weights and
+  // optimizer state are sharded over the data-parallel x context-parallel group (Megatron's distributed optimizer).
+  const cp = exec.parallelism?.contextParallel ?? 1;
+  return shardedMemoryPerGpu(
+    model,
+    cost,
+    exec.precision,
+    exec.batchSizePerGpu / cp,
+    layoutOfExecution(exec),
+    eff,
+  );
 }
 
 /** True when the memory fits in the GPU with `headroomGb` kept free. */

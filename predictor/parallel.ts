@@ -45,6 +45,17 @@ export interface Parallelism {
   microBatches?: number;
   /** Storage of the optimizer's moments; default: the precision mode's (fp32, fp16 for FP16_PURE). */
   optimizerState?: 'fp32' | 'bf16';
+  /**
+   * Interleaved 1F1B (Narayanan et al. 2021): model chunks per GPU, each stage holding `v` chunks of
+   * blocks/(PP x v) blocks. The bubble shrinks by v; pipeline sends grow by v. Default 1 (plain 1F1B).
+   */
+  virtualPipelineStages?: number;
+  /**
+   * Context parallelism (ring attention, as Megatron-Core/Transformer Engine run it): GPUs one sequence
+   * is split over. Each does 1/CP of the sequence's work and exchanges K/V chunks around the ring behind
+   * its attention compute; CP ranks hold the same weights and join the gradient reduction. Default 1.
+   */
+  contextParallel?: number;
 }
 
 /** Plain data parallelism: what every execution without `parallelism` runs. */
@@ -63,13 +74,15 @@ export function isPlain(p: Parallelism | undefined): boolean {
       p.pipelineParallel === 1 &&
       p.zeroStage === 0 &&
       p.recompute === 'none' &&
-      p.optimizerState === undefined)
+      p.optimizerState === undefined &&
+      (p.virtualPipelineStages ?? 1) === 1 &&
+      (p.contextParallel ?? 1) === 1)
   );
 }
 
-/** Model replicas training side by side: GPUs / (TP x PP). */
+/** Model replicas training side by side: GPUs / (TP x PP x CP). */
 export function dataParallelOf(gpus: number, p: Parallelism | undefined): number {
-  return p ? gpus / (p.tensorParallel * p.pipelineParallel) : gpus;
+  return p ? gpus / (p.tensorParallel * p.pipelineParallel * (p.contextParallel ?? 1)) : gpus;
 }
 
 /** What the layer list says about splitting the model. Arrays run parallel to ModelCost.layers. */
@@ -289,6 +302,21 @@ export function checkParallelism(
     return bad('recompute', `must be one of ${RECOMPUTE.join(', ')} (got ${p.recompute})`);
   if (p.microBatches !== undefined && (!Number.isInteger(p.microBatches) || p.microBatches < 1))
     return bad('microBatches', `must be a positive integer (got ${p.microBatches})`);
+  const v = p.virtualPipelineStages ?? 1,
+    cp = p.contextParallel ?? 1;
+  if (!Number.isInteger(v) || v < 1 || v > 64)
+    return bad('virtualPipelineStages', `must be an integer from 1 to 64 (got ${v})`);
+  if (v > 1 && pp === 1)
+    return bad('virtualPipelineStages', `${v} chunks per GPU need a pipeline (pipelineParallel > 1)`);
+  if (v > 1 && pp * v > s.blocks)
+    return bad(
+      'virtualPipelineStages',
+      `${pp} stages x ${v} chunks = ${pp * v} model chunks for ${s.blocks} transformer block(s): every chunk needs at least one`,
+    );
+  if (!Number.isInteger(cp) || cp < 1 || cp > 64)
+    return bad('contextParallel', `must be an integer from 1 to 64 (got ${cp})`);
+  if (cp > 1 && s.blocks === 0)
+    return bad('contextParallel', 'context parallelism splits attention sequences, and this model has none');
   if (t > layout.gpusPerNode || layout.gpusPerNode % t !== 0)
     return bad(
       'tensorParallel',
@@ -310,6 +338,11 @@ export function checkParallelism(
     return bad(
       'pipelineParallel',
       `the ${gpus} GPUs do not split into whole replicas of tensorParallel x pipelineParallel = ${t * pp}`,
+    );
+  if (gpus % (t * pp * cp) !== 0)
+    return bad(
+      'contextParallel',
+      `the ${gpus} GPUs do not split into whole replicas of tensorParallel x pipelineParallel x contextParallel = ${t * pp * cp}`,
     );
   if (p.recompute === 'full' && s.blocks === 0)
     return bad(

@@ -5,6 +5,13 @@ import type { DType, GpuSpec, MathMode, OpClass, OptimizerKind, Precision } from
 
 export const BYTES: Record<DType, number> = { fp32: 4, fp16: 2, bf16: 2, fp8: 1 };
 
+/**
+ * Bytes a scaled low-precision GEMM input takes per element, scales included: FP8 (e4m3/e5m2) with one
+ * fp32 scale per tensor; NVFP4 with one e4m3 scale per 16-element block (MXFP4: one e8m0 per 32;
+ * NVFP4's 1/16 is the larger).
+ */
+export const SCALED_INPUT_BYTES = { fp8: 1, fp4: 0.5 + 1 / 16 } as const;
+
 export interface PrecisionPolicy {
   precision: Precision;
   /** Math mode per op class. 'matmul' is what tensor cores run; the rest are memory-bound passes. */
@@ -15,6 +22,12 @@ export interface PrecisionPolicy {
   weights: DType;
   /** Gradients as the backward pass produces them and the all-reduce sends them. */
   gradients: DType;
+  /**
+   * What the data-parallel reduction sends when it differs from the gradient buffers: Transformer
+   * Engine accumulates into fp32 main_grad buffers (memory) while Megatron-Core reduces in bf16 by
+   * default (grad_reduce_in_fp32 off), as its BF16 runs do.
+   */
+  gradientReduce?: DType;
   /** An fp32 master copy next to low-precision working weights. */
   masterWeights: boolean;
   /** Optimizer state element type (Adam's m and v, SGD's momentum). */
@@ -23,8 +36,12 @@ export interface PrecisionPolicy {
   lossScaling: boolean;
   /** Autocast re-casts fp32 weights to the math type on every forward (read 4, write 2 bytes per parameter). */
   castsWeightsEachStep: boolean;
-  /** FP8 keeps per-tensor scaling: an amax reduction and a cast pass over each matmul input. */
-  fp8Scaling: boolean;
+  /**
+   * Matmul inputs quantized with scaling (Transformer Engine): an amax and a cast pass over each
+   * activation (forward) and output gradient (backward), and a cast of the weights once per step.
+   * The type the GEMMs read; absent = the GEMMs read the working types.
+   */
+  scaledGemmInput?: keyof typeof SCALED_INPUT_BYTES;
   /**
    * Element type a GEMM or convolution saves its input in for backward: the math type under autocast
    * (it saves the cast copy), FP8 under Transformer Engine (its Linear saves the FP8-cast input).
@@ -52,7 +69,6 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: false,
     castsWeightsEachStep: false,
-    fp8Scaling: false,
     savedGemmInput: 'fp32',
     forwardWeightCopy: null,
     description:
@@ -68,7 +84,6 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: false,
     castsWeightsEachStep: false,
-    fp8Scaling: false,
     savedGemmInput: 'fp32',
     forwardWeightCopy: null,
     description: 'fp32 storage; matmuls and convolutions on TF32 tensor cores (Ampere and newer).',
@@ -83,7 +98,6 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: true,
     castsWeightsEachStep: true,
-    fp8Scaling: false,
     savedGemmInput: 'fp16',
     forwardWeightCopy: { dtype: 'fp16', copies: 1 },
     description:
@@ -99,7 +113,6 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: false,
     castsWeightsEachStep: true,
-    fp8Scaling: false,
     savedGemmInput: 'bf16',
     forwardWeightCopy: { dtype: 'bf16', copies: 1 },
     description:
@@ -115,7 +128,6 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: true,
     castsWeightsEachStep: false,
-    fp8Scaling: false,
     savedGemmInput: 'fp16',
     forwardWeightCopy: null,
     description:
@@ -131,7 +143,6 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp16',
     lossScaling: true,
     castsWeightsEachStep: false,
-    fp8Scaling: false,
     savedGemmInput: 'fp16',
     forwardWeightCopy: null,
     description: 'Everything in fp16 (apex O3): no master copy, fp16 optimizer state.',
@@ -146,7 +157,6 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     optimizerState: 'fp32',
     lossScaling: false,
     castsWeightsEachStep: false,
-    fp8Scaling: false,
     savedGemmInput: 'bf16',
     forwardWeightCopy: null,
     description:
@@ -162,15 +172,35 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     // FP8-cast input for backward. 2 + 4 + 4 + 8 + 2 bytes per parameter.
     weights: 'bf16',
     gradients: 'fp32',
+    gradientReduce: 'bf16',
     masterWeights: true,
     optimizerState: 'fp32',
     lossScaling: false,
     castsWeightsEachStep: false,
-    fp8Scaling: true,
+    scaledGemmInput: 'fp8',
     savedGemmInput: 'fp8',
     forwardWeightCopy: { dtype: 'fp8', copies: 2 },
     description:
-      'FP8 matmuls as Transformer Engine runs them (Hopper/Ada and newer): per-tensor scaling (amax + cast) on matmul inputs; bf16 weights with fp32 master weights, gradients and optimizer state.',
+      'FP8 as Transformer Engine runs it (Hopper, Ada and newer): matmul inputs cast to FP8 with per-tensor scaling (delayed amax), GEMMs on FP8 tensor cores with bf16 outputs; bf16 weights and activations elsewhere; fp32 gradient buffers (main_grad), master weights and optimizer state; weights cast to FP8 once per step (kept with their transpose) and all-gathered (ZeRO-3/FSDP) in bf16.',
+  },
+  FP4: {
+    precision: 'FP4',
+    math: { matmul: 'fp4', reduction: 'fp32', pointwise: 'bf16', gather: 'bf16' },
+    activation: { matmul: 'bf16', reduction: 'bf16', pointwise: 'bf16', gather: 'bf16' },
+    // As FP8 with FP4 GEMM inputs. Memory counts the saved inputs and weight copies at FP8's byte
+    // (there is no 4-bit storage type here): an upper bound by about 2x on those two terms.
+    weights: 'bf16',
+    gradients: 'fp32',
+    gradientReduce: 'bf16',
+    masterWeights: true,
+    optimizerState: 'fp32',
+    lossScaling: false,
+    castsWeightsEachStep: false,
+    scaledGemmInput: 'fp4',
+    savedGemmInput: 'fp8',
+    forwardWeightCopy: { dtype: 'fp8', copies: 2 },
+    description:
+      'FP4 training (NVFP4 / MXFP4, on GPUs whose datasheet gives an FP4 rate: Blackwell): matmul inputs quantized to FP4 with block scales (16 elements per e4m3 scale for NVFP4), GEMMs on FP4 tensor cores with bf16 outputs; bf16 elsewhere; fp32 gradient buffers, master weights and optimizer state. No FP4 training run or FP4 kernel is measured here: estimates are unmeasured.',
   },
 };
 
@@ -211,7 +241,7 @@ export function unsupportedReason(gpu: GpuSpec, precision: Precision): string | 
     fp16: 'fp16 tensor cores',
     bf16: 'bf16 support (Ampere and newer; not V100, T4 or Turing)',
     fp8: 'FP8 tensor cores (Hopper, Ada and newer)',
-    fp4: 'an FP4 tensor-core rate in its datasheet (Blackwell and newer)',
+    fp4: 'FP4 tensor-core rate in its datasheet (Blackwell and newer)',
   };
   return `${gpu.id} has no ${what[need]}, required by ${precision}`;
 }

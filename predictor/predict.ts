@@ -5,6 +5,7 @@ import { checkParallelism, parallelStructure, type Parallelism } from './paralle
 import { unsupportedReason } from './precision.js';
 import { stepTime, type Breakdown, type Efficiency, type Execution } from './step.js';
 import type { GpuSpec, MathMode, ModelCost, ModelDef, Precision } from './types.js';
+import { DEFAULT_STACK, type SoftwareStack } from './software.js';
 
 // InputError lives in its own module so that modules predict.ts imports (parallel.ts) can throw it too.
 export { InputError } from './input-error.js';
@@ -37,6 +38,8 @@ export interface PredictRequest {
   priceUsdPerGpuHour?: number | null;
   /** Tensor/pipeline parallelism, ZeRO, recomputation (parallel.ts); absent = plain data parallelism. */
   parallelism?: Parallelism;
+  /** Software stack (software.ts); absent = PYTORCH_EAGER, what a typical PyTorch user runs. */
+  stack?: SoftwareStack;
   /** Fused (default) or eager attention: what the attention core keeps for backward. */
   attention?: AttentionImplementation;
   /** GB per GPU to keep free beyond the predicted peak; default seeds/memory.json's defaultMemoryHeadroomGb. */
@@ -74,6 +77,7 @@ export function toExecution(r: PredictRequest): Execution {
     fp32UsesTf32: r.fp32UsesTf32 ?? true,
     interNodeGbps: r.interNodeGbps,
     ...(r.parallelism ? { parallelism: r.parallelism } : {}),
+    ...(r.stack && r.stack !== DEFAULT_STACK ? { stack: r.stack } : {}),
     ...(r.attention ? { attention: r.attention } : {}),
   };
 }

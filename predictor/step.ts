@@ -2,10 +2,13 @@
 //
 //   step = accum x (forward + backward) + optimizer + mixedPrecision + exposedCommunication + overhead
 //
-// where each layer's forward and backward time is a roofline: max(FLOPs / achieved peak of the math
-// mode the layer runs in, bytes / achieved memory bandwidth at that mode's element sizes), and the
-// gradient all-reduce (ring inside a node, hierarchical across nodes) overlaps with backward except
-// for its last bucket. Everything that does not depend on the GPU count (`computeTime`) is separate
+// where each layer's forward and backward time is a roofline: max(GEMM time, bytes / achievable memory
+// bandwidth at that mode's element sizes), and the gradient all-reduce (ring inside a node,
+// hierarchical across nodes) overlaps with backward except for its last bucket. "Achievable" means
+// measured, not datasheet (achievable.ts): a GEMM's time is what kernels of its ideal time measured
+// (small ones are latency-bound), memory bandwidth is what STREAM measured, and an all-reduce runs at
+// the NCCL bus bandwidth measured for its message size. The fitted constants on top of those
+// (efficiency.json) are what a training framework loses against the kernel benchmarks. Everything that does not depend on the GPU count (`computeTime`) is separate
 // from what does (`communicationTime`), so the optimizer can reuse the first across node counts.
 //
 // An execution with a `parallelism` (parallel.ts) splits the same terms and adds what the split costs
@@ -24,9 +27,11 @@
 // ZeRO reduce-scatters the gradients and all-gathers the weights (every micro-batch for ZeRO-3).
 // Without `parallelism` every term below reduces to the plain data-parallel formula above.
 import type { AttentionImplementation, Efficiency } from '../seeds/types.js';
+import { allReduceLinkFraction, gemmSeconds, memoryFraction } from './achievable.js';
 import { microBatchesOf, parallelStructure, parametersPerGpu, type Parallelism } from './parallel.js';
 import {
   BYTES,
+  SCALED_INPUT_BYTES,
   effectiveMath,
   optimizerBytesPerParam,
   peakTflops,
@@ -34,6 +39,7 @@ import {
   type PrecisionPolicy,
 } from './precision.js';
 import type { GpuSpec, LayerCost, MathMode, ModelCost, ModelDef, Precision } from './types.js';
+import { DEFAULT_STACK, stackEffects, type SoftwareStack, type StackEffects } from './software.js';
 
 // The fitted constants are data (seeds/efficiency.json, loaded by seeds/catalog.ts loadEfficiency):
 // every formula takes them as an argument, so none reads a file or a hidden global.
@@ -53,6 +59,8 @@ export interface Execution {
   interNodeGbps: number;
   /** Tensor/pipeline parallelism, ZeRO sharding, recomputation; absent = plain data parallelism. */
   parallelism?: Parallelism;
+  /** The software stack the step runs on (software.ts); absent = PYTORCH_EAGER, what the constants were fitted on. */
+  stack?: SoftwareStack;
   /** How the attention core runs (what it keeps for backward); absent = seeds/memory.json's default, fused. */
   attention?: AttentionImplementation;
 }
@@ -106,12 +114,16 @@ export interface ComputeTime {
   stageBoundaryBytes?: number;
 }
 
+/** FLOP/s a framework's GEMM of `kernelFlops` reaches: the measured kernel rate at that size, times the fitted framework fraction. */
 const achievedMatmulFlops = (gpu: GpuSpec, math: MathMode, kernelFlops: number, eff: Efficiency): number => {
-  const peak = (peakTflops(gpu, math, 'matmul') ?? 0) * 1e12;
-  // Small GEMMs cannot fill a large GPU: efficiency rises with the work in one kernel.
-  const size = kernelFlops / (kernelFlops + eff.halfEfficiencyKernelGflop * 1e9);
-  return peak * eff.matmulEfficiency[math] * size;
+  const peak = peakTflops(gpu, math, 'matmul') ?? 0;
+  if (!(kernelFlops > 0) || !(peak > 0)) return peak * 1e12 * eff.matmulEfficiency[math];
+  return (kernelFlops / gemmSeconds(gpu, math, kernelFlops, peak)) * eff.matmulEfficiency[math];
 };
+
+/** Bytes/s a framework's memory-bound kernels reach: datasheet x measured STREAM fraction x fitted framework fraction. */
+export const memoryBandwidth = (gpu: GpuSpec, eff: Efficiency): number =>
+  gpu.memoryBwGbps * 1e9 * memoryFraction(gpu).fraction * eff.memoryEfficiency;
 
 interface PassTime {
   ms: number;
@@ -130,19 +142,40 @@ function layerTime(
   exec: Pick<Execution, 'fp32UsesTf32'>,
   eff: Efficiency,
   split = 1,
+  fusion: { inFusedAttention: boolean; pointwiseBytesFactor: number } = {
+    inFusedAttention: false,
+    pointwiseBytesFactor: 1,
+  },
 ): { fwd: PassTime; bwd: PassTime; math: MathMode } {
-  const math = effectiveMath(policy, l.opClass, gpu, exec.fp32UsesTf32);
+  // Transformer Engine quantizes the linear layers' GEMMs; attention's weightless score and context
+  // matmuls stay in bf16 (fused attention runs in bf16).
+  const math =
+    policy.scaledGemmInput && l.opClass === 'matmul' && l.parameters === 0
+      ? 'bf16'
+      : effectiveMath(policy, l.opClass, gpu, exec.fp32UsesTf32);
   const actBytes = BYTES[policy.activation[l.opClass]];
   const weightBytes =
-    l.opClass === 'matmul' && policy.castsWeightsEachStep
-      ? BYTES[math === 'fp32' || math === 'tf32' ? 'fp32' : 'fp16']
-      : BYTES[policy.weights];
-  const bw = gpu.memoryBwGbps * 1e9 * eff.memoryEfficiency;
+    l.opClass === 'matmul' && policy.scaledGemmInput
+      ? SCALED_INPUT_BYTES[policy.scaledGemmInput] // the GEMM reads the quantized copy
+      : l.opClass === 'matmul' && policy.castsWeightsEachStep
+        ? BYTES[math === 'fp32' || math === 'tf32' ? 'fp32' : 'fp16']
+        : BYTES[policy.weights];
+  const bw = memoryBandwidth(gpu, eff);
+  // A fused attention kernel keeps scores and probabilities on chip (its Q/K/V/O traffic is small next
+  // to its math); fused elementwise chains move a fraction of the bytes the separate kernels would.
+  const bytesFactor = fusion.inFusedAttention
+    ? 0
+    : l.opClass === 'pointwise' || l.opClass === 'reduction'
+      ? fusion.pointwiseBytesFactor
+      : 1;
   const fwdBytes =
-    (batch * (l.inputElements + l.outputElements) * actBytes + l.parameters * weightBytes) / split;
+    (bytesFactor * (batch * (l.inputElements + l.outputElements) * actBytes + l.parameters * weightBytes)) /
+    split;
   // Backward reads the saved input and the output gradient, writes the input gradient and the weight gradient.
   const bwdBytes =
-    (batch * (2 * l.inputElements + l.outputElements) * actBytes + 2 * l.parameters * weightBytes) / split;
+    (bytesFactor *
+      (batch * (2 * l.inputElements + l.outputElements) * actBytes + 2 * l.parameters * weightBytes)) /
+    split;
   let fwdFlopsTime: number, bwdFlopsTime: number;
   if (l.opClass === 'matmul') {
     const rate = achievedMatmulFlops(gpu, math, (batch * l.kernelFlops) / split, eff);
@@ -154,7 +187,8 @@ function layerTime(
     bwdFlopsTime = (batch * l.backwardFlops) / split / vector;
   }
   const n = l.count;
-  const floor = l.kernels * eff.minKernelUs * 1e-6;
+  // Inside a fused attention kernel only its two GEMMs keep a launch; the elementwise steps have none.
+  const floor = fusion.inFusedAttention && l.opClass !== 'matmul' ? 0 : l.kernels * eff.minKernelUs * 1e-6;
   return {
     fwd: {
       ms: n * 1e3 * Math.max(fwdFlopsTime, fwdBytes / bw, floor),
@@ -185,10 +219,28 @@ export interface LayerSums {
   dominantMath: MathMode;
 }
 
+/** A tuned stack hides its own fraction of the data-parallel communication behind compute. */
+function withStackOverlap(eff: Efficiency, stack: SoftwareStack | undefined): Efficiency {
+  const overlap = stackEffects(stack ?? DEFAULT_STACK).commOverlap;
+  return overlap === null ? eff : { ...eff, overlapFraction: overlap };
+}
+
+/** A tuned stack's GEMMs run at its own fraction of the measured kernel rate (tensor-core modes; FP32 keeps the fitted one). */
+function withStackMatmul(eff: Efficiency, fx: StackEffects): Efficiency {
+  const m = fx.matmulEfficiency;
+  if (m === null) return eff;
+  return {
+    ...eff,
+    matmulEfficiency: { fp32: eff.matmulEfficiency.fp32, tf32: m, fp16: m, bf16: m, fp8: m, fp4: m },
+  };
+}
+
 export function layerSums(
   cost: ModelCost,
   gpu: GpuSpec,
-  exec: Pick<Execution, 'precision' | 'batchSizePerGpu' | 'fp32UsesTf32'> & { parallelism?: Parallelism },
+  exec: Pick<Execution, 'precision' | 'batchSizePerGpu' | 'fp32UsesTf32' | 'stack'> & {
+    parallelism?: Parallelism;
+  },
   eff: Efficiency,
 ): LayerSums {
   const policy = POLICIES[exec.precision];
@@ -196,6 +248,9 @@ export function layerSums(
   const par = exec.parallelism;
   const s = par ? parallelStructure(cost) : undefined;
   const t = par?.tensorParallel ?? 1;
+  const fx = stackEffects(exec.stack ?? DEFAULT_STACK);
+  const core = fx.flashAttention ? parallelStructure(cost).attentionCore : undefined;
+  const stackEff = withStackMatmul(eff, fx);
   let fwd = 0,
     bwd = 0,
     kernels = 0,
@@ -207,7 +262,10 @@ export function layerSums(
   for (let i = 0; i < cost.layers.length; i++) {
     const l = cost.layers[i];
     const split = s?.tpSplit[i] ? t : 1;
-    const lt = layerTime(l, B, gpu, policy, exec, eff, split);
+    const lt = layerTime(l, B, gpu, policy, exec, stackEff, split, {
+      inFusedAttention: !!core?.[i],
+      pointwiseBytesFactor: fx.pointwiseBytesFactor,
+    });
     fwd += lt.fwd.ms;
     bwd += lt.bwd.ms;
     if (s?.selectiveRecompute[i]) coreFwd += lt.fwd.ms;
@@ -215,7 +273,8 @@ export function layerSums(
     kernels += 3 * l.kernels * l.count; // forward launches, backward about twice as many
     if (l.parameters > 0) tensors += l.count;
     if (l.opClass === 'matmul') {
-      matmulInputElements += (l.count * l.inputElements) / split;
+      // What FP8/FP4 casts: the inputs of the weighted GEMMs (attention's own matmuls stay bf16).
+      if (l.parameters > 0) matmulInputElements += (l.count * l.inputElements) / split;
       flopsByMath.set(lt.math, (flopsByMath.get(lt.math) ?? 0) + lt.fwd.flops + lt.bwd.flops);
     }
   }
@@ -249,26 +308,30 @@ export function computeTime(
   const s = par ? parallelStructure(cost) : undefined;
   const t = par?.tensorParallel ?? 1,
     pp = par?.pipelineParallel ?? 1,
-    z = par?.zeroStage ?? 0;
+    z = par?.zeroStage ?? 0,
+    cp = par?.contextParallel ?? 1,
+    v = par?.virtualPipelineStages ?? 1;
   const { fwd, bwd, coreFwd, blocksFwd, kernels, tensors, matmulInputElements, dominantMath } = sums;
-  // One pipeline stage: 1/PP of every sum above (stages assumed balanced, as Megatron splits layers evenly).
-  const stageFwd = fwd / pp,
-    stageBwd = bwd / pp;
+  // One pipeline stage: 1/PP of every sum above (stages assumed balanced, as Megatron splits layers
+  // evenly); with context parallelism each GPU does 1/CP of the sequence (Megatron balances the causal
+  // mask's work across the ring). Kernel time is taken as proportional to the work: CP's smaller GEMMs
+  // are not re-looked-up on the measured curve.
+  const stageFwd = fwd / pp / cp,
+    stageBwd = bwd / pp / cp;
   const stageRecompute =
-    (par?.recompute === 'selective' ? coreFwd : par?.recompute === 'full' ? blocksFwd : 0) / pp;
+    (par?.recompute === 'selective' ? coreFwd : par?.recompute === 'full' ? blocksFwd : 0) / pp / cp;
   // TP: each row-parallel linear's output is all-reduced over the TP ranks once in forward and once in
   // backward (sequence parallelism's all-gather + reduce-scatter pairs move the same bytes), plus once
   // more when full recomputation reruns the forward. They sit on the critical path.
   let stageTp = 0;
   if (s && t > 1) {
     const passes = par?.recompute === 'full' ? 3 : 2;
-    const bytes = B * s.tpReduceElements * BYTES[policy.activation.matmul];
-    const link = intraNodeBandwidth(gpu, t, eff, eff.collectiveLinkEfficiency ?? 0.8);
-    stageTp =
-      (1e3 *
-        passes *
-        ((((2 * (t - 1)) / t) * bytes) / link + s.tpCollectives * eff.allReduceLatencyUs * 1e-6)) /
-      pp;
+    const bytes = (B * s.tpReduceElements * BYTES[policy.activation.matmul]) / cp;
+    // Each of the tpCollectives all-reduces moves its share; its message size sets the bus bandwidth
+    // (the measured curve includes NCCL's latency, so small messages are slow per byte).
+    const message = bytes / Math.max(1, s.tpCollectives);
+    const link = intraNodeBandwidth(gpu, t, eff, 1) * allReduceLinkFraction(gpu, message);
+    stageTp = (1e3 * passes * (((2 * (t - 1)) / t) * bytes)) / link / pp;
   }
 
   const P = s ? parametersPerGpu(cost, s, par) : cost.parameters;
@@ -279,7 +342,7 @@ export function computeTime(
   const shard1 = z >= 1 ? dp : 1,
     shard2 = z >= 2 ? dp : 1,
     shard3 = z >= 3 ? dp : 1;
-  const bw = gpu.memoryBwGbps * 1e9 * eff.memoryEfficiency;
+  const bw = memoryBandwidth(gpu, eff);
   const optPolicy = par?.optimizerState ? { ...policy, optimizerState: par.optimizerState } : policy;
   const optimizerMs = (1e3 * (P / shard1) * optimizerBytesPerParam(optPolicy, model.optimizer)) / bw;
 
@@ -290,19 +353,49 @@ export function computeTime(
   if (policy.masterWeights)
     mpBytes += (P / shard1) * (BYTES[policy.gradients] + BYTES.fp32 + BYTES.fp32 + BYTES[policy.weights]); // grad up-cast, working copy refresh
   if (policy.lossScaling) mpBytes += (P / shard2) * 2 * BYTES[policy.gradients]; // unscale in place + inf/nan check
-  if (policy.fp8Scaling) mpBytes += accum * (B * (matmulInputElements / pp) * 3 * 2 + P * (BYTES.fp32 + 1)); // amax + cast of inputs (fwd, bwd) and weights
+  if (policy.scaledGemmInput) {
+    // Transformer Engine: every micro-batch casts each matmul input (forward) and output gradient
+    // (backward): read bf16, write the scaled type. The weights are cast once per step (TE keeps the
+    // quantized copy across micro-batches), in both layouts the forward and backward GEMMs read.
+    const q = SCALED_INPUT_BYTES[policy.scaledGemmInput];
+    mpBytes += accum * B * (matmulInputElements / pp / cp) * 2 * (BYTES.bf16 + q);
+    mpBytes += (P / shard3) * (BYTES[policy.weights] + 2 * q);
+  }
   const mixedPrecisionMs = (1e3 * mpBytes) / bw;
 
+  // CP: every attention layer passes each rank's K and V chunk (about the residual stream's size each,
+  // for multi-head attention) around the ring, forward and twice in backward (K/V again, then dK/dV),
+  // once more under full recomputation. Ring attention overlaps each step with the attention math of
+  // the chunk at hand: only what the attention core's time cannot cover is on the critical path.
+  let stageCp = 0;
+  if (s && cp > 1) {
+    const passes = par?.recompute === 'full' ? 4 : 3;
+    const bytes = ((2 * B * s.residualElements * s.blocks * (cp - 1)) / cp) * BYTES[policy.activation.matmul];
+    const link = intraNodeBandwidth(
+      gpu,
+      Math.min(exec.gpusPerNode, t * cp),
+      eff,
+      eff.collectiveLinkEfficiency ?? 0.8,
+    );
+    const exchangeMs = (1e3 * passes * (bytes / t)) / link / pp;
+    stageCp = Math.max(0, exchangeMs - (3 * coreFwd) / pp / cp);
+  }
   const recomputeMs = accum * stageRecompute;
-  const tensorParallelMs = accum * stageTp;
-  const cpuMs = ((accum * (kernels / pp) + (tensors / pp) * 0.1) * eff.kernelOverheadUs) / 1e3;
+  // TP all-reduces and the CP exchange not hidden by attention: collectives on the critical path, less
+  // what a tuned stack overlaps with the GEMMs they feed.
+  const tpExposed = 1 - stackEffects(exec.stack ?? DEFAULT_STACK).tensorParallelOverlap;
+  stageTp *= tpExposed;
+  stageCp *= tpExposed;
+  const tensorParallelMs = accum * (stageTp + stageCp);
+  const launchUs = eff.kernelOverheadUs * stackEffects(exec.stack ?? DEFAULT_STACK).kernelOverheadFactor;
+  const cpuMs = ((accum * (kernels / pp) + (tensors / pp) * 0.1) * launchUs) / 1e3;
   const gpuMs =
     accum * (stageFwd + stageBwd) + optimizerMs + mixedPrecisionMs + recomputeMs + tensorParallelMs;
 
   // The CPU dispatches kernels while the GPU runs earlier ones: only dispatch time beyond the GPU's
   // own time shows (small batches, small models, fast GPUs).
   const overheadMs = Math.max(0, cpuMs - gpuMs) + eff.stepOverheadMs;
-  const gradientBytes = P * BYTES[policy.gradients];
+  const gradientBytes = P * BYTES[policy.gradientReduce ?? policy.gradients];
   if (!par)
     return {
       forwardMs: accum * stageFwd,
@@ -323,11 +416,13 @@ export function computeTime(
     dominantMath,
     recomputeMs,
     tensorParallelMs,
-    // 1F1B: the last micro-batch leaves the pipeline (PP - 1) stage times after a full pipeline would.
-    pipelineBubbleMs: (pp - 1) * (stageFwd + stageBwd + stageRecompute + stageTp),
+    // 1F1B: the last micro-batch leaves the pipeline (PP - 1) stage times after a full pipeline would;
+    // interleaving v chunks per GPU makes each of those slots 1/v as long.
+    pipelineBubbleMs: ((pp - 1) / v) * (stageFwd + stageBwd + stageRecompute + stageTp + stageCp),
     weightBytes: P * BYTES[policy.weights],
-    // The residual stream of one micro-batch; with sequence parallelism each TP rank sends its 1/TP.
-    stageBoundaryBytes: (B * (s?.residualElements ?? 0) * BYTES[policy.activation.matmul]) / t,
+    // The residual stream of one micro-batch; with sequence parallelism each TP rank sends its 1/TP,
+    // with context parallelism each CP rank its 1/CP.
+    stageBoundaryBytes: (B * (s?.residualElements ?? 0) * BYTES[policy.activation.matmul]) / t / cp,
   };
 }
 
@@ -353,24 +448,31 @@ export function communicationTime(
   gradientBytes: number,
   backwardMs: number,
   gpu: GpuSpec,
-  exec: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps'>,
-  eff: Efficiency,
+  exec: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps' | 'stack'>,
+  fitted: Efficiency,
 ): { totalMs: number; exposedMs: number } {
+  const eff = withStackOverlap(fitted, exec.stack);
   const g = exec.gpusPerNode,
     N = exec.nodes;
   if (g * N <= 1 || gradientBytes <= 0) return { totalMs: 0, exposedMs: 0 };
   const buckets = Math.max(1, Math.ceil(gradientBytes / (eff.bucketMb * 1e6)));
   let seconds = 0;
+  // Inside the node: the NCCL bus bandwidth measured for a bucket-sized message (latency included),
+  // times the fitted fraction left while the all-reduce shares the GPU with backward.
+  const bucketBytes = Math.min(gradientBytes, eff.bucketMb * 1e6);
   if (g > 1)
     seconds +=
-      (((2 * (g - 1)) / g) * gradientBytes) / intraNodeBandwidth(gpu, g, eff) +
-      buckets * 2 * (g - 1) * eff.allReduceLatencyUs * 1e-6;
+      (((2 * (g - 1)) / g) * gradientBytes) /
+      (intraNodeBandwidth(gpu, g, eff) * allReduceLinkFraction(gpu, bucketBytes));
   if (N > 1) {
     // Hierarchical: reduce-scatter inside the node, all-reduce of each GPU's shard across nodes over
     // the node's NICs (shared by its g GPUs), all-gather inside the node.
+    // Latency: NCCL's trees across nodes take about log2(N) hops each way per bucket, not a ring's N - 1
+    // (a ring's latency would make a 256-node all-gather of 70B parameters take a minute).
     const net = (exec.interNodeGbps / 8) * 1e9 * eff.networkEfficiency;
     seconds +=
-      (((2 * (N - 1)) / N) * gradientBytes) / net + buckets * 2 * (N - 1) * eff.allReduceLatencyUs * 1e-6;
+      (((2 * (N - 1)) / N) * gradientBytes) / net +
+      buckets * 2 * Math.ceil(Math.log2(N)) * eff.allReduceLatencyUs * 1e-6;
   }
   const totalMs = seconds * 1e3;
   const lastBucketMs = totalMs / buckets;
@@ -402,9 +504,13 @@ export interface Communication {
 export function parallelCommunicationTime(
   c: ComputeTime,
   gpu: GpuSpec,
-  exec: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps' | 'gradAccumSteps' | 'parallelism'>,
-  eff: Efficiency,
+  exec: Pick<
+    Execution,
+    'gpusPerNode' | 'nodes' | 'interNodeGbps' | 'gradAccumSteps' | 'parallelism' | 'stack'
+  >,
+  fitted: Efficiency,
 ): Communication {
+  const eff = withStackOverlap(fitted, exec.stack);
   const par = exec.parallelism;
   const t = par?.tensorParallel ?? 1,
     pp = par?.pipelineParallel ?? 1,
@@ -457,7 +563,10 @@ export function parallelCommunicationTime(
       replica <= g
         ? intraNodeBandwidth(gpu, g, eff, eff.collectiveLinkEfficiency ?? 0.8)
         : ((exec.interNodeGbps / 8) * 1e9 * eff.networkEfficiency) / t;
-    ppTotal = (m + pp - 1) * 2 * 1e3 * ((c.stageBoundaryBytes ?? 0) / link + eff.allReduceLatencyUs * 1e-6);
+    // Interleaving sends each micro-batch across v x PP chunk boundaries instead of PP.
+    const v = par.virtualPipelineStages ?? 1;
+    ppTotal =
+      (m * v + pp - 1) * 2 * 1e3 * ((c.stageBoundaryBytes ?? 0) / link + eff.allReduceLatencyUs * 1e-6);
   }
   return {
     totalMs: dpTotal + ppTotal,
@@ -525,7 +634,7 @@ export function combine(
   const globalBatch = p
     ? exec.batchSizePerGpu *
       exec.gradAccumSteps *
-      ((exec.gpusPerNode * exec.nodes) / (p.tensorParallel * p.pipelineParallel))
+      ((exec.gpusPerNode * exec.nodes) / (p.tensorParallel * p.pipelineParallel * (p.contextParallel ?? 1)))
     : exec.batchSizePerGpu * exec.gradAccumSteps * exec.gpusPerNode * exec.nodes;
   return { stepTimeMs, breakdown, globalBatch, dominantMath: c.dominantMath };
 }

@@ -3,6 +3,7 @@
 import { Field, Float, InputType, Int } from 'type-graphql';
 import type { Precision } from '../predictor/types.js';
 import type { Framework } from '../predictor/learned/features.js';
+import type { SoftwareStack } from '../predictor/software.js';
 import {
   EvidenceLevelEnum,
   FrameworkEnum,
@@ -10,6 +11,7 @@ import {
   PrecisionEnum,
   PredictorChoiceEnum,
   RankByEnum,
+  SoftwareStackEnum,
 } from './types.js';
 import { ModelInput } from './custom-model.js';
 import { ParallelismInput, ParallelismSearchEnum } from './parallelism.js';
@@ -88,6 +90,12 @@ export class PredictInput {
   framework!: Framework;
   @Field(() => Boolean, { defaultValue: false, description: 'Compiled with XLA (TensorFlow/JAX).' })
   xla!: boolean;
+  @Field(() => SoftwareStackEnum, {
+    defaultValue: 'PYTORCH_EAGER',
+    description:
+      'Software stack the estimate assumes (PYTORCH_EAGER unless said). Other stacks are analytical estimates fitted on published LLM runs; the learned correction is applied to PYTORCH_EAGER only.',
+  })
+  softwareStack!: SoftwareStack;
   @Field(() => Boolean, {
     defaultValue: true,
     description:
@@ -146,6 +154,12 @@ export class RecommendInput {
   framework!: Framework;
   @Field(() => Boolean, { defaultValue: false, description: 'Compiled with XLA (TensorFlow/JAX).' })
   xla!: boolean;
+  @Field(() => SoftwareStackEnum, {
+    defaultValue: 'PYTORCH_EAGER',
+    description:
+      'Software stack the estimate assumes (PYTORCH_EAGER unless said). Other stacks are analytical estimates fitted on published LLM runs; the learned correction is applied to PYTORCH_EAGER only.',
+  })
+  softwareStack!: SoftwareStack;
   @Field(() => Float, {
     nullable: true,
     description: 'Plans must cost at most this many USD; default no budget.',

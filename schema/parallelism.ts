@@ -106,4 +106,16 @@ export class ParallelismInput {
     description: "Optimizer moments' storage; default: the precision mode's (fp32).",
   })
   optimizerState?: 'fp32' | 'bf16';
+  @Field(() => Int, {
+    defaultValue: 1,
+    description:
+      'Interleaved 1F1B: model chunks per GPU (Megatron virtual pipeline stages), 1 to 64; needs pipelineParallel > 1 and pipelineParallel x virtualPipelineStages <= transformer blocks. Shrinks the bubble by this factor.',
+  })
+  virtualPipelineStages!: number;
+  @Field(() => Int, {
+    defaultValue: 1,
+    description:
+      'Context parallelism: GPUs one sequence is split over (ring attention), 1 to 64; gpusPerNode x nodes must be a multiple of tensorParallel x pipelineParallel x contextParallel.',
+  })
+  contextParallel!: number;
 }

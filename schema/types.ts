@@ -2,6 +2,7 @@
 // classes only declare how they look over the wire.
 import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { PRECISIONS, type Precision } from '../predictor/types.js';
+import { SOFTWARE_STACKS, type SoftwareStack } from '../predictor/software.js';
 import { POLICIES } from '../predictor/precision.js';
 import { Parallelism } from './parallelism.js';
 import { REJECT_REASONS, type RejectReason } from '../optimizer/recommend.js';
@@ -31,6 +32,32 @@ registerEnumType(FrameworkEnum, {
     TENSORFLOW2: { description: 'TensorFlow 2.x (Keras).' },
     MXNET: { description: 'Apache MXNet.' },
     PADDLEPADDLE: { description: 'PaddlePaddle.' },
+  },
+});
+
+export const SoftwareStackEnum = Object.fromEntries(SOFTWARE_STACKS.map((s) => [s, s])) as {
+  [K in SoftwareStack]: K;
+};
+registerEnumType(SoftwareStackEnum, {
+  name: 'SoftwareStack',
+  description:
+    'The software a job runs on, which the estimate assumes (seeds/software.json). The default is what a typical PyTorch user gets.',
+  valuesConfig: {
+    PYTORCH_EAGER: {
+      description:
+        'Stock framework code: one kernel per op, attention scores in memory. The default; the measurements the constants and the learned correction are fitted on ran this way.',
+    },
+    TORCH_COMPILE: {
+      description:
+        'A graph compiler (torch.compile, XLA in JAX/MaxText): fused attention and elementwise chains; fitted on published torchtitan/MaxText/PaxML LLM runs.',
+    },
+    MEGATRON: {
+      description:
+        'Megatron-Core / NeMo with Transformer Engine: fused attention and elementwise kernels, GEMMs at the measured kernel rate; fitted on published NeMo/Megatron LLM runs.',
+    },
+    TUNED: {
+      description: 'Hand-tuned benchmark code (MLPerf-style): as MEGATRON plus CUDA graphs (no launch cost).',
+    },
   },
 });
 

@@ -13,6 +13,7 @@ export const PRECISIONS = [
   'FP16_PURE',
   'BF16',
   'FP8',
+  'FP4',
 ] as const;
 export type Precision = (typeof PRECISIONS)[number];
 
@@ -90,8 +91,9 @@ export type CatalogGpu = GpuSpec & GpuPrice;
 
 /** The analytical predictor's fitted global constants (seeds/efficiency.json; see its _about). */
 export interface Efficiency {
+  /** Fraction of the measured GEMM kernel rate (predictor/achievable.ts) a framework's matmuls reach, per math mode. */
   matmulEfficiency: Record<MathMode, number>;
-  halfEfficiencyKernelGflop: number;
+  /** Fraction of the measured STREAM bandwidth a framework's memory-bound kernels reach. */
   memoryEfficiency: number;
   /** CPU time to dispatch one kernel (framework + launch); hidden while the GPU is busier than the CPU. */
   kernelOverheadUs: number;
@@ -104,10 +106,9 @@ export interface Efficiency {
   bucketMb: number;
   overlapFraction: number;
   /**
-   * Fraction of a link's per-direction bandwidth a collective reaches when it runs alone on the
-   * critical path (tensor-parallel all-reduces, pipeline sends). Unlike linkEfficiency, fitted on
-   * data-parallel runs whose all-reduce shares the GPU with backward, this is not calibrated; absent
-   * from the file, 0.8 (nccl-tests all_reduce bus bandwidth on NVLink nodes is about 80% of the link's).
+   * Fraction of a link's per-direction bandwidth a pipeline send reaches when it runs alone on the
+   * critical path. Not calibrated; absent from the file, 0.8 (nccl-tests bus bandwidth on NVLink nodes
+   * for large messages is about 80% of the link's). All-reduces use the measured curve instead.
    */
   collectiveLinkEfficiency?: number;
   /** The memory model's constants (seeds/memory.json), loaded beside these and passed in with them. */

@@ -2,6 +2,7 @@
 // named when wrong, every default filled in, the calibration constants and the learned model loaded
 // once and passed down, identical recommend requests answered from a cache. Answers are domain
 // objects (predictor/, optimizer/); the API's shapes are made in resolvers/.
+import type { SoftwareStack } from '../predictor/software.js';
 import type { Software } from '../predictor/learned/features.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { predictCorrected, type CorrectedPrediction } from '../predictor/corrected.js';
@@ -39,6 +40,8 @@ export interface ParallelismInput {
   zeroStage: number;
   recompute: Parallelism['recompute'];
   optimizerState?: 'fp32' | 'bf16' | null;
+  virtualPipelineStages?: number;
+  contextParallel?: number;
 }
 
 /** One configuration to predict, as a request gives it (the GraphQL PredictInput has this shape). */
@@ -54,6 +57,8 @@ export interface PredictQuery extends Software {
   interNodeGbps?: number | null;
   priceUsdPerGpuHour?: number | null;
   parallelism?: ParallelismInput | null;
+  /** Software stack the estimate assumes; absent = PYTORCH_EAGER. */
+  softwareStack?: SoftwareStack | null;
   /** Fused (default) or eager attention: what the attention core keeps for backward. */
   attention?: AttentionImplementation | null;
   /** GB per GPU to keep free in deciding fitsInMemory; default seeds/memory.json's. */
@@ -111,6 +116,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
       samples,
       priceUsdPerGpuHour: price,
       parallelism,
+      ...(q.softwareStack ? { stack: q.softwareStack } : {}),
       ...(q.attention ? { attention: q.attention } : {}),
       ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
     },
@@ -158,6 +164,8 @@ export interface RecommendQuery extends Software {
   limit: number;
   parallelismSearch: ParallelismSearch;
   timeBudgetMs?: number | null;
+  /** Software stack the estimates assume; absent = PYTORCH_EAGER. */
+  softwareStack?: SoftwareStack | null;
   /** How the attention core runs; default fused. */
   attention?: AttentionImplementation | null;
   /** GB per GPU every plan keeps free; default seeds/memory.json's. */
@@ -341,6 +349,7 @@ export async function recommendPlans(
       timeBudgetMs,
       deadlineConfidence: q.deadlineConfidence,
       parallelismSearch: q.parallelismSearch,
+      ...(q.softwareStack ? { stack: q.softwareStack } : {}),
       rankBy: q.rankBy,
       minEvidence: q.minEvidence,
       // A user's recorded runs count as measurements (evidenceLevel, minEvidence).

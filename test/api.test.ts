@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { apolloForTests } from './graphql-client.js';
+import { PRECISIONS } from '../predictor/types.js';
 
 const run = apolloForTests();
 
@@ -25,7 +26,7 @@ describe('catalog queries', () => {
     expect(r.data!.models.map((m: { id: string }) => m.id)).toContain('resnet50_v1.5');
     expect(r.data!.model.parameters).toBeGreaterThan(330e6);
     expect(r.data!.model.parameters).toBeLessThan(345e6);
-    expect(r.data!.precisions).toHaveLength(8);
+    expect(r.data!.precisions).toHaveLength(PRECISIONS.length);
     expect((await run('{ gpu(id: "nope") { id } }')).data!.gpu).toBeNull();
   });
 });

@@ -116,8 +116,10 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
       { predictor: learned, reason: '' },
       eff,
     );
-    expect(plain.evidence).not.toMatch(/tensor\/pipeline parallelism/);
-    expect(zero.evidence).toMatch(/no measurement used tensor\/pipeline parallelism, ZeRO or recomputation/);
+    expect(plain.evidence).not.toMatch(/tensor\/pipeline\/context parallelism/);
+    expect(zero.evidence).toMatch(
+      /no measurement used tensor\/pipeline\/context parallelism, ZeRO or recomputation/,
+    );
     expect(zero.stepTimeMsP90 / zero.stepTimeMs).toBeGreaterThanOrEqual(
       plain.stepTimeMsP90 / plain.stepTimeMs - 1e-9,
     );

@@ -25,7 +25,7 @@ const base: RecommendRequest = {
 describe('recommend', () => {
   it('ranks plans by cost, each cheaper-or-equal than the next, and counts every candidate', () => {
     const r = recommend(base, eff);
-    expect(r.evaluated).toBe(5 * 8 * 4 * 4 * 4);
+    expect(r.evaluated).toBe(5 * PRECISIONS.length * 4 * 4 * 4);
     const rejectedTotal = r.rejected.reduce((n, x) => n + x.count, 0);
     expect(r.feasible + rejectedTotal).toBe(r.evaluated);
     expect(r.plans.map((p) => p.rank)).toEqual(r.plans.map((_, i) => i + 1));
@@ -114,7 +114,7 @@ describe('recommend', () => {
 
   it('refuses searches beyond the candidate cap, saying how many and what to narrow', () => {
     expect(() => recommend({ ...base, maxNodes: 1000, maxCandidates: 10_000 }, eff)).toThrow(
-      /would enumerate 640000 candidates.*narrow/,
+      /would enumerate 720000 candidates.*narrow/, // 5 GPUs x 9 precisions x 1000 nodes x 4 x 4
     );
     expect(() => recommend({ ...base, maxNodes: 1000, maxCandidates: 10_000 }, eff)).toThrow(InputError);
   });

@@ -11,6 +11,7 @@ import { activationBytesPerSampleOn, shardedMemoryPerGpu } from '../predictor/me
 import { checkParallelism, parallelStructure, PLAIN, type Parallelism } from '../predictor/parallel.js';
 import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
 import { communicationTime, intraNodeBandwidth } from '../predictor/step.js';
+import { allReduceLinkFraction } from '../predictor/achievable.js';
 import type { ModelDef } from '../predictor/types.js';
 import { modelFromZooEntry, getModel, loadZoo } from '../predictor/zoo/index.js';
 import { getGpu, loadEfficiency } from '../seeds/catalog.js';
@@ -295,9 +296,9 @@ describe('time', () => {
     const p = predict(base({ parallelism: { ...PLAIN, tensorParallel: t } }), eff);
     const s = parallelStructure(costOf(llama));
     const bytes = s.tpReduceElements * 2; // bf16, batch 1
-    const link = intraNodeBandwidth(A100, t, eff, eff.collectiveLinkEfficiency ?? 0.8);
-    const expected =
-      1e3 * 2 * (((2 * (t - 1)) / t) * (bytes / link) + s.tpCollectives * eff.allReduceLatencyUs * 1e-6);
+    // Each all-reduce runs at the bus bandwidth measured for its message size (nccl-tests, 8x A100).
+    const link = intraNodeBandwidth(A100, t, eff, 1) * allReduceLinkFraction(A100, bytes / s.tpCollectives);
+    const expected = (1e3 * 2 * (((2 * (t - 1)) / t) * bytes)) / link;
     expect(p.breakdown.tensorParallelCommMs).toBeCloseTo(expected, 6);
     // Full recomputation reruns the forward, and its all-reduces.
     const full = predict(base({ parallelism: { ...PLAIN, tensorParallel: t, recompute: 'full' } }), eff);

@@ -2,6 +2,7 @@
 // metadata (seeds/predictor.json: feature names, measured evidence, interval quantiles), run with
 // onnxruntime-node in one batched call per request. If the file is missing or will not load,
 // callers fall back to the analytical estimate and say so.
+import { achievableBasis } from '../achievable.js';
 import { readFileSync } from 'node:fs';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
@@ -288,13 +289,16 @@ export class LearnedPredictor {
             ? ''
             : c.gpuRuns > 0
               ? `; ${it.gpu.id} has no shipped measurements`
-              : `; ${it.gpu.id} has no measurements (its datasheet figures only)`) +
+              : `; ${it.gpu.id} has no training measurements (${achievableBasis(it.gpu, it.dominantMath)})`) +
           (novelty === 'generation' && c.gpuRuns === 0
             ? `; no ${it.gpu.generation} GPU is measured (interval from leave-one-generation-out errors)`
             : novelty === 'vendor' && c.gpuRuns === 0
               ? `; no ${it.gpu.vendor} GPU is measured (interval: the widest of any held-out generation)`
               : '') +
-          (split ? '; no measurement used tensor/pipeline parallelism, ZeRO or recomputation' : '') +
+          (split ? '; no measurement used tensor/pipeline/context parallelism, ZeRO or recomputation' : '') +
+          (it.exec.precision === 'FP4'
+            ? '; FP4 is unmeasured: no FP4 training run or FP4 kernel in the data (FP8 kernel curve at the FP4 peak)'
+            : '') +
           (c.runs > 0
             ? `; calibrated by ${c.runs} of your runs (${c.gpuRuns} on ${it.gpu.id}, ${c.modelOnGpuRuns} of this model on it${c.sameConfigurationRuns ? `, ${c.sameConfigurationRuns} of this exact configuration` : ''})`
             : ''),
@@ -332,7 +336,11 @@ function isSplit(it: CorrectionInput): boolean {
   const par = it.exec.parallelism;
   return (
     !!par &&
-    (par.tensorParallel > 1 || par.pipelineParallel > 1 || par.zeroStage > 0 || par.recompute !== 'none')
+    (par.tensorParallel > 1 ||
+      par.pipelineParallel > 1 ||
+      (par.contextParallel ?? 1) > 1 ||
+      par.zeroStage > 0 ||
+      par.recompute !== 'none')
   );
 }
 

@@ -1,0 +1,359 @@
+// `trainplan evaluate --llm`: the analytical predictor on the published LLM runs
+// (seeds/measurements/llm_train.csv), each predicted at its own layout under the software stack its
+// framework names; FP8/BF16 speed ratios of runs published in both precisions at the same layout; and
+// whole pre-training campaigns (llm_campaign_gpu_hours.csv) as GPU-hours.
+import { getGpu, loadEfficiency, PREDICTOR_CARD_FILE } from '../seeds/catalog.js';
+import { SOFTWARE_FILE } from '../seeds/tables.js';
+import { loadLlmArchitectures, loadLlmCampaigns, loadLlmRuns, type LlmRun } from '../seeds/llm.js';
+import { llmModel, predictLlmRun, type LlmRunPrediction } from '../predictor/llm.js';
+import { predict } from '../predictor/predict.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import {
+  overrideStackEffects,
+  softwareFile,
+  stackOfFramework,
+  type SoftwareStack,
+  type StackEffects,
+} from '../predictor/software.js';
+import type { Efficiency } from '../predictor/step.js';
+
+const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '–');
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** Latest published version of each dense run with everything needed to predict it. */
+export function llmPredictions(
+  eff: Efficiency = loadEfficiency(),
+  stackOf: (r: LlmRun) => SoftwareStack = (r) => stackOfFramework(r.framework),
+) {
+  const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
+  return loadLlmRuns()
+    .filter((r) => r.isLatest && r.tokensPerSecondPerGpu !== null)
+    .map((r) => predictLlmRun(r, archs, stackOf(r), eff));
+}
+
+export const ape = (p: LlmRunPrediction) =>
+  Math.abs(p.tokensPerSecondPerGpu! - p.run.tokensPerSecondPerGpu!) / p.run.tokensPerSecondPerGpu!;
+
+function table(title: string, preds: LlmRunPrediction[], key: (p: LlmRunPrediction) => string): string {
+  const groups = new Map<string, number[]>();
+  for (const p of preds) groups.set(key(p), [...(groups.get(key(p)) ?? []), ape(p)]);
+  const lines = [`| ${title} | rows | MAPE | mean predicted / measured |`, '|---|---:|---:|---:|'];
+  const ratio = (ps: LlmRunPrediction[]) =>
+    Math.exp(mean(ps.map((p) => Math.log(p.tokensPerSecondPerGpu! / p.run.tokensPerSecondPerGpu!))));
+  lines.push(`| **all** | ${preds.length} | ${pct(mean(preds.map(ape)))} | ${ratio(preds).toFixed(2)} |`);
+  for (const [g, errs] of [...groups].sort()) {
+    const ps = preds.filter((p) => key(p) === g);
+    lines.push(`| ${g} | ${errs.length} | ${pct(mean(errs))} | ${ratio(ps).toFixed(2)} |`);
+  }
+  return lines.join('\n');
+}
+
+/** Runs published in BF16 and FP8 at the same layout: measured and predicted FP8/BF16 speed ratios. */
+export function fp8Pairs(preds: LlmRunPrediction[]) {
+  const key = (r: LlmRun) =>
+    [
+      r.source,
+      r.model,
+      r.gpu,
+      r.numGpus,
+      r.seqLen,
+      r.microBatch,
+      r.globalBatch,
+      r.tensorParallel,
+      r.pipelineParallel,
+      r.contextParallel,
+      r.virtualPipeline,
+      r.zeroOrFsdp,
+      r.activationCheckpointing,
+    ].join('|');
+  const by = new Map<string, Partial<Record<'BF16' | 'FP8', LlmRunPrediction>>>();
+  for (const p of preds) {
+    if (!p.tokensPerSecondPerGpu) continue;
+    const k = key(p.run);
+    by.set(k, { ...by.get(k), [p.run.precision]: p });
+  }
+  return [...by.values()]
+    .filter((v) => v.BF16 && v.FP8 && v.BF16.run.gpu.startsWith('H100'))
+    .map((v) => ({
+      run: v.FP8!.run,
+      measured: v.FP8!.run.tokensPerSecondPerGpu! / v.BF16!.run.tokensPerSecondPerGpu!,
+      predicted: v.FP8!.tokensPerSecondPerGpu! / v.BF16!.tokensPerSecondPerGpu!,
+    }));
+}
+
+/**
+ * A pre-training campaign predicted as a tuned stack at its published layout. Llama 2's paper
+ * (Touvron et al. 2023, arXiv:2307.09288, section 2.2.1 and table 1) gives the GPUs (A100-80GB), the
+ * network (200 Gbps per GPU end-point, InfiniBand or RoCE: 1,600 Gbps per 8-GPU node), sequence 4,096
+ * and a 4M-token global batch (1,024 sequences), not the parallel layout. Assumed: FSDP (ZeRO-3) data
+ * parallelism with one sequence per GPU, so 1,024 GPUs (128 nodes of 8), the attention core recomputed
+ * in backward (FlashAttention), which the 80 GB cards hold for 7B and 13B.
+ */
+export function campaignHours(eff: Efficiency = loadEfficiency()) {
+  const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
+  return loadLlmCampaigns()
+    .filter((c) => c.gpuHours !== null && c.tokensTrained !== null && c.seqLen !== null && archs.has(c.model))
+    .filter((c) => c.model === 'Llama-2-7B' || c.model === 'Llama-2-13B')
+    .map((c) => {
+      const model = llmModel(archs.get(c.model)!, c.seqLen!);
+      if (typeof model === 'string') return { campaign: c, error: model };
+      const gpu = getGpu(c.gpu)!;
+      const globalSequences = Math.round(4e6 / c.seqLen! / 1024) * 1024,
+        gpus = globalSequences;
+      const p = predict(
+        {
+          model,
+          gpu,
+          precision: 'BF16',
+          batchSizePerGpu: 1,
+          gpusPerNode: 8,
+          nodes: gpus / 8,
+          gradAccumSteps: 1,
+          interNodeGbps: 1600,
+          // FlashAttention recomputes the attention core in backward: what selective recomputation models.
+          parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 3, recompute: 'selective' },
+          stack: 'TUNED',
+          samples: c.tokensTrained!,
+        },
+        eff,
+      );
+      const gpuHours = p.totalHours! * gpus;
+      return { campaign: c, gpuHours, ratio: gpuHours / c.gpuHours!, fits: p.fitsInMemory };
+    });
+}
+
+export function formatLlmEvaluation(eff: Efficiency = loadEfficiency()): string {
+  const all = llmPredictions(eff);
+  const ok = all.filter((p) => p.tokensPerSecondPerGpu !== undefined);
+  const skipped = new Map<string, number>();
+  for (const p of all)
+    if (p.error) {
+      const reason = p.error.replace(/^[^:]+: /, '');
+      skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
+    }
+  const shortSource = (p: LlmRunPrediction) => p.run.source.replace(/@.*$/, '');
+  const family = (p: LlmRunPrediction) => familyOf(p.run.model);
+  const pairs = fp8Pairs(ok);
+  const pairErr = pairs.map((x) => Math.abs(x.predicted - x.measured) / x.measured);
+  const camp = campaignHours(eff);
+  return [
+    `LLM runs (latest version of each, analytical predictor at the run's layout and stack): ${all.length} rows, ${ok.length} predicted, MAPE ${pct(mean(ok.map(ape)))}`,
+    table('source', ok, shortSource),
+    table('stack', ok, (p) => stackOfFramework(p.run.framework)),
+    table('precision', ok, (p) => p.run.precision),
+    table('GPU', ok, (p) => p.run.gpu),
+    table('model family', ok, family),
+    `FP8/BF16 speed ratio on H100, ${pairs.length} published pairs at the same layout: measured mean ${mean(pairs.map((x) => x.measured)).toFixed(2)}, predicted mean ${mean(pairs.map((x) => x.predicted)).toFixed(2)}, mean |error| ${pct(mean(pairErr))}, within 10%: ${pairErr.filter((e) => e <= 0.1).length}/${pairs.length}`,
+    ...camp.map((c) =>
+      'error' in c
+        ? `${c.campaign.model}: ${c.error}`
+        : `${c.campaign.model} campaign on ${c.campaign.gpu}: predicted ${Math.round(c.gpuHours!).toLocaleString('en-US')} GPU-hours vs published ${c.campaign.gpuHours!.toLocaleString('en-US')} (x${c.ratio!.toFixed(2)})${c.fits ? '' : ' (layout does not fit in memory)'}`,
+    ),
+    'not predicted:',
+    ...[...skipped].sort((a, b) => b[1] - a[1]).map(([r, n]) => `  ${n}  ${r}`),
+  ].join('\n\n');
+}
+
+/** A run's publisher: its source repository (or page) without the commit and path. */
+const sourceOf = (r: LlmRun) => r.source.replace(/@.*$/, '').replace(/ \(.*$/, '');
+
+/** A model's family: its name without the size ("Llama-3.1-70B" -> "Llama-3.1"). */
+export const familyOf = (model: string) => model.replace(/[-_ ]?[\d.]+[BTM]\b.*$/i, '');
+
+// GEMM fractions above 1: the kernel tables are medians over shapes of the kernels XLA picked, below
+// the best kernels a tuned stack calls (H100 BF16: table 0.78-0.80 of peak at the largest shapes).
+const FIT_GRID = {
+  matmulEfficiency: [0.8, 0.9, 1, 1.1],
+  pointwiseBytesFactor: [0.25, 0.5],
+  commOverlap: [0.5, 0.8, 1],
+  tensorParallelOverlap: [0, 0.5, 0.8],
+};
+type Fit = Pick<
+  StackEffects,
+  'matmulEfficiency' | 'pointwiseBytesFactor' | 'commOverlap' | 'tensorParallelOverlap'
+>;
+const FITTED_STACKS: SoftwareStack[] = ['MEGATRON', 'TORCH_COMPILE'];
+
+/** Mean |log(predicted / measured)| of one stack's runs under candidate effects. */
+function stackLoss(
+  runs: LlmRun[],
+  stack: SoftwareStack,
+  fit: Fit,
+  eff: Efficiency = loadEfficiency(),
+): number {
+  const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
+  const restore = overrideStackEffects(stack, fit);
+  try {
+    const errs = runs
+      .map((r) => predictLlmRun(r, archs, stack, eff))
+      .filter((p) => p.tokensPerSecondPerGpu !== undefined)
+      .map((p) => Math.abs(Math.log(p.tokensPerSecondPerGpu! / p.run.tokensPerSecondPerGpu!)));
+    return errs.length ? mean(errs) : Infinity;
+  } finally {
+    restore();
+  }
+}
+
+/** The grid point with the least loss on `runs`. */
+function fitStack(
+  runs: LlmRun[],
+  stack: SoftwareStack,
+  eff: Efficiency = loadEfficiency(),
+): Fit & { loss: number } {
+  let best: Fit & { loss: number } = {
+    matmulEfficiency: 1,
+    pointwiseBytesFactor: 1,
+    commOverlap: 1,
+    tensorParallelOverlap: 0,
+    loss: Infinity,
+  };
+  for (const matmulEfficiency of FIT_GRID.matmulEfficiency)
+    for (const pointwiseBytesFactor of FIT_GRID.pointwiseBytesFactor)
+      for (const commOverlap of FIT_GRID.commOverlap)
+        for (const tensorParallelOverlap of FIT_GRID.tensorParallelOverlap) {
+          const fit = { matmulEfficiency, pointwiseBytesFactor, commOverlap, tensorParallelOverlap };
+          const loss = stackLoss(runs, stack, fit, eff);
+          if (loss < best.loss) best = { ...fit, loss };
+        }
+  return best;
+}
+
+/**
+ * Fits each tuned stack's GEMM fraction and elementwise-traffic fraction on the LLM runs of that stack,
+ * and measures them leave-one-model-family-out: each family is predicted with the effects fitted on the
+ * other families only. Returns the fit on all runs (what --write stores) and the held-out MAPE.
+ */
+export function fitSoftware(eff: Efficiency = loadEfficiency()) {
+  const runs = loadLlmRuns().filter((r) => r.isLatest && r.tokensPerSecondPerGpu !== null);
+  const fits: Partial<Record<SoftwareStack, ReturnType<typeof fitStack>>> = {};
+  const heldOut: { family: string; stack: SoftwareStack; rows: number; mape: number }[] = [];
+  const heldOutBySource: { source: string; stack: SoftwareStack; rows: number; mape: number }[] = [];
+  const heldOutLogErrors: Partial<Record<SoftwareStack, number[]>> = {};
+  const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
+  for (const stack of FITTED_STACKS) {
+    const mine = runs.filter((r) => stackOfFramework(r.framework) === stack);
+    fits[stack] = fitStack(mine, stack, eff);
+    // Leave-one-source-out: each publisher's runs predicted with effects fitted on the others'.
+    for (const source of [...new Set(mine.map((r) => sourceOf(r)))].sort()) {
+      const { loss: _loss, ...effects } = fitStack(
+        mine.filter((r) => sourceOf(r) !== source),
+        stack,
+        eff,
+      );
+      const restore = overrideStackEffects(stack, effects);
+      try {
+        const ps = mine
+          .filter((r) => sourceOf(r) === source)
+          .map((r) => predictLlmRun(r, archs, stack, eff))
+          .filter((p) => p.tokensPerSecondPerGpu !== undefined);
+        if (ps.length) heldOutBySource.push({ source, stack, rows: ps.length, mape: mean(ps.map(ape)) });
+      } finally {
+        restore();
+      }
+    }
+    for (const family of [...new Set(mine.map((r) => familyOf(r.model)))].sort()) {
+      const fit = fitStack(
+        mine.filter((r) => familyOf(r.model) !== family),
+        stack,
+        eff,
+      );
+      const { loss: _loss, ...effects } = fit;
+      const restore = overrideStackEffects(stack, effects);
+      try {
+        const ps = mine
+          .filter((r) => familyOf(r.model) === family)
+          .map((r) => predictLlmRun(r, archs, stack, eff))
+          .filter((p) => p.tokensPerSecondPerGpu !== undefined);
+        if (ps.length) heldOut.push({ family, stack, rows: ps.length, mape: mean(ps.map(ape)) });
+        (heldOutLogErrors[stack] ??= []).push(
+          ...ps.map((p) => Math.log(p.tokensPerSecondPerGpu! / p.run.tokensPerSecondPerGpu!)),
+        );
+      } finally {
+        restore();
+      }
+    }
+  }
+  const rows = heldOut.reduce((n, h) => n + h.rows, 0);
+  const sourceRows = heldOutBySource.reduce((n, h) => n + h.rows, 0);
+  return {
+    fits,
+    heldOut,
+    heldOutLogErrors,
+    heldOutMape: heldOut.reduce((s, h) => s + h.mape * h.rows, 0) / rows,
+    heldOutRows: rows,
+    heldOutBySource,
+    heldOutBySourceMape: heldOutBySource.reduce((s, h) => s + h.mape * h.rows, 0) / sourceRows,
+  };
+}
+
+export function formatSoftwareFit(f: ReturnType<typeof fitSoftware>): string {
+  return [
+    'Tuned-stack effects fitted on the LLM runs of each stack (grid: GEMM fraction of the measured kernel rate, elementwise traffic left, DP/ZeRO overlap, TP overlap):',
+    ...Object.entries(f.fits).map(
+      ([s, x]) =>
+        `  ${s}: matmulEfficiency ${x!.matmulEfficiency}, pointwiseBytesFactor ${x!.pointwiseBytesFactor}, commOverlap ${x!.commOverlap}, tensorParallelOverlap ${x!.tensorParallelOverlap} (mean |log error| ${x!.loss.toFixed(3)})`,
+    ),
+    `Held out by model family (fitted on the other families): MAPE ${pct(f.heldOutMape)} over ${f.heldOutRows} runs`,
+    '| stack | family held out | rows | MAPE |',
+    '|---|---|---:|---:|',
+    ...f.heldOut.map((h) => `| ${h.stack} | ${h.family} | ${h.rows} | ${pct(h.mape)} |`),
+    '',
+    `Held out by source (fitted on the other publishers' runs): MAPE ${pct(f.heldOutBySourceMape)}`,
+    '| stack | source held out | rows | MAPE |',
+    '|---|---|---:|---:|',
+    ...f.heldOutBySource.map((h) => `| ${h.stack} | ${h.source} | ${h.rows} | ${pct(h.mape)} |`),
+  ].join('\n');
+}
+
+/** Stores the fitted effects in seeds/software.json (TUNED takes MEGATRON's, plus its own CUDA-graph launch factor). */
+export function writeSoftwareFit(f: ReturnType<typeof fitSoftware>): string {
+  const file = softwareFile();
+  for (const [stack, x] of Object.entries(f.fits)) {
+    const s = stack as SoftwareStack;
+    const { loss: _loss, ...effects } = x!;
+    const errs = [...(f.heldOutLogErrors[s] ?? [])].sort((a, b) => a - b);
+    const q = (p: number) => Number(errs[Math.round(p * (errs.length - 1))].toFixed(4));
+    file.stacks[s] = {
+      ...file.stacks[s],
+      ...effects,
+      ...(errs.length ? { heldOutLogError: { q10: q(0.1), q90: q(0.9), rows: errs.length } } : {}),
+    };
+  }
+  const m = file.stacks.MEGATRON;
+  file.stacks.TUNED = {
+    ...file.stacks.TUNED,
+    matmulEfficiency: m.matmulEfficiency,
+    pointwiseBytesFactor: m.pointwiseBytesFactor,
+    commOverlap: m.commOverlap,
+    tensorParallelOverlap: m.tensorParallelOverlap,
+    ...(m.heldOutLogError ? { heldOutLogError: m.heldOutLogError } : {}),
+  };
+  writeFileSync(SOFTWARE_FILE, JSON.stringify(file, null, 2) + '\n');
+  return `wrote ${SOFTWARE_FILE.pathname}`;
+}
+
+export const LLM_CARD_HEADING = '## LLM training (analytical predictor, tuned software stacks)';
+const CARD_FILE = PREDICTOR_CARD_FILE;
+
+/** Replaces the LLM section of seeds/PREDICTOR_CARD.md with this evaluation and fit. */
+export function writeLlmCardSection(fitText: string, evaluationText: string): string {
+  const card = readFileSync(CARD_FILE, 'utf8');
+  const at = card.indexOf(LLM_CARD_HEADING);
+  const head = (at >= 0 ? card.slice(0, at) : card).trimEnd();
+  const section = `${LLM_CARD_HEADING}
+
+Written by \`npx trainplan evaluate --llm --fit --write\` (cli/evaluate-llm.ts); reproduce the figures with
+\`npx trainplan evaluate --llm --fit\`. The published LLM runs (seeds/measurements/llm_train.csv, latest
+version of each) are predicted at their own layout (TP, PP, virtual stages, CP, FSDP/ZeRO, recomputation,
+micro- and global batch) under the software stack their framework names. The stacks' effects are fitted
+on these runs (seeds/software.json); "held out" figures predict each model family with effects fitted on
+the other families only. Mixture-of-experts models, runs without a published architecture or batch, and
+the 96 GB H100 variant (not in the catalog) are not predicted.
+
+${fitText}
+
+${evaluationText}
+`;
+  writeFileSync(CARD_FILE, `${head}\n\n${section}`);
+  return `wrote the LLM section of ${CARD_FILE.pathname}`;
+}

@@ -1,0 +1,46 @@
+// The software stack a prediction assumes (seeds/software.json). The fitted constants describe stock
+// framework code, the stack the training measurements ran; faster stacks change what the roofline
+// charges: fused attention never writes the scores, fused elementwise chains move fewer bytes, tuned
+// GEMM calls run nearer the measured kernel rate, CUDA graphs hide launches.
+import {
+  loadSoftware,
+  SOFTWARE_STACKS,
+  type SoftwareFile,
+  type SoftwareStack,
+  type StackEffects,
+} from '../seeds/tables.js';
+
+export { SOFTWARE_STACKS, type SoftwareStack, type StackEffects, type SoftwareFile };
+export const DEFAULT_STACK: SoftwareStack = 'PYTORCH_EAGER';
+
+export const softwareFile = loadSoftware;
+export function stackEffects(stack: SoftwareStack = DEFAULT_STACK): StackEffects {
+  return softwareFile().stacks[stack];
+}
+
+/**
+ * Replaces one stack's effects in this process (the fit in cli/evaluate-llm.ts tries candidates this
+ * way); returns the function that restores the previous ones.
+ */
+export function overrideStackEffects(stack: SoftwareStack, effects: Partial<StackEffects>): () => void {
+  const before = softwareFile().stacks[stack];
+  softwareFile().stacks[stack] = { ...before, ...effects };
+  return () => {
+    softwareFile().stacks[stack] = before;
+  };
+}
+
+/** What `evidence` says about the stack an estimate assumes. */
+export function stackEvidence(stack: SoftwareStack = DEFAULT_STACK): string {
+  if (stack === DEFAULT_STACK)
+    return 'software stack assumed: PYTORCH_EAGER (stock framework code, the default)';
+  return `software stack assumed: ${stack} (analytical estimate with effects fitted on published LLM runs; the learned correction was trained on stock-framework runs and is not applied)`;
+}
+
+/** The stack a published run's framework label describes. */
+export function stackOfFramework(framework: string): SoftwareStack {
+  const f = framework.toLowerCase();
+  if (/megatron|nemo|transformer engine|\bte\b/.test(f)) return 'MEGATRON';
+  if (/torchtitan|maxtext|paxml|jax|xla|compile/.test(f)) return 'TORCH_COMPILE';
+  return 'PYTORCH_EAGER';
+}

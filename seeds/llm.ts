@@ -1,0 +1,129 @@
+// The large-language-model measurements (measurements/llm_*.csv, copied from shared/data with their
+// provenance columns): published training runs with their full parallel layout, the architectures of
+// their models, and whole pre-training campaigns. Figures are taken as they stand; an empty cell is null.
+import { readFileSync } from 'node:fs';
+import { parseCsv } from './catalog.js';
+
+const here = (file: string) => new URL(file, import.meta.url);
+const num = (s: string | undefined): number | null => {
+  if (s === undefined || s.trim() === '') return null;
+  const v = Number(s);
+  return Number.isFinite(v) ? v : null;
+};
+
+/** One architecture of llm_models.csv. */
+export interface LlmArchitecture {
+  model: string;
+  layers: number | null;
+  hidden: number | null;
+  heads: number | null;
+  kvHeads: number | null;
+  headDim: number | null;
+  ffnHidden: number | null;
+  vocab: number | null;
+  /** Mixture of experts: experts per MoE layer (null = dense). */
+  experts: number | null;
+  attention: string;
+  gatedMlp: boolean;
+  tiedEmbeddings: boolean;
+  source: string;
+}
+
+/** One published run of llm_train.csv. Throughput is PER GPU, unlike train.csv. */
+export interface LlmRun {
+  id: string;
+  source: string;
+  framework: string;
+  model: string;
+  gpu: string;
+  numGpus: number;
+  gpusPerNode: number;
+  seqLen: number | null;
+  microBatch: number | null;
+  globalBatch: number | null;
+  precision: string;
+  tensorParallel: number;
+  pipelineParallel: number;
+  contextParallel: number;
+  virtualPipeline: number;
+  expertParallel: number;
+  /** The source's FSDP/ZeRO wording ('' = none stated). */
+  zeroOrFsdp: string;
+  /** '' = none stated; 'full' / 'selective ...'. */
+  activationCheckpointing: string;
+  tokensPerSecondPerGpu: number | null;
+  software: string;
+  isLatest: boolean;
+  qualityFlag: string;
+}
+
+/** One campaign of llm_campaign_gpu_hours.csv. */
+export interface LlmCampaign {
+  model: string;
+  gpu: string;
+  gpuHours: number | null;
+  tokensTrained: number | null;
+  seqLen: number | null;
+  source: string;
+}
+
+let archCache: LlmArchitecture[] | undefined;
+export function loadLlmArchitectures(): LlmArchitecture[] {
+  return (archCache ??= parseCsv(readFileSync(here('./measurements/llm_models.csv'), 'utf8')).map((r) => ({
+    model: r.model,
+    layers: num(r.layers),
+    hidden: num(r.hidden),
+    heads: num(r.heads),
+    kvHeads: num(r.kv_heads),
+    headDim: num(r.head_dim),
+    ffnHidden: num(r.ffn_hidden),
+    vocab: num(r.vocab),
+    experts: num(r.num_experts),
+    attention: r.attention,
+    gatedMlp: r.gated_mlp === 'True',
+    tiedEmbeddings: r.tied_embeddings === 'True',
+    source: r.source,
+  })));
+}
+
+let runCache: LlmRun[] | undefined;
+export function loadLlmRuns(): LlmRun[] {
+  return (runCache ??= parseCsv(readFileSync(here('./measurements/llm_train.csv'), 'utf8')).map((r) => ({
+    id: r.id,
+    source: r.source,
+    framework: r.framework,
+    model: r.model,
+    gpu: r.gpu,
+    numGpus: num(r.num_gpus) ?? 1,
+    gpusPerNode: num(r.gpus_per_node) ?? 8,
+    seqLen: num(r.seq_len),
+    microBatch: num(r.micro_batch_size),
+    globalBatch: num(r.global_batch_size),
+    precision: r.precision,
+    tensorParallel: num(r.tp) ?? 1,
+    pipelineParallel: num(r.pp) ?? 1,
+    contextParallel: num(r.cp) ?? 1,
+    virtualPipeline: num(r.vp) ?? 1,
+    expertParallel: num(r.ep) ?? 1,
+    zeroOrFsdp: r.zero_or_fsdp,
+    activationCheckpointing: r.activation_checkpointing,
+    tokensPerSecondPerGpu: num(r.tokens_per_s_per_gpu),
+    software: r.software,
+    isLatest: r.is_latest === '1',
+    qualityFlag: r.quality_flag,
+  })));
+}
+
+let campaignCache: LlmCampaign[] | undefined;
+export function loadLlmCampaigns(): LlmCampaign[] {
+  return (campaignCache ??= parseCsv(
+    readFileSync(here('./measurements/llm_campaign_gpu_hours.csv'), 'utf8'),
+  ).map((r) => ({
+    model: r.model,
+    gpu: r.gpu,
+    gpuHours: num(r.gpu_hours),
+    tokensTrained: num(r.tokens_trained),
+    seqLen: num(r.seq_len),
+    source: r.source,
+  })));
+}

@@ -1,0 +1,80 @@
+// The JSON tables the predictor interprets (achievable kernel rates, software stacks, LLM vocabularies),
+// loaded once per process. Like catalog.ts, this only reads data: what the figures mean is the
+// predictor's (predictor/achievable.ts, software.ts, llm.ts).
+import { readFileSync } from 'node:fs';
+import type { MathMode } from './types.js';
+
+const here = (file: string) => new URL(file, import.meta.url);
+
+/** [ideal microseconds, measured microseconds] of single GEMM kernels, ascending. */
+export type Curve = [number, number][];
+
+export interface AchievableFile {
+  gemm: Record<string, Partial<Record<MathMode, { points: Curve; samples: number; source: string[] }>>>;
+  memory: Record<string, { triadGbps: number; fractionOfDatasheet: number; source: string }>;
+  allReduce: Record<
+    string,
+    {
+      gpu: string;
+      linkGbpsPerDirection: number;
+      points: [number, number][];
+      gpusInGroup: number;
+      source: string;
+    }
+  >;
+}
+
+let achievable: AchievableFile | undefined;
+/** seeds/achievable/achievable.json (derived by seeds/achievable/derive.py). */
+export function loadAchievable(): AchievableFile {
+  return (achievable ??= JSON.parse(
+    readFileSync(here('./achievable/achievable.json'), 'utf8'),
+  ) as AchievableFile);
+}
+
+export const SOFTWARE_STACKS = ['PYTORCH_EAGER', 'TORCH_COMPILE', 'MEGATRON', 'TUNED'] as const;
+export type SoftwareStack = (typeof SOFTWARE_STACKS)[number];
+export const DEFAULT_STACK: SoftwareStack = 'PYTORCH_EAGER';
+
+export interface StackEffects {
+  description: string;
+  /** Attention cores (scores, mask, softmax, dropout, context) run as one fused kernel that keeps the scores on chip. */
+  flashAttention: boolean;
+  /** Fraction of the elementwise and normalization layers' memory traffic left after fusion. */
+  pointwiseBytesFactor: number;
+  /** Fraction of the measured GEMM kernel rate reached; null = the fitted constant (efficiency.json). */
+  matmulEfficiency: number | null;
+  /** Fraction of the per-kernel CPU launch cost left. */
+  kernelOverheadFactor: number;
+  /**
+   * Fraction of the compute that hides data-parallel / ZeRO communication (prefetched FSDP gathers,
+   * overlapped distributed-optimizer all-gathers); null = the fitted constant (efficiency.json).
+   */
+  commOverlap: number | null;
+  /**
+   * P10/P90 of log(predicted / measured throughput) of this stack's published LLM runs, each predicted
+   * with effects fitted on other model families: the interval of an estimate on this stack.
+   */
+  heldOutLogError?: { q10: number; q90: number; rows: number };
+  /** Fraction of tensor-parallel and context-parallel collectives hidden behind the GEMMs they feed (Megatron's TP comm overlap); 0 = none. */
+  tensorParallelOverlap: number;
+}
+
+export interface SoftwareFile {
+  stacks: Record<SoftwareStack, StackEffects>;
+}
+export const SOFTWARE_FILE = here('./software.json');
+let software: SoftwareFile | undefined;
+/** seeds/software.json: the stacks' effects (fitted by `trainplan evaluate --llm --fit --write`). */
+export function loadSoftware(): SoftwareFile {
+  return (software ??= JSON.parse(readFileSync(SOFTWARE_FILE, 'utf8')) as SoftwareFile);
+}
+
+/** measurements/llm_vocab.json: model -> vocabulary size, for the architecture rows that leave it to the tokenizer. */
+export type LlmVocabFile = Record<string, { vocab: number; source: string } | string>;
+let llmVocab: LlmVocabFile | undefined;
+export function loadLlmVocab(): LlmVocabFile {
+  return (llmVocab ??= JSON.parse(
+    readFileSync(here('./measurements/llm_vocab.json'), 'utf8'),
+  ) as LlmVocabFile);
+}

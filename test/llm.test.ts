@@ -1,0 +1,197 @@
+// LLM training as the published runs show it (seeds/measurements/llm_*.csv): models built from their
+// architectures, FP8 as Transformer Engine runs it, interleaved pipelines, context parallelism, software
+// stacks, and the Llama 2 campaigns.
+import { describe, expect, it } from 'vitest';
+import { campaignHours, fp8Pairs, llmPredictions } from '../cli/evaluate-llm.js';
+import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
+import { llmModel } from '../predictor/llm.js';
+import { checkParallelism, parallelStructure } from '../predictor/parallel.js';
+import { stackOfFramework } from '../predictor/software.js';
+import type { ModelDef } from '../predictor/types.js';
+import { getGpu, loadEfficiency } from '../seeds/catalog.js';
+
+const eff = loadEfficiency();
+import { loadLlmArchitectures, loadLlmRuns } from '../seeds/llm.js';
+import { apolloForTests } from './graphql-client.js';
+
+const arch = (m: string) => loadLlmArchitectures().find((a) => a.model === m)!;
+const llama8b = llmModel(arch('Llama-3-8B'), 8192) as ModelDef;
+const H100 = getGpu('H100-SXM5-80GB')!;
+const base = (over: Partial<PredictRequest> = {}): PredictRequest => ({
+  model: llama8b,
+  gpu: H100,
+  precision: 'BF16',
+  batchSizePerGpu: 1,
+  gpusPerNode: 8,
+  nodes: 1,
+  gradAccumSteps: 16,
+  interNodeGbps: 3200,
+  parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 1, recompute: 'none' },
+  stack: 'MEGATRON',
+  ...over,
+});
+
+describe('LLM runs from their published architectures', () => {
+  it('builds the decoder an architecture row describes (Llama-2-7B: 6.74 B parameters)', () => {
+    const m = llmModel(arch('Llama-2-7B'), 4096) as ModelDef;
+    // meta-llama/Llama-2-7b-hf: 6,738,415,616 parameters.
+    expect(costOf(m).parameters / 6_738_415_616).toBeCloseTo(1, 2);
+  });
+
+  it('says why a mixture-of-experts or unpublished architecture is not modelled', () => {
+    const moe = loadLlmArchitectures().find((a) => (a.experts ?? 1) > 1)!;
+    expect(llmModel(moe, 4096)).toMatch(/mixture-of-experts/);
+  });
+
+  it('infers the software stack from the framework label', () => {
+    expect(stackOfFramework('NeMo (Megatron-Core)')).toBe('MEGATRON');
+    expect(stackOfFramework('torchtitan (PyTorch FSDP2/DTensor)')).toBe('TORCH_COMPILE');
+    expect(stackOfFramework('PyTorch')).toBe('PYTORCH_EAGER');
+  });
+
+  it('predicts the published Megatron/NeMo runs within 25% MAPE at their own layouts', () => {
+    const ps = llmPredictions().filter(
+      (p) => p.tokensPerSecondPerGpu !== undefined && stackOfFramework(p.run.framework) === 'MEGATRON',
+    );
+    expect(ps.length).toBeGreaterThan(100);
+    const mape =
+      ps.reduce((s, p) => s + Math.abs(p.tokensPerSecondPerGpu! / p.run.tokensPerSecondPerGpu! - 1), 0) /
+      ps.length;
+    expect(mape).toBeLessThan(0.25);
+  });
+});
+
+describe('FP8 as Transformer Engine runs it', () => {
+  it('is faster than BF16 on H100 at the same layout, by about the published ratio', () => {
+    const bf16 = predict(base(), eff).throughput,
+      fp8 = predict(base({ precision: 'FP8' }), eff).throughput;
+    expect(fp8 / bf16).toBeGreaterThan(1.15);
+    expect(fp8 / bf16).toBeLessThan(1.6);
+  });
+
+  it('matches the published FP8/BF16 pairs on H100 within 10% on average, most of them singly', () => {
+    const pairs = fp8Pairs(llmPredictions());
+    expect(pairs.length).toBeGreaterThan(30);
+    const errors = pairs.map((x) => Math.abs(x.predicted / x.measured - 1));
+    expect(errors.reduce((a, b) => a + b, 0) / errors.length).toBeLessThan(0.1);
+    expect(errors.filter((e) => e <= 0.1).length / pairs.length).toBeGreaterThan(0.6);
+  });
+
+  it('gathers bf16 weights under ZeRO-3, not fp32 (half the bytes)', () => {
+    const z3 = { tensorParallel: 1, pipelineParallel: 1, zeroStage: 3 as const, recompute: 'none' as const };
+    const fp8 = predict(base({ precision: 'FP8', parallelism: z3 }), eff).breakdown.dataParallelCommMs;
+    const bf16 = predict(base({ parallelism: z3 }), eff).breakdown.dataParallelCommMs;
+    expect(fp8).toBeCloseTo(bf16, 6);
+  });
+
+  it('FP4 runs only where the datasheet gives an FP4 rate, and is faster than FP8 there', () => {
+    expect(() => predict(base({ precision: 'FP4' }), eff)).toThrow(/FP4 tensor-core rate/);
+    const b200 = getGpu('B200')!;
+    const fp8 = predict(base({ gpu: b200, precision: 'FP8' }), eff).throughput,
+      fp4 = predict(base({ gpu: b200, precision: 'FP4' }), eff).throughput;
+    expect(fp4).toBeGreaterThan(fp8);
+  });
+});
+
+describe('interleaved pipelines and context parallelism', () => {
+  const pp = { tensorParallel: 1, pipelineParallel: 4, zeroStage: 1 as const, recompute: 'none' as const };
+  it('interleaving v chunks per GPU shrinks the pipeline bubble by v', () => {
+    const plain = predict(base({ parallelism: pp }), eff).breakdown.pipelineBubbleMs;
+    const v4 = predict(base({ parallelism: { ...pp, virtualPipelineStages: 4 } }), eff).breakdown
+      .pipelineBubbleMs;
+    expect(v4).toBeCloseTo(plain / 4, 6);
+  });
+
+  it('context parallelism splits each sequence: forward time per GPU falls by the CP degree', () => {
+    const one = predict(base(), eff).breakdown.forwardMs;
+    const cp2 = predict(
+      base({
+        parallelism: {
+          tensorParallel: 1,
+          pipelineParallel: 1,
+          zeroStage: 1,
+          recompute: 'none',
+          contextParallel: 2,
+        },
+      }),
+      eff,
+    );
+    expect(cp2.breakdown.forwardMs).toBeCloseTo(one / 2, 6);
+    // Half as many replicas: the global batch halves at the same micro-batch and accumulation.
+    expect(cp2.globalBatch).toBe(predict(base(), eff).globalBatch / 2);
+  });
+
+  it('rejects a virtual pipeline without a pipeline, naming the field', () => {
+    const s = parallelStructure(costOf(llama8b), llama8b.layers);
+    const bad = checkParallelism(
+      { tensorParallel: 1, pipelineParallel: 1, zeroStage: 0, recompute: 'none', virtualPipelineStages: 2 },
+      s,
+      { gpusPerNode: 8, nodes: 1 },
+    );
+    expect(bad).toBeInstanceOf(InputError);
+    expect(bad!.field).toBe('parallelism.virtualPipelineStages');
+    const cp = checkParallelism(
+      { tensorParallel: 1, pipelineParallel: 1, zeroStage: 0, recompute: 'none', contextParallel: 3 },
+      s,
+      { gpusPerNode: 8, nodes: 1 },
+    );
+    expect(cp!.field).toBe('parallelism.contextParallel');
+  });
+});
+
+describe('software stacks', () => {
+  it('a tuned stack is faster than stock PyTorch for the same job (fused attention, tuned GEMMs)', () => {
+    const eager = predict(base({ stack: 'PYTORCH_EAGER' }), eff).throughput;
+    const megatron = predict(base(), eff).throughput;
+    expect(megatron).toBeGreaterThan(1.2 * eager);
+  });
+});
+
+describe('Llama 2 pre-training campaigns (model card GPU-hours)', () => {
+  it('predicts the 7B and 13B campaigns within 20% as a tuned stack', () => {
+    const c = campaignHours();
+    expect(c.map((x) => x.campaign.model).sort()).toEqual(['Llama-2-13B', 'Llama-2-7B']);
+    for (const x of c) {
+      expect('ratio' in x && x.fits).toBe(true);
+      if ('ratio' in x) expect(Math.abs(x.ratio! - 1)).toBeLessThan(0.2);
+    }
+  });
+
+  it('the runs file is read as published: per-GPU throughput, latest versions flagged', () => {
+    const runs = loadLlmRuns();
+    expect(runs.length).toBe(459);
+    expect(runs.filter((r) => r.isLatest).length).toBeLessThan(runs.length);
+  });
+});
+
+describe('the API: softwareStack, FP8/FP4, virtual stages and context parallelism', () => {
+  const run = apolloForTests();
+  const query = (extra: string) => `{
+    predict(input: {
+      workload: { model: "llama2_7b", samples: 1e9 }
+      gpu: "H100-SXM5-80GB", gpusPerNode: 8, batchSizePerGpu: 1, gradAccumSteps: 8, precision: FP8
+      ${extra}
+    }) { predictor evidence stepTimeMs stepTimeMsP10 stepTimeMsP90 }
+  }`;
+
+  it('a tuned stack is an analytical estimate with its held-out interval, and says which stack it assumes', async () => {
+    const tuned = await run(
+      query(
+        'softwareStack: MEGATRON, parallelism: { tensorParallel: 2, pipelineParallel: 2, virtualPipelineStages: 4, zeroStage: 1 }',
+      ),
+    );
+    const p = tuned.data!.predict;
+    expect(p.predictor).toBe('analytical');
+    expect(p.evidence).toMatch(/software stack assumed: MEGATRON/);
+    expect(p.stepTimeMsP10).toBeLessThan(p.stepTimeMs);
+    expect(p.stepTimeMsP90).toBeGreaterThan(p.stepTimeMs);
+    const eager = await run(query(''));
+    expect(eager.data!.predict.evidence).toMatch(/software stack assumed: PYTORCH_EAGER/);
+  });
+
+  it('a context-parallel degree the GPUs cannot hold is refused, naming the field', async () => {
+    const r = await run(query('parallelism: { contextParallel: 3 }'));
+    expect(r.errors![0].extensions?.code).toBe('BAD_USER_INPUT');
+    expect(r.errors![0].message).toMatch(/parallelism\.contextParallel/);
+  });
+});
