@@ -68,6 +68,40 @@ describe('objectives far from 1 are scaled by a power of two before a solver see
   });
 });
 
+describe('rows far from 1 are scaled by a power of two before a solver sees them', () => {
+  /** min costs.x, x integer 0..3: at least `need` items, capacity sum w.x <= 9, each row times its factor. */
+  function shop(cover: number, capacity: number) {
+    const costs = [3, 1, 2, 5],
+      weights = [2, 4, 1, 3];
+    const b = new MipBuilder('shop');
+    const x = costs.map((c, j) => b.addVar(`x${j}`, 'integer', 0, 3, c));
+    b.addRow(
+      'need',
+      x.map((j) => [j, cover] as [number, number]),
+      5 * cover,
+      Infinity,
+    );
+    b.addRow(
+      'capacity',
+      x.map((j) => [j, weights[j] * capacity] as [number, number]),
+      -Infinity,
+      9 * capacity,
+    );
+    return b.build();
+  }
+
+  it('a badly scaled instance (rows times 1e-12 and 1e12) solves identically to its well-scaled twin', async () => {
+    const twin = await solveMip(shop(1, 1), { timeLimitSeconds: 10, solver: 'HIGHS' });
+    const bad = await solveMip(shop(1e-12, 1e12), { timeLimitSeconds: 10, solver: 'HIGHS' });
+    expect(twin.status).toBe('OPTIMAL');
+    expect(bad.status).toBe('OPTIMAL');
+    expect(bad.values).toEqual(twin.values);
+    expect(bad.objective).toBe(twin.objective);
+    expect(twin.notes.join(' ')).not.toMatch(/scaled/);
+    expect(bad.notes.join(' ')).toMatch(/2 row\(s\) scaled by a power of two/);
+  });
+});
+
 /** POST on its own connection; the status, body and milliseconds it took. */
 function post(url: string, body: string): Promise<{ status: number; text: string; ms: number }> {
   const t0 = performance.now();

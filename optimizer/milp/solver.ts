@@ -16,7 +16,7 @@ import { Worker } from 'node:worker_threads';
 import { highs, HIGHS_VERSION, solveWithHighs, type BackendResult } from './highs.js';
 import type { WorkerJob, WorkerReply } from './highs-worker.js';
 import { JSLP_VERSION } from './lpsolver.js';
-import { modelSize, objectiveOf, withObjective, type MipModel, type MipStart } from './model.js';
+import { modelSize, objectiveOf, withObjective, type MipModel, type MipRow, type MipStart } from './model.js';
 import { describeViolations, rounded, verifyMipSolution } from './verify.js';
 
 export type SolverChoice = 'AUTO' | 'HIGHS' | 'JAVASCRIPT_LP_SOLVER';
@@ -302,14 +302,45 @@ export async function runBackend(
 // inside what it handles; this is the last line: a non-finite coefficient is an error naming the
 // model and the row or column, and an objective far from 1 is scaled by a power of two (exact:
 // every product and the scaled-back objective are the same numbers) before any solver sees it.
-// Rows are not scaled: HiGHS's row tolerance is absolute, and the answer is verified against the
-// model as built.
+// A row whose largest coefficient lies outside the same range is scaled (coefficients and bounds)
+// by the power of two that brings that coefficient near 1: the same set of solutions, exactly,
+// and HiGHS's absolute row tolerance (1e-7) then means the same relative slack on every row. The
+// answer is still verified against the model as built, so a looser tolerance on a row scaled
+// down can only turn into an error, never a wrong plan. Rows already in range are left alone.
 
 /** An objective whose largest coefficient lies outside this range is scaled into it. */
 const OBJECTIVE_RANGE = [1e-3, 1e6] as const;
 
+/** The row times 2^e when that is exact (no coefficient or finite bound leaves the normal range); else the row. */
+function scaledRow(r: MipRow): { row: MipRow; scaled: boolean } {
+  let maxCoefficient = 0;
+  for (const a of r.values) maxCoefficient = Math.max(maxCoefficient, Math.abs(a));
+  if (maxCoefficient === 0 || (maxCoefficient >= OBJECTIVE_RANGE[0] && maxCoefficient <= OBJECTIVE_RANGE[1]))
+    return { row: r, scaled: false };
+  const e = -Math.round(Math.log2(maxCoefficient));
+  const exact = (x: number) => {
+    const y = timesPowerOfTwo(x, e);
+    return x === 0 || !Number.isFinite(x) || (Number.isFinite(y) && Math.abs(y) >= 2.2250738585072014e-308);
+  };
+  if (![...r.values, r.lb, r.ub].every(exact)) return { row: r, scaled: false };
+  return {
+    row: {
+      ...r,
+      values: r.values.map((a) => timesPowerOfTwo(a, e)),
+      lb: Number.isFinite(r.lb) ? timesPowerOfTwo(r.lb, e) : r.lb,
+      ub: Number.isFinite(r.ub) ? timesPowerOfTwo(r.ub, e) : r.ub,
+    },
+    scaled: true,
+  };
+}
+
 /** The model as the solvers get it; `objectiveScale` is the power of two its objective was multiplied by. */
-function conditioned(m: MipModel): { model: MipModel; objectiveScale: number; why: string } {
+function conditioned(m: MipModel): {
+  model: MipModel;
+  objectiveScale: number;
+  why: string;
+  rowsScaled: number;
+} {
   let maxObj = 0;
   for (const v of m.vars) {
     if (!Number.isFinite(v.obj))
@@ -323,13 +354,20 @@ function conditioned(m: MipModel): { model: MipModel; objectiveScale: number; wh
     for (const a of r.values)
       if (!Number.isFinite(a)) throw new Error(`${m.name}: row ${r.name} has coefficient ${a}`);
   }
+  const rows = m.rows.map(scaledRow);
+  const rowsScaled = rows.filter((r) => r.scaled).length;
+  const withRows: MipModel = rowsScaled === 0 ? m : { ...m, rows: rows.map((r) => r.row) };
   if (maxObj === 0 || (maxObj >= OBJECTIVE_RANGE[0] && maxObj <= OBJECTIVE_RANGE[1]))
-    return { model: m, objectiveScale: 0, why: '' };
+    return { model: withRows, objectiveScale: 0, why: '', rowsScaled };
   const objectiveScale = -Math.round(Math.log2(maxObj));
   return {
-    model: { ...m, vars: m.vars.map((v) => ({ ...v, obj: timesPowerOfTwo(v.obj, objectiveScale) })) },
+    model: {
+      ...withRows,
+      vars: m.vars.map((v) => ({ ...v, obj: timesPowerOfTwo(v.obj, objectiveScale) })),
+    },
     objectiveScale,
     why: `up to ${maxObj.toExponential(2)}`,
+    rowsScaled,
   };
 }
 
@@ -391,9 +429,14 @@ export async function solveMip(m: MipModel, options: SolveOptions): Promise<MipS
   const mipRelGap = o.mipRelGap ?? 0;
   const cols = modelSize(m).variables;
   const cond = conditioned(m);
-  if (cond.objectiveScale !== 1)
+  // objectiveScale is an exponent: 0 means not scaled.
+  if (cond.objectiveScale !== 0)
     notes.push(
-      `objective scaled by 2^${Math.log2(cond.objectiveScale)} for the solver (its coefficients were ${cond.why})`,
+      `objective scaled by 2^${cond.objectiveScale} for the solver (its coefficients were ${cond.why})`,
+    );
+  if (cond.rowsScaled > 0)
+    notes.push(
+      `${cond.rowsScaled} row(s) scaled by a power of two for the solver (coefficients outside 1e-3..1e6)`,
     );
 
   const tryJsLp =
