@@ -110,6 +110,14 @@ function checkCosts(model: ModelDef, field: string): void {
         field,
         `the model's ${k} (${cost[k]}) is out of range: its dimensions are too large`,
       );
+  // A graph whose weights are all missing or zero-sized (found by the malformed-graph fuzz) has
+  // nothing to train: answering it would plan a job of 0 parameters and 0 FLOPs.
+  for (const k of ['parameters', 'forwardFlops'] as const)
+    if (cost[k] === 0)
+      throw new InputError(
+        field,
+        `the model has 0 ${k === 'parameters' ? 'trainable parameters' : 'forward FLOPs'}: no layer with a weight of nonzero size was found (missing or zero-sized initializers?)`,
+      );
 }
 
 /** A zoo model (at `seqLen` when given) or a custom one; exactly one of the two. */

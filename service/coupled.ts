@@ -1,0 +1,557 @@
+// planFleet, planProcurement, planFederatedRound as requests arrive (GraphQL resolvers, the CLI
+// through the in-process schema): every field checked (an InputError naming the field and the range
+// allowed), every default filled in, the calibration constants and the learned model loaded and
+// passed down, then the optimizer (optimizer/{fleet,procurement,federated}.ts) solves. Answers are
+// domain objects; the API's shapes are made in resolvers/coupled.ts.
+import {
+  planFleet,
+  type FleetJob,
+  type FleetObjective,
+  type FleetPlan,
+  type InventoryItem,
+} from '../optimizer/fleet.js';
+import {
+  customGpuSpec,
+  planFederatedRound,
+  type FederatedClient,
+  type FederatedPlan,
+} from '../optimizer/federated.js';
+import {
+  planProcurement,
+  type GpuOption,
+  type ProcurementJob,
+  type ProcurementPlan,
+} from '../optimizer/procurement.js';
+import type { SolveOptions } from '../optimizer/milp/solver.js';
+import { learnedPredictor } from '../predictor/learned/model.js';
+import { PRECISIONS, type GpuSpec, type Precision } from '../predictor/types.js';
+import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
+import { gpuById, modelById } from './lookup.js';
+import { DEFAULT_GPUS_PER_NODE } from './planning.js';
+import {
+  finiteNumber,
+  FLOORS,
+  inRange,
+  InputError,
+  integer,
+  LIMITS,
+  nonEmpty,
+  priceList,
+} from './validate.js';
+
+/** A coupled job's workload: a zoo model id (custom models are not planned here) and its samples. */
+interface WorkloadInput {
+  model: string;
+  samples: number;
+}
+
+/** A price override as a request gives it. */
+interface PriceInput {
+  gpu: string;
+  usdPerGpuHour: number;
+}
+
+/** The solve settings and search space every coupled request shares (the GraphQL SolveSettingsInput and its siblings). */
+interface SolveSettings {
+  timeLimitSeconds: number;
+  solver: string;
+  mipRelGap: number;
+  fp32UsesTf32: boolean;
+  precisions?: Precision[] | null;
+}
+
+interface SearchSettings extends SolveSettings {
+  gpusPerNode?: number[] | null;
+  maxNodes: number;
+  interNodeGbps?: number | null;
+}
+
+/** A fleet request as it arrives (the GraphQL FleetInput has this shape). */
+export interface FleetQuery extends SearchSettings {
+  jobs: {
+    id: string;
+    workload: WorkloadInput;
+    releaseHours?: number | null;
+    deadlineHours: number;
+    priority: number;
+    batchSizes?: number[] | null;
+  }[];
+  inventory: { gpu: string; count: number; usdPerGpuHour?: number | null }[];
+  allowOnDemand: boolean;
+  onDemandGpus?: string[] | null;
+  prices?: PriceInput[] | null;
+  objective: FleetObjective;
+  allowUnplaced: boolean;
+  timeSlots?: number | null;
+}
+
+/** A procurement request as it arrives (the GraphQL ProcurementInput has this shape). */
+export interface ProcurementQuery extends SearchSettings {
+  jobs: {
+    id: string;
+    workload: WorkloadInput;
+    runsPerMonth: number;
+    runsByMonth?: number[] | null;
+    deadlineHours?: number | null;
+    batchSizes?: number[] | null;
+  }[];
+  horizonMonths: number;
+  hoursPerMonth: number;
+  options: {
+    gpu: string;
+    rent: boolean;
+    rentUsdPerGpuHour?: number | null;
+    buy?: {
+      usdPerGpu: number;
+      lifetimeMonths: number;
+      powerW?: number | null;
+      electricityUsdPerKwh: number;
+      utilization: number;
+      maxCount?: number | null;
+      leadTimeMonths?: number | null;
+    } | null;
+  }[];
+  prices?: PriceInput[] | null;
+}
+
+type Peak = 'tf32' | 'fp16' | 'bf16' | 'fp8';
+
+/** A federated-learning request as it arrives (the GraphQL FederatedInput has this shape). */
+export interface FederatedQuery extends SolveSettings {
+  workload: WorkloadInput;
+  clients: {
+    id: string;
+    gpu?: string | null;
+    device?: {
+      name?: string | null;
+      peakTflops: { fp32: number } & Partial<Record<Peak, number | null>>;
+      memoryBwGbps: number;
+      memoryGb: number;
+      tdpW?: number | null;
+    } | null;
+    samplesAvailable: number;
+    uplinkMbps: number;
+    downlinkMbps: number;
+    availability?: number | null;
+  }[];
+  minSamplesPerRound: number;
+  minSuccessProbability?: number | null;
+  rounds?: number | null;
+  minRoundsPerClient?: number | null;
+  allowDropout: boolean;
+  batchSizes?: number[] | null;
+  maxLocalSteps: number;
+  bytesPerParameter: number;
+}
+
+/** Bounds of the coupled planners' inputs: beyond any real portfolio, small enough to stay interactive. */
+export const COUPLED_LIMITS = {
+  jobs: 200,
+  clients: 1000,
+  options: 60,
+  months: 120,
+  runsPerMonth: 10_000,
+  localSteps: 1_000_000,
+  timeLimitSeconds: 60,
+  maxNodes: 64,
+  timeSlots: 400,
+  /** Rounds of a federated cycle planned together, and clients x rounds (the MIP grows with both). */
+  rounds: 20,
+  clientRounds: 2000,
+  /** predictor evaluations one request may ask for (jobs x GPU types x precisions x batch sizes x layouts). */
+  evaluations: 20_000_000,
+} as const;
+
+const unique = <T>(xs: T[]) => [...new Set(xs)];
+
+/** A non-empty list of unique ids; `key` names the id inside each entry (jobs[3].id) or nothing (onDemandGpus[3]). */
+function ids(
+  field: string,
+  list: string[] | undefined | null,
+  max: number,
+  key?: string,
+): string[] | undefined {
+  const l = nonEmpty(field, list, max);
+  if (!l) return undefined;
+  const at = (i: number) => (key ? `${field}[${i}].${key}` : `${field}[${i}]`);
+  const seen = new Set<string>();
+  l.forEach((id, i) => {
+    if (!id.trim() || id.length > 200)
+      throw new InputError(at(i), 'must be a non-empty id of at most 200 characters');
+    if (seen.has(id)) throw new InputError(at(i), `duplicate id "${id.slice(0, 80)}"; ids must be unique`);
+    seen.add(id);
+  });
+  return l;
+}
+
+function searchSpace(input: SearchSettings) {
+  const precisions = unique(nonEmpty('precisions', input.precisions, PRECISIONS.length) ?? [...PRECISIONS]);
+  const gpusPerNode = unique(
+    nonEmpty('gpusPerNode', input.gpusPerNode, LIMITS.gpusPerNode) ?? DEFAULT_GPUS_PER_NODE,
+  );
+  gpusPerNode.forEach((g, i) => integer(`gpusPerNode[${i}]`, g, 1, LIMITS.gpusPerNode));
+  const maxNodes = integer('maxNodes', input.maxNodes, 1, COUPLED_LIMITS.maxNodes);
+  const net =
+    input.interNodeGbps == null
+      ? undefined
+      : inRange('interNodeGbps', input.interNodeGbps, FLOORS.gbps, LIMITS.gbps, { unit: 'Gbps' });
+  const solve: SolveOptions = {
+    timeLimitSeconds: inRange(
+      'timeLimitSeconds',
+      input.timeLimitSeconds,
+      FLOORS.seconds,
+      COUPLED_LIMITS.timeLimitSeconds,
+      { unit: 'seconds' },
+    ),
+    solver: input.solver as SolveOptions['solver'],
+    mipRelGap: finiteNumber('mipRelGap', input.mipRelGap, 0, 0.1),
+  };
+  return {
+    precisions,
+    gpusPerNode,
+    maxNodes,
+    interNodeGbps: (g: GpuSpec) => net ?? defaultInterNodeGbps(g.id),
+    fp32UsesTf32: input.fp32UsesTf32,
+    solve,
+    efficiency: loadEfficiency(),
+  };
+}
+
+/** A job's workload, errors naming the job (jobs[2].workload.model). */
+function workloadAt(prefix: string, w: WorkloadInput) {
+  return {
+    model: modelById(`${prefix}.model`, w.model),
+    samples: inRange(`${prefix}.samples`, w.samples, FLOORS.samples, LIMITS.samples),
+  };
+}
+
+function priceMap(field: string, prices: PriceInput[] | undefined | null): Record<string, number> {
+  return priceList(field, prices, (f, id) => gpuById(f, id));
+}
+
+function batchList(field: string, list: number[] | undefined | null): number[] | undefined {
+  const l = nonEmpty(field, list, LIMITS.listLength);
+  l?.forEach((b, i) => integer(`${field}[${i}]`, b, 1, LIMITS.batchSize));
+  return l && unique(l);
+}
+
+function guardSize(field: string, evaluations: number, narrow: string) {
+  if (evaluations > COUPLED_LIMITS.evaluations)
+    throw new InputError(
+      field,
+      `the request would evaluate about ${evaluations.toExponential(2)} configurations, more than the limit of ${COUPLED_LIMITS.evaluations.toExponential(0)}: ${narrow}`,
+    );
+}
+
+/** Checks a fleet request, fills its defaults and solves it. */
+export async function fleetPlan(input: FleetQuery): Promise<FleetPlan> {
+  const space = searchSpace(input);
+  if (
+    !ids(
+      'jobs',
+      input.jobs.map((j) => j.id),
+      COUPLED_LIMITS.jobs,
+      'id',
+    )
+  )
+    throw new InputError('jobs', 'must list at least one job');
+  const jobs: FleetJob[] = input.jobs.map((j, i) => {
+    const w = workloadAt(`jobs[${i}].workload`, j.workload);
+    const deadlineHours = inRange(`jobs[${i}].deadlineHours`, j.deadlineHours, FLOORS.hours, LIMITS.hours);
+    const releaseHours = inRange(`jobs[${i}].releaseHours`, j.releaseHours ?? 0, FLOORS.hours, LIMITS.hours, {
+      orZero: true,
+    });
+    if (releaseHours >= deadlineHours)
+      throw new InputError(
+        `jobs[${i}].releaseHours`,
+        `must be before the job's deadline (${deadlineHours} h; got ${releaseHours})`,
+      );
+    return {
+      id: j.id,
+      model: w.model,
+      samples: w.samples,
+      releaseHours,
+      deadlineHours,
+      priority: inRange(`jobs[${i}].priority`, j.priority, FLOORS.priority, LIMITS.priority),
+      batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
+    };
+  });
+  if ((input.inventory ?? []).length > LIMITS.listLength)
+    throw new InputError(
+      'inventory',
+      `lists at most ${LIMITS.listLength} entries (got ${input.inventory.length})`,
+    );
+  const seen = new Set<string>();
+  const inventory: InventoryItem[] = (input.inventory ?? []).map((it, i) => {
+    const gpu = gpuById(`inventory[${i}].gpu`, it.gpu);
+    if (seen.has(gpu.id))
+      throw new InputError(`inventory[${i}].gpu`, `${gpu.id} is listed twice; give one entry per GPU type`);
+    seen.add(gpu.id);
+    return {
+      gpu,
+      count: integer(`inventory[${i}].count`, it.count, 0, LIMITS.nodes * LIMITS.gpusPerNode),
+      priceUsdPerGpuHour:
+        it.usdPerGpuHour == null
+          ? undefined
+          : inRange(`inventory[${i}].usdPerGpuHour`, it.usdPerGpuHour, FLOORS.price, LIMITS.price, {
+              orZero: true,
+            }),
+    };
+  });
+  const onDemandIds = ids('onDemandGpus', input.onDemandGpus, LIMITS.listLength);
+  const onDemandGpus = onDemandIds
+    ? onDemandIds.map((id, i) => gpuById(`onDemandGpus[${i}]`, id))
+    : loadGpus();
+  if (!input.allowOnDemand && inventory.every((it) => it.count === 0))
+    throw new InputError(
+      'inventory',
+      'holds no GPU and allowOnDemand is off: list GPUs with a count, or allow on-demand rental',
+    );
+  const types = inventory.length + (input.allowOnDemand ? onDemandGpus.length : 0);
+  const batches = jobs.reduce((s, j) => s + (j.batchSizes ?? j.model.batchSizes).length, 0);
+  guardSize(
+    'input',
+    batches * types * space.precisions.length * space.gpusPerNode.length * space.maxNodes,
+    'narrow jobs, onDemandGpus, precisions, batch sizes, gpusPerNode or maxNodes',
+  );
+  return planFleet({
+    jobs,
+    inventory,
+    allowOnDemand: input.allowOnDemand,
+    onDemandGpus,
+    prices: priceMap('prices', input.prices),
+    objective: input.objective,
+    allowUnplaced: input.allowUnplaced,
+    timeSlots: integer('timeSlots', input.timeSlots ?? 48, 1, COUPLED_LIMITS.timeSlots),
+    precisions: space.precisions,
+    gpusPerNodeChoices: space.gpusPerNode,
+    maxNodes: space.maxNodes,
+    interNodeGbps: space.interNodeGbps,
+    fp32UsesTf32: space.fp32UsesTf32,
+    solve: space.solve,
+    efficiency: space.efficiency,
+  });
+}
+
+/** Checks a procurement request, fills its defaults and solves it. */
+export async function procurementPlan(input: ProcurementQuery): Promise<ProcurementPlan> {
+  const space = searchSpace(input);
+  const H = integer('horizonMonths', input.horizonMonths, 1, COUPLED_LIMITS.months);
+  const hoursPerMonth = inRange('hoursPerMonth', input.hoursPerMonth, 1, 744);
+  if (
+    !ids(
+      'jobs',
+      input.jobs.map((j) => j.id),
+      COUPLED_LIMITS.jobs,
+      'id',
+    )
+  )
+    throw new InputError('jobs', 'must list at least one job');
+  const jobs: ProcurementJob[] = input.jobs.map((j, i) => {
+    const w = workloadAt(`jobs[${i}].workload`, j.workload);
+    let runsByMonth: number[];
+    if (j.runsByMonth != null) {
+      if (j.runsByMonth.length !== H)
+        throw new InputError(
+          `jobs[${i}].runsByMonth`,
+          `must list one entry per month of the horizon (${H}; got ${j.runsByMonth.length})`,
+        );
+      runsByMonth = j.runsByMonth.map((x, m) =>
+        integer(`jobs[${i}].runsByMonth[${m}]`, x, 0, COUPLED_LIMITS.runsPerMonth),
+      );
+    } else
+      runsByMonth = new Array<number>(H).fill(
+        integer(`jobs[${i}].runsPerMonth`, j.runsPerMonth, 0, COUPLED_LIMITS.runsPerMonth),
+      );
+    return {
+      id: j.id,
+      model: w.model,
+      samples: w.samples,
+      runsByMonth,
+      deadlineHours:
+        j.deadlineHours == null
+          ? hoursPerMonth
+          : inRange(`jobs[${i}].deadlineHours`, j.deadlineHours, FLOORS.hours, LIMITS.hours),
+      batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
+    };
+  });
+  const prices = priceMap('prices', input.prices);
+  if (!input.options?.length)
+    throw new InputError('options', 'must list at least one GPU type to buy or rent');
+  if (input.options.length > COUPLED_LIMITS.options)
+    throw new InputError(
+      'options',
+      `lists at most ${COUPLED_LIMITS.options} entries (got ${input.options.length})`,
+    );
+  const seen = new Set<string>();
+  const options: GpuOption[] = input.options.map((o, i) => {
+    const gpu = gpuById(`options[${i}].gpu`, o.gpu);
+    if (seen.has(gpu.id))
+      throw new InputError(`options[${i}].gpu`, `${gpu.id} is listed twice; give one entry per GPU type`);
+    seen.add(gpu.id);
+    let rent: number | null = null;
+    if (o.rent) {
+      rent =
+        o.rentUsdPerGpuHour != null
+          ? inRange(`options[${i}].rentUsdPerGpuHour`, o.rentUsdPerGpuHour, FLOORS.price, LIMITS.price)
+          : (prices[gpu.id] ?? gpu.priceUsdPerGpuHour);
+      if (rent === null)
+        throw new InputError(
+          `options[${i}].rentUsdPerGpuHour`,
+          `the catalog has no price for ${gpu.id}; give rentUsdPerGpuHour, or set rent: false`,
+        );
+    }
+    const b = o.buy;
+    const f = `options[${i}].buy`;
+    const powerW =
+      b == null
+        ? null
+        : b.powerW != null
+          ? inRange(`${f}.powerW`, b.powerW, 1, 1e5, { orZero: true })
+          : gpu.tdpW;
+    if (b != null && powerW === null)
+      throw new InputError(`${f}.powerW`, `the catalog has no TDP for ${gpu.id}; give powerW`);
+    if (b == null && !o.rent)
+      throw new InputError(
+        `options[${i}]`,
+        `${gpu.id} can be neither bought (no buy) nor rented (rent: false)`,
+      );
+    return {
+      gpu,
+      rentUsdPerGpuHour: rent,
+      buy:
+        b == null
+          ? null
+          : {
+              usdPerGpu: inRange(`${f}.usdPerGpu`, b.usdPerGpu, FLOORS.usd, 1e7, { orZero: true }),
+              lifetimeMonths: inRange(`${f}.lifetimeMonths`, b.lifetimeMonths, 1, 600),
+              powerW: powerW!,
+              electricityUsdPerKwh: inRange(`${f}.electricityUsdPerKwh`, b.electricityUsdPerKwh, 1e-4, 100, {
+                orZero: true,
+              }),
+              utilization: inRange(`${f}.utilization`, b.utilization, 0.01, 1),
+              maxCount: b.maxCount == null ? undefined : integer(`${f}.maxCount`, b.maxCount, 0, 1e6),
+              leadTimeMonths: integer(`${f}.leadTimeMonths`, b.leadTimeMonths ?? 0, 0, COUPLED_LIMITS.months),
+            },
+    };
+  });
+  const batches = jobs.reduce((s, j) => s + (j.batchSizes ?? j.model.batchSizes).length, 0);
+  guardSize(
+    'input',
+    batches * options.length * space.precisions.length * space.gpusPerNode.length * space.maxNodes,
+    'narrow jobs, options, precisions, batch sizes, gpusPerNode or maxNodes',
+  );
+  return planProcurement({
+    jobs,
+    horizonMonths: H,
+    hoursPerMonth,
+    options,
+    precisions: space.precisions,
+    gpusPerNodeChoices: space.gpusPerNode,
+    maxNodes: space.maxNodes,
+    interNodeGbps: space.interNodeGbps,
+    fp32UsesTf32: space.fp32UsesTf32,
+    solve: space.solve,
+    efficiency: space.efficiency,
+  });
+}
+
+/** Checks a federated-learning request, fills its defaults and solves it. */
+export async function federatedPlan(input: FederatedQuery): Promise<FederatedPlan> {
+  const model = modelById('workload.model', input.workload.model);
+  const totalSamples = inRange('workload.samples', input.workload.samples, FLOORS.samples, LIMITS.samples);
+  const solve = searchSpace({ ...input, maxNodes: 1 }).solve;
+  const precisions = unique(nonEmpty('precisions', input.precisions, PRECISIONS.length) ?? [...PRECISIONS]);
+  const batchSizes =
+    batchList('batchSizes', input.batchSizes) ??
+    unique([8, 16, 32, 64, ...model.batchSizes]).sort((a, b) => a - b);
+  if (
+    !ids(
+      'clients',
+      input.clients.map((c) => c.id),
+      COUPLED_LIMITS.clients,
+      'id',
+    )
+  )
+    throw new InputError('clients', 'must list at least one client');
+  const clients: FederatedClient[] = input.clients.map((c, i) => {
+    const f = `clients[${i}]`;
+    if ((c.gpu == null) === (c.device == null))
+      throw new InputError(`${f}.gpu`, 'give exactly one of gpu (a catalog id) and device (custom figures)');
+    let gpu: GpuSpec;
+    if (c.gpu != null) gpu = gpuById(`${f}.gpu`, c.gpu);
+    else {
+      const d = c.device!;
+      const peak = (m: 'tf32' | 'fp16' | 'bf16' | 'fp8') =>
+        d.peakTflops[m] == null
+          ? null
+          : inRange(`${f}.device.peakTflops.${m}`, d.peakTflops[m]!, FLOORS.tflops, 1e5, {
+              unit: 'TFLOPS',
+            });
+      gpu = customGpuSpec({
+        name: d.name ?? `custom:${c.id}`,
+        peakTflops: {
+          fp32: inRange(`${f}.device.peakTflops.fp32`, d.peakTflops.fp32, FLOORS.tflops, 1e5, {
+            unit: 'TFLOPS',
+          }),
+          tf32: peak('tf32'),
+          fp16: peak('fp16'),
+          bf16: peak('bf16'),
+          fp8: peak('fp8'),
+        },
+        memoryBwGbps: inRange(`${f}.device.memoryBwGbps`, d.memoryBwGbps, FLOORS.memoryBwGbps, 1e6, {
+          unit: 'GB/s',
+        }),
+        memoryGb: inRange(`${f}.device.memoryGb`, d.memoryGb, FLOORS.memoryGb, 1e5, { unit: 'GB' }),
+        tdpW: d.tdpW == null ? null : inRange(`${f}.device.tdpW`, d.tdpW, 1, 1e5, { unit: 'W' }),
+      });
+    }
+    return {
+      id: c.id,
+      gpu,
+      samplesAvailable: inRange(`${f}.samplesAvailable`, c.samplesAvailable, FLOORS.samples, LIMITS.samples, {
+        orZero: true,
+      }),
+      uplinkMbps: inRange(`${f}.uplinkMbps`, c.uplinkMbps, FLOORS.mbps, 1e7, { unit: 'Mbps' }),
+      downlinkMbps: inRange(`${f}.downlinkMbps`, c.downlinkMbps, FLOORS.mbps, 1e7, { unit: 'Mbps' }),
+      availability: inRange(`${f}.availability`, c.availability ?? 1, 0.01, 1),
+    };
+  });
+  const rounds = integer('rounds', input.rounds ?? 1, 1, COUPLED_LIMITS.rounds);
+  guardSize(
+    'input',
+    clients.length * precisions.length * batchSizes.length,
+    'narrow clients, precisions or batchSizes',
+  );
+  if (clients.length * rounds > COUPLED_LIMITS.clientRounds)
+    throw new InputError(
+      'rounds',
+      `clients x rounds must be at most ${COUPLED_LIMITS.clientRounds} (got ${clients.length} x ${rounds}): plan fewer rounds together`,
+    );
+  return planFederatedRound({
+    model,
+    clients,
+    totalSamples,
+    precisions,
+    batchSizes,
+    solve,
+    minSamplesPerRound: inRange(
+      'minSamplesPerRound',
+      input.minSamplesPerRound,
+      FLOORS.samples,
+      LIMITS.samples,
+    ),
+    allowDropout: input.allowDropout,
+    minSuccessProbability:
+      input.minSuccessProbability == null
+        ? undefined
+        : inRange('minSuccessProbability', input.minSuccessProbability, 0.01, 1),
+    rounds,
+    minRoundsPerClient: integer('minRoundsPerClient', input.minRoundsPerClient ?? 0, 0, rounds),
+    learned: await learnedPredictor(),
+    maxLocalSteps: integer('maxLocalSteps', input.maxLocalSteps, 1, COUPLED_LIMITS.localSteps),
+    bytesPerParameter: inRange('bytesPerParameter', input.bytesPerParameter, 0.125, 16),
+    fp32UsesTf32: input.fp32UsesTf32,
+    efficiency: loadEfficiency(),
+  });
+}
