@@ -3,7 +3,9 @@ import { startServer, type Running } from '../server/app.js';
 
 let running: Running;
 beforeAll(async () => {
-  running = await startServer(0, '127.0.0.1');
+  // This file checks the HTTP front, not the time budget (test/fuzz.test.ts does): a budget
+  // generous enough that a busy test machine never turns the search into SEARCH_TIMEOUT.
+  running = await startServer(0, '127.0.0.1', { timeBudgetMs: 60_000 });
 });
 afterAll(async () => {
   await running.close();
