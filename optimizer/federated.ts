@@ -74,7 +74,13 @@ import { predictCorrected } from '../predictor/corrected.js';
 import type { Efficiency } from '../predictor/step.js';
 import { pcieBandwidth } from '../seeds/catalog.js';
 import { MipBuilder, modelSize, objectiveOf, type ModelSize } from './milp/model.js';
-import { solveMip, type MipStatus, type SolveOptions, type MipOutcome } from './milp/solver.js';
+import {
+  solveMip,
+  unsolvedOutcome,
+  type MipStatus,
+  type SolveOptions,
+  type MipOutcome,
+} from './milp/solver.js';
 import { VerificationError, verifyMipSolution } from './milp/verify.js';
 
 export interface FederatedClient {
@@ -435,15 +441,9 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
     size: ModelSize,
     infeasible: FederatedPlan['infeasible'],
   ): FederatedPlan => ({
-    status,
+    ...unsolvedOutcome(status, solver, t0, notes),
     roundTimeSeconds: null,
     roundTimeSecondsP90: null,
-    bestBound: null,
-    gap: null,
-    solver,
-    optimalityProven: status === 'INFEASIBLE',
-    solveTimeMs: performance.now() - t0,
-    notes,
     samplesPerRound: null,
     expectedSamplesPerRound: null,
     successProbability: null,

@@ -42,7 +42,13 @@ import type { CatalogGpu, Precision } from '../seeds/types.js';
 import { recommend } from './recommend.js';
 import type { CandidateSearch, Plan, RecommendRequest } from './search-types.js';
 import { MipBuilder, modelSize, withObjective, type MipModel, type ModelSize } from './milp/model.js';
-import { solveLexicographic, type LexPhase, type MipStatus, type MipOutcome } from './milp/solver.js';
+import {
+  solveLexicographic,
+  unsolvedOutcome,
+  type LexPhase,
+  type MipStatus,
+  type MipOutcome,
+} from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
 import { paretoFilter } from './pareto.js';
 
@@ -616,15 +622,9 @@ export async function planFleet(r: FleetRequest): Promise<FleetPlan> {
     unplaced: UnplacedJob[],
     extra: Partial<FleetPlan> = {},
   ): FleetPlan => ({
-    status,
+    ...unsolvedOutcome(status, solver, t0, notes),
     objective: r.objective,
     objectiveValue: null,
-    bestBound: null,
-    gap: null,
-    solver,
-    optimalityProven: status === 'INFEASIBLE',
-    solveTimeMs: performance.now() - t0,
-    notes,
     assignments: [],
     unplaced,
     gpuUsage: [],

@@ -39,7 +39,13 @@ import type { CatalogGpu, Precision } from '../seeds/types.js';
 import { recommend } from './recommend.js';
 import type { CandidateSearch, Plan, RecommendRequest } from './search-types.js';
 import { MipBuilder, modelSize, type MipModel, type MipStart, type ModelSize } from './milp/model.js';
-import { solveLexicographic, solveMip, type MipStatus, type MipOutcome } from './milp/solver.js';
+import {
+  solveLexicographic,
+  solveMip,
+  unsolvedOutcome,
+  type MipStatus,
+  type MipOutcome,
+} from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
 import { paretoFilter } from './pareto.js';
 import { ALL, layoutOf, outOfMemory, usable, type Blocker } from './fleet.js';
@@ -502,14 +508,8 @@ export async function planProcurement(r: ProcurementRequest): Promise<Procuremen
     size: ModelSize,
     unplaced: ShortJob[],
   ): ProcurementPlan => ({
-    status,
+    ...unsolvedOutcome(status, solver, t0, notes),
     objectiveValue: null,
-    bestBound: null,
-    gap: null,
-    solver,
-    optimalityProven: status === 'INFEASIBLE',
-    solveTimeMs: performance.now() - t0,
-    notes,
     orders: [],
     purchases: [],
     allocations: [],

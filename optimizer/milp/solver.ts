@@ -33,6 +33,24 @@ export interface MipOutcome {
   notes: string[];
 }
 
+/** The solve report of a plan with no solution: optimality is proven only where infeasibility was. */
+export function unsolvedOutcome(
+  status: MipStatus,
+  solver: string,
+  startedAtMs: number,
+  notes: string[],
+): MipOutcome {
+  return {
+    status,
+    bestBound: null,
+    gap: null,
+    solver,
+    optimalityProven: status === 'INFEASIBLE',
+    solveTimeMs: performance.now() - startedAtMs,
+    notes,
+  };
+}
+
 export interface SolveOptions {
   /** Wall-clock limit for HiGHS, seconds. */
   timeLimitSeconds: number;
