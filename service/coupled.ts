@@ -164,6 +164,24 @@ export const COUPLED_LIMITS = {
 
 const unique = <T>(xs: T[]) => [...new Set(xs)];
 
+/** A required list of entries with unique ids: at least one, at most `max`. */
+function requireUniqueIds(
+  field: string,
+  entries: readonly { id: string }[],
+  max: number,
+  noun: string,
+): void {
+  if (
+    !ids(
+      field,
+      entries.map((entry) => entry.id),
+      max,
+      'id',
+    )
+  )
+    throw new InputError(field, `must list at least one ${noun}`);
+}
+
 /** A non-empty list of unique ids; `key` names the id inside each entry (jobs[3].id) or nothing (onDemandGpus[3]). */
 function ids(
   field: string,
@@ -246,15 +264,7 @@ function guardSize(field: string, evaluations: number, narrow: string) {
 /** Checks a fleet request, fills its defaults and solves it. */
 export async function fleetPlan(input: FleetQuery): Promise<FleetPlan> {
   const space = searchSpace(input);
-  if (
-    !ids(
-      'jobs',
-      input.jobs.map((j) => j.id),
-      COUPLED_LIMITS.jobs,
-      'id',
-    )
-  )
-    throw new InputError('jobs', 'must list at least one job');
+  requireUniqueIds('jobs', input.jobs, COUPLED_LIMITS.jobs, 'job');
   const jobs: FleetJob[] = input.jobs.map((j, i) => {
     const w = workloadAt(`jobs[${i}].workload`, j.workload);
     const deadlineHours = inRange(`jobs[${i}].deadlineHours`, j.deadlineHours, FLOORS.hours, LIMITS.hours);
@@ -338,15 +348,7 @@ export async function procurementPlan(input: ProcurementQuery): Promise<Procurem
   const space = searchSpace(input);
   const H = integer('horizonMonths', input.horizonMonths, 1, COUPLED_LIMITS.months);
   const hoursPerMonth = inRange('hoursPerMonth', input.hoursPerMonth, 1, 744);
-  if (
-    !ids(
-      'jobs',
-      input.jobs.map((j) => j.id),
-      COUPLED_LIMITS.jobs,
-      'id',
-    )
-  )
-    throw new InputError('jobs', 'must list at least one job');
+  requireUniqueIds('jobs', input.jobs, COUPLED_LIMITS.jobs, 'job');
   const jobs: ProcurementJob[] = input.jobs.map((j, i) => {
     const w = workloadAt(`jobs[${i}].workload`, j.workload);
     let runsByMonth: number[];
@@ -465,15 +467,7 @@ export async function federatedPlan(input: FederatedQuery): Promise<FederatedPla
   const batchSizes =
     batchList('batchSizes', input.batchSizes) ??
     unique([8, 16, 32, 64, ...model.batchSizes]).sort((a, b) => a - b);
-  if (
-    !ids(
-      'clients',
-      input.clients.map((c) => c.id),
-      COUPLED_LIMITS.clients,
-      'id',
-    )
-  )
-    throw new InputError('clients', 'must list at least one client');
+  requireUniqueIds('clients', input.clients, COUPLED_LIMITS.clients, 'client');
   const clients: FederatedClient[] = input.clients.map((c, i) => {
     const f = `clients[${i}]`;
     if ((c.gpu == null) === (c.device == null))
