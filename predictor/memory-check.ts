@@ -192,8 +192,13 @@ export function llmCases(): LlmCase[] {
       continue;
     }
     const { zeroStage, shardGroup } = shardingOf(r.zeroOrFsdp, r.framework, dataParallel * cp, cp);
+    // torchtitan's micro_batch_size is the local batch of a data-parallel rank; its pipeline splits it
+    // into PP micro-batches (parallelism.pipeline_parallel_microbatches defaults to the number of
+    // stages). Elsewhere it is the pipeline's micro-batch.
+    const pipelineSplit = /torchtitan/.test(r.framework) && pp > 1 ? pp : 1;
+    const stepBatch = microBatch / pipelineSplit;
     const microBatches =
-      r.globalBatch === null ? pp : Math.max(1, r.globalBatch / (microBatch * dataParallel));
+      r.globalBatch === null ? pp : Math.max(1, r.globalBatch / (stepBatch * dataParallel));
     const arch = archs.get(r.model);
     const decoder = arch ? llmModel(arch, seqLen, r.layers) : 'not in llm_models.csv';
     cases.push({
@@ -204,7 +209,7 @@ export function llmCases(): LlmCase[] {
       model: r.model,
       gpu: r.gpu,
       precision: r.precision,
-      microBatch,
+      microBatch: stepBatch,
       seqLen,
       layout: {
         tensorParallel: tp,
@@ -218,6 +223,10 @@ export function llmCases(): LlmCase[] {
         ...(r.virtualPipeline > 1 ? { virtualStages: r.virtualPipeline } : {}),
         attention: 'fused',
         ...(r.task === 'lora' ? { frozenBase: true } : {}),
+        ...(pipelineSplit > 1 && zeroStage === 3 ? { unshardedStage: true } : {}),
+        ...(/torchtitan/.test(r.framework) && recomputeOf(r.activationCheckpointing, r.framework) === 'full'
+          ? { transientWeightCopies: true }
+          : {}),
       },
       publishedPeakGb: r.peakMemoryGb,
       recomputeStated: r.activationCheckpointing.trim() !== '',
