@@ -59,8 +59,11 @@ export interface PrecisionPolicy {
    * Low-precision copies of the weights made in forward and kept for backward: autocast caches one
    * cast per weight for the whole forward, and the GEMMs save it; Transformer Engine keeps each
    * weight in FP8 and its FP8 transpose (copies: 2). null where the kernels read the stored weights.
+   * `blockLinearsOnly`: only the linears inside the transformer blocks have the copies (Transformer
+   * Engine's modules; the embedding and the output layer stay in bf16 in Megatron-Core and torchtitan's
+   * float8 conversion skips the output layer).
    */
-  forwardWeightCopy: { dtype: DType; copies: number } | null;
+  forwardWeightCopy: { dtype: DType; copies: number; blockLinearsOnly?: boolean } | null;
   description: string;
 }
 
@@ -187,7 +190,7 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     castsWeightsEachStep: false,
     scaledGemmInput: 'fp8',
     savedGemmInput: 'fp8',
-    forwardWeightCopy: { dtype: 'fp8', copies: 2 },
+    forwardWeightCopy: { dtype: 'fp8', copies: 2, blockLinearsOnly: true },
     description:
       'FP8 as Transformer Engine runs it (Hopper, Ada and newer): matmul inputs cast to FP8 with per-tensor scaling (delayed amax), GEMMs on FP8 tensor cores with bf16 outputs; bf16 weights and activations elsewhere; fp32 gradient buffers (main_grad), master weights and optimizer state; weights cast to FP8 once per step (kept with their transpose) and all-gathered (ZeRO-3/FSDP) in bf16.',
   },
@@ -206,7 +209,7 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     castsWeightsEachStep: false,
     scaledGemmInput: 'fp4',
     savedGemmInput: 'fp8',
-    forwardWeightCopy: { dtype: 'fp8', copies: 2 },
+    forwardWeightCopy: { dtype: 'fp8', copies: 2, blockLinearsOnly: true },
     description:
       'FP4 training (NVFP4 / MXFP4, on GPUs whose datasheet gives an FP4 rate: Blackwell): matmul inputs quantized to FP4 with block scales (16 elements per e4m3 scale for NVFP4), GEMMs on FP4 tensor cores with bf16 outputs; bf16 elsewhere; fp32 gradient buffers, master weights and optimizer state. No FP4 training run or FP4 kernel is measured here: estimates are unmeasured.',
   },

@@ -54,9 +54,22 @@ describe('LLM runs from their published architectures', () => {
   });
 
   it('is the one decoder builder: the memory checks of llm_train.csv rows use the same models', () => {
+    const runs = new Map(loadLlmRuns().map((r) => [r.id, r]));
     const checked = llmCases().filter((c) => c.decoder);
     expect(checked.length).toBeGreaterThan(250);
-    for (const c of checked) expect(c.decoder, c.id).toBe(llmModel(arch(c.model), c.seqLen));
+    for (const c of checked)
+      expect(c.decoder, c.id).toBe(llmModel(arch(c.model), c.seqLen, runs.get(c.id)!.layers));
+  });
+
+  it("builds a proxy configuration's model with the layers its config table states (dgxc-benchmarking's reduced Llama 3.1 405B)", () => {
+    const proxy = loadLlmRuns().find((r) => r.id === 'dgxc-0243')!;
+    expect(proxy.layers).toBe(8);
+    const full = costOf(llmModel(arch('Llama-3.1-405B'), 8192) as ModelDef).parameters;
+    const reduced = costOf(llmModel(arch('Llama-3.1-405B'), 8192, proxy.layers) as ModelDef).parameters;
+    // 126 blocks of about 3.2 B each plus 2.1 B of embedding and head: 8 blocks leave about 28 B.
+    expect(reduced / 1e9).toBeGreaterThan(25);
+    expect(reduced / 1e9).toBeLessThan(30);
+    expect(full / 1e9).toBeCloseTo(405.9, 0);
   });
 
   it('says why a mixture-of-experts or unpublished architecture is not modelled', () => {
