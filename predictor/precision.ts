@@ -1,7 +1,15 @@
 // What each precision mode means for the hardware: which math mode each class of layer runs in,
 // how many bytes each tensor takes, and what the mode costs beyond the math. One table, so the
 // meaning of a mode lives in one place.
-import type { DType, GpuSpec, MathMode, OpClass, OptimizerKind, Precision } from './types.js';
+import {
+  PRECISIONS,
+  type DType,
+  type GpuSpec,
+  type MathMode,
+  type OpClass,
+  type OptimizerKind,
+  type Precision,
+} from './types.js';
 
 export const BYTES: Record<DType, number> = { fp32: 4, fp16: 2, bf16: 2, fp8: 1 };
 
@@ -275,3 +283,12 @@ export function stateBytesPerParam(
     optimizer: OPTIMIZER_STATES[optimizer] * BYTES[policy.optimizerState],
   };
 }
+
+/**
+ * The precision modes a search tries when the request lists none. FP4 is left out: no FP4 training
+ * run or FP4 kernel is measured here, and FP4 training is a research recipe (which layers stay in
+ * higher precision, whether it converges) rather than a switch a user flips; a plan a person pays
+ * for should not rest on it unasked. A request that lists FP4 in `precisions` gets FP4 plans, with
+ * "unmeasured" evidence.
+ */
+export const DEFAULT_SEARCH_PRECISIONS: readonly Precision[] = PRECISIONS.filter((p) => p !== 'FP4');

@@ -6,6 +6,7 @@ import { campaignHours, fp8Pairs, llmPredictions } from '../cli/evaluate-llm.js'
 import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
 import { llmModel } from '../predictor/llm.js';
 import { llmCases } from '../predictor/memory-check.js';
+import { getModel } from '../predictor/zoo/index.js';
 import { checkParallelism, parallelStructure } from '../predictor/parallel.js';
 import { stackOfFramework } from '../predictor/software.js';
 import type { ModelDef } from '../predictor/types.js';
@@ -117,6 +118,22 @@ describe('FP8 as Transformer Engine runs it', () => {
     expect(fp8).toBeCloseTo(bf16, 6);
   });
 
+  it('quantizes linear layers only: a CNN in FP8 or FP4 runs its convolutions as BF16 does', () => {
+    // Transformer Engine has FP8 linear modules and no FP8 convolution: ResNet-50 "in FP8" gains
+    // nothing (its one linear layer is quantized; the recipe's fp32 gradient buffers and fp32 norm
+    // inputs cost some), while the decoder, all linear layers, gains.
+    const resnet = base({ model: getModel('resnet50_v1.5')!, batchSizePerGpu: 256, gradAccumSteps: 1 });
+    const b200 = getGpu('B200')!;
+    const cnn = (precision: 'BF16' | 'FP8' | 'FP4', gpu = H100) =>
+      predict({ ...resnet, gpu, precision }, eff).throughput;
+    expect(cnn('FP8') / cnn('BF16')).toBeGreaterThan(0.8);
+    expect(cnn('FP8') / cnn('BF16')).toBeLessThanOrEqual(1.01);
+    expect(cnn('FP4', b200) / cnn('BF16', b200)).toBeLessThanOrEqual(1.01);
+    expect(
+      predict(base({ precision: 'FP8' }), eff).throughput / predict(base(), eff).throughput,
+    ).toBeGreaterThan(1.15);
+  });
+
   it('FP4 runs only where the datasheet gives an FP4 rate, and is faster than FP8 there', () => {
     expect(() => predict(base({ precision: 'FP4' }), eff)).toThrow(/FP4 tensor-core rate/);
     const b200 = getGpu('B200')!;
@@ -220,6 +237,20 @@ describe('the API: softwareStack, FP8/FP4, virtual stages and context parallelis
     expect(p.stepTimeMsP90).toBeGreaterThan(p.stepTimeMs);
     const eager = await run(query(''));
     expect(eager.data!.predict.evidence).toMatch(/software stack assumed: PYTORCH_EAGER/);
+  });
+
+  it('recommend searches FP4 only when asked, and says so', async () => {
+    const ask = (precisions: string) =>
+      run(`{ recommend(input: {
+        workload: { model: "bert_large_pretrain", samples: 1e8 }, gpus: ["B200"], maxNodes: 1, limit: 50 ${precisions}
+      }) { plans { precision } notes } }`);
+    const plain = (await ask('')).data!.recommend;
+    expect(plain.plans.length).toBeGreaterThan(0);
+    expect(plain.plans.some((p: { precision: string }) => p.precision === 'FP4')).toBe(false);
+    expect(plain.notes.join('\n')).toMatch(/FP4 was not searched.*list FP4 in precisions.*B200/);
+    const asked = (await ask(', precisions: [FP4, BF16]')).data!.recommend;
+    expect(asked.plans.some((p: { precision: string }) => p.precision === 'FP4')).toBe(true);
+    expect(asked.notes.join('\n')).not.toMatch(/FP4 was not searched/);
   });
 
   it('a context-parallel degree the GPUs cannot hold is refused, naming the field', async () => {
