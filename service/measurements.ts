@@ -372,9 +372,10 @@ export async function userEvidence(
     gpus: p.execution.gpusPerNode * p.execution.nodes,
     logResidual: Math.log(p.stepTimeMs / row.step_time_ms),
   }));
-  const shipped = shippedConfigurations();
-  const transfer = transferRuns.some((r) => !shipped.has(r.gpu))
-    ? new NeighbourTransfer(shipped, transferRuns, settings.transfer, gpuChips(loadGpus()))
+  // The shipped index costs about half a second: built only once a run is on an unmeasured GPU.
+  const shippedGpus = new Set(loadMeasurements().map((m) => m.gpu));
+  const transfer = transferRuns.some((r) => !shippedGpus.has(r.gpu))
+    ? new NeighbourTransfer(shippedConfigurations(), transferRuns, settings.transfer, gpuChips(loadGpus()))
     : undefined;
   snapshot = {
     key: locationKey(l),
