@@ -630,10 +630,23 @@ export function shardedMemoryPerGpu(
  * Parameters per GPU under TP (before the pipeline splits them) of the layers before the transformer
  * blocks, in them and after them, and of the linears in them.
  */
-export function regionParameters(
-  cost: ModelCost,
-  tensorParallel: number,
-): { before: number; blocks: number; after: number; blockLinears: number } {
+export function regionParameters(cost: ModelCost, tensorParallel: number): RegionParameters {
+  let byTp = regionCache.get(cost);
+  if (!byTp) regionCache.set(cost, (byTp = new Map()));
+  let r = byTp.get(tensorParallel);
+  if (!r) byTp.set(tensorParallel, (r = regionParametersOf(cost, tensorParallel)));
+  return r;
+}
+
+interface RegionParameters {
+  before: number;
+  blocks: number;
+  after: number;
+  blockLinears: number;
+}
+const regionCache = new WeakMap<ModelCost, Map<number, RegionParameters>>();
+
+function regionParametersOf(cost: ModelCost, tensorParallel: number): RegionParameters {
   const s = parallelStructure(cost);
   const firstBlock = s.inBlocks.indexOf(true);
   const r = { before: 0, blocks: 0, after: 0, blockLinears: 0 };
