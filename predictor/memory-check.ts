@@ -149,6 +149,8 @@ export function fitAllocatorFragmentation(checks: FitCheck[], target = 0.99, hea
 export interface LlmCase {
   id: string;
   source: string;
+  /** The row's full source: repository@commit:file. */
+  sourceFile: string;
   framework: string;
   /** The row's software column (framework release, container). */
   software: string;
@@ -204,6 +206,7 @@ export function llmCases(): LlmCase[] {
     cases.push({
       id: r.id,
       source: r.source.split('@')[0],
+      sourceFile: r.source,
       framework: r.framework,
       software: r.software,
       model: r.model,
@@ -242,6 +245,7 @@ function inconsistent(r: LlmRun, why: string): LlmCase {
   return {
     id: r.id,
     source: r.source.split('@')[0],
+    sourceFile: r.source,
     framework: r.framework,
     software: r.software,
     model: r.model,
@@ -321,14 +325,19 @@ export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
   // torchtitan and AutoModel run eagerly.
   const megatron = /Megatron|NeMo \(|NeMo 2|NeMo Megatron/.test(c.framework);
   const rules = megatron ? { ...eff, memory: withFrameworkRules(eff.memory, 'megatron') } : eff;
-  const family = frameworkFamily(c);
+  // A source's own launch scripts (sourceRecipes) win over its framework family's recipes.
+  const recipe = eff.memory.sourceRecipes.find((r) => r.rows.test(c.sourceFile));
+  const family = recipe?.family ?? frameworkFamily(c);
   const states = family ? eff.memory.frameworkStates[family] : undefined;
   const layout: MemoryLayout = states
     ? {
         ...c.layout,
         gradients: states.gradients,
-        fp8Parameters: states.fp8Parameters,
-        masterWeights: states.masterRemaindersFor.includes(c.model) ? 'remainders' : states.masterWeights,
+        fp8Parameters: recipe?.fp8Parameters ?? states.fp8Parameters,
+        masterWeights:
+          recipe?.masterWeights?.[c.precision] ??
+          (states.masterRemaindersFor.includes(c.model) ? 'remainders' : states.masterWeights),
+        ...(recipe?.optimizerState ? { optimizerState: recipe.optimizerState } : {}),
         recompute: c.recomputeStated ? c.layout.recompute : states.recomputeWhenUnstated,
       }
     : c.layout;

@@ -439,10 +439,11 @@ export interface MemoryLayout {
   /**
    * How the optimizer keeps the fp32 master weights: whole (default), or only their 16 low-order bits
    * beside the bf16 weights that hold the high-order ones (Apex DistributedFusedAdam's and Transformer
-   * Engine FusedAdam's store_param_remainders): 2 bytes per parameter; or none where the optimizer
-   * updates the 16-bit weights themselves.
+   * Engine FusedAdam's store_param_remainders): 2 bytes per parameter; a bf16 copy (an optimizer
+   * whose state is bf16 over FP8 weights); or none where the optimizer updates the 16-bit weights
+   * themselves.
    */
-  masterWeights?: 'fp32' | 'remainders' | 'none';
+  masterWeights?: 'fp32' | 'remainders' | 'bf16' | 'none';
   /**
    * LoRA: the base model's weights are frozen, so they have no gradients, master copy or optimizer
    * state (the adapters' own, well under 1% of the parameters, are left out).
@@ -586,7 +587,7 @@ export function shardedMemoryPerGpu(
     const masterBytes =
       layout.masterWeights === 'none'
         ? 0
-        : per.master > 0 && layout.masterWeights === 'remainders'
+        : per.master > 0 && (layout.masterWeights === 'remainders' || layout.masterWeights === 'bf16')
           ? BYTES.bf16
           : per.master;
     const masterWeightsGb = (trained * masterBytes) / GIB / (z >= 1 ? shards : 1);
