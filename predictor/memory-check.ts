@@ -233,6 +233,12 @@ export function llmCases(): LlmCase[] {
         ...(/torchtitan/.test(r.framework) && recomputeOf(r.activationCheckpointing, r.framework) === 'full'
           ? { transientWeightCopies: true }
           : {}),
+        // torchtitan's tensor parallelism is PyTorch DTensor's (parallelize_llama.py apply_tp): its
+        // column-parallel linears save their all-gathered inputs, and the loss runs under
+        // loss_parallel (on whenever TP > 1 unless training.disable_loss_parallel; no row sets it).
+        ...(/torchtitan/.test(r.framework) && tp > 1
+          ? { gatheredColumnInputs: true, lossParallel: true }
+          : {}),
       },
       publishedPeakGb: r.peakMemoryGb,
       recomputeStated: r.activationCheckpointing.trim() !== '',

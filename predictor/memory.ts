@@ -86,10 +86,17 @@ const ruleOf = (c: MemoryConstants, l: LayerCost): SavedRule =>
   c.savedForBackward[l.type] ??
   {};
 
-/** A saved tensor's element type; `gemm` is the GEMM input the layer keeps (an FP8/FP4 mode keeps its quantized copy only for the GEMMs it quantizes: a convolution keeps its bf16 input). */
-const typeOf = (policy: PrecisionPolicy, t: SavedTensorType, l?: LayerCost): DType =>
+/**
+ * A saved tensor's element type; `gemm` is the GEMM input the layer keeps (an FP8/FP4 mode keeps its
+ * quantized copy only for the GEMMs it quantizes: a convolution keeps its bf16 input). `outsideBlocks`:
+ * a linear outside the transformer blocks (the output layer) is not quantized either: Megatron-Core's
+ * output_layer is its own tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, and
+ * torchtitan converts every nn.Linear to float8 but the output layer (torchtitan/float8.py:
+ * module_filter_fn = fqn != "output"), as the weight copies (`blockLinearsOnly`) already assume.
+ */
+const typeOf = (policy: PrecisionPolicy, t: SavedTensorType, l?: LayerCost, outsideBlocks = false): DType =>
   t === 'gemm'
-    ? policy.scaledGemmInput && l && !quantizedGemm(l)
+    ? policy.scaledGemmInput && l && (!quantizedGemm(l) || outsideBlocks)
       ? policy.activation.matmul
       : policy.savedGemmInput
     : t in BYTES
@@ -153,7 +160,7 @@ export function savedBytesPerLayer(
     const rule = ruleOf(c, l);
     let b = 0;
     if (rule.input) {
-      const type = typeOf(policy, rule.input, l);
+      const type = typeOf(policy, rule.input, l, s.blocks > 0 && !s.inBlocks[i]);
       // The same tensor the previous layer saved as its output (an in-place ReLU before a
       // convolution). The first layer of a repeated group follows the layer before the group once,
       // and the group's own last layer in its other repeats.
@@ -251,6 +258,29 @@ export function activationBytesPerSampleOn(
   return activationProfile(cost, precision, tensorParallel, recompute, constants, attention).savedBytes;
 }
 
+/**
+ * How tensor parallelism holds activations where it differs from the default accounting (Megatron-Core's:
+ * a column-parallel linear under sequence parallelism saves its sequence shard and gathers it again in
+ * backward; the loss's backward holds `backwardGradientTensors` tensors of the local logits).
+ */
+export interface TensorParallelActivations {
+  /**
+   * The column-parallel linears save the input as they receive it, all-gathered over the TP ranks
+   * (the whole sequence), one tensor for the branches that read it (K and V beside Q, up beside
+   * gate): PyTorch DTensor tensor parallelism as torchtitan applies it (parallelize_llama.py apply_tp:
+   * PrepareModuleInput / PrepareFloat8ModuleInput redistribute the attention's and the feed-forward's
+   * input from Shard(1) to Replicate before wq/wk/wv and w1/w3, and the output layer is
+   * ColwiseParallel with input_layouts Shard(1)); autograd saves that redistributed tensor.
+   */
+  gatheredColumnInputs?: boolean;
+  /**
+   * The cross entropy runs under DTensor's loss_parallel (torchtitan's default with TP: loss parallel
+   * unless training.disable_loss_parallel): its backward holds `lossParallelBackwardTensors` fp32
+   * tensors of the local logits beside the saved log-probabilities.
+   */
+  lossParallel?: boolean;
+}
+
 /** Saved bytes and backward's extra at its peak, per sample (cached: searches ask for the same few many times). */
 export function activationProfile(
   cost: ModelCost,
@@ -259,6 +289,7 @@ export function activationProfile(
   recompute: MemoryRecompute,
   constants: MemoryConstants,
   attention: AttentionImplementation = constants.defaultAttention,
+  style: TensorParallelActivations = {},
 ): ActivationProfile {
   let byConstants = activationCache.get(cost);
   if (!byConstants) {
@@ -270,10 +301,16 @@ export function activationProfile(
     cache = new Map();
     byConstants.set(constants, cache);
   }
-  const key = `${precision}/${tensorParallel}/${recompute}/${attention}`;
+  // Under TP 1 nothing is gathered or split by vocabulary.
+  const gathered = tensorParallel > 1 && style.gatheredColumnInputs === true;
+  const lossParallel = tensorParallel > 1 && style.lossParallel === true;
+  const key = `${precision}/${tensorParallel}/${recompute}/${attention}/${gathered}/${lossParallel}`;
   let profile = cache.get(key);
   if (profile === undefined) {
-    profile = profileOf(cost, POLICIES[precision], tensorParallel, recompute, attention, constants);
+    profile = profileOf(cost, POLICIES[precision], tensorParallel, recompute, attention, constants, {
+      gatheredColumnInputs: gathered,
+      lossParallel,
+    });
     cache.set(key, profile);
   }
   return profile;
@@ -288,10 +325,26 @@ function profileOf(
   recompute: MemoryRecompute,
   attention: AttentionImplementation,
   constants: MemoryConstants,
+  style: TensorParallelActivations,
 ): ActivationProfile {
   const s = parallelStructure(cost);
   const saved = savedBytesPerLayer(cost, policy, attention, recompute === 'selective', constants);
   const split = (i: number) => (s.tpSplit[i] ? tensorParallel : 1);
+  // A column-parallel linear that saves its gathered input keeps it whole; a branch beside it (the
+  // linear before it read the same input) saves the same tensor.
+  const gathered = (i: number) => style.gatheredColumnInputs === true && s.columnParallel[i];
+  const sameInputAsPrevious = (i: number) =>
+    i > 0 &&
+    s.columnParallel[i - 1] &&
+    cost.layers[i - 1].type === 'linear' &&
+    cost.layers[i - 1].inputElements === cost.layers[i].inputElements &&
+    cost.layers[i - 1].count === cost.layers[i].count;
+  const savedOn = (i: number) =>
+    gathered(i)
+      ? sameInputAsPrevious(i)
+        ? 0
+        : cost.layers[i].count * saved[i]
+      : (cost.layers[i].count * saved[i]) / split(i);
   // Backward's own tensors at each layer: its output and input gradients (one step of an RNN or
   // decoder loop at a time) and, for a convolution, the workspace of its algorithm.
   const fusedCores = attention === 'fused' || recompute === 'selective';
@@ -300,10 +353,16 @@ function profileOf(
     // around it carry the gradients of q, k, v and its output.
     if (fusedCores && s.selectiveRecompute[i]) return 0;
     const perStep = (elements: number) => elements / (l.steps ?? 1);
+    // DTensor's loss_parallel backward (torch/distributed/tensor/parallel/loss.py
+    // _nll_loss_and_log_softmax_backward): grad_input = zeros_like(x), then
+    // (grad_input + torch.exp(x)) * grad_output: the zeros, the exponentials and their sum (then the
+    // product) alive together, each as large as the fp32 log-probabilities x it reads.
     const gradients =
-      constants.backwardGradientTensors *
-      perStep(Math.max(l.inputElements, l.outputElements)) *
-      BYTES[policy.activation[l.opClass]];
+      l.type === 'loss' && style.lossParallel
+        ? constants.lossParallelBackwardTensors * l.inputElements * BYTES.fp32
+        : constants.backwardGradientTensors *
+          perStep(Math.max(l.inputElements, l.outputElements)) *
+          BYTES[policy.activation[l.opClass]];
     const workspace =
       l.type === 'conv2d' || l.type === 'conv1d'
         ? constants.convWorkspaceFactor *
@@ -319,7 +378,7 @@ function profileOf(
   const firstBlock = s.inBlocks.indexOf(true);
   const after = (i: number) => firstBlock >= 0 && !s.inBlocks[i] && i > firstBlock;
   cost.layers.forEach((l, i) => {
-    const bytes = (l.count * saved[i]) / split(i);
+    const bytes = savedOn(i);
     if ((recompute === 'full' || recompute === 'op') && s.inBlocks[i]) blockBytes += bytes;
     else kept += bytes;
     if (firstBlock >= 0 && !s.inBlocks[i]) {
@@ -351,7 +410,7 @@ function profileOf(
   while (i < cost.layers.length) {
     const end = cost.layers[i].count > 1 ? lastOfGroup(cost.layers, i) : i;
     let group = 0;
-    for (let j = i; j <= end; j++) group += (cost.layers[j].count * saved[j]) / split(j);
+    for (let j = i; j <= end; j++) group += savedOn(j);
     for (let j = i; j <= end; j++) extra = Math.max(extra, before + group + transient[j] - kept);
     before += group;
     i = end + 1;
@@ -475,6 +534,10 @@ export interface MemoryLayout {
   transientWeightCopies?: boolean;
   /** Default: the constants' defaultAttention (fused). */
   attention?: AttentionImplementation;
+  /** DTensor tensor parallelism's saved inputs (TensorParallelActivations.gatheredColumnInputs). */
+  gatheredColumnInputs?: boolean;
+  /** DTensor's vocabulary-parallel cross entropy (TensorParallelActivations.lossParallel). */
+  lossParallel?: boolean;
 }
 
 /** Plain data parallelism over `gpus` GPUs (1 = a single GPU). */
@@ -530,7 +593,10 @@ export function shardedMemoryPerGpu(
   const per = stateBytesPerParam(policy, model.optimizer);
   const copy = layout.transientWeightCopies ? null : policy.forwardWeightCopy;
   const attention = layout.attention ?? constants.defaultAttention;
-  const profile = activationProfile(cost, precision, t, layout.recompute, constants, attention);
+  const profile = activationProfile(cost, precision, t, layout.recompute, constants, attention, {
+    ...(layout.gatheredColumnInputs ? { gatheredColumnInputs: true } : {}),
+    ...(layout.lossParallel ? { lossParallel: true } : {}),
+  });
   if (pp === 1) {
     const P = parametersPerGpu(cost, s, {
       tensorParallel: t,

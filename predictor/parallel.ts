@@ -91,6 +91,8 @@ export interface ParallelStructure {
   tpSplit: boolean[];
   /** Row-parallel linear: its output is all-reduced over the TP ranks once per pass. */
   rowParallel: boolean[];
+  /** Column-parallel linear: reads the whole (under sequence parallelism: all-gathered) input, writes its share of the outputs. */
+  columnParallel: boolean[];
   /** Inside an attention core: outputs selective recomputation discards. */
   attentionCore: boolean[];
   /** Rerun by selective recomputation: the core and its context matmul. */
@@ -252,6 +254,7 @@ function analyse(layers: readonly LayerCost[]): ParallelStructure {
   return {
     tpSplit,
     rowParallel: role.map((r) => r === 'row'),
+    columnParallel: role.map((r) => r === 'column'),
     attentionCore,
     selectiveRecompute,
     inBlocks,

@@ -288,6 +288,7 @@ export function parseMemoryConstants(text: string): MemoryConstants {
     cublasWorkspaceGb: value('cublasWorkspaceGb'),
     convWorkspaceFactor: value('convWorkspaceFactor'),
     backwardGradientTensors: value('backwardGradientTensors'),
+    lossParallelBackwardTensors: value('lossParallelBackwardTensors'),
     allocatorFragmentation: value('allocatorFragmentation'),
     defaultMemoryHeadroomGb: value('defaultMemoryHeadroomGb'),
     defaultAttention: value('defaultAttention'),

@@ -144,6 +144,7 @@ export interface MemoryConstants {
   cublasWorkspaceGb: number;
   convWorkspaceFactor: number;
   backwardGradientTensors: number;
+  lossParallelBackwardTensors: number;
   allocatorFragmentation: number;
   defaultMemoryHeadroomGb: number;
   defaultAttention: AttentionImplementation;
