@@ -4,7 +4,9 @@
 // and PREDICTOR_CARD.md. Deterministic: the same data and seed give the same files.
 // `--evaluate-only` prints the validation without writing anything.
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { LLM_CARD_HEADING } from './evaluate-llm.js';
+import { FITTED_STACKS, fitStack, LLM_CARD_HEADING } from './evaluate-llm.js';
+import { overrideStackEffects, stackOfFramework } from '../predictor/software.js';
+import type { Efficiency } from '../predictor/step.js';
 import {
   LEARNED_META_FILE,
   LEARNED_MODEL_FILE,
@@ -16,6 +18,8 @@ import {
   crossValidate,
   examples,
   fit,
+  llmExamples,
+  type FoldView,
   PARAMS,
   featuresOf,
   type Example,
@@ -35,6 +39,44 @@ import { pathToFileURL } from 'node:url';
 
 const progress = (s: string) => console.error(s);
 
+/** Every row the learned correction trains on: train.csv's benchmark rows, then the LLM runs. */
+export function trainingExamples(eff: Efficiency = loadEfficiency()): Example[] {
+  return [...examples(loadMeasurements(), eff), ...llmExamples(eff)];
+}
+
+/**
+ * A fold's view of the LLM runs: the tuned stacks' effects (seeds/software.json) are fitted on the
+ * LLM runs, so a fold that holds LLM runs out refits them on the runs it trains on (the grid of
+ * cli/evaluate-llm.ts) and re-predicts every LLM run under those effects; the held-out runs never
+ * shape their own analytical estimate. A stack none of whose runs is left keeps unfitted effects.
+ * Benchmark rows run PYTORCH_EAGER, which no fit touches.
+ */
+export function stackRefitView(eff: Efficiency): FoldView {
+  return (ex, heldOut) => {
+    if (!ex.some((e, i) => heldOut.has(i) && e.kind === 'llm')) return ex;
+    const trainRuns = ex.flatMap((e, i) => (!heldOut.has(i) && e.run ? [e.run] : []));
+    const restores = FITTED_STACKS.map((stack) => {
+      const { loss: _loss, ...effects } = fitStack(
+        trainRuns.filter((r) => stackOfFramework(r.framework) === stack),
+        stack,
+        eff,
+      );
+      return overrideStackEffects(stack, effects);
+    });
+    try {
+      const again = new Map(
+        llmExamples(
+          eff,
+          ex.flatMap((e) => (e.run ? [e.run] : [])),
+        ).map((e) => [e.row.id, e]),
+      );
+      return ex.map((e) => (e.kind === 'llm' ? (again.get(e.row.id) ?? e) : e));
+    } finally {
+      restores.reverse().forEach((restore) => restore());
+    }
+  };
+}
+
 /**
  * Leave-one-generation-out cross-validation: the intervals of GPUs of an unmeasured generation or
  * vendor, and their coverage measured on each generation held out of the calibration as well.
@@ -43,7 +85,14 @@ export function generationCalibration(ex: Example[], unmeasuredGpu: Interval): G
   progress(
     'cross-validation holding out whole GPU generations (for the intervals of unmeasured generations and vendors)',
   );
-  const byGeneration = crossValidate(ex, 'generation', true, PARAMS, progress);
+  const byGeneration = crossValidate(
+    ex,
+    'generation',
+    true,
+    PARAMS,
+    progress,
+    stackRefitView(loadEfficiency()),
+  );
   return calibrateGenerations(
     ex.map((e, i) => ({
       generation: e.gpu.generation,
@@ -92,10 +141,7 @@ function writeGenerationSection(cal: GenerationCalibration, gpu: Interval): void
  */
 export function writeGenerationIntervals(): GenerationCalibration {
   const meta = JSON.parse(readFileSync(LEARNED_META_FILE, 'utf8')) as LearnedMeta;
-  const cal = generationCalibration(
-    examples(loadMeasurements(), loadEfficiency()),
-    meta.intervals.unmeasuredGpu,
-  );
+  const cal = generationCalibration(trainingExamples(), meta.intervals.unmeasuredGpu);
   meta.intervals.unmeasuredGeneration = cal.unmeasuredGeneration;
   meta.intervals.unmeasuredVendor = cal.unmeasuredVendor;
   meta.validation.generationCoverage = cal.coverage;
@@ -109,8 +155,13 @@ export async function trainPredictor(
   writeFiles: boolean,
   log: (line: string) => void = (line) => console.error(line),
 ): Promise<void> {
-  const ex = examples(loadMeasurements(), loadEfficiency());
-  log(`${ex.length} measured rows the analytical predictor covers`);
+  const eff = loadEfficiency();
+  const ex = trainingExamples(eff);
+  const view = stackRefitView(eff);
+  const isLlm = (e: Example) => e.kind === 'llm';
+  log(
+    `${ex.length} measured rows the analytical predictor covers (${ex.filter(isLlm).length} of them LLM runs)`,
+  );
   const ape = (pred: number, e: Example) => Math.abs(pred - e.row.throughput!) / e.row.throughput!;
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '–');
@@ -118,33 +169,53 @@ export async function trainPredictor(
     const s = [...xs].sort((a, b) => a - b);
     return s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))];
   };
+  const mape = (pred: number[], which: (e: Example) => boolean = () => true) =>
+    Number(mean(ex.flatMap((e, i) => (which(e) ? [ape(pred[i], e)] : []))).toFixed(4));
 
   interface Variant {
     name: string;
     pred: number[];
   }
-  function table(title: string, variants: Variant[], groupBy: (e: Example) => string): string {
-    const groups = [...new Set(ex.map(groupBy))].sort();
+  function table(
+    title: string,
+    variants: Variant[],
+    groupBy: (e: Example) => string,
+    which: (e: Example) => boolean = () => true,
+  ): string {
+    const groups = [...new Set(ex.filter(which).map(groupBy))].sort();
     const head = `| ${title} | rows | ${variants.map((v) => v.name).join(' | ')} |`;
     const lines = [head, `|---|---:|${variants.map(() => '---:').join('|')}|`];
     const row = (label: string, idx: number[]) =>
       `| ${label} | ${idx.length} | ${variants.map((v) => pct(mean(idx.map((i) => ape(v.pred[i], ex[i]))))).join(' | ')} |`;
+    const rows = (f: (e: Example) => boolean) => ex.flatMap((e, i) => (which(e) && f(e) ? [i] : []));
     lines.push(
       row(
         '**all**',
-        ex.map((_, i) => i),
+        rows(() => true),
       ),
     );
+    if (groupBy !== kindOf) {
+      lines.push(
+        row(
+          'benchmark rows (train.csv)',
+          rows((e) => !isLlm(e)),
+        ),
+      );
+      lines.push(row('LLM runs (llm_train.csv)', rows(isLlm)));
+    }
     for (const g of groups)
       lines.push(
         row(
           g,
-          ex.flatMap((e, i) => (groupBy(e) === g ? [i] : [])),
+          rows((e) => groupBy(e) === g),
         ),
       );
     return lines.join('\n');
   }
+  const kindOf = (e: Example) => (isLlm(e) ? 'LLM runs' : 'benchmark rows');
+  const llmFamily = (e: Example) => `${e.family} (${e.row.precision === 'FP8' ? 'FP8' : 'BF16'})`;
 
+  // LLM runs' analytical estimate under the stack effects fitted on all of them (seeds/software.json).
   const analyticalAware = ex.map((e) => e.aware.throughput);
   const analyticalUnaware = ex.map((e) => e.unaware.throughput);
   const sections: string[] = [];
@@ -154,8 +225,8 @@ export async function trainPredictor(
     log(
       `cross-validation holding out whole ${split === 'gpu' ? 'GPUs' : '(model, GPU, precision) combinations'}`,
     );
-    const aware = crossValidate(ex, split, true, PARAMS, log);
-    const unaware = crossValidate(ex, split, false, PARAMS, log);
+    const aware = crossValidate(ex, split, true, PARAMS, log, view);
+    const unaware = crossValidate(ex, split, false, PARAMS, log, view);
     oof[split] = aware;
     const variants = [
       { name: 'analytical, precision-unaware', pred: analyticalUnaware },
@@ -163,32 +234,70 @@ export async function trainPredictor(
       { name: 'learned, precision-unaware (ablation)', pred: unaware },
       { name: 'learned (shipped)', pred: aware },
     ];
-    summary[split] = Object.fromEntries(
-      variants.map((v) => [v.name, Number(mean(ex.map((e, i) => ape(v.pred[i], e))).toFixed(4))]),
+    summary[split] = Object.fromEntries(variants.map((v) => [v.name, mape(v.pred)]));
+    summary[`${split}, benchmark rows`] = Object.fromEntries(
+      variants.map((v) => [v.name, mape(v.pred, (e) => !isLlm(e))]),
     );
+    summary[`${split}, LLM runs`] = Object.fromEntries(variants.map((v) => [v.name, mape(v.pred, isLlm)]));
     const what =
       split === 'gpu'
         ? 'Held out: whole GPUs (leave-one-GPU-out)'
         : 'Held out: whole (model, GPU, precision) combinations (10 folds)';
     sections.push(
-      `### ${what}\n\n${table('precision', variants, (e) => e.row.precision)}\n\n${table('GPU architecture', variants, (e) => e.gpu.generation)}`,
+      [
+        `### ${what}`,
+        table('precision', variants, (e) => e.row.precision),
+        table('GPU architecture', variants, (e) => e.gpu.generation),
+        ...(split === 'gpu' ? [table('GPU', variants, (e) => e.row.gpu)] : []),
+        table('source', variants, (e) => e.source),
+        table('LLM model family (precision)', variants, llmFamily, isLlm),
+      ].join('\n\n'),
     );
   }
-  log('cross-validation holding out whole models (for the interval of unmeasured models)');
-  const byModel = crossValidate(ex, 'model', true, PARAMS, log);
-  summary.model = {
-    'learned (shipped)': Number(mean(ex.map((e, i) => ape(byModel[i], e))).toFixed(4)),
-    analytical: Number(mean(ex.map((e, i) => ape(analyticalAware[i], e))).toFixed(4)),
-  };
+  log(
+    'cross-validation holding out whole models, LLM runs by model family (for the interval of unmeasured models)',
+  );
+  const byModel = crossValidate(ex, 'model', true, PARAMS, log, view);
+  log('cross-validation holding out whole sources (publishers)');
+  const bySource = crossValidate(ex, 'source', true, PARAMS, log, view);
+  for (const [name, pred] of [
+    ['model', byModel],
+    ['source', bySource],
+  ] as const) {
+    summary[name] = { analytical: mape(analyticalAware), 'learned (shipped)': mape(pred) };
+    summary[`${name}, benchmark rows`] = {
+      analytical: mape(analyticalAware, (e) => !isLlm(e)),
+      'learned (shipped)': mape(pred, (e) => !isLlm(e)),
+    };
+    summary[`${name}, LLM runs`] = {
+      analytical: mape(analyticalAware, isLlm),
+      'learned (shipped)': mape(pred, isLlm),
+    };
+  }
+  const twoColumns = (pred: number[]) => [
+    { name: 'analytical', pred: analyticalAware },
+    { name: 'learned (shipped)', pred },
+  ];
   sections.push(
-    `### Held out: whole models (leave-one-model-out)\n\n${table(
-      'model',
-      [
-        { name: 'analytical', pred: analyticalAware },
-        { name: 'learned (shipped)', pred: byModel },
-      ],
-      (e) => e.row.model,
-    )}`,
+    [
+      '### Held out: whole models (leave-one-model-out; LLM runs: whole model families)',
+      table('LLM model family (precision)', twoColumns(byModel), llmFamily, isLlm),
+      table('LLM runs by source', twoColumns(byModel), (e) => e.source, isLlm),
+      table('LLM runs by precision', twoColumns(byModel), (e) => e.row.precision, isLlm),
+      table(
+        'model (benchmark rows)',
+        twoColumns(byModel),
+        (e) => e.row.model,
+        (e) => !isLlm(e),
+      ),
+    ].join('\n\n'),
+  );
+  sections.push(
+    [
+      '### Held out: whole sources (leave-one-source-out)',
+      table('source', twoColumns(bySource), (e) => e.source),
+      table('LLM model family (precision)', twoColumns(bySource), llmFamily, isLlm),
+    ].join('\n\n'),
   );
 
   // Interval: quantiles of log(actual step / predicted step) = log(predicted / measured throughput), out of fold.
@@ -200,9 +309,11 @@ export async function trainPredictor(
     rows: errs.length,
   });
   const all = ex.map((_, i) => i);
+  // Per precision from the benchmark rows: stock code under plain data parallelism, as a default
+  // query runs. LLM-style queries (a tuned stack or a split layout) take the LLM runs' interval.
   const byPrecision: Partial<Record<Precision, Interval>> = {};
   for (const p of PRECISIONS) {
-    const idx = all.filter((i) => ex[i].row.precision === p);
+    const idx = all.filter((i) => ex[i].row.precision === p && !isLlm(ex[i]));
     if (idx.length >= 30) byPrecision[p] = interval(logStepErr(oof.combination!, idx));
   }
   const unmeasuredGpu = interval(logStepErr(oof.gpu!, all));
@@ -214,11 +325,19 @@ export async function trainPredictor(
     unmeasuredGpu,
     unmeasuredGeneration: generations.unmeasuredGeneration,
     unmeasuredVendor: generations.unmeasuredVendor,
+    llmRuns: interval(
+      logStepErr(
+        byModel,
+        all.filter((i) => isLlm(ex[i])),
+      ),
+    ),
   };
   const coverage = mean(
     all.map((i) => {
       const s = Math.log(oof.combination![i] / ex[i].row.throughput!);
-      const iv = byPrecision[ex[i].row.precision] ?? intervals.measuredModel;
+      const iv = isLlm(ex[i])
+        ? intervals.llmRuns
+        : (byPrecision[ex[i].row.precision] ?? intervals.measuredModel);
       return s >= iv.q10 && s <= iv.q90 ? 1 : 0;
     }),
   );

@@ -151,6 +151,11 @@ export class EvidenceIndex {
         exactN += a.n;
         continue;
       }
+      // Without precision, a row's own configuration is the model on this GPU: its other-precision
+      // rows are the same configuration to an ablation that cannot tell them apart, and taking them
+      // as evidence would tell it the row's precision (an AMP row's evidence would be the FP32 rows'
+      // residual and the other way round).
+      if (!precisionAware && kg === gpu) continue;
       add(all, a);
       if (kf === framework) add(fw, a);
       if (kg === gpu) {
