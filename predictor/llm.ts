@@ -12,13 +12,6 @@ import type { ModelDef, Precision } from './types.js';
 import { modelFromZooEntry } from './zoo/index.js';
 import type { SoftwareStack } from './software.js';
 
-/**
- * The decoder a published architecture describes, at a sequence length (built once per pair); or why
- * it cannot be built.
- * Gated-MLP models are Llama-style (RMSNorm, SwiGLU, rotary, no biases); the others GPT-3-style
- * (LayerNorm, GELU, learned positions, biases). A missing vocabulary (NeMo's configs leave it to the
- * tokenizer) is the one measurements/llm_vocab.json gives (shared with predictor/memory-check.ts).
- */
 /** The vocabulary measurements/llm_vocab.json gives a model whose architecture row leaves it to the tokenizer. */
 function tokenizerVocab(model: string): number | null {
   const e = loadLlmVocab()[model];
@@ -26,6 +19,11 @@ function tokenizerVocab(model: string): number | null {
 }
 
 const built = new Map<string, ModelDef | string>();
+/**
+ * The decoder a published architecture (llm_models.csv) describes, at a sequence length (built once
+ * per pair), or why it cannot be built. The one builder of LLM decoders: the run predictions below
+ * and the memory checks (predictor/memory-check.ts) both use it.
+ */
 export function llmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
   const key = `${a.model}|${seqLen}`;
   let m = built.get(key);
@@ -33,13 +31,29 @@ export function llmModel(a: LlmArchitecture, seqLen: number): ModelDef | string 
   return m;
 }
 
+/**
+ * Gated-MLP rows are Llama-style: RMSNorm, SwiGLU, rotary, no biases. The others keep LayerNorm and a
+ * non-gated MLP (GELU; Nemotron's squared ReLU saves its input as GELU does) with their family's
+ * positions and biases:
+ * - NeMo's GPT-3 config classes (the row's source names `class GPTConfig...`) inherit GPTConfig's
+ *   position_embedding_type = "learned_absolute" and Megatron-Core's add_bias_linear = True (the
+ *   GPT-3 classes fuse bias + GELU: bias_activation_fusion = True), NVIDIA/NeMo
+ *   nemo/collections/llm/gpt/model/base.py;
+ * - Nemotron-4 uses rotary positions and no bias terms (Parmar et al. 2024, arXiv:2402.16819,
+ *   section 2), as NeMo's Nemotron config classes set;
+ * - a row whose `position` column says learned (MosaicML's MPT table) has learned positions.
+ * A missing vocabulary (NeMo's configs leave it to the tokenizer) is the one
+ * measurements/llm_vocab.json gives.
+ */
 function buildLlmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
-  if ((a.experts ?? 1) > 1) return `${a.model}: mixture-of-experts layers are not modelled`;
+  if ((a.experts ?? 1) > 1) return 'mixture-of-experts layers are not modelled';
   if (!a.layers || !a.hidden || !a.heads || !a.ffnHidden)
-    return `${a.model}: architecture not published (layers, hidden, heads or FFN size missing)`;
+    return 'architecture not published (layers, hidden, heads or FFN size missing)';
   const vocab = a.vocab ?? tokenizerVocab(a.model);
-  if (vocab === null) return `${a.model}: vocabulary not published and not in measurements/llm_vocab.json`;
+  if (vocab === null) return 'vocabulary not published and not in measurements/llm_vocab.json';
   const gated = a.gatedMlp;
+  const gptConfig = !gated && /class GPTConfig\d/.test(a.source);
+  const learnedPositions = gptConfig || /^learned/i.test(a.position);
   return modelFromZooEntry({
     id: a.model,
     name: a.model,
@@ -50,7 +64,7 @@ function buildLlmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
     seqLen,
     optimizer: 'adam',
     batchSizes: [1],
-    source: a.source,
+    source: `seeds/measurements/llm_models.csv (${a.source})`,
     arch: {
       layers: a.layers,
       hidden: a.hidden,
@@ -58,12 +72,12 @@ function buildLlmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
       kvHeads: a.kvHeads ?? a.heads,
       ...(a.headDim && a.headDim * a.heads !== a.hidden ? { headDim: a.headDim } : {}),
       ffn: a.ffnHidden,
-      vocab: a.vocab ?? vocab,
+      vocab,
       norm: gated ? 'rmsnorm' : 'layernorm',
       mlp: gated ? 'swiglu' : 'gelu',
-      positions: gated ? 'rotary' : 'learned',
-      maxPositions: seqLen,
-      bias: !gated,
+      positions: learnedPositions ? 'learned' : 'rotary',
+      ...(learnedPositions ? { maxPositions: seqLen } : {}),
+      bias: gptConfig,
       tiedHead: a.tiedEmbeddings,
       dropout: false,
     },
@@ -117,7 +131,7 @@ export function predictLlmRun(
   if (run.precision !== 'BF16' && run.precision !== 'FP8')
     return { run, error: `precision "${run.precision}" not stated` };
   const model = llmModel(arch, run.seqLen);
-  if (typeof model === 'string') return { run, error: model };
+  if (typeof model === 'string') return { run, error: `${arch.model}: ${model}` };
   const parallelism: Parallelism = {
     tensorParallel: run.tensorParallel,
     pipelineParallel: run.pipelineParallel,

@@ -2,7 +2,9 @@
 // fit, at its batch and precision), the LLM rows of measurements/llm_train.csv that give their layout,
 // and the peak memory some of them publish. Used by `trainplan memory-check` (cli/) and the tests,
 // so the figures in the note and the tests come from the same code.
-import { getGpu, loadLlmMeasurements, type LlmMeasurements, type Measurement } from '../seeds/catalog.js';
+import { getGpu, type Measurement } from '../seeds/catalog.js';
+import { loadLlmArchitectures, loadLlmRuns, type LlmRun } from '../seeds/llm.js';
+import { llmModel } from './llm.js';
 import { predictRow } from './measured.js';
 import { costOf } from './predict.js';
 import {
@@ -17,7 +19,6 @@ import {
 import type { ZeroStage } from './parallel.js';
 import type { GpuSpec, ModelDef, Precision } from './types.js';
 import type { Efficiency } from '../seeds/types.js';
-import { modelFromZooEntry } from './zoo/index.js';
 
 /** One configuration that ran, with what the memory model says about it. */
 export interface FitCheck {
@@ -169,38 +170,28 @@ export function capacityOf(gpuId: string): number | null {
   return stated ? Number(stated[1]) : null;
 }
 
-const number = (v: string | undefined) => (v === undefined || v.trim() === '' ? null : Number(v));
-
 /** The llm_train.csv rows that state TP, PP, micro-batch and sequence length, with their dense decoders. */
 export function llmCases(): LlmCase[] {
-  const { rows, architectures, vocabularies: vocabs } = loadLlmMeasurements();
-  const archs = new Map(architectures.map((a) => [a.model, a]));
-  const decoders = new Map<string, ModelDef | string>();
+  const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
   const cases: LlmCase[] = [];
-  for (const r of rows) {
-    const tp = number(r.tp),
-      pp = number(r.pp),
-      microBatch = number(r.micro_batch_size),
-      seqLen = number(r.seq_len);
-    if (tp === null || pp === null || microBatch === null || seqLen === null) continue;
+  for (const r of loadLlmRuns()) {
+    const { microBatch, seqLen, tensorParallel: tp, pipelineParallel: pp, contextParallel: cp } = r;
+    if (!r.layoutStated || microBatch === null || seqLen === null) continue;
     if (r.precision !== 'BF16' && r.precision !== 'FP8') continue;
-    const gpus = Number(r.num_gpus);
-    const cp = number(r.cp) ?? 1;
+    const gpus = r.numGpus;
     // The replicas of the run itself: some rows keep the dp of a base configuration while
     // num_gpus scales, so the GPU count decides where it divides evenly.
     const replicas = gpus / (tp * pp * cp);
-    const dataParallel = Number.isInteger(replicas) ? replicas : (number(r.dp) ?? replicas);
+    const dataParallel = Number.isInteger(replicas) ? replicas : (r.dataParallel ?? replicas);
     if (!Number.isInteger(dataParallel) || dataParallel < 1) {
       cases.push(inconsistent(r, `${gpus} GPUs do not split into TP ${tp} x PP ${pp} x CP ${cp} replicas`));
       continue;
     }
-    const { zeroStage, shardGroup } = shardingOf(r.zero_or_fsdp, r.framework, dataParallel * cp, cp);
-    const globalBatch = number(r.global_batch_size);
-    const microBatches = globalBatch === null ? pp : Math.max(1, globalBatch / (microBatch * dataParallel));
-    const key = `${r.model}@${seqLen}`;
-    if (!decoders.has(key))
-      decoders.set(key, decoderOf(r.model, seqLen, archs.get(r.model), vocabs[r.model]));
-    const decoder = decoders.get(key)!;
+    const { zeroStage, shardGroup } = shardingOf(r.zeroOrFsdp, r.framework, dataParallel * cp, cp);
+    const microBatches =
+      r.globalBatch === null ? pp : Math.max(1, r.globalBatch / (microBatch * dataParallel));
+    const arch = archs.get(r.model);
+    const decoder = arch ? llmModel(arch, seqLen) : 'not in llm_models.csv';
     cases.push({
       id: r.id,
       source: r.source.split('@')[0],
@@ -217,13 +208,13 @@ export function llmCases(): LlmCase[] {
         dataParallel,
         zeroStage,
         ...(shardGroup !== undefined ? { shardGroup } : {}),
-        recompute: recomputeOf(r.activation_checkpointing, r.framework),
+        recompute: recomputeOf(r.activationCheckpointing, r.framework),
         microBatches,
-        ...(number(r.vp) && number(r.vp)! > 1 ? { virtualStages: number(r.vp)! } : {}),
+        ...(r.virtualPipeline > 1 ? { virtualStages: r.virtualPipeline } : {}),
         attention: 'fused',
         ...(r.task === 'lora' ? { frozenBase: true } : {}),
       },
-      publishedPeakGb: number(r.peak_memory_gb),
+      publishedPeakGb: r.peakMemoryGb,
       decoder: typeof decoder === 'string' ? null : decoder,
       ...(typeof decoder === 'string' ? { skipped: decoder } : {}),
     });
@@ -232,7 +223,7 @@ export function llmCases(): LlmCase[] {
 }
 
 /** A row whose layout cannot be checked, with the reason. */
-function inconsistent(r: Record<string, string>, why: string): LlmCase {
+function inconsistent(r: LlmRun, why: string): LlmCase {
   return {
     id: r.id,
     source: r.source.split('@')[0],
@@ -240,8 +231,8 @@ function inconsistent(r: Record<string, string>, why: string): LlmCase {
     model: r.model,
     gpu: r.gpu,
     precision: r.precision as Precision,
-    microBatch: Number(r.micro_batch_size),
-    seqLen: Number(r.seq_len),
+    microBatch: r.microBatch ?? 1,
+    seqLen: r.seqLen ?? 1,
     layout: {
       tensorParallel: 1,
       pipelineParallel: 1,
@@ -288,54 +279,6 @@ function recomputeOf(cell: string, framework: string): MemoryRecompute {
   if (/op\b|per-op/.test(c) || (c === 'selective' && /torchtitan/.test(framework))) return 'op';
   if (c.startsWith('selective')) return 'selective';
   return 'none';
-}
-
-/**
- * A dense decoder from llm_models.csv at a sequence length. Gated MLPs are Llama's (RMSNorm, SwiGLU,
- * rotary, no biases); the others GPT-3/Nemotron's (LayerNorm, a non-gated MLP whose activation saves
- * its input as GELU and squared ReLU both do). Mixture-of-experts and models without an architecture
- * or vocabulary are not built (the reason is returned).
- */
-function decoderOf(
-  model: string,
-  seqLen: number,
-  arch: Record<string, string> | undefined,
-  vocab: LlmMeasurements['vocabularies'][string] | undefined,
-): ModelDef | string {
-  if (!arch || arch.layers === '' || arch.heads === '' || arch.ffn_hidden === '')
-    return 'llm_models.csv gives no full architecture';
-  if (arch.num_experts !== '') return 'mixture of experts: the zoo builds dense decoders only';
-  const vocabSize = number(arch.vocab) ?? vocab?.vocab;
-  if (!vocabSize) return 'no vocabulary size (llm_models.csv nor llm_vocab.json)';
-  const gated = arch.gated_mlp === 'True';
-  const heads = Number(arch.heads);
-  return modelFromZooEntry({
-    id: model,
-    name: model,
-    family: 'decoder',
-    batchElement: 'sequence',
-    throughputUnit: 'tokens/s',
-    unitsPerBatchElement: 'seqLen',
-    seqLen,
-    optimizer: 'adam',
-    batchSizes: [1],
-    source: `seeds/measurements/llm_models.csv (${arch.source})`,
-    arch: {
-      layers: Number(arch.layers),
-      hidden: Number(arch.hidden),
-      heads,
-      kvHeads: number(arch.kv_heads) ?? heads,
-      ...(number(arch.head_dim) ? { headDim: number(arch.head_dim)! } : {}),
-      ffn: Number(arch.ffn_hidden),
-      vocab: vocabSize,
-      norm: gated ? 'rmsnorm' : 'layernorm',
-      mlp: gated ? 'swiglu' : 'gelu',
-      positions: 'rotary',
-      bias: false,
-      tiedHead: arch.tied_embeddings === 'True',
-      dropout: false,
-    },
-  });
 }
 
 /** The memory model's answer for an LLM row (null when its decoder could not be built). */

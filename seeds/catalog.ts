@@ -435,19 +435,3 @@ export const LEARNED_MODEL_FILE = here('./predictor.onnx');
 export const LEARNED_META_FILE = here('./predictor.json');
 /** The learned model's card, written with it. */
 export const PREDICTOR_CARD_FILE = here('./PREDICTOR_CARD.md');
-
-/** The LLM runs (measurements/llm_train.csv), the architectures they train and their vocabularies, as the files state them. */
-export interface LlmMeasurements {
-  rows: Record<string, string>[];
-  architectures: Record<string, string>[];
-  vocabularies: Record<string, { vocab: number; source: string }>;
-}
-let llmCache: LlmMeasurements | undefined;
-export function loadLlmMeasurements(): LlmMeasurements {
-  llmCache ??= {
-    rows: parseCsv(readFileSync(here('./measurements/llm_train.csv'), 'utf8')),
-    architectures: parseCsv(readFileSync(here('./measurements/llm_models.csv'), 'utf8')),
-    vocabularies: readJson<LlmMeasurements['vocabularies']>('./measurements/llm_vocab.json'),
-  };
-  return llmCache;
-}

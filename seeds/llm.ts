@@ -26,6 +26,8 @@ export interface LlmArchitecture {
   attention: string;
   gatedMlp: boolean;
   tiedEmbeddings: boolean;
+  /** The row's position-encoding wording ('' = not stated). */
+  position: string;
   source: string;
 }
 
@@ -42,16 +44,24 @@ export interface LlmRun {
   microBatch: number | null;
   globalBatch: number | null;
   precision: string;
+  /** Whether the row states its tensor- and pipeline-parallel degrees (the defaults of 1 below are otherwise assumed). */
+  layoutStated: boolean;
   tensorParallel: number;
   pipelineParallel: number;
   contextParallel: number;
   virtualPipeline: number;
   expertParallel: number;
+  /** The data-parallel degree the source states (null = not stated; some rows keep a base configuration's). */
+  dataParallel: number | null;
   /** The source's FSDP/ZeRO wording ('' = none stated). */
   zeroOrFsdp: string;
   /** '' = none stated; 'full' / 'selective ...'. */
   activationCheckpointing: string;
   tokensPerSecondPerGpu: number | null;
+  /** Peak memory per GPU the source publishes, GB (null = not published). */
+  peakMemoryGb: number | null;
+  /** 'pretrain', 'sft' or 'lora'. */
+  task: string;
   software: string;
   isLatest: boolean;
   qualityFlag: string;
@@ -82,6 +92,7 @@ export function loadLlmArchitectures(): LlmArchitecture[] {
     attention: r.attention,
     gatedMlp: r.gated_mlp === 'True',
     tiedEmbeddings: r.tied_embeddings === 'True',
+    position: r.position,
     source: r.source,
   })));
 }
@@ -100,14 +111,18 @@ export function loadLlmRuns(): LlmRun[] {
     microBatch: num(r.micro_batch_size),
     globalBatch: num(r.global_batch_size),
     precision: r.precision,
+    layoutStated: num(r.tp) !== null && num(r.pp) !== null,
     tensorParallel: num(r.tp) ?? 1,
     pipelineParallel: num(r.pp) ?? 1,
     contextParallel: num(r.cp) ?? 1,
     virtualPipeline: num(r.vp) ?? 1,
     expertParallel: num(r.ep) ?? 1,
+    dataParallel: num(r.dp),
     zeroOrFsdp: r.zero_or_fsdp,
     activationCheckpointing: r.activation_checkpointing,
     tokensPerSecondPerGpu: num(r.tokens_per_s_per_gpu),
+    peakMemoryGb: num(r.peak_memory_gb),
+    task: r.task,
     software: r.software,
     isLatest: r.is_latest === '1',
     qualityFlag: r.quality_flag,

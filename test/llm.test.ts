@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { campaignHours, fp8Pairs, llmPredictions } from '../cli/evaluate-llm.js';
 import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
 import { llmModel } from '../predictor/llm.js';
+import { llmCases } from '../predictor/memory-check.js';
 import { checkParallelism, parallelStructure } from '../predictor/parallel.js';
 import { stackOfFramework } from '../predictor/software.js';
 import type { ModelDef } from '../predictor/types.js';
@@ -36,6 +37,25 @@ describe('LLM runs from their published architectures', () => {
     const m = llmModel(arch('Llama-2-7B'), 4096) as ModelDef;
     // meta-llama/Llama-2-7b-hf: 6,738,415,616 parameters.
     expect(costOf(m).parameters / 6_738_415_616).toBeCloseTo(1, 2);
+  });
+
+  it("builds GPT-3 with NeMo GPTConfig's learned positions and biases, Nemotron-4 with rotary positions and none", () => {
+    const layers = (m: string) => (llmModel(arch(m), 2048) as ModelDef).layers;
+    const gpt3 = layers('GPT3-175B');
+    expect(gpt3.some((l) => l.name === 'position_embeddings')).toBe(true);
+    expect(gpt3.find((l) => l.name === 'attn.qkv')).toMatchObject({ bias: true });
+    const nemotron = layers('Nemotron-4-15B');
+    expect(nemotron.some((l) => l.name === 'position_embeddings')).toBe(false);
+    expect(nemotron.find((l) => l.name === 'attn.qkv')).toMatchObject({ bias: false });
+    // Brown et al. 2020, table 2.1: 175.0 B parameters; Parmar et al. 2024: 3.2 B embedding + 12.5 B others.
+    expect(costOf(llmModel(arch('GPT3-175B'), 2048) as ModelDef).parameters / 175e9).toBeCloseTo(1, 2);
+    expect(costOf(llmModel(arch('Nemotron-4-15B'), 4096) as ModelDef).parameters / 15.7e9).toBeCloseTo(1, 2);
+  });
+
+  it('is the one decoder builder: the memory checks of llm_train.csv rows use the same models', () => {
+    const checked = llmCases().filter((c) => c.decoder);
+    expect(checked.length).toBeGreaterThan(250);
+    for (const c of checked) expect(c.decoder, c.id).toBe(llmModel(arch(c.model), c.seqLen));
   });
 
   it('says why a mixture-of-experts or unpublished architecture is not modelled', () => {
