@@ -77,6 +77,9 @@ const BASE = [
   'xla',
   'evidence_same_framework',
   'evidence_same_framework_n',
+  'evidence_nearest_gpu',
+  'evidence_nearest_gpu_n',
+  'evidence_nearest_gpu_distance',
   // The layout and the software stack: what tells a Megatron LLM run at TP 4 / PP 8 apart from a
   // stock-PyTorch CNN on 8 data-parallel GPUs. All zero or one under plain data parallelism on the
   // default stack, so a recommend's groups of plain-DP candidates share them (optimizer/pruned.ts).
@@ -102,6 +105,8 @@ const PRECISION_AWARE = [
   'evidence_same_gpu_same_math_n',
   'evidence_sibling_gpu',
   'evidence_sibling_gpu_n',
+  'evidence_same_precision_framework',
+  'evidence_same_precision_framework_n',
   'log_peak_dominant',
   'log_ridge_point',
   'tensor_core_math',
@@ -222,6 +227,9 @@ export function writeFeatures(
   put(sw.xla ? 1 : 0);
   put(ev.sameFramework);
   put(Math.log1p(ev.sameFrameworkN));
+  put(ev.nearestGpu);
+  put(Math.log1p(ev.nearestGpuN));
+  put(ev.nearestGpuDistance);
   const par = exec.parallelism;
   put(ln(par?.tensorParallel ?? 1));
   put(ln(par?.pipelineParallel ?? 1));
@@ -245,6 +253,8 @@ export function writeFeatures(
     put(Math.log1p(ev.sameGpuSameMathN));
     put(ev.sibling);
     put(Math.log1p(ev.siblingN));
+    put(ev.samePrecisionFramework);
+    put(Math.log1p(ev.samePrecisionFrameworkN));
     const peak = gpu.peakTflops[dominantMath] ?? gpu.peakTflops.fp32 ?? 0;
     put(ln(peak));
     put(ln((peak * 1e12) / (gpu.memoryBwGbps * 1e9)));

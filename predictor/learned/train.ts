@@ -12,7 +12,7 @@ import type { Efficiency } from '../step.js';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode } from '../types.js';
 import { getModel } from '../zoo/index.js';
-import { EvidenceIndex, NO_EVIDENCE, type Evidence, type EvidenceRow } from './evidence.js';
+import { EvidenceIndex, NO_EVIDENCE, NO_NEAREST_DISTANCE, type Evidence, type EvidenceRow } from './evidence.js';
 import {
   featureNames,
   frameworkOf,
@@ -218,7 +218,19 @@ function dropEvidence(ev: Evidence, r: () => number): Evidence {
       sameFramework: 0,
       sameFrameworkN: 0,
     };
-  if (x < 0.55) return { ...ev, samePrecision: 0, samePrecisionN: 0, sibling: 0, siblingN: 0 };
+  if (x < 0.55)
+    return {
+      ...ev,
+      samePrecision: 0,
+      samePrecisionN: 0,
+      sibling: 0,
+      siblingN: 0,
+      samePrecisionFramework: 0,
+      samePrecisionFrameworkN: 0,
+      nearestGpu: 0,
+      nearestGpuN: 0,
+      nearestGpuDistance: NO_NEAREST_DISTANCE,
+    };
   return ev;
 }
 
