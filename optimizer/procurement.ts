@@ -585,24 +585,28 @@ export async function planProcurement(r: ProcurementRequest): Promise<Procuremen
   return plan;
 }
 
+/** How a solve ended and what the answer reports beside the plan itself. */
+interface SolveOutcome {
+  status: MipStatus;
+  solver: string;
+  optimalityProven: boolean;
+  gap: number | null;
+  bestBound: number | null;
+  notes: string[];
+  allRentUsd: number | null;
+  breakEven: BreakEven[];
+  stats: ProcurementPlan['stats'];
+  /** performance.now() when planning began, for the answer's elapsed time. */
+  t0: number;
+}
+
 function planFromSolution(
   r: ProcurementRequest,
   candidates: ProcurementCandidates,
   groups: Groups,
   mip: ProcurementMip,
   values: number[],
-  outcome: {
-    status: MipStatus;
-    solver: string;
-    optimalityProven: boolean;
-    gap: number | null;
-    bestBound: number | null;
-    notes: string[];
-    allRentUsd: number | null;
-    breakEven: BreakEven[];
-    stats: ProcurementPlan['stats'];
-    t0: number;
-  },
+  outcome: SolveOutcome,
 ): ProcurementPlan {
   const orders: Order[] = [];
   r.options.forEach((o, t) =>
@@ -682,18 +686,7 @@ function summarize(
   r: ProcurementRequest,
   orders: Order[],
   allocations: Allocation[],
-  meta: {
-    status: MipStatus;
-    solver: string;
-    optimalityProven: boolean;
-    gap: number | null;
-    bestBound: number | null;
-    notes: string[];
-    allRentUsd: number | null;
-    breakEven: BreakEven[];
-    stats: ProcurementPlan['stats'];
-    t0: number;
-  },
+  meta: SolveOutcome,
 ): ProcurementPlan {
   const H = r.horizonMonths;
   const months: MonthSummary[] = Array.from({ length: H }, (_, i) => ({

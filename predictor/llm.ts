@@ -21,13 +21,15 @@ function tokenizerVocab(model: string): number | null {
 const built = new Map<string, ModelDef | string>();
 /**
  * The decoder a published architecture (llm_models.csv) describes, at a sequence length (built once
- * per pair), or why it cannot be built. The one builder of LLM decoders: the run predictions below
- * and the memory checks (predictor/memory-check.ts) both use it.
+ * per pair), or why it cannot be built; `layers` where a run trained fewer layers than the
+ * architecture has (a proxy configuration). The one builder of LLM decoders: the run predictions
+ * below and the memory checks (predictor/memory-check.ts) both use it.
  */
-export function llmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
-  const key = `${a.model}|${seqLen}`;
+export function llmModel(a: LlmArchitecture, seqLen: number, layers?: number | null): ModelDef | string {
+  const arch = layers && layers !== a.layers ? { ...a, layers } : a;
+  const key = `${arch.model}|${arch.layers}|${seqLen}`;
   let m = built.get(key);
-  if (m === undefined) built.set(key, (m = buildLlmModel(a, seqLen)));
+  if (m === undefined) built.set(key, (m = buildLlmModel(arch, seqLen)));
   return m;
 }
 
@@ -130,7 +132,7 @@ export function predictLlmRun(
     return { run, error: 'sequence length, micro-batch or global batch not published' };
   if (run.precision !== 'BF16' && run.precision !== 'FP8')
     return { run, error: `precision "${run.precision}" not stated` };
-  const model = llmModel(arch, run.seqLen);
+  const model = llmModel(arch, run.seqLen, run.layers);
   if (typeof model === 'string') return { run, error: `${arch.model}: ${model}` };
   const parallelism: Parallelism = {
     tensorParallel: run.tensorParallel,

@@ -150,6 +150,8 @@ export interface LlmCase {
   id: string;
   source: string;
   framework: string;
+  /** The row's software column (framework release, container). */
+  software: string;
   model: string;
   gpu: string;
   precision: Precision;
@@ -158,6 +160,8 @@ export interface LlmCase {
   layout: MemoryLayout;
   /** Published peak memory per GPU, GB, where the source gives one. */
   publishedPeakGb: number | null;
+  /** The row states its activation checkpointing (otherwise its framework family's published configurations decide). */
+  recomputeStated: boolean;
   decoder: ModelDef | null;
   skipped?: string;
 }
@@ -191,11 +195,12 @@ export function llmCases(): LlmCase[] {
     const microBatches =
       r.globalBatch === null ? pp : Math.max(1, r.globalBatch / (microBatch * dataParallel));
     const arch = archs.get(r.model);
-    const decoder = arch ? llmModel(arch, seqLen) : 'not in llm_models.csv';
+    const decoder = arch ? llmModel(arch, seqLen, r.layers) : 'not in llm_models.csv';
     cases.push({
       id: r.id,
       source: r.source.split('@')[0],
       framework: r.framework,
+      software: r.software,
       model: r.model,
       gpu: r.gpu,
       precision: r.precision,
@@ -215,6 +220,7 @@ export function llmCases(): LlmCase[] {
         ...(r.task === 'lora' ? { frozenBase: true } : {}),
       },
       publishedPeakGb: r.peakMemoryGb,
+      recomputeStated: r.activationCheckpointing.trim() !== '',
       decoder: typeof decoder === 'string' ? null : decoder,
       ...(typeof decoder === 'string' ? { skipped: decoder } : {}),
     });
@@ -228,6 +234,7 @@ function inconsistent(r: LlmRun, why: string): LlmCase {
     id: r.id,
     source: r.source.split('@')[0],
     framework: r.framework,
+    software: r.software,
     model: r.model,
     gpu: r.gpu,
     precision: r.precision as Precision,
@@ -242,6 +249,7 @@ function inconsistent(r: LlmRun, why: string): LlmCase {
       microBatches: 1,
     },
     publishedPeakGb: null,
+    recomputeStated: false,
     decoder: null,
     skipped: `layout: ${why}`,
   };
@@ -281,15 +289,40 @@ function recomputeOf(cell: string, framework: string): MemoryRecompute {
   return 'none';
 }
 
+/**
+ * The framework family whose recipes stored a row's model states (seeds/memory.json frameworkStates):
+ * NeMo 1.x (the NeMo Framework Launcher; the NeMo 24.03 and 24.07 containers) or Megatron-Core as
+ * NeMo 2, dgxc-benchmarking's NeMo 2 scripts and Megatron-Bridge configure it, or NeMo AutoModel's
+ * benchmark configurations; null for the others (torchtitan, Megatron-LM's own arguments), which keep
+ * the precision mode's.
+ */
+export function frameworkFamily(
+  c: Pick<LlmCase, 'framework' | 'software'>,
+): 'nemo1' | 'megatron' | 'automodel' | null {
+  if (/NeMo Launcher/.test(c.framework) || /NeMo 1\.x|NeMo 24\.0[0-7]/.test(c.software)) return 'nemo1';
+  if (/^(NeMo \(|NeMo 2|Megatron-Bridge)/.test(c.framework)) return 'megatron';
+  if (/AutoModel/.test(c.framework)) return 'automodel';
+  return null;
+}
+
 /** The memory model's answer for an LLM row (null when its decoder could not be built). */
 export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
   if (!c.decoder) return null;
-  // Megatron-Core (NeMo, Megatron-Bridge) fuses SwiGLU and keeps bf16 norms and gradient buffers;
+  // Megatron-Core (NeMo, Megatron-Bridge, Megatron-LM) fuses SwiGLU and keeps bf16 norm inputs;
   // torchtitan and AutoModel run eagerly.
   const megatron = /Megatron|NeMo \(|NeMo 2|NeMo Megatron/.test(c.framework);
   const rules = megatron ? { ...eff, memory: withFrameworkRules(eff.memory, 'megatron') } : eff;
-  const gradients = megatron ? eff.memory.frameworkGradients.megatron : undefined;
-  const layout = gradients ? { ...c.layout, gradients } : c.layout;
+  const family = frameworkFamily(c);
+  const states = family ? eff.memory.frameworkStates[family] : undefined;
+  const layout: MemoryLayout = states
+    ? {
+        ...c.layout,
+        gradients: states.gradients,
+        fp8Parameters: states.fp8Parameters,
+        masterWeights: states.masterRemaindersFor.includes(c.model) ? 'remainders' : states.masterWeights,
+        recompute: c.recomputeStated ? c.layout.recompute : states.recomputeWhenUnstated,
+      }
+    : c.layout;
   return shardedMemoryPerGpu(c.decoder, costOf(c.decoder), c.precision, c.microBatch, layout, rules);
 }
 

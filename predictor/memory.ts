@@ -409,6 +409,18 @@ export interface MemoryLayout {
   /** Storage of the gradients where the framework differs from the precision mode (Megatron's grad_reduce_in_fp32). */
   gradients?: 'fp32' | 'bf16';
   /**
+   * The weights the mode copies to FP8 exist only in FP8 (with their transpose): Megatron-Core's
+   * fp8_param_gather (Transformer Engine's fp8_model_init), no bf16 working copy of them.
+   */
+  fp8Parameters?: boolean;
+  /**
+   * How the optimizer keeps the fp32 master weights: whole (default), or only their 16 low-order bits
+   * beside the bf16 weights that hold the high-order ones (Apex DistributedFusedAdam's and Transformer
+   * Engine FusedAdam's store_param_remainders): 2 bytes per parameter; or none where the optimizer
+   * updates the 16-bit weights themselves.
+   */
+  masterWeights?: 'fp32' | 'remainders' | 'none';
+  /**
    * LoRA: the base model's weights are frozen, so they have no gradients, master copy or optimizer
    * state (the adapters' own, well under 1% of the parameters, are left out).
    */
@@ -479,13 +491,24 @@ export function shardedMemoryPerGpu(
     : per.optimizer;
   const copy = policy.forwardWeightCopy;
   const copyBytes = copy ? copy.copies * BYTES[copy.dtype] : 0;
+  // The parameters that have the copies: all, or the block linears' share of them.
+  const copied = copy?.blockLinearsOnly ? P * blockLinearShare(cost) : P;
   const largestLayer = s.largestLayerParameters / t;
-  // Under ZeRO-3 the copies exist only for the gathered layers (counted in the workspace below).
-  const weightsGb = ((P * per.weights) / (z >= 3 ? shards : 1) + (z >= 3 ? 0 : P * copyBytes)) / GIB;
+  // Under ZeRO-3 the copies exist only for the gathered layers (counted in the workspace below);
+  // with FP8 parameters the copied weights have no working copy besides their FP8 ones.
+  const stored = layout.fp8Parameters && copy ? P - copied : P;
+  const weightsGb =
+    z >= 3 ? (P * per.weights) / shards / GIB : (stored * per.weights + copied * copyBytes) / GIB;
   const trained = layout.frozenBase ? 0 : P;
   const gradientBytes = layout.gradients ? BYTES[layout.gradients] : per.gradients;
   const gradientsGb = (trained * gradientBytes) / GIB / (z >= 2 ? shards : 1);
-  const masterWeightsGb = (trained * per.master) / GIB / (z >= 1 ? shards : 1);
+  const masterBytes =
+    layout.masterWeights === 'none'
+      ? 0
+      : per.master > 0 && layout.masterWeights === 'remainders'
+        ? BYTES.bf16
+        : per.master;
+  const masterWeightsGb = (trained * masterBytes) / GIB / (z >= 1 ? shards : 1);
   const optimizerStateGb = (trained * optimizerBytes) / GIB / (z >= 1 ? shards : 1);
   const attention = layout.attention ?? constants.defaultAttention;
   const interleaving =
@@ -520,6 +543,22 @@ export function shardedMemoryPerGpu(
     frameworkGb,
     totalGb: allocated + frameworkGb,
   };
+}
+
+const blockLinearShares = new WeakMap<ModelCost, number>();
+/** The share of a model's parameters in the linears inside its transformer blocks (all linears where it has no blocks). */
+function blockLinearShare(cost: ModelCost): number {
+  let share = blockLinearShares.get(cost);
+  if (share === undefined) {
+    const s = parallelStructure(cost);
+    let linear = 0;
+    cost.layers.forEach((l, i) => {
+      if (l.type === 'linear' && (s.inBlocks[i] || s.blocks === 0)) linear += l.parameters * l.count;
+    });
+    share = cost.parameters > 0 ? linear / cost.parameters : 0;
+    blockLinearShares.set(cost, share);
+  }
+  return share;
 }
 
 /** The memory layout of an execution (plain data parallelism when it has no `parallelism`). */

@@ -1,7 +1,15 @@
 // What each precision mode means for the hardware: which math mode each class of layer runs in,
 // how many bytes each tensor takes, and what the mode costs beyond the math. One table, so the
 // meaning of a mode lives in one place.
-import type { DType, GpuSpec, MathMode, OpClass, OptimizerKind, Precision } from './types.js';
+import {
+  PRECISIONS,
+  type DType,
+  type GpuSpec,
+  type MathMode,
+  type OpClass,
+  type OptimizerKind,
+  type Precision,
+} from './types.js';
 
 export const BYTES: Record<DType, number> = { fp32: 4, fp16: 2, bf16: 2, fp8: 1 };
 
@@ -51,8 +59,11 @@ export interface PrecisionPolicy {
    * Low-precision copies of the weights made in forward and kept for backward: autocast caches one
    * cast per weight for the whole forward, and the GEMMs save it; Transformer Engine keeps each
    * weight in FP8 and its FP8 transpose (copies: 2). null where the kernels read the stored weights.
+   * `blockLinearsOnly`: only the linears inside the transformer blocks have the copies (Transformer
+   * Engine's modules; the embedding and the output layer stay in bf16 in Megatron-Core and torchtitan's
+   * float8 conversion skips the output layer).
    */
-  forwardWeightCopy: { dtype: DType; copies: number } | null;
+  forwardWeightCopy: { dtype: DType; copies: number; blockLinearsOnly?: boolean } | null;
   description: string;
 }
 
@@ -179,7 +190,7 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     castsWeightsEachStep: false,
     scaledGemmInput: 'fp8',
     savedGemmInput: 'fp8',
-    forwardWeightCopy: { dtype: 'fp8', copies: 2 },
+    forwardWeightCopy: { dtype: 'fp8', copies: 2, blockLinearsOnly: true },
     description:
       'FP8 as Transformer Engine runs it (Hopper, Ada and newer): matmul inputs cast to FP8 with per-tensor scaling (delayed amax), GEMMs on FP8 tensor cores with bf16 outputs; bf16 weights and activations elsewhere; fp32 gradient buffers (main_grad), master weights and optimizer state; weights cast to FP8 once per step (kept with their transpose) and all-gathered (ZeRO-3/FSDP) in bf16.',
   },
@@ -198,7 +209,7 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     castsWeightsEachStep: false,
     scaledGemmInput: 'fp4',
     savedGemmInput: 'fp8',
-    forwardWeightCopy: { dtype: 'fp8', copies: 2 },
+    forwardWeightCopy: { dtype: 'fp8', copies: 2, blockLinearsOnly: true },
     description:
       'FP4 training (NVFP4 / MXFP4, on GPUs whose datasheet gives an FP4 rate: Blackwell): matmul inputs quantized to FP4 with block scales (16 elements per e4m3 scale for NVFP4), GEMMs on FP4 tensor cores with bf16 outputs; bf16 elsewhere; fp32 gradient buffers, master weights and optimizer state. No FP4 training run or FP4 kernel is measured here: estimates are unmeasured.',
   },
@@ -272,3 +283,12 @@ export function stateBytesPerParam(
     optimizer: OPTIMIZER_STATES[optimizer] * BYTES[policy.optimizerState],
   };
 }
+
+/**
+ * The precision modes a search tries when the request lists none. FP4 is left out: no FP4 training
+ * run or FP4 kernel is measured here, and FP4 training is a research recipe (which layers stay in
+ * higher precision, whether it converges) rather than a switch a user flips; a plan a person pays
+ * for should not rest on it unasked. A request that lists FP4 in `precisions` gets FP4 plans, with
+ * "unmeasured" evidence.
+ */
+export const DEFAULT_SEARCH_PRECISIONS: readonly Precision[] = PRECISIONS.filter((p) => p !== 'FP4');

@@ -131,6 +131,16 @@ interface PassTime {
 }
 
 /**
+ * The GEMMs FP8/FP4 training quantizes: those of linear layers (and weighted matmuls of imported
+ * graphs), as Transformer Engine's te.Linear / LayerNormLinear / LayerNormMLP do. Convolutions and
+ * recurrent cells have no TE FP8 module and stay in bf16 (so a CNN "in FP8" runs its convolutions
+ * as BF16 does); attention's weightless score and context matmuls stay bf16 (fused attention runs
+ * in bf16).
+ */
+export const quantizedGemm = (l: Pick<LayerCost, 'type' | 'opClass' | 'parameters'>): boolean =>
+  l.opClass === 'matmul' && l.parameters > 0 && (l.type === 'linear' || l.type === 'matmul');
+
+/**
  * One layer's forward and backward roofline time (all `count` instances), ms, on one GPU holding
  * 1/`split` of it (tensor parallelism: FLOPs, bytes and the GEMM each kernel runs all shrink).
  */
@@ -147,19 +157,17 @@ function layerTime(
     pointwiseBytesFactor: 1,
   },
 ): { fwd: PassTime; bwd: PassTime; math: MathMode } {
-  // Transformer Engine quantizes the linear layers' GEMMs; attention's weightless score and context
-  // matmuls stay in bf16 (fused attention runs in bf16).
+  const quantized = !!policy.scaledGemmInput && quantizedGemm(l);
   const math =
-    policy.scaledGemmInput && l.opClass === 'matmul' && l.parameters === 0
+    policy.scaledGemmInput && l.opClass === 'matmul' && !quantized
       ? 'bf16'
       : effectiveMath(policy, l.opClass, gpu, exec.fp32UsesTf32);
   const actBytes = BYTES[policy.activation[l.opClass]];
-  const weightBytes =
-    l.opClass === 'matmul' && policy.scaledGemmInput
-      ? SCALED_INPUT_BYTES[policy.scaledGemmInput] // the GEMM reads the quantized copy
-      : l.opClass === 'matmul' && policy.castsWeightsEachStep
-        ? BYTES[math === 'fp32' || math === 'tf32' ? 'fp32' : 'fp16']
-        : BYTES[policy.weights];
+  const weightBytes = quantized
+    ? SCALED_INPUT_BYTES[policy.scaledGemmInput!] // the GEMM reads the quantized copy
+    : l.opClass === 'matmul' && policy.castsWeightsEachStep
+      ? BYTES[math === 'fp32' || math === 'tf32' ? 'fp32' : 'fp16']
+      : BYTES[policy.weights];
   const bw = memoryBandwidth(gpu, eff);
   // A fused attention kernel keeps scores and probabilities on chip (its Q/K/V/O traffic is small next
   // to its math); fused elementwise chains move a fraction of the bytes the separate kernels would.
@@ -273,8 +281,8 @@ export function layerSums(
     kernels += 3 * l.kernels * l.count; // forward launches, backward about twice as many
     if (l.parameters > 0) tensors += l.count;
     if (l.opClass === 'matmul') {
-      // What FP8/FP4 casts: the inputs of the weighted GEMMs (attention's own matmuls stay bf16).
-      if (l.parameters > 0) matmulInputElements += (l.count * l.inputElements) / split;
+      // What FP8/FP4 casts: the inputs of the quantized GEMMs.
+      if (quantizedGemm(l)) matmulInputElements += (l.count * l.inputElements) / split;
       flopsByMath.set(lt.math, (flopsByMath.get(lt.math) ?? 0) + lt.fwd.flops + lt.bwd.flops);
     }
   }

@@ -6,7 +6,8 @@
 // runs in a planner thread (planner-worker.ts), with one deadline for every solve inside it
 // (optimizer/milp/solver.ts withSolveDeadline) and a watchdog that ends the thread at the time
 // limit plus PLANNER_MARGIN_MS. The event loop only validates, sends and receives.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../optimizer/threads.js';
 import { GraphQLError } from 'graphql';
 import type { MiddlewareFn } from 'type-graphql';
 import { InputError } from '../predictor/input-error.js';
@@ -90,37 +91,10 @@ const isTs = import.meta.url.endsWith('.ts');
 
 function spawn(): Promise<Worker> {
   const entry = new URL(isTs ? './planner-worker.ts' : './planner-worker.js', import.meta.url);
-  const worker = isTs
-    ? new Worker(new URL('../optimizer/milp/worker-boot.mjs', import.meta.url), {
-        workerData: { entry: entry.href, ...threadState() },
-      })
-    : new Worker(entry, { workerData: threadState() });
-  return new Promise((resolve, reject) => {
-    const off = () => {
-      clearTimeout(timer);
-      worker.off('message', onMessage);
-      worker.off('error', onError);
-      worker.off('exit', onExit);
-    };
-    const fail = (why: string) => {
-      off();
-      void worker.terminate();
-      reject(new Error(why));
-    };
-    const onMessage = (m: PlannerReply) => {
-      off();
-      if (m.type === 'ready') resolve(worker);
-      else fail('the planner thread sent no ready message');
-    };
-    const onError = (e: Error) => fail(`the planner thread failed to start: ${e.message.split('\n')[0]}`);
-    const onExit = (code: number) => fail(`the planner thread exited with code ${code} while starting`);
-    const timer = setTimeout(
-      () => fail(`the planner thread did not start within ${WORKER_START_TIMEOUT_MS / 1e3} s`),
-      WORKER_START_TIMEOUT_MS,
-    );
-    worker.on('message', onMessage);
-    worker.on('error', onError);
-    worker.on('exit', onExit);
+  return startWorker(entry, {
+    name: 'the planner thread',
+    startTimeoutMs: WORKER_START_TIMEOUT_MS,
+    workerData: { ...threadState() },
   });
 }
 

@@ -225,7 +225,11 @@ export class FleetInput extends SolveSettingsInput {
       'Leave out jobs that do not fit (highest total priority placed) instead of answering INFEASIBLE.',
   })
   allowUnplaced!: boolean;
-  @Field(() => [PrecisionEnum], { nullable: true, description: 'Precision modes allowed (default: all).' })
+  @Field(() => [PrecisionEnum], {
+    nullable: true,
+    description:
+      'Precision modes allowed (default: all but FP4, which no measurement supports; list FP4 to search it).',
+  })
   precisions?: Precision[];
   @Field(() => [Int], {
     nullable: true,
@@ -423,7 +427,11 @@ export class ProcurementInput extends SolveSettingsInput {
   options!: GpuOptionInput[];
   @Field(() => [PriceInput], { nullable: true, description: 'On-demand prices that override the catalog.' })
   prices?: PriceInput[];
-  @Field(() => [PrecisionEnum], { nullable: true, description: 'Precision modes allowed (default: all).' })
+  @Field(() => [PrecisionEnum], {
+    nullable: true,
+    description:
+      'Precision modes allowed (default: all but FP4, which no measurement supports; list FP4 to search it).',
+  })
   precisions?: Precision[];
   @Field(() => [Int], { nullable: true, description: 'GPUs per node to consider (default 1, 2, 4, 8).' })
   gpusPerNode?: number[];
@@ -668,7 +676,8 @@ export class FederatedInput extends SolveSettingsInput {
   allowDropout!: boolean;
   @Field(() => [PrecisionEnum], {
     nullable: true,
-    description: 'Precision modes allowed (default: all the device supports).',
+    description:
+      'Precision modes allowed (default: all the device supports but FP4, which no measurement supports).',
   })
   precisions?: Precision[];
   @Field(() => [Int], {

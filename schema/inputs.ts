@@ -167,7 +167,11 @@ export class RecommendInput {
   budgetUsd?: number;
   @Field(() => [String], { nullable: true, description: 'GPU ids allowed (default: every catalog GPU).' })
   gpus?: string[];
-  @Field(() => [PrecisionEnum], { nullable: true, description: 'Precision modes allowed (default: all).' })
+  @Field(() => [PrecisionEnum], {
+    nullable: true,
+    description:
+      'Precision modes allowed (default: all but FP4, which no measurement supports; list FP4 to search it).',
+  })
   precisions?: Precision[];
   @Field(() => Int, { defaultValue: 8, description: 'Most nodes (machines) a plan may use.' })
   maxNodes!: number;

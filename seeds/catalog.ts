@@ -7,6 +7,7 @@ import {
   PRECISIONS,
   type CatalogGpu,
   type Efficiency,
+  type FrameworkStates,
   type MemoryConstants,
   type SavedRule,
   type Generation,
@@ -275,10 +276,19 @@ export function parseMemoryConstants(text: string): MemoryConstants {
     defaultAttention: value('defaultAttention'),
     softmaxStatsBytes: value('softmaxStatsBytes'),
     savedForBackward: rulesOf(file.savedForBackward as Record<string, SavedRule>),
-    frameworkGradients: Object.fromEntries(
-      Object.entries(file.frameworkGradients as Record<string, { value: 'fp32' | 'bf16' }>)
+    frameworkStates: Object.fromEntries(
+      Object.entries(file.frameworkStates as Record<string, Record<string, { value: unknown }>>)
         .filter(([key]) => !key.startsWith('_'))
-        .map(([key, entry]) => [key, entry.value]),
+        .map(([key, entry]) => [
+          key,
+          {
+            gradients: entry.gradients.value,
+            fp8Parameters: entry.fp8Parameters.value,
+            masterWeights: entry.masterWeights.value,
+            masterRemaindersFor: entry.masterRemaindersFor.value,
+            recomputeWhenUnstated: entry.recomputeWhenUnstated.value,
+          } as FrameworkStates,
+        ]),
     ),
     frameworkRules: Object.fromEntries(
       Object.entries(frameworks)

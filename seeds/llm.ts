@@ -58,6 +58,12 @@ export interface LlmRun {
   /** '' = none stated; 'full' / 'selective ...'. */
   activationCheckpointing: string;
   tokensPerSecondPerGpu: number | null;
+  /**
+   * Transformer layers the run trained where its config table states them ("Layers=N (config table)"
+   * in the notes): dgxc-benchmarking's proxy configurations train the model with fewer layers to fit
+   * fewer GPUs (quality_flag proxy_model_reduced_layers); null = the architecture's own.
+   */
+  layers: number | null;
   /** Peak memory per GPU the source publishes, GB (null = not published). */
   peakMemoryGb: number | null;
   /** 'pretrain', 'sft' or 'lora'. */
@@ -121,6 +127,7 @@ export function loadLlmRuns(): LlmRun[] {
     zeroOrFsdp: r.zero_or_fsdp,
     activationCheckpointing: r.activation_checkpointing,
     tokensPerSecondPerGpu: num(r.tokens_per_s_per_gpu),
+    layers: num(/Layers=(\d+) \(config table\)/.exec(r.notes)?.[1]),
     peakMemoryGb: num(r.peak_memory_gb),
     task: r.task,
     software: r.software,

@@ -152,8 +152,20 @@ export interface MemoryConstants {
   savedForBackward: Record<string, SavedRule>;
   /** Per framework family, rules replacing savedForBackward's where its fused kernels save less. */
   frameworkRules: Record<string, Record<string, SavedRule>>;
-  /** Per framework family, the gradient storage its recipes use where it differs from the precision mode's. */
-  frameworkGradients: Record<string, 'fp32' | 'bf16'>;
+  /** Per framework family, how its recipes store weights, gradients and master weights. */
+  frameworkStates: Record<string, FrameworkStates>;
+}
+
+/** How a framework family's recipes store the model states (seeds/memory.json frameworkStates). */
+export interface FrameworkStates {
+  gradients: 'fp32' | 'bf16';
+  /** FP8 runs keep the FP8-copied weights only in FP8 (fp8_param_gather). */
+  fp8Parameters: boolean;
+  masterWeights: 'fp32' | 'remainders' | 'none';
+  /** Models whose recipe's optimizer keeps only the 16-bit remainders of the fp32 master weights. */
+  masterRemaindersFor: string[];
+  /** What the family's published configurations recompute when a row leaves it unstated. */
+  recomputeWhenUnstated: 'none' | 'selective' | 'full';
 }
 
 /** What one batch element of a model is. */

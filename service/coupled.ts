@@ -24,6 +24,7 @@ import {
 } from '../optimizer/procurement.js';
 import type { SolveOptions } from '../optimizer/milp/solver.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
+import { DEFAULT_SEARCH_PRECISIONS } from '../predictor/precision.js';
 import { PRECISIONS, type GpuSpec, type Precision } from '../predictor/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import { gpuById, modelById } from './lookup.js';
@@ -203,7 +204,9 @@ function ids(
 }
 
 function searchSpace(input: SearchSettings) {
-  const precisions = unique(nonEmpty('precisions', input.precisions, PRECISIONS.length) ?? [...PRECISIONS]);
+  const precisions = unique(
+    nonEmpty('precisions', input.precisions, PRECISIONS.length) ?? [...DEFAULT_SEARCH_PRECISIONS],
+  );
   const gpusPerNode = unique(
     nonEmpty('gpusPerNode', input.gpusPerNode, LIMITS.gpusPerNode) ?? DEFAULT_GPUS_PER_NODE,
   );
@@ -463,7 +466,9 @@ export async function federatedPlan(input: FederatedQuery): Promise<FederatedPla
   const model = modelById('workload.model', input.workload.model);
   const totalSamples = inRange('workload.samples', input.workload.samples, FLOORS.samples, LIMITS.samples);
   const solve = searchSpace({ ...input, maxNodes: 1 }).solve;
-  const precisions = unique(nonEmpty('precisions', input.precisions, PRECISIONS.length) ?? [...PRECISIONS]);
+  const precisions = unique(
+    nonEmpty('precisions', input.precisions, PRECISIONS.length) ?? [...DEFAULT_SEARCH_PRECISIONS],
+  );
   const batchSizes =
     batchList('batchSizes', input.batchSizes) ??
     unique([8, 16, 32, 64, ...model.batchSizes]).sort((a, b) => a - b);

@@ -6,6 +6,7 @@ import type { SoftwareStack } from '../predictor/software.js';
 import type { Software } from '../predictor/learned/features.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { predictCorrected, type CorrectedPrediction } from '../predictor/corrected.js';
+import { DEFAULT_SEARCH_PRECISIONS, unsupportedReason } from '../predictor/precision.js';
 import { planParallelism, type Parallelism, type PlanParallelism } from '../predictor/parallel.js';
 import type { Precision } from '../predictor/types.js';
 import {
@@ -240,7 +241,9 @@ export async function recommendPlans(
   const { model, samples } = workload(q.workload);
   const gpuIds = nonEmpty('gpus', q.gpus, LIMITS.listLength);
   const gpus = gpuIds ? [...new Set(gpuIds)].map((id, i) => gpuById(`gpus[${i}]`, id)) : loadGpus();
-  const precisions = [...new Set(nonEmpty('precisions', q.precisions, PRECISIONS.length) ?? PRECISIONS)];
+  const precisions = [
+    ...new Set(nonEmpty('precisions', q.precisions, PRECISIONS.length) ?? DEFAULT_SEARCH_PRECISIONS),
+  ];
   const maxNodes = integer('maxNodes', q.maxNodes, 1, LIMITS.nodes);
   const maxGpus =
     q.maxGpus == null ? undefined : integer('maxGpus', q.maxGpus, 1, LIMITS.nodes * LIMITS.gpusPerNode);
@@ -364,6 +367,13 @@ export async function recommendPlans(
     user,
     q.predictor,
   );
+  if (q.precisions == null) {
+    const fp4 = gpus.filter((g) => unsupportedReason(g, 'FP4') === null).map((g) => g.id);
+    if (fp4.length)
+      answer.notes.push(
+        `FP4 was not searched: no FP4 training run or kernel is measured here; list FP4 in precisions for FP4 plans on ${fp4.join(', ')}`,
+      );
+  }
   if (q.workload.customModel && q.batchSizes == null)
     answer.notes.push(
       `warning: a custom model was searched at default batch sizes per GPU (${batchSizes.join(', ')}), not ones measured or chosen for it: give batchSizes`,

@@ -6,6 +6,7 @@ import { campaignHours, fp8Pairs, llmPredictions } from '../cli/evaluate-llm.js'
 import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
 import { llmModel } from '../predictor/llm.js';
 import { llmCases } from '../predictor/memory-check.js';
+import { getModel } from '../predictor/zoo/index.js';
 import { checkParallelism, parallelStructure } from '../predictor/parallel.js';
 import { stackOfFramework } from '../predictor/software.js';
 import type { ModelDef } from '../predictor/types.js';
@@ -53,9 +54,22 @@ describe('LLM runs from their published architectures', () => {
   });
 
   it('is the one decoder builder: the memory checks of llm_train.csv rows use the same models', () => {
+    const runs = new Map(loadLlmRuns().map((r) => [r.id, r]));
     const checked = llmCases().filter((c) => c.decoder);
     expect(checked.length).toBeGreaterThan(250);
-    for (const c of checked) expect(c.decoder, c.id).toBe(llmModel(arch(c.model), c.seqLen));
+    for (const c of checked)
+      expect(c.decoder, c.id).toBe(llmModel(arch(c.model), c.seqLen, runs.get(c.id)!.layers));
+  });
+
+  it("builds a proxy configuration's model with the layers its config table states (dgxc-benchmarking's reduced Llama 3.1 405B)", () => {
+    const proxy = loadLlmRuns().find((r) => r.id === 'dgxc-0243')!;
+    expect(proxy.layers).toBe(8);
+    const full = costOf(llmModel(arch('Llama-3.1-405B'), 8192) as ModelDef).parameters;
+    const reduced = costOf(llmModel(arch('Llama-3.1-405B'), 8192, proxy.layers) as ModelDef).parameters;
+    // 126 blocks of about 3.2 B each plus 2.1 B of embedding and head: 8 blocks leave about 28 B.
+    expect(reduced / 1e9).toBeGreaterThan(25);
+    expect(reduced / 1e9).toBeLessThan(30);
+    expect(full / 1e9).toBeCloseTo(405.9, 0);
   });
 
   it('says why a mixture-of-experts or unpublished architecture is not modelled', () => {
@@ -102,6 +116,22 @@ describe('FP8 as Transformer Engine runs it', () => {
     const fp8 = predict(base({ precision: 'FP8', parallelism: z3 }), eff).breakdown.dataParallelCommMs;
     const bf16 = predict(base({ parallelism: z3 }), eff).breakdown.dataParallelCommMs;
     expect(fp8).toBeCloseTo(bf16, 6);
+  });
+
+  it('quantizes linear layers only: a CNN in FP8 or FP4 runs its convolutions as BF16 does', () => {
+    // Transformer Engine has FP8 linear modules and no FP8 convolution: ResNet-50 "in FP8" gains
+    // nothing (its one linear layer is quantized; the recipe's fp32 gradient buffers and fp32 norm
+    // inputs cost some), while the decoder, all linear layers, gains.
+    const resnet = base({ model: getModel('resnet50_v1.5')!, batchSizePerGpu: 256, gradAccumSteps: 1 });
+    const b200 = getGpu('B200')!;
+    const cnn = (precision: 'BF16' | 'FP8' | 'FP4', gpu = H100) =>
+      predict({ ...resnet, gpu, precision }, eff).throughput;
+    expect(cnn('FP8') / cnn('BF16')).toBeGreaterThan(0.8);
+    expect(cnn('FP8') / cnn('BF16')).toBeLessThanOrEqual(1.01);
+    expect(cnn('FP4', b200) / cnn('BF16', b200)).toBeLessThanOrEqual(1.01);
+    expect(
+      predict(base({ precision: 'FP8' }), eff).throughput / predict(base(), eff).throughput,
+    ).toBeGreaterThan(1.15);
   });
 
   it('FP4 runs only where the datasheet gives an FP4 rate, and is faster than FP8 there', () => {
@@ -213,6 +243,20 @@ describe('the API: softwareStack, FP8/FP4, virtual stages and context parallelis
     // No published run used TUNED: its evidence says its effects are an assumption.
     const assumed = await run(query('softwareStack: TUNED'));
     expect(assumed.data!.predict.evidence).toMatch(/no published run used this stack/);
+  });
+
+  it('recommend searches FP4 only when asked, and says so', async () => {
+    const ask = (precisions: string) =>
+      run(`{ recommend(input: {
+        workload: { model: "bert_large_pretrain", samples: 1e8 }, gpus: ["B200"], maxNodes: 1, limit: 50 ${precisions}
+      }) { plans { precision } notes } }`);
+    const plain = (await ask('')).data!.recommend;
+    expect(plain.plans.length).toBeGreaterThan(0);
+    expect(plain.plans.some((p: { precision: string }) => p.precision === 'FP4')).toBe(false);
+    expect(plain.notes.join('\n')).toMatch(/FP4 was not searched.*list FP4 in precisions.*B200/);
+    const asked = (await ask(', precisions: [FP4, BF16]')).data!.recommend;
+    expect(asked.plans.some((p: { precision: string }) => p.precision === 'FP4')).toBe(true);
+    expect(asked.notes.join('\n')).not.toMatch(/FP4 was not searched/);
   });
 
   it('a context-parallel degree the GPUs cannot hold is refused, naming the field', async () => {

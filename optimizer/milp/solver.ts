@@ -12,7 +12,8 @@
 //   - Every answer, from either solver, is checked against every bound, integrality requirement and
 //     row (verify.ts) before it is returned; a HiGHS answer that fails is an error, never a result.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../threads.js';
 import { highs, HIGHS_VERSION, solveWithHighs, type BackendResult } from './highs.js';
 import type { WorkerJob, WorkerReply } from './highs-worker.js';
 import { JSLP_VERSION } from './lpsolver.js';
@@ -124,45 +125,14 @@ const maxWorkers = () => {
 };
 const workersDisabled = () => /^(0|off|false|no)$/i.test(process.env.TRAINPLAN_SOLVER_WORKER ?? '');
 
-function spawn(): Promise<Slot> {
+async function spawn(): Promise<Slot> {
   const entry =
     workerEntryOverride ?? new URL(isTs ? './highs-worker.ts' : './highs-worker.js', import.meta.url);
-  const worker = entry.pathname.endsWith('.ts')
-    ? new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { entry: entry.href } })
-    : new Worker(entry);
-  return new Promise((resolve, reject) => {
-    // Only our own listeners are removed: removeAllListeners() would also drop the ones Node uses to
-    // keep the worker's message port flowing.
-    const off = () => {
-      clearTimeout(timer);
-      worker.off('message', onMessage);
-      worker.off('error', onError);
-      worker.off('exit', onExit);
-    };
-    const fail = (why: string) => {
-      off();
-      void worker.terminate();
-      reject(new Error(why));
-    };
-    const onMessage = (m: WorkerReply) => {
-      off();
-      if (m.type !== 'ready') {
-        void worker.terminate();
-        reject(new Error('the solver worker sent no ready message'));
-        return;
-      }
-      resolve({ worker, busy: true });
-    };
-    const onError = (e: Error) => fail(`the solver worker failed to start: ${e.message.split('\n')[0]}`);
-    const onExit = (code: number) => fail(`the solver worker exited with code ${code} while starting`);
-    const timer = setTimeout(
-      () => fail(`the solver worker did not start within ${WORKER_START_TIMEOUT_MS / 1e3} s`),
-      WORKER_START_TIMEOUT_MS,
-    );
-    worker.on('message', onMessage);
-    worker.on('error', onError);
-    worker.on('exit', onExit);
+  const worker = await startWorker(entry, {
+    name: 'the solver worker',
+    startTimeoutMs: WORKER_START_TIMEOUT_MS,
   });
+  return { worker, busy: true };
 }
 
 async function acquire(): Promise<Slot> {
