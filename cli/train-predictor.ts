@@ -4,21 +4,21 @@
 // and PREDICTOR_CARD.md. Deterministic: the same data and seed give the same files.
 // `--evaluate-only` prints the validation without writing anything.
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { FITTED_STACKS, fitStack, LLM_CARD_HEADING } from './evaluate-llm.js';
+import { FITTED_STACKS, fitStack, fp8Pairs, LLM_CARD_HEADING } from './evaluate-llm.js';
 import { overrideStackEffects, stackOfFramework } from '../predictor/software.js';
 import type { Efficiency } from '../predictor/step.js';
+import { llmSourceOf } from '../predictor/llm.js';
 import {
   LEARNED_META_FILE,
   LEARNED_MODEL_FILE,
   loadEfficiency,
-  loadMeasurements,
   PREDICTOR_CARD_FILE,
 } from '../seeds/catalog.js';
 import {
   crossValidate,
-  examples,
   fit,
   llmExamples,
+  trainingExamples,
   type FoldView,
   PARAMS,
   featuresOf,
@@ -38,11 +38,6 @@ import {
 import { pathToFileURL } from 'node:url';
 
 const progress = (s: string) => console.error(s);
-
-/** Every row the learned correction trains on: train.csv's benchmark rows, then the LLM runs. */
-export function trainingExamples(eff: Efficiency = loadEfficiency()): Example[] {
-  return [...examples(loadMeasurements(), eff), ...llmExamples(eff)];
-}
 
 /**
  * A fold's view of the LLM runs: the tuned stacks' effects (seeds/software.json) are fitted on the
@@ -298,6 +293,30 @@ export async function trainPredictor(
       table('source', twoColumns(bySource), (e) => e.source),
       table('LLM model family (precision)', twoColumns(bySource), llmFamily, isLlm),
     ].join('\n\n'),
+  );
+
+  // FP8/BF16 speed ratios of the H100 runs published in both precisions at the same layout: the
+  // analytical estimate, and the learned one with the run's model family held out.
+  const llmIdx = ex.flatMap((e, i) => (e.run ? [i] : []));
+  const pairsOf = (pred: number[]) =>
+    fp8Pairs(llmIdx.map((i) => ({ run: ex[i].run!, tokensPerSecondPerGpu: pred[i] })));
+  const analyticalPairs = pairsOf(analyticalAware),
+    learnedPairs = pairsOf(byModel);
+  const pairError = (x: { measured: number; predicted: number }) =>
+    Math.abs(x.predicted - x.measured) / x.measured;
+  const pairLine = (name: string, ps: typeof analyticalPairs) =>
+    `${name}: predicted mean ${mean(ps.map((x) => x.predicted)).toFixed(2)}, mean |error| ${pct(mean(ps.map(pairError)))}, within 10%: ${ps.filter((x) => pairError(x) <= 0.1).length}/${ps.length}`;
+  sections.push(
+    [
+      `### FP8/BF16 speed ratio on H100 (${analyticalPairs.length} runs published in both precisions at the same layout; measured mean ${mean(analyticalPairs.map((x) => x.measured)).toFixed(2)})`,
+      `${pairLine('analytical', analyticalPairs)}; ${pairLine('learned, model family held out', learnedPairs)}.`,
+      '| source | model | GPUs | TP/PP/CP/VP | measured | analytical | learned (family held out) |',
+      '|---|---|---:|---|---:|---:|---:|',
+      ...analyticalPairs.map((a, i) => {
+        const r = a.run;
+        return `| ${llmSourceOf(r)} | ${r.model} | ${r.numGpus} | ${r.tensorParallel}/${r.pipelineParallel}/${r.contextParallel}/${r.virtualPipeline} | ${a.measured.toFixed(2)} | ${a.predicted.toFixed(2)} | ${learnedPairs[i].predicted.toFixed(2)} |`;
+      }),
+    ].join('\n'),
   );
 
   // Interval: quantiles of log(actual step / predicted step) = log(predicted / measured throughput), out of fold.

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  getGpu,
-  LEARNED_META_FILE,
-  LEARNED_MODEL_FILE,
-  loadEfficiency,
-  loadMeasurements,
-} from '../seeds/catalog.js';
-import { examples, featuresOf, fit, PARAMS } from '../predictor/learned/train.js';
+import { getGpu, LEARNED_META_FILE, LEARNED_MODEL_FILE, loadEfficiency } from '../seeds/catalog.js';
+import { featuresOf, fit, PARAMS, trainingExamples } from '../predictor/learned/train.js';
 import { predictEnsemble, trainGbdt } from '../predictor/learned/gbdt.js';
 import { ensembleToOnnx, loadOnnxCorrection } from '../predictor/learned/onnx.js';
 import { LearnedPredictor } from '../predictor/learned/model.js';
@@ -42,11 +36,16 @@ describe('gradient-boosted trees and their ONNX export', () => {
 
 describe('the committed learned model (seeds/predictor.onnx)', async () => {
   const learned = await LearnedPredictor.load();
-  const ex = examples(loadMeasurements(), eff);
+  // The benchmark rows and the LLM runs, as npm run train:predictor trains on them.
+  const ex = trainingExamples(eff);
 
   it('is what npm run train:predictor produces from the seeds: ONNX output equals a fresh TypeScript fit on fixed rows', async () => {
     const final = fit(ex, true, PARAMS);
-    const rows = [0, 100, 500, 1000, 2000, 3000].filter((i) => i < ex.length).map((i) => ex[i]);
+    // Benchmark rows and LLM runs (the last rows), each with the layout and stack features it has.
+    const rows = [0, 100, 500, 1000, 2000, 3000, ex.length - 60, ex.length - 1]
+      .filter((i) => i < ex.length)
+      .map((i) => ex[i]);
+    expect(rows.some((e) => e.kind === 'llm')).toBe(true);
     const X = rows.map((e) =>
       featuresOf(
         e,

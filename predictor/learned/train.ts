@@ -3,7 +3,7 @@
 // its own layout and software stack); gradient-boosted trees; cross-validation that holds out whole
 // GPUs, models (LLM runs by model family), sources or (model, GPU, precision) combinations, never
 // random rows.
-import { getGpu, type Measurement } from '../../seeds/catalog.js';
+import { getGpu, loadEfficiency, loadMeasurements, type Measurement } from '../../seeds/catalog.js';
 import { loadLlmArchitectures, loadLlmRuns, type LlmRun } from '../../seeds/llm.js';
 import { familyOf, llmSourceOf, predictLlmRun } from '../llm.js';
 import { predictRow } from '../measured.js';
@@ -12,7 +12,13 @@ import type { Efficiency } from '../step.js';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode } from '../types.js';
 import { getModel } from '../zoo/index.js';
-import { EvidenceIndex, NO_EVIDENCE, NO_NEAREST_DISTANCE, type Evidence, type EvidenceRow } from './evidence.js';
+import {
+  EvidenceIndex,
+  NO_EVIDENCE,
+  NO_NEAREST_DISTANCE,
+  type Evidence,
+  type EvidenceRow,
+} from './evidence.js';
 import {
   featureNames,
   frameworkOf,
@@ -179,6 +185,11 @@ export function llmExamples(
     });
   }
   return out;
+}
+
+/** Every row the learned correction trains on: train.csv's benchmark rows, then the LLM runs. */
+export function trainingExamples(eff: Efficiency = loadEfficiency()): Example[] {
+  return [...examples(loadMeasurements(), eff), ...llmExamples(eff)];
 }
 
 export const target = (e: Example, aware: boolean) =>
