@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { getGpu, LEARNED_META_FILE, LEARNED_MODEL_FILE, loadEfficiency } from '../seeds/catalog.js';
-import { featuresOf, fit, PARAMS, trainingExamples } from '../predictor/learned/train.js';
+import { evidenceOf, featuresOf, fit, PARAMS, trainingExamples } from '../predictor/learned/train.js';
 import { predictEnsemble, trainGbdt } from '../predictor/learned/gbdt.js';
 import { ensembleToOnnx, loadOnnxCorrection } from '../predictor/learned/onnx.js';
 import { LearnedPredictor } from '../predictor/learned/model.js';
@@ -50,7 +50,7 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
       featuresOf(
         e,
         true,
-        final.evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework),
+        evidenceOf(e, final.evidence),
       ),
     );
     const ort = await loadOnnxCorrection(LEARNED_MODEL_FILE.pathname, featureNames(true).length);

@@ -195,14 +195,27 @@ export function trainingExamples(eff: Efficiency = loadEfficiency()): Example[] 
 export const target = (e: Example, aware: boolean) =>
   Math.log(e.row.throughput! / (aware ? e.aware : e.unaware).throughput);
 
+/**
+ * The evidence an example's features see. LLM runs get none and give none: they are keyed by the
+ * published model names (Llama-3.1-70B), which no zoo model or user query uses, so at run time no
+ * LLM-style query finds evidence; training them with evidence would teach the trees a case that
+ * never occurs (and made held-out families worse).
+ */
+export function evidenceOf(e: Example, index: EvidenceIndex, aware = true): Evidence {
+  if (e.kind === 'llm') return NO_EVIDENCE;
+  return index.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework, aware);
+}
+
 export function evidenceRows(ex: Example[], aware: boolean): EvidenceRow[] {
-  return ex.map((e) => ({
-    model: e.row.model,
-    gpu: e.row.gpu,
-    precision: e.row.precision,
-    framework: e.software.framework,
-    logResidual: target(e, aware),
-  }));
+  return ex
+    .filter((e) => e.kind !== 'llm')
+    .map((e) => ({
+      model: e.row.model,
+      gpu: e.row.gpu,
+      precision: e.row.precision,
+      framework: e.software.framework,
+      logResidual: target(e, aware),
+    }));
 }
 
 export function featuresOf(e: Example, aware: boolean, ev: Evidence): number[] {
@@ -276,13 +289,7 @@ export function fit(
 ): { ensemble: Ensemble; evidence: EvidenceIndex } {
   const evidence = new EvidenceIndex(evidenceRows(train, aware));
   const r = rng(params.seed + 1);
-  const X = train.map((e) =>
-    featuresOf(
-      e,
-      aware,
-      dropEvidence(evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework, aware), r),
-    ),
-  );
+  const X = train.map((e) => featuresOf(e, aware, dropEvidence(evidenceOf(e, evidence, aware), r)));
   const y = train.map((e) => target(e, aware));
   return { ensemble: trainGbdt(X, y, { ...params, monotone: monotoneConstraints(aware) }), evidence };
 }
@@ -294,7 +301,7 @@ export function predictHeldOut(
   aware: boolean,
 ): number[] {
   return test.map((e) => {
-    const ev = model.evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework, aware);
+    const ev = evidenceOf(e, model.evidence, aware);
     return (
       (aware ? e.aware : e.unaware).throughput *
       Math.exp(predictEnsemble(model.ensemble, featuresOf(e, aware, ev)))
@@ -302,7 +309,7 @@ export function predictHeldOut(
   });
 }
 
-export type Split = 'gpu' | 'combination' | 'model' | 'generation' | 'source';
+export type Split = 'gpu' | 'combination' | 'model' | 'family' | 'generation' | 'source';
 
 /** What one fold of a split holds out together. */
 export function foldKey(e: Example, split: Split): string {
@@ -310,6 +317,8 @@ export function foldKey(e: Example, split: Split): string {
     case 'gpu':
       return e.row.gpu;
     case 'model':
+      return e.row.model;
+    case 'family':
       return e.kind === 'llm' ? `LLM family ${e.family}` : e.row.model;
     case 'generation':
       return e.gpu.generation;
@@ -321,7 +330,8 @@ export function foldKey(e: Example, split: Split): string {
 }
 
 /**
- * Folds: one per GPU, one per model (LLM runs: per model family), one per source, one per GPU
+ * Folds: one per GPU, one per model, one per model family (benchmark rows: per model; LLM runs: Llama-3.1-8B
+ * and -70B together), one per source, one per GPU
  * generation (architecture), or 10 folds of whole (model, GPU, precision) combinations (seeded shuffle).
  */
 export function folds(ex: Example[], split: Split, k = 10, seed = 11): number[][] {
