@@ -1,18 +1,22 @@
 // How much three recorded runs help on a GPU the shipped measurements never saw.
 //
-//   npx tsx bench/calibration.ts [--draws 20] [--seed 5] [--write]
+//   npx tsx bench/calibration.ts [--draws 20] [--seed 5] [--write] [--grid]
 //
 // For every GPU in seeds/measurements/train.csv: fit the learned correction on every other GPU's
 // rows (so the GPU is unmeasured, as a new GPU is), then, per draw, record 3 of its rows from 3
 // different models as a user's runs and predict all its other rows: without the runs, with the
 // runs as evidence only (the learned model's same-model features), with the runs' calibration
-// (predictor/learned/calibration.ts), and with both (what the server does). Error: mean absolute
+// (predictor/learned/calibration.ts), with both, and with both plus the neighbour transfer (what
+// the server does: predictor/learned/transfer.ts, the other GPUs' rows as the shipped
+// measurements; the held-out GPU's rows reach it only as the 3 runs). Error: mean absolute
 // percentage error of throughput on the GPU's other rows, averaged over the draws; the table's
 // "all" lines are the mean over GPUs and the mean over rows; the same on the recorded models'
 // other rows (their other batch sizes, GPU counts, precisions); and two ceilings: the error if
-// the GPU's mean error (or its mean error per model) were known exactly. --write stores the
-// P10/P90 of calibrated errors where the model has runs on the GPU (seeds/calibration.json,
-// modelOnGpu). About 2 minutes on 2 cores (27 fits).
+// the GPU's mean error (or its mean error per model) were known exactly.
+// Split: the transfer's constants and the intervals are chosen on the even-indexed GPUs (sorted
+// by id) and reported on the odd ones too. --grid scores a grid of transfer constants on the same
+// draws (pick the best on the even half); --write stores the calibrated interval measured on the
+// even half (seeds/calibration.json modelOnGpu). About 3 minutes on 2 cores (27 fits).
 import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
 import { examples, fit, featuresOf, type Example, PARAMS } from '../predictor/learned/train.js';
 import { EvidenceIndex } from '../predictor/learned/evidence.js';
@@ -23,8 +27,21 @@ import {
   type CalibrationWeights,
   type RecordedEvidence,
 } from '../predictor/learned/calibration.js';
-import { loadCalibrationSettings } from '../seeds/calibration.js';
+import {
+  loadCalibrationSettings,
+  type CalibrationSettings,
+  type TransferSettings,
+} from '../seeds/calibration.js';
+import {
+  exampleConfiguration,
+  gpuChips,
+  NeighbourTransfer,
+  ShippedConfigurations,
+} from '../predictor/learned/transfer.js';
 import { readFileSync, writeFileSync } from 'node:fs';
+import type { Precision } from '../predictor/types.js';
+import type { Interval, LearnedMeta } from '../predictor/learned/model.js';
+import { LEARNED_META_FILE } from '../seeds/catalog.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -52,7 +69,13 @@ const ape = (pred: number, e: Example) => Math.abs(pred - e.row.throughput!) / e
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-const VARIANTS = ['no runs', 'runs as evidence only', 'runs calibrate only', 'both (shipped)'] as const;
+const VARIANTS = [
+  'no runs',
+  'runs as evidence only',
+  'runs calibrate only',
+  'both (before transfer)',
+  'both + neighbour transfer (shipped)',
+] as const;
 type Variant = (typeof VARIANTS)[number];
 
 interface GpuResult {
@@ -68,8 +91,14 @@ interface GpuResult {
   /** Ceilings for any per-GPU offset: every other row's mean error on this GPU known exactly (per GPU; per GPU and model). */
   oracleGpu: number;
   oracleGpuModel: number;
-  /** log(measured step / calibrated step) of every predicted row of a recorded model (for the interval). */
-  logErrors: number[];
+  /** log(measured step / shipped prediction) of every predicted row, and whether its model was recorded (interval coverage). */
+  candidateMape: number[];
+  shippedLogErrors: {
+    logError: number;
+    recordedModel: boolean;
+    transferShare: number;
+    precision: Precision;
+  }[];
 }
 
 const emptyRecord = (): Record<Variant, number[]> =>
@@ -109,10 +138,16 @@ function drawRuns(rows: Example[], r: () => number): number[] | undefined {
 
 export function runBenchmark(
   ex: Example[],
-  weights: CalibrationWeights,
+  settings: Pick<CalibrationSettings, 'weights' | 'transfer'>,
   log: (s: string) => void = () => {},
+  /** Other transfer settings to score on the same draws (--grid): their MAPE per GPU in `candidateMape`. */
+  candidates: TransferSettings[] = [],
+  /** Hold out only these GPUs (the tests); every GPU when absent. */
+  onlyGpus?: readonly string[],
 ): GpuResult[] {
-  const gpus = [...new Set(ex.map((e) => e.row.gpu))].sort();
+  const weights: CalibrationWeights = settings.weights;
+  const gpus = [...new Set(ex.map((e) => e.row.gpu))].sort().filter((g) => !onlyGpus || onlyGpus.includes(g));
+  const chips = gpuChips(ex.map((e) => e.gpu));
   const results: GpuResult[] = [];
   for (const gpu of gpus) {
     const test = ex.filter((e) => e.row.gpu === gpu);
@@ -130,12 +165,15 @@ export function runBenchmark(
         ),
       );
     const base = test.map((e) => predictWith(model.evidence, e));
+    // Only the other GPUs' rows are shipped; the held-out GPU's reach the transfer only as the 3 runs.
+    const shipped = new ShippedConfigurations(ex.filter((e) => e.row.gpu !== gpu).map(exampleConfiguration));
+    const shippedLogErrors: GpuResult['shippedLogErrors'] = [];
+    const candidatePerDraw: number[][] = candidates.map(() => []);
     const r = rng(SEED);
     const perDraw = emptyRecord(),
       rowErrors = emptyRecord();
     const ownPerDraw = emptyRecord(),
       ownRowErrors = emptyRecord();
-    const logErrors: number[] = [];
     for (let d = 0; d < DRAWS; d++) {
       const picked = drawRuns(test, r);
       if (!picked) break;
@@ -169,6 +207,16 @@ export function runBenchmark(
       const errs = emptyRecord(),
         own = emptyRecord();
       const recordedModels = new Set(recorded.map((e) => e.row.model));
+      const transfer = new NeighbourTransfer(
+        shipped,
+        recorded.map(exampleConfiguration),
+        settings.transfer,
+        chips,
+      );
+      const candidateTransfers = candidates.map(
+        (c) => new NeighbourTransfer(shipped, recorded.map(exampleConfiguration), c, chips),
+      );
+      const candidateErrors: number[][] = candidates.map(() => []);
       test.forEach((e, i) => {
         if (picked.includes(i)) return;
         const q = {
@@ -180,18 +228,37 @@ export function runBenchmark(
         };
         const indexed = predictWith(index, e);
         const both = indexed / calibrate(q, runsIndexed, weights).scale;
+        // Blend in log throughput: the transfer's share by its evidence (predictor/learned/model.ts does the same on step time).
+        const blend = (tr: NeighbourTransfer) => {
+          const t = tr.query(exampleConfiguration(e));
+          const thr = t
+            ? Math.exp(
+                (1 - t.share) * Math.log(both) + t.share * (Math.log(e.aware.throughput) + t.logResidual),
+              )
+            : both;
+          return { t, thr };
+        };
+        const { t, thr: transferred } = blend(transfer);
+        candidateTransfers.forEach((tr, c) => candidateErrors[c].push(ape(blend(tr).thr, e)));
         const row: Record<Variant, number> = {
           'no runs': ape(base[i], e),
           'runs as evidence only': ape(indexed, e),
           'runs calibrate only': ape(base[i] / calibrate(q, runsBase, weights).scale, e),
-          'both (shipped)': ape(both, e),
+          'both (before transfer)': ape(both, e),
+          'both + neighbour transfer (shipped)': ape(transferred, e),
         };
+        shippedLogErrors.push({
+          logError: Math.log(transferred / e.row.throughput!),
+          recordedModel: recordedModels.has(e.row.model),
+          transferShare: t?.share ?? 0,
+          precision: e.row.precision,
+        });
         for (const v of VARIANTS) {
           errs[v].push(row[v]);
           if (recordedModels.has(e.row.model)) own[v].push(row[v]);
         }
-        if (recordedModels.has(e.row.model)) logErrors.push(Math.log(both / e.row.throughput!));
       });
+      candidateErrors.forEach((xs, c) => candidatePerDraw[c].push(mean(xs)));
       for (const v of VARIANTS) {
         perDraw[v].push(mean(errs[v]));
         rowErrors[v].push(...errs[v]);
@@ -213,13 +280,45 @@ export function runBenchmark(
       ownRowErrors,
       oracleGpu: oracle(test, base, () => ''),
       oracleGpuModel: oracle(test, base, (e) => e.row.model),
-      logErrors,
+      shippedLogErrors,
+      candidateMape: candidatePerDraw.map(mean),
     };
     results.push(res);
     log(`${gpu}: ${res.rows} rows, ${VARIANTS.map((v) => `${v} ${pct(res.mape[v])}`).join(', ')}`);
   }
   return results;
 }
+
+/** Mean over GPUs of each variant's MAPE on all other rows, for a subset of GPUs. */
+export const meanOverGpus = (results: GpuResult[], v: Variant) => mean(results.map((x) => x.mape[v]));
+
+type HeldOutRow = GpuResult['shippedLogErrors'][number];
+
+/** The `tail` and 1 - `tail` quantiles of log(measured / predicted step time) over some held-out rows. */
+function quantiles(rows: HeldOutRow[], tail: number): Interval {
+  const xs = rows.map((r) => r.logError).sort((a, b) => a - b);
+  const q = (p: number) => Number(xs[Math.round(p * (xs.length - 1))].toFixed(3));
+  return { q10: q(tail), q90: q(1 - tail), rows: xs.length };
+}
+
+/** Share of rows inside the interval each gets. */
+const coverage = (rows: HeldOutRow[], iv: (r: HeldOutRow) => Interval) =>
+  rows.filter((r) => r.logError >= iv(r).q10 && r.logError <= iv(r).q90).length / Math.max(1, rows.length);
+
+/**
+ * The interval the server gives a row of another model on a GPU with runs and no transfer: the
+ * learned model's for its precision widened by the unmeasured-GPU one (predictor/learned/model.ts,
+ * a GPU of a measured generation; a model with no measurement or a split layout widens it more).
+ */
+const learnedInterval = (meta: LearnedMeta) => (r: HeldOutRow) => {
+  const ivs = meta.intervals;
+  const b = ivs.byPrecision[r.precision] ?? ivs.measuredModel;
+  return {
+    q10: Math.min(b.q10, ivs.unmeasuredGpu.q10),
+    q90: Math.max(b.q90, ivs.unmeasuredGpu.q90),
+    rows: 0,
+  };
+};
 
 export function formatBenchmark(results: GpuResult[]): string {
   const lines = [
@@ -241,19 +340,78 @@ export function formatBenchmark(results: GpuResult[]): string {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const ex = examples(loadMeasurements(), loadEfficiency());
-  const results = runBenchmark(ex, loadCalibrationSettings().weights, (s) => console.error(s));
+  const settings = loadCalibrationSettings();
+  // --grid: score a small grid of transfer settings around the shipped ones on the same draws;
+  // choose on the even-indexed GPUs only, and read the odd ones as the held-out check.
+  const grid: TransferSettings[] = process.argv.includes('--grid')
+    ? [0.05, 0.1, 0.2].flatMap((consistencyFloor) =>
+        [300, 1000].flatMap((evidenceHalfWeight) =>
+          [2, 3].flatMap((minimumMatches) =>
+            [1, 10].map((sameChipWeight) => ({
+              ...settings.transfer,
+              consistencyFloor,
+              evidenceHalfWeight,
+              minimumMatches,
+              sameChipWeight,
+            })),
+          ),
+        ),
+      )
+    : [];
+  const results = runBenchmark(ex, settings, (s) => console.error(s), grid);
   console.log(`${DRAWS} draws of 3 runs (3 different models) per GPU, seed ${SEED}\n`);
   console.log(formatBenchmark(results));
-  const all = results.flatMap((x) => x.logErrors).sort((a, b) => a - b);
-  const q = (p: number) => Number(all[Math.round(p * (all.length - 1))].toFixed(3));
-  const interval = { q10: q(0.1), q90: q(0.9), rows: all.length };
+  // The transfer's constants were chosen on the even-indexed GPUs (sorted by id); the odd ones never informed them.
+  const gpuOrder = [...new Set(ex.map((e) => e.row.gpu))].sort();
+  const half = (parity: number) => results.filter((x) => gpuOrder.indexOf(x.gpu) % 2 === parity);
+  console.log('\nmean over GPUs of all other rows, by half (transfer constants chosen on the even half):');
+  for (const [name, part] of [
+    ['even GPUs (tuning)', half(0)],
+    ['odd GPUs (held out)', half(1)],
+    ['all GPUs', results],
+  ] as const)
+    console.log(`  ${name}: ${VARIANTS.map((v) => `${v} ${pct(meanOverGpus(part, v))}`).join(', ')}`);
+  if (grid.length) {
+    console.log('\ntransfer settings grid (mean over GPUs of all other rows), sorted by the even half:');
+    const scored = grid.map((g, c) => ({
+      g,
+      even: mean(half(0).map((x) => x.candidateMape[c])),
+      odd: mean(half(1).map((x) => x.candidateMape[c])),
+      all: mean(results.map((x) => x.candidateMape[c])),
+    }));
+    for (const x of scored.sort((a, b) => a.even - b.even))
+      console.log(`  even ${pct(x.even)}  odd ${pct(x.odd)}  all ${pct(x.all)}  ${JSON.stringify(x.g)}`);
+  }
+  // Intervals: measured on the even half, their coverage checked on the odd half (and on all).
+  // Pooled P10/P90 under-cover a GPU they were not measured on (GPUs differ in how far off they
+  // are), so the calibrated interval is the even half's P5/P95: an 80% interval for a new GPU.
+  const meta = JSON.parse(readFileSync(LEARNED_META_FILE, 'utf8')) as LearnedMeta;
+  const rowsOf = (part: GpuResult[]) => part.flatMap((x) => x.shippedLogErrors);
+  const recordedRows = (part: GpuResult[]) => rowsOf(part).filter((r) => r.recordedModel);
+  const transferredRows = (part: GpuResult[]) =>
+    rowsOf(part).filter((r) => !r.recordedModel && r.transferShare > 0);
+  const pooled = quantiles(recordedRows(half(0)), 0.1);
+  const modelOnGpu = quantiles(recordedRows(half(0)), 0.05);
+  const transferred = quantiles(transferredRows(half(0)), 0.1);
+  const show = (iv: Interval) => `${iv.q10}..${iv.q90}`;
   console.log(
-    `\nlog(measured / calibrated step) on the recorded models' other rows: P10 ${interval.q10}, P90 ${interval.q90} (${all.length} predictions)`,
+    '\nintervals of the shipped prediction measured on the even half; share of held-out rows inside:',
   );
+  for (const [name, part] of [
+    ['odd GPUs', half(1)],
+    ['all GPUs', results],
+  ] as const) {
+    const recorded = recordedRows(part),
+      other = transferredRows(part);
+    console.log(
+      `  ${name}: recorded models' other rows (${recorded.length}): even P5/P95 ${show(modelOnGpu)} ${pct(coverage(recorded, () => modelOnGpu))}, even P10/P90 ${show(pooled)} ${pct(coverage(recorded, () => pooled))}, seeds/calibration.json ${show(settings.modelOnGpu)} ${pct(coverage(recorded, () => settings.modelOnGpu))};` +
+        ` other models' transferred rows (${other.length}): even P10/P90 ${show(transferred)} ${pct(coverage(other, () => transferred))}, the learned unmeasured-GPU interval (what they get) ${pct(coverage(other, learnedInterval(meta)))}`,
+    );
+  }
   if (process.argv.includes('--write')) {
     const file = new URL('../seeds/calibration.json', import.meta.url);
     const json = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-    json.modelOnGpu = interval;
+    json.modelOnGpu = modelOnGpu;
     writeFileSync(file, JSON.stringify(json, null, 2) + '\n');
     console.log(`wrote modelOnGpu to ${file.pathname}`);
   }

@@ -149,6 +149,8 @@ export function fitAllocatorFragmentation(checks: FitCheck[], target = 0.99, hea
 export interface LlmCase {
   id: string;
   source: string;
+  /** The row's full source: repository@commit:file. */
+  sourceFile: string;
   framework: string;
   /** The row's software column (framework release, container). */
   software: string;
@@ -192,19 +194,25 @@ export function llmCases(): LlmCase[] {
       continue;
     }
     const { zeroStage, shardGroup } = shardingOf(r.zeroOrFsdp, r.framework, dataParallel * cp, cp);
+    // torchtitan's micro_batch_size is the local batch of a data-parallel rank; its pipeline splits it
+    // into PP micro-batches (parallelism.pipeline_parallel_microbatches defaults to the number of
+    // stages). Elsewhere it is the pipeline's micro-batch.
+    const pipelineSplit = /torchtitan/.test(r.framework) && pp > 1 ? pp : 1;
+    const stepBatch = microBatch / pipelineSplit;
     const microBatches =
-      r.globalBatch === null ? pp : Math.max(1, r.globalBatch / (microBatch * dataParallel));
+      r.globalBatch === null ? pp : Math.max(1, r.globalBatch / (stepBatch * dataParallel));
     const arch = archs.get(r.model);
     const decoder = arch ? llmModel(arch, seqLen, r.layers) : 'not in llm_models.csv';
     cases.push({
       id: r.id,
       source: r.source.split('@')[0],
+      sourceFile: r.source,
       framework: r.framework,
       software: r.software,
       model: r.model,
       gpu: r.gpu,
       precision: r.precision,
-      microBatch,
+      microBatch: stepBatch,
       seqLen,
       layout: {
         tensorParallel: tp,
@@ -218,6 +226,10 @@ export function llmCases(): LlmCase[] {
         ...(r.virtualPipeline > 1 ? { virtualStages: r.virtualPipeline } : {}),
         attention: 'fused',
         ...(r.task === 'lora' ? { frozenBase: true } : {}),
+        ...(pipelineSplit > 1 && zeroStage === 3 ? { unshardedStage: true } : {}),
+        ...(/torchtitan/.test(r.framework) && recomputeOf(r.activationCheckpointing, r.framework) === 'full'
+          ? { transientWeightCopies: true }
+          : {}),
       },
       publishedPeakGb: r.peakMemoryGb,
       recomputeStated: r.activationCheckpointing.trim() !== '',
@@ -233,6 +245,7 @@ function inconsistent(r: LlmRun, why: string): LlmCase {
   return {
     id: r.id,
     source: r.source.split('@')[0],
+    sourceFile: r.source,
     framework: r.framework,
     software: r.software,
     model: r.model,
@@ -312,14 +325,19 @@ export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
   // torchtitan and AutoModel run eagerly.
   const megatron = /Megatron|NeMo \(|NeMo 2|NeMo Megatron/.test(c.framework);
   const rules = megatron ? { ...eff, memory: withFrameworkRules(eff.memory, 'megatron') } : eff;
-  const family = frameworkFamily(c);
+  // A source's own launch scripts (sourceRecipes) win over its framework family's recipes.
+  const recipe = eff.memory.sourceRecipes.find((r) => r.rows.test(c.sourceFile));
+  const family = recipe?.family ?? frameworkFamily(c);
   const states = family ? eff.memory.frameworkStates[family] : undefined;
   const layout: MemoryLayout = states
     ? {
         ...c.layout,
         gradients: states.gradients,
-        fp8Parameters: states.fp8Parameters,
-        masterWeights: states.masterRemaindersFor.includes(c.model) ? 'remainders' : states.masterWeights,
+        fp8Parameters: recipe?.fp8Parameters ?? states.fp8Parameters,
+        masterWeights:
+          recipe?.masterWeights?.[c.precision] ??
+          (states.masterRemaindersFor.includes(c.model) ? 'remainders' : states.masterWeights),
+        ...(recipe?.optimizerState ? { optimizerState: recipe.optimizerState } : {}),
         recompute: c.recomputeStated ? c.layout.recompute : states.recomputeWhenUnstated,
       }
     : c.layout;

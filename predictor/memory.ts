@@ -216,6 +216,12 @@ export interface ActivationProfile {
    * while the saved tensors of the layers before it are still alive (those after it are freed).
    */
   backwardExtraBytes: number;
+  /** Of savedBytes, what the layers before the transformer blocks save (the embeddings): a pipeline's first stage holds them. */
+  savedBeforeBlocksBytes: number;
+  /** Of savedBytes, what the layers after the blocks save (final norm, output layer, loss): the last stage holds them. */
+  savedAfterBlocksBytes: number;
+  /** backwardExtraBytes over the layers up to the end of the blocks: a pipeline's first stage never runs the output layer's backward. */
+  firstStageExtraBytes: number;
 }
 
 /**
@@ -300,12 +306,22 @@ function profileOf(
     return (gradients + workspace) / split(i);
   });
   let kept = 0,
-    blockBytes = 0;
+    blockBytes = 0,
+    beforeBlocks = 0,
+    afterBlocks = 0;
+  const firstBlock = s.inBlocks.indexOf(true);
+  const after = (i: number) => firstBlock >= 0 && !s.inBlocks[i] && i > firstBlock;
   cost.layers.forEach((l, i) => {
     const bytes = (l.count * saved[i]) / split(i);
     if ((recompute === 'full' || recompute === 'op') && s.inBlocks[i]) blockBytes += bytes;
     else kept += bytes;
+    if (firstBlock >= 0 && !s.inBlocks[i]) {
+      if (after(i)) afterBlocks += bytes;
+      else beforeBlocks += bytes;
+    }
   });
+  const firstStageTransient = Math.max(0, ...transient.filter((_, i) => !after(i)));
+  const regions = { savedBeforeBlocksBytes: beforeBlocks, savedAfterBlocksBytes: afterBlocks };
   if ((recompute === 'full' || recompute === 'op') && s.blocks > 0) {
     // Checkpoints, then one block recomputed at a time, its backward running with all of it alive.
     // Under sequence parallelism (assumed whenever TP > 1) the hidden states between blocks are
@@ -316,6 +332,8 @@ function profileOf(
     return {
       savedBytes: kept + checkpoints + ops + blockBytes / s.blocks,
       backwardExtraBytes: Math.max(0, ...transient),
+      firstStageExtraBytes: firstStageTransient,
+      ...regions,
     };
   }
   // Walking backward from the last layer, the layers before layer i (and every repeat of i's own
@@ -331,7 +349,12 @@ function profileOf(
     before += group;
     i = end + 1;
   }
-  return { savedBytes: kept, backwardExtraBytes: extra };
+  return {
+    savedBytes: kept,
+    backwardExtraBytes: extra,
+    firstStageExtraBytes: Math.min(extra, firstStageTransient),
+    ...regions,
+  };
 }
 
 /**
@@ -416,15 +439,33 @@ export interface MemoryLayout {
   /**
    * How the optimizer keeps the fp32 master weights: whole (default), or only their 16 low-order bits
    * beside the bf16 weights that hold the high-order ones (Apex DistributedFusedAdam's and Transformer
-   * Engine FusedAdam's store_param_remainders): 2 bytes per parameter; or none where the optimizer
-   * updates the 16-bit weights themselves.
+   * Engine FusedAdam's store_param_remainders): 2 bytes per parameter; a bf16 copy (an optimizer
+   * whose state is bf16 over FP8 weights); or none where the optimizer updates the 16-bit weights
+   * themselves.
    */
-  masterWeights?: 'fp32' | 'remainders' | 'none';
+  masterWeights?: 'fp32' | 'remainders' | 'bf16' | 'none';
   /**
    * LoRA: the base model's weights are frozen, so they have no gradients, master copy or optimizer
    * state (the adapters' own, well under 1% of the parameters, are left out).
    */
   frozenBase?: boolean;
+  /**
+   * ZeRO-3 under pipeline parallelism keeping each stage's weights gathered from forward to backward
+   * and accumulating its unsharded gradients in fp32 until the last micro-batch: torchtitan's
+   * apply_fsdp sets reshard_after_forward = False when PP is on (torchtitan/parallelisms/
+   * parallelize_llama.py), torch.distributed.pipelining turns gradient sync off until the last
+   * backward (stage.py set_requires_gradient_sync(last_backward)), and FSDP2 then accumulates the
+   * unsharded gradient in the reduce dtype (_fsdp_param.py to_accumulated_grad_if_needed;
+   * torchtitan's mixed_precision_reduce defaults to float32).
+   */
+  unshardedStage?: boolean;
+  /**
+   * The mode's low-precision weight copies live only while a block runs, not across the step:
+   * torchao's float8 training (torchtitan) casts each weight in forward and saves the cast for that
+   * layer's backward (torchao/float8/float8_linear.py), so under full recomputation only the block
+   * being recomputed holds them.
+   */
+  transientWeightCopies?: boolean;
   /** Default: the constants' defaultAttention (fused). */
   attention?: AttentionImplementation;
 }
@@ -479,70 +520,145 @@ export function shardedMemoryPerGpu(
   const shards = layout.shardGroup ?? layout.dataParallel * cp;
   const policy = POLICIES[precision];
   const s = parallelStructure(cost);
-  const P = parametersPerGpu(cost, s, {
-    tensorParallel: t,
-    pipelineParallel: pp,
-    zeroStage: z,
-    recompute: 'none',
-  });
   const per = stateBytesPerParam(policy, model.optimizer);
-  const optimizerBytes = layout.optimizerState
-    ? (per.optimizer / BYTES[policy.optimizerState]) * BYTES[layout.optimizerState]
-    : per.optimizer;
-  const copy = policy.forwardWeightCopy;
-  const copyBytes = copy ? copy.copies * BYTES[copy.dtype] : 0;
-  // The parameters that have the copies: all, or the block linears' share of them.
-  const copied = copy?.blockLinearsOnly ? P * blockLinearShare(cost) : P;
-  const largestLayer = s.largestLayerParameters / t;
-  // Under ZeRO-3 the copies exist only for the gathered layers (counted in the workspace below);
-  // with FP8 parameters the copied weights have no working copy besides their FP8 ones.
-  const stored = layout.fp8Parameters && copy ? P - copied : P;
-  const weightsGb =
-    z >= 3 ? (P * per.weights) / shards / GIB : (stored * per.weights + copied * copyBytes) / GIB;
-  const trained = layout.frozenBase ? 0 : P;
-  const gradientBytes = layout.gradients ? BYTES[layout.gradients] : per.gradients;
-  const gradientsGb = (trained * gradientBytes) / GIB / (z >= 2 ? shards : 1);
-  const masterBytes =
-    layout.masterWeights === 'none'
-      ? 0
-      : per.master > 0 && layout.masterWeights === 'remainders'
-        ? BYTES.bf16
-        : per.master;
-  const masterWeightsGb = (trained * masterBytes) / GIB / (z >= 1 ? shards : 1);
-  const optimizerStateGb = (trained * optimizerBytes) / GIB / (z >= 1 ? shards : 1);
+  const copy = layout.transientWeightCopies ? null : policy.forwardWeightCopy;
   const attention = layout.attention ?? constants.defaultAttention;
-  const interleaving =
-    pp > 1 && (layout.virtualStages ?? 1) > 1 ? 1 + (pp - 1) / (pp * layout.virtualStages!) : 1;
-  const inFlight = (Math.min(layout.microBatches, pp) / pp) * interleaving;
   const profile = activationProfile(cost, precision, t, layout.recompute, constants, attention);
-  const activationsGb = (batchSizePerGpu * profile.savedBytes * inFlight) / cp / GIB;
-  // DDP keeps a flat copy of the gradients in its buckets. ZeRO reduce-scatters through two buckets
-  // instead, and ZeRO-3 gathers the full weights (and their forward copies) of the layer in use and of
-  // the one prefetched, and holds one layer's full gradient before reducing it.
-  const replicated = shards > 1;
-  const buckets = !replicated ? 0 : z === 0 ? gradientsGb : (2 * eff.bucketMb * 1e6) / GIB;
-  const gathered =
-    z >= 3 && replicated ? (largestLayer * (2 * (per.weights + copyBytes) + per.gradients)) / GIB : 0;
-  const transient = (batchSizePerGpu * profile.backwardExtraBytes) / cp / GIB;
-  const workspaceGb = constants.cublasWorkspaceGb + buckets + gathered + transient;
-  const optimizerGb = masterWeightsGb + optimizerStateGb;
-  const allocated = weightsGb + gradientsGb + optimizerGb + activationsGb + workspaceGb;
-  const parallel = layout.dataParallel * t * pp * cp > 1;
-  const frameworkGb =
-    constants.cudaContextGb +
-    (parallel ? constants.ncclBuffersGb : 0) +
-    constants.allocatorFragmentation * allocated;
-  return {
-    weightsGb,
-    gradientsGb,
-    optimizerGb,
-    masterWeightsGb,
-    optimizerStateGb,
-    activationsGb,
-    workspaceGb,
-    frameworkGb,
-    totalGb: allocated + frameworkGb,
-  };
+  if (pp === 1) {
+    const P = parametersPerGpu(cost, s, {
+      tensorParallel: t,
+      pipelineParallel: 1,
+      zeroStage: z,
+      recompute: 'none',
+    });
+    return stageMemory(
+      { parameters: P, copied: copy?.blockLinearsOnly ? P * blockLinearShare(cost) : P },
+      profile.savedBytes,
+      profile.backwardExtraBytes,
+    );
+  }
+  // Pipeline stages hold 1/PP of the blocks each; the first also holds the embeddings, the last the
+  // final norm, the output layer and the loss (Megatron-Core's default split). Under 1F1B the first
+  // stage holds PP micro-batches in flight and the last one; the interleaved schedule's first stage
+  // 1 + (PP - 1) / (PP x chunks) times more (Korthikanti et al. 2022, §4.2.3), its last
+  // ((chunks - 1) x PP + 1) / chunks (Megatron-Core's warm-up of (chunks - 1) x PP chunks plus the one
+  // running). Whichever stage needs more is the answer.
+  const regions = regionParameters(cost, t);
+  const chunks = layout.virtualStages ?? 1;
+  const m = layout.microBatches;
+  const firstHeld = chunks > 1 ? pp * (1 + (pp - 1) / (pp * chunks)) : pp;
+  const lastHeld = chunks > 1 ? ((chunks - 1) * pp + 1) / chunks : 1;
+  const held = (n: number) => Math.min(n, m);
+  const blocksPerSample = profile.savedBytes - profile.savedBeforeBlocksBytes - profile.savedAfterBlocksBytes;
+  const first = stageMemory(
+    { parameters: regions.before + regions.blocks / pp, copied: regions.blockLinears / pp },
+    (blocksPerSample / pp) * held(firstHeld) + profile.savedBeforeBlocksBytes * held(firstHeld),
+    profile.firstStageExtraBytes,
+  );
+  const last = stageMemory(
+    { parameters: regions.after + regions.blocks / pp, copied: regions.blockLinears / pp },
+    (blocksPerSample / pp) * held(lastHeld) + profile.savedAfterBlocksBytes,
+    profile.backwardExtraBytes,
+  );
+  return first.totalGb >= last.totalGb ? first : last;
+
+  /** One GPU's memory given the parameters its stage holds and the activations it keeps (per sample). */
+  function stageMemory(
+    stage: { parameters: number; copied: number },
+    savedBytesPerSample: number,
+    backwardExtraBytes: number,
+  ): MemoryBreakdown {
+    const P = stage.parameters;
+    const optimizerBytes = layout.optimizerState
+      ? (per.optimizer / BYTES[policy.optimizerState]) * BYTES[layout.optimizerState]
+      : per.optimizer;
+    const copyBytes = copy ? copy.copies * BYTES[copy.dtype] : 0;
+    // The parameters that have the copies: all, or the block linears.
+    const copied = copy ? stage.copied : 0;
+    const largestLayer = s.largestLayerParameters / t;
+    // Under ZeRO-3 the copies exist only for the gathered layers (counted in the workspace below);
+    // with FP8 parameters the copied weights have no working copy besides their FP8 ones.
+    const stored = layout.fp8Parameters ? P - copied : P;
+    const weightsGb =
+      z >= 3 ? (P * per.weights) / shards / GIB : (stored * per.weights + copied * copyBytes) / GIB;
+    const trained = layout.frozenBase ? 0 : P;
+    const gradientBytes = layout.gradients ? BYTES[layout.gradients] : per.gradients;
+    const gradientsGb = (trained * gradientBytes) / GIB / (z >= 2 ? shards : 1);
+    const masterBytes =
+      layout.masterWeights === 'none'
+        ? 0
+        : per.master > 0 && (layout.masterWeights === 'remainders' || layout.masterWeights === 'bf16')
+          ? BYTES.bf16
+          : per.master;
+    const masterWeightsGb = (trained * masterBytes) / GIB / (z >= 1 ? shards : 1);
+    const optimizerStateGb = (trained * optimizerBytes) / GIB / (z >= 1 ? shards : 1);
+    const activationsGb = (batchSizePerGpu * savedBytesPerSample) / cp / GIB;
+    // DDP keeps a flat copy of the gradients in its buckets. ZeRO reduce-scatters through two buckets
+    // instead, and ZeRO-3 gathers the full weights (and their forward copies) of the layer in use and of
+    // the one prefetched, and holds one layer's full gradient before reducing it.
+    const replicated = shards > 1;
+    const buckets = !replicated ? 0 : z === 0 ? gradientsGb : (2 * eff.bucketMb * 1e6) / GIB;
+    const gathered = !(z >= 3 && replicated)
+      ? 0
+      : layout.unshardedStage
+        ? (P * (per.weights + copyBytes + BYTES.fp32)) / GIB
+        : (largestLayer * (2 * (per.weights + copyBytes) + per.gradients)) / GIB;
+    const transient = (batchSizePerGpu * backwardExtraBytes) / cp / GIB;
+    const workspaceGb = constants.cublasWorkspaceGb + buckets + gathered + transient;
+    const optimizerGb = masterWeightsGb + optimizerStateGb;
+    const allocated = weightsGb + gradientsGb + optimizerGb + activationsGb + workspaceGb;
+    const parallel = layout.dataParallel * t * pp * cp > 1;
+    const frameworkGb =
+      constants.cudaContextGb +
+      (parallel ? constants.ncclBuffersGb : 0) +
+      constants.allocatorFragmentation * allocated;
+    return {
+      weightsGb,
+      gradientsGb,
+      optimizerGb,
+      masterWeightsGb,
+      optimizerStateGb,
+      activationsGb,
+      workspaceGb,
+      frameworkGb,
+      totalGb: allocated + frameworkGb,
+    };
+  }
+}
+
+/**
+ * Parameters per GPU under TP (before the pipeline splits them) of the layers before the transformer
+ * blocks, in them and after them, and of the linears in them.
+ */
+export function regionParameters(cost: ModelCost, tensorParallel: number): RegionParameters {
+  let byTp = regionCache.get(cost);
+  if (!byTp) regionCache.set(cost, (byTp = new Map()));
+  let r = byTp.get(tensorParallel);
+  if (!r) byTp.set(tensorParallel, (r = regionParametersOf(cost, tensorParallel)));
+  return r;
+}
+
+interface RegionParameters {
+  before: number;
+  blocks: number;
+  after: number;
+  blockLinears: number;
+}
+const regionCache = new WeakMap<ModelCost, Map<number, RegionParameters>>();
+
+function regionParametersOf(cost: ModelCost, tensorParallel: number): RegionParameters {
+  const s = parallelStructure(cost);
+  const firstBlock = s.inBlocks.indexOf(true);
+  const r = { before: 0, blocks: 0, after: 0, blockLinears: 0 };
+  cost.layers.forEach((l, i) => {
+    const parameters = (l.parameters * l.count) / (s.tpSplit[i] ? tensorParallel : 1);
+    if (s.inBlocks[i] || firstBlock < 0) {
+      r.blocks += parameters;
+      if (l.type === 'linear') r.blockLinears += parameters;
+    } else if (i > firstBlock) r.after += parameters;
+    else r.before += parameters;
+  });
+  return r;
 }
 
 const blockLinearShares = new WeakMap<ModelCost, number>();

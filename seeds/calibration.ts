@@ -20,16 +20,31 @@ export interface CalibrationWeights {
   prior: number;
 }
 
-/** log(measured / calibrated step time) quantiles where the model has runs on the GPU (bench/calibration.ts). */
+/** log(measured / calibrated step time) quantiles where the model has runs on the GPU (bench/calibration.ts, measured on half the GPUs). */
 export interface CalibratedInterval {
   q10: number;
   q90: number;
   rows: number;
 }
 
+/** Neighbour transfer of runs on a GPU with no shipped measurements (predictor/learned/transfer.ts). */
+export interface TransferSettings {
+  /** Standard deviation (log) added to the runs' disagreement on a neighbour: how far agreeing runs are trusted. */
+  consistencyFloor: number;
+  /** How fast a neighbour's configuration counts less as it moves away (per unit of log batch/GPU-count difference, or another sequence length). */
+  distancePenalty: number;
+  /** Neighbour weight at which the transfer and the calibrated learned prediction count equally. */
+  evidenceHalfWeight: number;
+  /** Runs that must have a counterpart on a neighbour for it to be used. */
+  minimumMatches: number;
+  /** A neighbour built on the same die (e.g. GA102) counts this many times. */
+  sameChipWeight: number;
+}
+
 export interface CalibrationSettings {
   weights: CalibrationWeights;
   modelOnGpu: CalibratedInterval;
+  transfer: TransferSettings;
 }
 
 let settings: CalibrationSettings | undefined;

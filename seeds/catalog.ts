@@ -8,6 +8,7 @@ import {
   type CatalogGpu,
   type Efficiency,
   type FrameworkStates,
+  type SourceRecipe,
   type MemoryConstants,
   type SavedRule,
   type Generation,
@@ -265,7 +266,18 @@ export function parseMemoryConstants(text: string): MemoryConstants {
   const rulesOf = (table: Record<string, SavedRule>) =>
     Object.fromEntries(Object.entries(table).filter(([key]) => !key.startsWith('_')));
   const frameworks = file.frameworkRules as Record<string, Record<string, SavedRule>>;
+  const recipes = file.sourceRecipes as Record<string, Record<string, unknown>>;
   return {
+    sourceRecipes: Object.entries(recipes)
+      .filter(([key]) => !key.startsWith('_'))
+      .map(([name, r]) => ({
+        name,
+        rows: new RegExp(r.rows as string),
+        family: r.family as string,
+        ...(r.fp8Parameters !== undefined ? { fp8Parameters: r.fp8Parameters as boolean } : {}),
+        ...(r.masterWeights ? { masterWeights: r.masterWeights as SourceRecipe['masterWeights'] } : {}),
+        ...(r.optimizerState ? { optimizerState: r.optimizerState as 'fp32' | 'bf16' } : {}),
+      })),
     cudaContextGb: value('cudaContextGb'),
     ncclBuffersGb: value('ncclBuffersGb'),
     cublasWorkspaceGb: value('cublasWorkspaceGb'),

@@ -154,6 +154,20 @@ export interface MemoryConstants {
   frameworkRules: Record<string, Record<string, SavedRule>>;
   /** Per framework family, how its recipes store weights, gradients and master weights. */
   frameworkStates: Record<string, FrameworkStates>;
+  /** Settings one source's launch scripts give its rows in place of their family's. */
+  sourceRecipes: SourceRecipe[];
+}
+
+/** seeds/memory.json sourceRecipes: what one source's published launch scripts set. */
+export interface SourceRecipe {
+  name: string;
+  /** Matches the row's source (repository@commit:file). */
+  rows: RegExp;
+  family: string;
+  fp8Parameters?: boolean;
+  /** Per precision mode. */
+  masterWeights?: Partial<Record<string, 'fp32' | 'remainders' | 'bf16' | 'none'>>;
+  optimizerState?: 'fp32' | 'bf16';
 }
 
 /** How a framework family's recipes store the model states (seeds/memory.json frameworkStates). */
@@ -161,7 +175,7 @@ export interface FrameworkStates {
   gradients: 'fp32' | 'bf16';
   /** FP8 runs keep the FP8-copied weights only in FP8 (fp8_param_gather). */
   fp8Parameters: boolean;
-  masterWeights: 'fp32' | 'remainders' | 'none';
+  masterWeights: 'fp32' | 'remainders' | 'bf16' | 'none';
   /** Models whose recipe's optimizer keeps only the 16-bit remainders of the fp32 master weights. */
   masterRemaindersFor: string[];
   /** What the family's published configurations recompute when a row leaves it unstated. */

@@ -15,7 +15,15 @@ import { learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
 import type { Parallelism } from '../predictor/parallel.js';
 import type { Precision } from '../predictor/types.js';
-import { defaultInterNodeGbps, loadEfficiency } from '../seeds/catalog.js';
+import { defaultInterNodeGbps, loadEfficiency, loadGpus, loadMeasurements } from '../seeds/catalog.js';
+import { examples } from '../predictor/learned/train.js';
+import {
+  exampleConfiguration,
+  gpuChips,
+  NeighbourTransfer,
+  ShippedConfigurations,
+  type TransferConfiguration,
+} from '../predictor/learned/transfer.js';
 import { loadCalibrationSettings } from '../seeds/calibration.js';
 import { runtimeConfig } from './config.js';
 import { MeasurementStore, type RunFilter, type StoreLocation } from '../store/store.js';
@@ -261,6 +269,15 @@ export async function listRuns(filter: RunFilter): Promise<StoredRun[]> {
   return rows.map((r) => ({ ...r, predictedStepTimeMs: ev?.predicted.get(r.id) ?? null }));
 }
 
+let shippedIndex: ShippedConfigurations | undefined;
+/** The shipped measurements with their analytical predictions, indexed once per process (about half a second). */
+function shippedConfigurations(): ShippedConfigurations {
+  shippedIndex ??= new ShippedConfigurations(
+    examples(loadMeasurements(), loadEfficiency()).map(exampleConfiguration),
+  );
+  return shippedIndex;
+}
+
 interface Snapshot {
   key: string;
   version: string;
@@ -345,10 +362,25 @@ export async function userEvidence(
       logError: Math.log(row.step_time_ms / predictedMs),
     };
   });
+  // Runs on a GPU the shipped measurements never saw relate it to the GPUs they did (transfer.ts).
+  const transferRuns: TransferConfiguration[] = built.map(({ row, req, p }, i) => ({
+    model: req.model.id,
+    gpu: req.gpu.id,
+    precision: row.precision as Precision,
+    seqOrImage: items[i].model.seqOrImage,
+    batchSizePerGpu: p.execution.batchSizePerGpu,
+    gpus: p.execution.gpusPerNode * p.execution.nodes,
+    logResidual: Math.log(p.stepTimeMs / row.step_time_ms),
+  }));
+  // The shipped index costs about half a second: built only once a run is on an unmeasured GPU.
+  const shippedGpus = new Set(loadMeasurements().map((m) => m.gpu));
+  const transfer = transferRuns.some((r) => !shippedGpus.has(r.gpu))
+    ? new NeighbourTransfer(shippedConfigurations(), transferRuns, settings.transfer, gpuChips(loadGpus()))
+    : undefined;
   snapshot = {
     key: locationKey(l),
     version,
-    evidence: { index, runs: new RecordedRuns(runs), settings },
+    evidence: { index, runs: new RecordedRuns(runs), settings, ...(transfer ? { transfer } : {}) },
     predicted,
     skipped,
   };

@@ -7,6 +7,7 @@
 import type { Precision } from '../types.js';
 import { POLICIES } from '../precision.js';
 import type { EvidenceIndex } from './evidence.js';
+import type { NeighbourTransfer } from './transfer.js';
 import type { CalibrationSettings, CalibrationWeights } from '../../seeds/calibration.js';
 
 export type { CalibrationSettings, CalibrationWeights };
@@ -167,4 +168,6 @@ export interface UserEvidence {
   index: EvidenceIndex;
   runs: RecordedRuns;
   settings: CalibrationSettings;
+  /** Runs on GPUs with no shipped measurements, related to the shipped GPUs (transfer.ts); absent without such runs. */
+  transfer?: NeighbourTransfer;
 }

@@ -261,11 +261,18 @@ export class LearnedPredictor {
     const runs = new Int32Array(items.length);
     items.forEach((it, i) => {
       const c = user ? this.calibration(it, user) : NO_CALIBRATION;
-      // The model predicts log(measured throughput / analytical): time scales by its inverse.
-      const k = Math.exp(-out[i]) * c.scale;
+      const llmLike = isLlmLike(it);
+      // The shipped GPUs' measurements of this configuration, carried over by the relation the
+      // runs show (transfer.ts); no shipped benchmark row used a split layout or a tuned stack (the
+      // LLM runs give no evidence), so none transfers to one.
+      const t = user?.transfer && !llmLike ? this.transferred(it, user) : undefined;
+      // The model predicts log(measured throughput / analytical): time scales by its inverse; the
+      // transfer's residual is of the same kind, blended in log by its share of the evidence.
+      const k = Math.exp(
+        (1 - (t?.share ?? 0)) * (-out[i] + Math.log(c.scale)) - (t ? t.share * t.logResidual : 0),
+      );
       const novelty = this.gpuNovelty(it.gpu);
       const gpuMeasured = novelty === 'measured';
-      const llmLike = isLlmLike(it);
       let iv = this.interval(it.exec.precision, evs[i], it.gpu, llmLike);
       // Runs of this model on this GPU: the interval is the calibrated one measured on the
       // benchmark, widened by how much the runs disagree (1.28 standard deviations: P10/P90).
@@ -311,10 +318,24 @@ export class LearnedPredictor {
             : '') +
           (c.runs > 0
             ? `; calibrated by ${c.runs} of your runs (${c.gpuRuns} on ${it.gpu.id}, ${c.modelOnGpuRuns} of this model on it${c.sameConfigurationRuns ? `, ${c.sameConfigurationRuns} of this exact configuration` : ''})`
+            : '') +
+          (t
+            ? `; transferred from ${t.neighbour}'s measurement of ${t.distance === 0 ? 'this configuration' : `this model at ${it.exec.precision} (nearest configuration: batch ${t.nearest.batchSizePerGpu} per GPU on ${t.nearest.gpus} GPU${t.nearest.gpus > 1 ? 's' : ''})`}, related to ${it.gpu.id} by your runs (${t.neighbours} shipped GPU${t.neighbours > 1 ? 's' : ''} used, ${Math.round(100 * t.share)}% of the estimate)`
             : ''),
       );
     });
     return { mid, lo, hi, cases, levels, runs };
+  }
+
+  private transferred(it: CorrectionInput, user: UserEvidence) {
+    return user.transfer?.query({
+      model: it.modelId,
+      gpu: it.gpu.id,
+      precision: it.exec.precision,
+      seqOrImage: it.model.seqOrImage,
+      batchSizePerGpu: it.exec.batchSizePerGpu,
+      gpus: it.exec.gpusPerNode * it.exec.nodes,
+    });
   }
 
   private calibration(it: CorrectionInput, user: UserEvidence) {
