@@ -324,6 +324,7 @@ export async function trainPredictor(
     [
       `### FP8/BF16 speed ratio on H100 (${analyticalPairs.length} runs published in both precisions at the same layout; measured mean ${mean(analyticalPairs.map((x) => x.measured)).toFixed(2)})`,
       `${pairLine('analytical', analyticalPairs)}; ${pairLine('learned, model family held out', learnedPairs)}.`,
+      '',
       '| source | model | GPUs | TP/PP/CP/VP | measured | analytical | learned (family held out) |',
       '|---|---|---:|---|---:|---:|---:|',
       ...analyticalPairs.map((a, i) => {
