@@ -18,7 +18,7 @@ import {
 } from './memory.js';
 import type { ZeroStage } from './parallel.js';
 import type { GpuSpec, ModelDef, Precision } from './types.js';
-import type { Efficiency } from '../seeds/types.js';
+import type { Efficiency, SourceRecipe } from '../seeds/types.js';
 
 /** One configuration that ran, with what the memory model says about it. */
 export interface FitCheck {
@@ -154,6 +154,8 @@ export interface LlmCase {
   framework: string;
   /** The row's software column (framework release, container). */
   software: string;
+  /** pretrain, sft, lora, ... */
+  task: string;
   model: string;
   gpu: string;
   precision: Precision;
@@ -209,6 +211,7 @@ export function llmCases(): LlmCase[] {
       sourceFile: r.source,
       framework: r.framework,
       software: r.software,
+      task: r.task,
       model: r.model,
       gpu: r.gpu,
       precision: r.precision,
@@ -248,6 +251,7 @@ function inconsistent(r: LlmRun, why: string): LlmCase {
     sourceFile: r.source,
     framework: r.framework,
     software: r.software,
+    task: r.task,
     model: r.model,
     gpu: r.gpu,
     precision: r.precision as Precision,
@@ -318,6 +322,20 @@ export function frameworkFamily(
   return null;
 }
 
+/** The launch scripts (seeds/memory.json sourceRecipes) a row ran with, if its source publishes them. */
+export function recipeOf(
+  c: Pick<LlmCase, 'sourceFile' | 'software' | 'model' | 'task'>,
+  recipes: readonly SourceRecipe[],
+): SourceRecipe | undefined {
+  return recipes.find(
+    (r) =>
+      r.rows.test(c.sourceFile) &&
+      (!r.software || r.software.test(c.software)) &&
+      (!r.models || r.models.includes(c.model)) &&
+      (!r.tasks || r.tasks.includes(c.task)),
+  );
+}
+
 /** The memory model's answer for an LLM row (null when its decoder could not be built). */
 export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
   if (!c.decoder) return null;
@@ -326,9 +344,10 @@ export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
   const megatron = /Megatron|NeMo \(|NeMo 2|NeMo Megatron/.test(c.framework);
   const rules = megatron ? { ...eff, memory: withFrameworkRules(eff.memory, 'megatron') } : eff;
   // A source's own launch scripts (sourceRecipes) win over its framework family's recipes.
-  const recipe = eff.memory.sourceRecipes.find((r) => r.rows.test(c.sourceFile));
+  const recipe = recipeOf(c, eff.memory.sourceRecipes);
   const family = recipe?.family ?? frameworkFamily(c);
   const states = family ? eff.memory.frameworkStates[family] : undefined;
+  const scriptChunks = recipe?.virtualStages?.[c.model];
   const layout: MemoryLayout = states
     ? {
         ...c.layout,
@@ -338,7 +357,11 @@ export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
           recipe?.masterWeights?.[c.precision] ??
           (states.masterRemaindersFor.includes(c.model) ? 'remainders' : states.masterWeights),
         ...(recipe?.optimizerState ? { optimizerState: recipe.optimizerState } : {}),
-        recompute: c.recomputeStated ? c.layout.recompute : states.recomputeWhenUnstated,
+        // What the row states wins over the script's settings.
+        ...(scriptChunks && c.layout.virtualStages === undefined ? { virtualStages: scriptChunks } : {}),
+        recompute: c.recomputeStated
+          ? c.layout.recompute
+          : (recipe?.recompute ?? states.recomputeWhenUnstated),
       }
     : c.layout;
   return shardedMemoryPerGpu(c.decoder, costOf(c.decoder), c.precision, c.microBatch, layout, rules);

@@ -20,7 +20,7 @@
 // and is passed in (as `eff.memory`, loaded with the fitted constants by seeds/catalog.ts
 // loadEfficiency); bytes per element come from the precision table (precision.ts), so a new
 // precision mode only needs its row there.
-import { BYTES, stateBytesPerParam, POLICIES, type PrecisionPolicy } from './precision.js';
+import { BYTES, quantizedGemm, stateBytesPerParam, POLICIES, type PrecisionPolicy } from './precision.js';
 import {
   parallelStructure,
   parametersPerGpu,
@@ -86,8 +86,15 @@ const ruleOf = (c: MemoryConstants, l: LayerCost): SavedRule =>
   c.savedForBackward[l.type] ??
   {};
 
-const typeOf = (policy: PrecisionPolicy, t: SavedTensorType): DType =>
-  t === 'gemm' ? policy.savedGemmInput : t in BYTES ? (t as DType) : policy.activation[t as OpClass];
+/** A saved tensor's element type; `gemm` is the GEMM input the layer keeps (an FP8/FP4 mode keeps its quantized copy only for the GEMMs it quantizes: a convolution keeps its bf16 input). */
+const typeOf = (policy: PrecisionPolicy, t: SavedTensorType, l?: LayerCost): DType =>
+  t === 'gemm'
+    ? policy.scaledGemmInput && l && !quantizedGemm(l)
+      ? policy.activation.matmul
+      : policy.savedGemmInput
+    : t in BYTES
+      ? (t as DType)
+      : policy.activation[t as OpClass];
 
 /**
  * Bytes ONE instance of each layer saves for backward per sample, parallel to cost.layers. Attention
@@ -146,7 +153,7 @@ export function savedBytesPerLayer(
     const rule = ruleOf(c, l);
     let b = 0;
     if (rule.input) {
-      const type = typeOf(policy, rule.input);
+      const type = typeOf(policy, rule.input, l);
       // The same tensor the previous layer saved as its output (an in-place ReLU before a
       // convolution). The first layer of a repeated group follows the layer before the group once,
       // and the group's own last layer in its other repeats.
@@ -163,7 +170,7 @@ export function savedBytesPerLayer(
             l.count;
       b += (input - overlap) * BYTES[type];
     }
-    if (rule.output) b += l.outputElements * BYTES[typeOf(policy, rule.output)];
+    if (rule.output) b += l.outputElements * BYTES[typeOf(policy, rule.output, l)];
     b += (rule.maskBytesPerElement ?? 0) * l.outputElements;
     b +=
       (rule.indexBytesPerInput ?? 0) * l.inputElements + (rule.indexBytesPerOutput ?? 0) * l.outputElements;
@@ -195,7 +202,7 @@ interface SavedOutput {
 function savedOutputOf(l: LayerCost, policy: PrecisionPolicy, c: MemoryConstants): SavedOutput {
   const rule = ruleOf(c, l);
   return rule.output
-    ? { elements: l.outputElements, type: typeOf(policy, rule.output), count: l.count }
+    ? { elements: l.outputElements, type: typeOf(policy, rule.output, l), count: l.count }
     : { elements: 0, type: null, count: l.count };
 }
 

@@ -5,6 +5,7 @@ import {
   PRECISIONS,
   type DType,
   type GpuSpec,
+  type LayerCost,
   type MathMode,
   type OpClass,
   type OptimizerKind,
@@ -292,3 +293,13 @@ export function stateBytesPerParam(
  * "unmeasured" evidence.
  */
 export const DEFAULT_SEARCH_PRECISIONS: readonly Precision[] = PRECISIONS.filter((p) => p !== 'FP4');
+
+/**
+ * The GEMMs FP8/FP4 training quantizes: those of linear layers (and weighted matmuls of imported
+ * graphs), as Transformer Engine's te.Linear / LayerNormLinear / LayerNormMLP do. Convolutions and
+ * recurrent cells have no TE FP8 module and stay in bf16 (so a CNN "in FP8" runs its convolutions
+ * as BF16 does); attention's weightless score and context matmuls stay bf16 (fused attention runs
+ * in bf16).
+ */
+export const quantizedGemm = (l: Pick<LayerCost, 'type' | 'opClass' | 'parameters'>): boolean =>
+  l.opClass === 'matmul' && l.parameters > 0 && (l.type === 'linear' || l.type === 'matmul');

@@ -37,6 +37,7 @@ import {
   peakTflops,
   POLICIES,
   type PrecisionPolicy,
+  quantizedGemm,
 } from './precision.js';
 import type { GpuSpec, LayerCost, MathMode, ModelCost, ModelDef, Precision } from './types.js';
 import { DEFAULT_STACK, stackEffects, type SoftwareStack, type StackEffects } from './software.js';
@@ -129,16 +130,6 @@ interface PassTime {
   ms: number;
   flops: number;
 }
-
-/**
- * The GEMMs FP8/FP4 training quantizes: those of linear layers (and weighted matmuls of imported
- * graphs), as Transformer Engine's te.Linear / LayerNormLinear / LayerNormMLP do. Convolutions and
- * recurrent cells have no TE FP8 module and stay in bf16 (so a CNN "in FP8" runs its convolutions
- * as BF16 does); attention's weightless score and context matmuls stay bf16 (fused attention runs
- * in bf16).
- */
-export const quantizedGemm = (l: Pick<LayerCost, 'type' | 'opClass' | 'parameters'>): boolean =>
-  l.opClass === 'matmul' && l.parameters > 0 && (l.type === 'linear' || l.type === 'matmul');
 
 /**
  * One layer's forward and backward roofline time (all `count` instances), ms, on one GPU holding

@@ -163,11 +163,21 @@ export interface SourceRecipe {
   name: string;
   /** Matches the row's source (repository@commit:file). */
   rows: RegExp;
+  /** Matches the row's software column (the release), where one source file spans releases. */
+  software?: RegExp;
+  /** Only these models' rows (all when absent). */
+  models?: string[];
+  /** Only rows of these tasks (pretrain, sft, lora; all when absent). */
+  tasks?: string[];
   family: string;
   fp8Parameters?: boolean;
   /** Per precision mode. */
   masterWeights?: Partial<Record<string, 'fp32' | 'remainders' | 'bf16' | 'none'>>;
   optimizerState?: 'fp32' | 'bf16';
+  /** Per model: the interleaved pipeline's chunks per stage the script sets where the row does not state them. */
+  virtualStages?: Partial<Record<string, number>>;
+  /** The recomputation the script's configuration sets where the row does not state it. */
+  recompute?: 'none' | 'selective' | 'full';
 }
 
 /** How a framework family's recipes store the model states (seeds/memory.json frameworkStates). */

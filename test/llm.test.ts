@@ -129,6 +129,10 @@ describe('FP8 as Transformer Engine runs it', () => {
     expect(cnn('FP8') / cnn('BF16')).toBeGreaterThan(0.8);
     expect(cnn('FP8') / cnn('BF16')).toBeLessThanOrEqual(1.01);
     expect(cnn('FP4', b200) / cnn('BF16', b200)).toBeLessThanOrEqual(1.01);
+    // Memory likewise: a convolution keeps the bf16 input the (in-place) ReLU before it already holds,
+    // not a second, FP8 copy of it, so a CNN saves what it saves in BF16.
+    const saved = (precision: 'BF16' | 'FP8') => predict({ ...resnet, precision }, eff).memory.activationsGb;
+    expect(saved('FP8') / saved('BF16')).toBeCloseTo(1, 2);
     expect(
       predict(base({ precision: 'FP8' }), eff).throughput / predict(base(), eff).throughput,
     ).toBeGreaterThan(1.15);
