@@ -46,13 +46,7 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
       .filter((i) => i < ex.length)
       .map((i) => ex[i]);
     expect(rows.some((e) => e.kind === 'llm')).toBe(true);
-    const X = rows.map((e) =>
-      featuresOf(
-        e,
-        true,
-        evidenceOf(e, final.evidence),
-      ),
-    );
+    const X = rows.map((e) => featuresOf(e, true, evidenceOf(e, final.evidence)));
     const ort = await loadOnnxCorrection(LEARNED_MODEL_FILE.pathname, featureNames(true).length);
     const out = await ort.run(Float32Array.from(X.flat()), X.length);
     X.forEach((x, i) => expect(Math.abs(out[i] - predictEnsemble(final.ensemble, x))).toBeLessThan(1e-4));
