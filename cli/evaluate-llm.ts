@@ -5,7 +5,7 @@
 import { getGpu, loadEfficiency, PREDICTOR_CARD_FILE } from '../seeds/catalog.js';
 import { SOFTWARE_FILE } from '../seeds/tables.js';
 import { loadLlmArchitectures, loadLlmCampaigns, loadLlmRuns, type LlmRun } from '../seeds/llm.js';
-import { llmModel, predictLlmRun, type LlmRunPrediction } from '../predictor/llm.js';
+import { familyOf, llmModel, llmSourceOf, predictLlmRun, type LlmRunPrediction } from '../predictor/llm.js';
 import { predict } from '../predictor/predict.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import {
@@ -154,12 +154,6 @@ export function formatLlmEvaluation(eff: Efficiency = loadEfficiency()): string 
   ].join('\n\n');
 }
 
-/** A run's publisher: its source repository (or page) without the commit and path. */
-const sourceOf = (r: LlmRun) => r.source.replace(/@.*$/, '').replace(/ \(.*$/, '');
-
-/** A model's family: its name without the size ("Llama-3.1-70B" -> "Llama-3.1"). */
-export const familyOf = (model: string) => model.replace(/[-_ ]?[\d.]+[BTM]\b.*$/i, '');
-
 // GEMM fractions above 1: the kernel tables are medians over shapes of the kernels XLA picked, below
 // the best kernels a tuned stack calls (H100 BF16: table 0.78-0.80 of peak at the largest shapes).
 const FIT_GRID = {
@@ -172,7 +166,7 @@ type Fit = Pick<
   StackEffects,
   'matmulEfficiency' | 'pointwiseBytesFactor' | 'commOverlap' | 'tensorParallelOverlap'
 >;
-const FITTED_STACKS: SoftwareStack[] = ['MEGATRON', 'TORCH_COMPILE'];
+export const FITTED_STACKS: SoftwareStack[] = ['MEGATRON', 'TORCH_COMPILE'];
 
 /** Mean |log(predicted / measured)| of one stack's runs under candidate effects. */
 function stackLoss(
@@ -194,8 +188,8 @@ function stackLoss(
   }
 }
 
-/** The grid point with the least loss on `runs`. */
-function fitStack(
+/** The grid point with the least loss on `runs` (no runs: effects 1, 1, 1, 0, i.e. unfitted). */
+export function fitStack(
   runs: LlmRun[],
   stack: SoftwareStack,
   eff: Efficiency = loadEfficiency(),
@@ -234,16 +228,16 @@ export function fitSoftware(eff: Efficiency = loadEfficiency()) {
     const mine = runs.filter((r) => stackOfFramework(r.framework) === stack);
     fits[stack] = fitStack(mine, stack, eff);
     // Leave-one-source-out: each publisher's runs predicted with effects fitted on the others'.
-    for (const source of [...new Set(mine.map((r) => sourceOf(r)))].sort()) {
+    for (const source of [...new Set(mine.map((r) => llmSourceOf(r)))].sort()) {
       const { loss: _loss, ...effects } = fitStack(
-        mine.filter((r) => sourceOf(r) !== source),
+        mine.filter((r) => llmSourceOf(r) !== source),
         stack,
         eff,
       );
       const restore = overrideStackEffects(stack, effects);
       try {
         const ps = mine
-          .filter((r) => sourceOf(r) === source)
+          .filter((r) => llmSourceOf(r) === source)
           .map((r) => predictLlmRun(r, archs, stack, eff))
           .filter((p) => p.tokensPerSecondPerGpu !== undefined);
         if (ps.length) heldOutBySource.push({ source, stack, rows: ps.length, mape: mean(ps.map(ape)) });

@@ -199,7 +199,7 @@ ${examples(
   command('evaluate')
     .summary("the predictor's error on measured rows")
     .description(
-      "The predictor's error on measured rows: MAPE of the analytical predictor overall and per group, or (--learned) the cross-validation of the learned predictor holding out whole GPUs, whole (model, GPU, precision) combinations and whole models, beside the analytical estimate and the precision-unaware ablation (takes minutes), or (--llm) the analytical predictor on the published LLM runs (seeds/measurements/llm_train.csv) at their own layouts and software stacks, per source, stack, precision, GPU and model family, with the FP8/BF16 ratios of runs published in both and the Llama 2 7B/13B campaign GPU-hours.",
+      "The predictor's error on measured rows: MAPE of the analytical predictor overall and per group, or (--learned) the cross-validation of the learned predictor on the benchmark rows and the published LLM runs together, holding out whole GPUs, whole (model, GPU, precision) combinations, whole models (LLM runs by model family) and whole sources, beside the analytical estimate and the precision-unaware ablation, per precision, GPU, source and LLM model family (takes minutes), or (--llm) the analytical predictor on the published LLM runs (seeds/measurements/llm_train.csv) at their own layouts and software stacks, per source, stack, precision, GPU and model family, with the FP8/BF16 ratios of runs published in both and the Llama 2 7B/13B campaign GPU-hours.",
     )
     .option('--data <file>', "measurement CSV in train.csv's layout (default: seeds/measurements/train.csv)")
     .option('--group-by <keys>', `comma-separated groups: ${Object.keys(GROUP_KEYS).join(', ')}`, list, [
@@ -250,7 +250,7 @@ ${examples(
           return;
         }
         if (options.learned) {
-          // Cross-validation (held-out GPUs, combinations, models) with the ablation; writes nothing.
+          // Cross-validation (held-out GPUs, combinations, models, sources) with the ablation; writes nothing.
           const { trainPredictor } = await import('./train-predictor.js');
           await trainPredictor(false, foldProgress());
           return;

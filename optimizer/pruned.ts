@@ -42,8 +42,8 @@ export function correctionInput(
 ): CorrectionInput {
   const gpu = r.gpus[c.gpuIndex];
   const option = search.options[c.optionIndex];
-  // The learned model was trained on data-parallel runs only: on sharded or tensor/pipeline-
-  // parallel layouts it extrapolates from the same features (the breakdown carries the split's costs).
+  // Layout and stack are features of the learned model (the LLM runs it trained on ran split
+  // layouts under tuned stacks): both go in, the breakdown carries the split's costs.
   const exec = {
     precision: c.precision,
     batchSizePerGpu: c.batch,
@@ -53,6 +53,7 @@ export function correctionInput(
     fp32UsesTf32: r.fp32UsesTf32 ?? true,
     interNodeGbps: option.interNodeGbps,
     parallelism: c.parallelism,
+    ...(r.stack ? { stack: r.stack } : {}),
   };
   const step = combine(
     c.compute,

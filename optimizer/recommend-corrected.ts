@@ -5,7 +5,7 @@
 // and the result says why.
 import { DEFAULT_SOFTWARE, type Software } from '../predictor/learned/features.js';
 import type { LearnedState } from '../predictor/learned/model.js';
-import { DEFAULT_STACK, stackEffects, stackEvidence } from '../predictor/software.js';
+import { stackEvidence } from '../predictor/software.js';
 import type { UserEvidence } from '../predictor/learned/calibration.js';
 import type { Efficiency } from '../predictor/step.js';
 import { correctAndRank } from './pruned.js';
@@ -41,27 +41,10 @@ export async function recommendCorrected(
     };
   if (!learned.predictor)
     return { ...rankCandidates(r, search), predictor: 'analytical', predictorNote: learned.reason };
-  if (r.stack && r.stack !== DEFAULT_STACK) {
-    // A tuned stack: the analytical estimate, with the stack's held-out LLM error as the interval.
-    const n = search.candidates.length;
-    const iv = stackEffects(r.stack).heldOutLogError;
-    const scale = {
-      mid: new Float64Array(n).fill(1),
-      lo: new Float64Array(n).fill(iv ? Math.exp(iv.q10) : 1),
-      hi: new Float64Array(n).fill(iv ? Math.exp(iv.q90) : 1),
-      cases: new Array<string>(n).fill(stackEvidence(r.stack)),
-      predictor: 'analytical',
-    };
-    return {
-      ...rankCandidates(r, search, scale),
-      predictor: 'analytical',
-      predictorNote: stackEvidence(r.stack),
-    };
-  }
   const { recommendation } = await correctAndRank(r, search, learned.predictor, software, prune, user);
   return {
     ...recommendation,
     predictor: learned.predictor.name,
-    predictorNote: 'learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md)',
+    predictorNote: `learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md); ${stackEvidence(r.stack)}`,
   };
 }

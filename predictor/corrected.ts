@@ -9,7 +9,7 @@ import type { RowPrediction } from './measured.js';
 import { predict, type Prediction, type PredictRequest } from './predict.js';
 import { scaleBreakdown, type Efficiency } from './step.js';
 import { getGpu } from '../seeds/catalog.js';
-import { DEFAULT_STACK, stackEffects, stackEvidence } from './software.js';
+import { stackEvidence } from './software.js';
 
 export interface CorrectedPrediction extends Prediction {
   analyticalStepTimeMs: number;
@@ -49,22 +49,6 @@ export async function predictCorrected(
       evidenceLevel: null,
       calibrationRuns: 0,
     };
-  if (req.stack && req.stack !== DEFAULT_STACK) {
-    // No stock-framework correction for a tuned stack: the interval is the stack's held-out LLM error.
-    const iv = stackEffects(req.stack).heldOutLogError;
-    const lo = iv ? Math.exp(iv.q10) : 1,
-      hi = iv ? Math.exp(iv.q90) : 1;
-    return {
-      ...base,
-      stepTimeMsP10: p.stepTimeMs * lo,
-      stepTimeMsP90: p.stepTimeMs * hi,
-      totalHoursP90: p.totalHours === null ? null : p.totalHours * hi,
-      predictor: 'analytical',
-      evidence: stackEvidence(req.stack),
-      evidenceLevel: null,
-      calibrationRuns: 0,
-    };
-  }
   const m = modelFeaturesOf(req.model);
   const k = await learned.predictor.correct(
     [

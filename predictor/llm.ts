@@ -102,10 +102,18 @@ const recomputeOf = (run: LlmRun): Recompute => {
 export interface LlmRunPrediction {
   run: LlmRun;
   prediction?: Prediction;
+  /** The decoder the run's architecture describes. */
+  model?: ModelDef;
   /** Predicted tokens/s per GPU. */
   tokensPerSecondPerGpu?: number;
   error?: string;
 }
+
+/** A model's family: its name without the size ("Llama-3.1-70B" -> "Llama-3.1"). */
+export const familyOf = (model: string) => model.replace(/[-_ ]?[\d.]+[BTM]\b.*$/i, '');
+
+/** A run's publisher: its source repository (or page) without the commit and path. */
+export const llmSourceOf = (r: LlmRun) => r.source.replace(/@.*$/, '').replace(/ \(.*$/, '');
 
 /** One published run predicted at its own layout under a software stack. */
 export function predictLlmRun(
@@ -113,6 +121,8 @@ export function predictLlmRun(
   archs: Map<string, LlmArchitecture>,
   stack: SoftwareStack,
   eff: Efficiency,
+  /** Predict at this precision instead of the run's (the precision-unaware ablation predicts FP32). */
+  precisionOverride?: Precision,
 ): LlmRunPrediction {
   const gpu = getGpu(run.gpu);
   if (!gpu) return { run, error: `GPU ${run.gpu} is not in the catalog` };
@@ -140,7 +150,7 @@ export function predictLlmRun(
       {
         model,
         gpu,
-        precision: run.precision as Precision,
+        precision: precisionOverride ?? (run.precision as Precision),
         batchSizePerGpu: run.microBatch,
         gpusPerNode,
         nodes: run.numGpus / gpusPerNode,
@@ -151,7 +161,7 @@ export function predictLlmRun(
       },
       eff,
     );
-    return { run, prediction, tokensPerSecondPerGpu: prediction.throughput / run.numGpus };
+    return { run, prediction, model, tokensPerSecondPerGpu: prediction.throughput / run.numGpus };
   } catch (e) {
     return { run, error: e instanceof Error ? e.message : String(e) };
   }

@@ -9,6 +9,7 @@ import {
   type SoftwareStack,
   type StackEffects,
 } from '../seeds/tables.js';
+import { loadLlmRuns } from '../seeds/llm.js';
 
 export { SOFTWARE_STACKS, type SoftwareStack, type StackEffects, type SoftwareFile };
 export const DEFAULT_STACK: SoftwareStack = 'PYTORCH_EAGER';
@@ -30,11 +31,19 @@ export function overrideStackEffects(stack: SoftwareStack, effects: Partial<Stac
   };
 }
 
+/** Stacks some published LLM run ran (seeds/measurements/llm_train.csv). */
+let measuredStacks: Set<SoftwareStack> | undefined;
+const stacksMeasured = () =>
+  (measuredStacks ??= new Set(loadLlmRuns().map((r) => stackOfFramework(r.framework))));
+
 /** What `evidence` says about the stack an estimate assumes. */
 export function stackEvidence(stack: SoftwareStack = DEFAULT_STACK): string {
   if (stack === DEFAULT_STACK)
     return 'software stack assumed: PYTORCH_EAGER (stock framework code, the default)';
-  return `software stack assumed: ${stack} (analytical estimate with effects fitted on published LLM runs; the learned correction was trained on stock-framework runs and is not applied)`;
+  const runs = stacksMeasured().has(stack)
+    ? 'fitted on the published LLM runs of this stack'
+    : 'no published run used this stack: MEGATRON-like effects, an assumption';
+  return `software stack assumed: ${stack} (analytical effects ${runs}; learned correction applied, trained on the benchmark rows and the LLM runs together)`;
 }
 
 /** The stack a published run's framework label describes. */

@@ -93,7 +93,7 @@ export class PredictInput {
   @Field(() => SoftwareStackEnum, {
     defaultValue: 'PYTORCH_EAGER',
     description:
-      'Software stack the estimate assumes (PYTORCH_EAGER unless said). Other stacks are analytical estimates fitted on published LLM runs; the learned correction is applied to PYTORCH_EAGER only.',
+      'Software stack the estimate assumes (PYTORCH_EAGER unless said). Other stacks have analytical effects fitted on published LLM runs; the learned correction, trained on the benchmark rows and those runs together, applies to every stack.',
   })
   softwareStack!: SoftwareStack;
   @Field(() => Boolean, {
@@ -157,7 +157,7 @@ export class RecommendInput {
   @Field(() => SoftwareStackEnum, {
     defaultValue: 'PYTORCH_EAGER',
     description:
-      'Software stack the estimate assumes (PYTORCH_EAGER unless said). Other stacks are analytical estimates fitted on published LLM runs; the learned correction is applied to PYTORCH_EAGER only.',
+      'Software stack the estimate assumes (PYTORCH_EAGER unless said). Other stacks have analytical effects fitted on published LLM runs; the learned correction, trained on the benchmark rows and those runs together, applies to every stack.',
   })
   softwareStack!: SoftwareStack;
   @Field(() => Float, {

@@ -317,7 +317,12 @@ describe('planFederatedRound (library)', () => {
       if (gpu.tdpW === null) expect(c.energyWh).toBeNull();
       else expect(c.energyWh!).toBeCloseTo((c.computeSeconds * gpu.tdpW) / 3600, 9);
     }
-    if (learned.predictor) expect(p.roundTimeSecondsP90!).toBeGreaterThan(p.roundTimeSeconds!);
+    // The learned interval lifts some participant's compute above the analytical estimate (where a
+    // participant's P90 stays below it, the planner keeps the analytical time: no round gets faster).
+    if (learned.predictor)
+      expect(
+        p.clients.some((c) => c.participates && c.computeSecondsP90 > c.computeSeconds * (1 + 1e-9)),
+      ).toBe(true);
   });
 
   it('a custom device is a GpuSpec built from its figures: modes it lacks are not offered', () => {

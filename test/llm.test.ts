@@ -228,19 +228,25 @@ describe('the API: softwareStack, FP8/FP4, virtual stages and context parallelis
     }) { predictor evidence stepTimeMs stepTimeMsP10 stepTimeMsP90 }
   }`;
 
-  it('a tuned stack is an analytical estimate with its held-out interval, and says which stack it assumes', async () => {
+  it('a tuned stack gets the learned correction, trained on the LLM runs of that stack, and says so', async () => {
     const tuned = await run(
       query(
         'softwareStack: MEGATRON, parallelism: { tensorParallel: 2, pipelineParallel: 2, virtualPipelineStages: 4, zeroStage: 1 }',
       ),
     );
     const p = tuned.data!.predict;
-    expect(p.predictor).toBe('analytical');
-    expect(p.evidence).toMatch(/software stack assumed: MEGATRON/);
+    expect(p.predictor).toMatch(/^gbdt-v\d+$/);
+    expect(p.evidence).toMatch(
+      /software stack assumed: MEGATRON \(analytical effects fitted on the published LLM runs of this stack; learned correction applied/,
+    );
+    expect(p.evidence).toMatch(/interval: their errors held out by model family/);
     expect(p.stepTimeMsP10).toBeLessThan(p.stepTimeMs);
     expect(p.stepTimeMsP90).toBeGreaterThan(p.stepTimeMs);
     const eager = await run(query(''));
     expect(eager.data!.predict.evidence).toMatch(/software stack assumed: PYTORCH_EAGER/);
+    // No published run used TUNED: its evidence says its effects are an assumption.
+    const assumed = await run(query('softwareStack: TUNED'));
+    expect(assumed.data!.predict.evidence).toMatch(/no published run used this stack/);
   });
 
   it('recommend searches FP4 only when asked, and says so', async () => {

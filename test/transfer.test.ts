@@ -89,10 +89,12 @@ describe('neighbour transfer', () => {
 });
 
 describe('held out of the shipped measurements, a GPU with 3 recorded runs (real rows)', () => {
-  // bench/calibration.ts (20 draws, seed 5) measured on these GPUs, mean over them: 11.6% with the
-  // runs' calibration alone, 8.2% with the transfer (GTX-1080Ti 21.8% -> 14.5%, H100-SXM5-80GB
-  // 7.7% -> 7.2%, RTX-2080-MaxQ 9.0% -> 6.1%, RTX-2080-Super-MaxQ 7.7% -> 5.0%). GPUs where it
-  // helps, chosen to check that it does; on others it helps less or hurts (the note's table).
+  // bench/calibration.ts (20 draws, seed 5) measured on these GPUs, mean over them, with the shipped
+  // correction gbdt-v3 (whose nearest-GPU evidence already carries part of what the transfer adds):
+  // 10.3% with the runs' calibration alone, 7.9% with the transfer (GTX-1080Ti 19.4% -> 13.7%,
+  // H100-SXM5-80GB 6.7% -> 6.8%, RTX-2080-MaxQ 8.9% -> 6.2%, RTX-2080-Super-MaxQ 6.2% -> 4.9%);
+  // with gbdt-v2 it was 11.6% -> 8.2%. GPUs where it helps, chosen to check that it does; on others
+  // it helps less or hurts (the note's table).
   it('the transfer lowers the error on its other rows by what the benchmark measured', () => {
     const ex = examples(loadMeasurements(), loadEfficiency());
     const gpus = ['GTX-1080Ti', 'H100-SXM5-80GB', 'RTX-2080-MaxQ', 'RTX-2080-Super-MaxQ'];
@@ -102,9 +104,9 @@ describe('held out of the shipped measurements, a GPU with 3 recorded runs (real
       results.reduce((a, r) => a + r.mape[v], 0) / results.length;
     const before = mean('both (before transfer)'),
       after = mean('both + neighbour transfer (shipped)');
-    expect(before).toBeGreaterThan(0.11);
-    expect(after).toBeLessThan(0.09);
-    expect(before - after).toBeGreaterThan(0.025);
+    expect(before).toBeGreaterThan(0.095);
+    expect(after).toBeLessThan(0.085);
+    expect(before - after).toBeGreaterThan(0.02);
   }, 120_000);
 });
 

@@ -5,7 +5,7 @@
 // model learns to use neighbours, not to copy the answer.
 import { getGpu, loadMeasurements } from '../../seeds/catalog.js';
 import { POLICIES } from '../precision.js';
-import type { Precision } from '../types.js';
+import type { GpuSpec, MathMode, Precision } from '../types.js';
 
 export interface Evidence {
   /** Mean log(measured / analytical) of the same model on this GPU at other precisions, and how many rows. */
@@ -20,6 +20,18 @@ export interface Evidence {
   /** Same model and precision on a sibling GPU (same architecture generation). */
   sibling: number;
   siblingN: number;
+  /** Same model, same precision, same framework, other GPUs: the same benchmark script elsewhere. */
+  samePrecisionFramework: number;
+  samePrecisionFrameworkN: number;
+  /**
+   * Same model and framework (and precision, unless the ablation) on the one other GPU nearest in
+   * datasheet figures (fp32 and matmul peaks, memory bandwidth; log distance): the A100-40GB for an
+   * A100-80GB, not the mean over every GPU.
+   */
+  nearestGpu: number;
+  nearestGpuN: number;
+  /** That GPU's distance (Euclidean, natural-log units); NO_NEAREST_DISTANCE when there is none. */
+  nearestGpuDistance: number;
   /** Same model run in the same framework, any other (GPU, precision). */
   sameFramework: number;
   sameFrameworkN: number;
@@ -30,6 +42,9 @@ export interface Evidence {
   exactN: number;
 }
 
+/** Distance of "no nearest GPU": e^5 ~ 150x apart in every figure, beyond any measured pair. */
+export const NO_NEAREST_DISTANCE = 5;
+
 export const NO_EVIDENCE: Evidence = {
   sameGpu: 0,
   sameGpuN: 0,
@@ -39,6 +54,11 @@ export const NO_EVIDENCE: Evidence = {
   samePrecisionN: 0,
   sibling: 0,
   siblingN: 0,
+  samePrecisionFramework: 0,
+  samePrecisionFrameworkN: 0,
+  nearestGpu: 0,
+  nearestGpuN: 0,
+  nearestGpuDistance: NO_NEAREST_DISTANCE,
   sameFramework: 0,
   sameFrameworkN: 0,
   model: 0,
@@ -136,33 +156,61 @@ export class EvidenceIndex {
       gm = { sum: 0, n: 0 },
       p = { sum: 0, n: 0 },
       sib = { sum: 0, n: 0 },
+      pf = { sum: 0, n: 0 },
       fw = { sum: 0, n: 0 },
       all = { sum: 0, n: 0 };
     const add = (x: Acc, a: Acc) => {
       x.sum += a.sum;
       x.n += a.n;
     };
-    const generation = getGpu(gpu)?.generation;
+    const spec = getGpu(gpu);
+    const generation = spec?.generation;
     const math = POLICIES[precision].math.matmul;
     let exactN = 0;
+    const nearCandidates = new Map<string, Acc>();
     for (const [key, a] of m) {
       const [kg, kp, kf] = key.split('|') as [string, Precision, string];
       if (kg === gpu && kp === precision) {
         exactN += a.n;
         continue;
       }
+      // Without precision, a row's own configuration is the model on this GPU: its other-precision
+      // rows are the same configuration to an ablation that cannot tell them apart, and taking them
+      // as evidence would tell it the row's precision (an AMP row's evidence would be the FP32 rows'
+      // residual and the other way round).
+      if (!precisionAware && kg === gpu) continue;
       add(all, a);
       if (kf === framework) add(fw, a);
+      if (kg !== gpu && kf === framework && (!precisionAware || kp === precision)) {
+        const c = nearCandidates.get(kg) ?? { sum: 0, n: 0 };
+        add(c, a);
+        nearCandidates.set(kg, c);
+      }
       if (kg === gpu) {
         add(g, a);
         if (precisionAware && POLICIES[kp].math.matmul === math) add(gm, a);
       }
       if (precisionAware && kp === precision && kg !== gpu) {
         add(p, a);
+        if (kf === framework) add(pf, a);
         if (generation && getGpu(kg)?.generation === generation) add(sib, a);
       }
     }
     const mean = (x: Acc) => (x.n ? x.sum / x.n : 0);
+    let near: Acc = { sum: 0, n: 0 },
+      nearDistance = NO_NEAREST_DISTANCE,
+      nearId = '';
+    if (spec)
+      for (const [kg, a] of nearCandidates) {
+        const other = getGpu(kg);
+        if (!other) continue;
+        const d = specDistance(spec, other, precisionAware ? math : null);
+        if (d < nearDistance || (d === nearDistance && kg < nearId)) {
+          near = a;
+          nearDistance = d;
+          nearId = kg;
+        }
+      }
     return {
       sameGpu: mean(g),
       sameGpuN: g.n,
@@ -172,6 +220,11 @@ export class EvidenceIndex {
       samePrecisionN: p.n,
       sibling: mean(sib),
       siblingN: sib.n,
+      samePrecisionFramework: mean(pf),
+      samePrecisionFrameworkN: pf.n,
+      nearestGpu: mean(near),
+      nearestGpuN: near.n,
+      nearestGpuDistance: nearDistance,
       sameFramework: mean(fw),
       sameFrameworkN: fw.n,
       model: mean(all),
@@ -179,6 +232,17 @@ export class EvidenceIndex {
       exactN,
     };
   }
+}
+
+/** Log distance of two GPUs' datasheet figures: fp32 peak, memory bandwidth and (unless null) a matmul math's peak. */
+function specDistance(a: GpuSpec, b: GpuSpec, math: MathMode | null): number {
+  const l = (x: number | null | undefined) => Math.log(Math.max(x ?? 0, 1e-3));
+  const fp32 = l(a.peakTflops.fp32) - l(b.peakTflops.fp32);
+  const bw = l(a.memoryBwGbps) - l(b.memoryBwGbps);
+  const mm = math
+    ? l(a.peakTflops[math] ?? a.peakTflops.fp32) - l(b.peakTflops[math] ?? b.peakTflops.fp32)
+    : 0;
+  return Math.sqrt(fp32 * fp32 + bw * bw + mm * mm);
 }
 
 /**
@@ -237,6 +301,17 @@ export function mergeEvidence(a: Evidence, b: Evidence): Evidence {
     samePrecisionN: a.samePrecisionN + b.samePrecisionN,
     sibling: m(a.sibling, a.siblingN, b.sibling, b.siblingN),
     siblingN: a.siblingN + b.siblingN,
+    samePrecisionFramework: m(
+      a.samePrecisionFramework,
+      a.samePrecisionFrameworkN,
+      b.samePrecisionFramework,
+      b.samePrecisionFrameworkN,
+    ),
+    samePrecisionFrameworkN: a.samePrecisionFrameworkN + b.samePrecisionFrameworkN,
+    // The nearer of the two (a user's run on a sibling GPU can be nearer than any shipped one).
+    ...(b.nearestGpuDistance < a.nearestGpuDistance
+      ? { nearestGpu: b.nearestGpu, nearestGpuN: b.nearestGpuN, nearestGpuDistance: b.nearestGpuDistance }
+      : { nearestGpu: a.nearestGpu, nearestGpuN: a.nearestGpuN, nearestGpuDistance: a.nearestGpuDistance }),
     sameFramework: m(a.sameFramework, a.sameFrameworkN, b.sameFramework, b.sameFrameworkN),
     sameFrameworkN: a.sameFrameworkN + b.sameFrameworkN,
     model: m(a.model, a.modelN, b.model, b.modelN),

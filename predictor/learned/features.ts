@@ -6,8 +6,9 @@ import { costOf } from '../predict.js';
 import type { Breakdown, Execution } from '../step.js';
 import { PRECISIONS, type GpuSpec, type MathMode, type ModelCost, type ModelDef } from '../types.js';
 import type { Evidence } from './evidence.js';
+import { DEFAULT_STACK, stackEffects } from '../software.js';
 
-export const FEATURE_VERSION = 2;
+export const FEATURE_VERSION = 3;
 
 /**
  * The training framework: the same model, GPU, precision and batch ran up to 2x apart between
@@ -76,12 +77,36 @@ const BASE = [
   'xla',
   'evidence_same_framework',
   'evidence_same_framework_n',
+  'evidence_nearest_gpu',
+  'evidence_nearest_gpu_n',
+  'evidence_nearest_gpu_distance',
+  // The layout and the software stack: what tells a Megatron LLM run at TP 4 / PP 8 apart from a
+  // stock-PyTorch CNN on 8 data-parallel GPUs. All zero or one under plain data parallelism on the
+  // default stack, so a recommend's groups of plain-DP candidates share them (optimizer/pruned.ts).
+  'log_tensor_parallel',
+  'log_pipeline_parallel',
+  'log_context_parallel',
+  'log_virtual_pipeline_stages',
+  'zero_stage',
+  'recompute',
+  'frac_pipeline_bubble',
+  'frac_recompute',
+  'frac_tensor_parallel_comm',
+  'frac_pipeline_comm',
+  // The stack as its effects (seeds/software.json), not as a name: TUNED, which no row ran, then
+  // sits next to MEGATRON (same fused kernels and GEMM fraction) instead of at an unseen category.
+  'stack_flash_attention',
+  'stack_pointwise_bytes',
+  'stack_matmul_fraction',
+  'stack_launch_factor',
 ];
 const PRECISION_AWARE = [
   'evidence_same_gpu_same_math',
   'evidence_same_gpu_same_math_n',
   'evidence_sibling_gpu',
   'evidence_sibling_gpu_n',
+  'evidence_same_precision_framework',
+  'evidence_same_precision_framework_n',
   'log_peak_dominant',
   'log_ridge_point',
   'tensor_core_math',
@@ -202,11 +227,34 @@ export function writeFeatures(
   put(sw.xla ? 1 : 0);
   put(ev.sameFramework);
   put(Math.log1p(ev.sameFrameworkN));
+  put(ev.nearestGpu);
+  put(Math.log1p(ev.nearestGpuN));
+  put(ev.nearestGpuDistance);
+  const par = exec.parallelism;
+  put(ln(par?.tensorParallel ?? 1));
+  put(ln(par?.pipelineParallel ?? 1));
+  put(ln(par?.contextParallel ?? 1));
+  put(ln(par?.virtualPipelineStages ?? 1));
+  put(par?.zeroStage ?? 0);
+  put(par?.recompute === 'full' ? 2 : par?.recompute === 'selective' ? 1 : 0);
+  put(b.pipelineBubbleMs / stepMs);
+  put(b.recomputeMs / stepMs);
+  put(b.tensorParallelCommMs / stepMs);
+  put(b.pipelineCommMs / stepMs);
+  const fx = stackEffects(exec.stack ?? DEFAULT_STACK);
+  put(fx.flashAttention ? 1 : 0);
+  put(fx.pointwiseBytesFactor);
+  // null: the fitted constants' fraction (efficiency.json, ~0.7 of the kernel rate), below every
+  // fitted stack's; 0 keeps that order without restating the constant.
+  put(fx.matmulEfficiency ?? 0);
+  put(fx.kernelOverheadFactor);
   if (precisionAware) {
     put(ev.sameGpuSameMath);
     put(Math.log1p(ev.sameGpuSameMathN));
     put(ev.sibling);
     put(Math.log1p(ev.siblingN));
+    put(ev.samePrecisionFramework);
+    put(Math.log1p(ev.samePrecisionFrameworkN));
     const peak = gpu.peakTflops[dominantMath] ?? gpu.peakTflops.fp32 ?? 0;
     put(ln(peak));
     put(ln((peak * 1e12) / (gpu.memoryBwGbps * 1e9)));

@@ -3,6 +3,7 @@
 // onnxruntime-node in one batched call per request. If the file is missing or will not load,
 // callers fall back to the analytical estimate and say so.
 import { achievableBasis } from '../achievable.js';
+import { DEFAULT_STACK } from '../software.js';
 import { readFileSync } from 'node:fs';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
@@ -51,6 +52,11 @@ export interface LearnedMeta {
     unmeasuredGeneration?: Interval;
     /** The widest per-generation interval: GPUs of a vendor with no measured GPU. */
     unmeasuredVendor?: Interval;
+    /**
+     * LLM runs held out by model family: a tuned stack or a split layout (TP, PP, CP, ZeRO,
+     * recomputation), what the LLM runs are and the benchmark rows are not (absent in older files).
+     */
+    llmRuns?: Interval;
   };
   validation: Record<string, unknown>;
 }
@@ -170,9 +176,9 @@ export class LearnedPredictor {
     return this.measuredGenerations.has(gpu.generation) ? 'gpu' : 'generation';
   }
 
-  private interval(precision: Precision, ev: Evidence, gpu: GpuSpec, splitLayout: boolean): Interval {
+  private interval(precision: Precision, ev: Evidence, gpu: GpuSpec, llmLike: boolean): Interval {
     const ivs = this.meta.intervals;
-    let iv = ivs.byPrecision[precision] ?? ivs.measuredModel;
+    let iv = (llmLike ? ivs.llmRuns : undefined) ?? ivs.byPrecision[precision] ?? ivs.measuredModel;
     // Never narrower than the held-out errors of the case at hand: leave-one-model-out for an
     // unmeasured model (or a layout no measurement used), leave-one-GPU-out for an unmeasured GPU,
     // leave-one-generation-out for a GPU of an unmeasured generation, the widest generation's for
@@ -180,7 +186,7 @@ export class LearnedPredictor {
     const widen = (u: Interval | undefined) => {
       if (u) iv = { q10: Math.min(iv.q10, u.q10), q90: Math.max(iv.q90, u.q90), rows: u.rows };
     };
-    if ((ev.modelN === 0 && ev.exactN === 0) || splitLayout) widen(ivs.unmeasuredModel);
+    if ((ev.modelN === 0 && ev.exactN === 0) || (llmLike && !ivs.llmRuns)) widen(ivs.unmeasuredModel);
     const novelty = this.gpuNovelty(gpu);
     if (novelty !== 'measured') widen(ivs.unmeasuredGpu);
     if (novelty === 'generation' || novelty === 'vendor') widen(ivs.unmeasuredGeneration);
@@ -218,7 +224,7 @@ export class LearnedPredictor {
 
   /** The interval an item's estimate gets without a user's runs; it does not depend on the model's output. */
   intervalOf(it: CorrectionInput): Interval {
-    return this.interval(it.exec.precision, this.evidenceOf(it), it.gpu, isSplit(it));
+    return this.interval(it.exec.precision, this.evidenceOf(it), it.gpu, isLlmLike(it));
   }
 
   /**
@@ -255,10 +261,11 @@ export class LearnedPredictor {
     const runs = new Int32Array(items.length);
     items.forEach((it, i) => {
       const c = user ? this.calibration(it, user) : NO_CALIBRATION;
-      const split = isSplit(it);
+      const llmLike = isLlmLike(it);
       // The shipped GPUs' measurements of this configuration, carried over by the relation the
-      // runs show (transfer.ts); no shipped row used a split layout, so none transfers to one.
-      const t = user?.transfer && !split ? this.transferred(it, user) : undefined;
+      // runs show (transfer.ts); no shipped benchmark row used a split layout or a tuned stack (the
+      // LLM runs give no evidence), so none transfers to one.
+      const t = user?.transfer && !llmLike ? this.transferred(it, user) : undefined;
       // The model predicts log(measured throughput / analytical): time scales by its inverse; the
       // transfer's residual is of the same kind, blended in log by its share of the evidence.
       const k = Math.exp(
@@ -266,10 +273,10 @@ export class LearnedPredictor {
       );
       const novelty = this.gpuNovelty(it.gpu);
       const gpuMeasured = novelty === 'measured';
-      let iv = this.interval(it.exec.precision, evs[i], it.gpu, split);
+      let iv = this.interval(it.exec.precision, evs[i], it.gpu, llmLike);
       // Runs of this model on this GPU: the interval is the calibrated one measured on the
       // benchmark, widened by how much the runs disagree (1.28 standard deviations: P10/P90).
-      if (c.modelOnGpuRuns > 0 && user && !split) {
+      if (c.modelOnGpuRuns > 0 && user && !llmLike) {
         const cal = user.settings.modelOnGpu;
         iv = {
           q10: Math.min(cal.q10, -1.28 * c.spread),
@@ -301,7 +308,11 @@ export class LearnedPredictor {
             : novelty === 'vendor' && c.gpuRuns === 0
               ? `; no ${it.gpu.vendor} GPU is measured (interval: the widest of any held-out generation)`
               : '') +
-          (split ? '; no measurement used tensor/pipeline/context parallelism, ZeRO or recomputation' : '') +
+          (llmLike && this.meta.intervals.llmRuns
+            ? '; a tuned stack or split layout as in the published LLM runs (interval: their errors held out by model family)'
+            : llmLike
+              ? '; no measurement used tensor/pipeline/context parallelism, ZeRO, recomputation or a tuned stack'
+              : '') +
           (it.exec.precision === 'FP4'
             ? '; FP4 is unmeasured: no FP4 training run or FP4 kernel in the data (FP8 kernel curve at the FP4 peak)'
             : '') +
@@ -351,9 +362,13 @@ export class LearnedPredictor {
   }
 }
 
-/** Every training row ran plain data parallelism: a sharded or split layout is extrapolation. */
-function isSplit(it: CorrectionInput): boolean {
+/**
+ * What only the LLM runs measured: a stack other than stock framework code, or a sharded or split
+ * layout (every benchmark row ran plain data parallelism in stock code).
+ */
+function isLlmLike(it: CorrectionInput): boolean {
   const par = it.exec.parallelism;
+  if ((it.exec.stack ?? DEFAULT_STACK) !== DEFAULT_STACK) return true;
   return (
     !!par &&
     (par.tensorParallel > 1 ||

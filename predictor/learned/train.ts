@@ -1,13 +1,24 @@
 // Training and validating the learned correction: target log(measured / analytical) per
-// measurement row; gradient-boosted trees; cross-validation that holds out whole GPUs and whole
-// (model, GPU, precision) combinations, never random rows.
-import { getGpu, type Measurement } from '../../seeds/catalog.js';
+// measurement row (train.csv's benchmark rows and the published LLM runs, each LLM run predicted at
+// its own layout and software stack); gradient-boosted trees; cross-validation that holds out whole
+// GPUs, models (LLM runs by model family), sources or (model, GPU, precision) combinations, never
+// random rows.
+import { getGpu, loadEfficiency, loadMeasurements, type Measurement } from '../../seeds/catalog.js';
+import { loadLlmArchitectures, loadLlmRuns, type LlmRun } from '../../seeds/llm.js';
+import { familyOf, llmSourceOf, predictLlmRun } from '../llm.js';
 import { predictRow } from '../measured.js';
+import { stackOfFramework, type SoftwareStack } from '../software.js';
 import type { Efficiency } from '../step.js';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode } from '../types.js';
 import { getModel } from '../zoo/index.js';
-import { EvidenceIndex, NO_EVIDENCE, type Evidence, type EvidenceRow } from './evidence.js';
+import {
+  EvidenceIndex,
+  NO_EVIDENCE,
+  NO_NEAREST_DISTANCE,
+  type Evidence,
+  type EvidenceRow,
+} from './evidence.js';
 import {
   featureNames,
   frameworkOf,
@@ -28,7 +39,16 @@ interface Analytical {
 }
 
 export interface Example {
+  /** A train.csv row, or an LLM run in the same shape (throughput = tokens/s per GPU). */
   row: Measurement;
+  /** 'benchmark': train.csv (stock framework code, plain data parallelism); 'llm': llm_train.csv. */
+  kind: 'benchmark' | 'llm';
+  /** What leave-one-model-out holds out together: the model, or an LLM's family (Llama-3.1-8B and -70B together). */
+  family: string;
+  /** The publisher (train.csv's source column; an LLM run's repository or page). */
+  source: string;
+  /** The LLM run the row came from (its analytical view is recomputed when a fold refits stack effects). */
+  run?: LlmRun;
   software: Software;
   gpu: GpuSpec;
   model: ModelFeatures;
@@ -80,6 +100,9 @@ export function examples(rows: Measurement[], eff: Efficiency): Example[] {
     if (!aware || !unaware || !gpu || !model) continue;
     out.push({
       row,
+      kind: 'benchmark',
+      family: row.model,
+      source: row.source,
       software: { framework: frameworkOf(row.framework), xla: row.flags.includes('xla') },
       gpu,
       model: modelFeaturesOf(model),
@@ -90,17 +113,109 @@ export function examples(rows: Measurement[], eff: Efficiency): Example[] {
   return out;
 }
 
+/** The latest published version of each LLM run with a measured throughput. */
+export const latestLlmRuns = () =>
+  loadLlmRuns().filter((r) => r.isLatest && r.tokensPerSecondPerGpu !== null);
+
+/** A run in train.csv's shape: what the evidence index and the tables read. */
+function llmMeasurement(run: LlmRun, precision: Measurement['precision']): Measurement {
+  return {
+    id: run.id,
+    source: llmSourceOf(run),
+    framework: run.framework,
+    model: run.model,
+    variant: '',
+    gpu: run.gpu,
+    system: '',
+    numGpus: run.numGpus,
+    numNodes: run.numGpus / Math.min(run.gpusPerNode, run.numGpus),
+    gpusPerNode: Math.min(run.gpusPerNode, run.numGpus),
+    batchSizePerGpu: run.microBatch,
+    globalBatchSize: run.globalBatch,
+    gradAccumSteps: null,
+    seqLenOrImageSize: run.seqLen,
+    precision,
+    precisionRaw: run.precision,
+    throughput: run.tokensPerSecondPerGpu,
+    throughputUnit: 'tokens/s/GPU',
+    software: run.software,
+    confidence: '',
+    flags: '',
+    provenance: run.source,
+    raw: {},
+  };
+}
+
+/**
+ * The published LLM runs the analytical predictor covers, each predicted at its own layout under the
+ * stack its framework names (seeds/software.json's effects as they stand when called: a fold that
+ * refits them calls this again). `stackOf` lets a caller predict under another stack.
+ */
+export function llmExamples(
+  eff: Efficiency,
+  runs: LlmRun[] = latestLlmRuns(),
+  stackOf: (r: LlmRun) => SoftwareStack = (r) => stackOfFramework(r.framework),
+): Example[] {
+  const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
+  const out: Example[] = [];
+  for (const run of runs) {
+    const stack = stackOf(run);
+    const aware = predictLlmRun(run, archs, stack, eff);
+    const unaware = predictLlmRun(run, archs, stack, eff, 'FP32');
+    const gpu = getGpu(run.gpu);
+    if (!aware.prediction || !unaware.prediction || !aware.model || !gpu) continue;
+    const view = (p: typeof aware): Analytical => ({
+      throughput: p.tokensPerSecondPerGpu!,
+      stepMs: p.prediction!.stepTimeMs,
+      breakdown: p.prediction!.breakdown,
+      dominantMath: p.prediction!.dominantMath,
+      exec: p.prediction!.execution,
+    });
+    out.push({
+      row: llmMeasurement(run, run.precision as Measurement['precision']),
+      kind: 'llm',
+      family: familyOf(run.model),
+      source: llmSourceOf(run),
+      run,
+      software: { framework: frameworkOf(run.framework), xla: false },
+      gpu,
+      model: modelFeaturesOf(aware.model),
+      aware: view(aware),
+      unaware: view(unaware),
+    });
+  }
+  return out;
+}
+
+/** Every row the learned correction trains on: train.csv's benchmark rows, then the LLM runs. */
+export function trainingExamples(eff: Efficiency = loadEfficiency()): Example[] {
+  return [...examples(loadMeasurements(), eff), ...llmExamples(eff)];
+}
+
 export const target = (e: Example, aware: boolean) =>
   Math.log(e.row.throughput! / (aware ? e.aware : e.unaware).throughput);
 
+/**
+ * The evidence an example's features see. LLM runs get none and give none: they are keyed by the
+ * published model names (Llama-3.1-70B), which no zoo model or user query uses, so at run time no
+ * LLM-style query finds evidence; training them with evidence would teach the trees a case that
+ * never occurs (and made held-out families worse).
+ */
+export function evidenceOf(e: Example, index: EvidenceIndex, aware = true): Evidence {
+  if (e.kind === 'llm') return NO_EVIDENCE;
+  return index.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework, aware);
+}
+
 export function evidenceRows(ex: Example[], aware: boolean): EvidenceRow[] {
-  return ex.map((e) => ({
-    model: e.row.model,
-    gpu: e.row.gpu,
-    precision: e.row.precision,
-    framework: e.software.framework,
-    logResidual: target(e, aware),
-  }));
+  return ex
+    .filter((e) => e.kind !== 'llm')
+    .map((e) => ({
+      model: e.row.model,
+      gpu: e.row.gpu,
+      precision: e.row.precision,
+      framework: e.software.framework,
+      logResidual: target(e, aware),
+    }));
 }
 
 export function featuresOf(e: Example, aware: boolean, ev: Evidence): number[] {
@@ -127,7 +242,19 @@ function dropEvidence(ev: Evidence, r: () => number): Evidence {
       sameFramework: 0,
       sameFrameworkN: 0,
     };
-  if (x < 0.55) return { ...ev, samePrecision: 0, samePrecisionN: 0, sibling: 0, siblingN: 0 };
+  if (x < 0.55)
+    return {
+      ...ev,
+      samePrecision: 0,
+      samePrecisionN: 0,
+      sibling: 0,
+      siblingN: 0,
+      samePrecisionFramework: 0,
+      samePrecisionFrameworkN: 0,
+      nearestGpu: 0,
+      nearestGpuN: 0,
+      nearestGpuDistance: NO_NEAREST_DISTANCE,
+    };
   return ev;
 }
 
@@ -162,13 +289,7 @@ export function fit(
 ): { ensemble: Ensemble; evidence: EvidenceIndex } {
   const evidence = new EvidenceIndex(evidenceRows(train, aware));
   const r = rng(params.seed + 1);
-  const X = train.map((e) =>
-    featuresOf(
-      e,
-      aware,
-      dropEvidence(evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework, aware), r),
-    ),
-  );
+  const X = train.map((e) => featuresOf(e, aware, dropEvidence(evidenceOf(e, evidence, aware), r)));
   const y = train.map((e) => target(e, aware));
   return { ensemble: trainGbdt(X, y, { ...params, monotone: monotoneConstraints(aware) }), evidence };
 }
@@ -180,7 +301,7 @@ export function predictHeldOut(
   aware: boolean,
 ): number[] {
   return test.map((e) => {
-    const ev = model.evidence.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework, aware);
+    const ev = evidenceOf(e, model.evidence, aware);
     return (
       (aware ? e.aware : e.unaware).throughput *
       Math.exp(predictEnsemble(model.ensemble, featuresOf(e, aware, ev)))
@@ -188,21 +309,33 @@ export function predictHeldOut(
   });
 }
 
-export type Split = 'gpu' | 'combination' | 'model' | 'generation';
+export type Split = 'gpu' | 'combination' | 'model' | 'family' | 'generation' | 'source';
+
+/** What one fold of a split holds out together. */
+export function foldKey(e: Example, split: Split): string {
+  switch (split) {
+    case 'gpu':
+      return e.row.gpu;
+    case 'model':
+      return e.row.model;
+    case 'family':
+      return e.kind === 'llm' ? `LLM family ${e.family}` : e.row.model;
+    case 'generation':
+      return e.gpu.generation;
+    case 'source':
+      return e.source;
+    case 'combination':
+      return `${e.row.model}|${e.row.gpu}|${e.row.precision}`;
+  }
+}
 
 /**
- * Folds: one per GPU, one per model, one per GPU generation (architecture), or 10 folds of whole
- * (model, GPU, precision) combinations (seeded shuffle).
+ * Folds: one per GPU, one per model, one per model family (benchmark rows: per model; LLM runs: Llama-3.1-8B
+ * and -70B together), one per source, one per GPU
+ * generation (architecture), or 10 folds of whole (model, GPU, precision) combinations (seeded shuffle).
  */
 export function folds(ex: Example[], split: Split, k = 10, seed = 11): number[][] {
-  const key = (e: Example) =>
-    split === 'gpu'
-      ? e.row.gpu
-      : split === 'model'
-        ? e.row.model
-        : split === 'generation'
-          ? e.gpu.generation
-          : `${e.row.model}|${e.row.gpu}|${e.row.precision}`;
+  const key = (e: Example) => foldKey(e, split);
   const groups = [...new Set(ex.map(key))].sort();
   const r = rng(seed);
   const assign = new Map<string, number>();
@@ -220,25 +353,34 @@ export function folds(ex: Example[], split: Split, k = 10, seed = 11): number[][
   return out.filter((f) => f.length);
 }
 
-/** Out-of-fold predicted throughput for every example. */
+/**
+ * Before a fold is fitted: the examples as that fold must see them, given which are held out (the
+ * LLM runs' analytical view under stack effects fitted without the held-out runs; see
+ * cli/train-predictor.ts). Identity by default.
+ */
+export type FoldView = (ex: Example[], heldOut: ReadonlySet<number>) => Example[];
+
+/** Out-of-fold predicted throughput for every example (in the example's own analytical frame). */
 export function crossValidate(
   ex: Example[],
   split: Split,
   aware: boolean,
   params: GbdtParams = PARAMS,
   log: (s: string) => void = () => {},
+  view: FoldView = (x) => x,
 ): number[] {
   const pred = new Array<number>(ex.length).fill(Number.NaN);
   const fs = folds(ex, split);
   fs.forEach((fold, i) => {
     const inFold = new Set(fold);
+    const seen = view(ex, inFold);
     const model = fit(
-      ex.filter((_, j) => !inFold.has(j)),
+      seen.filter((_, j) => !inFold.has(j)),
       aware,
       params,
     );
     const p = predictHeldOut(
-      fold.map((j) => ex[j]),
+      fold.map((j) => seen[j]),
       model,
       aware,
     );
