@@ -762,6 +762,8 @@ export function layoutOfExecution(exec: Execution): MemoryLayout {
     zeroStage: p.zeroStage,
     recompute: p.recompute,
     microBatches: p.microBatches ?? exec.gradAccumSteps,
+    // An interleaved schedule's first stage holds more micro-batches' activations than 1F1B's.
+    ...((p.virtualPipelineStages ?? 1) > 1 ? { virtualStages: p.virtualPipelineStages } : {}),
     ...(p.optimizerState ? { optimizerState: p.optimizerState } : {}),
     ...(exec.attention ? { attention: exec.attention } : {}),
   };
