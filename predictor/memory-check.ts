@@ -239,6 +239,8 @@ export function llmCases(): LlmCase[] {
         ...(/torchtitan/.test(r.framework) && tp > 1
           ? { gatheredColumnInputs: true, lossParallel: true }
           : {}),
+        // torchtitan casts the logits to fp32 before its cross entropy (loss_fn: pred.float()).
+        ...(/torchtitan/.test(r.framework) ? { fp32LossGradients: true } : {}),
       },
       publishedPeakGb: r.peakMemoryGb,
       recomputeStated: r.activationCheckpointing.trim() !== '',

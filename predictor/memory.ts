@@ -259,11 +259,12 @@ export function activationBytesPerSampleOn(
 }
 
 /**
- * How tensor parallelism holds activations where it differs from the default accounting (Megatron-Core's:
- * a column-parallel linear under sequence parallelism saves its sequence shard and gathers it again in
- * backward; the loss's backward holds `backwardGradientTensors` tensors of the local logits).
+ * How a framework holds activations where it differs from the default accounting (Megatron-Core's
+ * tensor parallelism: a column-parallel linear under sequence parallelism saves its sequence shard and
+ * gathers it again in backward; the loss's backward holds `backwardGradientTensors` tensors of the
+ * local logits in the mode's reduction type).
  */
-export interface TensorParallelActivations {
+export interface FrameworkActivations {
   /**
    * The column-parallel linears save the input as they receive it, all-gathered over the TP ranks
    * (the whole sequence), one tensor for the branches that read it (K and V beside Q, up beside
@@ -279,6 +280,13 @@ export interface TensorParallelActivations {
    * tensors of the local logits beside the saved log-probabilities.
    */
   lossParallel?: boolean;
+  /**
+   * The loss's backward tensors are fp32 whatever the mode's reduction type: the logits are cast
+   * to fp32 before the cross entropy (torchtitan's loss function is
+   * F.cross_entropy(pred.flatten(0, 1).float(), labels.flatten(0, 1))), so the log-softmax's
+   * gradients are fp32, as its saved output already is (savedForBackward.loss).
+   */
+  fp32LossGradients?: boolean;
 }
 
 /** Saved bytes and backward's extra at its peak, per sample (cached: searches ask for the same few many times). */
@@ -289,7 +297,7 @@ export function activationProfile(
   recompute: MemoryRecompute,
   constants: MemoryConstants,
   attention: AttentionImplementation = constants.defaultAttention,
-  style: TensorParallelActivations = {},
+  style: FrameworkActivations = {},
 ): ActivationProfile {
   let byConstants = activationCache.get(cost);
   if (!byConstants) {
@@ -304,12 +312,14 @@ export function activationProfile(
   // Under TP 1 nothing is gathered or split by vocabulary.
   const gathered = tensorParallel > 1 && style.gatheredColumnInputs === true;
   const lossParallel = tensorParallel > 1 && style.lossParallel === true;
-  const key = `${precision}/${tensorParallel}/${recompute}/${attention}/${gathered}/${lossParallel}`;
+  const fp32LossGradients = style.fp32LossGradients === true;
+  const key = `${precision}/${tensorParallel}/${recompute}/${attention}/${gathered}/${lossParallel}/${fp32LossGradients}`;
   let profile = cache.get(key);
   if (profile === undefined) {
     profile = profileOf(cost, POLICIES[precision], tensorParallel, recompute, attention, constants, {
       gatheredColumnInputs: gathered,
       lossParallel,
+      fp32LossGradients,
     });
     cache.set(key, profile);
   }
@@ -325,7 +335,7 @@ function profileOf(
   recompute: MemoryRecompute,
   attention: AttentionImplementation,
   constants: MemoryConstants,
-  style: TensorParallelActivations,
+  style: FrameworkActivations,
 ): ActivationProfile {
   const s = parallelStructure(cost);
   const saved = savedBytesPerLayer(cost, policy, attention, recompute === 'selective', constants);
@@ -362,7 +372,7 @@ function profileOf(
         ? constants.lossParallelBackwardTensors * l.inputElements * BYTES.fp32
         : constants.backwardGradientTensors *
           perStep(Math.max(l.inputElements, l.outputElements)) *
-          BYTES[policy.activation[l.opClass]];
+          BYTES[l.type === 'loss' && style.fp32LossGradients ? 'fp32' : policy.activation[l.opClass]];
     const workspace =
       l.type === 'conv2d' || l.type === 'conv1d'
         ? constants.convWorkspaceFactor *
@@ -534,10 +544,12 @@ export interface MemoryLayout {
   transientWeightCopies?: boolean;
   /** Default: the constants' defaultAttention (fused). */
   attention?: AttentionImplementation;
-  /** DTensor tensor parallelism's saved inputs (TensorParallelActivations.gatheredColumnInputs). */
+  /** DTensor tensor parallelism's saved inputs (FrameworkActivations.gatheredColumnInputs). */
   gatheredColumnInputs?: boolean;
-  /** DTensor's vocabulary-parallel cross entropy (TensorParallelActivations.lossParallel). */
+  /** DTensor's vocabulary-parallel cross entropy (FrameworkActivations.lossParallel). */
   lossParallel?: boolean;
+  /** The loss's backward tensors are fp32 (FrameworkActivations.fp32LossGradients). */
+  fp32LossGradients?: boolean;
 }
 
 /** Plain data parallelism over `gpus` GPUs (1 = a single GPU). */
@@ -596,6 +608,7 @@ export function shardedMemoryPerGpu(
   const profile = activationProfile(cost, precision, t, layout.recompute, constants, attention, {
     ...(layout.gatheredColumnInputs ? { gatheredColumnInputs: true } : {}),
     ...(layout.lossParallel ? { lossParallel: true } : {}),
+    ...(layout.fp32LossGradients ? { fp32LossGradients: true } : {}),
   });
   if (pp === 1) {
     const P = parametersPerGpu(cost, s, {

@@ -341,6 +341,21 @@ describe('published peak memory (torchtitan, peak reserved by the caching alloca
     );
   });
 
+  it("torchtitan's loss runs on fp32 logits (pred.float()): its backward tensors are fp32 in a BF16 run too", () => {
+    // Llama-3.1-8B, BF16, FSDP 8, local batch 2 x 8192: the loss's two backward tensors of the
+    // 2 x 8192 x 128,256 logits in fp32 rather than the BF16 mode's bf16 reduction type.
+    const row = llmCases().find((c) => c.id === 'torchtitan-0001')!;
+    expect(row.layout.fp32LossGradients).toBe(true);
+    const m = llmMemory(row, eff)!;
+    const bf16 = llmMemory({ ...row, layout: { ...row.layout, fp32LossGradients: false } }, eff)!;
+    expect((m.workspaceGb - bf16.workspaceGb) * GiB).toBeCloseTo(
+      eff.memory.backwardGradientTensors * 2 * 8192 * 128256 * (BYTES.fp32 - BYTES.bf16),
+      -6,
+    );
+    // Megatron-Core rows keep the mode's type.
+    expect(llmCases().find((c) => c.framework.startsWith('NeMo'))!.layout.fp32LossGradients).toBeUndefined();
+  });
+
   it("an FP8 decoder saves the output layer's input in bf16 (the output layer is not an FP8 GEMM), the block linears' in FP8", () => {
     const llama3 = llmCases().find((c) => c.model === 'Llama-3.1-8B' && c.decoder)!.decoder!;
     const cost = costOf(llama3);
