@@ -135,6 +135,8 @@ export interface PricingOption {
   interNodeGbps: number;
   /** Where that figure comes from. */
   networkSource: string;
+  /** True when nothing states the figure (an instance offer that names no network): the default is assumed. */
+  networkAssumed: boolean;
   nodeUsdPerHour: (gpusPerNode: number) => number | null;
 }
 
@@ -167,6 +169,7 @@ export function pricingOptions(
             : stated !== null
               ? `the offer (${offer.interNodeNetwork || `${stated} Gbps`})`
               : `not stated by the offer: assumed ${fallback} Gbps (seeds/network.json defaultGbps)`,
+      networkAssumed: forced === undefined && !perGpu && stated === null,
       nodeUsdPerHour: perGpu ? (g) => g * offer.usdPerHour : () => offer.usdPerHour,
     });
   });
@@ -180,6 +183,7 @@ export function pricingOptions(
       interNodeGbps: net,
       networkSource:
         forced !== undefined ? 'the request (interNodeGbps)' : 'seeds/network.json (no offer for this GPU)',
+      networkAssumed: false,
       nodeUsdPerHour: () => null,
     },
   ];

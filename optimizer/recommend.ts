@@ -380,6 +380,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
       },
       interNodeGbps: option.interNodeGbps,
       interNodeNetworkSource: option.networkSource,
+      interNodeNetworkAssumed: option.networkAssumed,
       evidenceLevel: search.levels[c.gpuIndex],
       memoryGbPerGpu: c.memoryGb,
       breakdown,
@@ -512,6 +513,10 @@ function notesOf(
     if (top.offer?.priceStale)
       notes.push(
         `warning: plan 1's price (${top.offer.provider} ${top.offer.instance}, ${top.offer.priceDate}) is ${top.offer.priceAgeDays === null ? 'undated' : `${top.offer.priceAgeDays} days old`}; prices older than ${STALE_PRICE_DAYS} days are flagged stale`,
+      );
+    if (top.nodes > 1 && top.interNodeNetworkAssumed && top.offer)
+      notes.push(
+        `warning: plan 1 joins ${top.nodes} ${top.offer.provider} ${top.offer.instance} instances, whose network the offer does not state; its time assumes ${top.interNodeGbps} Gbps between them (seeds/network.json defaultGbps): check that the provider networks them so, or give interNodeGbps`,
       );
     if (top.evidenceLevel === 'UNMEASURED')
       notes.push(

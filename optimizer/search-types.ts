@@ -150,6 +150,8 @@ export interface Plan {
   /** Inter-node network the plan was predicted on, Gbps, and where that figure comes from. */
   interNodeGbps: number;
   interNodeNetworkSource: string;
+  /** True when the offer states no network and interNodeGbps is the assumed default. */
+  interNodeNetworkAssumed: boolean;
   evidenceLevel: EvidenceLevel;
   memoryGbPerGpu: number;
   breakdown: Breakdown;

@@ -544,6 +544,11 @@ export class Plan {
     description: 'Where interNodeGbps comes from (the offer, an assumption, the request).',
   })
   interNodeNetworkSource!: string;
+  @Field(() => Boolean, {
+    description:
+      'True when the offer states no inter-node network and interNodeGbps is the assumed default: a multi-node plan on it rests on that assumption (the notes warn for plan 1).',
+  })
+  interNodeNetworkAssumed!: boolean;
   @Field(() => EvidenceLevelEnum, { description: 'How much measurement stands behind this prediction.' })
   evidenceLevel!: keyof typeof EvidenceLevelEnum;
   @Field(() => Float, { description: 'GPU memory one GPU needs, GB (GiB).' }) memoryGbPerGpu!: number;

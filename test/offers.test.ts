@@ -9,7 +9,7 @@ import { isStale, priceAgeDays, STALE_PRICE_DAYS } from '../optimizer/offers.js'
 const run = apolloForTests();
 
 const PLAN = `rank gpu { id } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision totalHours totalHoursP90
-  costUsd costUsdP90 priceUsdPerGpuHour interNodeGbps interNodeNetworkSource evidenceLevel stepTimeMs analyticalStepTimeMs
+  costUsd costUsdP90 priceUsdPerGpuHour interNodeGbps interNodeNetworkSource interNodeNetworkAssumed evidenceLevel stepTimeMs analyticalStepTimeMs
   parallelism { dataParallel }
   offer { provider instance gpusPerInstance usdPerHour usdPerGpuHour region priceDate priceAgeDays priceStale source interNodeGbps }`;
 
@@ -28,6 +28,7 @@ interface PlanView {
   priceUsdPerGpuHour: number | null;
   interNodeGbps: number;
   interNodeNetworkSource: string;
+  interNodeNetworkAssumed: boolean;
   evidenceLevel: string;
   stepTimeMs: number;
   analyticalStepTimeMs: number;
@@ -123,7 +124,21 @@ describe('plans priced from real offers', () => {
         expect(p.interNodeGbps).toBe(p.offer!.interNodeGbps);
         expect(p.interNodeNetworkSource).toMatch(/^the offer/);
       } else expect(p.interNodeNetworkSource).toMatch(/not stated by the offer: assumed 200 Gbps/);
+      expect(p.interNodeNetworkAssumed).toBe(p.offer!.interNodeGbps === null);
     }
+  });
+
+  it('a multi-node plan 1 on an offer that states no network is flagged in the notes; a given network is not', async () => {
+    const q = `${RESNET}, deadlineHours: 24, gpus: ["GH200"], maxNodes: 4, limit: 3`;
+    const assumed = await recommend(q);
+    expect(assumed.plans[0].nodes).toBeGreaterThan(1);
+    expect(assumed.plans[0].interNodeNetworkAssumed).toBe(true);
+    expect(assumed.notes.join('\n')).toMatch(
+      /plan 1 joins \d+ Lambda gpu_1x_gh200 instances, whose network the offer does not state; its time assumes 200 Gbps/,
+    );
+    const given = await recommend(`${q}, interNodeGbps: 100`);
+    expect(given.plans[0].interNodeNetworkAssumed).toBe(false);
+    expect(given.notes.join('\n')).not.toMatch(/whose network the offer does not state/);
   });
 
   it("a user's own offers replace the catalog's with the same provider and instance, and add the rest", async () => {
