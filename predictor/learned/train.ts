@@ -12,13 +12,7 @@ import type { Efficiency } from '../step.js';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode } from '../types.js';
 import { getModel } from '../zoo/index.js';
-import {
-  EvidenceIndex,
-  NO_EVIDENCE,
-  NO_NEAREST_DISTANCE,
-  type Evidence,
-  type EvidenceRow,
-} from './evidence.js';
+import { EvidenceIndex, NO_EVIDENCE, type Evidence, type EvidenceRow } from './evidence.js';
 import {
   featureNames,
   frameworkOf,
@@ -232,30 +226,24 @@ export function featuresOf(e: Example, aware: boolean, ev: Evidence): number[] {
 function dropEvidence(ev: Evidence, r: () => number): Evidence {
   const x = r();
   if (x < 0.15) return { ...NO_EVIDENCE, exactN: ev.exactN };
-  if (x < 0.4)
-    return {
-      ...ev,
-      sameGpu: 0,
-      sameGpuN: 0,
-      sameGpuSameMath: 0,
-      sameGpuSameMathN: 0,
-      sameFramework: 0,
-      sameFrameworkN: 0,
-    };
+  // An unmeasured GPU: nothing from this GPU.
+  if (x < 0.4) return withoutEvidence(ev, ['sameGpu', 'sameGpuSameMath', 'sameFramework']);
+  // A GPU without measured neighbours: nothing from other GPUs at this precision.
   if (x < 0.55)
-    return {
-      ...ev,
-      samePrecision: 0,
-      samePrecisionN: 0,
-      sibling: 0,
-      siblingN: 0,
-      samePrecisionFramework: 0,
-      samePrecisionFrameworkN: 0,
-      nearestGpu: 0,
-      nearestGpuN: 0,
-      nearestGpuDistance: NO_NEAREST_DISTANCE,
-    };
+    return withoutEvidence(ev, ['samePrecision', 'sibling', 'samePrecisionFramework', 'nearestGpu']);
   return ev;
+}
+
+/** `ev` with the named evidence features (and their counts) as NO_EVIDENCE has them. */
+function withoutEvidence(ev: Evidence, features: (keyof Evidence)[]): Evidence {
+  const out = { ...ev };
+  for (const f of features) {
+    out[f] = NO_EVIDENCE[f];
+    const n = `${f}N` as keyof Evidence;
+    if (n in NO_EVIDENCE) out[n] = NO_EVIDENCE[n];
+  }
+  if (features.includes('nearestGpu')) out.nearestGpuDistance = NO_EVIDENCE.nearestGpuDistance;
+  return out;
 }
 
 /**
