@@ -50,3 +50,92 @@ export function startWorker(
     worker.on('exit', onExit);
   });
 }
+
+/** A pooled worker: `busy` while one job holds it. */
+export interface PooledWorker {
+  worker: Worker;
+  busy: boolean;
+}
+
+/**
+ * A pool of at most `size()` worker threads started by `start`, one job per thread at a time. An
+ * idle thread is unref'd so it never keeps the process alive. Shared by the solver pool and the
+ * planner pool, which differ only in what they start and how long a caller may wait.
+ */
+export class WorkerPool {
+  private readonly slots: PooledWorker[] = [];
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(
+    private readonly start: () => Promise<Worker>,
+    private readonly size: () => number,
+  ) {}
+
+  /**
+   * An idle thread, a new one while the pool is below its size, or the first one released; 'timeout'
+   * when none is free by `until` (a performance.now() time; without one it waits as long as it takes).
+   * Rejects when a new thread cannot start.
+   */
+  acquire(): Promise<PooledWorker>;
+  acquire(until: number): Promise<PooledWorker | 'timeout'>;
+  async acquire(until = Infinity): Promise<PooledWorker | 'timeout'> {
+    for (;;) {
+      const idle = this.slots.find((s) => !s.busy);
+      if (idle) {
+        idle.busy = true;
+        idle.worker.ref();
+        return idle;
+      }
+      if (this.slots.length < this.size()) {
+        // Held in the pool while it starts, so concurrent callers do not start more than size().
+        const slot = { busy: true } as PooledWorker;
+        this.slots.push(slot);
+        try {
+          slot.worker = await this.start();
+          return slot;
+        } catch (e) {
+          this.slots.splice(this.slots.indexOf(slot), 1);
+          this.waiting.shift()?.();
+          throw e;
+        }
+      }
+      if (!(await this.waitForRelease(until))) return 'timeout';
+    }
+  }
+
+  /** Back to the pool (`keep`), or ended and removed (it crashed or overran); wakes one waiter. */
+  release(slot: PooledWorker, keep: boolean): void {
+    if (keep) {
+      slot.busy = false;
+      slot.worker.unref();
+    } else {
+      const i = this.slots.indexOf(slot);
+      if (i >= 0) this.slots.splice(i, 1);
+      void slot.worker.terminate();
+    }
+    this.waiting.shift()?.();
+  }
+
+  /** Ends every thread (tests, shutdown). */
+  shutdown(): void {
+    for (const s of this.slots.splice(0)) void s.worker?.terminate();
+  }
+
+  private waitForRelease(until: number): Promise<boolean> {
+    // No timer without a deadline: setTimeout clamps a delay above 2^31 - 1 ms to 1 ms.
+    if (until === Infinity) return new Promise((resolve) => this.waiting.push(() => resolve(true)));
+    const left = until - performance.now();
+    if (left <= 0) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.waiting.splice(this.waiting.indexOf(wake), 1);
+        resolve(false);
+      }, left);
+      this.waiting.push(wake);
+    });
+  }
+}

@@ -6,8 +6,7 @@
 // runs in a planner thread (planner-worker.ts), with one deadline for every solve inside it
 // (optimizer/milp/solver.ts withSolveDeadline) and a watchdog that ends the thread at the time
 // limit plus PLANNER_MARGIN_MS. The event loop only validates, sends and receives.
-import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../optimizer/threads.js';
+import { startWorker, WorkerPool, type PooledWorker } from '../optimizer/threads.js';
 import { GraphQLError } from 'graphql';
 import type { MiddlewareFn } from 'type-graphql';
 import { InputError } from '../predictor/input-error.js';
@@ -73,12 +72,6 @@ function fromReply(r: Extract<PlannerReply, { type: 'error' }>): Error {
 
 // ------------------------------------------------------------------ pool
 
-interface Slot {
-  worker: Worker;
-  busy: boolean;
-}
-const slots: Slot[] = [];
-const waiting: (() => void)[] = [];
 let nextId = 1;
 let unavailable: string | undefined;
 
@@ -89,66 +82,18 @@ const maxWorkers = () => {
 const disabled = () => /^(0|off|false|no)$/i.test(process.env.TRAINPLAN_PLANNER_WORKER ?? '');
 const isTs = import.meta.url.endsWith('.ts');
 
-function spawn(): Promise<Worker> {
+const pool = new WorkerPool(() => {
   const entry = new URL(isTs ? './planner-worker.ts' : './planner-worker.js', import.meta.url);
   return startWorker(entry, {
     name: 'the planner thread',
     startTimeoutMs: WORKER_START_TIMEOUT_MS,
     workerData: { ...threadState() },
   });
-}
-
-async function acquire(until: number): Promise<Slot | 'timeout'> {
-  for (;;) {
-    const idle = slots.find((s) => !s.busy);
-    if (idle) {
-      idle.busy = true;
-      idle.worker.ref();
-      return idle;
-    }
-    if (slots.length < maxWorkers()) {
-      const slot = { busy: true } as Slot;
-      slots.push(slot);
-      try {
-        slot.worker = await spawn();
-        return slot;
-      } catch (e) {
-        slots.splice(slots.indexOf(slot), 1);
-        waiting.shift()?.();
-        throw e;
-      }
-    }
-    const left = until - performance.now();
-    if (left <= 0) return 'timeout';
-    const woke = await new Promise<boolean>((resolve) => {
-      const wake = () => {
-        clearTimeout(t);
-        resolve(true);
-      };
-      const t = setTimeout(() => {
-        waiting.splice(waiting.indexOf(wake), 1);
-        resolve(false);
-      }, left);
-      waiting.push(wake);
-    });
-    if (!woke) return 'timeout';
-  }
-}
-
-function release(slot: Slot, keep: boolean) {
-  if (keep) {
-    slot.busy = false;
-    slot.worker.unref();
-  } else {
-    slots.splice(slots.indexOf(slot), 1);
-    void slot.worker.terminate();
-  }
-  waiting.shift()?.();
-}
+}, maxWorkers);
 
 /** Ends every planner thread (tests, shutdown); idle ones never keep the process alive anyway. */
 export function shutdownPlannerWorkers(): void {
-  for (const s of slots.splice(0)) void s.worker?.terminate();
+  pool.shutdown();
 }
 
 const overrun = (field: string, limitS: number) =>
@@ -171,10 +116,10 @@ export async function planOffThread(
   const startedAt = performance.now();
   const solveUntil = startedAt + timeLimitSeconds * 1e3;
   const hardUntil = solveUntil + PLANNER_MARGIN_MS;
-  let slot: Slot | 'timeout';
+  let slot: PooledWorker | 'timeout';
   try {
     if (disabled() || unavailable) throw new Error(unavailable ?? 'planner threads disabled');
-    slot = await acquire(hardUntil);
+    slot = await pool.acquire(hardUntil);
   } catch (e) {
     // No thread (disabled, or it cannot start): plan here, still within one deadline for the solves.
     unavailable ??= disabled() ? undefined : (e as Error).message;
@@ -190,7 +135,7 @@ export async function planOffThread(
       w.off('message', onMessage);
       w.off('error', onError);
       w.off('exit', onExit);
-      release(s, keep);
+      pool.release(s, keep);
     };
     const onMessage = (m: PlannerReply) => {
       if (m.type === 'result' && m.id === id) {

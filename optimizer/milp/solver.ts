@@ -12,8 +12,7 @@
 //   - Every answer, from either solver, is checked against every bound, integrality requirement and
 //     row (verify.ts) before it is returned; a HiGHS answer that fails is an error, never a result.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../threads.js';
+import { startWorker, WorkerPool, type PooledWorker } from '../threads.js';
 import { highs, HIGHS_VERSION, solveWithHighs, type BackendResult } from './highs.js';
 import type { WorkerJob, WorkerReply } from './highs-worker.js';
 import { JSLP_VERSION } from './lpsolver.js';
@@ -92,10 +91,6 @@ const RETRY_WORKER_AFTER_MS = 60_000;
 
 // ------------------------------------------------------------------ worker pool
 
-interface Slot {
-  worker: Worker;
-  busy: boolean;
-}
 type Outcome =
   | { kind: 'result'; result: BackendResult }
   | { kind: 'killed'; message: string }
@@ -115,8 +110,6 @@ export function __setWorkerForTests(o: { entry?: URL; watchdogGraceMs?: number }
 
 let unavailableUntil = 0;
 let unavailableReason = '';
-const slots: Slot[] = [];
-const waiting: (() => void)[] = [];
 let nextJobId = 1;
 
 const maxWorkers = () => {
@@ -125,63 +118,20 @@ const maxWorkers = () => {
 };
 const workersDisabled = () => /^(0|off|false|no)$/i.test(process.env.TRAINPLAN_SOLVER_WORKER ?? '');
 
-async function spawn(): Promise<Slot> {
+const pool = new WorkerPool(() => {
   const entry =
     workerEntryOverride ?? new URL(isTs ? './highs-worker.ts' : './highs-worker.js', import.meta.url);
-  const worker = await startWorker(entry, {
-    name: 'the solver worker',
-    startTimeoutMs: WORKER_START_TIMEOUT_MS,
-  });
-  return { worker, busy: true };
-}
-
-async function acquire(): Promise<Slot> {
-  for (;;) {
-    const idle = slots.find((s) => !s.busy);
-    if (idle) {
-      idle.busy = true;
-      idle.worker.ref();
-      return idle;
-    }
-    if (slots.length < maxWorkers()) {
-      const placeholder = { busy: true } as Slot;
-      slots.push(placeholder);
-      try {
-        const s = await spawn();
-        placeholder.worker = s.worker;
-        return placeholder;
-      } catch (e) {
-        slots.splice(slots.indexOf(placeholder), 1);
-        release();
-        throw e;
-      }
-    }
-    await new Promise<void>((resolve) => waiting.push(resolve));
-  }
-}
-
-function release(slot?: Slot) {
-  if (slot) {
-    slot.busy = false;
-    slot.worker.unref();
-  }
-  waiting.shift()?.();
-}
-
-function drop(slot: Slot) {
-  const i = slots.indexOf(slot);
-  if (i >= 0) slots.splice(i, 1);
-  void slot.worker.terminate();
-  release();
-}
+  return startWorker(entry, { name: 'the solver worker', startTimeoutMs: WORKER_START_TIMEOUT_MS });
+}, maxWorkers);
 
 async function runInWorker(job: Omit<WorkerJob, 'id'>, watchdogMs: number): Promise<Outcome> {
   if (workersDisabled())
     return { kind: 'unavailable', message: 'worker threads disabled by TRAINPLAN_SOLVER_WORKER' };
   if (Date.now() < unavailableUntil) return { kind: 'unavailable', message: unavailableReason };
-  let slot: Slot;
+  let slot: PooledWorker;
   try {
-    slot = await acquire();
+    // No deadline: a solve waits for a thread (its own watchdog starts once it has one).
+    slot = await pool.acquire();
   } catch (e) {
     unavailableReason = e instanceof Error ? e.message : String(e);
     unavailableUntil = Date.now() + RETRY_WORKER_AFTER_MS;
@@ -195,8 +145,7 @@ async function runInWorker(job: Omit<WorkerJob, 'id'>, watchdogMs: number): Prom
       w.off('message', onMessage);
       w.off('error', onError);
       w.off('exit', onExit);
-      if (keep) release(slot);
-      else drop(slot);
+      pool.release(slot, keep);
       resolve(o);
     };
     const onMessage = (m: WorkerReply) => {
@@ -239,7 +188,7 @@ async function runInWorker(job: Omit<WorkerJob, 'id'>, watchdogMs: number): Prom
 
 /** Terminates every solver worker (tests, shutdown). Idle workers never keep the process alive anyway. */
 export function shutdownSolverWorkers(): void {
-  for (const s of slots.splice(0)) if (s.worker) void s.worker.terminate();
+  pool.shutdown();
 }
 
 // ------------------------------------------------------------------ solving
