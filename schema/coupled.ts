@@ -4,8 +4,8 @@
 // decorator metadata).
 import { Field, Float, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { Precision } from '../predictor/types.js';
-import { Gpu, PrecisionEnum } from './types.js';
-import { PriceInput, WorkloadInput } from './inputs.js';
+import { Gpu, PrecisionEnum, TrainingConfiguration } from './types.js';
+import { PRECISIONS_ALLOWED, PriceInput, WorkloadInput } from './inputs.js';
 import { Parallelism, RecomputeEnum } from './parallelism.js';
 
 export enum FleetObjectiveEnum {
@@ -227,8 +227,7 @@ export class FleetInput extends SolveSettingsInput {
   allowUnplaced!: boolean;
   @Field(() => [PrecisionEnum], {
     nullable: true,
-    description:
-      'Precision modes allowed (default: all but FP4, which no measurement supports; list FP4 to search it).',
+    description: PRECISIONS_ALLOWED,
   })
   precisions?: Precision[];
   @Field(() => [Int], {
@@ -251,17 +250,10 @@ export class FleetInput extends SolveSettingsInput {
 }
 
 @ObjectType({ description: "One job's configuration and time in the fleet plan." })
-export class FleetAssignment {
+export class FleetAssignment extends TrainingConfiguration {
   @Field(() => String, { description: 'The job (FleetJobInput.id).' }) jobId!: string;
-  @Field(() => Gpu, { description: 'The GPU type.' }) gpu!: Gpu;
   @Field(() => Boolean, { description: 'Rented on demand rather than taken from the inventory.' })
   onDemand!: boolean;
-  @Field(() => Int, { description: 'Nodes (machines).' }) nodes!: number;
-  @Field(() => Int, { description: 'GPUs in each node.' }) gpusPerNode!: number;
-  @Field(() => Int, { description: 'nodes x gpusPerNode.' }) totalGpus!: number;
-  @Field(() => Int, { description: 'Batch elements per GPU per micro-batch.' }) batchSizePerGpu!: number;
-  @Field(() => Int, { description: 'Micro-batches accumulated per optimizer step.' }) gradAccumSteps!: number;
-  @Field(() => PrecisionEnum, { description: 'The precision mode.' }) precision!: Precision;
   @Field(() => Parallelism, {
     description:
       'How the job splits the model over its GPUs (ZeRO/FSDP, tensor and pipeline parallelism, recomputation).',
@@ -429,8 +421,7 @@ export class ProcurementInput extends SolveSettingsInput {
   prices?: PriceInput[];
   @Field(() => [PrecisionEnum], {
     nullable: true,
-    description:
-      'Precision modes allowed (default: all but FP4, which no measurement supports; list FP4 to search it).',
+    description: PRECISIONS_ALLOWED,
   })
   precisions?: Precision[];
   @Field(() => [Int], { nullable: true, description: 'GPUs per node to consider (default 1, 2, 4, 8).' })
@@ -444,14 +435,7 @@ export class ProcurementInput extends SolveSettingsInput {
 }
 
 @ObjectType({ description: 'How one run of a job is executed.' })
-export class RunConfig {
-  @Field(() => Gpu, { description: 'The GPU type.' }) gpu!: Gpu;
-  @Field(() => Int, { description: 'Nodes (machines).' }) nodes!: number;
-  @Field(() => Int, { description: 'GPUs in each node.' }) gpusPerNode!: number;
-  @Field(() => Int, { description: 'nodes x gpusPerNode.' }) totalGpus!: number;
-  @Field(() => Int, { description: 'Batch elements per GPU per micro-batch.' }) batchSizePerGpu!: number;
-  @Field(() => Int, { description: 'Micro-batches accumulated per optimizer step.' }) gradAccumSteps!: number;
-  @Field(() => PrecisionEnum, { description: 'The precision mode.' }) precision!: Precision;
+export class RunConfig extends TrainingConfiguration {
   @Field(() => Parallelism, {
     description:
       'How a run splits the model over its GPUs (ZeRO/FSDP, tensor and pipeline parallelism, recomputation).',

@@ -19,6 +19,10 @@ import { AttentionEnum } from './memory.js';
 import { LIMITS } from '../service/validate.js';
 import type { ParallelismSearch } from '../optimizer/recommend.js';
 
+/** The `precisions` argument of every search (recommend and the coupled planners): one default, said once. */
+export const PRECISIONS_ALLOWED =
+  'Precision modes allowed (default: all but FP4, which no measurement supports; list FP4 to search it).';
+
 @InputType({ description: 'What to train and how much of it.' })
 export class WorkloadInput {
   // null when customModel is given (service/lookup.ts workload() requires exactly one of the two).
@@ -169,8 +173,7 @@ export class RecommendInput {
   gpus?: string[];
   @Field(() => [PrecisionEnum], {
     nullable: true,
-    description:
-      'Precision modes allowed (default: all but FP4, which no measurement supports; list FP4 to search it).',
+    description: PRECISIONS_ALLOWED,
   })
   precisions?: Precision[];
   @Field(() => Int, { defaultValue: 8, description: 'Most nodes (machines) a plan may use.' })

@@ -487,10 +487,9 @@ export class PlanOffer {
 
 @ObjectType({
   description:
-    'One feasible configuration, ranked: GPU type, layout, batch, precision, and its hours and cost.',
+    'The fields every configuration answer shares: GPU type, layout, batch and precision (plans, fleet assignments and procurement runs extend it; not a query result on its own).',
 })
-export class Plan {
-  @Field(() => Int, { description: 'Position by the objective, 1 = best.' }) rank!: number;
+export abstract class TrainingConfiguration {
   @Field(() => Gpu, { description: 'The GPU type.' }) gpu!: Gpu;
   @Field(() => Int, { description: 'Nodes (machines).' }) nodes!: number;
   @Field(() => Int, { description: 'GPUs in each node.' }) gpusPerNode!: number;
@@ -498,6 +497,14 @@ export class Plan {
   @Field(() => Int, { description: 'Batch elements per GPU per micro-batch.' }) batchSizePerGpu!: number;
   @Field(() => Int, { description: 'Micro-batches accumulated per optimizer step.' }) gradAccumSteps!: number;
   @Field(() => PrecisionEnum, { description: 'The precision mode.' }) precision!: Precision;
+}
+
+@ObjectType({
+  description:
+    'One feasible configuration, ranked: GPU type, layout, batch, precision, and its hours and cost.',
+})
+export class Plan extends TrainingConfiguration {
+  @Field(() => Int, { description: 'Position by the objective, 1 = best.' }) rank!: number;
   @Field(() => Float, { description: 'Time of one optimizer step, ms.' }) stepTimeMs!: number;
   @Field(() => Float, {
     description:
