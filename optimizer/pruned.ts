@@ -16,7 +16,11 @@ import { rankCandidates, timeAndCost } from './recommend.js';
 import type { Candidate, Recommendation, RecommendRequest, RejectReason, Search } from './search-types.js';
 import { combine } from '../predictor/step.js';
 import { modelFeaturesOf, type Software } from '../predictor/learned/features.js';
-import type { CorrectionInput, LearnedPredictor } from '../predictor/learned/model.js';
+import {
+  singleGpuReference,
+  type CorrectionInput,
+  type LearnedPredictor,
+} from '../predictor/learned/model.js';
 import type { UserEvidence } from '../predictor/learned/calibration.js';
 
 export interface PruneStats {
@@ -131,7 +135,10 @@ const nodeBucket = (nodes: number) => (nodes === 1 ? 0 : nodes < 8 ? 1 : nodes <
 
 /**
  * Per candidate, bounds of the correction's factor on its step time: [kLo, kHi], and its interval
- * factors (P10, P90 over the estimate), exact per group.
+ * factors (P10, P90 over the estimate), exact per group; and for plain data parallelism on several
+ * GPUs, bounds of the floor `correct` puts under the corrected step (the same GPU alone at this batch,
+ * model.ts singleGpuReference), in ms, for the estimate [floorLo, floorHi] and its P90 [floorP90Lo,
+ * floorP90Hi] (0 where there is no floor). The reference depends only on what a group shares.
  */
 function factorBounds(r: RecommendRequest, search: Search, learned: LearnedPredictor, software: Software) {
   const cands = search.candidates;
@@ -139,6 +146,10 @@ function factorBounds(r: RecommendRequest, search: Search, learned: LearnedPredi
   const kLo = new Float64Array(n),
     kHi = new Float64Array(n),
     p90 = new Float64Array(n);
+  const floorLo = new Float64Array(n),
+    floorHi = new Float64Array(n),
+    floorP90Lo = new Float64Array(n),
+    floorP90Hi = new Float64Array(n);
   const at = learned.varyingFeatureIndex;
   const d = learned.featureCount;
   const lo = new Float64Array(d),
@@ -211,9 +222,25 @@ function factorBounds(r: RecommendRequest, search: Search, learned: LearnedPredi
       kHi[i] = z;
       p90[i] = q90;
     }
+    // The floor: one point (the reference's features do not vary within a group), bounded exactly.
+    const ref = singleGpuReference(item);
+    if (ref) {
+      learned.writeFeaturesOf(ref, lo);
+      const [refLo, refHi] = learned.bounds.range(lo, lo);
+      const refQ90 = Math.exp(learned.intervalOf(ref).q90);
+      const fLo = ref.stepMs * Math.exp(-refHi),
+        fHi = ref.stepMs * Math.exp(-refLo);
+      for (let i = start; i < end; i++)
+        if (cands[i].gpusPerNode * cands[i].nodes > 1) {
+          floorLo[i] = fLo;
+          floorHi[i] = fHi;
+          floorP90Lo[i] = fLo * refQ90;
+          floorP90Hi[i] = fHi * refQ90;
+        }
+    }
     start = end;
   }
-  return { kLo, kHi, p90, groups };
+  return { kLo, kHi, p90, floorLo, floorHi, floorP90Lo, floorP90Hi, groups };
 }
 
 const CLASS = { FEASIBLE: 0, DEADLINE: 1, BUDGET: 2, UNSURE: 3 } as const;
@@ -227,7 +254,12 @@ async function neededCandidates(
 ): Promise<{ exact: Uint8Array; feasible: number; rejected: Map<RejectReason, number>; groups: number }> {
   const cands = search.candidates;
   const n = cands.length;
-  const { kLo, kHi, p90, groups } = factorBounds(r, search, learned, software);
+  const { kLo, kHi, p90, floorLo, floorHi, floorP90Lo, floorP90Hi, groups } = factorBounds(
+    r,
+    search,
+    learned,
+    software,
+  );
   const units = r.model.unitsPerBatchElement;
   const rankP90 = r.rankBy === 'P90';
   const byCost = r.objective === 'COST';
@@ -249,15 +281,15 @@ async function neededCandidates(
     scratch.nodes = c.nodes;
     scratch.parallelism = c.parallelism;
     scratch.price = c.price;
-    scratch.stepTimeMs = c.analyticalStepMs * kLo[i];
-    scratch.stepHiMs = c.analyticalStepMs * kLo[i] * p90[i];
+    scratch.stepTimeMs = Math.max(c.analyticalStepMs * kLo[i], floorLo[i]);
+    scratch.stepHiMs = Math.max(c.analyticalStepMs * kLo[i] * p90[i], floorP90Lo[i]);
     timeAndCost(r, scratch, units);
     const hLo = scratch.hours,
       hHiLo = scratch.hoursHi,
       cLo = scratch.cost,
       cHiLo = scratch.costHi;
-    scratch.stepTimeMs = c.analyticalStepMs * kHi[i];
-    scratch.stepHiMs = c.analyticalStepMs * kHi[i] * p90[i];
+    scratch.stepTimeMs = Math.max(c.analyticalStepMs * kHi[i], floorHi[i]);
+    scratch.stepHiMs = Math.max(c.analyticalStepMs * kHi[i] * p90[i], floorP90Hi[i]);
     timeAndCost(r, scratch, units);
     const hHi = scratch.hours,
       hHiHi = scratch.hoursHi,
@@ -278,7 +310,7 @@ async function neededCandidates(
     const surelyFinite =
       hLo > 0 &&
       hHiHi < Infinity &&
-      c.analyticalStepMs * kHi[i] < Infinity &&
+      Math.max(c.analyticalStepMs * kHi[i], floorHi[i]) < Infinity &&
       cHi !== Infinity &&
       cHiHi !== Infinity;
     cls[i] = !surelyFinite

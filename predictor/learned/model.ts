@@ -232,10 +232,28 @@ export class LearnedPredictor {
    * shipped measurements) and as a calibration of the result (predictor/learned/calibration.ts).
    */
   async correct(items: CorrectionInput[], user?: UserEvidence): Promise<Corrections> {
-    const d = this.onnx.featureCount;
-    const X = new Float32Array(items.length * d);
-    const evs: Evidence[] = [];
+    // Each plain data-parallel item's single-GPU reference goes in the same batch (one per distinct
+    // reference); its corrected step is the item's floor (singleGpuReference).
+    const refs: CorrectionInput[] = [];
+    const refOf = new Int32Array(items.length).fill(-1);
+    const refAt = new Map<string, number>();
     items.forEach((it, i) => {
+      const ref = singleGpuReference(it);
+      if (!ref) return;
+      const key = referenceKey(ref);
+      let j = refAt.get(key);
+      if (j === undefined) {
+        j = refs.length;
+        refs.push(ref);
+        refAt.set(key, j);
+      }
+      refOf[i] = j;
+    });
+    const all = refs.length ? [...items, ...refs] : items;
+    const d = this.onnx.featureCount;
+    const X = new Float32Array(all.length * d);
+    const evs: Evidence[] = [];
+    all.forEach((it, i) => {
       const ev = this.evidenceOf(it, user);
       evs.push(ev);
       writeFeatures(
@@ -252,27 +270,26 @@ export class LearnedPredictor {
         it.software ?? DEFAULT_SOFTWARE,
       );
     });
-    const out = await this.onnx.run(X, items.length);
-    const mid = new Float64Array(items.length),
-      lo = new Float64Array(items.length),
-      hi = new Float64Array(items.length);
-    const cases: string[] = [];
-    const levels: EvidenceLevel[] = [];
-    const runs = new Int32Array(items.length);
-    items.forEach((it, i) => {
-      const c = user ? this.calibration(it, user) : NO_CALIBRATION;
+    const out = await this.onnx.run(X, all.length);
+    const mid = new Float64Array(all.length),
+      lo = new Float64Array(all.length),
+      hi = new Float64Array(all.length);
+    const calibrations = all.map((it) => (user ? this.calibration(it, user) : NO_CALIBRATION));
+    const transfers = all.map((it) =>
+      user?.transfer && !isLlmLike(it) ? this.transferred(it, user) : undefined,
+    );
+    all.forEach((it, i) => {
+      const c = calibrations[i];
       const llmLike = isLlmLike(it);
       // The shipped GPUs' measurements of this configuration, carried over by the relation the
       // runs show (transfer.ts); no shipped benchmark row used a split layout or a tuned stack (the
       // LLM runs give no evidence), so none transfers to one.
-      const t = user?.transfer && !llmLike ? this.transferred(it, user) : undefined;
+      const t = transfers[i];
       // The model predicts log(measured throughput / analytical): time scales by its inverse; the
       // transfer's residual is of the same kind, blended in log by its share of the evidence.
       const k = Math.exp(
         (1 - (t?.share ?? 0)) * (-out[i] + Math.log(c.scale)) - (t ? t.share * t.logResidual : 0),
       );
-      const novelty = this.gpuNovelty(it.gpu);
-      const gpuMeasured = novelty === 'measured';
       let iv = this.interval(it.exec.precision, evs[i], it.gpu, llmLike);
       // Runs of this model on this GPU: the interval is the calibrated one measured on the
       // benchmark, widened by how much the runs disagree (1.28 standard deviations: P10/P90).
@@ -287,6 +304,28 @@ export class LearnedPredictor {
       mid[i] = k;
       lo[i] = k * Math.exp(iv.q10);
       hi[i] = k * Math.exp(iv.q90);
+    });
+    const n = items.length;
+    const cases: string[] = [];
+    const levels: EvidenceLevel[] = [];
+    const runs = new Int32Array(n);
+    items.forEach((it, i) => {
+      // The floor: never a faster step than the same GPU alone at this batch (estimate, P10, P90).
+      let floored = '';
+      if (refOf[i] >= 0) {
+        const j = n + refOf[i];
+        const r = all[j].stepMs / it.stepMs;
+        if (r * mid[j] > mid[i])
+          floored = `; floored at one ${it.gpu.id}'s step at this batch, since data parallelism only adds gradient synchronisation to it (the correction alone gave a ${pct(1 - mid[i] / (r * mid[j]))} shorter step)`;
+        mid[i] = Math.max(mid[i], r * mid[j]);
+        lo[i] = Math.max(lo[i], r * lo[j]);
+        hi[i] = Math.max(hi[i], r * hi[j]);
+      }
+      const c = calibrations[i];
+      const t = transfers[i];
+      const llmLike = isLlmLike(it);
+      const novelty = this.gpuNovelty(it.gpu);
+      const gpuMeasured = novelty === 'measured';
       runs[i] = c.runs;
       const shippedPair = this.measuredPairs.has(`${it.modelId}|${it.gpu.id}`);
       levels.push(
@@ -321,10 +360,18 @@ export class LearnedPredictor {
             : '') +
           (t
             ? `; transferred from ${t.neighbour}'s measurement of ${t.distance === 0 ? 'this configuration' : `this model at ${it.exec.precision} (nearest configuration: batch ${t.nearest.batchSizePerGpu} per GPU on ${t.nearest.gpus} GPU${t.nearest.gpus > 1 ? 's' : ''})`}, related to ${it.gpu.id} by your runs (${t.neighbours} shipped GPU${t.neighbours > 1 ? 's' : ''} used, ${Math.round(100 * t.share)}% of the estimate)`
-            : ''),
+            : '') +
+          floored,
       );
     });
-    return { mid, lo, hi, cases, levels, runs };
+    return {
+      mid: mid.subarray(0, n),
+      lo: lo.subarray(0, n),
+      hi: hi.subarray(0, n),
+      cases,
+      levels,
+      runs,
+    };
   }
 
   private transferred(it: CorrectionInput, user: UserEvidence) {
@@ -378,6 +425,76 @@ function isLlmLike(it: CorrectionInput): boolean {
       par.recompute !== 'none')
   );
 }
+
+/**
+ * The same configuration on one GPU, for plain data parallelism (no tensor, pipeline or context
+ * split, no ZeRO sharding): there every GPU runs exactly what a lone GPU runs at this batch and then
+ * synchronises gradients, so no number of them finishes a step sooner than one does. The learned
+ * correction is fitted row by row and can say otherwise (it put ResNet-50 on two single-GPU GH200
+ * instances 2.5% ahead of one on cost, at twice the price per hour), so `correct` floors such a
+ * step at this reference's corrected step, and the search's pruning bounds the floor
+ * (optimizer/pruned.ts). Null where the floor does not apply (one GPU, or a split or sharded
+ * layout, whose per-GPU work is not a lone GPU's).
+ */
+export function singleGpuReference(it: CorrectionInput): CorrectionInput | null {
+  const e = it.exec,
+    par = e.parallelism;
+  if (e.gpusPerNode * e.nodes <= 1) return null;
+  if (
+    par &&
+    (par.tensorParallel > 1 ||
+      par.pipelineParallel > 1 ||
+      (par.contextParallel ?? 1) > 1 ||
+      par.zeroStage > 0)
+  )
+    return null;
+  const b = it.breakdown;
+  return {
+    ...it,
+    exec: { ...e, gpusPerNode: 1, nodes: 1 },
+    // Every term of the step but communication (without a split, the gradient all-reduce is all
+    // of it), summed as predictor/step.ts stepMs sums them, so equal compute gives an equal reference.
+    stepMs:
+      b.forwardMs +
+      b.backwardMs +
+      b.optimizerMs +
+      b.mixedPrecisionMs +
+      b.overheadMs +
+      b.recomputeMs +
+      b.pipelineBubbleMs,
+    breakdown: {
+      ...b,
+      communicationMs: 0,
+      communicationTotalMs: 0,
+      dataParallelCommMs: 0,
+      pipelineCommMs: 0,
+    },
+  };
+}
+
+/** Items whose references share this key get the same correction (features, evidence and calibration keys). */
+function referenceKey(ref: CorrectionInput): string {
+  const e = ref.exec;
+  const sw = ref.software ?? DEFAULT_SOFTWARE;
+  return JSON.stringify([
+    ref.modelId,
+    ref.model.seqOrImage,
+    ref.gpu.id,
+    e.precision,
+    e.batchSizePerGpu,
+    e.gradAccumSteps,
+    e.fp32UsesTf32,
+    e.stack ?? null,
+    e.attention ?? null,
+    e.parallelism ?? null,
+    sw.framework,
+    sw.xla,
+    ref.stepMs,
+    ref.dominantMath,
+  ]);
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
 export interface VaryingFeatureIndex {
   logStep: number;
