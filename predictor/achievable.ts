@@ -115,6 +115,31 @@ export function memoryFraction(gpu: GpuSpec): { fraction: number; measuredOn: st
   return { fraction: data().memory[ref].fractionOfDatasheet, measuredOn: ref };
 }
 
+const ATTENTION_REFERENCE: Partial<Record<Generation, string>> = {
+  hopper: 'H100-SXM5-80GB',
+  blackwell: 'GB200',
+  ampere: 'A100-SXM4-80GB',
+  cdna3: 'MI300X',
+  cdna2: 'MI300X',
+  cdna: 'MI300X',
+};
+/**
+ * FLOP/s a fused attention kernel reaches: FlashAttention-2 as measured on this GPU, or the fraction of
+ * the dense 16-bit tensor peak it reached on the nearest measured architecture, times this GPU's peak.
+ * Its two GEMMs share the SMs with the softmax, masking and rescaling between them, so it runs well
+ * below a plain GEMM (H100: 328 TFLOPS against ~700 for a large BF16 GEMM). Null where no 16-bit
+ * peak is known. On Blackwell the reference is FA2 on GB200 (15% of peak): Blackwell-specific
+ * kernels (cuDNN, FA4) are faster, and no measurement of them is in the data.
+ */
+export function attentionFlops(gpu: GpuSpec): { flops: number; measuredOn: string } | null {
+  const own = data().attention[gpu.id];
+  if (own) return { flops: own.tflops * 1e12, measuredOn: gpu.id };
+  const peak = gpu.peakTflops.bf16 ?? gpu.peakTflops.fp16;
+  if (!peak) return null;
+  const ref = ATTENTION_REFERENCE[gpu.generation] ?? 'A100-SXM4-80GB';
+  return { flops: data().attention[ref].fractionOf16BitPeak * peak * 1e12, measuredOn: ref };
+}
+
 const ALL_REDUCE_REFERENCE: Partial<Record<Generation, string>> = {
   hopper: 'H100-SXM5-80GB',
   blackwell: 'GB200',
@@ -161,5 +186,11 @@ export function achievableBasis(gpu: GpuSpec, math: MathMode): string {
   const memory =
     mem === gpu.id ? 'memory bandwidth measured' : `memory bandwidth as a fraction measured on ${mem}`;
   const link = ar === gpu.id ? 'all-reduce measured' : `all-reduce curve of ${ar} scaled by its link`;
-  return `${gemm}; ${memory}; ${link}`;
+  const fa = attentionFlops(gpu);
+  const attention = !fa
+    ? ''
+    : fa.measuredOn === gpu.id
+      ? '; fused attention rate measured (FlashAttention-2)'
+      : `; fused attention at the fraction of peak FlashAttention-2 reached on ${fa.measuredOn}`;
+  return `${gemm}; ${memory}; ${link}${attention}`;
 }

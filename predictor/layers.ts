@@ -90,6 +90,8 @@ export function layerCost(layer: Layer): LayerCost {
       const batches = layer.batches ?? 1;
       const macs = batches * layer.m * layer.n * layer.k;
       const shared = layer.sharedRight ? { sharedInputElements: batches * layer.k * layer.n } : {};
+      // Scores (m queries x n keys) or context (m queries x k keys): the keys are the longer side.
+      const causal = layer.causal ? { causalKeys: Math.max(layer.n, layer.k) } : {};
       return {
         ...cost(
           'matmul',
@@ -101,6 +103,7 @@ export function layerCost(layer: Layer): LayerCost {
           1,
         ),
         ...shared,
+        ...causal,
       };
     }
     case 'embedding': {

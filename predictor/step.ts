@@ -27,7 +27,7 @@
 // ZeRO reduce-scatters the gradients and all-gathers the weights (every micro-batch for ZeRO-3).
 // Without `parallelism` every term below reduces to the plain data-parallel formula above.
 import type { AttentionImplementation, Efficiency } from '../seeds/types.js';
-import { allReduceLinkFraction, gemmSeconds, memoryFraction } from './achievable.js';
+import { allReduceLinkFraction, attentionFlops, gemmSeconds, memoryFraction } from './achievable.js';
 import { microBatchesOf, parallelStructure, parametersPerGpu, type Parallelism } from './parallel.js';
 import {
   BYTES,
@@ -177,9 +177,14 @@ function layerTime(
     split;
   let fwdFlopsTime: number, bwdFlopsTime: number;
   if (l.opClass === 'matmul') {
-    const rate = achievedMatmulFlops(gpu, math, (batch * l.kernelFlops) / split, eff);
-    fwdFlopsTime = (batch * l.forwardFlops) / split / rate;
-    bwdFlopsTime = (batch * l.backwardFlops) / split / rate;
+    const gemm = achievedMatmulFlops(gpu, math, (batch * l.kernelFlops) / split, eff);
+    // Inside a fused attention kernel the GEMMs run at the attention kernel's measured rate (never
+    // above a plain GEMM of their size), and under a causal mask only the blocks on or below the diagonal.
+    const fused = fusion.inFusedAttention ? attentionFlops(gpu) : null;
+    const rate = fused ? Math.min(gemm, fused.flops) : gemm;
+    const run = fusion.inFusedAttention && l.causalKeys ? causalShare(l.causalKeys) : 1;
+    fwdFlopsTime = (run * batch * l.forwardFlops) / split / rate;
+    bwdFlopsTime = (run * batch * l.backwardFlops) / split / rate;
   } else {
     const vector = (gpu.peakTflops.fp32 ?? 0) * 1e12 * eff.matmulEfficiency.fp32;
     fwdFlopsTime = (batch * l.forwardFlops) / split / vector;
@@ -200,6 +205,18 @@ function layerTime(
     math,
   };
 }
+
+/**
+ * The share of a causal attention GEMM a fused kernel runs: FlashAttention tiles the score matrix in
+ * 128 x 128 blocks and skips every block wholly above the diagonal (Dao 2023, FlashAttention-2,
+ * sec. 3.1.1: "about half" the blocks for long sequences), so with n key blocks it runs the n(n+1)/2
+ * on or below it. An unfused kernel computes the whole product and masks it (not called there).
+ */
+export function causalShare(keys: number): number {
+  const n = Math.ceil(keys / FLASH_BLOCK);
+  return (n + 1) / (2 * n);
+}
+const FLASH_BLOCK = 128;
 
 /**
  * The per-layer sums of one micro-batch on one GPU holding 1/TP of each layer TP splits (all stages:
@@ -248,7 +265,9 @@ export function layerSums(
   const s = par ? parallelStructure(cost) : undefined;
   const t = par?.tensorParallel ?? 1;
   const fx = stackEffects(exec.stack ?? DEFAULT_STACK);
-  const core = fx.flashAttention ? parallelStructure(cost).attentionCore : undefined;
+  // A fused attention kernel spans the scores, mask, softmax, dropout and the context GEMM, whose
+  // input (the probabilities) never leaves the chip: the span selective recomputation reruns.
+  const fused = fx.flashAttention ? parallelStructure(cost).selectiveRecompute : undefined;
   const stackEff = withStackMatmul(eff, fx);
   let fwd = 0,
     bwd = 0,
@@ -262,7 +281,7 @@ export function layerSums(
     const l = cost.layers[i];
     const split = s?.tpSplit[i] ? t : 1;
     const lt = layerTime(l, B, gpu, policy, exec, stackEff, split, {
-      inFusedAttention: !!core?.[i],
+      inFusedAttention: !!fused?.[i],
       pointwiseBytesFactor: fx.pointwiseBytesFactor,
     });
     fwd += lt.fwd.ms;

@@ -79,6 +79,11 @@ type LayerShape =
       k: number;
       batches?: number;
       sharedRight?: boolean;
+      /**
+       * Query i attends to keys 0..i only (a decoder's causal mask): a fused attention kernel skips
+       * the key blocks above the diagonal; an unfused one computes the whole product and masks it.
+       */
+      causal?: boolean;
       count?: number;
     }
   | { type: 'embedding'; name?: string; vocab: number; dim: number; tokens: number; count?: number }
@@ -166,6 +171,8 @@ export interface LayerCost {
   count: number;
   /** Largest single-kernel FLOPs per sample; small GEMMs cannot fill a big GPU. */
   kernelFlops: number;
+  /** An attention GEMM under a causal mask over this many keys (Layer matmul `causal`): what a fused kernel skips. */
+  causalKeys?: number;
 }
 
 /**

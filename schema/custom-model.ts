@@ -126,6 +126,12 @@ export class LayerInput {
     description: 'matmul: independent products per sample (e.g. attention heads; default 1).',
   })
   batches?: number;
+  @Field(() => Boolean, {
+    nullable: true,
+    description:
+      "matmul: an attention GEMM under a decoder's causal mask (query i sees keys 0..i); a fused-attention stack runs only the blocks on or below the diagonal (default false).",
+  })
+  causal?: boolean;
   @Field(() => Float, { nullable: true, description: 'embedding: rows of the table (vocabulary size).' })
   vocab?: number;
   @Field(() => Float, { nullable: true, description: 'embedding: width of a row.' }) dim?: number;

@@ -12,6 +12,20 @@ export type Curve = [number, number][];
 export interface AchievableFile {
   gemm: Record<string, Partial<Record<MathMode, { points: Curve; samples: number; source: string[] }>>>;
   memory: Record<string, { triadGbps: number; fractionOfDatasheet: number; source: string }>;
+  /** FlashAttention-2 measured per GPU (derive.py says how), and its fraction of the dense 16-bit tensor peak. */
+  attention: Record<
+    string,
+    {
+      implementation: string;
+      tflops: number;
+      fractionOf16BitPeak: number;
+      headDim: number;
+      batch: number;
+      seqLen: number;
+      causal: boolean;
+      source: string;
+    }
+  >;
   allReduce: Record<
     string,
     {

@@ -3,6 +3,7 @@ import { getGpu } from '../seeds/catalog.js';
 import {
   achievableBasis,
   allReduceLinkFraction,
+  attentionFlops,
   gemmBasis,
   gemmSeconds,
   memoryFraction,
@@ -62,8 +63,25 @@ describe('achievable GEMM rates (measured kernels, not datasheet peaks)', () => 
     );
     expect(achievableBasis(gpu('B200'), 'fp4')).toMatch(/no FP4 kernel measured/);
     expect(achievableBasis(gpu('H100-SXM5-80GB'), 'bf16')).toMatch(
-      /GEMM rates measured on H100-SXM5-80GB; memory bandwidth measured; all-reduce measured/,
+      /GEMM rates measured on H100-SXM5-80GB; memory bandwidth measured; all-reduce measured; fused attention rate measured/,
     );
+  });
+
+  it("fused attention runs at FlashAttention-2's measured rate, or at the fraction of peak it reached on the nearest measured GPU", () => {
+    const h100 = attentionFlops(gpu('H100-SXM5-80GB'))!;
+    expect(h100).toEqual({ flops: 327.9e12, measuredOn: 'H100-SXM5-80GB' });
+    // Well below a large BF16 GEMM on the same GPU: softmax and rescaling share the SMs.
+    expect(h100.flops / (gpu('H100-SXM5-80GB').peakTflops.bf16! * 1e12)).toBeLessThan(0.4);
+    const h100pcie = attentionFlops(gpu('H100-PCIE-80GB'))!;
+    expect(h100pcie.measuredOn).toBe('H100-SXM5-80GB');
+    expect(h100pcie.flops / h100.flops).toBeCloseTo(
+      gpu('H100-PCIE-80GB').peakTflops.bf16! / gpu('H100-SXM5-80GB').peakTflops.bf16!,
+      3,
+    );
+    expect(attentionFlops(gpu('B300'))!.measuredOn).toBe('GB200');
+    expect(achievableBasis(gpu('B300'), 'bf16')).toMatch(/FlashAttention-2 reached on GB200/);
+    // No 16-bit tensor peak (Pascal): no fused-attention rate; the GEMM curve answers.
+    expect(attentionFlops(gpu('GTX-1080Ti'))).toBeNull();
   });
 });
 

@@ -129,7 +129,8 @@ describe('plans priced from real offers', () => {
   });
 
   it('a multi-node plan 1 on an offer that states no network is flagged in the notes; a given network is not', async () => {
-    const q = `${RESNET}, deadlineHours: 24, gpus: ["GH200"], maxNodes: 4, limit: 3`;
+    // One GH200 takes about 7.5 hours: a 5-hour deadline needs several single-GPU instances.
+    const q = `${RESNET}, deadlineHours: 5, gpus: ["GH200"], maxNodes: 4, limit: 3`;
     const assumed = await recommend(q);
     expect(assumed.plans[0].nodes).toBeGreaterThan(1);
     expect(assumed.plans[0].interNodeNetworkAssumed).toBe(true);

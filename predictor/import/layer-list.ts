@@ -32,7 +32,7 @@ export const LAYER_FIELDS: Record<LayerType, Spec> = {
     required: { inFeatures: 'int', outFeatures: 'int' },
     optional: { tokens: 'int', bias: 'bool', tied: 'bool' },
   },
-  matmul: { required: { m: 'int', n: 'int', k: 'int' }, optional: { batches: 'int' } },
+  matmul: { required: { m: 'int', n: 'int', k: 'int' }, optional: { batches: 'int', causal: 'bool' } },
   embedding: { required: { vocab: 'int0', dim: 'int', tokens: 'int' }, optional: {} },
   norm: { required: { kind: NORMS, channels: 'int', elements: 'int' }, optional: {} },
   activation: { required: { kind: ACTIVATIONS, elements: 'int' }, optional: {} },

@@ -36,6 +36,8 @@ export interface AttentionSpec {
   cross?: boolean;
   /** Key positions whose K/V this sample projects itself; defaults to `keys`. */
   projectedKeys?: number;
+  /** A decoder's causal mask over full self-attention (queries = keys): fused kernels skip half the blocks. */
+  causal?: boolean;
 }
 
 /** QKV projection, scores (heads x q x k), scale+mask, softmax, dropout, context, output projection. */
@@ -75,15 +77,32 @@ export function attention(s: AttentionSpec): Layer[] {
  * scale+mask, softmax, optional dropout, context. Also what an ONNX MultiHeadAttention node costs.
  */
 export function attentionCore(
-  s: Pick<AttentionSpec, 'name' | 'queries' | 'keys' | 'heads' | 'headDim' | 'probDropout'>,
+  s: Pick<AttentionSpec, 'name' | 'queries' | 'keys' | 'heads' | 'headDim' | 'probDropout' | 'causal'>,
 ): Layer[] {
   const scores = s.heads * s.queries * s.keys;
+  const causal = s.causal && s.queries === s.keys ? { causal: true } : {};
   return [
-    { type: 'matmul', name: `${s.name}.scores`, batches: s.heads, m: s.queries, n: s.keys, k: s.headDim },
+    {
+      type: 'matmul',
+      name: `${s.name}.scores`,
+      batches: s.heads,
+      m: s.queries,
+      n: s.keys,
+      k: s.headDim,
+      ...causal,
+    },
     scale(scores, `${s.name}.scale_mask`),
     softmax(scores, `${s.name}.softmax`),
     ...(s.probDropout ? [dropout(scores, `${s.name}.prob_dropout`)] : []),
-    { type: 'matmul', name: `${s.name}.context`, batches: s.heads, m: s.queries, n: s.headDim, k: s.keys },
+    {
+      type: 'matmul',
+      name: `${s.name}.context`,
+      batches: s.heads,
+      m: s.queries,
+      n: s.headDim,
+      k: s.keys,
+      ...causal,
+    },
   ];
 }
 

@@ -79,6 +79,7 @@ export function buildDecoder(e: ZooEntry): Layer[] {
     outBias: a.outBias ?? a.bias,
     probDropout: a.dropout,
     rotary: a.positions === 'rotary',
+    causal: true,
   });
   const mlp = feedForward({
     name: 'mlp',

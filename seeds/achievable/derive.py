@@ -18,6 +18,11 @@ What it writes (compact; the raw tables are multi-MB):
   latency-bound XLA points below their first shape.
 - memory[gpu]: BabelStream Triad GB/s measured on that GPU (Azure ND v4/v5), and its fraction of the
   datasheet bandwidth.
+- attention[gpu]: FlashAttention-2's measured TFLOPS (Azure; FA2's benchmark script at batch 2, sequence
+  8192, no causal mask, head dimension 128 on H100/H200/GB200 and 64 on A100/MI300X; the guide tabulates
+  one figure per implementation and does not say whether it is the forward, backward or both), and its
+  fraction of the GPU's dense 16-bit tensor peak. A fused attention kernel's two GEMMs run at this rate,
+  not at a GEMM's: softmax, masking and the online rescaling sit between them on the same SMs.
 - allReduce[gpu]: NCCL/RCCL all-reduce bus bandwidth by message size on an 8-GPU (4 on GB200) node
   (Azure), as a fraction of the GPU's per-direction intra-node link bandwidth from gpus.csv.
 """
@@ -136,6 +141,16 @@ for r in azure:
         memory[gpu] = {'triadGbps': measured, 'fractionOfDatasheet': round(measured / float(gpus[gpu]['memory_bw_gbps']), 4),
                        'source': r['source']}
 
+attention = {}
+for r in azure:
+    if r['benchmark'] == 'attention' and r['metric'] == 'Flash Attention 2.0':
+        gpu = gpu_of_system[r['system']]
+        tflops = float(r['value'])
+        head_dim = int(r['notes'].split('head dimension of ')[1].split(',')[0])
+        attention[gpu] = {'implementation': 'FlashAttention-2', 'tflops': tflops,
+                          'fractionOf16BitPeak': round(tflops / peak(gpu, 'bf16_tensor_tflops'), 4),
+                          'headDim': head_dim, 'batch': 2, 'seqLen': 8192, 'causal': False, 'source': r['source']}
+
 all_reduce = {}
 for r in azure:
     if r['metric'] != 'busbw':
@@ -150,6 +165,7 @@ out = {
     '_about': 'Derived by seeds/achievable/derive.py from shared/data/achievable (XLA perf tables, Azure AI-benchmarking-guide, stas00 MAMF); see that script and seeds/achievable/README.md for the derivation. gemm points: [idealUs = FLOPs / datasheet peak of the measured GPU, measuredUs], binned, non-decreasing. allReduce points: [message bytes, bus bandwidth / per-direction link bandwidth].',
     'gemm': gemm,
     'memory': memory,
+    'attention': attention,
     'allReduce': all_reduce,
 }
 json.dump(out, open(f'{here}/achievable.json', 'w'), indent=1)
