@@ -99,30 +99,33 @@ export function gemmSeconds(gpu: GpuSpec, math: MathMode, flops: number, peakTfl
   return interpolate(gemmBasis(gpu, math).curve, idealUs) * 1e-6;
 }
 
-const MEMORY_REFERENCE: Partial<Record<Generation, string>> = {
-  hopper: 'H100-SXM5-80GB',
-  blackwell: 'H100-SXM5-80GB',
-  ampere: 'A100-SXM4-80GB',
-  cdna3: 'MI300X',
-  cdna2: 'MI300X',
-  cdna: 'MI300X',
+/**
+ * The measured GPUs a GPU without its own measurement borrows from, nearest first: its architecture's
+ * measured GPU (Blackwell's memory bandwidth, not measured on GB200, falls back to H100's fraction);
+ * architectures with none (Ada, Turing, Volta, Pascal, TPU) take A100's.
+ */
+const NEAREST_MEASURED: Partial<Record<Generation, string[]>> = {
+  hopper: ['H100-SXM5-80GB'],
+  blackwell: ['GB200', 'H100-SXM5-80GB'],
+  ampere: ['A100-SXM4-80GB'],
+  cdna3: ['MI300X'],
+  cdna2: ['MI300X'],
+  cdna: ['MI300X'],
 };
-/** Fraction of the datasheet memory bandwidth a STREAM Triad reached: this GPU's, or its nearest measured one's. */
-export function memoryFraction(gpu: GpuSpec): { fraction: number; measuredOn: string } {
-  const own = data().memory[gpu.id];
-  if (own) return { fraction: own.fractionOfDatasheet, measuredOn: gpu.id };
-  const ref = MEMORY_REFERENCE[gpu.generation] ?? 'A100-SXM4-80GB';
-  return { fraction: data().memory[ref].fractionOfDatasheet, measuredOn: ref };
+/** A per-GPU measurement table's entry for this GPU: its own, or its nearest measured GPU's. */
+function ownOrNearest<T>(table: Record<string, T>, gpu: GpuSpec): { entry: T; measuredOn: string } {
+  for (const id of [gpu.id, ...(NEAREST_MEASURED[gpu.generation] ?? []), 'A100-SXM4-80GB'])
+    if (table[id]) return { entry: table[id], measuredOn: id };
+  // A100 is in every table the derivation writes (seeds/achievable/derive.py); unreachable with the shipped file.
+  throw new Error(`achievable.json has no measurement for ${gpu.id} or A100-SXM4-80GB`);
 }
 
-const ATTENTION_REFERENCE: Partial<Record<Generation, string>> = {
-  hopper: 'H100-SXM5-80GB',
-  blackwell: 'GB200',
-  ampere: 'A100-SXM4-80GB',
-  cdna3: 'MI300X',
-  cdna2: 'MI300X',
-  cdna: 'MI300X',
-};
+/** Fraction of the datasheet memory bandwidth a STREAM Triad reached: this GPU's, or its nearest measured one's. */
+export function memoryFraction(gpu: GpuSpec): { fraction: number; measuredOn: string } {
+  const { entry, measuredOn } = ownOrNearest(data().memory, gpu);
+  return { fraction: entry.fractionOfDatasheet, measuredOn };
+}
+
 /**
  * FLOP/s a fused attention kernel reaches: FlashAttention-2 as measured on this GPU, or the fraction of
  * the dense 16-bit tensor peak it reached on the nearest measured architecture, times this GPU's peak.
@@ -132,26 +135,16 @@ const ATTENTION_REFERENCE: Partial<Record<Generation, string>> = {
  * kernels (cuDNN, FA4) are faster, and no measurement of them is in the data.
  */
 export function attentionFlops(gpu: GpuSpec): { flops: number; measuredOn: string } | null {
-  const own = data().attention[gpu.id];
-  if (own) return { flops: own.tflops * 1e12, measuredOn: gpu.id };
+  const { entry, measuredOn } = ownOrNearest(data().attention, gpu);
+  if (measuredOn === gpu.id) return { flops: entry.tflops * 1e12, measuredOn };
   const peak = gpu.peakTflops.bf16 ?? gpu.peakTflops.fp16;
   if (!peak) return null;
-  const ref = ATTENTION_REFERENCE[gpu.generation] ?? 'A100-SXM4-80GB';
-  return { flops: data().attention[ref].fractionOf16BitPeak * peak * 1e12, measuredOn: ref };
+  return { flops: entry.fractionOf16BitPeak * peak * 1e12, measuredOn };
 }
 
-const ALL_REDUCE_REFERENCE: Partial<Record<Generation, string>> = {
-  hopper: 'H100-SXM5-80GB',
-  blackwell: 'GB200',
-  ampere: 'A100-SXM4-80GB',
-  cdna3: 'MI300X',
-  cdna2: 'MI300X',
-  cdna: 'MI300X',
-};
 /** The measured all-reduce curve a GPU's node uses: its own, or its nearest measured architecture's. */
 function allReduceCurve(gpu: GpuSpec) {
-  const all = data().allReduce;
-  return all[gpu.id] ?? all[ALL_REDUCE_REFERENCE[gpu.generation] ?? 'A100-SXM4-80GB'];
+  return ownOrNearest(data().allReduce, gpu).entry;
 }
 
 /**
