@@ -17,6 +17,7 @@ import { checkParallelism, parallelStructure, PLAIN, type Parallelism } from '..
 import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
 import { communicationTime, intraNodeBandwidth } from '../predictor/step.js';
 import { allReduceLinkFraction } from '../predictor/achievable.js';
+import type { SoftwareStack } from '../predictor/software.js';
 import type { ModelDef } from '../predictor/types.js';
 import { modelFromZooEntry, getModel, loadZoo } from '../predictor/zoo/index.js';
 import { getGpu, loadEfficiency } from '../seeds/catalog.js';
@@ -385,11 +386,13 @@ describe('against published Megatron-LM runs on A100-80GB (Korthikanti et al. 20
   // Iteration times (s) with full recomputation and with sequence parallelism + selective recomputation,
   // the configurations Calculon's validation replays (validation/seqsel/tab5/*.json): float16, micro-batch
   // 4 (22B) or 1, TP 8, data parallel 1. 175B and 530B ran the interleaved schedule (3 virtual stages),
-  // whose bubble is a third of 1F1B's; this model has 1F1B only, so those two are left out here.
-  const runs: [string, ModelDef, number, number, number, number, number, [number, number]][] = [
-    // name, model, TP, PP, GPUs, global batch, micro-batch, [full, selective] seconds
-    ['22B', megatronGpt('megatron-22b', 48, 6144, 64), 8, 1, 8, 4, 4, [1.42, 1.1]],
-    ['1T', megatronGpt('megatron-1t', 128, 25600, 160), 8, 64, 512, 512, 1, [94.42, 71.49]],
+  // whose bubble is a third of 1F1B's: each run is predicted on its own schedule.
+  const runs: [string, ModelDef, number, number, number, number, number, [number, number], number][] = [
+    // name, model, TP, PP, GPUs, global batch, micro-batch, [full, selective] seconds, virtual stages
+    ['22B', megatronGpt('megatron-22b', 48, 6144, 64), 8, 1, 8, 4, 4, [1.42, 1.1], 1],
+    ['175B', megatronGpt('megatron-175b', 96, 12288, 96), 8, 8, 64, 64, 1, [18.13, 13.75], 3],
+    ['530B', megatronGpt('megatron-530b', 105, 20480, 128), 8, 35, 280, 280, 1, [49.05, 37.83], 3],
+    ['1T', megatronGpt('megatron-1t', 128, 25600, 160), 8, 64, 512, 512, 1, [94.42, 71.49], 1],
   ];
   const predicted = (
     model: ModelDef,
@@ -400,6 +403,7 @@ describe('against published Megatron-LM runs on A100-80GB (Korthikanti et al. 20
     micro: number,
     recompute: 'full' | 'selective',
     virtualPipelineStages = 1,
+    stack?: SoftwareStack,
   ) =>
     predict(
       {
@@ -418,18 +422,20 @@ describe('against published Megatron-LM runs on A100-80GB (Korthikanti et al. 20
           recompute,
           ...(virtualPipelineStages > 1 ? { virtualPipelineStages } : {}),
         },
+        ...(stack ? { stack } : {}),
       },
       eff,
     );
 
   it.each(runs)(
-    '%s: step time within +50% (the analytical model is ~30% slow at this scale) and the full/selective ratio within 5%',
-    (_, model, t, pp, gpus, batch, micro, [fullS, selS]) => {
-      const full = predicted(model, t, pp, gpus, batch, micro, 'full').stepTimeMs / 1e3;
-      const sel = predicted(model, t, pp, gpus, batch, micro, 'selective').stepTimeMs / 1e3;
-      // Computed (s): 22B 1.84 / 1.48, 1T 128.0 / 97.2; published 1.42 / 1.10, 94.42 / 71.49. The gap is the
-      // GEMM efficiency calibrated on the catalog's benchmark rows (0.516 of peak for fp16), below what
-      // Megatron's large fused kernels reach, plus unfused memory-bound layers.
+    '%s as stock PyTorch: step time within +50% (slower than Megatron ran it) and the full/selective ratio within 5%',
+    (_, model, t, pp, gpus, batch, micro, [fullS, selS], v) => {
+      const full = predicted(model, t, pp, gpus, batch, micro, 'full', v).stepTimeMs / 1e3;
+      const sel = predicted(model, t, pp, gpus, batch, micro, 'selective', v).stepTimeMs / 1e3;
+      // Computed (s), full / selective: 22B 1.93 / 1.55, 175B 23.62 / 18.15, 530B 61.32 / 46.73, 1T
+      // 119.74 / 90.84, 24-41% over the published times. The default
+      // stack (PYTORCH_EAGER) is stock framework code: GEMMs at the fraction of the measured kernel rate
+      // fitted on the benchmark rows (0.706 in fp16), attention and elementwise layers unfused.
       for (const [ours, published] of [
         [full, fullS],
         [sel, selS],
@@ -440,7 +446,27 @@ describe('against published Megatron-LM runs on A100-80GB (Korthikanti et al. 20
       expect(full / sel / (fullS / selS)).toBeGreaterThan(0.95);
       expect(full / sel / (fullS / selS)).toBeLessThan(1.05);
       // Everything fits in 80 GB, as it did on Selene.
-      expect(predicted(model, t, pp, gpus, batch, micro, 'selective').fitsInMemory).toBe(true);
+      expect(predicted(model, t, pp, gpus, batch, micro, 'selective', v).fitsInMemory).toBe(true);
+    },
+  );
+
+  it.each(runs)(
+    '%s as Megatron ran it (MEGATRON stack, its own schedule): step time within 15% and the full/selective ratio within 5%',
+    (_, model, t, pp, gpus, batch, micro, [fullS, selS], v) => {
+      // Computed (s), full / selective: 22B 1.32 / 1.01, 175B 17.46 / 13.01, 530B 46.66 / 34.98, 1T
+      // 91.30 / 68.27: 8% under to 1% over the published times. The stack's effects were fitted on
+      // published H100 runs only (llm_train.csv), none of them these A100 runs.
+      const full = predicted(model, t, pp, gpus, batch, micro, 'full', v, 'MEGATRON').stepTimeMs / 1e3;
+      const sel = predicted(model, t, pp, gpus, batch, micro, 'selective', v, 'MEGATRON').stepTimeMs / 1e3;
+      for (const [ours, published] of [
+        [full, fullS],
+        [sel, selS],
+      ]) {
+        expect(ours / published).toBeGreaterThan(0.85);
+        expect(ours / published).toBeLessThan(1.15);
+      }
+      expect(full / sel / (fullS / selS)).toBeGreaterThan(0.95);
+      expect(full / sel / (fullS / selS)).toBeLessThan(1.05);
     },
   );
 
@@ -471,17 +497,21 @@ describe('against published Megatron-LM runs on A100-80GB (Korthikanti et al. 20
     }
   });
 
-  it('model FLOPs utilization of GPT-3 175B (published 51.4% with selective recomputation, 64 A100s) comes out 35-50%', () => {
+  it('model FLOPs utilization of GPT-3 175B (published 51.4% with selective recomputation, 64 A100s, 3 virtual stages): 35-50% as stock PyTorch, within 10% of it as Megatron', () => {
     // MFU = model FLOPs (72 B s l h^2 (1 + s/6h + V/12lh), no recomputation counted) / (time x GPUs x 312 TFLOPS).
     const [B, s, l, h, V] = [64, 2048, 96, 12288, 51200];
     const flops = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
     const published = flops / (13.75 * 64 * 312e12);
     expect(published).toBeCloseTo(0.514, 3);
-    const p = predicted(megatronGpt('gpt3-175b', l, h, 96), 8, 8, 64, B, 1, 'selective');
-    const ours = flops / ((p.stepTimeMs / 1e3) * 64 * 312e12);
-    // 1F1B instead of Megatron's interleaved schedule adds ~1.2 s of bubble on top of the ~30% above.
-    expect(ours).toBeGreaterThan(0.35);
-    expect(ours).toBeLessThan(0.5);
+    const model = megatronGpt('gpt3-175b', l, h, 96);
+    const mfu = (stack?: SoftwareStack) =>
+      flops / ((predicted(model, 8, 8, 64, B, 1, 'selective', 3, stack).stepTimeMs / 1e3) * 64 * 312e12);
+    // Computed: 38.9% as stock PyTorch (36.5% on 1F1B, whose bubble is three times the interleaved
+    // one: 1.89 s against 0.63 s), 54.3% under the MEGATRON stack.
+    expect(mfu()).toBeGreaterThan(0.35);
+    expect(mfu()).toBeLessThan(0.5);
+    expect(mfu('MEGATRON') / published).toBeGreaterThan(0.9);
+    expect(mfu('MEGATRON') / published).toBeLessThan(1.1);
   });
 });
 
