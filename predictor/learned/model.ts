@@ -203,9 +203,17 @@ export class LearnedPredictor {
       : shipped;
   }
 
-  /** Writes the features `correct` runs the model on for one item (without a user's runs). */
-  writeFeaturesOf(it: CorrectionInput, out: Float32Array | Float64Array, offset = 0): Evidence {
-    const ev = this.evidenceOf(it);
+  /**
+   * Writes the features `correct` runs the model on for one item: with the shipped measurements'
+   * evidence, or with `user`'s runs merged in.
+   */
+  writeFeaturesOf(
+    it: CorrectionInput,
+    out: Float32Array | Float64Array,
+    offset = 0,
+    user?: UserEvidence,
+  ): Evidence {
+    const ev = this.evidenceOf(it, user);
     writeFeatures(
       out as Float32Array,
       offset,
@@ -252,24 +260,7 @@ export class LearnedPredictor {
     const all = refs.length ? [...items, ...refs] : items;
     const d = this.onnx.featureCount;
     const X = new Float32Array(all.length * d);
-    const evs: Evidence[] = [];
-    all.forEach((it, i) => {
-      const ev = this.evidenceOf(it, user);
-      evs.push(ev);
-      writeFeatures(
-        X,
-        i * d,
-        true,
-        it.model,
-        it.gpu,
-        it.exec,
-        it.stepMs,
-        it.breakdown,
-        it.dominantMath,
-        ev,
-        it.software ?? DEFAULT_SOFTWARE,
-      );
-    });
+    const evs = all.map((it, i) => this.writeFeaturesOf(it, X, i * d, user));
     const out = await this.onnx.run(X, all.length);
     const mid = new Float64Array(all.length),
       lo = new Float64Array(all.length),
