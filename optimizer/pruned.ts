@@ -12,7 +12,7 @@
 //   - be the best candidate a deadline or budget turned away (the notes describe it).
 // Everything else is counted (feasible, or rejected for the reason it surely fails) without being
 // corrected, and the answer is the same as correcting every candidate (test/pruning.test.ts).
-import { rankCandidates, timeAndCost } from './recommend.js';
+import { rankCandidates, TIE_RESOLUTION, timeAndCost } from './recommend.js';
 import type { Candidate, Recommendation, RecommendRequest, RejectReason, Search } from './search-types.js';
 import { combine } from '../predictor/step.js';
 import { modelFeaturesOf, type Software } from '../predictor/learned/features.js';
@@ -334,12 +334,13 @@ async function neededCandidates(
 
   // The limit-th smallest worst case among the surely feasible: a best case above it cannot rank.
   const limit = Math.max(0, r.limit);
-  const rankThreshold = kthSmallest(keyHi, cls, CLASS.FEASIBLE, limit);
+  // Widened by the ranking's tie resolution: a best case that rounds to the same key may still win on time.
+  const rankThreshold = kthSmallest(keyHi, cls, CLASS.FEASIBLE, limit) * (1 + TIE_RESOLUTION);
   // The best worst case each reason surely turned away: a best case above it cannot be its best.
   const rejectThreshold = [Infinity, Infinity, Infinity];
   for (let i = 0; i < n; i++)
     if (cls[i] === CLASS.DEADLINE || cls[i] === CLASS.BUDGET)
-      rejectThreshold[cls[i]] = Math.min(rejectThreshold[cls[i]], keyHi[i]);
+      rejectThreshold[cls[i]] = Math.min(rejectThreshold[cls[i]], keyHi[i] * (1 + TIE_RESOLUTION));
 
   const dominatedOnFront = paretoDominated(cls, frontHoursLo, frontHoursHi, frontCostLo, frontCostHi);
   const exact = new Uint8Array(n);

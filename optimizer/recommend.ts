@@ -427,8 +427,8 @@ export function timeAndCost(r: RecommendRequest, c: Candidate, units = r.model.u
 /** Ranking order: the objective at the estimate or at P90, then the other, then a fixed tie-break. */
 export function candidateOrder(r: Pick<RecommendRequest, 'objective' | 'rankBy'>) {
   const p90 = r.rankBy === 'P90';
-  const cost = (c: Candidate) => (p90 ? c.costHi : c.cost);
-  const hours = (c: Candidate) => (p90 ? c.hoursHi : c.hours);
+  const cost = (c: Candidate) => tieKey(p90 ? c.costHi : c.cost);
+  const hours = (c: Candidate) => tieKey(p90 ? c.hoursHi : c.hours);
   const [first, second] = r.objective === 'COST' ? [cost, hours] : [hours, cost];
   return (a: Candidate, b: Candidate) =>
     cmpNum(first(a), first(b)) ||
@@ -529,6 +529,16 @@ function notesOf(
     );
   return notes;
 }
+
+/**
+ * What the ranking compares: the value to float32 precision (7 significant digits). Plans that cost the
+ * same up to rounding (N instances of a floored data-parallel step cost what one does, computed along
+ * different paths) then tie on cost and rank by time, not by the last bit of a division. Monotone, so
+ * the order stays a total order; optimizer/pruned.ts allows the same resolution (TIE_RESOLUTION).
+ */
+const tieKey = (x: number) => (Math.abs(x) < 1e37 ? Math.fround(x) : x);
+/** Relative width within which tieKey may make two values equal (two float32 steps). */
+export const TIE_RESOLUTION = 2.5e-7;
 
 const cmpNum = (a: number, b: number) => (a === b ? 0 : Number.isNaN(a) ? 1 : Number.isNaN(b) ? -1 : a - b);
 

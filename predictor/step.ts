@@ -111,6 +111,12 @@ export interface ComputeTime {
   pipelineBubbleMs?: number;
   /** Bytes of this GPU's working weights (what ZeRO gathers). */
   weightBytes?: number;
+  /**
+   * Collectives one ZeRO-3 / FSDP gather (or reduce-scatter) of those weights is split into: one per
+   * transformer block of this stage, the unit FSDP, torchtitan, MaxText and Megatron-FSDP shard and
+   * prefetch by; absent (no blocks found) = the DDP bucket count.
+   */
+  shardUnits?: number;
   /** Bytes one micro-batch sends across a pipeline stage boundary, each way. */
   stageBoundaryBytes?: number;
 }
@@ -438,6 +444,7 @@ export function computeTime(
     // interleaving v chunks per GPU makes each of those slots 1/v as long.
     pipelineBubbleMs: ((pp - 1) / v) * (stageFwd + stageBwd + stageRecompute + stageTp + stageCp),
     weightBytes: P * BYTES[policy.weights],
+    ...(s && s.blocks > 0 ? { shardUnits: Math.max(1, Math.round(s.blocks / pp)) } : {}),
     // The residual stream of one micro-batch; with sequence parallelism each TP rank sends its 1/TP,
     // with context parallelism each CP rank its 1/CP.
     stageBoundaryBytes: (B * (s?.residualElements ?? 0) * BYTES[policy.activation.matmul]) / t / cp,
@@ -468,12 +475,14 @@ export function communicationTime(
   gpu: GpuSpec,
   exec: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps' | 'stack'>,
   fitted: Efficiency,
+  /** How many collectives move the bytes (each pays the latency); default: DDP's buckets of bucketMb. */
+  collectives?: number,
 ): { totalMs: number; exposedMs: number } {
   const eff = withStackOverlap(fitted, exec.stack);
   const g = exec.gpusPerNode,
     N = exec.nodes;
   if (g * N <= 1 || gradientBytes <= 0) return { totalMs: 0, exposedMs: 0 };
-  const buckets = Math.max(1, Math.ceil(gradientBytes / (eff.bucketMb * 1e6)));
+  const buckets = collectives ?? Math.max(1, Math.ceil(gradientBytes / (eff.bucketMb * 1e6)));
   let seconds = 0;
   // Inside the node: the NCCL bus bandwidth measured for a bucket-sized message (latency included),
   // times the fitted fraction left while the all-reduce shares the GPU with backward.
@@ -553,8 +562,11 @@ export function parallelCommunicationTime(
     ({ totalMs: dpTotal, exposedMs: dpExposed } = communicationTime(G, c.backwardMs, gpu, dpLayout, eff));
   } else if (dp > 1) {
     // A ring reduce-scatter or all-gather moves (n-1)/n of the data: half an all-reduce.
-    const rs = communicationTime(G, 0, gpu, dpLayout, eff).totalMs / 2,
-      ag = communicationTime(W, 0, gpu, dpLayout, eff).totalMs / 2;
+    // ZeRO-3 gathers and reduce-scatters one FSDP unit (a transformer block) per collective, not DDP's
+    // 25 MB buckets: the latency counts once per block.
+    const units = z === 3 ? c.shardUnits : undefined;
+    const rs = communicationTime(G, 0, gpu, dpLayout, eff, units).totalMs / 2,
+      ag = communicationTime(W, 0, gpu, dpLayout, eff, units).totalMs / 2;
     if (z <= 2) {
       // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters once per step, ZeRO-2 (DeepSpeed) every
       // micro-batch, both behind backward; the updated weights are all-gathered after the optimizer
@@ -567,7 +579,7 @@ export function parallelCommunicationTime(
       // backward, and reduce-scatters its gradients; prefetching hides them behind the compute.
       dpTotal = m * (2 * ag + rs);
       dpExposed = Math.max(
-        lastBucketMs(ag, W, eff),
+        units ? ag / units : lastBucketMs(ag, W, eff),
         dpTotal - eff.overlapFraction * (c.forwardMs + c.backwardMs),
       );
     }

@@ -108,6 +108,24 @@ describe('LLM runs from their published architectures', () => {
     expect(Math.max(...ratios) / Math.min(...ratios)).toBeLessThan(1.1);
   });
 
+  it('FSDP gathers per transformer block: the MaxText Llama-2-70B runs keep their measured per-GPU throughput from 64 to 2,048 GPUs', () => {
+    // With a latency per 25 MB bucket and log2(nodes) hops, the FP8 runs were predicted to fall from
+    // 0.97x to 0.70x of measured as the GPU count grew; measured throughput per GPU stays level.
+    for (const precision of ['BF16', 'FP8']) {
+      const ratios = llmPredictions()
+        .filter(
+          (p) =>
+            p.tokensPerSecondPerGpu !== undefined &&
+            /MaxText/.test(p.run.framework) &&
+            p.run.model === 'Llama-2-70B' &&
+            p.run.precision === precision,
+        )
+        .map((p) => p.tokensPerSecondPerGpu! / p.run.tokensPerSecondPerGpu!);
+      expect(ratios.length).toBe(6);
+      expect(Math.max(...ratios) / Math.min(...ratios)).toBeLessThan(1.2);
+    }
+  });
+
   it('a decoder marks its attention GEMMs causal, an encoder does not, and a fused kernel runs the blocks on or below the diagonal', () => {
     const causal = (m: ModelDef) => costOf(m).layers.filter((l) => l.causalKeys !== undefined).length;
     expect(causal(llama8b)).toBe(2); // scores and context (one layer definition, repeated per block)
@@ -224,12 +242,18 @@ describe('software stacks', () => {
 });
 
 describe('Llama 2 pre-training campaigns (model card GPU-hours)', () => {
-  it('predicts the 7B and 13B campaigns within 20% as a tuned stack', () => {
+  it('predicts the 7B and 13B campaigns as a tuned stack at steady state: no more GPU-hours than published, within 30%', () => {
+    // The published GPU-hours are whole campaigns (restarts, evaluation, checkpoints included), so a
+    // steady-state step time can only come in under them. Within 20% held while FSDP's gathers paid a
+    // latency per 25 MB DDP bucket; per transformer block (what FSDP issues) they come in 21-25% under.
     const c = campaignHours();
     expect(c.map((x) => x.campaign.model).sort()).toEqual(['Llama-2-13B', 'Llama-2-7B']);
     for (const x of c) {
       expect('ratio' in x && x.fits).toBe(true);
-      if ('ratio' in x) expect(Math.abs(x.ratio! - 1)).toBeLessThan(0.2);
+      if ('ratio' in x) {
+        expect(x.ratio!).toBeLessThanOrEqual(1);
+        expect(x.ratio!).toBeGreaterThan(0.7);
+      }
     }
   });
 

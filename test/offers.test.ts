@@ -1,6 +1,7 @@
 // Plans priced from real offers (seeds/instances.csv), a user's own price sheet, risk-aware
 // ranking (rankBy, minEvidence, costUsdP90), the predictor choice and the notes that say what bound
 // the answer: through the GraphQL API, on the seeds' data.
+import { TIE_RESOLUTION } from '../optimizer/recommend.js';
 import { describe, expect, it } from 'vitest';
 import { apolloForTests } from './graphql-client.js';
 import { loadInstances } from '../seeds/catalog.js';
@@ -100,8 +101,12 @@ describe('plans priced from real offers', () => {
     const r = await recommend(`${q}, limit: 5`);
     expect(r.plans.length).toBeGreaterThan(0);
     for (const p of [...r.plans, ...r.paretoFront]) expectPricedFromCatalog(p);
-    for (let i = 1; i < r.plans.length; i++)
-      expect(r.plans[i].costUsd!).toBeGreaterThanOrEqual(r.plans[i - 1].costUsd!);
+    // Costs equal to the ranking's resolution (float32) tie and rank by time.
+    for (let i = 1; i < r.plans.length; i++) {
+      expect(r.plans[i].costUsd!).toBeGreaterThanOrEqual(r.plans[i - 1].costUsd! * (1 - TIE_RESOLUTION));
+      if (Math.abs(r.plans[i].costUsd! / r.plans[i - 1].costUsd! - 1) < 1e-12)
+        expect(r.plans[i].totalHours).toBeGreaterThanOrEqual(r.plans[i - 1].totalHours);
+    }
   });
 
   it('a plan using fewer GPUs than its instance holds still pays for the whole instance', async () => {
@@ -230,7 +235,9 @@ describe('risk-aware ranking', () => {
     const expected = await recommend(q);
     const p90 = await recommend(`${q}, rankBy: P90`);
     for (let i = 1; i < p90.plans.length; i++)
-      expect(p90.plans[i].costUsdP90!).toBeGreaterThanOrEqual(p90.plans[i - 1].costUsdP90!);
+      expect(p90.plans[i].costUsdP90!).toBeGreaterThanOrEqual(
+        p90.plans[i - 1].costUsdP90! * (1 - TIE_RESOLUTION),
+      );
     for (let i = 1; i < p90.paretoFront.length; i++)
       expect(p90.paretoFront[i].costUsdP90!).toBeLessThan(p90.paretoFront[i - 1].costUsdP90!);
     // Ranking by the bad case never gives a plan with a worse bad case first.
