@@ -116,6 +116,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
           fp32UsesTf32,
           parallelism: { tensorParallel: t, pipelineParallel: 1, zeroStage: 0, recompute: 'none' },
           ...(r.stack ? { stack: r.stack } : {}),
+          ...(r.frozenBase ? { frozenBase: true } : {}),
         },
         eff,
       );
@@ -133,6 +134,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     interNodeGbps: x.netGbps,
     ...(parallelism ? { parallelism } : {}),
     ...(r.stack ? { stack: r.stack } : {}),
+    ...(r.frozenBase ? { frozenBase: true } : {}),
   });
   const memoryOf = (
     t: number,
@@ -155,6 +157,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         recompute,
         microBatches: m,
         ...(r.attention ? { attention: r.attention } : {}),
+        ...(r.frozenBase ? { frozenBase: true } : {}),
       },
       eff,
     );

@@ -58,6 +58,7 @@ export function correctionInput(
     interNodeGbps: option.interNodeGbps,
     parallelism: c.parallelism,
     ...(r.stack ? { stack: r.stack } : {}),
+    ...(r.frozenBase ? { frozenBase: true } : {}),
   };
   const step = combine(
     c.compute,

@@ -148,8 +148,8 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
           reject('BELOW_MIN_EVIDENCE', gpuLayouts);
           continue;
         }
-        const single = memoryPerGpu(r.model, cost, precision, batch, false, eff, r.attention);
-        const multi = memoryPerGpu(r.model, cost, precision, batch, true, eff, r.attention);
+        const single = memoryPerGpu(r.model, cost, precision, batch, false, eff, r.attention, r.frozenBase);
+        const multi = memoryPerGpu(r.model, cost, precision, batch, true, eff, r.attention, r.frozenBase);
         const computeByAccum = new Map<number, ComputeTime>();
         opts.forEach((option, o) => {
           let sharded: ShardedSearch | undefined;
@@ -234,6 +234,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
                     fp32UsesTf32: r.fp32UsesTf32 ?? true,
                     interNodeGbps: option.interNodeGbps,
                     ...(r.stack ? { stack: r.stack } : {}),
+                    ...(r.frozenBase ? { frozenBase: true } : {}),
                   },
                   eff,
                 );

@@ -102,6 +102,8 @@ export interface RecommendRequest {
   parallelismSearch?: ParallelismSearch;
   /** How the attention core runs (what it keeps for backward); default seeds/memory.json's, fused. */
   attention?: AttentionImplementation;
+  /** LoRA fine-tuning on a frozen base (predictor/step.ts Execution.frozenBase); absent = every weight trained. */
+  frozenBase?: boolean;
   /** GB per GPU every plan keeps free beyond its predicted peak; default seeds/memory.json's defaultMemoryHeadroomGb. */
   memoryHeadroomGb?: number;
   /** Refuse (SearchTimeout) a search still enumerating after this many milliseconds. */

@@ -11,6 +11,10 @@ import { scaleBreakdown, type Efficiency } from './step.js';
 import { getGpu } from '../seeds/catalog.js';
 import { stackEvidence } from './software.js';
 
+/** What a LoRA estimate leaves out, said with it. */
+export const LORA_EVIDENCE =
+  "; LoRA on a frozen base: no weight gradients, optimizer step or gradient reduction for the base; the adapters' own work left out";
+
 export interface CorrectedPrediction extends Prediction {
   analyticalStepTimeMs: number;
   stepTimeMsP10: number;
@@ -82,7 +86,7 @@ export async function predictCorrected(
     stepTimeMsP90: p.stepTimeMs * k.hi[0],
     totalHoursP90: p.totalHours === null ? null : p.totalHours * k.hi[0],
     predictor: learned.predictor.name,
-    evidence: `${k.cases[0]}; ${stackEvidence(req.stack)}`,
+    evidence: `${k.cases[0]}; ${stackEvidence(req.stack)}${req.frozenBase ? LORA_EVIDENCE : ''}`,
     evidenceLevel: k.levels[0],
     calibrationRuns: k.runs[0],
   };

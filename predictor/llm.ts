@@ -6,7 +6,8 @@ import { loadLlmVocab } from '../seeds/tables.js';
 import { getGpu, defaultInterNodeGbps } from '../seeds/catalog.js';
 import type { LlmArchitecture, LlmRun } from '../seeds/llm.js';
 import { predict, type Prediction } from './predict.js';
-import type { Parallelism, Recompute, ZeroStage } from './parallel.js';
+import type { Parallelism, ZeroStage } from './parallel.js';
+import { runKeyOf, runRecipe } from './llm-recipes.js';
 import type { Efficiency } from './step.js';
 import type { ModelDef, Precision } from './types.js';
 import { modelFromZooEntry } from './zoo/index.js';
@@ -94,11 +95,6 @@ export function zeroStageOf(run: LlmRun): ZeroStage {
   return /megatron|nemo/i.test(run.framework) ? 1 : 0;
 }
 
-const recomputeOf = (run: LlmRun): Recompute => {
-  const a = run.activationCheckpointing.toLowerCase();
-  return a.startsWith('full') ? 'full' : a.startsWith('selective') ? 'selective' : 'none';
-};
-
 export interface LlmRunPrediction {
   run: LlmRun;
   prediction?: Prediction;
@@ -134,13 +130,17 @@ export function predictLlmRun(
     return { run, error: `precision "${run.precision}" not stated` };
   const model = llmModel(arch, run.seqLen, run.layers);
   if (typeof model === 'string') return { run, error: `${arch.model}: ${model}` };
+  // What the row leaves unstated, its launch scripts or framework family's configurations say (the
+  // memory check reads the same: llm-recipes.ts). torchtitan's op-level checkpointing reruns only cheap
+  // ops, timed like Megatron's selective recomputation.
+  const { recompute, virtualStages } = runRecipe({ ...runKeyOf(run), ...run }, eff.memory);
   const parallelism: Parallelism = {
     tensorParallel: run.tensorParallel,
     pipelineParallel: run.pipelineParallel,
     contextParallel: run.contextParallel,
-    virtualPipelineStages: run.virtualPipeline,
+    virtualPipelineStages: virtualStages,
     zeroStage: zeroStageOf(run),
-    recompute: recomputeOf(run),
+    recompute: recompute === 'op' ? 'selective' : recompute,
   };
   const dp = run.numGpus / (run.tensorParallel * run.pipelineParallel * run.contextParallel);
   const accum = Math.max(1, Math.round(run.globalBatch / (run.microBatch * dp)));
@@ -158,6 +158,8 @@ export function predictLlmRun(
         interNodeGbps: defaultInterNodeGbps(gpu.id),
         parallelism,
         stack,
+        // LoRA rows train adapters on a frozen base: no weight gradients, optimizer step or gradient reduction for it.
+        ...(run.task === 'lora' ? { frozenBase: true } : {}),
       },
       eff,
     );

@@ -5,6 +5,7 @@
 import { getGpu, type Measurement } from '../seeds/catalog.js';
 import { loadLlmArchitectures, loadLlmRuns, type LlmRun } from '../seeds/llm.js';
 import { llmModel } from './llm.js';
+import { runRecipe, statedRecompute } from './llm-recipes.js';
 import { predictRow } from './measured.js';
 import { costOf } from './predict.js';
 import {
@@ -13,12 +14,11 @@ import {
   type MemoryBreakdown,
   type MemoryConstants,
   type MemoryLayout,
-  type MemoryRecompute,
   withFrameworkRules,
 } from './memory.js';
 import type { ZeroStage } from './parallel.js';
 import type { GpuSpec, ModelDef, Precision } from './types.js';
-import type { Efficiency, SourceRecipe } from '../seeds/types.js';
+import type { Efficiency } from '../seeds/types.js';
 
 /** One configuration that ran, with what the memory model says about it. */
 export interface FitCheck {
@@ -164,8 +164,8 @@ export interface LlmCase {
   layout: MemoryLayout;
   /** Published peak memory per GPU, GB, where the source gives one. */
   publishedPeakGb: number | null;
-  /** The row states its activation checkpointing (otherwise its framework family's published configurations decide). */
-  recomputeStated: boolean;
+  /** The row's activation-checkpointing cell ('' = unstated: its scripts or framework family's configurations decide, llm-recipes.ts). */
+  activationCheckpointing: string;
   decoder: ModelDef | null;
   skipped?: string;
 }
@@ -224,13 +224,14 @@ export function llmCases(): LlmCase[] {
         dataParallel,
         zeroStage,
         ...(shardGroup !== undefined ? { shardGroup } : {}),
-        recompute: recomputeOf(r.activationCheckpointing, r.framework),
+        recompute: statedRecompute(r.activationCheckpointing, r.framework) ?? 'none',
         microBatches,
         ...(r.virtualPipeline > 1 ? { virtualStages: r.virtualPipeline } : {}),
         attention: 'fused',
         ...(r.task === 'lora' ? { frozenBase: true } : {}),
         ...(pipelineSplit > 1 && zeroStage === 3 ? { unshardedStage: true } : {}),
-        ...(/torchtitan/.test(r.framework) && recomputeOf(r.activationCheckpointing, r.framework) === 'full'
+        ...(/torchtitan/.test(r.framework) &&
+        statedRecompute(r.activationCheckpointing, r.framework) === 'full'
           ? { transientWeightCopies: true }
           : {}),
         // torchtitan's tensor parallelism is PyTorch DTensor's (parallelize_llama.py apply_tp): its
@@ -243,7 +244,7 @@ export function llmCases(): LlmCase[] {
         ...(/torchtitan/.test(r.framework) ? { fp32LossGradients: true } : {}),
       },
       publishedPeakGb: r.peakMemoryGb,
-      recomputeStated: r.activationCheckpointing.trim() !== '',
+      activationCheckpointing: r.activationCheckpointing,
       decoder: typeof decoder === 'string' ? null : decoder,
       ...(typeof decoder === 'string' ? { skipped: decoder } : {}),
     });
@@ -274,7 +275,7 @@ function inconsistent(r: LlmRun, why: string): LlmCase {
       microBatches: 1,
     },
     publishedPeakGb: null,
-    recomputeStated: false,
+    activationCheckpointing: '',
     decoder: null,
     skipped: `layout: ${why}`,
   };
@@ -300,50 +301,6 @@ function shardingOf(
   return { zeroStage: 0 };
 }
 
-/**
- * torchtitan's "selective (op)" / "per-op SAC" is op-level checkpointing, and so is its plain
- * "selective": its train configs default to selective_ac_option = 'op' (e.g.
- * torchtitan/models/llama3/train_configs/llama3_8b.toml). Its "selective (layer)" checkpoints whole
- * blocks every few layers, counted as Megatron's selective.
- */
-function recomputeOf(cell: string, framework: string): MemoryRecompute {
-  const c = cell.trim().toLowerCase();
-  if (c.startsWith('full')) return 'full';
-  if (/op\b|per-op/.test(c) || (c === 'selective' && /torchtitan/.test(framework))) return 'op';
-  if (c.startsWith('selective')) return 'selective';
-  return 'none';
-}
-
-/**
- * The framework family whose recipes stored a row's model states (seeds/memory.json frameworkStates):
- * NeMo 1.x (the NeMo Framework Launcher; the NeMo 24.03 and 24.07 containers) or Megatron-Core as
- * NeMo 2, dgxc-benchmarking's NeMo 2 scripts and Megatron-Bridge configure it, or NeMo AutoModel's
- * benchmark configurations; null for the others (torchtitan, Megatron-LM's own arguments), which keep
- * the precision mode's.
- */
-export function frameworkFamily(
-  c: Pick<LlmCase, 'framework' | 'software'>,
-): 'nemo1' | 'megatron' | 'automodel' | null {
-  if (/NeMo Launcher/.test(c.framework) || /NeMo 1\.x|NeMo 24\.0[0-7]/.test(c.software)) return 'nemo1';
-  if (/^(NeMo \(|NeMo 2|Megatron-Bridge)/.test(c.framework)) return 'megatron';
-  if (/AutoModel/.test(c.framework)) return 'automodel';
-  return null;
-}
-
-/** The launch scripts (seeds/memory.json sourceRecipes) a row ran with, if its source publishes them. */
-export function recipeOf(
-  c: Pick<LlmCase, 'sourceFile' | 'software' | 'model' | 'task'>,
-  recipes: readonly SourceRecipe[],
-): SourceRecipe | undefined {
-  return recipes.find(
-    (r) =>
-      r.rows.test(c.sourceFile) &&
-      (!r.software || r.software.test(c.software)) &&
-      (!r.models || r.models.includes(c.model)) &&
-      (!r.tasks || r.tasks.includes(c.task)),
-  );
-}
-
 /** The memory model's answer for an LLM row (null when its decoder could not be built). */
 export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
   if (!c.decoder) return null;
@@ -352,10 +309,10 @@ export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
   const megatron = /Megatron|NeMo \(|NeMo 2|NeMo Megatron/.test(c.framework);
   const rules = megatron ? { ...eff, memory: withFrameworkRules(eff.memory, 'megatron') } : eff;
   // A source's own launch scripts (sourceRecipes) win over its framework family's recipes.
-  const recipe = recipeOf(c, eff.memory.sourceRecipes);
-  const family = recipe?.family ?? frameworkFamily(c);
-  const states = family ? eff.memory.frameworkStates[family] : undefined;
-  const scriptChunks = recipe?.virtualStages?.[c.model];
+  const { recipe, states, recompute, virtualStages } = runRecipe(
+    { ...c, virtualPipeline: c.layout.virtualStages ?? 1 },
+    eff.memory,
+  );
   const layout: MemoryLayout = states
     ? {
         ...c.layout,
@@ -366,10 +323,8 @@ export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
           (states.masterRemaindersFor.includes(c.model) ? 'remainders' : states.masterWeights),
         ...(recipe?.optimizerState ? { optimizerState: recipe.optimizerState } : {}),
         // What the row states wins over the script's settings.
-        ...(scriptChunks && c.layout.virtualStages === undefined ? { virtualStages: scriptChunks } : {}),
-        recompute: c.recomputeStated
-          ? c.layout.recompute
-          : (recipe?.recompute ?? states.recomputeWhenUnstated),
+        ...(virtualStages > 1 ? { virtualStages } : {}),
+        recompute,
       }
     : c.layout;
   return shardedMemoryPerGpu(c.decoder, costOf(c.decoder), c.precision, c.microBatch, layout, rules);

@@ -573,13 +573,15 @@ export function memoryPerGpu(
   multiGpu: boolean,
   eff: Efficiency,
   attention?: AttentionImplementation,
+  /** LoRA: the base weights are frozen (no gradients, master copy or optimizer state). */
+  frozenBase = false,
 ): MemoryBreakdown {
   return shardedMemoryPerGpu(
     model,
     cost,
     precision,
     batchSizePerGpu,
-    plainLayout(multiGpu ? 2 : 1, attention),
+    { ...plainLayout(multiGpu ? 2 : 1, attention), ...(frozenBase ? { frozenBase: true } : {}) },
     eff,
   );
 }
@@ -767,8 +769,10 @@ function blockLinearShare(cost: ModelCost): number {
 export function layoutOfExecution(exec: Execution): MemoryLayout {
   const gpus = exec.gpusPerNode * exec.nodes;
   const p: Parallelism | undefined = exec.parallelism;
-  if (!p) return plainLayout(gpus, exec.attention);
+  const frozen = exec.frozenBase ? { frozenBase: true } : {};
+  if (!p) return { ...plainLayout(gpus, exec.attention), ...frozen };
   return {
+    ...frozen,
     tensorParallel: p.tensorParallel,
     pipelineParallel: p.pipelineParallel,
     dataParallel: gpus / (p.tensorParallel * p.pipelineParallel),

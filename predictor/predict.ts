@@ -42,6 +42,8 @@ export interface PredictRequest {
   stack?: SoftwareStack;
   /** Fused (default) or eager attention: what the attention core keeps for backward. */
   attention?: AttentionImplementation;
+  /** LoRA fine-tuning on a frozen base (step.ts Execution.frozenBase); absent = every weight trained. */
+  frozenBase?: boolean;
   /** GB per GPU to keep free beyond the predicted peak; default seeds/memory.json's defaultMemoryHeadroomGb. */
   memoryHeadroomGb?: number;
 }
@@ -79,6 +81,7 @@ export function toExecution(r: PredictRequest): Execution {
     ...(r.parallelism ? { parallelism: r.parallelism } : {}),
     ...(r.stack && r.stack !== DEFAULT_STACK ? { stack: r.stack } : {}),
     ...(r.attention ? { attention: r.attention } : {}),
+    ...(r.frozenBase ? { frozenBase: true } : {}),
   };
 }
 

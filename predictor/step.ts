@@ -64,6 +64,13 @@ export interface Execution {
   stack?: SoftwareStack;
   /** How the attention core runs (what it keeps for backward); absent = seeds/memory.json's default, fused. */
   attention?: AttentionImplementation;
+  /**
+   * LoRA fine-tuning: the base model's weights are frozen. Backward computes input gradients only
+   * (no weight gradients: half a linear's backward), and there are no base gradients to reduce, no
+   * optimizer step or master copy for them; ZeRO-3 still gathers the frozen weights. The adapters'
+   * own work (rank-r GEMMs, well under 1% of the FLOPs) is left out.
+   */
+  frozenBase?: boolean;
 }
 
 /** Milliseconds per optimizer step, by where the time goes. */
@@ -146,7 +153,7 @@ function layerTime(
   batch: number,
   gpu: GpuSpec,
   policy: PrecisionPolicy,
-  exec: Pick<Execution, 'fp32UsesTf32'>,
+  exec: Pick<Execution, 'fp32UsesTf32' | 'frozenBase'>,
   eff: Efficiency,
   split = 1,
   fusion: { inFusedAttention: boolean; pointwiseBytesFactor: number } = {
@@ -176,11 +183,17 @@ function layerTime(
   const fwdBytes =
     (bytesFactor * (batch * (l.inputElements + l.outputElements) * actBytes + l.parameters * weightBytes)) /
     split;
-  // Backward reads the saved input and the output gradient, writes the input gradient and the weight gradient.
+  // Backward reads the saved input and the output gradient, writes the input gradient and the weight
+  // gradient; a frozen weight is only read (for the input gradient).
+  const frozen = !!exec.frozenBase && l.parameters > 0;
   const bwdBytes =
     (bytesFactor *
-      (batch * (2 * l.inputElements + l.outputElements) * actBytes + 2 * l.parameters * weightBytes)) /
+      (batch * (2 * l.inputElements + l.outputElements) * actBytes +
+        (frozen ? 1 : 2) * l.parameters * weightBytes)) /
     split;
+  // A frozen weighted layer's backward is its input gradient alone: half a GEMM's backward (data and
+  // weight gradients cost a forward each); a frozen embedding, first in the model, needs none.
+  const backwardFlops = !frozen ? l.backwardFlops : l.opClass === 'matmul' ? l.backwardFlops / 2 : 0;
   let fwdFlopsTime: number, bwdFlopsTime: number;
   if (l.opClass === 'matmul') {
     const gemm = achievedMatmulFlops(gpu, math, (batch * l.kernelFlops) / split, eff);
@@ -190,11 +203,11 @@ function layerTime(
     const rate = fused ? Math.min(gemm, fused.flops) : gemm;
     const run = fusion.inFusedAttention && l.causalKeys ? causalShare(l.causalKeys) : 1;
     fwdFlopsTime = (run * batch * l.forwardFlops) / split / rate;
-    bwdFlopsTime = (run * batch * l.backwardFlops) / split / rate;
+    bwdFlopsTime = (run * batch * backwardFlops) / split / rate;
   } else {
     const vector = (gpu.peakTflops.fp32 ?? 0) * 1e12 * eff.matmulEfficiency.fp32;
     fwdFlopsTime = (batch * l.forwardFlops) / split / vector;
-    bwdFlopsTime = (batch * l.backwardFlops) / split / vector;
+    bwdFlopsTime = (batch * backwardFlops) / split / vector;
   }
   const n = l.count;
   // Inside a fused attention kernel only its two GEMMs keep a launch; the elementwise steps have none.
@@ -205,8 +218,9 @@ function layerTime(
       flops: (n * batch * l.forwardFlops) / split,
     },
     bwd: {
-      ms: n * 1e3 * Math.max(bwdFlopsTime, bwdBytes / bw, 2 * floor),
-      flops: (n * batch * l.backwardFlops) / split,
+      // A frozen embedding, first in the model, has no backward at all.
+      ms: frozen && l.type === 'embedding' ? 0 : n * 1e3 * Math.max(bwdFlopsTime, bwdBytes / bw, 2 * floor),
+      flops: (n * batch * backwardFlops) / split,
     },
     math,
   };
@@ -260,7 +274,7 @@ function withStackMatmul(eff: Efficiency, fx: StackEffects): Efficiency {
 export function layerSums(
   cost: ModelCost,
   gpu: GpuSpec,
-  exec: Pick<Execution, 'precision' | 'batchSizePerGpu' | 'fp32UsesTf32' | 'stack'> & {
+  exec: Pick<Execution, 'precision' | 'batchSizePerGpu' | 'fp32UsesTf32' | 'stack' | 'frozenBase'> & {
     parallelism?: Parallelism;
   },
   eff: Efficiency,
@@ -359,6 +373,8 @@ export function computeTime(
   }
 
   const P = s ? parametersPerGpu(cost, s, par) : cost.parameters;
+  // What the optimizer updates and the gradients reduce: nothing of a frozen base (LoRA).
+  const trained = exec.frozenBase ? 0 : P;
   const dp = par ? (exec.gpusPerNode * exec.nodes) / (t * pp) : 1;
   // ZeRO shards over the data-parallel group: stage 1 the optimizer state and master copy (so the
   // optimizer step and the master-weight traffic cover 1/DP of the parameters), stage 2 the gradients
@@ -368,15 +384,17 @@ export function computeTime(
     shard3 = z >= 3 ? dp : 1;
   const bw = memoryBandwidth(gpu, eff);
   const optPolicy = par?.optimizerState ? { ...policy, optimizerState: par.optimizerState } : policy;
-  const optimizerMs = (1e3 * (P / shard1) * optimizerBytesPerParam(optPolicy, model.optimizer)) / bw;
+  const optimizerMs = (1e3 * (trained / shard1) * optimizerBytesPerParam(optPolicy, model.optimizer)) / bw;
 
   // What the precision mode adds beyond the math, in bytes moved per step.
   let mpBytes = 0;
   const accum = exec.gradAccumSteps;
-  if (policy.castsWeightsEachStep) mpBytes += accum * (P / shard3) * (BYTES.fp32 + 2) * 2; // weight cast forward, gradient cast back
+  if (policy.castsWeightsEachStep)
+    mpBytes += accum * (P / shard3) * (BYTES.fp32 + 2) * (exec.frozenBase ? 1 : 2); // weight cast forward, gradient cast back
   if (policy.masterWeights)
-    mpBytes += (P / shard1) * (BYTES[policy.gradients] + BYTES.fp32 + BYTES.fp32 + BYTES[policy.weights]); // grad up-cast, working copy refresh
-  if (policy.lossScaling) mpBytes += (P / shard2) * 2 * BYTES[policy.gradients]; // unscale in place + inf/nan check
+    mpBytes +=
+      (trained / shard1) * (BYTES[policy.gradients] + BYTES.fp32 + BYTES.fp32 + BYTES[policy.weights]); // grad up-cast, working copy refresh
+  if (policy.lossScaling) mpBytes += (trained / shard2) * 2 * BYTES[policy.gradients]; // unscale in place + inf/nan check
   if (policy.scaledGemmInput) {
     // Transformer Engine: every micro-batch casts each matmul input (forward) and output gradient
     // (backward): read bf16, write the scaled type. The weights are cast once per step (TE keeps the
@@ -419,7 +437,7 @@ export function computeTime(
   // The CPU dispatches kernels while the GPU runs earlier ones: only dispatch time beyond the GPU's
   // own time shows (small batches, small models, fast GPUs).
   const overheadMs = Math.max(0, cpuMs - gpuMs) + eff.stepOverheadMs;
-  const gradientBytes = P * BYTES[policy.gradientReduce ?? policy.gradients];
+  const gradientBytes = trained * BYTES[policy.gradientReduce ?? policy.gradients];
   if (!par)
     return {
       forwardMs: accum * stageFwd,
@@ -567,7 +585,9 @@ export function parallelCommunicationTime(
     const units = z === 3 ? c.shardUnits : undefined;
     const rs = communicationTime(G, 0, gpu, dpLayout, eff, units).totalMs / 2,
       ag = communicationTime(W, 0, gpu, dpLayout, eff, units).totalMs / 2;
-    if (z <= 2) {
+    if (z <= 2 && G === 0) {
+      // Nothing trained (a frozen base): no gradients to reduce, no updated weights to gather.
+    } else if (z <= 2) {
       // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters once per step, ZeRO-2 (DeepSpeed) every
       // micro-batch, both behind backward; the updated weights are all-gathered after the optimizer
       // step, with nothing left to hide behind.

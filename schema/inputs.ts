@@ -15,7 +15,7 @@ import {
 } from './types.js';
 import { ModelInput } from './custom-model.js';
 import { ParallelismInput, ParallelismSearchEnum } from './parallelism.js';
-import { AttentionEnum } from './memory.js';
+import { AttentionEnum, FineTuningEnum } from './memory.js';
 import { LIMITS } from '../service/validate.js';
 import type { ParallelismSearch } from '../optimizer/recommend.js';
 
@@ -43,6 +43,11 @@ export class WorkloadInput {
     description: "Sequence length (or image size for vision models); default: the model's own.",
   })
   seqLen?: number;
+  @Field(() => FineTuningEnum, {
+    defaultValue: FineTuningEnum.FULL,
+    description: 'FULL trains every weight (the default); LORA trains low-rank adapters on a frozen base.',
+  })
+  fineTuning!: FineTuningEnum;
 }
 
 @InputType({ description: 'A negotiated price that overrides the catalog.' })

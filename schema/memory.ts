@@ -2,6 +2,25 @@
 // what it keeps for backward. Kept apart so inputs.ts and types.ts can both use it.
 import { registerEnumType } from 'type-graphql';
 
+export enum FineTuningEnum {
+  FULL = 'full',
+  LORA = 'lora',
+}
+registerEnumType(FineTuningEnum, {
+  name: 'FineTuning',
+  description: 'Which weights the job trains.',
+  valuesConfig: {
+    FULL: {
+      description:
+        'Every weight: gradients, optimizer state and a gradient reduction for all of them. The default.',
+    },
+    LORA: {
+      description:
+        "Low-rank adapters on a frozen base: the base weights keep no gradients, master copy or optimizer state, get no optimizer step or gradient reduction, and backward computes input gradients only (half a linear layer's backward). The adapters' own work and state (well under 1% of the parameters) are left out. ZeRO-3 still gathers the frozen weights.",
+    },
+  },
+});
+
 export enum AttentionEnum {
   FUSED = 'fused',
   EAGER = 'eager',

@@ -27,7 +27,7 @@ import { learnedPredictor } from '../predictor/learned/model.js';
 import { DEFAULT_SEARCH_PRECISIONS } from '../predictor/precision.js';
 import { PRECISIONS, type GpuSpec, type Precision } from '../predictor/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
-import { gpuById, modelById } from './lookup.js';
+import { fullTrainingOnly, gpuById, modelById } from './lookup.js';
 import { DEFAULT_GPUS_PER_NODE } from './planning.js';
 import {
   finiteNumber,
@@ -44,6 +44,7 @@ import {
 interface WorkloadInput {
   model: string;
   samples: number;
+  fineTuning?: string | null;
 }
 
 /** A price override as a request gives it. */
@@ -240,6 +241,7 @@ function searchSpace(input: SearchSettings) {
 
 /** A job's workload, errors naming the job (jobs[2].workload.model). */
 function workloadAt(prefix: string, w: WorkloadInput) {
+  fullTrainingOnly(`${prefix}.fineTuning`, w, 'for fleets and procurement');
   return {
     model: modelById(`${prefix}.model`, w.model),
     samples: inRange(`${prefix}.samples`, w.samples, FLOORS.samples, LIMITS.samples),
@@ -463,6 +465,7 @@ export async function procurementPlan(input: ProcurementQuery): Promise<Procurem
 
 /** Checks a federated-learning request, fills its defaults and solves it. */
 export async function federatedPlan(input: FederatedQuery): Promise<FederatedPlan> {
+  fullTrainingOnly('workload.fineTuning', input.workload, 'for federated rounds');
   const model = modelById('workload.model', input.workload.model);
   const totalSamples = inRange('workload.samples', input.workload.samples, FLOORS.samples, LIMITS.samples);
   const solve = searchSpace({ ...input, maxNodes: 1 }).solve;

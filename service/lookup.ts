@@ -39,11 +39,20 @@ export interface WorkloadInput {
   samples: number;
   customModel?: CustomModelInput | null;
   seqLen?: number | null;
+  /** 'full' (default) or 'lora' (GraphQL FineTuning). */
+  fineTuning?: string | null;
+}
+
+/** Where LoRA is not planned yet: a clear error naming the field instead of a full-training answer. */
+export function fullTrainingOnly(field: string, w: Pick<WorkloadInput, 'fineTuning'>, where: string): void {
+  if (w.fineTuning === 'lora') throw new InputError(field, `LORA is not supported ${where} yet; use FULL`);
 }
 
 /** The workload's model: a zoo id (at workload.seqLen when given) or workload.customModel (service/models.ts). */
-export function workload(w: WorkloadInput): { model: ModelDef; samples: number } {
+export function workload(w: WorkloadInput): { model: ModelDef; samples: number; frozenBase: boolean } {
   return {
+    // LoRA: the base weights are frozen (predictor/step.ts Execution.frozenBase).
+    frozenBase: w.fineTuning === 'lora',
     model:
       w.customModel == null && w.seqLen == null && w.model != null
         ? modelById('workload.model', w.model)

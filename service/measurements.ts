@@ -28,7 +28,7 @@ import { loadCalibrationSettings } from '../seeds/calibration.js';
 import { runtimeConfig } from './config.js';
 import { MeasurementStore, type RunFilter, type StoreLocation } from '../store/store.js';
 import type { MeasurementRunRow, NewMeasurementRun } from '../store/schema.js';
-import { gpuById, workload } from './lookup.js';
+import { fullTrainingOnly, gpuById, workload } from './lookup.js';
 import { finiteNumber, InputError, integer, LIMITS } from './validate.js';
 
 /** A configuration as a request gives it (the GraphQL PredictInput's configuration fields). */
@@ -110,6 +110,8 @@ export async function closeMeasurementStore(): Promise<void> {
 
 /** A configuration -> the predictor's request; throws BAD_USER_INPUT naming the field. */
 export function predictRequestOf(c: RunConfiguration): PredictRequest {
+  // The store keeps full-training runs only (no column says which weights a run trained).
+  fullTrainingOnly('workload.fineTuning', c.workload as { fineTuning?: string | null }, 'in recorded runs');
   const { model } = workload({ ...(c.workload as object), samples: 1 } as Parameters<typeof workload>[0]);
   const gpu = gpuById('gpu', c.gpu);
   return {

@@ -5,7 +5,7 @@
 import type { SoftwareStack } from '../predictor/software.js';
 import type { Software } from '../predictor/learned/features.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
-import { predictCorrected, type CorrectedPrediction } from '../predictor/corrected.js';
+import { LORA_EVIDENCE, predictCorrected, type CorrectedPrediction } from '../predictor/corrected.js';
 import { DEFAULT_SEARCH_PRECISIONS, unsupportedReason } from '../predictor/precision.js';
 import { planParallelism, type Parallelism, type PlanParallelism } from '../predictor/parallel.js';
 import type { Precision } from '../predictor/types.js';
@@ -78,7 +78,7 @@ export interface ConfigurationAnswer extends CorrectedPrediction {
 }
 
 export async function predictConfiguration(q: PredictQuery): Promise<ConfigurationAnswer> {
-  const { model, samples } = workload(q.workload);
+  const { model, samples, frozenBase } = workload(q.workload);
   const gpu = gpuById('gpu', q.gpu);
   const nodes = integer('nodes', q.nodes, 1, LIMITS.nodes);
   const gpusPerNode = integer('gpusPerNode', q.gpusPerNode, 1, LIMITS.gpusPerNode);
@@ -119,6 +119,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
       parallelism,
       ...(q.softwareStack ? { stack: q.softwareStack } : {}),
       ...(q.attention ? { attention: q.attention } : {}),
+      ...(frozenBase ? { frozenBase } : {}),
       ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
     },
     learned,
@@ -238,7 +239,7 @@ export async function recommendPlans(
   q: RecommendQuery,
   deadlineAt?: number,
 ): Promise<CorrectedRecommendation> {
-  const { model, samples } = workload(q.workload);
+  const { model, samples, frozenBase } = workload(q.workload);
   const gpuIds = nonEmpty('gpus', q.gpus, LIMITS.listLength);
   const gpus = gpuIds ? [...new Set(gpuIds)].map((id, i) => gpuById(`gpus[${i}]`, id)) : loadGpus();
   const precisions = [
@@ -359,6 +360,7 @@ export async function recommendPlans(
       measured: user ? withRuns(seedsMeasured(), user.runs.all) : undefined,
       today,
       ...(q.attention ? { attention: q.attention } : {}),
+      ...(frozenBase ? { frozenBase } : {}),
       ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
     },
     learned,
@@ -374,6 +376,10 @@ export async function recommendPlans(
         `FP4 was not searched: no FP4 training run or kernel is measured here; list FP4 in precisions for FP4 plans on ${fp4.join(', ')}`,
       );
   }
+  if (frozenBase)
+    answer.notes.push(
+      `LoRA: plans are timed and sized for a frozen base${LORA_EVIDENCE.replace('; LoRA on a frozen base', '')}`,
+    );
   if (q.workload.customModel && q.batchSizes == null)
     answer.notes.push(
       `warning: a custom model was searched at default batch sizes per GPU (${batchSizes.join(', ')}), not ones measured or chosen for it: give batchSizes`,

@@ -57,12 +57,13 @@ describe('recordMeasurements', () => {
         { ...good, stepTimeMs: before.stepTimeMs * 500 }, // 500x the roofline: not the GPU's speed
         { ...good, peakMemoryGb: 500 }, // MI300X has 192 GB
         { ...good, gpu: 'V100-SXM2-16GB', precision: 'AMP_BF16' }, // V100 has no bf16
+        { ...good, workload: { ...config.workload, fineTuning: 'LORA' } }, // the store keeps full training only
       ],
     });
     expect(r.errors).toBeUndefined();
     const res = r.data!.recordMeasurements;
     expect(res.stored).toBe(0);
-    expect(res.rejected.map((x: { index: number }) => x.index)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(res.rejected.map((x: { index: number }) => x.index)).toEqual([0, 1, 2, 3, 4, 5, 6]);
     const reasons = res.rejected.map((x: { reason: string }) => x.reason);
     expect(reasons[0]).toMatch(/^gpu: unknown GPU "NOT-A-GPU"/);
     expect(reasons[1]).toMatch(/^stepTimeMs: must be a positive number/);
@@ -70,6 +71,7 @@ describe('recordMeasurements', () => {
     expect(reasons[3]).toMatch(/more than 50x the roofline estimate/);
     expect(reasons[4]).toMatch(/^peakMemoryGb: 500 GB is more than MI300X has/);
     expect(reasons[5]).toMatch(/bf16/);
+    expect(reasons[6]).toMatch(/^workload\.fineTuning: LORA is not supported in recorded runs/);
     // Nothing was stored: the list is empty and predictions are unchanged.
     expect((await run(LIST, {})).data!.measurements).toEqual([]);
     expect(await predictNow()).toEqual(before);

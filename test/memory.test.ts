@@ -14,15 +14,14 @@ import {
   fitAllocatorFragmentation,
   fitRate,
   fitsWithFragmentation,
-  frameworkFamily,
   llmCases,
   llmFitChecks,
-  recipeOf,
   llmMemory,
   peakComparisons,
   splitByGpu,
   trainFitChecks,
 } from '../predictor/memory-check.js';
+import { frameworkFamily, recipeOf } from '../predictor/llm-recipes.js';
 import { impossibleRefusals, largestBatches } from '../cli/memory-check.js';
 import { BYTES, POLICIES } from '../predictor/precision.js';
 import { costOf, predict } from '../predictor/predict.js';
@@ -286,9 +285,9 @@ describe('LLM rows (llm_train.csv) that give their layout', () => {
     expect((fp8.masterWeightsGb * GiB) / stageParameters).toBeCloseTo(2 / 2, 6);
     // AutoModel's Llama-3.1-70B pre-training configuration checkpoints every layer; its table does not say so.
     const automodel = row('automodel-0010');
-    expect(automodel.recomputeStated).toBe(false);
+    expect(automodel.activationCheckpointing).toBe('');
     const unstated = llmMemory(automodel, eff)!;
-    const asIfNone = llmMemory({ ...automodel, recomputeStated: true }, eff)!;
+    const asIfNone = llmMemory({ ...automodel, activationCheckpointing: 'none' }, eff)!;
     expect(unstated.activationsGb).toBeLessThan(asIfNone.activationsGb / 5);
     expect(unstated.masterWeightsGb).toBe(0);
   });
