@@ -15,7 +15,7 @@
 //   - memory falls with the data-parallel width (ZeRO divides by it), so each layout's fit is a
 //     comparison with the narrowest width that fits, found once;
 //   - per (TP, PP, ZeRO) only the least recomputation that fits: more recomputes the same work more;
-//   - without a fixed global batch a pipeline runs 4 micro-batches per stage (bubble 3/(4 PP + 3)),
+//   - without a fixed global batch a pipeline runs 4 micro-batches per stage (m = 4 PP; bubble (PP - 1)/(5 PP - 1)),
 //     a layout without PP one micro-batch, as plain data parallelism does;
 //   - one candidate per GPU layout: for a fixed GPU count the fastest plan per sample is also the
 //     cheapest.

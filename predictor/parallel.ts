@@ -360,6 +360,8 @@ export interface PlanParallelism {
   dataParallel: number;
   tensorParallel: number;
   pipelineParallel: number;
+  contextParallel: number;
+  virtualPipelineStages: number;
   zeroStage: ZeroStage;
   recompute: Recompute;
   /** Micro-batches per optimizer step (the gradient accumulation steps). */
@@ -376,6 +378,8 @@ export function planParallelism(
     dataParallel: dataParallelOf(gpus, q),
     tensorParallel: q.tensorParallel,
     pipelineParallel: q.pipelineParallel,
+    contextParallel: q.contextParallel ?? 1,
+    virtualPipelineStages: q.virtualPipelineStages ?? 1,
     zeroStage: q.zeroStage,
     recompute: q.recompute,
     microBatches: microBatchesOf(q, gradAccumSteps),

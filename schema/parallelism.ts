@@ -55,11 +55,12 @@ registerEnumType(ParallelismSearchEnum, {
 
 @ObjectType({
   description:
-    'How a plan splits the model over its GPUs. Plain data parallelism: dataParallel = GPUs, tensorParallel = pipelineParallel = 1, zeroStage 0, recompute NONE.',
+    'How a plan splits the model over its GPUs. Plain data parallelism: dataParallel = GPUs, tensorParallel = pipelineParallel = contextParallel = virtualPipelineStages = 1, zeroStage 0, recompute NONE.',
 })
 export class Parallelism {
   @Field(() => Int, {
-    description: 'Model replicas training side by side (GPUs / (tensorParallel x pipelineParallel)).',
+    description:
+      'Model replicas training side by side (GPUs / (tensorParallel x pipelineParallel x contextParallel)).',
   })
   dataParallel!: number;
   @Field(() => Int, {
@@ -67,7 +68,15 @@ export class Parallelism {
       'GPUs each layer is split over (Megatron tensor parallelism, with sequence parallelism), inside one node.',
   })
   tensorParallel!: number;
-  @Field(() => Int, { description: 'Pipeline stages (1F1B schedule).' }) pipelineParallel!: number;
+  @Field(() => Int, { description: 'Pipeline stages.' }) pipelineParallel!: number;
+  @Field(() => Int, {
+    description: 'GPUs each sequence is split over (context parallelism, ring attention); 1 = none.',
+  })
+  contextParallel!: number;
+  @Field(() => Int, {
+    description: "Model chunks per pipeline stage (Megatron's interleaved schedule); 1 = plain 1F1B.",
+  })
+  virtualPipelineStages!: number;
   @Field(() => Int, {
     description:
       'ZeRO stage over the data-parallel group: 1 shards optimizer state, 2 also gradients, 3 also weights (FSDP).',

@@ -121,6 +121,8 @@ describe('defaults: plain data parallelism changes nothing', () => {
         dataParallel: p.nodes * p.gpusPerNode,
         tensorParallel: 1,
         pipelineParallel: 1,
+        contextParallel: 1,
+        virtualPipelineStages: 1,
         zeroStage: 0,
         recompute: 'none',
         microBatches: 1,
