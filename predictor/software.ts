@@ -49,6 +49,8 @@ export function stackEvidence(stack: SoftwareStack = DEFAULT_STACK): string {
 /** The stack a published run's framework label describes. */
 export function stackOfFramework(framework: string): SoftwareStack {
   const f = framework.toLowerCase();
+  // NeMo AutoModel is PyTorch-native (FSDP2 / DTensor with Transformer Engine kernels), not Megatron-Core.
+  if (/automodel/.test(f)) return 'TORCH_COMPILE';
   if (/megatron|nemo|transformer engine|\bte\b/.test(f)) return 'MEGATRON';
   if (/torchtitan|maxtext|paxml|jax|xla|compile/.test(f)) return 'TORCH_COMPILE';
   return 'PYTORCH_EAGER';
