@@ -3,13 +3,12 @@
 // Run: npx tsx bench/learned.ts
 import { loadOnnxCorrection } from '../predictor/learned/onnx.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
-import { defaultInterNodeGbps, LEARNED_MODEL_FILE, loadEfficiency, loadGpus } from '../seeds/catalog.js';
+import { defaultInterNodeGbps, LEARNED_MODEL_FILE, loadEfficiency } from '../seeds/catalog.js';
 import { featureNames } from '../predictor/learned/features.js';
-import { recommend, type RecommendRequest } from '../optimizer/recommend.js';
+import { recommend } from '../optimizer/recommend.js';
 import { recommendCorrected } from '../optimizer/recommend-corrected.js';
-import { getModel } from '../predictor/zoo/index.js';
-import { PRECISIONS } from '../predictor/types.js';
 import { rng } from '../predictor/learned/gbdt.js';
+import { benchRequest } from './requests.js';
 
 const eff = loadEfficiency();
 
@@ -41,19 +40,7 @@ for (const [modelId, maxNodes] of [
   ['resnet50_v1.5', 16],
   ['bert_large_squad', 8],
 ] as const) {
-  const model = getModel(modelId)!;
-  const req: RecommendRequest = {
-    model,
-    samples: 1e9 * model.unitsPerBatchElement,
-    objective: 'COST',
-    gpus: loadGpus(),
-    precisions: [...PRECISIONS],
-    maxNodes,
-    gpusPerNodeChoices: [1, 2, 4, 8],
-    batchSizes: model.batchSizes,
-    interNodeGbps: (g) => defaultInterNodeGbps(g.id),
-    limit: 10,
-  };
+  const req = benchRequest(modelId, { maxNodes, interNodeGbps: (g) => defaultInterNodeGbps(g.id) });
   recommend(req, eff);
   await recommendCorrected(req, learned, eff);
   const a: number[] = [],

@@ -6,10 +6,9 @@
 import { recommendCorrected } from '../optimizer/recommend-corrected.js';
 import { searchSize, type RecommendRequest } from '../optimizer/recommend.js';
 import { selectOffers } from '../optimizer/offers.js';
-import { loadEfficiency, loadGpus } from '../seeds/catalog.js';
-import { getModel } from '../predictor/zoo/index.js';
-import { PRECISIONS } from '../predictor/types.js';
+import { loadEfficiency } from '../seeds/catalog.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
+import { benchRequest } from './requests.js';
 
 const runs = Number(process.env.BENCH_RUNS ?? 7);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -19,22 +18,8 @@ const offers = selectOffers({ catalog: true, own: [], perGpuPrices: [] });
 const software = { framework: 'PyTorch' as const, xla: false };
 const eff = loadEfficiency();
 
-function request(modelId: string, extra: Partial<RecommendRequest>): RecommendRequest {
-  const model = getModel(modelId)!;
-  return {
-    model,
-    samples: 1e9 * model.unitsPerBatchElement,
-    objective: 'COST',
-    gpus: loadGpus(),
-    precisions: [...PRECISIONS],
-    maxNodes: 1,
-    gpusPerNodeChoices: [1, 2, 4, 8],
-    batchSizes: model.batchSizes,
-    limit: 10,
-    offers,
-    ...extra,
-  };
-}
+const request = (modelId: string, extra: Partial<RecommendRequest>) =>
+  benchRequest(modelId, { offers, ...extra });
 
 /** maxNodes giving the smallest search of at least 1,000,000 candidates. */
 function atLeastAMillion(r: RecommendRequest): RecommendRequest {

@@ -3,11 +3,10 @@
 // Run: npm run bench
 import 'reflect-metadata';
 import { graphql } from 'graphql';
-import { recommend, searchSize, type RecommendRequest } from '../optimizer/recommend.js';
-import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
-import { getModel } from '../predictor/zoo/index.js';
-import { PRECISIONS } from '../predictor/types.js';
+import { recommend, searchSize } from '../optimizer/recommend.js';
+import { defaultInterNodeGbps, loadEfficiency } from '../seeds/catalog.js';
 import { trainplanSchema } from '../server/schema.js';
+import { benchRequest } from './requests.js';
 
 const eff = loadEfficiency();
 
@@ -18,19 +17,12 @@ const quantile = (xs: number[], q: number) => {
 const runs = Number(process.env.BENCH_RUNS ?? 20);
 
 function bench(label: string, modelId: string, maxNodes: number, batchSizes: number[]) {
-  const model = getModel(modelId)!;
-  const req: RecommendRequest = {
-    model,
-    samples: 1e9 * model.unitsPerBatchElement,
-    objective: 'COST',
-    gpus: loadGpus(),
-    precisions: [...PRECISIONS],
+  const req = benchRequest(modelId, {
     maxNodes,
     gpusPerNodeChoices: [1, 2, 4, 8, 16],
     batchSizes,
     interNodeGbps: (g) => defaultInterNodeGbps(g.id),
-    limit: 10,
-  };
+  });
   recommend(req, eff); // warm-up: model costs, JIT
   const times: number[] = [];
   let evaluated = 0;

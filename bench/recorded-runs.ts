@@ -9,15 +9,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { recommendCorrected } from '../optimizer/recommend-corrected.js';
-import { searchSize, type RecommendRequest } from '../optimizer/recommend.js';
+import { searchSize } from '../optimizer/recommend.js';
 import { selectOffers } from '../optimizer/offers.js';
-import { loadEfficiency, loadGpus } from '../seeds/catalog.js';
-import { getModel } from '../predictor/zoo/index.js';
-import { PRECISIONS } from '../predictor/types.js';
+import { loadEfficiency } from '../seeds/catalog.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { runtimeConfig, setRuntimeConfig } from '../service/config.js';
 import { closeMeasurementStore, recordRuns, userEvidence } from '../service/measurements.js';
 import { predictConfiguration } from '../service/planning.js';
+import { benchRequest } from './requests.js';
 
 const runs = Number(process.env.BENCH_RUNS ?? 7);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -53,19 +52,9 @@ try {
   const user = await userEvidence(learned);
   if (!user?.transfer) throw new Error('no transfer built');
   const withoutTransfer = { ...user, transfer: undefined };
-  const model = getModel('resnet50_v1.5')!;
-  const base: RecommendRequest = {
-    model,
-    samples: 1e9 * model.unitsPerBatchElement,
-    objective: 'COST',
-    gpus: loadGpus(),
-    precisions: [...PRECISIONS],
-    maxNodes: 1,
-    gpusPerNodeChoices: [1, 2, 4, 8],
-    batchSizes: model.batchSizes,
-    limit: 10,
+  const base = benchRequest('resnet50_v1.5', {
     offers: selectOffers({ catalog: true, own: [], perGpuPrices: [] }),
-  };
+  });
   const req = { ...base, maxNodes: Math.ceil(1e5 / searchSize(base)) };
   const eff = loadEfficiency();
   const software = { framework: 'PyTorch' as const, xla: false };
