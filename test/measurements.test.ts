@@ -7,21 +7,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
-import { afterAll, describe, expect, it } from 'vitest';
-import { runtimeConfig, setRuntimeConfig } from '../service/config.js';
-import { closeMeasurementStore } from '../service/measurements.js';
+import { describe, expect, it } from 'vitest';
 import { apolloForTests } from './graphql-client.js';
 import { spawnServer } from './spawn-server.js';
+import { throwawayStore } from './throwaway-store.js';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'trainplan-runs-'));
-const original = runtimeConfig();
-setRuntimeConfig({ ...original, dataDir, databaseUrl: undefined });
+throwawayStore('trainplan-runs-');
 const run = apolloForTests();
-afterAll(async () => {
-  await closeMeasurementStore();
-  setRuntimeConfig(original);
-  rmSync(dataDir, { recursive: true, force: true });
-});
 
 // MI300X: no shipped measurement at all, so every change below comes from the recorded runs.
 const GPU = 'MI300X';

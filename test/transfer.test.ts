@@ -3,10 +3,7 @@
 // record 3 of its rows as a user's runs, and its other rows' error falls by at least what
 // bench/calibration.ts measured there (less a margin for the draws). Through the API: predict and
 // recommend on that GPU change with 3 runs of other models, and their evidence says where from.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runBenchmark } from '../bench/calibration.js';
 import { examples } from '../predictor/learned/train.js';
 import {
@@ -17,19 +14,11 @@ import {
 } from '../predictor/learned/transfer.js';
 import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
 import { loadCalibrationSettings } from '../seeds/calibration.js';
-import { runtimeConfig, setRuntimeConfig } from '../service/config.js';
-import { closeMeasurementStore } from '../service/measurements.js';
 import { apolloForTests } from './graphql-client.js';
+import { throwawayStore } from './throwaway-store.js';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'trainplan-transfer-'));
-const original = runtimeConfig();
-setRuntimeConfig({ ...original, dataDir, databaseUrl: undefined });
+throwawayStore('trainplan-transfer-');
 const run = apolloForTests();
-afterAll(async () => {
-  await closeMeasurementStore();
-  setRuntimeConfig(original);
-  rmSync(dataDir, { recursive: true, force: true });
-});
 
 const row = (
   gpu: string,
