@@ -1042,13 +1042,8 @@ function finish(
   r: FederatedRequest,
   rounds: ClientPlan[][],
   p90: Map<string, number>,
-  meta: {
-    status: MipStatus;
-    solver: string;
-    optimalityProven: boolean;
-    gap: number | null;
-    bestBound: number | null;
-    notes: string[];
+  /** The solve report less its time (taken from t0), and what the plan adds. */
+  meta: Omit<MipOutcome, 'solveTimeMs'> & {
     dropoutsTolerated: number | null;
     stats: FederatedPlan['stats'];
     t0: number;

@@ -585,14 +585,8 @@ export async function planProcurement(r: ProcurementRequest): Promise<Procuremen
   return plan;
 }
 
-/** How a solve ended and what the answer reports beside the plan itself. */
-interface SolveOutcome {
-  status: MipStatus;
-  solver: string;
-  optimalityProven: boolean;
-  gap: number | null;
-  bestBound: number | null;
-  notes: string[];
+/** How a solve ended (the solve report less its time, taken from t0) and what the answer reports beside the plan itself. */
+interface SolveOutcome extends Omit<MipOutcome, 'solveTimeMs'> {
   allRentUsd: number | null;
   breakEven: BreakEven[];
   stats: ProcurementPlan['stats'];
