@@ -11,9 +11,9 @@ import { scaleBreakdown, type Efficiency } from './step.js';
 import { getGpu } from '../seeds/catalog.js';
 import { stackEvidence } from './software.js';
 
-/** What a LoRA estimate leaves out, said with it. */
-export const LORA_EVIDENCE =
-  "; LoRA on a frozen base: no weight gradients, optimizer step or gradient reduction for the base; the adapters' own work left out";
+/** What a LoRA estimate assumes and leaves out: said in its evidence and in the notes of a LoRA search. */
+export const LORA_LEFT_OUT =
+  "no weight gradients, optimizer step or gradient reduction for the base; the adapters' own work left out";
 
 export interface CorrectedPrediction extends Prediction {
   analyticalStepTimeMs: number;
@@ -86,7 +86,7 @@ export async function predictCorrected(
     stepTimeMsP90: p.stepTimeMs * k.hi[0],
     totalHoursP90: p.totalHours === null ? null : p.totalHours * k.hi[0],
     predictor: learned.predictor.name,
-    evidence: `${k.cases[0]}; ${stackEvidence(req.stack)}${req.frozenBase ? LORA_EVIDENCE : ''}`,
+    evidence: `${k.cases[0]}; ${stackEvidence(req.stack)}${req.frozenBase ? `; LoRA on a frozen base: ${LORA_LEFT_OUT}` : ''}`,
     evidenceLevel: k.levels[0],
     calibrationRuns: k.runs[0],
   };

@@ -578,16 +578,16 @@ export function parallelCommunicationTime(
     dpExposed = 0;
   if (dp > 1 && z === 0) {
     ({ totalMs: dpTotal, exposedMs: dpExposed } = communicationTime(G, c.backwardMs, gpu, dpLayout, eff));
-  } else if (dp > 1) {
+  } else if (dp > 1 && (z === 3 || G > 0)) {
+    // (ZeRO-1/2 with nothing trained, a frozen base, has no gradients to reduce and no updated
+    // weights to gather; ZeRO-3 still gathers the frozen weights.)
     // A ring reduce-scatter or all-gather moves (n-1)/n of the data: half an all-reduce.
     // ZeRO-3 gathers and reduce-scatters one FSDP unit (a transformer block) per collective, not DDP's
     // 25 MB buckets: the latency counts once per block.
     const units = z === 3 ? c.shardUnits : undefined;
     const rs = communicationTime(G, 0, gpu, dpLayout, eff, units).totalMs / 2,
       ag = communicationTime(W, 0, gpu, dpLayout, eff, units).totalMs / 2;
-    if (z <= 2 && G === 0) {
-      // Nothing trained (a frozen base): no gradients to reduce, no updated weights to gather.
-    } else if (z <= 2) {
+    if (z <= 2) {
       // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters once per step, ZeRO-2 (DeepSpeed) every
       // micro-batch, both behind backward; the updated weights are all-gathered after the optimizer
       // step, with nothing left to hide behind.

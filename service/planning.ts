@@ -5,7 +5,7 @@
 import type { SoftwareStack } from '../predictor/software.js';
 import type { Software } from '../predictor/learned/features.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
-import { LORA_EVIDENCE, predictCorrected, type CorrectedPrediction } from '../predictor/corrected.js';
+import { LORA_LEFT_OUT, predictCorrected, type CorrectedPrediction } from '../predictor/corrected.js';
 import { DEFAULT_SEARCH_PRECISIONS, unsupportedReason } from '../predictor/precision.js';
 import { planParallelism, type Parallelism, type PlanParallelism } from '../predictor/parallel.js';
 import type { Precision } from '../predictor/types.js';
@@ -376,10 +376,7 @@ export async function recommendPlans(
         `FP4 was not searched: no FP4 training run or kernel is measured here; list FP4 in precisions for FP4 plans on ${fp4.join(', ')}`,
       );
   }
-  if (frozenBase)
-    answer.notes.push(
-      `LoRA: plans are timed and sized for a frozen base${LORA_EVIDENCE.replace('; LoRA on a frozen base', '')}`,
-    );
+  if (frozenBase) answer.notes.push(`LoRA: plans are timed and sized for a frozen base: ${LORA_LEFT_OUT}`);
   if (q.workload.customModel && q.batchSizes == null)
     answer.notes.push(
       `warning: a custom model was searched at default batch sizes per GPU (${batchSizes.join(', ')}), not ones measured or chosen for it: give batchSizes`,
