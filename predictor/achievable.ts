@@ -114,11 +114,21 @@ const NEAREST_MEASURED: Partial<Record<Generation, string[]>> = {
 };
 /** A per-GPU measurement table's entry for this GPU: its own, or its nearest measured GPU's. */
 function ownOrNearest<T>(table: Record<string, T>, gpu: GpuSpec): { entry: T; measuredOn: string } {
+  // Asked once per layer of every candidate (memory bandwidth): looked up once per table and GPU.
+  let byGpu = nearestCache.get(table);
+  if (!byGpu) nearestCache.set(table, (byGpu = new Map()));
+  const known = byGpu.get(gpu.id) as { entry: T; measuredOn: string } | undefined;
+  if (known) return known;
   for (const id of [gpu.id, ...(NEAREST_MEASURED[gpu.generation] ?? []), 'A100-SXM4-80GB'])
-    if (table[id]) return { entry: table[id], measuredOn: id };
+    if (table[id]) {
+      const found = { entry: table[id], measuredOn: id };
+      byGpu.set(gpu.id, found);
+      return found;
+    }
   // A100 is in every table the derivation writes (seeds/achievable/derive.py); unreachable with the shipped file.
   throw new Error(`achievable.json has no measurement for ${gpu.id} or A100-SXM4-80GB`);
 }
+const nearestCache = new Map<object, Map<string, { entry: unknown; measuredOn: string }>>();
 
 /** Fraction of the datasheet memory bandwidth a STREAM Triad reached: this GPU's, or its nearest measured one's. */
 export function memoryFraction(gpu: GpuSpec): { fraction: number; measuredOn: string } {
