@@ -10,7 +10,13 @@ import 'reflect-metadata';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { graphql } from 'graphql';
-import { EFFICIENCY_FILE, loadEfficiency, loadMeasurements, readMeasurements } from '../seeds/catalog.js';
+import {
+  EFFICIENCY_FILE,
+  loadEfficiency,
+  loadExcludedMeasurements,
+  loadMeasurements,
+  readMeasurements,
+} from '../seeds/catalog.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { SETTINGS } from '../service/config.js';
 import { evaluate, formatEvaluation, GROUP_KEYS, type GroupKey } from './evaluate.js';
@@ -267,6 +273,10 @@ ${examples(
         );
         bar.finish();
         console.log(formatEvaluation(result));
+        if (!options.data)
+          console.log(
+            `\n${loadExcludedMeasurements().length} train.csv rows left out: they contradict the configuration they state (seeds/measurement-checks.ts; \`trainplan memory-check\` lists them)`,
+          );
       },
     );
 

@@ -1,6 +1,6 @@
 // `trainplan memory-check`: the memory model against what really ran, as markdown tables (the figures
 // of the issue-10 note; predictor/memory-check.ts computes them, the tests assert them).
-import { getGpu, loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
+import { getGpu, loadEfficiency, loadExcludedMeasurements, loadMeasurements } from '../seeds/catalog.js';
 import {
   fitAllocatorFragmentation,
   fitRate,
@@ -184,5 +184,13 @@ export function memoryCheckReport(): string {
   );
   for (const r of largestBatches())
     out.push(`| ${r.model} | ${r.gpu} | ${r.precision} | ${r.measured} | ${r.largest} |`);
+  const excluded = loadExcludedMeasurements();
+  out.push(
+    '',
+    `## train.csv rows left out of every check and fit (${excluded.length}): they contradict the configuration they state`,
+    ...excluded.map(
+      (e) => `- ${e.row.id} (${e.row.framework}, ${e.row.gpu}, ${e.row.precision}): ${e.reason}`,
+    ),
+  );
   return out.join('\n');
 }

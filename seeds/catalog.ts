@@ -19,6 +19,7 @@ import {
   type UnitRule,
   type ZooEntry,
 } from './types.js';
+import { longerButFasterPerToken, type ExcludedMeasurement } from './measurement-checks.js';
 
 const here = (file: string) => new URL(file, import.meta.url);
 
@@ -429,11 +430,23 @@ export function readMeasurements(path: string | URL): Measurement[] {
   return parseCsv(readFileSync(path, 'utf8')).map(measurementFromRow);
 }
 
-let measurementCache: Measurement[] | undefined;
-/** The seeds' measured training throughputs (train.csv). */
-export function loadMeasurements(): Measurement[] {
-  measurementCache ??= readMeasurements(here('./measurements/train.csv'));
+let measurementCache: { usable: Measurement[]; excluded: ExcludedMeasurement<Measurement>[] } | undefined;
+function measurements() {
+  if (!measurementCache) {
+    const all = readMeasurements(here('./measurements/train.csv'));
+    const excluded = longerButFasterPerToken(all);
+    const out = new Set(excluded.map((e) => e.row));
+    measurementCache = { usable: all.filter((r) => !out.has(r)), excluded };
+  }
   return measurementCache;
+}
+/** The seeds' measured training throughputs (train.csv), less the rows that contradict their own configuration. */
+export function loadMeasurements(): Measurement[] {
+  return measurements().usable;
+}
+/** train.csv's rows that contradict the configuration they state, each with why (seeds/measurement-checks.ts). */
+export function loadExcludedMeasurements(): ExcludedMeasurement<Measurement>[] {
+  return measurements().excluded;
 }
 
 let zooCache: ZooEntry[] | undefined;

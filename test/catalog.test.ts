@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { getGpu, loadGpus, loadInstances, loadMeasurements, parseCsv } from '../seeds/catalog.js';
+import {
+  getGpu,
+  loadExcludedMeasurements,
+  loadGpus,
+  loadInstances,
+  loadMeasurements,
+  measurementFromRow,
+  parseCsv,
+} from '../seeds/catalog.js';
+import { longerButFasterPerToken } from '../seeds/measurement-checks.js';
 
 describe('seeds: GPU catalog', () => {
   const gpus = loadGpus();
@@ -76,13 +85,61 @@ describe('seeds: instances and measurements', () => {
     expect(p3.usdPerGpuHour).toBeCloseTo(3.06, 2);
   });
 
-  it('loads every measurement row, typed', () => {
+  it('loads every measurement row, typed, less those that contradict their stated configuration', () => {
     const rows = loadMeasurements();
-    expect(rows.length).toBe(4033);
+    expect(rows.length + loadExcludedMeasurements().length).toBe(4033);
     const every = new Set(rows.map((r) => r.precision));
     expect([...every].sort()).toEqual(['AMP_FP16', 'BF16', 'FP16', 'FP16_PURE', 'FP32', 'TF32']);
     const multi = rows.find((r) => r.numNodes > 1)!;
     expect(multi.gpusPerNode * multi.numNodes).toBe(multi.numGpus);
     for (const r of rows) expect(getGpu(r.gpu), r.gpu).toBeDefined();
+  });
+});
+
+describe('seeds: rows that contradict their own configuration', () => {
+  const row = (id: string, framework: string, seq: number, seqPerS: number, gpus = 1) =>
+    measurementFromRow({
+      id,
+      source: 'dle',
+      framework,
+      model: 'bert_large_pretrain',
+      gpu: 'A100-SXM4-80GB',
+      num_gpus: String(gpus),
+      num_nodes: '1',
+      seq_len_or_image_size: String(seq),
+      precision: 'AMP_FP16',
+      throughput: String(seqPerS),
+      throughput_unit: 'sequences/s',
+      software: 'x',
+    });
+
+  it('leaves out a longer-sequence row with more tokens/s per GPU than any shorter row of its table, and keeps padded ones', () => {
+    const rows = [
+      // Padded: 512 tokens cost more per token than 128 (0.75x the tokens/s), as attention says.
+      row('tf-128', 'TensorFlow', 128, 400),
+      row('tf-512', 'TensorFlow', 512, 75),
+      // 1.5x the tokens/s per GPU at 512 than the best 128 row, even the single-GPU one.
+      row('pt-128-1', 'PyTorch', 128, 600),
+      row('pt-128-8', 'PyTorch', 128, 4400, 8),
+      row('pt-512-8', 'PyTorch', 512, 1800, 8),
+    ];
+    const out = longerButFasterPerToken(rows);
+    expect(out.map((e) => e.row.id)).toEqual(['pt-512-8']);
+    expect(out[0].reason).toMatch(/^1\.50x the tokens\/s per GPU of pt-128-1 at 128 tokens/);
+  });
+
+  it('on train.csv: only the PyTorch and PaddlePaddle BERT phase-2 rows (512 tokens), none of the padded TensorFlow ones', () => {
+    const out = loadExcludedMeasurements();
+    expect(out.length).toBe(32);
+    for (const e of out) {
+      expect(e.row.model).toBe('bert_large_pretrain');
+      expect(e.row.seqLenOrImageSize).toBe(512);
+      expect(['PyTorch', 'PaddlePaddle']).toContain(e.row.framework);
+    }
+    const kept = loadMeasurements().filter(
+      (r) => r.model === 'bert_large_pretrain' && r.seqLenOrImageSize === 512,
+    );
+    expect(kept.length).toBeGreaterThan(0);
+    for (const r of kept) expect(r.framework).toMatch(/^TensorFlow/);
   });
 });
