@@ -302,13 +302,17 @@ ${examples(
     .action((options: { data?: string; write?: boolean }) => {
       const rows = options.data ? readMeasurements(options.data) : loadMeasurements();
       const { efficiency, loss } = calibrate(rows, loadEfficiency(), 4, (s) => console.log(s));
-      const round = (x: number) => Number(x.toPrecision(3));
+      // Only what efficiency.json holds is written back: the loaded Efficiency also carries the
+      // memory constants and the measured tables, which live in their own files.
+      const round = (x: unknown) => (typeof x === 'number' ? Number(x.toPrecision(3)) : x);
       const file = JSON.parse(readFileSync(EFFICIENCY_FILE, 'utf8')) as Record<string, unknown>;
-      for (const [k, v] of Object.entries(efficiency)) {
+      const fitted = efficiency as unknown as Record<string, unknown>;
+      for (const [k, stored] of Object.entries(file)) {
+        const v = fitted[k];
         if (typeof v === 'number') file[k] = round(v);
-        else if (typeof v === 'object' && v !== null)
+        else if (typeof v === 'object' && v !== null && typeof stored === 'object' && stored !== null)
           file[k] = Object.fromEntries(
-            Object.entries(v as Record<string, number>).map(([m, x]) => [m, round(x)]),
+            Object.keys(stored).map((m) => [m, round((v as Record<string, unknown>)[m])]),
           );
       }
       console.log(JSON.stringify(file, null, 2));

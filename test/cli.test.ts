@@ -89,6 +89,32 @@ describe('trainplan CLI', () => {
     expect(rows[3].predicted_throughput).toBe('');
   });
 
+  it('calibrate fits the constants on a CSV and prints efficiency.json as it would write it (without --write, nothing written)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trainplan-'));
+    const input = join(dir, 'rows.csv');
+    const shipped = readFileSync(new URL('../seeds/efficiency.json', import.meta.url), 'utf8');
+    writeFileSync(
+      input,
+      [
+        'id,model,gpu,num_gpus,num_nodes,batch_size_per_gpu,precision,throughput,throughput_unit',
+        'a,resnet50_v1.5,V100-SXM2-16GB,1,1,256,AMP_FP16,1300,images/s',
+        'b,resnet50_v1.5,V100-SXM2-16GB,8,1,256,AMP_FP16,10000,images/s',
+        'c,bert_base_squad,A100-SXM4-80GB,1,1,32,AMP_FP16,400,sequences/s',
+      ].join('\n'),
+    );
+    const out = run('calibrate', '--data', input);
+    const printed = JSON.parse(out.slice(out.indexOf('{'), out.lastIndexOf('}') + 1)) as Record<
+      string,
+      unknown
+    >;
+    // The same keys as the file (no memory constants or kernel tables leak in), every figure a number.
+    expect(Object.keys(printed).sort()).toEqual(Object.keys(JSON.parse(shipped)).sort());
+    expect(typeof printed.kernelOverheadUs).toBe('number');
+    expect(Object.values(printed.matmulEfficiency as object).every((x) => typeof x === 'number')).toBe(true);
+    expect(out).toMatch(/mean \|log error\| \d\.\d{4}/);
+    expect(readFileSync(new URL('../seeds/efficiency.json', import.meta.url), 'utf8')).toBe(shipped);
+  });
+
   it('evaluate prints MAPE overall and per group on the seed measurements', () => {
     const out = run('evaluate', '--group-by', 'precision');
     expect(out).toMatch(/rows 4001, predicted \d+, MAPE \d+\.\d%/);
