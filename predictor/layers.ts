@@ -69,13 +69,25 @@ export function layerCost(layer: Layer): LayerCost {
       const weights = (layer.inC / groups) * layer.kernel * layer.outC;
       const bias = layer.bias ? layer.outC : 0;
       const macs = ol * weights;
-      return cost('matmul', 2 * macs, 4 * macs, weights + bias, layer.inC * layer.inL, layer.outC * ol, 1);
+      const steps = layer.steps ?? 1;
+      // An autoregressive decoder's per-step layer is one small kernel per step, not one long one.
+      return cost(
+        'matmul',
+        2 * macs,
+        4 * macs,
+        weights + bias,
+        layer.inC * layer.inL,
+        layer.outC * ol,
+        steps,
+        (2 * macs) / steps,
+      );
     }
     case 'linear': {
       const tokens = layer.tokens ?? 1;
       const weights = layer.inFeatures * layer.outFeatures;
       const bias = layer.bias === false ? 0 : layer.outFeatures;
       const macs = tokens * weights;
+      const steps = layer.steps ?? 1;
       return cost(
         'matmul',
         2 * macs,
@@ -83,7 +95,8 @@ export function layerCost(layer: Layer): LayerCost {
         layer.tied ? 0 : weights + bias,
         tokens * layer.inFeatures,
         tokens * layer.outFeatures,
-        1,
+        steps,
+        (2 * macs) / steps,
       );
     }
     case 'matmul': {
@@ -148,8 +161,11 @@ export function layerCost(layer: Layer): LayerCost {
       const bias = dirs * gates * 2 * layer.hiddenSize; // cuDNN keeps two bias vectors per gate
       const macs = layer.steps * weights;
       const out = dirs * layer.steps * layer.hiddenSize;
-      // The input projection is one big GEMM; the recurrent one is a small GEMM per time step.
+      // The input projection is one big GEMM and the recurrent one a small GEMM per time step; a
+      // stepwise cell (PyTorch's LSTMCell: input GEMM, hidden GEMM, fused gate kernel) runs three
+      // kernels per step, its two GEMMs together as large as one step's share of the weights.
       const stepMacs = dirs * gates * layer.hiddenSize * layer.hiddenSize;
+      const stepwise = layer.stepwiseInput === true;
       return cost(
         'matmul',
         2 * macs,
@@ -157,8 +173,8 @@ export function layerCost(layer: Layer): LayerCost {
         weights + bias,
         layer.steps * layer.inputSize,
         out * (gates + 1),
-        1 + dirs * layer.steps,
-        2 * stepMacs,
+        stepwise ? 3 * dirs * layer.steps : 1 + dirs * layer.steps,
+        stepwise ? macs / (dirs * layer.steps) : 2 * stepMacs,
       );
     }
     case 'loss': {

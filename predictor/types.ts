@@ -107,8 +107,12 @@ type LayerShape =
   | {
       type: 'elementwise';
       name?: string;
-      /** rotary: the rotary position embedding on q and k (x cos + rotate(x) sin); saves nothing for backward beyond constants. */
-      kind: 'add' | 'mul' | 'dropout' | 'scale' | 'rotary';
+      /**
+       * rotary: the rotary position embedding on q and k (x cos + rotate(x) sin); saves nothing for
+       * backward beyond constants. copy: a concatenation or masked fill, which reads and writes its
+       * elements once and saves nothing.
+       */
+      kind: 'add' | 'mul' | 'dropout' | 'scale' | 'rotary' | 'copy';
       elements: number;
       inputs?: number;
       count?: number;
@@ -135,6 +139,12 @@ type LayerShape =
       hiddenSize: number;
       steps: number;
       bidirectional?: boolean;
+      /**
+       * A cell stepped in a loop whose input at each step depends on the previous step (an LSTMCell
+       * in an autoregressive decoder): the input projection is a small GEMM per step as well, not
+       * one GEMM over the whole sequence.
+       */
+      stepwiseInput?: boolean;
       count?: number;
     }
   /** The loss (cross-entropy, MSE, ...) over `elements` logits/outputs. */

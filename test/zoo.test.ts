@@ -5,7 +5,7 @@
 // whole-model forward FLOPs of ResNet-50 are ~8.2e9, not 4.1e9.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { modelCost } from '../predictor/layers.js';
+import { layerCost, modelCost } from '../predictor/layers.js';
 import type { ModelDef } from '../predictor/types.js';
 import { modelFromZooEntry, getModel, loadZoo } from '../predictor/zoo/index.js';
 import { loadZooEntries } from '../seeds/catalog.js';
@@ -294,6 +294,35 @@ describe('forward FLOPs against published multiply-add counts', () => {
       const perToken = (2 * macs(m)) / ctx;
       expectNear(perToken, 2 * matrixWeights + 4 * layers * ctx * d, 0.001, id);
     }
+  });
+});
+
+describe("an autoregressive decoder's loop runs kernels per step", () => {
+  it('a linear or conv1d with steps is one small kernel per step at its per-step size, the same FLOPs', () => {
+    const once = layerCost({ type: 'linear', inFeatures: 1536, outFeatures: 80, tokens: 850 });
+    const perStep = layerCost({ type: 'linear', inFeatures: 1536, outFeatures: 80, tokens: 850, steps: 850 });
+    expect(once.kernels).toBe(1);
+    expect(perStep.kernels).toBe(850);
+    expect(perStep.forwardFlops).toBe(once.forwardFlops);
+    expect(perStep.kernelFlops * 850).toBeCloseTo(once.kernelFlops, 6);
+  });
+
+  it('an LSTMCell stepped in a loop runs its input and hidden GEMMs and its gate kernel every step; nn.LSTM one input GEMM', () => {
+    const lstm = { type: 'rnn', cell: 'lstm', inputSize: 768, hiddenSize: 1024, steps: 850 } as const;
+    expect(layerCost(lstm).kernels).toBe(851);
+    const cell = layerCost({ ...lstm, stepwiseInput: true });
+    expect(cell.kernels).toBe(3 * 850);
+    expect(cell.forwardFlops).toBe(layerCost(lstm).forwardFlops);
+  });
+
+  it("Tacotron 2's decoder (DLE Decoder.decode): about 25 forward kernels per mel frame", () => {
+    const m = model('tacotron2');
+    const frames = loadZooEntries().find((e) => e.id === 'tacotron2')!.arch!.paddedMelFrames as number;
+    const kernels = modelCost(m).layers.reduce((s, l) => s + l.kernels * l.count, 0);
+    // Per step: 2 LSTMCells x 3, query, location conv and dense, v, 2 projections, 4 concatenations,
+    // 2 dropouts, energy sum, tanh, mask fill, softmax, context bmm, cumulative weights = 25.
+    expect(kernels / frames).toBeGreaterThan(24);
+    expect(kernels / frames).toBeLessThan(27);
   });
 });
 

@@ -16,7 +16,7 @@ interface Spec {
 
 const NORMS = ['batchnorm', 'layernorm', 'rmsnorm', 'groupnorm', 'frozen_batchnorm'] as const;
 const ACTIVATIONS = ['relu', 'gelu', 'silu', 'sigmoid', 'tanh', 'swish'] as const;
-const ELEMENTWISE = ['add', 'mul', 'dropout', 'scale', 'rotary'] as const;
+const ELEMENTWISE = ['add', 'mul', 'dropout', 'scale', 'rotary', 'copy'] as const;
 
 /** What each layer type takes: 'int' >= 1, 'int0' >= 0, 'pair' an int or [h, w]. */
 export const LAYER_FIELDS: Record<LayerType, Spec> = {

@@ -36,6 +36,13 @@ export const add = (elements: number, name?: string, inputs = 2): Layer => ({
   inputs,
   ...named(name),
 });
+/** A concatenation (or masked fill): one kernel that reads and writes its elements. */
+export const copy = (elements: number, name?: string): Layer => ({
+  type: 'elementwise',
+  kind: 'copy',
+  elements,
+  ...named(name),
+});
 export const mul = (elements: number, name?: string): Layer => ({
   type: 'elementwise',
   kind: 'mul',

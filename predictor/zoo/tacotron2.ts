@@ -3,7 +3,7 @@
 // decoder LSTM, mel and stop-token projections) run with teacher forcing one frame per step, and
 // a convolutional postnet. One batch element is one utterance.
 import type { Layer } from '../types.js';
-import { act, add, dropout, embedding, linear, loss, norm, repeat, softmax } from './common.js';
+import { act, add, copy, dropout, embedding, linear, loss, norm, repeat, softmax } from './common.js';
 import { archOf, type ZooEntry } from './spec.js';
 
 interface Tacotron2Arch {
@@ -95,15 +95,22 @@ function decoder(a: Tacotron2Arch): Layer[] {
   const ctx = a.embedding;
   const att = a.attentionDim;
   const energies = mem * att;
+  // Decoder.decode's per-step work besides the weighted layers, in its order: the concatenations
+  // that build each cell's and projection's input are kernels of their own.
   const weightlessPerStep: Layer[] = [
+    copy(a.prenet + ctx, 'attention_rnn.input_cat'),
     dropout(a.attentionRnn, 'attention_rnn.dropout'),
+    copy(2 * mem, 'attention.weights_cat'),
     // Location-sensitive energies: query + location + memory terms, tanh, then softmax over the text.
     add(energies, 'attention.energy_sum', 3),
     act('tanh', energies, 'attention.tanh'),
+    copy(mem, 'attention.mask_fill'),
     softmax(mem, 'attention.softmax'),
     { type: 'matmul', name: 'attention.context', m: 1, n: ctx, k: mem, sharedRight: true },
     add(mem, 'attention.cumulative_weights'),
+    copy(a.attentionRnn + ctx, 'decoder_rnn.input_cat'),
     dropout(a.decoderRnn, 'decoder_rnn.dropout'),
+    copy(a.decoderRnn + ctx, 'projection.input_cat'),
   ];
   return [
     linear(ctx, att, { tokens: mem, bias: false, name: 'attention.memory_layer' }),
@@ -119,6 +126,8 @@ function decoder(a: Tacotron2Arch): Layer[] {
       inputSize: a.prenet + ctx,
       hiddenSize: a.attentionRnn,
       steps: T,
+      // Decoder.decode: each step feeds the previous step's attention context (an LSTMCell).
+      stepwiseInput: true,
       name: 'attention_rnn',
     },
     linear(a.attentionRnn, att, { tokens: T, bias: false, name: 'attention.query_layer', steps: T }),
@@ -140,10 +149,12 @@ function decoder(a: Tacotron2Arch): Layer[] {
       inputSize: a.attentionRnn + ctx,
       hiddenSize: a.decoderRnn,
       steps: T,
+      stepwiseInput: true,
       name: 'decoder_rnn',
     },
-    linear(a.decoderRnn + ctx, a.mels, { tokens: T, name: 'linear_projection' }),
-    linear(a.decoderRnn + ctx, 1, { tokens: T, name: 'gate_layer' }),
+    // Both read each step's decoder state as it is produced (Decoder.decode): a small GEMM per step.
+    linear(a.decoderRnn + ctx, a.mels, { tokens: T, name: 'linear_projection', steps: T }),
+    linear(a.decoderRnn + ctx, 1, { tokens: T, name: 'gate_layer', steps: T }),
   ];
 }
 
