@@ -138,7 +138,7 @@ const nodeBucket = (nodes: number) => (nodes === 1 ? 0 : nodes < 8 ? 1 : nodes <
  * Per candidate, bounds of the correction's factor on its step time: [kLo, kHi], and its interval
  * factors (P10, P90 over the estimate), exact per group; and for plain data parallelism on several
  * GPUs, bounds of the floor `correct` puts under the corrected step (the same GPU alone at this batch,
- * model.ts singleGpuReference), in ms, for the estimate [floorLo, floorHi] and its P90 [floorP90Lo,
+ * model.ts singleGpuReference, plus the candidate's exposed synchronisation), in ms, for the estimate [floorLo, floorHi] and its P90 [floorP90Lo,
  * floorP90Hi] (0 where there is no floor). The reference depends only on what a group shares.
  */
 function factorBounds(r: RecommendRequest, search: Search, learned: LearnedPredictor, software: Software) {
@@ -231,12 +231,14 @@ function factorBounds(r: RecommendRequest, search: Search, learned: LearnedPredi
       const refQ90 = Math.exp(learned.intervalOf(ref).q90);
       const fLo = ref.stepMs * Math.exp(-refHi),
         fHi = ref.stepMs * Math.exp(-refLo);
+      // Plus each candidate's exposed synchronisation, as correct() adds it (not learned: exact).
       for (let i = start; i < end; i++)
         if (cands[i].gpusPerNode * cands[i].nodes > 1) {
-          floorLo[i] = fLo;
-          floorHi[i] = fHi;
-          floorP90Lo[i] = fLo * refQ90;
-          floorP90Hi[i] = fHi * refQ90;
+          const sync = cands[i].commExposedMs;
+          floorLo[i] = fLo + sync;
+          floorHi[i] = fHi + sync;
+          floorP90Lo[i] = fLo * refQ90 + sync;
+          floorP90Hi[i] = fHi * refQ90 + sync;
         }
     }
     start = end;

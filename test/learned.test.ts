@@ -209,7 +209,12 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
       expect(p.analyticalStepTimeMs * Math.exp(-0.29)).toBeLessThan(one.stepTimeMs);
       expect(p.stepTimeMs).toBeGreaterThanOrEqual(one.stepTimeMs * (1 - 1e-12));
       expect(p.stepTimeMsP90).toBeGreaterThanOrEqual(one.stepTimeMsP90 * (1 - 1e-12));
-      expect(p.evidence).toMatch(/floored at one GH200's step at this batch/);
+      expect(p.evidence).toMatch(
+        /floored at one GH200's step at this batch plus the gradient synchronisation/,
+      );
+      // Across instances the all-reduce is not all hidden: the floor adds what the roofline leaves
+      // exposed, so more instances never tie one on cost through the floor alone.
+      if (n > 1) expect(p.stepTimeMs).toBeGreaterThan(one.stepTimeMs * 1.005);
     }
     // The search's pruning bounds the floor: the same plans as correcting every candidate.
     const r: RecommendRequest = {

@@ -301,16 +301,19 @@ export class LearnedPredictor {
     const levels: EvidenceLevel[] = [];
     const runs = new Int32Array(n);
     items.forEach((it, i) => {
-      // The floor: never a faster step than the same GPU alone at this batch (estimate, P10, P90).
+      // The floor: never a faster step than the same GPU alone at this batch plus the gradient
+      // synchronisation the roofline leaves exposed (estimate, P10, P90), as factors of the item's
+      // analytical step.
       let floored = '';
       if (refOf[i] >= 0) {
         const j = n + refOf[i];
         const r = all[j].stepMs / it.stepMs;
-        if (r * mid[j] > mid[i])
-          floored = `; floored at one ${it.gpu.id}'s step at this batch, since data parallelism only adds gradient synchronisation to it (the correction alone gave a ${pct(1 - mid[i] / (r * mid[j]))} shorter step)`;
-        mid[i] = Math.max(mid[i], r * mid[j]);
-        lo[i] = Math.max(lo[i], r * lo[j]);
-        hi[i] = Math.max(hi[i], r * hi[j]);
+        const sync = it.breakdown.communicationMs / it.stepMs;
+        if (r * mid[j] + sync > mid[i])
+          floored = `; floored at one ${it.gpu.id}'s step at this batch plus the gradient synchronisation left exposed (${it.breakdown.communicationMs.toPrecision(3)} ms), since data parallelism only adds that to it (the correction alone gave a ${pct(1 - mid[i] / (r * mid[j] + sync))} shorter step)`;
+        mid[i] = Math.max(mid[i], r * mid[j] + sync);
+        lo[i] = Math.max(lo[i], r * lo[j] + sync);
+        hi[i] = Math.max(hi[i], r * hi[j] + sync);
       }
       const c = calibrations[i];
       const t = transfers[i];
@@ -423,7 +426,9 @@ function isLlmLike(it: CorrectionInput): boolean {
  * synchronises gradients, so no number of them finishes a step sooner than one does. The learned
  * correction is fitted row by row and can say otherwise (it put ResNet-50 on two single-GPU GH200
  * instances 2.5% ahead of one on cost, at twice the price per hour), so `correct` floors such a
- * step at this reference's corrected step, and the search's pruning bounds the floor
+ * step at this reference's corrected step plus the item's exposed gradient synchronisation (the
+ * roofline's; without it equal floors tied one instance with three on cost), and the search's
+ * pruning bounds the floor
  * (optimizer/pruned.ts). Null where the floor does not apply (one GPU, or a split or sharded
  * layout, whose per-GPU work is not a lone GPU's).
  */
