@@ -40,6 +40,12 @@ export function layerCost(layer: Layer): LayerCost {
     kernelFlops,
   });
 
+  // A GEMM-like layer: backward computes the data and the weight gradient, each as costly as the
+  // forward. Over `steps` (an autoregressive decoder's per-step layer) it is one small kernel per
+  // step, not one long one.
+  const gemm = (macs: number, parameters: number, inputs: number, outputs: number, steps = 1) =>
+    cost('matmul', 2 * macs, 4 * macs, parameters, inputs, outputs, steps, (2 * macs) / steps);
+
   switch (layer.type) {
     case 'conv2d': {
       const [kh, kw] = pair(layer.kernel);
@@ -51,16 +57,7 @@ export function layerCost(layer: Layer): LayerCost {
       const weights = (layer.inC / groups) * kh * kw * layer.outC;
       const bias = layer.bias ? layer.outC : 0;
       const macs = oh * ow * weights;
-      // Backward: data gradient and weight gradient, each as costly as the forward.
-      return cost(
-        'matmul',
-        2 * macs,
-        4 * macs,
-        weights + bias,
-        layer.inC * layer.inH * layer.inW,
-        layer.outC * oh * ow,
-        1,
-      );
+      return gemm(macs, weights + bias, layer.inC * layer.inH * layer.inW, layer.outC * oh * ow);
     }
     case 'conv1d': {
       const stride = layer.stride ?? 1;
@@ -69,34 +66,19 @@ export function layerCost(layer: Layer): LayerCost {
       const weights = (layer.inC / groups) * layer.kernel * layer.outC;
       const bias = layer.bias ? layer.outC : 0;
       const macs = ol * weights;
-      const steps = layer.steps ?? 1;
-      // An autoregressive decoder's per-step layer is one small kernel per step, not one long one.
-      return cost(
-        'matmul',
-        2 * macs,
-        4 * macs,
-        weights + bias,
-        layer.inC * layer.inL,
-        layer.outC * ol,
-        steps,
-        (2 * macs) / steps,
-      );
+      return gemm(macs, weights + bias, layer.inC * layer.inL, layer.outC * ol, layer.steps);
     }
     case 'linear': {
       const tokens = layer.tokens ?? 1;
       const weights = layer.inFeatures * layer.outFeatures;
       const bias = layer.bias === false ? 0 : layer.outFeatures;
       const macs = tokens * weights;
-      const steps = layer.steps ?? 1;
-      return cost(
-        'matmul',
-        2 * macs,
-        4 * macs,
+      return gemm(
+        macs,
         layer.tied ? 0 : weights + bias,
         tokens * layer.inFeatures,
         tokens * layer.outFeatures,
-        steps,
-        (2 * macs) / steps,
+        layer.steps,
       );
     }
     case 'matmul': {
@@ -106,15 +88,7 @@ export function layerCost(layer: Layer): LayerCost {
       // Scores (m queries x n keys) or context (m queries x k keys): the keys are the longer side.
       const causal = layer.causal ? { causalKeys: Math.max(layer.n, layer.k) } : {};
       return {
-        ...cost(
-          'matmul',
-          2 * macs,
-          4 * macs,
-          0,
-          batches * (layer.m * layer.k + layer.k * layer.n),
-          batches * layer.m * layer.n,
-          1,
-        ),
+        ...gemm(macs, 0, batches * (layer.m * layer.k + layer.k * layer.n), batches * layer.m * layer.n),
         ...shared,
         ...causal,
       };
