@@ -31,6 +31,17 @@ export function llmPredictions(
     .map((r) => predictLlmRun(r, archs, stackOf(r), eff));
 }
 
+/**
+ * Runs on GPUs that no latest run used: versions their source later replaced (is_latest 0; today
+ * torchtitan's A100 figures of 2024-04, replaced by H100 ones), so no stack effect and no tree was
+ * fitted on them or on their GPU. What a GPU new to LLM training gets, checked against measurements.
+ */
+export function otherGpuRuns(): LlmRun[] {
+  const runs = loadLlmRuns();
+  const fittedGpus = new Set(runs.filter((r) => r.isLatest).map((r) => r.gpu));
+  return runs.filter((r) => !r.isLatest && r.tokensPerSecondPerGpu !== null && !fittedGpus.has(r.gpu));
+}
+
 export const ape = (p: LlmRunPrediction) =>
   Math.abs(p.tokensPerSecondPerGpu! - p.run.tokensPerSecondPerGpu!) / p.run.tokensPerSecondPerGpu!;
 
@@ -136,6 +147,10 @@ export function formatLlmEvaluation(eff: Efficiency = loadEfficiency()): string 
   const pairs = fp8Pairs(ok);
   const pairErr = pairs.map((x) => Math.abs(x.predicted - x.measured) / x.measured);
   const camp = campaignHours(eff);
+  const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
+  const other = otherGpuRuns()
+    .map((r) => predictLlmRun(r, archs, stackOfFramework(r.framework), eff))
+    .filter((p) => p.tokensPerSecondPerGpu !== undefined);
   return [
     `LLM runs (latest version of each, analytical predictor at the run's layout and stack): ${all.length} rows, ${ok.length} predicted, MAPE ${pct(mean(ok.map(ape)))}`,
     table('source', ok, shortSource),
@@ -143,6 +158,8 @@ export function formatLlmEvaluation(eff: Efficiency = loadEfficiency()): string 
     table('precision', ok, (p) => p.run.precision),
     table('GPU', ok, (p) => p.run.gpu),
     table('model family', ok, family),
+    `Runs on a GPU no fitted run used (replaced in their source, never fitted on): ${other.length} predicted, MAPE ${pct(mean(other.map(ape)))}`,
+    table('GPU, model', other, (p) => `${p.run.gpu} ${p.run.model}`),
     `FP8/BF16 speed ratio on H100, ${pairs.length} published pairs at the same layout: measured mean ${mean(pairs.map((x) => x.measured)).toFixed(2)}, predicted mean ${mean(pairs.map((x) => x.predicted)).toFixed(2)}, mean |error| ${pct(mean(pairErr))}, within 10%: ${pairErr.filter((e) => e <= 0.1).length}/${pairs.length}`,
     ...camp.map((c) =>
       'error' in c
