@@ -132,6 +132,12 @@ export class LayerInput {
       "matmul: an attention GEMM under a decoder's causal mask (query i sees keys 0..i); a fused-attention stack runs only the blocks on or below the diagonal (default false).",
   })
   causal?: boolean;
+  @Field(() => Boolean, {
+    nullable: true,
+    description:
+      "matmul: the right operand is one tensor every repeat reads (an encoder's memory attended at each decoder step), saved for backward once (default false).",
+  })
+  sharedRight?: boolean;
   @Field(() => Float, { nullable: true, description: 'embedding: rows of the table (vocabulary size).' })
   vocab?: number;
   @Field(() => Float, { nullable: true, description: 'embedding: width of a row.' }) dim?: number;
@@ -158,9 +164,20 @@ export class LayerInput {
   @Field(() => String, { nullable: true, description: 'lstm or gru.' }) cell?: string;
   @Field(() => Float, { nullable: true, description: 'rnn: input features per step.' }) inputSize?: number;
   @Field(() => Float, { nullable: true, description: 'rnn: hidden state width.' }) hiddenSize?: number;
-  @Field(() => Float, { nullable: true, description: 'rnn: time steps per sample.' }) steps?: number;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "rnn: time steps per sample. linear/conv1d (optional): the layer's rows (tokens, or length) are this many sequential steps of an autoregressive loop, run as one small kernel per step.",
+  })
+  steps?: number;
   @Field(() => Boolean, { nullable: true, description: 'rnn: runs both directions (doubles the cost).' })
   bidirectional?: boolean;
+  @Field(() => Boolean, {
+    nullable: true,
+    description:
+      "rnn: a cell stepped in a loop whose input depends on the previous step (PyTorch's LSTMCell in a decoder): its input projection runs per step too, three kernels a step (default false).",
+  })
+  stepwiseInput?: boolean;
 }
 
 @InputType({

@@ -29,6 +29,18 @@ describe('layer lists', () => {
     expect(m.id).toMatch(/^layers:[0-9a-f]{10}$/);
   });
 
+  it("Tacotron 2's layers (a decoder loop: per-step linears and convolutions, stepwise LSTMCells, copies) as a list cost what the zoo model costs", () => {
+    const zoo = getModel('tacotron2')!;
+    const m = fromLayerList({
+      layers: zoo.layers,
+      batchElement: 'sequence',
+      throughputUnit: 'mels/s',
+      unitsPerBatchElement: 566,
+    }).model;
+    expect(modelCost(m)).toEqual(modelCost(zoo));
+    expect(modelCost(m).layers.some((l) => l.type === 'linear' && l.kernels > 1)).toBe(true);
+  });
+
   it('a bare array works too, every layer type is accepted, and a missing loss is added with a note', () => {
     const r = fromLayerList(toy.layers.filter((l) => l.type !== 'loss'));
     expect(r.model.layers[r.model.layers.length - 1]).toMatchObject({ type: 'loss' });
@@ -41,9 +53,13 @@ describe('layer lists', () => {
     [[{ type: 'linear', inFeatures: 8 }], /\[0\]: a linear layer needs "outFeatures"/],
     [
       [{ type: 'linear', inFeatures: 8, outFeatures: 4, kernel: 3 }],
-      /\[0\]: a linear layer has no field "kernel" \(it takes inFeatures, outFeatures, tokens, bias, tied, count, name\)/,
+      /\[0\]: a linear layer has no field "kernel" \(it takes inFeatures, outFeatures, tokens, bias, tied, steps, count, name\)/,
     ],
     [[{ type: 'linear', inFeatures: 8, outFeatures: 2.5 }], /\[0\]\.outFeatures must be an integer from 1/],
+    [
+      [{ type: 'linear', inFeatures: 8, outFeatures: 4, tokens: 10, steps: 20 }],
+      /\[0\]: steps \(20\) must be at most tokens \(10\)/,
+    ],
     [
       [{ type: 'norm', kind: 'weird', channels: 4, elements: 4 }],
       /\[0\]\.kind must be one of batchnorm, layernorm, rmsnorm, groupnorm/,

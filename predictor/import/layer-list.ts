@@ -26,13 +26,16 @@ export const LAYER_FIELDS: Record<LayerType, Spec> = {
   },
   conv1d: {
     required: { inC: 'int', outC: 'int', kernel: 'int', inL: 'int' },
-    optional: { stride: 'int', padding: 'int0', dilation: 'int', groups: 'int', bias: 'bool' },
+    optional: { stride: 'int', padding: 'int0', dilation: 'int', groups: 'int', bias: 'bool', steps: 'int' },
   },
   linear: {
     required: { inFeatures: 'int', outFeatures: 'int' },
-    optional: { tokens: 'int', bias: 'bool', tied: 'bool' },
+    optional: { tokens: 'int', bias: 'bool', tied: 'bool', steps: 'int' },
   },
-  matmul: { required: { m: 'int', n: 'int', k: 'int' }, optional: { batches: 'int', causal: 'bool' } },
+  matmul: {
+    required: { m: 'int', n: 'int', k: 'int' },
+    optional: { batches: 'int', causal: 'bool', sharedRight: 'bool' },
+  },
   embedding: { required: { vocab: 'int0', dim: 'int', tokens: 'int' }, optional: {} },
   norm: { required: { kind: NORMS, channels: 'int', elements: 'int' }, optional: {} },
   activation: { required: { kind: ACTIVATIONS, elements: 'int' }, optional: {} },
@@ -51,7 +54,7 @@ export const LAYER_FIELDS: Record<LayerType, Spec> = {
   },
   rnn: {
     required: { cell: ['lstm', 'gru'], inputSize: 'int', hiddenSize: 'int', steps: 'int' },
-    optional: { bidirectional: 'bool' },
+    optional: { bidirectional: 'bool', stepwiseInput: 'bool' },
   },
   loss: { required: { elements: 'int' }, optional: {} },
 };
@@ -138,6 +141,13 @@ export function checkLayer(raw: unknown, where: string, fail: (m: string) => nev
   }
   if (l.type === 'conv1d' && convOut(l.inL, l.kernel, l.stride ?? 1, l.padding ?? 0, l.dilation ?? 1) < 1)
     fail(`${where}: kernel ${l.kernel} does not fit inL ${l.inL}`);
+  // A per-step layer spreads its rows (tokens, or the length) over the steps: at least one each.
+  if (l.type === 'linear' && l.steps !== undefined && l.steps > (l.tokens ?? 1))
+    fail(
+      `${where}: steps (${l.steps}) must be at most tokens (${l.tokens ?? 1}): each step runs at least one row`,
+    );
+  if (l.type === 'conv1d' && l.steps !== undefined && l.steps > l.inL)
+    fail(`${where}: steps (${l.steps}) must be at most inL (${l.inL}): each step runs at least one position`);
   if (
     l.type === 'pool' &&
     l.kind !== 'global_avg' &&
