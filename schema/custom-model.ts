@@ -178,6 +178,12 @@ export class LayerInput {
       "rnn: a cell stepped in a loop whose input depends on the previous step (PyTorch's LSTMCell in a decoder): its input projection runs per step too, three kernels a step (default false).",
   })
   stepwiseInput?: boolean;
+  @Field(() => Boolean, {
+    nullable: true,
+    description:
+      'Any layer: not trained, nor anything before it (a frozen stem or backbone stage); autograd saves nothing for it (default false).',
+  })
+  frozen?: boolean;
 }
 
 @InputType({

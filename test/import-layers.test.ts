@@ -29,6 +29,13 @@ describe('layer lists', () => {
     expect(m.id).toMatch(/^layers:[0-9a-f]{10}$/);
   });
 
+  it("Mask R-CNN's layers, frozen stem and first stage included, as a list cost what the zoo model costs", () => {
+    const zoo = getModel('maskrcnn_r50_fpn')!;
+    const m = fromLayerList({ layers: zoo.layers, batchElement: 'image', throughputUnit: 'images/s' }).model;
+    expect(modelCost(m)).toEqual(modelCost(zoo));
+    expect(modelCost(m).layers.some((l) => l.frozen)).toBe(true);
+  });
+
   it("Tacotron 2's layers (a decoder loop: per-step linears and convolutions, stepwise LSTMCells, copies) as a list cost what the zoo model costs", () => {
     const zoo = getModel('tacotron2')!;
     const m = fromLayerList({
@@ -53,7 +60,7 @@ describe('layer lists', () => {
     [[{ type: 'linear', inFeatures: 8 }], /\[0\]: a linear layer needs "outFeatures"/],
     [
       [{ type: 'linear', inFeatures: 8, outFeatures: 4, kernel: 3 }],
-      /\[0\]: a linear layer has no field "kernel" \(it takes inFeatures, outFeatures, tokens, bias, tied, steps, count, name\)/,
+      /\[0\]: a linear layer has no field "kernel" \(it takes inFeatures, outFeatures, tokens, bias, tied, steps, count, frozen, name\)/,
     ],
     [[{ type: 'linear', inFeatures: 8, outFeatures: 2.5 }], /\[0\]\.outFeatures must be an integer from 1/],
     [

@@ -58,7 +58,7 @@ export const LAYER_FIELDS: Record<LayerType, Spec> = {
   },
   loss: { required: { elements: 'int' }, optional: {} },
 };
-const COMMON: Record<string, Kind> = { count: 'int' };
+const COMMON: Record<string, Kind> = { count: 'int', frozen: 'bool' };
 export const LAYER_TYPES = Object.keys(LAYER_FIELDS) as LayerType[];
 const SAMPLE_UNITS: SampleUnit[] = [
   'image',
@@ -120,7 +120,7 @@ export function checkLayer(raw: unknown, where: string, fail: (m: string) => nev
     const kind = spec.required[key] ?? spec.optional[key] ?? COMMON[key];
     if (!kind)
       fail(
-        `${where}: a ${type} layer has no field "${key}" (it takes ${[...Object.keys(spec.required), ...Object.keys(spec.optional), 'count', 'name'].join(', ')})`,
+        `${where}: a ${type} layer has no field "${key}" (it takes ${[...Object.keys(spec.required), ...Object.keys(spec.optional), 'count', 'frozen', 'name'].join(', ')})`,
       );
     out[key] = checkValue(v, kind, `${where}.${key}`, fail);
   }
