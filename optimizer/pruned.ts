@@ -138,8 +138,9 @@ const nodeBucket = (nodes: number) => (nodes === 1 ? 0 : nodes < 8 ? 1 : nodes <
  * Per candidate, bounds of the correction's factor on its step time: [kLo, kHi], and its interval
  * factors (P10, P90 over the estimate), exact per group; and for plain data parallelism on several
  * GPUs, bounds of the floor `correct` puts under the corrected step (the same GPU alone at this batch,
- * model.ts singleGpuReference, plus the candidate's exposed synchronisation), in ms, for the estimate [floorLo, floorHi] and its P90 [floorP90Lo,
- * floorP90Hi] (0 where there is no floor). The reference depends only on what a group shares.
+ * model.ts singleGpuReference, plus the candidate's exposed synchronisation), in ms, for the
+ * estimate [floorLo, floorHi] and its P90 [floorP90Lo, floorP90Hi] (0 where there is no floor).
+ * The reference depends only on what a group shares.
  */
 function factorBounds(r: RecommendRequest, search: Search, learned: LearnedPredictor, software: Software) {
   const cands = search.candidates;

@@ -32,9 +32,9 @@ const PER_SEQUENCE = /^sequences\/s/;
  * precision, framework and software, tokens per second per GPU at a longer stated length cannot
  * exceed the fastest row of any shorter length (at any GPU count: more GPUs never raise the rate
  * per GPU). Where they do, the longer rows did not compute their stated length: NVIDIA's
- * PyTorch (NGC 21.11) and PaddlePaddle (22.12) BERT pre-training tables report phase 2 (512) at 1.3-1.5x
- * the tokens per second of phase 1 (128), where the padded TensorFlow runs of the same tables
- * report 0.6-0.9x; on V100 that would be FP32 above the datasheet peak. Their sequences are shorter
+ * PyTorch (NGC 21.11) and PaddlePaddle (22.12) BERT pre-training tables report phase 2 (512) at
+ * 1.05-1.6x the tokens per second per GPU of phase 1 (128), where the padded TensorFlow runs of the
+ * same tables report 0.6-0.9x; on V100 that would be FP32 above the datasheet peak. Their sequences are shorter
  * than 512 by an amount no table states, so no predictor can be right or wrong about them.
  */
 export function longerButFasterPerToken<Row extends MeasuredRow>(rows: Row[]): ExcludedMeasurement<Row>[] {
