@@ -8,7 +8,11 @@ import { convOut } from '../layers.js';
 import type { Layer, LayerType, ModelDef, OptimizerKind, SampleUnit } from '../types.js';
 import { IMPORT_LIMITS, type ImportedModel, type ImportOptions } from './types.js';
 
-type Kind = 'int' | 'int0' | 'bool' | 'pair' | 'pair0' | readonly string[];
+/**
+ * 'int' >= 1, 'int0' >= 0 (dimensions), 'size' a positive count per sample that may be an average
+ * (Transformer-XL's adaptive-softmax clusters see 4.8 tokens per sample), up to IMPORT_LIMITS.elements.
+ */
+type Kind = 'int' | 'int0' | 'size' | 'bool' | 'pair' | 'pair0' | readonly string[];
 interface Spec {
   required: Record<string, Kind>;
   optional: Record<string, Kind>;
@@ -18,7 +22,7 @@ const NORMS = ['batchnorm', 'layernorm', 'rmsnorm', 'groupnorm', 'frozen_batchno
 const ACTIVATIONS = ['relu', 'gelu', 'silu', 'sigmoid', 'tanh', 'swish'] as const;
 const ELEMENTWISE = ['add', 'mul', 'dropout', 'scale', 'rotary', 'copy'] as const;
 
-/** What each layer type takes: 'int' >= 1, 'int0' >= 0, 'pair' an int or [h, w]. */
+/** What each layer type takes ('pair': an int or [h, w]). */
 export const LAYER_FIELDS: Record<LayerType, Spec> = {
   conv2d: {
     required: { inC: 'int', outC: 'int', kernel: 'pair', inH: 'int', inW: 'int' },
@@ -30,17 +34,17 @@ export const LAYER_FIELDS: Record<LayerType, Spec> = {
   },
   linear: {
     required: { inFeatures: 'int', outFeatures: 'int' },
-    optional: { tokens: 'int', bias: 'bool', tied: 'bool', steps: 'int' },
+    optional: { tokens: 'size', bias: 'bool', tied: 'bool', steps: 'int' },
   },
   matmul: {
     required: { m: 'int', n: 'int', k: 'int' },
     optional: { batches: 'int', causal: 'bool', sharedRight: 'bool' },
   },
-  embedding: { required: { vocab: 'int0', dim: 'int', tokens: 'int' }, optional: {} },
-  norm: { required: { kind: NORMS, channels: 'int', elements: 'int' }, optional: {} },
-  activation: { required: { kind: ACTIVATIONS, elements: 'int' }, optional: {} },
-  elementwise: { required: { kind: ELEMENTWISE, elements: 'int' }, optional: { inputs: 'int' } },
-  softmax: { required: { elements: 'int' }, optional: {} },
+  embedding: { required: { vocab: 'int0', dim: 'int', tokens: 'size' }, optional: {} },
+  norm: { required: { kind: NORMS, channels: 'int', elements: 'size' }, optional: {} },
+  activation: { required: { kind: ACTIVATIONS, elements: 'size' }, optional: {} },
+  elementwise: { required: { kind: ELEMENTWISE, elements: 'size' }, optional: { inputs: 'int' } },
+  softmax: { required: { elements: 'size' }, optional: {} },
   pool: {
     required: {
       kind: ['max', 'avg', 'global_avg'],
@@ -56,7 +60,7 @@ export const LAYER_FIELDS: Record<LayerType, Spec> = {
     required: { cell: ['lstm', 'gru'], inputSize: 'int', hiddenSize: 'int', steps: 'int' },
     optional: { bidirectional: 'bool', stepwiseInput: 'bool' },
   },
-  loss: { required: { elements: 'int' }, optional: {} },
+  loss: { required: { elements: 'size' }, optional: {} },
 };
 const COMMON: Record<string, Kind> = { count: 'int', frozen: 'bool' };
 export const LAYER_TYPES = Object.keys(LAYER_FIELDS) as LayerType[];
@@ -85,6 +89,10 @@ function checkValue(v: unknown, kind: Kind, where: string, fail: (m: string) => 
     case 'int0':
       if (!isInt(v, kind === 'int' ? 1 : 0))
         fail(`${where} must be an integer from ${kind === 'int' ? 1 : 0} to ${max} (got ${shownValue(v)})`);
+      return v;
+    case 'size':
+      if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > IMPORT_LIMITS.elements)
+        fail(`${where} must be a positive number up to ${IMPORT_LIMITS.elements} (got ${shownValue(v)})`);
       return v;
     case 'bool':
       if (typeof v !== 'boolean') fail(`${where} must be true or false (got ${shownValue(v)})`);

@@ -45,6 +45,11 @@ export const IMPORT_LIMITS = {
   layers: 10_000,
   /** Any one dimension. */
   dimension: 1e9,
+  /**
+   * A per-sample count that is a product of dimensions (a layer's elements, a linear's rows): an
+   * attention layer's scores at the longest sequence (heads x seqLen^2) fit.
+   */
+  elements: 1e15,
   /** Sequence length or image size. */
   seqLen: 1_048_576,
 } as const;
