@@ -635,7 +635,20 @@ export interface StepTime {
 }
 
 /** The step time: every compute term plus the communication not hidden behind compute. */
-export function stepMs(c: ComputeTime, comm: Pick<Communication, 'exposedMs'>): number {
+export function stepMs(
+  c: Pick<
+    ComputeTime,
+    | 'forwardMs'
+    | 'backwardMs'
+    | 'optimizerMs'
+    | 'mixedPrecisionMs'
+    | 'overheadMs'
+    | 'recomputeMs'
+    | 'tensorParallelMs'
+    | 'pipelineBubbleMs'
+  >,
+  comm: Pick<Communication, 'exposedMs'>,
+): number {
   return (
     c.forwardMs +
     c.backwardMs +

@@ -5,7 +5,7 @@
 import { achievableBasis } from '../achievable.js';
 import { DEFAULT_STACK } from '../software.js';
 import { readFileSync } from 'node:fs';
-import type { Breakdown, Execution } from '../step.js';
+import { stepMs, type Breakdown, type Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
 import {
   EvidenceIndex,
@@ -449,15 +449,8 @@ export function singleGpuReference(it: CorrectionInput): CorrectionInput | null 
     ...it,
     exec: { ...e, gpusPerNode: 1, nodes: 1 },
     // Every term of the step but communication (without a split, the gradient all-reduce is all
-    // of it), summed as predictor/step.ts stepMs sums them, so equal compute gives an equal reference.
-    stepMs:
-      b.forwardMs +
-      b.backwardMs +
-      b.optimizerMs +
-      b.mixedPrecisionMs +
-      b.overheadMs +
-      b.recomputeMs +
-      b.pipelineBubbleMs,
+    // of it), summed by the same function as the step, so equal compute gives an equal reference.
+    stepMs: stepMs(b, { exposedMs: 0 }),
     breakdown: {
       ...b,
       communicationMs: 0,
