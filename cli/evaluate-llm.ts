@@ -20,15 +20,14 @@ import type { Efficiency } from '../predictor/step.js';
 const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '–');
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-/** Latest published version of each dense run with everything needed to predict it. */
+/** Each run predicted at its layout (default: the latest published version of each measured run). */
 export function llmPredictions(
   eff: Efficiency = loadEfficiency(),
   stackOf: (r: LlmRun) => SoftwareStack = (r) => stackOfFramework(r.framework),
+  runs: LlmRun[] = loadLlmRuns().filter((r) => r.isLatest && r.tokensPerSecondPerGpu !== null),
 ) {
   const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
-  return loadLlmRuns()
-    .filter((r) => r.isLatest && r.tokensPerSecondPerGpu !== null)
-    .map((r) => predictLlmRun(r, archs, stackOf(r), eff));
+  return runs.map((r) => predictLlmRun(r, archs, stackOf(r), eff));
 }
 
 /**
@@ -147,10 +146,9 @@ export function formatLlmEvaluation(eff: Efficiency = loadEfficiency()): string 
   const pairs = fp8Pairs(ok);
   const pairErr = pairs.map((x) => Math.abs(x.predicted - x.measured) / x.measured);
   const camp = campaignHours(eff);
-  const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
-  const other = otherGpuRuns()
-    .map((r) => predictLlmRun(r, archs, stackOfFramework(r.framework), eff))
-    .filter((p) => p.tokensPerSecondPerGpu !== undefined);
+  const other = llmPredictions(eff, undefined, otherGpuRuns()).filter(
+    (p) => p.tokensPerSecondPerGpu !== undefined,
+  );
   return [
     `LLM runs (latest version of each, analytical predictor at the run's layout and stack): ${all.length} rows, ${ok.length} predicted, MAPE ${pct(mean(ok.map(ape)))}`,
     table('source', ok, shortSource),
