@@ -205,6 +205,8 @@ export function llmCases(): LlmCase[] {
       r.globalBatch === null ? pp : Math.max(1, r.globalBatch / (stepBatch * dataParallel));
     const arch = archs.get(r.model);
     const decoder = arch ? llmModel(arch, seqLen, r.layers) : 'not in llm_models.csv';
+    // What the row states; unstated, its scripts or family decide later (llm-recipes.ts runRecipe).
+    const recompute = statedRecompute(r.activationCheckpointing, r.framework) ?? 'none';
     cases.push({
       id: r.id,
       source: r.source.split('@')[0],
@@ -224,16 +226,13 @@ export function llmCases(): LlmCase[] {
         dataParallel,
         zeroStage,
         ...(shardGroup !== undefined ? { shardGroup } : {}),
-        recompute: statedRecompute(r.activationCheckpointing, r.framework) ?? 'none',
+        recompute,
         microBatches,
         ...(r.virtualPipeline > 1 ? { virtualStages: r.virtualPipeline } : {}),
         attention: 'fused',
         ...(r.task === 'lora' ? { frozenBase: true } : {}),
         ...(pipelineSplit > 1 && zeroStage === 3 ? { unshardedStage: true } : {}),
-        ...(/torchtitan/.test(r.framework) &&
-        statedRecompute(r.activationCheckpointing, r.framework) === 'full'
-          ? { transientWeightCopies: true }
-          : {}),
+        ...(/torchtitan/.test(r.framework) && recompute === 'full' ? { transientWeightCopies: true } : {}),
         // torchtitan's tensor parallelism is PyTorch DTensor's (parallelize_llama.py apply_tp): its
         // column-parallel linears save their all-gathered inputs, and the loss runs under
         // loss_parallel (on whenever TP > 1 unless training.disable_loss_parallel; no row sets it).
