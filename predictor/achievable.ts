@@ -163,7 +163,29 @@ function allReduceCurve(gpu: GpuSpec) {
  * goes beyond it). Interpolated in log(message size); flat past both ends of the measurements.
  */
 export function allReduceLinkFraction(gpu: GpuSpec, messageBytes: number): number {
-  const pts = allReduceCurve(gpu).points;
+  return alongSizeCurve(allReduceCurve(gpu).points, messageBytes);
+}
+
+/**
+ * Fraction of the per-direction link bandwidth an all-to-all reaches when each GPU holds
+ * `tensorBytes` and sends (n-1)/n of it to the others (mixture-of-experts dispatch and combine).
+ * Measured on 8-GPU H100 and B200 hosts (XLA's collective perf table): NCCL's all-to-all is pairwise
+ * sends, well below the all-reduce's bus bandwidth at the same size (0.63 of H100's NVLink at 128 MiB).
+ * Other GPUs take their architecture's measured curve, or H100's.
+ */
+export function allToAllLinkFraction(
+  gpu: GpuSpec,
+  tensorBytes: number,
+): { fraction: number; measuredOn: string } {
+  const table = data().allToAll;
+  const id =
+    [gpu.id, ...(gpu.generation === 'blackwell' ? ['B200'] : []), 'H100-SXM5-80GB'].find((g) => table[g]) ??
+    'H100-SXM5-80GB';
+  return { fraction: alongSizeCurve(table[id].points, tensorBytes), measuredOn: id };
+}
+
+/** A [bytes, fraction] curve at `bytes`: interpolated in log(bytes), flat past the largest size, latency-bound below the smallest. */
+function alongSizeCurve(pts: [number, number][], messageBytes: number): number {
   // Below the smallest message measured (1 KiB) the time stays the latency: bandwidth falls with size.
   if (messageBytes <= pts[0][0]) return (pts[0][1] * Math.max(1, messageBytes)) / pts[0][0];
   const last = pts[pts.length - 1];

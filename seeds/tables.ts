@@ -26,16 +26,18 @@ export interface AchievableFile {
       source: string;
     }
   >;
-  allReduce: Record<
-    string,
-    {
-      gpu: string;
-      linkGbpsPerDirection: number;
-      points: [number, number][];
-      gpusInGroup: number;
-      source: string;
-    }
-  >;
+  allReduce: Record<string, CollectiveCurve>;
+  /** All-to-all on 8-GPU hosts: [tensor bytes per GPU, bytes each GPU sends / runtime / per-direction link]. */
+  allToAll: Record<string, CollectiveCurve>;
+}
+
+/** A collective's measured bandwidth by size, as a fraction of the GPU's per-direction link. */
+export interface CollectiveCurve {
+  gpu: string;
+  linkGbpsPerDirection: number;
+  points: [number, number][];
+  gpusInGroup: number;
+  source: string;
 }
 
 let achievable: AchievableFile | undefined;

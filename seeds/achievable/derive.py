@@ -161,12 +161,34 @@ for r in azure:
                                   'gpusInGroup': 4 if gpu == 'GB200' else 8})
     e['points'].append([int(r['size_bytes_derived']), round(float(r['value']) / uni, 5)])
 
+# all-to-all: XLA's collective perf table on 8-GPU hosts (H100 sm_90, B200 sm_100), one group of 8.
+# Its throughput is algorithm bandwidth (tensor bytes / median runtime); each GPU sends (n-1)/n of its
+# tensor to the others, so the fraction of the per-direction link is that / the link. Points:
+# [tensor bytes per GPU, fraction], the median per size, sorted by size.
+all_to_all = {}
+arch_gpu = {'sm_90': 'H100-SXM5-80GB', 'sm_100_B200': 'B200'}
+by_size = {}
+for r in csv.DictReader(open(f'{src}/xla_collectives.csv', newline='')):
+    gpu = arch_gpu.get(r['arch_key'])
+    if r['opcode'] != 'all-to-all' or r['devices_per_group'] != '8' or gpu is None:
+        continue
+    n = int(r['devices_per_group'])
+    uni = float(gpus[gpu]['intra_node_bw_gbps_bidir_per_gpu']) / 2 * 1e9
+    size = int(r['tensor_size_bytes_derived'])
+    frac = float(r['network_throughput_bytes_per_sec']) * (n - 1) / n / uni
+    by_size.setdefault(gpu, {}).setdefault(size, []).append(frac)
+    all_to_all.setdefault(gpu, {'gpu': gpu, 'linkGbpsPerDirection': uni / 1e9, 'gpusInGroup': n, 'points': [],
+                                'source': r['source']})
+for gpu, sizes in by_size.items():
+    all_to_all[gpu]['points'] = [[size, round(statistics.median(f), 5)] for size, f in sorted(sizes.items())]
+
 out = {
-    '_about': 'Derived by seeds/achievable/derive.py from shared/data/achievable (XLA perf tables, Azure AI-benchmarking-guide, stas00 MAMF); see that script and seeds/achievable/README.md for the derivation. gemm points: [idealUs = FLOPs / datasheet peak of the measured GPU, measuredUs], binned, non-decreasing. allReduce points: [message bytes, bus bandwidth / per-direction link bandwidth].',
+    '_about': 'Derived by seeds/achievable/derive.py from shared/data/achievable (XLA perf tables, Azure AI-benchmarking-guide, stas00 MAMF); see that script and seeds/achievable/README.md for the derivation. gemm points: [idealUs = FLOPs / datasheet peak of the measured GPU, measuredUs], binned, non-decreasing. allReduce points: [message bytes, bus bandwidth / per-direction link bandwidth]. allToAll points: [tensor bytes per GPU, bytes each GPU sends / runtime / per-direction link bandwidth].',
     'gemm': gemm,
     'memory': memory,
     'attention': attention,
     'allReduce': all_reduce,
+    'allToAll': all_to_all,
 }
 json.dump(out, open(f'{here}/achievable.json', 'w'), indent=1)
 for t, d in gemm.items():
