@@ -4,7 +4,14 @@
 // whole pre-training campaigns (llm_campaign_gpu_hours.csv) as GPU-hours.
 import { getGpu, loadEfficiency, PREDICTOR_CARD_FILE } from '../seeds/catalog.js';
 import { SOFTWARE_FILE } from '../seeds/tables.js';
-import { loadLlmArchitectures, loadLlmCampaigns, loadLlmRuns, type LlmRun } from '../seeds/llm.js';
+import {
+  fittedLlmRuns,
+  loadLlmArchitectures,
+  loadLlmCampaigns,
+  loadLlmRuns,
+  moeLlmRuns,
+  type LlmRun,
+} from '../seeds/llm.js';
 import { familyOf, llmModel, llmSourceOf, predictLlmRun, type LlmRunPrediction } from '../predictor/llm.js';
 import { predict } from '../predictor/predict.js';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -24,7 +31,7 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 export function llmPredictions(
   eff: Efficiency = loadEfficiency(),
   stackOf: (r: LlmRun) => SoftwareStack = (r) => stackOfFramework(r.framework),
-  runs: LlmRun[] = loadLlmRuns().filter((r) => r.isLatest && r.tokensPerSecondPerGpu !== null),
+  runs: LlmRun[] = fittedLlmRuns(),
 ) {
   const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
   return runs.map((r) => predictLlmRun(r, archs, stackOf(r), eff));
@@ -149,6 +156,15 @@ export function formatLlmEvaluation(eff: Efficiency = loadEfficiency()): string 
   const other = llmPredictions(eff, undefined, otherGpuRuns()).filter(
     (p) => p.tokensPerSecondPerGpu !== undefined,
   );
+  const moe = llmPredictions(eff, undefined, moeLlmRuns());
+  const moeOk = moe.filter((p) => p.tokensPerSecondPerGpu !== undefined);
+  const moeSkipped = new Map<string, number>();
+  for (const p of moe)
+    if (p.error)
+      moeSkipped.set(
+        `${p.run.model}: ${p.error.replace(/^[^:]+: /, '')}`,
+        (moeSkipped.get(`${p.run.model}: ${p.error.replace(/^[^:]+: /, '')}`) ?? 0) + 1,
+      );
   return [
     `LLM runs (latest version of each, analytical predictor at the run's layout and stack): ${all.length} rows, ${ok.length} predicted, MAPE ${pct(mean(ok.map(ape)))}`,
     table('source', ok, shortSource),
@@ -158,6 +174,9 @@ export function formatLlmEvaluation(eff: Efficiency = loadEfficiency()): string 
     table('model family', ok, family),
     `Runs on a GPU no fitted run used (replaced in their source, never fitted on): ${other.length} predicted, MAPE ${pct(mean(other.map(ape)))}`,
     table('GPU, model', other, (p) => `${p.run.gpu} ${p.run.model}`),
+    `Mixture-of-experts runs (experts and expert parallelism as published; no stack effect or tree was fitted on them): ${moe.length} rows, ${moeOk.length} predicted, MAPE ${pct(mean(moeOk.map(ape)))}`,
+    table('model, stack', moeOk, (p) => `${p.run.model} ${stackOfFramework(p.run.framework)}`),
+    ...[...moeSkipped].map(([r, n]) => `  not predicted: ${n}  ${r}`),
     `FP8/BF16 speed ratio on H100, ${pairs.length} published pairs at the same layout: measured mean ${mean(pairs.map((x) => x.measured)).toFixed(2)}, predicted mean ${mean(pairs.map((x) => x.predicted)).toFixed(2)}, mean |error| ${pct(mean(pairErr))}, within 10%: ${pairErr.filter((e) => e <= 0.1).length}/${pairs.length}`,
     ...camp.map((c) =>
       'error' in c
@@ -233,7 +252,7 @@ export function fitStack(
  * other families only. Returns the fit on all runs (what --write stores) and the held-out MAPE.
  */
 export function fitSoftware(eff: Efficiency = loadEfficiency()) {
-  const runs = loadLlmRuns().filter((r) => r.isLatest && r.tokensPerSecondPerGpu !== null);
+  const runs = fittedLlmRuns();
   const fits: Partial<Record<SoftwareStack, ReturnType<typeof fitStack>>> = {};
   const heldOut: { family: string; stack: SoftwareStack; rows: number; mape: number }[] = [];
   const heldOutBySource: { source: string; stack: SoftwareStack; rows: number; mape: number }[] = [];

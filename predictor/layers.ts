@@ -73,13 +73,24 @@ export function layerCost(layer: Layer): LayerCost {
       const weights = layer.inFeatures * layer.outFeatures;
       const bias = layer.bias === false ? 0 : layer.outFeatures;
       const macs = tokens * weights;
-      return gemm(
+      if ((layer.experts ?? 1) > 1) {
+        // Each routed token passes one expert's weights; the E experts' GEMMs run as one grouped GEMM
+        // whose per-expert problems (1/E of the routed tokens each, balanced) set its efficiency.
+        const E = layer.experts!;
+        return {
+          ...gemm(macs, E * (weights + bias), tokens * layer.inFeatures, tokens * layer.outFeatures),
+          kernelFlops: (2 * macs) / E,
+          experts: E,
+        };
+      }
+      const linear = gemm(
         macs,
         layer.tied ? 0 : weights + bias,
         tokens * layer.inFeatures,
         tokens * layer.outFeatures,
         layer.steps,
       );
+      return layer.router ? { ...linear, router: true } : linear;
     }
     case 'matmul': {
       const batches = layer.batches ?? 1;

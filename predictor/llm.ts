@@ -1,7 +1,9 @@
 // Published LLM training runs (seeds/measurements/llm_train.csv) as predictions: each run's model is
 // built from its architecture row (llm_models.csv) by the zoo's decoder builder, and predicted at the
 // run's own layout (TP, PP, virtual stages, CP, FSDP, recomputation, micro- and global batch).
-// Mixture-of-experts models and models whose architecture was not published are not modelled.
+// Mixture-of-experts models are built with their experts (zoo/decoder.ts moe) and predicted at the
+// run's expert parallelism; multi-head latent attention (DeepSeek) and models whose architecture was
+// not published are not modelled.
 import { loadLlmVocab } from '../seeds/tables.js';
 import { getGpu, defaultInterNodeGbps } from '../seeds/catalog.js';
 import type { LlmArchitecture, LlmRun } from '../seeds/llm.js';
@@ -11,6 +13,7 @@ import { runKeyOf, runRecipe } from './llm-recipes.js';
 import type { Efficiency } from './step.js';
 import type { ModelDef, Precision } from './types.js';
 import { modelFromZooEntry } from './zoo/index.js';
+import type { MoeArch } from './zoo/decoder.js';
 import type { SoftwareStack } from './software.js';
 
 /** The vocabulary measurements/llm_vocab.json gives a model whose architecture row leaves it to the tokenizer. */
@@ -49,9 +52,11 @@ export function llmModel(a: LlmArchitecture, seqLen: number, layers?: number | n
  * measurements/llm_vocab.json gives.
  */
 function buildLlmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
-  if ((a.experts ?? 1) > 1) return 'mixture-of-experts layers are not modelled';
   if (!a.layers || !a.hidden || !a.heads || !a.ffnHidden)
     return 'architecture not published (layers, hidden, heads or FFN size missing)';
+  if (/^MLA/i.test(a.attention)) return 'multi-head latent attention (MLA) is not modelled';
+  const moe = moeOf(a);
+  if (typeof moe === 'string') return moe;
   const vocab = a.vocab ?? tokenizerVocab(a.model);
   if (vocab === null) return 'vocabulary not published and not in measurements/llm_vocab.json';
   const gated = a.gatedMlp;
@@ -83,8 +88,33 @@ function buildLlmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
       bias: gptConfig,
       tiedHead: a.tiedEmbeddings,
       dropout: false,
+      ...(moe ? { moe } : {}),
     },
   });
+}
+
+/**
+ * The experts an architecture row describes (null = dense), or why they cannot be built. Mixtral's
+ * NeMo config has no separate expert width: its ffn_hidden is the expert's. moe_layer_freq is read
+ * in the one form the rows use, "[0] * k + [1] * n" (the first k layers dense).
+ */
+function moeOf(a: LlmArchitecture): MoeArch | null | string {
+  if ((a.experts ?? 1) <= 1) return null;
+  if (!a.expertsTopK) return 'mixture of experts without a stated top-k';
+  let denseLayers = 0;
+  if (a.moeLayerFreq.trim() !== '') {
+    const m = /^\s*\[0\]\s*\*\s*(\d+)\s*\+\s*\[1\]\s*\*\s*(\d+)\s*$/.exec(a.moeLayerFreq);
+    if (!m || Number(m[1]) + Number(m[2]) !== a.layers)
+      return `moe_layer_freq "${a.moeLayerFreq}" is not read (expected "[0] * k + [1] * n" over the layers)`;
+    denseLayers = Number(m[1]);
+  }
+  return {
+    experts: a.experts!,
+    topK: a.expertsTopK,
+    ffn: a.moeFfnHidden ?? a.ffnHidden!,
+    ...(a.sharedExpertFfn ? { sharedFfn: a.sharedExpertFfn } : {}),
+    ...(denseLayers > 0 ? { denseLayers } : {}),
+  };
 }
 
 /** The run's FSDP/ZeRO wording -> ZeRO stage: FSDP = 3; Megatron/NeMo's default distributed optimizer = 1. */
@@ -133,6 +163,8 @@ export function predictLlmRun(
   // What the row leaves unstated, its launch scripts or framework family's configurations say (the
   // memory check reads the same: llm-recipes.ts). torchtitan's op-level checkpointing reruns only cheap
   // ops, timed like Megatron's selective recomputation.
+  if (arch.experts && arch.experts > 1 && run.expertParallel === null)
+    return { run, error: 'expert parallelism not stated' };
   const { recompute, virtualStages } = runRecipe({ ...runKeyOf(run), ...run }, eff.memory);
   const parallelism: Parallelism = {
     tensorParallel: run.tensorParallel,
@@ -141,6 +173,7 @@ export function predictLlmRun(
     virtualPipelineStages: virtualStages,
     zeroStage: zeroStageOf(run),
     recompute: recompute === 'op' ? 'selective' : recompute,
+    ...((run.expertParallel ?? 1) > 1 ? { expertParallel: run.expertParallel! } : {}),
   };
   const dp = run.numGpus / (run.tensorParallel * run.pipelineParallel * run.contextParallel);
   const accum = Math.max(1, Math.round(run.globalBatch / (run.microBatch * dp)));

@@ -148,6 +148,8 @@ export function fitAllocatorFragmentation(checks: FitCheck[], target = 0.99, hea
 /** One llm_train.csv row with its layout, and the dense decoder it trains (null with the reason when it cannot be built). */
 export interface LlmCase {
   id: string;
+  /** The model has mixture-of-experts layers: checked apart from the dense decoders. */
+  moe: boolean;
   source: string;
   /** The row's full source: repository@commit:file. */
   sourceFile: string;
@@ -178,7 +180,7 @@ export function capacityOf(gpuId: string): number | null {
   return stated ? Number(stated[1]) : null;
 }
 
-/** The llm_train.csv rows that state TP, PP, micro-batch and sequence length, with their dense decoders. */
+/** The llm_train.csv rows that state TP, PP, micro-batch and sequence length, with their decoders (`moe`: with experts). */
 export function llmCases(): LlmCase[] {
   const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
   const cases: LlmCase[] = [];
@@ -209,6 +211,7 @@ export function llmCases(): LlmCase[] {
     const recompute = statedRecompute(r.activationCheckpointing, r.framework) ?? 'none';
     cases.push({
       id: r.id,
+      moe: (arch?.experts ?? 1) > 1,
       source: r.source.split('@')[0],
       sourceFile: r.source,
       framework: r.framework,
@@ -229,6 +232,7 @@ export function llmCases(): LlmCase[] {
         recompute,
         microBatches,
         ...(r.virtualPipeline > 1 ? { virtualStages: r.virtualPipeline } : {}),
+        ...((r.expertParallel ?? 1) > 1 ? { expertParallel: r.expertParallel! } : {}),
         attention: 'fused',
         ...(r.task === 'lora' ? { frozenBase: true } : {}),
         ...(pipelineSplit > 1 && zeroStage === 3 ? { unshardedStage: true } : {}),
@@ -255,6 +259,7 @@ export function llmCases(): LlmCase[] {
 function inconsistent(r: LlmRun, why: string): LlmCase {
   return {
     id: r.id,
+    moe: false,
     source: r.source.split('@')[0],
     sourceFile: r.source,
     framework: r.framework,

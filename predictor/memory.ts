@@ -23,6 +23,7 @@
 import { BYTES, quantizedGemm, stateBytesPerParam, POLICIES, type PrecisionPolicy } from './precision.js';
 import {
   parallelStructure,
+  expertParametersPerGpu,
   parametersPerGpu,
   type Parallelism,
   type Recompute,
@@ -496,6 +497,8 @@ export interface MemoryLayout {
   zeroStage: ZeroStage;
   /** GPUs ZeRO/FSDP shards over, when fewer than DP x CP (hybrid sharding: FSDP2's shard degree). */
   shardGroup?: number;
+  /** Expert parallelism (parallel.ts Parallelism.expertParallel): each GPU holds 1/EP of the experts, sharded over (TP x shards) / EP GPUs. Default 1. */
+  expertParallel?: number;
   recompute: MemoryRecompute;
   /** Micro-batches per step (the pipeline holds min(micro-batches, stages) of them at once). */
   microBatches: number;
@@ -602,6 +605,9 @@ export function shardedMemoryPerGpu(
     z = layout.zeroStage;
   // ZeRO (Megatron's distributed optimizer, FSDP) shards over every replica of the same weights.
   const shards = layout.shardGroup ?? layout.dataParallel * cp;
+  const ep = layout.expertParallel ?? 1;
+  // The experts are sharded over the GPUs holding the same experts (parallel.ts expertGradientGroup).
+  const expertShards = Math.max(1, (shards * t) / ep);
   const policy = POLICIES[precision];
   const s = parallelStructure(cost);
   const per = stateBytesPerParam(policy, model.optimizer);
@@ -613,14 +619,20 @@ export function shardedMemoryPerGpu(
     ...(layout.fp32LossGradients ? { fp32LossGradients: true } : {}),
   });
   if (pp === 1) {
-    const P = parametersPerGpu(cost, s, {
+    const par = {
       tensorParallel: t,
       pipelineParallel: 1,
       zeroStage: z,
-      recompute: 'none',
-    });
+      recompute: 'none' as const,
+      expertParallel: ep,
+    };
+    const P = parametersPerGpu(cost, s, par);
     return stageMemory(
-      { parameters: P, copied: copy?.blockLinearsOnly ? P * blockLinearShare(cost) : P },
+      {
+        parameters: P,
+        experts: expertParametersPerGpu(s, par),
+        copied: copy?.blockLinearsOnly ? P * blockLinearShare(cost) : P,
+      },
       profile.savedBytes,
       profile.backwardExtraBytes,
     );
@@ -631,7 +643,7 @@ export function shardedMemoryPerGpu(
   // 1 + (PP - 1) / (PP x chunks) times more (Korthikanti et al. 2022, §4.2.3), its last
   // ((chunks - 1) x PP + 1) / chunks (Megatron-Core's warm-up of (chunks - 1) x PP chunks plus the one
   // running). Whichever stage needs more is the answer.
-  const regions = regionParameters(cost, t);
+  const regions = regionParameters(cost, t, ep);
   const chunks = layout.virtualStages ?? 1;
   const m = layout.microBatches;
   const firstHeld = chunks > 1 ? pp * (1 + (pp - 1) / (pp * chunks)) : pp;
@@ -639,12 +651,20 @@ export function shardedMemoryPerGpu(
   const held = (n: number) => Math.min(n, m);
   const blocksPerSample = profile.savedBytes - profile.savedBeforeBlocksBytes - profile.savedAfterBlocksBytes;
   const first = stageMemory(
-    { parameters: regions.before + regions.blocks / pp, copied: regions.blockLinears / pp },
+    {
+      parameters: regions.before + regions.blocks / pp,
+      experts: regions.blockExperts / pp,
+      copied: regions.blockLinears / pp,
+    },
     (blocksPerSample / pp) * held(firstHeld) + profile.savedBeforeBlocksBytes * held(firstHeld),
     profile.firstStageExtraBytes,
   );
   const last = stageMemory(
-    { parameters: regions.after + regions.blocks / pp, copied: regions.blockLinears / pp },
+    {
+      parameters: regions.after + regions.blocks / pp,
+      experts: regions.blockExperts / pp,
+      copied: regions.blockLinears / pp,
+    },
     (blocksPerSample / pp) * held(lastHeld) + profile.savedAfterBlocksBytes,
     profile.backwardExtraBytes,
   );
@@ -652,11 +672,15 @@ export function shardedMemoryPerGpu(
 
   /** One GPU's memory given the parameters its stage holds and the activations it keeps (per sample). */
   function stageMemory(
-    stage: { parameters: number; copied: number },
+    stage: { parameters: number; experts: number; copied: number },
     savedBytesPerSample: number,
     backwardExtraBytes: number,
   ): MemoryBreakdown {
     const P = stage.parameters;
+    // This GPU's share of its stage's parameters when a state is sharded: the experts (Pe of P) over
+    // their own group, the rest over the data-parallel one.
+    const Pe = stage.experts;
+    const sharded = (on: boolean) => (on ? (P - Pe) / shards + Pe / expertShards : P);
     const optimizerBytes = layout.optimizerState
       ? (per.optimizer / BYTES[policy.optimizerState]) * BYTES[layout.optimizerState]
       : per.optimizer;
@@ -668,18 +692,18 @@ export function shardedMemoryPerGpu(
     // with FP8 parameters the copied weights have no working copy besides their FP8 ones.
     const stored = layout.fp8Parameters ? P - copied : P;
     const weightsGb =
-      z >= 3 ? (P * per.weights) / shards / GIB : (stored * per.weights + copied * copyBytes) / GIB;
-    const trained = layout.frozenBase ? 0 : P;
+      z >= 3 ? (sharded(true) * per.weights) / GIB : (stored * per.weights + copied * copyBytes) / GIB;
+    const trained = layout.frozenBase ? 0 : 1;
     const gradientBytes = layout.gradients ? BYTES[layout.gradients] : per.gradients;
-    const gradientsGb = (trained * gradientBytes) / GIB / (z >= 2 ? shards : 1);
+    const gradientsGb = (trained * sharded(z >= 2) * gradientBytes) / GIB;
     const masterBytes =
       layout.masterWeights === 'none'
         ? 0
         : per.master > 0 && (layout.masterWeights === 'remainders' || layout.masterWeights === 'bf16')
           ? BYTES.bf16
           : per.master;
-    const masterWeightsGb = (trained * masterBytes) / GIB / (z >= 1 ? shards : 1);
-    const optimizerStateGb = (trained * optimizerBytes) / GIB / (z >= 1 ? shards : 1);
+    const masterWeightsGb = (trained * sharded(z >= 1) * masterBytes) / GIB;
+    const optimizerStateGb = (trained * sharded(z >= 1) * optimizerBytes) / GIB;
     const activationsGb = (batchSizePerGpu * savedBytesPerSample) / cp / GIB;
     // DDP keeps a flat copy of the gradients in its buckets. ZeRO reduce-scatters through two buckets
     // instead, and ZeRO-3 gathers the full weights (and their forward copies) of the layer in use and of
@@ -718,11 +742,16 @@ export function shardedMemoryPerGpu(
  * Parameters per GPU under TP (before the pipeline splits them) of the layers before the transformer
  * blocks, in them and after them, and of the linears in them.
  */
-export function regionParameters(cost: ModelCost, tensorParallel: number): RegionParameters {
+export function regionParameters(
+  cost: ModelCost,
+  tensorParallel: number,
+  expertParallel = 1,
+): RegionParameters {
   let byTp = regionCache.get(cost);
   if (!byTp) regionCache.set(cost, (byTp = new Map()));
-  let r = byTp.get(tensorParallel);
-  if (!r) byTp.set(tensorParallel, (r = regionParametersOf(cost, tensorParallel)));
+  const key = `${tensorParallel}|${expertParallel}`;
+  let r = byTp.get(key);
+  if (!r) byTp.set(key, (r = regionParametersOf(cost, tensorParallel, expertParallel)));
   return r;
 }
 
@@ -731,17 +760,27 @@ interface RegionParameters {
   blocks: number;
   after: number;
   blockLinears: number;
+  /** Of blocks: the experts (1/EP of them). */
+  blockExperts: number;
 }
-const regionCache = new WeakMap<ModelCost, Map<number, RegionParameters>>();
+const regionCache = new WeakMap<ModelCost, Map<string, RegionParameters>>();
 
-function regionParametersOf(cost: ModelCost, tensorParallel: number): RegionParameters {
+function regionParametersOf(
+  cost: ModelCost,
+  tensorParallel: number,
+  expertParallel: number,
+): RegionParameters {
   const s = parallelStructure(cost);
   const firstBlock = s.inBlocks.indexOf(true);
-  const r = { before: 0, blocks: 0, after: 0, blockLinears: 0 };
+  const r = { before: 0, blocks: 0, after: 0, blockLinears: 0, blockExperts: 0 };
   cost.layers.forEach((l, i) => {
-    const parameters = (l.parameters * l.count) / (s.tpSplit[i] ? tensorParallel : 1);
+    // An expert is whole on its EP rank; a router whole on every TP rank (parallel.ts).
+    const parameters =
+      (l.parameters * l.count) /
+      (l.experts ? expertParallel : s.tpSplit[i] && !l.router ? tensorParallel : 1);
     if (s.inBlocks[i] || firstBlock < 0) {
       r.blocks += parameters;
+      if (l.experts) r.blockExperts += parameters;
       if (l.type === 'linear') r.blockLinears += parameters;
     } else if (i > firstBlock) r.after += parameters;
     else r.before += parameters;
@@ -777,6 +816,7 @@ export function layoutOfExecution(exec: Execution): MemoryLayout {
     pipelineParallel: p.pipelineParallel,
     dataParallel: gpus / (p.tensorParallel * p.pipelineParallel),
     zeroStage: p.zeroStage,
+    ...((p.expertParallel ?? 1) > 1 ? { expertParallel: p.expertParallel } : {}),
     recompute: p.recompute,
     microBatches: p.microBatches ?? exec.gradAccumSteps,
     // An interleaved schedule's first stage holds more micro-batches' activations than 1F1B's.

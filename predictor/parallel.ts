@@ -56,6 +56,14 @@ export interface Parallelism {
    * its attention compute; CP ranks hold the same weights and join the gradient reduction. Default 1.
    */
   contextParallel?: number;
+  /**
+   * Expert parallelism (mixture-of-experts models): GPUs a layer's experts are spread over, E / EP whole
+   * experts each (no tensor split of an expert: Megatron-Core's expert_tensor_parallel_size = 1, what
+   * its MoE recipes set). Every token goes to its experts' GPUs and back by all-to-all, forward and
+   * backward. The EP ranks are carved out of the TP x CP x DP GPUs of a stage; each expert's gradients
+   * are reduced over the (TP x CP x DP) / EP GPUs that hold it. Default 1 (every GPU holds every expert).
+   */
+  expertParallel?: number;
 }
 
 /** Plain data parallelism: what every execution without `parallelism` runs. */
@@ -76,7 +84,8 @@ export function isPlain(p: Parallelism | undefined): boolean {
       p.recompute === 'none' &&
       p.optimizerState === undefined &&
       (p.virtualPipelineStages ?? 1) === 1 &&
-      (p.contextParallel ?? 1) === 1)
+      (p.contextParallel ?? 1) === 1 &&
+      (p.expertParallel ?? 1) === 1)
   );
 }
 
@@ -107,9 +116,17 @@ export interface ParallelStructure {
   tpReduceElements: number;
   /** All-reduce calls per pass (one per row-parallel linear instance). */
   tpCollectives: number;
-  /** Parameters split by TP, and those every TP rank holds in full. */
+  /** Parameters split by TP, and those every TP rank holds in full (expert weights apart). */
   splitParameters: number;
   replicatedParameters: number;
+  /** Mixture-of-experts weights: split over the EP ranks, whole on each (Layer linear `experts`). */
+  expertParameters: number;
+  /** Fewest experts of any expert layer (EP must divide it); null without experts. */
+  experts: number | null;
+  /** Per sample and pass: hidden-state elements dispatched to the experts (tokens x top-k x hidden, every MoE layer); combining them back moves as many. */
+  expertDispatchElements: number;
+  /** MoE layers (router + experts), each counted `count` times: two all-to-alls each per pass. */
+  moeLayers: number;
   /** Largest single layer's parameters (what ZeRO-3 gathers at once). */
   largestLayerParameters: number;
   /** At least one column/row pair: tensor parallelism applies. */
@@ -160,9 +177,13 @@ function analyse(layers: readonly LayerCost[]): ParallelStructure {
     pending = [];
     open = false;
   };
+  // Routers and experts take no part in TP's pairs: the router's weight is whole on every TP rank and
+  // each expert whole on its EP rank (their tokens split as the block's are); nothing all-reduces them.
+  const moe = (l: LayerCost) => l.router === true || (l.experts ?? 1) > 1;
   layers.forEach((l, i) => {
     switch (l.type) {
       case 'linear':
+        if (moe(l)) break;
         if (!open) {
           open = true;
           mixed = false;
@@ -245,10 +266,28 @@ function analyse(layers: readonly LayerCost[]): ParallelStructure {
   const tpSplit = layers.map((l, i) => !NOT_TP_SPLIT.has(l.type) && role[i] !== 'replicated');
   let splitParameters = 0,
     replicatedParameters = 0,
-    largestLayerParameters = 0;
+    expertParameters = 0,
+    largestLayerParameters = 0,
+    experts: number | null = null,
+    expertDispatchElements = 0,
+    moeLayers = 0,
+    routed = false;
   layers.forEach((l, i) => {
-    if (tpSplit[i]) splitParameters += l.parameters * l.count;
+    if ((l.experts ?? 1) > 1) {
+      expertParameters += l.parameters * l.count;
+      experts = Math.min(experts ?? Infinity, l.experts!);
+      // The first expert layer after a router reads the dispatched tokens (its input).
+      if (routed) {
+        expertDispatchElements += l.inputElements * l.count;
+        moeLayers += l.count;
+        routed = false;
+      }
+      return;
+    }
+    if (l.router) routed = true;
+    if (tpSplit[i] && !l.router) splitParameters += l.parameters * l.count;
     else replicatedParameters += l.parameters * l.count;
+    // (An expert layer's weights are gathered by ZeRO-3 over its own expert group, 1/EP of them per GPU.)
     largestLayerParameters = Math.max(largestLayerParameters, l.parameters);
   });
   return {
@@ -264,17 +303,38 @@ function analyse(layers: readonly LayerCost[]): ParallelStructure {
     tpCollectives,
     splitParameters,
     replicatedParameters,
+    expertParameters,
+    experts,
+    expertDispatchElements,
+    moeLayers,
     largestLayerParameters,
     tensorParallelizable: rows.length > 0,
     heads,
   };
 }
 
-/** Parameters one GPU holds before ZeRO sharding: its TP share of its pipeline stage (stages assumed balanced). */
+/** Parameters one GPU holds before ZeRO sharding: its TP share of its pipeline stage (stages assumed balanced), its EP share of the experts. */
 export function parametersPerGpu(cost: ModelCost, s: ParallelStructure, p: Parallelism | undefined): number {
-  if (!p || (p.tensorParallel === 1 && p.pipelineParallel === 1)) return cost.parameters;
-  return (s.splitParameters / p.tensorParallel + s.replicatedParameters) / p.pipelineParallel;
+  if (!p || (p.tensorParallel === 1 && p.pipelineParallel === 1 && (p.expertParallel ?? 1) === 1))
+    return cost.parameters;
+  return denseParametersPerGpu(s, p) + expertParametersPerGpu(s, p);
 }
+
+/** Of parametersPerGpu: the weights every expert-parallel rank holds (all but the experts). */
+export const denseParametersPerGpu = (s: ParallelStructure, p: Parallelism | undefined): number =>
+  (s.splitParameters / (p?.tensorParallel ?? 1) + s.replicatedParameters) / (p?.pipelineParallel ?? 1);
+
+/** Of parametersPerGpu: this GPU's experts (1/EP of each expert layer, 1/PP of the layers). */
+export const expertParametersPerGpu = (s: ParallelStructure, p: Parallelism | undefined): number =>
+  s.expertParameters / (p?.expertParallel ?? 1) / (p?.pipelineParallel ?? 1);
+
+/**
+ * GPUs holding the same experts, over which their gradients are reduced and ZeRO shards them:
+ * (TP x CP x DP) / EP of a stage's GPUs (Megatron-Core's expert data-parallel group with ETP = 1).
+ * `gradientGroup` is the dense weights' group (DP x CP, the TP ranks holding different shards).
+ */
+export const expertGradientGroup = (gradientGroup: number, p: Parallelism | undefined): number =>
+  (gradientGroup * (p?.tensorParallel ?? 1)) / (p?.expertParallel ?? 1);
 
 /** Pipeline micro-batches per optimizer step. */
 export const microBatchesOf = (p: Parallelism | undefined, gradAccumSteps: number): number =>
@@ -347,6 +407,21 @@ export function checkParallelism(
       'contextParallel',
       `the ${gpus} GPUs do not split into whole replicas of tensorParallel x pipelineParallel x contextParallel = ${t * pp * cp}`,
     );
+  const ep = p.expertParallel ?? 1;
+  if (!Number.isInteger(ep) || ep < 1 || ep > 1024)
+    return bad('expertParallel', `must be an integer from 1 to 1024 (got ${ep})`);
+  if (ep > 1 && s.experts === null)
+    return bad(
+      'expertParallel',
+      'expert parallelism spreads mixture-of-experts layers, and this model has none',
+    );
+  if (ep > 1 && s.experts! % ep !== 0)
+    return bad('expertParallel', `${ep} does not divide the ${s.experts} experts of a layer`);
+  if (ep > 1 && (gpus / pp) % ep !== 0)
+    return bad(
+      'expertParallel',
+      `the ${gpus / pp} GPUs of a pipeline stage do not split into groups of ${ep} expert-parallel ranks`,
+    );
   if (p.recompute === 'full' && s.blocks === 0)
     return bad(
       'recompute',
@@ -362,6 +437,7 @@ export interface PlanParallelism {
   pipelineParallel: number;
   contextParallel: number;
   virtualPipelineStages: number;
+  expertParallel: number;
   zeroStage: ZeroStage;
   recompute: Recompute;
   /** Micro-batches per optimizer step (the gradient accumulation steps). */
@@ -380,6 +456,7 @@ export function planParallelism(
     pipelineParallel: q.pipelineParallel,
     contextParallel: q.contextParallel ?? 1,
     virtualPipelineStages: q.virtualPipelineStages ?? 1,
+    expertParallel: q.expertParallel ?? 1,
     zeroStage: q.zeroStage,
     recompute: q.recompute,
     microBatches: microBatchesOf(q, gradAccumSteps),

@@ -27,8 +27,23 @@
 // ZeRO reduce-scatters the gradients and all-gathers the weights (every micro-batch for ZeRO-3).
 // Without `parallelism` every term below reduces to the plain data-parallel formula above.
 import type { AttentionImplementation, Efficiency } from '../seeds/types.js';
-import { allReduceLinkFraction, attentionFlops, gemmSeconds, memoryFraction } from './achievable.js';
-import { microBatchesOf, parallelStructure, parametersPerGpu, type Parallelism } from './parallel.js';
+import {
+  allReduceLinkFraction,
+  allToAllLinkFraction,
+  attentionFlops,
+  gemmSeconds,
+  memoryFraction,
+} from './achievable.js';
+import {
+  denseParametersPerGpu,
+  expertGradientGroup,
+  expertParametersPerGpu,
+  microBatchesOf,
+  parallelStructure,
+  parametersPerGpu,
+  type Parallelism,
+  type ZeroStage,
+} from './parallel.js';
 import {
   BYTES,
   SCALED_INPUT_BYTES,
@@ -94,6 +109,8 @@ export interface Breakdown {
   dataParallelCommMs: number;
   tensorParallelCommMs: number;
   pipelineCommMs: number;
+  /** Mixture-of-experts all-to-alls (tokens to their experts' GPUs and back) on the critical path; 0 without expert parallelism. */
+  expertParallelCommMs: number;
 }
 
 /**
@@ -114,6 +131,12 @@ export interface ComputeTime {
   recomputeMs?: number;
   /** Tensor-parallel all-reduces, all micro-batches (on the critical path); 0 without TP. */
   tensorParallelMs?: number;
+  /** Expert-parallel all-to-alls, all micro-batches (on the critical path); 0 without EP. */
+  expertParallelMs?: number;
+  /** Of gradientBytes: the expert weights', reduced over their own (smaller) group. */
+  expertGradientBytes?: number;
+  /** Of weightBytes: the expert weights'. */
+  expertWeightBytes?: number;
   /** Pipeline bubble; 0 without PP. */
   pipelineBubbleMs?: number;
   /** Bytes of this GPU's working weights (what ZeRO gathers). */
@@ -160,6 +183,8 @@ function layerTime(
     inFusedAttention: false,
     pointwiseBytesFactor: 1,
   },
+  /** Samples' worth of rows one kernel sees per sample of this GPU: EP for expert layers (each GPU runs the tokens of EP GPUs through E / EP experts). */
+  gemmScale = 1,
 ): { fwd: PassTime; bwd: PassTime; math: MathMode } {
   const quantized = !!policy.scaledGemmInput && quantizedGemm(l);
   const math =
@@ -180,8 +205,10 @@ function layerTime(
     : l.opClass === 'pointwise' || l.opClass === 'reduction'
       ? fusion.pointwiseBytesFactor
       : 1;
+  // A GPU reads only the experts it holds: 1/EP of an expert layer's weights (not split by TP).
+  const weightsRead = l.experts ? (l.parameters / gemmScale) * split : l.parameters;
   const fwdBytes =
-    (bytesFactor * (batch * (l.inputElements + l.outputElements) * actBytes + l.parameters * weightBytes)) /
+    (bytesFactor * (batch * (l.inputElements + l.outputElements) * actBytes + weightsRead * weightBytes)) /
     split;
   // Backward reads the saved input and the output gradient, writes the input gradient and the weight
   // gradient; a frozen weight is only read (for the input gradient).
@@ -189,14 +216,14 @@ function layerTime(
   const bwdBytes =
     (bytesFactor *
       (batch * (2 * l.inputElements + l.outputElements) * actBytes +
-        (frozen ? 1 : 2) * l.parameters * weightBytes)) /
+        (frozen ? 1 : 2) * weightsRead * weightBytes)) /
     split;
   // A frozen weighted layer's backward is its input gradient alone: half a GEMM's backward (data and
   // weight gradients cost a forward each); a frozen embedding, first in the model, needs none.
   const backwardFlops = !frozen ? l.backwardFlops : l.opClass === 'matmul' ? l.backwardFlops / 2 : 0;
   let fwdFlopsTime: number, bwdFlopsTime: number;
   if (l.opClass === 'matmul') {
-    const gemm = achievedMatmulFlops(gpu, math, (batch * l.kernelFlops) / split, eff);
+    const gemm = achievedMatmulFlops(gpu, math, (gemmScale * batch * l.kernelFlops) / split, eff);
     // Inside a fused attention kernel the GEMMs run at the attention kernel's measured rate (never
     // above a plain GEMM of their size), and under a causal mask only the blocks on or below the diagonal.
     const fused = fusion.inFusedAttention ? attentionFlops(gpu) : null;
@@ -279,6 +306,7 @@ export function layerSums(
   },
   eff: Efficiency,
 ): LayerSums {
+  const ep = exec.parallelism?.expertParallel ?? 1;
   const policy = POLICIES[exec.precision];
   const B = exec.batchSizePerGpu;
   const par = exec.parallelism;
@@ -300,10 +328,17 @@ export function layerSums(
   for (let i = 0; i < cost.layers.length; i++) {
     const l = cost.layers[i];
     const split = s?.tpSplit[i] ? t : 1;
-    const lt = layerTime(l, B, gpu, policy, exec, stackEff, split, {
-      inFusedAttention: !!fused?.[i],
-      pointwiseBytesFactor: fx.pointwiseBytesFactor,
-    });
+    const lt = layerTime(
+      l,
+      B,
+      gpu,
+      policy,
+      exec,
+      stackEff,
+      split,
+      { inFusedAttention: !!fused?.[i], pointwiseBytesFactor: fx.pointwiseBytesFactor },
+      l.experts ? ep : 1,
+    );
     fwd += lt.fwd.ms;
     bwd += lt.bwd.ms;
     if (s?.selectiveRecompute[i]) coreFwd += lt.fwd.ms;
@@ -373,35 +408,41 @@ export function computeTime(
   }
 
   const P = s ? parametersPerGpu(cost, s, par) : cost.parameters;
+  // Experts (mixture of experts) are held by fewer GPUs than the rest and sharded over their own group.
+  const Pe = s ? expertParametersPerGpu(s, par) : 0,
+    Pd = s ? denseParametersPerGpu(s, par) : P;
   // What the optimizer updates and the gradients reduce: nothing of a frozen base (LoRA).
   const trained = exec.frozenBase ? 0 : P;
   const dp = par ? (exec.gpusPerNode * exec.nodes) / (t * pp) : 1;
+  const edp = expertGradientGroup(dp, par);
   // ZeRO shards over the data-parallel group: stage 1 the optimizer state and master copy (so the
   // optimizer step and the master-weight traffic cover 1/DP of the parameters), stage 2 the gradients
-  // (unscaling too), stage 3 the weights (each rank casts only its shard before gathering it).
-  const shard1 = z >= 1 ? dp : 1,
-    shard2 = z >= 2 ? dp : 1,
-    shard3 = z >= 3 ? dp : 1;
+  // (unscaling too), stage 3 the weights (each rank casts only its shard before gathering it). The
+  // experts shard over the GPUs holding the same experts.
+  const shardOf = (stage: ZeroStage, weights: 'all' | 'trained') => {
+    const k = weights === 'trained' && exec.frozenBase ? 0 : 1;
+    return k * (Pd / (z >= stage ? dp : 1) + Pe / (z >= stage ? edp : 1));
+  };
   const bw = memoryBandwidth(gpu, eff);
   const optPolicy = par?.optimizerState ? { ...policy, optimizerState: par.optimizerState } : policy;
-  const optimizerMs = (1e3 * (trained / shard1) * optimizerBytesPerParam(optPolicy, model.optimizer)) / bw;
+  const optimizerMs = (1e3 * shardOf(1, 'trained') * optimizerBytesPerParam(optPolicy, model.optimizer)) / bw;
 
   // What the precision mode adds beyond the math, in bytes moved per step.
   let mpBytes = 0;
   const accum = exec.gradAccumSteps;
   if (policy.castsWeightsEachStep)
-    mpBytes += accum * (P / shard3) * (BYTES.fp32 + 2) * (exec.frozenBase ? 1 : 2); // weight cast forward, gradient cast back
+    mpBytes += accum * shardOf(3, 'all') * (BYTES.fp32 + 2) * (exec.frozenBase ? 1 : 2); // weight cast forward, gradient cast back
   if (policy.masterWeights)
     mpBytes +=
-      (trained / shard1) * (BYTES[policy.gradients] + BYTES.fp32 + BYTES.fp32 + BYTES[policy.weights]); // grad up-cast, working copy refresh
-  if (policy.lossScaling) mpBytes += (trained / shard2) * 2 * BYTES[policy.gradients]; // unscale in place + inf/nan check
+      shardOf(1, 'trained') * (BYTES[policy.gradients] + BYTES.fp32 + BYTES.fp32 + BYTES[policy.weights]); // grad up-cast, working copy refresh
+  if (policy.lossScaling) mpBytes += shardOf(2, 'trained') * 2 * BYTES[policy.gradients]; // unscale in place + inf/nan check
   if (policy.scaledGemmInput) {
     // Transformer Engine: every micro-batch casts each matmul input (forward) and output gradient
     // (backward): read bf16, write the scaled type. The weights are cast once per step (TE keeps the
     // quantized copy across micro-batches), in both layouts the forward and backward GEMMs read.
     const q = SCALED_INPUT_BYTES[policy.scaledGemmInput];
     mpBytes += accum * B * (matmulInputElements / pp / cp) * 2 * (BYTES.bf16 + q);
-    mpBytes += (P / shard3) * (BYTES[policy.weights] + 2 * q);
+    mpBytes += shardOf(3, 'all') * (BYTES[policy.weights] + 2 * q);
   }
   const mixedPrecisionMs = (1e3 * mpBytes) / bw;
 
@@ -422,17 +463,48 @@ export function computeTime(
     const exchangeMs = (1e3 * passes * (bytes / t)) / link / pp;
     stageCp = Math.max(0, exchangeMs - (3 * coreFwd) / pp / cp);
   }
+  // EP: every MoE layer sends each routed token's hidden state to its expert's GPU and back (dispatch
+  // and combine), forward, backward (the gradients) and again under full recomputation; of a GPU's
+  // routed tokens (its 1/TP sequence share under sequence parallelism, 1/CP under CP) (EP-1)/EP leave
+  // it. The EP ranks are consecutive GPUs (Megatron-Core's expert rank order with ETP = 1): peers in
+  // the node go over its link, the rest over the node's NICs, which its GPUs share; both at once.
+  let stageEp = 0;
+  const ep = par?.expertParallel ?? 1;
+  if (s && ep > 1 && s.moeLayers > 0) {
+    const passes = par?.recompute === 'full' ? 3 : 2;
+    // One all-to-all's tensor per GPU (its routed tokens of one layer), which sets the measured rate.
+    const tensor = (B * (s.expertDispatchElements / s.moeLayers) * BYTES[policy.activation.matmul]) / t / cp;
+    const bytes = (2 * s.moeLayers * tensor * (ep - 1)) / ep;
+    const g = exec.gpusPerNode;
+    const local = Math.min(ep, g);
+    const inNode = (local - 1) / (ep - 1);
+    const link = intraNodeBandwidth(gpu, local, eff, allToAllLinkFraction(gpu, tensor).fraction);
+    const intraS = local > 1 ? (bytes * inNode) / link : 0;
+    const interS =
+      inNode < 1
+        ? (bytes * (1 - inNode)) / (((exec.interNodeGbps / 8) * 1e9 * eff.networkEfficiency) / g)
+        : 0;
+    const latencyS = 2 * s.moeLayers * eff.allReduceLatencyUs * 1e-6;
+    stageEp = (1e3 * passes * (Math.max(intraS, interS) + latencyS)) / pp;
+  }
   const recomputeMs = accum * stageRecompute;
   // TP all-reduces and the CP exchange not hidden by attention: collectives on the critical path, less
   // what a tuned stack overlaps with the GEMMs they feed.
   const tpExposed = 1 - stackEffects(exec.stack ?? DEFAULT_STACK).tensorParallelOverlap;
   stageTp *= tpExposed;
   stageCp *= tpExposed;
+  stageEp *= tpExposed;
   const tensorParallelMs = accum * (stageTp + stageCp);
+  const expertParallelMs = accum * stageEp;
   const launchUs = eff.kernelOverheadUs * stackEffects(exec.stack ?? DEFAULT_STACK).kernelOverheadFactor;
   const cpuMs = ((accum * (kernels / pp) + (tensors / pp) * 0.1) * launchUs) / 1e3;
   const gpuMs =
-    accum * (stageFwd + stageBwd) + optimizerMs + mixedPrecisionMs + recomputeMs + tensorParallelMs;
+    accum * (stageFwd + stageBwd) +
+    optimizerMs +
+    mixedPrecisionMs +
+    recomputeMs +
+    tensorParallelMs +
+    expertParallelMs;
 
   // The CPU dispatches kernels while the GPU runs earlier ones: only dispatch time beyond the GPU's
   // own time shows (small batches, small models, fast GPUs).
@@ -458,9 +530,16 @@ export function computeTime(
     dominantMath,
     recomputeMs,
     tensorParallelMs,
+    ...(ep > 1 ? { expertParallelMs } : {}),
+    ...(Pe > 0
+      ? {
+          expertGradientBytes: exec.frozenBase ? 0 : Pe * BYTES[policy.gradientReduce ?? policy.gradients],
+          expertWeightBytes: Pe * BYTES[policy.weights],
+        }
+      : {}),
     // 1F1B: the last micro-batch leaves the pipeline (PP - 1) stage times after a full pipeline would;
     // interleaving v chunks per GPU makes each of those slots 1/v as long.
-    pipelineBubbleMs: ((pp - 1) / v) * (stageFwd + stageBwd + stageRecompute + stageTp + stageCp),
+    pipelineBubbleMs: ((pp - 1) / v) * (stageFwd + stageBwd + stageRecompute + stageTp + stageCp + stageEp),
     weightBytes: P * BYTES[policy.weights],
     ...(s && s.blocks > 0 ? { shardUnits: Math.max(1, Math.round(s.blocks / pp)) } : {}),
     // The residual stream of one micro-batch; with sequence parallelism each TP rank sends its 1/TP,
@@ -559,50 +638,74 @@ export function parallelCommunicationTime(
   const par = exec.parallelism;
   const t = par?.tensorParallel ?? 1,
     pp = par?.pipelineParallel ?? 1,
-    z = par?.zeroStage ?? 0;
-  if (!par || (t === 1 && pp === 1 && z === 0))
+    z = par?.zeroStage ?? 0,
+    ep = par?.expertParallel ?? 1;
+  if (!par || (t === 1 && pp === 1 && z === 0 && ep === 1))
     return communicationTime(c.gradientBytes, c.backwardMs, gpu, exec, eff);
   const g = exec.gpusPerNode,
     replica = t * pp;
   const dp = (g * exec.nodes) / replica;
-  const perNode = Math.max(1, Math.floor(g / replica));
-  const dpLayout = {
-    gpusPerNode: perNode,
-    nodes: dp / perNode,
-    interNodeGbps: exec.interNodeGbps / Math.min(g, replica),
+  /** The data-parallel group of a GPU when `stride` consecutive GPUs hold different weights. */
+  const groupLayout = (members: number, stride: number) => {
+    const perNode = Math.max(1, Math.floor(g / stride));
+    return {
+      gpusPerNode: perNode,
+      nodes: members / perNode,
+      interNodeGbps: exec.interNodeGbps / Math.min(g, stride),
+    };
   };
   const m = microBatchesOf(par, exec.gradAccumSteps);
-  const G = c.gradientBytes,
-    W = c.weightBytes ?? 0;
-  let dpTotal = 0,
-    dpExposed = 0;
-  if (dp > 1 && z === 0) {
-    ({ totalMs: dpTotal, exposedMs: dpExposed } = communicationTime(G, c.backwardMs, gpu, dpLayout, eff));
-  } else if (dp > 1 && (z === 3 || G > 0)) {
+  const Ge = c.expertGradientBytes ?? 0,
+    We = c.expertWeightBytes ?? 0;
+  // The experts' gradients are reduced (and under ZeRO their weights gathered) over the GPUs holding
+  // the same experts: every EP-th GPU of a stage (expert rank order tp-ep-dp with ETP = 1).
+  const dense = reduction(c.gradientBytes - Ge, (c.weightBytes ?? 0) - We, dp, groupLayout(dp, replica));
+  const edp = expertGradientGroup(dp, par);
+  const experts = Ge > 0 || We > 0 ? reduction(Ge, We, edp, groupLayout(edp, ep)) : { total: 0, exposed: 0 };
+  const dpTotal = dense.total + experts.total,
+    dpExposed = dense.exposed + experts.exposed;
+
+  /** Reducing gradients of G bytes (and, under ZeRO, gathering weights of W bytes) over `members` GPUs. */
+  function reduction(
+    G: number,
+    W: number,
+    members: number,
+    layout: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps'>,
+  ): { total: number; exposed: number } {
+    if (!(members > 1)) return { total: 0, exposed: 0 };
+    if (z === 0) {
+      const r = communicationTime(G, c.backwardMs, gpu, layout, eff);
+      return { total: r.totalMs, exposed: r.exposedMs };
+    }
+    if (!(z === 3 || G > 0)) return { total: 0, exposed: 0 };
     // (ZeRO-1/2 with nothing trained, a frozen base, has no gradients to reduce and no updated
     // weights to gather; ZeRO-3 still gathers the frozen weights.)
     // A ring reduce-scatter or all-gather moves (n-1)/n of the data: half an all-reduce.
     // ZeRO-3 gathers and reduce-scatters one FSDP unit (a transformer block) per collective, not DDP's
     // 25 MB buckets: the latency counts once per block.
     const units = z === 3 ? c.shardUnits : undefined;
-    const rs = communicationTime(G, 0, gpu, dpLayout, eff, units).totalMs / 2,
-      ag = communicationTime(W, 0, gpu, dpLayout, eff, units).totalMs / 2;
+    const rs = communicationTime(G, 0, gpu, layout, eff, units).totalMs / 2,
+      ag = communicationTime(W, 0, gpu, layout, eff, units).totalMs / 2;
     if (z <= 2) {
       // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters once per step, ZeRO-2 (DeepSpeed) every
       // micro-batch, both behind backward; the updated weights are all-gathered after the optimizer
       // step, with nothing left to hide behind.
       const rsTotal = (z === 2 ? m : 1) * rs;
-      dpTotal = rsTotal + ag;
-      dpExposed = Math.max(lastBucketMs(rs, G, eff), rsTotal - eff.overlapFraction * c.backwardMs) + ag;
-    } else {
-      // ZeRO-3 / FSDP: every micro-batch gathers the weights before its forward and again before its
-      // backward, and reduce-scatters its gradients; prefetching hides them behind the compute.
-      dpTotal = m * (2 * ag + rs);
-      dpExposed = Math.max(
-        units ? ag / units : lastBucketMs(ag, W, eff),
-        dpTotal - eff.overlapFraction * (c.forwardMs + c.backwardMs),
-      );
+      return {
+        total: rsTotal + ag,
+        exposed: Math.max(lastBucketMs(rs, G, eff), rsTotal - eff.overlapFraction * c.backwardMs) + ag,
+      };
     }
+    // ZeRO-3 / FSDP: every micro-batch gathers the weights before its forward and again before its
+    // backward, and reduce-scatters its gradients; prefetching hides them behind the compute.
+    const total = m * (2 * ag + rs);
+    return {
+      total,
+      exposed: Math.max(
+        units ? ag / units : lastBucketMs(ag, W, eff),
+        total - eff.overlapFraction * (c.forwardMs + c.backwardMs),
+      ),
+    };
   }
   // Pipeline: every micro-batch's activations cross each stage boundary forward and their gradients
   // backward, on the critical path: (m + PP - 1) stage slots of one send each way. Stages share a node
@@ -645,6 +748,7 @@ export function stepMs(
     | 'overheadMs'
     | 'recomputeMs'
     | 'tensorParallelMs'
+    | 'expertParallelMs'
     | 'pipelineBubbleMs'
   >,
   comm: Pick<Communication, 'exposedMs'>,
@@ -658,6 +762,7 @@ export function stepMs(
     c.overheadMs +
     (c.recomputeMs ?? 0) +
     (c.tensorParallelMs ?? 0) +
+    (c.expertParallelMs ?? 0) +
     (c.pipelineBubbleMs ?? 0)
   );
 }
@@ -676,6 +781,7 @@ export function combine(
   },
 ): StepTime {
   const tp = c.tensorParallelMs ?? 0,
+    ep = c.expertParallelMs ?? 0,
     recompute = c.recomputeMs ?? 0,
     bubble = c.pipelineBubbleMs ?? 0;
   const breakdown: Breakdown = {
@@ -683,14 +789,15 @@ export function combine(
     backwardMs: c.backwardMs,
     optimizerMs: c.optimizerMs,
     mixedPrecisionMs: c.mixedPrecisionMs,
-    communicationMs: comm.exposedMs + tp,
-    communicationTotalMs: comm.totalMs + tp,
+    communicationMs: comm.exposedMs + tp + ep,
+    communicationTotalMs: comm.totalMs + tp + ep,
     overheadMs: c.overheadMs,
     recomputeMs: recompute,
     pipelineBubbleMs: bubble,
     dataParallelCommMs: comm.dataParallelMs ?? comm.totalMs,
     tensorParallelCommMs: tp,
     pipelineCommMs: comm.pipelineMs ?? 0,
+    expertParallelCommMs: ep,
   };
   const stepTimeMs = stepMs(c, comm);
   const p = exec.parallelism;

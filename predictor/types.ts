@@ -67,6 +67,14 @@ type LayerShape =
       tied?: boolean;
       /** The tokens are this many sequential steps laid end to end (an autoregressive decoder's per-step work): each step's tensors are alive on their own. */
       steps?: number;
+      /**
+       * Mixture of experts: `experts` copies of the weight (E x the parameters), each routed token
+       * through one of them (`tokens` counts the routed tokens per sample: sequence x top-k), the
+       * routing balanced, run as one grouped GEMM. Expert parallelism spreads the copies over GPUs.
+       */
+      experts?: number;
+      /** The router of a mixture-of-experts layer: its small weight is kept whole on every tensor-parallel rank (Megatron-Core's TopKRouter), its tokens split as the rest of the block. */
+      router?: boolean;
       count?: number;
     }
   /** Batched matmul without weights (attention scores / context): `batches` x (m x k) @ (k x n). */
@@ -173,6 +181,10 @@ export interface LayerCost {
   sharedInputElements?: number;
   /** Not trained, nor anything before it: saves nothing for backward (Layer.frozen). */
   frozen?: boolean;
+  /** Mixture-of-experts weights: this many expert copies (parameters count all of them; FLOPs one per routed token; kernelFlops one expert's share). */
+  experts?: number;
+  /** A mixture-of-experts router (Layer linear `router`). */
+  router?: boolean;
   /** Sequential steps the layer's elements are spread over (RNNs, an autoregressive decoder's per-step layers): one step's tensors are alive at a time in backward. */
   steps?: number;
   /** Kernels launched by the forward pass (backward launches about twice as many). */

@@ -23,6 +23,14 @@ export interface LlmArchitecture {
   vocab: number | null;
   /** Mixture of experts: experts per MoE layer (null = dense). */
   experts: number | null;
+  /** Experts each token is routed to (num_experts' companion; null = dense or unstated). */
+  expertsTopK: number | null;
+  /** One expert's FFN width (null: the row's ffn_hidden is the expert's, as Mixtral's config has it). */
+  moeFfnHidden: number | null;
+  /** The shared expert's FFN width (null = none). */
+  sharedExpertFfn: number | null;
+  /** Megatron's moe_layer_freq as the row gives it ('' = every layer an MoE layer), e.g. "[0] * 3 + [1] * 58". */
+  moeLayerFreq: string;
   attention: string;
   gatedMlp: boolean;
   tiedEmbeddings: boolean;
@@ -50,7 +58,8 @@ export interface LlmRun {
   pipelineParallel: number;
   contextParallel: number;
   virtualPipeline: number;
-  expertParallel: number;
+  /** Expert parallelism the row states (null = not stated). */
+  expertParallel: number | null;
   /** The data-parallel degree the source states (null = not stated; some rows keep a base configuration's). */
   dataParallel: number | null;
   /** The source's FSDP/ZeRO wording ('' = none stated). */
@@ -72,6 +81,23 @@ export interface LlmRun {
   isLatest: boolean;
   qualityFlag: string;
 }
+
+/** True when a run's model has mixture-of-experts layers (its architecture row gives more than one expert). */
+export function isMoeRun(run: Pick<LlmRun, 'model'>): boolean {
+  return (loadLlmArchitectures().find((a) => a.model === run.model)?.experts ?? 1) > 1;
+}
+
+/**
+ * The runs the LLM fits use (stack effects, the learned correction): the latest published version of
+ * each measured run of a dense model. Mixture-of-experts runs are kept apart (moeLlmRuns): no feature
+ * of the correction describes experts, so they are a check that nothing was fitted on.
+ */
+export const fittedLlmRuns = () =>
+  loadLlmRuns().filter((r) => r.isLatest && r.tokensPerSecondPerGpu !== null && !isMoeRun(r));
+
+/** The latest measured mixture-of-experts runs. */
+export const moeLlmRuns = () =>
+  loadLlmRuns().filter((r) => r.isLatest && r.tokensPerSecondPerGpu !== null && isMoeRun(r));
 
 /** One campaign of llm_campaign_gpu_hours.csv. */
 export interface LlmCampaign {
@@ -95,6 +121,10 @@ export function loadLlmArchitectures(): LlmArchitecture[] {
     ffnHidden: num(r.ffn_hidden),
     vocab: num(r.vocab),
     experts: num(r.num_experts),
+    expertsTopK: num(r.experts_topk),
+    moeFfnHidden: num(r.moe_ffn_hidden),
+    sharedExpertFfn: num(r.shared_expert_ffn),
+    moeLayerFreq: r.moe_layer_freq ?? '',
     attention: r.attention,
     gatedMlp: r.gated_mlp === 'True',
     tiedEmbeddings: r.tied_embeddings === 'True',
@@ -122,7 +152,7 @@ export function loadLlmRuns(): LlmRun[] {
     pipelineParallel: num(r.pp) ?? 1,
     contextParallel: num(r.cp) ?? 1,
     virtualPipeline: num(r.vp) ?? 1,
-    expertParallel: num(r.ep) ?? 1,
+    expertParallel: num(r.ep),
     dataParallel: num(r.dp),
     zeroOrFsdp: r.zero_or_fsdp,
     activationCheckpointing: r.activation_checkpointing,

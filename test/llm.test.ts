@@ -75,9 +75,9 @@ describe('LLM runs from their published architectures', () => {
     expect(full / 1e9).toBeCloseTo(405.9, 0);
   });
 
-  it('says why a mixture-of-experts or unpublished architecture is not modelled', () => {
-    const moe = loadLlmArchitectures().find((a) => (a.experts ?? 1) > 1)!;
-    expect(llmModel(moe, 4096)).toMatch(/mixture-of-experts/);
+  it('says why an architecture it cannot build is not modelled: latent attention, unpublished sizes', () => {
+    expect(llmModel(arch('DeepSeek-V3'), 4096)).toMatch(/multi-head latent attention/);
+    expect(llmModel(arch('Kimi-K2'), 4096)).toMatch(/architecture not published/);
   });
 
   it('infers the software stack from the framework label', () => {

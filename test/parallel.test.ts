@@ -123,6 +123,7 @@ describe('defaults: plain data parallelism changes nothing', () => {
         pipelineParallel: 1,
         contextParallel: 1,
         virtualPipelineStages: 1,
+        expertParallel: 1,
         zeroStage: 0,
         recompute: 'none',
         microBatches: 1,

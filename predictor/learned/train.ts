@@ -4,7 +4,7 @@
 // GPUs, models (LLM runs by model family), sources or (model, GPU, precision) combinations, never
 // random rows.
 import { getGpu, loadEfficiency, loadMeasurements, type Measurement } from '../../seeds/catalog.js';
-import { loadLlmArchitectures, loadLlmRuns, type LlmRun } from '../../seeds/llm.js';
+import { fittedLlmRuns, loadLlmArchitectures, type LlmRun } from '../../seeds/llm.js';
 import { familyOf, llmSourceOf, predictLlmRun } from '../llm.js';
 import { predictRow } from '../measured.js';
 import { stackOfFramework, type SoftwareStack } from '../software.js';
@@ -107,9 +107,8 @@ export function examples(rows: Measurement[], eff: Efficiency): Example[] {
   return out;
 }
 
-/** The latest published version of each LLM run with a measured throughput. */
-export const latestLlmRuns = () =>
-  loadLlmRuns().filter((r) => r.isLatest && r.tokensPerSecondPerGpu !== null);
+/** The latest published version of each dense LLM run with a measured throughput (seeds/llm.ts fittedLlmRuns). */
+export const latestLlmRuns = fittedLlmRuns;
 
 /** A run in train.csv's shape: what the evidence index and the tables read. */
 function llmMeasurement(run: LlmRun, precision: Measurement['precision']): Measurement {

@@ -6,7 +6,7 @@
 // Mistral (sliding-window attention) and Qwen2 (bias on Q/K/V only). Absent, they change nothing.
 import type { Layer } from '../types.js';
 import { attention, feedForward, sublayer } from './attention.js';
-import { add, dropout, embedding, linear, loss, norm, repeat } from './common.js';
+import { act, add, dropout, embedding, linear, loss, mul, norm, repeat, softmax } from './common.js';
 import { archOf, seqLenOf, type ZooEntry } from './spec.js';
 
 interface DecoderArch {
@@ -45,6 +45,62 @@ interface DecoderArch {
   preNorm?: boolean;
   /** Token embeddings narrower than the model, projected in and out (OPT-350m's word_embed_proj_dim). */
   embedDim?: number;
+  /** Mixture-of-experts feed-forward layers in place of the dense MLP (Mixtral, Qwen3-MoE, gpt-oss, DeepSeek). */
+  moe?: MoeArch;
+}
+
+export interface MoeArch {
+  /** Experts per MoE layer. */
+  experts: number;
+  /** Experts each token is routed to. */
+  topK: number;
+  /** One expert's FFN width (gated like the dense MLP). */
+  ffn: number;
+  /** A shared expert every token also passes (DeepSeek's, Llama 4's), its FFN width; absent = none. */
+  sharedFfn?: number;
+  /** The first this many layers keep the dense MLP (DeepSeek-V3: 3); default 0. */
+  denseLayers?: number;
+}
+
+/**
+ * A mixture-of-experts FFN as Megatron-Core runs it: the router's GEMM and softmax / top-k over the
+ * experts, the tokens permuted into expert order (a copy), the experts' gated FFN as grouped GEMMs
+ * over tokens x top-k routed tokens, and the weighted un-permute back (a multiply-add over the routed
+ * copies); a shared expert, where there is one, is a dense FFN beside it.
+ */
+function moeFeedForward(
+  m: MoeArch,
+  o: { tokens: number; hidden: number; act: 'silu' | 'relu' | 'gelu'; gated: boolean; bias: boolean },
+): Layer[] {
+  const routed = o.tokens * m.topK;
+  const experts = (l: Layer): Layer => ({ ...l, experts: m.experts }) as Layer;
+  const e = { tokens: routed, bias: o.bias };
+  const inner = routed * m.ffn;
+  return [
+    {
+      ...linear(o.hidden, m.experts, { tokens: o.tokens, bias: false, name: 'moe.router' }),
+      router: true,
+    } as Layer,
+    softmax(o.tokens * m.experts, 'moe.router_probs'),
+    { type: 'elementwise', kind: 'copy', elements: routed * o.hidden, name: 'moe.permute' },
+    ...(o.gated ? [experts(linear(o.hidden, m.ffn, { ...e, name: 'moe.experts.gate' }))] : []),
+    experts(linear(o.hidden, m.ffn, { ...e, name: 'moe.experts.up' })),
+    act(o.act, inner, 'moe.experts.act'),
+    ...(o.gated ? [mul(inner, 'moe.experts.gate_mul')] : []),
+    experts(linear(m.ffn, o.hidden, { ...e, name: 'moe.experts.down' })),
+    { type: 'elementwise', kind: 'mul', elements: routed * o.hidden, inputs: 1, name: 'moe.unpermute' },
+    ...(m.sharedFfn
+      ? feedForward({
+          name: 'moe.shared',
+          tokens: o.tokens,
+          hidden: o.hidden,
+          ffn: m.sharedFfn,
+          act: o.act,
+          bias: o.bias,
+          gated: o.gated,
+        })
+      : []),
+  ];
 }
 
 export function buildDecoder(e: ZooEntry): Layer[] {
@@ -100,6 +156,23 @@ export function buildDecoder(e: ZooEntry): Layer[] {
         add(x, 'block.residual', 3),
       ]
     : [...sublayer(attn, res('attn')), ...sublayer(mlp, res('mlp'))];
+  const moeBlock = a.moe
+    ? [
+        ...sublayer(attn, res('attn')),
+        ...sublayer(
+          moeFeedForward(a.moe, {
+            tokens: L,
+            hidden: d,
+            act: gated ? 'silu' : a.mlp === 'relu' ? 'relu' : 'gelu',
+            gated,
+            bias: a.mlpBias ?? a.bias,
+          }),
+          res('moe'),
+        ),
+      ]
+    : [];
+  if (a.moe && a.parallelBlock) throw new Error(`${e.id}: a parallel block with experts is not modelled`);
+  const denseLayers = a.moe ? Math.min(a.layers, a.moe.denseLayers ?? 0) : a.layers;
   if (a.positions === 'learned' && !a.maxPositions)
     throw new Error(`${e.id}: learned positions need arch.maxPositions`);
   const positions =
@@ -112,7 +185,8 @@ export function buildDecoder(e: ZooEntry): Layer[] {
     ...(w !== d ? [linear(w, d, { tokens: L, bias: false, name: 'project_in' })] : []),
     ...positions,
     ...(a.dropout ? [dropout(x, 'embeddings.dropout')] : []),
-    ...repeat(block, a.layers),
+    ...(denseLayers > 0 ? repeat(block, denseLayers) : []),
+    ...(a.moe && a.layers > denseLayers ? repeat(moeBlock, a.layers - denseLayers) : []),
     ...(preNorm ? [norm(a.norm, d, x, 'final_norm')] : []),
     ...(w !== d ? [linear(d, w, { tokens: L, bias: false, name: 'project_out' })] : []),
     linear(w, a.vocab, { tokens: L, bias: a.headBias ?? false, tied: a.tiedHead, name: 'lm_head' }),
