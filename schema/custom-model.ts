@@ -118,6 +118,18 @@ export class LayerInput {
     description: "linear: the weight is another layer's (no parameters of its own).",
   })
   tied?: boolean;
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'linear: a mixture-of-experts layer of this many experts (2 to 4096), each a copy of the weight; `tokens` counts the routed tokens per sample (sequence x top-k), each through one expert. Expert parallelism spreads the experts over GPUs.',
+  })
+  experts?: number;
+  @Field(() => Boolean, {
+    nullable: true,
+    description:
+      'linear: the router (gate) of a mixture-of-experts layer, before its experts: its weight stays whole on every tensor-parallel rank, and the expert layers after it receive its tokens by all-to-all under expert parallelism (default false).',
+  })
+  router?: boolean;
   @Field(() => Float, { nullable: true, description: 'matmul: rows of the left operand.' }) m?: number;
   @Field(() => Float, { nullable: true, description: 'matmul: columns of the right operand.' }) n?: number;
   @Field(() => Float, { nullable: true, description: 'matmul: the shared (inner) dimension.' }) k?: number;

@@ -4,7 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { fromLayerList, importModel, LAYER_TYPES } from '../predictor/import/index.js';
 import { InputError } from '../predictor/input-error.js';
 import { modelCost } from '../predictor/layers.js';
+import { llmModel } from '../predictor/llm.js';
+import { parallelStructure } from '../predictor/parallel.js';
+import { predict } from '../predictor/predict.js';
+import type { ModelDef } from '../predictor/types.js';
 import { getModel, loadZoo } from '../predictor/zoo/index.js';
+import { getGpu, loadEfficiency } from '../seeds/catalog.js';
+import { loadLlmArchitectures } from '../seeds/llm.js';
 import { toy } from './fixtures.js';
 
 describe('layer lists', () => {
@@ -55,6 +61,69 @@ describe('layer lists', () => {
     expect(modelCost(m).layers.some((l) => l.type === 'linear' && l.kernels > 1)).toBe(true);
   });
 
+  it('mixture-of-experts decoders (Qwen3-30B-A3B, gpt-oss-20b) as lists cost what their builds cost, and predict the same expert-parallel step', () => {
+    const eff = loadEfficiency();
+    for (const name of ['Qwen3-30B-A3B', 'gpt-oss-20b']) {
+      const built = llmModel(
+        loadLlmArchitectures().find((a) => a.model === name)!,
+        4096,
+      ) as ModelDef;
+      const m = fromLayerList({
+        layers: built.layers,
+        batchElement: 'sequence',
+        throughputUnit: 'tokens/s',
+        unitsPerBatchElement: 4096,
+        seqLen: 4096,
+      }).model;
+      expect(modelCost(m), name).toEqual(modelCost(built));
+      const s = parallelStructure(modelCost(m), m.layers);
+      expect(s, name).toEqual(parallelStructure(modelCost(built), built.layers));
+      expect(s.experts, name).toBeGreaterThan(1);
+      expect(s.moeLayers, name).toBe(name === 'Qwen3-30B-A3B' ? 48 : 24);
+      // The same request on 16 H100s with the experts spread 8 ways: the same step, to the bit.
+      const request = (model: ModelDef) => ({
+        model,
+        gpu: getGpu('H100-SXM5-80GB')!,
+        precision: 'BF16' as const,
+        batchSizePerGpu: 1,
+        gpusPerNode: 8,
+        nodes: 2,
+        gradAccumSteps: 8,
+        interNodeGbps: 3200,
+        parallelism: {
+          tensorParallel: 1,
+          pipelineParallel: 1,
+          zeroStage: 1 as const,
+          recompute: 'none' as const,
+          expertParallel: 8,
+        },
+      });
+      const a = predict(request(m), eff),
+        b = predict(request(built), eff);
+      expect(a.breakdown.expertParallelCommMs, name).toBeGreaterThan(0);
+      expect(a.stepTimeMs, name).toBe(b.stepTimeMs);
+      expect(a.memory, name).toEqual(b.memory);
+    }
+  });
+
+  it('experts before any router are accepted with a note: no all-to-all is counted for them', () => {
+    const r = fromLayerList([
+      { type: 'linear', inFeatures: 64, outFeatures: 128, tokens: 32, experts: 8 },
+      { type: 'loss', elements: 1 },
+    ]);
+    expect(r.notes.join(' ')).toMatch(/\[0\] has experts but no router linear comes before it/);
+    const routed = fromLayerList([
+      { type: 'linear', inFeatures: 64, outFeatures: 8, tokens: 16, router: true },
+      { type: 'linear', inFeatures: 64, outFeatures: 128, tokens: 32, experts: 8 },
+      { type: 'loss', elements: 1 },
+    ]);
+    expect(routed.notes).toEqual([]);
+    // 8 copies of a 64 x 128 weight and bias; each of the 32 routed tokens through one of them.
+    const experts = modelCost(routed.model).layers[1];
+    expect(experts.parameters).toBe(8 * (64 * 128 + 128));
+    expect(experts.forwardFlops).toBe(2 * 32 * 64 * 128);
+  });
+
   it('a bare array works too, every layer type is accepted, and a missing loss is added with a note', () => {
     const r = fromLayerList(toy.layers.filter((l) => l.type !== 'loss'));
     expect(r.model.layers[r.model.layers.length - 1]).toMatchObject({ type: 'loss' });
@@ -67,7 +136,33 @@ describe('layer lists', () => {
     [[{ type: 'linear', inFeatures: 8 }], /\[0\]: a linear layer needs "outFeatures"/],
     [
       [{ type: 'linear', inFeatures: 8, outFeatures: 4, kernel: 3 }],
-      /\[0\]: a linear layer has no field "kernel" \(it takes inFeatures, outFeatures, tokens, bias, tied, steps, count, frozen, name\)/,
+      /\[0\]: a linear layer has no field "kernel" \(it takes inFeatures, outFeatures, tokens, bias, tied, steps, experts, router, count, frozen, name\)/,
+    ],
+    [
+      [{ type: 'linear', inFeatures: 8, outFeatures: 4, experts: 1 }],
+      /\[0\]\.experts must be an integer from 2 to 4096 \(got 1; one expert is a plain linear/,
+    ],
+    [
+      [{ type: 'linear', inFeatures: 8, outFeatures: 4, experts: 5000 }],
+      /\[0\]\.experts must be an integer from 2 to 4096/,
+    ],
+    [[{ type: 'linear', inFeatures: 8, outFeatures: 4, experts: 2.5 }], /\[0\]\.experts must be an integer/],
+    [
+      [{ type: 'linear', inFeatures: 8, outFeatures: 4, router: 'yes' }],
+      /\[0\]\.router must be true or false/,
+    ],
+    [[{ type: 'matmul', m: 8, n: 8, k: 8, experts: 4 }], /\[0\]: a matmul layer has no field "experts"/],
+    [
+      [{ type: 'conv2d', inC: 3, outC: 8, kernel: 3, inH: 8, inW: 8, router: true }],
+      /\[0\]: a conv2d layer has no field "router"/,
+    ],
+    [
+      [{ type: 'linear', inFeatures: 8, outFeatures: 4, experts: 4, router: true }],
+      /\[0\]: a linear with experts cannot also be a router/,
+    ],
+    [
+      [{ type: 'linear', inFeatures: 8, outFeatures: 4, tokens: 8, experts: 4, steps: 2 }],
+      /\[0\]: a linear with experts cannot also be "steps"/,
     ],
     [[{ type: 'linear', inFeatures: 8, outFeatures: 2.5 }], /\[0\]\.outFeatures must be an integer from 1/],
     [[{ type: 'softmax', elements: -4 }], /\[0\]\.elements must be a positive number up to 1000000000000000/],

@@ -10,9 +10,10 @@ import { IMPORT_LIMITS, type ImportedModel, type ImportOptions } from './types.j
 
 /**
  * 'int' >= 1, 'int0' >= 0 (dimensions), 'size' a positive count per sample that may be an average
- * (Transformer-XL's adaptive-softmax clusters see 4.8 tokens per sample), up to IMPORT_LIMITS.elements.
+ * (Transformer-XL's adaptive-softmax clusters see 4.8 tokens per sample), up to IMPORT_LIMITS.elements;
+ * 'experts' 2 to IMPORT_LIMITS.experts (one expert is a plain linear).
  */
-type Kind = 'int' | 'int0' | 'size' | 'bool' | 'pair' | 'pair0' | readonly string[];
+type Kind = 'int' | 'int0' | 'size' | 'bool' | 'pair' | 'pair0' | 'experts' | readonly string[];
 interface Spec {
   required: Record<string, Kind>;
   optional: Record<string, Kind>;
@@ -34,7 +35,14 @@ export const LAYER_FIELDS: Record<LayerType, Spec> = {
   },
   linear: {
     required: { inFeatures: 'int', outFeatures: 'int' },
-    optional: { tokens: 'size', bias: 'bool', tied: 'bool', steps: 'int' },
+    optional: {
+      tokens: 'size',
+      bias: 'bool',
+      tied: 'bool',
+      steps: 'int',
+      experts: 'experts',
+      router: 'bool',
+    },
   },
   matmul: {
     required: { m: 'int', n: 'int', k: 'int' },
@@ -89,6 +97,12 @@ function checkValue(v: unknown, kind: Kind, where: string, fail: (m: string) => 
     case 'int0':
       if (!isInt(v, kind === 'int' ? 1 : 0))
         fail(`${where} must be an integer from ${kind === 'int' ? 1 : 0} to ${max} (got ${shownValue(v)})`);
+      return v;
+    case 'experts':
+      if (!isInt(v, 2) || (v as number) > IMPORT_LIMITS.experts)
+        fail(
+          `${where} must be an integer from 2 to ${IMPORT_LIMITS.experts} (got ${shownValue(v)}; one expert is a plain linear: leave it out)`,
+        );
       return v;
     case 'size':
       if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > IMPORT_LIMITS.elements)
@@ -154,6 +168,15 @@ export function checkLayer(raw: unknown, where: string, fail: (m: string) => nev
     fail(
       `${where}: steps (${l.steps}) must be at most tokens (${l.tokens ?? 1}): each step runs at least one row`,
     );
+  // Experts are costed as one grouped GEMM over the routed tokens (layers.ts), which reads neither a
+  // shared weight nor per-step rows; a router is a plain linear whose weight every rank keeps whole.
+  if (l.type === 'linear' && l.experts !== undefined) {
+    const other = (['router', 'tied', 'steps'] as const).find((k) => l[k] !== undefined && l[k] !== false);
+    if (other)
+      fail(
+        `${where}: a linear with experts cannot also be ${other === 'router' ? 'a router' : `"${other}"`}`,
+      );
+  }
   if (l.type === 'conv1d' && l.steps !== undefined && l.steps > l.inL)
     fail(`${where}: steps (${l.steps}) must be at most inL (${l.inL}): each step runs at least one position`);
   if (
@@ -182,6 +205,12 @@ export function fromLayerList(input: unknown, o: ImportOptions = {}): ImportedMo
     );
   const layers = (list as unknown[]).map((l, i) => checkLayer(l, `[${i}]`, fail));
   const notes: string[] = [];
+  // Expert parallelism's all-to-all is counted per router followed by expert layers (parallel.ts).
+  const firstExperts = layers.findIndex((l) => l.type === 'linear' && (l.experts ?? 1) > 1);
+  if (firstExperts >= 0 && !layers.slice(0, firstExperts).some((l) => l.type === 'linear' && l.router))
+    notes.push(
+      `[${firstExperts}] has experts but no router linear comes before it: under expert parallelism no all-to-all is counted for experts without a router (mark the gating linear "router": true)`,
+    );
   if (!layers.some((l) => l.type === 'loss')) {
     notes.push(
       "the list has no loss layer; training needs one, so a loss over the last layer's outputs was added",

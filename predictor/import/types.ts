@@ -52,4 +52,6 @@ export const IMPORT_LIMITS = {
   elements: 1e15,
   /** Sequence length or image size. */
   seqLen: 1_048_576,
+  /** Experts of one mixture-of-experts linear (DeepSeek-V3 has 256; 4,096 leaves room for finer ones). */
+  experts: 4096,
 } as const;
