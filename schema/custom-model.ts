@@ -3,6 +3,7 @@
 import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { LayerType, OptimizerKind, Precision } from '../predictor/types.js';
 import { LayerTypeSummary, PrecisionEnum } from './types.js';
+import { HF_MODEL_TYPES } from '../predictor/import/huggingface.js';
 import { LAYER_FIELDS, LAYER_TYPES } from '../predictor/import/layer-list.js';
 
 export enum LayerTypeEnum {
@@ -205,8 +206,7 @@ export class LayerInput {
 export class ModelInput {
   @Field(() => String, {
     nullable: true,
-    description:
-      'The text of a Hugging Face config.json; model_type gpt2, gpt_neo, gptj, gpt_neox, opt, llama, mistral, qwen2, bert, t5 or vit.',
+    description: `The text of a Hugging Face config.json; model_type ${HF_MODEL_TYPES.join(', ')} (mixtral, qwen2_moe and qwen3_moe are mixtures of experts).`,
   })
   huggingFaceConfig?: string;
   @Field(() => String, {

@@ -4,7 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { fromHuggingFaceConfig, HF_MODEL_TYPES, parseHuggingFaceConfig } from '../predictor/import/index.js';
 import { InputError } from '../predictor/input-error.js';
 import { modelCost } from '../predictor/layers.js';
+import { llmModel } from '../predictor/llm.js';
+import { parallelStructure } from '../predictor/parallel.js';
+import type { ModelDef } from '../predictor/types.js';
 import { getModel } from '../predictor/zoo/index.js';
+import { loadLlmArchitectures } from '../seeds/llm.js';
 import { HF_CONFIGS } from './import-fixtures.js';
 
 const params = (cfg: object, seqLen?: number) =>
@@ -42,6 +46,110 @@ describe('a config builds what the zoo builds for the same model', () => {
     expect(a.forwardFlops).toBeCloseTo(b.forwardFlops, -3);
     expect(a.activationElements).toBe(b.activationElements);
     expect(m.throughputUnit).toBe(zoo.throughputUnit);
+  });
+});
+
+describe('mixture-of-experts configs', () => {
+  const cfg = (id: string) => HF_CONFIGS.find((c) => c.id === id)!.config;
+
+  it.each([
+    ['Qwen/Qwen3-30B-A3B', 'Qwen3-30B-A3B', {}],
+    // NeMo's Mixtral config class leaves the vocabulary to the tokenizer; the HF config gives 32000.
+    ['mistralai/Mixtral-8x7B-v0.1', 'Mixtral-8x7B', { vocab: 32000 }],
+  ])(
+    '%s builds what the architecture row of llm_models.csv (%s, NeMo) builds: same parameters, FLOPs and activations',
+    (hf, row, over) => {
+      const fromConfig = fromHuggingFaceConfig(cfg(hf), { seqLen: 4096 }).model;
+      const arch = { ...loadLlmArchitectures().find((a) => a.model === row)!, ...over };
+      const fromRow = llmModel(arch, 4096) as ModelDef;
+      expect(typeof fromRow).toBe('object');
+      const a = modelCost(fromConfig),
+        b = modelCost(fromRow);
+      expect(a.parameters).toBe(b.parameters);
+      expect(a.forwardFlops).toBe(b.forwardFlops);
+      expect(a.activationElements).toBe(b.activationElements);
+      expect(parallelStructure(a, fromConfig.layers)).toEqual(parallelStructure(b, fromRow.layers));
+    },
+  );
+
+  it.each([
+    // Model cards: activated parameters per token (Qwen counts the embeddings in).
+    ['Qwen/Qwen3-30B-A3B', 3.3e9, 128, 48],
+    ['mistralai/Mixtral-8x7B-v0.1', 12.9e9, 8, 32],
+    ['Qwen/Qwen1.5-MoE-A2.7B', 2.7e9, 60, 24],
+  ])(
+    '%s: a token passes top-k of the experts, the published active parameters',
+    (id, active, experts, layers) => {
+      const c = cfg(id);
+      const m = fromHuggingFaceConfig(c).model;
+      const cost = modelCost(m);
+      const s = parallelStructure(cost, m.layers);
+      expect(s.experts).toBe(experts);
+      expect(s.moeLayers).toBe(layers);
+      const topK = c.num_experts_per_tok as number;
+      const activeParams = cost.parameters - s.expertParameters * (1 - topK / experts);
+      expect(Math.abs(activeParams / active - 1)).toBeLessThan(0.05);
+    },
+  );
+
+  it("Qwen's mlp_only_layers keep the first layers dense: their experts become one dense MLP of intermediate_size", () => {
+    const base = cfg('Qwen/Qwen3-30B-A3B');
+    const all = fromHuggingFaceConfig(base).model;
+    const two = fromHuggingFaceConfig({ ...base, mlp_only_layers: [1, 0] }).model;
+    const s = parallelStructure(modelCost(two), two.layers);
+    expect(s.moeLayers).toBe(46);
+    // Each dense layer: 128 x 3 x 2048 x 768 expert weights and a 2048 x 128 router out, 3 x 2048 x 6144 in.
+    expect(modelCost(all).parameters - modelCost(two).parameters).toBe(
+      2 * (128 * 3 * 2048 * 768 + 2048 * 128 - 3 * 2048 * 6144),
+    );
+  });
+
+  it('Qwen2-MoE: a shared expert beside the routed ones, Q/K/V biases, and a note on its gate', () => {
+    const r = fromHuggingFaceConfig(cfg('Qwen/Qwen1.5-MoE-A2.7B'));
+    const names = r.model.layers.map((l) => l.name ?? '');
+    expect(names.some((n) => n.startsWith('moe.shared'))).toBe(true);
+    expect(r.notes.join(' ')).toMatch(/shared expert is costed without its sigmoid gate/);
+    const none = fromHuggingFaceConfig({
+      ...cfg('Qwen/Qwen1.5-MoE-A2.7B'),
+      shared_expert_intermediate_size: 0,
+    });
+    expect(none.model.layers.some((l) => (l.name ?? '').startsWith('moe.shared'))).toBe(false);
+    expect(modelCost(r.model).parameters - modelCost(none.model).parameters).toBe(24 * 3 * 2048 * 5632);
+  });
+
+  it.each([
+    [
+      { decoder_sparse_step: 2 },
+      /decoder_sparse_step 2 and mlp_only_layers \[\] interleave dense and expert layers/,
+    ],
+    [{ mlp_only_layers: [3] }, /interleave dense and expert layers; only dense layers first/],
+    [{ mlp_only_layers: [48] }, /"mlp_only_layers" must be a list of layer indices from 0 to 47/],
+    [{ mlp_only_layers: 'all' }, /"mlp_only_layers" must be a list of layer indices/],
+    [{ num_experts: 1 }, /"num_experts" must be at least 2 for a mixture of experts/],
+    [{ num_experts: 5000 }, /"num_experts" must be an integer from 1 to 4096/],
+    [{ num_experts_per_tok: 200 }, /num_experts_per_tok \(200\) is more than the 128 experts of a layer/],
+  ])('a layout the builder cannot express is refused with the reason: %j', (over, message) => {
+    try {
+      fromHuggingFaceConfig(
+        { ...cfg('Qwen/Qwen3-30B-A3B'), ...over },
+        { field: 'customModel.huggingFaceConfig' },
+      );
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(InputError);
+      expect((e as InputError).field).toBe('customModel.huggingFaceConfig');
+      expect((e as InputError).message).toMatch(message);
+    }
+  });
+
+  it('a sparse step larger than the model leaves every layer dense, and says so', () => {
+    const r = fromHuggingFaceConfig({
+      ...cfg('Qwen/Qwen3-30B-A3B'),
+      num_hidden_layers: 2,
+      decoder_sparse_step: 4,
+    });
+    expect(parallelStructure(modelCost(r.model), r.model.layers).experts).toBeNull();
+    expect(r.notes.join(' ')).toMatch(/leave no layer with experts/);
   });
 });
 
@@ -124,7 +232,7 @@ describe('bad configs are refused, naming the field and what is allowed', () => 
     ['not json', /is not JSON/],
     ['[1, 2]', /must be a JSON object/],
     ['{}', /no "model_type"; supported: gpt2, gpt_neo/],
-    ['{"model_type": "mixtral"}', /"mixtral" is not supported; supported: .*llama/],
+    ['{"model_type": "deepseek_v3"}', /"deepseek_v3" is not supported; supported: .*llama.*qwen3_moe/],
     [
       '{"model_type": "gpt2", "n_layer": -3, "n_embd": 768, "n_head": 12}',
       /"n_layer" must be an integer from 1/,

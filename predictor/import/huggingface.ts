@@ -1,11 +1,13 @@
 // Hugging Face config.json -> ModelDef. Each supported `model_type` is translated into the `arch` of
 // the zoo builder that already models that family (predictor/zoo/: decoder.ts for GPT-2, GPT-Neo,
-// GPT-J, GPT-NeoX, OPT, Llama, Mistral, Qwen2; bert.ts; t5.ts; vit.ts) and built by the zoo's own
+// GPT-J, GPT-NeoX, OPT, Llama, Mistral, Qwen2 and the mixture-of-experts Mixtral, Qwen2-MoE and
+// Qwen3-MoE; bert.ts; t5.ts; vit.ts) and built by the zoo's own
 // modelFromZooEntry, so a config and the zoo entry for the same model give the same layers. Keys and
 // defaults follow the transformers library's configuration classes (configuration_<type>.py).
 import { createHash } from 'node:crypto';
 import { InputError, shownValue } from '../input-error.js';
 import type { ModelDef } from '../types.js';
+import type { MoeArch } from '../zoo/decoder.js';
 import { modelFromZooEntry } from '../zoo/index.js';
 import type { ZooEntry } from '../zoo/spec.js';
 import { IMPORT_LIMITS, type ImportedModel, type ImportOptions } from './types.js';
@@ -19,6 +21,9 @@ export const HF_MODEL_TYPES = [
   'llama',
   'mistral',
   'qwen2',
+  'mixtral',
+  'qwen2_moe',
+  'qwen3_moe',
   'bert',
   't5',
   'vit',
@@ -186,6 +191,113 @@ function divides(c: Reader, what: string, n: number, by: number, byWhat: string)
   if (n % by !== 0) c.fail(`${what} (${n}) is not a multiple of ${byWhat} (${by})`);
 }
 
+type LlamaLike = 'llama' | 'mistral' | 'qwen2' | 'mixtral' | 'qwen2_moe' | 'qwen3_moe';
+
+/**
+ * What a Llama-like config that leaves a key out gets. llama, mistral and qwen2 keep the values this
+ * importer has always used (Llama-2-7B's: the llama defaults of transformers' LlamaConfig); the
+ * mixture-of-experts types take their transformers configuration class's defaults
+ * (configuration_mixtral.py, configuration_qwen2_moe.py, configuration_qwen3_moe.py).
+ */
+const LLAMA_LIKE_DEFAULTS: Record<
+  LlamaLike,
+  {
+    hidden: number;
+    heads: number;
+    kvHeads?: number;
+    layers: number;
+    ffn: number;
+    vocab: number;
+    positions: number;
+  }
+> = {
+  llama: { hidden: 4096, heads: 32, layers: 32, ffn: 11008, vocab: 32000, positions: 2048 },
+  mistral: { hidden: 4096, heads: 32, layers: 32, ffn: 11008, vocab: 32000, positions: 32768 },
+  qwen2: { hidden: 4096, heads: 32, layers: 32, ffn: 11008, vocab: 32000, positions: 32768 },
+  mixtral: { hidden: 4096, heads: 32, kvHeads: 8, layers: 32, ffn: 14336, vocab: 32000, positions: 131072 },
+  qwen2_moe: { hidden: 2048, heads: 16, kvHeads: 16, layers: 24, ffn: 5632, vocab: 151936, positions: 32768 },
+  qwen3_moe: { hidden: 2048, heads: 32, kvHeads: 4, layers: 24, ffn: 6144, vocab: 151936, positions: 32768 },
+};
+
+/**
+ * The experts of a mixture-of-experts config (null for the dense types), as the zoo's decoder builds
+ * them (zoo/decoder.ts MoeArch: every token through top-k of E gated experts, plus a shared expert
+ * where there is one; the first k layers may keep the dense MLP).
+ * - mixtral: num_local_experts experts of intermediate_size each, in every layer
+ *   (transformers' MixtralSparseMoeBlock).
+ * - qwen2_moe, qwen3_moe: num_experts experts of moe_intermediate_size; layer i has experts unless it
+ *   is in mlp_only_layers or (i + 1) is not a multiple of decoder_sparse_step, and then keeps a dense
+ *   MLP of intermediate_size (Qwen2MoeDecoderLayer / Qwen3MoeDecoderLayer). The builder puts dense
+ *   layers first, so only a layout of k dense layers followed by expert layers is read; any other is
+ *   refused with the reason.
+ * - qwen2_moe's shared expert (shared_expert_intermediate_size; 0 = none) is gated by
+ *   sigmoid(hidden x 1 linear) per token. The builder's shared expert has no gate: the gate's
+ *   `hidden` weights a layer and its sigmoid are left out (under 0.001% of Qwen1.5-MoE-A2.7B's
+ *   parameters), and a note says so.
+ */
+function moeOf(type: LlamaLike, c: Reader, layers: number, notes: string[]): MoeArch | undefined {
+  if (type !== 'mixtral' && type !== 'qwen2_moe' && type !== 'qwen3_moe') return undefined;
+  const dflt = {
+    mixtral: { experts: 8, topK: 2, ffn: 14336 },
+    qwen2_moe: { experts: 60, topK: 4, ffn: 1408 },
+    qwen3_moe: { experts: 128, topK: 8, ffn: 768 },
+  }[type];
+  const expertsKey = type === 'mixtral' ? 'num_local_experts' : 'num_experts';
+  const experts = c.int(expertsKey, dflt.experts, IMPORT_LIMITS.experts);
+  if (experts < 2) c.fail(`"${expertsKey}" must be at least 2 for a mixture of experts (got ${experts})`);
+  const topK = c.int('num_experts_per_tok', dflt.topK);
+  if (topK > experts)
+    c.fail(`num_experts_per_tok (${topK}) is more than the ${experts} experts of a layer (${expertsKey})`);
+  const ffn =
+    type === 'mixtral' ? c.int('intermediate_size', dflt.ffn) : c.int('moe_intermediate_size', dflt.ffn);
+  if (type === 'mixtral') return { experts, topK, ffn };
+  const denseLayers = denseLayersOf(c, layers);
+  if (denseLayers === layers)
+    notes.push(
+      'decoder_sparse_step and mlp_only_layers leave no layer with experts: every layer keeps the dense MLP (intermediate_size)',
+    );
+  if (type === 'qwen3_moe')
+    notes.push("Qwen3's per-head RMSNorm of queries and keys is not costed (2 x head_dim weights a layer)");
+  const shared =
+    type === 'qwen2_moe' && !(c.cfg.shared_expert_intermediate_size === 0)
+      ? c.int('shared_expert_intermediate_size', 5632)
+      : 0;
+  if (shared > 0)
+    notes.push(
+      "Qwen2-MoE's shared expert is costed without its sigmoid gate (a hidden x 1 linear a layer, under 0.001% of the FLOPs)",
+    );
+  return {
+    experts,
+    topK,
+    ffn,
+    ...(shared > 0 ? { sharedFfn: shared } : {}),
+    ...(denseLayers > 0 ? { denseLayers } : {}),
+  };
+}
+
+/** Qwen-MoE: how many leading layers keep the dense MLP, or why the layout cannot be built. */
+function denseLayersOf(c: Reader, layers: number): number {
+  const step = c.int('decoder_sparse_step', 1);
+  const raw = c.cfg.mlp_only_layers ?? [];
+  if (
+    !Array.isArray(raw) ||
+    raw.length > layers ||
+    !raw.every((i) => typeof i === 'number' && Number.isInteger(i) && i >= 0 && i < layers)
+  )
+    c.fail(
+      `"mlp_only_layers" must be a list of layer indices from 0 to ${layers - 1} (got ${shownValue(raw)})`,
+    );
+  const dense = new Set(raw as number[]);
+  const sparse = Array.from({ length: layers }, (_, i) => !dense.has(i) && (i + 1) % step === 0);
+  const first = sparse.indexOf(true);
+  const k = first < 0 ? layers : first;
+  if (sparse.slice(k).some((s) => !s))
+    c.fail(
+      `decoder_sparse_step ${step} and mlp_only_layers ${JSON.stringify(raw).slice(0, 80)} interleave dense and expert layers; only dense layers first and experts in every layer after them are modelled (decoder_sparse_step 1, mlp_only_layers [0, ..., k - 1])`,
+    );
+  return k;
+}
+
 function build(type: HfType, c: Reader, seqLen: SeqLen, notes: string[]): Built {
   switch (type) {
     case 'gpt2': {
@@ -313,49 +425,59 @@ function build(type: HfType, c: Reader, seqLen: SeqLen, notes: string[]): Built 
     }
     case 'llama':
     case 'mistral':
-    case 'qwen2': {
-      const d = c.int('hidden_size', 4096),
-        heads = c.int('num_attention_heads', 32);
-      const kvHeads = c.int('num_key_value_heads', heads);
+    case 'qwen2':
+    case 'mixtral':
+    case 'qwen2_moe':
+    case 'qwen3_moe': {
+      const dflt = LLAMA_LIKE_DEFAULTS[type];
+      const d = c.int('hidden_size', dflt.hidden),
+        heads = c.int('num_attention_heads', dflt.heads);
+      const kvHeads = c.int('num_key_value_heads', dflt.kvHeads ?? heads);
       if (heads % kvHeads !== 0)
         c.fail(`num_attention_heads (${heads}) is not a multiple of num_key_value_heads (${kvHeads})`);
       const headDim = c.int('head_dim', d / heads);
       if (!c.has('head_dim')) divides(c, 'hidden_size', d, heads, 'num_attention_heads');
-      const positions = c.int('max_position_embeddings', type === 'llama' ? 2048 : 32768);
+      const positions = c.int('max_position_embeddings', dflt.positions);
       const seq = seqLen(Math.min(positions, 4096), positions);
       const act = c.str('hidden_act', 'silu');
       if (act !== 'silu' && act !== 'swish')
         notes.push(`hidden_act "${act}" is costed as SiLU (same memory traffic, similar FLOPs)`);
-      const window =
-        type === 'qwen2'
-          ? c.bool('use_sliding_window', false) && c.has('sliding_window')
-            ? c.int('sliding_window')
-            : undefined
-          : type === 'mistral' && c.has('sliding_window')
-            ? c.int('sliding_window')
-            : undefined;
+      // Qwen's configs switch the window on with use_sliding_window; Mistral's and Mixtral's by giving one.
+      const qwen = type === 'qwen2' || type === 'qwen2_moe' || type === 'qwen3_moe';
+      const window = qwen
+        ? c.bool('use_sliding_window', false) && c.has('sliding_window')
+          ? c.int('sliding_window')
+          : undefined
+        : (type === 'mistral' || type === 'mixtral') && c.has('sliding_window')
+          ? c.int('sliding_window')
+          : undefined;
       if (window !== undefined && window < seq)
         notes.push(`sliding-window attention: each token attends to its last ${window} positions`);
-      // Qwen2 puts biases on the Q/K/V projections only; Llama and Mistral on none (attention_bias / mlp_bias can switch them on).
-      const qkvBias = type === 'qwen2' ? true : c.bool('attention_bias', false);
+      // Qwen2 and Qwen2-MoE put biases on the Q/K/V projections only; Llama, Mistral, Mixtral and
+      // Qwen3 on none (attention_bias / mlp_bias can switch them on).
+      const qwen2 = type === 'qwen2' || type === 'qwen2_moe';
+      const qkvBias = qwen2 ? true : c.bool('attention_bias', false);
+      const layers = c.int('num_hidden_layers', dflt.layers);
+      const moe = moeOf(type, c, layers, notes);
       return lm(seq, {
-        layers: c.int('num_hidden_layers', 32),
+        layers,
         hidden: d,
         heads,
         kvHeads,
         ...(headDim !== d / heads ? { headDim } : {}),
-        ffn: c.int('intermediate_size', 11008),
-        vocab: c.int('vocab_size', 32000),
+        ffn: c.int('intermediate_size', dflt.ffn),
+        vocab: c.int('vocab_size', dflt.vocab),
         norm: 'rmsnorm',
         mlp: 'swiglu',
         positions: 'rotary',
         bias: false,
         qkvBias,
-        outBias: type === 'qwen2' ? false : c.bool('attention_bias', false),
+        outBias: qwen2 ? false : c.bool('attention_bias', false),
         mlpBias: c.bool('mlp_bias', false),
         tiedHead: c.bool('tie_word_embeddings', false),
         dropout: c.num('attention_dropout', 0) > 0,
         ...(window !== undefined ? { attentionWindow: window } : {}),
+        ...(moe ? { moe } : {}),
       });
     }
     case 'bert': {
