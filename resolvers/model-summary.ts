@@ -46,6 +46,8 @@ export function summaryOf(
     activationGbPerSampleSelective: activationBytesPerSampleOn(cost, precision, 1, 'selective', memory) / GIB,
     transformerBlocks: s.attentionCore.some(Boolean) ? s.blocks : 0,
     attentionHeads: s.heads,
+    experts: s.experts,
+    expertParameters: s.expertParameters,
     tensorParallelizable: s.tensorParallelizable,
     unsupportedOperators: imported.unsupported,
     notes: imported.notes,

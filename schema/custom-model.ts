@@ -299,6 +299,17 @@ export class ModelSummary {
     description: 'Fewest attention heads of any attention layer (tensor parallelism must divide it).',
   })
   attentionHeads!: number | null;
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'Fewest experts of any mixture-of-experts layer (expertParallel must divide it); null for a model without experts.',
+  })
+  experts!: number | null;
+  @Field(() => Float, {
+    description:
+      "Of parameters: the experts' weights, which expert parallelism spreads over its GPUs (a token passes top-k of them); 0 without experts.",
+  })
+  expertParameters!: number;
   @Field(() => Boolean, { description: 'Has linear-layer pairs that tensor parallelism can split.' })
   tensorParallelizable!: boolean;
   @Field(() => [UnsupportedOperator], {

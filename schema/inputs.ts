@@ -120,7 +120,8 @@ export class PredictInput {
   priceUsdPerGpuHour?: number;
   @Field(() => ParallelismInput, {
     nullable: true,
-    description: 'Tensor/pipeline parallelism, ZeRO, recomputation; leave out for plain data parallelism.',
+    description:
+      'Tensor/pipeline/context/expert parallelism, ZeRO, recomputation; leave out for plain data parallelism.',
   })
   parallelism?: ParallelismInput;
   @Field(() => AttentionEnum, {

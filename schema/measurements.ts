@@ -38,7 +38,7 @@ export class MeasurementInput {
   @Field(() => ParallelismInput, {
     nullable: true,
     description:
-      'Tensor/pipeline parallelism, ZeRO, recomputation the run used; leave out for plain data parallelism.',
+      'Tensor/pipeline/context/expert parallelism, ZeRO, recomputation the run used; leave out for plain data parallelism.',
   })
   parallelism?: ParallelismInput;
   @Field(() => Float, {

@@ -55,7 +55,7 @@ registerEnumType(ParallelismSearchEnum, {
 
 @ObjectType({
   description:
-    'How a plan splits the model over its GPUs. Plain data parallelism: dataParallel = GPUs, tensorParallel = pipelineParallel = contextParallel = virtualPipelineStages = 1, zeroStage 0, recompute NONE.',
+    'How a plan splits the model over its GPUs. Plain data parallelism: dataParallel = GPUs, tensorParallel = pipelineParallel = contextParallel = virtualPipelineStages = expertParallel = 1, zeroStage 0, recompute NONE.',
 })
 export class Parallelism {
   @Field(() => Int, {
@@ -79,6 +79,11 @@ export class Parallelism {
   virtualPipelineStages!: number;
   @Field(() => Int, {
     description:
+      "GPUs a mixture-of-experts layer's experts are spread over (expert parallelism), E / expertParallel whole experts each, tokens sent to them and back by all-to-all; 1 = every GPU holds every expert.",
+  })
+  expertParallel!: number;
+  @Field(() => Int, {
+    description:
       'ZeRO stage over the data-parallel group: 1 shards optimizer state, 2 also gradients, 3 also weights (FSDP).',
   })
   zeroStage!: number;
@@ -93,7 +98,7 @@ export class Parallelism {
 
 @InputType({
   description:
-    'Tensor/pipeline parallelism, ZeRO sharding and recomputation. Leave out for plain data parallelism. With TP/PP, batchSizePerGpu is the micro-batch of one model replica, and gradAccumSteps the micro-batches per step.',
+    'Tensor/pipeline/context/expert parallelism, ZeRO sharding and recomputation. Leave out for plain data parallelism. With TP/PP, batchSizePerGpu is the micro-batch of one model replica, and gradAccumSteps the micro-batches per step.',
 })
 export class ParallelismInput {
   @Field(() => Int, { defaultValue: 1, description: 'Must divide gpusPerNode and the attention heads.' })
@@ -127,4 +132,10 @@ export class ParallelismInput {
       'Context parallelism: GPUs one sequence is split over (ring attention), 1 to 64; gpusPerNode x nodes must be a multiple of tensorParallel x pipelineParallel x contextParallel.',
   })
   contextParallel!: number;
+  @Field(() => Int, {
+    defaultValue: 1,
+    description:
+      "Expert parallelism (mixture-of-experts models: a layer list's linear `experts`, or a mixtral / qwen2_moe / qwen3_moe config): GPUs each layer's experts are spread over, 1 to 1024, whole experts on each (no tensor split of an expert); tokens go to their experts' GPUs and back by all-to-all, forward and backward. Must divide the experts of every MoE layer and the GPUs of a pipeline stage (gpusPerNode x nodes / pipelineParallel); the EP ranks are carved out of a stage's tensor x context x data-parallel GPUs. 1 (the default) = every GPU holds every expert.",
+  })
+  expertParallel!: number;
 }

@@ -321,6 +321,11 @@ export class Breakdown {
   tensorParallelCommMs!: number;
   @Field(() => Float, { description: 'Pipeline sends of activations and gradients between stages.' })
   pipelineCommMs!: number;
+  @Field(() => Float, {
+    description:
+      "Expert-parallel all-to-alls (tokens to their experts' GPUs and back, every mixture-of-experts layer, forward and backward; on the critical path); 0 without expert parallelism.",
+  })
+  expertParallelCommMs!: number;
 }
 
 @ObjectType({

@@ -50,6 +50,9 @@ export interface RunConfiguration {
     zeroStage: number;
     recompute: Parallelism['recompute'];
     optimizerState?: 'fp32' | 'bf16' | null;
+    virtualPipelineStages?: number;
+    contextParallel?: number;
+    expertParallel?: number;
   } | null;
 }
 

@@ -34,7 +34,7 @@ import { FLOORS, inRange, InputError, integer, LIMITS, nonEmpty, priceList } fro
 /** GPUs per node a search considers when the request does not say (16 only where a node holds 16). */
 export const DEFAULT_GPUS_PER_NODE = [1, 2, 4, 8, 16];
 
-/** Tensor/pipeline parallelism, ZeRO and recomputation as a request gives them. */
+/** Tensor/pipeline/context/expert parallelism, ZeRO and recomputation as a request gives them. */
 export interface ParallelismInput {
   tensorParallel: number;
   pipelineParallel: number;
@@ -43,6 +43,7 @@ export interface ParallelismInput {
   optimizerState?: 'fp32' | 'bf16' | null;
   virtualPipelineStages?: number;
   contextParallel?: number;
+  expertParallel?: number;
 }
 
 /** One configuration to predict, as a request gives it (the GraphQL PredictInput has this shape). */

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { apolloForTests } from './graphql-client.js';
 import {
   fleetCandidates,
+  layoutOf,
   planFleet,
   timeGrid,
   verifyFleetPlan,
@@ -148,6 +149,36 @@ function permutations(xs: number[]): number[][] {
   if (xs.length <= 1) return [xs];
   return xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((p) => [x, ...p]));
 }
+
+describe('layoutOf', () => {
+  it('re-predicts a plan at its own layout: interleaving, context and expert parallelism are kept, plain stays plain', () => {
+    const plan = {
+      dataParallel: 16,
+      tensorParallel: 1,
+      pipelineParallel: 1,
+      contextParallel: 1,
+      virtualPipelineStages: 1,
+      expertParallel: 1,
+      zeroStage: 0 as const,
+      recompute: 'none' as const,
+      microBatches: 1,
+    };
+    expect(layoutOf(plan)).toBeUndefined();
+    expect(layoutOf({ ...plan, expertParallel: 8, zeroStage: 1 })).toEqual({
+      tensorParallel: 1,
+      pipelineParallel: 1,
+      zeroStage: 1,
+      recompute: 'none',
+      expertParallel: 8,
+    });
+    expect(
+      layoutOf({ ...plan, pipelineParallel: 4, virtualPipelineStages: 2, contextParallel: 2 }),
+    ).toMatchObject({
+      virtualPipelineStages: 2,
+      contextParallel: 2,
+    });
+  });
+});
 
 describe('planFleet (library)', () => {
   const { all, kept } = fleetCandidates(base);

@@ -2,6 +2,12 @@
 // predict's parallelism input, recommend's parallelism on every plan, and BAD_USER_INPUT naming the
 // field for every bad input.
 import { describe, expect, it } from 'vitest';
+import { fromHuggingFaceConfig } from '../predictor/import/index.js';
+import { llmModel } from '../predictor/llm.js';
+import { predict, type PredictRequest } from '../predictor/predict.js';
+import type { ModelDef } from '../predictor/types.js';
+import { defaultInterNodeGbps, getGpu, loadEfficiency } from '../seeds/catalog.js';
+import { loadLlmArchitectures } from '../seeds/llm.js';
 import { apolloForTests } from './graphql-client.js';
 import { HF_CONFIGS, tinyGpt } from './import-fixtures.js';
 
@@ -138,6 +144,119 @@ describe('predict and recommend with custom models and parallelism', () => {
       zeroStage: 0,
       recompute: 'NONE',
     });
+  });
+});
+
+describe('mixture of experts through the API', () => {
+  const qwenConfig = HF_CONFIGS.find((c) => c.id === 'Qwen/Qwen3-30B-A3B')!.config;
+  const MOE = `query($w: WorkloadInput!, $p: ParallelismInput) { predict(input: { workload: $w, gpu: "H100-SXM5-80GB", nodes: 2, gpusPerNode: 8, batchSizePerGpu: 1, gradAccumSteps: 8, precision: BF16, parallelism: $p }) {
+    model stepTimeMs analyticalStepTimeMs throughput fitsInMemory memoryGbPerGpu memory { weightsGb optimizerGb }
+    parallelism { dataParallel tensorParallel pipelineParallel contextParallel expertParallel zeroStage recompute microBatches }
+    breakdown { forwardMs backwardMs communicationTotalMs dataParallelCommMs expertParallelCommMs } } }`;
+  // What the predictor itself answers for the same request (the API's defaults filled in).
+  const direct = (model: ModelDef, expertParallel: number) => {
+    const gpu = getGpu('H100-SXM5-80GB')!;
+    const r: PredictRequest = {
+      model,
+      gpu,
+      precision: 'BF16',
+      batchSizePerGpu: 1,
+      gpusPerNode: 8,
+      nodes: 2,
+      gradAccumSteps: 8,
+      interNodeGbps: defaultInterNodeGbps(gpu.id),
+      fp32UsesTf32: true,
+      parallelism: {
+        tensorParallel: 1,
+        pipelineParallel: 1,
+        zeroStage: 1,
+        recompute: 'none',
+        expertParallel,
+      },
+    };
+    return predict(r, loadEfficiency());
+  };
+
+  it('predict Qwen3-30B-A3B from its config.json on 16 H100s with the experts spread 8 ways', async () => {
+    const w = { customModel: { huggingFaceConfig: JSON.stringify(qwenConfig) }, seqLen: 4096, samples: 1e9 };
+    const r = await run(MOE, { w, p: { expertParallel: 8, zeroStage: 1 } });
+    expect(r.errors).toBeUndefined();
+    const p = r.data!.predict;
+    expect(p.model).toMatch(/^hf:qwen3_moe:/);
+    expect(p.parallelism).toEqual({
+      dataParallel: 16,
+      tensorParallel: 1,
+      pipelineParallel: 1,
+      contextParallel: 1,
+      expertParallel: 8,
+      zeroStage: 1,
+      recompute: 'NONE',
+      microBatches: 8,
+    });
+    expect(Number.isFinite(p.stepTimeMs)).toBe(true);
+    expect(p.stepTimeMs).toBeGreaterThan(0);
+    expect(p.breakdown.expertParallelCommMs).toBeGreaterThan(0);
+    // The analytical step is the predictor's own for this model and layout, EP included.
+    const m = fromHuggingFaceConfig(qwenConfig, { seqLen: 4096 }).model;
+    expect(p.analyticalStepTimeMs).toBeCloseTo(direct(m, 8).stepTimeMs, 6);
+    // The breakdown is the predictor's, scaled as the step is by the learned correction.
+    const scale = p.stepTimeMs / p.analyticalStepTimeMs;
+    expect(p.breakdown.expertParallelCommMs).toBeCloseTo(
+      direct(m, 8).breakdown.expertParallelCommMs * scale,
+      6,
+    );
+
+    // The same without expert parallelism: no all-to-all, and every GPU holds all 128 experts.
+    const plain = (await run(MOE, { w, p: { zeroStage: 1 } })).data!.predict;
+    expect(plain.parallelism.expertParallel).toBe(1);
+    expect(plain.breakdown.expertParallelCommMs).toBe(0);
+    expect(p.memory.weightsGb).toBeLessThan(plain.memory.weightsGb / 4);
+  });
+
+  it('the same model as a GraphQL layer list (router and experts fields) predicts the same expert-parallel step', async () => {
+    const built = llmModel(
+      loadLlmArchitectures().find((a) => a.model === 'Qwen3-30B-A3B')!,
+      4096,
+    ) as ModelDef;
+    const layers = built.layers.map((l) => ({ ...l, type: l.type.toUpperCase() }));
+    expect(layers.some((l) => 'experts' in l)).toBe(true);
+    expect(layers.some((l) => 'router' in l)).toBe(true);
+    const w = { customModel: { layers }, samples: 1e9 };
+    const summary = await run(
+      `query($c: ModelInput) { modelSummary(customModel: $c) { parameters experts expertParameters notes } }`,
+      { c: { layers } },
+    );
+    expect(summary.errors).toBeUndefined();
+    expect(summary.data!.modelSummary).toMatchObject({ experts: 128, notes: [] });
+    // 48 layers x 128 experts x 3 x 2048 x 768: 29.0 B of the 30.5 B.
+    expect(summary.data!.modelSummary.expertParameters).toBe(48 * 128 * 3 * 2048 * 768);
+    const r = await run(MOE, { w, p: { expertParallel: 8, zeroStage: 1 } });
+    expect(r.errors).toBeUndefined();
+    expect(r.data!.predict.parallelism.expertParallel).toBe(8);
+    expect(r.data!.predict.analyticalStepTimeMs).toBeCloseTo(direct(built, 8).stepTimeMs, 6);
+  });
+
+  it.each([
+    [{ expertParallel: 3 }, /3 does not divide the 128 experts of a layer/],
+    [{ expertParallel: 32 }, /the 16 GPUs of a pipeline stage do not split into groups of 32/],
+    [{ expertParallel: 0 }, /must be an integer from 1 to 1024 \(got 0\)/],
+    [{ expertParallel: 2048 }, /must be an integer from 1 to 1024/],
+  ])('a Qwen3-30B-A3B layout %j is BAD_USER_INPUT naming parallelism.expertParallel', async (p, message) => {
+    const w = { customModel: { huggingFaceConfig: JSON.stringify(qwenConfig) }, samples: 1e9 };
+    const r = await run(MOE, { w, p });
+    expect(r.errors, JSON.stringify(r)).toBeDefined();
+    expect(r.errors![0].extensions?.code).toBe('BAD_USER_INPUT');
+    expect(r.errors![0].extensions?.field).toBe('parallelism.expertParallel');
+    expect(r.errors![0].message).toMatch(message);
+  });
+
+  it('expert parallelism on a dense model is BAD_USER_INPUT too', async () => {
+    const r = await run(MOE, { w: { model: 'llama2_7b', samples: 1 }, p: { expertParallel: 2 } });
+    expect(r.errors![0].extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'parallelism.expertParallel',
+    });
+    expect(r.errors![0].message).toMatch(/this model has none/);
   });
 });
 
