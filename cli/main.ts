@@ -170,7 +170,8 @@ Columns:
   precision              ${PRECISIONS.join(', ')}
   optional: num_nodes, throughput_unit (default: the model's own, e.g. images/s), grad_accum_steps,
   seq_len_or_image_size, tensor_parallel, pipeline_parallel, zero_stage, recompute
-  (none/selective/full); seeds/measurements/train.csv's layout works as it is.
+  (none/selective/full), expert_parallel (mixture-of-experts models); seeds/measurements/train.csv's
+  layout works as it is.
 ${examples(
   'printf "model,gpu,num_gpus,batch_size_per_gpu,precision\\nresnet50_v1.5,A100-SXM4-80GB,8,256,AMP_FP16\\n" > c.csv',
   'trainplan predict-csv --in c.csv --out predicted.csv',

@@ -65,15 +65,19 @@ function rowModel(
   };
 }
 
-/** Optional predict-csv columns tensor_parallel, pipeline_parallel, zero_stage, recompute (none/selective/full). */
+/**
+ * Optional predict-csv columns tensor_parallel, pipeline_parallel, zero_stage, recompute
+ * (none/selective/full), expert_parallel (mixture-of-experts models; predict checks each value).
+ */
 function rowParallelism(row: Measurement): Parallelism | undefined {
   const r = row.raw ?? {};
   const int = (k: string) => (r[k] === undefined || r[k] === '' ? undefined : Number(r[k]));
   const t = int('tensor_parallel'),
     p = int('pipeline_parallel'),
-    z = int('zero_stage');
+    z = int('zero_stage'),
+    ep = int('expert_parallel');
   const rc = (r.recompute ?? '').trim().toLowerCase();
-  if (t === undefined && p === undefined && z === undefined && !rc) return undefined;
+  if (t === undefined && p === undefined && z === undefined && ep === undefined && !rc) return undefined;
   if (rc && !RECOMPUTE.includes(rc as Recompute))
     throw new Error(`recompute must be one of ${RECOMPUTE.join(', ')} (got "${rc}")`);
   return {
@@ -81,6 +85,7 @@ function rowParallelism(row: Measurement): Parallelism | undefined {
     pipelineParallel: p ?? 1,
     zeroStage: (z ?? 0) as ZeroStage,
     recompute: (rc || 'none') as Recompute,
+    ...(ep !== undefined ? { expertParallel: ep } : {}),
   };
 }
 

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCsv } from '../seeds/catalog.js';
 import { progressBar } from '../cli/progress.js';
+import { HF_CONFIGS } from './import-fixtures.js';
 
 const bin = fileURLToPath(new URL('../bin/trainplan.js', import.meta.url));
 const run = (...args: string[]) =>
@@ -121,6 +122,32 @@ describe('trainplan CLI', () => {
     expect(out).toMatch(/\| AMP_FP16 \| \d+ \| \d+\.\d% \|/);
     expect(out).toMatch(/32 train\.csv rows left out: they contradict the configuration they state/);
     expect(() => run('evaluate', '--group-by', 'colour')).toThrow(/unknown key "colour"/);
+  });
+
+  it('predict-csv predicts a mixture-of-experts config.json at its expert_parallel column, and says why a degree cannot be', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trainplan-'));
+    const qwen = HF_CONFIGS.find((c) => c.id === 'Qwen/Qwen3-30B-A3B')!.config;
+    writeFileSync(join(dir, 'qwen3-30b-a3b.json'), JSON.stringify(qwen));
+    const input = join(dir, 'in.csv');
+    const output = join(dir, 'out.csv');
+    const row = (ep: string) => `qwen3-30b-a3b.json,H100-SXM5-80GB,16,2,1,8,4096,BF16,1,${ep}`;
+    writeFileSync(
+      input,
+      [
+        'model,gpu,num_gpus,num_nodes,batch_size_per_gpu,grad_accum_steps,seq_len_or_image_size,precision,zero_stage,expert_parallel',
+        row('8'),
+        row('1'),
+        row('3'),
+      ].join('\n'),
+    );
+    expect(run('predict-csv', '--in', input, '--out', output)).toMatch(
+      /wrote 3 rows \(2 predicted, 1 with an error\)/,
+    );
+    const rows = parseCsv(readFileSync(output, 'utf8'));
+    for (const r of rows.slice(0, 2)) expect(Number(r.predicted_throughput)).toBeGreaterThan(0);
+    // EP 8 sends every token's hidden state to its experts and back: a different step than EP 1.
+    expect(rows[0].predicted_step_time_s).not.toBe(rows[1].predicted_step_time_s);
+    expect(rows[2].error).toMatch(/3 does not divide the 128 experts of a layer/);
   });
 
   it("predict-csv takes the minimal columns, in the model's own unit, and refuses an unknown precision", () => {
