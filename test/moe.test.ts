@@ -3,6 +3,8 @@
 // predicted at their own layouts: a check nothing was fitted on.
 import { describe, expect, it } from 'vitest';
 import { fitExperts, llmPredictions } from '../cli/evaluate-llm.js';
+import { llmCases, llmFitChecks } from '../predictor/memory-check.js';
+import { regionParameters } from '../predictor/memory.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { llmExamples } from '../predictor/learned/train.js';
 import { softwareFile, stackOfFramework } from '../predictor/software.js';
@@ -195,5 +197,26 @@ describe('published mixture-of-experts runs (nothing fitted on them)', () => {
       return e.aware.throughput / c.hi[i] <= measured && measured <= e.aware.throughput / c.lo[i];
     });
     expect(inside.length).toBeGreaterThanOrEqual(ex.length - 4);
+  });
+});
+
+describe('memory of the published mixture-of-experts runs', () => {
+  it('puts the experts in the transformer blocks, so pipeline stages split them', () => {
+    const cost = costOf(llmModel(arch('gpt-oss-120b'), 4096) as ModelDef);
+    const r = regionParameters(cost, 1, 8);
+    const s = parallelStructure(cost);
+    expect(r.blockExperts).toBeCloseTo(s.expertParameters / 8, 0);
+    // Only the embedding before the blocks and the final norm and head after them.
+    expect(r.before).toBeLessThan(1e9);
+    expect(r.after).toBeLessThan(1e9);
+  });
+
+  it('predicts most of the runs that ran (experts over the stated EP) to fit: 24 of 27', () => {
+    const checks = llmFitChecks(
+      llmCases().filter((c) => c.moe),
+      eff,
+    );
+    expect(checks.length).toBe(27);
+    expect(checks.filter((c) => c.fits).length).toBeGreaterThanOrEqual(24);
   });
 });
