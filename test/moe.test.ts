@@ -4,6 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { fitExperts, llmPredictions } from '../cli/evaluate-llm.js';
 import { llmCases, llmFitChecks } from '../predictor/memory-check.js';
+import { recommend } from '../optimizer/recommend.js';
+import type { RecommendRequest } from '../optimizer/search-types.js';
 import { regionParameters } from '../predictor/memory.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { llmExamples } from '../predictor/learned/train.js';
@@ -218,5 +220,90 @@ describe('memory of the published mixture-of-experts runs', () => {
     );
     expect(checks.length).toBe(27);
     expect(checks.filter((c) => c.fits).length).toBeGreaterThanOrEqual(24);
+  });
+});
+
+describe('plans for a mixture-of-experts model', () => {
+  const H100 = getGpu('H100-SXM5-80GB')!;
+  const req: RecommendRequest = {
+    model: qwen30b,
+    samples: 1e8,
+    objective: 'TIME',
+    gpus: [H100],
+    precisions: ['BF16'],
+    maxNodes: 2,
+    gpusPerNodeChoices: [8],
+    batchSizes: [1],
+    interNodeGbps: () => 3200,
+    limit: 10,
+    parallelismSearch: 'auto',
+    stack: 'MEGATRON',
+  };
+  const r = recommend(req, eff);
+
+  it('choose expert parallelism, and each plan is what predict says for its layout', () => {
+    expect(r.plans.length).toBeGreaterThan(0);
+    expect(r.plans[0].parallelism.expertParallel).toBeGreaterThan(1);
+    for (const p of r.plans) {
+      const { dataParallel: _, microBatches: __, ...layout } = p.parallelism;
+      const d = predict(
+        {
+          model: qwen30b,
+          gpu: p.gpu,
+          precision: p.precision,
+          batchSizePerGpu: p.batchSizePerGpu,
+          gpusPerNode: p.gpusPerNode,
+          nodes: p.nodes,
+          gradAccumSteps: p.gradAccumSteps,
+          interNodeGbps: p.interNodeGbps,
+          samples: req.samples,
+          parallelism: layout,
+          stack: 'MEGATRON',
+        },
+        eff,
+      );
+      expect(p.stepTimeMs).toBeCloseTo(d.stepTimeMs, 6);
+      expect(d.fitsInMemory).toBe(true);
+    }
+  });
+
+  it('the plan on two nodes is the fastest per sample of every layout that fits there (exhaustive)', () => {
+    const plan = r.plans.find((p) => p.nodes === 2)!;
+    expect(plan).toBeDefined();
+    const s = parallelStructure(costOf(qwen30b), qwen30b.layers);
+    let best = Infinity;
+    for (const t of [1, 2, 4, 8].filter((x) => s.heads! % x === 0))
+      for (const pp of [1, 2, 3, 4, 6, 8, 12, 16].filter((x) => 16 % (t * x) === 0))
+        for (const recompute of ['none', 'selective', 'full'] as const)
+          for (const zeroStage of [0, 1, 2, 3] as const)
+            for (const ep of [1, 2, 4, 8, 16].filter((e) => (16 / pp) % e === 0)) {
+              const dp = 16 / (t * pp);
+              if (zeroStage > 0 && dp === 1) continue;
+              const m = pp === 1 ? 1 : 4 * pp;
+              const d = predict(
+                {
+                  model: qwen30b,
+                  gpu: H100,
+                  precision: 'BF16',
+                  batchSizePerGpu: 1,
+                  gpusPerNode: 8,
+                  nodes: 2,
+                  gradAccumSteps: m,
+                  interNodeGbps: 3200,
+                  parallelism: {
+                    tensorParallel: t,
+                    pipelineParallel: pp,
+                    zeroStage,
+                    recompute,
+                    ...(ep > 1 ? { expertParallel: ep } : {}),
+                  },
+                  stack: 'MEGATRON',
+                },
+                eff,
+              );
+              if (d.fitsInMemory) best = Math.min(best, d.stepTimeMs / (m * dp));
+            }
+    const { dataParallel, microBatches } = plan.parallelism;
+    expect(plan.stepTimeMs / (microBatches * dataParallel)).toBeCloseTo(best, 6);
   });
 });
