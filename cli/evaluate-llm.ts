@@ -174,7 +174,7 @@ export function formatLlmEvaluation(eff: Efficiency = loadEfficiency()): string 
     table('model family', ok, family),
     `Runs on a GPU no fitted run used (replaced in their source, never fitted on): ${other.length} predicted, MAPE ${pct(mean(other.map(ape)))}`,
     table('GPU, model', other, (p) => `${p.run.gpu} ${p.run.model}`),
-    `Mixture-of-experts runs (experts and expert parallelism as published; no stack effect or tree was fitted on them): ${moe.length} rows, ${moeOk.length} predicted, MAPE ${pct(mean(moeOk.map(ape)))}`,
+    `Mixture-of-experts runs (experts and expert parallelism as published; in-sample: the expert efficiency is fitted on them, held out by model above; no tree is trained on them): ${moe.length} rows, ${moeOk.length} predicted, MAPE ${pct(mean(moeOk.map(ape)))}`,
     table('model, stack', moeOk, (p) => `${p.run.model} ${stackOfFramework(p.run.framework)}`),
     ...[...moeSkipped].map(([r, n]) => `  not predicted: ${n}  ${r}`),
     `FP8/BF16 speed ratio on H100, ${pairs.length} published pairs at the same layout: measured mean ${mean(pairs.map((x) => x.measured)).toFixed(2)}, predicted mean ${mean(pairs.map((x) => x.predicted)).toFixed(2)}, mean |error| ${pct(mean(pairErr))}, within 10%: ${pairErr.filter((e) => e <= 0.1).length}/${pairs.length}`,
@@ -303,8 +303,21 @@ export function fitSoftware(eff: Efficiency = loadEfficiency()) {
   }
   const rows = heldOut.reduce((n, h) => n + h.rows, 0);
   const sourceRows = heldOutBySource.reduce((n, h) => n + h.rows, 0);
+  // The experts' fraction of their roofline, under the dense effects just fitted.
+  const experts: Partial<Record<SoftwareStack, ExpertFit>> = {};
+  for (const stack of FITTED_STACKS) {
+    const { loss: _loss, ...dense } = fits[stack]!;
+    const restore = overrideStackEffects(stack, dense);
+    try {
+      const fit = fitExperts(stack, eff);
+      if (fit) experts[stack] = fit;
+    } finally {
+      restore();
+    }
+  }
   return {
     fits,
+    experts,
     heldOut,
     heldOutLogErrors,
     heldOutMape: heldOut.reduce((s, h) => s + h.mape * h.rows, 0) / rows,
@@ -314,7 +327,89 @@ export function fitSoftware(eff: Efficiency = loadEfficiency()) {
   };
 }
 
+/** A stack's expert efficiency, fitted on its published MoE runs, and each model predicted with it fitted on the others. */
+export interface ExpertFit {
+  expertEfficiency: number;
+  /** Mean |log error| of the fit on all the stack's MoE runs. */
+  loss: number;
+  heldOut: { model: string; rows: number; mape: number; unfittedMape: number; fitted: number }[];
+  /** log(predicted / measured throughput) of every run, its model held out of the fit. */
+  heldOutLogErrors: number[];
+}
+
+const EXPERT_GRID = [1, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3];
+
+/** Predictions of `runs` with the experts at `efficiency` of their roofline. */
+function atExpertEfficiency(runs: LlmRun[], stack: SoftwareStack, efficiency: number, eff: Efficiency) {
+  const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
+  const restore = overrideStackEffects(stack, { expertEfficiency: efficiency });
+  try {
+    return runs
+      .map((r) => predictLlmRun(r, archs, stack, eff))
+      .filter((p) => p.tokensPerSecondPerGpu !== undefined);
+  } finally {
+    restore();
+  }
+}
+
+const logErr = (p: LlmRunPrediction) => Math.log(p.tokensPerSecondPerGpu! / p.run.tokensPerSecondPerGpu!);
+
+function bestExpertEfficiency(runs: LlmRun[], stack: SoftwareStack, eff: Efficiency) {
+  let best = { expertEfficiency: 1, loss: Infinity };
+  for (const e of EXPERT_GRID) {
+    const ps = atExpertEfficiency(runs, stack, e, eff);
+    const loss = ps.length ? mean(ps.map((p) => Math.abs(logErr(p)))) : Infinity;
+    if (loss < best.loss) best = { expertEfficiency: e, loss };
+  }
+  return best;
+}
+
+/**
+ * One constant per stack: the fraction of their roofline time a mixture-of-experts layer's experts and
+ * all-to-alls reach, on a grid, on the stack's published MoE runs; each model is predicted with it fitted
+ * on the other models. Null where the stack's MoE runs cover fewer than two models (nothing to hold out).
+ */
+export function fitExperts(stack: SoftwareStack, eff: Efficiency = loadEfficiency()): ExpertFit | null {
+  const mine = moeLlmRuns().filter((r) => stackOfFramework(r.framework) === stack);
+  const predictable = atExpertEfficiency(mine, stack, 1, eff).map((p) => p.run);
+  const models = [...new Set(predictable.map((r) => r.model))].sort();
+  if (models.length < 2) return null;
+  const heldOut: ExpertFit['heldOut'] = [];
+  const heldOutLogErrors: number[] = [];
+  for (const model of models) {
+    const { expertEfficiency } = bestExpertEfficiency(
+      predictable.filter((r) => r.model !== model),
+      stack,
+      eff,
+    );
+    const held = predictable.filter((r) => r.model === model);
+    const ps = atExpertEfficiency(held, stack, expertEfficiency, eff);
+    heldOut.push({
+      model,
+      rows: ps.length,
+      mape: mean(ps.map(ape)),
+      unfittedMape: mean(atExpertEfficiency(held, stack, 1, eff).map(ape)),
+      fitted: expertEfficiency,
+    });
+    heldOutLogErrors.push(...ps.map(logErr));
+  }
+  return { ...bestExpertEfficiency(predictable, stack, eff), heldOut, heldOutLogErrors };
+}
+
 export function formatSoftwareFit(f: ReturnType<typeof fitSoftware>): string {
+  const expertLines = Object.entries(f.experts).flatMap(([stack, x]) => {
+    const rows = x!.heldOut.reduce((n, h) => n + h.rows, 0);
+    const weighted = (k: 'mape' | 'unfittedMape') => x!.heldOut.reduce((s, h) => s + h[k] * h.rows, 0) / rows;
+    return [
+      '',
+      `Mixture-of-experts layers, ${stack}: expertEfficiency ${x!.expertEfficiency} (grid ${EXPERT_GRID.join(', ')}; mean |log error| ${x!.loss.toFixed(3)} on its ${rows} published MoE runs). Held out by model (fitted on the other models): MAPE ${pct(weighted('mape'))}, ${pct(weighted('unfittedMape'))} with the experts at their roofline`,
+      '| model held out | rows | fitted on the others | MAPE | at the roofline (1) |',
+      '|---|---:|---:|---:|---:|',
+      ...x!.heldOut.map(
+        (h) => `| ${h.model} | ${h.rows} | ${h.fitted} | ${pct(h.mape)} | ${pct(h.unfittedMape)} |`,
+      ),
+    ];
+  });
   return [
     'Tuned-stack effects fitted on the LLM runs of each stack (grid: GEMM fraction of the measured kernel rate, elementwise traffic left, DP/ZeRO overlap, TP overlap):',
     ...Object.entries(f.fits).map(
@@ -330,6 +425,7 @@ export function formatSoftwareFit(f: ReturnType<typeof fitSoftware>): string {
     '| stack | source held out | rows | MAPE |',
     '|---|---|---:|---:|',
     ...f.heldOutBySource.map((h) => `| ${h.stack} | ${h.source} | ${h.rows} | ${pct(h.mape)} |`),
+    ...expertLines,
   ].join('\n');
 }
 
@@ -346,6 +442,16 @@ export function writeSoftwareFit(f: ReturnType<typeof fitSoftware>): string {
       ...effects,
       ...(errs.length ? { heldOutLogError: { q10: q(0.1), q90: q(0.9), rows: errs.length } } : {}),
     };
+    const moe = f.experts[s];
+    if (moe) {
+      const moeErrs = [...moe.heldOutLogErrors].sort((a, b) => a - b);
+      const mq = (p: number) => Number(moeErrs[Math.round(p * (moeErrs.length - 1))].toFixed(4));
+      file.stacks[s].expertEfficiency = moe.expertEfficiency;
+      file.stacks[s].moeHeldOutLogError = { q10: mq(0.1), q90: mq(0.9), rows: moeErrs.length };
+    } else {
+      delete file.stacks[s].expertEfficiency;
+      delete file.stacks[s].moeHeldOutLogError;
+    }
   }
   const m = file.stacks.MEGATRON;
   file.stacks.TUNED = {
@@ -355,6 +461,8 @@ export function writeSoftwareFit(f: ReturnType<typeof fitSoftware>): string {
     commOverlap: m.commOverlap,
     tensorParallelOverlap: m.tensorParallelOverlap,
     ...(m.heldOutLogError ? { heldOutLogError: m.heldOutLogError } : {}),
+    ...(m.expertEfficiency !== undefined ? { expertEfficiency: m.expertEfficiency } : {}),
+    ...(m.moeHeldOutLogError ? { moeHeldOutLogError: m.moeHeldOutLogError } : {}),
   };
   writeFileSync(SOFTWARE_FILE, JSON.stringify(file, null, 2) + '\n');
   return `wrote ${SOFTWARE_FILE.pathname}`;
@@ -375,8 +483,10 @@ Written by \`npx trainplan evaluate --llm --fit --write\` (cli/evaluate-llm.ts);
 version of each) are predicted at their own layout (TP, PP, virtual stages, CP, FSDP/ZeRO, recomputation,
 micro- and global batch) under the software stack their framework names. The stacks' effects are fitted
 on these runs (seeds/software.json); "held out" figures predict each model family with effects fitted on
-the other families only. Mixture-of-experts models, runs without a published architecture or batch, and
-the 96 GB H100 variant (not in the catalog) are not predicted.
+the other families only. Mixture-of-experts runs are predicted apart (none is in the dense fits): their
+stack's expert efficiency is fitted on them and held out by model. Multi-head latent attention (DeepSeek),
+runs without a published architecture, batch or expert parallelism, and the 96 GB H100 variant (not in
+the catalog) are not predicted.
 
 ${fitText}
 

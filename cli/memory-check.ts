@@ -157,12 +157,12 @@ export function memoryCheckReport(): string {
     '## llm_train.csv rows that give their layout (TP, PP, micro-batch, sequence), dense decoders',
     ...fitTable(llm),
   );
-  // Experts are sharded as the rows state (EP), but what Megatron's MoE layers keep for backward (and
-  // recompute: its MoE recipes rerun the expert activation and norms) is not modelled beyond the
-  // layers' own outputs, so these rows are reported apart, not folded into the figure above.
+  // Experts are sharded as the rows state (EP); what Megatron's MoE layers keep for backward beyond the
+  // layers' own outputs (and its MoE-specific recomputation of the expert activation and norms) is not
+  // modelled, so these rows are reported apart, not folded into the figure above.
   out.push(
     '',
-    '## The same for mixture-of-experts decoders (experts over the stated EP; MoE activation recipes not modelled)',
+    '## The same for mixture-of-experts decoders (experts over the stated EP; no MoE-specific recomputation)',
     ...fitTable(
       llmFitChecks(
         cases.filter((c) => c.moe),

@@ -19,6 +19,10 @@
 //     a layout without PP one micro-batch, as plain data parallelism does;
 //   - one candidate per GPU layout: for a fixed GPU count the fastest plan per sample is also the
 //     cheapest.
+// A mixture-of-experts model adds expert parallelism (EP in 1, 2, 4, ... 64 dividing its experts and a
+// stage's GPUs), tried in every configuration: a wider EP makes each expert's GEMMs bigger (faster)
+// and its memory smaller, so neither the compute bound nor the narrowest fitting width found at
+// EP = 1 bounds it. Those models are searched without both (every configuration evaluated).
 // Every evaluation goes through step.ts and memory.ts, so a plan equals what `predict` says for it.
 import { fits, shardedMemoryPerGpu, type MemoryBreakdown } from '../predictor/memory.js';
 import {
@@ -46,6 +50,7 @@ import type { Candidate, RecommendRequest, RejectReason } from './search-types.j
 /** Micro-batches per pipeline stage when the request does not fix the global batch. */
 export const MICRO_BATCHES_PER_STAGE = 4;
 const TP_DEGREES = [1, 2, 4, 8, 16];
+const EP_DEGREES = [1, 2, 4, 8, 16, 32, 64];
 const MAX_STAGES = 64;
 
 export interface ShardedContext {
@@ -98,14 +103,16 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const recomputes: Recompute[] = RECOMPUTE.filter(
     (m) => m === 'none' || (m === 'selective' ? s.attentionCore.some(Boolean) : s.blocks > 0),
   );
+  const eps = s.experts === null ? [1] : EP_DEGREES.filter((e) => s.experts! % e === 0);
+  const moe = s.experts !== null;
   const fp32UsesTf32 = r.fp32UsesTf32 ?? true;
   const headroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;
   // What a plan may use: the GPU's memory less the headroom kept free.
   const capacityGb = gpu.memoryGb - headroomGb;
-  // The per-layer sums depend on the TP degree only (not on PP, ZeRO, recomputation or the GPU count).
+  // The per-layer sums depend on the TP and EP degrees only (not on PP, ZeRO, recomputation or the GPU count).
   const sumsByT = new Map<number, LayerSums>();
-  const sums = (t: number) => {
-    let v = sumsByT.get(t);
+  const sums = (t: number, ep = 1) => {
+    let v = sumsByT.get(t * 1024 + ep);
     if (!v) {
       v = layerSums(
         cost,
@@ -114,13 +121,19 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
           precision,
           batchSizePerGpu: batch,
           fp32UsesTf32,
-          parallelism: { tensorParallel: t, pipelineParallel: 1, zeroStage: 0, recompute: 'none' },
+          parallelism: {
+            tensorParallel: t,
+            pipelineParallel: 1,
+            zeroStage: 0,
+            recompute: 'none',
+            ...(ep > 1 ? { expertParallel: ep } : {}),
+          },
           ...(r.stack ? { stack: r.stack } : {}),
           ...(r.frozenBase ? { frozenBase: true } : {}),
         },
         eff,
       );
-      sumsByT.set(t, v);
+      sumsByT.set(t * 1024 + ep, v);
     }
     return v;
   };
@@ -143,6 +156,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     zeroStage: ZeroStage,
     recompute: Recompute,
     m: number,
+    ep = 1,
   ) =>
     shardedMemoryPerGpu(
       model,
@@ -154,6 +168,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         pipelineParallel: pp,
         dataParallel: dp,
         zeroStage,
+        ...(ep > 1 ? { expertParallel: ep } : {}),
         recompute,
         microBatches: m,
         ...(r.attention ? { attention: r.attention } : {}),
@@ -162,7 +177,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       eff,
     );
   const compute = (g: number, nodes: number, m: number, p: Parallelism) =>
-    computeTime(model, cost, gpu, exec(g, nodes, m, p), eff, sums(p.tensorParallel));
+    computeTime(model, cost, gpu, exec(g, nodes, m, p), eff, sums(p.tensorParallel, p.expertParallel));
 
   /** A configuration's GPU-count-free parts: its compute bound, its optimizer terms and where it fits. */
   const configure = (t: number, pp: number, recompute: Recompute, m: number): Config => {
@@ -248,7 +263,6 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     zeroStage: ZeroStage,
     lowerBoundMs: number,
   ) => {
-    if (t === 1 && pp === 1 && zeroStage === 0 && recompute === 'none') return; // plain: recommend.ts's own path
     const group = (TP_DEGREES.indexOf(t) * (MAX_STAGES + 1) + pp) * 4 + zeroStage;
     if (fitted[group]) return; // a plan with less recomputation fits: this one only adds work
     const dp = gpus / (t * pp);
@@ -257,21 +271,37 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       fitted[group] = 1;
       return;
     }
-    const p: Parallelism = { tensorParallel: t, pipelineParallel: pp, zeroStage, recompute };
-    const e = exec(g, nodes, m, p);
-    const c = computeTime(model, cost, gpu, e, eff, sums(t));
-    const comm = parallelCommunicationTime(c, gpu, e, eff);
-    // Plans differ in global batch (micro-batches x replicas): compare time per sample.
-    const msPerSample = stepMs(c, comm) / perSample;
-    if (msPerSample >= bestMsPerSample) {
-      fitted[group] = 1;
-      return;
+    // The group is settled unless some EP did not fit and was not yet slower than the best plan: more
+    // recomputation might make that one fit.
+    let pending = false;
+    for (const ep of eps) {
+      if (t === 1 && pp === 1 && zeroStage === 0 && recompute === 'none' && ep === 1) {
+        pending = true; // plain: recommend.ts's own path, which settles nothing here
+        continue;
+      }
+      if ((gpus / pp) % ep !== 0) continue;
+      const p: Parallelism = {
+        tensorParallel: t,
+        pipelineParallel: pp,
+        zeroStage,
+        recompute,
+        ...(ep > 1 ? { expertParallel: ep } : {}),
+      };
+      const e = exec(g, nodes, m, p);
+      const c = computeTime(model, cost, gpu, e, eff, sums(t, ep));
+      const comm = parallelCommunicationTime(c, gpu, e, eff);
+      // Plans differ in global batch (micro-batches x replicas): compare time per sample.
+      const msPerSample = stepMs(c, comm) / perSample;
+      if (msPerSample >= bestMsPerSample) continue;
+      const memory = memoryOf(t, pp, dp, zeroStage, recompute, m, ep);
+      if (!fits(memory, gpu, headroomGb)) {
+        pending = true;
+        continue;
+      }
+      best = { p, m, compute: c, comm, memory };
+      bestMsPerSample = msPerSample;
     }
-    const memory = memoryOf(t, pp, dp, zeroStage, recompute, m);
-    if (!fits(memory, gpu, headroomGb)) return;
-    fitted[group] = 1;
-    best = { p, m, compute: c, comm, memory };
-    bestMsPerSample = msPerSample;
+    if (!pending) fitted[group] = 1;
   };
 
   return {
@@ -289,11 +319,11 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         // they are tried in the order of that bound, and the search stops at the first bound above the
         // best plan found. Within a configuration the optimizer's share tightens the bound per ZeRO stage.
         for (const c of fixedConfigs()) {
-          if (c.key / (batch * gpus) >= bestMsPerSample) break;
+          if (!moe && c.key / (batch * gpus) >= bestMsPerSample) break;
           if (g % c.t !== 0 || gpus % (c.t * c.pp) !== 0) continue;
           const dp = gpus / (c.t * c.pp);
           for (let z = 0; z <= 3; z++) {
-            if ((z > 0 && dp === 1) || dp < c.minDp[z]) continue;
+            if ((z > 0 && dp === 1) || (!moe && dp < c.minDp[z])) continue;
             // With one micro-batch ZeRO-2 moves what ZeRO-1 moves and shards more: it fits wherever ZeRO-1 does and is never slower.
             if (z === 1 && c.m === 1 && dp >= c.minDp[2]) continue;
             consider(
@@ -302,7 +332,9 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
               c.recompute,
               c.m,
               z as ZeroStage,
-              c.computeMs + c.unshardedMs[z] + c.shardedMs[z] / (z > 0 ? dp : 1) + eff.stepOverheadMs,
+              moe
+                ? 0
+                : c.computeMs + c.unshardedMs[z] + c.shardedMs[z] / (z > 0 ? dp : 1) + eff.stepOverheadMs,
             );
           }
         }

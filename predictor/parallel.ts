@@ -242,7 +242,9 @@ function analyse(layers: readonly LayerCost[]): ParallelStructure {
   // layers around them that repeat as often as they do (a pre-norm block's first norm, its last
   // dropout and residual add; a post-norm block's last norm).
   let first = columns.length ? Math.min(...columns) : -1;
-  let last = rows.length ? Math.max(...rows) : -1;
+  // A mixture-of-experts FFN (router and experts, no TP pair) is part of its block too.
+  const moeLayerIndices = layers.flatMap((l, i) => (moe(l) ? [i] : []));
+  let last = rows.length ? Math.max(...rows, ...moeLayerIndices) : -1;
   const edge = (i: number, of: number) =>
     (layers[i].type === 'norm' || layers[i].type === 'elementwise') && layers[i].count === layers[of].count;
   if (first >= 0 && last >= 0) {

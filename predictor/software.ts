@@ -55,3 +55,31 @@ export function stackOfFramework(framework: string): SoftwareStack {
   if (/torchtitan|maxtext|paxml|jax|xla|compile/.test(f)) return 'TORCH_COMPILE';
   return 'PYTORCH_EAGER';
 }
+
+/** The stack whose published mixture-of-experts runs an estimate on `stack` leans on (TUNED takes MEGATRON's). */
+const moeFitOf = (stack: SoftwareStack) => {
+  const own = stackEffects(stack);
+  return own.moeHeldOutLogError ? own : undefined;
+};
+
+/**
+ * P10/P90 of log(predicted / measured throughput) for a mixture-of-experts model on `stack`: its own
+ * published MoE runs' errors with each model held out of the expert fit, or, for a stack no MoE run
+ * used, MEGATRON's (the caller widens it: nothing measured the experts on that stack).
+ */
+export function moeInterval(stack: SoftwareStack = DEFAULT_STACK): {
+  interval: { q10: number; q90: number; rows: number } | undefined;
+  measured: boolean;
+} {
+  const own = moeFitOf(stack);
+  if (own) return { interval: own.moeHeldOutLogError, measured: true };
+  return { interval: stackEffects('MEGATRON').moeHeldOutLogError, measured: false };
+}
+
+/** What `evidence` says about a mixture-of-experts model's experts under a stack. */
+export function expertsEvidence(stack: SoftwareStack = DEFAULT_STACK): string {
+  const own = moeFitOf(stack);
+  if (own)
+    return `mixture of experts: experts and their all-to-alls at ${own.expertEfficiency ?? 1} of their roofline (fitted on the ${own.moeHeldOutLogError!.rows} published MoE runs of this stack; interval: their errors with each model held out of that fit)`;
+  return `mixture of experts: no published MoE run used ${stack}, so its experts are costed as grouped GEMMs at their roofline (a loop over the experts, as stock Hugging Face code runs them, is slower); interval: the MEGATRON MoE runs' held-out errors, widened to an unmeasured model's`;
+}

@@ -339,6 +339,10 @@ export function layerSums(
       { inFusedAttention: !!fused?.[i], pointwiseBytesFactor: fx.pointwiseBytesFactor },
       l.experts ? ep : 1,
     );
+    // Experts run at the stack's fitted fraction of their roofline (software.json expertEfficiency).
+    const slow = l.experts ? 1 / (fx.expertEfficiency ?? 1) : 1;
+    lt.fwd.ms *= slow;
+    lt.bwd.ms *= slow;
     fwd += lt.fwd.ms;
     bwd += lt.bwd.ms;
     if (s?.selectiveRecompute[i]) coreFwd += lt.fwd.ms;
@@ -485,7 +489,10 @@ export function computeTime(
         ? (bytes * (1 - inNode)) / (((exec.interNodeGbps / 8) * 1e9 * eff.networkEfficiency) / g)
         : 0;
     const latencyS = 2 * s.moeLayers * eff.allReduceLatencyUs * 1e-6;
-    stageEp = (1e3 * passes * (Math.max(intraS, interS) + latencyS)) / pp;
+    stageEp =
+      (1e3 * passes * (Math.max(intraS, interS) + latencyS)) /
+      pp /
+      (stackEffects(exec.stack ?? DEFAULT_STACK).expertEfficiency ?? 1);
   }
   const recomputeMs = accum * stageRecompute;
   // TP all-reduces and the CP exchange not hidden by attention: collectives on the critical path, less

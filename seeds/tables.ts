@@ -74,6 +74,14 @@ export interface StackEffects {
   heldOutLogError?: { q10: number; q90: number; rows: number };
   /** Fraction of tensor-parallel and context-parallel collectives hidden behind the GEMMs they feed (Megatron's TP comm overlap); 0 = none. */
   tensorParallelOverlap: number;
+  /**
+   * Fraction of the roofline's rate a mixture-of-experts layer's experts and all-to-alls reach (routing
+   * imbalance, the token dispatcher's host synchronisation and permutations the layer list does not
+   * itemise); fitted on the stack's published MoE runs; absent = 1 (no MoE run of this stack).
+   */
+  expertEfficiency?: number;
+  /** As heldOutLogError, for the stack's published mixture-of-experts runs, each model held out of the expertEfficiency fit. */
+  moeHeldOutLogError?: { q10: number; q90: number; rows: number };
 }
 
 export interface SoftwareFile {

@@ -128,6 +128,8 @@ export interface ModelFeatures {
   parameters: number;
   forwardBackwardFlops: number;
   seqOrImage: number;
+  /** The model has mixture-of-experts layers (not a feature the trees see: it picks the interval and evidence). */
+  mixtureOfExperts?: boolean;
 }
 
 export function modelFeatures(model: ModelDef, cost: ModelCost): ModelFeatures {
@@ -155,6 +157,7 @@ export function modelFeatures(model: ModelDef, cost: ModelCost): ModelFeatures {
     parameters: cost.parameters,
     forwardBackwardFlops: cost.forwardFlops + cost.backwardFlops,
     seqOrImage: model.seqLen ?? model.imageSize ?? 1,
+    ...(cost.layers.some((l) => (l.experts ?? 1) > 1) ? { mixtureOfExperts: true } : {}),
   };
 }
 

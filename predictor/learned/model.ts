@@ -3,7 +3,7 @@
 // onnxruntime-node in one batched call per request. If the file is missing or will not load,
 // callers fall back to the analytical estimate and say so.
 import { achievableBasis } from '../achievable.js';
-import { DEFAULT_STACK } from '../software.js';
+import { DEFAULT_STACK, expertsEvidence, moeInterval, type SoftwareStack } from '../software.js';
 import { readFileSync } from 'node:fs';
 import { stepMs, type Breakdown, type Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
@@ -176,9 +176,21 @@ export class LearnedPredictor {
     return this.measuredGenerations.has(gpu.generation) ? 'gpu' : 'generation';
   }
 
-  private interval(precision: Precision, ev: Evidence, gpu: GpuSpec, llmLike: boolean): Interval {
+  private interval(
+    precision: Precision,
+    ev: Evidence,
+    gpu: GpuSpec,
+    llmLike: boolean,
+    moe?: SoftwareStack,
+  ): Interval {
     const ivs = this.meta.intervals;
-    let iv = (llmLike ? ivs.llmRuns : undefined) ?? ivs.byPrecision[precision] ?? ivs.measuredModel;
+    // A mixture-of-experts model: its stack's published MoE runs' held-out errors (software.json).
+    const experts = moe !== undefined ? moeInterval(moe) : undefined;
+    let iv =
+      experts?.interval ??
+      (llmLike ? ivs.llmRuns : undefined) ??
+      ivs.byPrecision[precision] ??
+      ivs.measuredModel;
     // Never narrower than the held-out errors of the case at hand: leave-one-model-out for an
     // unmeasured model (or a layout no measurement used), leave-one-GPU-out for an unmeasured GPU,
     // leave-one-generation-out for a GPU of an unmeasured generation, the widest generation's for
@@ -187,6 +199,7 @@ export class LearnedPredictor {
       if (u) iv = { q10: Math.min(iv.q10, u.q10), q90: Math.max(iv.q90, u.q90), rows: u.rows };
     };
     if ((ev.modelN === 0 && ev.exactN === 0) || (llmLike && !ivs.llmRuns)) widen(ivs.unmeasuredModel);
+    if (experts && !experts.measured) widen(ivs.unmeasuredModel);
     const novelty = this.gpuNovelty(gpu);
     if (novelty !== 'measured') widen(ivs.unmeasuredGpu);
     if (novelty === 'generation' || novelty === 'vendor') widen(ivs.unmeasuredGeneration);
@@ -232,7 +245,7 @@ export class LearnedPredictor {
 
   /** The interval an item's estimate gets without a user's runs; it does not depend on the model's output. */
   intervalOf(it: CorrectionInput): Interval {
-    return this.interval(it.exec.precision, this.evidenceOf(it), it.gpu, isLlmLike(it));
+    return this.interval(it.exec.precision, this.evidenceOf(it), it.gpu, isLlmLike(it), moeStackOf(it));
   }
 
   /**
@@ -281,7 +294,7 @@ export class LearnedPredictor {
       const k = Math.exp(
         (1 - (t?.share ?? 0)) * (-out[i] + Math.log(c.scale)) - (t ? t.share * t.logResidual : 0),
       );
-      let iv = this.interval(it.exec.precision, evs[i], it.gpu, llmLike);
+      let iv = this.interval(it.exec.precision, evs[i], it.gpu, llmLike, moeStackOf(it));
       // Runs of this model on this GPU: the interval is the calibrated one measured on the
       // benchmark, widened by how much the runs disagree (1.28 standard deviations: P10/P90).
       if (c.modelOnGpuRuns > 0 && user && !llmLike) {
@@ -341,11 +354,13 @@ export class LearnedPredictor {
             : novelty === 'vendor' && c.gpuRuns === 0
               ? `; no ${it.gpu.vendor} GPU is measured (interval: the widest of any held-out generation)`
               : '') +
-          (llmLike && this.meta.intervals.llmRuns
-            ? '; a tuned stack or split layout as in the published LLM runs (interval: their errors held out by model family)'
-            : llmLike
-              ? '; no measurement used tensor/pipeline/context parallelism, ZeRO, recomputation or a tuned stack'
-              : '') +
+          (moeStackOf(it) !== undefined
+            ? `; ${expertsEvidence(moeStackOf(it))}`
+            : llmLike && this.meta.intervals.llmRuns
+              ? '; a tuned stack or split layout as in the published LLM runs (interval: their errors held out by model family)'
+              : llmLike
+                ? '; no measurement used tensor/pipeline/context parallelism, ZeRO, recomputation or a tuned stack'
+                : '') +
           (it.exec.precision === 'FP4'
             ? '; FP4 is unmeasured: no FP4 training run or FP4 kernel in the data (FP8 kernel curve at the FP4 peak)'
             : '') +
@@ -409,16 +424,21 @@ export class LearnedPredictor {
  */
 function isLlmLike(it: CorrectionInput): boolean {
   const par = it.exec.parallelism;
-  if ((it.exec.stack ?? DEFAULT_STACK) !== DEFAULT_STACK) return true;
+  if ((it.exec.stack ?? DEFAULT_STACK) !== DEFAULT_STACK || it.model.mixtureOfExperts) return true;
   return (
     !!par &&
     (par.tensorParallel > 1 ||
       par.pipelineParallel > 1 ||
       (par.contextParallel ?? 1) > 1 ||
+      (par.expertParallel ?? 1) > 1 ||
       par.zeroStage > 0 ||
       par.recompute !== 'none')
   );
 }
+
+/** The stack of a mixture-of-experts item (whose MoE runs set its interval); undefined for a dense model. */
+const moeStackOf = (it: CorrectionInput): SoftwareStack | undefined =>
+  it.model.mixtureOfExperts ? (it.exec.stack ?? DEFAULT_STACK) : undefined;
 
 /**
  * The same configuration on one GPU, for plain data parallelism (no tensor, pipeline or context
