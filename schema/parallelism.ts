@@ -42,12 +42,13 @@ export enum ParallelismSearchEnum {
 }
 registerEnumType(ParallelismSearchEnum, {
   name: 'ParallelismSearch',
-  description: 'Where recommend searches tensor/pipeline parallelism, ZeRO and recomputation.',
+  description:
+    'Where recommend searches tensor/pipeline parallelism, ZeRO, recomputation and (mixture-of-experts models) expert parallelism.',
   valuesConfig: {
     OFF: { description: 'Plain data parallelism only.' },
     AUTO: {
       description:
-        'Also tensor/pipeline parallelism, ZeRO and recomputation on the layouts where plain data parallelism does not fit.',
+        'Also tensor/pipeline/expert parallelism, ZeRO and recomputation on the layouts where plain data parallelism does not fit.',
     },
     ALL: { description: 'On every layout, keeping the faster plan.' },
   },

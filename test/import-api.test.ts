@@ -236,6 +236,33 @@ describe('mixture of experts through the API', () => {
     expect(r.data!.predict.analyticalStepTimeMs).toBeCloseTo(direct(built, 8).stepTimeMs, 6);
   });
 
+  it('recommend chooses expert parallelism for it, each plan saying its degree, and predict at that layout gives the same step', async () => {
+    const c = JSON.stringify(qwenConfig);
+    const r = await run(
+      `query($c: String!) { recommend(input: { workload: { customModel: { huggingFaceConfig: $c }, seqLen: 4096, samples: 1e8 }, gpus: ["H100-SXM5-80GB"], precisions: [BF16], maxNodes: 2, gpusPerNode: [8], batchSizes: [1], objective: TIME, softwareStack: MEGATRON, limit: 3 }) {
+        status plans { nodes gpusPerNode batchSizePerGpu stepTimeMs parallelism { dataParallel tensorParallel pipelineParallel contextParallel virtualPipelineStages expertParallel zeroStage recompute microBatches } } } }`,
+      { c },
+    );
+    expect(r.errors).toBeUndefined();
+    const plans = r.data!.recommend.plans;
+    expect(plans.length).toBeGreaterThan(0);
+    expect(plans[0].parallelism.expertParallel).toBeGreaterThan(1);
+    const { dataParallel: _, microBatches, ...layout } = plans[0].parallelism;
+    const again = await run(
+      `query($w: WorkloadInput!, $p: ParallelismInput, $nodes: Int!, $m: Int!) { predict(input: { workload: $w, gpu: "H100-SXM5-80GB", nodes: $nodes, gpusPerNode: 8, batchSizePerGpu: 1, gradAccumSteps: $m, precision: BF16, softwareStack: MEGATRON, parallelism: $p }) {
+        stepTimeMs parallelism { expertParallel } } }`,
+      {
+        w: { customModel: { huggingFaceConfig: c }, seqLen: 4096, samples: 1e8 },
+        p: layout,
+        nodes: plans[0].nodes,
+        m: microBatches,
+      },
+    );
+    expect(again.errors).toBeUndefined();
+    expect(again.data!.predict.parallelism.expertParallel).toBe(plans[0].parallelism.expertParallel);
+    expect(again.data!.predict.stepTimeMs / plans[0].stepTimeMs).toBeCloseTo(1, 9);
+  });
+
   it.each([
     [{ expertParallel: 3 }, /3 does not divide the 128 experts of a layer/],
     [{ expertParallel: 32 }, /the 16 GPUs of a pipeline stage do not split into groups of 32/],
