@@ -338,6 +338,7 @@ export interface ExpertFit {
 }
 
 const EXPERT_GRID = [1, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3];
+const MIN_EXPERT_FIT_RUNS = 10;
 
 /** Predictions of `runs` with the experts at `efficiency` of their roofline. */
 function atExpertEfficiency(runs: LlmRun[], stack: SoftwareStack, efficiency: number, eff: Efficiency) {
@@ -367,13 +368,15 @@ function bestExpertEfficiency(runs: LlmRun[], stack: SoftwareStack, eff: Efficie
 /**
  * One constant per stack: the fraction of their roofline time a mixture-of-experts layer's experts and
  * all-to-alls reach, on a grid, on the stack's published MoE runs; each model is predicted with it fitted
- * on the other models. Null where the stack's MoE runs cover fewer than two models (nothing to hold out).
+ * on the other models. Null where the stack's MoE runs cover fewer than two models (nothing to hold out)
+ * or are fewer than ten.
  */
 export function fitExperts(stack: SoftwareStack, eff: Efficiency = loadEfficiency()): ExpertFit | null {
   const mine = moeLlmRuns().filter((r) => stackOfFramework(r.framework) === stack);
   const predictable = atExpertEfficiency(mine, stack, 1, eff).map((p) => p.run);
   const models = [...new Set(predictable.map((r) => r.model))].sort();
-  if (models.length < 2) return null;
+  // A constant and an interval from fewer runs would say more than they know.
+  if (models.length < 2 || predictable.length < MIN_EXPERT_FIT_RUNS) return null;
   const heldOut: ExpertFit['heldOut'] = [];
   const heldOutLogErrors: number[] = [];
   for (const model of models) {

@@ -13,7 +13,7 @@ import { runKeyOf, runRecipe } from './llm-recipes.js';
 import type { Efficiency } from './step.js';
 import type { ModelDef, Precision } from './types.js';
 import { modelFromZooEntry } from './zoo/index.js';
-import type { MoeArch } from './zoo/decoder.js';
+import type { LatentAttentionArch, MoeArch } from './zoo/decoder.js';
 import type { SoftwareStack } from './software.js';
 
 /** The vocabulary measurements/llm_vocab.json gives a model whose architecture row leaves it to the tokenizer. */
@@ -54,7 +54,8 @@ export function llmModel(a: LlmArchitecture, seqLen: number, layers?: number | n
 function buildLlmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
   if (!a.layers || !a.hidden || !a.heads || !a.ffnHidden)
     return 'architecture not published (layers, hidden, heads or FFN size missing)';
-  if (/^MLA/i.test(a.attention)) return 'multi-head latent attention (MLA) is not modelled';
+  const latent = latentAttentionOf(a);
+  if (typeof latent === 'string') return latent;
   const moe = moeOf(a);
   if (typeof moe === 'string') return moe;
   const vocab = a.vocab ?? tokenizerVocab(a.model);
@@ -89,8 +90,32 @@ function buildLlmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
       tiedHead: a.tiedEmbeddings,
       dropout: false,
       ...(moe ? { moe } : {}),
+      ...(latent ? { latentAttention: latent } : {}),
     },
   });
+}
+
+/**
+ * Multi-head latent attention's sizes, from the row's attention column as NeMo's config gives them
+ * ("MLA (q_lora_rank=1536, kv_lora_rank=512, qk_head_dim=128, qk_pos_emb_head_dim=64, v_head_dim=128)");
+ * null for any other attention, or why they cannot be read.
+ */
+function latentAttentionOf(a: LlmArchitecture): LatentAttentionArch | null | string {
+  if (!/^MLA\b/i.test(a.attention)) return null;
+  const field = (name: string) => {
+    const m = new RegExp(`\\b${name}\\s*=\\s*(\\d+)`).exec(a.attention);
+    return m ? Number(m[1]) : null;
+  };
+  const sizes = {
+    qLoraRank: field('q_lora_rank'),
+    kvLoraRank: field('kv_lora_rank'),
+    qkHeadDim: field('qk_head_dim'),
+    qkRopeHeadDim: field('qk_pos_emb_head_dim'),
+    vHeadDim: field('v_head_dim'),
+  };
+  if (Object.values(sizes).some((v) => v === null))
+    return `multi-head latent attention without all of its sizes in "${a.attention}"`;
+  return sizes as LatentAttentionArch;
 }
 
 /**

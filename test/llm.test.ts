@@ -75,9 +75,14 @@ describe('LLM runs from their published architectures', () => {
     expect(full / 1e9).toBeCloseTo(405.9, 0);
   });
 
-  it('says why an architecture it cannot build is not modelled: latent attention, unpublished sizes', () => {
-    expect(llmModel(arch('DeepSeek-V3'), 4096)).toMatch(/multi-head latent attention/);
+  it('says why an architecture it cannot build is not modelled: unpublished sizes, latent attention without its ranks', () => {
     expect(llmModel(arch('Kimi-K2'), 4096)).toMatch(/architecture not published/);
+    const partial = {
+      ...arch('DeepSeek-V3'),
+      model: 'DeepSeek-V3 without ranks',
+      attention: 'MLA (q_lora_rank=1536)',
+    };
+    expect(llmModel(partial, 4096)).toMatch(/multi-head latent attention without all of its sizes/);
   });
 
   it('infers the software stack from the framework label', () => {

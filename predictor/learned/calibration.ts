@@ -117,7 +117,16 @@ export interface ConfigurationFields {
   gpusPerNode: number;
   nodes: number;
   gradAccumSteps: number;
-  parallelism?: { tensorParallel: number; pipelineParallel: number; zeroStage: number; recompute: string };
+  parallelism?: {
+    tensorParallel: number;
+    pipelineParallel: number;
+    zeroStage: number;
+    recompute: string;
+    contextParallel?: number;
+    virtualPipelineStages?: number;
+    expertParallel?: number;
+    optimizerState?: string;
+  };
 }
 
 export function configurationKey(c: ConfigurationFields): string {
@@ -132,7 +141,14 @@ export function configurationKey(c: ConfigurationFields): string {
     c.gpusPerNode,
     c.nodes,
     c.gradAccumSteps,
-    p ? `${p.tensorParallel}x${p.pipelineParallel}z${p.zeroStage}${p.recompute}` : 'dp',
+    // Every field of the layout that changes the step: a run at EP 8 did not measure EP 1.
+    p
+      ? `${p.tensorParallel}x${p.pipelineParallel}z${p.zeroStage}${p.recompute}` +
+        ((p.contextParallel ?? 1) > 1 ? `cp${p.contextParallel}` : '') +
+        ((p.virtualPipelineStages ?? 1) > 1 ? `v${p.virtualPipelineStages}` : '') +
+        ((p.expertParallel ?? 1) > 1 ? `ep${p.expertParallel}` : '') +
+        (p.optimizerState ? `o${p.optimizerState}` : '')
+      : 'dp',
   ].join('|');
 }
 

@@ -77,7 +77,10 @@ export function attention(s: AttentionSpec): Layer[] {
  * scale+mask, softmax, optional dropout, context. Also what an ONNX MultiHeadAttention node costs.
  */
 export function attentionCore(
-  s: Pick<AttentionSpec, 'name' | 'queries' | 'keys' | 'heads' | 'headDim' | 'probDropout' | 'causal'>,
+  s: Pick<AttentionSpec, 'name' | 'queries' | 'keys' | 'heads' | 'headDim' | 'probDropout' | 'causal'> & {
+    /** Per-head width of the values where it differs from the queries' and keys' (latent attention). */
+    valueDim?: number;
+  },
 ): Layer[] {
   const scores = s.heads * s.queries * s.keys;
   const causal = s.causal && s.queries === s.keys ? { causal: true } : {};
@@ -99,10 +102,66 @@ export function attentionCore(
       name: `${s.name}.context`,
       batches: s.heads,
       m: s.queries,
-      n: s.headDim,
+      n: s.valueDim ?? s.headDim,
       k: s.keys,
       ...causal,
     },
+  ];
+}
+
+/** Multi-head latent attention's sizes (DeepSeek-V2/V3): low-rank query and key/value projections. */
+export interface LatentAttentionSpec {
+  name: string;
+  tokens: number;
+  hidden: number;
+  heads: number;
+  /** Rank of the query's down-projection. */
+  qLoraRank: number;
+  /** Rank of the shared key/value latent. */
+  kvLoraRank: number;
+  /** Per-head query/key width without positions, and the rotary part (one rotary key shared by the heads). */
+  qkHeadDim: number;
+  qkRopeHeadDim: number;
+  vHeadDim: number;
+  causal: boolean;
+}
+
+/**
+ * Multi-head latent attention as DeepSeek-V3 trains it (DeepSeek-AI 2024, arXiv:2412.19437, sec. 2.1.1;
+ * Megatron-Core's MLASelfAttention): the query and the key/value latent are projected down (each
+ * followed by an RMSNorm), then up per head; a rotary key of qkRopeHeadDim is shared by all heads.
+ * The down-projections and their norms come first, so Megatron's TP split (parallel.ts) keeps them
+ * whole on every rank and splits the up-projections (column) and the output (row), as Megatron does.
+ */
+export function latentAttention(s: LatentAttentionSpec): Layer[] {
+  const qk = s.qkHeadDim + s.qkRopeHeadDim;
+  const o = { tokens: s.tokens, bias: false };
+  return [
+    linear(s.hidden, s.qLoraRank, { ...o, name: `${s.name}.q_down` }),
+    norm('rmsnorm', s.qLoraRank, s.tokens * s.qLoraRank, `${s.name}.q_norm`),
+    linear(s.hidden, s.kvLoraRank + s.qkRopeHeadDim, { ...o, name: `${s.name}.kv_down` }),
+    norm('rmsnorm', s.kvLoraRank, s.tokens * s.kvLoraRank, `${s.name}.kv_norm`),
+    linear(s.qLoraRank, s.heads * qk, { ...o, name: `${s.name}.q_up` }),
+    linear(s.kvLoraRank, s.heads * (s.qkHeadDim + s.vHeadDim), { ...o, name: `${s.name}.kv_up` }),
+    {
+      type: 'elementwise',
+      kind: 'rotary',
+      elements: s.tokens * (s.heads + 1) * s.qkRopeHeadDim,
+      inputs: 2,
+      count: 3,
+      name: `${s.name}.rotary`,
+    },
+    ...attentionCore({
+      name: s.name,
+      queries: s.tokens,
+      keys: s.tokens,
+      heads: s.heads,
+      headDim: qk,
+      valueDim: s.vHeadDim,
+      probDropout: false,
+      causal: s.causal,
+    }),
+    linear(s.heads * s.vHeadDim, s.hidden, { ...o, name: `${s.name}.out` }),
   ];
 }
 

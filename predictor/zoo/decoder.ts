@@ -5,7 +5,7 @@
 // GPT-Neo (bias on the attention output only), GPT-J (parallel attention + MLP, biased head),
 // Mistral (sliding-window attention) and Qwen2 (bias on Q/K/V only). Absent, they change nothing.
 import type { Layer } from '../types.js';
-import { attention, feedForward, sublayer } from './attention.js';
+import { attention, feedForward, latentAttention, sublayer, type LatentAttentionSpec } from './attention.js';
 import { act, add, dropout, embedding, linear, loss, mul, norm, repeat, softmax } from './common.js';
 import { archOf, seqLenOf, type ZooEntry } from './spec.js';
 
@@ -47,7 +47,14 @@ interface DecoderArch {
   embedDim?: number;
   /** Mixture-of-experts feed-forward layers in place of the dense MLP (Mixtral, Qwen3-MoE, gpt-oss, DeepSeek). */
   moe?: MoeArch;
+  /** Multi-head latent attention (DeepSeek-V2/V3) in place of the Q/K/V projections. */
+  latentAttention?: LatentAttentionArch;
 }
+
+export type LatentAttentionArch = Pick<
+  LatentAttentionSpec,
+  'qLoraRank' | 'kvLoraRank' | 'qkHeadDim' | 'qkRopeHeadDim' | 'vHeadDim'
+>;
 
 export interface MoeArch {
   /** Experts per MoE layer. */
@@ -123,20 +130,29 @@ export function buildDecoder(e: ZooEntry): Layer[] {
   const gated = a.mlp === 'swiglu';
   const preNorm = a.preNorm ?? true;
   const res = (name: string) => ({ name, tokens: L, hidden: d, norm: a.norm, preNorm, dropout: a.dropout });
-  const attn = attention({
-    name: 'attn',
-    queries: L,
-    keys: Math.min(L, a.attentionWindow ?? L),
-    hidden: d,
-    heads: a.heads,
-    headDim: a.headDim ?? d / a.heads,
-    kvHeads: a.kvHeads,
-    bias: a.qkvBias ?? a.bias,
-    outBias: a.outBias ?? a.bias,
-    probDropout: a.dropout,
-    rotary: a.positions === 'rotary',
-    causal: true,
-  });
+  const attn = a.latentAttention
+    ? latentAttention({
+        name: 'attn',
+        tokens: L,
+        hidden: d,
+        heads: a.heads,
+        causal: true,
+        ...a.latentAttention,
+      })
+    : attention({
+        name: 'attn',
+        queries: L,
+        keys: Math.min(L, a.attentionWindow ?? L),
+        hidden: d,
+        heads: a.heads,
+        headDim: a.headDim ?? d / a.heads,
+        kvHeads: a.kvHeads,
+        bias: a.qkvBias ?? a.bias,
+        outBias: a.outBias ?? a.bias,
+        probDropout: a.dropout,
+        rotary: a.positions === 'rotary',
+        causal: true,
+      });
   const mlp = feedForward({
     name: 'mlp',
     tokens: L,
