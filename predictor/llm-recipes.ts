@@ -42,6 +42,15 @@ export function frameworkFamily(
   return null;
 }
 
+/**
+ * The ZeRO stage of a run that does not shard with FSDP (its zero_or_fsdp cell empty, "DDP (FSDP=0)" or
+ * "FSDP=0"): Megatron-Core under NeMo, NeMo's launcher and Megatron-Bridge runs its distributed
+ * optimizer (use_distributed_optimizer, their recipes' default), which shards the optimizer state and
+ * master weights over the data-parallel group: ZeRO-1; "DDP" there names the gradient reduction, not
+ * the absence of it. Other frameworks' data parallelism shards nothing.
+ */
+export const stageWithoutFsdp = (framework: string): 0 | 1 => (/megatron|nemo/i.test(framework) ? 1 : 0);
+
 /** The launch scripts (seeds/memory.json sourceRecipes) a row ran with, if its source publishes them. */
 export function recipeOf(c: RunKey, recipes: readonly SourceRecipe[]): SourceRecipe | undefined {
   return recipes.find(

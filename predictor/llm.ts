@@ -9,7 +9,7 @@ import { getGpu, defaultInterNodeGbps } from '../seeds/catalog.js';
 import type { LlmArchitecture, LlmRun } from '../seeds/llm.js';
 import { predict, type Prediction } from './predict.js';
 import type { Parallelism, ZeroStage } from './parallel.js';
-import { runKeyOf, runRecipe } from './llm-recipes.js';
+import { runKeyOf, runRecipe, stageWithoutFsdp } from './llm-recipes.js';
 import type { Efficiency } from './step.js';
 import type { ModelDef, Precision } from './types.js';
 import { modelFromZooEntry } from './zoo/index.js';
@@ -142,12 +142,16 @@ function moeOf(a: LlmArchitecture): MoeArch | null | string {
   };
 }
 
-/** The run's FSDP/ZeRO wording -> ZeRO stage: FSDP = 3; Megatron/NeMo's default distributed optimizer = 1. */
+/**
+ * The run's FSDP/ZeRO wording -> ZeRO stage: FSDP = 3 (over one GPU it shards nothing: 0); without
+ * FSDP, what its framework's data parallelism shards (llm-recipes.ts stageWithoutFsdp, as the memory
+ * check reads it).
+ */
 export function zeroStageOf(run: LlmRun): ZeroStage {
   const z = run.zeroOrFsdp.toLowerCase();
-  if (/fsdp2? (shard )?degree 1\b|fsdp=0|ddp/.test(z)) return 0;
-  if (z.includes('fsdp')) return 3;
-  return /megatron|nemo/i.test(run.framework) ? 1 : 0;
+  if (/fsdp2? (shard )?degree 1\b/.test(z)) return 0;
+  if (z.includes('fsdp') && !/fsdp=0/.test(z)) return 3;
+  return stageWithoutFsdp(run.framework);
 }
 
 export interface LlmRunPrediction {

@@ -5,7 +5,7 @@
 import { getGpu, type Measurement } from '../seeds/catalog.js';
 import { loadLlmArchitectures, loadLlmRuns, type LlmRun } from '../seeds/llm.js';
 import { llmModel } from './llm.js';
-import { runRecipe, statedRecompute } from './llm-recipes.js';
+import { runRecipe, stageWithoutFsdp, statedRecompute } from './llm-recipes.js';
 import { predictRow } from './measured.js';
 import { costOf } from './predict.js';
 import {
@@ -301,8 +301,7 @@ function shardingOf(
   // torchtitan's FSDP mesh is dp_shard x cp: the stated data-parallel shard degree times CP.
   const mesh = /torchtitan/.test(framework) ? contextParallel : 1;
   if (/FSDP/.test(cell) && stated !== 0) return { zeroStage: 3, shardGroup: (stated ?? replicas) * mesh };
-  if (/Megatron|NeMo/.test(framework)) return { zeroStage: 1 };
-  return { zeroStage: 0 };
+  return { zeroStage: stageWithoutFsdp(framework) };
 }
 
 /** The memory model's answer for an LLM row (null when its decoder could not be built). */
