@@ -206,7 +206,7 @@ export class LayerInput {
 export class ModelInput {
   @Field(() => String, {
     nullable: true,
-    description: `The text of a Hugging Face config.json; model_type ${HF_MODEL_TYPES.join(', ')} (mixtral, qwen2_moe and qwen3_moe are mixtures of experts).`,
+    description: `The text of a Hugging Face config.json; model_type ${HF_MODEL_TYPES.join(', ')} (mixtral, qwen2_moe, qwen3_moe, deepseek_v2 and deepseek_v3 are mixtures of experts; the DeepSeek types with multi-head latent attention).`,
   })
   huggingFaceConfig?: string;
   @Field(() => String, {

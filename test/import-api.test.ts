@@ -213,6 +213,62 @@ describe('mixture of experts through the API', () => {
     expect(p.memory.weightsGb).toBeLessThan(plain.memory.weightsGb / 4);
   });
 
+  it('predict DeepSeek-V3 from its config.json on 1024 H100s (128 nodes x 8): TP 2, PP 8, the 256 experts spread 64 ways', async () => {
+    const config = HF_CONFIGS.find((c) => c.id === 'deepseek-ai/DeepSeek-V3')!.config;
+    const parallelism = {
+      tensorParallel: 2,
+      pipelineParallel: 8,
+      expertParallel: 64,
+      zeroStage: 1,
+      recompute: 'none',
+    } as const;
+    const r = await run(
+      `query($w: WorkloadInput!, $p: ParallelismInput) { predict(input: { workload: $w, gpu: "H100-SXM5-80GB", nodes: 128, gpusPerNode: 8, batchSizePerGpu: 1, gradAccumSteps: 16, precision: BF16, parallelism: $p }) {
+        model stepTimeMs analyticalStepTimeMs parallelism { dataParallel tensorParallel pipelineParallel expertParallel zeroStage recompute microBatches }
+        breakdown { expertParallelCommMs tensorParallelCommMs pipelineBubbleMs } } }`,
+      {
+        w: { customModel: { huggingFaceConfig: JSON.stringify(config) }, seqLen: 4096, samples: 1e9 },
+        p: { ...parallelism, recompute: 'NONE' },
+      },
+    );
+    expect(r.errors).toBeUndefined();
+    const p = r.data!.predict;
+    expect(p.model).toMatch(/^hf:deepseek_v3:/);
+    expect(p.parallelism).toEqual({
+      dataParallel: 64,
+      tensorParallel: 2,
+      pipelineParallel: 8,
+      expertParallel: 64,
+      zeroStage: 1,
+      recompute: 'NONE',
+      microBatches: 16,
+    });
+    expect(Number.isFinite(p.stepTimeMs)).toBe(true);
+    expect(p.stepTimeMs).toBeGreaterThan(0);
+    // The EP group of 64 spans 8 nodes: the all-to-all leaves the node.
+    expect(p.breakdown.expertParallelCommMs).toBeGreaterThan(0);
+    expect(p.breakdown.tensorParallelCommMs).toBeGreaterThan(0);
+    expect(p.breakdown.pipelineBubbleMs).toBeGreaterThan(0);
+    // The analytical step is the predictor's own for the imported model at this layout.
+    const gpu = getGpu('H100-SXM5-80GB')!;
+    const direct = predict(
+      {
+        model: fromHuggingFaceConfig(config, { seqLen: 4096 }).model,
+        gpu,
+        precision: 'BF16',
+        batchSizePerGpu: 1,
+        gpusPerNode: 8,
+        nodes: 128,
+        gradAccumSteps: 16,
+        interNodeGbps: defaultInterNodeGbps(gpu.id),
+        fp32UsesTf32: true,
+        parallelism,
+      },
+      loadEfficiency(),
+    );
+    expect(p.analyticalStepTimeMs).toBeCloseTo(direct.stepTimeMs, 6);
+  });
+
   it('the same model as a GraphQL layer list (router and experts fields) predicts the same expert-parallel step', async () => {
     const built = llmModel(
       loadLlmArchitectures().find((a) => a.model === 'Qwen3-30B-A3B')!,

@@ -56,6 +56,8 @@ describe('mixture-of-experts configs', () => {
     ['Qwen/Qwen3-30B-A3B', 'Qwen3-30B-A3B', {}],
     // NeMo's Mixtral config class leaves the vocabulary to the tokenizer; the HF config gives 32000.
     ['mistralai/Mixtral-8x7B-v0.1', 'Mixtral-8x7B', { vocab: 32000 }],
+    // Latent attention, 3 dense layers, 256 experts and a shared one.
+    ['deepseek-ai/DeepSeek-V3', 'DeepSeek-V3', {}],
   ])(
     '%s builds what the architecture row of llm_models.csv (%s, NeMo) builds: same parameters, FLOPs and activations',
     (hf, row, over) => {
@@ -153,6 +155,105 @@ describe('mixture-of-experts configs', () => {
   });
 });
 
+describe('DeepSeek configs: latent attention and DeepSeekMoE', () => {
+  const v3 = HF_CONFIGS.find((c) => c.id === 'deepseek-ai/DeepSeek-V3')!.config;
+  const lite = HF_CONFIGS.find((c) => c.id === 'deepseek-ai/DeepSeek-V2-Lite')!.config;
+
+  it.each([
+    // DeepSeek counts activated parameters without the input embedding table: DeepSeek-V3's
+    // README_WEIGHTS.md gives 36.6B "including 0.9B for the output Head"; DeepSeek-V2-Lite's card 2.4B.
+    ['deepseek-ai/DeepSeek-V3', 36.6e9, 256, 58],
+    ['deepseek-ai/DeepSeek-V2-Lite', 2.4e9, 64, 26],
+  ])(
+    '%s: dense leading layers, then top-k of the routed experts and the shared ones in every layer',
+    (id, active, experts, moeLayers) => {
+      const c = HF_CONFIGS.find((f) => f.id === id)!.config;
+      const m = fromHuggingFaceConfig(c).model;
+      const cost = modelCost(m);
+      const s = parallelStructure(cost, m.layers);
+      expect(s.experts).toBe(experts);
+      expect(s.moeLayers).toBe(moeLayers);
+      const topK = c.num_experts_per_tok as number;
+      const embedding = (c.vocab_size as number) * (c.hidden_size as number);
+      const activeParams = cost.parameters - s.expertParameters * (1 - topK / experts) - embedding;
+      expect(Math.abs(activeParams / active - 1)).toBeLessThan(0.05);
+      // The shared experts are one FFN of n_shared_experts x moe_intermediate_size.
+      const shared = m.layers.find((l) => l.name === 'moe.shared.up');
+      expect(shared).toMatchObject({
+        type: 'linear',
+        outFeatures: (c.n_shared_experts as number) * (c.moe_intermediate_size as number),
+      });
+    },
+  );
+
+  it('q_lora_rank null (DeepSeek-V2-Lite): the query is one column-parallel projection from the hidden state', () => {
+    const m = fromHuggingFaceConfig(lite).model;
+    const names = m.layers.map((l) => l.name ?? '');
+    expect(names).not.toContain('attn.q_down');
+    expect(names).not.toContain('attn.q_norm');
+    const q = names.indexOf('attn.q');
+    expect(m.layers[q]).toMatchObject({ type: 'linear', inFeatures: 2048, outFeatures: 16 * (128 + 64) });
+    const s = parallelStructure(modelCost(m), m.layers);
+    expect(s.columnParallel[q]).toBe(true);
+    expect(s.columnParallel[names.indexOf('attn.kv_up')]).toBe(true);
+    expect(s.tpSplit[names.indexOf('attn.kv_down')]).toBe(false);
+    // With a query rank of 1536 instead, each of the 27 layers has the down-projection, its norm and
+    // the up-projection in place of the one projection.
+    const ranked = fromHuggingFaceConfig({ ...lite, q_lora_rank: 1536 }).model;
+    expect(modelCost(ranked).parameters - modelCost(m).parameters).toBe(
+      27 * (2048 * 1536 + 1536 + 1536 * 3072 - 2048 * 3072),
+    );
+  });
+
+  it("says what is not modelled: DeepSeek-V3's multi-token prediction, group-limited routing, the router's bias", () => {
+    const notes = fromHuggingFaceConfig(v3).notes.join(' ');
+    expect(notes).toMatch(/num_nextn_predict_layers 1: multi-token prediction is not modelled/);
+    expect(notes).toMatch(/group-limited routing \(n_group 8, topk_group\) is not modelled/);
+    expect(notes).toMatch(/score-correction bias/);
+    // DeepSeek-V2-Lite has none of them.
+    expect(fromHuggingFaceConfig(lite).notes.join(' ')).not.toMatch(
+      /multi-token|group-limited|score-correction/,
+    );
+  });
+
+  it("deepseek_v3 alone is DeepSeek-V3 (transformers' DeepseekV3Config defaults), and says so; deepseek_v2 has no defaults to take", () => {
+    const bare = fromHuggingFaceConfig({ model_type: 'deepseek_v3' });
+    expect(modelCost(bare.model).parameters).toBe(modelCost(fromHuggingFaceConfig(v3).model).parameters);
+    expect(bare.notes.join(' ')).toMatch(/deepseek_v3's Hugging Face defaults were used: hidden_size 7168/);
+    expect(() => fromHuggingFaceConfig({ model_type: 'deepseek_v2' })).toThrow(/config lacks "hidden_size"/);
+  });
+
+  it('a dense DeepSeek (no routed experts, or every layer dense) keeps the MLP of intermediate_size, and says so', () => {
+    for (const over of [{ n_routed_experts: null }, { first_k_dense_replace: 27 }]) {
+      const r = fromHuggingFaceConfig({ ...lite, ...over });
+      expect(parallelStructure(modelCost(r.model), r.model.layers).experts).toBeNull();
+      expect(r.notes.join(' ')).toMatch(/every layer (with|keeps) the (dense )?MLP/);
+    }
+  });
+
+  it.each([
+    [
+      { moe_layer_freq: 2 },
+      /moe_layer_freq 2 puts experts only in the layers i >= first_k_dense_replace \(3\) with i % 2 == 0, so dense and expert layers interleave/,
+    ],
+    [{ first_k_dense_replace: 62 }, /"first_k_dense_replace" must be an integer from 0 to 61 \(got 62\)/],
+    [{ n_routed_experts: 1 }, /"n_routed_experts" must be at least 2 for a mixture of experts/],
+    [{ num_experts_per_tok: 300 }, /num_experts_per_tok \(300\) is more than the 256 experts of a layer/],
+    [{ q_lora_rank: 0 }, /"q_lora_rank" must be an integer from 1/],
+    [{ kv_lora_rank: '512' }, /"kv_lora_rank" must be an integer from 1 .* \(got "512"\)/],
+    [{ n_shared_experts: -1 }, /"n_shared_experts" must be an integer from 0/],
+  ])('a DeepSeek-V3 config the builder cannot take is refused with the reason: %j', (over, message) => {
+    try {
+      fromHuggingFaceConfig({ ...v3, ...over }, { field: 'customModel.huggingFaceConfig' });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(InputError);
+      expect((e as InputError).field).toBe('customModel.huggingFaceConfig');
+      expect((e as InputError).message).toMatch(message);
+    }
+  });
+});
+
 describe('sequence length', () => {
   const llama = HF_CONFIGS.find((c) => c.id === 'meta-llama/Llama-2-7b-hf')!.config;
   it("defaults to the model's context (capped at 4096) and says so; seqLen overrides it", () => {
@@ -232,7 +333,10 @@ describe('bad configs are refused, naming the field and what is allowed', () => 
     ['not json', /is not JSON/],
     ['[1, 2]', /must be a JSON object/],
     ['{}', /no "model_type"; supported: gpt2, gpt_neo/],
-    ['{"model_type": "deepseek_v3"}', /"deepseek_v3" is not supported; supported: .*llama.*qwen3_moe/],
+    [
+      '{"model_type": "jamba"}',
+      /"jamba" is not supported; supported: .*llama.*qwen3_moe, deepseek_v2, deepseek_v3/,
+    ],
     [
       '{"model_type": "gpt2", "n_layer": -3, "n_embd": 768, "n_head": 12}',
       /"n_layer" must be an integer from 1/,

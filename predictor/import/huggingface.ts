@@ -1,13 +1,13 @@
 // Hugging Face config.json -> ModelDef. Each supported `model_type` is translated into the `arch` of
 // the zoo builder that already models that family (predictor/zoo/: decoder.ts for GPT-2, GPT-Neo,
-// GPT-J, GPT-NeoX, OPT, Llama, Mistral, Qwen2 and the mixture-of-experts Mixtral, Qwen2-MoE and
-// Qwen3-MoE; bert.ts; t5.ts; vit.ts) and built by the zoo's own
+// GPT-J, GPT-NeoX, OPT, Llama, Mistral, Qwen2, the mixture-of-experts Mixtral, Qwen2-MoE and
+// Qwen3-MoE, and DeepSeek-V2/V3 with their latent attention; bert.ts; t5.ts; vit.ts) and built by the zoo's own
 // modelFromZooEntry, so a config and the zoo entry for the same model give the same layers. Keys and
 // defaults follow the transformers library's configuration classes (configuration_<type>.py).
 import { createHash } from 'node:crypto';
 import { InputError, shownValue } from '../input-error.js';
 import type { ModelDef } from '../types.js';
-import type { MoeArch } from '../zoo/decoder.js';
+import type { LatentAttentionArch, MoeArch } from '../zoo/decoder.js';
 import { modelFromZooEntry } from '../zoo/index.js';
 import type { ZooEntry } from '../zoo/spec.js';
 import { IMPORT_LIMITS, type ImportedModel, type ImportOptions } from './types.js';
@@ -24,6 +24,8 @@ export const HF_MODEL_TYPES = [
   'mixtral',
   'qwen2_moe',
   'qwen3_moe',
+  'deepseek_v2',
+  'deepseek_v3',
   'bert',
   't5',
   'vit',
@@ -72,6 +74,24 @@ class Reader {
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max)
       this.fail(`"${key}" must be an integer from 1 to ${max} (got ${shownValue(v)})`);
     return v;
+  }
+
+  /** A whole number that may be 0 (a count of layers or experts), or the default. */
+  count(key: string, dflt: number | undefined, max: number): number {
+    if (!this.has(key)) {
+      if (dflt === undefined) this.fail(`config lacks "${key}"`);
+      this.defaulted.push(`${key} ${dflt}`);
+      return dflt;
+    }
+    const v = this.cfg[key];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > max)
+      this.fail(`"${key}" must be an integer from 0 to ${max} (got ${shownValue(v)})`);
+    return v;
+  }
+
+  /** The config sets the key to null (not merely leaves it out). */
+  isNull(key: string): boolean {
+    return key in this.cfg && this.cfg[key] === null;
   }
 
   num(key: string, dflt: number): number {
@@ -298,6 +318,111 @@ function denseLayersOf(c: Reader, layers: number): number {
   return k;
 }
 
+/** deepseek_v3's default for a key (transformers' DeepseekV3Config: DeepSeek-V3's sizes); deepseek_v2 has none. */
+const v3Default = (v3: boolean, value: number): number | undefined => (v3 ? value : undefined);
+
+/**
+ * DeepSeek-V2 / V3 (deepseek_v2, deepseek_v3): multi-head latent attention and DeepSeekMoE, as the
+ * modeling_deepseek.py shipped with their checkpoints builds them. Layer i has experts when
+ * n_routed_experts is set, i >= first_k_dense_replace and i % moe_layer_freq == 0; otherwise a dense
+ * MLP of intermediate_size. Experts are moe_intermediate_size wide; the n_shared_experts shared experts
+ * every token passes are one FFN of n_shared_experts x moe_intermediate_size (as Megatron-Core's
+ * moe_shared_expert_intermediate_size is set). q_lora_rank null (DeepSeek-V2-Lite) projects the query
+ * straight from the hidden state. deepseek_v3 takes transformers' DeepseekV3Config defaults (which are
+ * DeepSeek-V3's own sizes); deepseek_v2 takes none, since DeepSeek's configuration_deepseek.py and
+ * transformers' DeepseekV2Config disagree on them (n_routed_experts None or 64, 30 or 32 layers).
+ */
+function deepseek(type: 'deepseek_v2' | 'deepseek_v3', c: Reader, seqLen: SeqLen, notes: string[]): Built {
+  const v3 = type === 'deepseek_v3';
+  const dflt = (v: number) => v3Default(v3, v);
+  const d = c.int('hidden_size', dflt(7168)),
+    heads = c.int('num_attention_heads', dflt(128)),
+    layers = c.int('num_hidden_layers', dflt(61));
+  const positions = c.int('max_position_embeddings', dflt(4096));
+  const seq = seqLen(Math.min(positions, 4096), positions);
+  const act = c.str('hidden_act', 'silu');
+  if (act !== 'silu' && act !== 'swish')
+    notes.push(`hidden_act "${act}" is costed as SiLU (same memory traffic, similar FLOPs)`);
+  if (c.bool('attention_bias', false))
+    notes.push("attention_bias: the latent attention's projection biases are not costed");
+  const latentAttention: LatentAttentionArch = {
+    ...(c.isNull('q_lora_rank') ? {} : { qLoraRank: c.int('q_lora_rank', dflt(1536)) }),
+    kvLoraRank: c.int('kv_lora_rank', dflt(512)),
+    qkHeadDim: c.int('qk_nope_head_dim', dflt(128)),
+    qkRopeHeadDim: c.int('qk_rope_head_dim', dflt(64)),
+    vHeadDim: c.int('v_head_dim', dflt(128)),
+  };
+  const moe = deepseekMoe(c, layers, v3, notes);
+  const mtp = c.has('num_nextn_predict_layers')
+    ? c.count('num_nextn_predict_layers', 0, IMPORT_LIMITS.dimension)
+    : 0;
+  if (mtp > 0)
+    notes.push(
+      `num_nextn_predict_layers ${mtp}: multi-token prediction is not modelled (the extra decoder layer${mtp > 1 ? 's' : ''}, projection and loss; DeepSeek-V3's checkpoint is 685 B with its 14 B module, 671 B without)`,
+    );
+  return lm(seq, {
+    layers,
+    hidden: d,
+    heads,
+    ffn: c.int('intermediate_size', dflt(18432)),
+    vocab: c.int('vocab_size', dflt(129280)),
+    norm: 'rmsnorm',
+    mlp: 'swiglu',
+    positions: 'rotary',
+    bias: false,
+    mlpBias: c.bool('mlp_bias', false),
+    tiedHead: c.bool('tie_word_embeddings', false),
+    dropout: c.num('attention_dropout', 0) > 0,
+    latentAttention,
+    ...(moe ? { moe } : {}),
+  });
+}
+
+/** DeepSeekMoE's experts, or undefined where no layer has them (n_routed_experts null: a dense model). */
+function deepseekMoe(c: Reader, layers: number, v3: boolean, notes: string[]): MoeArch | undefined {
+  const dflt = (v: number) => v3Default(v3, v);
+  const denseLayers = c.count('first_k_dense_replace', v3 ? 3 : 0, layers);
+  // Absent (transformers' own DeepseekV3Config has no such key): experts in every layer after the dense ones.
+  const freq = c.has('moe_layer_freq') ? c.int('moe_layer_freq') : 1;
+  if (freq !== 1)
+    c.fail(
+      `moe_layer_freq ${freq} puts experts only in the layers i >= first_k_dense_replace (${denseLayers}) with i % ${freq} == 0, so dense and expert layers interleave; only dense layers first and experts in every layer after them are modelled (moe_layer_freq 1)`,
+    );
+  if (c.isNull('n_routed_experts') || denseLayers === layers) {
+    notes.push(
+      c.isNull('n_routed_experts')
+        ? 'n_routed_experts null: a dense model, every layer with the MLP of intermediate_size'
+        : 'first_k_dense_replace leaves no layer with experts: every layer keeps the dense MLP (intermediate_size)',
+    );
+    return undefined;
+  }
+  const experts = c.int('n_routed_experts', dflt(256), IMPORT_LIMITS.experts);
+  if (experts < 2) c.fail(`"n_routed_experts" must be at least 2 for a mixture of experts (got ${experts})`);
+  const topK = c.int('num_experts_per_tok', dflt(8));
+  if (topK > experts)
+    c.fail(`num_experts_per_tok (${topK}) is more than the ${experts} experts of a layer (n_routed_experts)`);
+  const ffn = c.int('moe_intermediate_size', dflt(2048));
+  const shared = c.isNull('n_shared_experts')
+    ? 0
+    : c.count('n_shared_experts', dflt(1), IMPORT_LIMITS.experts);
+  const groups = c.num('n_group', v3 ? 8 : 1);
+  if (groups > 1)
+    notes.push(
+      `group-limited routing (n_group ${groups}, topk_group) is not modelled: the all-to-all sends a token to experts anywhere in the expert-parallel group`,
+    );
+  if (c.str('topk_method', '') === 'noaux_tc')
+    notes.push(
+      "the router's per-expert score-correction bias (n_routed_experts weights a layer) is not counted",
+    );
+  return {
+    experts,
+    topK,
+    ffn,
+    ...(shared > 0 ? { sharedFfn: shared * ffn } : {}),
+    ...(denseLayers > 0 ? { denseLayers } : {}),
+  };
+}
+
 function build(type: HfType, c: Reader, seqLen: SeqLen, notes: string[]): Built {
   switch (type) {
     case 'gpt2': {
@@ -480,6 +605,9 @@ function build(type: HfType, c: Reader, seqLen: SeqLen, notes: string[]): Built 
         ...(moe ? { moe } : {}),
       });
     }
+    case 'deepseek_v2':
+    case 'deepseek_v3':
+      return deepseek(type, c, seqLen, notes);
     case 'bert': {
       const d = c.int('hidden_size', 768),
         heads = c.int('num_attention_heads', 12);

@@ -115,8 +115,8 @@ export interface LatentAttentionSpec {
   tokens: number;
   hidden: number;
   heads: number;
-  /** Rank of the query's down-projection. */
-  qLoraRank: number;
+  /** Rank of the query's down-projection; absent, the query is one projection from the hidden state (DeepSeek-V2-Lite's q_lora_rank null). */
+  qLoraRank?: number;
   /** Rank of the shared key/value latent. */
   kvLoraRank: number;
   /** Per-head query/key width without positions, and the rotary part (one rotary key shared by the heads). */
@@ -130,18 +130,30 @@ export interface LatentAttentionSpec {
  * Multi-head latent attention as DeepSeek-V3 trains it (DeepSeek-AI 2024, arXiv:2412.19437, sec. 2.1.1;
  * Megatron-Core's MLASelfAttention): the query and the key/value latent are projected down (each
  * followed by an RMSNorm), then up per head; a rotary key of qkRopeHeadDim is shared by all heads.
+ * DeepSeek-V2-Lite has no query rank: its query is projected straight from the hidden state.
  * The down-projections and their norms come first, so Megatron's TP split (parallel.ts) keeps them
  * whole on every rank and splits the up-projections (column) and the output (row), as Megatron does.
  */
 export function latentAttention(s: LatentAttentionSpec): Layer[] {
   const qk = s.qkHeadDim + s.qkRopeHeadDim;
   const o = { tokens: s.tokens, bias: false };
-  return [
-    linear(s.hidden, s.qLoraRank, { ...o, name: `${s.name}.q_down` }),
-    norm('rmsnorm', s.qLoraRank, s.tokens * s.qLoraRank, `${s.name}.q_norm`),
+  const kvDown = [
     linear(s.hidden, s.kvLoraRank + s.qkRopeHeadDim, { ...o, name: `${s.name}.kv_down` }),
     norm('rmsnorm', s.kvLoraRank, s.tokens * s.kvLoraRank, `${s.name}.kv_norm`),
-    linear(s.qLoraRank, s.heads * qk, { ...o, name: `${s.name}.q_up` }),
+  ];
+  // Without a query rank the query's one projection (Megatron-Core's linear_q_proj, column-parallel)
+  // comes after the key/value down-projection, beside the key/value up-projection it pairs with.
+  const query =
+    s.qLoraRank === undefined
+      ? [...kvDown, linear(s.hidden, s.heads * qk, { ...o, name: `${s.name}.q` })]
+      : [
+          linear(s.hidden, s.qLoraRank, { ...o, name: `${s.name}.q_down` }),
+          norm('rmsnorm', s.qLoraRank, s.tokens * s.qLoraRank, `${s.name}.q_norm`),
+          ...kvDown,
+          linear(s.qLoraRank, s.heads * qk, { ...o, name: `${s.name}.q_up` }),
+        ];
+  return [
+    ...query,
     linear(s.kvLoraRank, s.heads * (s.qkHeadDim + s.vHeadDim), { ...o, name: `${s.name}.kv_up` }),
     {
       type: 'elementwise',
