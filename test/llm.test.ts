@@ -3,7 +3,7 @@
 // stacks, and the Llama 2 campaigns.
 import { describe, expect, it } from 'vitest';
 import { campaignHours, fp8Pairs, llmPredictions, otherGpuRuns } from '../cli/evaluate-llm.js';
-import { llmExamples } from '../predictor/learned/train.js';
+import { correctionInputOf, llmExamples } from '../predictor/learned/train.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
 import { causalShare } from '../predictor/step.js';
@@ -289,18 +289,7 @@ describe('a GPU new to LLM training: runs nothing was fitted on', () => {
     const ex = llmExamples(eff, runs);
     expect(ex.length).toBe(8);
     const learned = (await learnedPredictor()).predictor!;
-    const c = await learned.correct(
-      ex.map((e) => ({
-        modelId: e.row.model,
-        model: e.model,
-        gpu: e.gpu,
-        exec: e.aware.exec,
-        stepMs: e.aware.stepMs,
-        breakdown: e.aware.breakdown,
-        dominantMath: e.aware.dominantMath,
-        software: e.software,
-      })),
-    );
+    const c = await learned.correct(ex.map(correctionInputOf));
     // The correction multiplies the step time: throughput divides by it.
     const errors = ex.map((e, i) => Math.abs(e.aware.throughput / c.mid[i] / e.row.throughput! - 1));
     expect(errors.reduce((a, b) => a + b, 0) / errors.length).toBeLessThan(0.15);

@@ -9,7 +9,7 @@ import { recommend } from '../optimizer/recommend.js';
 import type { RecommendRequest } from '../optimizer/search-types.js';
 import { regionParameters } from '../predictor/memory.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
-import { llmExamples } from '../predictor/learned/train.js';
+import { correctionInputOf, llmExamples } from '../predictor/learned/train.js';
 import { softwareFile, stackOfFramework } from '../predictor/software.js';
 import { llmModel } from '../predictor/llm.js';
 import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
@@ -184,18 +184,7 @@ describe('published mixture-of-experts runs (nothing fitted on them)', () => {
   it('says so in the evidence, with the interval of the MoE runs held out by model', async () => {
     const learned = (await learnedPredictor()).predictor!;
     const ex = llmExamples(eff, moeLlmRuns());
-    const c = await learned.correct(
-      ex.map((e) => ({
-        modelId: e.row.model,
-        model: e.model,
-        gpu: e.gpu,
-        exec: e.aware.exec,
-        stepMs: e.aware.stepMs,
-        breakdown: e.aware.breakdown,
-        dominantMath: e.aware.dominantMath,
-        software: e.software,
-      })),
-    );
+    const c = await learned.correct(ex.map(correctionInputOf));
     ex.forEach((e, i) => {
       expect(c.cases[i]).toMatch(/mixture of experts/);
       if (stackOfFramework(e.run!.framework) === 'MEGATRON')
