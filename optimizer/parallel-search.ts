@@ -20,9 +20,9 @@
 //   - one candidate per GPU layout: for a fixed GPU count the fastest plan per sample is also the
 //     cheapest.
 // A mixture-of-experts model adds expert parallelism (EP in 1, 2, 4, ... 64 dividing its experts and a
-// stage's GPUs), tried in every configuration: a wider EP makes each expert's GEMMs bigger (faster)
-// and its memory smaller, so neither the compute bound nor the narrowest fitting width found at
-// EP = 1 bounds it. Those models are searched without both (every configuration evaluated).
+// stage's GPUs), tried in every configuration. Its compute bound is read at the widest EP (the
+// fastest experts) without the all-to-alls, and its memory is not pruned by the narrowest fitting
+// width (memory falls with EP, and the experts' shards are whole GPUs at small widths).
 // Every evaluation goes through step.ts and memory.ts, so a plan equals what `predict` says for it.
 import { fits, shardedMemoryPerGpu, type MemoryBreakdown } from '../predictor/memory.js';
 import {
@@ -187,7 +187,16 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     let computeMs = 0;
     for (let z = 0; z <= 3; z++) {
       const zeroStage = z as ZeroStage;
-      const p = { tensorParallel: t, pipelineParallel: pp, zeroStage, recompute };
+      // A mixture-of-experts model's bound is read at the widest EP tried: its expert GEMMs are the
+      // largest (the measured rate never falls with size), its experts' weights and states per GPU the
+      // fewest, so no narrower EP is faster. Its all-to-alls grow with EP: the bound leaves them out.
+      const p = {
+        tensorParallel: t,
+        pipelineParallel: pp,
+        zeroStage,
+        recompute,
+        ...(moe ? { expertParallel: eps[eps.length - 1] } : {}),
+      };
       // Optimizer and precision terms are U + S / DP (step.ts): read them at DP = 1 and 2.
       const c1 = compute(t * pp, 1, m, p),
         c2 = compute(2 * t * pp, 1, m, p);
@@ -201,7 +210,8 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
           c1.backwardMs +
           (c1.recomputeMs ?? 0) +
           (c1.tensorParallelMs ?? 0) +
-          (c1.pipelineBubbleMs ?? 0);
+          // (the bubble carries a stage's all-to-all)
+          (moe ? 0 : (c1.pipelineBubbleMs ?? 0));
       // Memory is A + B / DP for DP >= 2 (memory.ts): the narrowest DP that fits follows from DP = 2 and 4.
       if (z === 0 && fits(memoryOf(t, pp, 1, 0, recompute, m), gpu, headroomGb)) {
         minDp.push(1);
@@ -319,7 +329,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         // they are tried in the order of that bound, and the search stops at the first bound above the
         // best plan found. Within a configuration the optimizer's share tightens the bound per ZeRO stage.
         for (const c of fixedConfigs()) {
-          if (!moe && c.key / (batch * gpus) >= bestMsPerSample) break;
+          if (c.key / (batch * gpus) >= bestMsPerSample) break;
           if (g % c.t !== 0 || gpus % (c.t * c.pp) !== 0) continue;
           const dp = gpus / (c.t * c.pp);
           for (let z = 0; z <= 3; z++) {
@@ -332,9 +342,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
               c.recompute,
               c.m,
               z as ZeroStage,
-              moe
-                ? 0
-                : c.computeMs + c.unshardedMs[z] + c.shardedMs[z] / (z > 0 ? dp : 1) + eff.stepOverheadMs,
+              c.computeMs + c.unshardedMs[z] + c.shardedMs[z] / (z > 0 ? dp : 1) + eff.stepOverheadMs,
             );
           }
         }
