@@ -3,8 +3,8 @@
 // stacks, and the Llama 2 campaigns.
 import { describe, expect, it } from 'vitest';
 import { campaignHours, fp8Pairs, llmPredictions, otherGpuRuns } from '../cli/evaluate-llm.js';
-import { correctionInputOf, llmExamples } from '../predictor/learned/train.js';
-import { learnedPredictor } from '../predictor/learned/model.js';
+import { llmExamples } from '../predictor/learned/train.js';
+import { correctionInputOf, learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
 import { causalShare } from '../predictor/step.js';
 import { llmModel, predictLlmRun } from '../predictor/llm.js';

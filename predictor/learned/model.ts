@@ -4,6 +4,7 @@
 // callers fall back to the analytical estimate and say so.
 import { achievableBasis } from '../achievable.js';
 import { DEFAULT_STACK, expertsEvidence, moeInterval, type SoftwareStack } from '../software.js';
+import type { Example } from './train.js';
 import { readFileSync } from 'node:fs';
 import { stepMs, type Breakdown, type Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
@@ -72,6 +73,18 @@ export interface CorrectionInput {
   /** Framework and compiler; PyTorch without XLA when the caller does not say. */
   software?: Software;
 }
+
+/** An example as the shipped model's `correct` takes it: its analytical (precision-aware) view. */
+export const correctionInputOf = (e: Example): CorrectionInput => ({
+  modelId: e.row.model,
+  model: e.model,
+  gpu: e.gpu,
+  exec: e.aware.exec,
+  stepMs: e.aware.stepMs,
+  breakdown: e.aware.breakdown,
+  dominantMath: e.aware.dominantMath,
+  software: e.software,
+});
 
 export interface Corrections {
   /** Multipliers on the analytical step time: estimate, P10, P90. */

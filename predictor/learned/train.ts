@@ -12,7 +12,6 @@ import type { Efficiency } from '../step.js';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode } from '../types.js';
 import { getModel } from '../zoo/index.js';
-import type { CorrectionInput } from './model.js';
 import { EvidenceIndex, NO_EVIDENCE, type Evidence, type EvidenceRow } from './evidence.js';
 import {
   featureNames,
@@ -50,18 +49,6 @@ export interface Example {
   aware: Analytical;
   unaware: Analytical;
 }
-
-/** An example as the shipped model's `correct` takes it: its analytical (precision-aware) view. */
-export const correctionInputOf = (e: Example): CorrectionInput => ({
-  modelId: e.row.model,
-  model: e.model,
-  gpu: e.gpu,
-  exec: e.aware.exec,
-  stepMs: e.aware.stepMs,
-  breakdown: e.aware.breakdown,
-  dominantMath: e.aware.dominantMath,
-  software: e.software,
-});
 
 // 90 trees at rate 0.13 against 120 at 0.1: the same 14.7% on held-out combinations, 17.2% vs
 // 16.5% on held-out GPUs, and onnxruntime at 62 ms instead of 107 ms for 100,000 candidates on two
