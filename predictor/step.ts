@@ -285,8 +285,15 @@ export interface LayerSums {
 /** A tuned stack hides its own fraction of the data-parallel communication behind compute. */
 function withStackOverlap(eff: Efficiency, stack: SoftwareStack | undefined): Efficiency {
   const overlap = stackEffects(stack ?? DEFAULT_STACK).commOverlap;
-  return overlap === null ? eff : { ...eff, overlapFraction: overlap };
+  if (overlap === null) return eff;
+  // Asked for every candidate a search evaluates: one copy per constants and overlap, not per call.
+  let byOverlap = overlapCopies.get(eff);
+  if (!byOverlap) overlapCopies.set(eff, (byOverlap = new Map()));
+  let copy = byOverlap.get(overlap);
+  if (!copy) byOverlap.set(overlap, (copy = { ...eff, overlapFraction: overlap }));
+  return copy;
 }
+const overlapCopies = new WeakMap<Efficiency, Map<number, Efficiency>>();
 
 /** A tuned stack's GEMMs run at its own fraction of the measured kernel rate (tensor-core modes; FP32 keeps the fitted one). */
 function withStackMatmul(eff: Efficiency, fx: StackEffects): Efficiency {
@@ -423,30 +430,34 @@ export function computeTime(
   // optimizer step and the master-weight traffic cover 1/DP of the parameters), stage 2 the gradients
   // (unscaling too), stage 3 the weights (each rank casts only its shard before gathering it). The
   // experts shard over the GPUs holding the same experts.
-  const shardOf = (stage: ZeroStage, weights: 'all' | 'trained') => {
-    const k = weights === 'trained' && exec.frozenBase ? 0 : 1;
-    return k * (Pd / (z >= stage ? dp : 1) + Pe / (z >= stage ? edp : 1));
-  };
+  // Parameters of this GPU whose state a ZeRO stage shards, once that stage is on.
+  const heldAfterStage1 = heldParameters(Pd, Pe, z >= 1 ? dp : 1, z >= 1 ? edp : 1),
+    heldAfterStage2 = heldParameters(Pd, Pe, z >= 2 ? dp : 1, z >= 2 ? edp : 1),
+    heldAfterStage3 = heldParameters(Pd, Pe, z >= 3 ? dp : 1, z >= 3 ? edp : 1);
+  const trainedShare = exec.frozenBase ? 0 : 1;
   const bw = memoryBandwidth(gpu, eff);
   const optPolicy = par?.optimizerState ? { ...policy, optimizerState: par.optimizerState } : policy;
-  const optimizerMs = (1e3 * shardOf(1, 'trained') * optimizerBytesPerParam(optPolicy, model.optimizer)) / bw;
+  const optimizerMs =
+    (1e3 * trainedShare * heldAfterStage1 * optimizerBytesPerParam(optPolicy, model.optimizer)) / bw;
 
   // What the precision mode adds beyond the math, in bytes moved per step.
   let mpBytes = 0;
   const accum = exec.gradAccumSteps;
   if (policy.castsWeightsEachStep)
-    mpBytes += accum * shardOf(3, 'all') * (BYTES.fp32 + 2) * (exec.frozenBase ? 1 : 2); // weight cast forward, gradient cast back
+    mpBytes += accum * heldAfterStage3 * (BYTES.fp32 + 2) * (exec.frozenBase ? 1 : 2); // weight cast forward, gradient cast back
   if (policy.masterWeights)
     mpBytes +=
-      shardOf(1, 'trained') * (BYTES[policy.gradients] + BYTES.fp32 + BYTES.fp32 + BYTES[policy.weights]); // grad up-cast, working copy refresh
-  if (policy.lossScaling) mpBytes += shardOf(2, 'trained') * 2 * BYTES[policy.gradients]; // unscale in place + inf/nan check
+      trainedShare *
+      heldAfterStage1 *
+      (BYTES[policy.gradients] + BYTES.fp32 + BYTES.fp32 + BYTES[policy.weights]); // grad up-cast, working copy refresh
+  if (policy.lossScaling) mpBytes += trainedShare * heldAfterStage2 * 2 * BYTES[policy.gradients]; // unscale in place + inf/nan check
   if (policy.scaledGemmInput) {
     // Transformer Engine: every micro-batch casts each matmul input (forward) and output gradient
     // (backward): read bf16, write the scaled type. The weights are cast once per step (TE keeps the
     // quantized copy across micro-batches), in both layouts the forward and backward GEMMs read.
     const q = SCALED_INPUT_BYTES[policy.scaledGemmInput];
     mpBytes += accum * B * (matmulInputElements / pp / cp) * 2 * (BYTES.bf16 + q);
-    mpBytes += shardOf(3, 'all') * (BYTES[policy.weights] + 2 * q);
+    mpBytes += heldAfterStage3 * (BYTES[policy.weights] + 2 * q);
   }
   const mixedPrecisionMs = (1e3 * mpBytes) / bw;
 
@@ -555,6 +566,9 @@ export function computeTime(
   };
 }
 
+/** A GPU's share of its dense and expert parameters when the first are split `dense` and the experts `experts` ways. */
+const heldParameters = (Pd: number, Pe: number, dense: number, experts: number) => Pd / dense + Pe / experts;
+
 /**
  * Unidirectional bytes/s one GPU can push over its node's link for a ring of `gpusPerNode`, at
  * `efficiency` of the link (default: the calibrated data-parallel figure).
@@ -625,6 +639,65 @@ export interface Communication {
   pipelineMs?: number;
 }
 
+/** The data-parallel group of a GPU when `stride` consecutive GPUs hold different weights. */
+function groupLayout(
+  exec: Pick<Execution, 'gpusPerNode' | 'interNodeGbps'>,
+  members: number,
+  stride: number,
+): Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps'> {
+  const g = exec.gpusPerNode;
+  const perNode = Math.max(1, Math.floor(g / stride));
+  return {
+    gpusPerNode: perNode,
+    nodes: members / perNode,
+    interNodeGbps: exec.interNodeGbps / Math.min(g, stride),
+  };
+}
+
+/** Reducing gradients of G bytes (and, under ZeRO, gathering weights of W bytes) over `members` GPUs. */
+function reduction(
+  { c, gpu, eff, z, m }: { c: ComputeTime; gpu: GpuSpec; eff: Efficiency; z: ZeroStage; m: number },
+  G: number,
+  W: number,
+  members: number,
+  layout: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps'>,
+): { total: number; exposed: number } {
+  if (!(members > 1)) return { total: 0, exposed: 0 };
+  if (z === 0) {
+    const r = communicationTime(G, c.backwardMs, gpu, layout, eff);
+    return { total: r.totalMs, exposed: r.exposedMs };
+  }
+  if (!(z === 3 || G > 0)) return { total: 0, exposed: 0 };
+  // (ZeRO-1/2 with nothing trained, a frozen base, has no gradients to reduce and no updated
+  // weights to gather; ZeRO-3 still gathers the frozen weights.)
+  // A ring reduce-scatter or all-gather moves (n-1)/n of the data: half an all-reduce.
+  // ZeRO-3 gathers and reduce-scatters one FSDP unit (a transformer block) per collective, not DDP's
+  // 25 MB buckets: the latency counts once per block.
+  const units = z === 3 ? c.shardUnits : undefined;
+  const rs = communicationTime(G, 0, gpu, layout, eff, units).totalMs / 2,
+    ag = communicationTime(W, 0, gpu, layout, eff, units).totalMs / 2;
+  if (z <= 2) {
+    // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters once per step, ZeRO-2 (DeepSpeed) every
+    // micro-batch, both behind backward; the updated weights are all-gathered after the optimizer
+    // step, with nothing left to hide behind.
+    const rsTotal = (z === 2 ? m : 1) * rs;
+    return {
+      total: rsTotal + ag,
+      exposed: Math.max(lastBucketMs(rs, G, eff), rsTotal - eff.overlapFraction * c.backwardMs) + ag,
+    };
+  }
+  // ZeRO-3 / FSDP: every micro-batch gathers the weights before its forward and again before its
+  // backward, and reduce-scatters its gradients; prefetching hides them behind the compute.
+  const total = m * (2 * ag + rs);
+  return {
+    total,
+    exposed: Math.max(
+      units ? ag / units : lastBucketMs(ag, W, eff),
+      total - eff.overlapFraction * (c.forwardMs + c.backwardMs),
+    ),
+  };
+}
+
 /**
  * Everything a step communicates besides TP (which computeTime counts, since it does not depend on
  * the GPU count): the data-parallel group's gradient reduction (ZeRO's variants) and pipeline sends.
@@ -652,68 +725,24 @@ export function parallelCommunicationTime(
   const g = exec.gpusPerNode,
     replica = t * pp;
   const dp = (g * exec.nodes) / replica;
-  /** The data-parallel group of a GPU when `stride` consecutive GPUs hold different weights. */
-  const groupLayout = (members: number, stride: number) => {
-    const perNode = Math.max(1, Math.floor(g / stride));
-    return {
-      gpusPerNode: perNode,
-      nodes: members / perNode,
-      interNodeGbps: exec.interNodeGbps / Math.min(g, stride),
-    };
-  };
   const m = microBatchesOf(par, exec.gradAccumSteps);
   const Ge = c.expertGradientBytes ?? 0,
     We = c.expertWeightBytes ?? 0;
+  const ctx = { c, gpu, eff, z, m };
   // The experts' gradients are reduced (and under ZeRO their weights gathered) over the GPUs holding
   // the same experts: every EP-th GPU of a stage (expert rank order tp-ep-dp with ETP = 1).
-  const dense = reduction(c.gradientBytes - Ge, (c.weightBytes ?? 0) - We, dp, groupLayout(dp, replica));
+  const dense = reduction(
+    ctx,
+    c.gradientBytes - Ge,
+    (c.weightBytes ?? 0) - We,
+    dp,
+    groupLayout(exec, dp, replica),
+  );
   const edp = expertGradientGroup(dp, par);
-  const experts = Ge > 0 || We > 0 ? reduction(Ge, We, edp, groupLayout(edp, ep)) : { total: 0, exposed: 0 };
+  const experts =
+    Ge > 0 || We > 0 ? reduction(ctx, Ge, We, edp, groupLayout(exec, edp, ep)) : { total: 0, exposed: 0 };
   const dpTotal = dense.total + experts.total,
     dpExposed = dense.exposed + experts.exposed;
-
-  /** Reducing gradients of G bytes (and, under ZeRO, gathering weights of W bytes) over `members` GPUs. */
-  function reduction(
-    G: number,
-    W: number,
-    members: number,
-    layout: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps'>,
-  ): { total: number; exposed: number } {
-    if (!(members > 1)) return { total: 0, exposed: 0 };
-    if (z === 0) {
-      const r = communicationTime(G, c.backwardMs, gpu, layout, eff);
-      return { total: r.totalMs, exposed: r.exposedMs };
-    }
-    if (!(z === 3 || G > 0)) return { total: 0, exposed: 0 };
-    // (ZeRO-1/2 with nothing trained, a frozen base, has no gradients to reduce and no updated
-    // weights to gather; ZeRO-3 still gathers the frozen weights.)
-    // A ring reduce-scatter or all-gather moves (n-1)/n of the data: half an all-reduce.
-    // ZeRO-3 gathers and reduce-scatters one FSDP unit (a transformer block) per collective, not DDP's
-    // 25 MB buckets: the latency counts once per block.
-    const units = z === 3 ? c.shardUnits : undefined;
-    const rs = communicationTime(G, 0, gpu, layout, eff, units).totalMs / 2,
-      ag = communicationTime(W, 0, gpu, layout, eff, units).totalMs / 2;
-    if (z <= 2) {
-      // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters once per step, ZeRO-2 (DeepSpeed) every
-      // micro-batch, both behind backward; the updated weights are all-gathered after the optimizer
-      // step, with nothing left to hide behind.
-      const rsTotal = (z === 2 ? m : 1) * rs;
-      return {
-        total: rsTotal + ag,
-        exposed: Math.max(lastBucketMs(rs, G, eff), rsTotal - eff.overlapFraction * c.backwardMs) + ag,
-      };
-    }
-    // ZeRO-3 / FSDP: every micro-batch gathers the weights before its forward and again before its
-    // backward, and reduce-scatters its gradients; prefetching hides them behind the compute.
-    const total = m * (2 * ag + rs);
-    return {
-      total,
-      exposed: Math.max(
-        units ? ag / units : lastBucketMs(ag, W, eff),
-        total - eff.overlapFraction * (c.forwardMs + c.backwardMs),
-      ),
-    };
-  }
   // Pipeline: every micro-batch's activations cross each stage boundary forward and their gradients
   // backward, on the critical path: (m + PP - 1) stage slots of one send each way. Stages share a node
   // while a replica fits in one; otherwise the boundary stage's TP ranks share the node's network.
