@@ -278,16 +278,10 @@ describe('plans for a mixture-of-experts model', () => {
               const dp = 16 / (t * pp);
               if (zeroStage > 0 && dp === 1) continue;
               const m = pp === 1 ? 1 : 4 * pp;
+              // request(): Qwen3-30B-A3B, BF16, batch 1 on 2 nodes of 8 H100, MEGATRON, as the search's.
               const d = predict(
-                {
-                  model: qwen30b,
-                  gpu: H100,
-                  precision: 'BF16',
-                  batchSizePerGpu: 1,
-                  gpusPerNode: 8,
-                  nodes: 2,
+                request({
                   gradAccumSteps: m,
-                  interNodeGbps: 3200,
                   parallelism: {
                     tensorParallel: t,
                     pipelineParallel: pp,
@@ -295,8 +289,7 @@ describe('plans for a mixture-of-experts model', () => {
                     recompute,
                     ...(ep > 1 ? { expertParallel: ep } : {}),
                   },
-                  stack: 'MEGATRON',
-                },
+                }),
                 eff,
               );
               if (d.fitsInMemory) best = Math.min(best, d.stepTimeMs / (m * dp));
