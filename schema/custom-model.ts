@@ -206,7 +206,7 @@ export class LayerInput {
 export class ModelInput {
   @Field(() => String, {
     nullable: true,
-    description: `The text of a Hugging Face config.json; model_type ${HF_MODEL_TYPES.join(', ')} (mixtral, qwen2_moe, qwen3_moe, deepseek_v2 and deepseek_v3 are mixtures of experts; the DeepSeek types with multi-head latent attention).`,
+    description: `The text of a Hugging Face config.json; model_type ${HF_MODEL_TYPES.join(', ')} (mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3 and gpt_oss are mixtures of experts; the DeepSeek types with multi-head latent attention, gpt_oss with a sliding window on the layers its layer_types names).`,
   })
   huggingFaceConfig?: string;
   @Field(() => String, {

@@ -136,7 +136,7 @@ export class ParallelismInput {
   @Field(() => Int, {
     defaultValue: 1,
     description:
-      "Expert parallelism (mixture-of-experts models: a layer list's linear `experts`, or a mixtral / qwen2_moe / qwen3_moe / deepseek_v2 / deepseek_v3 config): GPUs each layer's experts are spread over, 1 to 1024, whole experts on each (no tensor split of an expert); tokens go to their experts' GPUs and back by all-to-all, forward and backward. Must divide the experts of every MoE layer and the GPUs of a pipeline stage (gpusPerNode x nodes / pipelineParallel); the EP ranks are carved out of a stage's tensor x context x data-parallel GPUs. 1 (the default) = every GPU holds every expert.",
+      "Expert parallelism (mixture-of-experts models: a layer list's linear `experts`, or a mixtral / qwen2_moe / qwen3_moe / deepseek_v2 / deepseek_v3 / gpt_oss config): GPUs each layer's experts are spread over, 1 to 1024, whole experts on each (no tensor split of an expert); tokens go to their experts' GPUs and back by all-to-all, forward and backward. Must divide the experts of every MoE layer and the GPUs of a pipeline stage (gpusPerNode x nodes / pipelineParallel); the EP ranks are carved out of a stage's tensor x context x data-parallel GPUs. 1 (the default) = every GPU holds every expert.",
   })
   expertParallel!: number;
 }

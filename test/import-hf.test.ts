@@ -254,6 +254,130 @@ describe('DeepSeek configs: latent attention and DeepSeekMoE', () => {
   });
 });
 
+describe('gpt-oss configs: windowed attention on every other layer, biased experts', () => {
+  const cfg = (id: string) => HF_CONFIGS.find((c) => c.id === id)!.config;
+  const row = (model: string) => loadLlmArchitectures().find((a) => a.model === model)!;
+
+  it.each([
+    // OpenAI's model card (arXiv:2508.10925) Table 1 counts the active parameters without the
+    // embedding table (the unembedding is in).
+    ['openai/gpt-oss-120b', 5.13e9, 128, 36],
+    ['openai/gpt-oss-20b', 3.61e9, 32, 24],
+  ])(
+    '%s: top-4 of the experts in every layer, the published active parameters',
+    (id, active, experts, layers) => {
+      const c = cfg(id);
+      const m = fromHuggingFaceConfig(c).model;
+      const cost = modelCost(m);
+      const s = parallelStructure(cost, m.layers);
+      expect(s.experts).toBe(experts);
+      expect(s.moeLayers).toBe(layers);
+      expect(s.blocks).toBe(layers);
+      const embedding = (c.vocab_size as number) * (c.hidden_size as number);
+      const activeParams = cost.parameters - s.expertParameters * (1 - 4 / experts) - embedding;
+      expect(Math.abs(activeParams / active - 1)).toBeLessThan(0.03);
+    },
+  );
+
+  it.each([
+    ['openai/gpt-oss-120b', 'gpt-oss-120b', 36, 128],
+    ['openai/gpt-oss-20b', 'gpt-oss-20b', 24, 32],
+  ])(
+    '%s has the parameters of its llm_models.csv row (%s) and its biases, and fewer FLOPs: half its layers see 128 keys',
+    (id, model, layers, experts) => {
+      const imported = modelCost(fromHuggingFaceConfig(cfg(id), { seqLen: 4096 }).model);
+      const fromRow = modelCost(llmModel(row(model), 4096) as ModelDef);
+      // The row (NeMo's GPTOSSConfig) is built Llama-style, without biases; the config has them on
+      // Q (64 heads x 64), K and V (8 x 64 each) and the output (2880), and on every expert's gate
+      // and up (2 x 2880) and down (2880) projections. The window changes no parameter.
+      const attentionBiases = 64 * 64 + 2 * 8 * 64 + 2880;
+      const expertBiases = experts * (2 * 2880 + 2880);
+      expect(imported.parameters - fromRow.parameters).toBe(layers * (attentionBiases + expertBiases));
+      expect(imported.forwardFlops).toBeLessThan(0.95 * fromRow.forwardFlops);
+      // Every layer at full attention: the row's FLOPs exactly (a linear's FLOPs are its
+      // multiply-adds; its bias is read with the output and adds none).
+      const full = modelCost(
+        fromHuggingFaceConfig(
+          { ...cfg(id), layer_types: Array<string>(layers).fill('full_attention') },
+          { seqLen: 4096 },
+        ).model,
+      );
+      expect(full.parameters).toBe(imported.parameters);
+      expect(full.forwardFlops).toBe(fromRow.forwardFlops);
+    },
+  );
+
+  it('layer_types says how many layers are windowed; without it every other one is, as transformers defaults', () => {
+    const c = cfg('openai/gpt-oss-20b');
+    const flops = (over: object) =>
+      modelCost(fromHuggingFaceConfig({ ...c, ...over }, { seqLen: 4096 }).model).forwardFlops;
+    const alternating = flops({});
+    const allSliding = flops({ layer_types: Array<string>(24).fill('sliding_attention') });
+    const allFull = flops({ layer_types: Array<string>(24).fill('full_attention') });
+    expect(allSliding).toBeLessThan(alternating);
+    expect(alternating).toBeLessThan(allFull);
+    // Cost does not depend on which layers are windowed, only on how many.
+    const firstHalf = Array.from({ length: 24 }, (_, i) => (i < 12 ? 'sliding_attention' : 'full_attention'));
+    expect(flops({ layer_types: firstHalf })).toBe(alternating);
+    const { layer_types: _, ...withoutTypes } = c;
+    const bare = fromHuggingFaceConfig(withoutTypes, { seqLen: 4096 });
+    expect(modelCost(bare.model).forwardFlops).toBe(alternating);
+    expect(bare.notes.join(' ')).toMatch(/no layer_types: every other layer windowed/);
+    // sliding_window null: the "sliding" layers attend to the whole sequence.
+    expect(flops({ sliding_window: null })).toBe(allFull);
+    // At 128 tokens the window covers the sequence: no layer is cheaper.
+    const short = (over: object) =>
+      modelCost(fromHuggingFaceConfig({ ...c, ...over }, { seqLen: 128 }).model).forwardFlops;
+    expect(short({})).toBe(short({ layer_types: Array<string>(24).fill('full_attention') }));
+  });
+
+  it("gpt_oss alone is gpt-oss-120b (transformers' GptOssConfig defaults), and says so", () => {
+    const bare = fromHuggingFaceConfig({ model_type: 'gpt_oss' }, { seqLen: 4096 });
+    const full = fromHuggingFaceConfig(cfg('openai/gpt-oss-120b'), { seqLen: 4096 });
+    expect(modelCost(bare.model).parameters).toBe(modelCost(full.model).parameters);
+    expect(modelCost(bare.model).forwardFlops).toBe(modelCost(full.model).forwardFlops);
+    expect(bare.notes.join(' ')).toMatch(/gpt_oss's Hugging Face defaults were used: hidden_size 2880/);
+  });
+
+  it('says what is not modelled: the attention sinks (and whether a kernel supports them), the router bias, the clamped SwiGLU', () => {
+    const notes = fromHuggingFaceConfig(cfg('openai/gpt-oss-120b')).notes.join(' ');
+    expect(notes).toMatch(/attention sinks .* are left out/);
+    expect(notes).toMatch(/whether a fused attention kernel supports them .* is not modelled/);
+    expect(notes).toMatch(/router's bias/);
+    expect(notes).toMatch(/swiglu_limit/);
+    expect(notes).toMatch(/sliding-window attention on 18 of the 36 layers/);
+    expect(notes).toMatch(/quantization_config/);
+  });
+
+  it.each([
+    [
+      { layer_types: [...Array<string>(23).fill('full_attention'), 'chunked_attention'] },
+      /"layer_types" has "chunked_attention"; only sliding_attention and full_attention are modelled/,
+    ],
+    [
+      { layer_types: Array<string>(12).fill('full_attention') },
+      /"layer_types" must list one attention kind per layer \(24, num_hidden_layers\)/,
+    ],
+    [{ layer_types: 'sliding_attention' }, /"layer_types" must list one attention kind per layer/],
+    [{ sliding_window: 0 }, /"sliding_window" must be an integer from 1/],
+    [{ num_local_experts: 1 }, /"num_local_experts" must be at least 2/],
+    [{ num_experts_per_tok: 64 }, /num_experts_per_tok \(64\) is more than the 32 experts of a layer/],
+    [{ num_key_value_heads: 7 }, /not a multiple of num_key_value_heads/],
+  ])('a gpt-oss config the builder cannot take is refused with the reason: %j', (over, message) => {
+    try {
+      fromHuggingFaceConfig(
+        { ...cfg('openai/gpt-oss-20b'), ...over },
+        { field: 'customModel.huggingFaceConfig' },
+      );
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(InputError);
+      expect((e as InputError).field).toBe('customModel.huggingFaceConfig');
+      expect((e as InputError).message).toMatch(message);
+    }
+  });
+});
+
 describe('sequence length', () => {
   const llama = HF_CONFIGS.find((c) => c.id === 'meta-llama/Llama-2-7b-hf')!.config;
   it("defaults to the model's context (capped at 4096) and says so; seqLen overrides it", () => {

@@ -1,7 +1,8 @@
 // Hugging Face config.json -> ModelDef. Each supported `model_type` is translated into the `arch` of
 // the zoo builder that already models that family (predictor/zoo/: decoder.ts for GPT-2, GPT-Neo,
 // GPT-J, GPT-NeoX, OPT, Llama, Mistral, Qwen2, the mixture-of-experts Mixtral, Qwen2-MoE and
-// Qwen3-MoE, and DeepSeek-V2/V3 with their latent attention; bert.ts; t5.ts; vit.ts) and built by the zoo's own
+// Qwen3-MoE, DeepSeek-V2/V3 with their latent attention, and gpt-oss with its alternating windowed
+// attention; bert.ts; t5.ts; vit.ts) and built by the zoo's own
 // modelFromZooEntry, so a config and the zoo entry for the same model give the same layers. Keys and
 // defaults follow the transformers library's configuration classes (configuration_<type>.py).
 import { createHash } from 'node:crypto';
@@ -26,6 +27,7 @@ export const HF_MODEL_TYPES = [
   'qwen3_moe',
   'deepseek_v2',
   'deepseek_v3',
+  'gpt_oss',
   'bert',
   't5',
   'vit',
@@ -423,6 +425,100 @@ function deepseekMoe(c: Reader, layers: number, v3: boolean, notes: string[]): M
   };
 }
 
+/** The attention kinds a gpt_oss config's layer_types may name (transformers' GptOssAttention). */
+const GPT_OSS_LAYER_TYPES = ['sliding_attention', 'full_attention'] as const;
+
+/**
+ * How many of a gpt_oss config's layers attend through the sliding window (layer_types), or why the
+ * list cannot be read. Absent, transformers' GptOssConfig alternates them, windowed first
+ * ("sliding_attention" on layers 0, 2, 4, ...).
+ */
+function slidingLayersOf(c: Reader, layers: number, notes: string[]): number {
+  const raw = c.cfg.layer_types;
+  if (raw === undefined || raw === null) {
+    notes.push(
+      "no layer_types: every other layer windowed, from the first (transformers' GptOssConfig default)",
+    );
+    return Math.ceil(layers / 2);
+  }
+  if (!Array.isArray(raw) || raw.length !== layers)
+    c.fail(
+      `"layer_types" must list one attention kind per layer (${layers}, num_hidden_layers) (got ${shownValue(raw)})`,
+    );
+  const other = raw.find((t) => !(GPT_OSS_LAYER_TYPES as readonly unknown[]).includes(t));
+  if (other !== undefined)
+    c.fail(
+      `"layer_types" has ${shownValue(other)}; only ${GPT_OSS_LAYER_TYPES.join(' and ')} are modelled (a window of sliding_window keys, or the whole sequence)`,
+    );
+  return raw.filter((t) => t === 'sliding_attention').length;
+}
+
+/**
+ * gpt-oss (gpt_oss), as transformers' modeling_gpt_oss.py builds it: grouped-query attention with
+ * biases on Q/K/V and the output (attention_bias), head_dim wider than hidden / heads, a window of
+ * sliding_window keys on the layers layer_types names "sliding_attention" and full attention on the
+ * rest, and in every layer num_local_experts experts of intermediate_size, num_experts_per_tok per
+ * token. The experts always have biases (GptOssExperts: gate_up_proj_bias, down_proj_bias; no config
+ * key turns them off). Defaults are transformers' GptOssConfig's (gpt-oss-120b's sizes).
+ */
+function gptOss(c: Reader, seqLen: SeqLen, notes: string[]): Built {
+  const d = c.int('hidden_size', 2880),
+    heads = c.int('num_attention_heads', 64),
+    layers = c.int('num_hidden_layers', 36);
+  const kvHeads = c.int('num_key_value_heads', 8);
+  if (heads % kvHeads !== 0)
+    c.fail(`num_attention_heads (${heads}) is not a multiple of num_key_value_heads (${kvHeads})`);
+  const headDim = c.int('head_dim', 64);
+  const positions = c.int('max_position_embeddings', 131072);
+  const seq = seqLen(Math.min(positions, 4096), positions);
+  // num_experts is GptOssConfig's attribute_map name for num_local_experts.
+  const experts = c.int(['num_local_experts', 'num_experts'], 128, IMPORT_LIMITS.experts);
+  if (experts < 2) c.fail(`"num_local_experts" must be at least 2 for a mixture of experts (got ${experts})`);
+  const topK = c.int('num_experts_per_tok', 4);
+  if (topK > experts)
+    c.fail(
+      `num_experts_per_tok (${topK}) is more than the ${experts} experts of a layer (num_local_experts)`,
+    );
+  const ffn = c.int('intermediate_size', 2880);
+  const sliding = slidingLayersOf(c, layers, notes);
+  // sliding_window null: the layers named sliding attend to the whole sequence.
+  const window = sliding > 0 && !c.isNull('sliding_window') ? c.int('sliding_window', 128) : undefined;
+  if (window !== undefined && window < seq)
+    notes.push(
+      `sliding-window attention on ${sliding} of the ${layers} layers: each token attends to its last ${window} positions there, to the whole sequence in the others`,
+    );
+  const bias = c.bool('attention_bias', true);
+  notes.push(
+    'attention sinks (one learned logit per head added to the softmax) are left out: num_attention_heads weights and one more score column a layer; whether a fused attention kernel supports them in a given software stack is not modelled',
+    "the router's bias (num_local_experts weights a layer) is not counted",
+    "the experts' clamped SwiGLU (swiglu_limit, and (up + 1) x gate x sigmoid(1.702 gate)) is costed as SwiGLU",
+  );
+  if (c.has('quantization_config'))
+    notes.push(
+      'quantization_config describes how the checkpoint is stored (the experts in MXFP4); training is costed at the precision asked for',
+    );
+  return lm(seq, {
+    layers,
+    hidden: d,
+    heads,
+    kvHeads,
+    ...(headDim * heads !== d ? { headDim } : {}),
+    ffn,
+    vocab: c.int('vocab_size', 201088),
+    norm: 'rmsnorm',
+    mlp: 'swiglu',
+    positions: 'rotary',
+    bias: false,
+    qkvBias: bias,
+    outBias: bias,
+    mlpBias: true,
+    tiedHead: c.bool('tie_word_embeddings', false),
+    dropout: c.num('attention_dropout', 0) > 0,
+    ...(window !== undefined ? { attentionWindow: window, windowedLayers: sliding } : {}),
+    moe: { experts, topK, ffn },
+  });
+}
+
 function build(type: HfType, c: Reader, seqLen: SeqLen, notes: string[]): Built {
   switch (type) {
     case 'gpt2': {
@@ -608,6 +704,8 @@ function build(type: HfType, c: Reader, seqLen: SeqLen, notes: string[]): Built 
     case 'deepseek_v2':
     case 'deepseek_v3':
       return deepseek(type, c, seqLen, notes);
+    case 'gpt_oss':
+      return gptOss(c, seqLen, notes);
     case 'bert': {
       const d = c.int('hidden_size', 768),
         heads = c.int('num_attention_heads', 12);

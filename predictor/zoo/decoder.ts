@@ -3,7 +3,8 @@
 // The optional fields cover the other decoder families Hugging Face configs describe
 // (predictor/import/huggingface.ts): OPT (ReLU, post-norm and embedding projections in opt-350m),
 // GPT-Neo (bias on the attention output only), GPT-J (parallel attention + MLP, biased head),
-// Mistral (sliding-window attention) and Qwen2 (bias on Q/K/V only). Absent, they change nothing.
+// Mistral (sliding-window attention), gpt-oss (the window on some layers only) and Qwen2 (bias on
+// Q/K/V only). Absent, they change nothing.
 import type { Layer } from '../types.js';
 import { attention, feedForward, latentAttention, sublayer, type LatentAttentionSpec } from './attention.js';
 import { act, add, dropout, embedding, linear, loss, mul, norm, repeat, softmax } from './common.js';
@@ -41,6 +42,11 @@ interface DecoderArch {
   parallelBlock?: 'shared-norm' | 'two-norms';
   /** Sliding-window attention: each token attends to at most this many positions (Mistral). */
   attentionWindow?: number;
+  /**
+   * How many of the layers use attentionWindow; the others attend to the whole sequence (gpt-oss:
+   * every other layer). Absent: all of them.
+   */
+  windowedLayers?: number;
   /** Post-norm blocks and no final norm (OPT-350m's do_layer_norm_before = false); default pre-norm. */
   preNorm?: boolean;
   /** Token embeddings narrower than the model, projected in and out (OPT-350m's word_embed_proj_dim). */
@@ -130,65 +136,83 @@ export function buildDecoder(e: ZooEntry): Layer[] {
   const gated = a.mlp === 'swiglu';
   const preNorm = a.preNorm ?? true;
   const res = (name: string) => ({ name, tokens: L, hidden: d, norm: a.norm, preNorm, dropout: a.dropout });
-  const attn = a.latentAttention
-    ? latentAttention({
-        name: 'attn',
-        tokens: L,
-        hidden: d,
-        heads: a.heads,
-        causal: true,
-        ...a.latentAttention,
-      })
-    : attention({
-        name: 'attn',
-        queries: L,
-        keys: Math.min(L, a.attentionWindow ?? L),
-        hidden: d,
-        heads: a.heads,
-        headDim: a.headDim ?? d / a.heads,
-        kvHeads: a.kvHeads,
-        bias: a.qkvBias ?? a.bias,
-        outBias: a.outBias ?? a.bias,
-        probDropout: a.dropout,
-        rotary: a.positions === 'rotary',
-        causal: true,
-      });
-  const mlp = feedForward({
-    name: 'mlp',
-    tokens: L,
-    hidden: d,
-    ffn: a.ffn,
-    act: gated ? 'silu' : a.mlp === 'relu' ? 'relu' : 'gelu',
-    bias: a.mlpBias ?? a.bias,
-    gated,
-  });
-  const block = a.parallelBlock
-    ? [
-        norm(a.norm, d, x, a.parallelBlock === 'two-norms' ? 'attn.norm' : 'block.norm'),
-        ...attn,
-        ...(a.parallelBlock === 'two-norms' ? [norm(a.norm, d, x, 'mlp.norm')] : []),
-        ...mlp,
-        ...(a.dropout ? [dropout(x, 'attn.dropout'), dropout(x, 'mlp.dropout')] : []),
-        add(x, 'block.residual', 3),
-      ]
-    : [...sublayer(attn, res('attn')), ...sublayer(mlp, res('mlp'))];
-  const moeBlock = a.moe
-    ? [
-        ...sublayer(attn, res('attn')),
-        ...sublayer(
-          moeFeedForward(a.moe, {
-            tokens: L,
-            hidden: d,
-            act: gated ? 'silu' : a.mlp === 'relu' ? 'relu' : 'gelu',
-            gated,
-            bias: a.mlpBias ?? a.bias,
-          }),
-          res('moe'),
-        ),
-      ]
-    : [];
+  // One block kind per attention span: the windowed one (every layer, unless windowedLayers says
+  // how many) and, where only some layers are windowed, a full-attention one.
+  const blocksOf = (keys: number) => {
+    const attn = a.latentAttention
+      ? latentAttention({
+          name: 'attn',
+          tokens: L,
+          hidden: d,
+          heads: a.heads,
+          causal: true,
+          ...a.latentAttention,
+        })
+      : attention({
+          name: 'attn',
+          queries: L,
+          keys,
+          hidden: d,
+          heads: a.heads,
+          headDim: a.headDim ?? d / a.heads,
+          kvHeads: a.kvHeads,
+          bias: a.qkvBias ?? a.bias,
+          outBias: a.outBias ?? a.bias,
+          probDropout: a.dropout,
+          rotary: a.positions === 'rotary',
+          causal: true,
+        });
+    const mlp = feedForward({
+      name: 'mlp',
+      tokens: L,
+      hidden: d,
+      ffn: a.ffn,
+      act: gated ? 'silu' : a.mlp === 'relu' ? 'relu' : 'gelu',
+      bias: a.mlpBias ?? a.bias,
+      gated,
+    });
+    const block = a.parallelBlock
+      ? [
+          norm(a.norm, d, x, a.parallelBlock === 'two-norms' ? 'attn.norm' : 'block.norm'),
+          ...attn,
+          ...(a.parallelBlock === 'two-norms' ? [norm(a.norm, d, x, 'mlp.norm')] : []),
+          ...mlp,
+          ...(a.dropout ? [dropout(x, 'attn.dropout'), dropout(x, 'mlp.dropout')] : []),
+          add(x, 'block.residual', 3),
+        ]
+      : [...sublayer(attn, res('attn')), ...sublayer(mlp, res('mlp'))];
+    const moeBlock = a.moe
+      ? [
+          ...sublayer(attn, res('attn')),
+          ...sublayer(
+            moeFeedForward(a.moe, {
+              tokens: L,
+              hidden: d,
+              act: gated ? 'silu' : a.mlp === 'relu' ? 'relu' : 'gelu',
+              gated,
+              bias: a.mlpBias ?? a.bias,
+            }),
+            res('moe'),
+          ),
+        ]
+      : [];
+    return { block, moeBlock };
+  };
   if (a.moe && a.parallelBlock) throw new Error(`${e.id}: a parallel block with experts is not modelled`);
   const denseLayers = a.moe ? Math.min(a.layers, a.moe.denseLayers ?? 0) : a.layers;
+  const windowed = a.windowedLayers ?? a.layers;
+  if (a.windowedLayers !== undefined) {
+    if (!Number.isInteger(windowed) || windowed < 0 || windowed > a.layers)
+      throw new Error(`${e.id}: windowedLayers must be an integer from 0 to ${a.layers} (got ${windowed})`);
+    if (a.attentionWindow === undefined) throw new Error(`${e.id}: windowedLayers needs attentionWindow`);
+  }
+  // Each layer's cost does not depend on where it sits in the stack, so the windowed layers are
+  // built first and the full-attention ones after them, whatever order the model interleaves them
+  // in; the dense leading layers (denseLayers) take the window first.
+  const kinds = blocksOf(Math.min(L, a.attentionWindow ?? L));
+  const full = windowed < a.layers ? blocksOf(L) : kinds;
+  const denseWindowed = Math.min(windowed, denseLayers);
+  const moeWindowed = Math.max(0, windowed - denseLayers);
   if (a.positions === 'learned' && !a.maxPositions)
     throw new Error(`${e.id}: learned positions need arch.maxPositions`);
   const positions =
@@ -201,8 +225,12 @@ export function buildDecoder(e: ZooEntry): Layer[] {
     ...(w !== d ? [linear(w, d, { tokens: L, bias: false, name: 'project_in' })] : []),
     ...positions,
     ...(a.dropout ? [dropout(x, 'embeddings.dropout')] : []),
-    ...(denseLayers > 0 ? repeat(block, denseLayers) : []),
-    ...(a.moe && a.layers > denseLayers ? repeat(moeBlock, a.layers - denseLayers) : []),
+    ...(denseWindowed > 0 ? repeat(kinds.block, denseWindowed) : []),
+    ...(denseLayers > denseWindowed ? repeat(full.block, denseLayers - denseWindowed) : []),
+    ...(a.moe && moeWindowed > 0 ? repeat(kinds.moeBlock, moeWindowed) : []),
+    ...(a.moe && a.layers - denseLayers > moeWindowed
+      ? repeat(full.moeBlock, a.layers - denseLayers - moeWindowed)
+      : []),
     ...(preNorm ? [norm(a.norm, d, x, 'final_norm')] : []),
     ...(w !== d ? [linear(d, w, { tokens: L, bias: false, name: 'project_out' })] : []),
     linear(w, a.vocab, { tokens: L, bias: a.headBias ?? false, tied: a.tiedHead, name: 'lm_head' }),
