@@ -11,6 +11,18 @@ import { getModel } from '../predictor/zoo/index.js';
 import { loadLlmArchitectures } from '../seeds/llm.js';
 import { HF_CONFIGS } from './import-fixtures.js';
 
+/** `config` is refused as customModel.huggingFaceConfig, with a message matching `message`. */
+function expectRefused(config: Record<string, unknown>, message: RegExp) {
+  try {
+    fromHuggingFaceConfig(config, { field: 'customModel.huggingFaceConfig' });
+    expect.unreachable();
+  } catch (e) {
+    expect(e).toBeInstanceOf(InputError);
+    expect((e as InputError).field).toBe('customModel.huggingFaceConfig');
+    expect((e as InputError).message).toMatch(message);
+  }
+}
+
 const params = (cfg: object, seqLen?: number) =>
   modelCost(fromHuggingFaceConfig(cfg, { seqLen }).model).parameters;
 
@@ -131,17 +143,7 @@ describe('mixture-of-experts configs', () => {
     [{ num_experts: 5000 }, /"num_experts" must be an integer from 1 to 4096/],
     [{ num_experts_per_tok: 200 }, /num_experts_per_tok \(200\) is more than the 128 experts of a layer/],
   ])('a layout the builder cannot express is refused with the reason: %j', (over, message) => {
-    try {
-      fromHuggingFaceConfig(
-        { ...cfg('Qwen/Qwen3-30B-A3B'), ...over },
-        { field: 'customModel.huggingFaceConfig' },
-      );
-      expect.unreachable();
-    } catch (e) {
-      expect(e).toBeInstanceOf(InputError);
-      expect((e as InputError).field).toBe('customModel.huggingFaceConfig');
-      expect((e as InputError).message).toMatch(message);
-    }
+    expectRefused({ ...cfg('Qwen/Qwen3-30B-A3B'), ...over }, message);
   });
 
   it('a sparse step larger than the model leaves every layer dense, and says so', () => {
@@ -243,14 +245,7 @@ describe('DeepSeek configs: latent attention and DeepSeekMoE', () => {
     [{ kv_lora_rank: '512' }, /"kv_lora_rank" must be an integer from 1 .* \(got "512"\)/],
     [{ n_shared_experts: -1 }, /"n_shared_experts" must be an integer from 0/],
   ])('a DeepSeek-V3 config the builder cannot take is refused with the reason: %j', (over, message) => {
-    try {
-      fromHuggingFaceConfig({ ...v3, ...over }, { field: 'customModel.huggingFaceConfig' });
-      expect.unreachable();
-    } catch (e) {
-      expect(e).toBeInstanceOf(InputError);
-      expect((e as InputError).field).toBe('customModel.huggingFaceConfig');
-      expect((e as InputError).message).toMatch(message);
-    }
+    expectRefused({ ...v3, ...over }, message);
   });
 });
 
@@ -364,17 +359,7 @@ describe('gpt-oss configs: windowed attention on every other layer, biased exper
     [{ num_experts_per_tok: 64 }, /num_experts_per_tok \(64\) is more than the 32 experts of a layer/],
     [{ num_key_value_heads: 7 }, /not a multiple of num_key_value_heads/],
   ])('a gpt-oss config the builder cannot take is refused with the reason: %j', (over, message) => {
-    try {
-      fromHuggingFaceConfig(
-        { ...cfg('openai/gpt-oss-20b'), ...over },
-        { field: 'customModel.huggingFaceConfig' },
-      );
-      expect.unreachable();
-    } catch (e) {
-      expect(e).toBeInstanceOf(InputError);
-      expect((e as InputError).field).toBe('customModel.huggingFaceConfig');
-      expect((e as InputError).message).toMatch(message);
-    }
+    expectRefused({ ...cfg('openai/gpt-oss-20b'), ...over }, message);
   });
 });
 
