@@ -91,6 +91,26 @@ def layer_module(torch, nn, layer):
                       padding=layer.get("padding", 0), dilation=layer.get("dilation", 1),
                       groups=layer.get("groups", 1), bias=layer.get("bias", False))
         return m, ("float", (layer["inC"], layer["inL"]))
+    if t == "linear" and layer.get("experts", 1) > 1:
+        # A mixture-of-experts layer as the predictor costs it: E weight copies, the routed tokens
+        # (tokens = sequence x top-k) split evenly among them, one batched GEMM over the experts.
+        # One nn.Linear over all routed tokens would time a single dense GEMM with one copy.
+        experts, fin, fout = layer["experts"], layer["inFeatures"], layer["outFeatures"]
+        per = max(1, round(layer.get("tokens", 1) / experts))
+        bias = layer.get("bias", True)
+
+        class Experts(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.weight = nn.Parameter(torch.randn(experts, fin, fout) * fin ** -0.5)
+                self.bias = nn.Parameter(torch.zeros(experts, 1, fout)) if bias else None
+
+            def forward(self, x):
+                b = x.shape[0]
+                h = x.reshape(b, experts, per, fin).transpose(0, 1).reshape(experts, b * per, fin)
+                y = torch.bmm(h, self.weight)
+                return y + self.bias if self.bias is not None else y
+        return Experts(), ("float", (experts * per, fin))
     if t == "linear":
         m = nn.Linear(layer["inFeatures"], layer["outFeatures"], bias=layer.get("bias", True))
         return m, ("float", (layer.get("tokens", 1), layer["inFeatures"]))
@@ -401,6 +421,8 @@ def measure(a):
     note = "; ".join([
         f"median of {a.steps} steps after {a.warmup} warm-up (min {min(times):.3f} ms, max {max(times):.3f} ms)",
         f"builder {builder}",
+        # What was trained, to check against the model the run is recorded for.
+        f"parameters {sum(p.numel() for p in trainer.params)}",
         *[f"{k} {v}" for k, v in env.items()],
     ])
     return {

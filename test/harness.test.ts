@@ -11,7 +11,8 @@ import { harnessScript, HARNESS_FILE } from '../cli/harness.js';
 import { readRunsFile, runFromRow } from '../cli/calibrate-runs.js';
 import { runtimeConfig, setRuntimeConfig } from '../service/config.js';
 import { closeMeasurementStore, listRuns, predictRequestOf, recordRuns } from '../service/measurements.js';
-import { predict } from '../predictor/predict.js';
+import { costOf, predict } from '../predictor/predict.js';
+import { loadModelFile } from '../predictor/import/index.js';
 import { loadEfficiency } from '../seeds/catalog.js';
 import { ROOT } from './spawn-server.js';
 
@@ -86,7 +87,11 @@ describe('measurement harness on CPU', () => {
     });
     expect(Number(row.step_time_ms)).toBeGreaterThan(0);
     expect(row.note).toMatch(/median of 3 steps after 1 warm-up/);
-    expect(row.note).toMatch(/builder layer-replay; torch \S+; cuda none/);
+    expect(row.note).toMatch(/builder layer-replay; parameters \d+; torch \S+; cuda none/);
+    // The replay trains the weights the predictor costs, the mixture-of-experts layer's four expert
+    // copies included (one nn.Linear over its routed tokens would hold one).
+    const trained = Number(/parameters (\d+)/.exec(String(row.note))![1]);
+    expect(trained).toBe(costOf(loadModelFile(join(dir, 'tiny-layers.json')).model).parameters);
 
     const runInput = runFromRow(row, dir);
     expect(runInput.workload.customModel).toMatchObject({ name: 'tiny-layers' });
