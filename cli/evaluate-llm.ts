@@ -202,25 +202,34 @@ type Fit = Pick<
 >;
 export const FITTED_STACKS: SoftwareStack[] = ['MEGATRON', 'TORCH_COMPILE'];
 
-/** Mean |log(predicted / measured)| of one stack's runs under candidate effects. */
-function stackLoss(
+/** The runs a stack predicts under candidate effects (those it cannot predict left out); the stack's effects are restored after. */
+function predictedUnder(
   runs: LlmRun[],
   stack: SoftwareStack,
-  fit: Fit,
-  eff: Efficiency = loadEfficiency(),
-): number {
+  effects: Partial<StackEffects>,
+  eff: Efficiency,
+): LlmRunPrediction[] {
   const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
-  const restore = overrideStackEffects(stack, fit);
+  const restore = overrideStackEffects(stack, effects);
   try {
-    const errs = runs
+    return runs
       .map((r) => predictLlmRun(r, archs, stack, eff))
-      .filter((p) => p.tokensPerSecondPerGpu !== undefined)
-      .map((p) => Math.abs(Math.log(p.tokensPerSecondPerGpu! / p.run.tokensPerSecondPerGpu!)));
-    return errs.length ? mean(errs) : Infinity;
+      .filter((p) => p.tokensPerSecondPerGpu !== undefined);
   } finally {
     restore();
   }
 }
+
+/** log(predicted / measured throughput) of a predicted run. */
+const logErr = (p: LlmRunPrediction) => Math.log(p.tokensPerSecondPerGpu! / p.run.tokensPerSecondPerGpu!);
+
+/** Mean |log error| of predicted runs; Infinity for none (a candidate that predicts nothing never wins). */
+const meanAbsLogError = (ps: LlmRunPrediction[]) =>
+  ps.length ? mean(ps.map((p) => Math.abs(logErr(p)))) : Infinity;
+
+/** Mean |log(predicted / measured)| of one stack's runs under candidate effects. */
+const stackLoss = (runs: LlmRun[], stack: SoftwareStack, fit: Fit, eff: Efficiency = loadEfficiency()) =>
+  meanAbsLogError(predictedUnder(runs, stack, fit, eff));
 
 /** The grid point with the least loss on `runs` (no runs: effects 1, 1, 1, 0, i.e. unfitted). */
 export function fitStack(
@@ -257,7 +266,6 @@ export function fitSoftware(eff: Efficiency = loadEfficiency()) {
   const heldOut: { family: string; stack: SoftwareStack; rows: number; mape: number }[] = [];
   const heldOutBySource: { source: string; stack: SoftwareStack; rows: number; mape: number }[] = [];
   const heldOutLogErrors: Partial<Record<SoftwareStack, number[]>> = {};
-  const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
   for (const stack of FITTED_STACKS) {
     const mine = runs.filter((r) => stackOfFramework(r.framework) === stack);
     fits[stack] = fitStack(mine, stack, eff);
@@ -268,16 +276,13 @@ export function fitSoftware(eff: Efficiency = loadEfficiency()) {
         stack,
         eff,
       );
-      const restore = overrideStackEffects(stack, effects);
-      try {
-        const ps = mine
-          .filter((r) => llmSourceOf(r) === source)
-          .map((r) => predictLlmRun(r, archs, stack, eff))
-          .filter((p) => p.tokensPerSecondPerGpu !== undefined);
-        if (ps.length) heldOutBySource.push({ source, stack, rows: ps.length, mape: mean(ps.map(ape)) });
-      } finally {
-        restore();
-      }
+      const ps = predictedUnder(
+        mine.filter((r) => llmSourceOf(r) === source),
+        stack,
+        effects,
+        eff,
+      );
+      if (ps.length) heldOutBySource.push({ source, stack, rows: ps.length, mape: mean(ps.map(ape)) });
     }
     for (const family of [...new Set(mine.map((r) => familyOf(r.model)))].sort()) {
       const fit = fitStack(
@@ -286,19 +291,14 @@ export function fitSoftware(eff: Efficiency = loadEfficiency()) {
         eff,
       );
       const { loss: _loss, ...effects } = fit;
-      const restore = overrideStackEffects(stack, effects);
-      try {
-        const ps = mine
-          .filter((r) => familyOf(r.model) === family)
-          .map((r) => predictLlmRun(r, archs, stack, eff))
-          .filter((p) => p.tokensPerSecondPerGpu !== undefined);
-        if (ps.length) heldOut.push({ family, stack, rows: ps.length, mape: mean(ps.map(ape)) });
-        (heldOutLogErrors[stack] ??= []).push(
-          ...ps.map((p) => Math.log(p.tokensPerSecondPerGpu! / p.run.tokensPerSecondPerGpu!)),
-        );
-      } finally {
-        restore();
-      }
+      const ps = predictedUnder(
+        mine.filter((r) => familyOf(r.model) === family),
+        stack,
+        effects,
+        eff,
+      );
+      if (ps.length) heldOut.push({ family, stack, rows: ps.length, mape: mean(ps.map(ape)) });
+      (heldOutLogErrors[stack] ??= []).push(...ps.map(logErr));
     }
   }
   const rows = heldOut.reduce((n, h) => n + h.rows, 0);
@@ -341,25 +341,13 @@ const EXPERT_GRID = [1, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3];
 const MIN_EXPERT_FIT_RUNS = 10;
 
 /** Predictions of `runs` with the experts at `efficiency` of their roofline. */
-function atExpertEfficiency(runs: LlmRun[], stack: SoftwareStack, efficiency: number, eff: Efficiency) {
-  const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
-  const restore = overrideStackEffects(stack, { expertEfficiency: efficiency });
-  try {
-    return runs
-      .map((r) => predictLlmRun(r, archs, stack, eff))
-      .filter((p) => p.tokensPerSecondPerGpu !== undefined);
-  } finally {
-    restore();
-  }
-}
-
-const logErr = (p: LlmRunPrediction) => Math.log(p.tokensPerSecondPerGpu! / p.run.tokensPerSecondPerGpu!);
+const atExpertEfficiency = (runs: LlmRun[], stack: SoftwareStack, efficiency: number, eff: Efficiency) =>
+  predictedUnder(runs, stack, { expertEfficiency: efficiency }, eff);
 
 function bestExpertEfficiency(runs: LlmRun[], stack: SoftwareStack, eff: Efficiency) {
   let best = { expertEfficiency: 1, loss: Infinity };
   for (const e of EXPERT_GRID) {
-    const ps = atExpertEfficiency(runs, stack, e, eff);
-    const loss = ps.length ? mean(ps.map((p) => Math.abs(logErr(p)))) : Infinity;
+    const loss = meanAbsLogError(atExpertEfficiency(runs, stack, e, eff));
     if (loss < best.loss) best = { expertEfficiency: e, loss };
   }
   return best;
