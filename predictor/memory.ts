@@ -25,6 +25,7 @@ import {
   parallelStructure,
   expertParametersPerGpu,
   parametersPerGpu,
+  weightSpreadOf,
   type Parallelism,
   type Recompute,
   type ZeroStage,
@@ -774,13 +775,13 @@ function regionParametersOf(
   const firstBlock = s.inBlocks.indexOf(true);
   const r = { before: 0, blocks: 0, after: 0, blockLinears: 0, blockExperts: 0 };
   cost.layers.forEach((l, i) => {
-    // An expert is whole on its EP rank; a router whole on every TP rank (parallel.ts).
+    const spread = weightSpreadOf(l, s.tpSplit[i]);
     const parameters =
       (l.parameters * l.count) /
-      (l.experts ? expertParallel : s.tpSplit[i] && !l.router ? tensorParallel : 1);
+      (spread === 'experts' ? expertParallel : spread === 'tensor' ? tensorParallel : 1);
     if (s.inBlocks[i] || firstBlock < 0) {
       r.blocks += parameters;
-      if (l.experts) r.blockExperts += parameters;
+      if (spread === 'experts') r.blockExperts += parameters;
       if (l.type === 'linear') r.blockLinears += parameters;
     } else if (i > firstBlock) r.after += parameters;
     else r.before += parameters;

@@ -275,7 +275,8 @@ function analyse(layers: readonly LayerCost[]): ParallelStructure {
     moeLayers = 0,
     routed = false;
   layers.forEach((l, i) => {
-    if ((l.experts ?? 1) > 1) {
+    const spread = weightSpreadOf(l, tpSplit[i]);
+    if (spread === 'experts') {
       expertParameters += l.parameters * l.count;
       experts = Math.min(experts ?? Infinity, l.experts!);
       // The first expert layer after a router reads the dispatched tokens (its input).
@@ -287,7 +288,7 @@ function analyse(layers: readonly LayerCost[]): ParallelStructure {
       return;
     }
     if (l.router) routed = true;
-    if (tpSplit[i] && !l.router) splitParameters += l.parameters * l.count;
+    if (spread === 'tensor') splitParameters += l.parameters * l.count;
     else replicatedParameters += l.parameters * l.count;
     // (An expert layer's weights are gathered by ZeRO-3 over its own expert group, 1/EP of them per GPU.)
     largestLayerParameters = Math.max(largestLayerParameters, l.parameters);
@@ -314,6 +315,14 @@ function analyse(layers: readonly LayerCost[]): ParallelStructure {
     heads,
   };
 }
+
+/**
+ * How a layer's weights are spread over a stage's GPUs: an expert layer's over the EP ranks, a TP-split
+ * layer's over the TP ranks (a router's stays whole on each, though its tokens split), else whole on
+ * every GPU. The one rule parametersPerGpu and memory.ts's pipeline regions both follow.
+ */
+export const weightSpreadOf = (l: LayerCost, tpSplit: boolean): 'experts' | 'tensor' | 'whole' =>
+  (l.experts ?? 1) > 1 ? 'experts' : tpSplit && !l.router ? 'tensor' : 'whole';
 
 /** Parameters one GPU holds before ZeRO sharding: its TP share of its pipeline stage (stages assumed balanced), its EP share of the experts. */
 export function parametersPerGpu(cost: ModelCost, s: ParallelStructure, p: Parallelism | undefined): number {
