@@ -387,6 +387,7 @@ export function computeTime(
 ): ComputeTime {
   const sums = given ?? layerSums(cost, gpu, exec, eff);
   const policy = POLICIES[exec.precision];
+  const fx = stackEffects(exec.stack ?? DEFAULT_STACK);
   const B = exec.batchSizePerGpu;
   const par = exec.parallelism;
   const s = par ? parallelStructure(cost) : undefined;
@@ -500,21 +501,18 @@ export function computeTime(
         ? (bytes * (1 - inNode)) / (((exec.interNodeGbps / 8) * 1e9 * eff.networkEfficiency) / g)
         : 0;
     const latencyS = 2 * s.moeLayers * eff.allReduceLatencyUs * 1e-6;
-    stageEp =
-      (1e3 * passes * (Math.max(intraS, interS) + latencyS)) /
-      pp /
-      (stackEffects(exec.stack ?? DEFAULT_STACK).expertEfficiency ?? 1);
+    stageEp = (1e3 * passes * (Math.max(intraS, interS) + latencyS)) / pp / (fx.expertEfficiency ?? 1);
   }
   const recomputeMs = accum * stageRecompute;
   // TP all-reduces and the CP exchange not hidden by attention: collectives on the critical path, less
   // what a tuned stack overlaps with the GEMMs they feed.
-  const tpExposed = 1 - stackEffects(exec.stack ?? DEFAULT_STACK).tensorParallelOverlap;
+  const tpExposed = 1 - fx.tensorParallelOverlap;
   stageTp *= tpExposed;
   stageCp *= tpExposed;
   stageEp *= tpExposed;
   const tensorParallelMs = accum * (stageTp + stageCp);
   const expertParallelMs = accum * stageEp;
-  const launchUs = eff.kernelOverheadUs * stackEffects(exec.stack ?? DEFAULT_STACK).kernelOverheadFactor;
+  const launchUs = eff.kernelOverheadUs * fx.kernelOverheadFactor;
   const cpuMs = ((accum * (kernels / pp) + (tensors / pp) * 0.1) * launchUs) / 1e3;
   const gpuMs =
     accum * (stageFwd + stageBwd) +
