@@ -21,8 +21,12 @@
 //     cheapest.
 // A mixture-of-experts model adds expert parallelism (EP in 1, 2, 4, ... 64 dividing its experts and a
 // stage's GPUs), tried in every configuration. Its compute bound is read at the widest EP (the
-// fastest experts) without the all-to-alls, and its memory is not pruned by the narrowest fitting
-// width (memory falls with EP, and the experts' shards are whole GPUs at small widths).
+// fastest experts) without the all-to-alls; each EP is then bounded by its own stage work (all-to-alls
+// and bubble included), which does not depend on the node count and is read once per GPUs per node.
+// Its fit is not read off the A + B / DP line (the experts' shards are whole GPUs at small widths) but
+// settled per EP from the widest width known not to fit and the narrowest known to fit (memory never
+// grows with the width from DP = 2 on), before any step is timed.
+// Memory does not depend on the GPU, so one request's searches share its figures (SearchShare).
 // Every evaluation goes through step.ts and memory.ts, so a plan equals what `predict` says for it.
 import { shardedMemoryPerGpu } from '../predictor/memory.js';
 import {
