@@ -326,7 +326,7 @@ describe('one search over several GPUs', () => {
         layout: [p.gpusPerNode, p.nodes, p.gradAccumSteps],
         parallelism: p.parallelism,
         stepTimeMs: p.stepTimeMs,
-        memoryGb: p.memoryGb,
+        memoryGb: p.memoryGbPerGpu,
       }));
 
   it('gives each GPU, precision and batch the plans it gets searched alone', () => {
