@@ -15,6 +15,15 @@ import { evidenceRows, fit, PARAMS, type Example } from './train.js';
 
 export const sha256 = (bytes: Uint8Array | string) => createHash('sha256').update(bytes).digest('hex');
 
+/**
+ * The refitted trees and evidence: the shipped final fit with the runs appended after the shipped
+ * rows (so the shipped rows draw the same evidence dropout and subsample stream positions as in the
+ * shipped fit). bench/refit.ts measures this same function.
+ */
+export function refitModel(shipped: Example[], runs: Example[], params: GbdtParams = PARAMS) {
+  return fit([...shipped, ...runs], true, params);
+}
+
 export interface Refit {
   onnx: Uint8Array;
   meta: LearnedMeta & { refit: RefitInfo };
@@ -32,9 +41,7 @@ export function refitCorrection(
   shippedMeta: LearnedMeta,
   params: GbdtParams = PARAMS,
 ): Refit {
-  // Appended after the shipped rows: the shipped rows draw the same evidence dropout and subsample
-  // stream positions as in the shipped fit.
-  const model = fit([...shipped, ...runs], true, params);
+  const model = refitModel(shipped, runs, params);
   const onnx = ensembleToOnnx(
     model.ensemble,
     `trainplan learned correction refitted on ${shipped.length} shipped rows and ${runs.length} recorded runs; feature version ${FEATURE_VERSION}`,
