@@ -15,9 +15,12 @@
 //       against the refit's own prediction (so the runs are not counted twice), plus the transfer.
 // Error: MAPE of throughput on the GPU's other rows, mean over draws; "all" lines: mean over GPUs
 // and over rows. Also: how far the refit moves the other rows' prediction (mean |refit / no-run - 1|).
+// Control (a'): the same rows fitted with another seed and no runs. Appending three rows shifts every
+// tree's row subsample, so a refit differs from the shipped fit by that noise as well as by the
+// runs; (a') and its movement say how much of (c) refitting alone gives.
 // Rows: train.csv's benchmark rows, as bench/calibration.ts (the production refit also trains on
-// the LLM runs; none is on a held-out GPU's benchmark rows). One fit per GPU plus one per draw:
-// 27 x (1 + draws) fits, about 7 minutes at 5 draws on 2 loaded cores.
+// the LLM runs; none is on a held-out GPU's benchmark rows). Two fits per GPU plus one per draw:
+// 27 x (2 + draws) fits, about 15 minutes at 5 draws on 2 loaded cores.
 import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
 import { examples, featuresOf, fit, PARAMS, type Example } from '../predictor/learned/train.js';
 import { EvidenceIndex } from '../predictor/learned/evidence.js';
@@ -42,6 +45,7 @@ const SEED = Number(arg('seed') ?? 5);
 
 const VARIANTS = [
   '(a) no runs',
+  "(a') no runs, trees fitted with another seed",
   '(b) runs: evidence + calibration + transfer (today)',
   '(c) refit only',
   '(d) refit + calibration + transfer',
@@ -112,8 +116,9 @@ interface GpuResult {
   rows: number;
   mape: Record<Variant, number>;
   rowErrors: Record<Variant, number[]>;
-  /** Mean |refit / no-run prediction - 1| on the other rows. */
+  /** Mean |refit / no-run prediction - 1| on the other rows; the same for the reseeded fit. */
   moved: number;
+  reseedMoved: number;
 }
 
 function run(ex: Example[], onlyGpus?: string[]): GpuResult[] {
@@ -125,6 +130,7 @@ function run(ex: Example[], onlyGpus?: string[]): GpuResult[] {
     const test = ex.filter((e) => e.row.gpu === gpu);
     const train = ex.filter((e) => e.row.gpu !== gpu);
     const base = fit(train, true, PARAMS);
+    const reseeded = fit(train, true, { ...PARAMS, seed: PARAMS.seed + 1 });
     const shipped = new ShippedConfigurations(train.map(exampleConfiguration));
     const r = rng(SEED);
     const perDraw = Object.fromEntries(VARIANTS.map((v) => [v, [] as number[]])) as Record<Variant, number[]>;
@@ -132,7 +138,8 @@ function run(ex: Example[], onlyGpus?: string[]): GpuResult[] {
       Variant,
       number[]
     >;
-    const moved: number[] = [];
+    const moved: number[] = [],
+      reseedMoved: number[] = [];
     for (let d = 0; d < DRAWS; d++) {
       const picked = drawRuns(test, r);
       if (!picked) break;
@@ -157,6 +164,9 @@ function run(ex: Example[], onlyGpus?: string[]): GpuResult[] {
       const refit = refitModel(train, recorded, PARAMS);
       const answers: Record<Variant, number[]> = {
         '(a) no runs': others.map((e) => predictWith(base, base.evidence, e)),
+        "(a') no runs, trees fitted with another seed": others.map((e) =>
+          predictWith(reseeded, reseeded.evidence, e),
+        ),
         '(b) runs: evidence + calibration + transfer (today)': serverAnswer(
           base,
           merged,
@@ -182,6 +192,15 @@ function run(ex: Example[], onlyGpus?: string[]): GpuResult[] {
         perDraw[v].push(mean(errs));
         rowErrors[v].push(...errs);
       }
+      reseedMoved.push(
+        mean(
+          others.map((_, i) =>
+            Math.abs(
+              answers["(a') no runs, trees fitted with another seed"][i] / answers['(a) no runs'][i] - 1,
+            ),
+          ),
+        ),
+      );
       moved.push(
         mean(others.map((_, i) => Math.abs(answers['(c) refit only'][i] / answers['(a) no runs'][i] - 1))),
       );
@@ -196,6 +215,7 @@ function run(ex: Example[], onlyGpus?: string[]): GpuResult[] {
       mape: Object.fromEntries(VARIANTS.map((v) => [v, mean(perDraw[v])])) as Record<Variant, number>,
       rowErrors,
       moved: mean(moved),
+      reseedMoved: mean(reseedMoved),
     };
     results.push(res);
     console.error(`${gpu}: ${VARIANTS.map((v) => `${v} ${pct(res.mape[v])}`).join(', ')}`);
@@ -206,17 +226,19 @@ function run(ex: Example[], onlyGpus?: string[]): GpuResult[] {
 const ex = examples(loadMeasurements(), loadEfficiency());
 const results = run(ex, arg('gpus')?.split(','));
 console.log(`${DRAWS} draws of 3 runs (3 different models) per GPU, seed ${SEED}\n`);
-console.log(`| GPU (held out) | rows | ${VARIANTS.join(' | ')} | refit moves other rows by |`);
-console.log(`|---|---:|${VARIANTS.map(() => '---:').join('|')}|---:|`);
 console.log(
-  `| **mean over GPUs** | ${results.reduce((a, x) => a + x.rows, 0)} | ${VARIANTS.map((v) => pct(mean(results.map((x) => x.mape[v])))).join(' | ')} | ${pct(mean(results.map((x) => x.moved)))} |`,
+  `| GPU (held out) | rows | ${VARIANTS.join(' | ')} | refit moves other rows by | another seed moves them by |`,
+);
+console.log(`|---|---:|${VARIANTS.map(() => '---:').join('|')}|---:|---:|`);
+console.log(
+  `| **mean over GPUs** | ${results.reduce((a, x) => a + x.rows, 0)} | ${VARIANTS.map((v) => pct(mean(results.map((x) => x.mape[v])))).join(' | ')} | ${pct(mean(results.map((x) => x.moved)))} | ${pct(mean(results.map((x) => x.reseedMoved)))} |`,
 );
 console.log(
-  `| **mean over rows** | | ${VARIANTS.map((v) => pct(mean(results.flatMap((x) => x.rowErrors[v])))).join(' | ')} | |`,
+  `| **mean over rows** | | ${VARIANTS.map((v) => pct(mean(results.flatMap((x) => x.rowErrors[v])))).join(' | ')} | | |`,
 );
 for (const x of results)
   console.log(
-    `| ${x.gpu} | ${x.rows} | ${VARIANTS.map((v) => pct(x.mape[v])).join(' | ')} | ${pct(x.moved)} |`,
+    `| ${x.gpu} | ${x.rows} | ${VARIANTS.map((v) => pct(x.mape[v])).join(' | ')} | ${pct(x.moved)} | ${pct(x.reseedMoved)} |`,
   );
 const better = (a: Variant, b: Variant) => results.filter((x) => x.mape[a] < x.mape[b] - 1e-9).length;
 console.log(

@@ -33,11 +33,9 @@ export interface RefitChoice {
   /** Runs the refitted model trained on: already in its evidence, so not merged in again. */
   trainedRunIds: ReadonlySet<number>;
   note?: string;
-  /** Changes when the refit file does (part of the evidence snapshot's key). */
-  key: string;
 }
 
-const NO_REFIT: RefitChoice = { trainedRunIds: new Set(), key: 'none' };
+const NO_REFIT: RefitChoice = { trainedRunIds: new Set() };
 
 let cached:
   { key: string; meta: LearnedMeta & { refit: RefitInfo }; predictor?: Promise<LearnedState> } | undefined;
@@ -58,16 +56,23 @@ export async function chooseLearned(rows: readonly MeasurementRunRow[]): Promise
   const key = refitFileKey(dataDir);
   if (!key) return NO_REFIT;
   const files = refitFiles(dataDir);
-  if (cached?.key !== key)
-    cached = {
-      key,
-      meta: JSON.parse(readFileSync(files.meta, 'utf8')) as LearnedMeta & { refit: RefitInfo },
-    };
+  if (cached?.key !== key) {
+    try {
+      const meta = JSON.parse(readFileSync(files.meta, 'utf8')) as LearnedMeta & { refit?: RefitInfo };
+      if (!meta.refit) throw new Error('it is not a refit (no refit section)');
+      cached = { key, meta: meta as LearnedMeta & { refit: RefitInfo } };
+    } catch (e) {
+      // A damaged or foreign file never breaks a request: the shipped correction answers, and says why.
+      return {
+        trainedRunIds: NO_REFIT.trainedRunIds,
+        note: `the refit in ${files.meta} could not be read (${e instanceof Error ? e.message.split('\n')[0] : String(e)}); the shipped correction is used`,
+      };
+    }
+  }
   const info = cached.meta.refit;
   const what = `the learned correction refitted on ${info.runs.length} of ${info.owner}'s runs (${when(info.refittedAt)})`;
   const fallback = (why: string): RefitChoice => ({
     trainedRunIds: NO_REFIT.trainedRunIds,
-    key,
     note: `${what} is stale: ${why}; the shipped correction is used (run trainplan calibrate refit again)`,
   });
   const trained = new Map(info.runs.map((r) => [r.id, r]));
@@ -96,7 +101,6 @@ export async function chooseLearned(rows: readonly MeasurementRunRow[]): Promise
   return {
     learned,
     trainedRunIds: new Set(info.runs.map((r) => r.id)),
-    key,
     note: `learned correction refitted on the shipped rows and ${info.runs.length} of your runs (${info.owner}, ${when(info.refittedAt)})`,
   };
 }

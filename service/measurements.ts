@@ -309,7 +309,8 @@ export async function userEvidence(
   const v = await store.version();
   if (v.count === 0) return undefined;
   // A refit written (or replaced) by `trainplan calibrate refit` changes the answers too.
-  const version = `${v.count}.${v.maxId}${refitFileKey() ? `|${refitFileKey()}` : ''}`;
+  const refitKey = refitFileKey();
+  const version = `${v.count}.${v.maxId}${refitKey ? `|${refitKey}` : ''}`;
   if (snapshot && snapshot.key === locationKey(l) && snapshot.version === version)
     return { ...snapshot.evidence, predicted: snapshot.predicted, version, learned: snapshot.learned };
   const shipped = learned ?? (await learnedPredictor());

@@ -152,6 +152,11 @@ describe('calibrate refit', () => {
     const noRefit = await predictNow();
     expect(noRefit.evidence).not.toMatch(/refit/);
     expect(afterDelete.stepTimeMs).toBe(noRefit.stepTimeMs);
+    // A damaged refit file never breaks a request: the shipped correction answers and says why.
+    writeFileSync(files.meta, '{ not json');
+    const damaged = await predictNow();
+    expect(damaged.evidence).toMatch(/the refit in .*refit-predictor\.json could not be read/);
+    expect(damaged.stepTimeMs).toBe(noRefit.stepTimeMs);
     writeFileSync(files.meta, meta);
   }, 180_000);
 
