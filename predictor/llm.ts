@@ -2,9 +2,11 @@
 // built from its architecture row (llm_models.csv) by the zoo's decoder builder, and predicted at the
 // run's own layout (TP, PP, virtual stages, CP, FSDP, recomputation, micro- and global batch).
 // Mixture-of-experts models are built with their experts (zoo/decoder.ts moe) and predicted at the
-// run's expert parallelism; multi-head latent attention (DeepSeek) and models whose architecture was
-// not published are not modelled.
-import { loadLlmVocab } from '../seeds/tables.js';
+// run's expert parallelism, DeepSeek's with its multi-head latent attention; what a row leaves out
+// and the model's own configuration states (gpt-oss's sliding window on every other layer and its
+// biases) comes from measurements/llm_models_extra.json. Models whose architecture was not published
+// are not modelled.
+import { loadLlmModelExtra, loadLlmVocab, type LlmModelExtra } from '../seeds/tables.js';
 import { getGpu, defaultInterNodeGbps } from '../seeds/catalog.js';
 import type { LlmArchitecture, LlmRun } from '../seeds/llm.js';
 import { predict, type Prediction } from './predict.js';
@@ -20,6 +22,29 @@ import type { SoftwareStack } from './software.js';
 function tokenizerVocab(model: string): number | null {
   const e = loadLlmVocab()[model];
   return typeof e === 'object' ? e.vocab : null;
+}
+
+/** What measurements/llm_models_extra.json adds to a model's architecture row (nothing for most). */
+function modelExtra(model: string): LlmModelExtra | null {
+  const e = loadLlmModelExtra()[model];
+  return typeof e === 'object' ? e : null;
+}
+
+/**
+ * The sliding window a model's configuration states, and on how many of its layers: all but every
+ * fullAttentionEvery-th (Megatron-Core's window_attn_skip_freq: layer numbers 1, 2, ... divisible by it
+ * attend to the whole sequence), so it follows the layer count a proxy run trains.
+ */
+function attentionWindowOf(
+  extra: LlmModelExtra | null,
+  layers: number,
+): { attentionWindow: number; windowedLayers?: number } | null {
+  if (!extra?.attentionWindow) return null;
+  const every = extra.fullAttentionEvery;
+  return {
+    attentionWindow: extra.attentionWindow,
+    ...(every ? { windowedLayers: layers - Math.floor(layers / every) } : {}),
+  };
 }
 
 const built = new Map<string, ModelDef | string>();
@@ -49,7 +74,9 @@ export function llmModel(a: LlmArchitecture, seqLen: number, layers?: number | n
  *   section 2), as NeMo's Nemotron config classes set;
  * - a row whose `position` column says learned (MosaicML's MPT table) has learned positions.
  * A missing vocabulary (NeMo's configs leave it to the tokenizer) is the one
- * measurements/llm_vocab.json gives.
+ * measurements/llm_vocab.json gives; a sliding attention window and biases on every linear layer
+ * (gpt-oss: NeMo's GPTOSSConfig window_size, window_attn_skip_freq and add_bias_linear), the ones
+ * measurements/llm_models_extra.json gives.
  */
 function buildLlmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
   if (!a.layers || !a.hidden || !a.heads || !a.ffnHidden)
@@ -62,6 +89,8 @@ function buildLlmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
   if (vocab === null) return 'vocabulary not published and not in measurements/llm_vocab.json';
   const gated = a.gatedMlp;
   const gptConfig = !gated && /class GPTConfig\d/.test(a.source);
+  const extra = modelExtra(a.model);
+  const window = attentionWindowOf(extra, a.layers);
   const learnedPositions = gptConfig || /^learned/i.test(a.position);
   return modelFromZooEntry({
     id: a.model,
@@ -86,9 +115,10 @@ function buildLlmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
       mlp: gated ? 'swiglu' : 'gelu',
       positions: learnedPositions ? 'learned' : 'rotary',
       ...(learnedPositions ? { maxPositions: seqLen } : {}),
-      bias: gptConfig,
+      bias: gptConfig || !!extra?.linearBiases,
       tiedHead: a.tiedEmbeddings,
       dropout: false,
+      ...(window ?? {}),
       ...(moe ? { moe } : {}),
       ...(latent ? { latentAttention: latent } : {}),
     },

@@ -102,3 +102,25 @@ export function loadLlmVocab(): LlmVocabFile {
     readFileSync(here('./measurements/llm_vocab.json'), 'utf8'),
   ) as LlmVocabFile);
 }
+
+/**
+ * measurements/llm_models_extra.json: what a model's llm_models.csv row leaves out and its own
+ * configuration states (a sliding attention window on some layers, biases on the linear layers).
+ */
+export interface LlmModelExtra {
+  /** Keys each query attends to in a windowed layer, itself included. */
+  attentionWindow?: number;
+  /** Every this-many-th layer attends to the whole sequence, the others to the window; absent: every layer windowed. */
+  fullAttentionEvery?: number;
+  /** Every linear layer but the router has a bias (Megatron-Core's add_bias_linear). */
+  linearBiases?: boolean;
+  source: string;
+  derivation: string;
+}
+export type LlmModelExtraFile = Record<string, LlmModelExtra | string>;
+let llmModelExtra: LlmModelExtraFile | undefined;
+export function loadLlmModelExtra(): LlmModelExtraFile {
+  return (llmModelExtra ??= JSON.parse(
+    readFileSync(here('./measurements/llm_models_extra.json'), 'utf8'),
+  ) as LlmModelExtraFile);
+}
