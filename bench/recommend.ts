@@ -6,7 +6,9 @@ import { graphql } from 'graphql';
 import { recommend, searchSize } from '../optimizer/recommend.js';
 import { defaultInterNodeGbps, loadEfficiency } from '../seeds/catalog.js';
 import { trainplanSchema } from '../server/schema.js';
-import { benchRequest } from './requests.js';
+import { llmModel } from '../predictor/llm.js';
+import { loadLlmArchitectures } from '../seeds/llm.js';
+import { benchRequest, modelRequest } from './requests.js';
 
 const eff = loadEfficiency();
 
@@ -41,6 +43,37 @@ console.log(`recommend benchmark (${runs} runs each, node ${process.version})`);
 bench('resnet50_v1.5, 64 nodes', 'resnet50_v1.5', 64, [32, 64, 128, 256]);
 bench('bert_large_squad, 32 nodes', 'bert_large_squad', 32, [4, 8, 16, 32, 48]);
 bench('gpt2_1558m, 128 nodes', 'gpt2_1558m', 128, [1, 2, 4, 8]);
+
+// LLMs that fit nowhere without sharding: every layout searches TP, PP, ZeRO and recomputation, and a
+// mixture-of-experts model EP too (parallel-search.ts). A user's first question, over the whole
+// catalog at its defaults: every precision, 1-8 GPUs per node, up to 8 nodes, the model's batch sizes.
+const archs = loadLlmArchitectures();
+function benchLlm(name: string, llmRuns: number) {
+  const model = llmModel(
+    archs.find((a) => a.model === name)!,
+    4096,
+  );
+  if (typeof model === 'string') throw new Error(model);
+  const req = modelRequest(model, {
+    maxNodes: 8,
+    stack: 'MEGATRON',
+    samples: 1e11,
+    parallelismSearch: 'auto',
+  });
+  const times: number[] = [];
+  let evaluated = 0;
+  for (let i = 0; i < llmRuns; i++) {
+    const t0 = performance.now();
+    evaluated = recommend(req, eff).evaluated;
+    times.push(performance.now() - t0);
+  }
+  console.log(
+    `${`${name}, 8 nodes`.padEnd(34)} ${String(searchSize(req)).padStart(8)} enumerated ${String(evaluated).padStart(8)} evaluated  median ${quantile(times, 0.5).toFixed(1).padStart(7)} ms  (${llmRuns} runs)`,
+  );
+}
+const llmRuns = Number(process.env.BENCH_LLM_RUNS ?? 3);
+benchLlm('Llama-3-70B', llmRuns);
+benchLlm('Qwen3-30B-A3B', llmRuns);
 
 const schema = await trainplanSchema();
 // A different workload size each run, so the resolver's cache of identical requests never answers.

@@ -21,10 +21,14 @@
 //     cheapest.
 // A mixture-of-experts model adds expert parallelism (EP in 1, 2, 4, ... 64 dividing its experts and a
 // stage's GPUs), tried in every configuration. Its compute bound is read at the widest EP (the
-// fastest experts) without the all-to-alls, and its memory is not pruned by the narrowest fitting
-// width (memory falls with EP, and the experts' shards are whole GPUs at small widths).
+// fastest experts) without the all-to-alls; each EP is then bounded by its own stage work (all-to-alls
+// and bubble included), which does not depend on the node count and is read once per GPUs per node.
+// Its fit is not read off the A + B / DP line (the experts' shards are whole GPUs at small widths) but
+// settled per EP from the widest width known not to fit and the narrowest known to fit (memory never
+// grows with the width from DP = 2 on), before any step is timed.
+// Memory does not depend on the GPU, so one request's searches share its figures (SearchShare).
 // Every evaluation goes through step.ts and memory.ts, so a plan equals what `predict` says for it.
-import { fits, shardedMemoryPerGpu, type MemoryBreakdown } from '../predictor/memory.js';
+import { shardedMemoryPerGpu } from '../predictor/memory.js';
 import {
   parallelStructure,
   RECOMPUTE,
@@ -53,6 +57,37 @@ const TP_DEGREES = [1, 2, 4, 8, 16];
 const EP_DEGREES = [1, 2, 4, 8, 16, 32, 64];
 const MAX_STAGES = 64;
 
+/**
+ * What the searches of one request share. Memory does not depend on the GPU type or the offer, so
+ * every search of a (precision, micro-batch) reads the layouts' memory computed once; the
+ * configurations' compute bounds depend on the GPU and the network, not on the offer's price, so the
+ * offers of one GPU at one network speed share them.
+ */
+export interface SearchShare {
+  /** Per precision and micro-batch: per layoutKey, per DP width, GB per GPU. */
+  memory: Map<string, Map<number, Map<number, number>>>;
+  configs: Map<string, Config[]>;
+}
+export const searchShare = (): SearchShare => ({ memory: new Map(), configs: new Map() });
+
+/** What the search of one GPU layout finds: its fastest plan, or why there is none. */
+type Searched = Found | 'GLOBAL_BATCH_MISMATCH' | 'OUT_OF_MEMORY';
+
+/** The fastest plan on a GPU layout, as found: its layout, micro-batches, step and time per sample. */
+interface Found {
+  p: Parallelism;
+  m: number;
+  compute: ComputeTime;
+  comm: Communication;
+  msPerSample: number;
+}
+
+function shared<V>(byKey: Map<string, V>, key: string, make: () => V): V {
+  let v = byKey.get(key);
+  if (v === undefined) byKey.set(key, (v = make()));
+  return v;
+}
+
 export interface ShardedContext {
   model: ModelDef;
   cost: ModelCost;
@@ -62,6 +97,8 @@ export interface ShardedContext {
   batch: number;
   price: number | null;
   netGbps: number;
+  /** Shared by the request's searches (see SearchShare); a fresh one when absent. */
+  share?: SearchShare;
 }
 
 export interface ShardedSearch {
@@ -72,9 +109,15 @@ export interface ShardedSearch {
   best(g: number, nodes: number, plainFits: boolean): Candidate | RejectReason;
 }
 
+const RECOMPUTE_INDEX: Record<Recompute, number> = { none: 0, selective: 1, full: 2 };
+/** One number per (TP, PP, recomputation, micro-batches, ZeRO stage, EP) of a search (TP and EP are powers of 2). */
+const layoutKey = (t: number, pp: number, recompute: Recompute, m: number, zeroStage: number, ep: number) =>
+  ((((m * 8 + Math.log2(t)) * (MAX_STAGES + 1) + pp) * 4 + RECOMPUTE_INDEX[recompute]) * 4 + zeroStage) * 8 +
+  Math.log2(ep);
+
 const divisors = (n: number) => Array.from({ length: n }, (_, i) => i + 1).filter((k) => n % k === 0);
 
-interface Config {
+export interface Config {
   t: number;
   pp: number;
   recompute: Recompute;
@@ -84,7 +127,10 @@ interface Config {
   computeMs: number;
   /** computeMs per sample x GPUs: the order configurations are tried in (see `best`). */
   key: number;
-  /** Per ZeRO stage: optimizer + precision overhead = unshardedMs + shardedMs / DP, and the narrowest DP width that fits. */
+  /**
+   * Per ZeRO stage: optimizer + precision overhead = unshardedMs + shardedMs / DP (NaN until first
+   * needed), and the narrowest DP width that fits.
+   */
   unshardedMs: number[];
   shardedMs: number[];
   minDp: number[];
@@ -176,49 +222,69 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       },
       eff,
     );
+  const share = x.share ?? searchShare();
+  const layoutMemory = shared<Map<number, Map<number, number>>>(
+    share.memory,
+    `${precision}/${batch}`,
+    () => new Map(),
+  );
+  /** memoryOf's total, computed once per layout for the whole request. */
+  const memoryGb = (
+    t: number,
+    pp: number,
+    dp: number,
+    zeroStage: ZeroStage,
+    recompute: Recompute,
+    m: number,
+    ep = 1,
+  ): number => {
+    const key = layoutKey(t, pp, recompute, m, zeroStage, ep);
+    let byDp = layoutMemory.get(key);
+    if (!byDp) layoutMemory.set(key, (byDp = new Map()));
+    let gb = byDp.get(dp);
+    if (gb === undefined) byDp.set(dp, (gb = memoryOf(t, pp, dp, zeroStage, recompute, m, ep).totalGb));
+    return gb;
+  };
+  const fitsIn = (gb: number) => gb + headroomGb <= gpu.memoryGb;
   const compute = (g: number, nodes: number, m: number, p: Parallelism) =>
     computeTime(model, cost, gpu, exec(g, nodes, m, p), eff, sums(p.tensorParallel, p.expertParallel));
 
-  /** A configuration's GPU-count-free parts: its compute bound, its optimizer terms and where it fits. */
+  // A mixture-of-experts model's bound is read at the widest EP tried: its expert GEMMs are the
+  // largest (the measured rate never falls with size), its experts' weights and states per GPU the
+  // fewest, so no narrower EP is faster. Its all-to-alls grow with EP: the bound leaves them out.
+  const boundLayout = (t: number, pp: number, zeroStage: ZeroStage, recompute: Recompute): Parallelism => ({
+    tensorParallel: t,
+    pipelineParallel: pp,
+    zeroStage,
+    recompute,
+    ...(moe ? { expertParallel: eps[eps.length - 1] } : {}),
+  });
+  /** A configuration's GPU-count-free parts: its compute bound and where it fits (its optimizer terms on demand). */
   const configure = (t: number, pp: number, recompute: Recompute, m: number): Config => {
-    const unshardedMs: number[] = [],
-      shardedMs: number[] = [],
-      minDp: number[] = [];
-    let computeMs = 0;
+    const c1 = compute(t * pp, 1, m, boundLayout(t, pp, 0, recompute));
+    const computeMs =
+      c1.forwardMs +
+      c1.backwardMs +
+      (c1.recomputeMs ?? 0) +
+      (c1.tensorParallelMs ?? 0) +
+      // (the bubble carries a stage's all-to-all)
+      (moe ? 0 : (c1.pipelineBubbleMs ?? 0));
+    const minDp: number[] = [];
     for (let z = 0; z <= 3; z++) {
       const zeroStage = z as ZeroStage;
-      // A mixture-of-experts model's bound is read at the widest EP tried: its expert GEMMs are the
-      // largest (the measured rate never falls with size), its experts' weights and states per GPU the
-      // fewest, so no narrower EP is faster. Its all-to-alls grow with EP: the bound leaves them out.
-      const p = {
-        tensorParallel: t,
-        pipelineParallel: pp,
-        zeroStage,
-        recompute,
-        ...(moe ? { expertParallel: eps[eps.length - 1] } : {}),
-      };
-      // Optimizer and precision terms are U + S / DP (step.ts): read them at DP = 1 and 2.
-      const c1 = compute(t * pp, 1, m, p),
-        c2 = compute(2 * t * pp, 1, m, p);
-      const o1 = c1.optimizerMs + c1.mixedPrecisionMs,
-        o2 = c2.optimizerMs + c2.mixedPrecisionMs;
-      shardedMs.push(2 * (o1 - o2));
-      unshardedMs.push(2 * o2 - o1);
-      if (z === 0)
-        computeMs =
-          c1.forwardMs +
-          c1.backwardMs +
-          (c1.recomputeMs ?? 0) +
-          (c1.tensorParallelMs ?? 0) +
-          // (the bubble carries a stage's all-to-all)
-          (moe ? 0 : (c1.pipelineBubbleMs ?? 0));
+      // A mixture-of-experts model's fit depends on its EP too: `consider` finds it per EP. Only
+      // ZeRO-2's narrowest width is read here, for the one-micro-batch ZeRO-1 skip in `best`.
+      if (moe && z !== 2) {
+        minDp.push(Infinity);
+        continue;
+      }
       // Memory is A + B / DP for DP >= 2 (memory.ts): the narrowest DP that fits follows from DP = 2 and 4.
-      if (z === 0 && fits(memoryOf(t, pp, 1, 0, recompute, m), gpu, headroomGb)) {
+      if (z === 0 && fitsIn(memoryGb(t, pp, 1, 0, recompute, m))) {
         minDp.push(1);
         continue;
       }
-      const m2 = memoryOf(t, pp, 2, zeroStage, recompute, m).totalGb,
-        m4 = memoryOf(t, pp, 4, zeroStage, recompute, m).totalGb;
+      const m2 = memoryGb(t, pp, 2, zeroStage, recompute, m),
+        m4 = memoryGb(t, pp, 4, zeroStage, recompute, m);
       const B = 4 * (m2 - m4),
         A = m2 - B / 2;
       minDp.push(
@@ -231,19 +297,43 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
             : Infinity,
       );
     }
-    return { t, pp, recompute, m, computeMs, key: (computeMs * t * pp) / m, unshardedMs, shardedMs, minDp };
+    return {
+      t,
+      pp,
+      recompute,
+      m,
+      computeMs,
+      key: (computeMs * t * pp) / m,
+      unshardedMs: [NaN, NaN, NaN, NaN],
+      shardedMs: [NaN, NaN, NaN, NaN],
+      minDp,
+    };
+  };
+  /** The lower bound of a configuration at ZeRO stage z on DP GPUs; its optimizer terms read once. */
+  const boundOf = (c: Config, z: number, dp: number) => {
+    if (Number.isNaN(c.unshardedMs[z])) {
+      // Optimizer and precision terms are U + S / DP (step.ts): read them at DP = 1 and 2.
+      const p = boundLayout(c.t, c.pp, z as ZeroStage, c.recompute);
+      const c1 = compute(c.t * c.pp, 1, c.m, p),
+        c2 = compute(2 * c.t * c.pp, 1, c.m, p);
+      const o1 = c1.optimizerMs + c1.mixedPrecisionMs,
+        o2 = c2.optimizerMs + c2.mixedPrecisionMs;
+      c.shardedMs[z] = 2 * (o1 - o2);
+      c.unshardedMs[z] = 2 * o2 - o1;
+    }
+    return c.computeMs + c.unshardedMs[z] + c.shardedMs[z] / (z > 0 ? dp : 1) + eff.stepOverheadMs;
   };
   // Without a fixed global batch the configurations are the same for every layout: built once, sorted by bound.
   let configs: Config[] | undefined;
-  const fixedConfigs = () => {
-    if (configs) return configs;
-    configs = [];
-    for (const t of tps)
-      for (const pp of pps)
-        for (const recompute of recomputes)
-          configs.push(configure(t, pp, recompute, pp === 1 ? 1 : MICRO_BATCHES_PER_STAGE * pp));
-    return configs.sort((a, b) => a.key - b.key);
-  };
+  const fixedConfigs = () =>
+    (configs ??= shared(share.configs, `${gpu.id}/${precision}/${batch}/${x.netGbps}`, () => {
+      const all: Config[] = [];
+      for (const t of tps)
+        for (const pp of pps)
+          for (const recompute of recomputes)
+            all.push(configure(t, pp, recompute, pp === 1 ? 1 : MICRO_BATCHES_PER_STAGE * pp));
+      return all.sort((a, b) => a.key - b.key);
+    }));
 
   /** Time per sample of plain data parallelism on this layout, to beat when it fits. */
   const plainMsPerSample = (g: number, nodes: number, m: number) => {
@@ -257,14 +347,52 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     nodes = 0,
     gpus = 0,
     bestMsPerSample = Infinity;
-  let best: {
-    p: Parallelism;
-    m: number;
-    compute: ComputeTime;
-    comm: Communication;
-    memory: MemoryBreakdown;
-  } | null = null;
+  let best: { p: Parallelism; m: number; compute: ComputeTime; comm: Communication } | null = null;
+  const stageWork = new Map<number, number>();
+  const fitsAtSomeEp = (c: Config, zeroStage: ZeroStage, dp: number) => {
+    for (const ep of eps) {
+      if ((gpus / c.pp) % ep !== 0) continue;
+      const key = layoutKey(c.t, c.pp, c.recompute, c.m, zeroStage, ep);
+      if (fitsAt(key, c.t, c.pp, c.recompute, c.m, zeroStage, ep, dp)) return true;
+    }
+    return false;
+  };
   const fitted = new Uint8Array(TP_DEGREES.length * (MAX_STAGES + 1) * 4);
+  // Where a layout fits, per (TP, PP, recomputation, micro-batches, ZeRO, EP): memory per GPU never
+  // grows with the data-parallel width from DP = 2 on (memory.ts: every sharded term divides by it,
+  // the rest does not depend on it), so the widest DP known not to fit and the narrowest known to fit
+  // settle every width outside them without computing the memory again. A mixture-of-experts search
+  // asks this for every EP of every layout, most of which do not fit on small GPUs.
+  const mostGpus = Math.min(r.maxGpus ?? Infinity, r.maxNodes * Math.max(...r.gpusPerNodeChoices));
+  const fitBounds = new Map<number, { unfitUpTo: number; fitsFrom: number }>();
+  const fitsAt = (
+    key: number,
+    t: number,
+    pp: number,
+    recompute: Recompute,
+    m: number,
+    zeroStage: ZeroStage,
+    ep: number,
+    dp: number,
+  ): boolean => {
+    if (dp < 2) return fitsIn(memoryGb(t, pp, dp, zeroStage, recompute, m, ep));
+    let b = fitBounds.get(key);
+    if (!b) {
+      fitBounds.set(key, (b = { unfitUpTo: 1, fitsFrom: Infinity }));
+      // Layouts come narrowest first: one that does not fit at the widest DP of the request is
+      // settled at once.
+      const widest = Math.floor(mostGpus / (t * pp));
+      if (widest > dp) {
+        if (fitsIn(memoryGb(t, pp, widest, zeroStage, recompute, m, ep))) b.fitsFrom = widest;
+        else b.unfitUpTo = widest;
+      }
+    }
+    if (dp >= b.fitsFrom) return true;
+    if (dp <= b.unfitUpTo) return false;
+    if (fitsIn(memoryGb(t, pp, dp, zeroStage, recompute, m, ep))) b.fitsFrom = dp;
+    else b.unfitUpTo = dp;
+    return dp >= b.fitsFrom;
+  };
   const consider = (
     t: number,
     pp: number,
@@ -272,6 +400,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     m: number,
     zeroStage: ZeroStage,
     lowerBoundMs: number,
+    computeBoundMs: number,
   ) => {
     const group = (TP_DEGREES.indexOf(t) * (MAX_STAGES + 1) + pp) * 4 + zeroStage;
     if (fitted[group]) return; // a plan with less recomputation fits: this one only adds work
@@ -290,6 +419,21 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         continue;
       }
       if ((gpus / pp) % ep !== 0) continue;
+      // What a stage computes, its all-to-alls and its bubble do not depend on the node count: read once
+      // per GPUs per node, with the optimizer's share of the configuration's bound, they bound this EP
+      // from below on every node count.
+      const key = layoutKey(t, pp, recompute, m, zeroStage, ep);
+      const workKey = key * 32 + g;
+      const work = stageWork.get(workKey);
+      if (work !== undefined && (work + lowerBoundMs - computeBoundMs) / perSample >= bestMsPerSample)
+        continue;
+      // Whether it fits is cheap to know (fitsAt) and most layouts of a large model do not: asked
+      // before the step. A layout that does not fit leaves its group open, as one that fits but is
+      // slower settles it only through the plans already found: more recomputation can only be slower.
+      if (!fitsAt(key, t, pp, recompute, m, zeroStage, ep, dp)) {
+        pending = true;
+        continue;
+      }
       const p: Parallelism = {
         tensorParallel: t,
         pipelineParallel: pp,
@@ -299,16 +443,21 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       };
       const e = exec(g, nodes, m, p);
       const c = computeTime(model, cost, gpu, e, eff, sums(t, ep));
+      if (work === undefined)
+        stageWork.set(
+          workKey,
+          c.forwardMs +
+            c.backwardMs +
+            (c.recomputeMs ?? 0) +
+            (c.tensorParallelMs ?? 0) +
+            (c.expertParallelMs ?? 0) +
+            (c.pipelineBubbleMs ?? 0),
+        );
       const comm = parallelCommunicationTime(c, gpu, e, eff);
       // Plans differ in global batch (micro-batches x replicas): compare time per sample.
       const msPerSample = stepMs(c, comm) / perSample;
       if (msPerSample >= bestMsPerSample) continue;
-      const memory = memoryOf(t, pp, dp, zeroStage, recompute, m, ep);
-      if (!fits(memory, gpu, headroomGb)) {
-        pending = true;
-        continue;
-      }
-      best = { p, m, compute: c, comm, memory };
+      best = { p, m, compute: c, comm };
       bestMsPerSample = msPerSample;
     }
     if (!pending) fitted[group] = 1;
@@ -316,73 +465,24 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
 
   return {
     best(gpusPerNode, nodeCount, plainFits) {
-      g = gpusPerNode;
-      nodes = nodeCount;
-      gpus = g * nodes;
-      best = null;
-      bestMsPerSample = Infinity;
-      fitted.fill(0);
-      let mismatch = false;
-      if (r.globalBatch === undefined) {
-        // A step takes at least its compute (stage work x (micro-batches + PP - 1), step.ts), which
-        // does not depend on the GPU count; per sample that bounds every configuration from below, so
-        // they are tried in the order of that bound, and the search stops at the first bound above the
-        // best plan found. Within a configuration the optimizer's share tightens the bound per ZeRO stage.
-        for (const c of fixedConfigs()) {
-          if (c.key / (batch * gpus) >= bestMsPerSample) break;
-          if (g % c.t !== 0 || gpus % (c.t * c.pp) !== 0) continue;
-          const dp = gpus / (c.t * c.pp);
-          for (let z = 0; z <= 3; z++) {
-            if ((z > 0 && dp === 1) || (!moe && dp < c.minDp[z])) continue;
-            // With one micro-batch ZeRO-2 moves what ZeRO-1 moves and shards more: it fits wherever ZeRO-1 does and is never slower.
-            if (z === 1 && c.m === 1 && dp >= c.minDp[2]) continue;
-            consider(
-              c.t,
-              c.pp,
-              c.recompute,
-              c.m,
-              z as ZeroStage,
-              c.computeMs + c.unshardedMs[z] + c.shardedMs[z] / (z > 0 ? dp : 1) + eff.stepOverheadMs,
-            );
-          }
-        }
-      } else {
-        // A fixed global batch sets the micro-batches per layout: no shared order, try them all.
-        for (const t of tps)
-          for (const pp of pps) {
-            if (g % t !== 0 || gpus % (t * pp) !== 0) continue;
-            const dp = gpus / (t * pp);
-            const m = r.globalBatch / (batch * dp);
-            if (!Number.isInteger(m) || m < 1) {
-              mismatch = true;
-              continue;
-            }
-            for (const recompute of recomputes)
-              for (let z = 0; z <= 3; z++)
-                if (!(z > 0 && dp === 1)) consider(t, pp, recompute, m, z as ZeroStage, 0);
-          }
-      }
-      const found = best as {
-        p: Parallelism;
-        m: number;
-        compute: ComputeTime;
-        comm: Communication;
-        memory: MemoryBreakdown;
-      } | null;
-      if (!found) return mismatch ? 'GLOBAL_BATCH_MISMATCH' : 'OUT_OF_MEMORY';
+      const found = search(gpusPerNode, nodeCount);
+      if (typeof found === 'string') return found;
+      const gpus = gpusPerNode * nodeCount;
       if (plainFits) {
         const m = r.globalBatch !== undefined ? r.globalBatch / (batch * gpus) : 1;
-        if (Number.isInteger(m) && m >= 1 && plainMsPerSample(g, nodes, m) <= bestMsPerSample)
+        if (Number.isInteger(m) && m >= 1 && plainMsPerSample(gpusPerNode, nodeCount, m) <= found.msPerSample)
           return 'OUT_OF_MEMORY';
       }
       const stepTimeMs = stepMs(found.compute, found.comm);
+      const { tensorParallel: t, pipelineParallel: pp, zeroStage, recompute, expertParallel } = found.p;
+      const memory = memoryGb(t, pp, gpus / (t * pp), zeroStage, recompute, found.m, expertParallel);
       return {
         gpuIndex: x.gpuIndex,
         precision,
         batch,
         accum: found.m,
-        gpusPerNode: g,
-        nodes,
+        gpusPerNode,
+        nodes: nodeCount,
         price: x.price,
         optionIndex: 0,
         costHi: 0,
@@ -393,7 +493,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         hours: 0,
         hoursHi: 0,
         cost: 0,
-        memoryGb: found.memory.totalGb,
+        memoryGb: memory,
         compute: found.compute,
         commTotalMs: found.comm.totalMs,
         commExposedMs: found.comm.exposedMs,
@@ -403,4 +503,53 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       };
     },
   };
+
+  /** The fastest non-plain plan on g GPUs per node x nodes that fits, or why there is none. */
+  function search(gpusPerNode: number, nodeCount: number): Searched {
+    g = gpusPerNode;
+    nodes = nodeCount;
+    gpus = g * nodes;
+    best = null;
+    bestMsPerSample = Infinity;
+    fitted.fill(0);
+    let mismatch = false;
+    if (r.globalBatch === undefined) {
+      // A step takes at least its compute (stage work x (micro-batches + PP - 1), step.ts), which
+      // does not depend on the GPU count; per sample that bounds every configuration from below, so
+      // they are tried in the order of that bound, and the search stops at the first bound above the
+      // best plan found. Within a configuration the optimizer's share tightens the bound per ZeRO stage.
+      for (const c of fixedConfigs()) {
+        if (c.key / (batch * gpus) >= bestMsPerSample) break;
+        if (g % c.t !== 0 || gpus % (c.t * c.pp) !== 0) continue;
+        const dp = gpus / (c.t * c.pp);
+        for (let z = 0; z <= 3; z++) {
+          if ((z > 0 && dp === 1) || (!moe && dp < c.minDp[z])) continue;
+          // With one micro-batch ZeRO-2 moves what ZeRO-1 moves and shards more: it fits wherever ZeRO-1 does and is never slower.
+          if (z === 1 && c.m === 1 && dp >= c.minDp[2]) continue;
+          // A mixture-of-experts layout that fits at no EP has nothing to consider: its group stays
+          // open for more recomputation, which is what `consider` would leave it as.
+          if (moe && !fitsAtSomeEp(c, z as ZeroStage, dp)) continue;
+          consider(c.t, c.pp, c.recompute, c.m, z as ZeroStage, boundOf(c, z, dp), c.computeMs);
+        }
+      }
+    } else {
+      // A fixed global batch sets the micro-batches per layout: no shared order, try them all.
+      for (const t of tps)
+        for (const pp of pps) {
+          if (g % t !== 0 || gpus % (t * pp) !== 0) continue;
+          const dp = gpus / (t * pp);
+          const m = r.globalBatch / (batch * dp);
+          if (!Number.isInteger(m) || m < 1) {
+            mismatch = true;
+            continue;
+          }
+          for (const recompute of recomputes)
+            for (let z = 0; z <= 3; z++)
+              if (!(z > 0 && dp === 1)) consider(t, pp, recompute, m, z as ZeroStage, 0, 0);
+        }
+    }
+    const found = best as { p: Parallelism; m: number; compute: ComputeTime; comm: Communication } | null;
+    if (!found) return mismatch ? 'GLOBAL_BATCH_MISMATCH' : 'OUT_OF_MEMORY';
+    return { ...found, msPerSample: bestMsPerSample };
+  }
 }

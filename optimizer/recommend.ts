@@ -22,7 +22,7 @@ import {
   seedsMeasured,
   type EvidenceLevel,
 } from '../predictor/learned/evidence.js';
-import { shardedSearch, type ShardedSearch } from './parallel-search.js';
+import { searchShare, shardedSearch, type ShardedSearch } from './parallel-search.js';
 import {
   dominated,
   isStale,
@@ -116,6 +116,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
   const measured = r.measured ?? seedsMeasured();
   const minRank = evidenceRank(r.minEvidence ?? 'UNMEASURED');
   const maxGlobal = r.globalBatch === undefined ? (r.maxGlobalBatch ?? usualGlobalBatch(r.model)) : Infinity;
+  const share = searchShare();
 
   r.gpus.forEach((gpu, gpuIndex) => {
     const level = evidenceLevel(measured, r.model.id, gpu.id);
@@ -183,6 +184,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
                     batch,
                     price,
                     netGbps: option.interNodeGbps,
+                    share,
                   },
                   eff,
                 );

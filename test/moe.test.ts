@@ -299,6 +299,55 @@ describe('plans for a mixture-of-experts model', () => {
   });
 });
 
+describe('one search over several GPUs', () => {
+  // The searches of one request share what does not depend on the GPU (memory figures) or not on the
+  // offer (a GPU's configurations); where layouts fit is settled per GPU. Each (GPU, precision, batch)
+  // must get the plans it gets searched alone. The slowest, smallest GPU comes first, so the others
+  // read what was computed for it.
+  const gpus = ['A100-SXM4-40GB', 'H200-SXM-141GB', 'H100-SXM5-80GB'].map((id) => getGpu(id)!);
+  const base: RecommendRequest = {
+    model: qwen30b,
+    samples: 1e8,
+    objective: 'TIME',
+    gpus,
+    precisions: ['BF16', 'FP8'],
+    maxNodes: 2,
+    gpusPerNodeChoices: [4, 8],
+    batchSizes: [1, 2],
+    interNodeGbps: () => 3200,
+    limit: 100,
+    parallelismSearch: 'auto',
+    stack: 'MEGATRON',
+  };
+  const plansOf = (r: ReturnType<typeof recommend>, gpu: string, precision: string, batch: number) =>
+    r.plans
+      .filter((p) => p.gpu.id === gpu && p.precision === precision && p.batchSizePerGpu === batch)
+      .map((p) => ({
+        layout: [p.gpusPerNode, p.nodes, p.gradAccumSteps],
+        parallelism: p.parallelism,
+        stepTimeMs: p.stepTimeMs,
+        memoryGb: p.memoryGbPerGpu,
+      }));
+
+  it('gives each GPU, precision and batch the plans it gets searched alone', () => {
+    const together = recommend(base, eff);
+    let compared = 0;
+    for (const gpu of gpus)
+      for (const precision of base.precisions)
+        for (const batch of base.batchSizes) {
+          const alone = recommend(
+            { ...base, gpus: [gpu], precisions: [precision], batchSizes: [batch] },
+            eff,
+          );
+          const plans = plansOf(together, gpu.id, precision, batch);
+          expect(plans).toEqual(plansOf(alone, gpu.id, precision, batch));
+          compared += plans.length;
+        }
+    // Not vacuous: most of the 2 x 2 x 2 x 3 layouts have a plan (FP8 is not an A100 mode).
+    expect(compared).toBeGreaterThan(12);
+  });
+});
+
 describe('recorded runs of a mixture-of-experts layout', () => {
   it('are the same configuration only at the same expert, context and interleaving degrees', () => {
     const base = {
