@@ -121,7 +121,7 @@ function oracle(rows: Example[], base: number[], group: (e: Example) => string):
   );
 }
 
-function drawRuns(rows: Example[], r: () => number): number[] | undefined {
+export function drawRuns(rows: Example[], r: () => number): number[] | undefined {
   const byModel = new Map<string, number[]>();
   rows.forEach((e, i) => byModel.set(e.row.model, [...(byModel.get(e.row.model) ?? []), i]));
   const models = [...byModel.keys()].sort();

@@ -11,6 +11,8 @@ import { PRECISIONS, type Precision } from '../predictor/types.js';
 import { loadConfig, setRuntimeConfig, runtimeConfig } from '../service/config.js';
 import { catalogGpuForDevice } from '../service/device-names.js';
 import { closeMeasurementStore, recordRuns, type RunInput } from '../service/measurements.js';
+import { refitOwner } from '../service/refit.js';
+import { InputError } from '../service/validate.js';
 
 export const CALIBRATE_RUNS_HELP = `trainplan calibrate import FILE [--owner NAME] [--data-dir DIR] [--database-url URL]
   FILE: the harness's CSV (model, seq_len, gpu, nodes, gpus_per_node, batch_size_per_gpu,
@@ -18,6 +20,15 @@ export const CALIBRATE_RUNS_HELP = `trainplan calibrate import FILE [--owner NAM
   list of those rows, or of MeasurementInput objects). model: a zoo id, or a path (relative to
   FILE) to a layer-list .json or a Hugging Face config.json; gpu: a catalog id, or the name the
   device reported (mapped to the catalog when unambiguous).`;
+
+export const CALIBRATE_REFIT_HELP = `trainplan calibrate refit [--owner NAME] [--data-dir DIR] [--database-url URL]
+  Refits the learned correction (the shipped model's trees, features and hyper-parameters) on the
+  shipped training rows plus NAME's recorded runs (default owner: local) and writes
+  refit-predictor.onnx and refit-predictor.json in the data dir (--data-dir / TRAINPLAN_DATA_DIR;
+  also with --database-url, whose runs it reads). predict and recommend use it while NAME's runs
+  are exactly the ones it trained on; after a run is recorded or deleted their evidence says the
+  refit is stale and the shipped correction answers until you refit again. Runs of custom models
+  and layouts no training row states are skipped (they still calibrate).`;
 
 /** One row of the harness's layout -> a run, or why it cannot be one. */
 export function runFromRow(row: Record<string, unknown>, baseDir: string): RunInput {
@@ -99,10 +110,16 @@ export async function calibrateRuns(args: string[]): Promise<void> {
       help: { type: 'boolean', short: 'h' },
     },
   });
+  if (sub === 'refit' && !values.help && positionals.length === 0) {
+    setRuntimeConfig({
+      ...runtimeConfig(),
+      ...loadConfig(process.env, { 'data-dir': values['data-dir'], 'database-url': values['database-url'] }),
+    });
+    await refit(values.owner!);
+    return;
+  }
   if (values.help || sub !== 'import' || positionals.length !== 1) {
-    console.log(CALIBRATE_RUNS_HELP);
-    if (sub === 'refit')
-      console.log('\ncalibrate refit is not built: recorded runs calibrate predictions without retraining.');
+    console.log(sub === 'refit' ? CALIBRATE_REFIT_HELP : CALIBRATE_RUNS_HELP);
     process.exitCode = values.help ? 0 : 2;
     return;
   }
@@ -133,4 +150,21 @@ export async function calibrateRuns(args: string[]): Promise<void> {
   for (const p of problems.sort((a, b) => a.index - b.index))
     console.log(`  row ${p.index + 1}: rejected: ${p.reason}`);
   if (problems.length) process.exitCode = 1;
+}
+
+/** `trainplan calibrate refit`: exit 1 with the reason when the owner has no run to refit on. */
+async function refit(owner: string): Promise<void> {
+  try {
+    const r = await refitOwner(owner);
+    console.log(
+      `refitted the learned correction on ${r.shippedRows} shipped rows and ${r.runs} of ${owner}'s runs; wrote ${r.files.model} and ${r.files.meta}`,
+    );
+    for (const s of r.skipped) console.log(`  run ${s.id}: not trained on: ${s.reason}`);
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    console.error(`trainplan calibrate refit: ${e.message}`);
+    process.exitCode = 1;
+  } finally {
+    await closeMeasurementStore();
+  }
 }

@@ -360,6 +360,45 @@ ${examples('trainplan calibrate import runs.csv --owner lab-a', 'trainplan calib
       ]);
     });
 
+  calibrateCommand
+    .command('refit')
+    .summary('refit the learned correction on the shipped rows plus your recorded runs')
+    .description(
+      "Refit the learned correction (the shipped model's trees, features and hyper-parameters) on the shipped training rows plus an owner's recorded runs, and write it to the data dir (refit-predictor.onnx, refit-predictor.json). predict and recommend use it while that owner's runs are exactly the ones it trained on; once a run is recorded or deleted, their evidence says the refit is stale and the shipped correction answers. Exit code 1 when the owner has no run to refit on.",
+    )
+    .option('--owner <name>', 'whose runs to refit on', 'local')
+    .option(
+      '--data-dir <dir>',
+      'where the refit is written, and the SQLite store folder (env TRAINPLAN_DATA_DIR)',
+    )
+    .option(
+      '--database-url <url>',
+      'read the runs from PostgreSQL instead (env DATABASE_URL); the refit still goes to the data dir',
+    )
+    .showSuggestionAfterError(true)
+    .configureOutput({
+      outputError: (text, write) => write(`trainplan calibrate refit: ${oneLine(text)}\n`),
+    })
+    .exitOverride()
+    .addHelpText(
+      'after',
+      `
+Runs of custom models and layouts no training row states (context parallelism, virtual pipeline
+stages) are skipped and listed; they still calibrate predictions. bench/refit.ts measures what a
+refit with three runs does on a GPU held out of the shipped rows (README, calibration section).
+${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit --database-url postgres://host/trainplan --data-dir /srv/trainplan')}`,
+    )
+    .action(async (options: { owner: string; dataDir?: string; databaseUrl?: string }) => {
+      const { calibrateRuns } = await import('./calibrate-runs.js');
+      await calibrateRuns([
+        'refit',
+        '--owner',
+        options.owner,
+        ...(options.dataDir ? ['--data-dir', options.dataDir] : []),
+        ...(options.databaseUrl ? ['--database-url', options.databaseUrl] : []),
+      ]);
+    });
+
   command('harness')
     .summary('write the measurement harness (Python + PyTorch)')
     .description(

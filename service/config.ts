@@ -99,7 +99,7 @@ export const SETTINGS: readonly Setting[] = [
     flag: 'data-dir',
     kind: 'string',
     default: defaultDataDir(),
-    doc: 'Folder of the embedded SQLite database of recorded runs (trainplan.sqlite, WAL mode: --workers processes share it); created on the first recorded run. Default $XDG_DATA_HOME/trainplan, else ~/.local/share/trainplan.',
+    doc: 'Folder of the embedded SQLite database of recorded runs (trainplan.sqlite, WAL mode: --workers processes share it); created on the first recorded run; also where trainplan calibrate refit writes refit-predictor.onnx/.json. Default $XDG_DATA_HOME/trainplan, else ~/.local/share/trainplan.',
   },
   {
     key: 'databaseUrl',
@@ -107,7 +107,7 @@ export const SETTINGS: readonly Setting[] = [
     flag: 'database-url',
     kind: 'string',
     default: undefined,
-    doc: 'postgres://user:password@host:port/db: keep recorded runs in PostgreSQL instead (replicas on several machines share them); --data-dir is then unused.',
+    doc: 'postgres://user:password@host:port/db: keep recorded runs in PostgreSQL instead (replicas on several machines share them); --data-dir then holds only a refit of the learned correction (trainplan calibrate refit).',
   },
   {
     key: 'maxBodyBytes',

@@ -26,6 +26,7 @@ import {
 } from '../predictor/learned/transfer.js';
 import { loadCalibrationSettings } from '../seeds/calibration.js';
 import { runtimeConfig } from './config.js';
+import { chooseLearned, refitFileKey } from './learned-choice.js';
 import { MeasurementStore, type RunFilter, type StoreLocation } from '../store/store.js';
 import type { MeasurementRunRow, NewMeasurementRun } from '../store/schema.js';
 import { fullTrainingOnly, gpuById, workload } from './lookup.js';
@@ -291,24 +292,34 @@ interface Snapshot {
   predicted: Map<number, number>;
   /** Runs whose configuration no longer builds (a zoo change): id and why. */
   skipped: { id: number; reason: string }[];
+  /** The learned correction the runs were compared with: a current refit, else the shipped one. */
+  learned: LearnedState;
 }
 let snapshot: Snapshot | undefined;
 
 /** The recorded runs as evidence for the predictor; undefined when there are none (or no learned model). */
 export async function userEvidence(
   learned?: LearnedState,
-): Promise<(UserEvidence & { predicted: Map<number, number>; version: string }) | undefined> {
+): Promise<
+  (UserEvidence & { predicted: Map<number, number>; version: string; learned: LearnedState }) | undefined
+> {
   const l = location();
   if (!MeasurementStore.exists(l)) return undefined;
   const store = await measurementStore();
   const v = await store.version();
   if (v.count === 0) return undefined;
-  const version = `${v.count}.${v.maxId}`;
+  // A refit written (or replaced) by `trainplan calibrate refit` changes the answers too.
+  const refitKey = refitFileKey();
+  const version = `${v.count}.${v.maxId}${refitKey ? `|${refitKey}` : ''}`;
   if (snapshot && snapshot.key === locationKey(l) && snapshot.version === version)
-    return { ...snapshot.evidence, predicted: snapshot.predicted, version };
-  const state = learned ?? (await learnedPredictor());
-  if (!state.predictor) return undefined; // the analytical fallback has no correction to calibrate
+    return { ...snapshot.evidence, predicted: snapshot.predicted, version, learned: snapshot.learned };
+  const shipped = learned ?? (await learnedPredictor());
+  if (!shipped.predictor) return undefined; // the analytical fallback has no correction to calibrate
   const rows = await store.list();
+  // The refitted correction when it is current for these runs (service/refit.ts), else the shipped one.
+  const choice = await chooseLearned(rows);
+  const state = choice.learned ?? shipped;
+  const predictor = state.predictor!;
   const built: { row: MeasurementRunRow; req: PredictRequest; p: Prediction }[] = [];
   const skipped: Snapshot['skipped'] = [];
   for (const row of rows) {
@@ -321,14 +332,17 @@ export async function userEvidence(
   }
   // Evidence rows as the shipped measurements are: log(measured / analytical throughput), which
   // for one configuration is log(analytical / measured step time).
+  // Runs a current refit trained on are in its evidence already: merged in again they would count twice.
   const index = new EvidenceIndex(
-    built.map(({ row, p }) => ({
-      model: row.model,
-      gpu: row.gpu,
-      precision: row.precision as Precision,
-      framework: row.framework,
-      logResidual: Math.log(p.stepTimeMs / row.step_time_ms),
-    })),
+    built
+      .filter(({ row }) => !choice.trainedRunIds.has(row.id))
+      .map(({ row, p }) => ({
+        model: row.model,
+        gpu: row.gpu,
+        precision: row.precision as Precision,
+        framework: row.framework,
+        logResidual: Math.log(p.stepTimeMs / row.step_time_ms),
+      })),
   );
   const settings = loadCalibrationSettings();
   const items: CorrectionInput[] = built.map(({ row, req, p }) => ({
@@ -342,7 +356,7 @@ export async function userEvidence(
     software: { framework: row.framework as Framework, xla: JSON.parse(row.configuration).xla === true },
   }));
   // Each run's error against the prediction made with the runs as evidence but not calibrated by them.
-  const k = await state.predictor.correct(items, { index, runs: new RecordedRuns([]), settings });
+  const k = await predictor.correct(items, { index, runs: new RecordedRuns([]), settings });
   const predicted = new Map<number, number>();
   const runs: RecordedEvidence[] = built.map(({ row, req, p }, i) => {
     const predictedMs = p.stepTimeMs * k.mid[i];
@@ -385,9 +399,16 @@ export async function userEvidence(
   snapshot = {
     key: locationKey(l),
     version,
-    evidence: { index, runs: new RecordedRuns(runs), settings, ...(transfer ? { transfer } : {}) },
+    evidence: {
+      index,
+      runs: new RecordedRuns(runs),
+      settings,
+      ...(transfer ? { transfer } : {}),
+      ...(choice.note ? { note: choice.note } : {}),
+    },
     predicted,
     skipped,
+    learned: state,
   };
-  return { ...snapshot.evidence, predicted, version };
+  return { ...snapshot.evidence, predicted, version, learned: state };
 }

@@ -103,7 +103,9 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
           optimizerState: q.parallelism.optimizerState ?? undefined,
         };
   const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);
-  const learned = await learnedPredictor();
+  // A current refit of the learned correction on the recorded runs answers instead of the shipped one.
+  const user = await userEvidence(await learnedPredictor());
+  const learned = user?.learned ?? (await learnedPredictor());
   const prediction = await predictCorrected(
     {
       model,
@@ -126,7 +128,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
     learned,
     loadEfficiency(),
     { framework: q.framework, xla: q.xla },
-    await userEvidence(learned),
+    user,
   );
   return {
     ...prediction,
@@ -309,9 +311,10 @@ export async function recommendPlans(
   // Identical requests (after validation, defaults filled) share one answer; see service/cache.ts.
   // Every input field is part of the key (a field added later is too); the budget is not: an
   // answer is complete or refused, never cut short by it.
-  const learned = await learnedPredictor();
-  // A user's recorded runs change answers: the store's version is part of the key.
-  const user = await userEvidence(learned);
+  // A user's recorded runs change answers: the store's version is part of the key (and a current
+  // refit of the learned correction on them answers instead of the shipped one).
+  const user = await userEvidence(await learnedPredictor());
+  const learned = user?.learned ?? (await learnedPredictor());
   const cacheKey = normalizedKey({
     calibration: user?.version ?? 'none',
     ...q,

@@ -186,4 +186,6 @@ export interface UserEvidence {
   settings: CalibrationSettings;
   /** Runs on GPUs with no shipped measurements, related to the shipped GPUs (transfer.ts); absent without such runs. */
   transfer?: NeighbourTransfer;
+  /** Said in every prediction's evidence: which learned correction answered (a refit on the runs, or why not). */
+  note?: string;
 }

@@ -60,6 +60,33 @@ export interface LearnedMeta {
     llmRuns?: Interval;
   };
   validation: Record<string, unknown>;
+  /** Present only in a model refitted on a user's runs (`trainplan calibrate refit`; refit.ts). */
+  refit?: RefitInfo;
+}
+
+/** One recorded run a refit trained on: what identifies it in the store. */
+export interface RefitRun {
+  id: number;
+  recordedAt: string;
+  stepTimeMs: number;
+}
+
+/** What a refitted model's meta says about its refit (absent in the shipped seeds/predictor.json). */
+export interface RefitInfo {
+  owner: string;
+  /** ISO 8601 UTC. */
+  refittedAt: string;
+  /** The owner's runs it trained on: the refit is current while the owner's runs are exactly these. */
+  runs: RefitRun[];
+  /** The owner's runs it could not train on, and why. */
+  skipped: { id: number; reason: string }[];
+  shippedRows: number;
+  /** sha256 of the shipped model file when refitted: a retrained shipped model makes the refit stale. */
+  shippedModelSha256: string;
+  /** sha256 of the refitted model file (the meta and the model are written one after the other). */
+  modelSha256: string;
+  /** The runs' evidence (log(measured / analytical) per model, GPU, precision), kept apart from the shipped rows'. */
+  runEvidence: EvidenceGroup[];
 }
 
 export interface CorrectionInput {
@@ -169,6 +196,9 @@ export class LearnedPredictor {
     );
     const index = new EvidenceIndex([]);
     index.addAggregated(m.evidence);
+    // A refit's runs are evidence its trees were fitted with; they do not make a GPU "measured" by
+    // the shipped data (the measured sets are built from m.evidence alone).
+    if (m.refit) index.addAggregated(m.refit.runEvidence);
     return new LearnedPredictor(m, onnx, index, treeBoundsFromFile(model));
   }
 
@@ -380,6 +410,7 @@ export class LearnedPredictor {
           (c.runs > 0
             ? `; calibrated by ${c.runs} of your runs (${c.gpuRuns} on ${it.gpu.id}, ${c.modelOnGpuRuns} of this model on it${c.sameConfigurationRuns ? `, ${c.sameConfigurationRuns} of this exact configuration` : ''})`
             : '') +
+          (user?.note ? `; ${user.note}` : '') +
           (t
             ? `; transferred from ${t.neighbour}'s measurement of ${t.distance === 0 ? 'this configuration' : `this model at ${it.exec.precision} (nearest configuration: batch ${t.nearest.batchSizePerGpu} per GPU on ${t.nearest.gpus} GPU${t.nearest.gpus > 1 ? 's' : ''})`}, related to ${it.gpu.id} by your runs (${t.neighbours} shipped GPU${t.neighbours > 1 ? 's' : ''} used, ${Math.round(100 * t.share)}% of the estimate)`
             : '') +
