@@ -80,6 +80,6 @@ export function moeInterval(stack: SoftwareStack = DEFAULT_STACK): {
 export function expertsEvidence(stack: SoftwareStack = DEFAULT_STACK): string {
   const own = moeFitOf(stack);
   if (own)
-    return `mixture of experts: experts and their all-to-alls at ${own.expertEfficiency ?? 1} of their roofline (fitted on the ${own.moeHeldOutLogError!.rows} published MoE runs of this stack; interval: their errors with each model held out of that fit)`;
+    return `mixture of experts: expert GEMMs at ${own.expertGemmEfficiency ?? 1} of their roofline and all-to-alls at NCCL's measured rate (fitted on the ${own.moeHeldOutLogError!.rows} published MoE runs of this stack; interval: their errors with each model held out of that fit)`;
   return `mixture of experts: no published MoE run used ${stack}, so its experts are costed as grouped GEMMs at their roofline (a loop over the experts, as stock Hugging Face code runs them, is slower); interval: the MEGATRON MoE runs' held-out errors, widened to an unmeasured model's`;
 }

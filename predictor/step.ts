@@ -346,8 +346,8 @@ export function layerSums(
       { inFusedAttention: !!fused?.[i], pointwiseBytesFactor: fx.pointwiseBytesFactor },
       l.experts ? ep : 1,
     );
-    // Experts run at the stack's fitted fraction of their roofline (software.json expertEfficiency).
-    const slow = l.experts ? 1 / (fx.expertEfficiency ?? 1) : 1;
+    // Expert GEMMs run at the stack's fitted fraction of their roofline (software.json expertGemmEfficiency).
+    const slow = l.experts ? 1 / (fx.expertGemmEfficiency ?? 1) : 1;
     lt.fwd.ms *= slow;
     lt.bwd.ms *= slow;
     fwd += lt.fwd.ms;
@@ -501,7 +501,7 @@ export function computeTime(
         ? (bytes * (1 - inNode)) / (((exec.interNodeGbps / 8) * 1e9 * eff.networkEfficiency) / g)
         : 0;
     const latencyS = 2 * s.moeLayers * eff.allReduceLatencyUs * 1e-6;
-    stageEp = (1e3 * passes * (Math.max(intraS, interS) + latencyS)) / pp / (fx.expertEfficiency ?? 1);
+    stageEp = (1e3 * passes * (Math.max(intraS, interS) + latencyS)) / pp;
   }
   const recomputeMs = accum * stageRecompute;
   // TP all-reduces and the CP exchange not hidden by attention: collectives on the critical path, less

@@ -75,12 +75,13 @@ export interface StackEffects {
   /** Fraction of tensor-parallel and context-parallel collectives hidden behind the GEMMs they feed (Megatron's TP comm overlap); 0 = none. */
   tensorParallelOverlap: number;
   /**
-   * Fraction of the roofline's rate a mixture-of-experts layer's experts and all-to-alls reach (routing
-   * imbalance, the token dispatcher's host synchronisation and permutations the layer list does not
-   * itemise); fitted on the stack's published MoE runs; absent = 1 (no MoE run of this stack).
+   * Fraction of their roofline rate a mixture-of-experts layer's expert GEMMs reach (small grouped
+   * GEMMs, routing imbalance, the token dispatcher's work the layer list does not itemise); fitted on
+   * the stack's published MoE runs; absent = 1 (no MoE run of this stack). The all-to-alls are not
+   * scaled: they run at NCCL's measured all-to-all rate (seeds/achievable), which is what the runs fit.
    */
-  expertEfficiency?: number;
-  /** As heldOutLogError, for the stack's published mixture-of-experts runs, each model held out of the expertEfficiency fit. */
+  expertGemmEfficiency?: number;
+  /** As heldOutLogError, for the stack's published mixture-of-experts runs, each model held out of the expertGemmEfficiency fit. */
   moeHeldOutLogError?: { q10: number; q90: number; rows: number };
 }
 

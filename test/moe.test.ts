@@ -154,31 +154,31 @@ describe('published mixture-of-experts runs (nothing fitted on them)', () => {
     for (const p of ok) expect(Number.isFinite(p.prediction!.stepTimeMs)).toBe(true);
   });
 
-  it("MEGATRON's expert efficiency is fitted on its MoE runs and helps every model held out of the fit", () => {
+  it("MEGATRON's expert GEMM efficiency is fitted on its MoE runs and helps every model held out of the fit", () => {
     const fit = fitExperts('MEGATRON', eff)!;
     // What seeds/software.json holds is this fit (npx trainplan evaluate --llm --fit --write).
-    expect(softwareFile().stacks.MEGATRON.expertEfficiency).toBe(fit.expertEfficiency);
+    expect(softwareFile().stacks.MEGATRON.expertGemmEfficiency).toBe(fit.expertGemmEfficiency);
     expect(softwareFile().stacks.MEGATRON.moeHeldOutLogError!.rows).toBe(fit.heldOutLogErrors.length);
-    expect(fit.expertEfficiency).toBeLessThan(1);
+    expect(fit.expertGemmEfficiency).toBeLessThan(1);
     expect(fit.heldOut.map((h) => h.model).sort()).toEqual([
       'DeepSeek-V3',
       'Qwen3-235B-A22B',
       'Qwen3-30B-A3B',
       'gpt-oss-120b',
     ]);
-    // Better for each model with five runs or more; DeepSeek-V3's one Megatron run was nearer at the
-    // roofline (13.6%) than with the others' constant (27.1%): one constant does not fit every model.
-    for (const h of fit.heldOut.filter((x) => x.rows >= 5))
-      expect(h.mape, h.model).toBeLessThan(h.unfittedMape);
+    // Better for each model, DeepSeek-V3's one Megatron run included: with the all-to-alls at NCCL's
+    // measured rate and only the expert GEMMs slowed, compute-bound runs (gpt-oss, EP 8 in one node) and
+    // all-to-all-bound ones (Qwen3, DeepSeek-V3, EP 16-64 across nodes) take the same constant.
+    for (const h of fit.heldOut) expect(h.mape, h.model).toBeLessThan(h.unfittedMape);
     const unfitted = fit.heldOut.reduce((s, h) => s + h.unfittedMape * h.rows, 0);
     expect(fit.heldOut.reduce((s, h) => s + h.mape * h.rows, 0)).toBeLessThan(unfitted);
     // One model-level constant cannot absorb release-to-release swings: NeMo 26.02's Qwen3-30B-A3B
     // row (5,113 tokens/s) and 26.02.01's (9,058) share one layout.
     const rows = fit.heldOut.reduce((n, h) => n + h.rows, 0);
-    expect(fit.heldOut.reduce((s, h) => s + h.mape * h.rows, 0) / rows).toBeLessThan(0.4);
+    expect(fit.heldOut.reduce((s, h) => s + h.mape * h.rows, 0) / rows).toBeLessThan(0.2);
     // TORCH_COMPILE's three MoE runs (two models) are too few for a constant and an interval.
     expect(fitExperts('TORCH_COMPILE', eff)).toBeNull();
-    expect(softwareFile().stacks.TORCH_COMPILE.expertEfficiency).toBeUndefined();
+    expect(softwareFile().stacks.TORCH_COMPILE.expertGemmEfficiency).toBeUndefined();
   });
 
   it('says so in the evidence, with the interval of the MoE runs held out by model', async () => {
