@@ -470,7 +470,11 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
     .option('--deadline <hours>', 'finish within this many hours', number)
     .option('--budget <usd>', 'cost at most this many USD', number)
     .option('--gpus <ids>', 'comma-separated GPU ids (default: every GPU)', list)
-    .option('--precisions <modes>', `comma-separated precision modes (${PRECISIONS.join(', ')})`, list)
+    .option(
+      '--precisions <modes>',
+      `comma-separated precision modes (${PRECISIONS.join(', ')}; default: all but FP4 and FP16_PURE)`,
+      list,
+    )
     .option('--max-nodes <n>', 'most nodes a plan may use', integer, 8)
     .option('--limit <n>', 'plans to show', integer, 10)
     .option(

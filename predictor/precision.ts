@@ -286,13 +286,19 @@ export function stateBytesPerParam(
 }
 
 /**
- * The precision modes a search tries when the request lists none. FP4 is left out: no FP4 training
- * run or FP4 kernel is measured here, and FP4 training is a research recipe (which layers stay in
- * higher precision, whether it converges) rather than a switch a user flips; a plan a person pays
- * for should not rest on it unasked. A request that lists FP4 in `precisions` gets FP4 plans, with
- * "unmeasured" evidence.
+ * The precision modes a search tries when the request lists none. A plan a person pays for should not
+ * rest unasked on a mode whose training may not converge:
+ * - FP4: no FP4 training run or FP4 kernel is measured here, and FP4 training is a research recipe
+ *   (which layers stay in higher precision, whether it converges) rather than a switch a user flips.
+ * - FP16_PURE (apex O3: fp16 weights, gradients and optimizer state, no fp32 master copy): its speed is
+ *   measured (53 rows), but apex's own documentation presents O3 as a speed baseline that may not
+ *   reach the stability of the mixed-precision levels, and no recipe trains a large model that way.
+ *   Without this rule the cheapest plan for an LLM was often FP16_PURE.
+ * A request that lists either in `precisions` gets its plans (FP4's with "unmeasured" evidence).
  */
-export const DEFAULT_SEARCH_PRECISIONS: readonly Precision[] = PRECISIONS.filter((p) => p !== 'FP4');
+export const DEFAULT_SEARCH_PRECISIONS: readonly Precision[] = PRECISIONS.filter(
+  (p) => p !== 'FP4' && p !== 'FP16_PURE',
+);
 
 /**
  * The GEMMs FP8/FP4 training quantizes: those of linear layers (and weighted matmuls of imported

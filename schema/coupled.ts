@@ -661,7 +661,7 @@ export class FederatedInput extends SolveSettingsInput {
   @Field(() => [PrecisionEnum], {
     nullable: true,
     description:
-      'Precision modes allowed (default: all the device supports but FP4, which no measurement supports).',
+      'Precision modes allowed (default: all the device supports but FP4, which no measurement supports, and FP16_PURE, whose training may not converge).',
   })
   precisions?: Precision[];
   @Field(() => [Int], {

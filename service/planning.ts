@@ -379,6 +379,10 @@ export async function recommendPlans(
       answer.notes.push(
         `FP4 was not searched: no FP4 training run or kernel is measured here; list FP4 in precisions for FP4 plans on ${fp4.join(', ')}`,
       );
+    if (gpus.some((g) => unsupportedReason(g, 'FP16_PURE') === null))
+      answer.notes.push(
+        'FP16_PURE was not searched: fp16 weights and optimizer state without an fp32 master copy (apex O3) may not train stably; list FP16_PURE in precisions for its plans',
+      );
   }
   if (frozenBase) answer.notes.push(`LoRA: plans are timed and sized for a frozen base: ${LORA_LEFT_OUT}`);
   if (q.workload.customModel && q.batchSizes == null)

@@ -369,6 +369,20 @@ describe('the API: softwareStack, FP8/FP4, virtual stages and context parallelis
     expect(asked.notes.join('\n')).not.toMatch(/FP4 was not searched/);
   });
 
+  it('recommend searches FP16_PURE (apex O3) only when asked, and says so', async () => {
+    const ask = (precisions: string) =>
+      run(`{ recommend(input: {
+        workload: { model: "resnet50_v1.5", samples: 1e8 }, gpus: ["V100-SXM2-16GB", "A100-SXM4-80GB"], maxNodes: 1, limit: 100 ${precisions}
+      }) { plans { precision } notes } }`);
+    const plain = (await ask('')).data!.recommend;
+    expect(plain.plans.length).toBeGreaterThan(0);
+    expect(plain.plans.some((p: { precision: string }) => p.precision === 'FP16_PURE')).toBe(false);
+    expect(plain.notes.join('\n')).toMatch(/FP16_PURE was not searched.*list FP16_PURE in precisions/);
+    const asked = (await ask(', precisions: [FP16_PURE, AMP_FP16]')).data!.recommend;
+    expect(asked.plans.some((p: { precision: string }) => p.precision === 'FP16_PURE')).toBe(true);
+    expect(asked.notes.join('\n')).not.toMatch(/FP16_PURE was not searched/);
+  });
+
   it('workload.fineTuning: LORA times and sizes a frozen base in predict and recommend; planners that cannot say so refuse it', async () => {
     const ask = async (workload: string) =>
       (
