@@ -18,6 +18,7 @@ import {
 } from '../service/measurements.js';
 import { predict } from '../predictor/predict.js';
 import { loadEfficiency } from '../seeds/catalog.js';
+import { refitOwner } from '../service/refit.js';
 
 const run = (over: Partial<NewMeasurementRun> = {}): NewMeasurementRun => ({
   owner: 'alice',
@@ -131,4 +132,48 @@ describe('the service on PostgreSQL', () => {
       setRuntimeConfig(original);
     }
   });
+
+  it('refits on runs kept in PostgreSQL, writes the refit in the data dir, and goes stale when one is deleted', async () => {
+    const original = runtimeConfig();
+    const dataDir = mkdtempSync(join(tmpdir(), 'trainplan-pg-refit-'));
+    dirs.push(dataDir);
+    setRuntimeConfig({ ...original, databaseUrl: pg!.url, dataDir });
+    try {
+      const config = {
+        workload: { model: 'resnet50_v1.5', samples: 1 },
+        gpu: 'A10',
+        nodes: 1,
+        gpusPerNode: 1,
+        batchSizePerGpu: 64,
+        gradAccumSteps: 1,
+        precision: 'AMP_FP16' as const,
+        framework: 'PyTorch' as const,
+        xla: false,
+        fp32UsesTf32: true,
+      };
+      // Synthetic: 1.3x the roofline estimate, at two batch sizes.
+      const step = (b: number) =>
+        predict(predictRequestOf({ ...config, batchSizePerGpu: b }), loadEfficiency()).stepTimeMs * 1.3;
+      const r = await recordRuns(
+        [64, 128].map((b) => ({ ...config, batchSizePerGpu: b, stepTimeMs: step(b), source: 'test' })),
+        'pg-refit',
+      );
+      expect(r).toMatchObject({ stored: 2, rejected: [] });
+      const summary = await refitOwner('pg-refit');
+      expect(summary.files.model).toBe(join(dataDir, 'refit-predictor.onnx'));
+      const current = await userEvidence();
+      expect(current?.learned.predictor?.name).toMatch(/-refit$/);
+      expect(current?.note).toMatch(
+        /^learned correction refitted on the shipped rows and 2 of your runs \(pg-refit, /,
+      );
+      await deleteRuns('pg-refit', [r.ids[1]]);
+      const stale = await userEvidence();
+      expect(stale?.learned.predictor?.name).not.toMatch(/-refit$/);
+      expect(stale?.note).toMatch(/is stale: 0 of pg-refit's runs recorded and 1 deleted since/);
+      await deleteRuns('pg-refit');
+    } finally {
+      await closeMeasurementStore();
+      setRuntimeConfig(original);
+    }
+  }, 60_000);
 });
