@@ -412,11 +412,12 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         continue;
       }
       if ((gpus / pp) % ep !== 0) continue;
-      // What a stage computes, its all-to-alls and its bubble do not depend on the node count: read once
-      // per GPUs per node, with the optimizer's share of the configuration's bound, they bound this EP
-      // from below on every node count.
+      // What a stage computes, its all-to-alls and its bubble do not depend on the node count or the
+      // ZeRO stage, nor on the GPUs per node while the EP group fits in a node (step.ts: only the
+      // all-to-all's inter-node share reads them): read once, with the optimizer's share of the
+      // configuration's bound, they bound this EP from below on every layout that shares them.
       const key = layoutKey(t, pp, recompute, m, zeroStage, ep);
-      const workKey = key * 32 + g;
+      const workKey = layoutKey(t, pp, recompute, m, 0, ep) * 32 + (ep <= g ? 0 : g);
       const work = stageWork.get(workKey);
       if (work !== undefined && (work + lowerBoundMs - computeBoundMs) / perSample >= bestMsPerSample)
         continue;
