@@ -3,7 +3,7 @@
 // Run: npm run bench
 import 'reflect-metadata';
 import { graphql } from 'graphql';
-import { recommend, searchSize } from '../optimizer/recommend.js';
+import { recommend, searchSize, type RecommendRequest } from '../optimizer/recommend.js';
 import { defaultInterNodeGbps, loadEfficiency } from '../seeds/catalog.js';
 import { trainplanSchema } from '../server/schema.js';
 import { llmModel } from '../predictor/llm.js';
@@ -18,26 +18,33 @@ const quantile = (xs: number[], q: number) => {
 };
 const runs = Number(process.env.BENCH_RUNS ?? 20);
 
-function bench(label: string, modelId: string, maxNodes: number, batchSizes: number[]) {
-  const req = benchRequest(modelId, {
-    maxNodes,
-    gpusPerNodeChoices: [1, 2, 4, 8, 16],
-    batchSizes,
-    interNodeGbps: (g) => defaultInterNodeGbps(g.id),
-  });
-  recommend(req, eff); // warm-up: model costs, JIT
-  const times: number[] = [];
+/** Times one request `times` times after a warm-up (model costs, JIT) and prints the median and p95. */
+function timeRequest(label: string, req: RecommendRequest, times: number) {
+  recommend(req, eff);
+  const ms: number[] = [];
   let evaluated = 0;
-  for (let i = 0; i < runs; i++) {
+  for (let i = 0; i < times; i++) {
     const t0 = performance.now();
     evaluated = recommend(req, eff).evaluated;
-    times.push(performance.now() - t0);
+    ms.push(performance.now() - t0);
   }
-  const med = quantile(times, 0.5);
+  const med = quantile(ms, 0.5);
   console.log(
-    `${label.padEnd(34)} ${String(searchSize(req)).padStart(8)} enumerated ${String(evaluated).padStart(8)} evaluated  median ${med.toFixed(1).padStart(7)} ms  p95 ${quantile(times, 0.95).toFixed(1).padStart(7)} ms  ${(evaluated / (med / 1e3) / 1e6).toFixed(2)} M candidates/s`,
+    `${label.padEnd(34)} ${String(searchSize(req)).padStart(8)} enumerated ${String(evaluated).padStart(8)} evaluated  median ${med.toFixed(1).padStart(7)} ms  p95 ${quantile(ms, 0.95).toFixed(1).padStart(7)} ms  ${(evaluated / (med / 1e3) / 1e6).toFixed(2)} M candidates/s  (${times} runs)`,
   );
 }
+
+const bench = (label: string, modelId: string, maxNodes: number, batchSizes: number[]) =>
+  timeRequest(
+    label,
+    benchRequest(modelId, {
+      maxNodes,
+      gpusPerNodeChoices: [1, 2, 4, 8, 16],
+      batchSizes,
+      interNodeGbps: (g) => defaultInterNodeGbps(g.id),
+    }),
+    runs,
+  );
 
 console.log(`recommend benchmark (${runs} runs each, node ${process.version})`);
 bench('resnet50_v1.5, 64 nodes', 'resnet50_v1.5', 64, [32, 64, 128, 256]);
@@ -54,21 +61,10 @@ function benchLlm(name: string, llmRuns: number) {
     4096,
   );
   if (typeof model === 'string') throw new Error(model);
-  const req = modelRequest(model, {
-    maxNodes: 8,
-    stack: 'MEGATRON',
-    samples: 1e11,
-    parallelismSearch: 'auto',
-  });
-  const times: number[] = [];
-  let evaluated = 0;
-  for (let i = 0; i < llmRuns; i++) {
-    const t0 = performance.now();
-    evaluated = recommend(req, eff).evaluated;
-    times.push(performance.now() - t0);
-  }
-  console.log(
-    `${`${name}, 8 nodes`.padEnd(34)} ${String(searchSize(req)).padStart(8)} enumerated ${String(evaluated).padStart(8)} evaluated  median ${quantile(times, 0.5).toFixed(1).padStart(7)} ms  (${llmRuns} runs)`,
+  timeRequest(
+    `${name}, 8 nodes`,
+    modelRequest(model, { maxNodes: 8, stack: 'MEGATRON', samples: 1e11, parallelismSearch: 'auto' }),
+    llmRuns,
   );
 }
 const llmRuns = Number(process.env.BENCH_LLM_RUNS ?? 3);

@@ -157,12 +157,12 @@ export function memoryCheckReport(): string {
     '## llm_train.csv rows that give their layout (TP, PP, micro-batch, sequence), dense decoders',
     ...fitTable(llm),
   );
-  // Experts are sharded as the rows state (EP); what Megatron's MoE layers keep for backward beyond the
-  // layers' own outputs (and its MoE-specific recomputation of the expert activation and norms) is not
-  // modelled, so these rows are reported apart, not folded into the figure above.
+  // Experts are sharded as the rows state (EP), with what Megatron-Core's MoE layer keeps for backward
+  // and the selective-recomputation modules the rows' performance configurations set (seeds/memory.json
+  // sourceRecipes); reported apart from the dense figure above, which they do not change.
   out.push(
     '',
-    '## The same for mixture-of-experts decoders (experts over the stated EP; no MoE-specific recomputation)',
+    "## The same for mixture-of-experts decoders (experts over the stated EP; recompute modules from the runs' configurations)",
     ...fitTable(
       llmFitChecks(
         cases.filter((c) => c.moe),

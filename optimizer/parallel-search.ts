@@ -195,40 +195,13 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     ...(r.stack ? { stack: r.stack } : {}),
     ...(r.frozenBase ? { frozenBase: true } : {}),
   });
-  const memoryOf = (
-    t: number,
-    pp: number,
-    dp: number,
-    zeroStage: ZeroStage,
-    recompute: Recompute,
-    m: number,
-    ep = 1,
-  ) =>
-    shardedMemoryPerGpu(
-      model,
-      cost,
-      precision,
-      batch,
-      {
-        tensorParallel: t,
-        pipelineParallel: pp,
-        dataParallel: dp,
-        zeroStage,
-        ...(ep > 1 ? { expertParallel: ep } : {}),
-        recompute,
-        microBatches: m,
-        ...(r.attention ? { attention: r.attention } : {}),
-        ...(r.frozenBase ? { frozenBase: true } : {}),
-      },
-      eff,
-    );
   const share = x.share ?? searchShare();
   const layoutMemory = shared<Map<number, Map<number, number>>>(
     share.memory,
     `${precision}/${batch}`,
     () => new Map(),
   );
-  /** memoryOf's total, computed once per layout for the whole request. */
+  /** Memory per GPU of a layout (GB), computed once for the whole request. */
   const memoryGb = (
     t: number,
     pp: number,
@@ -242,7 +215,27 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     let byDp = layoutMemory.get(key);
     if (!byDp) layoutMemory.set(key, (byDp = new Map()));
     let gb = byDp.get(dp);
-    if (gb === undefined) byDp.set(dp, (gb = memoryOf(t, pp, dp, zeroStage, recompute, m, ep).totalGb));
+    if (gb === undefined) {
+      gb = shardedMemoryPerGpu(
+        model,
+        cost,
+        precision,
+        batch,
+        {
+          tensorParallel: t,
+          pipelineParallel: pp,
+          dataParallel: dp,
+          zeroStage,
+          ...(ep > 1 ? { expertParallel: ep } : {}),
+          recompute,
+          microBatches: m,
+          ...(r.attention ? { attention: r.attention } : {}),
+          ...(r.frozenBase ? { frozenBase: true } : {}),
+        },
+        eff,
+      ).totalGb;
+      byDp.set(dp, gb);
+    }
     return gb;
   };
   const fitsIn = (gb: number) => gb + headroomGb <= gpu.memoryGb;

@@ -3,7 +3,7 @@
 // (frameworkStates). One place for the memory check (memory-check.ts) and the runs' step-time
 // predictions (llm.ts), so both see the same recomputation and interleaving.
 import type { LlmRun } from '../seeds/llm.js';
-import type { Efficiency, FrameworkStates, SourceRecipe } from '../seeds/types.js';
+import type { Efficiency, FrameworkStates, RecomputeModule, SourceRecipe } from '../seeds/types.js';
 import type { MemoryRecompute } from './memory.js';
 
 /** What identifies a run's recipe. */
@@ -16,6 +16,7 @@ export interface RunKey {
   model: string;
   /** pretrain, sft, lora, ... */
   task: string;
+  gpu: string;
 }
 
 export const runKeyOf = (r: LlmRun): RunKey => ({
@@ -24,6 +25,7 @@ export const runKeyOf = (r: LlmRun): RunKey => ({
   software: r.software,
   model: r.model,
   task: r.task,
+  gpu: r.gpu,
 });
 
 /**
@@ -58,7 +60,8 @@ export function recipeOf(c: RunKey, recipes: readonly SourceRecipe[]): SourceRec
       r.rows.test(c.sourceFile) &&
       (!r.software || r.software.test(c.software)) &&
       (!r.models || r.models.includes(c.model)) &&
-      (!r.tasks || r.tasks.includes(c.task)),
+      (!r.tasks || r.tasks.includes(c.task)) &&
+      (!r.gpus || r.gpus.includes(c.gpu)),
   );
 }
 
@@ -83,6 +86,11 @@ export interface RunRecipe {
   states: FrameworkStates | undefined;
   /** What the row states, else its scripts', else its family's configurations'; none when nothing says. */
   recompute: MemoryRecompute;
+  /**
+   * Under selective recomputation from the scripts, the modules they rerun (Megatron's
+   * recompute_modules); absent: the attention core (a row's own "selective" cell says no more).
+   */
+  recomputeModules?: RecomputeModule[];
   /** Interleaved chunks per stage: the row's, else its scripts' (1 = plain 1F1B). */
   virtualStages: number;
 }
@@ -94,9 +102,10 @@ export function runRecipe(
   const recipe = recipeOf(c, memory.sourceRecipes);
   const family = recipe?.family ?? frameworkFamily(c);
   const states = family ? memory.frameworkStates[family] : undefined;
-  const recompute =
-    statedRecompute(c.activationCheckpointing, c.framework) ??
-    (states ? (recipe?.recompute ?? states.recomputeWhenUnstated) : 'none');
+  const stated = statedRecompute(c.activationCheckpointing, c.framework);
+  const recompute = stated ?? (states ? (recipe?.recompute ?? states.recomputeWhenUnstated) : 'none');
   const virtualStages = c.virtualPipeline > 1 ? c.virtualPipeline : (recipe?.virtualStages?.[c.model] ?? 1);
-  return { recipe, states, recompute, virtualStages };
+  const modules =
+    stated === null && states && recompute === 'selective' ? recipe?.recomputeModules : undefined;
+  return { recipe, states, recompute, virtualStages, ...(modules ? { recomputeModules: modules } : {}) };
 }

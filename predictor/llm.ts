@@ -224,7 +224,7 @@ export function predictLlmRun(
   // ops, timed like Megatron's selective recomputation.
   if (arch.experts && arch.experts > 1 && run.expertParallel === null)
     return { run, error: 'expert parallelism not stated' };
-  const { recompute, virtualStages } = runRecipe({ ...runKeyOf(run), ...run }, eff.memory);
+  const { recompute, recomputeModules, virtualStages } = runRecipe({ ...runKeyOf(run), ...run }, eff.memory);
   const parallelism: Parallelism = {
     tensorParallel: run.tensorParallel,
     pipelineParallel: run.pipelineParallel,
@@ -232,6 +232,7 @@ export function predictLlmRun(
     virtualPipelineStages: virtualStages,
     zeroStage: zeroStageOf(run),
     recompute: recompute === 'op' ? 'selective' : recompute,
+    ...(recomputeModules ? { recomputeModules } : {}),
     ...((run.expertParallel ?? 1) > 1 ? { expertParallel: run.expertParallel! } : {}),
   };
   const dp = run.numGpus / (run.tensorParallel * run.pipelineParallel * run.contextParallel);

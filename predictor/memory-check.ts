@@ -312,7 +312,7 @@ export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
   const megatron = /Megatron|NeMo \(|NeMo 2|NeMo Megatron/.test(c.framework);
   const rules = megatron ? { ...eff, memory: withFrameworkRules(eff.memory, 'megatron') } : eff;
   // A source's own launch scripts (sourceRecipes) win over its framework family's recipes.
-  const { recipe, states, recompute, virtualStages } = runRecipe(
+  const { recipe, states, recompute, recomputeModules, virtualStages } = runRecipe(
     { ...c, virtualPipeline: c.layout.virtualStages ?? 1 },
     eff.memory,
   );
@@ -328,6 +328,7 @@ export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
         // What the row states wins over the script's settings.
         ...(virtualStages > 1 ? { virtualStages } : {}),
         recompute,
+        ...(recomputeModules ? { recomputeModules } : {}),
       }
     : c.layout;
   return shardedMemoryPerGpu(c.decoder, costOf(c.decoder), c.precision, c.microBatch, layout, rules);

@@ -23,11 +23,13 @@
 import { BYTES, quantizedGemm, stateBytesPerParam, POLICIES, type PrecisionPolicy } from './precision.js';
 import {
   parallelStructure,
+  selectiveModules,
   expertParametersPerGpu,
   parametersPerGpu,
   weightSpreadOf,
   type Parallelism,
   type Recompute,
+  type RecomputeModule,
   type ZeroStage,
 } from './parallel.js';
 import type {
@@ -108,24 +110,35 @@ const typeOf = (policy: PrecisionPolicy, t: SavedTensorType, l?: LayerCost, outs
 /**
  * Bytes ONE instance of each layer saves for backward per sample, parallel to cost.layers. Attention
  * cores (parallel.ts `selectiveRecompute`: scores through context) under fused attention, or under
- * selective recomputation, keep what the fused kernel keeps: q, k, v, the output and the softmax
- * statistics, all on the core's first layer. A tensor saved as one layer's output and the next
- * layer's input, in the same type, is counted once, on the first.
+ * selective recomputation of core_attn, keep what the fused kernel keeps: q, k, v, the output and the
+ * softmax statistics, all on the core's first layer. A tensor saved as one layer's output and the next
+ * layer's input, in the same type, is counted once, on the first. An expert GEMM reading the same
+ * tokens as the expert GEMM before it (gate and up) saves them once: both are one grouped GEMM over
+ * the gate and up weights side by side (Megatron-Core's TEGroupedMLP linear_fc1, Hugging Face's
+ * gate_up_proj). `recomputed`: the selective-recomputation modules in effect (parallel.ts
+ * recomputeModulesOf says what each discards).
  */
 export function savedBytesPerLayer(
   cost: ModelCost,
   policy: PrecisionPolicy,
   attention: AttentionImplementation,
-  selective: boolean,
+  recomputed: readonly RecomputeModule[],
   c: MemoryConstants,
 ): number[] {
   const s = parallelStructure(cost);
   const layers = cost.layers;
+  const has = (m: RecomputeModule) => recomputed.includes(m);
   const bytes = new Array<number>(layers.length).fill(0);
   let previous: SavedOutput = { elements: 0, type: null, count: 0 };
   for (let i = 0; i < layers.length; i++) {
     const l = layers[i];
-    if (s.selectiveRecompute[i] && (attention === 'fused' || selective)) {
+    if (has('mlp') && s.recomputeModule[i] === 'mlp') {
+      // A checkpointed dense MLP keeps only its input (the norm's output, in the activations' type).
+      bytes[i] = s.mlpStart[i] ? l.inputElements * BYTES[policy.activation.matmul] : 0;
+      previous = { elements: 0, type: null, count: 0 };
+      continue;
+    }
+    if (s.selectiveRecompute[i] && (attention === 'fused' || has('core_attn'))) {
       // The core is [scores, ..., context]: scores' inputs are q and k, context's are probabilities and v.
       if (i === 0 || !s.selectiveRecompute[i - 1]) {
         let end = i;
@@ -148,8 +161,10 @@ export function savedBytesPerLayer(
           (scores.outputElements * context.outputElements) / Math.max(values, 1),
         );
         const kept = policy.activation.matmul;
+        // mla_up_proj frees q, k and v once the core has run and recomputes them before its backward.
+        const keptQkv = has('mla_up_proj') && s.latentCore[i] ? 0 : qkv;
         bytes[i] =
-          (qkv + context.outputElements) * BYTES[kept] +
+          (keptQkv + context.outputElements) * BYTES[kept] +
           (attention === 'fused' ? headsTimesQueries * c.softmaxStatsBytes : 0);
         previous = { elements: context.outputElements, type: kept, count: context.count };
       }
@@ -161,7 +176,17 @@ export function savedBytesPerLayer(
     }
     const rule = ruleOf(c, l);
     let b = 0;
-    if (rule.input) {
+    // Output-discarding recomputation frees the tensor this layer would keep as its input.
+    const inputDiscarded =
+      (has('layernorm') && s.readsBlockNorm[i]) || (has('moe_act') && s.readsExpertActivation[i]);
+    const sameTokensAsPreviousExpertGemm =
+      (l.experts ?? 1) > 1 &&
+      i > 0 &&
+      layers[i - 1].type === 'linear' &&
+      (layers[i - 1].experts ?? 1) > 1 &&
+      layers[i - 1].inputElements === l.inputElements &&
+      layers[i - 1].count === l.count;
+    if (rule.input && !inputDiscarded && !sameTokensAsPreviousExpertGemm) {
       const type = typeOf(policy, rule.input, l, s.blocks > 0 && !s.inBlocks[i]);
       // The same tensor the previous layer saved as its output (an in-place ReLU before a
       // convolution). The first layer of a repeated group follows the layer before the group once,
@@ -289,6 +314,8 @@ export interface FrameworkActivations {
    * gradients are fp32, as its saved output already is (savedForBackward.loss).
    */
   fp32LossGradients?: boolean;
+  /** Under selective recomputation, what it reruns (parallel.ts Parallelism.recomputeModules; default the attention core). */
+  recomputeModules?: readonly RecomputeModule[];
 }
 
 /** Saved bytes and backward's extra at its peak, per sample (cached: searches ask for the same few many times). */
@@ -315,13 +342,15 @@ export function activationProfile(
   const gathered = tensorParallel > 1 && style.gatheredColumnInputs === true;
   const lossParallel = tensorParallel > 1 && style.lossParallel === true;
   const fp32LossGradients = style.fp32LossGradients === true;
-  const key = `${precision}/${tensorParallel}/${recompute}/${attention}/${gathered}/${lossParallel}/${fp32LossGradients}`;
+  const modules = selectiveModules(recompute, style.recomputeModules);
+  const key = `${precision}/${tensorParallel}/${recompute}/${modules.join('+')}/${attention}/${gathered}/${lossParallel}/${fp32LossGradients}`;
   let profile = cache.get(key);
   if (profile === undefined) {
     profile = profileOf(cost, POLICIES[precision], tensorParallel, recompute, attention, constants, {
       gatheredColumnInputs: gathered,
       lossParallel,
       fp32LossGradients,
+      recomputeModules: modules,
     });
     cache.set(key, profile);
   }
@@ -340,7 +369,13 @@ function profileOf(
   style: FrameworkActivations,
 ): ActivationProfile {
   const s = parallelStructure(cost);
-  const saved = savedBytesPerLayer(cost, policy, attention, recompute === 'selective', constants);
+  const saved = savedBytesPerLayer(
+    cost,
+    policy,
+    attention,
+    selectiveModules(recompute, style.recomputeModules),
+    constants,
+  );
   const split = (i: number) => (s.tpSplit[i] ? tensorParallel : 1);
   // A column-parallel linear that saves its gathered input keeps it whole; a branch beside it (the
   // linear before it read the same input) saves the same tensor.
@@ -359,7 +394,8 @@ function profileOf(
       : (cost.layers[i].count * saved[i]) / split(i);
   // Backward's own tensors at each layer: its output and input gradients (one step of an RNN or
   // decoder loop at a time) and, for a convolution, the workspace of its algorithm.
-  const fusedCores = attention === 'fused' || recompute === 'selective';
+  const fusedCores =
+    attention === 'fused' || selectiveModules(recompute, style.recomputeModules).includes('core_attn');
   const transient = cost.layers.map((l, i) => {
     // A fused attention kernel never materialises the scores, forward or backward; the linears
     // around it carry the gradients of q, k, v and its output.
@@ -501,6 +537,8 @@ export interface MemoryLayout {
   /** Expert parallelism (parallel.ts Parallelism.expertParallel): each GPU holds 1/EP of the experts, sharded over (TP x shards) / EP GPUs. Default 1. */
   expertParallel?: number;
   recompute: MemoryRecompute;
+  /** Under selective recomputation, the modules it reruns (parallel.ts Parallelism.recomputeModules). */
+  recomputeModules?: readonly RecomputeModule[];
   /** Micro-batches per step (the pipeline holds min(micro-batches, stages) of them at once). */
   microBatches: number;
   /**
@@ -615,6 +653,7 @@ export function shardedMemoryPerGpu(
   const copy = layout.transientWeightCopies ? null : policy.forwardWeightCopy;
   const attention = layout.attention ?? constants.defaultAttention;
   const profile = activationProfile(cost, precision, t, layout.recompute, constants, attention, {
+    ...(layout.recomputeModules ? { recomputeModules: layout.recomputeModules } : {}),
     ...(layout.gatheredColumnInputs ? { gatheredColumnInputs: true } : {}),
     ...(layout.lossParallel ? { lossParallel: true } : {}),
     ...(layout.fp32LossGradients ? { fp32LossGradients: true } : {}),
@@ -819,6 +858,7 @@ export function layoutOfExecution(exec: Execution): MemoryLayout {
     zeroStage: p.zeroStage,
     ...((p.expertParallel ?? 1) > 1 ? { expertParallel: p.expertParallel } : {}),
     recompute: p.recompute,
+    ...(p.recomputeModules ? { recomputeModules: p.recomputeModules } : {}),
     microBatches: p.microBatches ?? exec.gradAccumSteps,
     // An interleaved schedule's first stage holds more micro-batches' activations than 1F1B's.
     ...((p.virtualPipelineStages ?? 1) > 1 ? { virtualStages: p.virtualPipelineStages } : {}),

@@ -15,7 +15,10 @@
 //   - transformer blocks are what pipeline stages and full-recomputation checkpoints are counted in.
 // step.ts turns this into time and memory.ts into bytes; nothing here knows about a GPU.
 import { InputError } from './input-error.js';
+import { RECOMPUTE_MODULES, type RecomputeModule } from '../seeds/types.js';
 import type { Layer, LayerCost, ModelCost } from './types.js';
+
+export { RECOMPUTE_MODULES, type RecomputeModule } from '../seeds/types.js';
 
 export const RECOMPUTE = ['none', 'selective', 'full'] as const;
 /**
@@ -38,6 +41,13 @@ export interface Parallelism {
    */
   zeroStage: ZeroStage;
   recompute: Recompute;
+  /**
+   * Under selective recomputation, what it reruns: Megatron-Core's recompute_modules (seeds/types.ts
+   * RECOMPUTE_MODULES). Default ['core_attn'], the attention core, Megatron's default and what
+   * 'selective' alone means. The same list drives the memory kept (memory.ts) and the forward work
+   * rerun (step.ts).
+   */
+  recomputeModules?: readonly RecomputeModule[];
   /**
    * Micro-batches per optimizer step in flight through the pipeline. Default: the execution's
    * gradAccumSteps (each accumulation step is one micro-batch, as Megatron schedules them).
@@ -65,6 +75,13 @@ export interface Parallelism {
    */
   expertParallel?: number;
 }
+
+/** The modules selective recomputation reruns: the stated ones, else the attention core; none under other modes. */
+export const selectiveModules = (
+  recompute: Recompute | 'op',
+  modules: readonly RecomputeModule[] | undefined,
+): readonly RecomputeModule[] => (recompute === 'selective' ? (modules ?? DEFAULT_SELECTIVE) : []);
+const DEFAULT_SELECTIVE: readonly RecomputeModule[] = Object.freeze(['core_attn'] as RecomputeModule[]);
 
 /** Plain data parallelism: what every execution without `parallelism` runs. */
 export const PLAIN: Readonly<Parallelism> = Object.freeze({
@@ -108,6 +125,16 @@ export interface ParallelStructure {
   selectiveRecompute: boolean[];
   /** Between the first split linear pair and the last: the transformer blocks full recomputation reruns. */
   inBlocks: boolean[];
+  /** The selective-recomputation module whose rerun repeats this layer's forward (null: none does). */
+  recomputeModule: (RecomputeModule | null)[];
+  /** A linear reading a block norm's output, which `layernorm` recomputation discards after forward (its saved input). */
+  readsBlockNorm: boolean[];
+  /** An expert linear reading the experts' activation (their second GEMM), whose saved input `moe_act` recomputation discards. */
+  readsExpertActivation: boolean[];
+  /** The first layer of a dense MLP `mlp` recomputation checkpoints: it keeps only that MLP's input. */
+  mlpStart: boolean[];
+  /** The first layer of an attention core fed by latent up-projections, whose q, k, v `mla_up_proj` recomputation discards. */
+  latentCore: boolean[];
   /** Attention layers (each counted `count` times); for attention-free stacks, row-parallel linears. */
   blocks: number;
   /** Per sample: the residual stream (tokens x hidden) crossing a pipeline boundary or kept as a checkpoint. */
@@ -293,7 +320,9 @@ function analyse(layers: readonly LayerCost[]): ParallelStructure {
     // (An expert layer's weights are gathered by ZeRO-3 over its own expert group, 1/EP of them per GPU.)
     largestLayerParameters = Math.max(largestLayerParameters, l.parameters);
   });
+  const modules = recomputeModulesOf(layers, selectiveRecompute, residualElements, last);
   return {
+    ...modules,
     tpSplit,
     rowParallel: role.map((r) => r === 'row'),
     columnParallel: role.map((r) => r === 'column'),
@@ -314,6 +343,98 @@ function analyse(layers: readonly LayerCost[]): ParallelStructure {
     tensorParallelizable: rows.length > 0,
     heads,
   };
+}
+
+/**
+ * Which layers each of Megatron-Core's selective-recomputation modules reruns, read off the layer list
+ * (megatron/core/transformer/transformer_layer.py, moe/experts.py, multi_latent_attention.py):
+ *   core_attn    the attention core (selectiveRecompute);
+ *   layernorm    the residual-width norms before and inside the blocks (input_layernorm,
+ *                pre_mlp_layernorm; not the final norm, nor MLA's q/kv norms); output-discarding: the
+ *                linears reading the norm's output (Q/K/V or MLA's down-projections, the router) lose
+ *                their saved copy of it;
+ *   mlp          a dense MLP (from after a residual-width norm to the residual add, no attention core,
+ *                router or experts): normal checkpointing keeps only its input;
+ *   moe_act      the experts' activation and gating product; output-discarding: the second expert
+ *                GEMM loses its saved input;
+ *   mla_up_proj  the up-projections (linears reading fewer elements than the residual stream) and
+ *                rotary embedding just before an attention core; output-discarding: the core loses q,
+ *                k and v.
+ */
+function recomputeModulesOf(
+  layers: readonly LayerCost[],
+  selectiveRecompute: readonly boolean[],
+  residualElements: number,
+  lastBlockLayer: number,
+): Pick<
+  ParallelStructure,
+  'recomputeModule' | 'readsBlockNorm' | 'readsExpertActivation' | 'mlpStart' | 'latentCore'
+> {
+  const n = layers.length;
+  const recomputeModule = new Array<RecomputeModule | null>(n).fill(null);
+  const readsBlockNorm = new Array<boolean>(n).fill(false);
+  const readsExpertActivation = new Array<boolean>(n).fill(false);
+  const mlpStart = new Array<boolean>(n).fill(false);
+  const latentCore = new Array<boolean>(n).fill(false);
+  const isExpert = (l: LayerCost) => (l.experts ?? 1) > 1;
+  layers.forEach((l, i) => {
+    if (selectiveRecompute[i]) recomputeModule[i] = 'core_attn';
+    if (l.type !== 'norm' || l.outputElements !== residualElements || i > lastBlockLayer) return;
+    recomputeModule[i] = 'layernorm';
+    // The norm's readers: linears of its width before anything transforms its output (a norm of
+    // another width, a softmax and a permutation copy in between do not).
+    for (let j = i + 1; j < n; j++) {
+      const r = layers[j];
+      const passes =
+        r.type === 'linear' ||
+        r.type === 'norm' ||
+        r.type === 'softmax' ||
+        (r.type === 'elementwise' && (r.kind === 'rotary' || r.kind === 'copy'));
+      if (!passes) break;
+      if (r.type === 'linear' && !isExpert(r) && r.inputElements === l.outputElements && r.count === l.count)
+        readsBlockNorm[j] = true;
+    }
+    // A dense MLP: every layer up to the residual add, with no attention, router or experts.
+    let end = i + 1;
+    while (end < n && !(layers[end].type === 'elementwise' && layers[end].kind === 'add')) end++;
+    const body = layers.slice(i + 1, end);
+    if (
+      end < n &&
+      body.some((b) => b.type === 'linear') &&
+      !body.some((b) => b.type === 'matmul' || b.router === true || isExpert(b))
+    ) {
+      mlpStart[i + 1] = true;
+      for (let j = i + 1; j < end; j++) recomputeModule[j] = 'mlp';
+    }
+  });
+  layers.forEach((l, i) => {
+    // The experts' second GEMM and the activation (and gating product) between the two.
+    if (isExpert(l) && l.type === 'linear' && i > 0 && !isExpert(layers[i - 1])) {
+      let j = i - 1;
+      while (j >= 0 && (layers[j].type === 'activation' || layers[j].type === 'elementwise')) j--;
+      if (j >= 0 && j < i - 1 && isExpert(layers[j])) {
+        readsExpertActivation[i] = true;
+        for (let k = j + 1; k < i; k++) recomputeModule[k] = 'moe_act';
+      }
+    }
+    // A core fed by latent up-projections: the linears just before it (rotary between) read less
+    // than the residual stream.
+    if (selectiveRecompute[i] && (i === 0 || !selectiveRecompute[i - 1])) {
+      let j = i - 1;
+      const rotary: number[] = [];
+      while (j >= 0 && layers[j].type === 'elementwise') rotary.push(j--);
+      const up: number[] = [];
+      while (j >= 0 && layers[j].type === 'linear' && layers[j].count === l.count) {
+        if (layers[j].inputElements < residualElements) up.push(j);
+        j--;
+      }
+      if (up.length > 0) {
+        latentCore[i] = true;
+        for (const k of [...up, ...rotary]) recomputeModule[k] = 'mla_up_proj';
+      }
+    }
+  });
+  return { recomputeModule, readsBlockNorm, readsExpertActivation, mlpStart, latentCore };
 }
 
 /**
@@ -374,6 +495,13 @@ export function checkParallelism(
     return bad('zeroStage', `must be 0, 1, 2 or 3 (got ${p.zeroStage})`);
   if (!RECOMPUTE.includes(p.recompute))
     return bad('recompute', `must be one of ${RECOMPUTE.join(', ')} (got ${p.recompute})`);
+  if (p.recomputeModules !== undefined) {
+    if (p.recompute !== 'selective')
+      return bad('recomputeModules', `apply to selective recomputation only (recompute is ${p.recompute})`);
+    const unknown = p.recomputeModules.find((m) => !RECOMPUTE_MODULES.includes(m));
+    if (unknown !== undefined)
+      return bad('recomputeModules', `must each be one of ${RECOMPUTE_MODULES.join(', ')} (got ${unknown})`);
+  }
   if (p.microBatches !== undefined && (!Number.isInteger(p.microBatches) || p.microBatches < 1))
     return bad('microBatches', `must be a positive integer (got ${p.microBatches})`);
   const v = p.virtualPipelineStages ?? 1,

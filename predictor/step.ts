@@ -41,7 +41,10 @@ import {
   microBatchesOf,
   parallelStructure,
   parametersPerGpu,
+  RECOMPUTE_MODULES,
+  selectiveModules,
   type Parallelism,
+  type RecomputeModule,
   type ZeroStage,
 } from './parallel.js';
 import {
@@ -276,6 +279,8 @@ export interface LayerSums {
   /** Forward time of what selective / full recomputation reruns. */
   coreFwd: number;
   blocksFwd: number;
+  /** Forward time of each selective-recomputation module's layers (parallel.ts recomputeModule; core_attn = coreFwd). */
+  moduleFwd: Record<RecomputeModule, number>;
   kernels: number;
   tensors: number;
   matmulInputElements: number;
@@ -331,6 +336,12 @@ export function layerSums(
     tensors = 0,
     coreFwd = 0,
     blocksFwd = 0;
+  const moduleFwd = Object.fromEntries(RECOMPUTE_MODULES.map((m) => [m, 0])) as Record<
+    RecomputeModule,
+    number
+  >;
+  // Which module reruns each layer (read off the layer list whether or not a plan recomputes).
+  const modules = parallelStructure(cost).recomputeModule;
   const flopsByMath = new Map<MathMode, number>();
   for (let i = 0; i < cost.layers.length; i++) {
     const l = cost.layers[i];
@@ -354,6 +365,8 @@ export function layerSums(
     bwd += lt.bwd.ms;
     if (s?.selectiveRecompute[i]) coreFwd += lt.fwd.ms;
     if (s?.inBlocks[i]) blocksFwd += lt.fwd.ms;
+    const m = modules[i];
+    if (s && m) moduleFwd[m] += lt.fwd.ms;
     kernels += 3 * l.kernels * l.count; // forward launches, backward about twice as many
     if (l.parameters > 0) tensors += l.count;
     if (l.opClass === 'matmul') {
@@ -369,7 +382,7 @@ export function layerSums(
       most = f;
       dominantMath = m;
     }
-  return { fwd, bwd, coreFwd, blocksFwd, kernels, tensors, matmulInputElements, dominantMath };
+  return { fwd, bwd, coreFwd, blocksFwd, moduleFwd, kernels, tensors, matmulInputElements, dominantMath };
 }
 
 /**
@@ -396,15 +409,21 @@ export function computeTime(
     z = par?.zeroStage ?? 0,
     cp = par?.contextParallel ?? 1,
     v = par?.virtualPipelineStages ?? 1;
-  const { fwd, bwd, coreFwd, blocksFwd, kernels, tensors, matmulInputElements, dominantMath } = sums;
+  const { fwd, bwd, coreFwd, blocksFwd, moduleFwd, kernels, tensors, matmulInputElements, dominantMath } =
+    sums;
   // One pipeline stage: 1/PP of every sum above (stages assumed balanced, as Megatron splits layers
   // evenly); with context parallelism each GPU does 1/CP of the sequence (Megatron balances the causal
   // mask's work across the ring). Kernel time is taken as proportional to the work: CP's smaller GEMMs
   // are not re-looked-up on the measured curve.
   const stageFwd = fwd / pp / cp,
     stageBwd = bwd / pp / cp;
+  // Selective recomputation reruns the forward of its modules' layers (the attention core unless
+  // the plan names others), full the blocks' whole forward.
+  const selectiveFwd = par
+    ? selectiveModules(par.recompute, par.recomputeModules).reduce((sum, m) => sum + moduleFwd[m], 0)
+    : 0;
   const stageRecompute =
-    (par?.recompute === 'selective' ? coreFwd : par?.recompute === 'full' ? blocksFwd : 0) / pp / cp;
+    (par?.recompute === 'selective' ? selectiveFwd : par?.recompute === 'full' ? blocksFwd : 0) / pp / cp;
   // TP: each row-parallel linear's output is all-reduced over the TP ranks once in forward and once in
   // backward (sequence parallelism's all-gather + reduce-scatter pairs move the same bytes), plus once
   // more when full recomputation reruns the forward. They sit on the critical path.

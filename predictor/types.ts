@@ -118,9 +118,11 @@ type LayerShape =
       /**
        * rotary: the rotary position embedding on q and k (x cos + rotate(x) sin); saves nothing for
        * backward beyond constants. copy: a concatenation or masked fill, which reads and writes its
-       * elements once and saves nothing.
+       * elements once and saves nothing. combine: a mixture of experts' weighted sum of each token's
+       * expert outputs back in token order (what it saves depends on where the routing weights are
+       * applied: seeds/memory.json).
        */
-      kind: 'add' | 'mul' | 'dropout' | 'scale' | 'rotary' | 'copy';
+      kind: 'add' | 'mul' | 'dropout' | 'scale' | 'rotary' | 'copy' | 'combine';
       elements: number;
       inputs?: number;
       count?: number;

@@ -9,6 +9,8 @@ import {
   type Efficiency,
   type FrameworkStates,
   type SourceRecipe,
+  type RecomputeModule,
+  RECOMPUTE_MODULES,
   type MemoryConstants,
   type SavedRule,
   type Generation,
@@ -257,6 +259,17 @@ export const EFFICIENCY_FILE = here('./efficiency.json');
 export const MEMORY_FILE = here('./memory.json');
 
 /** Reads memory.json: each entry's `value`, the per-layer rules and the per-framework overrides. */
+/** A recipe's recompute_modules, each one the memory and step-time models know (an unknown one would silently count as nothing). */
+function recomputeModulesOf(recipe: string, modules: unknown): RecomputeModule[] {
+  const list = modules as string[];
+  for (const m of list)
+    if (!(RECOMPUTE_MODULES as readonly string[]).includes(m))
+      throw new Error(
+        `seeds/memory.json sourceRecipes.${recipe}: recompute module "${m}" is not one of ${RECOMPUTE_MODULES.join(', ')}`,
+      );
+  return list as RecomputeModule[];
+}
+
 export function parseMemoryConstants(text: string): MemoryConstants {
   const file = JSON.parse(text) as Record<string, unknown>;
   const value = <T>(key: string): T => {
@@ -282,7 +295,9 @@ export function parseMemoryConstants(text: string): MemoryConstants {
         ...(r.masterWeights ? { masterWeights: r.masterWeights as SourceRecipe['masterWeights'] } : {}),
         ...(r.optimizerState ? { optimizerState: r.optimizerState as 'fp32' | 'bf16' } : {}),
         ...(r.virtualStages ? { virtualStages: r.virtualStages as SourceRecipe['virtualStages'] } : {}),
+        ...(r.gpus ? { gpus: r.gpus as string[] } : {}),
         ...(r.recompute ? { recompute: r.recompute as SourceRecipe['recompute'] } : {}),
+        ...(r.recomputeModules ? { recomputeModules: recomputeModulesOf(name, r.recomputeModules) } : {}),
       })),
     cudaContextGb: value('cudaContextGb'),
     ncclBuffersGb: value('ncclBuffersGb'),

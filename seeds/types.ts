@@ -120,6 +120,16 @@ export const ATTENTION_IMPLEMENTATIONS = ['fused', 'eager'] as const;
 export type AttentionImplementation = (typeof ATTENTION_IMPLEMENTATIONS)[number];
 
 /**
+ * What Megatron-Core's selective recomputation reruns (TransformerConfig.recompute_modules, under
+ * recompute_granularity "selective"; its default is ["core_attn"]), of the modules this model knows:
+ * core_attn the attention core; mlp a dense layer's whole MLP (not a mixture-of-experts one); moe_act
+ * the experts' activation; layernorm the blocks' input and pre-MLP norms; mla_up_proj multi-head
+ * latent attention's up-projections and rotary embedding (predictor/parallel.ts marks the layers).
+ */
+export const RECOMPUTE_MODULES = ['core_attn', 'mlp', 'moe_act', 'layernorm', 'mla_up_proj'] as const;
+export type RecomputeModule = (typeof RECOMPUTE_MODULES)[number];
+
+/**
  * The element type of a tensor a layer saves: the precision mode's saved GEMM input type ('gemm'),
  * the mode's activation type of an op class, or a fixed type.
  */
@@ -177,8 +187,12 @@ export interface SourceRecipe {
   optimizerState?: 'fp32' | 'bf16';
   /** Per model: the interleaved pipeline's chunks per stage the script sets where the row does not state them. */
   virtualStages?: Partial<Record<string, number>>;
+  /** Only rows on these GPUs (all when absent): a performance configuration is per GPU type. */
+  gpus?: string[];
   /** The recomputation the script's configuration sets where the row does not state it. */
   recompute?: 'none' | 'selective' | 'full';
+  /** Under selective recomputation, the modules it reruns (Megatron's recompute_modules; default core_attn). */
+  recomputeModules?: RecomputeModule[];
 }
 
 /** How a framework family's recipes store the model states (seeds/memory.json frameworkStates). */

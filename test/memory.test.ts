@@ -181,6 +181,16 @@ describe('what the parts are made of', () => {
     expect(parsed.savedForBackward['activation.relu'].output).toBe('pointwise');
   });
 
+  it('refuses a source recipe naming a recompute module the model does not know', () => {
+    const file = JSON.parse(readFileSync(MEMORY_FILE, 'utf8')) as {
+      sourceRecipes: Record<string, { recomputeModules?: string[] }>;
+    };
+    const recipe = file.sourceRecipes['mbridge-gpt-oss-120b-h100'];
+    expect(recipe.recomputeModules).toEqual(['layernorm', 'moe_act']);
+    recipe.recomputeModules = ['layernorm', 'moe'];
+    expect(() => parseMemoryConstants(JSON.stringify(file))).toThrow(/"moe" is not one of/);
+  });
+
   it('memoryHeadroomGb keeps room free: a configuration that fits flips when the headroom exceeds its slack', () => {
     const gpu = getGpu('V100-SXM2-16GB')!;
     const request = {
@@ -361,7 +371,7 @@ describe('published peak memory (torchtitan, peak reserved by the caching alloca
   it("an FP8 decoder saves the output layer's input in bf16 (the output layer is not an FP8 GEMM), the block linears' in FP8", () => {
     const llama3 = llmCases().find((c) => c.model === 'Llama-3.1-8B' && c.decoder)!.decoder!;
     const cost = costOf(llama3);
-    const saved = savedBytesPerLayer(cost, POLICIES.FP8, 'fused', false, eff.memory);
+    const saved = savedBytesPerLayer(cost, POLICIES.FP8, 'fused', [], eff.memory);
     const index = (name: string) => cost.layers.findIndex((l) => l.name === name);
     expect(saved[index('lm_head')]).toBe(cost.layers[index('lm_head')].inputElements * BYTES.bf16);
     expect(saved[index('attn.out')]).toBe(cost.layers[index('attn.out')].inputElements * BYTES.fp8);

@@ -21,7 +21,7 @@ interface Spec {
 
 const NORMS = ['batchnorm', 'layernorm', 'rmsnorm', 'groupnorm', 'frozen_batchnorm'] as const;
 const ACTIVATIONS = ['relu', 'gelu', 'silu', 'sigmoid', 'tanh', 'swish'] as const;
-const ELEMENTWISE = ['add', 'mul', 'dropout', 'scale', 'rotary', 'copy'] as const;
+const ELEMENTWISE = ['add', 'mul', 'dropout', 'scale', 'rotary', 'copy', 'combine'] as const;
 
 /** What each layer type takes ('pair': an int or [h, w]). */
 export const LAYER_FIELDS: Record<LayerType, Spec> = {

@@ -101,7 +101,7 @@ function moeFeedForward(
     act(o.act, inner, 'moe.experts.act'),
     ...(o.gated ? [mul(inner, 'moe.experts.gate_mul')] : []),
     experts(linear(m.ffn, o.hidden, { ...e, name: 'moe.experts.down' })),
-    { type: 'elementwise', kind: 'mul', elements: routed * o.hidden, inputs: 1, name: 'moe.unpermute' },
+    { type: 'elementwise', kind: 'combine', elements: routed * o.hidden, inputs: 1, name: 'moe.unpermute' },
     ...(m.sharedFfn
       ? feedForward({
           name: 'moe.shared',
