@@ -2,6 +2,7 @@
 // never saw.
 //
 //   npx tsx bench/refit.ts [--draws 5] [--seed 5] [--gpus A40,GH200]
+//   npx tsx bench/refit.ts --shipped   (a refit with no runs against seeds/predictor.onnx, then exit)
 //
 // The protocol of bench/calibration.ts: for every GPU of seeds/measurements/train.csv, fit the
 // learned correction on every other GPU's rows (the GPU is unmeasured, as a new GPU is); per draw,
@@ -21,8 +22,20 @@
 // Rows: train.csv's benchmark rows, as bench/calibration.ts (the production refit also trains on
 // the LLM runs; none is on a held-out GPU's benchmark rows). Two fits per GPU plus one per draw:
 // 27 x (2 + draws) fits, about 15 minutes at 5 draws on 2 loaded cores.
-import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
-import { examples, featuresOf, fit, PARAMS, type Example } from '../predictor/learned/train.js';
+import { readFileSync } from 'node:fs';
+import { LEARNED_META_FILE, LEARNED_MODEL_FILE, loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
+import {
+  evidenceOf,
+  examples,
+  featuresOf,
+  fit,
+  PARAMS,
+  trainingExamples,
+  type Example,
+} from '../predictor/learned/train.js';
+import { loadOnnxCorrection } from '../predictor/learned/onnx.js';
+import { featureNames } from '../predictor/learned/features.js';
+import type { LearnedMeta } from '../predictor/learned/model.js';
 import { EvidenceIndex } from '../predictor/learned/evidence.js';
 import { predictEnsemble, rng, type Ensemble } from '../predictor/learned/gbdt.js';
 import { calibrate, type RecordedEvidence } from '../predictor/learned/calibration.js';
@@ -221,6 +234,30 @@ function run(ex: Example[], onlyGpus?: string[]): GpuResult[] {
     console.error(`${gpu}: ${VARIANTS.map((v) => `${v} ${pct(res.mape[v])}`).join(', ')}`);
   }
   return results;
+}
+
+/**
+ * --shipped: the refit's fit with no runs, on every training row, against the shipped model: the
+ * trees' outputs (onnxruntime on seeds/predictor.onnx) and the evidence must be the same, or the
+ * refit is not the shipped final fit (or the shipped model is out of date with its data).
+ */
+async function checkShipped(): Promise<void> {
+  const rows = trainingExamples();
+  const model = refitModel(rows, []);
+  const X = rows.map((e) => featuresOf(e, true, evidenceOf(e, model.evidence)));
+  const ort = await loadOnnxCorrection(LEARNED_MODEL_FILE.pathname, featureNames(true).length, 1);
+  const out = await ort.run(Float32Array.from(X.flat()), X.length);
+  const diff = Math.max(...X.map((x, i) => Math.abs(out[i] - predictEnsemble(model.ensemble, x))));
+  const meta = JSON.parse(readFileSync(LEARNED_META_FILE, 'utf8')) as LearnedMeta;
+  const sameEvidence = JSON.stringify(meta.evidence) === JSON.stringify(model.evidence.aggregated());
+  console.log(
+    `refit with no runs on ${rows.length} training rows (shipped: ${meta.trainedRows}): max |correction - shipped model's| ${diff.toExponential(2)}; evidence ${sameEvidence ? 'identical' : 'DIFFERENT'}`,
+  );
+}
+
+if (process.argv.includes('--shipped')) {
+  await checkShipped();
+  process.exit(0);
 }
 
 const ex = examples(loadMeasurements(), loadEfficiency());
