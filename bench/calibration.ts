@@ -121,6 +121,21 @@ function oracle(rows: Example[], base: number[], group: (e: Example) => string):
   );
 }
 
+/** The shipped evidence with recorded runs joined to it, the way the server merges them (analytical residuals). */
+export function withRecordedRuns(recorded: Example[], shipped: EvidenceIndex): EvidenceIndex {
+  const index = new EvidenceIndex(
+    recorded.map((e) => ({
+      model: e.row.model,
+      gpu: e.row.gpu,
+      precision: e.row.precision,
+      framework: e.software.framework,
+      logResidual: Math.log(e.row.throughput! / e.aware.throughput),
+    })),
+  );
+  index.addAggregated(shipped.aggregated());
+  return index;
+}
+
 export function drawRuns(rows: Example[], r: () => number): number[] | undefined {
   const byModel = new Map<string, number[]>();
   rows.forEach((e, i) => byModel.set(e.row.model, [...(byModel.get(e.row.model) ?? []), i]));
@@ -178,17 +193,7 @@ export function runBenchmark(
       const picked = drawRuns(test, r);
       if (!picked) break;
       const recorded = picked.map((i) => test[i]);
-      // The runs join the shipped evidence the way the server merges them (analytical residuals).
-      const index = new EvidenceIndex(
-        recorded.map((e) => ({
-          model: e.row.model,
-          gpu: e.row.gpu,
-          precision: e.row.precision,
-          framework: e.software.framework,
-          logResidual: Math.log(e.row.throughput! / e.aware.throughput),
-        })),
-      );
-      index.addAggregated(model.evidence.aggregated());
+      const index = withRecordedRuns(recorded, model.evidence);
       const runEvidence = (withIndex: boolean): RecordedEvidence[] =>
         recorded.map((e) => {
           const predicted = withIndex ? predictWith(index, e) : base[test.indexOf(e)];

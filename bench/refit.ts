@@ -47,7 +47,7 @@ import {
   ShippedConfigurations,
 } from '../predictor/learned/transfer.js';
 import { refitModel } from '../predictor/learned/refit.js';
-import { drawRuns, rowConfiguration } from './calibration.js';
+import { drawRuns, rowConfiguration, withRecordedRuns } from './calibration.js';
 
 const arg = (name: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -158,16 +158,7 @@ function run(ex: Example[], onlyGpus?: string[]): GpuResult[] {
       if (!picked) break;
       const recorded = picked.map((i) => test[i]);
       const others = test.filter((_, i) => !picked.includes(i));
-      const merged = new EvidenceIndex(
-        recorded.map((e) => ({
-          model: e.row.model,
-          gpu: e.row.gpu,
-          precision: e.row.precision,
-          framework: e.software.framework,
-          logResidual: Math.log(e.row.throughput! / e.aware.throughput),
-        })),
-      );
-      merged.addAggregated(base.evidence.aggregated());
+      const merged = withRecordedRuns(recorded, base.evidence);
       const transfer = new NeighbourTransfer(
         shipped,
         recorded.map(exampleConfiguration),

@@ -10,6 +10,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { apolloForTests } from './graphql-client.js';
+import { plansAtConfiguration } from './one-configuration.js';
 import { ROOT, spawnServer } from './spawn-server.js';
 import { throwawayStore } from './throwaway-store.js';
 import { refitOwner } from '../service/refit.js';
@@ -26,8 +27,6 @@ const PREDICT = `query($input: PredictInput!) { predict(input: $input) {
 const RECORD = `mutation($runs: [MeasurementInput!]!, $owner: String) {
   recordMeasurements(runs: $runs, owner: $owner) { stored ids rejected { index reason } } }`;
 const DELETE = `mutation($owner: String!, $ids: [Int!]) { deleteMeasurements(owner: $owner, ids: $ids) }`;
-const RECOMMEND = `query($input: RecommendInput!) { recommend(input: $input) {
-  plans { gpu { id } batchSizePerGpu precision stepTimeMs evidence } } }`;
 
 // A10: no shipped measurement. Three runs of three models at FP32, each 1.3x the current prediction.
 const GPU = 'A10';
@@ -93,19 +92,7 @@ describe('calibrate refit', () => {
     expect(refitted.stepTimeMs).toBeGreaterThan(before.stepTimeMs);
     expect(Math.abs(refitted.stepTimeMs - measured)).toBeLessThan(Math.abs(before.stepTimeMs - measured));
     expect(refitted.stepTimeMs).not.toBe(calibratedOnly.stepTimeMs); // another model answered
-    const plans = (
-      await run(RECOMMEND, {
-        input: {
-          workload: query.workload,
-          gpus: [GPU],
-          precisions: ['FP32'],
-          batchSizes: [80],
-          gpusPerNode: [1],
-          maxNodes: 1,
-          prices: [{ gpu: GPU, usdPerGpuHour: 1 }],
-        },
-      })
-    ).data!.recommend.plans;
+    const plans = await plansAtConfiguration(run, query.workload, GPU, 80);
     expect(plans[0].evidence).toMatch(REFITTED);
     expect(plans[0].stepTimeMs).toBeCloseTo(refitted.stepTimeMs, 6);
 

@@ -15,6 +15,7 @@ import {
 import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
 import { loadCalibrationSettings } from '../seeds/calibration.js';
 import { apolloForTests } from './graphql-client.js';
+import { plansAtConfiguration } from './one-configuration.js';
 import { throwawayStore } from './throwaway-store.js';
 
 throwawayStore('trainplan-transfer-');
@@ -103,8 +104,6 @@ const PREDICT = `query($input: PredictInput!) { predict(input: $input) {
   stepTimeMs stepTimeMsP10 stepTimeMsP90 evidence evidenceLevel calibrationRuns } }`;
 const RECORD = `mutation($runs: [MeasurementInput!]!) {
   recordMeasurements(runs: $runs) { stored rejected { index reason } } }`;
-const RECOMMEND = `query($input: RecommendInput!) { recommend(input: $input) {
-  plans { gpu { id } batchSizePerGpu precision stepTimeMs evidence } } }`;
 
 // A10: no shipped measurement. Runs of three models that GA102 GPUs (RTX-A6000, RTX-3090, A40...)
 // measured at FP32; the query is a fourth model those GPUs measured at this very configuration.
@@ -167,19 +166,7 @@ describe('predict and recommend with runs on a GPU no shipped measurement covers
     expect(unmatched.evidence).not.toMatch(/transferred/);
 
     // recommend answers the same configuration with the same estimate and evidence.
-    const plans = (
-      await run(RECOMMEND, {
-        input: {
-          workload: query.workload,
-          gpus: [GPU],
-          precisions: ['FP32'],
-          batchSizes: [224],
-          gpusPerNode: [1],
-          maxNodes: 1,
-          prices: [{ gpu: GPU, usdPerGpuHour: 1 }],
-        },
-      })
-    ).data!.recommend.plans;
+    const plans = await plansAtConfiguration(run, query.workload, GPU, 224);
     expect(plans[0].stepTimeMs).toBeCloseTo(after.stepTimeMs, 6);
     expect(plans[0].evidence).toMatch(/transferred from \S+'s measurement of this configuration/);
   });
