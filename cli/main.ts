@@ -18,6 +18,7 @@ import {
   readMeasurements,
 } from '../seeds/catalog.js';
 import { PRECISIONS } from '../predictor/types.js';
+import { RECOMPUTE_MODULES } from '../seeds/types.js';
 import { SETTINGS } from '../service/config.js';
 import { evaluate, formatEvaluation, GROUP_KEYS, type GroupKey } from './evaluate.js';
 import { calibrate } from './calibrate.js';
@@ -170,8 +171,9 @@ Columns:
   precision              ${PRECISIONS.join(', ')}
   optional: num_nodes, throughput_unit (default: the model's own, e.g. images/s), grad_accum_steps,
   seq_len_or_image_size, tensor_parallel, pipeline_parallel, zero_stage, recompute
-  (none/selective/full), expert_parallel (mixture-of-experts models); seeds/measurements/train.csv's
-  layout works as it is.
+  (none/selective/full), recompute_modules (under selective, ;-separated, of
+  ${RECOMPUTE_MODULES.join(', ')}; default core_attn), expert_parallel
+  (mixture-of-experts models); seeds/measurements/train.csv's layout works as it is.
 ${examples(
   'printf "model,gpu,num_gpus,batch_size_per_gpu,precision\\nresnet50_v1.5,A100-SXM4-80GB,8,256,AMP_FP16\\n" > c.csv',
   'trainplan predict-csv --in c.csv --out predicted.csv',

@@ -154,13 +154,14 @@ export interface FleetPlan extends MipOutcome {
 
 /** The predictor's layout of a plan, as `predict` takes it (undefined for plain data parallelism). */
 export function layoutOf(p: PlanParallelism): Parallelism | undefined {
-  // Interleaving, context and expert parallelism ride along where a plan has them, so the layout
-  // predicted is the plan's own, not a copy that lost them.
+  // Interleaving, context and expert parallelism and the recomputed modules ride along where a plan
+  // has them, so the layout predicted is the plan's own, not a copy that lost them.
   const q: Parallelism = {
     tensorParallel: p.tensorParallel,
     pipelineParallel: p.pipelineParallel,
     zeroStage: p.zeroStage,
     recompute: p.recompute,
+    ...(p.recomputeModules ? { recomputeModules: p.recomputeModules } : {}),
     ...(p.virtualPipelineStages > 1 ? { virtualPipelineStages: p.virtualPipelineStages } : {}),
     ...(p.contextParallel > 1 ? { contextParallel: p.contextParallel } : {}),
     ...(p.expertParallel > 1 ? { expertParallel: p.expertParallel } : {}),

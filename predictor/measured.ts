@@ -7,7 +7,13 @@ import type { Efficiency } from './step.js';
 import type { ModelDef } from './types.js';
 import { getModel } from './zoo/index.js';
 import { customUnitFactor, loadModelFile, looksLikeModelFile } from './import/index.js';
-import { RECOMPUTE, type Parallelism, type Recompute, type ZeroStage } from './parallel.js';
+import {
+  RECOMPUTE,
+  type Parallelism,
+  type Recompute,
+  type RecomputeModule,
+  type ZeroStage,
+} from './parallel.js';
 import { isAbsolute, resolve } from 'node:path';
 
 /** The unit label without the source's parenthesised comment: "sequences/s (SQuAD ...)" -> "sequences/s". */
@@ -67,7 +73,8 @@ function rowModel(
 
 /**
  * Optional predict-csv columns tensor_parallel, pipeline_parallel, zero_stage, recompute
- * (none/selective/full), expert_parallel (mixture-of-experts models; predict checks each value).
+ * (none/selective/full), recompute_modules (under selective: `;`-separated, e.g. layernorm;moe_act),
+ * expert_parallel (mixture-of-experts models; predict checks each value).
  */
 function rowParallelism(row: Measurement): Parallelism | undefined {
   const r = row.raw ?? {};
@@ -77,7 +84,12 @@ function rowParallelism(row: Measurement): Parallelism | undefined {
     z = int('zero_stage'),
     ep = int('expert_parallel');
   const rc = (r.recompute ?? '').trim().toLowerCase();
-  if (t === undefined && p === undefined && z === undefined && ep === undefined && !rc) return undefined;
+  // Megatron's names, lower case; an empty cell is no list (predict checks names, repeats, the mode).
+  const modules = (r.recompute_modules ?? '').trim()
+    ? r.recompute_modules.split(';').map((m) => m.trim().toLowerCase() as RecomputeModule)
+    : undefined;
+  if (t === undefined && p === undefined && z === undefined && ep === undefined && !rc && !modules)
+    return undefined;
   if (rc && !RECOMPUTE.includes(rc as Recompute))
     throw new Error(`recompute must be one of ${RECOMPUTE.join(', ')} (got "${rc}")`);
   return {
@@ -85,6 +97,7 @@ function rowParallelism(row: Measurement): Parallelism | undefined {
     pipelineParallel: p ?? 1,
     zeroStage: (z ?? 0) as ZeroStage,
     recompute: (rc || 'none') as Recompute,
+    ...(modules ? { recomputeModules: modules } : {}),
     ...(ep !== undefined ? { expertParallel: ep } : {}),
   };
 }

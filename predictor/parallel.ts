@@ -501,6 +501,15 @@ export function checkParallelism(
     const unknown = p.recomputeModules.find((m) => !RECOMPUTE_MODULES.includes(m));
     if (unknown !== undefined)
       return bad('recomputeModules', `must each be one of ${RECOMPUTE_MODULES.join(', ')} (got ${unknown})`);
+    // A repeated module would be rerun (and timed) twice; an empty list would silently mean 'none'.
+    const repeated = p.recomputeModules.find((m, i) => p.recomputeModules!.indexOf(m) !== i);
+    if (repeated !== undefined)
+      return bad('recomputeModules', `must name each module once (${repeated} is given twice)`);
+    if (p.recomputeModules.length === 0)
+      return bad(
+        'recomputeModules',
+        `name at least one of ${RECOMPUTE_MODULES.join(', ')}, or leave it out for the attention core (core_attn); recompute none recomputes nothing`,
+      );
   }
   if (p.microBatches !== undefined && (!Number.isInteger(p.microBatches) || p.microBatches < 1))
     return bad('microBatches', `must be a positive integer (got ${p.microBatches})`);
@@ -579,6 +588,8 @@ export interface PlanParallelism {
   expertParallel: number;
   zeroStage: ZeroStage;
   recompute: Recompute;
+  /** Under selective recomputation, the modules it reruns (the default filled in); absent under none or full. */
+  recomputeModules?: readonly RecomputeModule[];
   /** Micro-batches per optimizer step (the gradient accumulation steps). */
   microBatches: number;
 }
@@ -598,6 +609,9 @@ export function planParallelism(
     expertParallel: q.expertParallel ?? 1,
     zeroStage: q.zeroStage,
     recompute: q.recompute,
+    ...(q.recompute === 'selective'
+      ? { recomputeModules: selectiveModules(q.recompute, q.recomputeModules) }
+      : {}),
     microBatches: microBatchesOf(q, gradAccumSteps),
   };
 }

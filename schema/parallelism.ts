@@ -1,7 +1,7 @@
 // GraphQL types for how a plan splits the model (predictor/parallel.ts): what a plan reports and what
 // `predict` accepts. Kept apart from types.ts so both types.ts and inputs.ts can use them.
 import { Field, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
-import type { Recompute } from '../predictor/parallel.js';
+import type { Recompute, RecomputeModule } from '../predictor/parallel.js';
 
 export enum RecomputeEnum {
   NONE = 'none',
@@ -16,9 +16,47 @@ registerEnumType(RecomputeEnum, {
     NONE: { description: 'Keep every activation.' },
     SELECTIVE: {
       description:
-        'Drop the attention core (scores, softmax, dropout) and recompute it in backward (Korthikanti et al. 2022; what FlashAttention does too).',
+        "Drop the attention core (scores, softmax, dropout) and recompute it in backward (Korthikanti et al. 2022; what FlashAttention does too), or, with ParallelismInput.recomputeModules, the modules named there (Megatron-Core's recompute_modules).",
     },
     FULL: { description: "Keep only each transformer block's input and rerun its forward in backward." },
+  },
+});
+
+// What each module reruns: Megatron-Core's TransformerConfig.recompute_modules doc
+// (megatron/core/transformer/transformer_config.py); what it frees: predictor/parallel.ts
+// recomputeModulesOf and memory.ts (the derivation is in notes/issue-11.md, MoE memory).
+export enum RecomputeModuleEnum {
+  CORE_ATTN = 'core_attn',
+  MLP = 'mlp',
+  MOE_ACT = 'moe_act',
+  LAYERNORM = 'layernorm',
+  MLA_UP_PROJ = 'mla_up_proj',
+}
+registerEnumType(RecomputeModuleEnum, {
+  name: 'RecomputeModule',
+  description:
+    "A module selective recomputation reruns in backward (Megatron-Core's recompute_modules, under recompute_granularity selective; its default is [CORE_ATTN]). Megatron checkpoints CORE_ATTN and MLP normally (their inputs kept, their insides dropped) and MOE_ACT, LAYERNORM and MLA_UP_PROJ output-discarding (their outputs dropped after the next op has used them). Each module's forward is added to the step once per micro-batch; a module the model does not have frees and costs nothing.",
+  valuesConfig: {
+    CORE_ATTN: {
+      description:
+        'The attention core (scores, softmax, dropout, context): with eager attention frees the scores, softmax and dropout it keeps; fused attention (the default) keeps none of them, so there it frees nothing more and still adds the rerun.',
+    },
+    MLP: {
+      description:
+        "A dense layer's whole MLP (not a mixture-of-experts layer's): keeps only the MLP's input, frees its up/gate outputs and activation.",
+    },
+    MOE_ACT: {
+      description:
+        "The experts' activation function: frees its output (the input of the experts' second GEMM).",
+    },
+    LAYERNORM: {
+      description:
+        "The blocks' input and pre-MLP norms: frees the norm outputs the Q/K/V projections (or multi-head latent attention's down-projections) and the mixture-of-experts router keep.",
+    },
+    MLA_UP_PROJ: {
+      description:
+        "Multi-head latent attention's up-projections and rotary embedding (DeepSeek-V2/V3): frees the q, k and v the attention core keeps.",
+    },
   },
 });
 
@@ -90,6 +128,12 @@ export class Parallelism {
   zeroStage!: number;
   @Field(() => RecomputeEnum, { description: 'Activation recomputation the plan uses.' })
   recompute!: Recompute;
+  @Field(() => [RecomputeModuleEnum], {
+    nullable: true,
+    description:
+      "Under SELECTIVE recomputation, the modules rerun (the request's recomputeModules, else [CORE_ATTN]); null under NONE or FULL. recommend's plans always rerun [CORE_ATTN].",
+  })
+  recomputeModules?: readonly RecomputeModule[];
   @Field(() => Int, {
     description:
       'Micro-batches per optimizer step (the gradient accumulation steps; with a pipeline, what fills it).',
@@ -116,6 +160,12 @@ export class ParallelismInput {
     description: 'Activation recomputation (default NONE).',
   })
   recompute!: Recompute;
+  @Field(() => [RecomputeModuleEnum], {
+    nullable: true,
+    description:
+      "Under recompute SELECTIVE only: the modules it reruns (Megatron-Core's recompute_modules), each once, at least one; leave out for [CORE_ATTN], what SELECTIVE alone means. The memory kept and the recompute time both follow the list. E.g. Megatron-Bridge's DeepSeek-V3 H100 recipe reruns [MLA_UP_PROJ, MLP], its gpt-oss-120b H100 recipe [LAYERNORM, MOE_ACT]. recommend does not search modules: its plans use [CORE_ATTN].",
+  })
+  recomputeModules?: RecomputeModule[] | null;
   @Field(() => OptimizerStateEnum, {
     nullable: true,
     description: "Optimizer moments' storage; default: the precision mode's (fp32).",

@@ -7,7 +7,12 @@ import type { Software } from '../predictor/learned/features.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { LORA_LEFT_OUT, predictCorrected, type CorrectedPrediction } from '../predictor/corrected.js';
 import { DEFAULT_SEARCH_PRECISIONS, unsupportedReason } from '../predictor/precision.js';
-import { planParallelism, type Parallelism, type PlanParallelism } from '../predictor/parallel.js';
+import {
+  planParallelism,
+  type Parallelism,
+  type PlanParallelism,
+  type RecomputeModule,
+} from '../predictor/parallel.js';
 import type { Precision } from '../predictor/types.js';
 import {
   recommendCorrected,
@@ -40,6 +45,7 @@ export interface ParallelismInput {
   pipelineParallel: number;
   zeroStage: number;
   recompute: Parallelism['recompute'];
+  recomputeModules?: RecomputeModule[] | null;
   optimizerState?: 'fp32' | 'bf16' | null;
   virtualPipelineStages?: number;
   contextParallel?: number;
@@ -101,6 +107,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
           ...q.parallelism,
           zeroStage: q.parallelism.zeroStage as Parallelism['zeroStage'],
           optimizerState: q.parallelism.optimizerState ?? undefined,
+          recomputeModules: q.parallelism.recomputeModules ?? undefined,
         };
   const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);
   // A current refit of the learned correction on the recorded runs answers instead of the shipped one.

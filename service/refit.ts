@@ -67,6 +67,7 @@ export function runMeasurement(row: MeasurementRunRow): Measurement | string {
           pipeline_parallel: String(p.pipelineParallel),
           zero_stage: String(p.zeroStage),
           recompute: p.recompute,
+          ...(p.recomputeModules ? { recompute_modules: p.recomputeModules.join(';') } : {}),
           ...(p.expertParallel !== undefined ? { expert_parallel: String(p.expertParallel) } : {}),
         }
       : {},

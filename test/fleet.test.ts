@@ -18,6 +18,7 @@ import {
 import { shutdownSolverWorkers } from '../optimizer/milp/solver.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { getGpu, loadEfficiency } from '../seeds/catalog.js';
+import type { PlanParallelism } from '../predictor/parallel.js';
 
 const run = apolloForTests(() => shutdownSolverWorkers());
 
@@ -151,7 +152,7 @@ function permutations(xs: number[]): number[][] {
 }
 
 describe('layoutOf', () => {
-  it('re-predicts a plan at its own layout: interleaving, context and expert parallelism are kept, plain stays plain', () => {
+  it('re-predicts a plan at its own layout: interleaving, context and expert parallelism and the recomputed modules are kept, plain stays plain', () => {
     const plan = {
       dataParallel: 16,
       tensorParallel: 1,
@@ -160,10 +161,19 @@ describe('layoutOf', () => {
       virtualPipelineStages: 1,
       expertParallel: 1,
       zeroStage: 0 as const,
-      recompute: 'none' as const,
+      recompute: 'none' as PlanParallelism['recompute'],
       microBatches: 1,
     };
     expect(layoutOf(plan)).toBeUndefined();
+    expect(layoutOf({ ...plan, recompute: 'selective', recomputeModules: ['layernorm', 'moe_act'] })).toEqual(
+      {
+        tensorParallel: 1,
+        pipelineParallel: 1,
+        zeroStage: 0,
+        recompute: 'selective',
+        recomputeModules: ['layernorm', 'moe_act'],
+      },
+    );
     expect(layoutOf({ ...plan, expertParallel: 8, zeroStage: 1 })).toEqual({
       tensorParallel: 1,
       pipelineParallel: 1,
