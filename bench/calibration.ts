@@ -24,6 +24,7 @@ import { predictEnsemble, rng } from '../predictor/learned/gbdt.js';
 import {
   calibrate,
   configurationKey,
+  type CalibrationQuery,
   type CalibrationWeights,
   type RecordedEvidence,
 } from '../predictor/learned/calibration.js';
@@ -51,6 +52,15 @@ const DRAWS = arg('draws', 20);
 const SEED = arg('seed', 5);
 
 /** Exact-configuration identity of a measurement row (the same key the server builds for a run). */
+/** What calibration asks about a row: its model, GPU, precision, framework and configuration. */
+export const calibrationQueryOf = (e: Example): CalibrationQuery => ({
+  model: e.row.model,
+  gpu: e.row.gpu,
+  precision: e.row.precision,
+  framework: e.software.framework,
+  configuration: rowConfiguration(e),
+});
+
 export const rowConfiguration = (e: Example) =>
   configurationKey({
     model: e.row.model,
@@ -197,15 +207,8 @@ export function runBenchmark(
       const runEvidence = (withIndex: boolean): RecordedEvidence[] =>
         recorded.map((e) => {
           const predicted = withIndex ? predictWith(index, e) : base[test.indexOf(e)];
-          return {
-            model: e.row.model,
-            gpu: e.row.gpu,
-            precision: e.row.precision,
-            framework: e.software.framework,
-            configuration: rowConfiguration(e),
-            // step time is inversely proportional to throughput
-            logError: Math.log(predicted / e.row.throughput!),
-          };
+          // step time is inversely proportional to throughput
+          return { ...calibrationQueryOf(e), logError: Math.log(predicted / e.row.throughput!) };
         });
       const runsBase = runEvidence(false),
         runsIndexed = runEvidence(true);
@@ -224,13 +227,7 @@ export function runBenchmark(
       const candidateErrors: number[][] = candidates.map(() => []);
       test.forEach((e, i) => {
         if (picked.includes(i)) return;
-        const q = {
-          model: e.row.model,
-          gpu: e.row.gpu,
-          precision: e.row.precision,
-          framework: e.software.framework,
-          configuration: rowConfiguration(e),
-        };
+        const q = calibrationQueryOf(e);
         const indexed = predictWith(index, e);
         const both = indexed / calibrate(q, runsIndexed, weights).scale;
         // Blend in log throughput: the transfer's share by its evidence (predictor/learned/model.ts does the same on step time).

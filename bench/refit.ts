@@ -47,7 +47,7 @@ import {
   ShippedConfigurations,
 } from '../predictor/learned/transfer.js';
 import { refitModel } from '../predictor/learned/refit.js';
-import { drawRuns, rowConfiguration, withRecordedRuns } from './calibration.js';
+import { calibrationQueryOf, drawRuns, withRecordedRuns } from './calibration.js';
 
 const arg = (name: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -99,21 +99,11 @@ function serverAnswer(
   withCalibration: boolean,
 ): number[] {
   const runs: RecordedEvidence[] = recorded.map((e) => ({
-    model: e.row.model,
-    gpu: e.row.gpu,
-    precision: e.row.precision,
-    framework: e.software.framework,
-    configuration: rowConfiguration(e),
+    ...calibrationQueryOf(e),
     logError: Math.log(predictWith(model, index, e) / e.row.throughput!),
   }));
   return rows.map((e) => {
-    const q = {
-      model: e.row.model,
-      gpu: e.row.gpu,
-      precision: e.row.precision,
-      framework: e.software.framework,
-      configuration: rowConfiguration(e),
-    };
+    const q = calibrationQueryOf(e);
     const predicted = predictWith(model, index, e);
     if (!withCalibration) return predicted;
     const both = predicted / calibrate(q, runs, settings.weights).scale;
