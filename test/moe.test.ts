@@ -489,7 +489,7 @@ describe('one search over several GPUs', () => {
 });
 
 describe('recorded runs of a mixture-of-experts layout', () => {
-  it('are the same configuration only at the same expert, context and interleaving degrees', () => {
+  it('are the same configuration only at the same expert, context and interleaving degrees and recomputed modules', () => {
     const base = {
       model: 'Qwen3-30B-A3B',
       seqOrImage: 4096,
@@ -507,5 +507,11 @@ describe('recorded runs of a mixture-of-experts layout', () => {
     expect(key({ expertParallel: 1 })).toBe(key({}));
     expect(key({ contextParallel: 2 })).not.toBe(key({}));
     expect(key({ virtualPipelineStages: 2 })).not.toBe(key({}));
+    // Selective recomputation of other modules than the attention core alone is another configuration.
+    const selective = (modules?: string[]) =>
+      key({ recompute: 'selective', ...(modules ? { recomputeModules: modules } : {}) });
+    expect(selective(['core_attn'])).toBe(selective());
+    expect(selective(['layernorm', 'moe_act'])).not.toBe(selective());
+    expect(selective(['moe_act', 'layernorm'])).toBe(selective(['layernorm', 'moe_act']));
   });
 });

@@ -126,6 +126,7 @@ export interface ConfigurationFields {
     virtualPipelineStages?: number;
     expertParallel?: number;
     optimizerState?: string;
+    recomputeModules?: readonly string[];
   };
 }
 
@@ -147,9 +148,17 @@ export function configurationKey(c: ConfigurationFields): string {
         ((p.contextParallel ?? 1) > 1 ? `cp${p.contextParallel}` : '') +
         ((p.virtualPipelineStages ?? 1) > 1 ? `v${p.virtualPipelineStages}` : '') +
         ((p.expertParallel ?? 1) > 1 ? `ep${p.expertParallel}` : '') +
-        (p.optimizerState ? `o${p.optimizerState}` : '')
+        (p.optimizerState ? `o${p.optimizerState}` : '') +
+        recomputedModules(p)
       : 'dp',
   ].join('|');
+}
+
+/** Selective recomputation's modules when they are not its default (the attention core alone), in one order. */
+function recomputedModules(p: { recompute: string; recomputeModules?: readonly string[] }): string {
+  const modules = [...new Set(p.recomputeModules ?? [])].sort();
+  if (p.recompute !== 'selective' || modules.length === 0) return '';
+  return modules.length === 1 && modules[0] === 'core_attn' ? '' : `m${modules.join('+')}`;
 }
 
 /** Recorded runs indexed by GPU and by model: a query looks only at the runs that can count for it. */
