@@ -28,7 +28,7 @@
 // grows with the width from DP = 2 on), before any step is timed.
 // Memory does not depend on the GPU, so one request's searches share its figures (SearchShare).
 // Every evaluation goes through step.ts and memory.ts, so a plan equals what `predict` says for it.
-import { shardedMemoryPerGpu } from '../predictor/memory.js';
+import { shardedMemoryPerGpu, stackMemory } from '../predictor/memory.js';
 import {
   parallelStructure,
   RECOMPUTE,
@@ -195,6 +195,8 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     ...(r.stack ? { stack: r.stack } : {}),
     ...(r.frozenBase ? { frozenBase: true } : {}),
   });
+  // The stack's memory rules and states (memory.ts stackMemory), as predict applies them.
+  const stackMemoryOf = stackMemory(r.stack, precision, eff);
   const share = x.share ?? searchShare();
   const layoutMemory = shared<Map<number, Map<number, number>>>(
     share.memory,
@@ -231,8 +233,9 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
           microBatches: m,
           ...(r.attention ? { attention: r.attention } : {}),
           ...(r.frozenBase ? { frozenBase: true } : {}),
+          ...stackMemoryOf.layout,
         },
-        eff,
+        stackMemoryOf.eff,
       ).totalGb;
       byDp.set(dp, gb);
     }

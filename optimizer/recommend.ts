@@ -149,8 +149,28 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
           reject('BELOW_MIN_EVIDENCE', gpuLayouts);
           continue;
         }
-        const single = memoryPerGpu(r.model, cost, precision, batch, false, eff, r.attention, r.frozenBase);
-        const multi = memoryPerGpu(r.model, cost, precision, batch, true, eff, r.attention, r.frozenBase);
+        const single = memoryPerGpu(
+          r.model,
+          cost,
+          precision,
+          batch,
+          false,
+          eff,
+          r.attention,
+          r.frozenBase,
+          r.stack,
+        );
+        const multi = memoryPerGpu(
+          r.model,
+          cost,
+          precision,
+          batch,
+          true,
+          eff,
+          r.attention,
+          r.frozenBase,
+          r.stack,
+        );
         const computeByAccum = new Map<number, ComputeTime>();
         opts.forEach((option, o) => {
           let sharded: ShardedSearch | undefined;

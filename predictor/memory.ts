@@ -39,6 +39,7 @@ import type {
   SavedRule,
   SavedTensorType,
 } from '../seeds/types.js';
+import type { SoftwareStack } from './software.js';
 import type { Execution } from './step.js';
 import type { DType, GpuSpec, LayerCost, ModelCost, ModelDef, OpClass, Precision } from './types.js';
 
@@ -606,6 +607,35 @@ export const plainLayout = (gpus: number, attention?: AttentionImplementation): 
   ...(attention ? { attention } : {}),
 });
 
+/**
+ * What a software stack changes in memory. MEGATRON is Megatron-Core as NeMo 2 and Megatron-Bridge
+ * configure it: its fused kernels' saved tensors (seeds/memory.json frameworkRules.megatron) and, in
+ * the modes its recipes train (BF16, FP8, FP4 on bf16 weights), the states they store
+ * (frameworkStates.megatron: bf16 gradient buffers, FP8-copied block weights kept only in FP8, fp32
+ * master weights). These are the settings under which `trainplan memory-check` predicts the published
+ * Megatron runs; a MEGATRON prediction used the general rules before, and put half of the published
+ * Megatron runs over their GPUs' memory. TUNED takes MEGATRON's, as its time effects do (an
+ * assumption: no tuned run is in the data). Other stacks: the general rules and the precision mode's states.
+ */
+export function stackMemory(
+  stack: SoftwareStack | undefined,
+  precision: Precision,
+  eff: Efficiency,
+): { eff: Efficiency; layout: Pick<MemoryLayout, 'gradients' | 'fp8Parameters' | 'masterWeights'> } {
+  if (stack !== 'MEGATRON' && stack !== 'TUNED') return { eff, layout: {} };
+  const memory = withFrameworkRules(eff.memory, 'megatron');
+  const states = eff.memory.frameworkStates.megatron;
+  const layout =
+    states && (precision === 'BF16' || precision === 'FP8' || precision === 'FP4')
+      ? {
+          gradients: states.gradients,
+          fp8Parameters: states.fp8Parameters,
+          masterWeights: states.masterWeights,
+        }
+      : {};
+  return { eff: { ...eff, memory }, layout };
+}
+
 /** GB here are GiB, as GPU memory sizes are labelled (an "80GB" GPU holds 80 GiB). */
 export function memoryPerGpu(
   model: Pick<ModelDef, 'optimizer'>,
@@ -617,14 +647,16 @@ export function memoryPerGpu(
   attention?: AttentionImplementation,
   /** LoRA: the base weights are frozen (no gradients, master copy or optimizer state). */
   frozenBase = false,
+  stack?: SoftwareStack,
 ): MemoryBreakdown {
+  const s = stackMemory(stack, precision, eff);
   return shardedMemoryPerGpu(
     model,
     cost,
     precision,
     batchSizePerGpu,
-    { ...plainLayout(multiGpu ? 2 : 1, attention), ...(frozenBase ? { frozenBase: true } : {}) },
-    eff,
+    { ...plainLayout(multiGpu ? 2 : 1, attention), ...(frozenBase ? { frozenBase: true } : {}), ...s.layout },
+    s.eff,
   );
 }
 
@@ -877,13 +909,14 @@ export function memoryOfExecution(
   // Context parallelism: each rank holds the activations of 1/CP of every sequence; its weights and
   // optimizer state are sharded over the data-parallel x context-parallel group (Megatron's distributed optimizer).
   const cp = exec.parallelism?.contextParallel ?? 1;
+  const s = stackMemory(exec.stack, exec.precision, eff);
   return shardedMemoryPerGpu(
     model,
     cost,
     exec.precision,
     exec.batchSizePerGpu / cp,
-    layoutOfExecution(exec),
-    eff,
+    { ...layoutOfExecution(exec), ...s.layout },
+    s.eff,
   );
 }
 
