@@ -57,6 +57,36 @@ const RECIPES = [
 ];
 const enumOf = (modules: readonly string[]) => modules.map((m) => m.toUpperCase());
 
+/** What the predictor itself answers for a recipe's layout (the API's defaults filled in), at selective recomputation of these modules. */
+const predictAt = (
+  config: Record<string, unknown>,
+  nodes: number,
+  gradAccumSteps: number,
+  layout: (typeof RECIPES)[number]['layout'],
+  recomputeModules?: RecomputeModule[],
+  stack?: 'MEGATRON',
+) =>
+  predict(
+    {
+      model: fromHuggingFaceConfig(config, { seqLen: 4096 }).model,
+      gpu: H100,
+      precision: 'BF16',
+      batchSizePerGpu: 1,
+      gpusPerNode: 8,
+      nodes,
+      gradAccumSteps,
+      interNodeGbps: defaultInterNodeGbps(H100.id),
+      ...(stack ? { fp32UsesTf32: true, stack } : {}),
+      parallelism: {
+        ...layout,
+        zeroStage: 1,
+        recompute: 'selective',
+        ...(recomputeModules ? { recomputeModules } : {}),
+      },
+    },
+    eff,
+  );
+
 describe.each(RECIPES)('$id at its Megatron-Bridge H100 layout through GraphQL predict', (recipe) => {
   const config = HF_CONFIGS.find((c) => c.id === recipe.id)!.config;
   const w = { customModel: { huggingFaceConfig: JSON.stringify(config) }, seqLen: 4096, samples: 1e9 };
@@ -64,27 +94,7 @@ describe.each(RECIPES)('$id at its Megatron-Bridge H100 layout through GraphQL p
     run(PREDICT, { w, nodes: recipe.nodes, accum: recipe.accum, p: { ...recipe.layout, ...p } });
   // What the predictor itself answers for the same request (the API's defaults filled in).
   const direct = (recomputeModules?: RecomputeModule[]) =>
-    predict(
-      {
-        model: fromHuggingFaceConfig(config, { seqLen: 4096 }).model,
-        gpu: H100,
-        precision: 'BF16',
-        batchSizePerGpu: 1,
-        gpusPerNode: 8,
-        nodes: recipe.nodes,
-        gradAccumSteps: recipe.accum,
-        interNodeGbps: defaultInterNodeGbps(H100.id),
-        fp32UsesTf32: true,
-        stack: 'MEGATRON',
-        parallelism: {
-          ...recipe.layout,
-          zeroStage: 1,
-          recompute: 'selective',
-          ...(recomputeModules ? { recomputeModules } : {}),
-        },
-      },
-      eff,
-    );
+    predictAt(config, recipe.nodes, recipe.accum, recipe.layout, recomputeModules, 'MEGATRON');
 
   it("the recipe's modules keep less than plain selective, rerun their own forward, and equal predict()", async () => {
     const withModules = await ask({ recompute: 'SELECTIVE', recomputeModules: enumOf(recipe.modules) });
@@ -302,26 +312,8 @@ describe('predict-csv recompute_modules column', () => {
       'moe_act;moe_act',
     ]);
     // The analytical memory is the predictor's at the same layout.
-    const parallelism = {
-      ...RECIPES[0].layout,
-      zeroStage: 1 as const,
-      recompute: 'selective' as const,
-    };
     const at = (recomputeModules?: RecomputeModule[]) =>
-      predict(
-        {
-          model: fromHuggingFaceConfig(config, { seqLen: 4096 }).model,
-          gpu: H100,
-          precision: 'BF16',
-          batchSizePerGpu: 1,
-          gpusPerNode: 8,
-          nodes: 8,
-          gradAccumSteps: 80,
-          interNodeGbps: defaultInterNodeGbps(H100.id),
-          parallelism: { ...parallelism, ...(recomputeModules ? { recomputeModules } : {}) },
-        },
-        eff,
-      );
+      predictAt(config, 8, 80, RECIPES[0].layout, recomputeModules);
     expect(Number(rows[0].predicted_memory_gb_per_gpu)).toBeCloseTo(
       at(['layernorm', 'moe_act']).memory.totalGb,
       6,
