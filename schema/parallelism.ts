@@ -1,7 +1,7 @@
 // GraphQL types for how a plan splits the model (predictor/parallel.ts): what a plan reports and what
 // `predict` accepts. Kept apart from types.ts so both types.ts and inputs.ts can use them.
 import { Field, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
-import type { Recompute, RecomputeModule } from '../predictor/parallel.js';
+import { RECOMPUTE_MODULES, type Recompute, type RecomputeModule } from '../predictor/parallel.js';
 
 export enum RecomputeEnum {
   NONE = 'none',
@@ -25,13 +25,10 @@ registerEnumType(RecomputeEnum, {
 // What each module reruns: Megatron-Core's TransformerConfig.recompute_modules doc
 // (megatron/core/transformer/transformer_config.py); what it frees: predictor/parallel.ts
 // recomputeModulesOf and memory.ts (the derivation is in notes/issue-11.md, MoE memory).
-export enum RecomputeModuleEnum {
-  CORE_ATTN = 'core_attn',
-  MLP = 'mlp',
-  MOE_ACT = 'moe_act',
-  LAYERNORM = 'layernorm',
-  MLA_UP_PROJ = 'mla_up_proj',
-}
+// The names are the predictor's (RECOMPUTE_MODULES), in CONSTANT_CASE, as PrecisionEnum reads PRECISIONS.
+export const RecomputeModuleEnum = Object.fromEntries(RECOMPUTE_MODULES.map((m) => [m.toUpperCase(), m])) as {
+  [M in RecomputeModule as Uppercase<M>]: M;
+};
 registerEnumType(RecomputeModuleEnum, {
   name: 'RecomputeModule',
   description:
