@@ -370,13 +370,8 @@ function profileOf(
   style: FrameworkActivations,
 ): ActivationProfile {
   const s = parallelStructure(cost);
-  const saved = savedBytesPerLayer(
-    cost,
-    policy,
-    attention,
-    selectiveModules(recompute, style.recomputeModules),
-    constants,
-  );
+  const recomputed = selectiveModules(recompute, style.recomputeModules);
+  const saved = savedBytesPerLayer(cost, policy, attention, recomputed, constants);
   const split = (i: number) => (s.tpSplit[i] ? tensorParallel : 1);
   // A column-parallel linear that saves its gathered input keeps it whole; a branch beside it (the
   // linear before it read the same input) saves the same tensor.
@@ -395,8 +390,7 @@ function profileOf(
       : (cost.layers[i].count * saved[i]) / split(i);
   // Backward's own tensors at each layer: its output and input gradients (one step of an RNN or
   // decoder loop at a time) and, for a convolution, the workspace of its algorithm.
-  const fusedCores =
-    attention === 'fused' || selectiveModules(recompute, style.recomputeModules).includes('core_attn');
+  const fusedCores = attention === 'fused' || recomputed.includes('core_attn');
   const transient = cost.layers.map((l, i) => {
     // A fused attention kernel never materialises the scores, forward or backward; the linears
     // around it carry the gradients of q, k, v and its output.

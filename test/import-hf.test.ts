@@ -6,6 +6,7 @@ import { InputError } from '../predictor/input-error.js';
 import { modelCost } from '../predictor/layers.js';
 import { llmModel } from '../predictor/llm.js';
 import { parallelStructure } from '../predictor/parallel.js';
+import { activeParameters } from './active-parameters.js';
 import type { ModelDef } from '../predictor/types.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { loadLlmArchitectures } from '../seeds/llm.js';
@@ -101,7 +102,7 @@ describe('mixture-of-experts configs', () => {
       expect(s.experts).toBe(experts);
       expect(s.moeLayers).toBe(layers);
       const topK = c.num_experts_per_tok as number;
-      const activeParams = cost.parameters - s.expertParameters * (1 - topK / experts);
+      const activeParams = activeParameters(cost, topK);
       expect(Math.abs(activeParams / active - 1)).toBeLessThan(0.05);
     },
   );
@@ -177,7 +178,7 @@ describe('DeepSeek configs: latent attention and DeepSeekMoE', () => {
       expect(s.moeLayers).toBe(moeLayers);
       const topK = c.num_experts_per_tok as number;
       const embedding = (c.vocab_size as number) * (c.hidden_size as number);
-      const activeParams = cost.parameters - s.expertParameters * (1 - topK / experts) - embedding;
+      const activeParams = activeParameters(cost, topK) - embedding;
       expect(Math.abs(activeParams / active - 1)).toBeLessThan(0.05);
       // The shared experts are one FFN of n_shared_experts x moe_intermediate_size.
       const shared = m.layers.find((l) => l.name === 'moe.shared.up');
@@ -269,7 +270,7 @@ describe('gpt-oss configs: windowed attention on every other layer, biased exper
       expect(s.moeLayers).toBe(layers);
       expect(s.blocks).toBe(layers);
       const embedding = (c.vocab_size as number) * (c.hidden_size as number);
-      const activeParams = cost.parameters - s.expertParameters * (1 - 4 / experts) - embedding;
+      const activeParams = activeParameters(cost, 4) - embedding;
       expect(Math.abs(activeParams / active - 1)).toBeLessThan(0.03);
     },
   );

@@ -23,6 +23,7 @@ import {
   type RecomputeModule,
 } from '../predictor/parallel.js';
 import type { ModelCost, ModelDef } from '../predictor/types.js';
+import { activeParameters } from './active-parameters.js';
 import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 import { fittedLlmRuns, loadLlmArchitectures, moeLlmRuns } from '../seeds/llm.js';
 
@@ -60,10 +61,9 @@ describe('mixture-of-experts decoders from their architecture rows', () => {
     for (const [name, total, active, withEmbedding] of cards) {
       const a = arch(name);
       const cost = costOf(llmModel(a, 4096) as ModelDef);
-      const s = parallelStructure(cost);
+      expect(parallelStructure(cost).experts, name).toBe(a.experts);
       const embedding = withEmbedding ? 0 : a.vocab! * a.hidden!;
-      const activeParams =
-        cost.parameters - s.expertParameters * (1 - a.expertsTopK! / a.experts!) - embedding;
+      const activeParams = activeParameters(cost, a.expertsTopK!) - embedding;
       expect(cost.parameters / total, name).toBeCloseTo(1, 1);
       expect(Math.abs(activeParams / active - 1), name).toBeLessThan(0.06);
     }
