@@ -26,7 +26,8 @@
 // Its fit is not read off the A + B / DP line (the experts' shards are whole GPUs at small widths) but
 // settled per EP from the widest width known not to fit and the narrowest known to fit (memory never
 // grows with the width from DP = 2 on), before any step is timed.
-// Memory does not depend on the GPU, so one request's searches share its figures (SearchShare).
+// Memory does not depend on the GPU, so one request's searches share its figures, where each layout
+// fits per GPU memory size, and where nothing fits at all (SearchShare).
 // Every evaluation goes through step.ts and memory.ts, so a plan equals what `predict` says for it.
 import { shardedMemoryPerGpu, stackMemory } from '../predictor/memory.js';
 import {
@@ -59,16 +60,42 @@ const MAX_STAGES = 64;
 
 /**
  * What the searches of one request share. Memory does not depend on the GPU type or the offer, so
- * every search of a (precision, micro-batch) reads the layouts' memory computed once; the
- * configurations' compute bounds depend on the GPU and the network, not on the offer's price, so the
- * offers of one GPU at one network speed share them.
+ * every search of a (precision, micro-batch) reads the layouts' memory computed once. The per-layer
+ * sums and the configurations' compute bounds depend on the GPU, not on the offer: its price is not
+ * in them, nor its network (they are read on one node, and a configuration's bound leaves out the
+ * all-to-alls, the one part of a node's compute that reads the network when EP spans nodes), so every
+ * offer of a GPU shares them.
  */
 export interface SearchShare {
   /** Per precision and micro-batch: per layoutKey, per DP width, GB per GPU. */
   memory: Map<string, Map<number, Map<number, number>>>;
+  /** Per GPU, precision and micro-batch: per TP and EP degree, the per-layer sums. */
+  sums: Map<string, Map<number, LayerSums>>;
+  /** Per GPU, precision and micro-batch: the configurations, sorted by bound. */
   configs: Map<string, Config[]>;
+  /**
+   * Per precision, micro-batch and GPU layout (GPUs per node and nodes): the GPU memory sizes known to
+   * fit no parallel layout there (up to noneUpTo) and some (from someFrom). Whether a layout fits reads
+   * only its memory, which no GPU changes, against the GPU's memory size.
+   */
+  fit: Map<string, { noneUpTo: number; someFrom: number }>;
+  /** Per precision, micro-batch and GPU memory size: per layout (a search's memberSlot), where it fits (see fitsAt). */
+  fitBounds: Map<string, (FitBounds | undefined)[]>;
 }
-export const searchShare = (): SearchShare => ({ memory: new Map(), configs: new Map() });
+export const searchShare = (): SearchShare => ({
+  memory: new Map(),
+  sums: new Map(),
+  configs: new Map(),
+  fit: new Map(),
+  fitBounds: new Map(),
+});
+
+/** Where a layout fits on a GPU: at no DP up to unfitUpTo, at every DP from fitsFrom (DP >= 2), and at DP = 1 if `one`. */
+interface FitBounds {
+  unfitUpTo: number;
+  fitsFrom: number;
+  one?: boolean;
+}
 
 /** What the search of one GPU layout finds: its fastest plan, or why there is none. */
 type Searched = Found | 'GLOBAL_BATCH_MISMATCH' | 'OUT_OF_MEMORY';
@@ -115,6 +142,12 @@ const layoutKey = (t: number, pp: number, recompute: Recompute, m: number, zeroS
   ((((m * 8 + Math.log2(t)) * (MAX_STAGES + 1) + pp) * 4 + RECOMPUTE_INDEX[recompute]) * 4 + zeroStage) * 8 +
   Math.log2(ep);
 
+/** Micro-batches per step of a configuration without a fixed global batch (see the header). */
+const microBatchesOf = (pp: number) => (pp === 1 ? 1 : MICRO_BATCHES_PER_STAGE * pp);
+
+/** log2 of the TP and EP degrees (powers of 2 up to 64), looked up. */
+const LOG2 = Array.from({ length: 65 }, (_, n) => Math.log2(n));
+
 const divisors = (n: number) => Array.from({ length: n }, (_, i) => i + 1).filter((k) => n % k === 0);
 
 export interface Config {
@@ -155,8 +188,9 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const headroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;
   // What a plan may use: the GPU's memory less the headroom kept free.
   const capacityGb = gpu.memoryGb - headroomGb;
+  const share = x.share ?? searchShare();
   // The per-layer sums depend on the TP and EP degrees only (not on PP, ZeRO, recomputation or the GPU count).
-  const sumsByT = new Map<number, LayerSums>();
+  const sumsByT = shared(share.sums, `${gpu.id}/${precision}/${batch}`, () => new Map<number, LayerSums>());
   const sums = (t: number, ep = 1) => {
     let v = sumsByT.get(t * 1024 + ep);
     if (!v) {
@@ -197,7 +231,6 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   });
   // The stack's memory rules and states (memory.ts stackMemory), as predict applies them.
   const stackMemoryOf = stackMemory(r.stack, precision, eff);
-  const share = x.share ?? searchShare();
   const layoutMemory = shared<Map<number, Map<number, number>>>(
     share.memory,
     `${precision}/${batch}`,
@@ -322,12 +355,11 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   // Without a fixed global batch the configurations are the same for every layout: built once, sorted by bound.
   let configs: Config[] | undefined;
   const fixedConfigs = () =>
-    (configs ??= shared(share.configs, `${gpu.id}/${precision}/${batch}/${x.netGbps}`, () => {
+    (configs ??= shared(share.configs, `${gpu.id}/${precision}/${batch}`, () => {
       const all: Config[] = [];
       for (const t of tps)
         for (const pp of pps)
-          for (const recompute of recomputes)
-            all.push(configure(t, pp, recompute, pp === 1 ? 1 : MICRO_BATCHES_PER_STAGE * pp));
+          for (const recompute of recomputes) all.push(configure(t, pp, recompute, microBatchesOf(pp)));
       return all.sort((a, b) => a.key - b.key);
     }));
 
@@ -348,8 +380,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const fitsAtSomeEp = (c: Config, zeroStage: ZeroStage, dp: number) => {
     for (const ep of eps) {
       if ((gpus / c.pp) % ep !== 0) continue;
-      const key = layoutKey(c.t, c.pp, c.recompute, c.m, zeroStage, ep);
-      if (fitsAt(key, c.t, c.pp, c.recompute, c.m, zeroStage, ep, dp)) return true;
+      if (fitsAt(c.t, c.pp, c.recompute, c.m, zeroStage, ep, dp)) return true;
     }
     return false;
   };
@@ -360,9 +391,24 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   // settle every width outside them without computing the memory again. A mixture-of-experts search
   // asks this for every EP of every layout, most of which do not fit on small GPUs.
   const mostGpus = Math.min(r.maxGpus ?? Infinity, r.maxNodes * Math.max(...r.gpusPerNodeChoices));
-  const fitBounds = new Map<number, { unfitUpTo: number; fitsFrom: number }>();
+  // One slot per (TP, PP, recomputation, ZeRO, EP) at the micro-batches of a search without a fixed
+  // global batch (microBatchesOf), read by index: the search asks this millions of times.
+  const ppIndex = new Int8Array(MAX_STAGES + 1);
+  pps.forEach((pp, i) => (ppIndex[pp] = i));
+  const memberSlot = (t: number, pp: number, recompute: Recompute, zeroStage: number, ep: number) =>
+    (((LOG2[t] * pps.length + ppIndex[pp]) * RECOMPUTE.length + RECOMPUTE_INDEX[recompute]) * 4 + zeroStage) *
+      EP_DEGREES.length +
+    LOG2[ep];
+  // A layout's fit reads only its memory (shared) and the GPU's memory size, so GPUs of one size share it.
+  const fitBounds = shared(
+    share.fitBounds,
+    `${precision}/${batch}/${gpu.memoryGb}`,
+    () =>
+      new Array<FitBounds | undefined>(
+        TP_DEGREES.length * pps.length * RECOMPUTE.length * 4 * EP_DEGREES.length,
+      ),
+  );
   const fitsAt = (
-    key: number,
     t: number,
     pp: number,
     recompute: Recompute,
@@ -371,10 +417,12 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     ep: number,
     dp: number,
   ): boolean => {
-    if (dp < 2) return fitsIn(memoryGb(t, pp, dp, zeroStage, recompute, m, ep));
-    let b = fitBounds.get(key);
+    // A fixed global batch sets the micro-batches per width: each layout is asked at one DP only.
+    if (m !== microBatchesOf(pp)) return fitsIn(memoryGb(t, pp, dp, zeroStage, recompute, m, ep));
+    const slot = memberSlot(t, pp, recompute, zeroStage, ep);
+    let b = fitBounds[slot];
     if (!b) {
-      fitBounds.set(key, (b = { unfitUpTo: 1, fitsFrom: Infinity }));
+      fitBounds[slot] = b = { unfitUpTo: 1, fitsFrom: Infinity };
       // Layouts come narrowest first: one that does not fit at the widest DP of the request is
       // settled at once.
       const widest = Math.floor(mostGpus / (t * pp));
@@ -383,11 +431,52 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         else b.unfitUpTo = widest;
       }
     }
+    if (dp < 2) return (b.one ??= fitsIn(memoryGb(t, pp, dp, zeroStage, recompute, m, ep)));
     if (dp >= b.fitsFrom) return true;
     if (dp <= b.unfitUpTo) return false;
     if (fitsIn(memoryGb(t, pp, dp, zeroStage, recompute, m, ep))) b.fitsFrom = dp;
     else b.unfitUpTo = dp;
     return dp >= b.fitsFrom;
+  };
+  /** Whether any layout of the search, plain data parallelism aside, fits on g GPUs per node x nodes. */
+  const someLayoutFits = (): boolean => {
+    for (const t of tps) {
+      if (g % t !== 0) continue;
+      for (const pp of pps) {
+        if (gpus % (t * pp) !== 0) continue;
+        const dp = gpus / (t * pp),
+          m = microBatchesOf(pp);
+        for (const recompute of recomputes)
+          for (let z = 0; z <= 3; z++) {
+            if (z > 0 && dp === 1) continue;
+            const zeroStage = z as ZeroStage;
+            for (const ep of eps) {
+              if ((gpus / pp) % ep !== 0) continue;
+              if (t === 1 && pp === 1 && z === 0 && recompute === 'none' && ep === 1) continue;
+              if (fitsAt(t, pp, recompute, m, zeroStage, ep, dp)) return true;
+            }
+          }
+      }
+    }
+    return false;
+  };
+  /**
+   * someLayoutFits, settled once per GPU memory size for the whole request: a layout's memory does
+   * not depend on the GPU, so a GPU with no more memory than one where nothing fits fits nothing,
+   * and one with no less than one where something fits fits that. (The layouts are the same on
+   * every GPU: TP divides g, which recommend.ts keeps within the GPU's GPUs per node.)
+   */
+  const fitsSomewhere = (): boolean => {
+    const known = shared(share.fit, `${precision}/${batch}/${g}/${nodes}`, () => ({
+      noneUpTo: -Infinity,
+      someFrom: Infinity,
+    }));
+    if (gpu.memoryGb <= known.noneUpTo) return false;
+    if (gpu.memoryGb >= known.someFrom) return true;
+    const some = someLayoutFits();
+    if (some) known.someFrom = gpu.memoryGb;
+    else known.noneUpTo = gpu.memoryGb;
+    return some;
   };
   const consider = (
     t: number,
@@ -419,7 +508,6 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       // ZeRO stage, nor on the GPUs per node while the EP group fits in a node (step.ts: only the
       // all-to-all's inter-node share reads them): read once, with the optimizer's share of the
       // configuration's bound, they bound this EP from below on every layout that shares them.
-      const key = layoutKey(t, pp, recompute, m, zeroStage, ep);
       const workKey = layoutKey(t, pp, recompute, m, 0, ep) * 32 + (ep <= g ? 0 : g);
       const work = stageWork.get(workKey);
       if (work !== undefined && (work + lowerBoundMs - computeBoundMs) / perSample >= bestMsPerSample)
@@ -427,7 +515,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       // Whether it fits is cheap to know (fitsAt) and most layouts of a large model do not: asked
       // before the step. A layout that does not fit leaves its group open, as one that fits but is
       // slower settles it only through the plans already found: more recomputation can only be slower.
-      if (!fitsAt(key, t, pp, recompute, m, zeroStage, ep, dp)) {
+      if (!fitsAt(t, pp, recompute, m, zeroStage, ep, dp)) {
         pending = true;
         continue;
       }
@@ -440,16 +528,18 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       };
       const e = exec(g, nodes, m, p);
       const c = computeTime(model, cost, gpu, e, eff, sums(t, ep));
-      if (work === undefined)
-        stageWork.set(
-          workKey,
+      if (work === undefined) {
+        const stage =
           c.forwardMs +
-            c.backwardMs +
-            (c.recomputeMs ?? 0) +
-            (c.tensorParallelMs ?? 0) +
-            (c.expertParallelMs ?? 0) +
-            (c.pipelineBubbleMs ?? 0),
-        );
+          c.backwardMs +
+          (c.recomputeMs ?? 0) +
+          (c.tensorParallelMs ?? 0) +
+          (c.expertParallelMs ?? 0) +
+          (c.pipelineBubbleMs ?? 0);
+        stageWork.set(workKey, stage);
+        // The bound holds for this plan too: no need to time its communication.
+        if ((stage + lowerBoundMs - computeBoundMs) / perSample >= bestMsPerSample) continue;
+      }
       const comm = parallelCommunicationTime(c, gpu, e, eff);
       // Plans differ in global batch (micro-batches x replicas): compare time per sample.
       const msPerSample = stepMs(c, comm) / perSample;
@@ -511,6 +601,9 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     fitted.fill(0);
     let mismatch = false;
     if (r.globalBatch === undefined) {
+      // Every plan must fit, and where nothing fits there is nothing to time (most layouts of a
+      // large model on a small GPU).
+      if (!fitsSomewhere()) return 'OUT_OF_MEMORY';
       // A step takes at least its compute (stage work x (micro-batches + PP - 1), step.ts), which
       // does not depend on the GPU count; per sample that bounds every configuration from below, so
       // they are tried in the order of that bound, and the search stops at the first bound above the

@@ -7,6 +7,7 @@ import { llmCases, llmFitChecks } from '../predictor/memory-check.js';
 import { configurationKey } from '../predictor/learned/calibration.js';
 import { recommend } from '../optimizer/recommend.js';
 import type { RecommendRequest } from '../optimizer/search-types.js';
+import type { Offer } from '../optimizer/offers.js';
 import { regionParameters, savedBytesPerLayer, withFrameworkRules } from '../predictor/memory.js';
 import { runRecipe } from '../predictor/llm-recipes.js';
 import { BYTES, POLICIES } from '../predictor/precision.js';
@@ -22,7 +23,7 @@ import {
   parametersPerGpu,
   type RecomputeModule,
 } from '../predictor/parallel.js';
-import type { ModelCost, ModelDef } from '../predictor/types.js';
+import type { ModelCost, ModelDef, Precision } from '../predictor/types.js';
 import { activeParameters } from './active-parameters.js';
 import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 import { fittedLlmRuns, loadLlmArchitectures, moeLlmRuns } from '../seeds/llm.js';
@@ -485,6 +486,162 @@ describe('one search over several GPUs', () => {
         }
     // Not vacuous: most of the 2 x 2 x 2 x 3 layouts have a plan (FP8 is not an A100 mode).
     expect(compared).toBeGreaterThan(12);
+  });
+
+  it('whatever order the request lists GPUs, precisions, batches and GPUs per node in', () => {
+    // What one search learns (where nothing fits, by memory size; a GPU's configurations) is shared
+    // with the others, so each order makes a search read what another left: one GPU of each memory
+    // size, and first the bigger batch, the slower and hungrier precision and fewer GPUs per node, then
+    // the reverse.
+    const request: RecommendRequest = {
+      ...base,
+      gpus: ['A100-SXM4-80GB', 'A100-SXM4-40GB', 'RTX-A6000', 'H200-SXM-141GB'].map((id) => getGpu(id)!),
+      precisions: ['FP32', 'AMP_BF16', 'BF16'],
+      batchSizes: [4, 1],
+      gpusPerNodeChoices: [2, 8],
+      maxNodes: 3,
+      limit: 500,
+    };
+    const reversed: RecommendRequest = {
+      ...request,
+      gpus: [...request.gpus].reverse(),
+      precisions: [...request.precisions].reverse(),
+      batchSizes: [...request.batchSizes].reverse(),
+      gpusPerNodeChoices: [...request.gpusPerNodeChoices].reverse(),
+    };
+    const [first, second] = [recommend(request, eff), recommend(reversed, eff)];
+    let compared = 0,
+      missing = 0;
+    for (const gpu of request.gpus)
+      for (const precision of request.precisions)
+        for (const batch of request.batchSizes) {
+          const alone = plansOf(
+            recommend({ ...request, gpus: [gpu], precisions: [precision], batchSizes: [batch] }, eff),
+            gpu.id,
+            precision,
+            batch,
+          );
+          expect(plansOf(first, gpu.id, precision, batch)).toEqual(alone);
+          expect(plansOf(second, gpu.id, precision, batch)).toEqual(alone);
+          compared += alone.length;
+          missing += 2 * 3 - alone.length;
+        }
+    // Not vacuous: some layouts have plans and some (a small GPU, few GPUs, a big batch) none.
+    expect(compared).toBeGreaterThan(20);
+    expect(missing).toBeGreaterThan(10);
+  });
+
+  it('has a plan on every layout where some parallelism fits, and none elsewhere (exhaustive)', () => {
+    // Where nothing fits is settled once per precision, batch, GPUs per node and nodes and read by
+    // the later searches; predict over every layout says where something fits. The hungrier
+    // precision, the bigger batch and fewer GPUs per node come first, and node counts rise: each
+    // reads what the one before left.
+    const gpu = getGpu('A100-SXM4-80GB')!;
+    const r = recommend(
+      {
+        ...base,
+        gpus: [gpu],
+        precisions: ['AMP_BF16', 'BF16'],
+        batchSizes: [4, 1],
+        gpusPerNodeChoices: [2, 4],
+        maxNodes: 4,
+        maxGlobalBatch: 1 << 20,
+        limit: 500,
+      },
+      eff,
+    );
+    const s = parallelStructure(costOf(qwen30b), qwen30b.layers);
+    const someFits = (precision: Precision, batch: number, g: number, nodes: number) => {
+      const gpus = g * nodes;
+      for (const t of [1, 2, 4].filter((x) => g % x === 0 && s.heads! % x === 0))
+        for (const pp of [1, 2, 3, 4, 6, 8, 12, 16].filter((x) => gpus % (t * x) === 0 && s.blocks % x === 0))
+          for (const recompute of ['none', 'selective', 'full'] as const)
+            for (const zeroStage of [0, 1, 2, 3] as const)
+              for (const ep of [1, 2, 4, 8, 16].filter((e) => (gpus / pp) % e === 0)) {
+                if (zeroStage > 0 && gpus === t * pp) continue;
+                const d = predict(
+                  request({
+                    gpu,
+                    precision,
+                    batchSizePerGpu: batch,
+                    gpusPerNode: g,
+                    nodes,
+                    gradAccumSteps: pp === 1 ? 1 : 4 * pp,
+                    parallelism: {
+                      tensorParallel: t,
+                      pipelineParallel: pp,
+                      zeroStage,
+                      recompute,
+                      ...(ep > 1 ? { expertParallel: ep } : {}),
+                    },
+                  }),
+                  eff,
+                );
+                if (d.fitsInMemory) return true;
+              }
+      return false;
+    };
+    const seen = new Set<string>();
+    for (const precision of ['AMP_BF16', 'BF16'] as const)
+      for (const batch of [4, 1])
+        for (const g of [2, 4])
+          for (let nodes = 1; nodes <= 4; nodes++) {
+            const planned = r.plans.some(
+              (p) =>
+                p.precision === precision &&
+                p.batchSizePerGpu === batch &&
+                p.gpusPerNode === g &&
+                p.nodes === nodes,
+            );
+            expect(planned, `${precision}, batch ${batch}, ${nodes} x ${g}`).toBe(
+              someFits(precision, batch, g, nodes),
+            );
+            seen.add(`${planned}`);
+          }
+    // Not vacuous: both kinds of layout (plain data parallelism fits on none of them).
+    expect(seen.size).toBe(2);
+  });
+
+  it('gives each offer of a GPU the plans it gets alone, at either network speed', () => {
+    // A GPU's per-layer sums and configurations are shared by its offers: the network is in neither.
+    const offer = (instance: string, usdPerHour: number, interNodeGbps: number): Offer => ({
+      provider: 'test',
+      instance,
+      gpuId: 'H100-SXM5-80GB',
+      gpusPerInstance: 8,
+      usdPerHour,
+      region: '-',
+      priceDate: '-',
+      source: 'test',
+      interNodeGbps,
+      interNodeNetwork: '',
+      billing: 'instance',
+    });
+    const offers = [offer('slow', 20, 100), offer('fast', 30, 3200)];
+    const request: RecommendRequest = {
+      ...base,
+      gpus: [getGpu('H100-SXM5-80GB')!],
+      interNodeGbps: undefined,
+      offers,
+      gpusPerNodeChoices: [8],
+      maxNodes: 4,
+      maxGlobalBatch: 1 << 20,
+      limit: 100,
+    };
+    // (On one node only the cheaper offer is searched: the network does not matter there.)
+    const byOffer = (r: ReturnType<typeof recommend>, instance: string) =>
+      r.plans
+        .filter((p) => p.offer?.instance === instance && p.nodes > 1)
+        .map((p) => [p.precision, p.batchSizePerGpu, p.nodes, p.parallelism, p.stepTimeMs, p.memoryGbPerGpu]);
+    const together = recommend(request, eff);
+    const slow = byOffer(together, 'slow'),
+      fast = byOffer(together, 'fast');
+    expect(slow).toEqual(byOffer(recommend({ ...request, offers: [offers[0]] }, eff), 'slow'));
+    expect(fast).toEqual(byOffer(recommend({ ...request, offers: [offers[1]] }, eff), 'fast'));
+    // Not vacuous: both offers have plans across nodes, and the network changes them.
+    expect(slow.length).toBeGreaterThan(8);
+    expect(fast.length).toBeGreaterThan(8);
+    expect(JSON.stringify(slow)).not.toEqual(JSON.stringify(fast));
   });
 });
 
