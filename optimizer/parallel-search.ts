@@ -136,10 +136,18 @@ export interface ShardedSearch {
   best(g: number, nodes: number, plainFits: boolean): Candidate | RejectReason;
 }
 
-const RECOMPUTE_INDEX: Record<Recompute, number> = { none: 0, selective: 1, full: 2 };
+/**
+ * The recomputation a search tries, least work first: what every stack can run. The framework-specific
+ * block checkpoints (torchtitan's op-level policy, the JAX projections-saving ones) are priced when a
+ * plan or a recorded run names them.
+ */
+const SEARCHED_RECOMPUTE: readonly Recompute[] = ['none', 'selective', 'full'];
+const RECOMPUTE_INDEX: Record<Recompute, number> = Object.fromEntries(
+  RECOMPUTE.map((r, i) => [r, i]),
+) as Record<Recompute, number>;
 /** One number per (TP, PP, recomputation, micro-batches, ZeRO stage, EP) of a search (TP and EP are powers of 2). */
 const layoutKey = (t: number, pp: number, recompute: Recompute, m: number, zeroStage: number, ep: number) =>
-  ((((m * 8 + Math.log2(t)) * (MAX_STAGES + 1) + pp) * 4 + RECOMPUTE_INDEX[recompute]) * 4 + zeroStage) * 8 +
+  ((((m * 8 + Math.log2(t)) * (MAX_STAGES + 1) + pp) * 8 + RECOMPUTE_INDEX[recompute]) * 4 + zeroStage) * 8 +
   Math.log2(ep);
 
 /** Micro-batches per step of a configuration without a fixed global batch (see the header). */
@@ -179,7 +187,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   );
   const pps =
     s.tensorParallelizable && s.blocks >= 2 ? divisors(s.blocks).filter((p) => p <= MAX_STAGES) : [1];
-  const recomputes: Recompute[] = RECOMPUTE.filter(
+  const recomputes: Recompute[] = SEARCHED_RECOMPUTE.filter(
     (m) => m === 'none' || (m === 'selective' ? s.attentionCore.some(Boolean) : s.blocks > 0),
   );
   const eps = s.experts === null ? [1] : EP_DEGREES.filter((e) => s.experts! % e === 0);

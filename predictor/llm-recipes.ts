@@ -4,7 +4,7 @@
 // predictions (llm.ts), so both see the same recomputation and interleaving.
 import type { LlmRun } from '../seeds/llm.js';
 import type { Efficiency, FrameworkStates, RecomputeModule, SourceRecipe } from '../seeds/types.js';
-import type { MemoryRecompute } from './memory.js';
+import type { Recompute } from './parallel.js';
 
 /** What identifies a run's recipe. */
 export interface RunKey {
@@ -67,15 +67,15 @@ export function recipeOf(c: RunKey, recipes: readonly SourceRecipe[]): SourceRec
 
 /**
  * A row's activation-checkpointing cell. torchtitan's "selective (op)" / "per-op SAC" is op-level
- * checkpointing, and so is its plain "selective": its train configs default to selective_ac_option =
- * 'op' (e.g. torchtitan/models/llama3/train_configs/llama3_8b.toml). Its "selective (layer)"
+ * checkpointing (selective_op), and so is its plain "selective": its train configs default to
+ * selective_ac_option = 'op' (e.g. torchtitan/models/llama3/train_configs/llama3_8b.toml). Its "selective (layer)"
  * checkpoints whole blocks every few layers, counted as Megatron's selective. Null when empty.
  */
-export function statedRecompute(cell: string, framework: string): MemoryRecompute | null {
+export function statedRecompute(cell: string, framework: string): Recompute | null {
   const c = cell.trim().toLowerCase();
   if (c === '') return null;
   if (c.startsWith('full')) return 'full';
-  if (/op\b|per-op/.test(c) || (c === 'selective' && /torchtitan/.test(framework))) return 'op';
+  if (/op\b|per-op/.test(c) || (c === 'selective' && /torchtitan/.test(framework))) return 'selective_op';
   if (c.startsWith('selective')) return 'selective';
   return 'none';
 }
@@ -85,7 +85,7 @@ export interface RunRecipe {
   /** The family's model-state recipes (null family: the precision mode's). */
   states: FrameworkStates | undefined;
   /** What the row states, else its scripts', else its family's configurations'; none when nothing says. */
-  recompute: MemoryRecompute;
+  recompute: Recompute;
   /**
    * Under selective recomputation from the scripts, the modules they rerun (Megatron's
    * recompute_modules); absent: the attention core (a row's own "selective" cell says no more).
@@ -103,7 +103,8 @@ export function runRecipe(
   const family = recipe?.family ?? frameworkFamily(c);
   const states = family ? memory.frameworkStates[family] : undefined;
   const stated = statedRecompute(c.activationCheckpointing, c.framework);
-  const recompute = stated ?? (states ? (recipe?.recompute ?? states.recomputeWhenUnstated) : 'none');
+  // A source's scripts say what its rows ran even where no family's recipes apply (MaxText, PaxML).
+  const recompute = stated ?? recipe?.recompute ?? states?.recomputeWhenUnstated ?? 'none';
   const virtualStages = c.virtualPipeline > 1 ? c.virtualPipeline : (recipe?.virtualStages?.[c.model] ?? 1);
   const modules =
     stated === null && states && recompute === 'selective' ? recipe?.recomputeModules : undefined;

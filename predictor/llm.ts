@@ -220,8 +220,7 @@ export function predictLlmRun(
   const model = llmModel(arch, run.seqLen, run.layers);
   if (typeof model === 'string') return { run, error: `${arch.model}: ${model}` };
   // What the row leaves unstated, its launch scripts or framework family's configurations say (the
-  // memory check reads the same: llm-recipes.ts). torchtitan's op-level checkpointing reruns only cheap
-  // ops, timed like Megatron's selective recomputation.
+  // memory check reads the same: llm-recipes.ts).
   if (arch.experts && arch.experts > 1 && run.expertParallel === null)
     return { run, error: 'expert parallelism not stated' };
   const { recompute, recomputeModules, virtualStages } = runRecipe({ ...runKeyOf(run), ...run }, eff.memory);
@@ -231,7 +230,7 @@ export function predictLlmRun(
     contextParallel: run.contextParallel,
     virtualPipelineStages: virtualStages,
     zeroStage: zeroStageOf(run),
-    recompute: recompute === 'op' ? 'selective' : recompute,
+    recompute,
     ...(recomputeModules ? { recomputeModules } : {}),
     ...((run.expertParallel ?? 1) > 1 ? { expertParallel: run.expertParallel! } : {}),
   };

@@ -22,6 +22,8 @@
 // precision mode only needs its row there.
 import { BYTES, quantizedGemm, stateBytesPerParam, POLICIES, type PrecisionPolicy } from './precision.js';
 import {
+  checkpointsBlocks,
+  type BlockCheckpoint,
   parallelStructure,
   selectiveModules,
   expertParametersPerGpu,
@@ -279,7 +281,7 @@ export function activationBytesPerSampleOn(
   cost: ModelCost,
   precision: Precision,
   tensorParallel: number,
-  recompute: MemoryRecompute,
+  recompute: Recompute,
   constants: MemoryConstants,
   attention: AttentionImplementation = constants.defaultAttention,
 ): number {
@@ -324,7 +326,7 @@ export function activationProfile(
   cost: ModelCost,
   precision: Precision,
   tensorParallel: number,
-  recompute: MemoryRecompute,
+  recompute: Recompute,
   constants: MemoryConstants,
   attention: AttentionImplementation = constants.defaultAttention,
   style: FrameworkActivations = {},
@@ -364,7 +366,7 @@ function profileOf(
   cost: ModelCost,
   policy: PrecisionPolicy,
   tensorParallel: number,
-  recompute: MemoryRecompute,
+  recompute: Recompute,
   attention: AttentionImplementation,
   constants: MemoryConstants,
   style: FrameworkActivations,
@@ -422,7 +424,7 @@ function profileOf(
   const after = (i: number) => firstBlock >= 0 && !s.inBlocks[i] && i > firstBlock;
   cost.layers.forEach((l, i) => {
     const bytes = savedOn(i);
-    if ((recompute === 'full' || recompute === 'op') && s.inBlocks[i]) blockBytes += bytes;
+    if (checkpointsBlocks(recompute) && s.inBlocks[i]) blockBytes += bytes;
     else kept += bytes;
     if (firstBlock >= 0 && !s.inBlocks[i]) {
       if (after(i)) afterBlocks += bytes;
@@ -431,13 +433,13 @@ function profileOf(
   });
   const firstStageTransient = Math.max(0, ...transient.filter((_, i) => !after(i)));
   const regions = { savedBeforeBlocksBytes: beforeBlocks, savedAfterBlocksBytes: afterBlocks };
-  if ((recompute === 'full' || recompute === 'op') && s.blocks > 0) {
-    // Checkpoints, then one block recomputed at a time, its backward running with all of it alive.
-    // Under sequence parallelism (assumed whenever TP > 1) the hidden states between blocks are
-    // split along the sequence over the TP ranks, and so is each block's checkpointed input.
+  if (checkpointsBlocks(recompute) && s.blocks > 0) {
+    // Checkpoints (and what the policy keeps inside each block), then one block recomputed at a
+    // time, its backward running with all of it alive. Under sequence parallelism (assumed whenever
+    // TP > 1) the hidden states between blocks are split along the sequence over the TP ranks, and so
+    // is each block's checkpointed input.
     const checkpoints = (s.blocks * s.residualElements * BYTES[policy.activation.matmul]) / tensorParallel;
-    const ops =
-      recompute === 'op' ? s.blocks * opCheckpointBytes(cost, policy, tensorParallel, constants) : 0;
+    const ops = keptInBlocksBytes(cost, policy, tensorParallel, constants, recompute);
     return {
       savedBytes: kept + checkpoints + ops + blockBytes / s.blocks,
       backwardExtraBytes: Math.max(0, ...transient),
@@ -467,56 +469,38 @@ function profileOf(
 }
 
 /**
- * Per sample and block, what op-level selective checkpointing keeps beyond the block's input
- * (torchtitan's per-op SAC policy): the fused attention kernel's output and softmax statistics, and
- * the output of every other matmul in the block (the 1st, 3rd, ...: wq, wv, w1, w2 of a Llama block,
- * counting a fused QKV projection as its three matmuls); everything else is recomputed.
+ * Per sample, what a block checkpoint keeps inside the blocks beyond their inputs (parallel.ts
+ * blockCheckpointsOf says which outputs): torchtitan's op-level policy also keeps each fused
+ * attention's softmax statistics beside its output, as its saved SDPA kernel does.
  */
-function opCheckpointBytes(
+function keptInBlocksBytes(
   cost: ModelCost,
   policy: PrecisionPolicy,
   tensorParallel: number,
   constants: MemoryConstants,
+  recompute: BlockCheckpoint,
 ): number {
   const s = parallelStructure(cost);
   const layers = cost.layers;
-  const kept = BYTES[policy.activation.matmul];
-  let bytes = 0,
-    matmuls = 0;
-  const keep = (elements: number) => {
-    matmuls++;
-    if (matmuls % 2 === 1) bytes += elements * kept;
-  };
+  const { kept } = s.blockCheckpoint[recompute];
+  let bytes = 0;
   layers.forEach((l, i) => {
-    if (!s.inBlocks[i]) return;
-    if (s.selectiveRecompute[i]) {
-      if (i > 0 && s.selectiveRecompute[i - 1]) return;
-      let end = i;
-      while (end + 1 < layers.length && s.selectiveRecompute[end + 1]) end++;
-      const values = layers[end].inputElements - l.outputElements;
+    if (kept[i] === 0) return;
+    bytes += kept[i] * l.outputElements * l.count * BYTES[policy.activation.matmul];
+    if (recompute === 'selective_op' && s.selectiveRecompute[i]) {
+      // The core's last layer (the context matmul): its queries x heads rows of statistics.
+      let start = i;
+      while (start > 0 && s.selectiveRecompute[start - 1]) start--;
+      const values = l.inputElements - layers[start].outputElements;
       const headsTimesQueries = Math.sqrt(
-        (l.outputElements * layers[end].outputElements) / Math.max(values, 1),
+        (layers[start].outputElements * l.outputElements) / Math.max(values, 1),
       );
-      bytes += layers[end].outputElements * kept + headsTimesQueries * constants.softmaxStatsBytes;
-      return;
+      bytes += headsTimesQueries * l.count * constants.softmaxStatsBytes;
     }
-    if (l.type !== 'linear') return;
-    let next = i + 1;
-    while (next < layers.length && layers[next].type === 'elementwise') next++;
-    if (next < layers.length && s.selectiveRecompute[next]) {
-      // A fused QKV projection: q is as wide as the attention output, k and v share the rest.
-      let end = next;
-      while (end + 1 < layers.length && s.selectiveRecompute[end + 1]) end++;
-      const q = Math.min(layers[end].outputElements, l.outputElements);
-      for (const part of [q, (l.outputElements - q) / 2, (l.outputElements - q) / 2]) keep(part);
-    } else keep(l.outputElements);
   });
   // Split layers divide by TP under sequence/tensor parallelism, as the rest of the block does.
   return bytes / tensorParallel;
 }
-
-/** The recompute modes memory knows: the plan's, and torchtitan's op-level selective checkpointing ('op'). */
-export type MemoryRecompute = Recompute | 'op';
 
 /** What memory depends on beyond the model, precision and micro-batch. */
 export interface MemoryLayout {
@@ -531,7 +515,7 @@ export interface MemoryLayout {
   shardGroup?: number;
   /** Expert parallelism (parallel.ts Parallelism.expertParallel): each GPU holds 1/EP of the experts, sharded over (TP x shards) / EP GPUs. Default 1. */
   expertParallel?: number;
-  recompute: MemoryRecompute;
+  recompute: Recompute;
   /** Under selective recomputation, the modules it reruns (parallel.ts Parallelism.recomputeModules). */
   recomputeModules?: readonly RecomputeModule[];
   /** Micro-batches per step (the pipeline holds min(micro-batches, stages) of them at once). */

@@ -15,18 +15,30 @@
 //   - transformer blocks are what pipeline stages and full-recomputation checkpoints are counted in.
 // step.ts turns this into time and memory.ts into bytes; nothing here knows about a GPU.
 import { InputError } from './input-error.js';
-import { RECOMPUTE_MODULES, type RecomputeModule } from '../seeds/types.js';
+import { RECOMPUTE, RECOMPUTE_MODULES, type Recompute, type RecomputeModule } from '../seeds/types.js';
 import type { Layer, LayerCost, ModelCost } from './types.js';
 
-export { RECOMPUTE_MODULES, type RecomputeModule } from '../seeds/types.js';
+export { RECOMPUTE, RECOMPUTE_MODULES, type Recompute, type RecomputeModule } from '../seeds/types.js';
 
-export const RECOMPUTE = ['none', 'selective', 'full'] as const;
+/** The recompute modes that checkpoint every block: keep its input (and the outputs each names), rerun the rest. */
+export const BLOCK_CHECKPOINTS = ['selective_op', 'save_qkv_out_proj', 'save_qkv_proj', 'full'] as const;
+export type BlockCheckpoint = (typeof BLOCK_CHECKPOINTS)[number];
+export const checkpointsBlocks = (r: Recompute): r is BlockCheckpoint =>
+  (BLOCK_CHECKPOINTS as readonly string[]).includes(r);
 /**
- * none: keep every activation for backward. selective: drop the attention core's activations and
- * recompute them in backward (Korthikanti et al. 2022; FlashAttention does the same implicitly).
- * full: keep only each transformer block's input and rerun the block's forward in backward.
+ * Whether a block checkpoint's rerun repeats the attention core (and so CP's K/V exchange) and the
+ * collectives between layers (TP's all-reduces, EP's all-to-alls). torchtitan's op-level policy keeps
+ * the fused attention's output and the reduce-scatters' (its _save_list), not the all-to-alls'.
  */
-export type Recompute = (typeof RECOMPUTE)[number];
+export function rerunOf(r: Recompute): {
+  attention: boolean;
+  tensorParallel: boolean;
+  expertAllToAll: boolean;
+} {
+  if (r === 'selective_op') return { attention: false, tensorParallel: false, expertAllToAll: true };
+  if (checkpointsBlocks(r)) return { attention: true, tensorParallel: true, expertAllToAll: true };
+  return { attention: false, tensorParallel: false, expertAllToAll: false };
+}
 export type ZeroStage = 0 | 1 | 2 | 3;
 
 /** How one model replica is split, and what is sharded over the data-parallel group. */
@@ -78,7 +90,7 @@ export interface Parallelism {
 
 /** The modules selective recomputation reruns: the stated ones, else the attention core; none under other modes. */
 export const selectiveModules = (
-  recompute: Recompute | 'op',
+  recompute: Recompute,
   modules: readonly RecomputeModule[] | undefined,
 ): readonly RecomputeModule[] => (recompute === 'selective' ? (modules ?? DEFAULT_SELECTIVE) : []);
 const DEFAULT_SELECTIVE: readonly RecomputeModule[] = Object.freeze(['core_attn'] as RecomputeModule[]);
@@ -135,6 +147,12 @@ export interface ParallelStructure {
   mlpStart: boolean[];
   /** The first layer of an attention core fed by latent up-projections, whose q, k, v `mla_up_proj` recomputation discards. */
   latentCore: boolean[];
+  /**
+   * Per block checkpoint (BLOCK_CHECKPOINTS), per layer: the share of the layer's output it keeps
+   * for backward beyond the block's input, and the share of its forward it reruns (a fused QKV
+   * projection, of which torchtitan's op-level policy keeps q and v, reruns for k alone).
+   */
+  blockCheckpoint: Record<BlockCheckpoint, { kept: number[]; rerun: number[] }>;
   /** Attention layers (each counted `count` times); for attention-free stacks, row-parallel linears. */
   blocks: number;
   /** Per sample: the residual stream (tokens x hidden) crossing a pipeline boundary or kept as a checkpoint. */
@@ -323,6 +341,7 @@ function analyse(layers: readonly LayerCost[]): ParallelStructure {
   const modules = recomputeModulesOf(layers, selectiveRecompute, residualElements, last);
   return {
     ...modules,
+    blockCheckpoint: blockCheckpointsOf(layers, inBlocks, selectiveRecompute),
     tpSplit,
     rowParallel: role.map((r) => r === 'row'),
     columnParallel: role.map((r) => r === 'column'),
@@ -342,6 +361,83 @@ function analyse(layers: readonly LayerCost[]): ParallelStructure {
     largestLayerParameters,
     tensorParallelizable: rows.length > 0,
     heads,
+  };
+}
+
+/**
+ * What each block checkpoint keeps and reruns, layer by layer (inside the blocks; nothing outside):
+ *   full               keeps nothing, reruns everything;
+ *   save_qkv_proj      keeps the outputs of the linears feeding an attention core (a fused QKV, or
+ *                      MLA's up-projections; rotary between), reruns the rest, the core included;
+ *   save_qkv_out_proj  also keeps the first linear after the core (the output projection);
+ *   selective_op       keeps the attention core's output (its fused kernel is not rerun) and every
+ *                      other matmul's output counting the block's matmuls in order, a fused QKV as
+ *                      its three (torchtitan's policy: to_save = mm in _save_list and not every
+ *                      second mm; for a Llama block wq, wv, w1, w2 kept, wk, wo, w3 rerun).
+ */
+function blockCheckpointsOf(
+  layers: readonly LayerCost[],
+  inBlocks: readonly boolean[],
+  core: readonly boolean[],
+): Record<BlockCheckpoint, { kept: number[]; rerun: number[] }> {
+  const n = layers.length;
+  const plan = (keep: (i: number) => number, rerun: (i: number) => number) => ({
+    kept: layers.map((_, i) => (inBlocks[i] ? keep(i) : 0)),
+    rerun: layers.map((_, i) => (inBlocks[i] ? rerun(i) : 0)),
+  });
+  const coreStart = (i: number) => core[i] && (i === 0 || !core[i - 1]);
+  const coreEnd = (i: number) => core[i] && (i === n - 1 || !core[i + 1]);
+  // The linears feeding each core (walking back over rotary and other elementwise layers), and the
+  // output projection (the first linear after it).
+  const feedsCore = new Array<boolean>(n).fill(false);
+  const outProjection = new Array<boolean>(n).fill(false);
+  layers.forEach((l, i) => {
+    if (coreStart(i)) {
+      let j = i - 1;
+      while (j >= 0 && layers[j].type === 'elementwise') j--;
+      while (j >= 0 && layers[j].type === 'linear' && layers[j].count === l.count) feedsCore[j--] = true;
+    }
+    if (coreEnd(i) && i + 1 < n && layers[i + 1].type === 'linear') outProjection[i + 1] = true;
+  });
+  // torchtitan: the block's matmuls counted in order; the odd-numbered ones kept.
+  const opKept = new Array<number>(n).fill(0);
+  let matmuls = 0;
+  const count = () => ++matmuls % 2 === 1;
+  layers.forEach((l, i) => {
+    if (!inBlocks[i]) return;
+    if (core[i]) {
+      opKept[i] = coreEnd(i) ? 1 : 0;
+      return;
+    }
+    if (l.type !== 'linear') return;
+    let next = i + 1;
+    while (next < n && layers[next].type === 'elementwise') next++;
+    if (next < n && coreStart(next)) {
+      // A fused QKV projection: q is as wide as the attention output, k and v share the rest.
+      let end = next;
+      while (!coreEnd(end)) end++;
+      const q = Math.min(layers[end].outputElements, l.outputElements) / l.outputElements;
+      const parts = [q, (1 - q) / 2, (1 - q) / 2];
+      opKept[i] = parts.reduce((sum, part) => sum + (count() ? part : 0), 0);
+    } else opKept[i] = count() ? 1 : 0;
+  });
+  return {
+    full: plan(
+      () => 0,
+      () => 1,
+    ),
+    save_qkv_proj: plan(
+      (i) => (feedsCore[i] ? 1 : 0),
+      (i) => (feedsCore[i] ? 0 : 1),
+    ),
+    save_qkv_out_proj: plan(
+      (i) => (feedsCore[i] || outProjection[i] ? 1 : 0),
+      (i) => (feedsCore[i] || outProjection[i] ? 0 : 1),
+    ),
+    selective_op: plan(
+      (i) => opKept[i],
+      (i) => (core[i] ? 0 : layers[i].type === 'linear' ? 1 - opKept[i] : 1),
+    ),
   };
 }
 

@@ -35,6 +35,10 @@ import {
   memoryFraction,
 } from './achievable.js';
 import {
+  BLOCK_CHECKPOINTS,
+  checkpointsBlocks,
+  rerunOf,
+  type BlockCheckpoint,
   denseParametersPerGpu,
   expertGradientGroup,
   expertParametersPerGpu,
@@ -276,9 +280,10 @@ const FLASH_BLOCK = 128;
 export interface LayerSums {
   fwd: number;
   bwd: number;
-  /** Forward time of what selective / full recomputation reruns. */
+  /** Forward time of the attention cores (what selective recomputation reruns by default). */
   coreFwd: number;
-  blocksFwd: number;
+  /** Forward time each block checkpoint reruns (parallel.ts blockCheckpointsOf). */
+  checkpointFwd: Record<BlockCheckpoint, number>;
   /** Forward time of each selective-recomputation module's layers (parallel.ts recomputeModule; core_attn = coreFwd). */
   moduleFwd: Record<RecomputeModule, number>;
   kernels: number;
@@ -334,8 +339,11 @@ export function layerSums(
     kernels = 0,
     matmulInputElements = 0,
     tensors = 0,
-    coreFwd = 0,
-    blocksFwd = 0;
+    coreFwd = 0;
+  const checkpointFwd = Object.fromEntries(BLOCK_CHECKPOINTS.map((c) => [c, 0])) as Record<
+    BlockCheckpoint,
+    number
+  >;
   const moduleFwd = Object.fromEntries(RECOMPUTE_MODULES.map((m) => [m, 0])) as Record<
     RecomputeModule,
     number
@@ -364,7 +372,8 @@ export function layerSums(
     fwd += lt.fwd.ms;
     bwd += lt.bwd.ms;
     if (s?.selectiveRecompute[i]) coreFwd += lt.fwd.ms;
-    if (s?.inBlocks[i]) blocksFwd += lt.fwd.ms;
+    if (s?.inBlocks[i])
+      for (const c of BLOCK_CHECKPOINTS) checkpointFwd[c] += lt.fwd.ms * s.blockCheckpoint[c].rerun[i];
     const m = modules[i];
     if (s && m) moduleFwd[m] += lt.fwd.ms;
     kernels += 3 * l.kernels * l.count; // forward launches, backward about twice as many
@@ -382,7 +391,7 @@ export function layerSums(
       most = f;
       dominantMath = m;
     }
-  return { fwd, bwd, coreFwd, blocksFwd, moduleFwd, kernels, tensors, matmulInputElements, dominantMath };
+  return { fwd, bwd, coreFwd, checkpointFwd, moduleFwd, kernels, tensors, matmulInputElements, dominantMath };
 }
 
 /**
@@ -409,7 +418,7 @@ export function computeTime(
     z = par?.zeroStage ?? 0,
     cp = par?.contextParallel ?? 1,
     v = par?.virtualPipelineStages ?? 1;
-  const { fwd, bwd, coreFwd, blocksFwd, moduleFwd, kernels, tensors, matmulInputElements, dominantMath } =
+  const { fwd, bwd, coreFwd, checkpointFwd, moduleFwd, kernels, tensors, matmulInputElements, dominantMath } =
     sums;
   // One pipeline stage: 1/PP of every sum above (stages assumed balanced, as Megatron splits layers
   // evenly); with context parallelism each GPU does 1/CP of the sequence (Megatron balances the causal
@@ -418,18 +427,22 @@ export function computeTime(
   const stageFwd = fwd / pp / cp,
     stageBwd = bwd / pp / cp;
   // Selective recomputation reruns the forward of its modules' layers (the attention core unless
-  // the plan names others), full the blocks' whole forward.
+  // the plan names others), a block checkpoint what it does not keep of the blocks (full: all of it).
   const selectiveFwd = par
     ? selectiveModules(par.recompute, par.recomputeModules).reduce((sum, m) => sum + moduleFwd[m], 0)
     : 0;
+  const recompute = par?.recompute ?? 'none';
+  const rerun = rerunOf(recompute);
   const stageRecompute =
-    (par?.recompute === 'selective' ? selectiveFwd : par?.recompute === 'full' ? blocksFwd : 0) / pp / cp;
+    (recompute === 'selective' ? selectiveFwd : checkpointsBlocks(recompute) ? checkpointFwd[recompute] : 0) /
+    pp /
+    cp;
   // TP: each row-parallel linear's output is all-reduced over the TP ranks once in forward and once in
   // backward (sequence parallelism's all-gather + reduce-scatter pairs move the same bytes), plus once
-  // more when full recomputation reruns the forward. They sit on the critical path.
+  // more when a block checkpoint reruns the forward. They sit on the critical path.
   let stageTp = 0;
   if (s && t > 1) {
-    const passes = par?.recompute === 'full' ? 3 : 2;
+    const passes = rerun.tensorParallel ? 3 : 2;
     const bytes = (B * s.tpReduceElements * BYTES[policy.activation.matmul]) / cp;
     // Each of the tpCollectives all-reduces moves its share; its message size sets the bus bandwidth
     // (the measured curve includes NCCL's latency, so small messages are slow per byte).
@@ -483,11 +496,11 @@ export function computeTime(
 
   // CP: every attention layer passes each rank's K and V chunk (about the residual stream's size each,
   // for multi-head attention) around the ring, forward and twice in backward (K/V again, then dK/dV),
-  // once more under full recomputation. Ring attention overlaps each step with the attention math of
+  // once more when a block checkpoint reruns the attention. Ring attention overlaps each step with the attention math of
   // the chunk at hand: only what the attention core's time cannot cover is on the critical path.
   let stageCp = 0;
   if (s && cp > 1) {
-    const passes = par?.recompute === 'full' ? 4 : 3;
+    const passes = rerun.attention ? 4 : 3;
     const bytes = ((2 * B * s.residualElements * s.blocks * (cp - 1)) / cp) * BYTES[policy.activation.matmul];
     const link = intraNodeBandwidth(
       gpu,
@@ -499,14 +512,14 @@ export function computeTime(
     stageCp = Math.max(0, exchangeMs - (3 * coreFwd) / pp / cp);
   }
   // EP: every MoE layer sends each routed token's hidden state to its expert's GPU and back (dispatch
-  // and combine), forward, backward (the gradients) and again under full recomputation; of a GPU's
+  // and combine), forward, backward (the gradients) and again under a block checkpoint; of a GPU's
   // routed tokens (its 1/TP sequence share under sequence parallelism, 1/CP under CP) (EP-1)/EP leave
   // it. The EP ranks are consecutive GPUs (Megatron-Core's expert rank order with ETP = 1): peers in
   // the node go over its link, the rest over the node's NICs, which its GPUs share; both at once.
   let stageEp = 0;
   const ep = par?.expertParallel ?? 1;
   if (s && ep > 1 && s.moeLayers > 0) {
-    const passes = par?.recompute === 'full' ? 3 : 2;
+    const passes = rerun.expertAllToAll ? 3 : 2;
     // One all-to-all's tensor per GPU (its routed tokens of one layer), which sets the measured rate.
     const tensor = (B * (s.expertDispatchElements / s.moeLayers) * BYTES[policy.activation.matmul]) / t / cp;
     const bytes = (2 * s.moeLayers * tensor * (ep - 1)) / ep;

@@ -1,22 +1,33 @@
 // GraphQL types for how a plan splits the model (predictor/parallel.ts): what a plan reports and what
 // `predict` accepts. Kept apart from types.ts so both types.ts and inputs.ts can use them.
 import { Field, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
-import { RECOMPUTE_MODULES, type Recompute, type RecomputeModule } from '../predictor/parallel.js';
+import { RECOMPUTE, RECOMPUTE_MODULES, type Recompute, type RecomputeModule } from '../predictor/parallel.js';
 
-export enum RecomputeEnum {
-  NONE = 'none',
-  SELECTIVE = 'selective',
-  FULL = 'full',
-}
+// The names are the predictor's (RECOMPUTE), in CONSTANT_CASE, as PrecisionEnum reads PRECISIONS.
+export const RecomputeEnum = Object.fromEntries(RECOMPUTE.map((r) => [r.toUpperCase(), r])) as {
+  [R in Recompute as Uppercase<R>]: R;
+};
 registerEnumType(RecomputeEnum, {
   name: 'Recompute',
   description:
-    'Activation recomputation: which activations are dropped in forward and recomputed in backward.',
+    'Activation recomputation: which activations are dropped in forward and recomputed in backward. Ordered by the forward work rerun.',
   valuesConfig: {
     NONE: { description: 'Keep every activation.' },
     SELECTIVE: {
       description:
         "Drop the attention core (scores, softmax, dropout) and recompute it in backward (Korthikanti et al. 2022; what FlashAttention does too), or, with ParallelismInput.recomputeModules, the modules named there (Megatron-Core's recompute_modules).",
+    },
+    SELECTIVE_OP: {
+      description:
+        'PyTorch op-level selective checkpointing as torchtitan configures it (activation_checkpoint mode "selective", selective_ac_option "op"): each block keeps its input, the fused attention\'s output and every other matmul\'s output, and reruns the rest (for a Llama block: wk, wo and w3 rerun). Priced when named; recommend does not search it.',
+    },
+    SAVE_QKV_OUT_PROJ: {
+      description:
+        'Each block keeps its input and the outputs of its q, k, v and output projections and reruns the rest, attention included (praxis/PaxML AutodiffCheckpointType.SAVE_QKV_OUT_PROJ). Priced when named; recommend does not search it.',
+    },
+    SAVE_QKV_PROJ: {
+      description:
+        "Each block keeps its input and its q, k, v projections' outputs and reruns the rest, attention included (MaxText remat_policy save_qkv_proj). Priced when named; recommend does not search it.",
     },
     FULL: { description: "Keep only each transformer block's input and rerun its forward in backward." },
   },

@@ -10,7 +10,9 @@ import {
   type FrameworkStates,
   type SourceRecipe,
   type RecomputeModule,
+  RECOMPUTE,
   RECOMPUTE_MODULES,
+  type Recompute,
   type MemoryConstants,
   type SavedRule,
   type Generation,
@@ -258,7 +260,15 @@ export function loadEfficiency(): Efficiency {
 export const EFFICIENCY_FILE = here('./efficiency.json');
 export const MEMORY_FILE = here('./memory.json');
 
-/** Reads memory.json: each entry's `value`, the per-layer rules and the per-framework overrides. */
+/** A recipe's recomputation, one the memory and step-time models know (a typo would silently read as none). */
+function recomputeOf(recipe: string, recompute: unknown): Recompute {
+  if (!(RECOMPUTE as readonly unknown[]).includes(recompute))
+    throw new Error(
+      `seeds/memory.json sourceRecipes.${recipe}: recompute "${String(recompute)}" is not one of ${RECOMPUTE.join(', ')}`,
+    );
+  return recompute as Recompute;
+}
+
 /** A recipe's recompute_modules, each one the memory and step-time models know (an unknown one would silently count as nothing). */
 function recomputeModulesOf(recipe: string, modules: unknown): RecomputeModule[] {
   const list = modules as string[];
@@ -290,13 +300,13 @@ export function parseMemoryConstants(text: string): MemoryConstants {
         ...(r.software ? { software: new RegExp(r.software as string) } : {}),
         ...(r.models ? { models: r.models as string[] } : {}),
         ...(r.tasks ? { tasks: r.tasks as string[] } : {}),
-        family: r.family as string,
+        ...(r.family ? { family: r.family as string } : {}),
         ...(r.fp8Parameters !== undefined ? { fp8Parameters: r.fp8Parameters as boolean } : {}),
         ...(r.masterWeights ? { masterWeights: r.masterWeights as SourceRecipe['masterWeights'] } : {}),
         ...(r.optimizerState ? { optimizerState: r.optimizerState as 'fp32' | 'bf16' } : {}),
         ...(r.virtualStages ? { virtualStages: r.virtualStages as SourceRecipe['virtualStages'] } : {}),
         ...(r.gpus ? { gpus: r.gpus as string[] } : {}),
-        ...(r.recompute ? { recompute: r.recompute as SourceRecipe['recompute'] } : {}),
+        ...(r.recompute ? { recompute: recomputeOf(name, r.recompute) } : {}),
         ...(r.recomputeModules ? { recomputeModules: recomputeModulesOf(name, r.recomputeModules) } : {}),
       })),
     cudaContextGb: value('cudaContextGb'),

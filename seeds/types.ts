@@ -120,6 +120,36 @@ export const ATTENTION_IMPLEMENTATIONS = ['fused', 'eager'] as const;
 export type AttentionImplementation = (typeof ATTENTION_IMPLEMENTATIONS)[number];
 
 /**
+ * Activation recomputation, in order of the forward work it reruns (and, for a transformer, of the
+ * memory it frees):
+ *   none               keep every activation for backward;
+ *   selective          drop the attention core's activations and recompute them in backward
+ *                      (Korthikanti et al. 2022; FlashAttention does the same implicitly), or the
+ *                      modules `recomputeModules` names (Megatron-Core's recompute_modules);
+ *   selective_op       PyTorch's op-level selective checkpointing as torchtitan configures it
+ *                      (activation_checkpoint.mode "selective", selective_ac_option "op"): each block
+ *                      keeps its input, the fused attention's output and every other matmul's output
+ *                      (torchtitan's _save_list policy: the 1st, 3rd, ... mm of the block), and reruns
+ *                      the rest;
+ *   save_qkv_out_proj  each block keeps its input and its q, k, v and output projections' outputs
+ *                      (praxis AutodiffCheckpointType.SAVE_QKV_OUT_PROJ, as PaxML's GPT-3 175B runs);
+ *   save_qkv_proj      each block keeps its input and its q, k, v projections' outputs (MaxText's
+ *                      remat_policy save_qkv_proj);
+ *   full               keep only each transformer block's input and rerun the block's forward.
+ * The last four checkpoint every block (BLOCK_CHECKPOINTS); predictor/parallel.ts blockCheckpointsOf says,
+ * per layer, what each keeps and reruns, for memory (memory.ts) and time (step.ts) alike.
+ */
+export const RECOMPUTE = [
+  'none',
+  'selective',
+  'selective_op',
+  'save_qkv_out_proj',
+  'save_qkv_proj',
+  'full',
+] as const;
+export type Recompute = (typeof RECOMPUTE)[number];
+
+/**
  * What Megatron-Core's selective recomputation reruns (TransformerConfig.recompute_modules, under
  * recompute_granularity "selective"; its default is ["core_attn"]), of the modules this model knows:
  * core_attn the attention core; mlp a dense layer's whole MLP (not a mixture-of-experts one); moe_act
@@ -180,7 +210,8 @@ export interface SourceRecipe {
   models?: string[];
   /** Only rows of these tasks (pretrain, sft, lora; all when absent). */
   tasks?: string[];
-  family: string;
+  /** The framework family whose frameworkStates the rows keep (absent: their framework's, if any). */
+  family?: string;
   fp8Parameters?: boolean;
   /** Per precision mode. */
   masterWeights?: Partial<Record<string, 'fp32' | 'remainders' | 'bf16' | 'none'>>;
@@ -190,7 +221,7 @@ export interface SourceRecipe {
   /** Only rows on these GPUs (all when absent): a performance configuration is per GPU type. */
   gpus?: string[];
   /** The recomputation the script's configuration sets where the row does not state it. */
-  recompute?: 'none' | 'selective' | 'full';
+  recompute?: Recompute;
   /** Under selective recomputation, the modules it reruns (Megatron's recompute_modules; default core_attn). */
   recomputeModules?: RecomputeModule[];
 }
@@ -204,7 +235,7 @@ export interface FrameworkStates {
   /** Models whose recipe's optimizer keeps only the 16-bit remainders of the fp32 master weights. */
   masterRemaindersFor: string[];
   /** What the family's published configurations recompute when a row leaves it unstated. */
-  recomputeWhenUnstated: 'none' | 'selective' | 'full';
+  recomputeWhenUnstated: Recompute;
 }
 
 /** What one batch element of a model is. */

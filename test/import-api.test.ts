@@ -346,7 +346,7 @@ describe('mixture of experts through the API', () => {
     const c = JSON.stringify(qwenConfig);
     const r = await run(
       `query($c: String!) { recommend(input: { workload: { customModel: { huggingFaceConfig: $c }, seqLen: 4096, samples: 1e8 }, gpus: ["H100-SXM5-80GB"], precisions: [BF16], maxNodes: 2, gpusPerNode: [8], batchSizes: [1], objective: TIME, softwareStack: MEGATRON, limit: 3 }) {
-        status plans { nodes gpusPerNode batchSizePerGpu stepTimeMs parallelism { dataParallel tensorParallel pipelineParallel contextParallel virtualPipelineStages expertParallel zeroStage recompute microBatches } } } }`,
+        status plans { nodes gpusPerNode batchSizePerGpu stepTimeMs interNodeGbps parallelism { dataParallel tensorParallel pipelineParallel contextParallel virtualPipelineStages expertParallel zeroStage recompute microBatches } } } }`,
       { c },
     );
     expect(r.errors).toBeUndefined();
@@ -355,13 +355,15 @@ describe('mixture of experts through the API', () => {
     expect(plans[0].parallelism.expertParallel).toBeGreaterThan(1);
     const { dataParallel: _, microBatches, ...layout } = plans[0].parallelism;
     const again = await run(
-      `query($w: WorkloadInput!, $p: ParallelismInput, $nodes: Int!, $m: Int!) { predict(input: { workload: $w, gpu: "H100-SXM5-80GB", nodes: $nodes, gpusPerNode: 8, batchSizePerGpu: 1, gradAccumSteps: $m, precision: BF16, softwareStack: MEGATRON, parallelism: $p }) {
+      `query($w: WorkloadInput!, $p: ParallelismInput, $nodes: Int!, $m: Int!, $net: Float) { predict(input: { workload: $w, gpu: "H100-SXM5-80GB", nodes: $nodes, gpusPerNode: 8, batchSizePerGpu: 1, gradAccumSteps: $m, precision: BF16, softwareStack: MEGATRON, parallelism: $p, interNodeGbps: $net }) {
         stepTimeMs parallelism { expertParallel } } }`,
       {
         w: { customModel: { huggingFaceConfig: c }, seqLen: 4096, samples: 1e8 },
         p: layout,
         nodes: plans[0].nodes,
         m: microBatches,
+        // The network of the offer the plan was priced on (an offer may state less than the GPU's default).
+        net: plans[0].interNodeGbps,
       },
     );
     expect(again.errors).toBeUndefined();

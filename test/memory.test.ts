@@ -380,11 +380,11 @@ describe('published peak memory (torchtitan, peak reserved by the caching alloca
   it("torchtitan's plain 'selective' is its op-level checkpointing (the train configs' default), between none and full", () => {
     const row = llmCases().find((c) => c.id === 'torchtitan-0001')!;
     expect(rows.find((r) => r.id === 'torchtitan-0001')!.activation_checkpointing).toBe('selective');
-    expect(row.layout.recompute).toBe('op');
-    const at = (recompute: 'none' | 'op' | 'full') =>
+    expect(row.layout.recompute).toBe('selective_op');
+    const at = (recompute: 'none' | 'selective_op' | 'full') =>
       llmMemory({ ...row, layout: { ...row.layout, recompute } }, eff)!.activationsGb;
-    expect(at('op')).toBeLessThan(at('none'));
-    expect(at('op')).toBeGreaterThan(at('full'));
+    expect(at('selective_op')).toBeLessThan(at('none'));
+    expect(at('selective_op')).toBeGreaterThan(at('full'));
   });
 
   it("grouped-query attention keeps the K and V the projection wrote, not the heads' broadcast copies", () => {

@@ -7,6 +7,7 @@ import type { Breakdown, Execution } from '../step.js';
 import { PRECISIONS, type GpuSpec, type MathMode, type ModelCost, type ModelDef } from '../types.js';
 import type { Evidence } from './evidence.js';
 import { DEFAULT_STACK, stackEffects } from '../software.js';
+import { checkpointsBlocks } from '../parallel.js';
 
 export const FEATURE_VERSION = 3;
 
@@ -239,7 +240,9 @@ export function writeFeatures(
   put(ln(par?.contextParallel ?? 1));
   put(ln(par?.virtualPipelineStages ?? 1));
   put(par?.zeroStage ?? 0);
-  put(par?.recompute === 'full' ? 2 : par?.recompute === 'selective' ? 1 : 0);
+  // Checkpointed blocks (full or a policy keeping some outputs) 2, selective 1; the recompute share
+  // below says how much each reruns.
+  put(par && checkpointsBlocks(par.recompute) ? 2 : par?.recompute === 'selective' ? 1 : 0);
   put(b.pipelineBubbleMs / stepMs);
   put(b.recomputeMs / stepMs);
   put(b.tensorParallelCommMs / stepMs);
