@@ -14,7 +14,7 @@ import {
   type MemoryBreakdown,
   type MemoryConstants,
   type MemoryLayout,
-  withFrameworkRules,
+  frameworkMemory,
 } from './memory.js';
 import type { ZeroStage } from './parallel.js';
 import type { GpuSpec, ModelDef, Precision } from './types.js';
@@ -313,33 +313,28 @@ function shardingOf(
 export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
   if (!c.decoder) return null;
   // Megatron-Core (NeMo, Megatron-Bridge, Megatron-LM) fuses SwiGLU and keeps bf16 norm inputs;
-  // torchtitan and AutoModel run eagerly.
+  // torchtitan and AutoModel run eagerly. A source's own launch scripts (sourceRecipes) win over its
+  // framework family's recipes.
   const megatron = /Megatron|NeMo \(|NeMo 2|NeMo Megatron/.test(c.framework);
-  const rules = megatron ? { ...eff, memory: withFrameworkRules(eff.memory, 'megatron') } : eff;
-  // A source's own launch scripts (sourceRecipes) win over its framework family's recipes.
   const { recipe, states, recompute, recomputeModules, virtualStages } = runRecipe(
     { ...c, virtualPipeline: c.layout.virtualStages ?? 1 },
     eff.memory,
   );
+  const framework = frameworkMemory(eff, megatron ? 'megatron' : null, states, {
+    precision: c.precision,
+    model: c.model,
+    recipe,
+  });
   const layout: MemoryLayout = {
     ...c.layout,
-    ...(states
-      ? {
-          gradients: states.gradients,
-          fp8Parameters: recipe?.fp8Parameters ?? states.fp8Parameters,
-          masterWeights:
-            recipe?.masterWeights?.[c.precision] ??
-            (states.masterRemaindersFor.includes(c.model) ? 'remainders' : states.masterWeights),
-          ...(recipe?.optimizerState ? { optimizerState: recipe.optimizerState } : {}),
-        }
-      : {}),
+    ...framework.layout,
     // What the row states wins over the script's settings; the scripts' win over the family's (a
     // source with no family, MaxText's, still has its scripts).
     ...(virtualStages > 1 ? { virtualStages } : {}),
     recompute,
     ...(recomputeModules ? { recomputeModules } : {}),
   };
-  return shardedMemoryPerGpu(c.decoder, costOf(c.decoder), c.precision, c.microBatch, layout, rules);
+  return shardedMemoryPerGpu(c.decoder, costOf(c.decoder), c.precision, c.microBatch, layout, framework.eff);
 }
 
 export function llmFitChecks(cases: LlmCase[], eff: Efficiency): FitCheck[] {
