@@ -2,10 +2,10 @@
 // fit, at its batch and precision), the LLM rows of measurements/llm_train.csv that give their layout,
 // and the peak memory some of them publish. Used by `trainplan memory-check` (cli/) and the tests,
 // so the figures in the note and the tests come from the same code.
-import { getGpu, type Measurement } from '../seeds/catalog.js';
+import { getGpu, loadEfficiency, type Measurement } from '../seeds/catalog.js';
 import { loadLlmArchitectures, loadLlmRuns, type LlmRun } from '../seeds/llm.js';
 import { llmModel } from './llm.js';
-import { runRecipe, stageWithoutFsdp, statedRecompute } from './llm-recipes.js';
+import { recipeOf, runKeyOf, runRecipe, stageWithoutFsdp, statedRecompute } from './llm-recipes.js';
 import { predictRow } from './measured.js';
 import { costOf } from './predict.js';
 import {
@@ -14,7 +14,7 @@ import {
   type MemoryBreakdown,
   type MemoryConstants,
   type MemoryLayout,
-  withFrameworkRules,
+  frameworkMemory,
 } from './memory.js';
 import type { ZeroStage } from './parallel.js';
 import type { GpuSpec, ModelDef, Precision } from './types.js';
@@ -183,10 +183,15 @@ export function capacityOf(gpuId: string): number | null {
 /** The llm_train.csv rows that state TP, PP, micro-batch and sequence length, with their decoders (`moe`: with experts). */
 export function llmCases(): LlmCase[] {
   const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
+  const recipes = loadEfficiency().memory.sourceRecipes;
   const cases: LlmCase[] = [];
   for (const r of loadLlmRuns()) {
-    const { microBatch, seqLen, tensorParallel: tp, pipelineParallel: pp, contextParallel: cp } = r;
-    if (!r.layoutStated || microBatch === null || seqLen === null) continue;
+    const { microBatch, seqLen, contextParallel: cp } = r;
+    // A row without TP and PP is checked only where its launch scripts state them.
+    const scripted = r.layoutStated ? undefined : recipeOf(runKeyOf(r), recipes)?.layout;
+    if (!(r.layoutStated || scripted) || microBatch === null || seqLen === null) continue;
+    const tp = scripted?.tensorParallel ?? r.tensorParallel,
+      pp = scripted?.pipelineParallel ?? r.pipelineParallel;
     if (r.precision !== 'BF16' && r.precision !== 'FP8') continue;
     const gpus = r.numGpus;
     // The replicas of the run itself: some rows keep the dp of a base configuration while
@@ -308,30 +313,28 @@ function shardingOf(
 export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
   if (!c.decoder) return null;
   // Megatron-Core (NeMo, Megatron-Bridge, Megatron-LM) fuses SwiGLU and keeps bf16 norm inputs;
-  // torchtitan and AutoModel run eagerly.
+  // torchtitan and AutoModel run eagerly. A source's own launch scripts (sourceRecipes) win over its
+  // framework family's recipes.
   const megatron = /Megatron|NeMo \(|NeMo 2|NeMo Megatron/.test(c.framework);
-  const rules = megatron ? { ...eff, memory: withFrameworkRules(eff.memory, 'megatron') } : eff;
-  // A source's own launch scripts (sourceRecipes) win over its framework family's recipes.
   const { recipe, states, recompute, recomputeModules, virtualStages } = runRecipe(
     { ...c, virtualPipeline: c.layout.virtualStages ?? 1 },
     eff.memory,
   );
-  const layout: MemoryLayout = states
-    ? {
-        ...c.layout,
-        gradients: states.gradients,
-        fp8Parameters: recipe?.fp8Parameters ?? states.fp8Parameters,
-        masterWeights:
-          recipe?.masterWeights?.[c.precision] ??
-          (states.masterRemaindersFor.includes(c.model) ? 'remainders' : states.masterWeights),
-        ...(recipe?.optimizerState ? { optimizerState: recipe.optimizerState } : {}),
-        // What the row states wins over the script's settings.
-        ...(virtualStages > 1 ? { virtualStages } : {}),
-        recompute,
-        ...(recomputeModules ? { recomputeModules } : {}),
-      }
-    : c.layout;
-  return shardedMemoryPerGpu(c.decoder, costOf(c.decoder), c.precision, c.microBatch, layout, rules);
+  const framework = frameworkMemory(eff, megatron ? 'megatron' : null, states, {
+    precision: c.precision,
+    model: c.model,
+    recipe,
+  });
+  const layout: MemoryLayout = {
+    ...c.layout,
+    ...framework.layout,
+    // What the row states wins over the script's settings; the scripts' win over the family's (a
+    // source with no family, MaxText's, still has its scripts).
+    ...(virtualStages > 1 ? { virtualStages } : {}),
+    recompute,
+    ...(recomputeModules ? { recomputeModules } : {}),
+  };
+  return shardedMemoryPerGpu(c.decoder, costOf(c.decoder), c.precision, c.microBatch, layout, framework.eff);
 }
 
 export function llmFitChecks(cases: LlmCase[], eff: Efficiency): FitCheck[] {

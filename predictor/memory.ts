@@ -37,9 +37,11 @@ import {
 import type {
   AttentionImplementation,
   Efficiency,
+  FrameworkStates,
   MemoryConstants,
   SavedRule,
   SavedTensorType,
+  SourceRecipe,
 } from '../seeds/types.js';
 import type { SoftwareStack } from './software.js';
 import type { Execution } from './step.js';
@@ -599,19 +601,45 @@ export function stackMemory(
   stack: SoftwareStack | undefined,
   precision: Precision,
   eff: Efficiency,
-): { eff: Efficiency; layout: Pick<MemoryLayout, 'gradients' | 'fp8Parameters' | 'masterWeights'> } {
+): FrameworkMemory {
   if (stack !== 'MEGATRON' && stack !== 'TUNED') return { eff, layout: {} };
-  const memory = withFrameworkRules(eff.memory, 'megatron');
-  const states = eff.memory.frameworkStates.megatron;
-  const layout =
-    states && (precision === 'BF16' || precision === 'FP8' || precision === 'FP4')
-      ? {
-          gradients: states.gradients,
-          fp8Parameters: states.fp8Parameters,
-          masterWeights: states.masterWeights,
-        }
-      : {};
-  return { eff: { ...eff, memory }, layout };
+  const trainsIn = precision === 'BF16' || precision === 'FP8' || precision === 'FP4';
+  return frameworkMemory(eff, 'megatron', trainsIn ? eff.memory.frameworkStates.megatron : undefined);
+}
+
+/** The memory constants and layout fields a framework's kernels and recipes change. */
+export interface FrameworkMemory {
+  eff: Efficiency;
+  layout: Pick<MemoryLayout, 'gradients' | 'fp8Parameters' | 'masterWeights' | 'optimizerState'>;
+}
+
+/**
+ * One place for what a framework changes in memory, for a plan on a stack (stackMemory) and for a
+ * published run (memory-check.ts llmMemory): the saved-tensor rules of its fused kernels
+ * (frameworkRules; null: the general ones), the model states its recipes store (frameworkStates;
+ * undefined: the precision mode's), and a source's own launch scripts over those (sourceRecipes),
+ * for a named model where the recipes name models (masterRemaindersFor).
+ */
+export function frameworkMemory(
+  eff: Efficiency,
+  rules: 'megatron' | null,
+  states: FrameworkStates | undefined,
+  run?: { precision: Precision; model: string; recipe: SourceRecipe | undefined },
+): FrameworkMemory {
+  const withRules = rules ? { ...eff, memory: withFrameworkRules(eff.memory, rules) } : eff;
+  if (!states) return { eff: withRules, layout: {} };
+  const recipe = run?.recipe;
+  return {
+    eff: withRules,
+    layout: {
+      gradients: states.gradients,
+      fp8Parameters: recipe?.fp8Parameters ?? states.fp8Parameters,
+      masterWeights:
+        (run && recipe?.masterWeights?.[run.precision]) ??
+        (run && states.masterRemaindersFor.includes(run.model) ? 'remainders' : states.masterWeights),
+      ...(recipe?.optimizerState ? { optimizerState: recipe.optimizerState } : {}),
+    },
+  };
 }
 
 /** GB here are GiB, as GPU memory sizes are labelled (an "80GB" GPU holds 80 GiB). */

@@ -269,6 +269,15 @@ function recomputeOf(recipe: string, recompute: unknown): Recompute {
   return recompute as Recompute;
 }
 
+/** A recipe's stated tensor and pipeline parallel degrees: whole numbers of at least 1. */
+function layoutOf(recipe: string, layout: unknown): { tensorParallel: number; pipelineParallel: number } {
+  const l = layout as Record<string, unknown>;
+  for (const k of ['tensorParallel', 'pipelineParallel'])
+    if (!Number.isInteger(l[k]) || (l[k] as number) < 1)
+      throw new Error(`seeds/memory.json sourceRecipes.${recipe}: layout.${k} must be a whole number >= 1`);
+  return { tensorParallel: l.tensorParallel as number, pipelineParallel: l.pipelineParallel as number };
+}
+
 /** A recipe's recompute_modules, each one the memory and step-time models know (an unknown one would silently count as nothing). */
 function recomputeModulesOf(recipe: string, modules: unknown): RecomputeModule[] {
   const list = modules as string[];
@@ -308,6 +317,7 @@ export function parseMemoryConstants(text: string): MemoryConstants {
         ...(r.gpus ? { gpus: r.gpus as string[] } : {}),
         ...(r.recompute ? { recompute: recomputeOf(name, r.recompute) } : {}),
         ...(r.recomputeModules ? { recomputeModules: recomputeModulesOf(name, r.recomputeModules) } : {}),
+        ...(r.layout ? { layout: layoutOf(name, r.layout) } : {}),
       })),
     cudaContextGb: value('cudaContextGb'),
     ncclBuffersGb: value('ncclBuffersGb'),

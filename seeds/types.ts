@@ -224,6 +224,8 @@ export interface SourceRecipe {
   recompute?: Recompute;
   /** Under selective recomputation, the modules it reruns (Megatron's recompute_modules; default core_attn). */
   recomputeModules?: RecomputeModule[];
+  /** The tensor and pipeline parallel degrees the scripts set, where the rows leave them empty. */
+  layout?: { tensorParallel: number; pipelineParallel: number };
 }
 
 /** How a framework family's recipes store the model states (seeds/memory.json frameworkStates). */
