@@ -73,12 +73,19 @@ export interface SearchShare {
   sums: Map<string, Map<number, LayerSums>>;
   /** Per GPU, precision and micro-batch: the configurations, sorted by bound. */
   configs: Map<string, Config[]>;
+  /** Per GPU, precision and micro-batch: a stage's work per configuration and EP within a node (see `consider`). */
+  stageWork: Map<string, Map<number, number>>;
   /**
-   * Per precision, micro-batch and GPU layout (GPUs per node and nodes): the GPU memory sizes known to
-   * fit no parallel layout there (up to noneUpTo) and some (from someFrom). Whether a layout fits reads
-   * only its memory, which no GPU changes, against the GPU's memory size.
+   * Per precision and GPU layout (GPUs per node and nodes): the (micro-batch, GPU memory size) pairs
+   * known to fit no parallel layout there, and those known to fit some. Whether a layout fits reads
+   * only its memory, which no GPU changes, against the GPU's memory size; and no layout's memory
+   * falls with the micro-batch (memory.ts: the activations are per sample, the rest does not read
+   * it). So nothing fits with a bigger batch on no more memory than where nothing fits, and something
+   * fits with a smaller batch on no less memory than where something does.
    */
-  fit: Map<string, { noneUpTo: number; someFrom: number }>;
+  fit: Map<string, { none: FitAt[]; some: FitAt[] }>;
+  /** Per precision and micro-batch: per layout (a search's memberSlot), GB per GPU at the request's widest DP. */
+  widestGb: Map<string, Float64Array>;
   /** Per precision, micro-batch and GPU memory size: per layout (a search's memberSlot), where it fits (see fitsAt). */
   fitBounds: Map<string, (FitBounds | undefined)[]>;
 }
@@ -86,9 +93,17 @@ export const searchShare = (): SearchShare => ({
   memory: new Map(),
   sums: new Map(),
   configs: new Map(),
+  stageWork: new Map(),
   fit: new Map(),
+  widestGb: new Map(),
   fitBounds: new Map(),
 });
+
+/** A micro-batch and a GPU memory size (GB). */
+interface FitAt {
+  batch: number;
+  memoryGb: number;
+}
 
 /** Where a layout fits on a GPU: at no DP up to unfitUpTo, at every DP from fitsFrom (DP >= 2), and at DP = 1 if `one`. */
 interface FitBounds {
@@ -170,7 +185,7 @@ export interface Config {
   key: number;
   /**
    * Per ZeRO stage: optimizer + precision overhead = unshardedMs + shardedMs / DP (NaN until first
-   * needed), and the narrowest DP width that fits.
+   * needed; shared by the configurations of one TP and PP), and the narrowest DP width that fits.
    */
   unshardedMs: number[];
   shardedMs: number[];
@@ -297,7 +312,13 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     ...(moe ? { expertParallel: eps[eps.length - 1] } : {}),
   });
   /** A configuration's GPU-count-free parts: its compute bound and where it fits (its optimizer terms on demand). */
-  const configure = (t: number, pp: number, recompute: Recompute, m: number): Config => {
+  const configure = (
+    t: number,
+    pp: number,
+    recompute: Recompute,
+    m: number,
+    optimizerTerms: Pick<Config, 'unshardedMs' | 'shardedMs'>,
+  ): Config => {
     const c1 = compute(t * pp, 1, m, boundLayout(t, pp, 0, recompute));
     const computeMs =
       c1.forwardMs +
@@ -310,8 +331,8 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     for (let z = 0; z <= 3; z++) {
       const zeroStage = z as ZeroStage;
       // A mixture-of-experts model's fit depends on its EP too: `consider` finds it per EP. Only
-      // ZeRO-2's narrowest width is read here, for the one-micro-batch ZeRO-1 skip in `best`.
-      if (moe && z !== 2) {
+      // ZeRO-2's narrowest width at one micro-batch is read here, for the ZeRO-1 skip in `best`.
+      if (moe && (z !== 2 || m !== 1)) {
         minDp.push(Infinity);
         continue;
       }
@@ -341,8 +362,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       m,
       computeMs,
       key: (computeMs * t * pp) / m,
-      unshardedMs: [NaN, NaN, NaN, NaN],
-      shardedMs: [NaN, NaN, NaN, NaN],
+      ...optimizerTerms,
       minDp,
     };
   };
@@ -366,8 +386,13 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     (configs ??= shared(share.configs, `${gpu.id}/${precision}/${batch}`, () => {
       const all: Config[] = [];
       for (const t of tps)
-        for (const pp of pps)
-          for (const recompute of recomputes) all.push(configure(t, pp, recompute, microBatchesOf(pp)));
+        for (const pp of pps) {
+          // The optimizer and precision terms do not read the recomputation (step.ts): one (TP, PP)
+          // reads them once for all three.
+          const optimizerTerms = { unshardedMs: [NaN, NaN, NaN, NaN], shardedMs: [NaN, NaN, NaN, NaN] };
+          for (const recompute of recomputes)
+            all.push(configure(t, pp, recompute, microBatchesOf(pp), optimizerTerms));
+        }
       return all.sort((a, b) => a.key - b.key);
     }));
 
@@ -384,7 +409,14 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     gpus = 0,
     bestMsPerSample = Infinity;
   let best: { p: Parallelism; m: number; compute: ComputeTime; comm: Communication } | null = null;
-  const stageWork = new Map<number, number>();
+  // A stage's work with its EP group in a node reads neither the network nor the GPUs per node, so
+  // the GPU's offers share it; across nodes it is this search's own.
+  const stageWorkInNode = shared(
+    share.stageWork,
+    `${gpu.id}/${precision}/${batch}`,
+    () => new Map<number, number>(),
+  );
+  const stageWorkAcross = new Map<number, number>();
   const fitsAtSomeEp = (c: Config, zeroStage: ZeroStage, dp: number) => {
     for (const ep of eps) {
       if ((gpus / c.pp) % ep !== 0) continue;
@@ -407,14 +439,13 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     (((LOG2[t] * pps.length + ppIndex[pp]) * RECOMPUTE.length + RECOMPUTE_INDEX[recompute]) * 4 + zeroStage) *
       EP_DEGREES.length +
     LOG2[ep];
+  const slots = TP_DEGREES.length * pps.length * RECOMPUTE.length * 4 * EP_DEGREES.length;
+  const widestGb = shared(share.widestGb, `${precision}/${batch}`, () => new Float64Array(slots).fill(NaN));
   // A layout's fit reads only its memory (shared) and the GPU's memory size, so GPUs of one size share it.
   const fitBounds = shared(
     share.fitBounds,
     `${precision}/${batch}/${gpu.memoryGb}`,
-    () =>
-      new Array<FitBounds | undefined>(
-        TP_DEGREES.length * pps.length * RECOMPUTE.length * 4 * EP_DEGREES.length,
-      ),
+    () => new Array<FitBounds | undefined>(slots),
   );
   const fitsAt = (
     t: number,
@@ -428,17 +459,18 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     // A fixed global batch sets the micro-batches per width: each layout is asked at one DP only.
     if (m !== microBatchesOf(pp)) return fitsIn(memoryGb(t, pp, dp, zeroStage, recompute, m, ep));
     const slot = memberSlot(t, pp, recompute, zeroStage, ep);
-    let b = fitBounds[slot];
-    if (!b) {
-      fitBounds[slot] = b = { unfitUpTo: 1, fitsFrom: Infinity };
-      // Layouts come narrowest first: one that does not fit at the widest DP of the request is
-      // settled at once.
-      const widest = Math.floor(mostGpus / (t * pp));
-      if (widest > dp) {
-        if (fitsIn(memoryGb(t, pp, widest, zeroStage, recompute, m, ep))) b.fitsFrom = widest;
-        else b.unfitUpTo = widest;
-      }
+    // Layouts come narrowest first: one that does not fit at the widest DP of the request fits at no
+    // DP from 2 on, on this GPU or any with no more memory; that memory is read once for the request.
+    const widest = Math.floor(mostGpus / (t * pp));
+    const probed = dp >= 2 && widest > dp;
+    if (probed) {
+      let gb = widestGb[slot];
+      if (Number.isNaN(gb)) widestGb[slot] = gb = memoryGb(t, pp, widest, zeroStage, recompute, m, ep);
+      if (!fitsIn(gb)) return false;
     }
+    let b = fitBounds[slot];
+    if (!b) fitBounds[slot] = b = { unfitUpTo: 1, fitsFrom: Infinity };
+    if (probed && widest < b.fitsFrom) b.fitsFrom = widest;
     if (dp < 2) return (b.one ??= fitsIn(memoryGb(t, pp, dp, zeroStage, recompute, m, ep)));
     if (dp >= b.fitsFrom) return true;
     if (dp <= b.unfitUpTo) return false;
@@ -469,21 +501,17 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     return false;
   };
   /**
-   * someLayoutFits, settled once per GPU memory size for the whole request: a layout's memory does
-   * not depend on the GPU, so a GPU with no more memory than one where nothing fits fits nothing,
-   * and one with no less than one where something fits fits that. (The layouts are the same on
-   * every GPU: TP divides g, which recommend.ts keeps within the GPU's GPUs per node.)
+   * someLayoutFits, settled from what the request's searches found before (SearchShare.fit) where
+   * that says, asked and recorded where not. (The layouts are the same on every GPU: TP divides g,
+   * which recommend.ts keeps within the GPU's GPUs per node.)
    */
   const fitsSomewhere = (): boolean => {
-    const known = shared(share.fit, `${precision}/${batch}/${g}/${nodes}`, () => ({
-      noneUpTo: -Infinity,
-      someFrom: Infinity,
-    }));
-    if (gpu.memoryGb <= known.noneUpTo) return false;
-    if (gpu.memoryGb >= known.someFrom) return true;
+    const known = shared(share.fit, `${precision}/${g}/${nodes}`, () => ({ none: [], some: [] }));
+    const memoryGb = gpu.memoryGb;
+    if (known.none.some((n) => n.batch <= batch && n.memoryGb >= memoryGb)) return false;
+    if (known.some.some((n) => n.batch >= batch && n.memoryGb <= memoryGb)) return true;
     const some = someLayoutFits();
-    if (some) known.someFrom = gpu.memoryGb;
-    else known.noneUpTo = gpu.memoryGb;
+    (some ? known.some : known.none).push({ batch, memoryGb });
     return some;
   };
   const consider = (
@@ -516,6 +544,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       // ZeRO stage, nor on the GPUs per node while the EP group fits in a node (step.ts: only the
       // all-to-all's inter-node share reads them): read once, with the optimizer's share of the
       // configuration's bound, they bound this EP from below on every layout that shares them.
+      const stageWork = ep <= g ? stageWorkInNode : stageWorkAcross;
       const workKey = layoutKey(t, pp, recompute, m, 0, ep) * 32 + (ep <= g ? 0 : g);
       const work = stageWork.get(workKey);
       if (work !== undefined && (work + lowerBoundMs - computeBoundMs) / perSample >= bestMsPerSample)

@@ -531,11 +531,12 @@ describe('one search over several GPUs', () => {
     expect(missing).toBeGreaterThan(10);
   });
 
-  it('has a plan on every layout where some parallelism fits, and none elsewhere (exhaustive)', () => {
+  it('has the fastest plan per sample of every layout that fits, on every GPU layout (exhaustive)', () => {
     // Where nothing fits is settled once per precision, batch, GPUs per node and nodes and read by
-    // the later searches; predict over every layout says where something fits. The hungrier
-    // precision, the bigger batch and fewer GPUs per node come first, and node counts rise: each
-    // reads what the one before left.
+    // the later searches, and the bounds that order and stop a search are shared too; predict over
+    // every layout says where something fits and which is fastest. The hungrier precision, the
+    // bigger batch and fewer GPUs per node come first, and node counts rise: each reads what the one
+    // before left.
     const gpu = getGpu('A100-SXM4-80GB')!;
     const r = recommend(
       {
@@ -551,8 +552,10 @@ describe('one search over several GPUs', () => {
       eff,
     );
     const s = parallelStructure(costOf(qwen30b), qwen30b.layers);
-    const someFits = (precision: Precision, batch: number, g: number, nodes: number) => {
+    /** The least time per sample of every layout that fits (Infinity: none fits). */
+    const fastest = (precision: Precision, batch: number, g: number, nodes: number) => {
       const gpus = g * nodes;
+      let best = Infinity;
       for (const t of [1, 2, 4].filter((x) => g % x === 0 && s.heads! % x === 0))
         for (const pp of [1, 2, 3, 4, 6, 8, 12, 16].filter((x) => gpus % (t * x) === 0 && s.blocks % x === 0))
           for (const recompute of ['none', 'selective', 'full'] as const)
@@ -577,26 +580,31 @@ describe('one search over several GPUs', () => {
                   }),
                   eff,
                 );
-                if (d.fitsInMemory) return true;
+                if (d.fitsInMemory)
+                  best = Math.min(best, d.stepTimeMs / ((pp === 1 ? 1 : 4 * pp) * (gpus / (t * pp))));
               }
-      return false;
+      return best;
     };
     const seen = new Set<string>();
     for (const precision of ['AMP_BF16', 'BF16'] as const)
       for (const batch of [4, 1])
         for (const g of [2, 4])
           for (let nodes = 1; nodes <= 4; nodes++) {
-            const planned = r.plans.some(
+            const plan = r.plans.find(
               (p) =>
                 p.precision === precision &&
                 p.batchSizePerGpu === batch &&
                 p.gpusPerNode === g &&
                 p.nodes === nodes,
             );
-            expect(planned, `${precision}, batch ${batch}, ${nodes} x ${g}`).toBe(
-              someFits(precision, batch, g, nodes),
-            );
-            seen.add(`${planned}`);
+            const best = fastest(precision, batch, g, nodes);
+            const where = `${precision}, batch ${batch}, ${nodes} x ${g}`;
+            expect(plan !== undefined, where).toBe(best < Infinity);
+            if (plan) {
+              const { dataParallel, microBatches } = plan.parallelism;
+              expect(plan.stepTimeMs / (microBatches * dataParallel), where).toBeCloseTo(best, 6);
+            }
+            seen.add(`${plan !== undefined}`);
           }
     // Not vacuous: both kinds of layout (plain data parallelism fits on none of them).
     expect(seen.size).toBe(2);
