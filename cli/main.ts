@@ -18,7 +18,7 @@ import {
   readMeasurements,
 } from '../seeds/catalog.js';
 import { PRECISIONS } from '../predictor/types.js';
-import { RECOMPUTE_MODULES } from '../seeds/types.js';
+import { RECOMPUTE, RECOMPUTE_MODULES } from '../seeds/types.js';
 import { SETTINGS } from '../service/config.js';
 import { evaluate, formatEvaluation, GROUP_KEYS, type GroupKey } from './evaluate.js';
 import { calibrate } from './calibrate.js';
@@ -171,7 +171,7 @@ Columns:
   precision              ${PRECISIONS.join(', ')}
   optional: num_nodes, throughput_unit (default: the model's own, e.g. images/s), grad_accum_steps,
   seq_len_or_image_size, tensor_parallel, pipeline_parallel, zero_stage, recompute
-  (none/selective/full), recompute_modules (under selective, ;-separated, of
+  (${RECOMPUTE.join('/')}), recompute_modules (under selective, ;-separated, of
   ${RECOMPUTE_MODULES.join(', ')}; default core_attn), expert_parallel
   (mixture-of-experts models); seeds/measurements/train.csv's layout works as it is.
 ${examples(

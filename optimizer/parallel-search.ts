@@ -1,7 +1,7 @@
 // The search beyond plain data parallelism, for one (GPU type, precision, micro-batch): for a layout
 // of GPUs (per node x nodes) it finds the fastest way to run the model there with tensor parallelism
 // (TP, inside a node), pipeline parallelism (PP, stages dividing the transformer blocks), ZeRO 0-3
-// over the data-parallel group and recomputation (none, selective, full), among those that fit in
+// over the data-parallel group and recomputation (none, selective, full: SEARCHED_RECOMPUTE), among those that fit in
 // memory. recommend.ts asks only where plain data parallelism does not fit (parallelismSearch 'auto')
 // or everywhere ('all'), so searches for models that fit stay as fast as before.
 //

@@ -666,10 +666,20 @@ export function checkParallelism(
       'expertParallel',
       `the ${gpus / pp} GPUs of a pipeline stage do not split into groups of ${ep} expert-parallel ranks`,
     );
-  if (p.recompute === 'full' && s.blocks === 0)
+  if (checkpointsBlocks(p.recompute) && s.blocks === 0)
     return bad(
       'recompute',
-      'full recomputation checkpoints transformer blocks, and this model has none; use selective or none',
+      `${p.recompute} checkpoints transformer blocks, and this model has none; use selective or none`,
+    );
+  // Without attention there are no q, k, v or output projections to keep: the policy would be full
+  // recomputation under another name.
+  if (
+    (p.recompute === 'save_qkv_proj' || p.recompute === 'save_qkv_out_proj') &&
+    !s.attentionCore.some(Boolean)
+  )
+    return bad(
+      'recompute',
+      `${p.recompute} keeps attention's projections, and this model has no attention; use full`,
     );
   return null;
 }

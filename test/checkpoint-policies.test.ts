@@ -152,4 +152,22 @@ describe('GraphQL: the checkpoint policies through predict', () => {
     const bad = await answer('SAVE_EVERYTHING');
     expect(bad.errors?.[0].message).toMatch(/SAVE_EVERYTHING/);
   });
+
+  it('a block checkpoint on a model without blocks, or a projections-keeping one without attention, is BAD_USER_INPUT naming parallelism.recompute', async () => {
+    const zoo = (model: string, recompute: string) =>
+      run(`{ predict(input: { workload: { model: "${model}", samples: 1e6 }, gpu: "A100-SXM4-80GB", precision: BF16, batchSizePerGpu: 32, nodes: 1, gpusPerNode: 8,
+        parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 1, recompute: ${recompute} } }) { stepTimeMs } }`);
+    for (const mode of ['SELECTIVE_OP', 'SAVE_QKV_PROJ', 'FULL']) {
+      const r = await zoo('resnet50_v1.5', mode);
+      expect(r.errors?.[0].extensions?.code, mode).toBe('BAD_USER_INPUT');
+      expect(r.errors?.[0].message).toMatch(
+        /parallelism\.recompute.*checkpoints transformer blocks, and this model has none/,
+      );
+    }
+    // GNMT's LSTM stack is one block for the layout, with no attention core to keep projections of.
+    const gnmt = await zoo('gnmt_v2', 'SAVE_QKV_OUT_PROJ');
+    expect(gnmt.errors?.[0].extensions?.code).toBe('BAD_USER_INPUT');
+    expect(gnmt.errors?.[0].message).toMatch(/parallelism\.recompute.*no attention; use full/);
+    expect((await zoo('gnmt_v2', 'FULL')).errors).toBeUndefined();
+  });
 });
