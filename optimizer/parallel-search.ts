@@ -1,12 +1,13 @@
 // The search beyond plain data parallelism, for one (GPU type, precision, micro-batch): for a layout
 // of GPUs (per node x nodes) it finds the fastest way to run the model there with tensor parallelism
 // (TP, inside a node), pipeline parallelism (PP, stages dividing the transformer blocks), ZeRO 0-3
-// over the data-parallel group and recomputation (none, selective, full: SEARCHED_RECOMPUTE), among those that fit in
+// over the data-parallel group and recomputation (SEARCHED_RECOMPUTE: none, selective or torchtitan's
+// op-level policy, full), among those that fit in
 // memory. recommend.ts asks only where plain data parallelism does not fit (parallelismSearch 'auto')
 // or everywhere ('all'), so searches for models that fit stay as fast as before.
 //
 // The search is exact within its space (TP in 1, 2, 4, 8, 16 dividing the heads and the GPUs per
-// node; PP dividing the transformer blocks, up to 64; ZeRO 0-3; none/selective/full recomputation)
+// node; PP dividing the transformer blocks, up to 64; ZeRO 0-3; the stack's recomputation modes)
 // and cheap per layout:
 //   - a step never takes less than its compute, stage work x (micro-batches + PP - 1) (step.ts), which
 //     does not depend on the GPU count; per sample that bounds every layout from below, so the
@@ -51,6 +52,7 @@ import {
 } from '../predictor/step.js';
 import type { GpuSpec, ModelCost, ModelDef, Precision } from '../predictor/types.js';
 import type { Candidate, RecommendRequest, RejectReason } from './search-types.js';
+import type { SoftwareStack } from '../predictor/software.js';
 
 /** Micro-batches per pipeline stage when the request does not fix the global batch. */
 export const MICRO_BATCHES_PER_STAGE = 4;
@@ -152,11 +154,18 @@ export interface ShardedSearch {
 }
 
 /**
- * The recomputation a search tries, least work first: what every stack can run. The framework-specific
- * block checkpoints (torchtitan's op-level policy, the JAX projections-saving ones) are priced when a
- * plan or a recorded run names them.
+ * The recomputation a search tries, least work first, per software stack: what its frameworks run.
+ * Megatron-Core and stock PyTorch: none, selective (the attention core) and full. TORCH_COMPILE
+ * (torchtitan's recipes): none, its op-level selective checkpointing (its train configs' default) and
+ * full; Megatron's selective is not one of torchtitan's modes. Each list is nested: every mode reruns
+ * what the one before it reruns and more (collectives included: parallel.ts rerunOf), and keeps no
+ * more, so the least recomputation that fits is the fastest of its (TP, PP, ZeRO). (Selective and
+ * selective_op are not nested: at long sequences the attention core can cost more than the op
+ * policy's matmuls, which is another reason they are not searched together.) The JAX
+ * projection-keeping policies are priced when a plan or a recorded run names them.
  */
-const SEARCHED_RECOMPUTE: readonly Recompute[] = ['none', 'selective', 'full'];
+const SEARCHED_RECOMPUTE = (stack: SoftwareStack | undefined): readonly Recompute[] =>
+  stack === 'TORCH_COMPILE' ? ['none', 'selective_op', 'full'] : ['none', 'selective', 'full'];
 const RECOMPUTE_INDEX: Record<Recompute, number> = Object.fromEntries(
   RECOMPUTE.map((r, i) => [r, i]),
 ) as Record<Recompute, number>;
@@ -202,7 +211,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   );
   const pps =
     s.tensorParallelizable && s.blocks >= 2 ? divisors(s.blocks).filter((p) => p <= MAX_STAGES) : [1];
-  const recomputes: Recompute[] = SEARCHED_RECOMPUTE.filter(
+  const recomputes: Recompute[] = SEARCHED_RECOMPUTE(r.stack).filter(
     (m) => m === 'none' || (m === 'selective' ? s.attentionCore.some(Boolean) : s.blocks > 0),
   );
   const eps = s.experts === null ? [1] : EP_DEGREES.filter((e) => s.experts! % e === 0);

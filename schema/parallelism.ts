@@ -19,7 +19,7 @@ registerEnumType(RecomputeEnum, {
     },
     SELECTIVE_OP: {
       description:
-        'PyTorch op-level selective checkpointing as torchtitan configures it (activation_checkpoint mode "selective", selective_ac_option "op"): each block keeps its input, the fused attention\'s output and every other matmul\'s output, and reruns the rest (for a Llama block: wk, wo and w3 rerun). Priced when named; recommend does not search it.',
+        'PyTorch op-level selective checkpointing as torchtitan configures it (activation_checkpoint mode "selective", selective_ac_option "op"): each block keeps its input, the fused attention\'s output and every other matmul\'s output, and reruns the rest (for a Llama block: wk, wo and w3 rerun). recommend searches it, in place of SELECTIVE, when softwareStack is TORCH_COMPILE.',
     },
     SAVE_QKV_OUT_PROJ: {
       description:

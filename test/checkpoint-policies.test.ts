@@ -11,6 +11,7 @@ import { getGpu, loadEfficiency, MEMORY_FILE, parseMemoryConstants } from '../se
 import { loadLlmArchitectures } from '../seeds/llm.js';
 import { readFileSync } from 'node:fs';
 import { apolloForTests } from './graphql-client.js';
+import { recommend } from '../optimizer/recommend.js';
 import { HF_CONFIGS } from './import-fixtures.js';
 import { runKeyOf, runRecipe } from '../predictor/llm-recipes.js';
 
@@ -169,5 +170,64 @@ describe('GraphQL: the checkpoint policies through predict', () => {
     expect(gnmt.errors?.[0].extensions?.code).toBe('BAD_USER_INPUT');
     expect(gnmt.errors?.[0].message).toMatch(/parallelism\.recompute.*no attention; use full/);
     expect((await zoo('gnmt_v2', 'FULL')).errors).toBeUndefined();
+  });
+});
+
+describe("recommend on TORCH_COMPILE searches torchtitan's op-level checkpointing", () => {
+  const request = (stack: 'TORCH_COMPILE' | 'PYTORCH_EAGER') =>
+    recommend(
+      {
+        model: llama70b,
+        samples: 1e9,
+        objective: 'TIME',
+        gpus: [H100],
+        precisions: ['BF16'],
+        maxNodes: 4,
+        gpusPerNodeChoices: [8],
+        batchSizes: [2],
+        interNodeGbps: () => 3200,
+        limit: 5,
+        parallelismSearch: 'all',
+        stack,
+      },
+      eff,
+    );
+  const compiled = request('TORCH_COMPILE');
+
+  it('Llama-2-70B at micro-batch 2 on 4 nodes of H100: SELECTIVE_OP, which the other stacks do not search', () => {
+    const four = compiled.plans.find((p) => p.nodes === 4)!;
+    expect(four.parallelism.recompute).toBe('selective_op');
+    for (const p of request('PYTORCH_EAGER').plans) expect(p.parallelism.recompute).not.toBe('selective_op');
+  });
+
+  it('the plan on 4 nodes is the fastest per sample of every layout that fits there at none, selective_op or full (exhaustive)', () => {
+    const plan = compiled.plans.find((p) => p.nodes === 4)!;
+    let best = Infinity;
+    for (const t of [1, 2, 4, 8])
+      for (const pp of [1, 2, 4, 8, 16].filter((x) => 32 % (t * x) === 0))
+        for (const recompute of ['none', 'selective_op', 'full'] as const)
+          for (const zeroStage of [0, 1, 2, 3] as const) {
+            const dp = 32 / (t * pp);
+            if (zeroStage > 0 && dp === 1) continue;
+            const m = pp === 1 ? 1 : 4 * pp;
+            const d = predict(
+              {
+                model: llama70b,
+                gpu: H100,
+                precision: 'BF16',
+                batchSizePerGpu: 2,
+                gpusPerNode: 8,
+                nodes: 4,
+                gradAccumSteps: m,
+                interNodeGbps: 3200,
+                parallelism: { tensorParallel: t, pipelineParallel: pp, zeroStage, recompute },
+                stack: 'TORCH_COMPILE',
+              },
+              eff,
+            );
+            if (d.fitsInMemory) best = Math.min(best, d.stepTimeMs / (m * dp));
+          }
+    const { dataParallel, microBatches } = plan.parallelism;
+    expect(plan.stepTimeMs / (microBatches * dataParallel)).toBeCloseTo(best, 6);
   });
 });
