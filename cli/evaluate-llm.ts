@@ -169,6 +169,7 @@ export function formatLlmEvaluation(eff: Efficiency = loadEfficiency()): string 
     `LLM runs (latest version of each, analytical predictor at the run's layout and stack): ${all.length} rows, ${ok.length} predicted, MAPE ${pct(mean(ok.map(ape)))}`,
     table('source', ok, shortSource),
     table('stack', ok, (p) => stackOfFramework(p.run.framework)),
+    fitLine(ok),
     table('precision', ok, (p) => p.run.precision),
     table('GPU', ok, (p) => p.run.gpu),
     table('model family', ok, family),
@@ -186,6 +187,23 @@ export function formatLlmEvaluation(eff: Efficiency = loadEfficiency()): string 
     'not predicted:',
     ...[...skipped].sort((a, b) => b[1] - a[1]).map(([r, n]) => `  ${n}  ${r}`),
   ].join('\n\n');
+}
+
+/**
+ * Whether `predict` (what a user's query gets: the stack's memory rules, the run's stated or scripted
+ * recomputation, not the memory check's per-source optimizer recipes) fits each run in its GPU.
+ */
+function fitLine(ok: LlmRunPrediction[]): string {
+  const byStack = new Map<string, LlmRunPrediction[]>();
+  for (const p of ok) {
+    const stack = stackOfFramework(p.run.framework);
+    byStack.set(stack, [...(byStack.get(stack) ?? []), p]);
+  }
+  const parts = [...byStack].map(([stack, ps]) => {
+    const misses = ps.filter((p) => !p.prediction!.fitsInMemory);
+    return `${stack} ${ps.length - misses.length} of ${ps.length}${misses.length ? ` (misses: ${misses.map((p) => `${p.run.id} ${p.prediction!.memory.totalGb.toFixed(1)} GB`).join(', ')})` : ''}`;
+  });
+  return `Predicted to fit in their GPUs' memory through predict, at their own layout and stack: ${parts.join('; ')}`;
 }
 
 // GEMM fractions above 1: the kernel tables are medians over shapes of the kernels XLA picked, below
