@@ -726,7 +726,10 @@ export function shardedMemoryPerGpu(
   const m = layout.microBatches;
   const firstHeld = chunks > 1 ? pp * (1 + (pp - 1) / (pp * chunks)) : pp;
   const lastHeld = chunks > 1 ? ((chunks - 1) * pp + 1) / chunks : 1;
-  const held = (n: number) => Math.min(n, m);
+  // (Micro-batches in flight are at most the step's. No closures here: tsx names each one it creates,
+  // and searches ask this function for memory some hundred thousand times per request.)
+  const firstInFlight = Math.min(firstHeld, m),
+    lastInFlight = Math.min(lastHeld, m);
   const blocksPerSample = profile.savedBytes - profile.savedBeforeBlocksBytes - profile.savedAfterBlocksBytes;
   const first = stageMemory(
     {
@@ -734,7 +737,7 @@ export function shardedMemoryPerGpu(
       experts: regions.blockExperts / pp,
       copied: regions.blockLinears / pp,
     },
-    (blocksPerSample / pp) * held(firstHeld) + profile.savedBeforeBlocksBytes * held(firstHeld),
+    (blocksPerSample / pp) * firstInFlight + profile.savedBeforeBlocksBytes * firstInFlight,
     profile.firstStageExtraBytes,
   );
   const last = stageMemory(
@@ -743,7 +746,7 @@ export function shardedMemoryPerGpu(
       experts: regions.blockExperts / pp,
       copied: regions.blockLinears / pp,
     },
-    (blocksPerSample / pp) * held(lastHeld) + profile.savedAfterBlocksBytes,
+    (blocksPerSample / pp) * lastInFlight + profile.savedAfterBlocksBytes,
     profile.backwardExtraBytes,
   );
   return first.totalGb >= last.totalGb ? first : last;
@@ -755,10 +758,10 @@ export function shardedMemoryPerGpu(
     backwardExtraBytes: number,
   ): MemoryBreakdown {
     const P = stage.parameters;
-    // This GPU's share of its stage's parameters when a state is sharded: the experts (Pe of P) over
-    // their own group, the rest over the data-parallel one.
+    // This GPU's share of its stage's parameters when a state is sharded (P when it is not): the
+    // experts (Pe of P) over their own group, the rest over the data-parallel one.
     const Pe = stage.experts;
-    const sharded = (on: boolean) => (on ? (P - Pe) / shards + Pe / expertShards : P);
+    const shardedShare = (P - Pe) / shards + Pe / expertShards;
     const optimizerBytes = layout.optimizerState
       ? (per.optimizer / BYTES[policy.optimizerState]) * BYTES[layout.optimizerState]
       : per.optimizer;
@@ -770,18 +773,18 @@ export function shardedMemoryPerGpu(
     // with FP8 parameters the copied weights have no working copy besides their FP8 ones.
     const stored = layout.fp8Parameters ? P - copied : P;
     const weightsGb =
-      z >= 3 ? (sharded(true) * per.weights) / GIB : (stored * per.weights + copied * copyBytes) / GIB;
+      z >= 3 ? (shardedShare * per.weights) / GIB : (stored * per.weights + copied * copyBytes) / GIB;
     const trained = layout.frozenBase ? 0 : 1;
     const gradientBytes = layout.gradients ? BYTES[layout.gradients] : per.gradients;
-    const gradientsGb = (trained * sharded(z >= 2) * gradientBytes) / GIB;
+    const gradientsGb = (trained * (z >= 2 ? shardedShare : P) * gradientBytes) / GIB;
     const masterBytes =
       layout.masterWeights === 'none'
         ? 0
         : per.master > 0 && (layout.masterWeights === 'remainders' || layout.masterWeights === 'bf16')
           ? BYTES.bf16
           : per.master;
-    const masterWeightsGb = (trained * sharded(z >= 1) * masterBytes) / GIB;
-    const optimizerStateGb = (trained * sharded(z >= 1) * optimizerBytes) / GIB;
+    const masterWeightsGb = (trained * (z >= 1 ? shardedShare : P) * masterBytes) / GIB;
+    const optimizerStateGb = (trained * (z >= 1 ? shardedShare : P) * optimizerBytes) / GIB;
     const activationsGb = (batchSizePerGpu * savedBytesPerSample) / cp / GIB;
     // DDP keeps a flat copy of the gradients in its buckets. ZeRO reduce-scatters through two buckets
     // instead, and ZeRO-3 gathers the full weights (and their forward copies) of the layer in use and of
