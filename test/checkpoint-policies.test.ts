@@ -13,13 +13,15 @@ import { readFileSync } from 'node:fs';
 import { apolloForTests } from './graphql-client.js';
 import { recommend } from '../optimizer/recommend.js';
 import { HF_CONFIGS } from './import-fixtures.js';
+import { fastestFittingPerSample } from './fastest-layout.js';
 import { runKeyOf, runRecipe } from '../predictor/llm-recipes.js';
 
 const eff = loadEfficiency();
 const arch = (m: string) => loadLlmArchitectures().find((a) => a.model === m)!;
 const llama70b = llmModel(arch('Llama-2-70B'), 4096) as ModelDef;
 const H100 = getGpu('H100-SXM5-80GB')!;
-const at = (recompute: Recompute) =>
+/** Llama-2-70B at micro-batch 2 on H100s on TORCH_COMPILE (8 nodes, FSDP, one micro-batch unless said). */
+const llama70bOn = (over: Partial<PredictRequest>) =>
   predict(
     {
       model: llama70b,
@@ -30,11 +32,13 @@ const at = (recompute: Recompute) =>
       nodes: 8,
       gradAccumSteps: 1,
       interNodeGbps: 3200,
-      parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 3, recompute },
       stack: 'TORCH_COMPILE',
-    } satisfies PredictRequest,
+      ...over,
+    },
     eff,
   );
+const at = (recompute: Recompute) =>
+  llama70bOn({ parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 3, recompute } });
 
 describe('what each block checkpoint keeps and reruns, layer by layer', () => {
   const cost = costOf(llama70b);
@@ -202,31 +206,15 @@ describe("recommend on TORCH_COMPILE searches torchtitan's op-level checkpointin
 
   it('the plan on 4 nodes is the fastest per sample of every layout that fits there at none, selective_op or full (exhaustive)', () => {
     const plan = compiled.plans.find((p) => p.nodes === 4)!;
-    let best = Infinity;
-    for (const t of [1, 2, 4, 8])
-      for (const pp of [1, 2, 4, 8, 16].filter((x) => 32 % (t * x) === 0))
-        for (const recompute of ['none', 'selective_op', 'full'] as const)
-          for (const zeroStage of [0, 1, 2, 3] as const) {
-            const dp = 32 / (t * pp);
-            if (zeroStage > 0 && dp === 1) continue;
-            const m = pp === 1 ? 1 : 4 * pp;
-            const d = predict(
-              {
-                model: llama70b,
-                gpu: H100,
-                precision: 'BF16',
-                batchSizePerGpu: 2,
-                gpusPerNode: 8,
-                nodes: 4,
-                gradAccumSteps: m,
-                interNodeGbps: 3200,
-                parallelism: { tensorParallel: t, pipelineParallel: pp, zeroStage, recompute },
-                stack: 'TORCH_COMPILE',
-              },
-              eff,
-            );
-            if (d.fitsInMemory) best = Math.min(best, d.stepTimeMs / (m * dp));
-          }
+    const best = fastestFittingPerSample(
+      32,
+      {
+        tensorParallel: [1, 2, 4, 8],
+        pipelineParallel: [1, 2, 4, 8, 16],
+        recompute: ['none', 'selective_op', 'full'],
+      },
+      (gradAccumSteps, parallelism) => llama70bOn({ nodes: 4, gradAccumSteps, parallelism }),
+    );
     const { dataParallel, microBatches } = plan.parallelism;
     expect(plan.stepTimeMs / (microBatches * dataParallel)).toBeCloseTo(best, 6);
   });

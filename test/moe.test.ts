@@ -25,6 +25,7 @@ import {
 } from '../predictor/parallel.js';
 import type { ModelCost, ModelDef, Precision } from '../predictor/types.js';
 import { activeParameters } from './active-parameters.js';
+import { fastestFittingPerSample } from './fastest-layout.js';
 import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 import { fittedLlmRuns, loadLlmArchitectures, moeLlmRuns } from '../seeds/llm.js';
 
@@ -410,31 +411,17 @@ describe('plans for a mixture-of-experts model', () => {
     const plan = r.plans.find((p) => p.nodes === 2)!;
     expect(plan).toBeDefined();
     const s = parallelStructure(costOf(qwen30b), qwen30b.layers);
-    let best = Infinity;
-    for (const t of [1, 2, 4, 8].filter((x) => s.heads! % x === 0))
-      for (const pp of [1, 2, 3, 4, 6, 8, 12, 16].filter((x) => 16 % (t * x) === 0))
-        for (const recompute of ['none', 'selective', 'full'] as const)
-          for (const zeroStage of [0, 1, 2, 3] as const)
-            for (const ep of [1, 2, 4, 8, 16].filter((e) => (16 / pp) % e === 0)) {
-              const dp = 16 / (t * pp);
-              if (zeroStage > 0 && dp === 1) continue;
-              const m = pp === 1 ? 1 : 4 * pp;
-              // request(): Qwen3-30B-A3B, BF16, batch 1 on 2 nodes of 8 H100, MEGATRON, as the search's.
-              const d = predict(
-                request({
-                  gradAccumSteps: m,
-                  parallelism: {
-                    tensorParallel: t,
-                    pipelineParallel: pp,
-                    zeroStage,
-                    recompute,
-                    ...(ep > 1 ? { expertParallel: ep } : {}),
-                  },
-                }),
-                eff,
-              );
-              if (d.fitsInMemory) best = Math.min(best, d.stepTimeMs / (m * dp));
-            }
+    // request(): Qwen3-30B-A3B, BF16, batch 1 on 2 nodes of 8 H100, MEGATRON, as the search's.
+    const best = fastestFittingPerSample(
+      16,
+      {
+        tensorParallel: [1, 2, 4, 8].filter((x) => s.heads! % x === 0),
+        pipelineParallel: [1, 2, 3, 4, 6, 8, 12, 16],
+        recompute: ['none', 'selective', 'full'],
+        expertParallel: [1, 2, 4, 8, 16],
+      },
+      (gradAccumSteps, parallelism) => predict(request({ gradAccumSteps, parallelism }), eff),
+    );
     const { dataParallel, microBatches } = plan.parallelism;
     expect(plan.stepTimeMs / (microBatches * dataParallel)).toBeCloseTo(best, 6);
   });
@@ -553,38 +540,29 @@ describe('one search over several GPUs', () => {
     );
     const s = parallelStructure(costOf(qwen30b), qwen30b.layers);
     /** The least time per sample of every layout that fits (Infinity: none fits). */
-    const fastest = (precision: Precision, batch: number, g: number, nodes: number) => {
-      const gpus = g * nodes;
-      let best = Infinity;
-      for (const t of [1, 2, 4].filter((x) => g % x === 0 && s.heads! % x === 0))
-        for (const pp of [1, 2, 3, 4, 6, 8, 12, 16].filter((x) => gpus % (t * x) === 0 && s.blocks % x === 0))
-          for (const recompute of ['none', 'selective', 'full'] as const)
-            for (const zeroStage of [0, 1, 2, 3] as const)
-              for (const ep of [1, 2, 4, 8, 16].filter((e) => (gpus / pp) % e === 0)) {
-                if (zeroStage > 0 && gpus === t * pp) continue;
-                const d = predict(
-                  request({
-                    gpu,
-                    precision,
-                    batchSizePerGpu: batch,
-                    gpusPerNode: g,
-                    nodes,
-                    gradAccumSteps: pp === 1 ? 1 : 4 * pp,
-                    parallelism: {
-                      tensorParallel: t,
-                      pipelineParallel: pp,
-                      zeroStage,
-                      recompute,
-                      ...(ep > 1 ? { expertParallel: ep } : {}),
-                    },
-                  }),
-                  eff,
-                );
-                if (d.fitsInMemory)
-                  best = Math.min(best, d.stepTimeMs / ((pp === 1 ? 1 : 4 * pp) * (gpus / (t * pp))));
-              }
-      return best;
-    };
+    const fastest = (precision: Precision, batch: number, g: number, nodes: number) =>
+      fastestFittingPerSample(
+        g * nodes,
+        {
+          tensorParallel: [1, 2, 4].filter((x) => g % x === 0 && s.heads! % x === 0),
+          pipelineParallel: [1, 2, 3, 4, 6, 8, 12, 16].filter((x) => s.blocks % x === 0),
+          recompute: ['none', 'selective', 'full'],
+          expertParallel: [1, 2, 4, 8, 16],
+        },
+        (gradAccumSteps, parallelism) =>
+          predict(
+            request({
+              gpu,
+              precision,
+              batchSizePerGpu: batch,
+              gpusPerNode: g,
+              nodes,
+              gradAccumSteps,
+              parallelism,
+            }),
+            eff,
+          ),
+      );
     const seen = new Set<string>();
     for (const precision of ['AMP_BF16', 'BF16'] as const)
       for (const batch of [4, 1])

@@ -1,0 +1,40 @@
+// The exhaustive check behind recommend's parallelism search: every layout of a GPU count, timed by
+// predict, the fastest per sample that fits. The search's own micro-batches: one without a pipeline,
+// 4 per stage with one (parallel-search.ts MICRO_BATCHES_PER_STAGE).
+import type { Parallelism, Recompute, ZeroStage } from '../predictor/parallel.js';
+import type { Prediction } from '../predictor/predict.js';
+
+export interface LayoutSpace {
+  tensorParallel: readonly number[];
+  pipelineParallel: readonly number[];
+  recompute: readonly Recompute[];
+  /** Expert-parallel degrees (mixture-of-experts models); default [1]. */
+  expertParallel?: readonly number[];
+}
+
+/** The least step time per sample over every layout of `gpus` GPUs that fits (Infinity: none fits). */
+export function fastestFittingPerSample(
+  gpus: number,
+  space: LayoutSpace,
+  predictAt: (gradAccumSteps: number, parallelism: Parallelism) => Prediction,
+): number {
+  let best = Infinity;
+  for (const t of space.tensorParallel)
+    for (const pp of space.pipelineParallel.filter((x) => gpus % (t * x) === 0))
+      for (const recompute of space.recompute)
+        for (const zeroStage of [0, 1, 2, 3] as ZeroStage[])
+          for (const ep of (space.expertParallel ?? [1]).filter((e) => (gpus / pp) % e === 0)) {
+            const dp = gpus / (t * pp);
+            if (zeroStage > 0 && dp === 1) continue;
+            const m = pp === 1 ? 1 : 4 * pp;
+            const d = predictAt(m, {
+              tensorParallel: t,
+              pipelineParallel: pp,
+              zeroStage,
+              recompute,
+              ...(ep > 1 ? { expertParallel: ep } : {}),
+            });
+            if (d.fitsInMemory) best = Math.min(best, d.stepTimeMs / (m * dp));
+          }
+  return best;
+}
