@@ -42,8 +42,18 @@ export async function spawnServer(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, unknown>[] = [];
+  // 'exit' can come before the last lines on the pipes are read (a primary that logs "all workers
+  // stopped" and exits at once): wait for the pipes to close as well, but not past 2 s, in case a
+  // killed primary's workers still hold them.
   const exited = new Promise<number | string>((resolve) =>
-    proc.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+    proc.once('exit', (code, signal) => {
+      const result = code ?? signal ?? 'unknown';
+      const timer = setTimeout(() => resolve(result), 2000);
+      proc.once('close', () => {
+        clearTimeout(timer);
+        resolve(result);
+      });
+    }),
   );
   let listening = 0;
   let port = '';
