@@ -3,10 +3,11 @@
 import { Field, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { RECOMPUTE, RECOMPUTE_MODULES, type Recompute, type RecomputeModule } from '../predictor/parallel.js';
 
-// The names are the predictor's (RECOMPUTE), in CONSTANT_CASE, as PrecisionEnum reads PRECISIONS.
-export const RecomputeEnum = Object.fromEntries(RECOMPUTE.map((r) => [r.toUpperCase(), r])) as {
-  [R in Recompute as Uppercase<R>]: R;
-};
+/** A GraphQL enum of the predictor's names in CONSTANT_CASE, as PrecisionEnum reads PRECISIONS. */
+const constantCase = <N extends string>(names: readonly N[]) =>
+  Object.fromEntries(names.map((n) => [n.toUpperCase(), n])) as { [K in N as Uppercase<K>]: K };
+
+export const RecomputeEnum = constantCase<Recompute>(RECOMPUTE);
 registerEnumType(RecomputeEnum, {
   name: 'Recompute',
   description:
@@ -36,10 +37,7 @@ registerEnumType(RecomputeEnum, {
 // What each module reruns: Megatron-Core's TransformerConfig.recompute_modules doc
 // (megatron/core/transformer/transformer_config.py); what it frees: predictor/parallel.ts
 // recomputeModulesOf and memory.ts (the derivation is in notes/issue-11.md, MoE memory).
-// The names are the predictor's (RECOMPUTE_MODULES), in CONSTANT_CASE, as PrecisionEnum reads PRECISIONS.
-export const RecomputeModuleEnum = Object.fromEntries(RECOMPUTE_MODULES.map((m) => [m.toUpperCase(), m])) as {
-  [M in RecomputeModule as Uppercase<M>]: M;
-};
+export const RecomputeModuleEnum = constantCase<RecomputeModule>(RECOMPUTE_MODULES);
 registerEnumType(RecomputeModuleEnum, {
   name: 'RecomputeModule',
   description:
