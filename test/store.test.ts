@@ -7,15 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MeasurementStore, type StoreLocation } from '../store/store.js';
 import type { NewMeasurementRun } from '../store/schema.js';
 import { startPostgres, type TestPostgres } from './postgres.js';
-import { runtimeConfig, setRuntimeConfig } from '../service/config.js';
-import {
-  closeMeasurementStore,
-  deleteRuns,
-  listRuns,
-  predictRequestOf,
-  recordRuns,
-  userEvidence,
-} from '../service/measurements.js';
+import { withStoreConfig } from './throwaway-store.js';
+import { deleteRuns, listRuns, predictRequestOf, recordRuns, userEvidence } from '../service/measurements.js';
 import { predict } from '../predictor/predict.js';
 import { loadEfficiency } from '../seeds/catalog.js';
 import { refitOwner } from '../service/refit.js';
@@ -99,9 +92,7 @@ storeContract('PostgreSQL (DATABASE_URL)', () => ({ databaseUrl: pg!.url, dataDi
 
 describe('the service on PostgreSQL', () => {
   it('records, lists and calibrates from runs kept in PostgreSQL', async () => {
-    const original = runtimeConfig();
-    setRuntimeConfig({ ...original, databaseUrl: pg!.url, dataDir: '/nonexistent' });
-    try {
+    await withStoreConfig({ databaseUrl: pg!.url, dataDir: '/nonexistent' }, async () => {
       const config = {
         workload: { model: 'bert_large_squad', samples: 1 },
         gpu: 'H200-SXM-141GB',
@@ -127,18 +118,13 @@ describe('the service on PostgreSQL', () => {
       expect(await deleteRuns('pg-user')).toBe(1);
       // (The contract tests above left another owner's runs in this database.)
       expect((await userEvidence())?.runs.hasModelOnGpu('bert_large_squad', 'H200-SXM-141GB')).toBeFalsy();
-    } finally {
-      await closeMeasurementStore();
-      setRuntimeConfig(original);
-    }
+    });
   });
 
   it('refits on runs kept in PostgreSQL, writes the refit in the data dir, and goes stale when one is deleted', async () => {
-    const original = runtimeConfig();
     const dataDir = mkdtempSync(join(tmpdir(), 'trainplan-pg-refit-'));
     dirs.push(dataDir);
-    setRuntimeConfig({ ...original, databaseUrl: pg!.url, dataDir });
-    try {
+    await withStoreConfig({ databaseUrl: pg!.url, dataDir }, async () => {
       const config = {
         workload: { model: 'resnet50_v1.5', samples: 1 },
         gpu: 'A10',
@@ -171,9 +157,6 @@ describe('the service on PostgreSQL', () => {
       expect(stale?.learned.predictor?.name).not.toMatch(/-refit$/);
       expect(stale?.note).toMatch(/is stale: 0 of pg-refit's runs recorded and 1 deleted since/);
       await deleteRuns('pg-refit');
-    } finally {
-      await closeMeasurementStore();
-      setRuntimeConfig(original);
-    }
+    });
   }, 60_000);
 });

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { runtimeConfig, setRuntimeConfig } from '../service/config.js';
+import { runtimeConfig, setRuntimeConfig, type ServerConfig } from '../service/config.js';
 import { closeMeasurementStore } from '../service/measurements.js';
 
 /** Call at a test file's top level, before apolloForTests(); returns the store's directory. */
@@ -18,4 +18,19 @@ export function throwawayStore(prefix: string): string {
     rmSync(dataDir, { recursive: true, force: true });
   });
   return dataDir;
+}
+
+/**
+ * Runs `body` with the runtime configuration pointing at another store (`over`), then closes the
+ * store it opened and restores the configuration, whether or not `body` threw.
+ */
+export async function withStoreConfig<T>(over: Partial<ServerConfig>, body: () => Promise<T>): Promise<T> {
+  const original = runtimeConfig();
+  setRuntimeConfig({ ...original, ...over });
+  try {
+    return await body();
+  } finally {
+    await closeMeasurementStore();
+    setRuntimeConfig(original);
+  }
 }
