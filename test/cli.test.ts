@@ -3,12 +3,11 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseCsv } from '../seeds/catalog.js';
 import { progressBar } from '../cli/progress.js';
 import { HF_CONFIGS } from './import-fixtures.js';
+import { predictCsv, TRAINPLAN_BIN } from './predict-csv.js';
 
-const bin = fileURLToPath(new URL('../bin/trainplan.js', import.meta.url));
+const bin = TRAINPLAN_BIN;
 const run = (...args: string[]) =>
   execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: tmpdir(), timeout: 120_000 });
 /** Exit code, stdout and stderr, whatever the exit code. */
@@ -37,24 +36,15 @@ const COMMANDS = [
 
 describe('trainplan CLI', () => {
   it('predict-csv keeps every input column, adds predictions in the row unit, and writes rows it cannot predict with the reason', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'trainplan-'));
-    const input = join(dir, 'in.csv');
-    const output = join(dir, 'out.csv');
     // train.csv's layout without the throughput column, plus a column of the user's own.
-    writeFileSync(
-      input,
-      [
-        'id,model,gpu,num_gpus,num_nodes,batch_size_per_gpu,precision,throughput_unit,my_note',
-        'a,resnet50_v1.5,V100-SXM2-16GB,8,1,256,AMP_FP16,images/s,"keep, me"',
-        'b,ncf_neumf,A100-SXM4-80GB,1,1,1048576,AMP_FP16,million samples/s,',
-        'c,no_such_model,V100-SXM2-16GB,1,1,32,FP32,images/s,',
-        'd,resnet50_v1.5,V100-SXM2-16GB,1,1,64,BF16,images/s,',
-      ].join('\n'),
-    );
-    expect(run('predict-csv', '--in', input, '--out', output)).toMatch(
-      /wrote 4 rows \(2 predicted, 2 with an error\)/,
-    );
-    const rows = parseCsv(readFileSync(output, 'utf8'));
+    const { stdout, rows } = predictCsv([
+      'id,model,gpu,num_gpus,num_nodes,batch_size_per_gpu,precision,throughput_unit,my_note',
+      'a,resnet50_v1.5,V100-SXM2-16GB,8,1,256,AMP_FP16,images/s,"keep, me"',
+      'b,ncf_neumf,A100-SXM4-80GB,1,1,1048576,AMP_FP16,million samples/s,',
+      'c,no_such_model,V100-SXM2-16GB,1,1,32,FP32,images/s,',
+      'd,resnet50_v1.5,V100-SXM2-16GB,1,1,64,BF16,images/s,',
+    ]);
+    expect(stdout).toMatch(/wrote 4 rows \(2 predicted, 2 with an error\)/);
     expect(rows).toHaveLength(4);
     expect(Object.keys(rows[0])).toEqual(
       expect.arrayContaining([
@@ -125,25 +115,18 @@ describe('trainplan CLI', () => {
   });
 
   it('predict-csv predicts a mixture-of-experts config.json at its expert_parallel column, and says why a degree cannot be', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'trainplan-'));
     const qwen = HF_CONFIGS.find((c) => c.id === 'Qwen/Qwen3-30B-A3B')!.config;
-    writeFileSync(join(dir, 'qwen3-30b-a3b.json'), JSON.stringify(qwen));
-    const input = join(dir, 'in.csv');
-    const output = join(dir, 'out.csv');
     const row = (ep: string) => `qwen3-30b-a3b.json,H100-SXM5-80GB,16,2,1,8,4096,BF16,1,${ep}`;
-    writeFileSync(
-      input,
+    const { stdout, rows } = predictCsv(
       [
         'model,gpu,num_gpus,num_nodes,batch_size_per_gpu,grad_accum_steps,seq_len_or_image_size,precision,zero_stage,expert_parallel',
         row('8'),
         row('1'),
         row('3'),
-      ].join('\n'),
+      ],
+      { 'qwen3-30b-a3b.json': qwen },
     );
-    expect(run('predict-csv', '--in', input, '--out', output)).toMatch(
-      /wrote 3 rows \(2 predicted, 1 with an error\)/,
-    );
-    const rows = parseCsv(readFileSync(output, 'utf8'));
+    expect(stdout).toMatch(/wrote 3 rows \(2 predicted, 1 with an error\)/);
     for (const r of rows.slice(0, 2)) expect(Number(r.predicted_throughput)).toBeGreaterThan(0);
     // EP 8 sends every token's hidden state to its experts and back: a different step than EP 1.
     expect(rows[0].predicted_step_time_s).not.toBe(rows[1].predicted_step_time_s);
@@ -151,22 +134,13 @@ describe('trainplan CLI', () => {
   });
 
   it("predict-csv takes the minimal columns, in the model's own unit, and refuses an unknown precision", () => {
-    const dir = mkdtempSync(join(tmpdir(), 'trainplan-'));
-    const input = join(dir, 'in.csv');
-    const output = join(dir, 'out.csv');
-    writeFileSync(
-      input,
-      [
-        'model,gpu,num_gpus,batch_size_per_gpu,precision',
-        'resnet50_v1.5,V100-SXM2-16GB,8,256,AMP_FP16',
-        'gpt2_124m,A100-SXM4-80GB,1,8,AMP_BF16',
-        'resnet50_v1.5,V100-SXM2-16GB,1,64,amp',
-      ].join('\n'),
-    );
-    expect(run('predict-csv', '--in', input, '--out', output)).toMatch(
-      /wrote 3 rows \(2 predicted, 1 with an error\)/,
-    );
-    const rows = parseCsv(readFileSync(output, 'utf8'));
+    const { stdout, rows, input, output } = predictCsv([
+      'model,gpu,num_gpus,batch_size_per_gpu,precision',
+      'resnet50_v1.5,V100-SXM2-16GB,8,256,AMP_FP16',
+      'gpt2_124m,A100-SXM4-80GB,1,8,AMP_BF16',
+      'resnet50_v1.5,V100-SXM2-16GB,1,64,amp',
+    ]);
+    expect(stdout).toMatch(/wrote 3 rows \(2 predicted, 1 with an error\)/);
     // images/s, as the model counts: the same figure as with throughput_unit images/s given.
     const images = Number(rows[0].predicted_throughput);
     expect(images).toBeGreaterThan(4000);

@@ -4,23 +4,19 @@
 // Megatron-Bridge's published H100 recipes (seeds/memory.json sourceRecipes): gpt-oss-120b PP 4, EP 8,
 // micro-batch 1, global batch 1280 on 64 GPUs with [layernorm, moe_act]; DeepSeek-V3 TP 2, PP 8, VP 4,
 // EP 64, global batch 8192 on 1024 GPUs with [mla_up_proj, mlp].
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { fromHuggingFaceConfig } from '../predictor/import/index.js';
 import { predictRow } from '../predictor/measured.js';
 import type { Parallelism, RecomputeModule } from '../predictor/parallel.js';
 import { predict } from '../predictor/predict.js';
 import { getModel } from '../predictor/zoo/index.js';
-import { defaultInterNodeGbps, getGpu, loadEfficiency, parseCsv } from '../seeds/catalog.js';
+import { defaultInterNodeGbps, getGpu, loadEfficiency } from '../seeds/catalog.js';
 import { predictRequestOf, type RunConfiguration } from '../service/measurements.js';
 import { runMeasurement } from '../service/refit.js';
 import type { MeasurementRunRow } from '../store/schema.js';
 import { apolloForTests } from './graphql-client.js';
 import { HF_CONFIGS } from './import-fixtures.js';
+import { predictCsv } from './predict-csv.js';
 
 const run = apolloForTests();
 const eff = loadEfficiency();
@@ -277,18 +273,11 @@ describe('recorded runs keep the modules', () => {
 });
 
 describe('predict-csv recompute_modules column', () => {
-  const bin = fileURLToPath(new URL('../bin/trainplan.js', import.meta.url));
-
   it("predicts gpt-oss-120b at the recipe's modules, keeps the column, and says why a list cannot be", () => {
-    const dir = mkdtempSync(join(tmpdir(), 'trainplan-'));
     const config = HF_CONFIGS.find((c) => c.id === 'openai/gpt-oss-120b')!.config;
-    writeFileSync(join(dir, 'gpt-oss-120b.json'), JSON.stringify(config));
-    const input = join(dir, 'in.csv');
-    const output = join(dir, 'out.csv');
     const row = (recompute: string, modules: string) =>
       `gpt-oss-120b.json,H100-SXM5-80GB,64,8,1,80,4096,BF16,1,4,1,${recompute},${modules},8`;
-    writeFileSync(
-      input,
+    const { stdout: out, rows } = predictCsv(
       [
         'model,gpu,num_gpus,num_nodes,batch_size_per_gpu,grad_accum_steps,seq_len_or_image_size,precision,tensor_parallel,pipeline_parallel,zero_stage,recompute,recompute_modules,expert_parallel',
         row('selective', 'layernorm;moe_act'),
@@ -296,14 +285,10 @@ describe('predict-csv recompute_modules column', () => {
         row('selective', 'layernorm;moe'),
         row('none', 'moe_act'),
         row('selective', 'moe_act;moe_act'),
-      ].join('\n'),
+      ],
+      { 'gpt-oss-120b.json': config },
     );
-    const out = execFileSync(process.execPath, [bin, 'predict-csv', '--in', input, '--out', output], {
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
     expect(out).toMatch(/wrote 5 rows \(2 predicted, 3 with an error\)/);
-    const rows = parseCsv(readFileSync(output, 'utf8'));
     expect(rows.map((r) => r.recompute_modules)).toEqual([
       'layernorm;moe_act',
       '',
