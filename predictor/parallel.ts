@@ -30,15 +30,19 @@ export const checkpointsBlocks = (r: Recompute): r is BlockCheckpoint =>
  * collectives between layers (TP's all-reduces, EP's all-to-alls). torchtitan's op-level policy keeps
  * the fused attention's output and the reduce-scatters' (its _save_list), not the all-to-alls'.
  */
-export function rerunOf(r: Recompute): {
+export function rerunOf(r: Recompute): Rerun {
+  if (r === 'selective_op') return OP_RERUN;
+  return checkpointsBlocks(r) ? BLOCK_RERUN : NO_RERUN;
+}
+interface Rerun {
   attention: boolean;
   tensorParallel: boolean;
   expertAllToAll: boolean;
-} {
-  if (r === 'selective_op') return { attention: false, tensorParallel: false, expertAllToAll: true };
-  if (checkpointsBlocks(r)) return { attention: true, tensorParallel: true, expertAllToAll: true };
-  return { attention: false, tensorParallel: false, expertAllToAll: false };
 }
+// Constants: computeTime asks for every candidate a search times.
+const OP_RERUN: Rerun = Object.freeze({ attention: false, tensorParallel: false, expertAllToAll: true });
+const BLOCK_RERUN: Rerun = Object.freeze({ attention: true, tensorParallel: true, expertAllToAll: true });
+const NO_RERUN: Rerun = Object.freeze({ attention: false, tensorParallel: false, expertAllToAll: false });
 export type ZeroStage = 0 | 1 | 2 | 3;
 
 /** How one model replica is split, and what is sharded over the data-parallel group. */
