@@ -48,6 +48,22 @@ export function log(
   (level === 'error' || level === 'warn' ? process.stderr : process.stdout).write(line + '\n');
 }
 
+/**
+ * Exits once stdout and stderr have handed every line written so far to the OS. A pipe can take a
+ * write later than `write` returns (a reader that is behind), and `process.exit` drops what is
+ * still queued: a primary that logs "all workers stopped" and exits at once could lose that line.
+ * Not past 2 s: a reader that never drains must not keep a stopping server alive.
+ */
+export function exitAfterLogs(code: number): void {
+  let pending = 2;
+  const done = () => {
+    if (--pending === 0) process.exit(code);
+  };
+  process.stdout.write('', done);
+  process.stderr.write('', done);
+  setTimeout(() => process.exit(code), 2000).unref();
+}
+
 /** An error as log fields: message and stack, never sent to clients. */
 export function errorFields(e: unknown): Record<string, unknown> {
   return e instanceof Error ? { error: e.message, errorName: e.name, stack: e.stack } : { error: String(e) };

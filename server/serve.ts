@@ -14,7 +14,7 @@ import {
   setRuntimeConfig,
   type ServerConfig,
 } from '../service/config.js';
-import { errorFields, log, setLogLevel } from './log.js';
+import { errorFields, exitAfterLogs, log, setLogLevel } from './log.js';
 
 export const SERVE_HELP = `trainplan serve [flags]
   GraphQL at http://HOST:PORT/graphql (a query page for browsers), /health (live), /ready (ready).
@@ -68,7 +68,7 @@ async function single(config: ServerConfig): Promise<void> {
     running = await startServer(config.port, config.host, config);
   } catch (e) {
     log('error', 'cannot start', errorFields(e));
-    process.exit(1);
+    return exitAfterLogs(1);
   }
   log('info', 'listening', {
     url: running.url,
@@ -87,11 +87,11 @@ async function single(config: ServerConfig): Promise<void> {
     running.close().then(
       () => {
         log('info', 'stopped');
-        process.exit(0);
+        exitAfterLogs(0);
       },
       (e) => {
         log('error', 'shutdown failed', errorFields(e));
-        process.exit(1);
+        exitAfterLogs(1);
       },
     );
   };
@@ -114,7 +114,7 @@ function primary(config: ServerConfig, n: number): void {
     if (stopping) {
       if (Object.keys(cluster.workers ?? {}).length === 0) {
         log('info', 'all workers stopped');
-        process.exit(0);
+        exitAfterLogs(0);
       }
       return;
     }
@@ -136,13 +136,13 @@ function primary(config: ServerConfig, n: number): void {
     stopping = true;
     log('info', 'primary shutting down workers', { signal });
     const live = Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w);
-    if (live.length === 0) process.exit(0);
+    if (live.length === 0) return exitAfterLogs(0);
     for (const w of live) w.process.kill('SIGTERM');
     setTimeout(
       () => {
         for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
         log('warn', 'workers did not stop in time; killed');
-        process.exit(1);
+        exitAfterLogs(1);
       },
       config.shutdownDelayMs + config.shutdownGraceMs + 5_000,
     ).unref();

@@ -43,12 +43,12 @@ export async function spawnServer(
   });
   const logs: Record<string, unknown>[] = [];
   // 'exit' can come before the last lines on the pipes are read (a primary that logs "all workers
-  // stopped" and exits at once): wait for the pipes to close as well, but not past 2 s, in case a
-  // killed primary's workers still hold them.
+  // stopped" and exits at once): wait for the pipes to close as well, but not past 5 s, in case a
+  // killed primary's workers (or tsx's esbuild service, which inherits stderr) still hold them.
   const exited = new Promise<number | string>((resolve) =>
     proc.once('exit', (code, signal) => {
       const result = code ?? signal ?? 'unknown';
-      const timer = setTimeout(() => resolve(result), 2000);
+      const timer = setTimeout(() => resolve(result), 5000);
       proc.once('close', () => {
         clearTimeout(timer);
         resolve(result);
