@@ -4,6 +4,8 @@
 // the HTTP server (startServer: the learned model loads at startup) with its default time budget.
 // Prints per request the CPU time of this process (server and client), the wall time and whether it
 // answered or was refused (SEARCH_TIMEOUT). The answer cache is cleared before each request.
+// The server warms up before it listens (server/warm-up.ts); TRAINPLAN_WARM_UP=0 shows the first
+// request without it.
 // Run: npx tsx bench/graphql-moe.ts   (BENCH_RUNS requests, default 4; MODEL_ID another HF config)
 import { startServer } from '../server/app.js';
 import { recommendCache } from '../service/cache.js';

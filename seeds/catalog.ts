@@ -169,6 +169,15 @@ export function pcieBandwidth(link: string): number {
   return (pcie.find((r) => link.includes(r.match)) ?? pcie.find((r) => r.match === 'PCIe')!).bidirGbps;
 }
 
+/** The search the server runs once before it opens its port (seeds/warm-up.json, server/warm-up.ts). */
+export interface WarmUpSearch {
+  gpu: string;
+  seqLen: number;
+  softwareStack: string;
+  huggingFaceConfig: Record<string, unknown>;
+}
+export const loadWarmUp = (): WarmUpSearch => readJson<WarmUpSearch>('./warm-up.json');
+
 interface CatalogRows {
   hardware: readonly GpuSpec[];
   prices: ReadonlyMap<string, GpuPrice>;

@@ -22,6 +22,7 @@ import { ABORTED, drainCap, errorBody, readBody, requestIdFrom, send, TOO_LARGE 
 import { MAX_TEXT_NESTING, textNesting, variablesRefusal } from './limits.js';
 import { errorFields, log, requestStore, setLogLevel, type RequestState } from './log.js';
 import { addReadinessCheck, runChecks } from './readiness.js';
+import { warmUp } from './warm-up.js';
 
 /**
  * Makes `config` this process's configuration: the settings every layer reads, the log level and
@@ -70,6 +71,7 @@ export async function startServer(
   addReadinessCheck('learnedModel', () =>
     learned.predictor ? 'ok' : `fallback to analytical: ${learned.reason}`,
   );
+  if (config.warmUp) await warmUp(apollo);
   const startup = runChecks();
   if (!startup.ok) log('warn', 'not ready at startup', { checks: startup.checks });
   const startedAt = Date.now();

@@ -28,6 +28,7 @@ export interface ServerConfig {
   maxAliases: number;
   maxCandidates: number;
   timeBudgetMs: number;
+  warmUp: number;
   maxInFlight: number;
   cacheEntries: number;
   cachePlans: number;
@@ -188,6 +189,16 @@ export const SETTINGS: readonly Setting[] = [
     max: 600_000,
     default: 2000,
     doc: 'Per-request time budget, from arrival: a search still running then (or a request that waited it out in a queue) is refused with error code SEARCH_TIMEOUT, never answered in part. A request may ask for less (`timeBudgetMs`).',
+  },
+  {
+    key: 'warmUp',
+    env: 'TRAINPLAN_WARM_UP',
+    flag: 'warm-up',
+    kind: 'int',
+    min: 0,
+    max: 1,
+    default: 1,
+    doc: "1: before it opens its port, each process runs one search (seeds/warm-up.json, about a second here) so that the first request is not also the one that pays for compiling the search: a mixture-of-experts request at the defaults took about 2.4 s as a process's first and 1.8 s later (server/warm-up.ts). 0 skips it (a faster start, a slower first search).",
   },
   {
     key: 'maxInFlight',

@@ -1,6 +1,7 @@
 // Small ONNX graphs built in the tests with onnx-proto (nothing is downloaded), and the configs of
 // published models, for the import tests.
 import onnxProto from 'onnx-proto';
+import { loadWarmUp } from '../seeds/catalog.js';
 
 const { onnx } = onnxProto;
 const A = onnx.AttributeProto.AttributeType;
@@ -427,23 +428,8 @@ export const HF_CONFIGS: {
     tolerance: 0.01,
     source:
       'Mixtral-8x7B model card (Azure/Mistral AI): 46.7B total parameters, 12.9B per token (8 experts, top-2); computed 46,702,792,704',
-    config: {
-      architectures: ['MixtralForCausalLM'],
-      model_type: 'mixtral',
-      hidden_act: 'silu',
-      hidden_size: 4096,
-      intermediate_size: 14336,
-      max_position_embeddings: 32768,
-      num_attention_heads: 32,
-      num_experts_per_tok: 2,
-      num_hidden_layers: 32,
-      num_key_value_heads: 8,
-      num_local_experts: 8,
-      rope_theta: 1000000.0,
-      sliding_window: null,
-      tie_word_embeddings: false,
-      vocab_size: 32000,
-    },
+    // The server's warm-up search uses this config (seeds/warm-up.json): one copy, checked here.
+    config: loadWarmUp().huggingFaceConfig,
   },
   {
     id: 'Qwen/Qwen1.5-MoE-A2.7B',

@@ -10,6 +10,7 @@ import { startServer, type Running } from '../server/app.js';
 import { formatError } from '../server/error-policy.js';
 import { ConfigError, DEFAULTS, loadConfig, readPriceFile } from '../service/config.js';
 import { requestStore, setLogSink } from '../server/log.js';
+import { recommendCache } from '../service/cache.js';
 import { getGpu, setPriceOverrides } from '../seeds/catalog.js';
 import { spawnServer } from './spawn-server.js';
 
@@ -77,9 +78,11 @@ describe('configuration', () => {
 describe('the HTTP front, in process', () => {
   let running: Running;
   const lines: Record<string, unknown>[] = [];
+  let cachedAfterStart = -1;
   beforeAll(async () => {
     setLogSink((line) => lines.push(JSON.parse(line)));
     running = await startServer(0, '127.0.0.1', { logLevel: 'debug' });
+    cachedAfterStart = recommendCache.size;
   });
   afterAll(async () => {
     await running.close();
@@ -101,6 +104,20 @@ describe('the HTTP front, in process', () => {
     };
   };
   const W = 'workload: { model: "resnet50_v1.5", samples: 1.2e8 }';
+
+  it('searches once before it opens the port (seeds/warm-up.json), and keeps none of it', async () => {
+    const warm = lines.filter((l) => l.msg === 'warmed up');
+    expect(warm).toHaveLength(1);
+    // Answered, not refused: the MoE config was imported and every layout of one GPU was searched.
+    expect(warm[0].refused).toBeUndefined();
+    expect(warm[0].evaluated).toBeGreaterThan(1000);
+    expect(cachedAfterStart).toBe(0);
+    // 0 skips it.
+    const before = lines.length;
+    const cold = await startServer(0, '127.0.0.1', { logLevel: 'debug', warmUp: 0 });
+    await cold.close();
+    expect(lines.slice(before).some((l) => l.msg === 'warmed up')).toBe(false);
+  });
 
   it('echoes or makes a request id, puts it on errors, and logs one JSON line per request', async () => {
     const { res, json } = await post(
