@@ -12,6 +12,7 @@ import type { LlmArchitecture, LlmRun } from '../seeds/llm.js';
 import { predict, type Prediction } from './predict.js';
 import type { Parallelism, ZeroStage } from './parallel.js';
 import { runKeyOf, runRecipe, stageWithoutFsdp } from './llm-recipes.js';
+import { frameworkMemory } from './memory.js';
 import type { Efficiency } from './step.js';
 import type { ModelDef, Precision } from './types.js';
 import { modelFromZooEntry } from './zoo/index.js';
@@ -223,7 +224,21 @@ export function predictLlmRun(
   // memory check reads the same: llm-recipes.ts).
   if (arch.experts && arch.experts > 1 && run.expertParallel === null)
     return { run, error: 'expert parallelism not stated' };
-  const { recompute, recomputeModules, virtualStages } = runRecipe({ ...runKeyOf(run), ...run }, eff.memory);
+  const { recipe, states, recompute, recomputeModules, virtualStages } = runRecipe(
+    { ...runKeyOf(run), ...run },
+    eff.memory,
+  );
+  // How its recipes kept the optimizer's state (the memory check reads the same: memory.ts
+  // frameworkMemory): stated where it differs from fp32 master weights and fp32 moments. Not under a
+  // precision override: those are the run's mode's states (FP32 keeps no master copy).
+  const { masterWeights, optimizerState } =
+    precisionOverride === undefined
+      ? frameworkMemory(eff, null, states, {
+          precision: run.precision as Precision,
+          model: run.model,
+          recipe,
+        }).layout
+      : {};
   const parallelism: Parallelism = {
     tensorParallel: run.tensorParallel,
     pipelineParallel: run.pipelineParallel,
@@ -233,6 +248,8 @@ export function predictLlmRun(
     recompute,
     ...(recomputeModules ? { recomputeModules } : {}),
     ...((run.expertParallel ?? 1) > 1 ? { expertParallel: run.expertParallel! } : {}),
+    ...(masterWeights && masterWeights !== 'fp32' ? { masterWeights } : {}),
+    ...(optimizerState && optimizerState !== 'fp32' ? { optimizerState } : {}),
   };
   const dp = run.numGpus / (run.tensorParallel * run.pipelineParallel * run.contextParallel);
   const accum = Math.max(1, Math.round(run.globalBatch / (run.microBatch * dp)));

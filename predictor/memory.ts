@@ -20,7 +20,14 @@
 // and is passed in (as `eff.memory`, loaded with the fitted constants by seeds/catalog.ts
 // loadEfficiency); bytes per element come from the precision table (precision.ts), so a new
 // precision mode only needs its row there.
-import { BYTES, quantizedGemm, stateBytesPerParam, POLICIES, type PrecisionPolicy } from './precision.js';
+import {
+  BYTES,
+  masterBytesOf,
+  quantizedGemm,
+  stateBytesPerParam,
+  POLICIES,
+  type PrecisionPolicy,
+} from './precision.js';
 import {
   checkpointsBlocks,
   type BlockCheckpoint,
@@ -38,6 +45,7 @@ import type {
   AttentionImplementation,
   Efficiency,
   FrameworkStates,
+  MasterWeights,
   MemoryConstants,
   SavedRule,
   SavedTensorType,
@@ -535,14 +543,8 @@ export interface MemoryLayout {
    * fp8_param_gather (Transformer Engine's fp8_model_init), no bf16 working copy of them.
    */
   fp8Parameters?: boolean;
-  /**
-   * How the optimizer keeps the fp32 master weights: whole (default), or only their 16 low-order bits
-   * beside the bf16 weights that hold the high-order ones (Apex DistributedFusedAdam's and Transformer
-   * Engine FusedAdam's store_param_remainders): 2 bytes per parameter; a bf16 copy (an optimizer
-   * whose state is bf16 over FP8 weights); or none where the optimizer updates the 16-bit weights
-   * themselves.
-   */
-  masterWeights?: 'fp32' | 'remainders' | 'bf16' | 'none';
+  /** How the optimizer keeps the master weights (seeds/types.ts MASTER_WEIGHTS); default whole, fp32. */
+  masterWeights?: MasterWeights;
   /**
    * LoRA: the base model's weights are frozen, so they have no gradients, master copy or optimizer
    * state (the adapters' own, well under 1% of the parameters, are left out).
@@ -777,12 +779,7 @@ export function shardedMemoryPerGpu(
     const trained = layout.frozenBase ? 0 : 1;
     const gradientBytes = layout.gradients ? BYTES[layout.gradients] : per.gradients;
     const gradientsGb = (trained * (z >= 2 ? shardedShare : P) * gradientBytes) / GIB;
-    const masterBytes =
-      layout.masterWeights === 'none'
-        ? 0
-        : per.master > 0 && (layout.masterWeights === 'remainders' || layout.masterWeights === 'bf16')
-          ? BYTES.bf16
-          : per.master;
+    const masterBytes = masterBytesOf(policy, layout.masterWeights);
     const masterWeightsGb = (trained * (z >= 1 ? shardedShare : P) * masterBytes) / GIB;
     const optimizerStateGb = (trained * (z >= 1 ? shardedShare : P) * optimizerBytes) / GIB;
     const activationsGb = (batchSizePerGpu * savedBytesPerSample) / cp / GIB;
@@ -904,6 +901,7 @@ export function layoutOfExecution(exec: Execution): MemoryLayout {
     // An interleaved schedule's first stage holds more micro-batches' activations than 1F1B's.
     ...((p.virtualPipelineStages ?? 1) > 1 ? { virtualStages: p.virtualPipelineStages } : {}),
     ...(p.optimizerState ? { optimizerState: p.optimizerState } : {}),
+    ...(p.masterWeights ? { masterWeights: p.masterWeights } : {}),
     ...(exec.attention ? { attention: exec.attention } : {}),
   };
 }
@@ -924,7 +922,8 @@ export function memoryOfExecution(
     cost,
     exec.precision,
     exec.batchSizePerGpu / cp,
-    { ...layoutOfExecution(exec), ...s.layout },
+    // What the execution states (its optimizer's moments and master weights) wins over the stack's recipes.
+    { ...s.layout, ...layoutOfExecution(exec) },
     s.eff,
   );
 }

@@ -15,10 +15,25 @@
 //   - transformer blocks are what pipeline stages and full-recomputation checkpoints are counted in.
 // step.ts turns this into time and memory.ts into bytes; nothing here knows about a GPU.
 import { InputError } from './input-error.js';
-import { RECOMPUTE, RECOMPUTE_MODULES, type Recompute, type RecomputeModule } from '../seeds/types.js';
-import type { Layer, LayerCost, ModelCost } from './types.js';
+import {
+  MASTER_WEIGHTS,
+  RECOMPUTE,
+  RECOMPUTE_MODULES,
+  type MasterWeights,
+  type Recompute,
+  type RecomputeModule,
+} from '../seeds/types.js';
+import { POLICIES } from './precision.js';
+import { PRECISIONS, type Layer, type LayerCost, type ModelCost, type Precision } from './types.js';
 
-export { RECOMPUTE, RECOMPUTE_MODULES, type Recompute, type RecomputeModule } from '../seeds/types.js';
+export {
+  MASTER_WEIGHTS,
+  RECOMPUTE,
+  RECOMPUTE_MODULES,
+  type MasterWeights,
+  type Recompute,
+  type RecomputeModule,
+} from '../seeds/types.js';
 
 /** The recompute modes that checkpoint every block: keep its input (and the outputs each names), rerun the rest. */
 export const BLOCK_CHECKPOINTS = ['selective_op', 'save_qkv_out_proj', 'save_qkv_proj', 'full'] as const;
@@ -72,6 +87,11 @@ export interface Parallelism {
   /** Storage of the optimizer's moments; default: the precision mode's (fp32, fp16 for FP16_PURE). */
   optimizerState?: 'fp32' | 'bf16';
   /**
+   * How the optimizer keeps the master weights (seeds/types.ts MASTER_WEIGHTS), in the precision modes
+   * that keep a master copy (FP16, BF16, FP8, FP4); default: whole in fp32 (or the stack's recipes').
+   */
+  masterWeights?: MasterWeights;
+  /**
    * Interleaved 1F1B (Narayanan et al. 2021): model chunks per GPU, each stage holding `v` chunks of
    * blocks/(PP x v) blocks. The bubble shrinks by v; pipeline sends grow by v. Default 1 (plain 1F1B).
    */
@@ -116,6 +136,7 @@ export function isPlain(p: Parallelism | undefined): boolean {
       p.zeroStage === 0 &&
       p.recompute === 'none' &&
       p.optimizerState === undefined &&
+      p.masterWeights === undefined &&
       (p.virtualPipelineStages ?? 1) === 1 &&
       (p.contextParallel ?? 1) === 1 &&
       (p.expertParallel ?? 1) === 1)
@@ -580,7 +601,7 @@ export const microBatchesOf = (p: Parallelism | undefined, gradAccumSteps: numbe
 export function checkParallelism(
   p: Parallelism,
   s: ParallelStructure,
-  layout: { gpusPerNode: number; nodes: number },
+  layout: { gpusPerNode: number; nodes: number; precision?: Precision },
   field = 'parallelism',
 ): InputError | null {
   const t = p.tensorParallel,
@@ -609,6 +630,23 @@ export function checkParallelism(
       return bad(
         'recomputeModules',
         `name at least one of ${RECOMPUTE_MODULES.join(', ')}, or leave it out for the attention core (core_attn); recompute none recomputes nothing`,
+      );
+  }
+  if (p.masterWeights !== undefined) {
+    if (!MASTER_WEIGHTS.includes(p.masterWeights))
+      return bad('masterWeights', `must be one of ${MASTER_WEIGHTS.join(', ')} (got ${p.masterWeights})`);
+    const policy = layout.precision && POLICIES[layout.precision];
+    const keeping = PRECISIONS.filter((m) => POLICIES[m].masterWeights);
+    if (policy && !policy.masterWeights)
+      return bad(
+        'masterWeights',
+        `${policy.precision} keeps no master copy of the weights (its optimizer updates the weights it trains); the modes with one are ${keeping.join(', ')}`,
+      );
+    // The remainders complete bf16 weights to fp32; fp16 weights have other high-order bits.
+    if (policy && p.masterWeights === 'remainders' && policy.weights !== 'bf16')
+      return bad(
+        'masterWeights',
+        `remainders complete bf16 weights to fp32, and ${policy.precision} keeps its weights in ${policy.weights}; the modes with bf16 weights are ${keeping.filter((m) => POLICIES[m].weights === 'bf16').join(', ')}`,
       );
   }
   if (p.microBatches !== undefined && (!Number.isInteger(p.microBatches) || p.microBatches < 1))

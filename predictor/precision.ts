@@ -11,6 +11,7 @@ import {
   type OptimizerKind,
   type Precision,
 } from './types.js';
+import type { MasterWeights } from '../seeds/types.js';
 
 export const BYTES: Record<DType, number> = { fp32: 4, fp16: 2, bf16: 2, fp8: 1 };
 
@@ -266,10 +267,28 @@ export const OPTIMIZER_STATES: Record<OptimizerKind, number> = { sgd: 1, adam: 2
  * state, write the weight, all on the master copy where there is one. The master-copy traffic and
  * loss-scale unscaling are the precision mode's own cost (step.ts, mixedPrecisionMs).
  */
-export function optimizerBytesPerParam(policy: PrecisionPolicy, optimizer: OptimizerKind): number {
-  const w = policy.masterWeights ? BYTES.fp32 : BYTES[policy.weights];
-  const g = policy.masterWeights ? BYTES.fp32 : BYTES[policy.gradients];
+export function optimizerBytesPerParam(
+  policy: PrecisionPolicy,
+  optimizer: OptimizerKind,
+  master = masterBytesOf(policy),
+): number {
+  const w = master > 0 ? master : BYTES[policy.weights];
+  // An fp32 master is updated from fp32 gradients (the up-cast is the mode's own traffic); a bf16
+  // one from the gradients as reduced.
+  const g = master === BYTES.fp32 ? BYTES.fp32 : BYTES[policy.gradients];
   return 2 * w + g + 2 * OPTIMIZER_STATES[optimizer] * BYTES[policy.optimizerState];
+}
+
+/**
+ * Bytes per parameter of the master weights: none in a mode without a master copy (its optimizer
+ * updates the working weights); else as the optimizer keeps them (seeds/types.ts MASTER_WEIGHTS):
+ * fp32 by default, 2 bytes for a bf16 copy or for the remainders beside bf16 weights (which the
+ * update reads and writes with the weights: fp32's traffic, but only the remainders' 2 bytes held
+ * apart from the weights), none where the optimizer updates the 16-bit weights themselves.
+ */
+export function masterBytesOf(policy: PrecisionPolicy, kept?: MasterWeights): number {
+  if (!policy.masterWeights || kept === 'none') return 0;
+  return kept === 'bf16' || kept === 'remainders' ? BYTES.bf16 : BYTES.fp32;
 }
 
 /** Bytes per parameter held in GPU memory: working weights, gradients, master copy, optimizer state. */

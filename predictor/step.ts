@@ -55,6 +55,7 @@ import {
   BYTES,
   SCALED_INPUT_BYTES,
   effectiveMath,
+  masterBytesOf,
   optimizerBytesPerParam,
   peakTflops,
   POLICIES,
@@ -470,19 +471,24 @@ export function computeTime(
   const trainedShare = exec.frozenBase ? 0 : 1;
   const bw = memoryBandwidth(gpu, eff);
   const optPolicy = par?.optimizerState ? { ...policy, optimizerState: par.optimizerState } : policy;
+  // Master-weight bytes the update reads and writes. Remainders beside bf16 weights are read and
+  // written with them, as much traffic as an fp32 master (and no working copy to refresh: counted
+  // as one all the same, a few milliseconds per step at most).
+  const kept = par?.masterWeights;
+  const master = masterBytesOf(policy, kept === 'remainders' ? 'fp32' : kept);
   const optimizerMs =
-    (1e3 * trainedShare * heldAfterStage1 * optimizerBytesPerParam(optPolicy, model.optimizer)) / bw;
+    (1e3 * trainedShare * heldAfterStage1 * optimizerBytesPerParam(optPolicy, model.optimizer, master)) / bw;
 
   // What the precision mode adds beyond the math, in bytes moved per step.
   let mpBytes = 0;
   const accum = exec.gradAccumSteps;
   if (policy.castsWeightsEachStep)
     mpBytes += accum * heldAfterStage3 * (BYTES.fp32 + 2) * (exec.frozenBase ? 1 : 2); // weight cast forward, gradient cast back
-  if (policy.masterWeights)
+  if (master > 0)
     mpBytes +=
       trainedShare *
       heldAfterStage1 *
-      (BYTES[policy.gradients] + BYTES.fp32 + BYTES.fp32 + BYTES[policy.weights]); // grad up-cast, working copy refresh
+      ((master === BYTES.fp32 ? BYTES[policy.gradients] + BYTES.fp32 : 0) + master + BYTES[policy.weights]); // grad up-cast to an fp32 master, working copy refresh
   if (policy.lossScaling) mpBytes += trainedShare * heldAfterStage2 * 2 * BYTES[policy.gradients]; // unscale in place + inf/nan check
   if (policy.scaledGemmInput) {
     // Transformer Engine: every micro-batch casts each matmul input (forward) and output gradient

@@ -1,7 +1,14 @@
 // GraphQL types for how a plan splits the model (predictor/parallel.ts): what a plan reports and what
 // `predict` accepts. Kept apart from types.ts so both types.ts and inputs.ts can use them.
 import { Field, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
-import { RECOMPUTE, RECOMPUTE_MODULES, type Recompute, type RecomputeModule } from '../predictor/parallel.js';
+import {
+  MASTER_WEIGHTS,
+  RECOMPUTE,
+  RECOMPUTE_MODULES,
+  type MasterWeights,
+  type Recompute,
+  type RecomputeModule,
+} from '../predictor/parallel.js';
 
 /** A GraphQL enum of the predictor's names in CONSTANT_CASE, as PrecisionEnum reads PRECISIONS. */
 const constantCase = <N extends string>(names: readonly N[]) =>
@@ -76,6 +83,31 @@ registerEnumType(OptimizerStateEnum, {
   valuesConfig: {
     FP32: { description: '4 bytes per moment (the default).' },
     BF16: { description: '2 bytes per moment.' },
+  },
+});
+
+export const MasterWeightsEnum = constantCase<MasterWeights>(MASTER_WEIGHTS);
+registerEnumType(MasterWeightsEnum, {
+  name: 'MasterWeights',
+  description:
+    'How the optimizer keeps the master weights in a precision mode that has a master copy (FP16, BF16, FP8, FP4). Memory (masterWeightsGb) and the optimizer step follow it.',
+  valuesConfig: {
+    FP32: {
+      description:
+        "A whole fp32 copy, 4 bytes per parameter (the default: PyTorch mixed precision, Megatron-Core's distributed optimizer).",
+    },
+    REMAINDERS: {
+      description:
+        "Only the 16 low-order bits of the fp32 master beside the bf16 weights that hold its high-order ones, 2 bytes per parameter (Apex DistributedFusedAdam's and Transformer Engine FusedAdam's store_param_remainders). Needs bf16 weights (BF16, FP8, FP4).",
+    },
+    BF16: {
+      description:
+        'A bf16 copy, 2 bytes per parameter (an optimizer whose state is bf16 over FP8 weights, as NeMo 1.x recipes with dtype bf16 and fp8_params ran).',
+    },
+    NONE: {
+      description:
+        'No master copy: the optimizer updates the 16-bit weights themselves (NeMo 1.x recipes with distributed_fused_adam dtype bf16 over bf16 weights).',
+    },
   },
 });
 
@@ -177,6 +209,12 @@ export class ParallelismInput {
     description: "Optimizer moments' storage; default: the precision mode's (fp32).",
   })
   optimizerState?: 'fp32' | 'bf16';
+  @Field(() => MasterWeightsEnum, {
+    nullable: true,
+    description:
+      "How the optimizer keeps the master weights, in the modes that have them (FP16, BF16, FP8, FP4); default FP32 (under softwareStack MEGATRON or TUNED, its recipes' fp32). Predict only: recommend's plans keep the default.",
+  })
+  masterWeights?: MasterWeights | null;
   @Field(() => Int, {
     defaultValue: 1,
     description:

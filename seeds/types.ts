@@ -150,6 +150,17 @@ export const RECOMPUTE = [
 export type Recompute = (typeof RECOMPUTE)[number];
 
 /**
+ * How the optimizer keeps the master weights in a precision mode that has a master copy (16-bit
+ * working weights): whole in fp32 (the default: Megatron-Core's distributed optimizer, PyTorch AMP
+ * with fp32 weights); only their 16 low-order bits beside the bf16 weights that hold the high-order
+ * ones (Apex DistributedFusedAdam's and Transformer Engine FusedAdam's store_param_remainders), 2 bytes;
+ * a bf16 copy (an optimizer whose state is bf16 over FP8 weights); none, where the optimizer updates
+ * the 16-bit weights themselves (Apex DistributedFusedAdam with dtype bf16 over bf16 weights).
+ */
+export const MASTER_WEIGHTS = ['fp32', 'remainders', 'bf16', 'none'] as const;
+export type MasterWeights = (typeof MASTER_WEIGHTS)[number];
+
+/**
  * What Megatron-Core's selective recomputation reruns (TransformerConfig.recompute_modules, under
  * recompute_granularity "selective"; its default is ["core_attn"]), of the modules this model knows:
  * core_attn the attention core; mlp a dense layer's whole MLP (not a mixture-of-experts one); moe_act
@@ -214,7 +225,7 @@ export interface SourceRecipe {
   family?: string;
   fp8Parameters?: boolean;
   /** Per precision mode. */
-  masterWeights?: Partial<Record<string, 'fp32' | 'remainders' | 'bf16' | 'none'>>;
+  masterWeights?: Partial<Record<string, MasterWeights>>;
   optimizerState?: 'fp32' | 'bf16';
   /** Per model: the interleaved pipeline's chunks per stage the script sets where the row does not state them. */
   virtualStages?: Partial<Record<string, number>>;
@@ -233,7 +244,7 @@ export interface FrameworkStates {
   gradients: 'fp32' | 'bf16';
   /** FP8 runs keep the FP8-copied weights only in FP8 (fp8_param_gather). */
   fp8Parameters: boolean;
-  masterWeights: 'fp32' | 'remainders' | 'bf16' | 'none';
+  masterWeights: MasterWeights;
   /** Models whose recipe's optimizer keeps only the 16-bit remainders of the fp32 master weights. */
   masterRemaindersFor: string[];
   /** What the family's published configurations recompute when a row leaves it unstated. */

@@ -13,7 +13,7 @@ import { modelFeaturesOf, type Framework } from '../predictor/learned/features.j
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
-import type { Parallelism, RecomputeModule } from '../predictor/parallel.js';
+import type { MasterWeights, Parallelism, RecomputeModule } from '../predictor/parallel.js';
 import type { Precision } from '../predictor/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus, loadMeasurements } from '../seeds/catalog.js';
 import { examples } from '../predictor/learned/train.js';
@@ -52,6 +52,7 @@ export interface RunConfiguration {
     recompute: Parallelism['recompute'];
     recomputeModules?: RecomputeModule[] | null;
     optimizerState?: 'fp32' | 'bf16' | null;
+    masterWeights?: MasterWeights | null;
     virtualPipelineStages?: number;
     contextParallel?: number;
     expertParallel?: number;
@@ -139,6 +140,7 @@ export function predictRequestOf(c: RunConfiguration): PredictRequest {
             ...c.parallelism,
             zeroStage: c.parallelism.zeroStage as Parallelism['zeroStage'],
             optimizerState: c.parallelism.optimizerState ?? undefined,
+            masterWeights: c.parallelism.masterWeights ?? undefined,
             recomputeModules: c.parallelism.recomputeModules ?? undefined,
           },
   };

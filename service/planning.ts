@@ -9,6 +9,7 @@ import { LORA_LEFT_OUT, predictCorrected, type CorrectedPrediction } from '../pr
 import { DEFAULT_SEARCH_PRECISIONS, unsupportedReason } from '../predictor/precision.js';
 import {
   planParallelism,
+  type MasterWeights,
   type Parallelism,
   type PlanParallelism,
   type RecomputeModule,
@@ -47,6 +48,7 @@ export interface ParallelismInput {
   recompute: Parallelism['recompute'];
   recomputeModules?: RecomputeModule[] | null;
   optimizerState?: 'fp32' | 'bf16' | null;
+  masterWeights?: MasterWeights | null;
   virtualPipelineStages?: number;
   contextParallel?: number;
   expertParallel?: number;
@@ -107,6 +109,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
           ...q.parallelism,
           zeroStage: q.parallelism.zeroStage as Parallelism['zeroStage'],
           optimizerState: q.parallelism.optimizerState ?? undefined,
+          masterWeights: q.parallelism.masterWeights ?? undefined,
           recomputeModules: q.parallelism.recomputeModules ?? undefined,
         };
   const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);

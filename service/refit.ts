@@ -33,8 +33,14 @@ export function runMeasurement(row: MeasurementRunRow): Measurement | string {
   if (c.workload.customModel)
     return 'a custom model: the shipped rows, and so the refit, are zoo models (its runs still calibrate)';
   const p = c.parallelism;
-  if (p && ((p.contextParallel ?? 1) > 1 || (p.virtualPipelineStages ?? 1) > 1 || p.optimizerState))
-    return 'context parallelism, virtual pipeline stages or an optimizer-state precision: no training row states them';
+  if (
+    p &&
+    ((p.contextParallel ?? 1) > 1 ||
+      (p.virtualPipelineStages ?? 1) > 1 ||
+      p.optimizerState ||
+      p.masterWeights)
+  )
+    return 'context parallelism, virtual pipeline stages, an optimizer-state precision or a master-weight layout: no training row states them';
   if (c.nodes > 1 && c.interNodeGbps != null && c.interNodeGbps !== defaultInterNodeGbps(c.gpu))
     return 'an inter-node bandwidth other than the catalog default, which training rows assume';
   const flags = [c.fp32UsesTf32 ? 'fp32_on_tf32_capable_gpu' : '', c.xla ? 'xla' : ''].filter(Boolean);

@@ -32,6 +32,19 @@ describe('catalog queries', () => {
 });
 
 describe('predict', () => {
+  it('takes the master weights as the optimizer keeps them, and refuses them where the mode keeps none', async () => {
+    const q = (precision: string, master: string) =>
+      `{ predict(input: { workload: { model: "llama2_7b", samples: 1e6 }, gpu: "H100-SXM5-80GB", nodes: 1, gpusPerNode: 8, batchSizePerGpu: 1, precision: ${precision}, softwareStack: MEGATRON, parallelism: { zeroStage: 1, masterWeights: ${master} } }) { memory { masterWeightsGb totalGb } } }`;
+    const fp32 = await run(q('BF16', 'FP32')),
+      none = await run(q('BF16', 'NONE'));
+    expect(fp32.errors).toBeUndefined();
+    expect(none.errors).toBeUndefined();
+    expect(fp32.data!.predict.memory.masterWeightsGb).toBeGreaterThan(0);
+    expect(none.data!.predict.memory.masterWeightsGb).toBe(0);
+    expect(none.data!.predict.memory.totalGb).toBeLessThan(fp32.data!.predict.memory.totalGb);
+    await badInput(q('FP32', 'NONE'), /parallelism\.masterWeights.*FP32 keeps no master copy/);
+  });
+
   it('answers with a breakdown that adds up and a cost at the overridden price', async () => {
     const r =
       await run(`{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1281167 }, gpu: "A100-SXM4-80GB", nodes: 1, gpusPerNode: 8, batchSizePerGpu: 256, precision: AMP_FP16, priceUsdPerGpuHour: 2 }) {

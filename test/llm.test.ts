@@ -124,6 +124,14 @@ describe('LLM runs from their published architectures', () => {
     expect(ps.length).toBeGreaterThan(100);
     const fit = ps.filter((p) => p.prediction!.fitsInMemory).length;
     expect(fit / ps.length).toBeGreaterThan(0.95);
+    // NeMo 1.x recipes ran Apex's distributed_fused_adam in bf16: no fp32 master copy (a bf16 one
+    // under FP8) and bf16 moments (seeds/memory.json sourceRecipes). Predicted with those states, as
+    // the memory check does, the four runs that were over 80 GB with fp32 masters fit.
+    const recipeStates = ps.filter((p) => p.prediction!.execution.parallelism?.masterWeights !== undefined);
+    expect(recipeStates.map((p) => p.run.id)).toEqual(
+      expect.arrayContaining(['nemo2407-0010', 'nemo2407-0015', 'dgxc-0091', 'dgxc-0096']),
+    );
+    expect(recipeStates.filter((p) => !p.prediction!.fitsInMemory).map((p) => p.run.id)).toEqual([]);
   });
 
   it('fused causal attention: the NeMo long-context Llama-2-7B runs (16k to 1M tokens) are predicted within 20%, with no drift in sequence length', () => {

@@ -230,6 +230,52 @@ describe('memory', () => {
     expect(bf16).toBeCloseTo(fp32 / 2, 9);
   });
 
+  it('master weights as the optimizer keeps them: fp32 4 bytes, bf16 or remainders 2, none 0; the update moves less without one', () => {
+    const at = (masterWeights?: Parallelism['masterWeights'], stack?: SoftwareStack) =>
+      predict(
+        base({ parallelism: { ...PLAIN, zeroStage: 1, ...(masterWeights ? { masterWeights } : {}) }, stack }),
+        eff,
+      );
+    const fp32 = at(),
+      none = at('none');
+    expect(at('fp32').memory.masterWeightsGb).toBeCloseTo(fp32.memory.masterWeightsGb, 9);
+    expect(at('bf16').memory.masterWeightsGb).toBeCloseTo(fp32.memory.masterWeightsGb / 2, 9);
+    expect(at('remainders').memory.masterWeightsGb).toBeCloseTo(fp32.memory.masterWeightsGb / 2, 9);
+    expect(fp32.memory.masterWeightsGb).toBeGreaterThan(0);
+    expect(none.memory.masterWeightsGb).toBe(0);
+    // (and the allocator's fragmentation on it)
+    expect(fp32.memory.totalGb - none.memory.totalGb).toBeGreaterThanOrEqual(fp32.memory.masterWeightsGb);
+    // Without a master copy: no up-cast or working-copy refresh, and the update reads bf16 weights.
+    expect(none.breakdown.mixedPrecisionMs).toBeLessThan(fp32.breakdown.mixedPrecisionMs);
+    expect(none.breakdown.optimizerMs).toBeLessThan(fp32.breakdown.optimizerMs);
+    // The remainders are read and written with the weights: an fp32 master's traffic.
+    expect(at('remainders').breakdown.optimizerMs).toBeCloseTo(fp32.breakdown.optimizerMs, 9);
+    // What the request states wins over the stack's recipes (MEGATRON keeps fp32 masters).
+    expect(at(undefined, 'MEGATRON').memory.masterWeightsGb).toBeGreaterThan(0);
+    expect(at('none', 'MEGATRON').memory.masterWeightsGb).toBe(0);
+  });
+
+  it('refuses master weights where the mode keeps none, and remainders beside non-bf16 weights', () => {
+    const refused = (precision: PredictRequest['precision'], masterWeights: Parallelism['masterWeights']) => {
+      try {
+        predict(base({ precision, parallelism: { ...PLAIN, masterWeights } }), eff);
+      } catch (e) {
+        expect(e).toBeInstanceOf(InputError);
+        expect((e as InputError).field).toBe('parallelism.masterWeights');
+        return (e as Error).message;
+      }
+      throw new Error(`${precision} with ${masterWeights} was not refused`);
+    };
+    expect(refused('FP32', 'none')).toMatch(/FP32 keeps no master copy.*FP16, BF16, FP8, FP4/);
+    expect(refused('AMP_BF16', 'bf16')).toMatch(/AMP_BF16 keeps no master copy/);
+    expect(refused('FP16', 'remainders')).toMatch(
+      /remainders complete bf16 weights.*FP16 keeps its weights in fp16/,
+    );
+    expect(() =>
+      predict(base({ precision: 'FP16', parallelism: { ...PLAIN, masterWeights: 'bf16' } }), eff),
+    ).not.toThrow();
+  });
+
   it('activations per transformer layer against Korthikanti et al. 2022, Table 2 (GPT-3 175B layer, TP 8 with sequence parallelism)', () => {
     // Per layer, bytes: eager attention without recomputation sbh(34 + 5as/h)/t, selective (and fused
     // attention, which never keeps the scores) 34sbh/t, full 2sbh/t (the checkpointed layer input is
