@@ -69,8 +69,8 @@ const MAX_STAGES = 64;
  * offer of a GPU shares them.
  */
 export interface SearchShare {
-  /** Per precision and micro-batch: per layoutKey, per DP width, GB per GPU. */
-  memory: Map<string, Map<number, Map<number, number>>>;
+  /** Per precision and micro-batch: the layouts' memory per GPU at the DP widths asked (see LayoutMemory). */
+  memory: Map<string, LayoutMemory>;
   /** Per GPU, precision and micro-batch: per TP and EP degree, the per-layer sums. */
   sums: Map<string, Map<number, LayerSums>>;
   /** Per GPU, precision and micro-batch: the configurations, sorted by bound. */
@@ -100,6 +100,22 @@ export const searchShare = (): SearchShare => ({
   widestGb: new Map(),
   fitBounds: new Map(),
 });
+
+/**
+ * Layouts' memory per GPU (GB) at the DP widths asked. A request asks for some hundred thousand
+ * figures, kept until it is answered: one Map from small integers (a layout's slot and the width) to
+ * small integers (where the figure is in `gb`, an array of unboxed doubles) holds them without an
+ * object per figure or per layout, which the garbage collector would otherwise copy and promote.
+ */
+interface LayoutMemory {
+  /** Per memberSlot x WIDTH_KEYS + DP: the figure's index in gb. */
+  index: Map<number, number>;
+  gb: number[];
+  /** Layouts without a slot (a fixed global batch's micro-batches) or wider: per layoutKey, per DP. */
+  byLayoutKey: Map<number, Map<number, number>>;
+}
+/** DP widths below this are keyed with their layout's slot in LayoutMemory (the key stays a small integer). */
+const WIDTH_KEYS = 1024;
 
 /** A micro-batch and a GPU memory size (GB). */
 interface FitAt {
@@ -263,11 +279,49 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   });
   // The stack's memory rules and states (memory.ts stackMemory), as predict applies them.
   const stackMemoryOf = stackMemory(r.stack, precision, eff);
-  const layoutMemory = shared<Map<number, Map<number, number>>>(
-    share.memory,
-    `${precision}/${batch}`,
-    () => new Map(),
-  );
+  // One slot per (TP, PP, recomputation, ZeRO, EP) at the micro-batches of a search without a fixed
+  // global batch (microBatchesOf), read by index: the search asks for memory and fit millions of times.
+  const ppIndex = new Int8Array(MAX_STAGES + 1);
+  pps.forEach((pp, i) => (ppIndex[pp] = i));
+  const memberSlot = (t: number, pp: number, recompute: Recompute, zeroStage: number, ep: number) =>
+    (((LOG2[t] * pps.length + ppIndex[pp]) * RECOMPUTE.length + RECOMPUTE_INDEX[recompute]) * 4 + zeroStage) *
+      EP_DEGREES.length +
+    LOG2[ep];
+  const slots = TP_DEGREES.length * pps.length * RECOMPUTE.length * 4 * EP_DEGREES.length;
+  const layoutMemory = shared<LayoutMemory>(share.memory, `${precision}/${batch}`, () => ({
+    index: new Map(),
+    gb: [],
+    byLayoutKey: new Map(),
+  }));
+  /** Memory per GPU of a layout (GB) from memory.ts. */
+  const layoutMemoryGb = (
+    t: number,
+    pp: number,
+    dp: number,
+    zeroStage: ZeroStage,
+    recompute: Recompute,
+    m: number,
+    ep: number,
+  ): number =>
+    shardedMemoryPerGpu(
+      model,
+      cost,
+      precision,
+      batch,
+      {
+        tensorParallel: t,
+        pipelineParallel: pp,
+        dataParallel: dp,
+        zeroStage,
+        ...(ep > 1 ? { expertParallel: ep } : {}),
+        recompute,
+        microBatches: m,
+        ...(r.attention ? { attention: r.attention } : {}),
+        ...(r.frozenBase ? { frozenBase: true } : {}),
+        ...stackMemoryOf.layout,
+      },
+      stackMemoryOf.eff,
+    ).totalGb;
   /** Memory per GPU of a layout (GB), computed once for the whole request. */
   const memoryGb = (
     t: number,
@@ -278,32 +332,20 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     m: number,
     ep = 1,
   ): number => {
-    const key = layoutKey(t, pp, recompute, m, zeroStage, ep);
-    let byDp = layoutMemory.get(key);
-    if (!byDp) layoutMemory.set(key, (byDp = new Map()));
-    let gb = byDp.get(dp);
-    if (gb === undefined) {
-      gb = shardedMemoryPerGpu(
-        model,
-        cost,
-        precision,
-        batch,
-        {
-          tensorParallel: t,
-          pipelineParallel: pp,
-          dataParallel: dp,
-          zeroStage,
-          ...(ep > 1 ? { expertParallel: ep } : {}),
-          recompute,
-          microBatches: m,
-          ...(r.attention ? { attention: r.attention } : {}),
-          ...(r.frozenBase ? { frozenBase: true } : {}),
-          ...stackMemoryOf.layout,
-        },
-        stackMemoryOf.eff,
-      ).totalGb;
-      byDp.set(dp, gb);
+    if (m === microBatchesOf(pp) && dp < WIDTH_KEYS) {
+      const key = memberSlot(t, pp, recompute, zeroStage, ep) * WIDTH_KEYS + dp;
+      const i = layoutMemory.index.get(key);
+      if (i !== undefined) return layoutMemory.gb[i];
+      const gb = layoutMemoryGb(t, pp, dp, zeroStage, recompute, m, ep);
+      layoutMemory.index.set(key, layoutMemory.gb.length);
+      layoutMemory.gb.push(gb);
+      return gb;
     }
+    const key = layoutKey(t, pp, recompute, m, zeroStage, ep);
+    let byDp = layoutMemory.byLayoutKey.get(key);
+    if (!byDp) layoutMemory.byLayoutKey.set(key, (byDp = new Map()));
+    let gb = byDp.get(dp);
+    if (gb === undefined) byDp.set(dp, (gb = layoutMemoryGb(t, pp, dp, zeroStage, recompute, m, ep)));
     return gb;
   };
   const fitsIn = (gb: number) => gb + headroomGb <= gpu.memoryGb;
@@ -440,15 +482,6 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   // settle every width outside them without computing the memory again. A mixture-of-experts search
   // asks this for every EP of every layout, most of which do not fit on small GPUs.
   const mostGpus = Math.min(r.maxGpus ?? Infinity, r.maxNodes * Math.max(...r.gpusPerNodeChoices));
-  // One slot per (TP, PP, recomputation, ZeRO, EP) at the micro-batches of a search without a fixed
-  // global batch (microBatchesOf), read by index: the search asks this millions of times.
-  const ppIndex = new Int8Array(MAX_STAGES + 1);
-  pps.forEach((pp, i) => (ppIndex[pp] = i));
-  const memberSlot = (t: number, pp: number, recompute: Recompute, zeroStage: number, ep: number) =>
-    (((LOG2[t] * pps.length + ppIndex[pp]) * RECOMPUTE.length + RECOMPUTE_INDEX[recompute]) * 4 + zeroStage) *
-      EP_DEGREES.length +
-    LOG2[ep];
-  const slots = TP_DEGREES.length * pps.length * RECOMPUTE.length * 4 * EP_DEGREES.length;
   const widestGb = shared(share.widestGb, `${precision}/${batch}`, () => new Float64Array(slots).fill(NaN));
   // A layout's fit reads only its memory (shared) and the GPU's memory size, so GPUs of one size share it.
   const fitBounds = shared(
