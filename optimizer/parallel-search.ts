@@ -30,7 +30,7 @@
 // Memory does not depend on the GPU, so one request's searches share its figures, where each layout
 // fits per GPU memory size, and where nothing fits at all (SearchShare).
 // Every evaluation goes through step.ts and memory.ts, so a plan equals what `predict` says for it.
-import { shardedMemoryPerGpu, stackMemory } from '../predictor/memory.js';
+import { shardedMemoryPerGpu, stackMemory, type MemoryLayout } from '../predictor/memory.js';
 import {
   parallelStructure,
   RECOMPUTE,
@@ -293,6 +293,21 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     gb: [],
     byLayoutKey: new Map(),
   }));
+  // The layout memory.ts reads, one object for the search, set before each call: shardedMemoryPerGpu
+  // keeps no reference to it, and building it with its spreads per figure cost as much as the
+  // figure's arithmetic. (EP 1 is written as expertParallel 1: memory.ts reads a missing EP as 1.)
+  const layout: MemoryLayout = {
+    tensorParallel: 1,
+    pipelineParallel: 1,
+    dataParallel: 1,
+    zeroStage: 0,
+    expertParallel: 1,
+    recompute: 'none',
+    microBatches: 1,
+    ...(r.attention ? { attention: r.attention } : {}),
+    ...(r.frozenBase ? { frozenBase: true } : {}),
+    ...stackMemoryOf.layout,
+  };
   /** Memory per GPU of a layout (GB) from memory.ts. */
   const layoutMemoryGb = (
     t: number,
@@ -302,26 +317,16 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     recompute: Recompute,
     m: number,
     ep: number,
-  ): number =>
-    shardedMemoryPerGpu(
-      model,
-      cost,
-      precision,
-      batch,
-      {
-        tensorParallel: t,
-        pipelineParallel: pp,
-        dataParallel: dp,
-        zeroStage,
-        ...(ep > 1 ? { expertParallel: ep } : {}),
-        recompute,
-        microBatches: m,
-        ...(r.attention ? { attention: r.attention } : {}),
-        ...(r.frozenBase ? { frozenBase: true } : {}),
-        ...stackMemoryOf.layout,
-      },
-      stackMemoryOf.eff,
-    ).totalGb;
+  ): number => {
+    layout.tensorParallel = t;
+    layout.pipelineParallel = pp;
+    layout.dataParallel = dp;
+    layout.zeroStage = zeroStage;
+    layout.expertParallel = ep;
+    layout.recompute = recompute;
+    layout.microBatches = m;
+    return shardedMemoryPerGpu(model, cost, precision, batch, layout, stackMemoryOf.eff).totalGb;
+  };
   /** Memory per GPU of a layout (GB), computed once for the whole request. */
   const memoryGb = (
     t: number,

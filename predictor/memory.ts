@@ -341,6 +341,25 @@ export function activationProfile(
   attention: AttentionImplementation = constants.defaultAttention,
   style: FrameworkActivations = {},
 ): ActivationProfile {
+  // Under TP 1 nothing is gathered or split by vocabulary.
+  const gathered = tensorParallel > 1 && style.gatheredColumnInputs === true;
+  const lossParallel = tensorParallel > 1 && style.lossParallel === true;
+  const fp32LossGradients = style.fp32LossGradients === true;
+  const last = lastProfile;
+  if (
+    last !== undefined &&
+    last.cost === cost &&
+    last.constants === constants &&
+    last.precision === precision &&
+    last.tensorParallel === tensorParallel &&
+    last.recompute === recompute &&
+    last.attention === attention &&
+    last.recomputeModules === style.recomputeModules &&
+    last.gathered === gathered &&
+    last.lossParallel === lossParallel &&
+    last.fp32LossGradients === fp32LossGradients
+  )
+    return last.profile;
   let byConstants = activationCache.get(cost);
   if (!byConstants) {
     byConstants = new WeakMap();
@@ -351,10 +370,6 @@ export function activationProfile(
     cache = new Map();
     byConstants.set(constants, cache);
   }
-  // Under TP 1 nothing is gathered or split by vocabulary.
-  const gathered = tensorParallel > 1 && style.gatheredColumnInputs === true;
-  const lossParallel = tensorParallel > 1 && style.lossParallel === true;
-  const fp32LossGradients = style.fp32LossGradients === true;
   const modules = selectiveModules(recompute, style.recomputeModules);
   const key = `${precision}/${tensorParallel}/${recompute}/${modules.join('+')}/${attention}/${gathered}/${lossParallel}/${fp32LossGradients}`;
   let profile = cache.get(key);
@@ -367,10 +382,43 @@ export function activationProfile(
     });
     cache.set(key, profile);
   }
+  lastProfile = {
+    cost,
+    constants,
+    precision,
+    tensorParallel,
+    recompute,
+    attention,
+    recomputeModules: style.recomputeModules,
+    gathered,
+    lossParallel,
+    fp32LossGradients,
+    profile,
+  };
   return profile;
 }
 
 const activationCache = new WeakMap<ModelCost, WeakMap<MemoryConstants, Map<string, ActivationProfile>>>();
+/**
+ * The last profile returned and everything it was asked with: a parallel search asks for one (TP,
+ * recomputation) many times in a row (its ZeRO stages, EP degrees and widths), and building the
+ * cache's key string cost more than the memory figure it serves.
+ */
+let lastProfile:
+  | {
+      cost: ModelCost;
+      constants: MemoryConstants;
+      precision: Precision;
+      tensorParallel: number;
+      recompute: Recompute;
+      attention: AttentionImplementation;
+      recomputeModules: FrameworkActivations['recomputeModules'];
+      gathered: boolean;
+      lossParallel: boolean;
+      fp32LossGradients: boolean;
+      profile: ActivationProfile;
+    }
+  | undefined;
 
 function profileOf(
   cost: ModelCost,
