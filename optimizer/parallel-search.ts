@@ -196,6 +196,20 @@ const microBatchesOf = (pp: number) => (pp === 1 ? 1 : MICRO_BATCHES_PER_STAGE *
 /** log2 of the TP and EP degrees (powers of 2 up to 64), looked up. */
 const LOG2 = Array.from({ length: 65 }, (_, n) => Math.log2(n));
 
+/** A search's layout as step.ts reads it (EP only when above 1, as a plan states it). */
+function parallelism(
+  t: number,
+  pp: number,
+  zeroStage: ZeroStage,
+  recompute: Recompute,
+  ep: number,
+): Parallelism {
+  // (Assigned rather than spread in: the search builds one per step it times.)
+  const p: Parallelism = { tensorParallel: t, pipelineParallel: pp, zeroStage, recompute };
+  if (ep > 1) p.expertParallel = ep;
+  return p;
+}
+
 const divisors = (n: number) => Array.from({ length: n }, (_, i) => i + 1).filter((k) => n % k === 0);
 
 export interface Config {
@@ -265,18 +279,23 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     }
     return v;
   };
-  const exec = (g: number, nodes: number, m: number, parallelism?: Parallelism): Execution => ({
-    precision,
-    batchSizePerGpu: batch,
-    gpusPerNode: g,
-    nodes,
-    gradAccumSteps: m,
-    fp32UsesTf32,
-    interNodeGbps: x.netGbps,
-    ...(parallelism ? { parallelism } : {}),
-    ...(r.stack ? { stack: r.stack } : {}),
-    ...(r.frozenBase ? { frozenBase: true } : {}),
-  });
+  // (Built by assignment rather than with conditional spreads: the search builds one per step it
+  // times, some hundred thousand per request, and a literal with spreads is copied property by property.)
+  const exec = (g: number, nodes: number, m: number, parallelism?: Parallelism): Execution => {
+    const e: Execution = {
+      precision,
+      batchSizePerGpu: batch,
+      gpusPerNode: g,
+      nodes,
+      gradAccumSteps: m,
+      fp32UsesTf32,
+      interNodeGbps: x.netGbps,
+    };
+    if (parallelism) e.parallelism = parallelism;
+    if (r.stack) e.stack = r.stack;
+    if (r.frozenBase) e.frozenBase = true;
+    return e;
+  };
   // The stack's memory rules and states (memory.ts stackMemory), as predict applies them.
   const stackMemoryOf = stackMemory(r.stack, precision, eff);
   // One slot per (TP, PP, recomputation, ZeRO, EP) at the micro-batches of a search without a fixed
@@ -360,13 +379,8 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   // A mixture-of-experts model's bound is read at the widest EP tried: its expert GEMMs are the
   // largest (the measured rate never falls with size), its experts' weights and states per GPU the
   // fewest, so no narrower EP is faster. Its all-to-alls grow with EP: the bound leaves them out.
-  const boundLayout = (t: number, pp: number, zeroStage: ZeroStage, recompute: Recompute): Parallelism => ({
-    tensorParallel: t,
-    pipelineParallel: pp,
-    zeroStage,
-    recompute,
-    ...(moe ? { expertParallel: eps[eps.length - 1] } : {}),
-  });
+  const boundLayout = (t: number, pp: number, zeroStage: ZeroStage, recompute: Recompute): Parallelism =>
+    parallelism(t, pp, zeroStage, recompute, moe ? eps[eps.length - 1] : 1);
   /** A configuration's GPU-count-free parts: its compute bound and where it fits (its optimizer terms on demand). */
   const configure = (
     t: number,
@@ -603,13 +617,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         pending = true;
         continue;
       }
-      const p: Parallelism = {
-        tensorParallel: t,
-        pipelineParallel: pp,
-        zeroStage,
-        recompute,
-        ...(ep > 1 ? { expertParallel: ep } : {}),
-      };
+      const p = parallelism(t, pp, zeroStage, recompute, ep);
       const e = exec(g, nodes, m, p);
       const c = computeTime(model, cost, gpu, e, eff, sums(t, ep));
       if (work === undefined) {

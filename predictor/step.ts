@@ -574,7 +574,10 @@ export function computeTime(
       gradientBytes,
       dominantMath,
     };
-  return {
+  // Built by assignment, in the order the fields are listed, rather than with conditional spreads:
+  // the parallel search asks for some hundred thousand of these per request, and an object literal
+  // with spreads is copied property by property at each one.
+  const time: ComputeTime = {
     forwardMs: accum * stageFwd,
     backwardMs: accum * stageBwd,
     optimizerMs,
@@ -584,22 +587,22 @@ export function computeTime(
     dominantMath,
     recomputeMs,
     tensorParallelMs,
-    ...(ep > 1 ? { expertParallelMs } : {}),
-    ...(Pe > 0
-      ? {
-          expertGradientBytes: exec.frozenBase ? 0 : Pe * BYTES[policy.gradientReduce ?? policy.gradients],
-          expertWeightBytes: Pe * BYTES[policy.weights],
-        }
-      : {}),
-    // 1F1B: the last micro-batch leaves the pipeline (PP - 1) stage times after a full pipeline would;
-    // interleaving v chunks per GPU makes each of those slots 1/v as long.
-    pipelineBubbleMs: ((pp - 1) / v) * (stageFwd + stageBwd + stageRecompute + stageTp + stageCp + stageEp),
-    weightBytes: P * BYTES[policy.weights],
-    ...(s && s.blocks > 0 ? { shardUnits: Math.max(1, Math.round(s.blocks / pp)) } : {}),
-    // The residual stream of one micro-batch; with sequence parallelism each TP rank sends its 1/TP,
-    // with context parallelism each CP rank its 1/CP.
-    stageBoundaryBytes: (B * (s?.residualElements ?? 0) * BYTES[policy.activation.matmul]) / t / cp,
   };
+  if (ep > 1) time.expertParallelMs = expertParallelMs;
+  if (Pe > 0) {
+    time.expertGradientBytes = exec.frozenBase ? 0 : Pe * BYTES[policy.gradientReduce ?? policy.gradients];
+    time.expertWeightBytes = Pe * BYTES[policy.weights];
+  }
+  // 1F1B: the last micro-batch leaves the pipeline (PP - 1) stage times after a full pipeline would;
+  // interleaving v chunks per GPU makes each of those slots 1/v as long.
+  time.pipelineBubbleMs =
+    ((pp - 1) / v) * (stageFwd + stageBwd + stageRecompute + stageTp + stageCp + stageEp);
+  time.weightBytes = P * BYTES[policy.weights];
+  if (s && s.blocks > 0) time.shardUnits = Math.max(1, Math.round(s.blocks / pp));
+  // The residual stream of one micro-batch; with sequence parallelism each TP rank sends its 1/TP,
+  // with context parallelism each CP rank its 1/CP.
+  time.stageBoundaryBytes = (B * (s?.residualElements ?? 0) * BYTES[policy.activation.matmul]) / t / cp;
+  return time;
 }
 
 /** A GPU's share of its dense and expert parameters when the first are split `dense` and the experts `experts` ways. */
