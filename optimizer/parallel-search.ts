@@ -526,7 +526,8 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     const probed = dp >= 2 && widest > dp;
     if (probed) {
       let gb = widestGb[slot];
-      if (Number.isNaN(gb)) widestGb[slot] = gb = memoryGb(t, pp, widest, zeroStage, recompute, m, ep);
+      // (Read from memory.ts directly: this array keeps it, the figures' Map need not.)
+      if (Number.isNaN(gb)) widestGb[slot] = gb = layoutMemoryGb(t, pp, widest, zeroStage, recompute, m, ep);
       if (!fitsIn(gb)) return false;
     }
     let b = fitBounds[slot];
