@@ -8,7 +8,9 @@ import type { ModelDef } from './types.js';
 import { getModel } from './zoo/index.js';
 import { customUnitFactor, loadModelFile, looksLikeModelFile } from './import/index.js';
 import {
+  MASTER_WEIGHTS,
   RECOMPUTE,
+  type MasterWeights,
   type Parallelism,
   type Recompute,
   type RecomputeModule,
@@ -74,7 +76,8 @@ function rowModel(
 /**
  * Optional predict-csv columns tensor_parallel, pipeline_parallel, zero_stage, recompute
  * (none/selective/full), recompute_modules (under selective: `;`-separated, e.g. layernorm;moe_act),
- * expert_parallel (mixture-of-experts models; predict checks each value).
+ * expert_parallel (mixture-of-experts models), optimizer_state (fp32/bf16: Adam's moments) and
+ * master_weights (fp32/remainders/bf16/none); predict checks each value against the model and mode.
  */
 function rowParallelism(row: Measurement): Parallelism | undefined {
   const r = row.raw ?? {};
@@ -88,10 +91,25 @@ function rowParallelism(row: Measurement): Parallelism | undefined {
   const modules = (r.recompute_modules ?? '').trim()
     ? r.recompute_modules.split(';').map((m) => m.trim().toLowerCase() as RecomputeModule)
     : undefined;
-  if (t === undefined && p === undefined && z === undefined && ep === undefined && !rc && !modules)
+  const moments = (r.optimizer_state ?? '').trim().toLowerCase(),
+    master = (r.master_weights ?? '').trim().toLowerCase();
+  if (
+    t === undefined &&
+    p === undefined &&
+    z === undefined &&
+    ep === undefined &&
+    !rc &&
+    !modules &&
+    !moments &&
+    !master
+  )
     return undefined;
   if (rc && !RECOMPUTE.includes(rc as Recompute))
     throw new Error(`recompute must be one of ${RECOMPUTE.join(', ')} (got "${rc}")`);
+  if (moments && !OPTIMIZER_STATES.includes(moments as OptimizerState))
+    throw new Error(`optimizer_state must be one of ${OPTIMIZER_STATES.join(', ')} (got "${moments}")`);
+  if (master && !MASTER_WEIGHTS.includes(master as MasterWeights))
+    throw new Error(`master_weights must be one of ${MASTER_WEIGHTS.join(', ')} (got "${master}")`);
   return {
     tensorParallel: t ?? 1,
     pipelineParallel: p ?? 1,
@@ -99,8 +117,14 @@ function rowParallelism(row: Measurement): Parallelism | undefined {
     recompute: (rc || 'none') as Recompute,
     ...(modules ? { recomputeModules: modules } : {}),
     ...(ep !== undefined ? { expertParallel: ep } : {}),
+    ...(moments ? { optimizerState: moments as OptimizerState } : {}),
+    ...(master ? { masterWeights: master as MasterWeights } : {}),
   };
 }
+
+type OptimizerState = NonNullable<Parallelism['optimizerState']>;
+/** The moments' storage types Parallelism.optimizerState takes. */
+const OPTIMIZER_STATES: readonly OptimizerState[] = ['fp32', 'bf16'];
 
 export function predictRow(
   row: Measurement,

@@ -94,7 +94,7 @@ registerEnumType(MasterWeightsEnum, {
   valuesConfig: {
     FP32: {
       description:
-        "A whole fp32 copy, 4 bytes per parameter (the default: PyTorch mixed precision, Megatron-Core's distributed optimizer).",
+        "A whole fp32 copy, 4 bytes per parameter (the default: Megatron-Core's distributed optimizer, DeepSpeed's 16-bit optimizers).",
     },
     REMAINDERS: {
       description:

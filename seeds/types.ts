@@ -151,8 +151,8 @@ export type Recompute = (typeof RECOMPUTE)[number];
 
 /**
  * How the optimizer keeps the master weights in a precision mode that has a master copy (16-bit
- * working weights): whole in fp32 (the default: Megatron-Core's distributed optimizer, PyTorch AMP
- * with fp32 weights); only their 16 low-order bits beside the bf16 weights that hold the high-order
+ * working weights): whole in fp32 (the default: Megatron-Core's distributed optimizer, DeepSpeed's
+ * 16-bit optimizers); only their 16 low-order bits beside the bf16 weights that hold the high-order
  * ones (Apex DistributedFusedAdam's and Transformer Engine FusedAdam's store_param_remainders), 2 bytes;
  * a bf16 copy (an optimizer whose state is bf16 over FP8 weights); none, where the optimizer updates
  * the 16-bit weights themselves (Apex DistributedFusedAdam with dtype bf16 over bf16 weights).

@@ -133,6 +133,26 @@ describe('trainplan CLI', () => {
     expect(rows[2].error).toMatch(/3 does not divide the 128 experts of a layer/);
   });
 
+  it("predict-csv takes the optimizer's moments and master weights as columns, and says why a value cannot be", () => {
+    const row = (precision: string, moments: string, master: string) =>
+      `llama2_7b,H100-SXM5-80GB,8,1,1,${precision},1,${moments},${master}`;
+    const { stdout, rows } = predictCsv([
+      'model,gpu,num_gpus,num_nodes,batch_size_per_gpu,precision,zero_stage,optimizer_state,master_weights',
+      row('BF16', '', ''),
+      row('BF16', 'bf16', 'none'),
+      row('BF16', '', 'half'),
+      row('FP32', '', 'none'),
+    ]);
+    expect(stdout).toMatch(/wrote 4 rows \(2 predicted, 2 with an error\)/);
+    // bf16 moments and no master copy: 2 + 8 fewer bytes per parameter, sharded over 8 GPUs (ZeRO-1).
+    const saved = Number(rows[0].predicted_memory_gb_per_gpu) - Number(rows[1].predicted_memory_gb_per_gpu);
+    expect(saved).toBeGreaterThan((6.7e9 * (4 + 4)) / 8 / 2 ** 30);
+    expect(rows[2].error).toMatch(
+      /master_weights must be one of fp32, remainders, bf16, none \(got "half"\)/,
+    );
+    expect(rows[3].error).toMatch(/FP32 keeps no master copy/);
+  });
+
   it("predict-csv takes the minimal columns, in the model's own unit, and refuses an unknown precision", () => {
     const { stdout, rows, input, output } = predictCsv([
       'model,gpu,num_gpus,batch_size_per_gpu,precision',
