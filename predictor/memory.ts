@@ -716,6 +716,8 @@ export function memoryPerGpu(
   );
 }
 
+const NO_FRAMEWORK_STYLE: FrameworkActivations = Object.freeze({});
+
 /** Memory per GPU for any layout; plain data parallelism is TP = PP = CP = 1, ZeRO 0, no recomputation. */
 export function shardedMemoryPerGpu(
   model: Pick<ModelDef, 'optimizer'>,
@@ -740,12 +742,17 @@ export function shardedMemoryPerGpu(
   const per = stateBytesPerParam(policy, model.optimizer);
   const copy = layout.transientWeightCopies ? null : policy.forwardWeightCopy;
   const attention = layout.attention ?? constants.defaultAttention;
-  const profile = activationProfile(cost, precision, t, layout.recompute, constants, attention, {
-    ...(layout.recomputeModules ? { recomputeModules: layout.recomputeModules } : {}),
-    ...(layout.gatheredColumnInputs ? { gatheredColumnInputs: true } : {}),
-    ...(layout.lossParallel ? { lossParallel: true } : {}),
-    ...(layout.fp32LossGradients ? { fp32LossGradients: true } : {}),
-  });
+  // (One shared empty style where the layout names none, rather than a spread literal per call.)
+  const style: FrameworkActivations =
+    layout.recomputeModules || layout.gatheredColumnInputs || layout.lossParallel || layout.fp32LossGradients
+      ? {
+          ...(layout.recomputeModules ? { recomputeModules: layout.recomputeModules } : {}),
+          ...(layout.gatheredColumnInputs ? { gatheredColumnInputs: true } : {}),
+          ...(layout.lossParallel ? { lossParallel: true } : {}),
+          ...(layout.fp32LossGradients ? { fp32LossGradients: true } : {}),
+        }
+      : NO_FRAMEWORK_STYLE;
+  const profile = activationProfile(cost, precision, t, layout.recompute, constants, attention, style);
   if (pp === 1) {
     const par = {
       tensorParallel: t,
@@ -873,11 +880,13 @@ export function regionParameters(
   tensorParallel: number,
   expertParallel = 1,
 ): RegionParameters {
+  // (Keyed by number, not by a string built per call: a search asks this some hundred thousand times.)
   let byTp = regionCache.get(cost);
   if (!byTp) regionCache.set(cost, (byTp = new Map()));
-  const key = `${tensorParallel}|${expertParallel}`;
-  let r = byTp.get(key);
-  if (!r) byTp.set(key, (r = regionParametersOf(cost, tensorParallel, expertParallel)));
+  let byEp = byTp.get(tensorParallel);
+  if (!byEp) byTp.set(tensorParallel, (byEp = new Map()));
+  let r = byEp.get(expertParallel);
+  if (!r) byEp.set(expertParallel, (r = regionParametersOf(cost, tensorParallel, expertParallel)));
   return r;
 }
 
@@ -889,7 +898,7 @@ interface RegionParameters {
   /** Of blocks: the experts (1/EP of them). */
   blockExperts: number;
 }
-const regionCache = new WeakMap<ModelCost, Map<string, RegionParameters>>();
+const regionCache = new WeakMap<ModelCost, Map<number, Map<number, RegionParameters>>>();
 
 function regionParametersOf(
   cost: ModelCost,

@@ -341,10 +341,10 @@ export function layerSums(
     matmulInputElements = 0,
     tensors = 0,
     coreFwd = 0;
-  const checkpointFwd = Object.fromEntries(BLOCK_CHECKPOINTS.map((c) => [c, 0])) as Record<
-    BlockCheckpoint,
-    number
-  >;
+  // Per block checkpoint (BLOCK_CHECKPOINTS order), summed by index and named at the end: a search
+  // asks for some thousand of these sums per request, over every layer.
+  const checkpointSums = new Float64Array(BLOCK_CHECKPOINTS.length);
+  const reruns = s ? BLOCK_CHECKPOINTS.map((c) => s.blockCheckpoint[c].rerun) : [];
   const moduleFwd = Object.fromEntries(RECOMPUTE_MODULES.map((m) => [m, 0])) as Record<
     RecomputeModule,
     number
@@ -373,8 +373,7 @@ export function layerSums(
     fwd += lt.fwd.ms;
     bwd += lt.bwd.ms;
     if (s?.selectiveRecompute[i]) coreFwd += lt.fwd.ms;
-    if (s?.inBlocks[i])
-      for (const c of BLOCK_CHECKPOINTS) checkpointFwd[c] += lt.fwd.ms * s.blockCheckpoint[c].rerun[i];
+    if (s?.inBlocks[i]) for (let c = 0; c < reruns.length; c++) checkpointSums[c] += lt.fwd.ms * reruns[c][i];
     const m = modules[i];
     if (s && m) moduleFwd[m] += lt.fwd.ms;
     kernels += 3 * l.kernels * l.count; // forward launches, backward about twice as many
@@ -392,6 +391,10 @@ export function layerSums(
       most = f;
       dominantMath = m;
     }
+  const checkpointFwd = Object.fromEntries(BLOCK_CHECKPOINTS.map((c, k) => [c, checkpointSums[k]])) as Record<
+    BlockCheckpoint,
+    number
+  >;
   return { fwd, bwd, coreFwd, checkpointFwd, moduleFwd, kernels, tensors, matmulInputElements, dominantMath };
 }
 
