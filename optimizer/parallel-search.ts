@@ -607,7 +607,13 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       // all-to-all's inter-node share reads them): read once, with the optimizer's share of the
       // configuration's bound, they bound this EP from below on every layout that shares them.
       const stageWork = ep <= g ? stageWorkInNode : stageWorkAcross;
-      const workKey = layoutKey(t, pp, recompute, m, 0, ep) * 32 + (ep <= g ? 0 : g);
+      // Keyed by a small integer without a fixed global batch (the layout's slot at ZeRO 0), else by
+      // layoutKey, negated so that the two never meet; GPUs per node (at most 16) only across nodes.
+      const across = ep <= g ? 0 : g;
+      const workKey =
+        m === microBatchesOf(pp)
+          ? memberSlot(t, pp, recompute, 0, ep) * 32 + across
+          : -(layoutKey(t, pp, recompute, m, 0, ep) * 32 + across) - 1;
       const work = stageWork.get(workKey);
       if (work !== undefined && (work + lowerBoundMs - computeBoundMs) / perSample >= bestMsPerSample)
         continue;
