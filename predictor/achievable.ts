@@ -178,11 +178,20 @@ export function allToAllLinkFraction(
   tensorBytes: number,
 ): { fraction: number; measuredOn: string } {
   const table = data().allToAll;
-  const id =
-    [gpu.id, ...(gpu.generation === 'blackwell' ? ['B200'] : []), 'H100-SXM5-80GB'].find((g) => table[g]) ??
-    'H100-SXM5-80GB';
+  // Asked for every mixture-of-experts step a search times: the curve's GPU is looked up once per
+  // table and GPU, not with a list built per call.
+  let byGpu = allToAllSources.get(table);
+  if (!byGpu) allToAllSources.set(table, (byGpu = new Map()));
+  let id = byGpu.get(gpu.id);
+  if (id === undefined) {
+    id =
+      [gpu.id, ...(gpu.generation === 'blackwell' ? ['B200'] : []), 'H100-SXM5-80GB'].find((g) => table[g]) ??
+      'H100-SXM5-80GB';
+    byGpu.set(gpu.id, id);
+  }
   return { fraction: alongSizeCurve(table[id].points, tensorBytes), measuredOn: id };
 }
+const allToAllSources = new WeakMap<object, Map<string, string>>();
 
 /** A [bytes, fraction] curve at `bytes`: interpolated in log(bytes), flat past the largest size, latency-bound below the smallest. */
 function alongSizeCurve(pts: [number, number][], messageBytes: number): number {

@@ -116,8 +116,10 @@ export interface Parallelism {
 export const selectiveModules = (
   recompute: Recompute,
   modules: readonly RecomputeModule[] | undefined,
-): readonly RecomputeModule[] => (recompute === 'selective' ? (modules ?? DEFAULT_SELECTIVE) : []);
+): readonly RecomputeModule[] => (recompute === 'selective' ? (modules ?? DEFAULT_SELECTIVE) : NO_MODULES);
 const DEFAULT_SELECTIVE: readonly RecomputeModule[] = Object.freeze(['core_attn'] as RecomputeModule[]);
+// (One frozen empty list: step.ts asks this for every step a search times.)
+const NO_MODULES: readonly RecomputeModule[] = Object.freeze([]);
 
 /** Plain data parallelism: what every execution without `parallelism` runs. */
 export const PLAIN: Readonly<Parallelism> = Object.freeze({
