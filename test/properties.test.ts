@@ -13,7 +13,8 @@ import {
   type Objective,
   type RecommendRequest,
 } from '../optimizer/recommend.js';
-import { predict } from '../predictor/predict.js';
+import { InputError, predict } from '../predictor/predict.js';
+import { MASTER_WEIGHTS, RECOMPUTE, RECOMPUTE_MODULES, type Parallelism } from '../predictor/parallel.js';
 import { unsupportedReason } from '../predictor/precision.js';
 import { PRECISIONS, type Precision } from '../predictor/types.js';
 import type { CatalogGpu } from '../seeds/types.js';
@@ -77,6 +78,86 @@ describe('predictor invariants', () => {
       }),
       { seed: SEED, numRuns: 300 },
     );
+  });
+
+  it('any parallel layout is predicted with finite, positive figures or refused naming the parallelism field at fault', () => {
+    // Every field of ParallelismInput at once, valid and invalid combinations alike: recomputation
+    // modes and modules, the optimizer's moments and master weights, interleaving and context
+    // parallelism, on models with and without transformer blocks and in every precision mode.
+    // Most draws leave an optional field out and keep the degrees small, so that valid layouts are
+    // common enough for the answered half of the property to be exercised too.
+    const rarely = <T>(a: fc.Arbitrary<T>) =>
+      fc.oneof({ arbitrary: fc.constant(undefined), weight: 3 }, { arbitrary: a, weight: 1 });
+    const layered = models.filter((m) =>
+      ['llama2_7b', 'gpt2_124m', 'bert_large_squad', 'resnet50_v1.5'].includes(m.id),
+    );
+    const layout = fc.record({
+      model: fc.constantFrom(...layered),
+      gpu: fc.constantFrom(...priced),
+      precisionPick: fc.nat(),
+      batch: fc.integer({ min: 1, max: 8 }),
+      gpusPerNode: fc.constantFrom(1, 2, 4, 8),
+      nodes: fc.integer({ min: 1, max: 16 }),
+      accum: fc.integer({ min: 1, max: 8 }),
+      tensorParallel: fc.constantFrom(1, 1, 1, 2, 4, 8, 3, 16),
+      pipelineParallel: fc.constantFrom(1, 1, 1, 2, 4, 3, 8),
+      zeroStage: fc.constantFrom(0, 1, 2, 3),
+      recompute: fc.constantFrom(...RECOMPUTE),
+      recomputeModules: rarely(fc.subarray([...RECOMPUTE_MODULES])),
+      optimizerState: rarely(fc.constantFrom('fp32', 'bf16')),
+      masterWeights: rarely(fc.constantFrom(...MASTER_WEIGHTS)),
+      virtualPipelineStages: fc.constantFrom(1, 1, 1, 2),
+      contextParallel: fc.constantFrom(1, 1, 1, 2),
+    });
+    let answered = 0;
+    fc.assert(
+      fc.property(layout, (c) => {
+        const ok = PRECISIONS.filter((p) => unsupportedReason(c.gpu, p) === null);
+        const precision = ok[c.precisionPick % ok.length];
+        const parallelism: Parallelism = {
+          tensorParallel: c.tensorParallel,
+          pipelineParallel: c.pipelineParallel,
+          zeroStage: c.zeroStage as Parallelism['zeroStage'],
+          recompute: c.recompute,
+          virtualPipelineStages: c.virtualPipelineStages,
+          contextParallel: c.contextParallel,
+          ...(c.recomputeModules ? { recomputeModules: c.recomputeModules } : {}),
+          ...(c.optimizerState ? { optimizerState: c.optimizerState as 'fp32' | 'bf16' } : {}),
+          ...(c.masterWeights ? { masterWeights: c.masterWeights } : {}),
+        };
+        let p;
+        try {
+          p = predict(
+            {
+              model: c.model,
+              gpu: c.gpu,
+              precision,
+              batchSizePerGpu: c.batch,
+              gpusPerNode: c.gpusPerNode,
+              nodes: c.nodes,
+              gradAccumSteps: c.accum,
+              interNodeGbps: defaultInterNodeGbps(c.gpu.id),
+              parallelism,
+            },
+            eff,
+          );
+        } catch (e) {
+          expect(e).toBeInstanceOf(InputError);
+          expect((e as InputError).field).toMatch(/^parallelism\.\w+$/);
+          expect((e as Error).message.length).toBeGreaterThan(10);
+          return;
+        }
+        answered++;
+        for (const v of [p.stepTimeMs, p.throughput, p.memory.totalGb])
+          expect(Number.isFinite(v) && v > 0).toBe(true);
+        for (const v of Object.values(p.breakdown))
+          if (typeof v === 'number') expect(Number.isFinite(v) && v >= 0).toBe(true);
+        if (c.masterWeights === 'none') expect(p.memory.masterWeightsGb).toBe(0);
+      }),
+      { seed: SEED, numRuns: 800 },
+    );
+    // Not every draw is refused: the property says something about answered layouts too.
+    expect(answered).toBeGreaterThan(80);
   });
 
   it('is deterministic', () => {
