@@ -23,7 +23,22 @@ const QUERY = `query WarmUp($config: String!, $gpu: String!, $seqLen: Int!, $sta
 
 const WARM_UP_LIMIT_MS = 10_000;
 
+/**
+ * Runs the warm-up, waiting for it at most WARM_UP_LIMIT_MS: the search stops at that deadline, but
+ * what it waits on need not (a store whose host does not answer), and a start must not hang on it.
+ */
 export async function warmUp(apollo: ApolloServer<RequestContext>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), WARM_UP_LIMIT_MS + 1_000);
+  });
+  const outcome = await Promise.race([search(apollo), limit]);
+  clearTimeout(timer);
+  if (outcome === 'late')
+    log('warn', 'warm-up still running; serving without waiting for it', { limitMs: WARM_UP_LIMIT_MS });
+}
+
+async function search(apollo: ApolloServer<RequestContext>): Promise<void> {
   const t0 = performance.now();
   try {
     const search = loadWarmUp();

@@ -47,7 +47,13 @@ export class MeasurementStore {
       const { default: pg } = await import('pg');
       db = new Kysely<StoreTables>({
         dialect: new PostgresDialect({
-          pool: new pg.Pool({ connectionString: location.databaseUrl, max: 4 }),
+          // A host that does not answer fails a request in 5 s rather than after the system's TCP
+          // connect timeout (about two minutes on Linux), or never when it accepts and stays silent.
+          pool: new pg.Pool({
+            connectionString: location.databaseUrl,
+            max: 4,
+            connectionTimeoutMillis: 5_000,
+          }),
         }),
       });
       dialect = 'postgres';

@@ -3,12 +3,20 @@
 // the --workers cluster.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type Running } from '../server/app.js';
 import { formatError } from '../server/error-policy.js';
-import { ConfigError, DEFAULTS, loadConfig, readPriceFile } from '../service/config.js';
+import {
+  ConfigError,
+  DEFAULTS,
+  loadConfig,
+  readPriceFile,
+  runtimeConfig,
+  setRuntimeConfig,
+} from '../service/config.js';
 import { requestStore, setLogSink } from '../server/log.js';
 import { recommendCache } from '../service/cache.js';
 import { getGpu, setPriceOverrides } from '../seeds/catalog.js';
@@ -487,6 +495,48 @@ describe('the server process', () => {
       expect(srv.logs.map((l) => l.msg)).toContain('all workers stopped');
     } finally {
       await srv.stop('SIGKILL');
+    }
+  });
+});
+
+describe('a measurement store that does not answer', () => {
+  it('holds up neither the start nor a request: both fail over to a clear error after the connect timeout', async () => {
+    // A host that accepts the connection and never speaks: without a connect timeout the driver
+    // waits for its handshake forever, and so did the warm-up (before the port opened) and every
+    // request that reads the user's runs.
+    const silent = createNetServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const before = runtimeConfig();
+    const lines: Record<string, unknown>[] = [];
+    setLogSink((line) => lines.push(JSON.parse(line)));
+    let running: Running | undefined;
+    try {
+      running = await startServer(0, '127.0.0.1', {
+        databaseUrl: `postgres://trainplan:secret@127.0.0.1:${port}/runs`,
+        logLevel: 'info',
+      });
+      const warm = lines.find((l) => l.msg === 'warmed up');
+      expect(warm?.refused).toMatch(/^INTERNAL_SERVER_ERROR/);
+      const res = await fetch(running.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          query:
+            '{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1e6 }, gpu: "A100-SXM4-80GB", batchSizePerGpu: 64, precision: AMP_FP16 }) { stepTimeMs } }',
+        }),
+      });
+      const body = (await res.json()) as { errors?: { extensions: { code: string } }[] };
+      expect(body.errors?.[0].extensions.code).toBe('INTERNAL_SERVER_ERROR');
+      // The log says why, without the password.
+      const fault = lines.find((l) => l.msg === 'internal error' && l.path === 'predict');
+      expect(String(fault?.error)).toMatch(/connection timeout/);
+      expect(JSON.stringify(lines)).not.toContain('secret');
+    } finally {
+      await running?.close();
+      setLogSink(undefined);
+      setRuntimeConfig(before);
+      silent.close();
     }
   });
 });
