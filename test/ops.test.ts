@@ -122,8 +122,11 @@ describe('the HTTP front, in process', () => {
     expect(cachedAfterStart).toBe(0);
     // 0 skips it.
     const before = lines.length;
+    // A server's settings become the process's: put this file's back for the tests after it.
+    const config = runtimeConfig();
     const cold = await startServer(0, '127.0.0.1', { logLevel: 'debug', warmUp: 0 });
     await cold.close();
+    setRuntimeConfig(config);
     expect(lines.slice(before).some((l) => l.msg === 'warmed up')).toBe(false);
   });
 
@@ -479,7 +482,8 @@ describe('the server process', () => {
       const [victim] = pids;
       process.kill(victim, 'SIGKILL');
       let replaced = false;
-      for (let i = 0; i < 100 && !replaced; i++) {
+      // Up to 30 s: the new worker warms up (one search) before it listens, on a loaded CI machine.
+      for (let i = 0; i < 300 && !replaced; i++) {
         await sleep(100);
         replaced = srv.logs.filter((l) => l.msg === 'listening').length >= 3;
       }
@@ -515,6 +519,7 @@ describe('a measurement store that does not answer', () => {
       running = await startServer(0, '127.0.0.1', {
         databaseUrl: `postgres://trainplan:secret@127.0.0.1:${port}/runs`,
         logLevel: 'info',
+        warmUp: 1,
       });
       const warm = lines.find((l) => l.msg === 'warmed up');
       expect(warm?.refused).toMatch(/^INTERNAL_SERVER_ERROR/);
