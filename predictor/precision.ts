@@ -280,26 +280,33 @@ export function optimizerBytesPerParam(
 }
 
 /**
- * Bytes per parameter of the master weights: none in a mode without a master copy (its optimizer
- * updates the working weights); else as the optimizer keeps them (seeds/types.ts MASTER_WEIGHTS):
- * fp32 by default, 2 bytes for a bf16 copy or for the remainders beside bf16 weights (which the
- * update reads and writes with the weights: fp32's traffic, but only the remainders' 2 bytes held
- * apart from the weights), none where the optimizer updates the 16-bit weights themselves.
+ * Bytes per parameter of the master weights held in memory: none in a mode without a master copy
+ * (its optimizer updates the working weights); else as the optimizer keeps them (seeds/types.ts
+ * MASTER_WEIGHTS): fp32 by default, 2 bytes for a bf16 copy or for the remainders beside bf16
+ * weights, none where the optimizer updates the 16-bit weights themselves.
  */
 export function masterBytesOf(policy: PrecisionPolicy, kept?: MasterWeights): number {
   if (!policy.masterWeights || kept === 'none') return 0;
   return kept === 'bf16' || kept === 'remainders' ? BYTES.bf16 : BYTES.fp32;
 }
 
-/** Bytes per parameter held in GPU memory: working weights, gradients, master copy, optimizer state. */
+/**
+ * Bytes per parameter of the master weights the optimizer step reads and writes: what is held,
+ * except that the remainders are read and written with the bf16 weights they complete, an fp32
+ * master's traffic (they have no working copy to refresh: counted as one all the same, a few
+ * milliseconds per step at most).
+ */
+export const masterTrafficBytesOf = (policy: PrecisionPolicy, kept?: MasterWeights): number =>
+  masterBytesOf(policy, kept === 'remainders' ? 'fp32' : kept);
+
+/** Bytes per parameter held in GPU memory: working weights, gradients, optimizer state (the master copy: masterBytesOf). */
 export function stateBytesPerParam(
   policy: PrecisionPolicy,
   optimizer: OptimizerKind,
-): { weights: number; gradients: number; master: number; optimizer: number } {
+): { weights: number; gradients: number; optimizer: number } {
   return {
     weights: BYTES[policy.weights],
     gradients: BYTES[policy.gradients],
-    master: policy.masterWeights ? BYTES.fp32 : 0,
     optimizer: OPTIMIZER_STATES[optimizer] * BYTES[policy.optimizerState],
   };
 }

@@ -55,7 +55,7 @@ import {
   BYTES,
   SCALED_INPUT_BYTES,
   effectiveMath,
-  masterBytesOf,
+  masterTrafficBytesOf,
   optimizerBytesPerParam,
   peakTflops,
   POLICIES,
@@ -474,11 +474,7 @@ export function computeTime(
   const trainedShare = exec.frozenBase ? 0 : 1;
   const bw = memoryBandwidth(gpu, eff);
   const optPolicy = par?.optimizerState ? { ...policy, optimizerState: par.optimizerState } : policy;
-  // Master-weight bytes the update reads and writes. Remainders beside bf16 weights are read and
-  // written with them, as much traffic as an fp32 master (and no working copy to refresh: counted
-  // as one all the same, a few milliseconds per step at most).
-  const kept = par?.masterWeights;
-  const master = masterBytesOf(policy, kept === 'remainders' ? 'fp32' : kept);
+  const master = masterTrafficBytesOf(policy, par?.masterWeights);
   const optimizerMs =
     (1e3 * trainedShare * heldAfterStage1 * optimizerBytesPerParam(optPolicy, model.optimizer, master)) / bw;
 
