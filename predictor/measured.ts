@@ -9,8 +9,10 @@ import { getModel } from './zoo/index.js';
 import { customUnitFactor, loadModelFile, looksLikeModelFile } from './import/index.js';
 import {
   MASTER_WEIGHTS,
+  OPTIMIZER_STATES,
   RECOMPUTE,
   type MasterWeights,
+  type OptimizerState,
   type Parallelism,
   type Recompute,
   type RecomputeModule,
@@ -121,10 +123,6 @@ function rowParallelism(row: Measurement): Parallelism | undefined {
     ...(master ? { masterWeights: master as MasterWeights } : {}),
   };
 }
-
-type OptimizerState = NonNullable<Parallelism['optimizerState']>;
-/** The moments' storage types Parallelism.optimizerState takes. */
-const OPTIMIZER_STATES: readonly OptimizerState[] = ['fp32', 'bf16'];
 
 export function predictRow(
   row: Measurement,

@@ -47,6 +47,7 @@ import type {
   FrameworkStates,
   MasterWeights,
   MemoryConstants,
+  OptimizerState,
   SavedRule,
   SavedTensorType,
   SourceRecipe,
@@ -583,7 +584,7 @@ export interface MemoryLayout {
    * 1 + (PP - 1) / (PP x chunks) times the activations of the plain 1F1B schedule (Korthikanti et al. 2022, §4.2.3).
    */
   virtualStages?: number;
-  optimizerState?: 'fp32' | 'bf16';
+  optimizerState?: OptimizerState;
   /** Storage of the gradients where the framework differs from the precision mode (Megatron's grad_reduce_in_fp32). */
   gradients?: 'fp32' | 'bf16';
   /**

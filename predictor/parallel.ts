@@ -20,6 +20,7 @@ import {
   RECOMPUTE,
   RECOMPUTE_MODULES,
   type MasterWeights,
+  type OptimizerState,
   type Recompute,
   type RecomputeModule,
 } from '../seeds/types.js';
@@ -28,9 +29,11 @@ import { PRECISIONS, type Layer, type LayerCost, type ModelCost, type Precision 
 
 export {
   MASTER_WEIGHTS,
+  OPTIMIZER_STATES,
   RECOMPUTE,
   RECOMPUTE_MODULES,
   type MasterWeights,
+  type OptimizerState,
   type Recompute,
   type RecomputeModule,
 } from '../seeds/types.js';
@@ -85,7 +88,7 @@ export interface Parallelism {
    */
   microBatches?: number;
   /** Storage of the optimizer's moments; default: the precision mode's (fp32, fp16 for FP16_PURE). */
-  optimizerState?: 'fp32' | 'bf16';
+  optimizerState?: OptimizerState;
   /**
    * How the optimizer keeps the master weights (seeds/types.ts MASTER_WEIGHTS), in the precision modes
    * that keep a master copy (FP16, BF16, FP8, FP4); default: whole in fp32 (or the stack's recipes').

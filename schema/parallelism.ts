@@ -3,9 +3,11 @@
 import { Field, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import {
   MASTER_WEIGHTS,
+  OPTIMIZER_STATES,
   RECOMPUTE,
   RECOMPUTE_MODULES,
   type MasterWeights,
+  type OptimizerState,
   type Recompute,
   type RecomputeModule,
 } from '../predictor/parallel.js';
@@ -73,10 +75,7 @@ registerEnumType(RecomputeModuleEnum, {
   },
 });
 
-export enum OptimizerStateEnum {
-  FP32 = 'fp32',
-  BF16 = 'bf16',
-}
+export const OptimizerStateEnum = constantCase<OptimizerState>(OPTIMIZER_STATES);
 registerEnumType(OptimizerStateEnum, {
   name: 'OptimizerState',
   description: "Storage of the optimizer's moments (Adam's m and v).",
@@ -208,7 +207,7 @@ export class ParallelismInput {
     nullable: true,
     description: "Optimizer moments' storage; default: the precision mode's (fp32).",
   })
-  optimizerState?: 'fp32' | 'bf16';
+  optimizerState?: OptimizerState;
   @Field(() => MasterWeightsEnum, {
     nullable: true,
     description:

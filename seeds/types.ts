@@ -160,6 +160,10 @@ export type Recompute = (typeof RECOMPUTE)[number];
 export const MASTER_WEIGHTS = ['fp32', 'remainders', 'bf16', 'none'] as const;
 export type MasterWeights = (typeof MASTER_WEIGHTS)[number];
 
+/** How the optimizer stores its moments (Adam's m and v) where it differs from the precision mode. */
+export const OPTIMIZER_STATES = ['fp32', 'bf16'] as const;
+export type OptimizerState = (typeof OPTIMIZER_STATES)[number];
+
 /**
  * What Megatron-Core's selective recomputation reruns (TransformerConfig.recompute_modules, under
  * recompute_granularity "selective"; its default is ["core_attn"]), of the modules this model knows:
@@ -226,7 +230,7 @@ export interface SourceRecipe {
   fp8Parameters?: boolean;
   /** Per precision mode. */
   masterWeights?: Partial<Record<string, MasterWeights>>;
-  optimizerState?: 'fp32' | 'bf16';
+  optimizerState?: OptimizerState;
   /** Per model: the interleaved pipeline's chunks per stage the script sets where the row does not state them. */
   virtualStages?: Partial<Record<string, number>>;
   /** Only rows on these GPUs (all when absent): a performance configuration is per GPU type. */

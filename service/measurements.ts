@@ -13,7 +13,7 @@ import { modelFeaturesOf, type Framework } from '../predictor/learned/features.j
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
-import type { MasterWeights, Parallelism, RecomputeModule } from '../predictor/parallel.js';
+import type { MasterWeights, OptimizerState, Parallelism, RecomputeModule } from '../predictor/parallel.js';
 import type { Precision } from '../predictor/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus, loadMeasurements } from '../seeds/catalog.js';
 import { examples } from '../predictor/learned/train.js';
@@ -51,7 +51,7 @@ export interface RunConfiguration {
     zeroStage: number;
     recompute: Parallelism['recompute'];
     recomputeModules?: RecomputeModule[] | null;
-    optimizerState?: 'fp32' | 'bf16' | null;
+    optimizerState?: OptimizerState | null;
     masterWeights?: MasterWeights | null;
     virtualPipelineStages?: number;
     contextParallel?: number;

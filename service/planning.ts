@@ -10,6 +10,7 @@ import { DEFAULT_SEARCH_PRECISIONS, unsupportedReason } from '../predictor/preci
 import {
   planParallelism,
   type MasterWeights,
+  type OptimizerState,
   type Parallelism,
   type PlanParallelism,
   type RecomputeModule,
@@ -47,7 +48,7 @@ export interface ParallelismInput {
   zeroStage: number;
   recompute: Parallelism['recompute'];
   recomputeModules?: RecomputeModule[] | null;
-  optimizerState?: 'fp32' | 'bf16' | null;
+  optimizerState?: OptimizerState | null;
   masterWeights?: MasterWeights | null;
   virtualPipelineStages?: number;
   contextParallel?: number;
