@@ -198,7 +198,7 @@ export const SETTINGS: readonly Setting[] = [
     min: 0,
     max: 1,
     default: 1,
-    doc: "1: before it opens its port, each process runs one search (seeds/warm-up.json, about a second here) so that the first request is not also the one that pays for compiling the search: a mixture-of-experts request at the defaults took about 2.4 s as a process's first and 1.8 s later (server/warm-up.ts). 0 skips it (a faster start, a slower first search).",
+    doc: '1: before it opens its port, each process runs one search (seeds/warm-up.json, about a second here) so that the first request is not also the one that pays for compiling the search (server/warm-up.ts says what that cost). 0 skips it (a faster start, a slower first search).',
   },
   {
     key: 'maxInFlight',
