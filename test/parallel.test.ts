@@ -165,16 +165,38 @@ describe('what the layer list says about splitting it', () => {
     [{ pipelineParallel: 64 }, 'parallelism.pipelineParallel', /64 stages for 32 transformer block/],
     [{ pipelineParallel: 3 }, 'parallelism.pipelineParallel', /do not split into whole replicas/],
     [{ zeroStage: 4 }, 'parallelism.zeroStage', /0, 1, 2 or 3/],
-  ] as [Partial<Parallelism>, string, RegExp][])('%j is refused, naming %s', (p, field, message) => {
-    try {
-      predict(base({ parallelism: { ...PLAIN, ...p } }), eff);
-      expect.unreachable();
-    } catch (e) {
-      expect(e).toBeInstanceOf(InputError);
-      expect((e as InputError).field).toBe(field);
-      expect((e as InputError).message).toMatch(message);
-    }
-  });
+    // Master weights where the mode keeps none, and remainders beside weights that are not bf16.
+    [
+      { masterWeights: 'none' },
+      'parallelism.masterWeights',
+      /FP32 keeps no master copy.*FP16, BF16, FP8, FP4/,
+      { precision: 'FP32' },
+    ],
+    [
+      { masterWeights: 'bf16' },
+      'parallelism.masterWeights',
+      /AMP_BF16 keeps no master copy/,
+      { precision: 'AMP_BF16' },
+    ],
+    [
+      { masterWeights: 'remainders' },
+      'parallelism.masterWeights',
+      /remainders complete bf16 weights.*FP16 keeps its weights in fp16/,
+      { precision: 'FP16' },
+    ],
+  ] as [Partial<Parallelism>, string, RegExp, Partial<PredictRequest>?][])(
+    '%j is refused, naming %s',
+    (p, field, message, request) => {
+      try {
+        predict(base({ ...request, parallelism: { ...PLAIN, ...p } }), eff);
+        expect.unreachable();
+      } catch (e) {
+        expect(e).toBeInstanceOf(InputError);
+        expect((e as InputError).field).toBe(field);
+        expect((e as InputError).message).toMatch(message);
+      }
+    },
+  );
 
   it('tensor parallelism must divide the attention heads (GPT-2 XL has 25)', () => {
     const m = getModel('gpt2_1558m')!;
@@ -253,24 +275,7 @@ describe('memory', () => {
     // What the request states wins over the stack's recipes (MEGATRON keeps fp32 masters).
     expect(at(undefined, 'MEGATRON').memory.masterWeightsGb).toBeGreaterThan(0);
     expect(at('none', 'MEGATRON').memory.masterWeightsGb).toBe(0);
-  });
-
-  it('refuses master weights where the mode keeps none, and remainders beside non-bf16 weights', () => {
-    const refused = (precision: PredictRequest['precision'], masterWeights: Parallelism['masterWeights']) => {
-      try {
-        predict(base({ precision, parallelism: { ...PLAIN, masterWeights } }), eff);
-      } catch (e) {
-        expect(e).toBeInstanceOf(InputError);
-        expect((e as InputError).field).toBe('parallelism.masterWeights');
-        return (e as Error).message;
-      }
-      throw new Error(`${precision} with ${masterWeights} was not refused`);
-    };
-    expect(refused('FP32', 'none')).toMatch(/FP32 keeps no master copy.*FP16, BF16, FP8, FP4/);
-    expect(refused('AMP_BF16', 'bf16')).toMatch(/AMP_BF16 keeps no master copy/);
-    expect(refused('FP16', 'remainders')).toMatch(
-      /remainders complete bf16 weights.*FP16 keeps its weights in fp16/,
-    );
+    // A bf16 master beside fp16 weights is a layout the mode can keep (the refusals: above).
     expect(() =>
       predict(base({ precision: 'FP16', parallelism: { ...PLAIN, masterWeights: 'bf16' } }), eff),
     ).not.toThrow();
