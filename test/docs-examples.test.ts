@@ -1,49 +1,69 @@
-// Golden tests of docs/coupled-planning.md: every answer block marked `<!-- answer: FILE -->` is what
-// the graphql block above it gives with `$input` = FILE (docs/examples/), and every input block
-// marked `<!-- input: FILE -->` is FILE. Numbers are compared to 6 significant digits, everything else
-// exactly, so a change that moves a plan (a retrained correction, a new solver rule) fails here until
-// the doc shows the new answer: re-run the query (`npx trainplan query --file Q.graphql --variables
-// '{"input": ...}'`) and update the block in the same commit, saying why.
+// Golden tests of the docs' examples: every json block marked `<!-- answer: ... -->` is what the
+// graphql block above it answers, and every one marked `<!-- input: FILE -->` is FILE, so a change
+// that moves an answer (a retrained correction, a new solver rule, a new memory term) fails here until
+// the page shows the new one: re-run the query (`npx trainplan query --file Q.graphql --variables ...`)
+// and update the block in the same commit, saying why. An answer marker names the query's variables,
+// each `name=FILE` (FILE's JSON), `name=text:FILE` (its text) or `name=base64:FILE` (its bytes), and
+// `at FIELD` when the page shows only `data.FIELD`. Numbers are compared to 6 significant digits
+// (a last-bit difference in a sum is not a changed answer), everything else exactly.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { apolloForTests } from './graphql-client.js';
 
-const DOC = 'docs/coupled-planning.md';
-const text = readFileSync(new URL(`../${DOC}`, import.meta.url), 'utf8');
-const fileJson = (path: string) => JSON.parse(readFileSync(new URL(`../${path}`, import.meta.url), 'utf8'));
+const DOCS = ['docs/coupled-planning.md', 'docs/custom-models-and-parallelism.md'];
+const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url));
 
 interface Marked {
   kind: 'input' | 'answer';
-  file: string;
+  /** input: the file shown; answer: the marker's words. */
+  spec: string;
   block: unknown;
   /** For an answer: the nearest graphql block above it. */
   query?: string;
   line: number;
 }
 
-/** The marked json blocks of the doc, with the query each answer belongs to. */
+/** The marked json blocks of a page, with the query each answer belongs to. */
 export function markedBlocks(doc: string): Marked[] {
   const out: Marked[] = [];
-  const token = /<!-- (input|answer): (\S+) -->\n\n?```json\n([\s\S]*?)```|```graphql\n([\s\S]*?)```/g;
+  const token =
+    /<!-- (input|answer)(?:: ([^>]*?))? -->\n\n?```json\n([\s\S]*?)```|```graphql\n([\s\S]*?)```/g;
   let query: string | undefined;
   for (let m = token.exec(doc); m; m = token.exec(doc)) {
     if (m[4] !== undefined) {
       query = m[4];
       continue;
     }
-    const line = doc.slice(0, m.index).split('\n').length;
     out.push({
       kind: m[1] as 'input' | 'answer',
-      file: m[2],
+      spec: m[2] ?? '',
       block: JSON.parse(m[3]),
       ...(m[1] === 'answer' ? { query } : {}),
-      line,
+      line: doc.slice(0, m.index).split('\n').length,
     });
   }
   return out;
 }
 
-/** Numbers to 6 significant digits (a last-bit difference in a sum is not a changed plan). */
+/** An answer marker's variables and the field of `data` the page shows. */
+function answerSpec(spec: string): { variables: Record<string, unknown>; at?: string } {
+  const variables: Record<string, unknown> = {};
+  let at: string | undefined;
+  const words = spec.split(/\s+/).filter(Boolean);
+  for (let i = 0; i < words.length; i++) {
+    if (words[i] === 'at') {
+      at = words[++i];
+      continue;
+    }
+    const [name, value] = words[i].split('=');
+    if (value.startsWith('text:')) variables[name] = read(value.slice(5)).toString('utf8');
+    else if (value.startsWith('base64:')) variables[name] = read(value.slice(7)).toString('base64');
+    else variables[name] = JSON.parse(read(value).toString('utf8'));
+  }
+  return { variables, ...(at ? { at } : {}) };
+}
+
+/** Numbers to 6 significant digits. */
 function rounded(v: unknown): unknown {
   if (typeof v === 'number') return Number.isInteger(v) ? v : Number(v.toPrecision(6));
   if (Array.isArray(v)) return v.map(rounded);
@@ -52,31 +72,37 @@ function rounded(v: unknown): unknown {
   return v;
 }
 
-describe(`${DOC} examples`, () => {
-  const run = apolloForTests();
-  const blocks = markedBlocks(text);
+for (const doc of DOCS) {
+  describe(`${doc} examples`, () => {
+    const run = apolloForTests();
+    const text = read(doc).toString('utf8');
+    const blocks = markedBlocks(text);
 
-  it('marks every json block of the doc (none is left unchecked)', () => {
-    const jsonBlocks = text.match(/^```json$/gm)?.length ?? 0;
-    expect(blocks.length).toBe(jsonBlocks);
-    expect(blocks.filter((b) => b.kind === 'answer').length).toBe(10);
-    for (const b of blocks)
-      if (b.kind === 'answer') expect(b.query, `answer at line ${b.line}`).toBeDefined();
+    it('marks every json block of the page (none is left unchecked)', () => {
+      expect(blocks.length).toBe(text.match(/^```json$/gm)?.length ?? 0);
+      expect(blocks.some((b) => b.kind === 'answer')).toBe(true);
+      for (const b of blocks)
+        if (b.kind === 'answer') expect(b.query, `answer at line ${b.line}`).toBeDefined();
+    });
+
+    for (const b of blocks) {
+      if (b.kind === 'input')
+        it(`the input shown at line ${b.line} is ${b.spec}`, () => {
+          expect(b.block).toEqual(JSON.parse(read(b.spec).toString('utf8')));
+        });
+      else
+        it(
+          `the answer at line ${b.line} is what its query gives (${b.spec || 'no variables'})`,
+          { timeout: 180_000 },
+          async () => {
+            const { variables, at } = answerSpec(b.spec);
+            const result = JSON.parse(JSON.stringify(await run(b.query!, variables)));
+            if (at) {
+              expect(result.errors).toBeUndefined();
+              expect(rounded(result.data[at])).toEqual(rounded(b.block));
+            } else expect(rounded(result)).toEqual(rounded(b.block));
+          },
+        );
+    }
   });
-
-  for (const b of blocks) {
-    if (b.kind === 'input')
-      it(`the input shown at line ${b.line} is ${b.file}`, () => {
-        expect(b.block).toEqual(fileJson(b.file));
-      });
-    else
-      it(
-        `the answer at line ${b.line} is what the query gives with ${b.file}`,
-        { timeout: 180_000 },
-        async () => {
-          const result = await run(b.query!, { input: fileJson(b.file) });
-          expect(rounded(JSON.parse(JSON.stringify(result)))).toEqual(rounded(b.block));
-        },
-      );
-  }
-});
+}
