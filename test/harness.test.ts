@@ -5,7 +5,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { harnessScript, HARNESS_FILE } from '../cli/harness.js';
 import { readRunsFile, runFromRow } from '../cli/calibrate-runs.js';
@@ -14,6 +14,7 @@ import { closeMeasurementStore, listRuns, predictRequestOf, recordRuns } from '.
 import { costOf, predict } from '../predictor/predict.js';
 import { loadModelFile } from '../predictor/import/index.js';
 import { loadEfficiency } from '../seeds/catalog.js';
+import { getModel } from '../predictor/zoo/index.js';
 import { ROOT } from './spawn-server.js';
 
 /** A Python that has PyTorch: TRAINPLAN_PYTHON, python3 on PATH, or Debian's /usr/bin/python3. */
@@ -148,6 +149,78 @@ describe('measurement harness on CPU', () => {
     );
     expect(fp16.status).toBe(2);
     expect(fp16.stderr).toMatch(/AMP_FP16 needs a GPU/);
+  }, 120_000);
+
+  it('builds with torchvision only the zoo models it builds as the zoo defines them', () => {
+    // Every torchvision builder against its zoo entry: the same parameters, but for the one extra
+    // class of tf_cnn_benchmarks' 1001-way heads (resnet152_v1, vgg16, inception_v3: 2,049 or 4,097).
+    const out = execFileSync(
+      python,
+      [
+        '-c',
+        [
+          'import json, sys, torch',
+          `sys.path.insert(0, ${JSON.stringify(dirname(HARNESS_FILE.pathname))})`,
+          'import measure',
+          'print(json.dumps({z: sum(p.numel() for p in measure.torchvision_model(torch, n, 224)[0].parameters())' +
+            ' for z, n in measure.TORCHVISION.items()}))',
+        ].join('\n'),
+      ],
+      { stdio: 'pipe' },
+    ).toString();
+    const counts = JSON.parse(out) as Record<string, number>;
+    expect(Object.keys(counts).sort()).toEqual([
+      'efficientnet_b0',
+      'efficientnet_b4',
+      'inception_v3',
+      'resnet152_v1',
+      'resnet50_v1.5',
+      'vgg16',
+      'vit_b16',
+    ]);
+    for (const [id, n] of Object.entries(counts)) {
+      const zoo = costOf(getModel(id)!).parameters;
+      expect(Math.abs(n - zoo), id).toBeLessThanOrEqual(4097);
+    }
+    // Asked for a model torchvision builds otherwise (its ResNeXt-101 is 32x8d: twice the zoo's
+    // 32x4d), the harness refuses instead of timing another network under this model's name.
+    const script = join(dir, 'resnext.py');
+    writeFileSync(script, harnessScript('resnext101_32x4d'));
+    const refused = spawnSync(python, [script, '--builder', 'torchvision', '--batch-size', '2'], {
+      encoding: 'utf8',
+    });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/torchvision does not build resnext101_32x4d as the zoo defines it/);
+  }, 120_000);
+
+  it("times a zoo CNN built by torchvision, training the zoo entry's weights", () => {
+    const script = join(dir, 'resnet.py');
+    writeFileSync(script, harnessScript('resnet50_v1.5'));
+    const out = execFileSync(
+      python,
+      [
+        script,
+        '--builder',
+        'torchvision',
+        '--seq-len',
+        '64',
+        '--batch-size',
+        '2',
+        '--steps',
+        '1',
+        '--warmup',
+        '0',
+        '--format',
+        'json',
+      ],
+      { cwd: dir, stdio: 'pipe' },
+    ).toString();
+    const [run] = JSON.parse(out) as Record<string, unknown>[];
+    expect(run).toMatchObject({ model: 'resnet50_v1.5', seq_len: 64, batch_size_per_gpu: 2, gpu: 'cpu' });
+    expect(run.step_time_ms).toBeGreaterThan(0);
+    expect(run.note).toMatch(/builder torchvision; parameters \d+/);
+    const trained = Number(/parameters (\d+)/.exec(String(run.note))![1]);
+    expect(trained).toBe(costOf(getModel('resnet50_v1.5')!).parameters);
   }, 120_000);
 
   it('calibrate import stores a run on a catalog GPU, named as the device reports it', () => {
