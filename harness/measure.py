@@ -224,6 +224,9 @@ def torchvision_model(torch, name, image):
     if name == "inception_v3":
         kwargs["aux_logits"] = False
         kwargs["init_weights"] = False
+    if name.startswith("vit_"):
+        # Its position embeddings are sized for the image: the default (224) fails on any other.
+        kwargs["image_size"] = image
     model = getattr(torchvision.models, name)(**kwargs)
 
     def make_batch(batch, device, dtype):

@@ -182,6 +182,21 @@ describe('measurement harness on CPU', () => {
       const zoo = costOf(getModel(id)!).parameters;
       expect(Math.abs(n - zoo), id).toBeLessThanOrEqual(4097);
     }
+    // ViT's position embeddings follow the image size (--seq-len), as the zoo's do.
+    const vit384 = execFileSync(
+      python,
+      [
+        '-c',
+        [
+          'import sys, torch',
+          `sys.path.insert(0, ${JSON.stringify(dirname(HARNESS_FILE.pathname))})`,
+          'import measure',
+          "print(sum(p.numel() for p in measure.torchvision_model(torch, 'vit_b_16', 384)[0].parameters()))",
+        ].join('\n'),
+      ],
+      { stdio: 'pipe' },
+    ).toString();
+    expect(Number(vit384)).toBe(costOf(getModel('vit_b16', { seqLenOrImageSize: 384 })!).parameters);
     // Asked for a model torchvision builds otherwise (its ResNeXt-101 is 32x8d: twice the zoo's
     // 32x4d), the harness refuses instead of timing another network under this model's name.
     const script = join(dir, 'resnext.py');
