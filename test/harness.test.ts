@@ -151,25 +151,29 @@ describe('measurement harness on CPU', () => {
     expect(fp16.stderr).toMatch(/AMP_FP16 needs a GPU/);
   }, 120_000);
 
+  /** A Python expression's value (as JSON) with measure.py imported as `measure`. */
+  const fromMeasure = (expression: string): unknown =>
+    JSON.parse(
+      execFileSync(
+        python,
+        [
+          '-c',
+          [
+            'import json, sys, torch',
+            `sys.path.insert(0, ${JSON.stringify(dirname(HARNESS_FILE.pathname))})`,
+            'import measure',
+            `print(json.dumps(${expression}))`,
+          ].join('\n'),
+        ],
+        { stdio: 'pipe' },
+      ).toString(),
+    );
+
   it('builds with torchvision only the zoo models it builds as the zoo defines them', () => {
     // Every torchvision builder against its zoo entry: the same parameters, but for the one extra
     // class of tf_cnn_benchmarks' 1001-way heads (resnet152_v1, vgg16, inception_v3: 2,049 or 4,097).
-    const out = execFileSync(
-      python,
-      [
-        '-c',
-        [
-          'import json, sys, torch',
-          `sys.path.insert(0, ${JSON.stringify(dirname(HARNESS_FILE.pathname))})`,
-          'import measure',
-          'print(json.dumps({z: sum(p.numel() for p in measure.torchvision_model(torch, n, 224)[0].parameters())' +
-            ' for z, n in measure.TORCHVISION.items()}))',
-        ].join('\n'),
-      ],
-      { stdio: 'pipe' },
-    ).toString();
-    const counts = JSON.parse(out) as Record<string, number>;
-    expect(Object.keys(counts).sort()).toEqual([
+    const mapped = fromMeasure('measure.TORCHVISION') as Record<string, string>;
+    expect(Object.keys(mapped).sort()).toEqual([
       'efficientnet_b0',
       'efficientnet_b4',
       'inception_v3',
@@ -178,25 +182,22 @@ describe('measurement harness on CPU', () => {
       'vgg16',
       'vit_b16',
     ]);
+    const builds = {
+      ...Object.fromEntries(Object.entries(mapped).map(([id, name]) => [id, [name, 224]])),
+      // ViT's position embeddings follow the image size (--seq-len), as the zoo's do.
+      'vit_b16@384': ['vit_b_16', 384],
+    };
+    const counts = fromMeasure(
+      `{k: sum(p.numel() for p in measure.torchvision_model(torch, n, i)[0].parameters()) for k, (n, i) in json.loads(${JSON.stringify(JSON.stringify(builds))}).items()}`,
+    ) as Record<string, number>;
     for (const [id, n] of Object.entries(counts)) {
-      const zoo = costOf(getModel(id)!).parameters;
+      const [zooId, image] = id.split('@');
+      const zoo = costOf(
+        getModel(zooId, image ? { seqLenOrImageSize: Number(image) } : undefined)!,
+      ).parameters;
       expect(Math.abs(n - zoo), id).toBeLessThanOrEqual(4097);
     }
-    // ViT's position embeddings follow the image size (--seq-len), as the zoo's do.
-    const vit384 = execFileSync(
-      python,
-      [
-        '-c',
-        [
-          'import sys, torch',
-          `sys.path.insert(0, ${JSON.stringify(dirname(HARNESS_FILE.pathname))})`,
-          'import measure',
-          "print(sum(p.numel() for p in measure.torchvision_model(torch, 'vit_b_16', 384)[0].parameters()))",
-        ].join('\n'),
-      ],
-      { stdio: 'pipe' },
-    ).toString();
-    expect(Number(vit384)).toBe(costOf(getModel('vit_b16', { seqLenOrImageSize: 384 })!).parameters);
+    expect(counts['vit_b16@384']).toBe(costOf(getModel('vit_b16', { seqLenOrImageSize: 384 })!).parameters);
     // Asked for a model torchvision builds otherwise (its ResNeXt-101 is 32x8d: twice the zoo's
     // 32x4d), the harness refuses instead of timing another network under this model's name.
     const script = join(dir, 'resnext.py');
