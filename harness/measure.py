@@ -37,12 +37,13 @@ CSV_COLUMNS = [
     "precision", "framework", "step_time_ms", "peak_memory_gb", "source", "note",
 ]
 # torchvision builders for zoo ids: only where torchvision builds the zoo entry's architecture
-# (test/harness.test.ts compares their parameter counts; the zoo's TF-derived heads have 1001
-# classes). Not mapped, so the layer list replays them: resnet50_v1 (torchvision's resnet50 is v1.5,
-# strided in the 3x3, not the 1x1), resnext101_32x4d (torchvision has 32x8d, twice the weights) and
-# alexnet (torchvision's conv4 has 256 channels, tf_cnn_benchmarks' variant in the zoo 384).
+# (test/harness.test.ts compares their parameter counts and their convolution and linear FLOPs; the
+# zoo's TF-derived heads have 1001 classes). Not mapped, so the layer list replays them: resnet50_v1
+# and resnet152_v1 (torchvision's ResNets are v1.5, strided in the 3x3, not the first 1x1: same
+# weights, 2% more FLOPs at 152 layers), resnext101_32x4d (torchvision has 32x8d, twice the weights)
+# and alexnet (torchvision's conv4 has 256 channels, tf_cnn_benchmarks' variant in the zoo 384).
 TORCHVISION = {
-    "resnet50_v1.5": "resnet50", "resnet152_v1": "resnet152", "vgg16": "vgg16",
+    "resnet50_v1.5": "resnet50", "vgg16": "vgg16",
     "inception_v3": "inception_v3", "efficientnet_b0": "efficientnet_b0",
     "efficientnet_b4": "efficientnet_b4", "vit_b16": "vit_b_16",
 }

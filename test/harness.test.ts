@@ -15,6 +15,7 @@ import { costOf, predict } from '../predictor/predict.js';
 import { loadModelFile } from '../predictor/import/index.js';
 import { loadEfficiency } from '../seeds/catalog.js';
 import { getModel } from '../predictor/zoo/index.js';
+import type { ModelDef } from '../predictor/types.js';
 import { ROOT } from './spawn-server.js';
 
 /** A Python that has PyTorch: TRAINPLAN_PYTHON, python3 on PATH, or Debian's /usr/bin/python3. */
@@ -151,8 +152,8 @@ describe('measurement harness on CPU', () => {
     expect(fp16.stderr).toMatch(/AMP_FP16 needs a GPU/);
   }, 120_000);
 
-  /** A Python expression's value (as JSON) with measure.py imported as `measure`. */
-  const fromMeasure = (expression: string): unknown =>
+  /** A Python expression's value (as JSON) with measure.py imported as `measure`, after `prelude`. */
+  const fromMeasure = (expression: string, prelude: string[] = []): unknown =>
     JSON.parse(
       execFileSync(
         python,
@@ -162,6 +163,7 @@ describe('measurement harness on CPU', () => {
             'import json, sys, torch',
             `sys.path.insert(0, ${JSON.stringify(dirname(HARNESS_FILE.pathname))})`,
             'import measure',
+            ...prelude,
             `print(json.dumps(${expression}))`,
           ].join('\n'),
         ],
@@ -169,35 +171,60 @@ describe('measurement harness on CPU', () => {
       ).toString(),
     );
 
+  /** A torchvision network as measure.py builds it: its weights, and its convolution and linear FLOPs per image (2 x MACs). */
+  const SHAPE = [
+    'def shape(name, image):',
+    '    model = measure.torchvision_model(torch, name, image)[0]',
+    '    macs = [0]',
+    '    def conv(m, i, o): macs[0] += o.numel() * (m.in_channels // m.groups) * m.kernel_size[0] * m.kernel_size[1]',
+    '    def linear(m, i, o): macs[0] += o.numel() * m.in_features',
+    '    for mod in model.modules():',
+    '        if isinstance(mod, torch.nn.Conv2d): mod.register_forward_hook(conv)',
+    '        elif type(mod) is torch.nn.Linear: mod.register_forward_hook(linear)',
+    '    model.eval()',
+    '    with torch.no_grad(): model(torch.randn(1, 3, image, image))',
+    '    return {"parameters": sum(p.numel() for p in model.parameters()), "flops": 2 * macs[0]}',
+  ];
+
   it('builds with torchvision only the zoo models it builds as the zoo defines them', () => {
-    // Every torchvision builder against its zoo entry: the same parameters, but for the one extra
-    // class of tf_cnn_benchmarks' 1001-way heads (resnet152_v1, vgg16, inception_v3: 2,049 or 4,097).
     const mapped = fromMeasure('measure.TORCHVISION') as Record<string, string>;
     expect(Object.keys(mapped).sort()).toEqual([
       'efficientnet_b0',
       'efficientnet_b4',
       'inception_v3',
-      'resnet152_v1',
       'resnet50_v1.5',
       'vgg16',
       'vit_b16',
     ]);
-    const builds = {
-      ...Object.fromEntries(Object.entries(mapped).map(([id, name]) => [id, [name, 224]])),
-      // ViT's position embeddings follow the image size (--seq-len), as the zoo's do.
-      'vit_b16@384': ['vit_b_16', 384],
-    };
-    const counts = fromMeasure(
-      `{k: sum(p.numel() for p in measure.torchvision_model(torch, n, i)[0].parameters()) for k, (n, i) in json.loads(${JSON.stringify(JSON.stringify(builds))}).items()}`,
-    ) as Record<string, number>;
-    for (const [id, n] of Object.entries(counts)) {
-      const [zooId, image] = id.split('@');
-      const zoo = costOf(
-        getModel(zooId, image ? { seqLenOrImageSize: Number(image) } : undefined)!,
-      ).parameters;
-      expect(Math.abs(n - zoo), id).toBeLessThanOrEqual(4097);
+    // Each at its zoo entry's image size; ViT also at 384 (its position embeddings follow --seq-len).
+    const builds: Record<string, [string, number, ModelDef]> = Object.fromEntries(
+      Object.entries(mapped).map(([id, name]) => {
+        const zoo = getModel(id)!;
+        return [id, [name, zoo.imageSize!, zoo]];
+      }),
+    );
+    builds['vit_b16@384'] = ['vit_b_16', 384, getModel('vit_b16', { seqLenOrImageSize: 384 })!];
+    const shapes = fromMeasure(
+      `{k: shape(n, i) for k, (n, i) in json.loads(${JSON.stringify(
+        JSON.stringify(Object.fromEntries(Object.entries(builds).map(([k, [n, i]]) => [k, [n, i]]))),
+      )}).items()}`,
+      SHAPE,
+    ) as Record<string, { parameters: number; flops: number }>;
+    for (const [id, [, , zoo]] of Object.entries(builds)) {
+      const cost = costOf(zoo);
+      // The same weights, but for the one extra class of tf_cnn_benchmarks' 1001-way heads (vgg16,
+      // inception_v3: 4,097 or 2,049 weights).
+      expect(Math.abs(shapes[id].parameters - cost.parameters), id).toBeLessThanOrEqual(4097);
+      // The same convolution and linear work (a stride in another place changes it; the zoo costs
+      // both as matmul-class layers). ViT's attention projections are not nn.Linear modules there.
+      if (!id.startsWith('vit')) {
+        const zooFlops = cost.layers
+          .filter((l) => l.opClass === 'matmul')
+          .reduce((sum, l) => sum + l.forwardFlops * l.count, 0);
+        expect(Math.abs(shapes[id].flops / zooFlops - 1), id).toBeLessThan(1e-4);
+      }
     }
-    expect(counts['vit_b16@384']).toBe(costOf(getModel('vit_b16', { seqLenOrImageSize: 384 })!).parameters);
+    expect(shapes['vit_b16@384'].parameters).toBe(costOf(builds['vit_b16@384'][2]).parameters);
     // Asked for a model torchvision builds otherwise (its ResNeXt-101 is 32x8d: twice the zoo's
     // 32x4d), the harness refuses instead of timing another network under this model's name.
     const script = join(dir, 'resnext.py');
