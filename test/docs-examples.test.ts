@@ -5,9 +5,15 @@
 // and update the block in the same commit, saying why. An answer marker names the query's variables,
 // each `name=FILE` (FILE's JSON), `name=text:FILE` (its text) or `name=base64:FILE` (its bytes), and
 // `at FIELD` when the page shows only `data.FIELD`. Numbers are compared to 6 significant digits
-// (a last-bit difference in a sum is not a changed answer), everything else exactly.
-import { readFileSync } from 'node:fs';
+// (a last-bit difference in a sum is not a changed answer), everything else exactly. Plain blocks:
+// `<!-- input-csv: FILE -->` is FILE as it is; `<!-- predict-csv: FILE -->` is what `trainplan
+// predict-csv --in FILE` writes, in the columns and rows shown, each number at the precision shown.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { predictCsv } from '../cli/predict-csv.js';
+import { parseCsv } from '../seeds/catalog.js';
 import { apolloForTests } from './graphql-client.js';
 
 const DOCS = ['docs/coupled-planning.md', 'docs/custom-models-and-parallelism.md'];
@@ -63,6 +69,29 @@ function answerSpec(spec: string): { variables: Record<string, unknown>; at?: st
   return { variables, ...(at ? { at } : {}) };
 }
 
+/** The marked plain (CSV) blocks of a page. */
+function csvBlocks(
+  doc: string,
+): { kind: 'input-csv' | 'predict-csv'; file: string; text: string; line: number }[] {
+  const out: { kind: 'input-csv' | 'predict-csv'; file: string; text: string; line: number }[] = [];
+  const token = /<!-- (input-csv|predict-csv): (\S+) -->\n\n?```\n([\s\S]*?)```/g;
+  for (let m = token.exec(doc); m; m = token.exec(doc))
+    out.push({
+      kind: m[1] as 'input-csv' | 'predict-csv',
+      file: m[2],
+      text: m[3],
+      line: doc.slice(0, m.index).split('\n').length,
+    });
+  return out;
+}
+
+/** A shown cell against the fresh one: a number to the decimals shown, anything else exactly. */
+function sameAsShown(shown: string, fresh: string): boolean {
+  const decimals = /^-?\d+(?:\.(\d+))?$/.exec(shown);
+  if (!decimals || fresh === '') return shown === fresh;
+  return Math.abs(Number(fresh) - Number(shown)) <= 0.5 * 10 ** -(decimals[1]?.length ?? 0) + 1e-12;
+}
+
 /** Numbers to 6 significant digits. */
 function rounded(v: unknown): unknown {
   if (typeof v === 'number') return Number.isInteger(v) ? v : Number(v.toPrecision(6));
@@ -77,6 +106,33 @@ for (const doc of DOCS) {
     const run = apolloForTests();
     const text = read(doc).toString('utf8');
     const blocks = markedBlocks(text);
+
+    for (const b of csvBlocks(text)) {
+      if (b.kind === 'input-csv')
+        it(`the CSV shown at line ${b.line} is ${b.file}`, () => {
+          expect(b.text).toBe(read(b.file).toString('utf8'));
+        });
+      else
+        it(
+          `the predict-csv output at line ${b.line} is what ${b.file} gives`,
+          { timeout: 180_000 },
+          async () => {
+            const out = join(mkdtempSync(join(tmpdir(), 'trainplan-docs-')), 'out.csv');
+            const quiet = { update: () => {}, finish: () => {} };
+            await predictCsv(new URL(`../${b.file}`, import.meta.url).pathname, out, () => quiet);
+            const fresh = parseCsv(readFileSync(out, 'utf8'));
+            const shown = parseCsv(b.text);
+            expect(shown.length).toBe(fresh.length);
+            shown.forEach((row, i) => {
+              for (const [column, cell] of Object.entries(row))
+                expect(
+                  sameAsShown(cell, fresh[i][column] ?? ''),
+                  `row ${i + 1} ${column}: shown ${cell}, now ${fresh[i][column]}`,
+                ).toBe(true);
+            });
+          },
+        );
+    }
 
     it('marks every json block of the page (none is left unchecked)', () => {
       expect(blocks.length).toBe(text.match(/^```json$/gm)?.length ?? 0);
