@@ -13,6 +13,9 @@ import { catalogGpuForDevice } from '../service/device-names.js';
 import { closeMeasurementStore, recordRuns, type RunInput } from '../service/measurements.js';
 import { refitOwner } from '../service/refit.js';
 import { InputError } from '../service/validate.js';
+import { costOf } from '../predictor/predict.js';
+import { getModel } from '../predictor/zoo/index.js';
+import { loadModelFile } from '../predictor/import/index.js';
 
 export const CALIBRATE_RUNS_HELP = `trainplan calibrate import FILE [--owner NAME] [--data-dir DIR] [--database-url URL]
   FILE: the harness's CSV (model, seq_len, gpu, nodes, gpus_per_node, batch_size_per_gpu,
@@ -62,6 +65,12 @@ export function runFromRow(row: Record<string, unknown>, baseDir: string): RunIn
   const precision = str('precision');
   if (!(PRECISIONS as readonly string[]).includes(precision))
     throw new Error(`precision: "${precision}" is not one of ${PRECISIONS.join(', ')}`);
+  checkTrainedWeights(
+    str('note'),
+    model,
+    looksLikeFile ? resolve(baseDir, model) : undefined,
+    num('seq_len'),
+  );
   const framework = str('framework') || 'PyTorch';
   if (!(FRAMEWORKS as readonly string[]).includes(framework))
     throw new Error(`framework: "${framework}" is not one of ${FRAMEWORKS.join(', ')}`);
@@ -86,6 +95,34 @@ export function runFromRow(row: Record<string, unknown>, baseDir: string): RunIn
     source: str('source') || 'harness',
     note: str('note') || null,
   };
+}
+
+/**
+ * The harness's note says how many weights the timed network trained ("parameters N"). A zoo model
+ * or layer list with another count is another network: a torchvision build that is not the zoo's
+ * (measure.py before it checked them timed torchvision's ResNeXt-101 32x8d, twice the weights, as
+ * resnext101_32x4d), or a script of someone's own. Its step time would calibrate the wrong model,
+ * so the row is refused. Allowed: 0.5% (tf_cnn_benchmarks' 1001-class heads are 0.02% apart).
+ * Hugging Face configs are not checked: transformers builds them, whose count can differ by tied
+ * or untied heads the config leaves to defaults.
+ */
+function checkTrainedWeights(note: string, model: string, layersFile: string | undefined, seqLen?: number) {
+  const stated = /\bparameters (\d+)\b/.exec(note);
+  if (!stated) return;
+  let expected: number | undefined;
+  if (layersFile === undefined) {
+    const zoo = getModel(model, seqLen === undefined ? undefined : { seqLenOrImageSize: seqLen });
+    if (zoo) expected = costOf(zoo).parameters;
+  } else if (/\.json$/i.test(layersFile)) {
+    const json = JSON.parse(readFileSync(layersFile, 'utf8')) as unknown;
+    if (Array.isArray(json) || (json !== null && typeof json === 'object' && 'layers' in json))
+      expected = costOf(loadModelFile(layersFile).model).parameters;
+  }
+  const trained = Number(stated[1]);
+  if (expected !== undefined && Math.abs(trained / expected - 1) > 0.005)
+    throw new Error(
+      `note: the run trained ${trained.toLocaleString('en-US')} weights, but ${model} has ${expected.toLocaleString('en-US')}: it timed another network (time it again with the measure.py this trainplan writes: trainplan harness)`,
+    );
 }
 
 export function readRunsFile(path: string): Record<string, unknown>[] {

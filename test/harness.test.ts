@@ -171,7 +171,11 @@ describe('measurement harness on CPU', () => {
       ).toString(),
     );
 
-  /** A torchvision network as measure.py builds it: its weights, and its convolution and linear FLOPs per image (2 x MACs). */
+  /**
+   * A torchvision network as measure.py builds it: its weights, and its convolution and linear FLOPs
+   * per image (2 x MACs; not for ViT, whose attention projections are no Linear modules there and
+   * whose CPU forward takes half a minute).
+   */
   const SHAPE = [
     'def shape(name, image):',
     '    model = measure.torchvision_model(torch, name, image)[0]',
@@ -181,6 +185,7 @@ describe('measurement harness on CPU', () => {
     '    for mod in model.modules():',
     '        if isinstance(mod, torch.nn.Conv2d): mod.register_forward_hook(conv)',
     '        elif type(mod) is torch.nn.Linear: mod.register_forward_hook(linear)',
+    '    if name.startswith("vit_"): return {"parameters": sum(p.numel() for p in model.parameters()), "flops": None}',
     '    model.eval()',
     '    with torch.no_grad(): model(torch.randn(1, 3, image, image))',
     '    return {"parameters": sum(p.numel() for p in model.parameters()), "flops": 2 * macs[0]}',
@@ -209,7 +214,7 @@ describe('measurement harness on CPU', () => {
         JSON.stringify(Object.fromEntries(Object.entries(builds).map(([k, [n, i]]) => [k, [n, i]]))),
       )}).items()}`,
       SHAPE,
-    ) as Record<string, { parameters: number; flops: number }>;
+    ) as Record<string, { parameters: number; flops: number | null }>;
     for (const [id, [, , zoo]] of Object.entries(builds)) {
       const cost = costOf(zoo);
       // The same weights, but for the one extra class of tf_cnn_benchmarks' 1001-way heads (vgg16,
@@ -221,7 +226,7 @@ describe('measurement harness on CPU', () => {
         const zooFlops = cost.layers
           .filter((l) => l.opClass === 'matmul')
           .reduce((sum, l) => sum + l.forwardFlops * l.count, 0);
-        expect(Math.abs(shapes[id].flops / zooFlops - 1), id).toBeLessThan(1e-4);
+        expect(Math.abs(shapes[id].flops! / zooFlops - 1), id).toBeLessThan(1e-4);
       }
     }
     expect(shapes['vit_b16@384'].parameters).toBe(costOf(builds['vit_b16@384'][2]).parameters);
@@ -264,6 +269,27 @@ describe('measurement harness on CPU', () => {
     expect(run.note).toMatch(/builder torchvision; parameters \d+/);
     const trained = Number(/parameters (\d+)/.exec(String(run.note))![1]);
     expect(trained).toBe(costOf(getModel('resnet50_v1.5')!).parameters);
+  }, 120_000);
+
+  it('calibrate import refuses a run whose note says it trained another network than its model', () => {
+    // What measure.py recorded for resnext101_32x4d before its torchvision builders were checked:
+    // torchvision's 32x8d, twice the zoo model's weights. Beside it, a run of the zoo's own count.
+    const csv = join(dir, 'wrong-network.csv');
+    writeFileSync(
+      csv,
+      [
+        'model,gpu,batch_size_per_gpu,precision,step_time_ms,source,note',
+        'resnext101_32x4d,A100-SXM4-80GB,64,AMP_FP16,180,harness,median of 20 steps; builder torchvision; parameters 88791336; torch 2.1.0',
+        `resnext101_32x4d,A100-SXM4-80GB,64,AMP_FP16,120,harness,median of 20 steps; builder layer-replay; parameters ${costOf(getModel('resnext101_32x4d')!).parameters}; torch 2.1.0`,
+      ].join('\n') + '\n',
+    );
+    const cli = tsx(['calibrate', 'import', csv, '--data-dir', join(dir, 'wrong-data'), '--owner', 'ci']);
+    expect(cli.status).toBe(1);
+    expect(cli.stdout).toMatch(/stored 1 of 2 runs/);
+    expect(cli.stdout).toMatch(
+      /row 1: rejected: note: the run trained 88,791,336 weights, but resnext101_32x4d has 44,177,704: it timed another network/,
+    );
+    expect(cli.stdout).not.toMatch(/row 2: rejected/);
   }, 120_000);
 
   it('calibrate import stores a run on a catalog GPU, named as the device reports it', () => {
