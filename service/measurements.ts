@@ -13,7 +13,6 @@ import { modelFeaturesOf, type Framework } from '../predictor/learned/features.j
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
-import type { MasterWeights, OptimizerState, Parallelism, RecomputeModule } from '../predictor/parallel.js';
 import type { Precision } from '../predictor/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus, loadMeasurements } from '../seeds/catalog.js';
 import { examples } from '../predictor/learned/train.js';
@@ -30,7 +29,14 @@ import { chooseLearned, refitFileKey } from './learned-choice.js';
 import { MeasurementStore, type RunFilter, type StoreLocation } from '../store/store.js';
 import type { MeasurementRunRow, NewMeasurementRun } from '../store/schema.js';
 import { fullTrainingOnly, gpuById, workload } from './lookup.js';
-import { finiteNumber, InputError, integer, LIMITS } from './validate.js';
+import {
+  finiteNumber,
+  InputError,
+  integer,
+  LIMITS,
+  parallelismOf,
+  type ParallelismInput,
+} from './validate.js';
 
 /** A configuration as a request gives it (the GraphQL PredictInput's configuration fields). */
 export interface RunConfiguration {
@@ -45,18 +51,7 @@ export interface RunConfiguration {
   xla: boolean;
   fp32UsesTf32: boolean;
   interNodeGbps?: number | null;
-  parallelism?: {
-    tensorParallel: number;
-    pipelineParallel: number;
-    zeroStage: number;
-    recompute: Parallelism['recompute'];
-    recomputeModules?: RecomputeModule[] | null;
-    optimizerState?: OptimizerState | null;
-    masterWeights?: MasterWeights | null;
-    virtualPipelineStages?: number;
-    contextParallel?: number;
-    expertParallel?: number;
-  } | null;
+  parallelism?: ParallelismInput | null;
 }
 
 export interface RunInput extends RunConfiguration {
@@ -133,16 +128,7 @@ export function predictRequestOf(c: RunConfiguration): PredictRequest {
       c.interNodeGbps == null
         ? defaultInterNodeGbps(gpu.id)
         : finiteNumber('interNodeGbps', c.interNodeGbps, 0, LIMITS.gbps, { exclusiveMin: true }),
-    parallelism:
-      c.parallelism == null
-        ? undefined
-        : {
-            ...c.parallelism,
-            zeroStage: c.parallelism.zeroStage as Parallelism['zeroStage'],
-            optimizerState: c.parallelism.optimizerState ?? undefined,
-            masterWeights: c.parallelism.masterWeights ?? undefined,
-            recomputeModules: c.parallelism.recomputeModules ?? undefined,
-          },
+    parallelism: parallelismOf(c.parallelism),
   };
 }
 

@@ -7,14 +7,7 @@ import type { Software } from '../predictor/learned/features.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { LORA_LEFT_OUT, predictCorrected, type CorrectedPrediction } from '../predictor/corrected.js';
 import { DEFAULT_SEARCH_PRECISIONS, unsupportedReason } from '../predictor/precision.js';
-import {
-  planParallelism,
-  type MasterWeights,
-  type OptimizerState,
-  type Parallelism,
-  type PlanParallelism,
-  type RecomputeModule,
-} from '../predictor/parallel.js';
+import { planParallelism, type PlanParallelism } from '../predictor/parallel.js';
 import type { Precision } from '../predictor/types.js';
 import {
   recommendCorrected,
@@ -36,24 +29,20 @@ import { runtimeConfig } from './config.js';
 import { gpuById, workload, type WorkloadInput } from './lookup.js';
 import { userEvidence } from './measurements.js';
 import { remainingBudgetMs } from './search-budget.js';
-import { FLOORS, inRange, InputError, integer, LIMITS, nonEmpty, priceList } from './validate.js';
+import {
+  FLOORS,
+  inRange,
+  InputError,
+  integer,
+  LIMITS,
+  nonEmpty,
+  parallelismOf,
+  priceList,
+  type ParallelismInput,
+} from './validate.js';
 
 /** GPUs per node a search considers when the request does not say (16 only where a node holds 16). */
 export const DEFAULT_GPUS_PER_NODE = [1, 2, 4, 8, 16];
-
-/** Tensor/pipeline/context/expert parallelism, ZeRO and recomputation as a request gives them. */
-export interface ParallelismInput {
-  tensorParallel: number;
-  pipelineParallel: number;
-  zeroStage: number;
-  recompute: Parallelism['recompute'];
-  recomputeModules?: RecomputeModule[] | null;
-  optimizerState?: OptimizerState | null;
-  masterWeights?: MasterWeights | null;
-  virtualPipelineStages?: number;
-  contextParallel?: number;
-  expertParallel?: number;
-}
 
 /** One configuration to predict, as a request gives it (the GraphQL PredictInput has this shape). */
 export interface PredictQuery extends Software {
@@ -103,16 +92,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
       ? gpu.priceUsdPerGpuHour
       : inRange('priceUsdPerGpuHour', q.priceUsdPerGpuHour, FLOORS.price, LIMITS.price, { orZero: true });
   // Tensor/pipeline parallelism, ZeRO, recomputation: checked against the model and layout by predict (parallel.ts checkParallelism).
-  const parallelism: Parallelism | undefined =
-    q.parallelism == null
-      ? undefined
-      : {
-          ...q.parallelism,
-          zeroStage: q.parallelism.zeroStage as Parallelism['zeroStage'],
-          optimizerState: q.parallelism.optimizerState ?? undefined,
-          masterWeights: q.parallelism.masterWeights ?? undefined,
-          recomputeModules: q.parallelism.recomputeModules ?? undefined,
-        };
+  const parallelism = parallelismOf(q.parallelism);
   const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);
   // A current refit of the learned correction on the recorded runs answers instead of the shipped one.
   const user = await userEvidence(await learnedPredictor());

@@ -1,6 +1,7 @@
 // Input checks shared by every entry point (GraphQL resolvers, the CLI): each failure is an
 // InputError that names the field and says what is allowed; the API turns it into BAD_USER_INPUT.
 import { InputError } from '../predictor/input-error.js';
+import type { MasterWeights, OptimizerState, Parallelism, RecomputeModule } from '../predictor/parallel.js';
 
 export { InputError };
 
@@ -136,4 +137,34 @@ export function priceList(
     });
   }
   return out;
+}
+
+/** Tensor/pipeline/context/expert parallelism, ZeRO and recomputation as a request or a recorded run gives them. */
+export interface ParallelismInput {
+  tensorParallel: number;
+  pipelineParallel: number;
+  zeroStage: number;
+  recompute: Parallelism['recompute'];
+  recomputeModules?: RecomputeModule[] | null;
+  optimizerState?: OptimizerState | null;
+  masterWeights?: MasterWeights | null;
+  virtualPipelineStages?: number;
+  contextParallel?: number;
+  expertParallel?: number;
+}
+
+/**
+ * A request's or a recorded run's parallelism as predict takes it: GraphQL's nulls as absent fields.
+ * The values themselves are checked against the model and layout by predict (parallel.ts
+ * checkParallelism).
+ */
+export function parallelismOf(p: ParallelismInput | null | undefined): Parallelism | undefined {
+  if (p == null) return undefined;
+  return {
+    ...p,
+    zeroStage: p.zeroStage as Parallelism['zeroStage'],
+    optimizerState: p.optimizerState ?? undefined,
+    masterWeights: p.masterWeights ?? undefined,
+    recomputeModules: p.recomputeModules ?? undefined,
+  };
 }
