@@ -11,10 +11,7 @@ import {
   MASTER_WEIGHTS,
   OPTIMIZER_STATES,
   RECOMPUTE,
-  type MasterWeights,
-  type OptimizerState,
   type Parallelism,
-  type Recompute,
   type RecomputeModule,
   type ZeroStage,
 } from './parallel.js';
@@ -88,13 +85,20 @@ function rowParallelism(row: Measurement): Parallelism | undefined {
     p = int('pipeline_parallel'),
     z = int('zero_stage'),
     ep = int('expert_parallel');
-  const rc = (r.recompute ?? '').trim().toLowerCase();
+  /** A cell naming one of `names` (lower case), or '' when empty; anything else is refused, naming the column. */
+  const oneOf = <N extends string>(column: string, names: readonly N[]): N | '' => {
+    const v = (r[column] ?? '').trim().toLowerCase();
+    if (v && !(names as readonly string[]).includes(v))
+      throw new Error(`${column} must be one of ${names.join(', ')} (got "${v}")`);
+    return v as N | '';
+  };
+  const rc = oneOf('recompute', RECOMPUTE);
   // Megatron's names, lower case; an empty cell is no list (predict checks names, repeats, the mode).
   const modules = (r.recompute_modules ?? '').trim()
     ? r.recompute_modules.split(';').map((m) => m.trim().toLowerCase() as RecomputeModule)
     : undefined;
-  const moments = (r.optimizer_state ?? '').trim().toLowerCase(),
-    master = (r.master_weights ?? '').trim().toLowerCase();
+  const moments = oneOf('optimizer_state', OPTIMIZER_STATES),
+    master = oneOf('master_weights', MASTER_WEIGHTS);
   if (
     t === undefined &&
     p === undefined &&
@@ -106,21 +110,15 @@ function rowParallelism(row: Measurement): Parallelism | undefined {
     !master
   )
     return undefined;
-  if (rc && !RECOMPUTE.includes(rc as Recompute))
-    throw new Error(`recompute must be one of ${RECOMPUTE.join(', ')} (got "${rc}")`);
-  if (moments && !OPTIMIZER_STATES.includes(moments as OptimizerState))
-    throw new Error(`optimizer_state must be one of ${OPTIMIZER_STATES.join(', ')} (got "${moments}")`);
-  if (master && !MASTER_WEIGHTS.includes(master as MasterWeights))
-    throw new Error(`master_weights must be one of ${MASTER_WEIGHTS.join(', ')} (got "${master}")`);
   return {
     tensorParallel: t ?? 1,
     pipelineParallel: p ?? 1,
     zeroStage: (z ?? 0) as ZeroStage,
-    recompute: (rc || 'none') as Recompute,
+    recompute: rc || 'none',
     ...(modules ? { recomputeModules: modules } : {}),
     ...(ep !== undefined ? { expertParallel: ep } : {}),
-    ...(moments ? { optimizerState: moments as OptimizerState } : {}),
-    ...(master ? { masterWeights: master as MasterWeights } : {}),
+    ...(moments ? { optimizerState: moments } : {}),
+    ...(master ? { masterWeights: master } : {}),
   };
 }
 
