@@ -15,7 +15,7 @@ import { refitOwner } from '../service/refit.js';
 import { InputError } from '../service/validate.js';
 import { costOf } from '../predictor/predict.js';
 import { getModel } from '../predictor/zoo/index.js';
-import { loadModelFile } from '../predictor/import/index.js';
+import { fromLayerList } from '../predictor/import/index.js';
 
 export const CALIBRATE_RUNS_HELP = `trainplan calibrate import FILE [--owner NAME] [--data-dir DIR] [--database-url URL]
   FILE: the harness's CSV (model, seq_len, gpu, nodes, gpus_per_node, batch_size_per_gpu,
@@ -42,12 +42,15 @@ export function runFromRow(row: Record<string, unknown>, baseDir: string): RunIn
   if (!model) throw new Error('model: missing');
   const looksLikeFile = /\.(json|onnx)$/i.test(model);
   let customModel: RunInput['workload']['customModel'];
+  // The layer list a run replayed (the file's JSON): what its trained weights are checked against.
+  let layerList: unknown;
   if (looksLikeFile) {
     const path = isAbsolute(model) ? model : resolve(baseDir, model);
     const text = readFileSync(path, 'utf8');
     const json = JSON.parse(text) as Record<string, unknown> | unknown[];
+    if (Array.isArray(json) || 'layers' in json) layerList = json;
     customModel =
-      Array.isArray(json) || 'layers' in json
+      layerList !== undefined
         ? {
             layers: Array.isArray(json) ? json : json.layers,
             name: Array.isArray(json) ? model : ((json.name as string | undefined) ?? model),
@@ -65,12 +68,7 @@ export function runFromRow(row: Record<string, unknown>, baseDir: string): RunIn
   const precision = str('precision');
   if (!(PRECISIONS as readonly string[]).includes(precision))
     throw new Error(`precision: "${precision}" is not one of ${PRECISIONS.join(', ')}`);
-  checkTrainedWeights(
-    str('note'),
-    model,
-    looksLikeFile ? resolve(baseDir, model) : undefined,
-    num('seq_len'),
-  );
+  checkTrainedWeights(str('note'), model, layerList, num('seq_len'));
   const framework = str('framework') || 'PyTorch';
   if (!(FRAMEWORKS as readonly string[]).includes(framework))
     throw new Error(`framework: "${framework}" is not one of ${FRAMEWORKS.join(', ')}`);
@@ -106,20 +104,17 @@ export function runFromRow(row: Record<string, unknown>, baseDir: string): RunIn
  * Hugging Face configs are not checked: transformers builds them, whose count can differ by tied
  * or untied heads the config leaves to defaults.
  */
-function checkTrainedWeights(note: string, model: string, layersFile: string | undefined, seqLen?: number) {
+function checkTrainedWeights(note: string, model: string, layerList: unknown, seqLen?: number) {
   const stated = /\bparameters (\d+)\b/.exec(note);
   if (!stated) return;
-  let expected: number | undefined;
-  if (layersFile === undefined) {
-    const zoo = getModel(model, seqLen === undefined ? undefined : { seqLenOrImageSize: seqLen });
-    if (zoo) expected = costOf(zoo).parameters;
-  } else if (/\.json$/i.test(layersFile)) {
-    const json = JSON.parse(readFileSync(layersFile, 'utf8')) as unknown;
-    if (Array.isArray(json) || (json !== null && typeof json === 'object' && 'layers' in json))
-      expected = costOf(loadModelFile(layersFile).model).parameters;
-  }
-  const trained = Number(stated[1]);
-  if (expected !== undefined && Math.abs(trained / expected - 1) > 0.005)
+  const def =
+    layerList === undefined
+      ? getModel(model, seqLen === undefined ? undefined : { seqLenOrImageSize: seqLen })
+      : fromLayerList(layerList, { field: 'model' }).model;
+  if (!def) return; // not a zoo id: recordRuns refuses it with its own reason
+  const trained = Number(stated[1]),
+    expected = costOf(def).parameters;
+  if (Math.abs(trained / expected - 1) > 0.005)
     throw new Error(
       `note: the run trained ${trained.toLocaleString('en-US')} weights, but ${model} has ${expected.toLocaleString('en-US')}: it timed another network (time it again with the measure.py this trainplan writes: trainplan harness)`,
     );
