@@ -83,6 +83,22 @@ describe('configuration', () => {
   });
 });
 
+/** A GraphQL request over HTTP (`body` as JSON, or as it is when a string), with the response and its JSON. */
+async function postGraphql(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return {
+    res,
+    json: (await res.json()) as {
+      data?: Record<string, any>;
+      errors?: { message: string; extensions: Record<string, unknown> }[];
+    },
+  };
+}
+
 describe('the HTTP front, in process', () => {
   let running: Running;
   const lines: Record<string, unknown>[] = [];
@@ -97,20 +113,8 @@ describe('the HTTP front, in process', () => {
     setLogSink(undefined);
   });
 
-  const post = async (body: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(running.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    return {
-      res,
-      json: (await res.json()) as {
-        data?: Record<string, any>;
-        errors?: { message: string; extensions: Record<string, unknown> }[];
-      },
-    };
-  };
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    postGraphql(running.url, body, headers);
   const W = 'workload: { model: "resnet50_v1.5", samples: 1.2e8 }';
 
   it('searches once before it opens the port (seeds/warm-up.json), and keeps none of it', async () => {
@@ -330,25 +334,16 @@ describe('price overrides', () => {
   it("become the default price everywhere; a request's prices still win", async () => {
     const q = (prices: string) => `{ gpu(id: "T4") { priceUsdPerGpuHour priceSource }
       recommend(input: { workload: { model: "resnet50_v1.5", samples: 1e7 }, gpus: ["T4"], maxNodes: 1, limit: 1 ${prices} }) { plans { priceUsdPerGpuHour costUsd totalHours totalGpus } } }`;
-    const res = await fetch(running.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: q('') }),
-    });
-    const d = ((await res.json()) as { data: Record<string, any> }).data;
+    const d = (await postGraphql(running.url, { query: q('') })).json.data!;
     expect(d.gpu.priceUsdPerGpuHour).toBe(0.05);
     expect(d.gpu.priceSource).toMatch(/^price override file .*prices\.csv \(catalog: /);
     const p = d.recommend.plans[0];
     expect(p.priceUsdPerGpuHour).toBe(0.05);
     expect(p.costUsd).toBeCloseTo(p.totalHours * p.totalGpus * 0.05, 9);
-    const own = await fetch(running.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: q(', prices: [{ gpu: "T4", usdPerGpuHour: 0.5 }]') }),
+    const own = await postGraphql(running.url, {
+      query: q(', prices: [{ gpu: "T4", usdPerGpuHour: 0.5 }]'),
     });
-    expect(
-      ((await own.json()) as { data: Record<string, any> }).data.recommend.plans[0].priceUsdPerGpuHour,
-    ).toBe(0.5);
+    expect(own.json.data!.recommend.plans[0].priceUsdPerGpuHour).toBe(0.5);
   });
 
   it('are undone by setPriceOverrides(undefined)', () => {
@@ -523,16 +518,11 @@ describe('a measurement store that does not answer', () => {
       });
       const warm = lines.find((l) => l.msg === 'warmed up');
       expect(warm?.refused).toMatch(/^INTERNAL_SERVER_ERROR/);
-      const res = await fetch(running.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          query:
-            '{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1e6 }, gpu: "A100-SXM4-80GB", batchSizePerGpu: 64, precision: AMP_FP16 }) { stepTimeMs } }',
-        }),
+      const { json } = await postGraphql(running.url, {
+        query:
+          '{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1e6 }, gpu: "A100-SXM4-80GB", batchSizePerGpu: 64, precision: AMP_FP16 }) { stepTimeMs } }',
       });
-      const body = (await res.json()) as { errors?: { extensions: { code: string } }[] };
-      expect(body.errors?.[0].extensions.code).toBe('INTERNAL_SERVER_ERROR');
+      expect(json.errors?.[0].extensions.code).toBe('INTERNAL_SERVER_ERROR');
       // The log says why, without the password.
       const fault = lines.find((l) => l.msg === 'internal error' && l.path === 'predict');
       expect(String(fault?.error)).toMatch(/connection timeout/);
