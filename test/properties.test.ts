@@ -36,6 +36,11 @@ const priced = loadGpus().filter(
   (g) => g.priceUsdPerGpuHour !== null && unsupportedReason(g, 'FP32') === null,
 );
 const models = loadZoo();
+/** A precision mode the GPU runs, chosen by a drawn number. */
+const precisionOf = (gpu: (typeof priced)[number], pick: number) => {
+  const ok = PRECISIONS.filter((p) => unsupportedReason(gpu, p) === null);
+  return ok[pick % ok.length];
+};
 const close = (a: number, b: number, rel = 1e-9) =>
   Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b), 1e-300);
 
@@ -55,8 +60,7 @@ describe('predictor invariants', () => {
   it('cost = hours x GPUs x price, and the step time and memory are finite and positive', () => {
     fc.assert(
       fc.property(config, (c) => {
-        const ok = PRECISIONS.filter((p) => unsupportedReason(c.gpu, p) === null);
-        const precision = ok[c.precisionPick % ok.length];
+        const precision = precisionOf(c.gpu, c.precisionPick);
         const p = predict(
           {
             model: c.model,
@@ -118,8 +122,7 @@ describe('predictor invariants', () => {
     let answered = 0;
     fc.assert(
       fc.property(layout, (c) => {
-        const ok = PRECISIONS.filter((p) => unsupportedReason(c.gpu, p) === null);
-        const precision = ok[c.precisionPick % ok.length];
+        const precision = precisionOf(c.gpu, c.precisionPick);
         const parallelism: Parallelism = {
           tensorParallel: c.tensorParallel,
           pipelineParallel: c.pipelineParallel,
@@ -169,11 +172,10 @@ describe('predictor invariants', () => {
   it('is deterministic', () => {
     fc.assert(
       fc.property(config, (c) => {
-        const ok = PRECISIONS.filter((p) => unsupportedReason(c.gpu, p) === null);
         const req = {
           model: c.model,
           gpu: c.gpu,
-          precision: ok[c.precisionPick % ok.length],
+          precision: precisionOf(c.gpu, c.precisionPick),
           batchSizePerGpu: c.batch,
           gpusPerNode: c.gpusPerNode,
           nodes: c.nodes,
