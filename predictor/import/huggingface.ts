@@ -798,10 +798,12 @@ function build(type: HfType, c: Reader, seqLen: SeqLen, notes: string[]): Built 
         notes.push(
           `image size ${size} instead of the configured ${configured}: the position table grows with it (interpolated positions in practice)`,
         );
+      // transformers' default without id2label or num_labels is 2 classes (PretrainedConfig), not
+      // ImageNet's 1000: the model it builds, and so the one a user trains, has a 2-way head.
       const classes =
         c.cfg.id2label && typeof c.cfg.id2label === 'object'
           ? Object.keys(c.cfg.id2label as object).length
-          : c.int('num_labels', 1000);
+          : c.int('num_labels', 2);
       if (!c.bool('qkv_bias', true))
         notes.push('qkv_bias false: the Q/K/V biases are still counted (a few thousand parameters)');
       return {
