@@ -15,7 +15,7 @@ import { refitOwner } from '../service/refit.js';
 import { InputError } from '../service/validate.js';
 import { costOf } from '../predictor/predict.js';
 import { getModel } from '../predictor/zoo/index.js';
-import { fromLayerList } from '../predictor/import/index.js';
+import { fromLayerList, parseHuggingFaceConfig } from '../predictor/import/index.js';
 
 export const CALIBRATE_RUNS_HELP = `trainplan calibrate import FILE [--owner NAME] [--data-dir DIR] [--database-url URL]
   FILE: the harness's CSV (model, seq_len, gpu, nodes, gpus_per_node, batch_size_per_gpu,
@@ -33,6 +33,8 @@ export const CALIBRATE_REFIT_HELP = `trainplan calibrate refit [--owner NAME] [-
   refit is stale and the shipped correction answers until you refit again. Runs of custom models
   and layouts no training row states are skipped (they still calibrate).`;
 
+type CustomModel = { layers: unknown } | { config: string } | undefined;
+
 /** One row of the harness's layout -> a run, or why it cannot be one. */
 export function runFromRow(row: Record<string, unknown>, baseDir: string): RunInput {
   if ('workload' in row) return row as unknown as RunInput; // already a MeasurementInput
@@ -42,15 +44,15 @@ export function runFromRow(row: Record<string, unknown>, baseDir: string): RunIn
   if (!model) throw new Error('model: missing');
   const looksLikeFile = /\.(json|onnx)$/i.test(model);
   let customModel: RunInput['workload']['customModel'];
-  // The layer list a run replayed (the file's JSON): what its trained weights are checked against.
-  let layerList: unknown;
+  // The model file a run trained (a layer list's JSON, a config's text): what its weights are checked against.
+  let custom: CustomModel;
   if (looksLikeFile) {
     const path = isAbsolute(model) ? model : resolve(baseDir, model);
     const text = readFileSync(path, 'utf8');
     const json = JSON.parse(text) as Record<string, unknown> | unknown[];
-    if (Array.isArray(json) || 'layers' in json) layerList = json;
+    custom = Array.isArray(json) || 'layers' in json ? { layers: json } : { config: text };
     customModel =
-      layerList !== undefined
+      'layers' in custom
         ? {
             layers: Array.isArray(json) ? json : json.layers,
             name: Array.isArray(json) ? model : ((json.name as string | undefined) ?? model),
@@ -68,7 +70,7 @@ export function runFromRow(row: Record<string, unknown>, baseDir: string): RunIn
   const precision = str('precision');
   if (!(PRECISIONS as readonly string[]).includes(precision))
     throw new Error(`precision: "${precision}" is not one of ${PRECISIONS.join(', ')}`);
-  checkTrainedWeights(str('note'), model, layerList, num('seq_len'));
+  checkTrainedWeights(str('note'), model, custom, num('seq_len'));
   const framework = str('framework') || 'PyTorch';
   if (!(FRAMEWORKS as readonly string[]).includes(framework))
     throw new Error(`framework: "${framework}" is not one of ${FRAMEWORKS.join(', ')}`);
@@ -101,16 +103,20 @@ export function runFromRow(row: Record<string, unknown>, baseDir: string): RunIn
  * (measure.py before it checked them timed torchvision's ResNeXt-101 32x8d, twice the weights, as
  * resnext101_32x4d), or a script of someone's own. Its step time would calibrate the wrong model,
  * so the row is refused. Allowed: 0.5% (tf_cnn_benchmarks' 1001-class heads are 0.02% apart).
- * Hugging Face configs are not checked: transformers builds them, whose count can differ by tied
- * or untied heads the config leaves to defaults.
+ * A Hugging Face config is checked the same way: the importer reads it with transformers' defaults
+ * and builds the class transformers builds (test/harness.test.ts compares the two on every
+ * supported model_type; they differ by at most a few norms and gates, well under 0.5%), so another
+ * count means the run timed another config.
  */
-function checkTrainedWeights(note: string, model: string, layerList: unknown, seqLen?: number) {
+function checkTrainedWeights(note: string, model: string, custom: CustomModel, seqLen?: number) {
   const stated = /\bparameters (\d+)\b/.exec(note);
   if (!stated) return;
   const def =
-    layerList === undefined
+    custom === undefined
       ? getModel(model, seqLen === undefined ? undefined : { seqLenOrImageSize: seqLen })
-      : fromLayerList(layerList, { field: 'model' }).model;
+      : 'layers' in custom
+        ? fromLayerList(custom.layers, { field: 'model' }).model
+        : parseHuggingFaceConfig(custom.config, { field: 'model', seqLen, seqLenField: 'seq_len' }).model;
   if (!def) return; // not a zoo id: recordRuns refuses it with its own reason
   const trained = Number(stated[1]),
     expected = costOf(def).parameters;

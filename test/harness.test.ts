@@ -292,6 +292,25 @@ describe('measurement harness on CPU', () => {
     expect(cli.stdout).not.toMatch(/row 2: rejected/);
   }, 120_000);
 
+  it("checks a Hugging Face config's run against the importer's weight count, as transformers builds it", () => {
+    // 218,944: what transformers 5 trains for this config (test/harness-transformers.test.ts builds
+    // it); the importer counts the same. A run that trained one layer more timed another config.
+    copyFileSync(new URL('./fixtures-harness/hf/llama.json', import.meta.url), join(dir, 'hf-llama.json'));
+    const row = (parameters: number) => ({
+      model: 'hf-llama.json',
+      seq_len: '32',
+      gpu: 'A100-SXM4-80GB',
+      batch_size_per_gpu: '2',
+      precision: 'BF16',
+      step_time_ms: '5',
+      note: `median of 20 steps; builder transformers; parameters ${parameters}; torch 2.13.0`,
+    });
+    expect(runFromRow(row(218_944), dir).workload.seqLen).toBe(32);
+    expect(() => runFromRow(row(218_944 + 26_800), dir)).toThrow(
+      /the run trained 245,744 weights, but hf-llama\.json has 218,944: it timed another network/,
+    );
+  });
+
   it('calibrate import stores a run on a catalog GPU, named as the device reports it', () => {
     const req = predictRequestOf({
       workload: { model: 'resnet50_v1.5', samples: 1 },
