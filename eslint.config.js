@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'scratch/', '**/*.bundle.js'] },
+  { ignores: ['node_modules/', 'dist/', 'scratch/', '.venv-harness/', '**/*.bundle.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -62,7 +62,7 @@ def parse_args(argv):
     p.add_argument("--builder", choices=["auto", "torchvision", "transformers", "layers"], default="auto",
                    help="auto: torchvision for zoo CNNs when installed, transformers for --hf-config, else the layer list")
     p.add_argument("--batch-size", type=int, required=True, help="per-GPU batch size")
-    p.add_argument("--seq-len", type=int, help="sequence length (transformers) or image size (CNNs)")
+    p.add_argument("--seq-len", type=int, help="sequence length (transformers: default 1024, or the position table's length if shorter) or image size (CNNs, ViT)")
     p.add_argument("--precision", choices=PRECISIONS, default="FP32")
     p.add_argument("--warmup", type=int, default=5, help="steps run before timing (default 5)")
     p.add_argument("--steps", type=int, default=20, help="timed optimizer steps (default 20)")
@@ -238,19 +238,66 @@ def torchvision_model(torch, name, image):
     return model, make_batch, loss
 
 
+# The model class per Hugging Face model_type, the head trainplan's config importer costs
+# (predictor/import/huggingface.ts): decoders as causal LMs, T5 as encoder-decoder with the target as
+# long as the input, ViT as an image classifier, BERT by its `architectures` entry (masked LM when
+# there is none). test/harness.test.ts compares the weights of each against the importer's count.
+BERT_HEADS = [("QuestionAnswering", "AutoModelForQuestionAnswering"), ("PreTraining", "BertForPreTraining"),
+              ("SequenceClassification", "AutoModelForSequenceClassification")]
+
+
 def transformers_model(torch, config_path, seq_len):
+    """(model, make_batch, loss, length): length is the sequence length or image size it runs at."""
     import transformers  # noqa: PLC0415 (optional dependency)
     config = transformers.AutoConfig.from_pretrained(config_path)
-    model = transformers.AutoModelForCausalLM.from_config(config)
+    kind = config.model_type
+    if kind == "vit":
+        image = seq_len or config.image_size
+        model = transformers.AutoModelForImageClassification.from_config(config)
+        classes = config.num_labels
+
+        def vit_batch(batch, device, dtype):
+            return (torch.randn(batch, config.num_channels, image, image, device=device, dtype=dtype),
+                    torch.randint(0, classes, (batch,), device=device))
+
+        def vit_loss(model, b):
+            # Another image size than the configured one interpolates the position table, as fine-tuning does.
+            return model(pixel_values=b[0], labels=b[1], interpolate_pos_encoding=image != config.image_size).loss
+        return model, vit_batch, vit_loss, image
+    # Default 1024 tokens, or fewer where learned position tables end sooner (GPT-2, BERT, OPT).
+    positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    seq = seq_len or min(1024, positions or 1024)
     vocab = config.vocab_size
+    extra = {}
+    if kind == "t5":
+        if getattr(config, "decoder_start_token_id", None) is None:
+            # Labels are shifted right behind this token; T5's own configs set it to the pad id, 0.
+            config.decoder_start_token_id = config.pad_token_id or 0
+        model = transformers.AutoModelForSeq2SeqLM.from_config(config)
+    elif kind == "bert":
+        arch = (config.architectures or [""])[0]
+        name = next((cls for key, cls in BERT_HEADS if key in arch), "AutoModelForMaskedLM")
+        model = getattr(transformers, name).from_config(config) if name.startswith("Auto") else \
+            getattr(transformers, name)(config)
+        extra = {"AutoModelForQuestionAnswering": ("start_positions", "end_positions"),
+                 "BertForPreTraining": ("next_sentence_label",),
+                 "AutoModelForSequenceClassification": ("labels",)}.get(name, ())
+    else:
+        model = transformers.AutoModelForCausalLM.from_config(config)
 
     def make_batch(batch, device, dtype):
-        ids = torch.randint(0, vocab, (batch, seq_len), device=device)
-        return ids
+        return torch.randint(0, vocab, (batch, seq), device=device)
 
     def loss(model, ids):
+        if extra:
+            # Heads whose targets are one class (or position) per sequence: class 0 for every sequence.
+            zeros = torch.zeros(ids.shape[0], dtype=torch.long, device=ids.device)
+            kwargs = {k: zeros for k in extra}
+            if "next_sentence_label" in kwargs:
+                kwargs["labels"] = ids
+            return model(input_ids=ids, **kwargs).loss
         return model(input_ids=ids, labels=ids).loss
-    return model, make_batch, loss
+    return model, make_batch, loss, seq
 
 
 def build_workload(torch, nn, a):
@@ -264,8 +311,9 @@ def build_workload(torch, nn, a):
     # A layer-list file is the model: its path is what trainplan reads back (relative to the CSV).
     model_id = a.model or a.layers or (spec or {}).get("id") or (spec or {}).get("name")
     if a.hf_config and a.builder in ("auto", "transformers"):
-        seq = a.seq_len or 1024
-        m, mb, lf = transformers_model(torch, a.hf_config, seq)
+        m, mb, lf, length = transformers_model(torch, a.hf_config, a.seq_len)
+        # The run says the length it ran at: trainplan's default for the config may be another.
+        a.seq_len = length
         return a.hf_config, m, mb, lf, "transformers"
     if a.builder in ("auto", "torchvision") and model_id in TORCHVISION:
         try:

@@ -1,0 +1,151 @@
+// measure.py's Hugging Face builder (transformers) on CPU, with PyTorch 2 as users run it. Debian
+// packages neither transformers nor a PyTorch it supports, so .ci/run installs both into
+// .venv-harness from the pip indexes the machine is configured with (TRAINPLAN_HF_PYTHON names
+// another Python). Where neither has them the suite is skipped, and its title says why.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { HARNESS_FILE } from '../cli/harness.js';
+import { readRunsFile, runFromRow } from '../cli/calibrate-runs.js';
+import { HF_MODEL_TYPES, parseHuggingFaceConfig } from '../predictor/import/index.js';
+import { costOf } from '../predictor/predict.js';
+import { ROOT } from './spawn-server.js';
+
+function pythonWithTransformers(): string | undefined {
+  return [process.env.TRAINPLAN_HF_PYTHON, join(ROOT, '.venv-harness', 'bin', 'python')].find(
+    (py) => py && spawnSync(py, ['-c', 'import torch, transformers'], { stdio: 'pipe' }).status === 0,
+  );
+}
+
+const python = pythonWithTransformers();
+const FIXTURES = new URL('./fixtures-harness/hf/', import.meta.url).pathname;
+const configs = readdirSync(FIXTURES)
+  .filter((f) => f.endsWith('.json'))
+  .sort()
+  .map((f) => ({
+    name: basename(f, '.json'),
+    path: join(FIXTURES, f),
+    config: JSON.parse(readFileSync(join(FIXTURES, f), 'utf8')) as Record<string, unknown>,
+  }));
+// Sequence length, or image size for ViT (the fixtures' images are 32 px; their position tables 128).
+const LENGTH = 32;
+
+const dir = mkdtempSync(join(tmpdir(), 'trainplan-harness-hf-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe.skipIf(!python)(
+  `measure.py's transformers builder (${python ?? 'skipped: no Python with torch and transformers; .ci/run makes .venv-harness'})`,
+  () => {
+    it('has a fixture for every model_type the config importer reads', () => {
+      expect(new Set(configs.map((c) => c.config.model_type))).toEqual(new Set(HF_MODEL_TYPES));
+    });
+
+    it("builds each config as the class the importer costs, trains a step, with the importer's weights", () => {
+      const built = JSON.parse(
+        execFileSync(
+          python!,
+          [
+            '-c',
+            [
+              'import json, sys, torch',
+              `sys.path.insert(0, ${JSON.stringify(dirname(HARNESS_FILE.pathname))})`,
+              'import measure',
+              'out = {}',
+              `for name, path, length in json.loads(sys.argv[1]):`,
+              '    m, make_batch, loss, ran_at = measure.transformers_model(torch, path, length)',
+              '    trainer = measure.Trainer(torch, m, loss, "FP32", torch.device("cpu"), "adam")',
+              '    trainer.step(make_batch(2, torch.device("cpu"), trainer.input_dtype))',
+              '    out[name] = {"parameters": sum(p.numel() for p in m.parameters()), "class": type(m).__name__, "length": ran_at}',
+              'print(json.dumps(out))',
+            ].join('\n'),
+            JSON.stringify(configs.map((c) => [c.name, c.path, LENGTH])),
+          ],
+          { stdio: 'pipe' },
+        ).toString(),
+      ) as Record<string, { parameters: number; class: string; length: number }>;
+
+      const expectedClass: Record<string, RegExp> = {
+        bert: /^BertForMaskedLM$/,
+        bert_cls: /^BertForSequenceClassification$/,
+        bert_pretrain: /^BertForPreTraining$/,
+        bert_squad: /^BertForQuestionAnswering$/,
+        t5: /^T5ForConditionalGeneration$/,
+        vit: /^ViTForImageClassification$/,
+        vit_10: /^ViTForImageClassification$/,
+      };
+      for (const { name, config } of configs) {
+        const b = built[name];
+        expect(b.class, name).toMatch(expectedClass[name] ?? /(ForCausalLM|LMHeadModel)$/);
+        expect(b.length, name).toBe(LENGTH);
+        const ours = costOf(
+          parseHuggingFaceConfig(readFileSync(join(FIXTURES, `${name}.json`), 'utf8'), {
+            seqLen: LENGTH,
+          }).model,
+        ).parameters;
+        // What transformers trains that the zoo's builders leave out: small per-layer vectors and
+        // gates, a few hundred weights per layer at full size (well under calibrate import's 0.5%).
+        const layers = Number(config.num_hidden_layers);
+        const notModelled: Record<string, number> = {
+          // Qwen2-MoE's shared_expert_gate: Linear(hidden, 1) per layer.
+          qwen2_moe: Number(config.hidden_size) * layers,
+          // Qwen3's RMSNorms over each query and key head (q_norm, k_norm).
+          qwen3_moe: 2 * Number(config.head_dim) * layers,
+          // gpt-oss's attention sinks (one per head) and router bias (one per expert).
+          gpt_oss: (Number(config.num_attention_heads) + Number(config.num_local_experts)) * layers,
+        };
+        expect(b.parameters - ours, name).toBe(notModelled[name] ?? 0);
+      }
+      // Without id2label or num_labels, transformers builds a 2-way head (so the importer does too):
+      // 8 classes fewer than the 10 of vit_10's id2label, each a row of weights and a bias.
+      const vit = configs.find((c) => c.name === 'vit')!.config;
+      expect(built.vit_10.parameters - built.vit.parameters).toBe(8 * (Number(vit.hidden_size) + 1));
+    }, 180_000);
+
+    it('times a config end to end: the run records the length it ran at and imports with its weights checked', () => {
+      copyFileSync(join(FIXTURES, 'llama.json'), join(dir, 'llama.json'));
+      for (const precision of ['FP32', 'AMP_BF16', 'BF16'])
+        execFileSync(
+          python!,
+          [
+            HARNESS_FILE.pathname,
+            '--hf-config',
+            'llama.json',
+            '--batch-size',
+            '2',
+            '--steps',
+            '2',
+            '--warmup',
+            '1',
+            '--precision',
+            precision,
+            '--device',
+            'cpu',
+            '--out',
+            'runs.csv',
+          ],
+          { cwd: dir, stdio: 'pipe' },
+        );
+      const rows = readRunsFile(join(dir, 'runs.csv'));
+      expect(rows.map((r) => r.precision)).toEqual(['FP32', 'AMP_BF16', 'BF16']);
+      for (const row of rows) {
+        // No --seq-len: 1024 tokens, cut to the config's 128 positions, and the run says so (the
+        // importer's default for this config would be its 128 too, but for another it differs).
+        expect(row).toMatchObject({ model: 'llama.json', seq_len: '128', gpu: 'cpu' });
+        expect(row.note).toMatch(/builder transformers; parameters 218944; torch 2\./);
+        const run = runFromRow(row, dir);
+        expect(run.workload.seqLen).toBe(128);
+        expect(run.workload.customModel).toMatchObject({
+          huggingFaceConfig: readFileSync(join(dir, 'llama.json'), 'utf8'),
+        });
+      }
+      // The same row recorded for another config (one layer more) is refused: it timed another network.
+      const deeper = { ...JSON.parse(readFileSync(join(dir, 'llama.json'), 'utf8')), num_hidden_layers: 3 };
+      writeFileSync(join(dir, 'llama-3-layers.json'), JSON.stringify(deeper));
+      expect(() => runFromRow({ ...rows[0], model: 'llama-3-layers.json' }, dir)).toThrow(
+        /the run trained 218,944 weights, but llama-3-layers\.json has 2\d\d,\d\d\d: it timed another network/,
+      );
+    }, 180_000);
+  },
+);
