@@ -370,7 +370,10 @@ class Trainer:
             self.opt = torch.optim.AdamW(opt_params, lr=1e-4, eps=eps)
         self.params = params
         self.loss_scale = 1024.0 if precision in ("AMP_FP16", "FP16", "FP16_PURE") else None
-        self.scaler = torch.cuda.amp.GradScaler() if precision == "AMP_FP16" and cuda else None
+        # torch.amp.GradScaler("cuda") since PyTorch 2.3 (torch.cuda.amp's is deprecated there);
+        # Debian's 1.13 has only torch.cuda.amp's.
+        scaler = torch.amp.GradScaler if hasattr(torch.amp, "GradScaler") else (lambda _: torch.cuda.amp.GradScaler())
+        self.scaler = scaler("cuda") if precision == "AMP_FP16" and cuda else None
         self.cuda = cuda
 
     def fp8_linears(self, model):
