@@ -440,6 +440,20 @@ describe('structure', () => {
     // BertModel with pooler (109,482,240) + a 768 x 3 classifier.
     expect(cls).toBe(109_482_240 + 768 * 3 + 3);
   });
+
+  it("BertForMaskedLM's head scores every position, as transformers computes it", () => {
+    const bert = HF_CONFIGS.find((c) => c.id === 'bert-base-uncased')!.config;
+    const imported = fromHuggingFaceConfig(bert, { seqLen: 128 });
+    const layer = (name: string) =>
+      imported.model.layers.find((l) => l.name === name) as Record<string, unknown>;
+    // The vocabulary GEMM and the loss over its logits run on all 128 tokens, as the encoder's do.
+    expect(layer('ffn.up')).toMatchObject({ tokens: 128 });
+    expect(layer('mlm.decoder')).toMatchObject({ tokens: 128, outFeatures: 30522 });
+    expect(layer('mlm.loss')).toMatchObject({ elements: 128 * 30522 });
+    expect(imported.notes.join(' ')).toMatch(
+      /masked-LM head over every position, as transformers computes it/,
+    );
+  });
 });
 
 describe('bad configs are refused, naming the field and what is allowed', () => {

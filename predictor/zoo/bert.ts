@@ -18,7 +18,11 @@ interface BertArch {
    * only (Hugging Face BertForMaskedLM); classify: pooled [CLS] -> numLabels (BertForSequenceClassification).
    */
   head: 'squad' | 'pretrain' | 'mlm' | 'classify';
-  /** Masked-LM predictions per sequence position (max_predictions_per_seq / seq_len). */
+  /**
+   * Masked-LM predictions per sequence position: max_predictions_per_seq / seq_len where the code
+   * gathers the masked positions first (NVIDIA's reference), 1 where it scores every position
+   * (transformers' BertForMaskedLM; predictor/import/huggingface.ts).
+   */
   mlmFraction?: number;
   /** The tied MLM decoder keeps its own bias over the vocabulary (Hugging Face's BertLMPredictionHead). */
   mlmDecoderBias?: boolean;
@@ -31,8 +35,9 @@ function squadHead(tokens: number, hidden: number): Layer[] {
 }
 
 /**
- * The masked-LM head runs only on the masked positions (the reference gathers them first); its
- * decoder shares the word-embedding matrix. NSP classifies the pooled [CLS] vector.
+ * The masked-LM head runs on mlmFraction of the positions (only the masked ones where the code
+ * gathers them first); its decoder shares the word-embedding matrix. NSP classifies the pooled
+ * [CLS] vector.
  */
 function pretrainHead(tokens: number, a: BertArch): Layer[] {
   return [...mlmHead(tokens, a), ...classifyHead(a.hidden, 2, 'nsp')];
