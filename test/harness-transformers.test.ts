@@ -42,7 +42,7 @@ describe.skipIf(!python)(
       expect(new Set(configs.map((c) => c.config.model_type))).toEqual(new Set(HF_MODEL_TYPES));
     });
 
-    it("builds each config as the class the importer costs, trains a step, with the importer's weights", () => {
+    it("builds each config as the class the importer costs, trains a step, with the importer's weights and FLOPs", () => {
       const built = JSON.parse(
         execFileSync(
           python!,
@@ -51,20 +51,37 @@ describe.skipIf(!python)(
             [
               'import json, sys, torch',
               `sys.path.insert(0, ${JSON.stringify(dirname(HARNESS_FILE.pathname))})`,
-              'import measure',
+              'import measure, transformers',
+              'from torch.utils.flop_counter import FlopCounterMode',
+              'cpu = torch.device("cpu")',
               'out = {}',
               `for name, path, length in json.loads(sys.argv[1]):`,
               '    m, make_batch, loss, ran_at = measure.transformers_model(torch, path, length)',
-              '    trainer = measure.Trainer(torch, m, loss, "FP32", torch.device("cpu"), "adam")',
-              '    trainer.step(make_batch(2, torch.device("cpu"), trainer.input_dtype))',
+              '    trainer = measure.Trainer(torch, m, loss, "FP32", cpu, "adam")',
+              '    trainer.step(make_batch(2, cpu, trainer.input_dtype))',
               '    out[name] = {"parameters": sum(p.numel() for p in m.parameters()), "class": type(m).__name__, "length": ran_at}',
+              // One sample's forward FLOPs as PyTorch's counter sees them: with attention and experts
+              // in plain matmuls (it does not count CPU SDPA kernels or grouped expert GEMMs).
+              'config_of = transformers.AutoConfig.from_pretrained',
+              'def eager(*args, **kwargs):',
+              '    c = config_of(*args, **kwargs)',
+              '    c._attn_implementation = "eager"',
+              '    c._experts_implementation = "eager"',
+              '    return c',
+              'transformers.AutoConfig.from_pretrained = eager',
+              `for name, path, length in json.loads(sys.argv[1]):`,
+              '    m, make_batch, loss, _ = measure.transformers_model(torch, path, length)',
+              '    counter = FlopCounterMode(display=False)',
+              '    with counter:',
+              '        loss(m, make_batch(1, cpu, torch.float32))',
+              '    out[name]["forwardFlops"] = counter.get_total_flops()',
               'print(json.dumps(out))',
             ].join('\n'),
             JSON.stringify(configs.map((c) => [c.name, c.path, LENGTH])),
           ],
           { stdio: 'pipe' },
         ).toString(),
-      ) as Record<string, { parameters: number; class: string; length: number }>;
+      ) as Record<string, { parameters: number; class: string; length: number; forwardFlops: number }>;
 
       const expectedClass: Record<string, RegExp> = {
         bert: /^BertForMaskedLM$/,
@@ -79,11 +96,19 @@ describe.skipIf(!python)(
         const b = built[name];
         expect(b.class, name).toMatch(expectedClass[name] ?? /(ForCausalLM|LMHeadModel)$/);
         expect(b.length, name).toBe(LENGTH);
-        const ours = costOf(
+        const cost = costOf(
           parseHuggingFaceConfig(readFileSync(join(FIXTURES, `${name}.json`), 'utf8'), {
             seqLen: LENGTH,
           }).model,
-        ).parameters;
+        );
+        const ours = cost.parameters;
+        // The work: the importer's matmul-class layers (GEMMs, attention's two products, routed
+        // experts at top-k tokens) against PyTorch's count of the same forward pass. What differs
+        // is below 0.1%: RoPE's frequency outer product and Qwen2-MoE's shared-expert gate.
+        const matmulFlops = cost.layers
+          .filter((l) => l.opClass === 'matmul')
+          .reduce((sum, l) => sum + l.forwardFlops * l.count, 0);
+        expect(Math.abs(matmulFlops / b.forwardFlops - 1), `${name} forward FLOPs`).toBeLessThan(0.001);
         // What transformers trains that the zoo's builders leave out: small per-layer vectors and
         // gates, a few hundred weights per layer at full size (well under calibrate import's 0.5%).
         const layers = Number(config.num_hidden_layers);
