@@ -219,6 +219,9 @@ export function savedBytesPerLayer(
       b += (input - overlap) * BYTES[type];
     }
     if (rule.output) b += l.outputElements * BYTES[typeOf(policy, rule.output, l)];
+    // Recomputing the norm (layernorm module) keeps only its input: its inner tensors are rebuilt.
+    if (rule.beforeWeight && !(has('layernorm') && s.recomputeModule[i] === 'layernorm'))
+      b += l.outputElements * BYTES[typeOf(policy, rule.beforeWeight, l)];
     b += (rule.maskBytesPerElement ?? 0) * l.outputElements;
     b +=
       (rule.indexBytesPerInput ?? 0) * l.inputElements + (rule.indexBytesPerOutput ?? 0) * l.outputElements;
@@ -646,13 +649,17 @@ export const plainLayout = (gpus: number, attention?: AttentionImplementation): 
  * master weights). These are the settings under which `trainplan memory-check` predicts the published
  * Megatron runs; a MEGATRON prediction used the general rules before, and put half of the published
  * Megatron runs over their GPUs' memory. TUNED takes MEGATRON's, as its time effects do (an
- * assumption: no tuned run is in the data). Other stacks: the general rules and the precision mode's states.
+ * assumption: no tuned run is in the data). PYTORCH_EAGER (stock code, as Hugging Face transformers
+ * writes it) keeps more where its ops are composite (frameworkRules.eager: RMSNorm's two fp32
+ * tensors). TORCH_COMPILE: the general rules (inductor fuses the norm). States: the precision mode's.
  */
 export function stackMemory(
   stack: SoftwareStack | undefined,
   precision: Precision,
   eff: Efficiency,
 ): FrameworkMemory {
+  // Stock eager code (the default stack): composite ops that save more than fused kernels.
+  if (stack === undefined || stack === 'PYTORCH_EAGER') return frameworkMemory(eff, 'eager', undefined);
   if (stack !== 'MEGATRON' && stack !== 'TUNED') return { eff, layout: {} };
   const trainsIn = precision === 'BF16' || precision === 'FP8' || precision === 'FP4';
   return frameworkMemory(eff, 'megatron', trainsIn ? eff.memory.frameworkStates.megatron : undefined);
@@ -673,7 +680,7 @@ export interface FrameworkMemory {
  */
 export function frameworkMemory(
   eff: Efficiency,
-  rules: 'megatron' | null,
+  rules: 'megatron' | 'eager' | null,
   states: FrameworkStates | undefined,
   run?: { precision: Precision; model: string; recipe: SourceRecipe | undefined },
 ): FrameworkMemory {

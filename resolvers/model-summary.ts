@@ -2,7 +2,7 @@
 // comes from service/models.ts, which checks every size limit and names the field at fault).
 import { Arg, Int, Query, Resolver, UseMiddleware } from 'type-graphql';
 import type { ImportedModel } from '../predictor/import/index.js';
-import { activationBytesPerSampleOn } from '../predictor/memory.js';
+import { activationBytesPerSampleOn, stackMemory } from '../predictor/memory.js';
 import { parallelStructure } from '../predictor/parallel.js';
 import { costOf } from '../predictor/predict.js';
 import type { ModelDef, Precision } from '../predictor/types.js';
@@ -23,7 +23,8 @@ export function summaryOf(
   const view = modelView(m);
   const cost = costOf(m);
   const s = parallelStructure(cost, m.layers);
-  const memory = loadEfficiency().memory;
+  // What predict keeps on the default software stack (PYTORCH_EAGER's composite norms included).
+  const memory = stackMemory(undefined, precision, loadEfficiency()).eff.memory;
   return {
     id: m.id,
     name: m.name,

@@ -281,7 +281,7 @@ export class ModelSummary {
   precision!: Precision;
   @Field(() => Float, {
     description:
-      'Activation memory one batch element keeps for backward at `precision`, GiB, without recomputation, with fused attention (the default; seeds/memory.json savedForBackward says what each layer keeps).',
+      'Activation memory one batch element keeps for backward at `precision`, GiB, without recomputation, with fused attention, as predict counts it on the default software stack (seeds/memory.json savedForBackward and frameworkRules.eager say what each layer keeps).',
   })
   activationGbPerSample!: number;
   @Field(() => Float, {

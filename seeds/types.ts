@@ -190,6 +190,11 @@ export interface SavedRule {
   indexBytesPerOutput?: number;
   /** Fraction of the input saved (a product keeping one of its two factors); default 1. */
   inputShare?: number;
+  /**
+   * An output-sized tensor kept before the layer's weight multiplies it (a composite norm's
+   * normalized values): not the output the next layer reads, so never counted as shared with it.
+   */
+  beforeWeight?: SavedTensorType;
 }
 
 /** The memory model's constants (seeds/memory.json, each with its source there). */
