@@ -38,6 +38,25 @@ const LENGTH = 32;
 const dir = mkdtempSync(join(tmpdir(), 'trainplan-harness-hf-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** What a Python script prints (JSON), run with measure.py imported as `measure` beside torch, json and sys. */
+const fromPython = (lines: string[], arg: string): unknown =>
+  JSON.parse(
+    execFileSync(
+      python!,
+      [
+        '-c',
+        [
+          'import contextlib, json, sys, torch',
+          `sys.path.insert(0, ${JSON.stringify(dirname(HARNESS_FILE.pathname))})`,
+          'import measure',
+          ...lines,
+        ].join('\n'),
+        arg,
+      ],
+      { stdio: 'pipe' },
+    ).toString(),
+  );
+
 describe.skipIf(!python)(
   `measure.py's transformers builder (${python ?? 'skipped: no Python with torch and transformers; .ci/run makes .venv-harness'})`,
   () => {
@@ -46,44 +65,35 @@ describe.skipIf(!python)(
     });
 
     it("builds each config as the class the importer costs, trains a step, with the importer's weights and FLOPs", () => {
-      const built = JSON.parse(
-        execFileSync(
-          python!,
-          [
-            '-c',
-            [
-              'import json, sys, torch',
-              `sys.path.insert(0, ${JSON.stringify(dirname(HARNESS_FILE.pathname))})`,
-              'import measure, transformers',
-              'from torch.utils.flop_counter import FlopCounterMode',
-              'cpu = torch.device("cpu")',
-              'out = {}',
-              `for name, path, length in json.loads(sys.argv[1]):`,
-              '    m, make_batch, loss, ran_at = measure.transformers_model(torch, path, length)',
-              '    trainer = measure.Trainer(torch, m, loss, "FP32", cpu, "adam")',
-              '    trainer.step(make_batch(2, cpu, trainer.input_dtype))',
-              '    out[name] = {"parameters": sum(p.numel() for p in m.parameters()), "class": type(m).__name__, "length": ran_at}',
-              // One sample's forward FLOPs as PyTorch's counter sees them: with attention and experts
-              // in plain matmuls (it does not count CPU SDPA kernels or grouped expert GEMMs).
-              'config_of = transformers.AutoConfig.from_pretrained',
-              'def eager(*args, **kwargs):',
-              '    c = config_of(*args, **kwargs)',
-              '    c._attn_implementation = "eager"',
-              '    c._experts_implementation = "eager"',
-              '    return c',
-              'transformers.AutoConfig.from_pretrained = eager',
-              `for name, path, length in json.loads(sys.argv[1]):`,
-              '    m, make_batch, loss, _ = measure.transformers_model(torch, path, length)',
-              '    counter = FlopCounterMode(display=False)',
-              '    with counter:',
-              '        loss(m, make_batch(1, cpu, torch.float32))',
-              '    out[name]["forwardFlops"] = counter.get_total_flops()',
-              'print(json.dumps(out))',
-            ].join('\n'),
-            JSON.stringify(configs.map((c) => [c.name, c.path, LENGTH])),
-          ],
-          { stdio: 'pipe' },
-        ).toString(),
+      const built = fromPython(
+        [
+          'import transformers',
+          'from torch.utils.flop_counter import FlopCounterMode',
+          'cpu = torch.device("cpu")',
+          'out = {}',
+          `for name, path, length in json.loads(sys.argv[1]):`,
+          '    m, make_batch, loss, ran_at = measure.transformers_model(torch, path, length)',
+          '    trainer = measure.Trainer(torch, m, loss, "FP32", cpu, "adam")',
+          '    trainer.step(make_batch(2, cpu, trainer.input_dtype))',
+          '    out[name] = {"parameters": sum(p.numel() for p in m.parameters()), "class": type(m).__name__, "length": ran_at}',
+          // One sample's forward FLOPs as PyTorch's counter sees them: with attention and experts
+          // in plain matmuls (it does not count CPU SDPA kernels or grouped expert GEMMs).
+          'config_of = transformers.AutoConfig.from_pretrained',
+          'def eager(*args, **kwargs):',
+          '    c = config_of(*args, **kwargs)',
+          '    c._attn_implementation = "eager"',
+          '    c._experts_implementation = "eager"',
+          '    return c',
+          'transformers.AutoConfig.from_pretrained = eager',
+          `for name, path, length in json.loads(sys.argv[1]):`,
+          '    m, make_batch, loss, _ = measure.transformers_model(torch, path, length)',
+          '    counter = FlopCounterMode(display=False)',
+          '    with counter:',
+          '        loss(m, make_batch(1, cpu, torch.float32))',
+          '    out[name]["forwardFlops"] = counter.get_total_flops()',
+          'print(json.dumps(out))',
+        ],
+        JSON.stringify(configs.map((c) => [c.name, c.path, LENGTH])),
       ) as Record<string, { parameters: number; class: string; length: number; forwardFlops: number }>;
 
       const expectedClass: Record<string, RegExp> = {
@@ -146,43 +156,33 @@ describe.skipIf(!python)(
         max_position_embeddings: 4096,
       };
       writeFileSync(join(dir, 'llama-1024.json'), JSON.stringify(config));
-      const saved = JSON.parse(
-        execFileSync(
-          python!,
-          [
-            '-c',
-            [
-              'import contextlib, json, sys, torch',
-              `sys.path.insert(0, ${JSON.stringify(dirname(HARNESS_FILE.pathname))})`,
-              'import measure',
-              'VIEWS = ("ToCopyBackward0", "TBackward0", "TransposeBackward0", "ViewBackward0", "PermuteBackward0")',
-              'def of_weight(t):',
-              '    n = t.grad_fn',
-              '    while n is not None and type(n).__name__ in VIEWS:',
-              '        n = n.next_functions[0][0]',
-              '    return n is not None and type(n).__name__ == "AccumulateGrad"',
-              'out = {}',
-              'for precision in ["FP32", "AMP_BF16", "BF16"]:',
-              '    m, make_batch, loss, _ = measure.transformers_model(torch, sys.argv[1], 1024)',
-              '    if precision == "BF16":',
-              '        m = m.to(torch.bfloat16)',
-              '    weights = {p.untyped_storage().data_ptr() for p in m.parameters()}',
-              '    storages = {}',
-              '    def pack(t):',
-              '        s = t.untyped_storage()',
-              '        if s.data_ptr() not in weights and not of_weight(t):',
-              '            storages[s.data_ptr()] = max(storages.get(s.data_ptr(), 0), s.nbytes())',
-              '        return t',
-              '    amp = torch.autocast("cpu", dtype=torch.bfloat16) if precision == "AMP_BF16" else contextlib.nullcontext()',
-              '    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), amp:',
-              '        loss(m, make_batch(1, torch.device("cpu"), torch.float32))',
-              '    out[precision] = sum(storages.values())',
-              'print(json.dumps(out))',
-            ].join('\n'),
-            join(dir, 'llama-1024.json'),
-          ],
-          { stdio: 'pipe' },
-        ).toString(),
+      const saved = fromPython(
+        [
+          'VIEWS = ("ToCopyBackward0", "TBackward0", "TransposeBackward0", "ViewBackward0", "PermuteBackward0")',
+          'def of_weight(t):',
+          '    n = t.grad_fn',
+          '    while n is not None and type(n).__name__ in VIEWS:',
+          '        n = n.next_functions[0][0]',
+          '    return n is not None and type(n).__name__ == "AccumulateGrad"',
+          'out = {}',
+          'for precision in ["FP32", "AMP_BF16", "BF16"]:',
+          '    m, make_batch, loss, _ = measure.transformers_model(torch, sys.argv[1], 1024)',
+          '    if precision == "BF16":',
+          '        m = m.to(torch.bfloat16)',
+          '    weights = {p.untyped_storage().data_ptr() for p in m.parameters()}',
+          '    storages = {}',
+          '    def pack(t):',
+          '        s = t.untyped_storage()',
+          '        if s.data_ptr() not in weights and not of_weight(t):',
+          '            storages[s.data_ptr()] = max(storages.get(s.data_ptr(), 0), s.nbytes())',
+          '        return t',
+          '    amp = torch.autocast("cpu", dtype=torch.bfloat16) if precision == "AMP_BF16" else contextlib.nullcontext()',
+          '    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), amp:',
+          '        loss(m, make_batch(1, torch.device("cpu"), torch.float32))',
+          '    out[precision] = sum(storages.values())',
+          'print(json.dumps(out))',
+        ],
+        join(dir, 'llama-1024.json'),
       ) as Record<string, number>;
       const cost = costOf(parseHuggingFaceConfig(JSON.stringify(config), { seqLen: 1024 }).model);
       const eff = loadEfficiency();
