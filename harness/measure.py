@@ -207,13 +207,20 @@ def layer_replay(torch, nn, layers):
                 total = total + op(x).float().mean()
             return total
 
+    def batched(batch, shape):
+        # A per-sample count can be an expected value (an adaptive softmax's tail cluster sees 4.8
+        # of a sequence's tokens): whole only over the batch, so the batch's rows are one dimension.
+        if float(shape[0]).is_integer():
+            return (batch, *(int(d) for d in shape))
+        return (1, max(1, round(batch * shape[0])), *(int(d) for d in shape[1:]))
+
     def make_batch(batch, device, dtype):
         xs = []
         for spec in inputs:
             if spec[0] == "index":
-                xs.append(torch.randint(0, spec[2], (batch, *spec[1]), device=device))
+                xs.append(torch.randint(0, spec[2], batched(batch, spec[1]), device=device))
             else:
-                xs.append(torch.randn((batch, *spec[1]), device=device, dtype=dtype, requires_grad=True))
+                xs.append(torch.randn(batched(batch, spec[1]), device=device, dtype=dtype, requires_grad=True))
         return xs
 
     return Replay(), make_batch, lambda model, batch: model(batch)

@@ -292,6 +292,26 @@ describe('measurement harness on CPU', () => {
     expect(cli.stdout).not.toMatch(/row 2: rejected/);
   }, 120_000);
 
+  it("replays layers whose per-sample counts are expected values (Transformer-XL's adaptive softmax)", () => {
+    // Its tail clusters see 4.8, 6.72 and 0.576 of a sequence's tokens on average: the replay gave
+    // torch.randn a fractional size and every Transformer-XL run crashed. Over a batch of 2 they are
+    // 10, 13 and 1 rows.
+    const layers = (
+      getModel('transformerxl_base')!.layers as { tokens?: number; elements?: number }[]
+    ).filter((l) => !Number.isInteger(l.tokens ?? 1) || !Number.isInteger(l.elements ?? 1));
+    expect(layers.length).toBeGreaterThanOrEqual(3);
+    writeFileSync(join(dir, 'fractional.json'), JSON.stringify(layers));
+    const shapes = fromMeasure('[list(x.shape) for x in xs]', [
+      'import torch.nn as nn',
+      `model, make_batch, loss = measure.layer_replay(torch, nn, json.load(open(${JSON.stringify(join(dir, 'fractional.json'))})))`,
+      'xs = make_batch(2, torch.device("cpu"), torch.float32)',
+      'loss(model, xs).backward()',
+    ]) as number[][];
+    expect(shapes.map((s) => s.slice(0, 2))).toEqual(
+      layers.map((l) => [1, Math.round(2 * (l.tokens !== undefined ? l.tokens : l.elements!))]),
+    );
+  });
+
   it("checks a Hugging Face config's run against the importer's weight count, as transformers builds it", () => {
     // 218,944: what transformers 5 trains for this config (test/harness-transformers.test.ts builds
     // it); the importer counts the same. A run that trained one layer more timed another config.
