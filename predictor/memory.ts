@@ -202,6 +202,17 @@ export function savedBytesPerLayer(
       layers[i - 1].count === l.count;
     if (rule.input && !inputDiscarded && !sameTokensAsPreviousExpertGemm) {
       const type = typeOf(policy, rule.input, l, s.blocks > 0 && !s.inBlocks[i]);
+      // A dense GEMM beside the one before it on the same tensor (up beside gate: the same input
+      // size, which is not the first one's output) keeps that tensor once where it keeps it as it
+      // arrives; under autocast or an FP8 recipe each GEMM keeps its own cast copy.
+      if (
+        siblingOfPreviousGemm(layers, i) &&
+        type === policy.activation[layers[i - 2]?.opClass ?? 'matmul']
+      ) {
+        bytes[i] = 0;
+        previous = savedOutputOf(l, policy, c);
+        continue;
+      }
       // The same tensor the previous layer saved as its output (an in-place ReLU before a
       // convolution). The first layer of a repeated group follows the layer before the group once,
       // and the group's own last layer in its other repeats.
@@ -229,6 +240,26 @@ export function savedBytesPerLayer(
     previous = savedOutputOf(l, policy, c);
   }
   return bytes;
+}
+
+/**
+ * Layer i is a dense linear reading the tensor the linear before it read (a gate and up projection
+ * pair, MLA's q and kv down-projections): the same input size and repeat count, and not the first
+ * one's output size, so it cannot be reading that output.
+ */
+function siblingOfPreviousGemm(layers: readonly LayerCost[], i: number): boolean {
+  const l = layers[i],
+    p = layers[i - 1];
+  return (
+    i >= 2 &&
+    l.type === 'linear' &&
+    p.type === 'linear' &&
+    (l.experts ?? 1) === 1 &&
+    (p.experts ?? 1) === 1 &&
+    p.inputElements === l.inputElements &&
+    p.count === l.count &&
+    p.outputElements !== l.inputElements
+  );
 }
 
 /** Output elements of the run of linear layers just before layer i (elementwise ones like rotary skipped): an attention core's q, k, v. */

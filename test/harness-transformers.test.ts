@@ -188,8 +188,12 @@ describe.skipIf(!python)(
       const eff = loadEfficiency();
       const counted = (precision: Precision, memory = stackMemory(undefined, precision, eff).eff.memory) =>
         activationBytesPerSampleOn(cost, precision, 1, 'none', memory, 'fused');
-      for (const precision of ['FP32', 'AMP_BF16', 'BF16'] as const)
-        expect(Math.abs(counted(precision) / saved[precision] - 1), precision).toBeLessThan(0.06);
+      // FP32 and BF16 to the tensor. AMP_BF16 is short by what a fused QKV cannot show: Hugging
+      // Face's separate q, k and v projections each keep their own autocast copy of the input.
+      expect(Math.abs(counted('FP32') / saved.FP32 - 1)).toBeLessThan(0.01);
+      expect(Math.abs(counted('BF16') / saved.BF16 - 1)).toBeLessThan(0.01);
+      expect(counted('AMP_BF16') / saved.AMP_BF16).toBeGreaterThan(0.93);
+      expect(counted('AMP_BF16') / saved.AMP_BF16).toBeLessThan(1);
       // The general rules (a fused norm's one tensor) missed stock RMSNorm's fp32 copies: 17% short in AMP_BF16.
       expect(counted('AMP_BF16', eff.memory) / saved.AMP_BF16).toBeLessThan(0.85);
     }, 180_000);
