@@ -248,7 +248,8 @@ def torchvision_model(torch, name, image):
 # The model class per Hugging Face model_type, the head trainplan's config importer costs
 # (predictor/import/huggingface.ts): decoders as causal LMs, T5 as encoder-decoder with the target as
 # long as the input, ViT as an image classifier, BERT by its `architectures` entry (masked LM when
-# there is none). test/harness.test.ts compares the weights of each against the importer's count.
+# there is none). test/harness-transformers.test.ts compares the weights and forward FLOPs of each
+# against the importer's.
 BERT_HEADS = [("QuestionAnswering", "AutoModelForQuestionAnswering"), ("PreTraining", "BertForPreTraining"),
               ("SequenceClassification", "AutoModelForSequenceClassification")]
 
