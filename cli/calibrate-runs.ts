@@ -104,7 +104,7 @@ export function runFromRow(row: Record<string, unknown>, baseDir: string): RunIn
  * resnext101_32x4d), or a script of someone's own. Its step time would calibrate the wrong model,
  * so the row is refused. Allowed: 0.5% (tf_cnn_benchmarks' 1001-class heads are 0.02% apart).
  * A Hugging Face config is checked the same way: the importer reads it with transformers' defaults
- * and builds the class transformers builds (test/harness.test.ts compares the two on every
+ * and builds the class transformers builds (test/harness-transformers.test.ts compares the two on every
  * supported model_type; they differ by at most a few norms and gates, well under 0.5%), so another
  * count means the run timed another config.
  */
