@@ -522,13 +522,14 @@ function gptOss(c: Reader, seqLen: SeqLen, notes: string[]): Built {
 function build(type: HfType, c: Reader, seqLen: SeqLen, notes: string[]): Built {
   switch (type) {
     case 'gpt2': {
-      const d = c.int(['n_embd', 'hidden_size']),
-        heads = c.int(['n_head', 'num_attention_heads']);
+      // GPT2Config's defaults are GPT-2 small (124M).
+      const d = c.int(['n_embd', 'hidden_size'], 768),
+        heads = c.int(['n_head', 'num_attention_heads'], 12);
       divides(c, 'n_embd', d, heads, 'n_head');
       const positions = c.int(['n_positions', 'n_ctx'], 1024);
       const dropout = ['resid_pdrop', 'embd_pdrop', 'attn_pdrop'].some((k) => c.num(k, 0.1) > 0);
       return lm(seqLen(positions, positions), {
-        layers: c.int(['n_layer', 'num_hidden_layers']),
+        layers: c.int(['n_layer', 'num_hidden_layers'], 12),
         hidden: d,
         heads,
         ffn: c.int('n_inner', 4 * d),
