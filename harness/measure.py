@@ -256,7 +256,10 @@ BERT_HEADS = [("QuestionAnswering", "AutoModelForQuestionAnswering"), ("PreTrain
 
 def transformers_model(torch, config_path, seq_len):
     """(model, make_batch, loss, length): length is the sequence length or image size it runs at."""
-    import transformers  # noqa: PLC0415 (optional dependency)
+    try:
+        import transformers  # noqa: PLC0415 (optional dependency)
+    except ImportError:
+        fail("--hf-config needs Hugging Face transformers (pip install transformers)")
     config = transformers.AutoConfig.from_pretrained(config_path)
     kind = config.model_type
     if kind == "vit":

@@ -313,9 +313,21 @@ describe('measurement harness on CPU', () => {
   });
 
   it("checks a Hugging Face config's run against the importer's weight count, as transformers builds it", () => {
+    copyFileSync(new URL('./fixtures-harness/hf/llama.json', import.meta.url), join(dir, 'hf-llama.json'));
+    // A Python without transformers (Debian's has none) says what --hf-config needs, not a traceback.
+    if (spawnSync(python, ['-c', 'import transformers'], { stdio: 'pipe' }).status !== 0) {
+      const missing = spawnSync(
+        python,
+        [HARNESS_FILE.pathname, '--hf-config', 'hf-llama.json', '--batch-size', '1'],
+        { cwd: dir, encoding: 'utf8' },
+      );
+      expect(missing.status).toBe(2);
+      expect(missing.stderr).toBe(
+        'measure.py: --hf-config needs Hugging Face transformers (pip install transformers)\n',
+      );
+    }
     // 218,944: what transformers 5 trains for this config (test/harness-transformers.test.ts builds
     // it); the importer counts the same. A run that trained one layer more timed another config.
-    copyFileSync(new URL('./fixtures-harness/hf/llama.json', import.meta.url), join(dir, 'hf-llama.json'));
     const row = (parameters: number) => ({
       model: 'hf-llama.json',
       seq_len: '32',
