@@ -193,26 +193,14 @@ export function savedBytesPerLayer(
     // Output-discarding recomputation frees the tensor this layer would keep as its input.
     const inputDiscarded =
       (has('layernorm') && s.readsBlockNorm[i]) || (has('moe_act') && s.readsExpertActivation[i]);
-    const sameTokensAsPreviousExpertGemm =
-      (l.experts ?? 1) > 1 &&
-      i > 0 &&
-      layers[i - 1].type === 'linear' &&
-      (layers[i - 1].experts ?? 1) > 1 &&
-      layers[i - 1].inputElements === l.inputElements &&
-      layers[i - 1].count === l.count;
-    if (rule.input && !inputDiscarded && !sameTokensAsPreviousExpertGemm) {
-      const type = typeOf(policy, rule.input, l, s.blocks > 0 && !s.inBlocks[i]);
-      // A dense GEMM beside the one before it on the same tensor (up beside gate: the same input
-      // size, which is not the first one's output) keeps that tensor once where it keeps it as it
-      // arrives; under autocast or an FP8 recipe each GEMM keeps its own cast copy.
-      if (
-        siblingOfPreviousGemm(layers, i) &&
-        type === policy.activation[layers[i - 2]?.opClass ?? 'matmul']
-      ) {
-        bytes[i] = 0;
-        previous = savedOutputOf(l, policy, c);
-        continue;
-      }
+    const type = rule.input && typeOf(policy, rule.input, l, s.blocks > 0 && !s.inBlocks[i]);
+    // The GEMM before this one kept the tensor this one reads (gate and up): expert GEMMs always,
+    // as one grouped GEMM over both weights; dense ones where they keep it as it arrives, since
+    // under autocast or an FP8 recipe each GEMM keeps its own cast copy.
+    const keptByPreviousGemm =
+      sameInputAsPreviousGemm(layers, i) &&
+      ((l.experts ?? 1) > 1 || type === policy.activation[layers[i - 2].opClass]);
+    if (type && !inputDiscarded && !keptByPreviousGemm) {
       // The same tensor the previous layer saved as its output (an in-place ReLU before a
       // convolution). The first layer of a repeated group follows the layer before the group once,
       // and the group's own last layer in its other repeats.
@@ -243,23 +231,19 @@ export function savedBytesPerLayer(
 }
 
 /**
- * Layer i is a dense linear reading the tensor the linear before it read (a gate and up projection
- * pair, MLA's q and kv down-projections): the same input size and repeat count, and not the first
- * one's output size, so it cannot be reading that output.
+ * Layer i is a linear reading the tensor the linear before it read: the same input size and repeat
+ * count, both expert GEMMs (an expert layer's gate and up over the same routed tokens) or both dense
+ * and not the first one's output size, so it cannot be reading that output (a gate and up pair,
+ * MLA's q and kv down-projections).
  */
-function siblingOfPreviousGemm(layers: readonly LayerCost[], i: number): boolean {
+function sameInputAsPreviousGemm(layers: readonly LayerCost[], i: number): boolean {
   const l = layers[i],
     p = layers[i - 1];
-  return (
-    i >= 2 &&
-    l.type === 'linear' &&
-    p.type === 'linear' &&
-    (l.experts ?? 1) === 1 &&
-    (p.experts ?? 1) === 1 &&
-    p.inputElements === l.inputElements &&
-    p.count === l.count &&
-    p.outputElements !== l.inputElements
-  );
+  if (i === 0 || l.type !== 'linear' || p.type !== 'linear') return false;
+  if (p.inputElements !== l.inputElements || p.count !== l.count) return false;
+  const experts = (l.experts ?? 1) > 1;
+  if (experts !== (p.experts ?? 1) > 1) return false;
+  return experts || (i >= 2 && p.outputElements !== l.inputElements);
 }
 
 /** Output elements of the run of linear layers just before layer i (elementwise ones like rotary skipped): an attention core's q, k, v. */
@@ -715,7 +699,7 @@ export function frameworkMemory(
   states: FrameworkStates | undefined,
   run?: { precision: Precision; model: string; recipe: SourceRecipe | undefined },
 ): FrameworkMemory {
-  const withRules = rules ? { ...eff, memory: withFrameworkRules(eff.memory, rules) } : eff;
+  const withRules = rules ? effWithRules(eff, rules) : eff;
   if (!states) return { eff: withRules, layout: {} };
   const recipe = run?.recipe;
   return {
@@ -730,6 +714,19 @@ export function frameworkMemory(
     },
   };
 }
+
+/**
+ * The constants with a framework's saved-tensor rules. Asked for every candidate a search sizes (the
+ * default stack's among them): one copy per constants and framework, not one per call.
+ */
+function effWithRules(eff: Efficiency, rules: 'megatron' | 'eager'): Efficiency {
+  let byRules = rulesCopies.get(eff);
+  if (!byRules) rulesCopies.set(eff, (byRules = new Map()));
+  let copy = byRules.get(rules);
+  if (!copy) byRules.set(rules, (copy = { ...eff, memory: withFrameworkRules(eff.memory, rules) }));
+  return copy;
+}
+const rulesCopies = new WeakMap<Efficiency, Map<string, Efficiency>>();
 
 /** GB here are GiB, as GPU memory sizes are labelled (an "80GB" GPU holds 80 GiB). */
 export function memoryPerGpu(
