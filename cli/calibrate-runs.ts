@@ -33,7 +33,11 @@ export const CALIBRATE_REFIT_HELP = `trainplan calibrate refit [--owner NAME] [-
   refit is stale and the shipped correction answers until you refit again. Runs of custom models
   and layouts no training row states are skipped (they still calibrate).`;
 
-type CustomModel = { layers: unknown } | { config: string } | undefined;
+/** A run's model when it is a file: a layer list or a Hugging Face config's text. */
+type CustomModel =
+  | { layers: unknown; name: string; optimizer?: unknown }
+  | { huggingFaceConfig: string; name: string }
+  | undefined;
 
 /** One row of the harness's layout -> a run, or why it cannot be one. */
 export function runFromRow(row: Record<string, unknown>, baseDir: string): RunInput {
@@ -43,16 +47,14 @@ export function runFromRow(row: Record<string, unknown>, baseDir: string): RunIn
   const model = str('model');
   if (!model) throw new Error('model: missing');
   const looksLikeFile = /\.(json|onnx)$/i.test(model);
-  let customModel: RunInput['workload']['customModel'];
-  // The model file a run trained (a layer list's JSON, a config's text): what its weights are checked against.
-  let custom: CustomModel;
+  // The model file a run trained, as the run's customModel: what its weights are checked against.
+  let customModel: CustomModel;
   if (looksLikeFile) {
     const path = isAbsolute(model) ? model : resolve(baseDir, model);
     const text = readFileSync(path, 'utf8');
     const json = JSON.parse(text) as Record<string, unknown> | unknown[];
-    custom = Array.isArray(json) || 'layers' in json ? { layers: json } : { config: text };
     customModel =
-      'layers' in custom
+      Array.isArray(json) || 'layers' in json
         ? {
             layers: Array.isArray(json) ? json : json.layers,
             name: Array.isArray(json) ? model : ((json.name as string | undefined) ?? model),
@@ -70,7 +72,7 @@ export function runFromRow(row: Record<string, unknown>, baseDir: string): RunIn
   const precision = str('precision');
   if (!(PRECISIONS as readonly string[]).includes(precision))
     throw new Error(`precision: "${precision}" is not one of ${PRECISIONS.join(', ')}`);
-  checkTrainedWeights(str('note'), model, custom, num('seq_len'));
+  checkTrainedWeights(str('note'), model, customModel, num('seq_len'));
   const framework = str('framework') || 'PyTorch';
   if (!(FRAMEWORKS as readonly string[]).includes(framework))
     throw new Error(`framework: "${framework}" is not one of ${FRAMEWORKS.join(', ')}`);
@@ -116,7 +118,8 @@ function checkTrainedWeights(note: string, model: string, custom: CustomModel, s
       ? getModel(model, seqLen === undefined ? undefined : { seqLenOrImageSize: seqLen })
       : 'layers' in custom
         ? fromLayerList(custom.layers, { field: 'model' }).model
-        : parseHuggingFaceConfig(custom.config, { field: 'model', seqLen, seqLenField: 'seq_len' }).model;
+        : parseHuggingFaceConfig(custom.huggingFaceConfig, { field: 'model', seqLen, seqLenField: 'seq_len' })
+            .model;
   if (!def) return; // not a zoo id: recordRuns refuses it with its own reason
   const trained = Number(stated[1]),
     expected = costOf(def).parameters;
