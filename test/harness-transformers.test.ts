@@ -5,7 +5,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HARNESS_FILE } from '../cli/harness.js';
 import { readRunsFile, runFromRow } from '../cli/calibrate-runs.js';
@@ -14,6 +14,7 @@ import { activationBytesPerSampleOn, stackMemory } from '../predictor/memory.js'
 import { costOf } from '../predictor/predict.js';
 import type { Precision } from '../predictor/types.js';
 import { loadEfficiency } from '../seeds/catalog.js';
+import { fromMeasurePython } from './measure-python.js';
 import { ROOT } from './spawn-server.js';
 
 function pythonWithTransformers(): string | undefined {
@@ -38,24 +39,7 @@ const LENGTH = 32;
 const dir = mkdtempSync(join(tmpdir(), 'trainplan-harness-hf-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** What a Python script prints (JSON), run with measure.py imported as `measure` beside torch, json and sys. */
-const fromPython = (lines: string[], arg: string): unknown =>
-  JSON.parse(
-    execFileSync(
-      python!,
-      [
-        '-c',
-        [
-          'import contextlib, json, sys, torch',
-          `sys.path.insert(0, ${JSON.stringify(dirname(HARNESS_FILE.pathname))})`,
-          'import measure',
-          ...lines,
-        ].join('\n'),
-        arg,
-      ],
-      { stdio: 'pipe' },
-    ).toString(),
-  );
+const fromPython = (lines: string[], arg: string): unknown => fromMeasurePython(python!, lines, [arg]);
 
 describe.skipIf(!python)(
   `measure.py's transformers builder (${python ?? 'skipped: no Python with torch and transformers; .ci/run makes .venv-harness'})`,

@@ -5,7 +5,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { harnessScript, HARNESS_FILE } from '../cli/harness.js';
 import { readRunsFile, runFromRow } from '../cli/calibrate-runs.js';
@@ -16,6 +16,7 @@ import { loadModelFile } from '../predictor/import/index.js';
 import { loadEfficiency } from '../seeds/catalog.js';
 import { getModel } from '../predictor/zoo/index.js';
 import type { ModelDef } from '../predictor/types.js';
+import { fromMeasurePython } from './measure-python.js';
 import { ROOT } from './spawn-server.js';
 
 /** A Python that has PyTorch: TRAINPLAN_PYTHON, python3 on PATH, or Debian's /usr/bin/python3. */
@@ -154,22 +155,7 @@ describe('measurement harness on CPU', () => {
 
   /** A Python expression's value (as JSON) with measure.py imported as `measure`, after `prelude`. */
   const fromMeasure = (expression: string, prelude: string[] = []): unknown =>
-    JSON.parse(
-      execFileSync(
-        python,
-        [
-          '-c',
-          [
-            'import json, sys, torch',
-            `sys.path.insert(0, ${JSON.stringify(dirname(HARNESS_FILE.pathname))})`,
-            'import measure',
-            ...prelude,
-            `print(json.dumps(${expression}))`,
-          ].join('\n'),
-        ],
-        { stdio: 'pipe' },
-      ).toString(),
-    );
+    fromMeasurePython(python, [...prelude, `print(json.dumps(${expression}))`]);
 
   /**
    * A torchvision network as measure.py builds it: its weights, and its convolution and linear FLOPs
