@@ -152,6 +152,15 @@ export function memoryCheckReport(): string {
     cases.filter((c) => !c.moe),
     eff,
   );
+  // The LLM frameworks' fragmentation by the same rule, on their own rows: all of them, since a split
+  // by model leaves too few models on each side (one outlier row decides the fit).
+  const allLlm = llmFitChecks(cases, eff);
+  const framework = constants.frameworkAllocatorFragmentation;
+  out.push(
+    '',
+    "## The LLM frameworks' allocator fragmentation (MEGATRON, TUNED, TORCH_COMPILE), fitted on llm_train.csv",
+    `configurations: ${allLlm.length} (dense and mixture-of-experts); fitted (largest fraction with >= 99.5% fitting): ${fitAllocatorFragmentation(allLlm, 0.995)}; in seeds/memory.json: ${framework}; at it ${percent(rate(allLlm, framework))} fit`,
+  );
   out.push(
     '',
     '## llm_train.csv rows that give their layout (TP, PP, micro-batch, sequence), dense decoders',

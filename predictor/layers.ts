@@ -17,6 +17,7 @@ export function layerCost(layer: Layer): LayerCost {
     ...('kind' in layer ? { kind: layer.kind } : {}),
     ...('steps' in layer && layer.steps !== undefined ? { steps: layer.steps } : {}),
     ...(layer.frozen ? { frozen: true } : {}),
+    ...(layer.sameInputAs ? { sameInputAs: layer.sameInputAs } : {}),
     count: layer.count ?? 1,
   };
   const cost = (

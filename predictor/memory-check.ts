@@ -338,7 +338,8 @@ export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
 }
 
 export function llmFitChecks(cases: LlmCase[], eff: Efficiency): FitCheck[] {
-  const constants = eff.memory;
+  // The LLM frameworks' fragmentation (frameworkMemory), which llmMemory's figures include.
+  const constants = { ...eff.memory, allocatorFragmentation: eff.memory.frameworkAllocatorFragmentation };
   const checks: FitCheck[] = [];
   for (const c of cases) {
     const memory = llmMemory(c, eff);

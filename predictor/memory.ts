@@ -129,7 +129,9 @@ const typeOf = (policy: PrecisionPolicy, t: SavedTensorType, l?: LayerCost, outs
  * layer's input, in the same type, is counted once, on the first. An expert GEMM reading the same
  * tokens as the expert GEMM before it (gate and up) saves them once: both are one grouped GEMM over
  * the gate and up weights side by side (Megatron-Core's TEGroupedMLP linear_fc1, Hugging Face's
- * gate_up_proj). `recomputed`: the selective-recomputation modules in effect (parallel.ts
+ * gate_up_proj). A layer on a path beside others (Layer.sameInputAs: a projection shortcut, an
+ * Inception branch) adds nothing where a layer on an earlier path keeps the tensor they all read in
+ * the same type. `recomputed`: the selective-recomputation modules in effect (parallel.ts
  * recomputeModulesOf says what each discards).
  */
 export function savedBytesPerLayer(
@@ -143,6 +145,7 @@ export function savedBytesPerLayer(
   const layers = cost.layers;
   const has = (m: RecomputeModule) => recomputed.includes(m);
   const bytes = new Array<number>(layers.length).fill(0);
+  const keptInput = new Array<DType | null>(layers.length).fill(null);
   let previous: SavedOutput = { elements: 0, type: null, count: 0 };
   for (let i = 0; i < layers.length; i++) {
     const l = layers[i];
@@ -200,14 +203,20 @@ export function savedBytesPerLayer(
     const keptByPreviousGemm =
       sameInputAsPreviousGemm(layers, i) &&
       ((l.experts ?? 1) > 1 || type === policy.activation[layers[i - 2].opClass]);
-    if (type && !inputDiscarded && !keptByPreviousGemm) {
+    // A layer on a path beside others (a shortcut, an Inception branch) reads their input, not the
+    // previous layer's output: nothing to add when a layer on an earlier path keeps it in this type.
+    const besideEarlierPath = l.sameInputAs !== undefined;
+    const keptByEarlierPath = type && besideEarlierPath && keptAsInputBefore(layers, keptInput, i, type);
+    if (type && !inputDiscarded) keptInput[i] = type;
+    if (type && !inputDiscarded && !keptByPreviousGemm && !keptByEarlierPath) {
       // The same tensor the previous layer saved as its output (an in-place ReLU before a
       // convolution). The first layer of a repeated group follows the layer before the group once,
       // and the group's own last layer in its other repeats.
       // A tensor every repeat reads is saved once: 1/count of it per repeat.
       const input =
         (l.inputElements - (l.sharedInputElements ?? 0) * (1 - 1 / l.count)) * (rule.inputShare ?? 1);
-      const shared = (p: SavedOutput) => (p.type === type ? Math.min(input, p.elements) : 0);
+      const shared = (p: SavedOutput) =>
+        p.type === type && !besideEarlierPath ? Math.min(input, p.elements) : 0;
       const groupEnd = l.count > 1 && previous.count !== l.count ? lastOfGroup(layers, i) : -1;
       const overlap =
         groupEnd < 0
@@ -244,6 +253,24 @@ function sameInputAsPreviousGemm(layers: readonly LayerCost[], i: number): boole
   const experts = (l.experts ?? 1) > 1;
   if (experts !== (p.experts ?? 1) > 1) return false;
   return experts || (i >= 2 && p.outputElements !== l.inputElements);
+}
+
+/**
+ * Whether a layer on an earlier path that reads the tensor layer i reads (following Layer.sameInputAs
+ * back) keeps it for backward in `type` (`keptInput`: the type each layer keeps its input in, null
+ * where it keeps none), repeated as often as layer i.
+ */
+function keptAsInputBefore(
+  layers: readonly LayerCost[],
+  keptInput: readonly (DType | null)[],
+  i: number,
+  type: DType,
+): boolean {
+  for (let j = i - (layers[i].sameInputAs ?? i + 1); j >= 0; j -= layers[j].sameInputAs ?? j + 1) {
+    if (layers[j].count !== layers[i].count) return false;
+    if (keptInput[j] === type) return true;
+  }
+  return false;
 }
 
 /** Output elements of the run of linear layers just before layer i (elementwise ones like rotary skipped): an attention core's q, k, v. */
@@ -675,7 +702,7 @@ export function stackMemory(
 ): FrameworkMemory {
   // Stock eager code (the default stack): composite ops that save more than fused kernels.
   if (stack === undefined || stack === 'PYTORCH_EAGER') return frameworkMemory(eff, 'eager', undefined);
-  if (stack !== 'MEGATRON' && stack !== 'TUNED') return { eff, layout: {} };
+  if (stack !== 'MEGATRON' && stack !== 'TUNED') return frameworkMemory(eff, null, undefined);
   const trainsIn = precision === 'BF16' || precision === 'FP8' || precision === 'FP4';
   return frameworkMemory(eff, 'megatron', trainsIn ? eff.memory.frameworkStates.megatron : undefined);
 }
@@ -699,7 +726,7 @@ export function frameworkMemory(
   states: FrameworkStates | undefined,
   run?: { precision: Precision; model: string; recipe: SourceRecipe | undefined },
 ): FrameworkMemory {
-  const withRules = rules ? effWithRules(eff, rules) : eff;
+  const withRules = effWithRules(eff, rules);
   if (!states) return { eff: withRules, layout: {} };
   const recipe = run?.recipe;
   return {
@@ -716,17 +743,25 @@ export function frameworkMemory(
 }
 
 /**
- * The constants with a framework's saved-tensor rules. Asked for every candidate a search sizes (the
- * default stack's among them): one copy per constants and framework, not one per call.
+ * The constants with a framework's saved-tensor rules (null: the general ones) and its allocator
+ * fragmentation. Asked for every candidate a search sizes (the default stack's among them): one copy
+ * per constants and framework, not one per call.
  */
-function effWithRules(eff: Efficiency, rules: 'megatron' | 'eager'): Efficiency {
+function effWithRules(eff: Efficiency, rules: 'megatron' | 'eager' | null): Efficiency {
   let byRules = rulesCopies.get(eff);
   if (!byRules) rulesCopies.set(eff, (byRules = new Map()));
   let copy = byRules.get(rules);
-  if (!copy) byRules.set(rules, (copy = { ...eff, memory: withFrameworkRules(eff.memory, rules) }));
+  if (!copy) {
+    const memory = rules ? withFrameworkRules(eff.memory, rules) : eff.memory;
+    // Stock eager code keeps the fragmentation fitted on the measurements stock code ran; the LLM
+    // frameworks' own (seeds/memory.json frameworkAllocatorFragmentation) elsewhere.
+    const fragmentation =
+      rules === 'eager' ? memory.allocatorFragmentation : memory.frameworkAllocatorFragmentation;
+    byRules.set(rules, (copy = { ...eff, memory: { ...memory, allocatorFragmentation: fragmentation } }));
+  }
   return copy;
 }
-const rulesCopies = new WeakMap<Efficiency, Map<string, Efficiency>>();
+const rulesCopies = new WeakMap<Efficiency, Map<'megatron' | 'eager' | null, Efficiency>>();
 
 /** GB here are GiB, as GPU memory sizes are labelled (an "80GB" GPU holds 80 GiB). */
 export function memoryPerGpu(

@@ -23,6 +23,14 @@ export type Layer = LayerShape & {
    * stage, FREEZE_CONV_BODY_AT: 2): autograd saves nothing for it. Only the memory model reads it.
    */
   frozen?: boolean;
+  /**
+   * The layer reads the tensor the layer this many positions before it read (a residual block's
+   * projection shortcut reads the block's input, as the main path's first convolution does; an
+   * Inception module's branches all read the module's input). Autograd keeps one tensor however
+   * many layers save it, so where both keep it in the same type it is counted once. Only the memory
+   * model reads it.
+   */
+  sameInputAs?: number;
 };
 
 type LayerShape =
@@ -183,6 +191,8 @@ export interface LayerCost {
   sharedInputElements?: number;
   /** Not trained, nor anything before it: saves nothing for backward (Layer.frozen). */
   frozen?: boolean;
+  /** Reads the tensor layers[i - sameInputAs] read (Layer.sameInputAs). */
+  sameInputAs?: number;
   /** Mixture-of-experts weights: this many expert copies (parameters count all of them; FLOPs one per routed token; kernelFlops one expert's share). */
   experts?: number;
   /** A mixture-of-experts router (Layer linear `router`). */

@@ -197,6 +197,12 @@ export class LayerInput {
       'Any layer: not trained, nor anything before it (a frozen stem or backbone stage); autograd saves nothing for it (default false).',
   })
   frozen?: boolean;
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      "Any layer: it reads the tensor the layer this many positions before it read (a projection shortcut reads its block's input, as the main path's first convolution does; an Inception module's branches read the module's input). Autograd keeps that tensor once, so where both keep it in the same type it is counted once. From 1 to this layer's index.",
+  })
+  sameInputAs?: number;
 }
 
 @InputType({

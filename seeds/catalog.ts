@@ -336,6 +336,7 @@ export function parseMemoryConstants(text: string): MemoryConstants {
     backwardGradientTensors: value('backwardGradientTensors'),
     lossParallelBackwardTensors: value('lossParallelBackwardTensors'),
     allocatorFragmentation: value('allocatorFragmentation'),
+    frameworkAllocatorFragmentation: value('frameworkAllocatorFragmentation'),
     defaultMemoryHeadroomGb: value('defaultMemoryHeadroomGb'),
     defaultAttention: value('defaultAttention'),
     softmaxStatsBytes: value('softmaxStatsBytes'),

@@ -206,6 +206,8 @@ export interface MemoryConstants {
   backwardGradientTensors: number;
   lossParallelBackwardTensors: number;
   allocatorFragmentation: number;
+  /** allocatorFragmentation for the LLM frameworks' stacks (MEGATRON, TUNED, TORCH_COMPILE): see seeds/memory.json. */
+  frameworkAllocatorFragmentation: number;
   defaultMemoryHeadroomGb: number;
   defaultAttention: AttentionImplementation;
   softmaxStatsBytes: number;

@@ -12,6 +12,7 @@ import { readRunsFile, runFromRow } from '../cli/calibrate-runs.js';
 import { runtimeConfig, setRuntimeConfig } from '../service/config.js';
 import { closeMeasurementStore, listRuns, predictRequestOf, recordRuns } from '../service/measurements.js';
 import { costOf, predict } from '../predictor/predict.js';
+import { activationBytesPerSampleOn, stackMemory } from '../predictor/memory.js';
 import { loadModelFile } from '../predictor/import/index.js';
 import { loadEfficiency } from '../seeds/catalog.js';
 import { getModel } from '../predictor/zoo/index.js';
@@ -225,6 +226,56 @@ describe('measurement harness on CPU', () => {
     });
     expect(refused.status).toBe(2);
     expect(refused.stderr).toMatch(/torchvision does not build resnext101_32x4d as the zoo defines it/);
+  }, 120_000);
+
+  it('keeps for backward what PyTorch saves of ResNet-50 and Inception-v3: a tensor several paths read, once', () => {
+    // One image through torchvision's networks as measure.py builds them, under autograd's
+    // saved-tensor hooks (every storage once, the weights and their autocast copies left out), against the activations the
+    // default stack counts. A projection shortcut reads the block's input and an Inception module's
+    // branches the module's input, which the first path's convolution already keeps.
+    const saved = fromMeasure('out', [
+      // autocast's bf16 copies of the weights: counted as weights by the memory model.
+      'def of_weight(t):',
+      '    n = t.grad_fn',
+      '    while n is not None and type(n).__name__ in ("ToCopyBackward0", "TBackward0", "ViewBackward0"):',
+      '        n = n.next_functions[0][0]',
+      '    return n is not None and type(n).__name__ == "AccumulateGrad"',
+      'out = {}',
+      'for key, name, image in [("resnet50_v1.5", "resnet50", 224), ("inception_v3", "inception_v3", 299)]:',
+      '    for precision in ["FP32", "AMP_BF16"]:',
+      '        model, make_batch, loss = measure.torchvision_model(torch, name, image)',
+      '        weights = {p.storage().data_ptr() for p in model.parameters()}',
+      '        storages = {}',
+      '        def pack(t):',
+      '            s = t.storage()',
+      '            if s.data_ptr() not in weights and not of_weight(t):',
+      '                storages[s.data_ptr()] = max(storages.get(s.data_ptr(), 0), s.nbytes())',
+      '            return t',
+      '        amp = torch.autocast("cpu", dtype=torch.bfloat16) if precision == "AMP_BF16" else contextlib.nullcontext()',
+      '        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), amp:',
+      '            loss(model, make_batch(1, torch.device("cpu"), torch.float32))',
+      '        out[f"{key} {precision}"] = sum(storages.values())',
+    ]) as Record<string, number>;
+    const eff = loadEfficiency();
+    for (const id of ['resnet50_v1.5', 'inception_v3']) {
+      const model = getModel(id)!;
+      // The same network read as one path after another: every reader keeps its own copy.
+      const oneReaderEach = { ...model, layers: model.layers.map(({ sameInputAs: _, ...l }) => l) };
+      for (const precision of ['FP32', 'AMP_BF16'] as const) {
+        const ratio = (m: ModelDef) =>
+          activationBytesPerSampleOn(
+            costOf(m),
+            precision,
+            1,
+            'none',
+            stackMemory(undefined, precision, eff).eff.memory,
+          ) / saved[`${id} ${precision}`];
+        expect(Math.abs(ratio(model) - 1), `${id} ${precision}`).toBeLessThan(0.04);
+        expect(ratio(oneReaderEach), `${id} ${precision}, shared inputs counted per reader`).toBeGreaterThan(
+          1.05,
+        );
+      }
+    }
   }, 120_000);
 
   it("times a zoo CNN built by torchvision, training the zoo entry's weights", () => {

@@ -428,6 +428,18 @@ describe('bad input is BAD_USER_INPUT naming the field', () => {
       'customModel.layers',
       /needs "outFeatures"/,
     ],
+    [
+      {
+        custom: {
+          layers: [
+            { type: 'LINEAR', inFeatures: 4, outFeatures: 4 },
+            { type: 'LINEAR', inFeatures: 4, outFeatures: 4, sameInputAs: 3 },
+          ],
+        },
+      },
+      'customModel.layers',
+      /\[1\]\.sameInputAs must be from 1 to 1/,
+    ],
     [{ custom: {} }, 'customModel', /exactly one of huggingFaceConfig, onnxBase64 or layers/],
     [
       { model: 'gpt2_124m', custom: { huggingFaceConfig: llamaConfig } },

@@ -136,7 +136,7 @@ describe('layer lists', () => {
     [[{ type: 'linear', inFeatures: 8 }], /\[0\]: a linear layer needs "outFeatures"/],
     [
       [{ type: 'linear', inFeatures: 8, outFeatures: 4, kernel: 3 }],
-      /\[0\]: a linear layer has no field "kernel" \(it takes inFeatures, outFeatures, tokens, bias, tied, steps, experts, router, count, frozen, name\)/,
+      /\[0\]: a linear layer has no field "kernel" \(it takes inFeatures, outFeatures, tokens, bias, tied, steps, experts, router, count, frozen, sameInputAs, name\)/,
     ],
     [
       [{ type: 'linear', inFeatures: 8, outFeatures: 4, experts: 1 }],
@@ -147,6 +147,13 @@ describe('layer lists', () => {
       /\[0\]\.experts must be an integer from 2 to 4096/,
     ],
     [[{ type: 'linear', inFeatures: 8, outFeatures: 4, experts: 2.5 }], /\[0\]\.experts must be an integer/],
+    [
+      [
+        { type: 'linear', inFeatures: 8, outFeatures: 4 },
+        { type: 'linear', inFeatures: 8, outFeatures: 4, sameInputAs: 2 },
+      ],
+      /\[1\]\.sameInputAs must be from 1 to 1 \(the layer that many before this one reads the same tensor; got 2\)/,
+    ],
     [
       [{ type: 'linear', inFeatures: 8, outFeatures: 4, router: 'yes' }],
       /\[0\]\.router must be true or false/,

@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { fromOnnx } from '../predictor/import/index.js';
 import { InputError } from '../predictor/input-error.js';
 import { modelCost } from '../predictor/layers.js';
+import { activationBytesPerSampleOn } from '../predictor/memory.js';
+import { loadEfficiency } from '../seeds/catalog.js';
 import { parallelStructure } from '../predictor/parallel.js';
 import type { ModelDef } from '../predictor/types.js';
 import { modelFromZooEntry } from '../predictor/zoo/index.js';
@@ -133,6 +135,41 @@ describe('a small CNN', () => {
       'loss',
     ]);
     expect(parallelStructure(c, m.layers).tensorParallelizable).toBe(false);
+  });
+});
+
+describe('a residual block with a projection shortcut', () => {
+  // Conv 3->16 3x3, Relu (x); main path Conv 16->16 3x3, Relu, Conv 16->16 3x3; shortcut Conv
+  // 16->16 1x1 on x; Add, Relu, GlobalAveragePool, Flatten, Gemm 16->10, on 1x3x8x8.
+  const b = new OnnxBuilder('residual');
+  const image = b.input('image', ['N', 3, 8, 8]);
+  const pads = { pads: [1, 1, 1, 1] };
+  const x = b.node('Relu', [b.node('Conv', [image, b.weight('stem', [16, 3, 3, 3])], pads)[0]])[0];
+  const a = b.node('Relu', [b.node('Conv', [x, b.weight('wa', [16, 16, 3, 3])], pads)[0]])[0];
+  const main = b.node('Conv', [a, b.weight('wb', [16, 16, 3, 3])], pads)[0];
+  const shortcut = b.node('Conv', [x, b.weight('ws', [16, 16, 1, 1])])[0];
+  const sum = b.node('Relu', [b.node('Add', [main, shortcut])[0]])[0];
+  const gap = b.node('GlobalAveragePool', [sum])[0];
+  const logits = b.node('Gemm', [b.node('Flatten', [gap])[0], b.weight('fc', [10, 16])], { transB: 1 })[0];
+  b.output(logits, ['N', 10]);
+  const m = fromOnnx(b.encode()).model;
+
+  it('keeps the block input the shortcut and the main path both read once', () => {
+    // The shortcut convolution (layer 5) reads what the main path's first convolution (layer 2) read.
+    expect(m.layers.map((l) => l.type).slice(0, 6)).toEqual([
+      'conv2d',
+      'activation',
+      'conv2d',
+      'activation',
+      'conv2d',
+      'conv2d',
+    ]);
+    expect(m.layers.map((l) => l.sameInputAs)).toEqual(m.layers.map((_, i) => (i === 5 ? 3 : undefined)));
+    const saved = (model: ModelDef) =>
+      activationBytesPerSampleOn(modelCost(model), 'FP32', 1, 'none', loadEfficiency().memory);
+    const eachReaderItsOwn = { ...m, layers: m.layers.map(({ sameInputAs: _, ...l }) => l) };
+    // Read as the previous layer's output the shortcut's input would be counted again: 16 x 8 x 8 fp32.
+    expect(saved(eachReaderItsOwn) - saved(m)).toBe(16 * 8 * 8 * 4);
   });
 });
 

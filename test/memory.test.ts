@@ -55,6 +55,41 @@ describe('memory against configurations that ran (train.csv)', () => {
     expect(rate).toBeGreaterThanOrEqual(0.99);
   });
 
+  it("the LLM stacks' fragmentation is what the published LLM runs give by the same rule, lower than stock code's; a plan on them uses it", () => {
+    const llm = llmFitChecks(llmCases(), eff);
+    expect(llm.length).toBeGreaterThan(300);
+    expect(eff.memory.frameworkAllocatorFragmentation).toBe(fitAllocatorFragmentation(llm, 0.995));
+    // Stock code's fraction would put runs that ran over their GPUs' memory.
+    expect(
+      llm.filter((c) => fitsWithFragmentation(c, eff.memory.allocatorFragmentation)).length,
+    ).toBeLessThan(llm.filter((c) => c.fits).length);
+    // The same Llama-2-7B layout: the framework part differs only by the fragmentation of what is allocated.
+    const at = (stack?: 'TORCH_COMPILE' | 'PYTORCH_EAGER') =>
+      predict(
+        {
+          model: getModel('llama2_7b')!,
+          gpu: getGpu('H100-SXM5-80GB')!,
+          precision: 'BF16',
+          batchSizePerGpu: 1,
+          gpusPerNode: 8,
+          nodes: 1,
+          interNodeGbps: 100,
+          ...(stack ? { stack } : {}),
+        },
+        eff,
+      ).memory;
+    const allocated = (m: ReturnType<typeof at>) =>
+      m.weightsGb + m.gradientsGb + m.optimizerGb + m.activationsGb + m.workspaceGb;
+    const outside = eff.memory.cudaContextGb + eff.memory.ncclBuffersGb;
+    const compiled = at('TORCH_COMPILE');
+    const eager = at();
+    expect(compiled.frameworkGb).toBeCloseTo(
+      outside + eff.memory.frameworkAllocatorFragmentation * allocated(compiled),
+      6,
+    );
+    expect(eager.frameworkGb).toBeCloseTo(outside + eff.memory.allocatorFragmentation * allocated(eager), 6);
+  });
+
   it('DeepLearningExamples defaults the old model refused now fit: ResNet-50 AMP at 256 on a 16 GB V100, GPT-2 small AMP at 8 x 1024', () => {
     const v100 = getGpu('V100-SXM2-16GB')!;
     const fitsAt = (model: string, batch: number, precision: 'AMP_FP16') =>

@@ -70,7 +70,7 @@ export const LAYER_FIELDS: Record<LayerType, Spec> = {
   },
   loss: { required: { elements: 'size' }, optional: {} },
 };
-const COMMON: Record<string, Kind> = { count: 'int', frozen: 'bool' };
+const COMMON: Record<string, Kind> = { count: 'int', frozen: 'bool', sameInputAs: 'int' };
 export const LAYER_TYPES = Object.keys(LAYER_FIELDS) as LayerType[];
 const SAMPLE_UNITS: SampleUnit[] = [
   'image',
@@ -142,7 +142,7 @@ export function checkLayer(raw: unknown, where: string, fail: (m: string) => nev
     const kind = spec.required[key] ?? spec.optional[key] ?? COMMON[key];
     if (!kind)
       fail(
-        `${where}: a ${type} layer has no field "${key}" (it takes ${[...Object.keys(spec.required), ...Object.keys(spec.optional), 'count', 'frozen', 'name'].join(', ')})`,
+        `${where}: a ${type} layer has no field "${key}" (it takes ${[...Object.keys(spec.required), ...Object.keys(spec.optional), ...Object.keys(COMMON), 'name'].join(', ')})`,
       );
     out[key] = checkValue(v, kind, `${where}.${key}`, fail);
   }
@@ -204,6 +204,12 @@ export function fromLayerList(input: unknown, o: ImportOptions = {}): ImportedMo
       `lists ${(list as unknown[]).length} layers; at most ${IMPORT_LIMITS.layers} (repeat identical layers with "count")`,
     );
   const layers = (list as unknown[]).map((l, i) => checkLayer(l, `[${i}]`, fail));
+  layers.forEach((l, i) => {
+    if (l.sameInputAs !== undefined && l.sameInputAs > i)
+      fail(
+        `[${i}].sameInputAs must be from 1 to ${i} (the layer that many before this one reads the same tensor; got ${l.sameInputAs})`,
+      );
+  });
   const notes: string[] = [];
   // Expert parallelism's all-to-all is counted per router followed by expert layers (parallel.ts).
   const firstExperts = layers.findIndex((l) => l.type === 'linear' && (l.experts ?? 1) > 1);

@@ -148,6 +148,8 @@ class GraphCoster {
   readonly unsupported = new Map<string, UnsupportedOperator>();
   /** Float initializers feeding a costed operator, and those a layer already counts as its weights. */
   readonly usedInitializers = new Set<string>();
+  /** Per tensor, where the last layer that read it as its first input starts (Layer.sameInputAs). */
+  private readonly lastReader = new Map<string, number>();
   readonly consumed = new Set<string>();
   /** Output name -> the linear layer that produced it (a following bias Add folds into it). */
   readonly linearByOutput = new Map<string, Extract<Layer, { type: 'linear' }>>();
@@ -232,8 +234,17 @@ class GraphCoster {
 
   push(node: onnxProto.onnx.INodeProto, ...layers: Layer[]) {
     const base = node.name || node.opType || 'node';
+    const start = this.layers.length;
     for (const l of layers)
       this.layers.push(l.name ? { ...l, name: `${base}:${l.name}` } : { ...l, name: base });
+    // A tensor several nodes read (a residual block's input, read by its first convolution and by
+    // the projection shortcut): autograd keeps it once, so each later reader points at the one before.
+    const read = node.input?.[0];
+    if (read && layers.length > 0 && !this.shapes.tensors.get(read)?.init) {
+      const before = this.lastReader.get(read);
+      if (before !== undefined) this.layers[start].sameInputAs = start - before;
+      this.lastReader.set(read, start);
+    }
     for (const i of node.input ?? []) if (i && this.shapes.tensors.get(i)?.init) this.usedInitializers.add(i);
   }
 

@@ -109,6 +109,24 @@ export interface Shape {
   w: number;
 }
 
+/**
+ * Paths that all read one tensor, laid end to end: each path's first layer is marked as reading what
+ * the previous path's first layer read (Layer.sameInputAs), so the memory model keeps that tensor once.
+ */
+function sideBySide(paths: Layer[][]): Layer[] {
+  const out: Layer[] = [];
+  let previousStart = -1;
+  for (const path of paths) {
+    if (path.length === 0) continue;
+    const start = out.length;
+    out.push(...path);
+    if (previousStart >= 0 && out[start].sameInputAs === undefined)
+      out[start] = { ...out[start], sameInputAs: start - previousStart };
+    previousStart = start;
+  }
+  return out;
+}
+
 const sameShape = (a: Shape, b: Shape) => a.c === b.c && a.h === b.h && a.w === b.w;
 const globalPoolOf = (s: Shape, name?: string): Layer => ({
   type: 'pool',
@@ -246,7 +264,7 @@ export class FeatureMap {
         `concat of unequal spatial sizes: ${outs.map((o) => `${o.shape.h}x${o.shape.w}`).join(', ')}`,
       );
     }
-    for (const o of outs) this.push(...o.layers);
+    this.push(...sideBySide(outs.map((o) => o.layers)));
     this.shape = { c: outs.reduce((s, o) => s + o.shape.c, 0), h, w };
     return this;
   }
@@ -260,7 +278,7 @@ export class FeatureMap {
     if (!sameShape(m.shape, s.shape)) {
       throw new Error(`residual shapes differ: ${JSON.stringify(m.shape)} vs ${JSON.stringify(s.shape)}`);
     }
-    this.push(...m.layers, ...s.layers);
+    this.push(...sideBySide([m.layers, s.layers]));
     this.shape = m.shape;
     return this.push(add(this.elements, 'residual'));
   }
