@@ -118,7 +118,8 @@ export function layerCost(layer: Layer): LayerCost {
     }
     case 'activation': {
       const e = layer.elements;
-      const flopsPerElement = layer.kind === 'relu' ? 1 : layer.kind === 'gelu' ? 8 : 4;
+      const flopsPerElement =
+        layer.kind === 'relu' ? 1 : layer.kind === 'gelu' || layer.kind === 'gelu_new' ? 8 : 4;
       return cost('pointwise', flopsPerElement * e, 2 * flopsPerElement * e, 0, e, e, 1);
     }
     case 'elementwise': {

@@ -230,6 +230,7 @@ export function savedBytesPerLayer(
     // Recomputing the norm (layernorm module) keeps only its input: its inner tensors are rebuilt.
     if (rule.beforeWeight && !(has('layernorm') && s.recomputeModule[i] === 'layernorm'))
       b += l.outputElements * BYTES[typeOf(policy, rule.beforeWeight, l)];
+    for (const t of rule.intermediates ?? []) b += l.outputElements * BYTES[typeOf(policy, t, l)];
     b += (rule.maskBytesPerElement ?? 0) * l.outputElements;
     b +=
       (rule.indexBytesPerInput ?? 0) * l.inputElements + (rule.indexBytesPerOutput ?? 0) * l.outputElements;

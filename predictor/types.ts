@@ -115,7 +115,11 @@ type LayerShape =
   | {
       type: 'activation';
       name?: string;
-      kind: 'relu' | 'gelu' | 'silu' | 'sigmoid' | 'tanh' | 'swish';
+      /**
+       * gelu_new: GELU's tanh approximation written as separate ops (Hugging Face's NewGELUActivation,
+       * the `gelu_new` of GPT-2, GPT-Neo and GPT-J), which stock eager code runs op by op.
+       */
+      kind: 'relu' | 'gelu' | 'gelu_new' | 'silu' | 'sigmoid' | 'tanh' | 'swish';
       elements: number;
       count?: number;
     }

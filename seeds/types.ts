@@ -195,6 +195,8 @@ export interface SavedRule {
    * normalized values): not the output the next layer reads, so never counted as shared with it.
    */
   beforeWeight?: SavedTensorType;
+  /** Output-sized intermediates a composite op keeps beside its input (gelu_new's tanh, 1 + tanh and x / 2), one type each. */
+  intermediates?: SavedTensorType[];
 }
 
 /** The memory model's constants (seeds/memory.json, each with its source there). */

@@ -209,6 +209,13 @@ const lm = (seq: number, arch: Record<string, unknown>, batchSizes = [1, 2, 4, 8
   },
 });
 
+/**
+ * A GPT-2-family MLP activation (transformers' ACT2FN): relu; gelu_new, the tanh approximation as
+ * Python ops (NewGELUActivation, what stock eager code keeps more of); any other GELU as one kernel.
+ */
+const geluOf = (act: string): 'relu' | 'gelu' | 'gelu_new' =>
+  act === 'relu' ? 'relu' : act === 'gelu_new' ? 'gelu_new' : 'gelu';
+
 function divides(c: Reader, what: string, n: number, by: number, byWhat: string) {
   if (n % by !== 0) c.fail(`${what} (${n}) is not a multiple of ${byWhat} (${by})`);
 }
@@ -535,7 +542,7 @@ function build(type: HfType, c: Reader, seqLen: SeqLen, notes: string[]): Built 
         ffn: c.int('n_inner', 4 * d),
         vocab: c.int('vocab_size', 50257),
         norm: 'layernorm',
-        mlp: c.str('activation_function', 'gelu_new') === 'relu' ? 'relu' : 'gelu',
+        mlp: geluOf(c.str('activation_function', 'gelu_new')),
         positions: 'learned',
         maxPositions: positions,
         bias: true,
@@ -560,7 +567,7 @@ function build(type: HfType, c: Reader, seqLen: SeqLen, notes: string[]): Built 
         ffn: c.int('intermediate_size', 4 * d),
         vocab: c.int('vocab_size', 50257),
         norm: 'layernorm',
-        mlp: 'gelu',
+        mlp: geluOf(c.str('activation_function', 'gelu_new')),
         positions: 'learned',
         maxPositions: positions,
         bias: true,
@@ -583,7 +590,7 @@ function build(type: HfType, c: Reader, seqLen: SeqLen, notes: string[]): Built 
         ffn: c.int('n_inner', 4 * d),
         vocab: c.int('vocab_size', 50400),
         norm: 'layernorm',
-        mlp: 'gelu',
+        mlp: geluOf(c.str('activation_function', 'gelu_new')),
         positions: 'rotary',
         bias: false,
         qkvBias: false,

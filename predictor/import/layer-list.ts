@@ -20,7 +20,7 @@ interface Spec {
 }
 
 const NORMS = ['batchnorm', 'layernorm', 'rmsnorm', 'groupnorm', 'frozen_batchnorm'] as const;
-const ACTIVATIONS = ['relu', 'gelu', 'silu', 'sigmoid', 'tanh', 'swish'] as const;
+const ACTIVATIONS = ['relu', 'gelu', 'gelu_new', 'silu', 'sigmoid', 'tanh', 'swish'] as const;
 const ELEMENTWISE = ['add', 'mul', 'dropout', 'scale', 'rotary', 'copy', 'combine'] as const;
 
 /** What each layer type takes ('pair': an int or [h, w]). */

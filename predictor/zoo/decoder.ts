@@ -21,7 +21,8 @@ interface DecoderArch {
   ffn: number;
   vocab: number;
   norm: 'layernorm' | 'rmsnorm';
-  mlp: 'gelu' | 'relu' | 'swiglu';
+  /** gelu_new: the tanh approximation as separate ops (Hugging Face's GPT-2, GPT-Neo, GPT-J). */
+  mlp: 'gelu' | 'gelu_new' | 'relu' | 'swiglu';
   positions: 'learned' | 'rotary';
   /** Size of the learned position table. */
   maxPositions?: number;
@@ -83,7 +84,13 @@ export interface MoeArch {
  */
 function moeFeedForward(
   m: MoeArch,
-  o: { tokens: number; hidden: number; act: 'silu' | 'relu' | 'gelu'; gated: boolean; bias: boolean },
+  o: {
+    tokens: number;
+    hidden: number;
+    act: 'silu' | 'relu' | 'gelu' | 'gelu_new';
+    gated: boolean;
+    bias: boolean;
+  },
 ): Layer[] {
   const routed = o.tokens * m.topK;
   const experts = (l: Layer): Layer => ({ ...l, experts: m.experts }) as Layer;
@@ -134,6 +141,8 @@ export function buildDecoder(e: ZooEntry): Layer[] {
   const d = a.hidden;
   const x = L * d;
   const gated = a.mlp === 'swiglu';
+  // SwiGLU's activation is SiLU on the gate.
+  const act = a.mlp === 'swiglu' ? 'silu' : a.mlp;
   const preNorm = a.preNorm ?? true;
   const res = (name: string) => ({ name, tokens: L, hidden: d, norm: a.norm, preNorm, dropout: a.dropout });
   // One block kind per attention span: the windowed one (every layer, unless windowedLayers says
@@ -167,7 +176,7 @@ export function buildDecoder(e: ZooEntry): Layer[] {
       tokens: L,
       hidden: d,
       ffn: a.ffn,
-      act: gated ? 'silu' : a.mlp === 'relu' ? 'relu' : 'gelu',
+      act,
       bias: a.mlpBias ?? a.bias,
       gated,
     });
@@ -188,7 +197,7 @@ export function buildDecoder(e: ZooEntry): Layer[] {
             moeFeedForward(a.moe, {
               tokens: L,
               hidden: d,
-              act: gated ? 'silu' : a.mlp === 'relu' ? 'relu' : 'gelu',
+              act,
               gated,
               bias: a.mlpBias ?? a.bias,
             }),
