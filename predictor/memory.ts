@@ -202,7 +202,9 @@ export function savedBytesPerLayer(
     // under autocast or an FP8 recipe each GEMM keeps its own cast copy.
     const keptByPreviousGemm =
       sameInputAsPreviousGemm(layers, i) &&
-      ((l.experts ?? 1) > 1 || type === policy.activation[layers[i - 2].opClass]);
+      ((l.experts ?? 1) > 1 ||
+        type === policy.activation[layers[i - 2].opClass] ||
+        (rule.gatedPairFused === true && layers[i - 1].outputElements === l.outputElements));
     // A layer on a path beside others (a shortcut, an Inception branch) reads their input, not the
     // previous layer's output: nothing to add when a layer on an earlier path keeps it in this type.
     const besideEarlierPath = l.sameInputAs !== undefined;

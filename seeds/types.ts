@@ -195,6 +195,11 @@ export interface SavedRule {
    * normalized values): not the output the next layer reads, so never counted as shared with it.
    */
   beforeWeight?: SavedTensorType;
+  /**
+   * A linear reading the tensor the linear before it read, with the same shape (a gated MLP's gate and
+   * up), is one GEMM with it: its input is kept once whatever type the GEMM keeps it in.
+   */
+  gatedPairFused?: boolean;
   /** Output-sized intermediates a composite op keeps beside its input (gelu_new's tanh, 1 + tanh and x / 2), one type each. */
   intermediates?: SavedTensorType[];
 }

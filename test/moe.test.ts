@@ -278,6 +278,20 @@ describe("what Megatron-Core's MoE layer keeps for backward", () => {
     );
   });
 
+  it("keeps a dense gated MLP's FP8 input once: linear_fc1 is one GEMM over gate and up", () => {
+    const fp8 = (cost: ModelCost, rules: typeof megatron) =>
+      savedBytesPerLayer(cost, POLICIES.FP8, 'fused', [], rules);
+    const deepseek = costOf(llmModel(arch('DeepSeek-V3'), 4096) as ModelDef);
+    const gate = at(deepseek, 'mlp.gate');
+    expect(fp8(deepseek, megatron)[index(deepseek, 'mlp.up')]).toBe(0);
+    // Two separate linears (the general rules) each quantize the norm's output and keep their copy.
+    expect(fp8(deepseek, eff.memory)[index(deepseek, 'mlp.up')]).toBe(gate.inputElements * BYTES.fp8);
+    // In BF16 both rules keep it once: the GEMMs read the norm's output as it arrives.
+    expect(
+      savedBytesPerLayer(deepseek, POLICIES.BF16, 'fused', [], eff.memory)[index(deepseek, 'mlp.up')],
+    ).toBe(0);
+  });
+
   it('frees what each recompute module discards, and only that', () => {
     const none = saved(gptOss, []);
     const modules = saved(gptOss, ['layernorm', 'moe_act']);
