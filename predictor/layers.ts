@@ -91,7 +91,11 @@ export function layerCost(layer: Layer): LayerCost {
         tokens * layer.outFeatures,
         layer.steps,
       );
-      return layer.router ? { ...linear, router: true } : linear;
+      return {
+        ...linear,
+        ...(layer.router ? { router: true } : {}),
+        ...((layer.projections ?? 1) > 1 ? { projections: layer.projections } : {}),
+      };
     }
     case 'matmul': {
       const batches = layer.batches ?? 1;

@@ -215,8 +215,14 @@ export function savedBytesPerLayer(
       // convolution). The first layer of a repeated group follows the layer before the group once,
       // and the group's own last layer in its other repeats.
       // A tensor every repeat reads is saved once: 1/count of it per repeat.
+      // Separate projections (q, k, v) that each cast the input keep a copy each: attention's projections
+      // read a norm's output, which autocast leaves in the reduction class's type.
+      const copies =
+        rule.castPerProjection && type !== policy.activation.reduction ? (l.projections ?? 1) : 1;
       const input =
-        (l.inputElements - (l.sharedInputElements ?? 0) * (1 - 1 / l.count)) * (rule.inputShare ?? 1);
+        (l.inputElements - (l.sharedInputElements ?? 0) * (1 - 1 / l.count)) *
+        (rule.inputShare ?? 1) *
+        copies;
       const shared = (p: SavedOutput) =>
         p.type === type && !besideEarlierPath ? Math.min(input, p.elements) : 0;
       const groupEnd = l.count > 1 && previous.count !== l.count ? lastOfGroup(layers, i) : -1;

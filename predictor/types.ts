@@ -83,6 +83,12 @@ type LayerShape =
       experts?: number;
       /** The router of a mixture-of-experts layer: its small weight is kept whole on every tensor-parallel rank (Megatron-Core's TopKRouter), its tokens split as the rest of the block. */
       router?: boolean;
+      /**
+       * The layer is this many projections of its input side by side that the model's code runs as
+       * separate linears (Hugging Face's q_proj, k_proj and v_proj: 3). Only the memory model reads
+       * it: stock eager code under autocast casts and keeps the input once per projection.
+       */
+      projections?: number;
       count?: number;
     }
   /** Batched matmul without weights (attention scores / context): `batches` x (m x k) @ (k x n). */
@@ -195,6 +201,8 @@ export interface LayerCost {
   sharedInputElements?: number;
   /** Not trained, nor anything before it: saves nothing for backward (Layer.frozen). */
   frozen?: boolean;
+  /** Separate projections of one input (Layer linear `projections`). */
+  projections?: number;
   /** Reads the tensor layers[i - sameInputAs] read (Layer.sameInputAs). */
   sameInputAs?: number;
   /** Mixture-of-experts weights: this many expert copies (parameters count all of them; FLOPs one per routed token; kernelFlops one expert's share). */

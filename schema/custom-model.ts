@@ -131,6 +131,12 @@ export class LayerInput {
       'linear: the router (gate) of a mixture-of-experts layer, before its experts: its weight stays whole on every tensor-parallel rank, and the expert layers after it receive its tokens by all-to-all under expert parallelism (default false).',
   })
   router?: boolean;
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      "linear: this many projections of the input side by side that the model's code runs as separate linears (Hugging Face's q_proj, k_proj and v_proj: 3). Stock eager code under autocast casts and keeps the input once per projection; a fused projection (GPT-2's c_attn, Megatron's linear_qkv) keeps it once (default 1).",
+  })
+  projections?: number;
   @Field(() => Float, { nullable: true, description: 'matmul: rows of the left operand.' }) m?: number;
   @Field(() => Float, { nullable: true, description: 'matmul: columns of the right operand.' }) n?: number;
   @Field(() => Float, { nullable: true, description: 'matmul: the shared (inner) dimension.' }) k?: number;

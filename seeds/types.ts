@@ -200,6 +200,11 @@ export interface SavedRule {
    * up), is one GEMM with it: its input is kept once whatever type the GEMM keeps it in.
    */
   gatedPairFused?: boolean;
+  /**
+   * A linear standing for separate projections of one input (Layer linear `projections`) keeps a copy
+   * of the input per projection when it casts it (autocast runs each projection's cast on its own).
+   */
+  castPerProjection?: boolean;
   /** Output-sized intermediates a composite op keeps beside its input (gelu_new's tanh, 1 + tanh and x / 2), one type each. */
   intermediates?: SavedTensorType[];
 }

@@ -136,7 +136,7 @@ describe('layer lists', () => {
     [[{ type: 'linear', inFeatures: 8 }], /\[0\]: a linear layer needs "outFeatures"/],
     [
       [{ type: 'linear', inFeatures: 8, outFeatures: 4, kernel: 3 }],
-      /\[0\]: a linear layer has no field "kernel" \(it takes inFeatures, outFeatures, tokens, bias, tied, steps, experts, router, count, frozen, sameInputAs, name\)/,
+      /\[0\]: a linear layer has no field "kernel" \(it takes inFeatures, outFeatures, tokens, bias, tied, steps, experts, router, projections, count, frozen, sameInputAs, name\)/,
     ],
     [
       [{ type: 'linear', inFeatures: 8, outFeatures: 4, experts: 1 }],

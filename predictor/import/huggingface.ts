@@ -163,6 +163,10 @@ export function fromHuggingFaceConfig(config: unknown, o: ImportOptions = {}): I
     return s;
   };
   const built = build(type, c, seqLen, notes);
+  // transformers' attention runs q, k and v as separate linears, but for GPT-2's c_attn and
+  // GPT-NeoX's query_key_value (test/harness-transformers.test.ts lists each type's modules).
+  if (built.entry.family === 'decoder' || built.entry.family === 'vit')
+    built.entry.arch = { ...built.entry.arch, separateQkv: !FUSED_QKV.includes(type) };
   // Say which dimensions were not in the config: `{"model_type": "llama"}` alone is Llama-2-7B by
   // Hugging Face's defaults, which is rarely what a client meant to send.
   if (c.defaulted.length)
@@ -197,6 +201,9 @@ type Built = { entry: Omit<ZooEntry, 'id' | 'name' | 'optimizer' | 'source'> };
 
 // A config says nothing about batch sizes: search micro-batches 1 to 32 (those that do not fit are
 // rejected for memory; 1-8 alone left small decoders' faster large batches unsearched).
+/** model_types whose transformers attention computes q, k and v in one linear. */
+const FUSED_QKV: readonly HfType[] = ['gpt2', 'gpt_neox'];
+
 const lm = (seq: number, arch: Record<string, unknown>, batchSizes = [1, 2, 4, 8, 16, 32]): Built => ({
   entry: {
     family: 'decoder',

@@ -42,6 +42,7 @@ export const LAYER_FIELDS: Record<LayerType, Spec> = {
       steps: 'int',
       experts: 'experts',
       router: 'bool',
+      projections: 'int',
     },
   },
   matmul: {

@@ -38,6 +38,11 @@ export interface AttentionSpec {
   projectedKeys?: number;
   /** A decoder's causal mask over full self-attention (queries = keys): fused kernels skip half the blocks. */
   causal?: boolean;
+  /**
+   * The model's code projects q, k and v with separate linears (Hugging Face's Llama, BERT, T5, ViT;
+   * not GPT-2's c_attn): one fused layer here, marked with how many projections it stands for.
+   */
+  separateProjections?: boolean;
 }
 
 /** QKV projection, scores (heads x q x k), scale+mask, softmax, dropout, context, output projection. */
@@ -45,12 +50,25 @@ export function attention(s: AttentionSpec): Layer[] {
   const qDim = s.heads * s.headDim;
   const kvDim = (s.kvHeads ?? s.heads) * s.headDim;
   const o = { bias: s.bias };
+  const separate = (n: number) => (s.separateProjections ? { projections: n } : {});
   const projections = s.cross
     ? [
         linear(s.hidden, qDim, { ...o, tokens: s.queries, name: `${s.name}.q` }),
-        linear(s.hidden, 2 * kvDim, { ...o, tokens: s.projectedKeys ?? s.keys, name: `${s.name}.kv` }),
+        linear(s.hidden, 2 * kvDim, {
+          ...o,
+          ...separate(2),
+          tokens: s.projectedKeys ?? s.keys,
+          name: `${s.name}.kv`,
+        }),
       ]
-    : [linear(s.hidden, qDim + 2 * kvDim, { ...o, tokens: s.queries, name: `${s.name}.qkv` })];
+    : [
+        linear(s.hidden, qDim + 2 * kvDim, {
+          ...o,
+          ...separate(3),
+          tokens: s.queries,
+          name: `${s.name}.qkv`,
+        }),
+      ];
   // x*cos + rotate(x)*sin on q and k: two multiplies and an add per element.
   const rotary: Layer[] = s.rotary
     ? [

@@ -114,6 +114,9 @@ export function buildBert(e: ZooEntry): Layer[] {
         headDim: d / a.heads,
         bias: true,
         probDropout: true,
+        // Separate query, key and value linears in NVIDIA's BERT (DeepLearningExamples modeling.py
+        // BertSelfAttention) and in transformers'.
+        separateProjections: true,
       }),
       res('attn'),
     ),

@@ -69,6 +69,8 @@ export interface LinearOpts {
   name?: string;
   /** The tokens are this many sequential steps laid end to end (see the linear Layer's `steps`). */
   steps?: number;
+  /** Separate projections of the input in the model's code (see the linear Layer's `projections`). */
+  projections?: number;
 }
 export const linear = (inFeatures: number, outFeatures: number, o: LinearOpts = {}): Layer => ({
   type: 'linear',
@@ -78,6 +80,7 @@ export const linear = (inFeatures: number, outFeatures: number, o: LinearOpts = 
   bias: o.bias ?? true,
   ...(o.tied ? { tied: true } : {}),
   ...(o.steps !== undefined ? { steps: o.steps } : {}),
+  ...((o.projections ?? 1) > 1 ? { projections: o.projections } : {}),
   ...named(o.name),
 });
 

@@ -56,6 +56,8 @@ interface DecoderArch {
   moe?: MoeArch;
   /** Multi-head latent attention (DeepSeek-V2/V3) in place of the Q/K/V projections. */
   latentAttention?: LatentAttentionArch;
+  /** q, k and v are separate linears in the model's code (AttentionSpec.separateProjections). */
+  separateQkv?: boolean;
 }
 
 export type LatentAttentionArch = Pick<
@@ -170,6 +172,7 @@ export function buildDecoder(e: ZooEntry): Layer[] {
           probDropout: a.dropout,
           rotary: a.positions === 'rotary',
           causal: true,
+          separateProjections: a.separateQkv ?? false,
         });
     const mlp = feedForward({
       name: 'mlp',

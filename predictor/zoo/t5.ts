@@ -66,6 +66,8 @@ export function buildT5(e: ZooEntry): Layer[] {
       bias: false,
       probDropout: a.dropout,
       cross,
+      // transformers' T5Attention: separate q, k and v linears.
+      separateProjections: true,
     }),
   ];
   // Self-attention adds the position bias (heads x queries x keys) to its scores before the softmax.

@@ -15,6 +15,8 @@ interface VitArch {
   dropout: boolean;
   /** Input channels (default 3, RGB). */
   channels?: number;
+  /** q, k and v are separate linears (transformers' ViT); torchvision's fuses them (nn.MultiheadAttention's in_proj). */
+  separateQkv?: boolean;
 }
 
 export function buildVit(e: ZooEntry): Layer[] {
@@ -42,6 +44,7 @@ export function buildVit(e: ZooEntry): Layer[] {
         headDim: d / a.heads,
         bias: true,
         probDropout: false,
+        separateProjections: a.separateQkv ?? false,
       }),
       res('attn'),
     ),
