@@ -15,6 +15,7 @@ import {
   type MemoryConstants,
   type MemoryLayout,
   frameworkMemory,
+  stackMemory,
 } from './memory.js';
 import type { ZeroStage } from './parallel.js';
 import type { GpuSpec, ModelDef, Precision } from './types.js';
@@ -59,7 +60,11 @@ export const fitsWithFragmentation = (c: FitCheck, fragmentation: number, headro
  * train.csv rows with a stated batch size that the predictor can cost, checked under `constants`.
  * Rows without a batch size are left out: the batch they ran at is unknown.
  */
-export function trainFitChecks(rows: Measurement[], eff: Efficiency): FitCheck[] {
+export function trainFitChecks(rows: Measurement[], general: Efficiency): FitCheck[] {
+  // As the default stack counts them (PYTORCH_EAGER: stock code, what these rows ran), so the
+  // fragmentation fitted here is the one its plans are sized with (its rules do not depend on the
+  // precision; MEGATRON's states do).
+  const eff = stackMemory(undefined, 'FP32', general).eff;
   const constants = eff.memory;
   const checks: FitCheck[] = [];
   for (const row of rows) {
