@@ -208,7 +208,8 @@ export function savedBytesPerLayer(
     // A layer on a path beside others (a shortcut, an Inception branch) reads their input, not the
     // previous layer's output: nothing to add when a layer on an earlier path keeps it in this type.
     const besideEarlierPath = l.sameInputAs !== undefined;
-    const keptByEarlierPath = type && besideEarlierPath && keptAsInputBefore(layers, keptInput, i, type);
+    const keptByEarlierPath =
+      type && besideEarlierPath && keptAsInputBefore(layers, keptInput, i, type, policy);
     if (type && !inputDiscarded) keptInput[i] = type;
     if (type && !inputDiscarded && !keptByPreviousGemm && !keptByEarlierPath) {
       // The same tensor the previous layer saved as its output (an in-place ReLU before a
@@ -267,14 +268,21 @@ function sameInputAsPreviousGemm(layers: readonly LayerCost[], i: number): boole
 /**
  * Whether a layer on an earlier path that reads the tensor layer i reads (following Layer.sameInputAs
  * back) keeps it for backward in `type` (`keptInput`: the type each layer keeps its input in, null
- * where it keeps none), repeated as often as layer i.
+ * where it keeps none), repeated as often as layer i, as it arrives: where each reader casts it
+ * (autocast does not share casts of activations) each keeps its own copy.
  */
 function keptAsInputBefore(
   layers: readonly LayerCost[],
   keptInput: readonly (DType | null)[],
   i: number,
   type: DType,
+  policy: PrecisionPolicy,
 ): boolean {
+  let first = i;
+  while (layers[first].sameInputAs !== undefined && first - layers[first].sameInputAs! >= 0)
+    first -= layers[first].sameInputAs!;
+  // The tensor as the layer before the first path wrote it.
+  if (first === 0 || policy.activation[layers[first - 1].opClass] !== type) return false;
   for (let j = i - (layers[i].sameInputAs ?? i + 1); j >= 0; j -= layers[j].sameInputAs ?? j + 1) {
     if (layers[j].count !== layers[i].count) return false;
     if (keptInput[j] === type) return true;

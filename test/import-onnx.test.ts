@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { fromOnnx } from '../predictor/import/index.js';
 import { InputError } from '../predictor/input-error.js';
 import { modelCost } from '../predictor/layers.js';
-import { activationBytesPerSampleOn } from '../predictor/memory.js';
+import { activationBytesPerSampleOn, savedBytesPerLayer } from '../predictor/memory.js';
+import { POLICIES } from '../predictor/precision.js';
 import { loadEfficiency } from '../seeds/catalog.js';
 import { parallelStructure } from '../predictor/parallel.js';
 import type { ModelDef } from '../predictor/types.js';
@@ -170,6 +171,32 @@ describe('a residual block with a projection shortcut', () => {
     const eachReaderItsOwn = { ...m, layers: m.layers.map(({ sameInputAs: _, ...l }) => l) };
     // Read as the previous layer's output the shortcut's input would be counted again: 16 x 8 x 8 fp32.
     expect(saved(eachReaderItsOwn) - saved(m)).toBe(16 * 8 * 8 * 4);
+  });
+});
+
+describe('separate q, k and v projections of a norm', () => {
+  // LayerNormalization, then three MatMuls on its output (q, k, v), summed: 1 x 8 tokens x 16.
+  const b = new OnnxBuilder('qkv');
+  const x = b.input('x', ['N', 8, 16]);
+  const normed = b.node('LayerNormalization', [x, b.weight('g', [16]), b.weight('beta', [16])], {
+    axis: -1,
+  })[0];
+  const [q, k, v] = ['wq', 'wk', 'wv'].map((w) => b.node('MatMul', [normed, b.weight(w, [16, 16])])[0]);
+  const out = b.node('Add', [b.node('Add', [q, k])[0], v])[0];
+  b.output(out, ['N', 8, 16]);
+  const m = fromOnnx(b.encode()).model;
+
+  it('keep the norm output once as it arrives, and a cast copy each where autocast casts it', () => {
+    expect(m.layers.filter((l) => l.type === 'linear').map((l) => l.sameInputAs)).toEqual([undefined, 1, 1]);
+    const eff = loadEfficiency();
+    const linears = (precision: 'BF16' | 'AMP_BF16') => {
+      const cost = modelCost(m);
+      const saved = savedBytesPerLayer(cost, POLICIES[precision], 'fused', [], eff.memory);
+      return cost.layers.flatMap((l, i) => (l.type === 'linear' ? [saved[i]] : []));
+    };
+    // BF16: the one bf16 tensor, kept by q. AMP_BF16: the norm's output is fp32; each MatMul casts it.
+    expect(linears('BF16')).toEqual([8 * 16 * 2, 0, 0]);
+    expect(linears('AMP_BF16')).toEqual([8 * 16 * 2, 8 * 16 * 2, 8 * 16 * 2]);
   });
 });
 
