@@ -14,7 +14,7 @@ import { activationBytesPerSampleOn, stackMemory } from '../predictor/memory.js'
 import { costOf } from '../predictor/predict.js';
 import type { Precision } from '../predictor/types.js';
 import { loadEfficiency } from '../seeds/catalog.js';
-import { fromMeasurePython } from './measure-python.js';
+import { fromMeasurePython, SAVED_BYTES } from './measure-python.js';
 import { ROOT } from './spawn-server.js';
 
 function pythonWithTransformers(): string | undefined {
@@ -162,21 +162,14 @@ describe.skipIf(!python)(
           saved,
           fromPython(
             [
+              ...SAVED_BYTES,
               'out = {}',
               'for precision in ["FP32", "BF16"]:',
               '    m, make_batch, loss, _ = measure.transformers_model(torch, sys.argv[1], 1024)',
               '    if precision == "BF16":',
               '        m = m.to(torch.bfloat16)',
-              '    weights = {p.untyped_storage().data_ptr() for p in m.parameters()}',
-              '    storages = {}',
-              '    def pack(t):',
-              '        s = t.untyped_storage()',
-              '        if s.data_ptr() not in weights:',
-              '            storages[s.data_ptr()] = max(storages.get(s.data_ptr(), 0), s.nbytes())',
-              '        return t',
-              '    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):',
-              '        loss(m, make_batch(1, torch.device("cpu"), torch.float32))',
-              `    out[f"${act} {precision}"] = sum(storages.values())`,
+              '    step = lambda: loss(m, make_batch(1, torch.device("cpu"), torch.float32))',
+              `    out[f"${act} {precision}"] = saved_bytes(m, step, precision)`,
               'print(json.dumps(out))',
             ],
             join(dir, `gpt2-${act}.json`),
@@ -220,12 +213,7 @@ describe.skipIf(!python)(
       writeFileSync(join(dir, 'llama-1024.json'), JSON.stringify(config));
       const saved = fromPython(
         [
-          'VIEWS = ("ToCopyBackward0", "TBackward0", "TransposeBackward0", "ViewBackward0", "PermuteBackward0")',
-          'def of_weight(t):',
-          '    n = t.grad_fn',
-          '    while n is not None and type(n).__name__ in VIEWS:',
-          '        n = n.next_functions[0][0]',
-          '    return n is not None and type(n).__name__ == "AccumulateGrad"',
+          ...SAVED_BYTES,
           // Each attention implementation transformers has for Llama: SDPA (its default) and eager.
           'import transformers',
           'config_of = transformers.AutoConfig.from_pretrained',
@@ -239,17 +227,8 @@ describe.skipIf(!python)(
           '    m, make_batch, loss, _ = measure.transformers_model(torch, sys.argv[1], 1024)',
           '    if precision == "BF16":',
           '        m = m.to(torch.bfloat16)',
-          '    weights = {p.untyped_storage().data_ptr() for p in m.parameters()}',
-          '    storages = {}',
-          '    def pack(t):',
-          '        s = t.untyped_storage()',
-          '        if s.data_ptr() not in weights and not of_weight(t):',
-          '            storages[s.data_ptr()] = max(storages.get(s.data_ptr(), 0), s.nbytes())',
-          '        return t',
-          '    amp = torch.autocast("cpu", dtype=torch.bfloat16) if precision == "AMP_BF16" else contextlib.nullcontext()',
-          '    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), amp:',
-          '        loss(m, make_batch(1, torch.device("cpu"), torch.float32))',
-          '    out[f"{ATTENTION} {precision}"] = sum(storages.values())',
+          '    step = lambda: loss(m, make_batch(1, torch.device("cpu"), torch.float32))',
+          '    out[f"{ATTENTION} {precision}"] = saved_bytes(m, step, precision)',
           'print(json.dumps(out))',
         ],
         join(dir, 'llama-1024.json'),

@@ -17,7 +17,7 @@ import { loadModelFile } from '../predictor/import/index.js';
 import { loadEfficiency } from '../seeds/catalog.js';
 import { getModel } from '../predictor/zoo/index.js';
 import type { ModelDef } from '../predictor/types.js';
-import { fromMeasurePython } from './measure-python.js';
+import { fromMeasurePython, SAVED_BYTES } from './measure-python.js';
 import { ROOT } from './spawn-server.js';
 
 /** A Python that has PyTorch: TRAINPLAN_PYTHON, python3 on PATH, or Debian's /usr/bin/python3. */
@@ -229,32 +229,18 @@ describe('measurement harness on CPU', () => {
   }, 120_000);
 
   it('keeps for backward what PyTorch saves of ResNet-50 and Inception-v3: a tensor several paths read, once', () => {
-    // One image through torchvision's networks as measure.py builds them, under autograd's
-    // saved-tensor hooks (every storage once, the weights and their autocast copies left out), against the activations the
-    // default stack counts. A projection shortcut reads the block's input and an Inception module's
+    // One image through torchvision's networks as measure.py builds them (SAVED_BYTES: what autograd
+    // keeps, weights and their autocast copies left out), against the activations the default stack
+    // counts. A projection shortcut reads the block's input and an Inception module's
     // branches the module's input, which the first path's convolution already keeps.
     const saved = fromMeasure('out', [
-      // autocast's bf16 copies of the weights: counted as weights by the memory model.
-      'def of_weight(t):',
-      '    n = t.grad_fn',
-      '    while n is not None and type(n).__name__ in ("ToCopyBackward0", "TBackward0", "ViewBackward0"):',
-      '        n = n.next_functions[0][0]',
-      '    return n is not None and type(n).__name__ == "AccumulateGrad"',
+      ...SAVED_BYTES,
       'out = {}',
       'for key, name, image in [("resnet50_v1.5", "resnet50", 224), ("inception_v3", "inception_v3", 299)]:',
       '    for precision in ["FP32", "AMP_BF16"]:',
       '        model, make_batch, loss = measure.torchvision_model(torch, name, image)',
-      '        weights = {p.storage().data_ptr() for p in model.parameters()}',
-      '        storages = {}',
-      '        def pack(t):',
-      '            s = t.storage()',
-      '            if s.data_ptr() not in weights and not of_weight(t):',
-      '                storages[s.data_ptr()] = max(storages.get(s.data_ptr(), 0), s.nbytes())',
-      '            return t',
-      '        amp = torch.autocast("cpu", dtype=torch.bfloat16) if precision == "AMP_BF16" else contextlib.nullcontext()',
-      '        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), amp:',
-      '            loss(model, make_batch(1, torch.device("cpu"), torch.float32))',
-      '        out[f"{key} {precision}"] = sum(storages.values())',
+      '        step = lambda: loss(model, make_batch(1, torch.device("cpu"), torch.float32))',
+      '        out[f"{key} {precision}"] = saved_bytes(model, step, precision)',
     ]) as Record<string, number>;
     const eff = loadEfficiency();
     for (const id of ['resnet50_v1.5', 'inception_v3']) {
