@@ -343,8 +343,8 @@ export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
 }
 
 export function llmFitChecks(cases: LlmCase[], eff: Efficiency): FitCheck[] {
-  // The LLM frameworks' fragmentation (frameworkMemory), which llmMemory's figures include.
-  const constants = { ...eff.memory, allocatorFragmentation: eff.memory.frameworkAllocatorFragmentation };
+  // The constants llmMemory sizes the runs with: the LLM frameworks' fragmentation (frameworkMemory).
+  const constants = frameworkMemory(eff, null, undefined).eff.memory;
   const checks: FitCheck[] = [];
   for (const c of cases) {
     const memory = llmMemory(c, eff);

@@ -709,8 +709,8 @@ export const plainLayout = (gpus: number, attention?: AttentionImplementation): 
  * Megatron runs; a MEGATRON prediction used the general rules before, and put half of the published
  * Megatron runs over their GPUs' memory. TUNED takes MEGATRON's, as its time effects do (an
  * assumption: no tuned run is in the data). PYTORCH_EAGER (stock code, as Hugging Face transformers
- * writes it) keeps more where its ops are composite (frameworkRules.eager: RMSNorm's two fp32
- * tensors). TORCH_COMPILE: the general rules (inductor fuses the norm). States: the precision mode's.
+ * writes it) keeps more where its ops are composite or its projections separate (frameworkRules.eager).
+ * TORCH_COMPILE: the general rules (inductor fuses the norm). States: the precision mode's.
  */
 export function stackMemory(
   stack: SoftwareStack | undefined,

@@ -199,11 +199,11 @@ export function fromHuggingFaceConfig(config: unknown, o: ImportOptions = {}): I
 type SeqLen = (dflt: number, max: number, what?: string) => number;
 type Built = { entry: Omit<ZooEntry, 'id' | 'name' | 'optimizer' | 'source'> };
 
-// A config says nothing about batch sizes: search micro-batches 1 to 32 (those that do not fit are
-// rejected for memory; 1-8 alone left small decoders' faster large batches unsearched).
 /** model_types whose transformers attention computes q, k and v in one linear. */
 const FUSED_QKV: readonly HfType[] = ['gpt2', 'gpt_neox'];
 
+// A config says nothing about batch sizes: search micro-batches 1 to 32 (those that do not fit are
+// rejected for memory; 1-8 alone left small decoders' faster large batches unsearched).
 const lm = (seq: number, arch: Record<string, unknown>, batchSizes = [1, 2, 4, 8, 16, 32]): Built => ({
   entry: {
     family: 'decoder',
