@@ -126,12 +126,11 @@ const typeOf = (policy: PrecisionPolicy, t: SavedTensorType, l?: LayerCost, outs
  * cores (parallel.ts `selectiveRecompute`: scores through context) under fused attention, or under
  * selective recomputation of core_attn, keep what the fused kernel keeps: q, k, v, the output and the
  * softmax statistics, all on the core's first layer. A tensor saved as one layer's output and the next
- * layer's input, in the same type, is counted once, on the first. An expert GEMM reading the same
- * tokens as the expert GEMM before it (gate and up) saves them once: both are one grouped GEMM over
- * the gate and up weights side by side (Megatron-Core's TEGroupedMLP linear_fc1, Hugging Face's
- * gate_up_proj). A layer on a path beside others (Layer.sameInputAs: a projection shortcut, an
- * Inception branch) adds nothing where a layer on an earlier path keeps the tensor they all read in
- * the same type. `recomputed`: the selective-recomputation modules in effect (parallel.ts
+ * layer's input, in the same type, is counted once, on the first. A layer on a path beside others
+ * (Layer.sameInputAs: a projection shortcut, an Inception branch, a gated MLP's up projection beside
+ * its gate) adds nothing where a layer on an earlier path keeps the tensor they all read in the same
+ * type, or where both are one GEMM (expert gate and up as one grouped GEMM; Megatron-Core's fused
+ * linear_fc1). `recomputed`: the selective-recomputation modules in effect (parallel.ts
  * recomputeModulesOf says what each discards).
  */
 export function savedBytesPerLayer(
@@ -197,21 +196,17 @@ export function savedBytesPerLayer(
     const inputDiscarded =
       (has('layernorm') && s.readsBlockNorm[i]) || (has('moe_act') && s.readsExpertActivation[i]);
     const type = rule.input && typeOf(policy, rule.input, l, s.blocks > 0 && !s.inBlocks[i]);
-    // The GEMM before this one kept the tensor this one reads (gate and up): expert GEMMs always,
-    // as one grouped GEMM over both weights; dense ones where they keep it as it arrives, since
-    // under autocast or an FP8 recipe each GEMM keeps its own cast copy.
-    const keptByPreviousGemm =
-      sameInputAsPreviousGemm(layers, i) &&
-      ((l.experts ?? 1) > 1 ||
-        type === policy.activation[layers[i - 2].opClass] ||
-        (rule.gatedPairFused === true && layers[i - 1].outputElements === l.outputElements));
-    // A layer on a path beside others (a shortcut, an Inception branch) reads their input, not the
-    // previous layer's output: nothing to add when a layer on an earlier path keeps it in this type.
+    // A layer on a path beside others (a shortcut, an Inception branch, a gated MLP's up projection
+    // beside its gate) reads their input, not the previous layer's output: nothing to add when a
+    // layer on an earlier path keeps it in this type, or when both are one GEMM.
     const besideEarlierPath = l.sameInputAs !== undefined;
     const keptByEarlierPath =
-      type && besideEarlierPath && keptAsInputBefore(layers, keptInput, i, type, policy);
+      type &&
+      besideEarlierPath &&
+      (oneGemmWithEarlier(layers, keptInput, i, rule) ||
+        keptAsInputBefore(layers, keptInput, i, type, policy));
     if (type && !inputDiscarded) keptInput[i] = type;
-    if (type && !inputDiscarded && !keptByPreviousGemm && !keptByEarlierPath) {
+    if (type && !inputDiscarded && !keptByEarlierPath) {
       // The same tensor the previous layer saved as its output (an in-place ReLU before a
       // convolution). The first layer of a repeated group follows the layer before the group once,
       // and the group's own last layer in its other repeats.
@@ -250,19 +245,27 @@ export function savedBytesPerLayer(
 }
 
 /**
- * Layer i is a linear reading the tensor the linear before it read: the same input size and repeat
- * count, both expert GEMMs (an expert layer's gate and up over the same routed tokens) or both dense
- * and not the first one's output size, so it cannot be reading that output (a gate and up pair,
- * MLA's q and kv down-projections).
+ * Layer i is a linear computed in one GEMM with the linear it reads the same tensor as
+ * (Layer.sameInputAs), which keeps that tensor: expert GEMMs always (an expert layer's gate and up are
+ * one grouped GEMM over both weights side by side: Megatron-Core's TEGroupedMLP linear_fc1, Hugging
+ * Face's gate_up_proj), dense ones of equal width where the framework fuses the pair
+ * (`gatedPairFused`: Megatron-Core's linear_fc1). The one GEMM keeps one copy of its input, cast or
+ * not; separate modules each keep their own cast copy.
  */
-function sameInputAsPreviousGemm(layers: readonly LayerCost[], i: number): boolean {
+function oneGemmWithEarlier(
+  layers: readonly LayerCost[],
+  keptInput: readonly (DType | null)[],
+  i: number,
+  rule: SavedRule,
+): boolean {
   const l = layers[i],
-    p = layers[i - 1];
-  if (i === 0 || l.type !== 'linear' || p.type !== 'linear') return false;
-  if (p.inputElements !== l.inputElements || p.count !== l.count) return false;
+    j = i - l.sameInputAs!;
+  const p = layers[j];
+  if (j < 0 || l.type !== 'linear' || p.type !== 'linear' || p.count !== l.count || keptInput[j] === null)
+    return false;
   const experts = (l.experts ?? 1) > 1;
   if (experts !== (p.experts ?? 1) > 1) return false;
-  return experts || (i >= 2 && p.outputElements !== l.inputElements);
+  return experts || (rule.gatedPairFused === true && p.outputElements === l.outputElements);
 }
 
 /**

@@ -26,9 +26,9 @@ export type Layer = LayerShape & {
   /**
    * The layer reads the tensor the layer this many positions before it read (a residual block's
    * projection shortcut reads the block's input, as the main path's first convolution does; an
-   * Inception module's branches all read the module's input). Autograd keeps one tensor however
-   * many layers save it, so where both keep it in the same type it is counted once. Only the memory
-   * model reads it.
+   * Inception module's branches all read the module's input; a gated MLP's up projection reads its
+   * gate's input). Autograd keeps one tensor however many layers save it, so where both keep it in
+   * the same type it is counted once. Only the memory model reads it.
    */
   sameInputAs?: number;
 };

@@ -206,7 +206,7 @@ export class LayerInput {
   @Field(() => Int, {
     nullable: true,
     description:
-      "Any layer: it reads the tensor the layer this many positions before it read (a projection shortcut reads its block's input, as the main path's first convolution does; an Inception module's branches read the module's input). Autograd keeps that tensor once, so where both keep it in the same type it is counted once. From 1 to this layer's index.",
+      "Any layer: it reads the tensor the layer this many positions before it read (a projection shortcut reads its block's input, as the main path's first convolution does; an Inception module's branches read the module's input; a gated MLP's up projection reads its gate's input). Autograd keeps that tensor once, so where both keep it in the same type it is counted once. From 1 to this layer's index.",
   })
   sameInputAs?: number;
 }

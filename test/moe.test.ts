@@ -292,6 +292,28 @@ describe("what Megatron-Core's MoE layer keeps for backward", () => {
     ).toBe(0);
   });
 
+  it("keeps the hidden state multi-head latent attention's two down-projections read once, unless each casts it", () => {
+    const deepseek = costOf(llmModel(arch('DeepSeek-V3'), 4096) as ModelDef);
+    // q_down, q_norm, kv_down: kv_down reads what q_down read, stated by the builder.
+    expect(at(deepseek, 'attn.kv_down').sameInputAs).toBe(2);
+    expect(at(deepseek, 'mlp.up').sameInputAs).toBe(1);
+    const hidden = at(deepseek, 'attn.q_down').inputElements;
+    const kvDown = (policy: typeof POLICIES.BF16, rules = megatron) =>
+      savedBytesPerLayer(deepseek, policy, 'fused', [], rules)[index(deepseek, 'attn.kv_down')];
+    expect(kvDown(POLICIES.BF16)).toBe(0);
+    // Under an FP8 recipe each separate linear casts it and keeps its own copy (not one GEMM: their
+    // widths differ), as it would read apart.
+    const apart = costOf({
+      ...(llmModel(arch('DeepSeek-V3'), 4096) as ModelDef),
+      layers: (llmModel(arch('DeepSeek-V3'), 4096) as ModelDef).layers.map((l) =>
+        l.name === 'attn.kv_down' ? { ...l, sameInputAs: undefined } : l,
+      ),
+    });
+    const kept = savedBytesPerLayer(apart, POLICIES.FP8, 'fused', [], megatron)[index(apart, 'attn.kv_down')];
+    expect(kept).toBeGreaterThanOrEqual(hidden);
+    expect(kvDown(POLICIES.FP8)).toBe(kept);
+  });
+
   it('frees what each recompute module discards, and only that', () => {
     const none = saved(gptOss, []);
     const modules = saved(gptOss, ['layernorm', 'moe_act']);

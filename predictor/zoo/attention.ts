@@ -161,13 +161,15 @@ export function latentAttention(s: LatentAttentionSpec): Layer[] {
   ];
   // Without a query rank the query's one projection (Megatron-Core's linear_q_proj, column-parallel)
   // comes after the key/value down-projection, beside the key/value up-projection it pairs with.
+  // Either way the second projection of the hidden state reads what the first read, two layers back.
   const query =
     s.qLoraRank === undefined
-      ? [...kvDown, linear(s.hidden, s.heads * qk, { ...o, name: `${s.name}.q` })]
+      ? [...kvDown, { ...linear(s.hidden, s.heads * qk, { ...o, name: `${s.name}.q` }), sameInputAs: 2 }]
       : [
           linear(s.hidden, s.qLoraRank, { ...o, name: `${s.name}.q_down` }),
           norm('rmsnorm', s.qLoraRank, s.tokens * s.qLoraRank, `${s.name}.q_norm`),
-          ...kvDown,
+          { ...kvDown[0], sameInputAs: 2 },
+          kvDown[1],
           linear(s.qLoraRank, s.heads * qk, { ...o, name: `${s.name}.q_up` }),
         ];
   return [
@@ -214,7 +216,8 @@ export function feedForward(s: FeedForwardSpec): Layer[] {
   const up = s.gated
     ? [
         linear(s.hidden, s.ffn, { ...o, name: `${s.name}.gate` }),
-        linear(s.hidden, s.ffn, { ...o, name: `${s.name}.up` }),
+        // The up projection reads the gate's input (the memory model keeps it once where it can).
+        { ...linear(s.hidden, s.ffn, { ...o, name: `${s.name}.up` }), sameInputAs: 1 },
       ]
     : [linear(s.hidden, s.ffn, { ...o, name: `${s.name}.up` })];
   return [
