@@ -129,7 +129,13 @@ export function layerCost(layer: Layer): LayerCost {
     case 'elementwise': {
       const e = layer.elements;
       const inputs = layer.inputs ?? (layer.kind === 'add' || layer.kind === 'mul' ? 2 : 1);
-      return cost('pointwise', e, e, 0, inputs * e, e, 1);
+      // A broadcast operand (inputs not whole) is read at its own size, but a product's backward
+      // forms its gradient at the output's size before summing it down: one map per operand.
+      const operands = Math.ceil(inputs - 1e-9);
+      return {
+        ...cost('pointwise', e, e, 0, inputs * e, e, 1),
+        ...(layer.kind === 'mul' && operands > inputs ? { gradientElements: operands * e } : {}),
+      };
     }
     case 'softmax': {
       const e = layer.elements;

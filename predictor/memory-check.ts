@@ -134,16 +134,31 @@ export function splitByGpu(checks: FitCheck[]): { fitting: FitCheck[]; heldOut: 
   };
 }
 
+/** Configurations of one model it takes for that model's own fit rate to count in the fit. */
+const MODEL_ROWS = 20;
+
 /**
  * The allocator fragmentation fitted as an upper bound: the largest fraction (in steps of 0.01, at
- * most 0.3) at which at least `target` of the configurations that ran are still predicted to fit.
- * Larger would refuse plans people run; held-out data says whether it generalises.
+ * most 0.3) at which at least `target` of the configurations that ran are still predicted to fit,
+ * and at least `perModel` of each model's where it has MODEL_ROWS or more: one constant for every
+ * model should not be set by how many configurations of the others happen to be measured. Larger
+ * would refuse plans people run; held-out data says whether it generalises.
  */
-export function fitAllocatorFragmentation(checks: FitCheck[], target = 0.99, headroomGb = 0): number {
+export function fitAllocatorFragmentation(
+  checks: FitCheck[],
+  target = 0.99,
+  headroomGb = 0,
+  perModel = 0.97,
+): number {
+  const byModel = new Map<string, FitCheck[]>();
+  for (const c of checks) byModel.set(c.model, [...(byModel.get(c.model) ?? []), c]);
+  const models = [...byModel.values()].filter((rows) => rows.length >= MODEL_ROWS);
+  const rate = (rows: FitCheck[], f: number) =>
+    rows.filter((c) => fitsWithFragmentation(c, f, headroomGb)).length / rows.length;
   let best = 0;
   for (let hundredths = 0; hundredths <= 30; hundredths++) {
-    const fit = checks.filter((c) => fitsWithFragmentation(c, hundredths / 100, headroomGb)).length;
-    if (fit / checks.length >= target) best = hundredths / 100;
+    const f = hundredths / 100;
+    if (rate(checks, f) >= target && models.every((rows) => rate(rows, f) >= perModel)) best = f;
   }
   return best;
 }

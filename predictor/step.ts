@@ -219,11 +219,13 @@ function layerTime(
     (bytesFactor * (batch * (l.inputElements + l.outputElements) * actBytes + weightsRead * weightBytes)) /
     split;
   // Backward reads the saved input and the output gradient, writes the input gradient and the weight
-  // gradient; a frozen weight is only read (for the input gradient).
+  // gradient; a frozen weight is only read (for the input gradient). An input gradient formed larger
+  // than its input (a broadcast operand's) is written at that size and read back to be summed down.
   const frozen = !!exec.frozenBase && l.parameters > 0;
+  const gradientPasses = l.gradientElements ? 2 * l.gradientElements - l.inputElements : l.inputElements;
   const bwdBytes =
     (bytesFactor *
-      (batch * (2 * l.inputElements + l.outputElements) * actBytes +
+      (batch * (l.inputElements + gradientPasses + l.outputElements) * actBytes +
         (frozen ? 1 : 2) * weightsRead * weightBytes)) /
     split;
   // A frozen weighted layer's backward is its input gradient alone: half a GEMM's backward (data and

@@ -142,6 +142,11 @@ type LayerShape =
        */
       kind: 'add' | 'mul' | 'dropout' | 'scale' | 'rotary' | 'copy' | 'combine';
       elements: number;
+      /**
+       * Elements read per element written, over all operands: 2 for add or mul of two same-sized
+       * tensors (their default), 1 otherwise; a broadcast operand counts at its own size (a
+       * per-channel gate on a c x h x w map: 1 + 1 / (h w)). Backward keeps what mul reads.
+       */
       inputs?: number;
       count?: number;
     }
@@ -197,6 +202,12 @@ export interface LayerCost {
   inputElements: number;
   /** Elements written per sample by the forward pass. */
   outputElements: number;
+  /**
+   * Elements of the input gradients backward forms, where that is more than inputElements: eager
+   * autograd forms a broadcast operand's gradient at the output's size and then sums it down
+   * (sum_to_size), so a per-channel gate's gradient costs a map-sized write and read.
+   */
+  gradientElements?: number;
   /** Of inputElements: a tensor every repeat of the layer reads (saved for backward once, not per repeat). */
   sharedInputElements?: number;
   /** Not trained, nor anything before it: saves nothing for backward (Layer.frozen). */

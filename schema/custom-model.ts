@@ -174,9 +174,10 @@ export class LayerInput {
     description: 'norm/activation/elementwise/softmax/loss: elements per sample.',
   })
   elements?: number;
-  @Field(() => Int, {
+  @Field(() => Float, {
     nullable: true,
-    description: 'elementwise: operands (default 2 for add/mul, 1 otherwise).',
+    description:
+      'elementwise: elements read per element written, over all operands (default 2 for add/mul, 1 otherwise); a broadcast operand counts at its own size, so a per-channel gate on a c x h x w map is 1 + 1/(h*w).',
   })
   inputs?: number;
   // rnn

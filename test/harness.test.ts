@@ -228,7 +228,7 @@ describe('measurement harness on CPU', () => {
     expect(refused.stderr).toMatch(/torchvision does not build resnext101_32x4d as the zoo defines it/);
   }, 120_000);
 
-  it('keeps for backward what PyTorch saves of ResNet-50, Inception-v3 and VGG-16: a tensor several paths read, once', () => {
+  it('keeps for backward what PyTorch saves of ResNet-50, Inception-v3, VGG-16 and EfficientNet-B0: a tensor several paths read, once', () => {
     // One image through torchvision's networks as measure.py builds them (SAVED_BYTES: what autograd
     // keeps, weights and their autocast copies left out), against the activations the default stack
     // counts. A projection shortcut reads the block's input and an Inception module's
@@ -236,17 +236,17 @@ describe('measurement harness on CPU', () => {
     const saved = fromMeasure('out', [
       ...SAVED_BYTES,
       'out = {}',
-      'for key, name, image in [("resnet50_v1.5", "resnet50", 224), ("inception_v3", "inception_v3", 299), ("vgg16", "vgg16", 224)]:',
+      'for key, name, image in [("resnet50_v1.5", "resnet50", 224), ("inception_v3", "inception_v3", 299), ("vgg16", "vgg16", 224), ("efficientnet_b0", "efficientnet_b0", 224)]:',
       '    for precision in ["FP32", "AMP_BF16"]:',
       '        model, make_batch, loss = measure.torchvision_model(torch, name, image)',
       '        step = lambda: loss(model, make_batch(1, torch.device("cpu"), torch.float32))',
       '        out[f"{key} {precision}"] = saved_bytes(model, step, precision)',
     ]) as Record<string, number>;
     const eff = loadEfficiency();
-    // VGG-16 has one path throughout: the same count either way. (EfficientNet is not here: its
-    // squeeze-and-excitation gate multiplies the map by a per-channel vector, counted as a second
-    // map-sized factor, 9.7% over; fixing it moves the step time of train.csv rows too.)
-    for (const id of ['resnet50_v1.5', 'inception_v3', 'vgg16']) {
+    // VGG-16 has one path throughout: the same count either way. EfficientNet-B0's squeeze-and-
+    // excitation gate multiplies the map by one value per channel: it keeps the map and the gate,
+    // not two maps (counted as two, it was 9.7% over).
+    for (const id of ['resnet50_v1.5', 'inception_v3', 'vgg16', 'efficientnet_b0']) {
       const model = getModel(id)!;
       // The same network read as one path after another: every reader keeps its own copy.
       const oneReaderEach = { ...model, layers: model.layers.map(({ sameInputAs: _, ...l }) => l) };
@@ -260,12 +260,20 @@ describe('measurement harness on CPU', () => {
             stackMemory(undefined, precision, eff).eff.memory,
           ) / saved[`${id} ${precision}`];
         expect(Math.abs(ratio(model) - 1), `${id} ${precision}`).toBeLessThan(0.04);
-        if (id === 'vgg16') expect(ratio(oneReaderEach)).toBe(ratio(model));
+        if (id === 'vgg16' || id === 'efficientnet_b0') expect(ratio(oneReaderEach)).toBe(ratio(model));
         else
           expect(
             ratio(oneReaderEach),
             `${id} ${precision}, shared inputs counted per reader`,
           ).toBeGreaterThan(1.05);
+        if (id === 'efficientnet_b0') {
+          // The gate as a second map-sized factor (mul's default of two full operands).
+          const twoMaps = {
+            ...model,
+            layers: model.layers.map((l) => (l.type === 'elementwise' ? { ...l, inputs: undefined } : l)),
+          };
+          expect(ratio(twoMaps), `${id} ${precision}, gate counted as a map`).toBeGreaterThan(1.05);
+        }
       }
     }
   }, 120_000);

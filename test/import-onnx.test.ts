@@ -174,6 +174,35 @@ describe('a residual block with a projection shortcut', () => {
   });
 });
 
+describe('a squeeze-and-excitation gate', () => {
+  // Conv 3->16 3x3 (x, 1x16x8x8); GlobalAveragePool, Conv 16->4 1x1, Relu, Conv 4->16 1x1, Sigmoid
+  // (the gate, 16x1x1); Mul(x, gate) broadcasts the gate over the map.
+  const b = new OnnxBuilder('squeeze_excite');
+  const image = b.input('image', ['N', 3, 8, 8]);
+  const x = b.node('Conv', [image, b.weight('stem', [16, 3, 3, 3])], { pads: [1, 1, 1, 1] })[0];
+  const squeezed = b.node('Relu', [
+    b.node('Conv', [b.node('GlobalAveragePool', [x])[0], b.weight('sq', [4, 16, 1, 1])])[0],
+  ])[0];
+  const gate = b.node('Sigmoid', [b.node('Conv', [squeezed, b.weight('ex', [16, 4, 1, 1])])[0]])[0];
+  const gated = b.node('Mul', [x, gate])[0];
+  b.output(gated, ['N', 16, 8, 8]);
+  const m = fromOnnx(b.encode()).model;
+
+  it('reads and keeps the map and one value per channel, not two maps', () => {
+    const mul = m.layers.find((l) => l.type === 'elementwise' && l.kind === 'mul')!;
+    expect(mul).toMatchObject({ elements: 16 * 8 * 8, inputs: 1 + 1 / (8 * 8) });
+    const cost = modelCost(m);
+    const i = m.layers.indexOf(mul);
+    expect(cost.layers[i].inputElements).toBeCloseTo(16 * 8 * 8 + 16, 9);
+    // FP32: mul keeps both factors, the map and the gate (which the sigmoid keeps too: the multiply
+    // reads x beside the pool's path, so the gate is not matched as the previous layer's output and
+    // its 16 values are counted again). Two maps would be 2 x 1,024 values.
+    const saved = savedBytesPerLayer(cost, POLICIES.FP32, 'fused', [], loadEfficiency().memory);
+    expect(m.layers[i].sameInputAs).toBeDefined();
+    expect(saved[i]).toBe((16 * 8 * 8 + 16) * 4);
+  });
+});
+
 describe('separate q, k and v projections of a norm', () => {
   // LayerNormalization, then three MatMuls on its output (q, k, v), summed: 1 x 8 tokens x 16.
   const b = new OnnxBuilder('qkv');

@@ -76,6 +76,18 @@ describe('layer math against hand computations', () => {
     expect(layerCost({ type: 'activation', kind: 'relu', elements: 100 }).opClass).toBe('pointwise');
   });
 
+  it('a broadcast multiply (a per-channel gate) reads the map and the gate; its backward forms the gate gradient at the map size', () => {
+    // 64 channels of 8 x 8: the gate is 64 values, one per channel.
+    const map = 64 * 8 * 8;
+    const gate = layerCost({ type: 'elementwise', kind: 'mul', elements: map, inputs: 1 + 1 / 64 });
+    expect(gate.inputElements).toBe(map + 64);
+    expect(gate.gradientElements).toBe(2 * map);
+    // Two same-sized factors: both read whole, their gradients the size of their inputs.
+    const pair = layerCost({ type: 'elementwise', kind: 'mul', elements: map });
+    expect(pair.inputElements).toBe(2 * map);
+    expect(pair.gradientElements).toBeUndefined();
+  });
+
   it('pooling output sizes follow the window arithmetic', () => {
     expect(convOut(112, 3, 2, 1)).toBe(56);
     const p = layerCost({

@@ -52,7 +52,7 @@ export const LAYER_FIELDS: Record<LayerType, Spec> = {
   embedding: { required: { vocab: 'int0', dim: 'int', tokens: 'size' }, optional: {} },
   norm: { required: { kind: NORMS, channels: 'int', elements: 'size' }, optional: {} },
   activation: { required: { kind: ACTIVATIONS, elements: 'size' }, optional: {} },
-  elementwise: { required: { kind: ELEMENTWISE, elements: 'size' }, optional: { inputs: 'int' } },
+  elementwise: { required: { kind: ELEMENTWISE, elements: 'size' }, optional: { inputs: 'size' } },
   softmax: { required: { elements: 'size' }, optional: {} },
   pool: {
     required: {

@@ -314,11 +314,16 @@ class GraphCoster {
           return this.shapes.set(outs[0], out);
         }
       }
+      // What the op reads of each tensor operand, at the operand's own size: a broadcast one (a
+      // squeeze-and-excitation gate, one value per channel) is read once, not once per output.
+      const read = ins
+        .filter((n) => n && !this.shapes.isConst(n))
+        .reduce((sum, n) => sum + numel(this.shapes.dims(n)!), 0);
       this.push(node, {
         type: 'elementwise',
         kind: BINARY[op] ?? 'mul',
         elements: numel(out),
-        inputs: Math.max(1, ins.filter((n) => n && !this.shapes.isConst(n)).length),
+        inputs: Math.max(1, read / Math.max(1, numel(out))),
       });
       return this.shapes.set(outs[0], out);
     }

@@ -43,10 +43,11 @@ export const copy = (elements: number, name?: string): Layer => ({
   elements,
   ...named(name),
 });
-export const mul = (elements: number, name?: string): Layer => ({
+export const mul = (elements: number, name?: string, inputs?: number): Layer => ({
   type: 'elementwise',
   kind: 'mul',
   elements,
+  ...(inputs === undefined ? {} : { inputs }),
   ...named(name),
 });
 export const scale = (elements: number, name?: string): Layer => ({
@@ -234,16 +235,20 @@ export class FeatureMap {
     return this;
   }
 
-  /** Squeeze-and-excitation: pool, bottleneck MLP, sigmoid gate multiplied back onto the map. */
+  /**
+   * Squeeze-and-excitation: pool, bottleneck MLP, sigmoid gate multiplied back onto the map. The gate
+   * is one value per channel broadcast over the map, so the multiply reads the map and c more
+   * elements, not two maps.
+   */
   squeezeExcite(squeeze: number, inner: ActKind): this {
-    const { c } = this.shape;
+    const { c, h, w } = this.shape;
     return this.push(
       globalPoolOf(this.shape, 'se.pool'),
       linear(c, squeeze, { name: 'se.squeeze' }),
       act(inner, squeeze),
       linear(squeeze, c, { name: 'se.expand' }),
       act('sigmoid', c),
-      mul(this.elements, 'se.gate'),
+      mul(this.elements, 'se.gate', 1 + 1 / (h * w)),
     );
   }
 
