@@ -204,13 +204,15 @@ describe('planFleet (library)', () => {
   });
 
   it.each(['HIGHS', 'JAVASCRIPT_LP_SOLVER', 'AUTO'] as const)(
-    'COST optimum equals brute force over every candidate and job order on the grid, and no continuous schedule is cheaper (%s)',
+    'COST optimum equals brute force over every candidate and job order on the grid, and a continuous schedule saves under 0.1% (%s)',
     async (solver) => {
       const p = await planFleet({ ...base, solve: { timeLimitSeconds: 10, solver } });
       expect(p.status).toBe('OPTIMAL');
       expect(p.optimalityProven).toBe(true);
       expect(p.objectiveValue!).toBeCloseTo(onGrid.cost, 6);
-      expect(continuous.cost).toBeCloseTo(onGrid.cost, 6);
+      // Starting only on slot boundaries can cost a little (here under a cent of $108), never save.
+      expect(continuous.cost).toBeLessThanOrEqual(onGrid.cost * (1 + 1e-9));
+      expect(onGrid.cost - continuous.cost).toBeLessThan(1e-3 * onGrid.cost);
       expect(verifyFleetPlan(base, p)).toEqual([]);
       expect(p.gpuUsage.find((u) => u.gpu.id === A100.id)!.used).toBeLessThanOrEqual(8);
       if (solver === 'AUTO') expect(p.solver).toMatch(/javascript-lp-solver 1\.0\.3/);

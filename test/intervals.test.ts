@@ -13,6 +13,8 @@ const eff = loadEfficiency();
 describe('intervals of unmeasured generations and vendors', async () => {
   const learned = await LearnedPredictor.load();
   const state = { predictor: learned, reason: '' };
+  // One GPU: its interval is the correction's own. Several data-parallel GPUs may have their P10
+  // raised to one GPU's P10 plus the synchronisation (the data-parallel floor, learned/model.ts).
   const width = async (gpuId: string) => {
     const p = await predictCorrected(
       {
@@ -20,7 +22,7 @@ describe('intervals of unmeasured generations and vendors', async () => {
         gpu: getGpu(gpuId)!,
         precision: 'BF16',
         batchSizePerGpu: 128,
-        gpusPerNode: 8,
+        gpusPerNode: 1,
         nodes: 1,
         interNodeGbps: 400,
       },
