@@ -5,13 +5,14 @@
 import {
   loadSoftware,
   SOFTWARE_STACKS,
+  type CompositeOp,
   type SoftwareFile,
   type SoftwareStack,
   type StackEffects,
 } from '../seeds/tables.js';
 import { loadLlmRuns } from '../seeds/llm.js';
 
-export { SOFTWARE_STACKS, type SoftwareStack, type StackEffects, type SoftwareFile };
+export { SOFTWARE_STACKS, type CompositeOp, type SoftwareStack, type StackEffects, type SoftwareFile };
 export const DEFAULT_STACK: SoftwareStack = 'PYTORCH_EAGER';
 
 export const softwareFile = loadSoftware;

@@ -63,7 +63,13 @@ import {
   quantizedGemm,
 } from './precision.js';
 import type { GpuSpec, LayerCost, MathMode, ModelCost, ModelDef, Precision } from './types.js';
-import { DEFAULT_STACK, stackEffects, type SoftwareStack, type StackEffects } from './software.js';
+import {
+  DEFAULT_STACK,
+  stackEffects,
+  type CompositeOp,
+  type SoftwareStack,
+  type StackEffects,
+} from './software.js';
 
 // The fitted constants are data (seeds/efficiency.json, loaded by seeds/catalog.ts loadEfficiency):
 // every formula takes them as an argument, so none reads a file or a hidden global.
@@ -187,7 +193,7 @@ function layerTime(
   exec: Pick<Execution, 'fp32UsesTf32' | 'frozenBase'>,
   eff: Efficiency,
   split = 1,
-  fusion: { inFusedAttention: boolean; pointwiseBytesFactor: number } = {
+  fusion: { inFusedAttention: boolean; pointwiseBytesFactor: number; composite?: CompositeOp } = {
     inFusedAttention: false,
     pointwiseBytesFactor: 1,
   },
@@ -215,19 +221,25 @@ function layerTime(
       : 1;
   // A GPU reads only the experts it holds: 1/EP of an expert layer's weights (not split by TP).
   const weightsRead = l.experts ? (l.parameters / gemmScale) * split : l.parameters;
-  const fwdBytes =
-    (bytesFactor * (batch * (l.inputElements + l.outputElements) * actBytes + weightsRead * weightBytes)) /
-    split;
+  // A layer the stack's code runs as several kernels (StackEffects.compositeOps: GPT-2's gelu_new
+  // in eager PyTorch) moves its elements once per pass of each, in the type of the class they run in.
+  const composite = fusion.composite;
+  const passBytes = composite ? BYTES[policy.activation[composite.opClass]] * l.outputElements * batch : 0;
+  const fwdBytes = composite
+    ? (bytesFactor * composite.forwardPasses * passBytes) / split
+    : (bytesFactor * (batch * (l.inputElements + l.outputElements) * actBytes + weightsRead * weightBytes)) /
+      split;
   // Backward reads the saved input and the output gradient, writes the input gradient and the weight
   // gradient; a frozen weight is only read (for the input gradient). An input gradient formed larger
   // than its input (a broadcast operand's) is written at that size and read back to be summed down.
   const frozen = !!exec.frozenBase && l.parameters > 0;
   const gradientPasses = l.gradientElements ? 2 * l.gradientElements - l.inputElements : l.inputElements;
-  const bwdBytes =
-    (bytesFactor *
-      (batch * (l.inputElements + gradientPasses + l.outputElements) * actBytes +
-        (frozen ? 1 : 2) * weightsRead * weightBytes)) /
-    split;
+  const bwdBytes = composite
+    ? (bytesFactor * composite.backwardPasses * passBytes) / split
+    : (bytesFactor *
+        (batch * (l.inputElements + gradientPasses + l.outputElements) * actBytes +
+          (frozen ? 1 : 2) * weightsRead * weightBytes)) /
+      split;
   // A frozen weighted layer's backward is its input gradient alone: half a GEMM's backward (data and
   // weight gradients cost a forward each); a frozen embedding, first in the model, needs none.
   const backwardFlops = !frozen ? l.backwardFlops : l.opClass === 'matmul' ? l.backwardFlops / 2 : 0;
@@ -249,14 +261,16 @@ function layerTime(
   const n = l.count;
   // Inside a fused attention kernel only its two GEMMs keep a launch; the elementwise steps have none.
   const floor = fusion.inFusedAttention && l.opClass !== 'matmul' ? 0 : l.kernels * eff.minKernelUs * 1e-6;
+  const fwdFloor = composite ? composite.forwardKernels * eff.minKernelUs * 1e-6 : floor;
+  const bwdFloor = composite ? composite.backwardKernels * eff.minKernelUs * 1e-6 : 2 * floor;
   return {
     fwd: {
-      ms: n * 1e3 * Math.max(fwdFlopsTime, fwdBytes / bw, floor),
+      ms: n * 1e3 * Math.max(fwdFlopsTime, fwdBytes / bw, fwdFloor),
       flops: (n * batch * l.forwardFlops) / split,
     },
     bwd: {
       // A frozen embedding, first in the model, has no backward at all.
-      ms: frozen && l.type === 'embedding' ? 0 : n * 1e3 * Math.max(bwdFlopsTime, bwdBytes / bw, 2 * floor),
+      ms: frozen && l.type === 'embedding' ? 0 : n * 1e3 * Math.max(bwdFlopsTime, bwdBytes / bw, bwdFloor),
       flops: (n * batch * backwardFlops) / split,
     },
     math,
@@ -357,6 +371,7 @@ export function layerSums(
   for (let i = 0; i < cost.layers.length; i++) {
     const l = cost.layers[i];
     const split = s?.tpSplit[i] ? t : 1;
+    const composite = fx.compositeOps?.[`${l.type}.${l.kind}`];
     const lt = layerTime(
       l,
       B,
@@ -365,7 +380,7 @@ export function layerSums(
       exec,
       stackEff,
       split,
-      { inFusedAttention: !!fused?.[i], pointwiseBytesFactor: fx.pointwiseBytesFactor },
+      { inFusedAttention: !!fused?.[i], pointwiseBytesFactor: fx.pointwiseBytesFactor, composite },
       l.experts ? ep : 1,
     );
     // Expert GEMMs run at the stack's fitted fraction of their roofline (software.json expertGemmEfficiency).
@@ -378,7 +393,8 @@ export function layerSums(
     if (s?.inBlocks[i]) for (let c = 0; c < reruns.length; c++) checkpointSums[c] += lt.fwd.ms * reruns[c][i];
     const m = modules[i];
     if (s && m) moduleFwd[m] += lt.fwd.ms;
-    kernels += 3 * l.kernels * l.count; // forward launches, backward about twice as many
+    // Forward launches, backward about twice as many (a composite layer: as its code counts them).
+    kernels += (composite ? composite.forwardKernels + composite.backwardKernels : 3 * l.kernels) * l.count;
     if (l.parameters > 0) tensors += l.count;
     if (l.opClass === 'matmul') {
       // What FP8/FP4 casts: the inputs of the quantized GEMMs.

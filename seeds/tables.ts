@@ -83,6 +83,24 @@ export interface StackEffects {
   expertGemmEfficiency?: number;
   /** As heldOutLogError, for the stack's published mixture-of-experts runs, each model held out of the expertGemmEfficiency fit. */
   moeHeldOutLogError?: { q10: number; q90: number; rows: number };
+  /**
+   * Layers this stack's code runs as several kernels where the roofline charges one (keyed as
+   * seeds/memory.json's rules: `type.kind`), counted from the code: kernels and passes over the
+   * layer's elements, forward and backward, in the activations' type of an op class.
+   */
+  compositeOps?: Record<string, CompositeOp>;
+}
+
+/** One composite layer's kernels and memory passes (StackEffects.compositeOps). */
+export interface CompositeOp {
+  forwardKernels: number;
+  backwardKernels: number;
+  /** Elements read plus written, as multiples of the layer's output elements. */
+  forwardPasses: number;
+  backwardPasses: number;
+  /** The op class whose activation type the passes move (under autocast, float32-list ops run in fp32: reduction). */
+  opClass: 'matmul' | 'reduction' | 'pointwise' | 'gather';
+  why: string;
 }
 
 export interface SoftwareFile {
