@@ -5,7 +5,7 @@
 // The hardware vocabulary is the data's (seeds/types.ts): precision and math modes, GPU records.
 export { PRECISIONS, MATH_MODES } from '../seeds/types.js';
 export type { Precision, MathMode, Generation, GpuSpec, SampleUnit, OptimizerKind } from '../seeds/types.js';
-import type { OptimizerKind, SampleUnit } from '../seeds/types.js';
+import type { OpClass, OptimizerKind, SampleUnit } from '../seeds/types.js';
 
 /** Element storage types (bytes per element follow from these). */
 export type DType = 'fp32' | 'fp16' | 'bf16' | 'fp8';
@@ -232,12 +232,8 @@ export interface LayerCost {
   causalKeys?: number;
 }
 
-/**
- * The classes that decide which math mode and element size a layer gets under a precision mode.
- * matmul: GEMMs and convolutions (tensor cores); reduction-sensitive: softmax, norms, loss
- * (autocast keeps them fp32); pointwise: activations, adds, dropout, pooling; gather: embeddings.
- */
-export type OpClass = 'matmul' | 'reduction' | 'pointwise' | 'gather';
+/** The op classes a precision mode types layers by (seeds/types.ts, where the memory rules name them too). */
+export type { OpClass };
 
 /** A model of the zoo, as the predictor sees it. */
 export interface ModelDef {

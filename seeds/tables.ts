@@ -2,7 +2,7 @@
 // loaded once per process. Like catalog.ts, this only reads data: what the figures mean is the
 // predictor's (predictor/achievable.ts, software.ts, llm.ts).
 import { readFileSync } from 'node:fs';
-import type { MathMode } from './types.js';
+import type { MathMode, OpClass } from './types.js';
 
 const here = (file: string) => new URL(file, import.meta.url);
 
@@ -99,7 +99,7 @@ export interface CompositeOp {
   forwardPasses: number;
   backwardPasses: number;
   /** The op class whose activation type the passes move (under autocast, float32-list ops run in fp32: reduction). */
-  opClass: 'matmul' | 'reduction' | 'pointwise' | 'gather';
+  opClass: OpClass;
   why: string;
 }
 

@@ -175,11 +175,17 @@ export const RECOMPUTE_MODULES = ['core_attn', 'mlp', 'moe_act', 'layernorm', 'm
 export type RecomputeModule = (typeof RECOMPUTE_MODULES)[number];
 
 /**
+ * The classes that decide which math mode and element size a layer gets under a precision mode.
+ * matmul: GEMMs and convolutions (tensor cores); reduction-sensitive: softmax, norms, loss
+ * (autocast keeps them fp32); pointwise: activations, adds, dropout, pooling; gather: embeddings.
+ */
+export type OpClass = 'matmul' | 'reduction' | 'pointwise' | 'gather';
+
+/**
  * The element type of a tensor a layer saves: the precision mode's saved GEMM input type ('gemm'),
  * the mode's activation type of an op class, or a fixed type.
  */
-export type SavedTensorType =
-  'gemm' | 'matmul' | 'reduction' | 'pointwise' | 'gather' | 'fp32' | 'fp16' | 'bf16' | 'fp8';
+export type SavedTensorType = 'gemm' | OpClass | 'fp32' | 'fp16' | 'bf16' | 'fp8';
 
 /** What one layer keeps for backward (seeds/memory.json `savedForBackward`). */
 export interface SavedRule {
@@ -196,8 +202,9 @@ export interface SavedRule {
    */
   beforeWeight?: SavedTensorType;
   /**
-   * A linear reading the tensor the linear before it read, with the same shape (a gated MLP's gate and
-   * up), is one GEMM with it: its input is kept once whatever type the GEMM keeps it in.
+   * A linear reading what an earlier linear of the same width read (Layer.sameInputAs: a gated MLP's
+   * up projection beside its gate) is one GEMM with it: its input is kept once whatever type the GEMM
+   * keeps it in.
    */
   gatedPairFused?: boolean;
   /**
