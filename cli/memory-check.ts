@@ -16,6 +16,7 @@ import {
 } from '../predictor/memory-check.js';
 import { predict } from '../predictor/predict.js';
 import { getModel } from '../predictor/zoo/index.js';
+import { zooOverridesOf } from '../predictor/measured.js';
 import type { Precision } from '../predictor/types.js';
 
 const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
@@ -86,19 +87,26 @@ export function impossibleRefusals(eff = loadEfficiency()) {
   });
 }
 
-/** Largest measured batch (as the predictor reads the row) against the largest predicted to fit. */
+/**
+ * Largest measured batch (as the predictor reads the row) against the largest predicted to fit, for
+ * the model as that row's source ran it (seeds/measurements/as-run.json).
+ */
 export function largestBatches(
   eff = loadEfficiency(),
   checks: FitCheck[] = trainFitChecks(loadMeasurements(), eff),
 ) {
+  const rows = new Map(loadMeasurements().map((r) => [r.id, r]));
   return LARGEST_BATCH_CASES.map((c) => {
-    const measured = Math.max(
-      0,
-      ...checks
-        .filter((r) => r.model === c.model && r.gpu === c.gpu && r.precision === c.precision)
-        .map((r) => r.batchSizePerGpu),
-    );
-    const largest = largestFittingBatch(getModel(c.model)!, getGpu(c.gpu)!, c.precision, eff);
+    const largestRun = checks
+      .filter((r) => r.model === c.model && r.gpu === c.gpu && r.precision === c.precision)
+      .reduce<FitCheck | undefined>(
+        (a, r) => (a && a.batchSizePerGpu >= r.batchSizePerGpu ? a : r),
+        undefined,
+      );
+    const measured = largestRun?.batchSizePerGpu ?? 0;
+    const row = largestRun && rows.get(largestRun.id);
+    const model = getModel(c.model, row && zooOverridesOf(row))!;
+    const largest = largestFittingBatch(model, getGpu(c.gpu)!, c.precision, eff);
     return { ...c, measured, largest };
   });
 }

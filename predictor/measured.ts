@@ -5,7 +5,7 @@ import { defaultInterNodeGbps, getGpu, loadUnitRules } from '../seeds/catalog.js
 import { predict, type Prediction } from './predict.js';
 import type { Efficiency } from './step.js';
 import type { ModelDef } from './types.js';
-import { getModel } from './zoo/index.js';
+import { getModel, type ZooOverrides } from './zoo/index.js';
 import { customUnitFactor, loadModelFile, looksLikeModelFile } from './import/index.js';
 import {
   MASTER_WEIGHTS,
@@ -44,6 +44,17 @@ export interface RowPrediction {
 }
 
 /**
+ * How a row's zoo model is built: at the row's sequence length / image size, and as the row's
+ * source ran it (seeds/measurements/as-run.json: its length where the row states none, its arch).
+ */
+export function zooOverridesOf(row: Measurement): ZooOverrides | undefined {
+  const seqLenOrImageSize = row.seqLenOrImageSize ?? row.asRun?.seqLen;
+  const arch = row.asRun?.arch;
+  if (seqLenOrImageSize === undefined && !arch) return undefined;
+  return { ...(seqLenOrImageSize !== undefined ? { seqLenOrImageSize } : {}), ...(arch ? { arch } : {}) };
+}
+
+/**
  * A row's model: a zoo id, or (predict-csv) a path to a Hugging Face config.json, an .onnx graph or a
  * layer-list .json, relative to `baseDir` (the CSV's folder), at the row's seq_len_or_image_size.
  */
@@ -52,7 +63,7 @@ function rowModel(
   baseDir: string | undefined,
 ): { model?: ModelDef; custom: boolean; error?: string } {
   const seqOrImage = row.seqLenOrImageSize ?? undefined;
-  const zoo = getModel(row.model, seqOrImage === undefined ? undefined : { seqLenOrImageSize: seqOrImage });
+  const zoo = getModel(row.model, zooOverridesOf(row));
   if (zoo || !looksLikeModelFile(row.model))
     return zoo
       ? { model: zoo, custom: false }

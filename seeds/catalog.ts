@@ -23,6 +23,7 @@ import {
   type Precision,
   type UnitRule,
   type ZooEntry,
+  type AsRunRule,
 } from './types.js';
 import { longerButFasterPerToken, type ExcludedMeasurement } from './measurement-checks.js';
 
@@ -439,6 +440,8 @@ export interface Measurement {
   provenance: string;
   /** The row as read, for tools that write every input column back out. */
   raw: Record<string, string>;
+  /** The shipped row's model as its source's scripts ran it, where that differs from the zoo entry. */
+  asRun?: AsRunRule;
 }
 
 export function measurementFromRow(r: Record<string, string>): Measurement {
@@ -479,7 +482,11 @@ export function readMeasurements(path: string | URL): Measurement[] {
 let measurementCache: { usable: Measurement[]; excluded: ExcludedMeasurement<Measurement>[] } | undefined;
 function measurements() {
   if (!measurementCache) {
-    const all = readMeasurements(here('./measurements/train.csv'));
+    const rules = loadAsRunRules();
+    const all = readMeasurements(here('./measurements/train.csv')).map((r) => {
+      const asRun = rules.find((a) => a.source === r.source && a.model === r.model);
+      return asRun ? { ...r, asRun } : r;
+    });
     const excluded = longerButFasterPerToken(all);
     const out = new Set(excluded.map((e) => e.row));
     measurementCache = { usable: all.filter((r) => !out.has(r)), excluded };
@@ -508,6 +515,13 @@ export function loadZooEntries(): ZooEntry[] {
     zooCache = file.models;
   }
   return zooCache;
+}
+
+let asRunCache: AsRunRule[] | undefined;
+/** What a source's scripts changed of a zoo model (seeds/measurements/as-run.json); the shipped rows carry theirs. */
+export function loadAsRunRules(): AsRunRule[] {
+  asRunCache ??= readJson<{ rules: AsRunRule[] }>('./measurements/as-run.json').rules;
+  return asRunCache;
 }
 
 let unitRulesCache: UnitRule[] | undefined;

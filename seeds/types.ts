@@ -307,6 +307,21 @@ export interface ZooEntry {
   arch: Record<string, unknown>;
 }
 
+/**
+ * seeds/measurements/as-run.json: a source's scripts ran a zoo model with other hyper-parameters
+ * than the entry states (e.g. Lambda's Transformer-XL without the adaptive softmax).
+ */
+export interface AsRunRule {
+  source: string;
+  model: string;
+  /** Where the row states no sequence length: the one the scripts set. */
+  seqLen?: number;
+  /** Overlaid on the zoo entry's arch. */
+  arch?: Record<string, unknown>;
+  why: string;
+  provenance: string;
+}
+
 /** A conversion between a model's throughput unit and a measurement's (seeds/units.json). */
 export interface UnitRule {
   model: string;

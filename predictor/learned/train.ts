@@ -6,7 +6,7 @@
 import { getGpu, loadEfficiency, loadMeasurements, type Measurement } from '../../seeds/catalog.js';
 import { fittedLlmRuns, loadLlmArchitectures, type LlmRun } from '../../seeds/llm.js';
 import { familyOf, llmSourceOf, predictLlmRun } from '../llm.js';
-import { predictRow } from '../measured.js';
+import { predictRow, zooOverridesOf } from '../measured.js';
 import { stackOfFramework, type SoftwareStack } from '../software.js';
 import type { Efficiency } from '../step.js';
 import type { Breakdown, Execution } from '../step.js';
@@ -87,10 +87,7 @@ export function examples(rows: Measurement[], eff: Efficiency): Example[] {
     const aware = analytical(row, eff);
     const unaware = analytical({ ...row, precision: 'FP32', flags: '' }, eff);
     const gpu = getGpu(row.gpu);
-    const model = getModel(
-      row.model,
-      row.seqLenOrImageSize === null ? undefined : { seqLenOrImageSize: row.seqLenOrImageSize },
-    );
+    const model = getModel(row.model, zooOverridesOf(row));
     if (!aware || !unaware || !gpu || !model) continue;
     out.push({
       row,

@@ -78,28 +78,35 @@ export function loadZoo(): ModelDef[] {
 export interface ZooOverrides {
   /** A measurement's seq_len_or_image_size: replaces seqLen, or imageSize for image models. */
   seqLenOrImageSize?: number;
+  /** Hyper-parameters overlaid on the entry's arch (a source's scripts ran the model so). */
+  arch?: Record<string, unknown>;
 }
 
 const variants = new Map<string, ModelDef>();
 
 /**
- * A zoo model, optionally rebuilt at another sequence length / image size. Models with neither
- * (GNMT, NCF, Tacotron2, the token-batched Transformer) ignore the override.
+ * A zoo model, optionally rebuilt at another sequence length / image size or with some of its
+ * hyper-parameters replaced. Models with no length (GNMT, NCF, Tacotron2, the token-batched
+ * Transformer) ignore a length.
  */
 export function getModel(id: string, overrides?: ZooOverrides): ModelDef | undefined {
   const base = loadZoo().find((m) => m.id === id);
-  const size = overrides?.seqLenOrImageSize;
-  if (!base || size === undefined || size === (base.seqLen ?? base.imageSize)) return base;
-  if (base.seqLen === undefined && base.imageSize === undefined) return base;
-  if (!(Number.isFinite(size) && size > 0))
+  if (!base) return undefined;
+  const sized = base.seqLen !== undefined || base.imageSize !== undefined;
+  const given = overrides?.seqLenOrImageSize;
+  const size = sized && given !== undefined && given !== (base.seqLen ?? base.imageSize) ? given : undefined;
+  const arch = overrides?.arch && Object.keys(overrides.arch).length ? overrides.arch : undefined;
+  if (size === undefined && !arch) return base;
+  if (size !== undefined && !(Number.isFinite(size) && size > 0))
     throw new Error(`getModel(${id}): seqLenOrImageSize must be a positive number, got ${size}`);
-  const key = `${id}@${size}`;
+  const key = `${id}@${size ?? ''}@${arch ? JSON.stringify(arch) : ''}`;
   let model = variants.get(key);
   if (!model) {
-    const entry = loadZooEntries().find((e) => e.id === id)!;
-    model = modelFromZooEntry(
-      base.seqLen !== undefined ? { ...entry, seqLen: size } : { ...entry, imageSize: size },
-    );
+    let entry = loadZooEntries().find((e) => e.id === id)!;
+    if (size !== undefined)
+      entry = base.seqLen !== undefined ? { ...entry, seqLen: size } : { ...entry, imageSize: size };
+    if (arch) entry = { ...entry, arch: { ...entry.arch, ...arch } };
+    model = modelFromZooEntry(entry);
     variants.set(key, model);
   }
   return model;
