@@ -224,7 +224,10 @@ function layerTime(
   // A layer the stack's code runs as several kernels (StackEffects.compositeOps: GPT-2's gelu_new
   // in eager PyTorch) moves its elements once per pass of each, in the type of the class they run in.
   const composite = fusion.composite;
-  const passBytes = composite ? BYTES[policy.activation[composite.opClass]] * l.outputElements * batch : 0;
+  // One pass reads or writes the layer's larger side: its output, or a loss's logits.
+  const passBytes = composite
+    ? BYTES[policy.activation[composite.opClass]] * Math.max(l.inputElements, l.outputElements) * batch
+    : 0;
   const fwdBytes = composite
     ? (bytesFactor * composite.forwardPasses * passBytes) / split
     : (bytesFactor * (batch * (l.inputElements + l.outputElements) * actBytes + weightsRead * weightBytes)) /

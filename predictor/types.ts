@@ -180,8 +180,12 @@ type LayerShape =
       stepwiseInput?: boolean;
       count?: number;
     }
-  /** The loss (cross-entropy, MSE, ...) over `elements` logits/outputs. */
-  | { type: 'loss'; name?: string; elements: number; count?: number };
+  /**
+   * The loss (cross-entropy, MSE, ...) over `elements` logits/outputs. `log_softmax_nll`: the code
+   * takes F.log_softmax over the logits and gathers the targets' entries (what a stack may run as
+   * several kernels: StackEffects.compositeOps).
+   */
+  | { type: 'loss'; name?: string; elements: number; kind?: 'log_softmax_nll'; count?: number };
 
 export type LayerType = Layer['type'];
 

@@ -95,7 +95,7 @@ export interface StackEffects {
 export interface CompositeOp {
   forwardKernels: number;
   backwardKernels: number;
-  /** Elements read plus written, as multiples of the layer's output elements. */
+  /** Elements read plus written, as multiples of the layer's larger side (its output, or a loss's logits). */
   forwardPasses: number;
   backwardPasses: number;
   /** The op class whose activation type the passes move (under autocast, float32-list ops run in fp32: reduction). */

@@ -259,3 +259,50 @@ describe("eager PyTorch's composite gelu_new (GPT-2's Python-op GELU)", () => {
     expect(stackEffects('MEGATRON').compositeOps).toBeUndefined();
   });
 });
+
+describe("eager PyTorch's log_softmax + gather loss (Transformer-XL's criterion)", () => {
+  const gpu = getGpu('A100-SXM4-80GB')!;
+  const vocab = 267_735;
+  const tokens = 192;
+  const model = (kind?: 'log_softmax_nll') =>
+    modelCost({
+      layers: [
+        { type: 'linear', inFeatures: 512, outFeatures: vocab, tokens, bias: true },
+        { type: 'loss', elements: tokens * vocab, ...(kind ? { kind } : {}) },
+      ],
+    });
+  const sums = (
+    kind: 'log_softmax_nll' | undefined,
+    stack: 'PYTORCH_EAGER' | 'TORCH_COMPILE',
+    precision: 'AMP_FP16' | 'FP16',
+  ) =>
+    layerSums(model(kind), gpu, { precision, batchSizePerGpu: 4, fp32UsesTf32: true, stack } as never, eff);
+
+  it("costs cunn_SoftMaxForward's 4 passes over the logits and backward's 5, in fp32 under autocast", () => {
+    const op = stackEffects('PYTORCH_EAGER').compositeOps!['loss.log_softmax_nll'];
+    expect([op.forwardPasses, op.backwardPasses, op.forwardKernels, op.backwardKernels]).toEqual([
+      4, 5, 2, 3,
+    ]);
+    const bw = memoryBandwidth(gpu, eff);
+    const logits = 4 * tokens * vocab;
+    for (const [precision, bytes] of [
+      ['AMP_FP16', 4],
+      ['FP16', 2],
+    ] as const) {
+      const eager = sums('log_softmax_nll', 'PYTORCH_EAGER', precision),
+        generic = sums(undefined, 'PYTORCH_EAGER', precision);
+      // The generic loss reads the logits once forward (and writes one number); backward it reads
+      // them and writes their gradient.
+      const ms = (elements: number) => (1e3 * elements * bytes) / bw;
+      expect(eager.fwd - generic.fwd).toBeCloseTo(ms(op.forwardPasses * logits - (logits + 4)), 6);
+      expect(eager.bwd - generic.bwd).toBeCloseTo(ms(op.backwardPasses * logits - (2 * logits + 4)), 6);
+      expect(eager.kernels - generic.kernels).toBe(op.forwardKernels + op.backwardKernels - 3 * 2);
+    }
+  });
+
+  it('is the generic loss where the stack fuses the cross-entropy', () => {
+    expect(sums('log_softmax_nll', 'TORCH_COMPILE', 'AMP_FP16')).toEqual(
+      sums(undefined, 'TORCH_COMPILE', 'AMP_FP16'),
+    );
+  });
+});

@@ -61,7 +61,12 @@ export const softmax = (elements: number, name?: string): Layer => ({
   elements,
   ...named(name),
 });
-export const loss = (elements: number, name = 'loss'): Layer => ({ type: 'loss', elements, name });
+export const loss = (elements: number, name = 'loss', kind?: 'log_softmax_nll'): Layer => ({
+  type: 'loss',
+  elements,
+  name,
+  ...(kind ? { kind } : {}),
+});
 
 export interface LinearOpts {
   tokens?: number;

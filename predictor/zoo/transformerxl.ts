@@ -74,7 +74,8 @@ function adaptiveSoftmax(a: TransformerXLArch, cs: Cluster[], tgt: number): Laye
     layers.push(linear(c.dim, c.size, { tokens: c.tokens, tied: true, name: `crit.tail${j + 1}` }));
   });
   const logits = tgt * headSize + cs.slice(1).reduce((s, c) => s + c.tokens * c.size, 0);
-  layers.push(loss(logits));
+  // mem_transformer.py's criterion: F.log_softmax over each cluster's logits, then gather.
+  layers.push(loss(logits, 'loss', 'log_softmax_nll'));
   return layers;
 }
 
