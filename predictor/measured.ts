@@ -158,14 +158,16 @@ export function predictRow(
       flags.includes('batch_col_is_accumulated_batch_per_gpu') && accum > 1
         ? Math.max(1, Math.round(printed / accum))
         : printed;
+    // Independent one-GPU trainings side by side (as-run.json): one GPU's step, times the GPUs.
+    const replicas = row.asRun?.independentProcesses ? row.numGpus : 1;
     const prediction = predict(
       {
         model,
         gpu,
         precision: row.precision,
         batchSizePerGpu: batch,
-        gpusPerNode: row.gpusPerNode,
-        nodes: row.numNodes,
+        gpusPerNode: replicas > 1 ? 1 : row.gpusPerNode,
+        nodes: replicas > 1 ? 1 : row.numNodes,
         gradAccumSteps: accum,
         // FP32 rows measured on TF32-capable GPUs under NGC/TF defaults are flagged: they ran TF32 math.
         fp32UsesTf32: flags.includes('fp32_on_tf32_capable_gpu'),
@@ -174,7 +176,7 @@ export function predictRow(
       },
       eff,
     );
-    return { row, model, prediction, predictedThroughput: prediction.throughput * factor };
+    return { row, model, prediction, predictedThroughput: prediction.throughput * factor * replicas };
   } catch (e) {
     return { row, error: e instanceof Error ? e.message : String(e) };
   }

@@ -318,6 +318,12 @@ export interface AsRunRule {
   seqLen?: number;
   /** Overlaid on the zoo entry's arch. */
   arch?: Record<string, unknown>;
+  /**
+   * The launcher started one training per GPU that never synchronises gradients (the script wraps
+   * the model in DistributedDataParallel only when asked): a multi-GPU row's throughput is the sum
+   * of that many one-GPU trainings.
+   */
+  independentProcesses?: boolean;
   why: string;
   provenance: string;
 }

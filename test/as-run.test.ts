@@ -49,6 +49,34 @@ describe('rows as their source ran them', () => {
     expect(lossOf(built(large).layers)).toMatchObject({ elements: 256 * 267_735 });
   });
 
+  it("predicts Lambda's multi-GPU Transformer-XL rows as independent one-GPU trainings, DLE's as data parallel", () => {
+    const same = (r: Measurement, n: number) =>
+      rows.find(
+        (x) =>
+          x.source === r.source &&
+          x.model === r.model &&
+          x.gpu === r.gpu &&
+          x.precision === r.precision &&
+          x.software === r.software &&
+          x.batchSizePerGpu === r.batchSizePerGpu &&
+          x.numGpus === n,
+      );
+    for (const source of ['lambda_pytorch', 'dle']) {
+      const eight = rows.find(
+        (r) => r.source === source && r.model === 'transformerxl_base' && r.numGpus === 8 && same(r, 1),
+      )!;
+      const p8 = predictRow(eight, eff),
+        p1 = predictRow(same(eight, 1)!, eff);
+      if (source === 'lambda_pytorch') {
+        expect(p8.predictedThroughput! / p1.predictedThroughput!).toBeCloseTo(8, 9);
+        expect(p8.prediction!.breakdown.dataParallelCommMs).toBe(0);
+      } else {
+        expect(p8.prediction!.breakdown.dataParallelCommMs).toBeGreaterThan(0);
+        expect(p8.predictedThroughput! / p1.predictedThroughput!).toBeLessThan(8);
+      }
+    }
+  });
+
   it("predicts Lambda's Transformer-XL rows nearer their measurement as run than as the zoo entry", () => {
     // Less the GTX-1080Ti's FP16 rows, a mode the predictor refuses there (no fp16 tensor cores).
     const lambda = rows.filter(
