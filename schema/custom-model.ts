@@ -164,7 +164,7 @@ export class LayerInput {
   @Field(() => String, {
     nullable: true,
     description:
-      'norm: batchnorm, layernorm, rmsnorm, groupnorm; activation: relu, gelu, gelu_new (the tanh approximation as separate ops, as Hugging Face GPT-2 writes it), silu, sigmoid, tanh, swish; elementwise: add, mul, dropout, scale, rotary, copy (a concatenation); pool: max, avg, global_avg.',
+      'norm: batchnorm, layernorm, rmsnorm, groupnorm; activation: relu, gelu, gelu_new (the tanh approximation as separate ops, as Hugging Face GPT-2 writes it), silu, sigmoid, tanh, swish; elementwise: add, mul, dropout, scale, rotary, copy (a concatenation); pool: max, avg, global_avg; loss (optional): log_softmax_nll (F.log_softmax over the logits, then gather the targets, as Transformer-XL writes it: eager PyTorch runs it as 2 + 3 kernels over the logits).',
   })
   kind?: string;
   @Field(() => Float, { nullable: true, description: 'norm/pool: channels (features).' })

@@ -69,7 +69,7 @@ export const LAYER_FIELDS: Record<LayerType, Spec> = {
     required: { cell: ['lstm', 'gru'], inputSize: 'int', hiddenSize: 'int', steps: 'int' },
     optional: { bidirectional: 'bool', stepwiseInput: 'bool' },
   },
-  loss: { required: { elements: 'size' }, optional: {} },
+  loss: { required: { elements: 'size' }, optional: { kind: ['log_softmax_nll'] } },
 };
 const COMMON: Record<string, Kind> = { count: 'int', frozen: 'bool', sameInputAs: 'int' };
 export const LAYER_TYPES = Object.keys(LAYER_FIELDS) as LayerType[];
