@@ -21,8 +21,7 @@ import { examples, fit, featuresOf, type Example, PARAMS } from '../predictor/le
 import { predictEnsemble, rng } from '../predictor/learned/gbdt.js';
 import { calibrate, type RecordedEvidence } from '../predictor/learned/calibration.js';
 import { loadCalibrationSettings } from '../seeds/calibration.js';
-import { getModel } from '../predictor/zoo/index.js';
-import { zooOverridesOf } from '../predictor/measured.js';
+import { zooModelOf } from '../predictor/measured.js';
 import { costOf } from '../predictor/predict.js';
 import { rowConfiguration } from './calibration.js';
 
@@ -41,7 +40,7 @@ type Regime = 'recurrent' | 'convolutional' | 'matmul';
  * over half (CNNs, WaveGlow, Jasper), otherwise matmul (transformers, recommenders).
  */
 function regimeOf(e: Example): Regime {
-  const def = getModel(e.row.model, zooOverridesOf(e.row));
+  const def = zooModelOf(e.row);
   if (!def) return 'matmul';
   const share = { rnn: 0, conv: 0, total: 0 };
   for (const l of costOf(def).layers) {

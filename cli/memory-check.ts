@@ -16,7 +16,7 @@ import {
 } from '../predictor/memory-check.js';
 import { predict } from '../predictor/predict.js';
 import { getModel } from '../predictor/zoo/index.js';
-import { zooOverridesOf } from '../predictor/measured.js';
+import { zooModelOf } from '../predictor/measured.js';
 import type { Precision } from '../predictor/types.js';
 
 const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
@@ -105,7 +105,7 @@ export function largestBatches(
       );
     const measured = largestRun?.batchSizePerGpu ?? 0;
     const row = largestRun && rows.get(largestRun.id);
-    const model = getModel(c.model, row && zooOverridesOf(row))!;
+    const model = (row ? zooModelOf(row) : getModel(c.model))!;
     const largest = largestFittingBatch(model, getGpu(c.gpu)!, c.precision, eff);
     return { ...c, measured, largest };
   });

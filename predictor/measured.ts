@@ -47,12 +47,16 @@ export interface RowPrediction {
  * How a row's zoo model is built: at the row's sequence length / image size, and as the row's
  * source ran it (seeds/measurements/as-run.json: its length where the row states none, its arch).
  */
-export function zooOverridesOf(row: Measurement): ZooOverrides | undefined {
+function zooOverridesOf(row: Measurement): ZooOverrides | undefined {
   const seqLenOrImageSize = row.seqLenOrImageSize ?? row.asRun?.seqLen;
   const arch = row.asRun?.arch;
   if (seqLenOrImageSize === undefined && !arch) return undefined;
   return { ...(seqLenOrImageSize !== undefined ? { seqLenOrImageSize } : {}), ...(arch ? { arch } : {}) };
 }
+
+/** A row's zoo model as its source ran it (undefined when the row's model is not a zoo id). */
+export const zooModelOf = (row: Measurement): ModelDef | undefined =>
+  getModel(row.model, zooOverridesOf(row));
 
 /**
  * A row's model: a zoo id, or (predict-csv) a path to a Hugging Face config.json, an .onnx graph or a
@@ -63,7 +67,7 @@ function rowModel(
   baseDir: string | undefined,
 ): { model?: ModelDef; custom: boolean; error?: string } {
   const seqOrImage = row.seqLenOrImageSize ?? undefined;
-  const zoo = getModel(row.model, zooOverridesOf(row));
+  const zoo = zooModelOf(row);
   if (zoo || !looksLikeModelFile(row.model))
     return zoo
       ? { model: zoo, custom: false }

@@ -6,12 +6,11 @@
 import { getGpu, loadEfficiency, loadMeasurements, type Measurement } from '../../seeds/catalog.js';
 import { fittedLlmRuns, loadLlmArchitectures, type LlmRun } from '../../seeds/llm.js';
 import { familyOf, llmSourceOf, predictLlmRun } from '../llm.js';
-import { predictRow, zooOverridesOf } from '../measured.js';
+import { predictRow, zooModelOf } from '../measured.js';
 import { stackOfFramework, type SoftwareStack } from '../software.js';
 import type { Efficiency } from '../step.js';
 import type { Breakdown, Execution } from '../step.js';
 import type { GpuSpec, MathMode } from '../types.js';
-import { getModel } from '../zoo/index.js';
 import { EvidenceIndex, NO_EVIDENCE, type Evidence, type EvidenceRow } from './evidence.js';
 import {
   featureNames,
@@ -87,7 +86,7 @@ export function examples(rows: Measurement[], eff: Efficiency): Example[] {
     const aware = analytical(row, eff);
     const unaware = analytical({ ...row, precision: 'FP32', flags: '' }, eff);
     const gpu = getGpu(row.gpu);
-    const model = getModel(row.model, zooOverridesOf(row));
+    const model = zooModelOf(row);
     if (!aware || !unaware || !gpu || !model) continue;
     out.push({
       row,

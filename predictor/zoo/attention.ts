@@ -164,7 +164,7 @@ export function latentAttention(s: LatentAttentionSpec): Layer[] {
   // Either way the second projection of the hidden state reads what the first read, two layers back.
   const query =
     s.qLoraRank === undefined
-      ? [...kvDown, { ...linear(s.hidden, s.heads * qk, { ...o, name: `${s.name}.q` }), sameInputAs: 2 }]
+      ? [...kvDown, linear(s.hidden, s.heads * qk, { ...o, name: `${s.name}.q`, sameInputAs: 2 })]
       : [
           linear(s.hidden, s.qLoraRank, { ...o, name: `${s.name}.q_down` }),
           norm('rmsnorm', s.qLoraRank, s.tokens * s.qLoraRank, `${s.name}.q_norm`),
@@ -217,7 +217,7 @@ export function feedForward(s: FeedForwardSpec): Layer[] {
     ? [
         linear(s.hidden, s.ffn, { ...o, name: `${s.name}.gate` }),
         // The up projection reads the gate's input (the memory model keeps it once where it can).
-        { ...linear(s.hidden, s.ffn, { ...o, name: `${s.name}.up` }), sameInputAs: 1 },
+        linear(s.hidden, s.ffn, { ...o, name: `${s.name}.up`, sameInputAs: 1 }),
       ]
     : [linear(s.hidden, s.ffn, { ...o, name: `${s.name}.up` })];
   return [

@@ -77,6 +77,8 @@ export interface LinearOpts {
   steps?: number;
   /** Separate projections of the input in the model's code (see the linear Layer's `projections`). */
   projections?: number;
+  /** Reads the tensor the layer this many positions before read (Layer.sameInputAs). */
+  sameInputAs?: number;
 }
 export const linear = (inFeatures: number, outFeatures: number, o: LinearOpts = {}): Layer => ({
   type: 'linear',
@@ -88,6 +90,7 @@ export const linear = (inFeatures: number, outFeatures: number, o: LinearOpts = 
   ...(o.steps !== undefined ? { steps: o.steps } : {}),
   ...((o.projections ?? 1) > 1 ? { projections: o.projections } : {}),
   ...named(o.name),
+  ...(o.sameInputAs !== undefined ? { sameInputAs: o.sameInputAs } : {}),
 });
 
 export const embedding = (vocab: number, dim: number, tokens: number, name?: string): Layer => ({

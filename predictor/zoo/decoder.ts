@@ -107,10 +107,9 @@ function moeFeedForward(
     { type: 'elementwise', kind: 'copy', elements: routed * o.hidden, name: 'moe.permute' },
     ...(o.gated ? [experts(linear(o.hidden, m.ffn, { ...e, name: 'moe.experts.gate' }))] : []),
     // Gated, the up projection reads the gate's input: one grouped GEMM keeps it once.
-    {
-      ...experts(linear(o.hidden, m.ffn, { ...e, name: 'moe.experts.up' })),
-      ...(o.gated ? { sameInputAs: 1 } : {}),
-    } as Layer,
+    experts(
+      linear(o.hidden, m.ffn, { ...e, name: 'moe.experts.up', ...(o.gated ? { sameInputAs: 1 } : {}) }),
+    ),
     act(o.act, inner, 'moe.experts.act'),
     ...(o.gated ? [mul(inner, 'moe.experts.gate_mul')] : []),
     experts(linear(m.ffn, o.hidden, { ...e, name: 'moe.experts.down' })),

@@ -154,7 +154,7 @@ function decoder(a: Tacotron2Arch): Layer[] {
     },
     // Both read each step's decoder state as it is produced (Decoder.decode): a small GEMM per step.
     linear(a.decoderRnn + ctx, a.mels, { tokens: T, name: 'linear_projection', steps: T }),
-    { ...linear(a.decoderRnn + ctx, 1, { tokens: T, name: 'gate_layer', steps: T }), sameInputAs: 1 },
+    linear(a.decoderRnn + ctx, 1, { tokens: T, name: 'gate_layer', steps: T, sameInputAs: 1 }),
   ];
 }
 
