@@ -218,11 +218,21 @@ function factorBounds(r: RecommendRequest, search: Search, learned: LearnedPredi
     // The model predicts log(measured throughput / analytical): time scales by exp(-output).
     const a = Math.exp(-outHi),
       z = Math.exp(-outLo);
-    const q90 = Math.exp(learned.intervalOf(item).q90);
+    // The interval depends on the step's host and communication shares (model.ts regimesOf),
+    // which differ with the node count: each member's own.
     for (let i = start; i < end; i++) {
       kLo[i] = a;
       kHi[i] = z;
-      p90[i] = q90;
+      const c = cands[i];
+      const own =
+        i === start
+          ? item
+          : {
+              ...item,
+              stepMs: c.analyticalStepMs,
+              breakdown: { ...item.breakdown, communicationMs: c.commExposedMs },
+            };
+      p90[i] = Math.exp(learned.intervalOf(own).q90);
     }
     // The floor: one point (the reference's features do not vary within a group), bounded exactly.
     const ref = singleGpuReference(item);

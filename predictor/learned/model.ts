@@ -58,10 +58,49 @@ export interface LearnedMeta {
      * recomputation), what the LLM runs are and the benchmark rows are not (absent in older files).
      */
     llmRuns?: Interval;
+    /**
+     * Regimes where the GPU's figures set little of the step, so its error is wider than the
+     * precision mode's: each with the held-out errors of the benchmark rows in it (absent in older
+     * files).
+     */
+    byRegime?: RegimeInterval[];
   };
   validation: Record<string, unknown>;
   /** Present only in a model refitted on a user's runs (`trainplan calibrate refit`; refit.ts). */
   refit?: RefitInfo;
+}
+
+/**
+ * What sets a step's time besides the GPU: the host (the roofline's overhead: kernel launches the GPU
+ * waits for and the framework's per-step work, both on a CPU no GPU figure describes) or the exposed
+ * gradient synchronisation (the links and the box). The held-out errors of rows where either is a
+ * tenth of the step or more are wider than the rest (host-bound about twice): the per-precision
+ * interval held a third of the host-bound rows (seeds/PREDICTOR_CARD.md, Intervals).
+ */
+export type Regime = 'host' | 'communication';
+export const REGIMES: readonly Regime[] = ['host', 'communication'];
+/**
+ * A tenth of the step. Bands of 10-20% and 20% or more were measured apart too: the narrower band's
+ * errors were as wide (host-bound P10/P90 -0.35/+0.35 against -0.44/+0.21), so one threshold.
+ */
+export const REGIME_MIN_SHARE = 0.1;
+
+export interface RegimeInterval {
+  regime: Regime;
+  /** An item is in the regime when this share of its analytical step or more is the regime's. */
+  minShare: number;
+  /** Held out as combinations (the model and GPU measured otherwise). */
+  measured: Interval;
+  /** Held out as whole models. */
+  unmeasuredModel: Interval;
+  /** Held out as whole GPUs. */
+  unmeasuredGpu: Interval;
+}
+
+/** The share of an analytical step the regime holds: the host's overhead, or exposed communication. */
+export function regimeShare(regime: Regime, a: { breakdown: Breakdown; stepMs: number }): number {
+  const ms = regime === 'host' ? a.breakdown.overheadMs : a.breakdown.communicationMs;
+  return a.stepMs > 0 ? ms / a.stepMs : 0;
 }
 
 /** One recorded run a refit trained on: what identifies it in the store. */
@@ -219,13 +258,20 @@ export class LearnedPredictor {
     return this.measuredGenerations.has(gpu.generation) ? 'gpu' : 'generation';
   }
 
-  private interval(
-    precision: Precision,
-    ev: Evidence,
-    gpu: GpuSpec,
-    llmLike: boolean,
-    moe?: SoftwareStack,
-  ): Interval {
+  /** The regimes an item is in (none for LLM-style items: the LLM runs' interval covers them). */
+  regimesOf(it: CorrectionInput): { regime: RegimeInterval; share: number }[] {
+    if (isLlmLike(it)) return [];
+    return (this.meta.intervals.byRegime ?? []).flatMap((regime) => {
+      const share = regimeShare(regime.regime, it);
+      return share >= regime.minShare ? [{ regime, share }] : [];
+    });
+  }
+
+  private interval(it: CorrectionInput, ev: Evidence): Interval {
+    const precision = it.exec.precision,
+      gpu = it.gpu,
+      llmLike = isLlmLike(it),
+      moe = moeStackOf(it);
     const ivs = this.meta.intervals;
     // A mixture-of-experts model: its stack's published MoE runs' held-out errors (software.json).
     const experts = moe !== undefined ? moeInterval(moe) : undefined;
@@ -241,10 +287,17 @@ export class LearnedPredictor {
     const widen = (u: Interval | undefined) => {
       if (u) iv = { q10: Math.min(iv.q10, u.q10), q90: Math.max(iv.q90, u.q90), rows: u.rows };
     };
-    if ((ev.modelN === 0 && ev.exactN === 0) || (llmLike && !ivs.llmRuns)) widen(ivs.unmeasuredModel);
+    const unmeasuredModel = ev.modelN === 0 && ev.exactN === 0;
+    if (unmeasuredModel || (llmLike && !ivs.llmRuns)) widen(ivs.unmeasuredModel);
     if (experts && !experts.measured) widen(ivs.unmeasuredModel);
     const novelty = this.gpuNovelty(gpu);
     if (novelty !== 'measured') widen(ivs.unmeasuredGpu);
+    // A host- or communication-bound step: the same cases, measured on rows of that regime.
+    for (const { regime } of this.regimesOf(it)) {
+      widen(regime.measured);
+      if (unmeasuredModel) widen(regime.unmeasuredModel);
+      if (novelty !== 'measured') widen(regime.unmeasuredGpu);
+    }
     if (novelty === 'generation' || novelty === 'vendor') widen(ivs.unmeasuredGeneration);
     if (novelty === 'vendor') widen(ivs.unmeasuredVendor);
     return iv;
@@ -288,7 +341,7 @@ export class LearnedPredictor {
 
   /** The interval an item's estimate gets without a user's runs; it does not depend on the model's output. */
   intervalOf(it: CorrectionInput): Interval {
-    return this.interval(it.exec.precision, this.evidenceOf(it), it.gpu, isLlmLike(it), moeStackOf(it));
+    return this.interval(it, this.evidenceOf(it));
   }
 
   /**
@@ -337,7 +390,7 @@ export class LearnedPredictor {
       const k = Math.exp(
         (1 - (t?.share ?? 0)) * (-out[i] + Math.log(c.scale)) - (t ? t.share * t.logResidual : 0),
       );
-      let iv = this.interval(it.exec.precision, evs[i], it.gpu, llmLike, moeStackOf(it));
+      let iv = this.interval(it, evs[i]);
       // Runs of this model on this GPU: the interval is the calibrated one measured on the
       // benchmark, widened by how much the runs disagree (1.28 standard deviations: P10/P90).
       if (c.modelOnGpuRuns > 0 && user && !llmLike) {
@@ -404,6 +457,13 @@ export class LearnedPredictor {
               : llmLike
                 ? '; no measurement used tensor/pipeline/context parallelism, ZeRO, recomputation or a tuned stack'
                 : '') +
+          this.regimesOf(it)
+            .map(({ regime, share }) =>
+              regime.regime === 'host'
+                ? `; host-bound: kernel launches and per-step framework work on the CPU are ${pct(share)} of the roofline's step, and no GPU figure says how fast a host does them (interval at least that of such rows held out)`
+                : `; communication-bound: exposed gradient synchronisation is ${pct(share)} of the roofline's step (interval at least that of such rows held out)`,
+            )
+            .join('') +
           (it.exec.precision === 'FP4'
             ? '; FP4 is unmeasured: no FP4 training run or FP4 kernel in the data (FP8 kernel curve at the FP4 peak)'
             : '') +
