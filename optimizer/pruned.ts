@@ -219,7 +219,9 @@ function factorBounds(r: RecommendRequest, search: Search, learned: LearnedPredi
     const a = Math.exp(-outHi),
       z = Math.exp(-outLo);
     // The interval depends on the step's host and communication shares (model.ts regimesOf),
-    // which differ with the node count: each member's own.
+    // which differ with the node count: each member's own, through the regimes it is in (all else
+    // the interval reads is the group's).
+    const byRegimes = new Map<string, number>();
     for (let i = start; i < end; i++) {
       kLo[i] = a;
       kHi[i] = z;
@@ -232,7 +234,16 @@ function factorBounds(r: RecommendRequest, search: Search, learned: LearnedPredi
               stepMs: c.analyticalStepMs,
               breakdown: { ...item.breakdown, communicationMs: c.commExposedMs },
             };
-      p90[i] = Math.exp(learned.intervalOf(own).q90);
+      const key = learned
+        .regimesOf(own)
+        .map((x) => x.regime.regime)
+        .join();
+      let q90 = byRegimes.get(key);
+      if (q90 === undefined) {
+        q90 = Math.exp(learned.intervalOf(own).q90);
+        byRegimes.set(key, q90);
+      }
+      p90[i] = q90;
     }
     // The floor: one point (the reference's features do not vary within a group), bounded exactly.
     const ref = singleGpuReference(item);

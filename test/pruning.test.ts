@@ -43,6 +43,12 @@ const QUESTIONS: [string, RecommendRequest][] = [
     request('resnet50_v1.5', { deadlineHours: 3, deadlineConfidence: true, rankBy: 'P90' }),
   ],
   [
+    // Many node counts per pruning group: a member's communication share, and with it its interval
+    // (host- or communication-bound, learned/model.ts regimesOf), differs from the group's first.
+    'ResNet-50, within 2 h at P90, ranked by P90, up to 64 nodes',
+    request('resnet50_v1.5', { deadlineHours: 2, deadlineConfidence: true, rankBy: 'P90', maxNodes: 64 }),
+  ],
+  [
     'BERT-large, fastest under a budget',
     request('bert_large_squad', { objective: 'TIME', budgetUsd: 40, samples: 5e6 }),
   ],
