@@ -3,35 +3,23 @@
 // the widest per-generation interval, each at least as wide as an unmeasured GPU of a measured
 // generation gets; the shipped file carries the coverage measured with whole generations held out.
 import { describe, expect, it } from 'vitest';
-import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 import { LearnedPredictor } from '../predictor/learned/model.js';
-import { predictCorrected } from '../predictor/corrected.js';
-import { getModel } from '../predictor/zoo/index.js';
-
-const eff = loadEfficiency();
+import { logInterval, predictZoo } from './zoo-prediction.js';
 
 describe('intervals of unmeasured generations and vendors', async () => {
   const learned = await LearnedPredictor.load();
-  const state = { predictor: learned, reason: '' };
   // One GPU: its interval is the correction's own. Several data-parallel GPUs may have their P10
   // raised to one GPU's P10 plus the synchronisation (the data-parallel floor, learned/model.ts).
   // Batch 512 keeps the host's part of the step under a tenth on all three GPUs, so no host-bound
   // interval (test/regime-intervals.test.ts) widens them.
   const width = async (gpuId: string) => {
-    const p = await predictCorrected(
-      {
-        model: getModel('resnet50_v1.5')!,
-        gpu: getGpu(gpuId)!,
-        precision: 'BF16',
-        batchSizePerGpu: 512,
-        gpusPerNode: 1,
-        nodes: 1,
-        interNodeGbps: 400,
-      },
-      state,
-      eff,
-    );
-    return { p, lo: Math.log(p.stepTimeMsP10 / p.stepTimeMs), hi: Math.log(p.stepTimeMsP90 / p.stepTimeMs) };
+    const p = await predictZoo(learned, {
+      model: 'resnet50_v1.5',
+      gpu: gpuId,
+      precision: 'BF16',
+      batchSizePerGpu: 512,
+    });
+    return { p, ...logInterval(p) };
   };
 
   it('ships leave-one-generation-out and widest-generation intervals with their measured coverage', () => {

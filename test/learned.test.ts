@@ -14,6 +14,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getModel } from '../predictor/zoo/index.js';
+import { predictZoo } from './zoo-prediction.js';
 import { PRECISIONS } from '../predictor/types.js';
 import type { GpuSpec } from '../predictor/types.js';
 
@@ -134,19 +135,15 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
       ['vgg16', 'RTX-A6000', 'FP16', 64],
     ] as const) {
       const at = (gpusPerNode: number, nodes: number) =>
-        predictCorrected(
-          {
-            model: getModel(modelId)!,
-            gpu: getGpu(gpuId)!,
-            precision,
-            batchSizePerGpu: batch,
-            gpusPerNode,
-            nodes,
-            interNodeGbps: 200,
-          },
-          { predictor: learned, reason: '' },
-          eff,
-        );
+        predictZoo(learned, {
+          model: modelId,
+          gpu: gpuId,
+          precision,
+          batchSizePerGpu: batch,
+          gpusPerNode,
+          nodes,
+          interNodeGbps: 200,
+        });
       const one = await at(1, 1);
       for (const [g, n] of [
         [1, 2],

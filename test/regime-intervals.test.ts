@@ -3,37 +3,16 @@
 // takes, and the held-out errors of such rows are wider than their precision mode's. Their interval
 // is at least the regime's (predictor/learned/model.ts regimesOf; cli/train-predictor.ts measures it).
 import { describe, expect, it } from 'vitest';
-import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 import { LearnedPredictor, REGIME_MIN_SHARE, type RegimeInterval } from '../predictor/learned/model.js';
-import { predictCorrected } from '../predictor/corrected.js';
-import { getModel } from '../predictor/zoo/index.js';
+import { logInterval, predictZoo } from './zoo-prediction.js';
 import type { Precision } from '../predictor/types.js';
-
-const eff = loadEfficiency();
 
 describe('host- and communication-bound intervals', async () => {
   const learned = await LearnedPredictor.load();
-  const state = { predictor: learned, reason: '' };
   const regimes = learned.meta.intervals.byRegime ?? [];
   const regime = (name: string) => regimes.find((r) => r.regime === name) as RegimeInterval;
   const predict = (model: string, gpu: string, precision: Precision, batch: number, gpusPerNode = 1) =>
-    predictCorrected(
-      {
-        model: getModel(model)!,
-        gpu: getGpu(gpu)!,
-        precision,
-        batchSizePerGpu: batch,
-        gpusPerNode,
-        nodes: 1,
-        interNodeGbps: 400,
-      },
-      state,
-      eff,
-    );
-  const logWidth = (p: { stepTimeMs: number; stepTimeMsP10: number; stepTimeMsP90: number }) => ({
-    lo: Math.log(p.stepTimeMsP10 / p.stepTimeMs),
-    hi: Math.log(p.stepTimeMsP90 / p.stepTimeMs),
-  });
+    predictZoo(learned, { model, gpu, precision, batchSizePerGpu: batch, gpusPerNode });
 
   it('ships both regimes, measured on held-out rows, wider than any precision mode alone', () => {
     expect(regimes.map((r) => r.regime)).toEqual(['host', 'communication']);
@@ -67,7 +46,7 @@ describe('host- and communication-bound intervals', async () => {
     expect(taco.evidence).toMatch(
       /host-bound: kernel launches and per-step framework work on the CPU are \d+\.\d% of the roofline's step/,
     );
-    const w = logWidth(taco);
+    const w = logInterval(taco);
     expect(w.lo).toBeLessThanOrEqual(host.measured.q10 + 1e-9);
     expect(w.hi).toBeGreaterThanOrEqual(host.measured.q90 - 1e-9);
 
@@ -80,11 +59,11 @@ describe('host- and communication-bound intervals', async () => {
       /communication-bound: exposed gradient synchronisation is \d+\.\d% of the roofline's step/,
     );
     expect(vgg.evidence).not.toMatch(/host-bound|floored/);
-    expect(logWidth(vgg).hi).toBeGreaterThanOrEqual(comm.measured.q90 - 1e-9);
+    expect(logInterval(vgg).hi).toBeGreaterThanOrEqual(comm.measured.q90 - 1e-9);
 
     const resnet = await predict('resnet50_v1.5', 'A100-SXM4-40GB', 'AMP_FP16', 256);
     expect(resnet.evidence).not.toMatch(/host-bound|communication-bound/);
-    const r = logWidth(resnet);
+    const r = logInterval(resnet);
     const own = learned.meta.intervals.byPrecision.AMP_FP16!;
     expect(r.lo).toBeCloseTo(own.q10, 9);
     expect(r.hi).toBeCloseTo(own.q90, 9);
