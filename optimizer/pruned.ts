@@ -116,6 +116,7 @@ export async function correctAndRank(
       lo: k.lo,
       hi: k.hi,
       cases: k.cases,
+      boundBy: k.boundBy,
       predictor: learned.name,
     }),
     stats: { candidates: all.length, corrected: keep.length, groups: needed?.groups ?? 0 },

@@ -341,6 +341,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
     c.stepLoMs = c.analyticalStepMs * (scale?.lo ? scale.lo[i] : 1);
     c.stepHiMs = c.analyticalStepMs * (scale?.hi ? scale.hi[i] : 1);
     c.evidence = scale?.cases?.[i] ?? 'analytical estimate only';
+    c.boundBy = scale?.boundBy?.[i] ?? [];
     timeAndCost(r, c, units);
     // With deadlineConfidence the deadline must hold at the interval's upper bound.
     // One candidate whose numbers overflowed must not sink the answer (GraphQL refuses Infinity) nor rank first.
@@ -409,6 +410,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
       breakdown,
       predictor: scale?.predictor ?? 'analytical',
       evidence: c.evidence ?? 'analytical estimate only',
+      boundBy: c.boundBy ?? [],
       parallelism: planParallelism(c.gpusPerNode * c.nodes, c.parallelism, c.accum),
     };
   };
@@ -540,6 +542,14 @@ function notesOf(
     if (top.nodes > 1 && top.interNodeNetworkAssumed && top.offer)
       notes.push(
         `warning: plan 1 joins ${top.nodes} ${top.offer.provider} ${top.offer.instance} instances, whose network the offer does not state; its time assumes ${top.interNodeGbps} Gbps between them (seeds/network.json defaultGbps): check that the provider networks them so, or give interNodeGbps`,
+      );
+    if (top.boundBy.includes('host'))
+      notes.push(
+        "warning: plan 1's step is host-bound: kernel launches and per-step framework work on the CPU are a tenth of it or more, and no GPU figure says how fast a machine's CPU does them (its P10-P90 is the wider one measured on such runs); time a few steps on the machine you would rent (trainplan harness) and record them (recordMeasurements)",
+      );
+    if (top.boundBy.includes('communication'))
+      notes.push(
+        "warning: plan 1's step is communication-bound: exposed gradient synchronisation is a tenth of it or more, so its time rests on the links between its GPUs and nodes (interNodeGbps; its P10-P90 is the wider one measured on such runs)",
       );
     if (top.evidenceLevel === 'UNMEASURED')
       notes.push(

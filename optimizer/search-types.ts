@@ -7,6 +7,7 @@ import type { Breakdown, ComputeTime } from '../predictor/step.js';
 import type { ModelDef } from '../predictor/types.js';
 import type { AttentionImplementation, CatalogGpu, Efficiency, GpuSpec, Precision } from '../seeds/types.js';
 import type { EvidenceLevel, MeasuredSet } from '../predictor/learned/evidence.js';
+import type { Regime } from '../predictor/learned/model.js';
 import type { Offer, PricingOption } from './offers.js';
 import type { SolveOptions } from './milp/solver.js';
 
@@ -141,6 +142,8 @@ export interface Plan {
   predictor: string;
   /** Which case the prediction is: measured / calibrated from the same model / unmeasured. */
   evidence: string;
+  /** What besides the GPU holds the step: the host, the gradient synchronisation (learned/model.ts regimesOf). */
+  boundBy: Regime[];
   /** Hours x instances x the instance's price; null when no offer prices the GPU. */
   costUsd: number | null;
   /** Cost at the 90th-percentile time. */
@@ -195,6 +198,7 @@ export interface Candidate {
   stepHiMs: number;
   hoursHi: number;
   evidence?: string;
+  boundBy?: Regime[];
   compute: ComputeTime;
   commTotalMs: number;
   commExposedMs: number;
@@ -235,6 +239,8 @@ export interface TimeScale {
   hi?: ArrayLike<number>;
   /** Per candidate: which case its prediction is (measured / calibrated / unmeasured). */
   cases?: string[];
+  /** Per candidate: what besides the GPU holds its step. */
+  boundBy?: Regime[][];
   predictor: string;
 }
 

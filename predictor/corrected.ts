@@ -2,7 +2,7 @@
 // analytical estimate scaled by the learned model, with its P10-P90 interval and the evidence
 // behind it. Without a learned model the analytical estimate answers and the result says why.
 import { DEFAULT_SOFTWARE, frameworkOf, modelFeaturesOf, type Software } from './learned/features.js';
-import type { CorrectionInput, LearnedState } from './learned/model.js';
+import type { CorrectionInput, LearnedState, Regime } from './learned/model.js';
 import type { UserEvidence } from './learned/calibration.js';
 import type { EvidenceLevel } from './learned/evidence.js';
 import type { RowPrediction } from './measured.js';
@@ -27,6 +27,8 @@ export interface CorrectedPrediction extends Prediction {
   evidenceLevel: EvidenceLevel | null;
   /** The user's recorded runs that moved this prediction. */
   calibrationRuns: number;
+  /** What besides the GPU holds the step (learned/model.ts regimesOf); empty for the analytical estimate alone. */
+  boundBy: Regime[];
 }
 
 export async function predictCorrected(
@@ -52,6 +54,7 @@ export async function predictCorrected(
       evidence: learned.reason,
       evidenceLevel: null,
       calibrationRuns: 0,
+      boundBy: [],
     };
   const m = modelFeaturesOf(req.model);
   const k = await learned.predictor.correct(
@@ -89,6 +92,7 @@ export async function predictCorrected(
     evidence: `${k.cases[0]}; ${stackEvidence(req.stack)}${req.frozenBase ? `; LoRA on a frozen base: ${LORA_LEFT_OUT}` : ''}`,
     evidenceLevel: k.levels[0],
     calibrationRuns: k.runs[0],
+    boundBy: k.boundBy[0],
   };
 }
 

@@ -51,6 +51,7 @@ export class PlanningResolver {
       evidence: p.evidence,
       evidenceLevel: p.evidenceLevel,
       calibrationRuns: p.calibrationRuns,
+      boundBy: p.boundBy,
     };
   }
 

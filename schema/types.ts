@@ -6,6 +6,7 @@ import { SOFTWARE_STACKS, type SoftwareStack } from '../predictor/software.js';
 import { POLICIES } from '../predictor/precision.js';
 import { Parallelism } from './parallelism.js';
 import { REJECT_REASONS, type RejectReason } from '../optimizer/recommend.js';
+import type { Regime } from '../predictor/learned/model.js';
 
 export const PrecisionEnum = Object.fromEntries(PRECISIONS.map((p) => [p, p])) as { [K in Precision]: K };
 registerEnumType(PrecisionEnum, {
@@ -109,6 +110,23 @@ registerEnumType(EvidenceLevelEnum, {
     UNMEASURED: { description: 'No measured run on this GPU type: datasheet figures only.' },
     GPU_MEASURED: { description: 'The GPU type has measured runs, of other models.' },
     MODEL_MEASURED_ON_GPU: { description: 'This model has measured runs on this GPU type.' },
+  },
+});
+
+// The predictor's regimes (learned/model.ts Regime), by their GraphQL names.
+export const StepBoundEnum = { HOST: 'host', COMMUNICATION: 'communication' } as const;
+registerEnumType(StepBoundEnum, {
+  name: 'StepBound',
+  description:
+    'What besides the GPU holds a step: a tenth of the roofline step or more. No GPU figure says how fast it goes, so the step has the wider interval measured on such runs (seeds/PREDICTOR_CARD.md, Intervals).',
+  valuesConfig: {
+    HOST: {
+      description:
+        "The host: kernel launches the GPU waits for and per-step framework work on the CPU (small batches, per-step loops). The machine's CPU sets it: time a few steps there (trainplan harness).",
+    },
+    COMMUNICATION: {
+      description: 'Gradient synchronisation left exposed: the links between GPUs and between nodes set it.',
+    },
   },
 });
 
@@ -459,6 +477,11 @@ export class Prediction {
     description: 'How many of your recorded runs (recordMeasurements) moved this prediction (a count).',
   })
   calibrationRuns!: number;
+  @Field(() => [StepBoundEnum], {
+    description:
+      'What besides the GPU holds the step (a tenth of it or more), widening its interval; empty when the GPU does, or when only the analytical estimate answered.',
+  })
+  boundBy!: Regime[];
 }
 
 @ObjectType({ description: 'What a plan rents: whole instances of one offer, with the age of its price.' })
@@ -525,6 +548,11 @@ export class Plan extends TrainingConfiguration {
       'Which case the prediction is: measured, calibrated from measurements of the same model, or unmeasured.',
   })
   evidence!: string;
+  @Field(() => [StepBoundEnum], {
+    description:
+      'What besides the GPU holds the step (a tenth of it or more), widening its interval; empty when the GPU does, or when only the analytical estimate answered.',
+  })
+  boundBy!: Regime[];
   @Field(() => Float, { description: 'Total over all GPUs, in throughputUnit.' }) throughput!: number;
   @Field(() => String, {
     description: 'Unit of throughput, e.g. images/s or tokens/s (workload.samples counts the same items).',

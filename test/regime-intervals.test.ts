@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { LearnedPredictor, REGIME_MIN_SHARE, type RegimeInterval } from '../predictor/learned/model.js';
 import { logInterval, predictZoo } from './zoo-prediction.js';
+import { apolloForTests } from './graphql-client.js';
 import type { Precision } from '../predictor/types.js';
 
 describe('host- and communication-bound intervals', async () => {
@@ -46,6 +47,7 @@ describe('host- and communication-bound intervals', async () => {
     expect(taco.evidence).toMatch(
       /host-bound: kernel launches and per-step framework work on the CPU are \d+\.\d% of the roofline's step/,
     );
+    expect(taco.boundBy).toEqual(['host']);
     const w = logInterval(taco);
     expect(w.lo).toBeLessThanOrEqual(host.measured.q10 + 1e-9);
     expect(w.hi).toBeGreaterThanOrEqual(host.measured.q90 - 1e-9);
@@ -59,13 +61,55 @@ describe('host- and communication-bound intervals', async () => {
       /communication-bound: exposed gradient synchronisation is \d+\.\d% of the roofline's step/,
     );
     expect(vgg.evidence).not.toMatch(/host-bound|floored/);
+    expect(vgg.boundBy).toEqual(['communication']);
     expect(logInterval(vgg).hi).toBeGreaterThanOrEqual(comm.measured.q90 - 1e-9);
 
     const resnet = await predict('resnet50_v1.5', 'A100-SXM4-40GB', 'AMP_FP16', 256);
     expect(resnet.evidence).not.toMatch(/host-bound|communication-bound/);
+    expect(resnet.boundBy).toEqual([]);
     const r = logInterval(resnet);
     const own = learned.meta.intervals.byPrecision.AMP_FP16!;
     expect(r.lo).toBeCloseTo(own.q10, 9);
     expect(r.hi).toBeCloseTo(own.q90, 9);
+  });
+
+  describe('over GraphQL', () => {
+    const run = apolloForTests();
+
+    it('predict names what holds the step in boundBy', async () => {
+      const q = `query($gpu: String!, $precision: Precision!, $batch: Int!, $gpus: Int!, $model: String!) {
+        predict(input: { workload: { model: $model, samples: 1e6 }, gpu: $gpu, gpusPerNode: $gpus,
+          batchSizePerGpu: $batch, precision: $precision }) { boundBy evidence } }`;
+      const host = await run(q, {
+        model: 'tacotron2',
+        gpu: 'A100-SXM4-40GB',
+        precision: 'FP32',
+        batch: 32,
+        gpus: 1,
+      });
+      expect(host.errors).toBeUndefined();
+      expect(host.data!.predict.boundBy).toEqual(['HOST']);
+      const comm = await run(q, { model: 'vgg16', gpu: 'RTX-3090', precision: 'FP32', batch: 48, gpus: 8 });
+      expect(comm.data!.predict.boundBy).toEqual(['COMMUNICATION']);
+      const gpu = await run(q, {
+        model: 'resnet50_v1.5',
+        gpu: 'A100-SXM4-40GB',
+        precision: 'AMP_FP16',
+        batch: 256,
+        gpus: 1,
+      });
+      expect(gpu.data!.predict.boundBy).toEqual([]);
+    });
+
+    it('recommend marks a host-bound plan 1 and says what to do about it', async () => {
+      const r = await run(`{ recommend(input: {
+          workload: { model: "tacotron2", samples: 1e9 }, gpus: ["A100-SXM4-40GB"], precisions: [FP32],
+          batchSizes: [32], gpusPerNode: [1], maxNodes: 1, prices: [{ gpu: "A100-SXM4-40GB", usdPerGpuHour: 2 }] }) {
+        plans { boundBy stepTimeMs stepTimeMsP90 } notes } }`);
+      expect(r.errors).toBeUndefined();
+      const { plans, notes } = r.data!.recommend;
+      expect(plans[0].boundBy).toEqual(['HOST']);
+      expect(notes.join('\n')).toMatch(/plan 1's step is host-bound.*trainplan harness/);
+    });
   });
 });

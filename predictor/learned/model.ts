@@ -162,6 +162,8 @@ export interface Corrections {
   levels: EvidenceLevel[];
   /** How many of the user's recorded runs moved each prediction. */
   runs: Int32Array;
+  /** What besides the GPU holds each step (regimesOf): its interval is at least those regimes'. */
+  boundBy: Regime[][];
 }
 
 export class LearnedPredictor {
@@ -408,6 +410,7 @@ export class LearnedPredictor {
     const n = items.length;
     const cases: string[] = [];
     const levels: EvidenceLevel[] = [];
+    const boundBy: Regime[][] = [];
     const runs = new Int32Array(n);
     items.forEach((it, i) => {
       // The floor: never a faster step than the same GPU alone at this batch plus the gradient
@@ -431,6 +434,8 @@ export class LearnedPredictor {
       const gpuMeasured = novelty === 'measured';
       runs[i] = c.runs;
       const shippedPair = this.measuredPairs.has(`${it.modelId}|${it.gpu.id}`);
+      const regimes = this.regimesOf(it);
+      boundBy.push(regimes.map((x) => x.regime.regime));
       levels.push(
         shippedPair || c.modelOnGpuRuns > 0
           ? 'MODEL_MEASURED_ON_GPU'
@@ -457,7 +462,7 @@ export class LearnedPredictor {
               : llmLike
                 ? '; no measurement used tensor/pipeline/context parallelism, ZeRO, recomputation or a tuned stack'
                 : '') +
-          this.regimesOf(it)
+          regimes
             .map(({ regime, share }) =>
               regime.regime === 'host'
                 ? `; host-bound: kernel launches and per-step framework work on the CPU are ${pct(share)} of the roofline's step, and no GPU figure says how fast a host does them (interval at least that of such rows held out)`
@@ -484,6 +489,7 @@ export class LearnedPredictor {
       cases,
       levels,
       runs,
+      boundBy,
     };
   }
 
