@@ -479,7 +479,7 @@ export class Prediction {
   calibrationRuns!: number;
   @Field(() => [StepBoundEnum], {
     description:
-      'What besides the GPU holds the step (a tenth of it or more), widening its interval; empty when the GPU does, or when only the analytical estimate answered.',
+      'What besides the GPU holds the step (a tenth of it or more), widening its interval (unless your runs of the model on that GPU set it); empty when the GPU does, or when only the analytical estimate answered.',
   })
   boundBy!: Regime[];
 }
@@ -550,7 +550,7 @@ export class Plan extends TrainingConfiguration {
   evidence!: string;
   @Field(() => [StepBoundEnum], {
     description:
-      'What besides the GPU holds the step (a tenth of it or more), widening its interval; empty when the GPU does, or when only the analytical estimate answered.',
+      'What besides the GPU holds the step (a tenth of it or more), widening its interval (unless your runs of the model on that GPU set it); empty when the GPU does, or when only the analytical estimate answered.',
   })
   boundBy!: Regime[];
   @Field(() => Float, { description: 'Total over all GPUs, in throughputUnit.' }) throughput!: number;

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { LearnedPredictor, REGIME_MIN_SHARE, type RegimeInterval } from '../predictor/learned/model.js';
 import { logInterval, predictZoo } from './zoo-prediction.js';
 import { apolloForTests } from './graphql-client.js';
+import { throwawayStore } from './throwaway-store.js';
 import type { Precision } from '../predictor/types.js';
 
 describe('host- and communication-bound intervals', async () => {
@@ -74,6 +75,7 @@ describe('host- and communication-bound intervals', async () => {
   });
 
   describe('over GraphQL', () => {
+    throwawayStore('trainplan-regimes-');
     const run = apolloForTests();
 
     it('predict names what holds the step in boundBy', async () => {
@@ -110,6 +112,27 @@ describe('host- and communication-bound intervals', async () => {
       const { plans, notes } = r.data!.recommend;
       expect(plans[0].boundBy).toEqual(['HOST']);
       expect(notes.join('\n')).toMatch(/plan 1's step is host-bound.*trainplan harness/);
+    });
+
+    it('a host-bound step your runs of the model on that GPU measured takes their interval, and says so', async () => {
+      const input = {
+        workload: { model: 'tacotron2', samples: 1e6 },
+        gpu: 'A100-SXM4-40GB',
+        batchSizePerGpu: 32,
+        precision: 'FP32',
+      };
+      const q = `query($input: PredictInput!) { predict(input: $input) { stepTimeMs boundBy evidence } }`;
+      const before = (await run(q, { input })).data!.predict;
+      expect(before.evidence).toMatch(/host-bound: .*\(interval at least that of such rows held out\)/);
+      // A synthetic run at the prediction itself: only the interval's source changes.
+      const rec = await run(
+        `mutation($runs: [MeasurementInput!]!) { recordMeasurements(runs: $runs) { stored rejected { reason } } }`,
+        { runs: [{ ...input, stepTimeMs: before.stepTimeMs, source: 'test' }] },
+      );
+      expect(rec.data!.recordMeasurements).toMatchObject({ stored: 1, rejected: [] });
+      const after = (await run(q, { input })).data!.predict;
+      expect(after.boundBy).toEqual(['HOST']);
+      expect(after.evidence).toMatch(/host-bound: .*\(interval from your runs of this model on this GPU\)/);
     });
   });
 });

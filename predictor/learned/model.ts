@@ -162,7 +162,10 @@ export interface Corrections {
   levels: EvidenceLevel[];
   /** How many of the user's recorded runs moved each prediction. */
   runs: Int32Array;
-  /** What besides the GPU holds each step (regimesOf): its interval is at least those regimes'. */
+  /**
+   * What besides the GPU holds each step (regimesOf): its interval is at least those regimes', unless
+   * the user's runs of the model on that GPU set it.
+   */
   boundBy: Regime[][];
 }
 
@@ -463,11 +466,16 @@ export class LearnedPredictor {
                 ? '; no measurement used tensor/pipeline/context parallelism, ZeRO, recomputation or a tuned stack'
                 : '') +
           regimes
-            .map(({ regime, share }) =>
-              regime.regime === 'host'
-                ? `; host-bound: kernel launches and per-step framework work on the CPU are ${pct(share)} of the roofline's step, and no GPU figure says how fast a host does them (interval at least that of such rows held out)`
-                : `; communication-bound: exposed gradient synchronisation is ${pct(share)} of the roofline's step (interval at least that of such rows held out)`,
-            )
+            .map(({ regime, share }) => {
+              // Runs of this model on this GPU set the interval themselves (correct() above).
+              const iv =
+                c.modelOnGpuRuns > 0 && user && !llmLike
+                  ? 'interval from your runs of this model on this GPU'
+                  : 'interval at least that of such rows held out';
+              return regime.regime === 'host'
+                ? `; host-bound: kernel launches and per-step framework work on the CPU are ${pct(share)} of the roofline's step, and no GPU figure says how fast a host does them (${iv})`
+                : `; communication-bound: exposed gradient synchronisation is ${pct(share)} of the roofline's step (${iv})`;
+            })
             .join('') +
           (it.exec.precision === 'FP4'
             ? '; FP4 is unmeasured: no FP4 training run or FP4 kernel in the data (FP8 kernel curve at the FP4 peak)'
