@@ -33,7 +33,9 @@ import { ensembleToOnnx, loadOnnxCorrection } from '../predictor/learned/onnx.js
 import {
   REGIME_MIN_SHARE,
   REGIMES,
+  regimesIn,
   regimeShare,
+  widenInterval,
   type Interval,
   type LearnedMeta,
   type Regime,
@@ -372,7 +374,7 @@ export async function trainPredictor(
       },
     ];
   });
-  const inAnyRegime = (i: number) => byRegime.some((r) => regimeShare(r.regime, ex[i].aware) >= r.minShare);
+  const inAnyRegime = (i: number) => regimesIn(byRegime, ex[i].aware).length > 0;
   // Per precision from the benchmark rows: stock code under plain data parallelism, as a default
   // query runs, in no regime (those rows widen their own intervals). LLM-style queries (a tuned
   // stack or a split layout) take the LLM runs' interval.
@@ -403,13 +405,7 @@ export async function trainPredictor(
     if (isLlm(ex[i])) return intervals.llmRuns;
     let iv = byPrecision[ex[i].row.precision] ?? intervals.measuredModel;
     if (regimes)
-      for (const r of byRegime)
-        if (regimeShare(r.regime, ex[i].aware) >= r.minShare)
-          iv = {
-            q10: Math.min(iv.q10, r.measured.q10),
-            q90: Math.max(iv.q90, r.measured.q90),
-            rows: r.measured.rows,
-          };
+      for (const { regime } of regimesIn(byRegime, ex[i].aware)) iv = widenInterval(iv, regime.measured);
     return iv;
   };
   const covered = (i: number, regimes: boolean) => {

@@ -103,6 +103,24 @@ export function regimeShare(regime: Regime, a: { breakdown: Breakdown; stepMs: n
   return a.stepMs > 0 ? ms / a.stepMs : 0;
 }
 
+/** The regimes of `byRegime` an analytical step is in, with the share each holds. */
+export function regimesIn(
+  byRegime: readonly RegimeInterval[],
+  a: { breakdown: Breakdown; stepMs: number },
+): { regime: RegimeInterval; share: number }[] {
+  return byRegime.flatMap((regime) => {
+    const share = regimeShare(regime.regime, a);
+    return share >= regime.minShare ? [{ regime, share }] : [];
+  });
+}
+
+/** The smallest interval holding both (the second's row count, as the widening case's). */
+export const widenInterval = (iv: Interval, u: Interval): Interval => ({
+  q10: Math.min(iv.q10, u.q10),
+  q90: Math.max(iv.q90, u.q90),
+  rows: u.rows,
+});
+
 /** One recorded run a refit trained on: what identifies it in the store. */
 export interface RefitRun {
   id: number;
@@ -265,14 +283,10 @@ export class LearnedPredictor {
 
   /** The regimes an item is in (none for LLM-style items: the LLM runs' interval covers them). */
   regimesOf(it: CorrectionInput): { regime: RegimeInterval; share: number }[] {
-    if (isLlmLike(it)) return [];
-    return (this.meta.intervals.byRegime ?? []).flatMap((regime) => {
-      const share = regimeShare(regime.regime, it);
-      return share >= regime.minShare ? [{ regime, share }] : [];
-    });
+    return isLlmLike(it) ? [] : regimesIn(this.meta.intervals.byRegime ?? [], it);
   }
 
-  private interval(it: CorrectionInput, ev: Evidence): Interval {
+  private interval(it: CorrectionInput, ev: Evidence, regimes = this.regimesOf(it)): Interval {
     const precision = it.exec.precision,
       gpu = it.gpu,
       llmLike = isLlmLike(it),
@@ -290,7 +304,7 @@ export class LearnedPredictor {
     // leave-one-generation-out for a GPU of an unmeasured generation, the widest generation's for
     // an unmeasured vendor (seeds/PREDICTOR_CARD.md).
     const widen = (u: Interval | undefined) => {
-      if (u) iv = { q10: Math.min(iv.q10, u.q10), q90: Math.max(iv.q90, u.q90), rows: u.rows };
+      if (u) iv = widenInterval(iv, u);
     };
     const unmeasuredModel = ev.modelN === 0 && ev.exactN === 0;
     if (unmeasuredModel || (llmLike && !ivs.llmRuns)) widen(ivs.unmeasuredModel);
@@ -298,7 +312,7 @@ export class LearnedPredictor {
     const novelty = this.gpuNovelty(gpu);
     if (novelty !== 'measured') widen(ivs.unmeasuredGpu);
     // A host- or communication-bound step: the same cases, measured on rows of that regime.
-    for (const { regime } of this.regimesOf(it)) {
+    for (const { regime } of regimes) {
       widen(regime.measured);
       if (unmeasuredModel) widen(regime.unmeasuredModel);
       if (novelty !== 'measured') widen(regime.unmeasuredGpu);
@@ -383,9 +397,13 @@ export class LearnedPredictor {
     const transfers = all.map((it) =>
       user?.transfer && !isLlmLike(it) ? this.transferred(it, user) : undefined,
     );
+    const regimes = all.map((it) => this.regimesOf(it));
+    // Runs of this model on this GPU set the interval themselves (below), not the shipped errors.
+    const runsSetInterval = all.map(
+      (it, i) => !!user && calibrations[i].modelOnGpuRuns > 0 && !isLlmLike(it),
+    );
     all.forEach((it, i) => {
       const c = calibrations[i];
-      const llmLike = isLlmLike(it);
       // The shipped GPUs' measurements of this configuration, carried over by the relation the
       // runs show (transfer.ts); no shipped benchmark row used a split layout or a tuned stack (the
       // LLM runs give no evidence), so none transfers to one.
@@ -395,10 +413,10 @@ export class LearnedPredictor {
       const k = Math.exp(
         (1 - (t?.share ?? 0)) * (-out[i] + Math.log(c.scale)) - (t ? t.share * t.logResidual : 0),
       );
-      let iv = this.interval(it, evs[i]);
+      let iv = this.interval(it, evs[i], regimes[i]);
       // Runs of this model on this GPU: the interval is the calibrated one measured on the
       // benchmark, widened by how much the runs disagree (1.28 standard deviations: P10/P90).
-      if (c.modelOnGpuRuns > 0 && user && !llmLike) {
+      if (runsSetInterval[i] && user) {
         const cal = user.settings.modelOnGpu;
         iv = {
           q10: Math.min(cal.q10, -1.28 * c.spread),
@@ -437,8 +455,7 @@ export class LearnedPredictor {
       const gpuMeasured = novelty === 'measured';
       runs[i] = c.runs;
       const shippedPair = this.measuredPairs.has(`${it.modelId}|${it.gpu.id}`);
-      const regimes = this.regimesOf(it);
-      boundBy.push(regimes.map((x) => x.regime.regime));
+      boundBy.push(regimes[i].map((x) => x.regime.regime));
       levels.push(
         shippedPair || c.modelOnGpuRuns > 0
           ? 'MODEL_MEASURED_ON_GPU'
@@ -465,13 +482,11 @@ export class LearnedPredictor {
               : llmLike
                 ? '; no measurement used tensor/pipeline/context parallelism, ZeRO, recomputation or a tuned stack'
                 : '') +
-          regimes
+          regimes[i]
             .map(({ regime, share }) => {
-              // Runs of this model on this GPU set the interval themselves (correct() above).
-              const iv =
-                c.modelOnGpuRuns > 0 && user && !llmLike
-                  ? 'interval from your runs of this model on this GPU'
-                  : 'interval at least that of such rows held out';
+              const iv = runsSetInterval[i]
+                ? 'interval from your runs of this model on this GPU'
+                : 'interval at least that of such rows held out';
               return regime.regime === 'host'
                 ? `; host-bound: kernel launches and per-step framework work on the CPU are ${pct(share)} of the roofline's step, and no GPU figure says how fast a host does them (${iv})`
                 : `; communication-bound: exposed gradient synchronisation is ${pct(share)} of the roofline's step (${iv})`;
