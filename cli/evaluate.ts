@@ -1,6 +1,7 @@
 // Accuracy of the predictor on measurement rows: MAPE overall and per group.
 import { getGpu, type Measurement } from '../seeds/catalog.js';
 import { ape, predictRow } from '../predictor/measured.js';
+import { softwareRelease } from '../predictor/learned/evidence.js';
 import type { Efficiency } from '../predictor/step.js';
 
 export const GROUP_KEYS = {
@@ -10,6 +11,7 @@ export const GROUP_KEYS = {
   source: (r: Measurement) => r.source,
   generation: (r: Measurement) => getGpu(r.gpu)?.generation ?? 'unknown',
   gpus: (r: Measurement) => (r.numGpus === 1 ? '1' : r.numNodes === 1 ? 'multi-gpu, 1 node' : 'multi-node'),
+  release: (r: Measurement) => softwareRelease(r) ?? 'not stated',
 } as const;
 export type GroupKey = keyof typeof GROUP_KEYS;
 

@@ -289,6 +289,60 @@ export function seedsMeasured(): MeasuredSet {
   return seedsMeasuredCache;
 }
 
+/**
+ * The framework release a train.csv row ran, as its source states it in `software`: Lambda's logs
+ * give the framework's own version ('PyTorch 1.13', 'TensorFlow 2.4'), DeepLearningExamples' tables
+ * the NGC container ('NGC PyTorch 20.06', year.month). Undefined where the row states none.
+ */
+export function softwareRelease(m: { software: string; framework: string }): string | undefined {
+  const s = m.software ?? '';
+  if (/\bNGC\b/.test(s)) {
+    const tag = /\b(\d\d\.\d\d)\b/.exec(s);
+    return tag ? `NGC ${m.framework} ${tag[1]}` : undefined;
+  }
+  const own = /^(pytorch|tensorflow) (\d+\.\d+)/i.exec(s);
+  if (!own) return undefined;
+  return `${own[1].toLowerCase() === 'pytorch' ? 'PyTorch' : 'TensorFlow'} ${own[2]}`;
+}
+
+/** What software the shipped measurements ran, per `model|gpu` pair and per GPU (releases in version order). */
+export interface ShippedReleases {
+  byPair: ReadonlyMap<string, readonly string[]>;
+  byGpu: ReadonlyMap<string, readonly string[]>;
+}
+
+export function releasesOf(
+  rows: Iterable<{ model: string; gpu: string; software: string; framework: string }>,
+): ShippedReleases {
+  const byPair = new Map<string, Set<string>>(),
+    byGpu = new Map<string, Set<string>>();
+  const add = (m: Map<string, Set<string>>, k: string, r: string) => {
+    let set = m.get(k);
+    if (!set) m.set(k, (set = new Set()));
+    set.add(r);
+  };
+  for (const row of rows) {
+    const r = softwareRelease(row);
+    if (!r) continue;
+    add(byPair, `${row.model}|${row.gpu}`, r);
+    add(byGpu, row.gpu, r);
+  }
+  const sorted = (m: Map<string, Set<string>>) =>
+    new Map(
+      [...m].map(
+        ([k, v]) => [k, [...v].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))] as const,
+      ),
+    );
+  return { byPair: sorted(byPair), byGpu: sorted(byGpu) };
+}
+
+let seedsReleasesCache: ShippedReleases | undefined;
+/** The releases seeds/measurements/train.csv's rows ran (see softwareRelease). */
+export function seedsReleases(): ShippedReleases {
+  seedsReleasesCache ??= releasesOf(loadMeasurements().filter((m) => m.throughput !== null));
+  return seedsReleasesCache;
+}
+
 /** Two evidence summaries as one: each mean weighted by its row count (shipped measurements and a user's runs). */
 export function mergeEvidence(a: Evidence, b: Evidence): Evidence {
   const m = (x: number, xn: number, y: number, yn: number) => (xn + yn ? (x * xn + y * yn) / (xn + yn) : 0);

@@ -12,6 +12,7 @@ import {
   EvidenceIndex,
   evidenceCase,
   mergeEvidence,
+  seedsReleases,
   type Evidence,
   type EvidenceGroup,
   type EvidenceLevel,
@@ -470,6 +471,7 @@ export class LearnedPredictor {
             : c.gpuRuns > 0
               ? `; ${it.gpu.id} has no shipped measurements`
               : `; ${it.gpu.id} has no training measurements (${achievableBasis(it.gpu, it.dominantMath)})`) +
+          shippedSoftware(it.modelId, it.gpu.id, shippedPair) +
           (novelty === 'generation' && c.gpuRuns === 0
             ? `; no ${it.gpu.generation} GPU is measured (interval from leave-one-generation-out errors)`
             : novelty === 'vendor' && c.gpuRuns === 0
@@ -555,6 +557,20 @@ export class LearnedPredictor {
  * What only the LLM runs measured: a stack other than stock framework code, or a sharded or split
  * layout (every benchmark row ran plain data parallelism in stock code).
  */
+/**
+ * Which framework releases the shipped measurements behind an estimate ran (the model's on this GPU,
+ * else any model's on it): the correction learned what those releases did, and Lambda's
+ * configurations measured under two PyTorch releases ran up to 1.12x faster on the newer one
+ * (seeds/README.md), so a reader of an estimate that rests on PyTorch 1.4 rows knows it does.
+ */
+function shippedSoftware(modelId: string, gpuId: string, shippedPair: boolean): string {
+  const releases = seedsReleases();
+  const ofPair = shippedPair ? releases.byPair.get(`${modelId}|${gpuId}`) : undefined;
+  if (ofPair?.length) return `; its measurements on ${gpuId} ran ${ofPair.join(', ')}`;
+  const ofGpu = releases.byGpu.get(gpuId);
+  return ofGpu?.length ? `; the measurements on ${gpuId} ran ${ofGpu.join(', ')}` : '';
+}
+
 function isLlmLike(it: CorrectionInput): boolean {
   const par = it.exec.parallelism;
   if ((it.exec.stack ?? DEFAULT_STACK) !== DEFAULT_STACK || it.model.mixtureOfExperts) return true;
