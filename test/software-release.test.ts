@@ -6,6 +6,7 @@ import { loadMeasurements, type Measurement } from '../seeds/catalog.js';
 import { releasesOf, softwareRelease } from '../predictor/learned/evidence.js';
 import { LearnedPredictor } from '../predictor/learned/model.js';
 import { predictZoo } from './zoo-prediction.js';
+import { apolloForTests } from './graphql-client.js';
 
 const rows = loadMeasurements().filter((m) => m.throughput !== null);
 
@@ -101,5 +102,19 @@ describe('software releases of the shipped measurements', async () => {
       batchSizePerGpu: 64,
     });
     expect(b200.evidence).not.toMatch(/measurements on B200 ran/);
+  });
+
+  const run = apolloForTests();
+  it('leaves them out of an LLM-style estimate, which rests on the published LLM runs', async () => {
+    const q = `query($stack: SoftwareStack!) {
+      predict(input: { workload: { model: "llama2_7b", samples: 1e9 }, gpu: "H100-SXM5-80GB", gpusPerNode: 8,
+        batchSizePerGpu: 1, precision: BF16, softwareStack: $stack }) { evidence } }`;
+    const megatron = await run(q, { stack: 'MEGATRON' });
+    expect(megatron.errors).toBeUndefined();
+    expect(megatron.data!.predict.evidence).toMatch(/published LLM runs/);
+    expect(megatron.data!.predict.evidence).not.toMatch(/measurements on H100-SXM5-80GB ran/);
+    // The same model in stock PyTorch is a benchmark-style estimate: the GPU's rows' releases are named.
+    const eager = await run(q, { stack: 'PYTORCH_EAGER' });
+    expect(eager.data!.predict.evidence).toContain('; the measurements on H100-SXM5-80GB ran ');
   });
 });

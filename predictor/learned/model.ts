@@ -471,7 +471,7 @@ export class LearnedPredictor {
             : c.gpuRuns > 0
               ? `; ${it.gpu.id} has no shipped measurements`
               : `; ${it.gpu.id} has no training measurements (${achievableBasis(it.gpu, it.dominantMath)})`) +
-          shippedSoftware(it.modelId, it.gpu.id, shippedPair) +
+          shippedSoftware(it.modelId, it.gpu.id, shippedPair, llmLike) +
           (novelty === 'generation' && c.gpuRuns === 0
             ? `; no ${it.gpu.generation} GPU is measured (interval from leave-one-generation-out errors)`
             : novelty === 'vendor' && c.gpuRuns === 0
@@ -554,16 +554,14 @@ export class LearnedPredictor {
 }
 
 /**
- * What only the LLM runs measured: a stack other than stock framework code, or a sharded or split
- * layout (every benchmark row ran plain data parallelism in stock code).
- */
-/**
  * Which framework releases the shipped measurements behind an estimate ran (the model's on this GPU,
  * else any model's on it): the correction learned what those releases did, and Lambda's
  * configurations measured under two PyTorch releases ran up to 1.12x faster on the newer one
  * (seeds/README.md), so a reader of an estimate that rests on PyTorch 1.4 rows knows it does.
  */
-function shippedSoftware(modelId: string, gpuId: string, shippedPair: boolean): string {
+function shippedSoftware(modelId: string, gpuId: string, shippedPair: boolean, llmLike: boolean): string {
+  // An LLM-style estimate rests on the published LLM runs (their stacks are in its evidence), not on these rows.
+  if (llmLike) return '';
   const releases = seedsReleases();
   const ofPair = shippedPair ? releases.byPair.get(`${modelId}|${gpuId}`) : undefined;
   if (ofPair?.length) return `; its measurements on ${gpuId} ran ${ofPair.join(', ')}`;
@@ -571,6 +569,10 @@ function shippedSoftware(modelId: string, gpuId: string, shippedPair: boolean): 
   return ofGpu?.length ? `; the measurements on ${gpuId} ran ${ofGpu.join(', ')}` : '';
 }
 
+/**
+ * What only the LLM runs measured: a stack other than stock framework code, or a sharded or split
+ * layout (every benchmark row ran plain data parallelism in stock code).
+ */
 function isLlmLike(it: CorrectionInput): boolean {
   const par = it.exec.parallelism;
   if ((it.exec.stack ?? DEFAULT_STACK) !== DEFAULT_STACK || it.model.mixtureOfExperts) return true;
