@@ -475,7 +475,7 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
     .option('--gpus <ids>', 'comma-separated GPU ids (default: every GPU)', list)
     .option(
       '--precisions <modes>',
-      `comma-separated precision modes (${PRECISIONS.join(', ')}; default: all but FP4 and FP16_PURE)`,
+      `comma-separated precision modes (${PRECISIONS.join(', ')}; default: all but FP4, FP16_PURE and, for a CNN, FP8)`,
       list,
     )
     .option('--max-nodes <n>', 'most nodes a plan may use', integer, 8)

@@ -35,7 +35,8 @@
 // Candidates come from the predictor through optimizer/recommend.ts (one search per job and GPU
 // type, with the job's window deadline - release and the type's inventory as constraints), so
 // memory and the window are already met by every column.
-import { predict, InputError } from '../predictor/predict.js';
+import { costOf, predict, InputError } from '../predictor/predict.js';
+import { defaultSearchPrecisions } from '../predictor/precision.js';
 import { isPlain, type Parallelism, type PlanParallelism } from '../predictor/parallel.js';
 import type { ModelDef } from '../predictor/types.js';
 import type { CatalogGpu, Precision } from '../seeds/types.js';
@@ -204,6 +205,13 @@ function availableTypes(r: FleetRequest): GpuType[] {
   return types;
 }
 
+/** The precisions one job's candidates are searched in (CandidateSearch.precisionsByDefault). */
+export function jobPrecisions(r: CandidateSearch, model: ModelDef): Precision[] {
+  if (!r.precisionsByDefault) return r.precisions;
+  const defaults = defaultSearchPrecisions(costOf(model));
+  return r.precisions.filter((p) => defaults.includes(p));
+}
+
 const searchFor = (
   r: FleetRequest,
   job: FleetJob,
@@ -215,7 +223,7 @@ const searchFor = (
   objective: o.objective,
   deadlineHours: o.deadline ? windowHours(job) : undefined,
   gpus: [t.gpu],
-  precisions: r.precisions,
+  precisions: jobPrecisions(r, job.model),
   maxNodes: r.maxNodes,
   maxGpus: o.cap && t.limit !== null ? t.limit : undefined,
   gpusPerNodeChoices: r.gpusPerNodeChoices,

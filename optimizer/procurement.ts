@@ -48,7 +48,7 @@ import {
 } from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
 import { paretoFilter } from './pareto.js';
-import { ALL, layoutOf, outOfMemory, usable, type Blocker } from './fleet.js';
+import { ALL, jobPrecisions, layoutOf, outOfMemory, usable, type Blocker } from './fleet.js';
 import type { PlanParallelism } from '../predictor/parallel.js';
 
 export interface ProcurementJob {
@@ -204,7 +204,7 @@ const search = (
   objective: price === null ? 'TIME' : 'COST',
   deadlineHours: deadline ? job.deadlineHours : undefined,
   gpus: [gpu],
-  precisions: r.precisions,
+  precisions: jobPrecisions(r, job.model),
   maxNodes: r.maxNodes,
   gpusPerNodeChoices: r.gpusPerNodeChoices,
   batchSizes: job.batchSizes ?? job.model.batchSizes,

@@ -247,6 +247,11 @@ export interface TimeScale {
 /** How fleet and procurement generate each job's candidate configurations, and how they solve. */
 export interface CandidateSearch {
   precisions: Precision[];
+  /**
+   * The request named no precisions: each job searches those of `precisions` its model's defaults
+   * allow (predictor/precision.ts defaultSearchPrecisions: no FP8 for a model it would barely quantize).
+   */
+  precisionsByDefault?: boolean;
   gpusPerNodeChoices: number[];
   maxNodes: number;
   interNodeGbps: (gpu: GpuSpec) => number;

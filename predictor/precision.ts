@@ -6,6 +6,7 @@ import {
   type DType,
   type GpuSpec,
   type LayerCost,
+  type ModelCost,
   type MathMode,
   type OpClass,
   type OptimizerKind,
@@ -114,7 +115,7 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     savedGemmInput: 'fp16',
     forwardWeightCopy: { dtype: 'fp16', copies: 1 },
     description:
-      'Automatic mixed precision, fp16: matmuls on fp16 tensor cores; softmax, normalization, loss and reductions kept in fp32; fp32 weights cast each step; dynamic loss scaling.',
+      'Automatic mixed precision, fp16: matmuls on fp16 tensor cores; softmax, layer norm, loss and reductions kept in fp32 (batch norm reads and writes fp16: autocast does not upcast it); fp32 weights cast each step; dynamic loss scaling.',
   },
   AMP_BF16: {
     precision: 'AMP_BF16',
@@ -233,6 +234,20 @@ export function effectiveMath(
   return m;
 }
 
+/**
+ * The element type a layer's activations move in. A policy's `activation` is per op class, but
+ * autocast keeps batch norm out of its fp32 list (cuDNN batch norm reads and writes the input's
+ * type and keeps fp32 statistics in registers; TensorFlow's mixed-precision graph rewrite treats
+ * FusedBatchNormV3 the same way), so under AMP a batch norm moves the 16-bit type of the convolution
+ * before it, where layer norm, softmax and the loss are upcast to fp32. seeds/memory.json's
+ * `norm.batchnorm` rule says the same for what it saves.
+ */
+export function activationType(policy: PrecisionPolicy, l: { opClass: OpClass; kind?: string }): DType {
+  if (l.opClass === 'reduction' && (l.kind === 'batchnorm' || l.kind === 'frozen_batchnorm'))
+    return policy.activation.pointwise;
+  return policy.activation[l.opClass];
+}
+
 /** Peak for a math mode; fp16/bf16 pointwise passes run on the vector units at about the fp32 rate (they are memory-bound anyway). */
 export function peakTflops(gpu: GpuSpec, math: MathMode, op: OpClass): number | null {
   if (op !== 'matmul') return gpu.peakTflops.fp32;
@@ -335,3 +350,31 @@ export const DEFAULT_SEARCH_PRECISIONS: readonly Precision[] = PRECISIONS.filter
  */
 export const quantizedGemm = (l: Pick<LayerCost, 'type' | 'opClass' | 'parameters'>): boolean =>
   l.opClass === 'matmul' && l.parameters > 0 && (l.type === 'linear' || l.type === 'matmul');
+
+/** The share of a model's GEMM FLOPs (forward and backward) that an FP8/FP4 recipe quantizes. */
+export function quantizedGemmShare(cost: Pick<ModelCost, 'layers'>): number {
+  let all = 0,
+    quantized = 0;
+  for (const l of cost.layers) {
+    if (l.opClass !== 'matmul') continue;
+    const f = (l.forwardFlops + l.backwardFlops) * l.count;
+    all += f;
+    if (quantizedGemm(l)) quantized += f;
+  }
+  return all > 0 ? quantized / all : 0;
+}
+
+/**
+ * FP8 is searched by default only for a model whose GEMM FLOPs are mostly in linear layers. Where
+ * they are convolutions (a CNN) or recurrent cells, Transformer Engine's recipe leaves them in bf16:
+ * the "FP8" run is the BF16 run plus the casts of a classifier, no recipe trains a CNN that way, and
+ * the learned correction would rank it on the FP8 effect it fitted on LLM runs, an effect such a
+ * model cannot have. A request that lists FP8 still gets its plans.
+ */
+export const FP8_MIN_QUANTIZED_SHARE = 0.5;
+
+/** DEFAULT_SEARCH_PRECISIONS for one model: without FP8 where it would quantize little (above). */
+export function defaultSearchPrecisions(cost: Pick<ModelCost, 'layers'>): Precision[] {
+  const fp8 = quantizedGemmShare(cost) >= FP8_MIN_QUANTIZED_SHARE;
+  return DEFAULT_SEARCH_PRECISIONS.filter((p) => p !== 'FP8' || fp8);
+}

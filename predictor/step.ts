@@ -52,6 +52,7 @@ import {
   type ZeroStage,
 } from './parallel.js';
 import {
+  activationType,
   BYTES,
   SCALED_INPUT_BYTES,
   effectiveMath,
@@ -205,7 +206,7 @@ function layerTime(
     policy.scaledGemmInput && l.opClass === 'matmul' && !quantized
       ? 'bf16'
       : effectiveMath(policy, l.opClass, gpu, exec.fp32UsesTf32);
-  const actBytes = BYTES[policy.activation[l.opClass]];
+  const actBytes = BYTES[activationType(policy, l)];
   const weightBytes = quantized
     ? SCALED_INPUT_BYTES[policy.scaledGemmInput!] // the GEMM reads the quantized copy
     : l.opClass === 'matmul' && policy.castsWeightsEachStep

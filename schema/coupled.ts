@@ -661,7 +661,7 @@ export class FederatedInput extends SolveSettingsInput {
   @Field(() => [PrecisionEnum], {
     nullable: true,
     description:
-      'Precision modes allowed (default: all the device supports but FP4, which no measurement supports, and FP16_PURE, whose training may not converge).',
+      'Precision modes allowed (default: all the device supports but FP4, which no measurement supports, FP16_PURE, whose training may not converge, and FP8 for a model whose GEMM FLOPs are mostly not in linear layers, which FP8 would leave in bf16).',
   })
   precisions?: Precision[];
   @Field(() => [Int], {

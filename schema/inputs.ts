@@ -21,7 +21,7 @@ import type { ParallelismSearch } from '../optimizer/recommend.js';
 
 /** The `precisions` argument of every search (recommend and the coupled planners): one default, said once. */
 export const PRECISIONS_ALLOWED =
-  'Precision modes allowed (default: all but FP4, which no measurement supports, and FP16_PURE, whose training may not converge; list them to search them).';
+  'Precision modes allowed (default: all but FP4, which no measurement supports, FP16_PURE, whose training may not converge, and FP8 for a model whose GEMM FLOPs are mostly not in linear layers, e.g. a CNN, which FP8 would leave in bf16; list them to search them).';
 
 @InputType({ description: 'What to train and how much of it.' })
 export class WorkloadInput {

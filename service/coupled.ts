@@ -24,7 +24,8 @@ import {
 } from '../optimizer/procurement.js';
 import type { SolveOptions } from '../optimizer/milp/solver.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
-import { DEFAULT_SEARCH_PRECISIONS } from '../predictor/precision.js';
+import { DEFAULT_SEARCH_PRECISIONS, defaultSearchPrecisions } from '../predictor/precision.js';
+import { costOf } from '../predictor/predict.js';
 import { PRECISIONS, type GpuSpec, type Precision } from '../predictor/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import { fullTrainingOnly, gpuById, modelById } from './lookup.js';
@@ -230,6 +231,7 @@ function searchSpace(input: SearchSettings) {
   };
   return {
     precisions,
+    precisionsByDefault: input.precisions == null,
     gpusPerNode,
     maxNodes,
     interNodeGbps: (g: GpuSpec) => net ?? defaultInterNodeGbps(g.id),
@@ -339,6 +341,7 @@ export async function fleetPlan(input: FleetQuery): Promise<FleetPlan> {
     allowUnplaced: input.allowUnplaced,
     timeSlots: integer('timeSlots', input.timeSlots ?? 48, 1, COUPLED_LIMITS.timeSlots),
     precisions: space.precisions,
+    precisionsByDefault: space.precisionsByDefault,
     gpusPerNodeChoices: space.gpusPerNode,
     maxNodes: space.maxNodes,
     interNodeGbps: space.interNodeGbps,
@@ -454,6 +457,7 @@ export async function procurementPlan(input: ProcurementQuery): Promise<Procurem
     hoursPerMonth,
     options,
     precisions: space.precisions,
+    precisionsByDefault: space.precisionsByDefault,
     gpusPerNodeChoices: space.gpusPerNode,
     maxNodes: space.maxNodes,
     interNodeGbps: space.interNodeGbps,
@@ -470,7 +474,7 @@ export async function federatedPlan(input: FederatedQuery): Promise<FederatedPla
   const totalSamples = inRange('workload.samples', input.workload.samples, FLOORS.samples, LIMITS.samples);
   const solve = searchSpace({ ...input, maxNodes: 1 }).solve;
   const precisions = unique(
-    nonEmpty('precisions', input.precisions, PRECISIONS.length) ?? [...DEFAULT_SEARCH_PRECISIONS],
+    nonEmpty('precisions', input.precisions, PRECISIONS.length) ?? defaultSearchPrecisions(costOf(model)),
   );
   const batchSizes =
     batchList('batchSizes', input.batchSizes) ??

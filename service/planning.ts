@@ -6,7 +6,8 @@ import type { SoftwareStack } from '../predictor/software.js';
 import type { Software } from '../predictor/learned/features.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { LORA_LEFT_OUT, predictCorrected, type CorrectedPrediction } from '../predictor/corrected.js';
-import { DEFAULT_SEARCH_PRECISIONS, unsupportedReason } from '../predictor/precision.js';
+import { defaultSearchPrecisions, quantizedGemmShare, unsupportedReason } from '../predictor/precision.js';
+import { costOf } from '../predictor/predict.js';
 import { planParallelism, type PlanParallelism } from '../predictor/parallel.js';
 import type { Precision } from '../predictor/types.js';
 import {
@@ -237,7 +238,9 @@ export async function recommendPlans(
   const gpuIds = nonEmpty('gpus', q.gpus, LIMITS.listLength);
   const gpus = gpuIds ? [...new Set(gpuIds)].map((id, i) => gpuById(`gpus[${i}]`, id)) : loadGpus();
   const precisions = [
-    ...new Set(nonEmpty('precisions', q.precisions, PRECISIONS.length) ?? DEFAULT_SEARCH_PRECISIONS),
+    ...new Set(
+      nonEmpty('precisions', q.precisions, PRECISIONS.length) ?? defaultSearchPrecisions(costOf(model)),
+    ),
   ];
   const maxNodes = integer('maxNodes', q.maxNodes, 1, LIMITS.nodes);
   const maxGpus =
@@ -369,6 +372,10 @@ export async function recommendPlans(
     if (fp4.length)
       answer.notes.push(
         `FP4 was not searched: no FP4 training run or kernel is measured here; list FP4 in precisions for FP4 plans on ${fp4.join(', ')}`,
+      );
+    if (!precisions.includes('FP8') && gpus.some((g) => unsupportedReason(g, 'FP8') === null))
+      answer.notes.push(
+        `FP8 was not searched: Transformer Engine quantizes linear layers only, ${(100 * quantizedGemmShare(costOf(model))).toFixed(1)}% of ${model.id}'s GEMM FLOPs, so its FP8 run would be its BF16 run plus casts; list FP8 in precisions for its plans`,
       );
     if (gpus.some((g) => unsupportedReason(g, 'FP16_PURE') === null))
       answer.notes.push(

@@ -6,6 +6,8 @@ import { campaignHours, fp8Pairs, llmPredictions, otherGpuRuns } from '../cli/ev
 import { llmExamples } from '../predictor/learned/train.js';
 import { correctionInputOf, learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
+import { defaultSearchPrecisions, quantizedGemmShare } from '../predictor/precision.js';
+import { jobPrecisions } from '../optimizer/fleet.js';
 import { causalShare } from '../predictor/step.js';
 import { llmModel, predictLlmRun } from '../predictor/llm.js';
 import { llmCases } from '../predictor/memory-check.js';
@@ -411,6 +413,36 @@ describe('the API: softwareStack, FP8/FP4, virtual stages and context parallelis
     const asked = (await ask(', precisions: [FP16_PURE, AMP_FP16]')).data!.recommend;
     expect(asked.plans.some((p: { precision: string }) => p.precision === 'FP16_PURE')).toBe(true);
     expect(asked.notes.join('\n')).not.toMatch(/FP16_PURE was not searched/);
+  });
+
+  // Transformer Engine quantizes linear layers only: a CNN's FP8 run is its BF16 run plus casts, and
+  // the learned correction's FP8 effect (fitted on LLM runs) made it the cheapest ResNet-50 plan.
+  it('searches FP8 by default only for a model whose GEMM FLOPs are mostly in linear layers, and says so', async () => {
+    expect(quantizedGemmShare(costOf(getModel('resnet50_v1.5')!))).toBeLessThan(0.01);
+    expect(quantizedGemmShare(costOf(getModel('bert_large_pretrain')!))).toBeGreaterThan(0.9);
+    expect(defaultSearchPrecisions(costOf(getModel('resnet50_v1.5')!))).not.toContain('FP8');
+    expect(defaultSearchPrecisions(costOf(getModel('gpt2_124m')!))).toContain('FP8');
+    const ask = (model: string, precisions: string) =>
+      run(`{ recommend(input: {
+        workload: { model: "${model}", samples: 1e8 }, gpus: ["H100-SXM5-80GB"], maxNodes: 1, limit: 100 ${precisions}
+      }) { plans { precision } notes } }`);
+    const cnn = (await ask('resnet50_v1.5', '')).data!.recommend;
+    expect(cnn.plans.length).toBeGreaterThan(0);
+    expect(cnn.plans.some((p: { precision: string }) => p.precision === 'FP8')).toBe(false);
+    expect(cnn.notes.join('\n')).toMatch(
+      /FP8 was not searched: .* 0\.\d% of resnet50_v1\.5's GEMM FLOPs.*list FP8 in precisions/,
+    );
+    const asked = (await ask('resnet50_v1.5', ', precisions: [FP8, BF16]')).data!.recommend;
+    expect(asked.plans.some((p: { precision: string }) => p.precision === 'FP8')).toBe(true);
+    const bert = (await ask('bert_large_pretrain', '')).data!.recommend;
+    expect(bert.plans.some((p: { precision: string }) => p.precision === 'FP8')).toBe(true);
+    expect(bert.notes.join('\n')).not.toMatch(/FP8 was not searched/);
+    // Fleet and procurement jobs: the same defaults per job's model, the request's list as given.
+    const search = { precisions: ['BF16', 'FP8'] as const, precisionsByDefault: true };
+    const jobs = (r: object, id: string) => jobPrecisions(r as never, getModel(id)!);
+    expect(jobs(search, 'resnet50_v1.5')).toEqual(['BF16']);
+    expect(jobs(search, 'bert_large_pretrain')).toEqual(['BF16', 'FP8']);
+    expect(jobs({ ...search, precisionsByDefault: false }, 'resnet50_v1.5')).toEqual(['BF16', 'FP8']);
   });
 
   it('workload.fineTuning: LORA times and sizes a frozen base in predict and recommend; planners that cannot say so refuse it', async () => {

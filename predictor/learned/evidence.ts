@@ -14,7 +14,11 @@ export interface Evidence {
   /** Same model, same precision, other GPUs. */
   samePrecision: number;
   samePrecisionN: number;
-  /** Same model and GPU, another precision whose matmuls run in the same math (AMP_FP16 vs FP16 vs FP16_PURE). */
+  /**
+   * Same model and GPU, another precision whose matmuls run in the same math (AMP_FP16 vs FP16 vs
+   * FP16_PURE), or at the same tensor rate (fp16 and bf16 where the GPU's datasheet gives both the
+   * same peak: every NVIDIA GPU with bf16), so a model measured under AMP_FP16 calibrates its BF16.
+   */
   sameGpuSameMath: number;
   sameGpuSameMathN: number;
   /** Same model and precision on a sibling GPU (same architecture generation). */
@@ -188,7 +192,7 @@ export class EvidenceIndex {
       }
       if (kg === gpu) {
         add(g, a);
-        if (precisionAware && POLICIES[kp].math.matmul === math) add(gm, a);
+        if (precisionAware && sameTensorRate(spec, POLICIES[kp].math.matmul, math)) add(gm, a);
       }
       if (precisionAware && kp === precision && kg !== gpu) {
         add(p, a);
@@ -232,6 +236,15 @@ export class EvidenceIndex {
       exactN,
     };
   }
+}
+
+/** Two matmul maths run at one rate on this GPU: the same math, or fp16 and bf16 at equal peaks. */
+function sameTensorRate(gpu: GpuSpec | undefined, a: MathMode, b: MathMode): boolean {
+  if (a === b) return true;
+  const half = (m: MathMode) => m === 'fp16' || m === 'bf16';
+  return (
+    !!gpu && half(a) && half(b) && gpu.peakTflops.fp16 !== null && gpu.peakTflops.fp16 === gpu.peakTflops.bf16
+  );
 }
 
 /** Log distance of two GPUs' datasheet figures: fp32 peak, memory bandwidth and (unless null) a matmul math's peak. */
