@@ -29,7 +29,7 @@ import { costOf } from '../predictor/predict.js';
 import { PRECISIONS, type GpuSpec, type Precision } from '../predictor/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import { fullTrainingOnly, gpuById, modelById } from './lookup.js';
-import { DEFAULT_GPUS_PER_NODE } from './planning.js';
+import { DEFAULT_GPUS_PER_NODE, fp8NotSearchedNote } from './planning.js';
 import {
   finiteNumber,
   FLOORS,
@@ -331,7 +331,7 @@ export async function fleetPlan(input: FleetQuery): Promise<FleetPlan> {
     batches * types * space.precisions.length * space.gpusPerNode.length * space.maxNodes,
     'narrow jobs, onDemandGpus, precisions, batch sizes, gpusPerNode or maxNodes',
   );
-  return planFleet({
+  const plan = await planFleet({
     jobs,
     inventory,
     allowOnDemand: input.allowOnDemand,
@@ -349,6 +349,15 @@ export async function fleetPlan(input: FleetQuery): Promise<FleetPlan> {
     solve: space.solve,
     efficiency: space.efficiency,
   });
+  const fp8 =
+    input.precisions == null
+      ? fp8NotSearchedNote(
+          jobs.map((j) => j.model),
+          [...inventory.map((it) => it.gpu), ...(input.allowOnDemand ? onDemandGpus : [])],
+        )
+      : null;
+  if (fp8) plan.notes.push(fp8);
+  return plan;
 }
 
 /** Checks a procurement request, fills its defaults and solves it. */
@@ -451,7 +460,7 @@ export async function procurementPlan(input: ProcurementQuery): Promise<Procurem
     batches * options.length * space.precisions.length * space.gpusPerNode.length * space.maxNodes,
     'narrow jobs, options, precisions, batch sizes, gpusPerNode or maxNodes',
   );
-  return planProcurement({
+  const plan = await planProcurement({
     jobs,
     horizonMonths: H,
     hoursPerMonth,
@@ -465,6 +474,15 @@ export async function procurementPlan(input: ProcurementQuery): Promise<Procurem
     solve: space.solve,
     efficiency: space.efficiency,
   });
+  const fp8 =
+    input.precisions == null
+      ? fp8NotSearchedNote(
+          jobs.map((j) => j.model),
+          options.map((o) => o.gpu),
+        )
+      : null;
+  if (fp8) plan.notes.push(fp8);
+  return plan;
 }
 
 /** Checks a federated-learning request, fills its defaults and solves it. */
@@ -534,7 +552,7 @@ export async function federatedPlan(input: FederatedQuery): Promise<FederatedPla
       'rounds',
       `clients x rounds must be at most ${COUPLED_LIMITS.clientRounds} (got ${clients.length} x ${rounds}): plan fewer rounds together`,
     );
-  return planFederatedRound({
+  const plan = await planFederatedRound({
     model,
     clients,
     totalSamples,
@@ -560,4 +578,13 @@ export async function federatedPlan(input: FederatedQuery): Promise<FederatedPla
     fp32UsesTf32: input.fp32UsesTf32,
     efficiency: loadEfficiency(),
   });
+  const fp8 =
+    input.precisions == null
+      ? fp8NotSearchedNote(
+          [model],
+          clients.map((c) => c.gpu),
+        )
+      : null;
+  if (fp8) plan.notes.push(fp8);
+  return plan;
 }

@@ -9,7 +9,7 @@ import { LORA_LEFT_OUT, predictCorrected, type CorrectedPrediction } from '../pr
 import { defaultSearchPrecisions, quantizedGemmShare, unsupportedReason } from '../predictor/precision.js';
 import { costOf } from '../predictor/predict.js';
 import { planParallelism, type PlanParallelism } from '../predictor/parallel.js';
-import type { Precision } from '../predictor/types.js';
+import type { GpuSpec, ModelDef, Precision } from '../predictor/types.js';
 import {
   recommendCorrected,
   type CorrectedRecommendation,
@@ -227,6 +227,21 @@ const headroomOf = (v: number | null | undefined) =>
     : inRange('memoryHeadroomGb', v, 0.01, LIMITS.memoryHeadroomGb, { orZero: true, unit: 'GB' });
 
 /**
+ * Why a search whose request named no precisions left FP8 out for these models
+ * (predictor/precision.ts defaultSearchPrecisions), or null: none was left out, or no GPU searched
+ * runs FP8 anyway.
+ */
+export function fp8NotSearchedNote(models: ModelDef[], gpus: GpuSpec[]): string | null {
+  if (!gpus.some((g) => unsupportedReason(g, 'FP8') === null)) return null;
+  const left = [...new Set(models)].filter((m) => !defaultSearchPrecisions(costOf(m)).includes('FP8'));
+  const share = (m: ModelDef) => `${(100 * quantizedGemmShare(costOf(m))).toFixed(1)}%`;
+  if (left.length === 0) return null;
+  if (left.length === 1)
+    return `FP8 was not searched: Transformer Engine quantizes linear layers only, ${share(left[0])} of ${left[0].id}'s GEMM FLOPs, so its FP8 run would be its BF16 run plus casts; list FP8 in precisions for its plans`;
+  return `FP8 was not searched for ${left.map((m) => `${m.id} (${share(m)} of its GEMM FLOPs in linear layers)`).join(', ')}: Transformer Engine quantizes linear layers only, so their FP8 runs would be their BF16 runs plus casts; list FP8 in precisions for their plans`;
+}
+
+/**
  * Ranked plans. `deadlineAt` (performance.now() time) is when the caller needs the answer; without
  * it the configured time budget applies.
  */
@@ -373,10 +388,8 @@ export async function recommendPlans(
       answer.notes.push(
         `FP4 was not searched: no FP4 training run or kernel is measured here; list FP4 in precisions for FP4 plans on ${fp4.join(', ')}`,
       );
-    if (!precisions.includes('FP8') && gpus.some((g) => unsupportedReason(g, 'FP8') === null))
-      answer.notes.push(
-        `FP8 was not searched: Transformer Engine quantizes linear layers only, ${(100 * quantizedGemmShare(costOf(model))).toFixed(1)}% of ${model.id}'s GEMM FLOPs, so its FP8 run would be its BF16 run plus casts; list FP8 in precisions for its plans`,
-      );
+    const fp8 = fp8NotSearchedNote([model], gpus);
+    if (fp8) answer.notes.push(fp8);
     if (gpus.some((g) => unsupportedReason(g, 'FP16_PURE') === null))
       answer.notes.push(
         'FP16_PURE was not searched: fp16 weights and optimizer state without an fp32 master copy (apex O3) may not train stably; list FP16_PURE in precisions for its plans',

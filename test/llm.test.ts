@@ -8,6 +8,7 @@ import { correctionInputOf, learnedPredictor } from '../predictor/learned/model.
 import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
 import { defaultSearchPrecisions, quantizedGemmShare } from '../predictor/precision.js';
 import { jobPrecisions } from '../optimizer/fleet.js';
+import { fp8NotSearchedNote } from '../service/planning.js';
 import { causalShare } from '../predictor/step.js';
 import { llmModel, predictLlmRun } from '../predictor/llm.js';
 import { llmCases } from '../predictor/memory-check.js';
@@ -443,6 +444,19 @@ describe('the API: softwareStack, FP8/FP4, virtual stages and context parallelis
     expect(jobs(search, 'resnet50_v1.5')).toEqual(['BF16']);
     expect(jobs(search, 'bert_large_pretrain')).toEqual(['BF16', 'FP8']);
     expect(jobs({ ...search, precisionsByDefault: false }, 'resnet50_v1.5')).toEqual(['BF16', 'FP8']);
+    // The coupled planners' notes: the models it left out, only where a searched GPU runs FP8.
+    const [h100, v100] = [getGpu('H100-SXM5-80GB')!, getGpu('V100-SXM2-16GB')!];
+    const [resnet, vgg, bertModel] = ['resnet50_v1.5', 'vgg16', 'bert_large_pretrain'].map((id) =>
+      getModel(id)!,
+    );
+    expect(fp8NotSearchedNote([resnet, bertModel], [v100, h100])).toMatch(
+      /^FP8 was not searched: .* of resnet50_v1\.5's GEMM FLOPs/,
+    );
+    expect(fp8NotSearchedNote([resnet, vgg, bertModel], [h100])).toMatch(
+      /^FP8 was not searched for resnet50_v1\.5 \(0\.1% .*\), vgg16 \(0\.8% .*\): .*list FP8 in precisions for their plans$/,
+    );
+    expect(fp8NotSearchedNote([resnet], [v100])).toBeNull();
+    expect(fp8NotSearchedNote([bertModel], [h100])).toBeNull();
   });
 
   it('workload.fineTuning: LORA times and sizes a frozen base in predict and recommend; planners that cannot say so refuse it', async () => {
