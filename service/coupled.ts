@@ -349,13 +349,11 @@ export async function fleetPlan(input: FleetQuery): Promise<FleetPlan> {
     solve: space.solve,
     efficiency: space.efficiency,
   });
-  const fp8 =
-    input.precisions == null
-      ? fp8NotSearchedNote(
-          jobs.map((j) => j.model),
-          [...inventory.map((it) => it.gpu), ...(input.allowOnDemand ? onDemandGpus : [])],
-        )
-      : null;
+  const fp8 = fp8NotSearchedNote(
+    input.precisions,
+    jobs.map((j) => j.model),
+    [...inventory.map((it) => it.gpu), ...(input.allowOnDemand ? onDemandGpus : [])],
+  );
   if (fp8) plan.notes.push(fp8);
   return plan;
 }
@@ -474,13 +472,11 @@ export async function procurementPlan(input: ProcurementQuery): Promise<Procurem
     solve: space.solve,
     efficiency: space.efficiency,
   });
-  const fp8 =
-    input.precisions == null
-      ? fp8NotSearchedNote(
-          jobs.map((j) => j.model),
-          options.map((o) => o.gpu),
-        )
-      : null;
+  const fp8 = fp8NotSearchedNote(
+    input.precisions,
+    jobs.map((j) => j.model),
+    options.map((o) => o.gpu),
+  );
   if (fp8) plan.notes.push(fp8);
   return plan;
 }
@@ -578,13 +574,11 @@ export async function federatedPlan(input: FederatedQuery): Promise<FederatedPla
     fp32UsesTf32: input.fp32UsesTf32,
     efficiency: loadEfficiency(),
   });
-  const fp8 =
-    input.precisions == null
-      ? fp8NotSearchedNote(
-          [model],
-          clients.map((c) => c.gpu),
-        )
-      : null;
+  const fp8 = fp8NotSearchedNote(
+    input.precisions,
+    [model],
+    clients.map((c) => c.gpu),
+  );
   if (fp8) plan.notes.push(fp8);
   return plan;
 }

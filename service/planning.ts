@@ -227,12 +227,16 @@ const headroomOf = (v: number | null | undefined) =>
     : inRange('memoryHeadroomGb', v, 0.01, LIMITS.memoryHeadroomGb, { orZero: true, unit: 'GB' });
 
 /**
- * Why a search whose request named no precisions left FP8 out for these models
- * (predictor/precision.ts defaultSearchPrecisions), or null: none was left out, or no GPU searched
- * runs FP8 anyway.
+ * Why a search left FP8 out for these models by default (predictor/precision.ts
+ * defaultSearchPrecisions), or null: the request named its precisions, none was left out, or no GPU
+ * searched runs FP8 anyway.
  */
-export function fp8NotSearchedNote(models: ModelDef[], gpus: GpuSpec[]): string | null {
-  if (!gpus.some((g) => unsupportedReason(g, 'FP8') === null)) return null;
+export function fp8NotSearchedNote(
+  requested: readonly Precision[] | null | undefined,
+  models: ModelDef[],
+  gpus: GpuSpec[],
+): string | null {
+  if (requested != null || !gpus.some((g) => unsupportedReason(g, 'FP8') === null)) return null;
   const left = [...new Set(models)].filter((m) => !defaultSearchPrecisions(costOf(m)).includes('FP8'));
   const share = (m: ModelDef) => `${(100 * quantizedGemmShare(costOf(m))).toFixed(1)}%`;
   if (left.length === 0) return null;
@@ -388,7 +392,7 @@ export async function recommendPlans(
       answer.notes.push(
         `FP4 was not searched: no FP4 training run or kernel is measured here; list FP4 in precisions for FP4 plans on ${fp4.join(', ')}`,
       );
-    const fp8 = fp8NotSearchedNote([model], gpus);
+    const fp8 = fp8NotSearchedNote(q.precisions, [model], gpus);
     if (fp8) answer.notes.push(fp8);
     if (gpus.some((g) => unsupportedReason(g, 'FP16_PURE') === null))
       answer.notes.push(

@@ -449,14 +449,15 @@ describe('the API: softwareStack, FP8/FP4, virtual stages and context parallelis
     const [resnet, vgg, bertModel] = ['resnet50_v1.5', 'vgg16', 'bert_large_pretrain'].map((id) =>
       getModel(id)!,
     );
-    expect(fp8NotSearchedNote([resnet, bertModel], [v100, h100])).toMatch(
+    expect(fp8NotSearchedNote(null, [resnet, bertModel], [v100, h100])).toMatch(
       /^FP8 was not searched: .* of resnet50_v1\.5's GEMM FLOPs/,
     );
-    expect(fp8NotSearchedNote([resnet, vgg, bertModel], [h100])).toMatch(
+    expect(fp8NotSearchedNote(null, [resnet, vgg, bertModel], [h100])).toMatch(
       /^FP8 was not searched for resnet50_v1\.5 \(0\.1% .*\), vgg16 \(0\.8% .*\): .*list FP8 in precisions for their plans$/,
     );
-    expect(fp8NotSearchedNote([resnet], [v100])).toBeNull();
-    expect(fp8NotSearchedNote([bertModel], [h100])).toBeNull();
+    expect(fp8NotSearchedNote(null, [resnet], [v100])).toBeNull();
+    expect(fp8NotSearchedNote(null, [bertModel], [h100])).toBeNull();
+    expect(fp8NotSearchedNote(['BF16'], [resnet], [h100])).toBeNull();
   });
 
   it('workload.fineTuning: LORA times and sizes a frozen base in predict and recommend; planners that cannot say so refuse it', async () => {
