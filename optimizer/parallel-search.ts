@@ -272,6 +272,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
           },
           ...(r.stack ? { stack: r.stack } : {}),
           ...(r.frozenBase ? { frozenBase: true } : {}),
+          ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
         },
         eff,
       );
@@ -294,6 +295,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     if (parallelism) e.parallelism = parallelism;
     if (r.stack) e.stack = r.stack;
     if (r.frozenBase) e.frozenBase = true;
+    if (r.channelsLast !== undefined) e.channelsLast = r.channelsLast;
     return e;
   };
   // The stack's memory rules and states (memory.ts stackMemory), as predict applies them.

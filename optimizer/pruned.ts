@@ -59,6 +59,7 @@ export function correctionInput(
     parallelism: c.parallelism,
     ...(r.stack ? { stack: r.stack } : {}),
     ...(r.frozenBase ? { frozenBase: true } : {}),
+    ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
   };
   const step = combine(
     c.compute,

@@ -257,6 +257,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
                     interNodeGbps: option.interNodeGbps,
                     ...(r.stack ? { stack: r.stack } : {}),
                     ...(r.frozenBase ? { frozenBase: true } : {}),
+                    ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
                   },
                   eff,
                 );

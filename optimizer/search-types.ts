@@ -105,6 +105,8 @@ export interface RecommendRequest {
   attention?: AttentionImplementation;
   /** LoRA fine-tuning on a frozen base (predictor/step.ts Execution.frozenBase); absent = every weight trained. */
   frozenBase?: boolean;
+  /** Convolution activations stored channels-last (predictor/step.ts Execution.channelsLast); absent = the stack's layout. */
+  channelsLast?: boolean;
   /** GB per GPU every plan keeps free beyond its predicted peak; default seeds/memory.json's defaultMemoryHeadroomGb. */
   memoryHeadroomGb?: number;
   /** Refuse (SearchTimeout) a search still enumerating after this many milliseconds. */

@@ -6,8 +6,8 @@ import type { CorrectionInput, LearnedState, Regime } from './learned/model.js';
 import type { UserEvidence } from './learned/calibration.js';
 import type { EvidenceLevel } from './learned/evidence.js';
 import type { RowPrediction } from './measured.js';
-import { predict, type Prediction, type PredictRequest } from './predict.js';
-import { scaleBreakdown, type Efficiency } from './step.js';
+import { costOf, predict, type Prediction, type PredictRequest } from './predict.js';
+import { convolutionLayout, scaleBreakdown, type Efficiency } from './step.js';
 import { getGpu } from '../seeds/catalog.js';
 import { stackEvidence } from './software.js';
 
@@ -89,11 +89,19 @@ export async function predictCorrected(
     stepTimeMsP90: p.stepTimeMs * k.hi[0],
     totalHoursP90: p.totalHours === null ? null : p.totalHours * k.hi[0],
     predictor: learned.predictor.name,
-    evidence: `${k.cases[0]}; ${stackEvidence(req.stack)}${req.frozenBase ? `; LoRA on a frozen base: ${LORA_LEFT_OUT}` : ''}`,
+    evidence: `${k.cases[0]}; ${stackEvidence(req.stack)}${layoutEvidence(req, p)}${req.frozenBase ? `; LoRA on a frozen base: ${LORA_LEFT_OUT}` : ''}`,
     evidenceLevel: k.levels[0],
     calibrationRuns: k.runs[0],
     boundBy: k.boundBy[0],
   };
+}
+
+/** What `evidence` says of the convolutions' memory format, where it changes the estimate. */
+function layoutEvidence(req: PredictRequest, p: Prediction): string {
+  const layout = convolutionLayout(costOf(req.model), req.gpu, p.execution);
+  if (layout === 'NCHW')
+    return "; 16-bit convolutions on NCHW activations, PyTorch's default memory format: slower than channels-last (set channelsLast if the code converts to torch.channels_last)";
+  return layout ? '; 16-bit convolutions on channels-last (NHWC) activations' : '';
 }
 
 /**

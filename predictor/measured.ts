@@ -3,6 +3,7 @@
 import type { Measurement } from '../seeds/catalog.js';
 import { defaultInterNodeGbps, getGpu, loadUnitRules } from '../seeds/catalog.js';
 import { predict, type Prediction } from './predict.js';
+import { frameworkChannelsLast } from './software.js';
 import type { Efficiency } from './step.js';
 import type { ModelDef } from './types.js';
 import { getModel, type ZooOverrides } from './zoo/index.js';
@@ -137,6 +138,15 @@ function rowParallelism(row: Measurement): Parallelism | undefined {
   };
 }
 
+/**
+ * Whether a row's code stored convolution activations channels-last (NHWC) in 16-bit runs: what its
+ * source's scripts asked for (as-run.json), else what its framework does (software.ts
+ * frameworkChannelsLast). A row without either takes the stack's layout.
+ */
+function channelsLastOf(row: Measurement): boolean {
+  return row.asRun?.channelsLast ?? frameworkChannelsLast(row.framework) ?? false;
+}
+
 export function predictRow(
   row: Measurement,
   eff: Efficiency,
@@ -177,6 +187,7 @@ export function predictRow(
         fp32UsesTf32: flags.includes('fp32_on_tf32_capable_gpu'),
         interNodeGbps: defaultInterNodeGbps(gpu.id),
         parallelism: rowParallelism(row),
+        ...(channelsLastOf(row) ? { channelsLast: true } : {}),
       },
       eff,
     );

@@ -44,6 +44,8 @@ export interface PredictRequest {
   attention?: AttentionImplementation;
   /** LoRA fine-tuning on a frozen base (step.ts Execution.frozenBase); absent = every weight trained. */
   frozenBase?: boolean;
+  /** Convolution activations stored channels-last (step.ts Execution.channelsLast); absent = the stack's layout. */
+  channelsLast?: boolean;
   /** GB per GPU to keep free beyond the predicted peak; default seeds/memory.json's defaultMemoryHeadroomGb. */
   memoryHeadroomGb?: number;
 }
@@ -82,6 +84,7 @@ export function toExecution(r: PredictRequest): Execution {
     ...(r.stack && r.stack !== DEFAULT_STACK ? { stack: r.stack } : {}),
     ...(r.attention ? { attention: r.attention } : {}),
     ...(r.frozenBase ? { frozenBase: true } : {}),
+    ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
   };
 }
 

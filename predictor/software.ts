@@ -47,6 +47,18 @@ export function stackEvidence(stack: SoftwareStack = DEFAULT_STACK): string {
   return `software stack assumed: ${stack} (analytical effects ${runs}; learned correction applied, trained on the benchmark rows and the LLM runs together)`;
 }
 
+/**
+ * Whether a framework itself stores convolution activations channels-last in 16-bit training
+ * (Execution.channelsLast), or undefined where the code decides and the stack's layout holds
+ * (PyTorch: NCHW unless the code asks for torch.channels_last). TensorFlow's layout optimizer
+ * converts a graph whose convolutions are mostly fp16 to NHWC on Volta and later GPUs (grappler's
+ * generic_layout_optimizer.cc, GetSrcAndDstDataFormats); MXNet's ResNet-50 scripts pass
+ * --conv-layout NHWC in float16.
+ */
+export function frameworkChannelsLast(framework: string | undefined): true | undefined {
+  return /^(tensorflow|mxnet)/i.test(framework ?? '') ? true : undefined;
+}
+
 /** The stack a published run's framework label describes. */
 export function stackOfFramework(framework: string): SoftwareStack {
   const f = framework.toLowerCase();

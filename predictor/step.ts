@@ -101,6 +101,11 @@ export interface Execution {
    * own work (rank-r GEMMs, well under 1% of the FLOPs) is left out.
    */
   frozenBase?: boolean;
+  /**
+   * Convolution activations stored channels-last (NHWC); absent = the stack's (StackEffects.channelsLast).
+   * A measured row says what its source's code ran (predictor/measured.ts).
+   */
+  channelsLast?: boolean;
 }
 
 /** Milliseconds per optimizer step, by where the time goes. */
@@ -194,7 +199,13 @@ function layerTime(
   exec: Pick<Execution, 'fp32UsesTf32' | 'frozenBase'>,
   eff: Efficiency,
   split = 1,
-  fusion: { inFusedAttention: boolean; pointwiseBytesFactor: number; composite?: CompositeOp } = {
+  fusion: {
+    inFusedAttention: boolean;
+    pointwiseBytesFactor: number;
+    composite?: CompositeOp;
+    /** Convolution activations are NCHW (not channels-last): see slowNchwConv. */
+    nchw?: boolean;
+  } = {
     inFusedAttention: false,
     pointwiseBytesFactor: 1,
   },
@@ -202,10 +213,7 @@ function layerTime(
   gemmScale = 1,
 ): { fwd: PassTime; bwd: PassTime; math: MathMode } {
   const quantized = !!policy.scaledGemmInput && quantizedGemm(l);
-  const math =
-    policy.scaledGemmInput && l.opClass === 'matmul' && !quantized
-      ? 'bf16'
-      : effectiveMath(policy, l.opClass, gpu, exec.fp32UsesTf32);
+  const math = layerMath(l, policy, gpu, exec.fp32UsesTf32);
   const actBytes = BYTES[activationType(policy, l)];
   const weightBytes = quantized
     ? SCALED_INPUT_BYTES[policy.scaledGemmInput!] // the GEMM reads the quantized copy
@@ -255,8 +263,9 @@ function layerTime(
     const fused = fusion.inFusedAttention ? attentionFlops(gpu) : null;
     const rate = fused ? Math.min(gemm, fused.flops) : gemm;
     const run = fusion.inFusedAttention && l.causalKeys ? causalShare(l.causalKeys) : 1;
-    fwdFlopsTime = (run * batch * l.forwardFlops) / split / rate;
-    bwdFlopsTime = (run * batch * backwardFlops) / split / rate;
+    const layout = fusion.nchw && slowNchwConv(l, gpu, math) ? eff.nchwConvEfficiency : 1;
+    fwdFlopsTime = (run * batch * l.forwardFlops) / split / rate / layout;
+    bwdFlopsTime = (run * batch * backwardFlops) / split / rate / layout;
   } else {
     const vector = (gpu.peakTflops.fp32 ?? 0) * 1e12 * eff.matmulEfficiency.fp32;
     fwdFlopsTime = (batch * l.forwardFlops) / split / vector;
@@ -280,6 +289,52 @@ function layerTime(
     math,
   };
 }
+
+/**
+ * Whether a layer is a 16-bit convolution on NCHW activations on NVIDIA tensor cores. cuDNN's
+ * tensor-core convolution kernels read NHWC: given PyTorch's default NCHW memory format it transposes
+ * the input and output around the kernel or falls back to slower NCHW kernels. Measured: the PyTorch
+ * channels-last tutorial, ResNet-50 under AMP on a V100 22% faster channels-last (8-35% over a set of
+ * models); Paddle's NHWC convolution PR (PaddlePaddle/Paddle#20597), FP16 steps 1.22x (ResNet-50),
+ * 1.72x (VGG-16), 1.11x (Inception-v4) slower in NCHW. VGG-16, the most compute-bound, loses most:
+ * the cost behaves as a slower convolution rate, not as extra traffic, so the roofline charges
+ * the math at Efficiency.nchwConvEfficiency of the rate (set from those figures: efficiency.json). fp32
+ * convolutions run NCHW kernels natively, and no figure here says what AMD's MIOpen does.
+ */
+function slowNchwConv(l: LayerCost, gpu: GpuSpec, math: MathMode): boolean {
+  return (
+    (l.type === 'conv2d' || l.type === 'conv1d') &&
+    (math === 'fp16' || math === 'bf16') &&
+    TENSOR_CORE_GENERATIONS.has(gpu.generation)
+  );
+}
+/** The math a layer runs in: a GEMM FP8/FP4 does not quantize stays in BF16 (precision.ts quantizedGemm). */
+function layerMath(l: LayerCost, policy: PrecisionPolicy, gpu: GpuSpec, fp32UsesTf32: boolean): MathMode {
+  return policy.scaledGemmInput && l.opClass === 'matmul' && !quantizedGemm(l)
+    ? 'bf16'
+    : effectiveMath(policy, l.opClass, gpu, fp32UsesTf32);
+}
+
+/**
+ * The layout a step's 16-bit convolutions ran in, for `evidence`: undefined when it has none on
+ * tensor cores (no convolution, fp32 math, an AMD GPU), where the layout changes nothing.
+ */
+export function convolutionLayout(
+  cost: ModelCost,
+  gpu: GpuSpec,
+  exec: Pick<Execution, 'precision' | 'fp32UsesTf32' | 'stack' | 'channelsLast'>,
+): 'NCHW' | 'channels-last' | undefined {
+  const policy = POLICIES[exec.precision];
+  const slowed = cost.layers.some((l) => slowNchwConv(l, gpu, layerMath(l, policy, gpu, exec.fp32UsesTf32)));
+  if (!slowed) return undefined;
+  return storesChannelsLast(exec) ? 'channels-last' : 'NCHW';
+}
+
+/** Whether a step's convolution activations are channels-last: as said, else the stack's layout. */
+export function storesChannelsLast(exec: Pick<Execution, 'stack' | 'channelsLast'>): boolean {
+  return exec.channelsLast ?? stackEffects(exec.stack ?? DEFAULT_STACK).channelsLast;
+}
+const TENSOR_CORE_GENERATIONS = new Set(['volta', 'turing', 'ampere', 'ada', 'hopper', 'blackwell']);
 
 /**
  * The share of a causal attention GEMM a fused kernel runs: FlashAttention tiles the score matrix in
@@ -339,7 +394,10 @@ function withStackMatmul(eff: Efficiency, fx: StackEffects): Efficiency {
 export function layerSums(
   cost: ModelCost,
   gpu: GpuSpec,
-  exec: Pick<Execution, 'precision' | 'batchSizePerGpu' | 'fp32UsesTf32' | 'stack' | 'frozenBase'> & {
+  exec: Pick<
+    Execution,
+    'precision' | 'batchSizePerGpu' | 'fp32UsesTf32' | 'stack' | 'frozenBase' | 'channelsLast'
+  > & {
     parallelism?: Parallelism;
   },
   eff: Efficiency,
@@ -355,6 +413,7 @@ export function layerSums(
   // input (the probabilities) never leaves the chip: the span selective recomputation reruns.
   const fused = fx.flashAttention ? parallelStructure(cost).selectiveRecompute : undefined;
   const stackEff = withStackMatmul(eff, fx);
+  const nchw = !storesChannelsLast(exec);
   let fwd = 0,
     bwd = 0,
     kernels = 0,
@@ -384,7 +443,7 @@ export function layerSums(
       exec,
       stackEff,
       split,
-      { inFusedAttention: !!fused?.[i], pointwiseBytesFactor: fx.pointwiseBytesFactor, composite },
+      { inFusedAttention: !!fused?.[i], pointwiseBytesFactor: fx.pointwiseBytesFactor, composite, nchw },
       l.experts ? ep : 1,
     );
     // Expert GEMMs run at the stack's fitted fraction of their roofline (software.json expertGemmEfficiency).

@@ -106,6 +106,12 @@ export class PredictInput {
   })
   softwareStack!: SoftwareStack;
   @Field(() => Boolean, {
+    nullable: true,
+    description:
+      "Convolution activations stored channels-last (NHWC, torch.channels_last), the layout tensor-core convolutions read; on NCHW a 16-bit convolution runs at about 0.55 of that rate (seeds/efficiency.json nchwConvEfficiency). Default: channels-last under TensorFlow and MXNet (they convert fp16 graphs themselves) and under TORCH_COMPILE, MEGATRON and TUNED; NCHW for eager PyTorch, PyTorch's default memory format.",
+  })
+  channelsLast?: boolean;
+  @Field(() => Boolean, {
     defaultValue: true,
     description:
       'FP32 runs matmuls/convolutions in TF32 on Ampere and newer (the NGC/TensorFlow/cuDNN default).',
@@ -170,6 +176,12 @@ export class RecommendInput {
       'Software stack the estimate assumes (PYTORCH_EAGER unless said). Other stacks have analytical effects fitted on published LLM runs; the learned correction, trained on the benchmark rows and those runs together, applies to every stack.',
   })
   softwareStack!: SoftwareStack;
+  @Field(() => Boolean, {
+    nullable: true,
+    description:
+      "Convolution activations stored channels-last (NHWC, torch.channels_last), the layout tensor-core convolutions read; on NCHW a 16-bit convolution runs at about 0.55 of that rate (seeds/efficiency.json nchwConvEfficiency). Default: channels-last under TensorFlow and MXNet (they convert fp16 graphs themselves) and under TORCH_COMPILE, MEGATRON and TUNED; NCHW for eager PyTorch, PyTorch's default memory format.",
+  })
+  channelsLast?: boolean;
   @Field(() => Float, {
     nullable: true,
     description: 'Plans must cost at most this many USD; default no budget.',

@@ -484,7 +484,9 @@ function measurements() {
   if (!measurementCache) {
     const rules = loadAsRunRules();
     const all = readMeasurements(here('./measurements/train.csv')).map((r) => {
-      const asRun = rules.find((a) => a.source === r.source && a.model === r.model);
+      const asRun = rules.find(
+        (a) => a.source === r.source && a.model === r.model && (!a.framework || a.framework === r.framework),
+      );
       return asRun ? { ...r, asRun } : r;
     });
     const excluded = longerButFasterPerToken(all);

@@ -63,6 +63,12 @@ export interface StackEffects {
   /** Fraction of the per-kernel CPU launch cost left. */
   kernelOverheadFactor: number;
   /**
+   * Convolution activations are stored channels-last (NHWC), the layout tensor-core convolution
+   * kernels read. false: NCHW, PyTorch's default memory format, which cuDNN transposes to NHWC and
+   * back around every 16-bit convolution or runs slower NCHW kernels (predictor/step.ts slowNchwConv).
+   */
+  channelsLast: boolean;
+  /**
    * Fraction of the compute that hides data-parallel / ZeRO communication (prefetched FSDP gathers,
    * overlapped distributed-optimizer all-gathers); null = the fitted constant (efficiency.json).
    */

@@ -106,6 +106,13 @@ export interface Efficiency {
   bucketMb: number;
   overlapFraction: number;
   /**
+   * Fraction of the tensor-core rate a 16-bit convolution reaches on NCHW activations (PyTorch's
+   * default memory format) against channels-last ones: cuDNN's tensor-core kernels read NHWC, so it
+   * transposes around NCHW convolutions or runs slower NCHW kernels (predictor/step.ts). Set from
+   * published NCHW/NHWC comparisons, not fitted by calibrate (efficiency.json's _about says how).
+   */
+  nchwConvEfficiency: number;
+  /**
    * Fraction of a link's per-direction bandwidth a pipeline send reaches when it runs alone on the
    * critical path. Not calibrated; absent from the file, 0.8 (nccl-tests bus bandwidth on NVLink nodes
    * for large messages is about 80% of the link's). All-reduces use the measured curve instead.
@@ -314,6 +321,8 @@ export interface ZooEntry {
 export interface AsRunRule {
   source: string;
   model: string;
+  /** Only the rows of this framework (train.csv's column); absent = every row of the source and model. */
+  framework?: string;
   /** Where the row states no sequence length: the one the scripts set. */
   seqLen?: number;
   /** Overlaid on the zoo entry's arch. */
@@ -324,6 +333,8 @@ export interface AsRunRule {
    * of that many one-GPU trainings.
    */
   independentProcesses?: boolean;
+  /** The scripts store convolution activations channels-last (NHWC) in the row's 16-bit runs (Execution.channelsLast). */
+  channelsLast?: boolean;
   why: string;
   provenance: string;
 }

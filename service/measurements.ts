@@ -13,6 +13,7 @@ import { modelFeaturesOf, type Framework } from '../predictor/learned/features.j
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
+import { frameworkChannelsLast } from '../predictor/software.js';
 import type { Precision } from '../predictor/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus, loadMeasurements } from '../seeds/catalog.js';
 import { examples } from '../predictor/learned/train.js';
@@ -129,6 +130,7 @@ export function predictRequestOf(c: RunConfiguration): PredictRequest {
         ? defaultInterNodeGbps(gpu.id)
         : finiteNumber('interNodeGbps', c.interNodeGbps, 0, LIMITS.gbps, { exclusiveMin: true }),
     parallelism: parallelismOf(c.parallelism),
+    ...(frameworkChannelsLast(c.framework) ? { channelsLast: true } : {}),
   };
 }
 

@@ -2,8 +2,9 @@
 // named when wrong, every default filled in, the calibration constants and the learned model loaded
 // once and passed down, identical recommend requests answered from a cache. Answers are domain
 // objects (predictor/, optimizer/); the API's shapes are made in resolvers/.
-import type { SoftwareStack } from '../predictor/software.js';
-import type { Software } from '../predictor/learned/features.js';
+import { frameworkChannelsLast, type SoftwareStack } from '../predictor/software.js';
+import { storesChannelsLast } from '../predictor/step.js';
+import type { Framework, Software } from '../predictor/learned/features.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { LORA_LEFT_OUT, predictCorrected, type CorrectedPrediction } from '../predictor/corrected.js';
 import { defaultSearchPrecisions, quantizedGemmShare, unsupportedReason } from '../predictor/precision.js';
@@ -60,10 +61,34 @@ export interface PredictQuery extends Software {
   parallelism?: ParallelismInput | null;
   /** Software stack the estimate assumes; absent = PYTORCH_EAGER. */
   softwareStack?: SoftwareStack | null;
+  /** Convolution activations channels-last; absent = what the framework and stack do (layoutOf). */
+  channelsLast?: boolean | null;
   /** Fused (default) or eager attention: what the attention core keeps for backward. */
   attention?: AttentionImplementation | null;
   /** GB per GPU to keep free in deciding fitsInMemory; default seeds/memory.json's. */
   memoryHeadroomGb?: number | null;
+}
+
+/**
+ * The convolution layout a query asks for: what it says, else what its framework does itself
+ * (TensorFlow, MXNet: channels-last), else nothing and the stack's layout holds.
+ */
+function layoutOf(q: { channelsLast?: boolean | null; framework: Framework }): { channelsLast?: boolean } {
+  const channelsLast = q.channelsLast ?? frameworkChannelsLast(q.framework);
+  return channelsLast === undefined ? {} : { channelsLast };
+}
+
+/** Says when a convolution model's 16-bit plans were costed on NCHW activations (step.ts slowNchwConv). */
+function nchwNote(
+  model: ModelDef,
+  q: { channelsLast?: boolean | null; framework: Framework; softwareStack?: SoftwareStack | null },
+  precisions: readonly Precision[],
+): string | undefined {
+  if (precisions.every((p) => p === 'FP32' || p === 'TF32')) return undefined;
+  if (!costOf(model).layers.some((l) => l.type === 'conv2d' || l.type === 'conv1d')) return undefined;
+  return storesChannelsLast({ ...layoutOf(q), ...(q.softwareStack ? { stack: q.softwareStack } : {}) })
+    ? undefined
+    : `16-bit plans are costed on NCHW activations, PyTorch's default memory format, where cuDNN's convolutions run at ${loadEfficiency().nchwConvEfficiency} of their channels-last rate: set channelsLast if the code converts the model and inputs to torch.channels_last`;
 }
 
 /** A prediction and the configuration it is of, every default filled in. */
@@ -113,6 +138,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
       priceUsdPerGpuHour: price,
       parallelism,
       ...(q.softwareStack ? { stack: q.softwareStack } : {}),
+      ...layoutOf(q),
       ...(q.attention ? { attention: q.attention } : {}),
       ...(frozenBase ? { frozenBase } : {}),
       ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
@@ -163,6 +189,8 @@ export interface RecommendQuery extends Software {
   timeBudgetMs?: number | null;
   /** Software stack the estimates assume; absent = PYTORCH_EAGER. */
   softwareStack?: SoftwareStack | null;
+  /** Convolution activations channels-last; absent = what the framework and stack do (layoutOf). */
+  channelsLast?: boolean | null;
   /** How the attention core runs; default fused. */
   attention?: AttentionImplementation | null;
   /** GB per GPU every plan keeps free; default seeds/memory.json's. */
@@ -371,6 +399,7 @@ export async function recommendPlans(
       deadlineConfidence: q.deadlineConfidence,
       parallelismSearch: q.parallelismSearch,
       ...(q.softwareStack ? { stack: q.softwareStack } : {}),
+      ...layoutOf(q),
       rankBy: q.rankBy,
       minEvidence: q.minEvidence,
       // A user's recorded runs count as measurements (evidenceLevel, minEvidence).
@@ -400,6 +429,8 @@ export async function recommendPlans(
       );
   }
   if (frozenBase) answer.notes.push(`LoRA: plans are timed and sized for a frozen base: ${LORA_LEFT_OUT}`);
+  const layout = nchwNote(model, q, precisions);
+  if (layout) answer.notes.push(layout);
   if (q.workload.customModel && q.batchSizes == null)
     answer.notes.push(
       `warning: a custom model was searched at default batch sizes per GPU (${batchSizes.join(', ')}), not ones measured or chosen for it: give batchSizes`,

@@ -66,6 +66,23 @@ describe('predict', () => {
     expect(p.evidence).toMatch(/^(measured|calibrated)/);
   });
 
+  // A 16-bit CNN's convolutions run slower on PyTorch's default NCHW memory format: eager PyTorch
+  // is NCHW unless the query says channelsLast; TensorFlow converts its fp16 graph itself.
+  it('costs the convolution layout: eager PyTorch NCHW unless told, TensorFlow channels-last', async () => {
+    const forward = async (extra: string) => {
+      const r = await run(
+        `{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1e6 }, gpu: "V100-SXM2-16GB", batchSizePerGpu: 128, precision: AMP_FP16${extra} }) { breakdown { forwardMs } } }`,
+      );
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      return r.data!.predict.breakdown.forwardMs as number;
+    };
+    expect((await forward('')) / (await forward(', channelsLast: true'))).toBeGreaterThan(1.1);
+    expect(
+      (await forward(', framework: TENSORFLOW, channelsLast: false')) /
+        (await forward(', framework: TENSORFLOW')),
+    ).toBeGreaterThan(1.1);
+  });
+
   it('BF16 on a V100 is a BAD_USER_INPUT naming precision', async () => {
     await badInput(
       `{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1e6 }, gpu: "V100-SXM2-16GB", batchSizePerGpu: 64, precision: BF16 }) { stepTimeMs } }`,

@@ -81,6 +81,55 @@ describe('precision support', () => {
   });
 });
 
+describe('convolution memory format', () => {
+  const model = (id: string) => loadZoo().find((z) => z.id === id)!;
+  const v100 = gpu('V100-SXM2-16GB');
+  const step = (over: Partial<PredictRequest>) =>
+    predict(req({ model: model('resnet50_v1.5'), gpu: v100, batchSizePerGpu: 256, ...over }), eff).stepTimeMs;
+
+  // PyTorch's channels-last tutorial: ResNet-50 under AMP on a V100, 22% faster channels-last.
+  it('a 16-bit NCHW convolution net on tensor cores runs at the published NCHW/NHWC gap, fp32 at none', () => {
+    const amp = step({ channelsLast: false }) / step({ channelsLast: true });
+    expect(amp).toBeGreaterThan(1.22 / 1.1);
+    expect(amp).toBeLessThan(1.22 * 1.1);
+    expect(step({ precision: 'FP32', channelsLast: false })).toBe(
+      step({ precision: 'FP32', channelsLast: true }),
+    );
+    // A transformer's GEMMs have no memory format.
+    const bert = (channelsLast: boolean) =>
+      predict(req({ model: model('bert_large_squad'), batchSizePerGpu: 16, channelsLast }), eff).stepTimeMs;
+    expect(bert(false)).toBe(bert(true));
+  });
+
+  it("follows the stack: eager PyTorch's default is NCHW, a compiled graph is channels-last", () => {
+    expect(stackEffects('PYTORCH_EAGER').channelsLast).toBe(false);
+    expect(stackEffects('TORCH_COMPILE').channelsLast).toBe(true);
+    expect(step({})).toBe(step({ channelsLast: false }));
+    expect(step({ stack: 'TORCH_COMPILE' })).toBe(step({ stack: 'TORCH_COMPILE', channelsLast: true }));
+  });
+
+  // What each row's code ran: Lambda passes DLE's main.py no --memory-format (NCHW); DLE's own AMP
+  // ConvNets configs set nhwc; TensorFlow's layout optimizer converts fp16 graphs to NHWC.
+  it("reads a measured row's layout from its source's scripts and framework", () => {
+    const rows = loadMeasurements();
+    const first = (source: string, framework: string) =>
+      rows.find(
+        (r) =>
+          r.source === source &&
+          r.framework === framework &&
+          r.model.startsWith('resnet50') &&
+          r.precision === 'AMP_FP16' &&
+          r.throughput,
+      )!;
+    const layout = (source: string, framework: string) =>
+      predictRow(first(source, framework), eff).prediction!.execution.channelsLast;
+    expect(layout('lambda_pytorch', 'PyTorch')).toBeUndefined();
+    expect(layout('dle', 'PyTorch')).toBe(true);
+    expect(layout('dle', 'TensorFlow')).toBe(true);
+    expect(layout('lambda_tensorflow', 'TensorFlow')).toBe(true);
+  });
+});
+
 describe('step time', () => {
   it('mixed precision is faster than FP32 on tensor-core GPUs, by a plausible factor', () => {
     const v100 = gpu('V100-SXM2-32GB');
