@@ -19,8 +19,9 @@ import { fromLayerList, parseHuggingFaceConfig } from '../predictor/import/index
 
 export const CALIBRATE_RUNS_HELP = `trainplan calibrate import FILE [--owner NAME] [--data-dir DIR] [--database-url URL]
   FILE: the harness's CSV (model, seq_len, gpu, nodes, gpus_per_node, batch_size_per_gpu,
-  grad_accum_steps, precision, framework, step_time_ms, peak_memory_gb, source, note) or JSON (a
-  list of those rows, or of MeasurementInput objects). model: a zoo id, or a path (relative to
+  grad_accum_steps, precision, framework, step_time_ms, peak_memory_gb, source, note; optional
+  channels_last: true if the run's convolutions were torch.channels_last) or JSON (a list of those
+  rows, or of MeasurementInput objects). model: a zoo id, or a path (relative to
   FILE) to a layer-list .json or a Hugging Face config.json; gpu: a catalog id, or the name the
   device reported (mapped to the catalog when unambiguous).`;
 
@@ -44,6 +45,13 @@ export function runFromRow(row: Record<string, unknown>, baseDir: string): RunIn
   if ('workload' in row) return row as unknown as RunInput; // already a MeasurementInput
   const str = (k: string) => (row[k] === undefined || row[k] === null ? '' : String(row[k]).trim());
   const num = (k: string) => (str(k) === '' ? undefined : Number(str(k)));
+  // An empty cell says nothing (the framework's layout holds); anything but true/false is refused.
+  const flag = (k: string) => {
+    const v = str(k).toLowerCase();
+    if (v === '') return null;
+    if (v !== 'true' && v !== 'false') throw new Error(`${k}: "${str(k)}" is not true or false`);
+    return v === 'true';
+  };
   const model = str('model');
   if (!model) throw new Error('model: missing');
   const looksLikeFile = /\.(json|onnx)$/i.test(model);
@@ -92,6 +100,7 @@ export function runFromRow(row: Record<string, unknown>, baseDir: string): RunIn
     framework: framework as Framework,
     xla: false,
     fp32UsesTf32: precision !== 'FP32', // the harness runs FP32 with TF32 off
+    channelsLast: flag('channels_last'),
     stepTimeMs: num('step_time_ms') ?? NaN,
     peakMemoryGb: num('peak_memory_gb') ?? null,
     source: str('source') || 'harness',

@@ -59,6 +59,17 @@ export function frameworkChannelsLast(framework: string | undefined): true | und
   return /^(tensorflow|mxnet)/i.test(framework ?? '') ? true : undefined;
 }
 
+/**
+ * The convolution layout a request or recorded run states: its own `channelsLast`, else what its
+ * framework does itself; empty where neither says, and the stack's layout holds.
+ */
+export function statedChannelsLast(q: { channelsLast?: boolean | null; framework?: string }): {
+  channelsLast?: boolean;
+} {
+  const channelsLast = q.channelsLast ?? frameworkChannelsLast(q.framework);
+  return channelsLast === undefined ? {} : { channelsLast };
+}
+
 /** The stack a published run's framework label describes. */
 export function stackOfFramework(framework: string): SoftwareStack {
   const f = framework.toLowerCase();

@@ -33,6 +33,12 @@ export class MeasurementInput {
     description: 'FP32 ran matmuls/convolutions in TF32 (Ampere and newer; the framework default).',
   })
   fp32UsesTf32!: boolean;
+  @Field(() => Boolean, {
+    nullable: true,
+    description:
+      'Convolution activations were channels-last (torch.channels_last) as in PredictInput; default: channels-last under TensorFlow and MXNet, NCHW for PyTorch (what the harness runs).',
+  })
+  channelsLast?: boolean;
   @Field(() => Float, { nullable: true, description: 'Inter-node network per node, Gbps.' })
   interNodeGbps?: number;
   @Field(() => ParallelismInput, {

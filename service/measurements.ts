@@ -13,7 +13,7 @@ import { modelFeaturesOf, type Framework } from '../predictor/learned/features.j
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
-import { frameworkChannelsLast } from '../predictor/software.js';
+import { statedChannelsLast } from '../predictor/software.js';
 import type { Precision } from '../predictor/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus, loadMeasurements } from '../seeds/catalog.js';
 import { examples } from '../predictor/learned/train.js';
@@ -51,6 +51,8 @@ export interface RunConfiguration {
   framework: Framework;
   xla: boolean;
   fp32UsesTf32: boolean;
+  /** Convolution activations channels-last; absent or null = the framework's layout (predictRequestOf). */
+  channelsLast?: boolean | null;
   interNodeGbps?: number | null;
   parallelism?: ParallelismInput | null;
 }
@@ -130,7 +132,7 @@ export function predictRequestOf(c: RunConfiguration): PredictRequest {
         ? defaultInterNodeGbps(gpu.id)
         : finiteNumber('interNodeGbps', c.interNodeGbps, 0, LIMITS.gbps, { exclusiveMin: true }),
     parallelism: parallelismOf(c.parallelism),
-    ...(frameworkChannelsLast(c.framework) ? { channelsLast: true } : {}),
+    ...statedChannelsLast(c),
   };
 }
 
@@ -197,6 +199,7 @@ const storedConfiguration = (r: RunInput): RunConfiguration => ({
   framework: r.framework,
   xla: r.xla,
   fp32UsesTf32: r.fp32UsesTf32,
+  channelsLast: r.channelsLast ?? null,
   interNodeGbps: r.interNodeGbps ?? null,
   parallelism: r.parallelism ?? null,
 });

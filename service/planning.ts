@@ -2,7 +2,7 @@
 // named when wrong, every default filled in, the calibration constants and the learned model loaded
 // once and passed down, identical recommend requests answered from a cache. Answers are domain
 // objects (predictor/, optimizer/); the API's shapes are made in resolvers/.
-import { frameworkChannelsLast, type SoftwareStack } from '../predictor/software.js';
+import { statedChannelsLast, type SoftwareStack } from '../predictor/software.js';
 import { storesChannelsLast } from '../predictor/step.js';
 import type { Framework, Software } from '../predictor/learned/features.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
@@ -61,21 +61,12 @@ export interface PredictQuery extends Software {
   parallelism?: ParallelismInput | null;
   /** Software stack the estimate assumes; absent = PYTORCH_EAGER. */
   softwareStack?: SoftwareStack | null;
-  /** Convolution activations channels-last; absent = what the framework and stack do (layoutOf). */
+  /** Convolution activations channels-last; absent = what the framework and stack do (software.ts statedChannelsLast). */
   channelsLast?: boolean | null;
   /** Fused (default) or eager attention: what the attention core keeps for backward. */
   attention?: AttentionImplementation | null;
   /** GB per GPU to keep free in deciding fitsInMemory; default seeds/memory.json's. */
   memoryHeadroomGb?: number | null;
-}
-
-/**
- * The convolution layout a query asks for: what it says, else what its framework does itself
- * (TensorFlow, MXNet: channels-last), else nothing and the stack's layout holds.
- */
-function layoutOf(q: { channelsLast?: boolean | null; framework: Framework }): { channelsLast?: boolean } {
-  const channelsLast = q.channelsLast ?? frameworkChannelsLast(q.framework);
-  return channelsLast === undefined ? {} : { channelsLast };
 }
 
 /** Says when a convolution model's 16-bit plans were costed on NCHW activations (step.ts slowNchwConv). */
@@ -86,7 +77,10 @@ function nchwNote(
 ): string | undefined {
   if (precisions.every((p) => p === 'FP32' || p === 'TF32')) return undefined;
   if (!costOf(model).layers.some((l) => l.type === 'conv2d' || l.type === 'conv1d')) return undefined;
-  return storesChannelsLast({ ...layoutOf(q), ...(q.softwareStack ? { stack: q.softwareStack } : {}) })
+  return storesChannelsLast({
+    ...statedChannelsLast(q),
+    ...(q.softwareStack ? { stack: q.softwareStack } : {}),
+  })
     ? undefined
     : `16-bit plans are costed on NCHW activations, PyTorch's default memory format, where cuDNN's convolutions run at ${loadEfficiency().nchwConvEfficiency} of their channels-last rate: set channelsLast if the code converts the model and inputs to torch.channels_last`;
 }
@@ -138,7 +132,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
       priceUsdPerGpuHour: price,
       parallelism,
       ...(q.softwareStack ? { stack: q.softwareStack } : {}),
-      ...layoutOf(q),
+      ...statedChannelsLast(q),
       ...(q.attention ? { attention: q.attention } : {}),
       ...(frozenBase ? { frozenBase } : {}),
       ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
@@ -189,7 +183,7 @@ export interface RecommendQuery extends Software {
   timeBudgetMs?: number | null;
   /** Software stack the estimates assume; absent = PYTORCH_EAGER. */
   softwareStack?: SoftwareStack | null;
-  /** Convolution activations channels-last; absent = what the framework and stack do (layoutOf). */
+  /** Convolution activations channels-last; absent = what the framework and stack do (software.ts statedChannelsLast). */
   channelsLast?: boolean | null;
   /** How the attention core runs; default fused. */
   attention?: AttentionImplementation | null;
@@ -399,7 +393,7 @@ export async function recommendPlans(
       deadlineConfidence: q.deadlineConfidence,
       parallelismSearch: q.parallelismSearch,
       ...(q.softwareStack ? { stack: q.softwareStack } : {}),
-      ...layoutOf(q),
+      ...statedChannelsLast(q),
       rankBy: q.rankBy,
       minEvidence: q.minEvidence,
       // A user's recorded runs count as measurements (evidenceLevel, minEvidence).

@@ -163,6 +163,29 @@ describe('recordMeasurements', () => {
     const r = await run(RECORD, { owner: '', runs: [] });
     expect(r.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'owner' });
   });
+
+  // A recorded run is predicted in the layout it ran in, as a predict request is: a channels-last
+  // 16-bit CNN run is held against the channels-last estimate, not the NCHW one it would beat.
+  it('records the convolution layout a run used and predicts it in that layout', async () => {
+    const l4 = { ...config, gpu: 'L4', batchSizePerGpu: 64 };
+    const nchw = await predictNow(l4);
+    const channelsLast = await predictNow({ ...l4, channelsLast: true });
+    expect(nchw.stepTimeMs / channelsLast.stepTimeMs).toBeGreaterThan(1.02);
+    const r = await run(RECORD, {
+      owner: 'carol',
+      runs: [
+        { ...l4, channelsLast: true, stepTimeMs: channelsLast.stepTimeMs, source: 'test' },
+        { ...l4, stepTimeMs: nchw.stepTimeMs, source: 'test' },
+      ],
+    });
+    expect(r.data!.recordMeasurements).toMatchObject({ stored: 2, rejected: [] });
+    const list = (await run(LIST, { gpu: 'L4' })).data!.measurements;
+    // Both runs are the same configuration but for the layout: the NCHW one is predicted slower.
+    const [cl, plain] = list.map((m: { predictedStepTimeMs: number }) => m.predictedStepTimeMs);
+    expect(plain / cl).toBeGreaterThan(1.02);
+    const del = `mutation($owner: String!) { deleteMeasurements(owner: $owner) }`;
+    expect((await run(del, { owner: 'carol' })).data!.deleteMeasurements).toBe(2);
+  });
 });
 
 /** One POST on a fresh connection (so the cluster may hand it to any worker). */
