@@ -108,7 +108,7 @@ export class PredictInput {
   @Field(() => Boolean, {
     nullable: true,
     description:
-      "Convolution activations stored channels-last (NHWC, torch.channels_last), the layout tensor-core convolutions read; on NCHW a 16-bit convolution runs at about 0.55 of that rate (seeds/efficiency.json nchwConvEfficiency). Default: channels-last under TensorFlow and MXNet (they convert fp16 graphs themselves) and under TORCH_COMPILE, MEGATRON and TUNED; NCHW for eager PyTorch, PyTorch's default memory format.",
+      "Convolution activations stored channels-last (NHWC, torch.channels_last), the layout tensor-core convolutions read; on NCHW a 16-bit convolution runs at a fraction of that rate (seeds/efficiency.json nchwConvEfficiency, set from published comparisons). Default: channels-last under TensorFlow and MXNet (they convert fp16 graphs themselves) and under TORCH_COMPILE, MEGATRON and TUNED; NCHW for eager PyTorch, PyTorch's default memory format.",
   })
   channelsLast?: boolean;
   @Field(() => Boolean, {
@@ -179,7 +179,7 @@ export class RecommendInput {
   @Field(() => Boolean, {
     nullable: true,
     description:
-      "Convolution activations stored channels-last (NHWC, torch.channels_last), the layout tensor-core convolutions read; on NCHW a 16-bit convolution runs at about 0.55 of that rate (seeds/efficiency.json nchwConvEfficiency). Default: channels-last under TensorFlow and MXNet (they convert fp16 graphs themselves) and under TORCH_COMPILE, MEGATRON and TUNED; NCHW for eager PyTorch, PyTorch's default memory format.",
+      "Convolution activations stored channels-last (NHWC, torch.channels_last), the layout tensor-core convolutions read; on NCHW a 16-bit convolution runs at a fraction of that rate (seeds/efficiency.json nchwConvEfficiency, set from published comparisons). Default: channels-last under TensorFlow and MXNet (they convert fp16 graphs themselves) and under TORCH_COMPILE, MEGATRON and TUNED; NCHW for eager PyTorch, PyTorch's default memory format.",
   })
   channelsLast?: boolean;
   @Field(() => Float, {
