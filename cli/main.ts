@@ -173,8 +173,9 @@ Columns:
   seq_len_or_image_size, tensor_parallel, pipeline_parallel, zero_stage, recompute
   (${RECOMPUTE.join('/')}), recompute_modules (under selective, ;-separated, of
   ${RECOMPUTE_MODULES.join(', ')}; default core_attn), expert_parallel
-  (mixture-of-experts models), optimizer_state (fp32/bf16) and master_weights
-  (${MASTER_WEIGHTS.join('/')}); seeds/measurements/train.csv's layout works as it is.
+  (mixture-of-experts models), optimizer_state (fp32/bf16), master_weights
+  (${MASTER_WEIGHTS.join('/')}) and channels_last (true/false: the convolutions' memory format;
+  default the framework column's, else NCHW); seeds/measurements/train.csv's layout works as it is.
 ${examples(
   'printf "model,gpu,num_gpus,batch_size_per_gpu,precision\\nresnet50_v1.5,A100-SXM4-80GB,8,256,AMP_FP16\\n" > c.csv',
   'trainplan predict-csv --in c.csv --out predicted.csv',

@@ -139,12 +139,17 @@ function rowParallelism(row: Measurement): Parallelism | undefined {
 }
 
 /**
- * Whether a row's code stored convolution activations channels-last (NHWC) in 16-bit runs: what its
- * source's scripts asked for (as-run.json), else what its framework does (software.ts
- * frameworkChannelsLast). A row without either takes the stack's layout.
+ * Whether a row's code stored convolution activations channels-last (NHWC) in 16-bit runs: its
+ * optional channels_last column (predict-csv: true or false), else what its source's scripts asked
+ * for (as-run.json), else what its framework does (software.ts frameworkChannelsLast); undefined
+ * where nothing says, and the stack's layout holds.
  */
-function channelsLastOf(row: Measurement): boolean {
-  return row.asRun?.channelsLast ?? frameworkChannelsLast(row.framework) ?? false;
+function channelsLastOf(row: Measurement): boolean | undefined {
+  const cell = (row.raw?.channels_last ?? '').trim().toLowerCase();
+  if (cell && cell !== 'true' && cell !== 'false')
+    throw new Error(`channels_last must be true or false (got "${cell}")`);
+  if (cell) return cell === 'true';
+  return row.asRun?.channelsLast ?? frameworkChannelsLast(row.framework);
 }
 
 export function predictRow(
@@ -174,6 +179,7 @@ export function predictRow(
         : printed;
     // Independent one-GPU trainings side by side (as-run.json): one GPU's step, times the GPUs.
     const replicas = row.asRun?.independentProcesses ? row.numGpus : 1;
+    const channelsLast = channelsLastOf(row);
     const prediction = predict(
       {
         model,
@@ -187,7 +193,7 @@ export function predictRow(
         fp32UsesTf32: flags.includes('fp32_on_tf32_capable_gpu'),
         interNodeGbps: defaultInterNodeGbps(gpu.id),
         parallelism: rowParallelism(row),
-        ...(channelsLastOf(row) ? { channelsLast: true } : {}),
+        ...(channelsLast !== undefined ? { channelsLast } : {}),
       },
       eff,
     );

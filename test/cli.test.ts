@@ -114,6 +114,24 @@ describe('trainplan CLI', () => {
     expect(() => run('evaluate', '--group-by', 'colour')).toThrow(/unknown key "colour"/);
   });
 
+  // A 16-bit CNN's convolutions run slower on NCHW activations (predictor/step.ts slowNchwConv):
+  // the column says which layout the run used; without it, TensorFlow's own layout, else NCHW.
+  it("predict-csv reads the convolutions' memory format from channels_last, else the framework", () => {
+    const { rows } = predictCsv([
+      'model,gpu,num_gpus,batch_size_per_gpu,precision,framework,channels_last',
+      'resnet50_v1.5,V100-SXM2-16GB,1,128,AMP_FP16,PyTorch,',
+      'resnet50_v1.5,V100-SXM2-16GB,1,128,AMP_FP16,PyTorch,true',
+      'resnet50_v1.5,V100-SXM2-16GB,1,128,AMP_FP16,TensorFlow,',
+      'resnet50_v1.5,V100-SXM2-16GB,1,128,AMP_FP16,TensorFlow,false',
+      'resnet50_v1.5,V100-SXM2-16GB,1,128,AMP_FP16,PyTorch,nhwc',
+    ]);
+    const analytical = rows.map((r) => Number(r.analytical_throughput));
+    expect(analytical[1] / analytical[0]).toBeGreaterThan(1.1);
+    expect(analytical[2]).toBeCloseTo(analytical[1], 6);
+    expect(analytical[3]).toBeCloseTo(analytical[0], 6);
+    expect(rows[4].error).toMatch(/channels_last must be true or false \(got "nhwc"\)/);
+  });
+
   it('predict-csv predicts a mixture-of-experts config.json at its expert_parallel column, and says why a degree cannot be', () => {
     const qwen = HF_CONFIGS.find((c) => c.id === 'Qwen/Qwen3-30B-A3B')!.config;
     const row = (ep: string) => `qwen3-30b-a3b.json,H100-SXM5-80GB,16,2,1,8,4096,BF16,1,${ep}`;
