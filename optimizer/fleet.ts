@@ -941,7 +941,8 @@ export function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): string[] {
       a.gpus !== a.nodes * a.gpusPerNode
     )
       problems.push(`job ${a.jobId}: layout ${a.nodes}x${a.gpusPerNode} is not allowed`);
-    if (!r.precisions.includes(a.precision))
+    // The job's own precisions: those its candidates were searched in (FP8 left out by default for a CNN).
+    if (!jobPrecisions(r, job.model).includes(a.precision))
       problems.push(`job ${a.jobId}: precision ${a.precision} is not allowed`);
     let p;
     try {

@@ -483,6 +483,21 @@ describe('planFleet (library)', () => {
         p.assignments[0].precision = 'FP8';
       }).join(' '),
     ).toMatch(/precision FP8 is not allowed/);
+    // With the precisions left to their defaults, a job is checked against its own: FP8 for the
+    // CNN, which its search left out, is not allowed; for GPT-2 it is (and fails only on the GPU).
+    const byDefault: FleetRequest = {
+      ...base,
+      precisions: [...base.precisions, 'FP8'],
+      precisionsByDefault: true,
+    };
+    expect(verifyFleetPlan(byDefault, good)).toEqual([]);
+    const planted = (jobId: string) => {
+      const p = structuredClone(good);
+      p.assignments.find((a) => a.jobId === jobId)!.precision = 'FP8';
+      return verifyFleetPlan(byDefault, p).join(' ');
+    };
+    expect(planted('rn50')).toMatch(/job rn50: precision FP8 is not allowed/);
+    expect(planted('gpt')).not.toMatch(/job gpt: precision FP8 is not allowed/);
   });
 });
 
