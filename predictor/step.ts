@@ -303,11 +303,13 @@ function layerTime(
  */
 function slowNchwConv(l: LayerCost, gpu: GpuSpec, math: MathMode): boolean {
   return (
-    (l.type === 'conv2d' || l.type === 'conv1d') &&
-    (math === 'fp16' || math === 'bf16') &&
-    TENSOR_CORE_GENERATIONS.has(gpu.generation)
+    isConvolution(l) && (math === 'fp16' || math === 'bf16') && TENSOR_CORE_GENERATIONS.has(gpu.generation)
   );
 }
+/** A 1-D or 2-D convolution: the layers whose memory format matters. */
+export const isConvolution = (l: Pick<LayerCost, 'type'>): boolean =>
+  l.type === 'conv2d' || l.type === 'conv1d';
+
 /** The math a layer runs in: a GEMM FP8/FP4 does not quantize stays in BF16 (precision.ts quantizedGemm). */
 function layerMath(l: LayerCost, policy: PrecisionPolicy, gpu: GpuSpec, fp32UsesTf32: boolean): MathMode {
   return policy.scaledGemmInput && l.opClass === 'matmul' && !quantizedGemm(l)
@@ -331,7 +333,7 @@ export function convolutionLayout(
 }
 
 /** Whether a step's convolution activations are channels-last: as said, else the stack's layout. */
-export function storesChannelsLast(exec: Pick<Execution, 'stack' | 'channelsLast'>): boolean {
+function storesChannelsLast(exec: Pick<Execution, 'stack' | 'channelsLast'>): boolean {
   return exec.channelsLast ?? stackEffects(exec.stack ?? DEFAULT_STACK).channelsLast;
 }
 const TENSOR_CORE_GENERATIONS = new Set(['volta', 'turing', 'ampere', 'ada', 'hopper', 'blackwell']);

@@ -3,7 +3,7 @@
 // once and passed down, identical recommend requests answered from a cache. Answers are domain
 // objects (predictor/, optimizer/); the API's shapes are made in resolvers/.
 import { statedChannelsLast, type SoftwareStack } from '../predictor/software.js';
-import { storesChannelsLast } from '../predictor/step.js';
+import { convolutionLayout, isConvolution } from '../predictor/step.js';
 import type { Framework, Software } from '../predictor/learned/features.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { LORA_LEFT_OUT, predictCorrected, type CorrectedPrediction } from '../predictor/corrected.js';
@@ -69,20 +69,34 @@ export interface PredictQuery extends Software {
   memoryHeadroomGb?: number | null;
 }
 
-/** Says when a convolution model's 16-bit plans were costed on NCHW activations (step.ts slowNchwConv). */
+/**
+ * Says when some searched plan's 16-bit convolutions were costed on NCHW activations: convolutionLayout
+ * (step.ts) on each searched GPU and precision, as the search costed them (none on AMD, on Pascal or in fp32).
+ */
 function nchwNote(
   model: ModelDef,
-  q: { channelsLast?: boolean | null; framework: Framework; softwareStack?: SoftwareStack | null },
+  q: {
+    channelsLast?: boolean | null;
+    framework: Framework;
+    softwareStack?: SoftwareStack | null;
+    fp32UsesTf32: boolean;
+  },
   precisions: readonly Precision[],
+  gpus: readonly GpuSpec[],
 ): string | undefined {
-  if (precisions.every((p) => p === 'FP32' || p === 'TF32')) return undefined;
-  if (!costOf(model).layers.some((l) => l.type === 'conv2d' || l.type === 'conv1d')) return undefined;
-  return storesChannelsLast({
-    ...statedChannelsLast(q),
-    ...(q.softwareStack ? { stack: q.softwareStack } : {}),
-  })
-    ? undefined
-    : `16-bit plans are costed on NCHW activations, PyTorch's default memory format, where cuDNN's convolutions run at ${loadEfficiency().nchwConvEfficiency} of their channels-last rate: set channelsLast if the code converts the model and inputs to torch.channels_last`;
+  const cost = costOf(model);
+  // Most models have no convolution: skip the GPU x precision scan over their layers.
+  if (!cost.layers.some(isConvolution)) return undefined;
+  const layout = { ...statedChannelsLast(q), ...(q.softwareStack ? { stack: q.softwareStack } : {}) };
+  const nchw = gpus.some((gpu) =>
+    precisions.some(
+      (precision) =>
+        convolutionLayout(cost, gpu, { precision, fp32UsesTf32: q.fp32UsesTf32, ...layout }) === 'NCHW',
+    ),
+  );
+  return nchw
+    ? `16-bit plans are costed on NCHW activations, PyTorch's default memory format, where cuDNN's convolutions run at ${loadEfficiency().nchwConvEfficiency} of their channels-last rate: set channelsLast if the code converts the model and inputs to torch.channels_last`
+    : undefined;
 }
 
 /** A prediction and the configuration it is of, every default filled in. */
@@ -423,7 +437,7 @@ export async function recommendPlans(
       );
   }
   if (frozenBase) answer.notes.push(`LoRA: plans are timed and sized for a frozen base: ${LORA_LEFT_OUT}`);
-  const layout = nchwNote(model, q, precisions);
+  const layout = nchwNote(model, q, precisions, gpus);
   if (layout) answer.notes.push(layout);
   if (q.workload.customModel && q.batchSizes == null)
     answer.notes.push(

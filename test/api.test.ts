@@ -83,6 +83,22 @@ describe('predict', () => {
     ).toBeGreaterThan(1.1);
   });
 
+  // recommend's note says NCHW only where a searched plan was costed so: an NVIDIA tensor-core GPU
+  // at a 16-bit precision, in eager PyTorch, not on AMD (no figure says what MIOpen does).
+  it('recommend notes NCHW costing where a searched plan had it, and only there', async () => {
+    const notes = async (extra: string) => {
+      const r = await run(
+        `{ recommend(input: { workload: { model: "resnet50_v1.5", samples: 1e7 }, limit: 1${extra} }) { notes } }`,
+      );
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      return (r.data!.recommend.notes as string[]).filter((n) => /NCHW/.test(n));
+    };
+    expect(await notes(', gpus: ["A100-SXM4-80GB"]')).toHaveLength(1);
+    expect(await notes(', gpus: ["A100-SXM4-80GB"], channelsLast: true')).toHaveLength(0);
+    expect(await notes(', gpus: ["A100-SXM4-80GB"], precisions: [FP32, TF32]')).toHaveLength(0);
+    expect(await notes(', gpus: ["MI300X"]')).toHaveLength(0);
+  });
+
   it('BF16 on a V100 is a BAD_USER_INPUT naming precision', async () => {
     await badInput(
       `{ predict(input: { workload: { model: "resnet50_v1.5", samples: 1e6 }, gpu: "V100-SXM2-16GB", batchSizePerGpu: 64, precision: BF16 }) { stepTimeMs } }`,
