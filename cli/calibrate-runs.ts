@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, extname, isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseCsv } from '../seeds/catalog.js';
+import { booleanCell, parseCsv } from '../seeds/catalog.js';
 import { FRAMEWORKS, type Framework } from '../predictor/learned/features.js';
 import { PRECISIONS, type Precision } from '../predictor/types.js';
 import { loadConfig, setRuntimeConfig, runtimeConfig } from '../service/config.js';
@@ -45,13 +45,6 @@ export function runFromRow(row: Record<string, unknown>, baseDir: string): RunIn
   if ('workload' in row) return row as unknown as RunInput; // already a MeasurementInput
   const str = (k: string) => (row[k] === undefined || row[k] === null ? '' : String(row[k]).trim());
   const num = (k: string) => (str(k) === '' ? undefined : Number(str(k)));
-  // An empty cell says nothing (the framework's layout holds); anything but true/false is refused.
-  const flag = (k: string) => {
-    const v = str(k).toLowerCase();
-    if (v === '') return null;
-    if (v !== 'true' && v !== 'false') throw new Error(`${k}: "${str(k)}" is not true or false`);
-    return v === 'true';
-  };
   const model = str('model');
   if (!model) throw new Error('model: missing');
   const looksLikeFile = /\.(json|onnx)$/i.test(model);
@@ -100,7 +93,8 @@ export function runFromRow(row: Record<string, unknown>, baseDir: string): RunIn
     framework: framework as Framework,
     xla: false,
     fp32UsesTf32: precision !== 'FP32', // the harness runs FP32 with TF32 off
-    channelsLast: flag('channels_last'),
+    // An empty cell says nothing (the framework's layout holds); anything but true/false is refused.
+    channelsLast: booleanCell('channels_last', str('channels_last')) ?? null,
     stepTimeMs: num('step_time_ms') ?? NaN,
     peakMemoryGb: num('peak_memory_gb') ?? null,
     source: str('source') || 'harness',

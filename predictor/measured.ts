@@ -1,7 +1,7 @@
 // Measurement rows (train.csv layout) -> predictions in the row's own unit. Used by predict-csv,
 // evaluate and calibrate, so the three read a row the same way.
 import type { Measurement } from '../seeds/catalog.js';
-import { defaultInterNodeGbps, getGpu, loadUnitRules } from '../seeds/catalog.js';
+import { booleanCell, defaultInterNodeGbps, getGpu, loadUnitRules } from '../seeds/catalog.js';
 import { predict, type Prediction } from './predict.js';
 import { frameworkChannelsLast } from './software.js';
 import type { Efficiency } from './step.js';
@@ -145,11 +145,11 @@ function rowParallelism(row: Measurement): Parallelism | undefined {
  * where nothing says, and the stack's layout holds.
  */
 function channelsLastOf(row: Measurement): boolean | undefined {
-  const cell = (row.raw?.channels_last ?? '').trim().toLowerCase();
-  if (cell && cell !== 'true' && cell !== 'false')
-    throw new Error(`channels_last must be true or false (got "${cell}")`);
-  if (cell) return cell === 'true';
-  return row.asRun?.channelsLast ?? frameworkChannelsLast(row.framework);
+  return (
+    booleanCell('channels_last', row.raw?.channels_last) ??
+    row.asRun?.channelsLast ??
+    frameworkChannelsLast(row.framework)
+  );
 }
 
 export function predictRow(

@@ -71,6 +71,17 @@ export function csvCell(value: unknown): string {
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
+/**
+ * A CSV cell that says true or false (any case): empty says nothing (undefined); anything else is
+ * refused, naming the column. One reader for every such column (predict-csv, calibrate import).
+ */
+export function booleanCell(column: string, cell: string | undefined): boolean | undefined {
+  const v = (cell ?? '').trim();
+  if (v === '') return undefined;
+  if (!/^(true|false)$/i.test(v)) throw new Error(`${column}: "${v}" is not true or false`);
+  return v.toLowerCase() === 'true';
+}
+
 const num = (s: string | undefined): number | null => {
   if (s === undefined || s.trim() === '') return null;
   const v = Number(s);
