@@ -114,6 +114,8 @@ export interface FederatedRequest {
   /** Total training work, to report how many rounds it takes. */
   totalSamples?: number;
   fp32UsesTf32?: boolean;
+  /** Convolution activations stored channels-last (predictor/step.ts Execution.channelsLast); absent = the stack's layout (eager PyTorch: NCHW). */
+  channelsLast?: boolean;
   /** The learned correction, for P90 step times (absent: the analytical estimate is the P90 too). */
   learned?: LearnedState;
   solve: SolveOptions;
@@ -282,6 +284,7 @@ const predictOn = (
       gpusPerNode: 1,
       nodes: 1,
       fp32UsesTf32: r.fp32UsesTf32,
+      ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
       interNodeGbps: 1,
       ...(parallelism ? { parallelism } : {}),
     },
@@ -737,6 +740,7 @@ async function p90Steps(
           gpusPerNode: 1,
           nodes: 1,
           fp32UsesTf32: r.fp32UsesTf32,
+          ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
           interNodeGbps: 1,
           ...(o.parallelism ? { parallelism: o.parallelism } : {}),
         },

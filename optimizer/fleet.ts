@@ -231,6 +231,7 @@ const searchFor = (
   prices: t.price === null ? undefined : { [t.gpu.id]: t.price },
   interNodeGbps: r.interNodeGbps,
   fp32UsesTf32: r.fp32UsesTf32,
+  ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
   limit: o.limit,
   // The layouts `recommend` searches (ZeRO/FSDP, tensor and pipeline parallelism, recomputation)
   // wherever plain data parallelism does not fit, so large models are planned here too.
@@ -956,6 +957,7 @@ export function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): string[] {
           nodes: a.nodes,
           gradAccumSteps: a.gradAccumSteps,
           fp32UsesTf32: r.fp32UsesTf32,
+          ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
           interNodeGbps: r.interNodeGbps(t.gpu),
           samples: job.samples,
           priceUsdPerGpuHour: t.price,

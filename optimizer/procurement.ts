@@ -211,6 +211,7 @@ const search = (
   prices: price === null ? undefined : { [gpu.id]: price },
   interNodeGbps: r.interNodeGbps,
   fp32UsesTf32: r.fp32UsesTf32,
+  ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
   limit,
   // The layouts `recommend` searches (ZeRO/FSDP, TP, PP, recomputation) where plain data parallelism does not fit.
   parallelismSearch: 'auto',
@@ -867,6 +868,7 @@ export function verifyProcurementPlan(r: ProcurementRequest, plan: ProcurementPl
         nodes: a.config.nodes,
         gradAccumSteps: a.config.gradAccumSteps,
         fp32UsesTf32: r.fp32UsesTf32,
+        ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
         interNodeGbps: r.interNodeGbps(o.gpu),
         samples: job.samples,
         priceUsdPerGpuHour: null,

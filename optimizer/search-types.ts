@@ -258,6 +258,8 @@ export interface CandidateSearch {
   maxNodes: number;
   interNodeGbps: (gpu: GpuSpec) => number;
   fp32UsesTf32?: boolean;
+  /** Convolution activations stored channels-last (predictor/step.ts Execution.channelsLast); absent = the stack's layout (eager PyTorch: NCHW). */
+  channelsLast?: boolean;
   solve: SolveOptions;
   /** The analytical predictor's fitted constants (seeds/efficiency.json). */
   efficiency: Efficiency;

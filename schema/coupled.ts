@@ -131,6 +131,12 @@ export abstract class SolveSettingsInput {
     description: 'FP32 runs matmuls/convolutions in TF32 on Ampere and newer (the framework default).',
   })
   fp32UsesTf32!: boolean;
+  @Field(() => Boolean, {
+    nullable: true,
+    description:
+      "Every job's convolution activations stored channels-last (NHWC, torch.channels_last), as RecommendInput.channelsLast; default NCHW, eager PyTorch's memory format, where a 16-bit convolution runs slower. The plans' notes say when that default costed one.",
+  })
+  channelsLast?: boolean;
   @Field(() => Float, {
     defaultValue: 10,
     description: 'Wall-clock limit for the solver, seconds (at most 60).',

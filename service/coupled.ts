@@ -26,10 +26,10 @@ import type { SolveOptions } from '../optimizer/milp/solver.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { DEFAULT_SEARCH_PRECISIONS, defaultSearchPrecisions } from '../predictor/precision.js';
 import { costOf } from '../predictor/predict.js';
-import { PRECISIONS, type GpuSpec, type Precision } from '../predictor/types.js';
+import { PRECISIONS, type GpuSpec, type ModelDef, type Precision } from '../predictor/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import { fullTrainingOnly, gpuById, modelById } from './lookup.js';
-import { DEFAULT_GPUS_PER_NODE, fp8NotSearchedNote } from './planning.js';
+import { DEFAULT_GPUS_PER_NODE, fp8NotSearchedNote, nchwNote } from './planning.js';
 import {
   finiteNumber,
   FLOORS,
@@ -61,6 +61,8 @@ interface SolveSettings {
   mipRelGap: number;
   fp32UsesTf32: boolean;
   precisions?: Precision[] | null;
+  /** Convolution activations channels-last in every job; absent = eager PyTorch's NCHW. */
+  channelsLast?: boolean | null;
 }
 
 interface SearchSettings extends SolveSettings {
@@ -241,6 +243,26 @@ function searchSpace(input: SearchSettings) {
   };
 }
 
+/** The request's convolution layout, where it states one (else the stack's: eager PyTorch, NCHW). */
+const memoryFormatOf = (input: SolveSettings): { channelsLast?: boolean } =>
+  input.channelsLast == null ? {} : { channelsLast: input.channelsLast };
+
+/**
+ * What every coupled plan says of its search's assumptions, as recommend says them: FP8 left out of
+ * the default precisions, 16-bit convolutions costed on NCHW activations.
+ */
+function searchNotes(
+  input: SolveSettings,
+  models: ModelDef[],
+  precisions: readonly Precision[],
+  gpus: GpuSpec[],
+): string[] {
+  return [
+    fp8NotSearchedNote(input.precisions, models, gpus),
+    nchwNote(models, { ...memoryFormatOf(input), fp32UsesTf32: input.fp32UsesTf32 }, precisions, gpus),
+  ].filter((n): n is string => n != null);
+}
+
 /** A job's workload, errors naming the job (jobs[2].workload.model). */
 function workloadAt(prefix: string, w: WorkloadInput) {
   fullTrainingOnly(`${prefix}.fineTuning`, w, 'for fleets and procurement');
@@ -346,15 +368,18 @@ export async function fleetPlan(input: FleetQuery): Promise<FleetPlan> {
     maxNodes: space.maxNodes,
     interNodeGbps: space.interNodeGbps,
     fp32UsesTf32: space.fp32UsesTf32,
+    ...memoryFormatOf(input),
     solve: space.solve,
     efficiency: space.efficiency,
   });
-  const fp8 = fp8NotSearchedNote(
-    input.precisions,
-    jobs.map((j) => j.model),
-    [...inventory.map((it) => it.gpu), ...(input.allowOnDemand ? onDemandGpus : [])],
+  plan.notes.push(
+    ...searchNotes(
+      input,
+      jobs.map((j) => j.model),
+      space.precisions,
+      [...inventory.map((it) => it.gpu), ...(input.allowOnDemand ? onDemandGpus : [])],
+    ),
   );
-  if (fp8) plan.notes.push(fp8);
   return plan;
 }
 
@@ -469,15 +494,18 @@ export async function procurementPlan(input: ProcurementQuery): Promise<Procurem
     maxNodes: space.maxNodes,
     interNodeGbps: space.interNodeGbps,
     fp32UsesTf32: space.fp32UsesTf32,
+    ...memoryFormatOf(input),
     solve: space.solve,
     efficiency: space.efficiency,
   });
-  const fp8 = fp8NotSearchedNote(
-    input.precisions,
-    jobs.map((j) => j.model),
-    options.map((o) => o.gpu),
+  plan.notes.push(
+    ...searchNotes(
+      input,
+      jobs.map((j) => j.model),
+      space.precisions,
+      options.map((o) => o.gpu),
+    ),
   );
-  if (fp8) plan.notes.push(fp8);
   return plan;
 }
 
@@ -572,13 +600,16 @@ export async function federatedPlan(input: FederatedQuery): Promise<FederatedPla
     maxLocalSteps: integer('maxLocalSteps', input.maxLocalSteps, 1, COUPLED_LIMITS.localSteps),
     bytesPerParameter: inRange('bytesPerParameter', input.bytesPerParameter, 0.125, 16),
     fp32UsesTf32: input.fp32UsesTf32,
+    ...memoryFormatOf(input),
     efficiency: loadEfficiency(),
   });
-  const fp8 = fp8NotSearchedNote(
-    input.precisions,
-    [model],
-    clients.map((c) => c.gpu),
+  plan.notes.push(
+    ...searchNotes(
+      input,
+      [model],
+      precisions,
+      clients.map((c) => c.gpu),
+    ),
   );
-  if (fp8) plan.notes.push(fp8);
   return plan;
 }

@@ -71,27 +71,30 @@ export interface PredictQuery extends Software {
 
 /**
  * Says when some searched plan's 16-bit convolutions were costed on NCHW activations: convolutionLayout
- * (step.ts) on each searched GPU and precision, as the search costed them (none on AMD, on Pascal or in fp32).
+ * (step.ts) on each searched model, GPU and precision, as the search costed them (none on AMD, on
+ * Pascal or in fp32). recommend and the coupled planners (fleet, procurement, federated) share it.
  */
-function nchwNote(
-  model: ModelDef,
+export function nchwNote(
+  models: readonly ModelDef[],
   q: {
     channelsLast?: boolean | null;
-    framework: Framework;
+    framework?: Framework;
     softwareStack?: SoftwareStack | null;
     fp32UsesTf32: boolean;
   },
   precisions: readonly Precision[],
   gpus: readonly GpuSpec[],
 ): string | undefined {
-  const cost = costOf(model);
   // Most models have no convolution: skip the GPU x precision scan over their layers.
-  if (!cost.layers.some(isConvolution)) return undefined;
+  const costs = [...new Set(models)].map(costOf).filter((c) => c.layers.some(isConvolution));
+  if (costs.length === 0) return undefined;
   const layout = { ...statedChannelsLast(q), ...(q.softwareStack ? { stack: q.softwareStack } : {}) };
-  const nchw = gpus.some((gpu) =>
-    precisions.some(
-      (precision) =>
-        convolutionLayout(cost, gpu, { precision, fp32UsesTf32: q.fp32UsesTf32, ...layout }) === 'NCHW',
+  const nchw = costs.some((cost) =>
+    gpus.some((gpu) =>
+      precisions.some(
+        (precision) =>
+          convolutionLayout(cost, gpu, { precision, fp32UsesTf32: q.fp32UsesTf32, ...layout }) === 'NCHW',
+      ),
     ),
   );
   return nchw
@@ -437,7 +440,7 @@ export async function recommendPlans(
       );
   }
   if (frozenBase) answer.notes.push(`LoRA: plans are timed and sized for a frozen base: ${LORA_LEFT_OUT}`);
-  const layout = nchwNote(model, q, precisions, gpus);
+  const layout = nchwNote([model], q, precisions, gpus);
   if (layout) answer.notes.push(layout);
   if (q.workload.customModel && q.batchSizes == null)
     answer.notes.push(

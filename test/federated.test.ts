@@ -406,6 +406,30 @@ describe('planFederatedRound (library)', () => {
 });
 
 describe('planFederatedRound over GraphQL', () => {
+  // Clients' steps are costed on the memory format the request states (eager PyTorch's NCHW unless
+  // channelsLast), and the plan says so as recommend does.
+  it('costs 16-bit convolutions on NCHW unless channelsLast says otherwise, and notes it', async () => {
+    const plan = async (extra: string) => {
+      const r = await run(`{ planFederatedRound(input: { workload: { model: "resnet50_v1.5", samples: 1e6 },
+          clients: [{ id: "4090", gpu: "RTX-4090", samplesAvailable: 5000, uplinkMbps: 100, downlinkMbps: 500 }],
+          minSamplesPerRound: 4000, batchSizes: [32], precisions: [AMP_FP16]${extra} }) {
+          status notes clients { samples computeSeconds } } }`);
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      expect(r.data!.planFederatedRound.status).toBe('OPTIMAL');
+      return r.data!.planFederatedRound as {
+        notes: string[];
+        clients: { samples: number; computeSeconds: number }[];
+      };
+    };
+    const nchw = await plan('');
+    const nhwc = await plan(', channelsLast: true');
+    expect(nchw.notes.filter((n) => /NCHW/.test(n))).toHaveLength(1);
+    expect(nhwc.notes.filter((n) => /NCHW/.test(n))).toHaveLength(0);
+    // Seconds per sample on the one client: its step at batch 32.
+    const perSample = (p: typeof nchw) => p.clients[0].computeSeconds / p.clients[0].samples;
+    expect(perSample(nchw) / perSample(nhwc)).toBeGreaterThan(1.1);
+  });
+
   const CLIENTS = `clients: [
     { id: "t4", gpu: "T4", samplesAvailable: 3000, uplinkMbps: 20, downlinkMbps: 100 },
     { id: "orin", device: { name: "jetson-orin", peakTflops: { fp32: 5.3, fp16: 42 }, memoryBwGbps: 204, memoryGb: 32 }, samplesAvailable: 2000, uplinkMbps: 50, downlinkMbps: 200 },

@@ -502,6 +502,25 @@ describe('planFleet (library)', () => {
 });
 
 describe('planFleet over GraphQL and the CLI', () => {
+  // Plans are costed on the memory format the request states (eager PyTorch's NCHW unless
+  // channelsLast), and say so as recommend does.
+  it('costs 16-bit convolutions on NCHW unless channelsLast says otherwise, and notes it', async () => {
+    const plan = async (extra: string) => {
+      const r = await run(`{ planFleet(input: { jobs: [
+          { id: "rn50", workload: { model: "resnet50_v1.5", samples: 2e8 }, deadlineHours: 100, batchSizes: [128] } ],
+        inventory: [{ gpu: "A100-SXM4-80GB", count: 8 }], gpusPerNode: [8], maxNodes: 1, precisions: [AMP_FP16]${extra} }) {
+        status notes assignments { totalHours } } }`);
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      expect(r.data!.planFleet.status).toBe('OPTIMAL');
+      return r.data!.planFleet as { notes: string[]; assignments: { totalHours: number }[] };
+    };
+    const nchw = await plan('');
+    const nhwc = await plan(', channelsLast: true');
+    expect(nchw.notes.filter((n) => /NCHW/.test(n))).toHaveLength(1);
+    expect(nhwc.notes.filter((n) => /NCHW/.test(n))).toHaveLength(0);
+    expect(nchw.assignments[0].totalHours / nhwc.assignments[0].totalHours).toBeGreaterThan(1.1);
+  });
+
   const JOBS = `jobs: [
     { id: "bert", workload: { model: "bert_large_squad", samples: 1e7 }, deadlineHours: 12, batchSizes: [16, 32] },
     { id: "rn50", workload: { model: "resnet50_v1.5", samples: 2e8 }, deadlineHours: 9, batchSizes: [64, 128] } ]`;

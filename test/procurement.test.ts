@@ -335,6 +335,31 @@ describe('planProcurement over GraphQL', () => {
     purchases { gpu { id } count utilization } allocations { jobId owned runsPerMonth months config { gpu { id } totalGpus precision hoursPerRun usdPerRun } }
     breakEven { gpu { id } breakEvenUtilization plannedUtilization note } unplaced { jobId reason message } } }`;
 
+  // Runs are costed on the memory format the request states (eager PyTorch's NCHW unless
+  // channelsLast), and the plan says so as recommend does.
+  it('costs 16-bit convolutions on NCHW unless channelsLast says otherwise, and notes it', async () => {
+    const plan = async (extra: string) => {
+      const r = await run(
+        `{ planProcurement(input: { horizonMonths: 3, jobs: [{ id: "rn50", workload: { model: "resnet50_v1.5", samples: 1.28e8 }, runsPerMonth: 2, batchSizes: [128] }],
+          precisions: [AMP_FP16], gpusPerNode: [8], maxNodes: 1, options: [{ gpu: "A100-SXM4-80GB", rentUsdPerGpuHour: 2.6 }]${extra} }) {
+          status notes allocations { config { hoursPerRun } } } }`,
+      );
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      expect(r.data!.planProcurement.status).toBe('OPTIMAL');
+      return r.data!.planProcurement as {
+        notes: string[];
+        allocations: { config: { hoursPerRun: number } }[];
+      };
+    };
+    const nchw = await plan('');
+    const nhwc = await plan(', channelsLast: true');
+    expect(nchw.notes.filter((n) => /NCHW/.test(n))).toHaveLength(1);
+    expect(nhwc.notes.filter((n) => /NCHW/.test(n))).toHaveLength(0);
+    expect(nchw.allocations[0].config.hoursPerRun / nhwc.allocations[0].config.hoursPerRun).toBeGreaterThan(
+      1.1,
+    );
+  });
+
   it('answers with purchases, allocations, the cost split and break-even per GPU type', async () => {
     const r = await run(
       Q(
