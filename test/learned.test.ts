@@ -125,6 +125,38 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
     expect(zero.stepTimeMsP10 / zero.stepTimeMs).toBeCloseTo(Math.exp(llm.q10), 6);
   });
 
+  // The tuned stacks' effects were fitted on transformer LLM runs only: a compiled ResNet-50 is a
+  // model class no run measured under them, so it gets at least an unmeasured model's interval.
+  it('a tuned stack on a convolutional model says none was measured and widens to the unmeasured-model interval', async () => {
+    const base = {
+      model: getModel('resnet50_v1.5')!,
+      gpu: getGpu('A100-SXM4-80GB')!,
+      precision: 'AMP_BF16' as const,
+      batchSizePerGpu: 256,
+      gpusPerNode: 1,
+      nodes: 1,
+      interNodeGbps: 400,
+    };
+    const compiled = await predictCorrected(
+      { ...base, stack: 'TORCH_COMPILE' },
+      { predictor: learned, reason: '' },
+      eff,
+    );
+    expect(compiled.evidence).toMatch(/on a convolutional model: only transformer LLM runs were measured so/);
+    const { llmRuns, unmeasuredModel } = learned.meta.intervals;
+    const q90 = Math.max(llmRuns!.q90, unmeasuredModel.q90);
+    const q10 = Math.min(llmRuns!.q10, unmeasuredModel.q10);
+    expect(compiled.stepTimeMsP90 / compiled.stepTimeMs).toBeGreaterThanOrEqual(Math.exp(q90) - 1e-9);
+    expect(compiled.stepTimeMsP10 / compiled.stepTimeMs).toBeLessThanOrEqual(Math.exp(q10) + 1e-9);
+    // A transformer under the same stack keeps the LLM runs' interval.
+    const bert = await predictCorrected(
+      { ...base, model: getModel('bert_large_squad')!, batchSizePerGpu: 16, stack: 'TORCH_COMPILE' },
+      { predictor: learned, reason: '' },
+      eff,
+    );
+    expect(bert.evidence).toMatch(/as in the published LLM runs/);
+  });
+
   it('plain data parallelism never gives a shorter step than one GPU at the same batch (estimate, P10, P90)', async () => {
     for (const [modelId, gpuId, precision, batch] of [
       // The case the floor was built for: gbdt-v3 put 2 single-GPU GH200 instances 2.5% ahead of one.

@@ -3,7 +3,7 @@
 // the precision mode, the layout, and measured evidence about the same model. Versioned: a model
 // file records the version and names it was trained with, and refuses to run on others.
 import { costOf } from '../predict.js';
-import type { Breakdown, Execution } from '../step.js';
+import { isConvolution, type Breakdown, type Execution } from '../step.js';
 import { PRECISIONS, type GpuSpec, type MathMode, type ModelCost, type ModelDef } from '../types.js';
 import type { Evidence } from './evidence.js';
 import { DEFAULT_STACK, stackEffects } from '../software.js';
@@ -131,6 +131,11 @@ export interface ModelFeatures {
   seqOrImage: number;
   /** The model has mixture-of-experts layers (not a feature the trees see: it picks the interval and evidence). */
   mixtureOfExperts?: boolean;
+  /**
+   * The model has convolution layers, which no published LLM run had: the tuned stacks' effects
+   * were never measured on one (not a feature the trees see: it picks the interval and evidence).
+   */
+  convolutional?: boolean;
 }
 
 export function modelFeatures(model: ModelDef, cost: ModelCost): ModelFeatures {
@@ -159,6 +164,7 @@ export function modelFeatures(model: ModelDef, cost: ModelCost): ModelFeatures {
     forwardBackwardFlops: cost.forwardFlops + cost.backwardFlops,
     seqOrImage: model.seqLen ?? model.imageSize ?? 1,
     ...(cost.layers.some((l) => (l.experts ?? 1) > 1) ? { mixtureOfExperts: true } : {}),
+    ...(cost.layers.some(isConvolution) ? { convolutional: true } : {}),
   };
 }
 

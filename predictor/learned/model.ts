@@ -308,7 +308,10 @@ export class LearnedPredictor {
       if (u) iv = widenInterval(iv, u);
     };
     const unmeasuredModel = ev.modelN === 0 && ev.exactN === 0;
-    if (unmeasuredModel || (llmLike && !ivs.llmRuns)) widen(ivs.unmeasuredModel);
+    // A tuned stack's effects (fused elementwise traffic, GEMM rate) were fitted on transformer LLM
+    // runs only: on a convolutional model they are as unmeasured as a model no row ran.
+    const stackOnConvolutions = llmLike && !!it.model.convolutional;
+    if (unmeasuredModel || stackOnConvolutions || (llmLike && !ivs.llmRuns)) widen(ivs.unmeasuredModel);
     if (experts && !experts.measured) widen(ivs.unmeasuredModel);
     const novelty = this.gpuNovelty(gpu);
     if (novelty !== 'measured') widen(ivs.unmeasuredGpu);
@@ -479,11 +482,13 @@ export class LearnedPredictor {
               : '') +
           (moeStackOf(it) !== undefined
             ? `; ${expertsEvidence(moeStackOf(it))}`
-            : llmLike && this.meta.intervals.llmRuns
-              ? '; a tuned stack or split layout as in the published LLM runs (interval: their errors held out by model family)'
-              : llmLike
-                ? '; no measurement used tensor/pipeline/context parallelism, ZeRO, recomputation or a tuned stack'
-                : '') +
+            : llmLike && it.model.convolutional
+              ? "; a tuned stack or split layout on a convolutional model: only transformer LLM runs were measured so, and the stacks' effects were fitted on them (interval: at least an unmeasured model's)"
+              : llmLike && this.meta.intervals.llmRuns
+                ? '; a tuned stack or split layout as in the published LLM runs (interval: their errors held out by model family)'
+                : llmLike
+                  ? '; no measurement used tensor/pipeline/context parallelism, ZeRO, recomputation or a tuned stack'
+                  : '') +
           regimes[i]
             .map(({ regime, share }) => {
               const iv = runsSetInterval[i]
