@@ -28,6 +28,7 @@ import {
   type Split,
 } from '../predictor/learned/train.js';
 import { featureNames, FEATURE_VERSION } from '../predictor/learned/features.js';
+import { softwareRelease } from '../predictor/learned/evidence.js';
 import { predictEnsemble } from '../predictor/learned/gbdt.js';
 import { ensembleToOnnx, loadOnnxCorrection } from '../predictor/learned/onnx.js';
 import {
@@ -192,9 +193,10 @@ export async function trainPredictor(
     variants: Variant[],
     groupBy: (e: Example) => string,
     filter?: (e: Example) => boolean,
+    order?: (a: string, b: string) => number,
   ): string {
     const which = filter ?? (() => true);
-    const groups = [...new Set(ex.filter(which).map(groupBy))].sort();
+    const groups = [...new Set(ex.filter(which).map(groupBy))].sort(order);
     const head = `| ${title} | rows | ${variants.map((v) => v.name).join(' | ')} |`;
     const lines = [head, `|---|---:|${variants.map(() => '---:').join('|')}|`];
     const row = (label: string, idx: number[]) =>
@@ -259,7 +261,19 @@ export async function trainPredictor(
         `### ${what}`,
         table('precision', variants, (e) => e.row.precision),
         table('GPU architecture', variants, (e) => e.gpu.generation),
-        ...(split === 'gpu' ? [table('GPU', variants, (e) => e.row.gpu)] : []),
+        ...(split === 'gpu'
+          ? [
+              table('GPU', variants, (e) => e.row.gpu),
+              // What a user on today's software should read: the rows' own framework releases.
+              table(
+                'framework release (benchmark rows)',
+                variants,
+                (e) => softwareRelease(e.row) ?? 'not stated',
+                (e) => !isLlm(e),
+                (a, b) => a.localeCompare(b, 'en', { numeric: true }),
+              ),
+            ]
+          : []),
         table('source', variants, (e) => e.source),
         table('LLM model family (precision)', variants, llmFamily, isLlm),
       ].join('\n\n'),
