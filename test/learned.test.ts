@@ -100,16 +100,24 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
     );
   });
 
+  // One node of A100s, 400 Gbps between nodes: the configuration the layout and stack cases vary.
+  const onA100 = (
+    model: string,
+    precision: 'AMP_FP16' | 'AMP_BF16',
+    batchSizePerGpu: number,
+    gpusPerNode: number,
+  ) => ({
+    model: getModel(model)!,
+    gpu: getGpu('A100-SXM4-80GB')!,
+    precision,
+    batchSizePerGpu,
+    gpusPerNode,
+    nodes: 1,
+    interNodeGbps: 400,
+  });
+
   it('a sharded layout, measured only in the LLM runs, says so and takes their held-out interval', async () => {
-    const base = {
-      model: getModel('bert_large_squad')!,
-      gpu: getGpu('A100-SXM4-80GB')!,
-      precision: 'AMP_FP16' as const,
-      batchSizePerGpu: 16,
-      gpusPerNode: 8,
-      nodes: 1,
-      interNodeGbps: 400,
-    };
+    const base = onA100('bert_large_squad', 'AMP_FP16', 16, 8);
     const plain = await predictCorrected(base, { predictor: learned, reason: '' }, eff);
     const zero = await predictCorrected(
       { ...base, parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 2, recompute: 'none' } },
@@ -128,17 +136,8 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
   // The tuned stacks' effects were fitted on transformer LLM runs only: a compiled ResNet-50 is a
   // model class no run measured under them, so it gets at least an unmeasured model's interval.
   it('a tuned stack on a convolutional model says none was measured and widens to the unmeasured-model interval', async () => {
-    const base = {
-      model: getModel('resnet50_v1.5')!,
-      gpu: getGpu('A100-SXM4-80GB')!,
-      precision: 'AMP_BF16' as const,
-      batchSizePerGpu: 256,
-      gpusPerNode: 1,
-      nodes: 1,
-      interNodeGbps: 400,
-    };
     const compiled = await predictCorrected(
-      { ...base, stack: 'TORCH_COMPILE' },
+      { ...onA100('resnet50_v1.5', 'AMP_BF16', 256, 1), stack: 'TORCH_COMPILE' },
       { predictor: learned, reason: '' },
       eff,
     );
@@ -150,7 +149,7 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
     expect(compiled.stepTimeMsP10 / compiled.stepTimeMs).toBeLessThanOrEqual(Math.exp(q10) + 1e-9);
     // A transformer under the same stack keeps the LLM runs' interval.
     const bert = await predictCorrected(
-      { ...base, model: getModel('bert_large_squad')!, batchSizePerGpu: 16, stack: 'TORCH_COMPILE' },
+      { ...onA100('bert_large_squad', 'AMP_BF16', 16, 1), stack: 'TORCH_COMPILE' },
       { predictor: learned, reason: '' },
       eff,
     );
