@@ -19,6 +19,10 @@ import { AttentionEnum, FineTuningEnum } from './memory.js';
 import { LIMITS } from '../service/validate.js';
 import type { ParallelismSearch } from '../optimizer/recommend.js';
 
+/** PredictInput's and RecommendInput's channelsLast: what it changes and its defaults, said once. */
+const CHANNELS_LAST =
+  "Convolution activations stored channels-last (NHWC, torch.channels_last), the layout tensor-core convolutions read; on NCHW a 16-bit convolution runs at a fraction of that rate (seeds/efficiency.json nchwConvEfficiency, set from published comparisons). Default: channels-last under TensorFlow and MXNet (they convert fp16 graphs themselves) and under TORCH_COMPILE, MEGATRON and TUNED; NCHW for eager PyTorch, PyTorch's default memory format.";
+
 /** The `precisions` argument of every search (recommend and the coupled planners): one default, said once. */
 export const PRECISIONS_ALLOWED =
   'Precision modes allowed (default: all but FP4, which no measurement supports, FP16_PURE, whose training may not converge, and FP8 for a model whose GEMM FLOPs are mostly not in linear layers, e.g. a CNN, which FP8 would leave in bf16; list them to search them).';
@@ -107,8 +111,7 @@ export class PredictInput {
   softwareStack!: SoftwareStack;
   @Field(() => Boolean, {
     nullable: true,
-    description:
-      "Convolution activations stored channels-last (NHWC, torch.channels_last), the layout tensor-core convolutions read; on NCHW a 16-bit convolution runs at a fraction of that rate (seeds/efficiency.json nchwConvEfficiency, set from published comparisons). Default: channels-last under TensorFlow and MXNet (they convert fp16 graphs themselves) and under TORCH_COMPILE, MEGATRON and TUNED; NCHW for eager PyTorch, PyTorch's default memory format.",
+    description: CHANNELS_LAST,
   })
   channelsLast?: boolean;
   @Field(() => Boolean, {
@@ -178,8 +181,7 @@ export class RecommendInput {
   softwareStack!: SoftwareStack;
   @Field(() => Boolean, {
     nullable: true,
-    description:
-      "Convolution activations stored channels-last (NHWC, torch.channels_last), the layout tensor-core convolutions read; on NCHW a 16-bit convolution runs at a fraction of that rate (seeds/efficiency.json nchwConvEfficiency, set from published comparisons). Default: channels-last under TensorFlow and MXNet (they convert fp16 graphs themselves) and under TORCH_COMPILE, MEGATRON and TUNED; NCHW for eager PyTorch, PyTorch's default memory format.",
+    description: CHANNELS_LAST,
   })
   channelsLast?: boolean;
   @Field(() => Float, {

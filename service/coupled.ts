@@ -26,6 +26,7 @@ import type { SolveOptions } from '../optimizer/milp/solver.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { DEFAULT_SEARCH_PRECISIONS, defaultSearchPrecisions } from '../predictor/precision.js';
 import { costOf } from '../predictor/predict.js';
+import { statedChannelsLast } from '../predictor/software.js';
 import { PRECISIONS, type GpuSpec, type ModelDef, type Precision } from '../predictor/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import { fullTrainingOnly, gpuById, modelById } from './lookup.js';
@@ -243,10 +244,6 @@ function searchSpace(input: SearchSettings) {
   };
 }
 
-/** The request's convolution layout, where it states one (else the stack's: eager PyTorch, NCHW). */
-const memoryFormatOf = (input: SolveSettings): { channelsLast?: boolean } =>
-  input.channelsLast == null ? {} : { channelsLast: input.channelsLast };
-
 /**
  * What every coupled plan says of its search's assumptions, as recommend says them: FP8 left out of
  * the default precisions, 16-bit convolutions costed on NCHW activations.
@@ -259,7 +256,12 @@ function searchNotes(
 ): string[] {
   return [
     fp8NotSearchedNote(input.precisions, models, gpus),
-    nchwNote(models, { ...memoryFormatOf(input), fp32UsesTf32: input.fp32UsesTf32 }, precisions, gpus),
+    nchwNote(
+      models,
+      { channelsLast: input.channelsLast, fp32UsesTf32: input.fp32UsesTf32 },
+      precisions,
+      gpus,
+    ),
   ].filter((n): n is string => n != null);
 }
 
@@ -368,7 +370,7 @@ export async function fleetPlan(input: FleetQuery): Promise<FleetPlan> {
     maxNodes: space.maxNodes,
     interNodeGbps: space.interNodeGbps,
     fp32UsesTf32: space.fp32UsesTf32,
-    ...memoryFormatOf(input),
+    ...statedChannelsLast(input),
     solve: space.solve,
     efficiency: space.efficiency,
   });
@@ -494,7 +496,7 @@ export async function procurementPlan(input: ProcurementQuery): Promise<Procurem
     maxNodes: space.maxNodes,
     interNodeGbps: space.interNodeGbps,
     fp32UsesTf32: space.fp32UsesTf32,
-    ...memoryFormatOf(input),
+    ...statedChannelsLast(input),
     solve: space.solve,
     efficiency: space.efficiency,
   });
@@ -600,7 +602,7 @@ export async function federatedPlan(input: FederatedQuery): Promise<FederatedPla
     maxLocalSteps: integer('maxLocalSteps', input.maxLocalSteps, 1, COUPLED_LIMITS.localSteps),
     bytesPerParameter: inRange('bytesPerParameter', input.bytesPerParameter, 0.125, 16),
     fp32UsesTf32: input.fp32UsesTf32,
-    ...memoryFormatOf(input),
+    ...statedChannelsLast(input),
     efficiency: loadEfficiency(),
   });
   plan.notes.push(
