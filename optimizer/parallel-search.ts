@@ -39,7 +39,6 @@ import {
   type ZeroStage,
 } from '../predictor/parallel.js';
 import {
-  communicationTime,
   computeTime,
   layerSums,
   parallelCommunicationTime,
@@ -472,7 +471,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const plainMsPerSample = (g: number, nodes: number, m: number) => {
     const e = exec(g, nodes, m);
     const c = computeTime(model, cost, gpu, e, eff);
-    return stepMs(c, communicationTime(c.gradientBytes, c.backwardMs, gpu, e, eff)) / (batch * m * g * nodes);
+    return stepMs(c, parallelCommunicationTime(c, gpu, e, eff)) / (batch * m * g * nodes);
   };
 
   // State of the layout being searched, reused across layouts rather than allocated per layout.

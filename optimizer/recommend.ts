@@ -8,7 +8,7 @@ import { unsupportedReason } from '../predictor/precision.js';
 import { costOf, InputError } from '../predictor/predict.js';
 import {
   combine,
-  communicationTime,
+  parallelCommunicationTime,
   computeTime,
   scaleBreakdown,
   stepMs,
@@ -263,13 +263,13 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
                 );
                 computeByAccum.set(accum, compute);
               }
-              const comm = communicationTime(
-                compute.gradientBytes,
-                compute.backwardMs,
+              const comm = parallelCommunicationTime(
+                compute,
                 gpu,
                 {
                   gpusPerNode: g,
                   nodes,
+                  gradAccumSteps: accum,
                   interNodeGbps: option.interNodeGbps,
                   ...(r.stack ? { stack: r.stack } : {}),
                 },

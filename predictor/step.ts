@@ -115,9 +115,9 @@ export interface Breakdown {
   optimizerMs: number;
   /** Casts, master-weight copies, loss scaling, FP8 scaling: what the precision mode adds beyond the math. */
   mixedPrecisionMs: number;
-  /** All-reduce time not hidden behind backward. */
+  /** Communication not hidden behind compute, with the wait for the slowest GPU (synchronizationWaitMs). */
   communicationMs: number;
-  /** All-reduce time in total, hidden or not. */
+  /** Communication in total, hidden or not, with that wait. */
   communicationTotalMs: number;
   /** Kernel launches and the per-iteration fixed cost. */
   overheadMs: number;
@@ -370,18 +370,32 @@ export interface LayerSums {
   dominantMath: MathMode;
 }
 
-/** A tuned stack hides its own fraction of the data-parallel communication behind compute. */
+/**
+ * A tuned stack hides its own fraction of the data-parallel communication behind compute, and says
+ * what hiding it and waiting for the slowest GPU cost it (StackEffects).
+ */
 function withStackOverlap(eff: Efficiency, stack: SoftwareStack | undefined): Efficiency {
-  const overlap = stackEffects(stack ?? DEFAULT_STACK).commOverlap;
-  if (overlap === null) return eff;
-  // Asked for every candidate a search evaluates: one copy per constants and overlap, not per call.
+  const fx = stackEffects(stack ?? DEFAULT_STACK);
+  const overlap = fx.commOverlap;
+  if (overlap === null && fx.stragglerCv === undefined && fx.overlapInterference === undefined) return eff;
+  // Asked for every candidate a search evaluates: one copy per constants and stack, not per call.
+  const key = `${overlap}/${fx.stragglerCv}/${fx.overlapInterference}`;
   let byOverlap = overlapCopies.get(eff);
   if (!byOverlap) overlapCopies.set(eff, (byOverlap = new Map()));
-  let copy = byOverlap.get(overlap);
-  if (!copy) byOverlap.set(overlap, (copy = { ...eff, overlapFraction: overlap }));
+  let copy = byOverlap.get(key);
+  if (!copy)
+    byOverlap.set(
+      key,
+      (copy = {
+        ...eff,
+        overlapFraction: overlap ?? eff.overlapFraction,
+        stragglerCv: fx.stragglerCv ?? eff.stragglerCv,
+        overlapInterference: fx.overlapInterference ?? eff.overlapInterference,
+      }),
+    );
   return copy;
 }
-const overlapCopies = new WeakMap<Efficiency, Map<number, Efficiency>>();
+const overlapCopies = new WeakMap<Efficiency, Map<string, Efficiency>>();
 
 /** A tuned stack's GEMMs run at its own fraction of the measured kernel rate (tensor-core modes; FP32 keeps the fitted one). */
 function withStackMatmul(eff: Efficiency, fx: StackEffects): Efficiency {
@@ -742,9 +756,22 @@ export function communicationTime(
   }
   const totalMs = seconds * 1e3;
   const lastBucketMs = totalMs / buckets;
-  const exposedMs = Math.max(lastBucketMs, totalMs - eff.overlapFraction * backwardMs);
-  return { totalMs, exposedMs };
+  return {
+    totalMs,
+    exposedMs: withInterference(
+      totalMs,
+      Math.max(lastBucketMs, totalMs - eff.overlapFraction * backwardMs),
+      eff,
+    ),
+  };
 }
+
+/**
+ * Hidden communication is not free: NCCL's kernels run on SMs and read HBM that the compute they hide
+ * behind would use, so a fraction `overlapInterference` of the hidden time still lengthens the step.
+ */
+const withInterference = (totalMs: number, exposedMs: number, eff: Pick<Efficiency, 'overlapInterference'>) =>
+  exposedMs + (eff.overlapInterference ?? 0) * Math.max(0, totalMs - exposedMs);
 
 /** The part of a bucketed collective of `bytes` taking `ms` that no compute can hide: its last bucket. */
 const lastBucketMs = (ms: number, bytes: number, eff: Efficiency) =>
@@ -804,7 +831,12 @@ function reduction(
     const rsTotal = (z === 2 ? m : 1) * rs;
     return {
       total: rsTotal + ag,
-      exposed: Math.max(lastBucketMs(rs, G, eff), rsTotal - eff.overlapFraction * c.backwardMs) + ag,
+      exposed:
+        withInterference(
+          rsTotal,
+          Math.max(lastBucketMs(rs, G, eff), rsTotal - eff.overlapFraction * c.backwardMs),
+          eff,
+        ) + ag,
     };
   }
   // ZeRO-3 / FSDP: every micro-batch gathers the weights before its forward and again before its
@@ -812,11 +844,78 @@ function reduction(
   const total = m * (2 * ag + rs);
   return {
     total,
-    exposed: Math.max(
-      units ? ag / units : lastBucketMs(ag, W, eff),
-      total - eff.overlapFraction * (c.forwardMs + c.backwardMs),
+    exposed: withInterference(
+      total,
+      Math.max(
+        units ? ag / units : lastBucketMs(ag, W, eff),
+        total - eff.overlapFraction * (c.forwardMs + c.backwardMs),
+      ),
+      eff,
     ),
   };
+}
+
+/**
+ * E[max of n independent standard normals]: how many standard deviations the slowest of n GPUs is
+ * behind their mean step (0 for one GPU, 0.56 for two, 1.42 for 8, 3.0 for 512). Integrated on a
+ * grid, once per n.
+ */
+export function expectedMaxOfNormals(n: number): number {
+  if (!(n > 1)) return 0;
+  let e = maxOfNormals.get(n);
+  if (e === undefined) {
+    // E[max] = integral of x n phi(x) Phi(x)^(n-1); the integrand is negligible outside [-8, 8].
+    const h = 0.005;
+    e = 0;
+    for (let x = -8; x <= 8; x += h) {
+      const phi = Math.exp((-x * x) / 2) / Math.sqrt(2 * Math.PI);
+      e += x * n * phi * Math.pow(normalCdf(x), n - 1) * h;
+    }
+    maxOfNormals.set(n, e);
+  }
+  return e;
+}
+const maxOfNormals = new Map<number, number>();
+
+/** Standard normal CDF (Abramowitz and Stegun 7.1.26 for erf, error under 1.5e-7). */
+function normalCdf(x: number): number {
+  const z = Math.abs(x) / Math.SQRT2;
+  const t = 1 / (1 + 0.3275911 * z);
+  const erf =
+    1 -
+    ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) *
+      t *
+      Math.exp(-z * z);
+  return x >= 0 ? (1 + erf) / 2 : (1 - erf) / 2;
+}
+
+/**
+ * Waiting for the slowest GPU. A synchronous step ends when every GPU's gradients are reduced, so it
+ * takes the slowest GPU's compute, not the mean one's. Each GPU's step varies (clocks under power and
+ * thermal limits, its data loader, the OS) with a coefficient of variation `stragglerCv`; for n
+ * independent GPUs the slowest is expectedMaxOfNormals(n) standard deviations behind. Profilers show
+ * this wait inside the all-reduce, so it counts as exposed communication. It is what measured
+ * data-parallel scaling loses where the all-reduce itself is small: DeepLearningExamples' NVLink runs
+ * lose 2-4% on 2-8 GPUs with under 3% of their step in communication.
+ */
+export function synchronizationWaitMs(
+  c: Pick<
+    ComputeTime,
+    | 'forwardMs'
+    | 'backwardMs'
+    | 'optimizerMs'
+    | 'mixedPrecisionMs'
+    | 'overheadMs'
+    | 'recomputeMs'
+    | 'tensorParallelMs'
+    | 'expertParallelMs'
+    | 'pipelineBubbleMs'
+  >,
+  gpus: number,
+  eff: Pick<Efficiency, 'stragglerCv'>,
+): number {
+  const cv = eff.stragglerCv ?? 0;
+  return cv > 0 ? cv * expectedMaxOfNormals(gpus) * stepMs(c, { exposedMs: 0 }) : 0;
 }
 
 /**
@@ -841,8 +940,11 @@ export function parallelCommunicationTime(
     pp = par?.pipelineParallel ?? 1,
     z = par?.zeroStage ?? 0,
     ep = par?.expertParallel ?? 1;
-  if (!par || (t === 1 && pp === 1 && z === 0 && ep === 1))
-    return communicationTime(c.gradientBytes, c.backwardMs, gpu, exec, eff);
+  const wait = synchronizationWaitMs(c, exec.gpusPerNode * exec.nodes, eff);
+  if (!par || (t === 1 && pp === 1 && z === 0 && ep === 1)) {
+    const r = communicationTime(c.gradientBytes, c.backwardMs, gpu, exec, eff);
+    return { totalMs: r.totalMs + wait, exposedMs: r.exposedMs + wait };
+  }
   const g = exec.gpusPerNode,
     replica = t * pp;
   const dp = (g * exec.nodes) / replica;
@@ -862,8 +964,8 @@ export function parallelCommunicationTime(
   const edp = expertGradientGroup(dp, par);
   const experts =
     Ge > 0 || We > 0 ? reduction(ctx, Ge, We, edp, groupLayout(exec, edp, ep)) : { total: 0, exposed: 0 };
-  const dpTotal = dense.total + experts.total,
-    dpExposed = dense.exposed + experts.exposed;
+  const dpTotal = dense.total + experts.total + wait,
+    dpExposed = dense.exposed + experts.exposed + wait;
   // Pipeline: every micro-batch's activations cross each stage boundary forward and their gradients
   // backward, on the critical path: (m + PP - 1) stage slots of one send each way. Stages share a node
   // while a replica fits in one; otherwise the boundary stage's TP ranks share the node's network.

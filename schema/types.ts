@@ -318,9 +318,15 @@ export class Breakdown {
   @Field(() => Float, { description: 'Optimizer update, ms.' }) optimizerMs!: number;
   @Field(() => Float, { description: 'Casts, master-weight copies, loss scaling, FP8 scaling.' })
   mixedPrecisionMs!: number;
-  @Field(() => Float, { description: 'All-reduce time not hidden behind backward.' })
+  @Field(() => Float, {
+    description:
+      'Communication not hidden behind compute, including the wait for the slowest GPU at each synchronisation.',
+  })
   communicationMs!: number;
-  @Field(() => Float, { description: 'All-reduce time, hidden or not.' }) communicationTotalMs!: number;
+  @Field(() => Float, {
+    description: 'Communication time, hidden or not, including the wait for the slowest GPU.',
+  })
+  communicationTotalMs!: number;
   @Field(() => Float, { description: 'Kernel launches and per-step fixed cost.' }) overheadMs!: number;
   @Field(() => Float, { description: 'Forward passes rerun in backward (activation recomputation).' })
   recomputeMs!: number;
@@ -330,7 +336,8 @@ export class Breakdown {
   })
   pipelineBubbleMs!: number;
   @Field(() => Float, {
-    description: 'Data-parallel gradient all-reduce, or ZeRO reduce-scatters and all-gathers; hidden or not.',
+    description:
+      'Data-parallel gradient all-reduce, or ZeRO reduce-scatters and all-gathers, and the wait for the slowest GPU; hidden or not.',
   })
   dataParallelCommMs!: number;
   @Field(() => Float, {

@@ -74,6 +74,13 @@ export interface StackEffects {
    */
   commOverlap: number | null;
   /**
+   * Coefficient of variation of one GPU's step (the wait for the slowest GPU, predictor/step.ts
+   * synchronizationWaitMs) and the fraction of hidden communication that still slows compute; absent =
+   * the fitted constants (efficiency.json, fitted on the eager benchmark rows' scaling).
+   */
+  stragglerCv?: number;
+  overlapInterference?: number;
+  /**
    * P10/P90 of log(predicted / measured throughput) of this stack's published LLM runs, each predicted
    * with effects fitted on other model families: the interval of an estimate on this stack.
    */

@@ -106,6 +106,13 @@ export interface Efficiency {
   bucketMb: number;
   overlapFraction: number;
   /**
+   * Coefficient of variation of one GPU's step time: a synchronous step waits for the slowest of its
+   * GPUs (predictor/step.ts synchronizationWaitMs). Absent = 0.
+   */
+  stragglerCv?: number;
+  /** Fraction of hidden communication time that still lengthens the step it hides behind (step.ts withInterference). Absent = 0. */
+  overlapInterference?: number;
+  /**
    * Fraction of the tensor-core rate a 16-bit convolution reaches on NCHW activations (PyTorch's
    * default memory format) against channels-last ones: cuDNN's tensor-core kernels read NHWC, so it
    * transposes around NCHW convolutions or runs slower NCHW kernels (predictor/step.ts). Set from

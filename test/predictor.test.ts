@@ -1,10 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { getGpu, loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
 import { predictRow } from '../predictor/measured.js';
+import { scalingPairs } from '../cli/calibrate.js';
 import { InputError, predict, type PredictRequest } from '../predictor/predict.js';
 import { memoryPerGpu } from '../predictor/memory.js';
 import { modelCost } from '../predictor/layers.js';
-import { communicationTime, intraNodeBandwidth, layerSums, memoryBandwidth } from '../predictor/step.js';
+import {
+  communicationTime,
+  expectedMaxOfNormals,
+  intraNodeBandwidth,
+  layerSums,
+  memoryBandwidth,
+} from '../predictor/step.js';
 import { stackEffects } from '../predictor/software.js';
 import { allReduceLinkFraction } from '../predictor/achievable.js';
 import { activationType, BYTES, POLICIES, unsupportedReason } from '../predictor/precision.js';
@@ -189,11 +196,30 @@ describe('step time', () => {
   });
 
   it('gradient accumulation runs forward/backward per micro-batch but communicates once', () => {
-    const a1 = predict(req({ gpusPerNode: 8 }), eff);
-    const a4 = predict(req({ gpusPerNode: 8, gradAccumSteps: 4 }), eff);
+    // Without the wait for the slowest GPU, which grows with the compute it waits on (below).
+    const steady = { ...eff, stragglerCv: 0 };
+    const a1 = predict(req({ gpusPerNode: 8 }), steady);
+    const a4 = predict(req({ gpusPerNode: 8, gradAccumSteps: 4 }), steady);
     expect(a4.breakdown.forwardMs).toBeCloseTo(4 * a1.breakdown.forwardMs, 9);
     expect(a4.breakdown.communicationTotalMs).toBeCloseTo(a1.breakdown.communicationTotalMs, 9);
     expect(a4.breakdown.optimizerMs).toBeCloseTo(a1.breakdown.optimizerMs, 9);
+  });
+
+  it('a synchronous step waits for the slowest GPU: the fitted spread times E[max of n normals] of the compute', () => {
+    // E[max] of 2 and 3 standard normals: 1/sqrt(pi) and 3/(2 sqrt(pi)).
+    expect(expectedMaxOfNormals(1)).toBe(0);
+    expect(expectedMaxOfNormals(2)).toBeCloseTo(1 / Math.sqrt(Math.PI), 4);
+    expect(expectedMaxOfNormals(3)).toBeCloseTo(3 / (2 * Math.sqrt(Math.PI)), 4);
+    expect(expectedMaxOfNormals(1024)).toBeGreaterThan(expectedMaxOfNormals(8));
+    expect(eff.stragglerCv).toBeGreaterThan(0);
+    const steady = predict(req({ gpusPerNode: 8, gradAccumSteps: 4 }), { ...eff, stragglerCv: 0 });
+    const waiting = predict(req({ gpusPerNode: 8, gradAccumSteps: 4 }), eff);
+    const compute = steady.stepTimeMs - steady.breakdown.communicationMs;
+    expect(waiting.breakdown.communicationMs - steady.breakdown.communicationMs).toBeCloseTo(
+      eff.stragglerCv! * expectedMaxOfNormals(8) * compute,
+      6,
+    );
+    expect(predict(req({}), eff).breakdown.communicationMs).toBe(0);
   });
 });
 
@@ -213,6 +239,34 @@ describe('launch-bound decoders against their measurements', () => {
     const logErrors = predicted.map(({ measured, p }) => Math.log(measured / p));
     const mean = logErrors.reduce((a, b) => a + b, 0) / logErrors.length;
     expect(Math.abs(mean)).toBeLessThan(Math.log(1.25));
+  });
+});
+
+describe('data-parallel scaling against the measured one-GPU twins', () => {
+  it("DeepLearningExamples' and Lambda's PyTorch multi-GPU rows scale as measured, on average within 5%", () => {
+    // With every hidden all-reduce free and no GPU waiting on another, the predicted scaling of these
+    // rows was 4-13% better than measured (mean log error 0.04-0.13 by source and GPU count), even
+    // where the all-reduce is under 3% of the step.
+    const groups = new Map<string, number[]>();
+    for (const { one, many } of scalingPairs(loadMeasurements())) {
+      if (many.source === 'lambda_tensorflow') continue; // host-bound boxes, still over-predicted (README)
+      const p1 = predictRow(one, eff).predictedThroughput,
+        p = predictRow(many, eff).predictedThroughput;
+      if (!p1 || !p) continue;
+      const key = `${many.source} ${many.numGpus <= 4 ? '2-4' : '8+'} GPUs`;
+      groups.set(key, [...(groups.get(key) ?? []), Math.log(p / p1 / (many.throughput! / one.throughput!))]);
+    }
+    expect([...groups.keys()].sort()).toEqual([
+      'dle 2-4 GPUs',
+      'dle 8+ GPUs',
+      'lambda_pytorch 2-4 GPUs',
+      'lambda_pytorch 8+ GPUs',
+    ]);
+    for (const [key, errors] of groups) {
+      expect(errors.length, key).toBeGreaterThan(50);
+      const mean = errors.reduce((a, b) => a + b, 0) / errors.length;
+      expect(Math.abs(mean), key).toBeLessThan(Math.log(1.05));
+    }
   });
 });
 
@@ -240,10 +294,16 @@ describe('communication', () => {
     expect(fast.totalMs).toBeLessThan(slow.totalMs);
   });
 
-  it('backward hides all but the last bucket when it is long enough', () => {
+  it('backward hides all but the last bucket when it is long enough, and what it hides still costs a fraction', () => {
     const g = gpu('A100-SXM4-80GB');
-    const t = communicationTime(1e9, 1e6, g, { gpusPerNode: 8, nodes: 1, interNodeGbps: 200 }, eff);
-    expect(t.exposedMs).toBeCloseTo(t.totalMs / Math.ceil(1e9 / (eff.bucketMb * 1e6)), 9);
+    const at = (e: typeof eff) =>
+      communicationTime(1e9, 1e6, g, { gpusPerNode: 8, nodes: 1, interNodeGbps: 200 }, e);
+    const free = at({ ...eff, overlapInterference: 0 });
+    const last = free.totalMs / Math.ceil(1e9 / (eff.bucketMb * 1e6));
+    expect(free.exposedMs).toBeCloseTo(last, 9);
+    // NCCL's kernels share the SMs and HBM with the backward they hide behind.
+    expect(eff.overlapInterference).toBeGreaterThan(0);
+    expect(at(eff).exposedMs).toBeCloseTo(last + eff.overlapInterference! * (free.totalMs - last), 9);
   });
 
   it('PCIe cards with a 2-way bridge fall back to PCIe beyond a pair', () => {
