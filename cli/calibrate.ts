@@ -43,8 +43,12 @@ const mathKnob = (m: keyof Efficiency['matmulEfficiency']): Knob => ({
 // STREAM or nccl-tests it is a fraction of; a launch costs microseconds, not milliseconds): without them the fit absorbs what
 // the zoo's model definitions miss into absurd constants. The learned correction (issue 3) is
 // the place for per-model effects.
-/** What one GPU's step costs: fitted on every row. */
-export const COMPUTE_KNOBS: Knob[] = [
+/**
+ * What one GPU's step costs, fitted on every row; and the network's efficiency, since no scaling pair
+ * crosses nodes (DeepLearningExamples' multi-node rows accumulate fewer micro-batches than their
+ * one-GPU rows, so they are not twins).
+ */
+export const ROW_KNOBS: Knob[] = [
   mathKnob('fp32'),
   mathKnob('tf32'),
   mathKnob('fp16'),
@@ -52,6 +56,7 @@ export const COMPUTE_KNOBS: Knob[] = [
   knob('kernelOverheadUs', 2, 40),
   knob('minKernelUs', 1, 10),
   knob('stepOverheadMs', 0, 20),
+  knob('networkEfficiency', 0.3, 0.95),
 ];
 /**
  * What more GPUs cost: fitted on scaling pairs only (scalingLoss), where the compute constants cancel.
@@ -62,7 +67,6 @@ export const COMPUTE_KNOBS: Knob[] = [
 export const SCALING_KNOBS: Knob[] = [
   knob('stragglerCv', 0, 0.1),
   knob('overlapInterference', 0, 1),
-  knob('networkEfficiency', 0.3, 0.95),
   knob('overlapFraction', 0, 1),
 ];
 
@@ -112,7 +116,7 @@ export function scalingPairs(rows: Measurement[]): ScalingPair[] {
       r.model,
       r.variant,
       r.gpu,
-      r.system.replace(/^\d+x/, ''),
+      (r.system ?? '').replace(/^\d+x/, ''),
       r.precision,
       r.batchSizePerGpu,
       r.gradAccumSteps,
@@ -203,8 +207,8 @@ function descend(
 /**
  * Two stages, each on what only its constants explain. First the scaling constants on the scaling
  * pairs' ratios (the one-GPU step's errors cancel there, so the per-model errors of the zoo cannot
- * leak into the all-reduce's constants); then the compute constants on every row, the scaling ones
- * held. Returns the mean |log error| over every row and, separately, over the scaling ratios.
+ * leak into the all-reduce's constants); then the compute constants (and the network's) on every row,
+ * the scaling ones held. Returns the mean |log error| over every row and, separately, over the scaling ratios.
  */
 export function calibrate(
   rows: Measurement[],
@@ -217,7 +221,7 @@ export function calibrate(
   log(`${pairs.length} scaling pairs (a multi-GPU row and its one-GPU twin)`);
   const oneGpu = new Map<Measurement, number | undefined>();
   const scaled = descend(SCALING_KNOBS, start, (e) => scalingLoss(pairs, e, oneGpu), rounds, log, 'scaling');
-  const fitted = descend(COMPUTE_KNOBS, scaled.efficiency, (e) => loss(rows, e), rounds, log, 'all rows');
+  const fitted = descend(ROW_KNOBS, scaled.efficiency, (e) => loss(rows, e), rounds, log, 'all rows');
   const best = fitted.efficiency;
   best.matmulEfficiency.fp8 = Math.min(1, best.matmulEfficiency.fp16 * fp8Ratio);
   best.matmulEfficiency.bf16 = best.matmulEfficiency.fp16;
