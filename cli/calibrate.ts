@@ -226,5 +226,6 @@ export function calibrate(
   best.matmulEfficiency.fp8 = Math.min(1, best.matmulEfficiency.fp16 * fp8Ratio);
   best.matmulEfficiency.bf16 = best.matmulEfficiency.fp16;
   best.matmulEfficiency.fp4 = best.matmulEfficiency.fp8;
+  best.stragglerFittedGpus = Math.max(0, ...pairs.map((p) => p.many.numGpus));
   return { efficiency: best, loss: fitted.loss, scalingLoss: scalingLoss(pairs, best) };
 }

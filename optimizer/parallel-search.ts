@@ -684,6 +684,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         compute: found.compute,
         commTotalMs: found.comm.totalMs,
         commExposedMs: found.comm.exposedMs,
+        commWaitMs: found.comm.waitMs ?? 0,
         parallelism: found.p,
         commDataParallelMs: found.comm.dataParallelMs,
         commPipelineMs: found.comm.pipelineMs,

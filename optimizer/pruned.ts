@@ -66,6 +66,7 @@ export function correctionInput(
     {
       totalMs: c.commTotalMs,
       exposedMs: c.commExposedMs,
+      waitMs: c.commWaitMs,
       dataParallelMs: c.commDataParallelMs,
       pipelineMs: c.commPipelineMs,
     },

@@ -297,6 +297,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
                 compute,
                 commTotalMs: comm.totalMs,
                 commExposedMs: comm.exposedMs,
+                commWaitMs: comm.waitMs ?? 0,
               });
             }
           }
@@ -365,6 +366,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
       {
         totalMs: c.commTotalMs,
         exposedMs: c.commExposedMs,
+        waitMs: c.commWaitMs,
         dataParallelMs: c.commDataParallelMs,
         pipelineMs: c.commPipelineMs,
       },

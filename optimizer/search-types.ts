@@ -204,6 +204,8 @@ export interface Candidate {
   compute: ComputeTime;
   commTotalMs: number;
   commExposedMs: number;
+  /** Of commExposedMs: the wait for the slowest GPU. */
+  commWaitMs: number;
   /** Set when the plan is not plain data parallelism (optimizer/parallel-search.ts), with its communication by kind. */
   parallelism?: Parallelism;
   commDataParallelMs?: number;

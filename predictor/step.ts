@@ -131,6 +131,8 @@ export interface Breakdown {
   pipelineCommMs: number;
   /** Mixture-of-experts all-to-alls (tokens to their experts' GPUs and back) on the critical path; 0 without expert parallelism. */
   expertParallelCommMs: number;
+  /** Of communicationMs (and of dataParallelCommMs): the wait for the slowest GPU (synchronizationWaitMs). */
+  synchronizationWaitMs: number;
 }
 
 /**
@@ -785,6 +787,8 @@ export interface Communication {
   dataParallelMs?: number;
   /** Pipeline sends between stages. Default: 0. */
   pipelineMs?: number;
+  /** Of exposedMs (and of dataParallelMs): the wait for the slowest GPU (synchronizationWaitMs). Default: 0. */
+  waitMs?: number;
 }
 
 /** The data-parallel group of a GPU when `stride` consecutive GPUs hold different weights. */
@@ -943,7 +947,7 @@ export function parallelCommunicationTime(
   const wait = synchronizationWaitMs(c, exec.gpusPerNode * exec.nodes, eff);
   if (!par || (t === 1 && pp === 1 && z === 0 && ep === 1)) {
     const r = communicationTime(c.gradientBytes, c.backwardMs, gpu, exec, eff);
-    return { totalMs: r.totalMs + wait, exposedMs: r.exposedMs + wait };
+    return { totalMs: r.totalMs + wait, exposedMs: r.exposedMs + wait, waitMs: wait };
   }
   const g = exec.gpusPerNode,
     replica = t * pp;
@@ -985,6 +989,7 @@ export function parallelCommunicationTime(
     exposedMs: dpExposed + ppTotal,
     dataParallelMs: dpTotal,
     pipelineMs: ppTotal,
+    waitMs: wait,
   };
 }
 
@@ -1057,6 +1062,7 @@ export function combine(
     tensorParallelCommMs: tp,
     pipelineCommMs: comm.pipelineMs ?? 0,
     expertParallelCommMs: ep,
+    synchronizationWaitMs: comm.waitMs ?? 0,
   };
   const stepTimeMs = stepMs(c, comm);
   const p = exec.parallelism;

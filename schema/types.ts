@@ -351,6 +351,11 @@ export class Breakdown {
       "Expert-parallel all-to-alls (tokens to their experts' GPUs and back, every mixture-of-experts layer, forward and backward; on the critical path); 0 without expert parallelism.",
   })
   expertParallelCommMs!: number;
+  @Field(() => Float, {
+    description:
+      "Of communicationMs (and of dataParallelCommMs): waiting for the slowest GPU at each step's synchronisation. One GPU's step varies (on the default stack by a coefficient of variation fitted on measured multi-GPU scaling), and a synchronous step takes the slowest GPU's; 0 on one GPU and on the tuned stacks.",
+  })
+  synchronizationWaitMs!: number;
 }
 
 @ObjectType({

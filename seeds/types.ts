@@ -113,6 +113,11 @@ export interface Efficiency {
   /** Fraction of hidden communication time that still lengthens the step it hides behind (step.ts withInterference). Absent = 0. */
   overlapInterference?: number;
   /**
+   * The most GPUs of a measured run the spread was fitted on (cli/calibrate.ts scalingPairs): beyond
+   * it the wait for the slowest GPU is an extrapolation, and `evidence` says so.
+   */
+  stragglerFittedGpus?: number;
+  /**
    * Fraction of the tensor-core rate a 16-bit convolution reaches on NCHW activations (PyTorch's
    * default memory format) against channels-last ones: cuDNN's tensor-core kernels read NHWC, so it
    * transposes around NCHW convolutions or runs slower NCHW kernels (predictor/step.ts). Set from

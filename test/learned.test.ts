@@ -116,6 +116,37 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
     interNodeGbps: 400,
   });
 
+  it('the wait for the slowest GPU is in the breakdown, and evidence says when its GPU count is beyond the fitted runs', async () => {
+    const at = async (nodes: number, stack?: 'MEGATRON') =>
+      predictCorrected(
+        { ...onA100('resnet50_v1.5', 'AMP_BF16', 256, 8), nodes, ...(stack ? { stack } : {}) },
+        { predictor: learned, reason: '' },
+        eff,
+      );
+    const fitted = eff.stragglerFittedGpus!;
+    expect(fitted).toBe(16); // DeepLearningExamples' DGX-2 runs are the largest with a one-GPU twin
+    const one = await predictCorrected(
+      onA100('resnet50_v1.5', 'AMP_BF16', 256, 1),
+      { predictor: learned, reason: '' },
+      eff,
+    );
+    const [eight, many, megatron] = [await at(1), await at(4), await at(4, 'MEGATRON')];
+    expect(one.breakdown.synchronizationWaitMs).toBe(0);
+    expect(eight.breakdown.synchronizationWaitMs).toBeGreaterThan(0);
+    expect(eight.breakdown.synchronizationWaitMs).toBeLessThanOrEqual(eight.breakdown.communicationMs);
+    expect(eight.evidence).not.toMatch(/slowest/);
+    // 32 GPUs wait longer than 8 (E[max] of 32 normals is 2.07, of 8 1.42), and it is an extrapolation.
+    expect(many.breakdown.synchronizationWaitMs / many.stepTimeMs).toBeGreaterThan(
+      eight.breakdown.synchronizationWaitMs / eight.stepTimeMs,
+    );
+    expect(many.evidence).toMatch(
+      /waits for the slowest of 32 GPUs, [\d.]+% of the roofline's step: .* up to 16 GPUs, so at 32 it is an extrapolation/,
+    );
+    // A tuned stack's LLM runs refute the wait (seeds/software.json): none, and nothing to say.
+    expect(megatron.breakdown.synchronizationWaitMs).toBe(0);
+    expect(megatron.evidence).not.toMatch(/slowest/);
+  });
+
   it('a sharded layout, measured only in the LLM runs, says so and takes their held-out interval', async () => {
     const base = onA100('bert_large_squad', 'AMP_FP16', 16, 8);
     const plain = await predictCorrected(base, { predictor: learned, reason: '' }, eff);

@@ -28,7 +28,7 @@ import {
 } from './features.js';
 import { loadOnnxCorrection, type OnnxCorrection } from './onnx.js';
 import { treeBoundsFromFile, type TreeEnsembleBounds } from './bounds.js';
-import { getGpu, LEARNED_META_FILE, LEARNED_MODEL_FILE } from '../../seeds/catalog.js';
+import { getGpu, LEARNED_META_FILE, LEARNED_MODEL_FILE, loadEfficiency } from '../../seeds/catalog.js';
 
 /** log(actual step / predicted step) quantiles: the interval is [step x e^q10, step x e^q90]. */
 export interface Interval {
@@ -499,6 +499,7 @@ export class LearnedPredictor {
                 : `; communication-bound: exposed gradient synchronisation is ${pct(share)} of the roofline's step (${iv})`;
             })
             .join('') +
+          synchronizationEvidence(it) +
           (it.exec.precision === 'FP4'
             ? '; FP4 is unmeasured: no FP4 training run or FP4 kernel in the data (FP8 kernel curve at the FP4 peak)'
             : '') +
@@ -632,6 +633,7 @@ export function singleGpuReference(it: CorrectionInput): CorrectionInput | null 
       communicationMs: 0,
       communicationTotalMs: 0,
       dataParallelCommMs: 0,
+      synchronizationWaitMs: 0,
       pipelineCommMs: 0,
     },
   };
@@ -660,6 +662,17 @@ function referenceKey(ref: CorrectionInput): string {
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+/**
+ * The wait for the slowest GPU, where it is an extrapolation: more GPUs than any measured run the
+ * spread of one GPU's step was fitted on (efficiency.json stragglerFittedGpus).
+ */
+function synchronizationEvidence(it: Pick<CorrectionInput, 'breakdown' | 'stepMs' | 'exec'>): string {
+  const gpus = it.exec.gpusPerNode * it.exec.nodes;
+  const fitted = loadEfficiency().stragglerFittedGpus ?? 0;
+  if (!(it.breakdown.synchronizationWaitMs > 0) || gpus <= fitted) return '';
+  return `; waits for the slowest of ${gpus} GPUs, ${pct(it.breakdown.synchronizationWaitMs / it.stepMs)} of the roofline's step: the spread of one GPU's step was fitted on measured runs of up to ${fitted} GPUs, so at ${gpus} it is an extrapolation`;
+}
 
 export interface VaryingFeatureIndex {
   logStep: number;
