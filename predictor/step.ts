@@ -4,7 +4,10 @@
 //
 // where each layer's forward and backward time is a roofline: max(GEMM time, bytes / achievable memory
 // bandwidth at that mode's element sizes), and the gradient all-reduce (ring inside a node,
-// hierarchical across nodes) overlaps with backward except for its last bucket. "Achievable" means
+// hierarchical across nodes) overlaps with backward except for its last bucket. Exposed communication
+// also holds what the overlap does not make free (a fitted fraction of the hidden time: NCCL shares the
+// SMs) and the wait for the slowest GPU (synchronizationWaitMs: one GPU's step varies, and n GPUs wait
+// for the slowest of n). "Achievable" means
 // measured, not datasheet (achievable.ts): a GEMM's time is what kernels of its ideal time measured
 // (small ones are latency-bound), memory bandwidth is what STREAM measured, and an all-reduce runs at
 // the NCCL bus bandwidth measured for its message size. The fitted constants on top of those
