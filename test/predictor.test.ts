@@ -220,6 +220,15 @@ describe('step time', () => {
       6,
     );
     expect(predict(req({}), eff).breakdown.communicationMs).toBe(0);
+    // Beyond the most GPUs a scaling pair measured (16), the wait is held at that count's share.
+    expect(eff.stragglerFittedGpus).toBe(16);
+    const share = (nodes: number) => {
+      const p = predict(req({ gpusPerNode: 8, nodes }), eff);
+      return p.breakdown.synchronizationWaitMs / (p.stepTimeMs - p.breakdown.communicationMs);
+    };
+    expect(share(2)).toBeCloseTo(eff.stragglerCv! * expectedMaxOfNormals(16), 9);
+    expect(share(64)).toBeCloseTo(share(2), 9);
+    expect(share(1)).toBeLessThan(share(2));
   });
 });
 

@@ -665,13 +665,13 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
 /**
  * The wait for the slowest GPU, where it is an extrapolation: more GPUs than any measured run the
- * spread of one GPU's step was fitted on (efficiency.json stragglerFittedGpus).
+ * spread of one GPU's step was fitted on (efficiency.json stragglerFittedGpus), where step.ts holds it.
  */
 function synchronizationEvidence(it: Pick<CorrectionInput, 'breakdown' | 'stepMs' | 'exec'>): string {
   const gpus = it.exec.gpusPerNode * it.exec.nodes;
   const fitted = loadEfficiency().stragglerFittedGpus ?? 0;
   if (!(it.breakdown.synchronizationWaitMs > 0) || gpus <= fitted) return '';
-  return `; waits for the slowest of ${gpus} GPUs, ${pct(it.breakdown.synchronizationWaitMs / it.stepMs)} of the roofline's step: the spread of one GPU's step was fitted on measured runs of up to ${fitted} GPUs, so at ${gpus} it is an extrapolation`;
+  return `; waits for the slowest GPU, ${pct(it.breakdown.synchronizationWaitMs / it.stepMs)} of the roofline's step, as for ${fitted} GPUs: the spread of one GPU's step was fitted on measured runs of up to ${fitted} GPUs, and the wait is held there at ${gpus} (measured runs of 32-512 GPUs do not slow further), an extrapolation`;
 }
 
 export interface VaryingFeatureIndex {
