@@ -862,6 +862,20 @@ function reduction(
   };
 }
 
+/** The compute terms of a step: what stepMs adds up besides communication, and what a GPU's spread applies to. */
+export type StepCompute = Pick<
+  ComputeTime,
+  | 'forwardMs'
+  | 'backwardMs'
+  | 'optimizerMs'
+  | 'mixedPrecisionMs'
+  | 'overheadMs'
+  | 'recomputeMs'
+  | 'tensorParallelMs'
+  | 'expertParallelMs'
+  | 'pipelineBubbleMs'
+>;
+
 /**
  * E[max of n independent standard normals]: how many standard deviations the slowest of n GPUs is
  * behind their mean step (0 for one GPU, 0.56 for two, 1.42 for 8, 3.0 for 512). Integrated on a
@@ -906,18 +920,7 @@ function normalCdf(x: number): number {
  * lose 2-4% on 2-8 GPUs with under 3% of their step in communication.
  */
 export function synchronizationWaitMs(
-  c: Pick<
-    ComputeTime,
-    | 'forwardMs'
-    | 'backwardMs'
-    | 'optimizerMs'
-    | 'mixedPrecisionMs'
-    | 'overheadMs'
-    | 'recomputeMs'
-    | 'tensorParallelMs'
-    | 'expertParallelMs'
-    | 'pipelineBubbleMs'
-  >,
+  c: StepCompute,
   gpus: number,
   eff: Pick<Efficiency, 'stragglerCv' | 'stragglerFittedGpus'>,
 ): number {
@@ -1008,21 +1011,7 @@ export interface StepTime {
 }
 
 /** The step time: every compute term plus the communication not hidden behind compute. */
-export function stepMs(
-  c: Pick<
-    ComputeTime,
-    | 'forwardMs'
-    | 'backwardMs'
-    | 'optimizerMs'
-    | 'mixedPrecisionMs'
-    | 'overheadMs'
-    | 'recomputeMs'
-    | 'tensorParallelMs'
-    | 'expertParallelMs'
-    | 'pipelineBubbleMs'
-  >,
-  comm: Pick<Communication, 'exposedMs'>,
-): number {
+export function stepMs(c: StepCompute, comm: Pick<Communication, 'exposedMs'>): number {
   return (
     c.forwardMs +
     c.backwardMs +
