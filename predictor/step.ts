@@ -381,26 +381,26 @@ export interface LayerSums {
  */
 function withStackOverlap(eff: Efficiency, stack: SoftwareStack | undefined): Efficiency {
   const fx = stackEffects(stack ?? DEFAULT_STACK);
-  const overlap = fx.commOverlap;
-  if (overlap === null && fx.stragglerCv === undefined && fx.overlapInterference === undefined) return eff;
-  // Asked for every candidate a search evaluates: one copy per constants and stack, not per call.
-  const key = `${overlap}/${fx.stragglerCv}/${fx.overlapInterference}`;
-  let byOverlap = overlapCopies.get(eff);
-  if (!byOverlap) overlapCopies.set(eff, (byOverlap = new Map()));
-  let copy = byOverlap.get(key);
+  if (fx.commOverlap === null && fx.stragglerCv === undefined && fx.overlapInterference === undefined)
+    return eff;
+  // Asked for every candidate a search evaluates: one copy per constants and stack effects (the same
+  // object until a fit overrides them), not per call.
+  let byStack = overlapCopies.get(eff);
+  if (!byStack) overlapCopies.set(eff, (byStack = new WeakMap()));
+  let copy = byStack.get(fx);
   if (!copy)
-    byOverlap.set(
-      key,
+    byStack.set(
+      fx,
       (copy = {
         ...eff,
-        overlapFraction: overlap ?? eff.overlapFraction,
+        overlapFraction: fx.commOverlap ?? eff.overlapFraction,
         stragglerCv: fx.stragglerCv ?? eff.stragglerCv,
         overlapInterference: fx.overlapInterference ?? eff.overlapInterference,
       }),
     );
   return copy;
 }
-const overlapCopies = new WeakMap<Efficiency, Map<string, Efficiency>>();
+const overlapCopies = new WeakMap<Efficiency, WeakMap<StackEffects, Efficiency>>();
 
 /** A tuned stack's GEMMs run at its own fraction of the measured kernel rate (tensor-core modes; FP32 keeps the fitted one). */
 function withStackMatmul(eff: Efficiency, fx: StackEffects): Efficiency {
