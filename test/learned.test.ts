@@ -1,6 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { getGpu, LEARNED_META_FILE, LEARNED_MODEL_FILE, loadEfficiency, loadGpus } from '../seeds/catalog.js';
-import { evidenceOf, featuresOf, fit, PARAMS, trainingExamples } from '../predictor/learned/train.js';
+import {
+  evidenceOf,
+  evidenceRows,
+  featuresOf,
+  fit,
+  PARAMS,
+  trainingExamples,
+} from '../predictor/learned/train.js';
+import {
+  EvidenceIndex,
+  mergeEvidence,
+  NO_EVIDENCE,
+  residualTrend,
+  TREND_RIDGE,
+} from '../predictor/learned/evidence.js';
 import { predictEnsemble, trainGbdt } from '../predictor/learned/gbdt.js';
 import { ensembleToOnnx, loadOnnxCorrection } from '../predictor/learned/onnx.js';
 import { LearnedPredictor } from '../predictor/learned/model.js';
@@ -19,6 +33,39 @@ import { PRECISIONS } from '../predictor/types.js';
 import type { GpuSpec } from '../predictor/types.js';
 
 const eff = loadEfficiency();
+
+describe('the residual trend across GPUs (evidence)', () => {
+  const point = (gpu: string, logPeak: number, residual: number, n = 1) => ({
+    gpu,
+    logPeak,
+    sum: residual * n,
+    n,
+  });
+
+  it('is a least-squares line with its slope shrunk by TREND_RIDGE, every GPU one point', () => {
+    // y = 0.1 + 0.2 x at x = -1, 0, 1: sxx = 2, sxy = 0.4, so the slope is 0.4 / (2 + ridge).
+    const pts = [point('a', -1, -0.1, 45), point('b', 0, 0.1), point('c', 1, 0.3)];
+    const t = residualTrend(pts, 2);
+    expect(t.trendSlope).toBeCloseTo(0.4 / (2 + TREND_RIDGE), 12);
+    expect(t.trend).toBeCloseTo(0.1 + t.trendSlope * 2, 12);
+    expect(t.trendGpus).toBe(3);
+    // One GPU: no line, its mean.
+    expect(residualTrend([point('a', 1, 0.25, 4)], 3)).toEqual({ trend: 0.25, trendSlope: 0, trendGpus: 1 });
+    expect(residualTrend([], 3)).toEqual({ trend: 0, trendSlope: 0, trendGpus: 0 });
+  });
+
+  it("joins a user's runs on another GPU to the shipped points, one point per GPU", () => {
+    const at = { ...NO_EVIDENCE, trendLogPeak: 2 };
+    const shipped = { ...at, trendPoints: [point('a', 0, 0.1, 3), point('b', 1, 0.3)] };
+    const user = { ...at, trendPoints: [point('b', 1, -0.1), point('c', 2, 0.5)] };
+    const merged = mergeEvidence(shipped, user);
+    expect(merged.trendGpus).toBe(3);
+    const b = merged.trendPoints.find((p) => p.gpu === 'b')!;
+    expect(b.n).toBe(2);
+    expect(b.sum).toBeCloseTo(0.2, 12);
+    expect(merged).toMatchObject(residualTrend(merged.trendPoints, 2));
+  });
+});
 
 describe('gradient-boosted trees and their ONNX export', () => {
   it('onnxruntime reproduces the TypeScript ensemble', async () => {
@@ -57,6 +104,34 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
     const ort = await loadOnnxCorrection(LEARNED_MODEL_FILE.pathname, featureNames(true).length);
     const out = await ort.run(Float32Array.from(X.flat()), X.length);
     X.forEach((x, i) => expect(Math.abs(out[i] - predictEnsemble(final.ensemble, x))).toBeLessThan(1e-4));
+  });
+
+  it('the residual trend across GPUs, read at a GPU left out of it, is nearer that GPU than the other GPUs mean is', () => {
+    // Every (model, GPU, precision, framework) of the benchmark rows with at least 3 other GPUs
+    // behind its trend: the query never counts the group's own rows, so each is held out.
+    const index = new EvidenceIndex(evidenceRows(ex, true));
+    const groups = new Map<string, { e: (typeof ex)[number]; sum: number; n: number }>();
+    for (const e of ex) {
+      if (e.kind === 'llm') continue;
+      const key = `${e.row.model}|${e.row.gpu}|${e.row.precision}|${e.software.framework}`;
+      const g = groups.get(key) ?? { e, sum: 0, n: 0 };
+      g.sum += Math.log(e.row.throughput! / e.aware.throughput);
+      g.n++;
+      groups.set(key, g);
+    }
+    let line = 0,
+      flat = 0,
+      n = 0;
+    for (const { e, sum, n: rows } of groups.values()) {
+      const ev = index.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework);
+      if (ev.trendGpus < 3) continue;
+      line += Math.abs(ev.trend - sum / rows);
+      flat += Math.abs(ev.samePrecision - sum / rows);
+      n++;
+    }
+    // 522 groups: mean |error| 0.137 for the line, 0.179 for the mean when this was written.
+    expect(n).toBeGreaterThan(450);
+    expect(line / n).toBeLessThan(0.85 * (flat / n));
   });
 
   it('says which case a prediction is (measured vs unmeasured model) and widens the interval for unmeasured ones', async () => {

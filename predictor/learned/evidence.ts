@@ -42,6 +42,22 @@ export interface Evidence {
   /** Same model, any other (GPU, precision). */
   model: number;
   modelN: number;
+  /**
+   * Same model and precision on other GPUs, as a line through each GPU's mean residual against its
+   * log matmul peak in this precision's math, read at this GPU's peak (see residualTrend): the mean
+   * over other GPUs says how far off the roofline is for this model; the trend says whether it is
+   * further off on bigger GPUs (small kernels that fill an A100 but not an H100) or on smaller ones
+   * (a host-bound step that a fast GPU waits on). 0 with no other GPU.
+   */
+  trend: number;
+  /** The line's slope (residual per log unit of peak), shrunk toward 0 by TREND_RIDGE. */
+  trendSlope: number;
+  /** How many other GPUs the line is through. */
+  trendGpus: number;
+  /** The points behind the line, so a user's runs on other GPUs can join them (mergeEvidence). */
+  trendPoints: readonly TrendPoint[];
+  /** This GPU's log matmul peak, where the line is read; 0 for a GPU outside the catalog. */
+  trendLogPeak: number;
   /** Rows of this exact (model, GPU, precision) in the evidence, not used as a feature. */
   exactN: number;
 }
@@ -67,8 +83,56 @@ export const NO_EVIDENCE: Evidence = {
   sameFrameworkN: 0,
   model: 0,
   modelN: 0,
+  trend: 0,
+  trendSlope: 0,
+  trendGpus: 0,
+  trendPoints: [],
+  trendLogPeak: 0,
   exactN: 0,
 };
+
+/** One other GPU in a residual trend: its log matmul peak (TFLOPS) and the sum and count of its residuals. */
+export interface TrendPoint {
+  gpu: string;
+  logPeak: number;
+  sum: number;
+  n: number;
+}
+
+/**
+ * Ridge on the trend's slope (per squared log unit of peak): through two GPUs, or GPUs close in
+ * peak, the line stays near their mean instead of extrapolating. Chosen on held-out GPUs (seeds 7
+ * and 8): 0.3 and 1 gave the same error, 3 a worse one (the line flattened to the mean).
+ */
+export const TREND_RIDGE = 1;
+
+/**
+ * The residual trend across GPUs, read at `logPeak`: least squares of each GPU's mean residual
+ * on its log peak, every GPU one point (the trend is across GPUs; a GPU with 45 rows is not 45
+ * GPUs), the slope shrunk by TREND_RIDGE.
+ */
+export function residualTrend(
+  points: readonly TrendPoint[],
+  logPeak: number,
+): Pick<Evidence, 'trend' | 'trendSlope' | 'trendGpus'> {
+  if (!points.length) return { trend: 0, trendSlope: 0, trendGpus: 0 };
+  const ys = points.map((p) => p.sum / p.n);
+  const xMean = points.reduce((s, p) => s + p.logPeak, 0) / points.length;
+  const yMean = ys.reduce((s, y) => s + y, 0) / ys.length;
+  let sxx = 0,
+    sxy = 0;
+  points.forEach((p, i) => {
+    sxx += (p.logPeak - xMean) ** 2;
+    sxy += (p.logPeak - xMean) * (ys[i] - yMean);
+  });
+  const slope = sxy / (sxx + TREND_RIDGE);
+  return { trend: yMean + slope * (logPeak - xMean), trendSlope: slope, trendGpus: points.length };
+}
+
+/** A GPU's log matmul peak in one math (its fp32 peak where the datasheet gives none). */
+function logPeakOf(gpu: GpuSpec, math: MathMode): number {
+  return Math.log(Math.max(gpu.peakTflops[math] ?? gpu.peakTflops.fp32 ?? 0, 1e-3));
+}
 
 export interface EvidenceRow {
   model: string;
@@ -172,6 +236,7 @@ export class EvidenceIndex {
     const math = POLICIES[precision].math.matmul;
     let exactN = 0;
     const nearCandidates = new Map<string, Acc>();
+    const trendGpus = new Map<string, Acc>();
     for (const [key, a] of m) {
       const [kg, kp, kf] = key.split('|') as [string, Precision, string];
       if (kg === gpu && kp === precision) {
@@ -195,6 +260,9 @@ export class EvidenceIndex {
         if (precisionAware && sameTensorRate(spec, POLICIES[kp].math.matmul, math)) add(gm, a);
       }
       if (precisionAware && kp === precision && kg !== gpu) {
+        const t = trendGpus.get(kg) ?? { sum: 0, n: 0 };
+        add(t, a);
+        trendGpus.set(kg, t);
         add(p, a);
         if (kf === framework) add(pf, a);
         if (generation && getGpu(kg)?.generation === generation) add(sib, a);
@@ -215,7 +283,17 @@ export class EvidenceIndex {
           nearId = kg;
         }
       }
+    const trendPoints: TrendPoint[] = [];
+    if (spec)
+      for (const [kg, a] of trendGpus) {
+        const other = getGpu(kg);
+        if (other) trendPoints.push({ gpu: kg, logPeak: logPeakOf(other, math), ...a });
+      }
+    const trendLogPeak = spec ? logPeakOf(spec, math) : 0;
     return {
+      ...residualTrend(trendPoints, trendLogPeak),
+      trendPoints,
+      trendLogPeak,
       sameGpu: mean(g),
       sameGpuN: g.n,
       sameGpuSameMath: mean(gm),
@@ -383,6 +461,22 @@ export function mergeEvidence(a: Evidence, b: Evidence): Evidence {
     sameFrameworkN: a.sameFrameworkN + b.sameFrameworkN,
     model: m(a.model, a.modelN, b.model, b.modelN),
     modelN: a.modelN + b.modelN,
+    ...mergedTrend(a, b),
     exactN: a.exactN + b.exactN,
   };
+}
+
+/** Two summaries' trend points as one line: a GPU in both is one point with both sets of rows. */
+function mergedTrend(
+  a: Evidence,
+  b: Evidence,
+): Pick<Evidence, 'trend' | 'trendSlope' | 'trendGpus' | 'trendPoints' | 'trendLogPeak'> {
+  const byGpu = new Map<string, TrendPoint>();
+  for (const p of [...a.trendPoints, ...b.trendPoints]) {
+    const q = byGpu.get(p.gpu);
+    byGpu.set(p.gpu, q ? { ...q, sum: q.sum + p.sum, n: q.n + p.n } : p);
+  }
+  const trendPoints = [...byGpu.values()];
+  const trendLogPeak = a.trendLogPeak || b.trendLogPeak;
+  return { ...residualTrend(trendPoints, trendLogPeak), trendPoints, trendLogPeak };
 }

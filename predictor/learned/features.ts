@@ -9,7 +9,7 @@ import type { Evidence } from './evidence.js';
 import { DEFAULT_STACK, stackEffects } from '../software.js';
 import { checkpointsBlocks } from '../parallel.js';
 
-export const FEATURE_VERSION = 3;
+export const FEATURE_VERSION = 4;
 
 /**
  * The training framework: the same model, GPU, precision and batch ran up to 2x apart between
@@ -102,6 +102,9 @@ const BASE = [
   'stack_launch_factor',
 ];
 const PRECISION_AWARE = [
+  'evidence_trend',
+  'evidence_trend_slope',
+  'evidence_trend_gpus',
   'evidence_same_gpu_same_math',
   'evidence_same_gpu_same_math_n',
   'evidence_sibling_gpu',
@@ -261,6 +264,9 @@ export function writeFeatures(
   put(fx.matmulEfficiency ?? 0);
   put(fx.kernelOverheadFactor);
   if (precisionAware) {
+    put(ev.trend);
+    put(ev.trendSlope);
+    put(Math.log1p(ev.trendGpus));
     put(ev.sameGpuSameMath);
     put(Math.log1p(ev.sameGpuSameMathN));
     put(ev.sibling);

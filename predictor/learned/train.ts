@@ -225,20 +225,29 @@ function dropEvidence(ev: Evidence, r: () => number): Evidence {
   if (x < 0.4) return withoutEvidence(ev, ['sameGpu', 'sameGpuSameMath', 'sameFramework']);
   // A GPU without measured neighbours: nothing from other GPUs at this precision.
   if (x < 0.55)
-    return withoutEvidence(ev, ['samePrecision', 'sibling', 'samePrecisionFramework', 'nearestGpu']);
+    return withoutEvidence(ev, [
+      'samePrecision',
+      'sibling',
+      'samePrecisionFramework',
+      'nearestGpu',
+      'trend',
+      'trendSlope',
+      'trendGpus',
+      'trendPoints',
+    ]);
   return ev;
 }
 
 /** `ev` with the named evidence features (and their counts) as NO_EVIDENCE has them. */
 function withoutEvidence(ev: Evidence, features: (keyof Evidence)[]): Evidence {
-  const out = { ...ev };
+  const out: Record<string, unknown> = { ...ev };
+  const none: Record<string, unknown> = { ...NO_EVIDENCE };
   for (const f of features) {
-    out[f] = NO_EVIDENCE[f];
-    const n = `${f}N` as keyof Evidence;
-    if (n in NO_EVIDENCE) out[n] = NO_EVIDENCE[n];
+    out[f] = none[f];
+    if (`${f}N` in none) out[`${f}N`] = none[`${f}N`];
   }
   if (features.includes('nearestGpu')) out.nearestGpuDistance = NO_EVIDENCE.nearestGpuDistance;
-  return out;
+  return out as unknown as Evidence;
 }
 
 /**
