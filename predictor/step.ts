@@ -925,10 +925,16 @@ export function synchronizationWaitMs(
   eff: Pick<Efficiency, 'stragglerCv' | 'stragglerFittedGpus'>,
 ): number {
   const cv = eff.stragglerCv ?? 0;
-  // Beyond the most GPUs a scaling pair measured, held at that count's wait: independent spreads would
-  // keep the wait growing (3.0 sd at 512 GPUs), but the measured runs of 32-512 GPUs do not slow so.
-  const n = Math.min(gpus, eff.stragglerFittedGpus ?? gpus);
-  return cv > 0 ? cv * expectedMaxOfNormals(n) * stepMs(c, { exposedMs: 0 }) : 0;
+  return cv > 0 ? cv * expectedMaxOfNormals(stragglerGpus(gpus, eff)) * stepMs(c, { exposedMs: 0 }) : 0;
+}
+
+/**
+ * The GPU count the slowest-GPU wait is taken at: beyond the most GPUs a scaling pair measured, held
+ * at that count, since independent spreads would keep the wait growing (3.0 sd at 512 GPUs) but the
+ * measured runs of 32-512 GPUs do not slow so. Below `gpus` the wait is an extrapolation.
+ */
+export function stragglerGpus(gpus: number, eff: Pick<Efficiency, 'stragglerFittedGpus'>): number {
+  return Math.min(gpus, eff.stragglerFittedGpus ?? gpus);
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   featuresOf,
   fit,
   PARAMS,
+  target,
   trainingExamples,
 } from '../predictor/learned/train.js';
 import {
@@ -115,7 +116,7 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
       if (e.kind === 'llm') continue;
       const key = `${e.row.model}|${e.row.gpu}|${e.row.precision}|${e.software.framework}`;
       const g = groups.get(key) ?? { e, sum: 0, n: 0 };
-      g.sum += Math.log(e.row.throughput! / e.aware.throughput);
+      g.sum += target(e, true);
       g.n++;
       groups.set(key, g);
     }

@@ -6,7 +6,7 @@ import { achievableBasis } from '../achievable.js';
 import { DEFAULT_STACK, expertsEvidence, moeInterval, type SoftwareStack } from '../software.js';
 import type { Example } from './train.js';
 import { readFileSync } from 'node:fs';
-import { stepMs, type Breakdown, type Execution } from '../step.js';
+import { stepMs, stragglerGpus, type Breakdown, type Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
 import {
   EvidenceIndex,
@@ -669,9 +669,9 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
  */
 function synchronizationEvidence(it: Pick<CorrectionInput, 'breakdown' | 'stepMs' | 'exec'>): string {
   const gpus = it.exec.gpusPerNode * it.exec.nodes;
-  const fitted = loadEfficiency().stragglerFittedGpus ?? 0;
-  if (!(it.breakdown.synchronizationWaitMs > 0) || gpus <= fitted) return '';
-  return `; waits for the slowest GPU, ${pct(it.breakdown.synchronizationWaitMs / it.stepMs)} of the roofline's step, as for ${fitted} GPUs: the spread of one GPU's step was fitted on measured runs of up to ${fitted} GPUs, and the wait is held there at ${gpus} (measured runs of 32-512 GPUs do not slow further), an extrapolation`;
+  const held = stragglerGpus(gpus, loadEfficiency());
+  if (!(it.breakdown.synchronizationWaitMs > 0) || held === gpus) return '';
+  return `; waits for the slowest GPU, ${pct(it.breakdown.synchronizationWaitMs / it.stepMs)} of the roofline's step, as for ${held} GPUs: the spread of one GPU's step was fitted on measured runs of up to ${held} GPUs, and the wait is held there at ${gpus} (measured runs of 32-512 GPUs do not slow further), an extrapolation`;
 }
 
 export interface VaryingFeatureIndex {

@@ -240,14 +240,17 @@ function dropEvidence(ev: Evidence, r: () => number): Evidence {
 
 /** `ev` with the named evidence features (and their counts) as NO_EVIDENCE has them. */
 function withoutEvidence(ev: Evidence, features: (keyof Evidence)[]): Evidence {
-  const out: Record<string, unknown> = { ...ev };
-  const none: Record<string, unknown> = { ...NO_EVIDENCE };
+  const out = { ...ev };
+  const clear = <K extends keyof Evidence>(k: K) => {
+    out[k] = NO_EVIDENCE[k];
+  };
   for (const f of features) {
-    out[f] = none[f];
-    if (`${f}N` in none) out[`${f}N`] = none[`${f}N`];
+    clear(f);
+    const n = `${f}N` as keyof Evidence;
+    if (n in NO_EVIDENCE) clear(n);
   }
-  if (features.includes('nearestGpu')) out.nearestGpuDistance = NO_EVIDENCE.nearestGpuDistance;
-  return out as unknown as Evidence;
+  if (features.includes('nearestGpu')) clear('nearestGpuDistance');
+  return out;
 }
 
 /**
