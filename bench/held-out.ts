@@ -1,0 +1,34 @@
+// The two figures a change to the learned correction (features, evidence, trees) or to the roofline
+// under it is judged by: MAPE on train.csv's benchmark rows held out as whole GPUs and as whole
+// (model, GPU, precision) combinations, at the four seeds the card's seed spread uses. The same
+// cross-validation as `npm run train:predictor` (folds that hold LLM runs out refit the tuned stacks'
+// effects first), without writing anything; a seed alone moves a split's figure by several tenths of
+// a point, so compare means.
+//
+//   npx tsx bench/held-out.ts                 # both splits, seeds 7-10 (about 10 minutes on two cores)
+//   npx tsx bench/held-out.ts gpu 7 8         # one split, some seeds
+import { loadEfficiency } from '../seeds/catalog.js';
+import { crossValidate, PARAMS, trainingExamples, type Split } from '../predictor/learned/train.js';
+import { stackRefitView } from '../cli/train-predictor.js';
+
+const args = process.argv.slice(2);
+const splits = (args.filter((a) => a === 'gpu' || a === 'combination') as Split[]).length
+  ? (args.filter((a) => a === 'gpu' || a === 'combination') as Split[])
+  : (['gpu', 'combination'] as Split[]);
+const seeds = args.filter((a) => /^\d+$/.test(a)).map(Number);
+const spread = seeds.length ? seeds : [0, 1, 2, 3].map((k) => PARAMS.seed + k);
+
+const ex = trainingExamples();
+const view = stackRefitView(loadEfficiency());
+const benchmark = ex.map((e, i) => (e.kind === 'benchmark' ? i : -1)).filter((i) => i >= 0);
+for (const split of splits) {
+  const figures = spread.map((seed) => {
+    const predicted = crossValidate(ex, split, true, { ...PARAMS, seed }, () => {}, view);
+    const ape = benchmark.map((i) => Math.abs(predicted[i] / ex[i].row.throughput! - 1));
+    return (100 * ape.reduce((a, b) => a + b, 0)) / ape.length;
+  });
+  const mean = figures.reduce((a, b) => a + b, 0) / figures.length;
+  console.log(
+    `held out by ${split === 'gpu' ? 'whole GPU' : 'combination'}, benchmark rows (${benchmark.length}), seeds ${spread.join(' / ')}: ${figures.map((f) => f.toFixed(2)).join(' / ')}% (mean ${mean.toFixed(2)}%)`,
+  );
+}
