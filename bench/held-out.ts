@@ -12,9 +12,8 @@ import { crossValidate, PARAMS, trainingExamples, type Split } from '../predicto
 import { stackRefitView } from '../cli/train-predictor.js';
 
 const args = process.argv.slice(2);
-const splits = (args.filter((a) => a === 'gpu' || a === 'combination') as Split[]).length
-  ? (args.filter((a) => a === 'gpu' || a === 'combination') as Split[])
-  : (['gpu', 'combination'] as Split[]);
+const named = args.filter((a): a is Split => a === 'gpu' || a === 'combination');
+const splits: Split[] = named.length ? named : ['gpu', 'combination'];
 const seeds = args.filter((a) => /^\d+$/.test(a)).map(Number);
 const spread = seeds.length ? seeds : [0, 1, 2, 3].map((k) => PARAMS.seed + k);
 

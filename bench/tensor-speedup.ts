@@ -2,13 +2,13 @@
 // grouped by how many times the plain FP32 rate the row's dominant math runs at on its GPU (the
 // "tensor speedup": TF32/FP16/BF16 tensor peak over the FP32 peak; 1 for FP32 before Ampere, 2 for FP16
 // on GeForce Ampere, whose tensor cores accumulate FP32 at half rate, 16 for FP16 on an A100). The
-// catalog's GPUs without training rows are listed with their speedups, to say how far beyond the
-// measured range an estimate for them reaches.
+// catalog's GPUs without a benchmark row the roofline covers are listed with their speedups, to say
+// how far beyond the measured range an estimate for them reaches.
 //
 //   npx tsx bench/tensor-speedup.ts
 //
 // Above 0: measured faster than the roofline. Not a timing: it reads the shipped constants and the
-// rows, and takes about a minute (every row's analytical prediction).
+// rows, and takes seconds (every row's analytical prediction).
 import { loadGpus } from '../seeds/catalog.js';
 import { trainingExamples } from '../predictor/learned/train.js';
 import type { GpuSpec, MathMode } from '../predictor/types.js';
@@ -52,12 +52,14 @@ const measured = new Set(rows.map((e) => e.row.gpu));
 const reach = loadGpus()
   .filter((g) => !measured.has(g.id) && g.peakTflops.fp32)
   .map((g) => {
-    const s = (['bf16', 'fp16', 'tf32'] as const).map((m) => speedup(g, m)).find((x) => x !== undefined);
-    return { id: g.id, s };
+    // The first 16-bit (or TF32) tensor rate the datasheet gives: `speedup` would fall back to the FP32
+    // peak for a mode the GPU lacks (BF16 on Volta and Turing) and call it 1x.
+    const math = (['bf16', 'fp16', 'tf32'] as const).find((m) => g.peakTflops[m]);
+    return { id: g.id, s: math ? speedup(g, math) : undefined };
   })
   .filter((g): g is { id: string; s: number } => g.s !== undefined && g.s > 1)
   .sort((a, b) => b.s - a.s);
 console.log(
-  `\nGPUs without training rows, by their 16-bit tensor speedup (measured rows reach ${Math.max(...groups.keys())}x):`,
+  `\nCatalog GPUs without a benchmark row the roofline covers, by their 16-bit (or TF32) tensor speedup (measured rows reach ${Math.max(...groups.keys())}x):`,
 );
 console.log(reach.map((g) => `${g.id} ${g.s.toFixed(1)}x`).join(', '));
