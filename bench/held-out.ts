@@ -9,13 +9,13 @@
 //   npx tsx bench/held-out.ts gpu 7 8         # one split, some seeds
 import { loadEfficiency } from '../seeds/catalog.js';
 import { crossValidate, PARAMS, trainingExamples, type Split } from '../predictor/learned/train.js';
-import { stackRefitView } from '../cli/train-predictor.js';
+import { SPREAD_SEEDS, stackRefitView } from '../cli/train-predictor.js';
 
 const args = process.argv.slice(2);
 const named = args.filter((a): a is Split => a === 'gpu' || a === 'combination');
 const splits: Split[] = named.length ? named : ['gpu', 'combination'];
 const seeds = args.filter((a) => /^\d+$/.test(a)).map(Number);
-const spread = seeds.length ? seeds : [0, 1, 2, 3].map((k) => PARAMS.seed + k);
+const spread = seeds.length ? seeds : SPREAD_SEEDS;
 
 const ex = trainingExamples();
 const view = stackRefitView(loadEfficiency());

@@ -28,7 +28,9 @@ for (const e of rows) {
   const g = groups.get(band(s)) ?? { log: [], gpus: new Map<string, number[]>() };
   const err = Math.log(e.row.throughput / e.aware.throughput);
   g.log.push(err);
-  g.gpus.set(e.row.gpu, [...(g.gpus.get(e.row.gpu) ?? []), err]);
+  const perGpu = g.gpus.get(e.row.gpu) ?? [];
+  perGpu.push(err);
+  g.gpus.set(e.row.gpu, perGpu);
   groups.set(band(s), g);
 }
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;

@@ -931,7 +931,7 @@ export function synchronizationWaitMs(
 /**
  * The GPU count the slowest-GPU wait is taken at: beyond the most GPUs a scaling pair measured, held
  * at that count, since independent spreads would keep the wait growing (3.0 sd at 512 GPUs) but the
- * measured runs of 32-512 GPUs do not slow so. Below `gpus` the wait is an extrapolation.
+ * measured runs of 32-512 GPUs do not slow so. Where it is below `gpus`, the wait is an extrapolation.
  */
 export function stragglerGpus(gpus: number, eff: Pick<Efficiency, 'stragglerFittedGpus'>): number {
   return Math.min(gpus, eff.stragglerFittedGpus ?? gpus);
