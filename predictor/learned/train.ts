@@ -218,7 +218,7 @@ export function featuresOf(e: Example, aware: boolean, ev: Evidence): number[] {
  * Evidence dropout: some training rows see less evidence than they have, so the model also
  * learns the cases a user query will be in (an unmeasured GPU, an unmeasured model).
  */
-function dropEvidence(ev: Evidence, r: () => number): Evidence {
+export function dropEvidence(ev: Evidence, r: () => number): Evidence {
   const x = r();
   if (x < 0.15) return { ...NO_EVIDENCE, exactN: ev.exactN };
   // An unmeasured GPU: nothing from this GPU.
