@@ -23,14 +23,7 @@ import { calibrate, type RecordedEvidence } from '../predictor/learned/calibrati
 import { loadCalibrationSettings } from '../seeds/calibration.js';
 import { zooModelOf } from '../predictor/measured.js';
 import { costOf } from '../predictor/predict.js';
-import { rowConfiguration } from './calibration.js';
-
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const DRAWS = arg('draws', 20);
-const SEED = arg('seed', 5);
+import { DRAWS, rowConfiguration, SEED } from './calibration.js';
 
 type Regime = 'recurrent' | 'convolutional' | 'matmul';
 

@@ -48,10 +48,13 @@ const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 };
-const DRAWS = arg('draws', 20);
-const SEED = arg('seed', 5);
+/**
+ * The draws every calibration bench scores (`--draws`, `--seed`): one place, so benches that say
+ * "the same draws" compare the same recorded runs.
+ */
+export const DRAWS = arg('draws', 20);
+export const SEED = arg('seed', 5);
 
-/** Exact-configuration identity of a measurement row (the same key the server builds for a run). */
 /** What calibration asks about a row: its model, GPU, precision, framework and configuration. */
 export const calibrationQueryOf = (e: Example): CalibrationQuery => ({
   model: e.row.model,
@@ -61,6 +64,7 @@ export const calibrationQueryOf = (e: Example): CalibrationQuery => ({
   configuration: rowConfiguration(e),
 });
 
+/** Exact-configuration identity of a measurement row (the same key the server builds for a run). */
 export const rowConfiguration = (e: Example) =>
   configurationKey({
     model: e.row.model,

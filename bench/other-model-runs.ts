@@ -36,14 +36,7 @@ import { EvidenceIndex } from '../predictor/learned/evidence.js';
 import { predictEnsemble, rng, trainGbdt, type Ensemble } from '../predictor/learned/gbdt.js';
 import { calibrate, type CalibrationQuery, type RecordedEvidence } from '../predictor/learned/calibration.js';
 import { loadCalibrationSettings, type CalibrationWeights } from '../seeds/calibration.js';
-import { calibrationQueryOf, drawRuns, withRecordedRuns } from './calibration.js';
-
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const DRAWS = arg('draws', 20);
-const SEED = arg('seed', 5);
+import { calibrationQueryOf, DRAWS, drawRuns, SEED, withRecordedRuns } from './calibration.js';
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const pct = (x: number) => `${(100 * x).toFixed(2)}%`;
