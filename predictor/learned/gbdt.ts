@@ -82,14 +82,33 @@ export function trainGbdt(X: number[][], y: number[], p: GbdtParams = DEFAULT_PA
   const Xf = X.map((r) => r.map(f32));
   const base = y.reduce((a, b) => a + b, 0) / Math.max(1, n);
   const pred = new Float64Array(n).fill(base);
-  // Rows sorted by each feature once; every split search walks these orders.
+  // Rows sorted by each feature once, with their values laid out in that order: every split search
+  // walks these arrays front to back (the row-major Xf[i][j] it replaces was most of the time).
   const order: Int32Array[] = [];
-  for (let j = 0; j < d; j++)
-    order.push(Int32Array.from([...Array(n).keys()].sort((a, b) => Xf[a][j] - Xf[b][j] || a - b)));
+  const sortedValue: Float64Array[] = [];
+  for (let j = 0; j < d; j++) {
+    const o = Int32Array.from([...Array(n).keys()].sort((a, b) => Xf[a][j] - Xf[b][j] || a - b));
+    order.push(o);
+    sortedValue.push(Float64Array.from(o, (i) => Xf[i][j]));
+  }
+  const { minLeaf, lambda } = p;
   const random = rng(p.seed);
   const trees: Tree[] = [];
   const resid = new Float64Array(n);
   const nodeOf = new Int32Array(n);
+  // A tree of depth D has at most 2^(D+1) - 1 nodes: per-node scratch sized once.
+  const maxNodes = 2 ** (p.depth + 1);
+  const inFrontier = new Uint8Array(maxNodes);
+  const S = new Float64Array(maxNodes),
+    C = new Float64Array(maxNodes),
+    leftSum = new Float64Array(maxNodes),
+    leftCnt = new Float64Array(maxNodes),
+    lastVal = new Float64Array(maxNodes);
+  const bestGain = new Float64Array(maxNodes),
+    bestFeature = new Int32Array(maxNodes),
+    bestThreshold = new Float64Array(maxNodes),
+    bestLeft = new Float64Array(maxNodes),
+    bestRight = new Float64Array(maxNodes);
 
   for (let t = 0; t < p.trees; t++) {
     for (let i = 0; i < n; i++) resid[i] = y[i] - pred[i];
@@ -111,87 +130,70 @@ export function trainGbdt(X: number[][], y: number[], p: GbdtParams = DEFAULT_PA
     let frontier = [0];
     for (let depth = 0; depth <= p.depth; depth++) {
       // Per frontier node: sums for its leaf value, then the best split unless at max depth.
-      const sum = new Map<number, number>(),
-        cnt = new Map<number, number>();
+      inFrontier.fill(0);
+      for (const node of frontier) inFrontier[node] = 1;
+      S.fill(0);
+      C.fill(0);
       for (let i = 0; i < n; i++)
-        if (inSample[i] && frontier.includes(nodeOf[i])) {
-          sum.set(nodeOf[i], (sum.get(nodeOf[i]) ?? 0) + resid[i]);
-          cnt.set(nodeOf[i], (cnt.get(nodeOf[i]) ?? 0) + 1);
+        if (inSample[i] && inFrontier[nodeOf[i]]) {
+          S[nodeOf[i]] += resid[i];
+          C[nodeOf[i]] += 1;
         }
       for (const node of frontier)
-        tree.value[node] = clamp(
-          (sum.get(node) ?? 0) / ((cnt.get(node) ?? 0) + p.lambda),
-          lower[node],
-          upper[node],
-        );
+        tree.value[node] = clamp(S[node] / (C[node] + p.lambda), lower[node], upper[node]);
       if (depth === p.depth) break;
-      const best = new Map<
-        number,
-        { gain: number; feature: number; threshold: number; left: number; right: number }
-      >();
-      const maxNodes = tree.feature.length;
-      const inFrontier = new Uint8Array(maxNodes);
-      for (const node of frontier) inFrontier[node] = 1;
-      const S = new Float64Array(maxNodes),
-        C = new Float64Array(maxNodes);
-      for (const node of frontier) {
-        S[node] = sum.get(node) ?? 0;
-        C[node] = cnt.get(node) ?? 0;
-      }
-      const leftSum = new Float64Array(maxNodes),
-        leftCnt = new Float64Array(maxNodes),
-        lastVal = new Float64Array(maxNodes);
+      bestFeature.fill(-1);
       for (let j = 0; j < d; j++) {
         leftSum.fill(0);
         leftCnt.fill(0);
         lastVal.fill(Number.NaN);
-        for (const i of order[j]) {
+        const o = order[j],
+          vals = sortedValue[j];
+        const mono = p.monotone?.[j] ?? 0;
+        for (let k = 0; k < n; k++) {
+          const i = o[k];
           const node = nodeOf[i];
           if (!inSample[i] || !inFrontier[node]) continue;
-          const v = Xf[i][j];
+          const v = vals[k];
           const lc = leftCnt[node];
           const prev = lastVal[node];
-          if (v > prev && lc >= p.minLeaf && C[node] - lc >= p.minLeaf) {
+          if (v > prev && lc >= minLeaf && C[node] - lc >= minLeaf) {
             const ls = leftSum[node],
               s = S[node],
               c = C[node];
-            const mono = p.monotone?.[j] ?? 0;
             let ok = true;
             if (mono !== 0) {
-              const vl = clamp(ls / (lc + p.lambda), lower[node], upper[node]);
-              const vr = clamp((s - ls) / (c - lc + p.lambda), lower[node], upper[node]);
+              const vl = clamp(ls / (lc + lambda), lower[node], upper[node]);
+              const vr = clamp((s - ls) / (c - lc + lambda), lower[node], upper[node]);
               ok = mono > 0 ? vl <= vr : vl >= vr;
             }
             const gain =
-              (ls * ls) / (lc + p.lambda) +
-              ((s - ls) * (s - ls)) / (c - lc + p.lambda) -
-              (s * s) / (c + p.lambda);
-            const b = best.get(node);
-            if (ok && gain > 1e-12 && (!b || gain > b.gain))
-              best.set(node, {
-                gain,
-                feature: j,
-                threshold: f32((prev + v) / 2),
-                left: ls / (lc + p.lambda),
-                right: (s - ls) / (c - lc + p.lambda),
-              });
+              (ls * ls) / (lc + lambda) + ((s - ls) * (s - ls)) / (c - lc + lambda) - (s * s) / (c + lambda);
+            if (ok && gain > 1e-12 && (bestFeature[node] < 0 || gain > bestGain[node])) {
+              bestGain[node] = gain;
+              bestFeature[node] = j;
+              bestThreshold[node] = f32((prev + v) / 2);
+              bestLeft[node] = ls / (lc + lambda);
+              bestRight[node] = (s - ls) / (c - lc + lambda);
+            }
           }
           leftSum[node] += resid[i];
           leftCnt[node] = lc + 1;
           lastVal[node] = v;
         }
       }
-      const frontierSet = new Set(frontier);
       const next: number[] = [];
       for (const node of frontier) {
-        const b = best.get(node);
-        if (!b) continue;
-        tree.feature[node] = b.feature;
-        tree.threshold[node] = b.threshold;
+        if (bestFeature[node] < 0) continue;
+        tree.feature[node] = bestFeature[node];
+        tree.threshold[node] = bestThreshold[node];
         tree.left[node] = newNode();
         tree.right[node] = newNode();
-        const mono = p.monotone?.[b.feature] ?? 0;
-        const mid = (clamp(b.left, lower[node], upper[node]) + clamp(b.right, lower[node], upper[node])) / 2;
+        const mono = p.monotone?.[bestFeature[node]] ?? 0;
+        const mid =
+          (clamp(bestLeft[node], lower[node], upper[node]) +
+            clamp(bestRight[node], lower[node], upper[node])) /
+          2;
         lower.push(lower[node], lower[node]);
         upper.push(upper[node], upper[node]);
         if (mono > 0) {
@@ -207,7 +209,7 @@ export function trainGbdt(X: number[][], y: number[], p: GbdtParams = DEFAULT_PA
       if (!next.length) break;
       for (let i = 0; i < n; i++) {
         const node = nodeOf[i];
-        if (tree.feature[node] >= 0 && frontierSet.has(node))
+        if (tree.feature[node] >= 0 && inFrontier[node])
           nodeOf[i] = Xf[i][tree.feature[node]] <= tree.threshold[node] ? tree.left[node] : tree.right[node];
       }
       frontier = next;
