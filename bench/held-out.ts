@@ -7,11 +7,15 @@
 //
 //   npx tsx bench/held-out.ts                 # both splits, seeds 7-10 (about 10 minutes on two cores)
 //   npx tsx bench/held-out.ts gpu 7 8         # one split, some seeds
+//   npx tsx bench/held-out.ts --members 4     # each fold's correction the mean of 4 fits (4x the time)
 import { loadEfficiency } from '../seeds/catalog.js';
 import { crossValidate, PARAMS, trainingExamples, type Split } from '../predictor/learned/train.js';
 import { SPREAD_SEEDS, stackRefitView } from '../cli/train-predictor.js';
 
 const args = process.argv.slice(2);
+const membersAt = args.indexOf('--members');
+const members = membersAt >= 0 ? Number(args.splice(membersAt, 2)[1]) : (PARAMS.members ?? 1);
+if (!Number.isInteger(members) || members < 1) throw new Error('--members takes a whole number >= 1');
 const named = args.filter((a): a is Split => a === 'gpu' || a === 'combination');
 const splits: Split[] = named.length ? named : ['gpu', 'combination'];
 const seeds = args.filter((a) => /^\d+$/.test(a)).map(Number);
@@ -22,12 +26,12 @@ const view = stackRefitView(loadEfficiency());
 const benchmark = ex.map((e, i) => (e.kind === 'benchmark' ? i : -1)).filter((i) => i >= 0);
 for (const split of splits) {
   const figures = spread.map((seed) => {
-    const predicted = crossValidate(ex, split, true, { ...PARAMS, seed }, () => {}, view);
+    const predicted = crossValidate(ex, split, true, { ...PARAMS, seed, members }, () => {}, view);
     const ape = benchmark.map((i) => Math.abs(predicted[i] / ex[i].row.throughput! - 1));
     return (100 * ape.reduce((a, b) => a + b, 0)) / ape.length;
   });
   const mean = figures.reduce((a, b) => a + b, 0) / figures.length;
   console.log(
-    `held out by ${split === 'gpu' ? 'whole GPU' : 'combination'}, benchmark rows (${benchmark.length}), seeds ${spread.join(' / ')}: ${figures.map((f) => f.toFixed(2)).join(' / ')}% (mean ${mean.toFixed(2)}%)`,
+    `held out by ${split === 'gpu' ? 'whole GPU' : 'combination'}, benchmark rows (${benchmark.length}), ${members} fit${members > 1 ? 's' : ''} per fold, seeds ${spread.join(' / ')}: ${figures.map((f) => f.toFixed(2)).join(' / ')}% (mean ${mean.toFixed(2)}%)`,
   );
 }

@@ -12,8 +12,7 @@ import {
 } from '../seeds/catalog.js';
 import type { LearnedMeta } from '../predictor/learned/model.js';
 import { refitCorrection } from '../predictor/learned/refit.js';
-import { examples, trainingExamples, type Example } from '../predictor/learned/train.js';
-import type { GbdtParams } from '../predictor/learned/gbdt.js';
+import { examples, trainingExamples, type Example, type TrainParams } from '../predictor/learned/train.js';
 import type { Efficiency } from '../predictor/step.js';
 import type { MeasurementRunRow } from '../store/schema.js';
 import { MeasurementStore } from '../store/store.js';
@@ -122,7 +121,7 @@ export interface RefitSummary {
  */
 export async function refitOwner(
   owner: string,
-  opts: { now?: Date; params?: GbdtParams } = {},
+  opts: { now?: Date; params?: TrainParams } = {},
 ): Promise<RefitSummary> {
   checkOwner(owner);
   const config = runtimeConfig();

@@ -16,7 +16,7 @@ import {
   residualTrend,
   TREND_RIDGE,
 } from '../predictor/learned/evidence.js';
-import { predictEnsemble, trainGbdt } from '../predictor/learned/gbdt.js';
+import { averageEnsembles, predictEnsemble, trainGbdt } from '../predictor/learned/gbdt.js';
 import { ensembleToOnnx, loadOnnxCorrection } from '../predictor/learned/onnx.js';
 import { LearnedPredictor } from '../predictor/learned/model.js';
 import { featureNames } from '../predictor/learned/features.js';
@@ -80,6 +80,24 @@ describe('gradient-boosted trees and their ONNX export', () => {
     const mse = X.reduce((s, x, i) => s + (predictEnsemble(e, x) - y[i]) ** 2, 0) / X.length;
     const variance = y.reduce((s, v) => s + (v - y.reduce((a, b) => a + b) / y.length) ** 2, 0) / y.length;
     expect(mse).toBeLessThan(0.1 * variance);
+  });
+
+  it('an averaged ensemble predicts the mean of its members, and onnxruntime runs it as one', async () => {
+    const X = Array.from({ length: 300 }, (_, i) => [i % 9, Math.cos(i), (i * 29) % 13]);
+    const y = X.map((x) => x[0] * 0.2 - (x[2] > 6 ? 0.5 : 0) + x[1]);
+    const members = [1, 2, 3].map((seed) => trainGbdt(X, y, { ...PARAMS, trees: 20, depth: 3, seed }));
+    const avg = averageEnsembles(members);
+    expect(avg.trees).toHaveLength(60);
+    const ort = await loadOnnxCorrection(ensembleToOnnx(avg, 'test'), 3);
+    const out = await ort.run(Float32Array.from(X.flat()), X.length);
+    X.forEach((x, i) => {
+      const mean = members.reduce((a, e) => a + predictEnsemble(e, x), 0) / members.length;
+      expect(predictEnsemble(avg, x)).toBeCloseTo(mean, 12);
+      expect(Math.abs(out[i] - mean)).toBeLessThan(1e-4);
+    });
+    // Differently seeded members differ, so the average is not any one of them.
+    expect(predictEnsemble(members[0], X[5])).not.toBeCloseTo(predictEnsemble(members[1], X[5]), 6);
+    expect(averageEnsembles([members[0]])).toBe(members[0]);
   });
 
   it('training is deterministic given its seed', () => {

@@ -75,6 +75,24 @@ export function predictEnsemble(e: Ensemble, x: ArrayLike<number>): number {
   return y;
 }
 
+/**
+ * The mean of several ensembles fitted to the same features, as one ensemble: the trees side by
+ * side, each leaf scaled by 1/K, so ONNX runs it as it runs one fit.
+ */
+export function averageEnsembles(es: Ensemble[]): Ensemble {
+  if (es.length === 1) return es[0];
+  const k = es.length;
+  const [first] = es;
+  if (es.some((e) => e.learningRate !== first.learningRate || e.featureCount !== first.featureCount))
+    throw new Error('averageEnsembles: members differ in learning rate or features');
+  return {
+    base: es.reduce((a, e) => a + e.base, 0) / k,
+    learningRate: first.learningRate,
+    trees: es.flatMap((e) => e.trees.map((t) => ({ ...t, value: t.value.map((v) => v / k) }))),
+    featureCount: first.featureCount,
+  };
+}
+
 /** Fits an ensemble to rows X (n x d) and targets y. */
 export function trainGbdt(X: number[][], y: number[], p: GbdtParams = DEFAULT_PARAMS): Ensemble {
   const n = X.length,

@@ -8,10 +8,9 @@
 import { createHash } from 'node:crypto';
 import { EvidenceIndex } from './evidence.js';
 import { featureNames, FEATURE_VERSION } from './features.js';
-import type { GbdtParams } from './gbdt.js';
 import type { LearnedMeta, RefitInfo } from './model.js';
 import { ensembleToOnnx } from './onnx.js';
-import { evidenceRows, fit, PARAMS, type Example } from './train.js';
+import { evidenceRows, fit, PARAMS, type Example, type TrainParams } from './train.js';
 
 export const sha256 = (bytes: Uint8Array | string) => createHash('sha256').update(bytes).digest('hex');
 
@@ -20,7 +19,7 @@ export const sha256 = (bytes: Uint8Array | string) => createHash('sha256').updat
  * rows (so the shipped rows draw the same evidence dropout and subsample stream positions as in the
  * shipped fit). bench/refit.ts measures this same function.
  */
-export function refitModel(shipped: Example[], runs: Example[], params: GbdtParams = PARAMS) {
+export function refitModel(shipped: Example[], runs: Example[], params: TrainParams = PARAMS) {
   return fit([...shipped, ...runs], true, params);
 }
 
@@ -39,7 +38,7 @@ export function refitCorrection(
   runs: Example[],
   info: Omit<RefitInfo, 'runEvidence' | 'modelSha256' | 'shippedRows'>,
   shippedMeta: LearnedMeta,
-  params: GbdtParams = PARAMS,
+  params: TrainParams = PARAMS,
 ): Refit {
   const model = refitModel(shipped, runs, params);
   const onnx = ensembleToOnnx(

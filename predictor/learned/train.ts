@@ -20,7 +20,7 @@ import {
   type ModelFeatures,
   type Software,
 } from './features.js';
-import { predictEnsemble, rng, trainGbdt, type Ensemble, type GbdtParams } from './gbdt.js';
+import { averageEnsembles, predictEnsemble, rng, trainGbdt, type Ensemble, type GbdtParams } from './gbdt.js';
 
 /** One row's analytical view, for one variant (precision-aware or not). */
 interface Analytical {
@@ -52,7 +52,16 @@ export interface Example {
 // 90 trees at rate 0.13 against 120 at 0.1: the same 14.7% on held-out combinations, 17.2% vs
 // 16.5% on held-out GPUs, and onnxruntime at 62 ms instead of 107 ms for 100,000 candidates on two
 // cores (bench/learned.ts), inside the 100 ms a recommend can spend on it.
-export const PARAMS: GbdtParams = {
+/**
+ * The trees' parameters, and how many fits `fit` averages. Each member draws its own row subsample
+ * and evidence dropout (seeds seed, seed + 1000, ...), so their mean varies less with the draw than
+ * one fit does; member 0 is the single fit, so `members: 1` is it exactly.
+ */
+export interface TrainParams extends GbdtParams {
+  members?: number;
+}
+
+export const PARAMS: TrainParams = {
   trees: 90,
   depth: 5,
   learningRate: 0.13,
@@ -280,13 +289,17 @@ export function monotoneConstraints(aware: boolean): number[] {
 export function fit(
   train: Example[],
   aware: boolean,
-  params: GbdtParams = PARAMS,
+  params: TrainParams = PARAMS,
 ): { ensemble: Ensemble; evidence: EvidenceIndex } {
   const evidence = new EvidenceIndex(evidenceRows(train, aware));
-  const r = rng(params.seed + 1);
-  const X = train.map((e) => featuresOf(e, aware, dropEvidence(evidenceOf(e, evidence, aware), r)));
   const y = train.map((e) => target(e, aware));
-  return { ensemble: trainGbdt(X, y, { ...params, monotone: monotoneConstraints(aware) }), evidence };
+  const members = Array.from({ length: params.members ?? 1 }, (_, m) => {
+    const seed = params.seed + 1000 * m;
+    const r = rng(seed + 1);
+    const X = train.map((e) => featuresOf(e, aware, dropEvidence(evidenceOf(e, evidence, aware), r)));
+    return trainGbdt(X, y, { ...params, seed, monotone: monotoneConstraints(aware) });
+  });
+  return { ensemble: averageEnsembles(members), evidence };
 }
 
 /** Predicted throughput (row's unit) for held-out rows, from a model fitted without them. */
@@ -360,7 +373,7 @@ export function crossValidate(
   ex: Example[],
   split: Split,
   aware: boolean,
-  params: GbdtParams = PARAMS,
+  params: TrainParams = PARAMS,
   log: (s: string) => void = () => {},
   view: FoldView = (x) => x,
 ): number[] {
