@@ -5,9 +5,10 @@
 // effects first), without writing anything; a seed alone moves a split's figure by several tenths of
 // a point, so compare means.
 //
-//   npx tsx bench/held-out.ts                 # both splits, seeds 7-10 (about 10 minutes on two cores)
+//   npx tsx bench/held-out.ts                 # both splits, seeds 7-10 (about 20 minutes on two cores)
 //   npx tsx bench/held-out.ts gpu 7 8         # one split, some seeds
-//   npx tsx bench/held-out.ts --members 4     # each fold's correction the mean of 4 fits (4x the time)
+//   npx tsx bench/held-out.ts --members 1     # each fold's correction one fit, not the mean of
+//                                             # PARAMS.members (4): a quarter of the time
 import { loadEfficiency } from '../seeds/catalog.js';
 import { crossValidate, PARAMS, trainingExamples, type Split } from '../predictor/learned/train.js';
 import { SPREAD_SEEDS, stackRefitView } from '../cli/train-predictor.js';

@@ -62,6 +62,7 @@ export interface TrainParams extends GbdtParams {
 }
 
 export const PARAMS: TrainParams = {
+  members: 4,
   trees: 90,
   depth: 5,
   learningRate: 0.13,
