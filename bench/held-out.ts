@@ -15,7 +15,7 @@ import { SPREAD_SEEDS, stackRefitView } from '../cli/train-predictor.js';
 
 const args = process.argv.slice(2);
 const membersAt = args.indexOf('--members');
-const members = membersAt >= 0 ? Number(args.splice(membersAt, 2)[1]) : (PARAMS.members ?? 1);
+const members = membersAt >= 0 ? Number(args.splice(membersAt, 2)[1]) : PARAMS.members;
 if (!Number.isInteger(members) || members < 1) throw new Error('--members takes a whole number >= 1');
 const named = args.filter((a): a is Split => a === 'gpu' || a === 'combination');
 const splits: Split[] = named.length ? named : ['gpu', 'combination'];

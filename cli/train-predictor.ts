@@ -489,7 +489,7 @@ export async function trainPredictor(
   if (writeFiles) {
     log('fitting the final model on every row');
     const final = fit(ex, true, PARAMS);
-    const members = PARAMS.members ?? 1;
+    const { members } = PARAMS;
     const names = featureNames(true);
     const bytes = ensembleToOnnx(
       final.ensemble,

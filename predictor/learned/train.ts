@@ -49,20 +49,20 @@ export interface Example {
   unaware: Analytical;
 }
 
-// 90 trees at rate 0.13 against 120 at 0.1: the same 14.7% on held-out combinations, 17.2% vs
-// 16.5% on held-out GPUs, and onnxruntime at 62 ms instead of 107 ms for 100,000 candidates on two
-// cores (bench/learned.ts), inside the 100 ms a recommend can spend on it. Four members make 360
-// trees, about 4.8x that inference time; the pruning (optimizer/pruned.ts) keeps the corrected
-// candidates few, so a 1M-candidate search's learned/analytical ratio went from 1.3-1.9 to 1.6-2.9.
 /**
  * The trees' parameters, and how many fits `fit` averages. Each member draws its own row subsample
  * and evidence dropout (seeds seed, seed + 1000, ...), so their mean varies less with the draw than
  * one fit does; member 0 is the single fit, so `members: 1` is it exactly.
  */
 export interface TrainParams extends GbdtParams {
-  members?: number;
+  members: number;
 }
 
+// 90 trees at rate 0.13 against 120 at 0.1: the same 14.7% on held-out combinations, 17.2% vs
+// 16.5% on held-out GPUs, and onnxruntime at 62 ms instead of 107 ms for 100,000 candidates on two
+// cores (bench/learned.ts), inside the 100 ms a recommend can spend on it. Four members make 360
+// trees, about 4.8x that inference time; the pruning (optimizer/pruned.ts) keeps the corrected
+// candidates few, so a 1M-candidate search's learned/analytical ratio went from 1.3-1.9 to 1.6-2.9.
 export const PARAMS: TrainParams = {
   members: 4,
   trees: 90,
@@ -296,10 +296,12 @@ export function fit(
 ): { ensemble: Ensemble; evidence: EvidenceIndex } {
   const evidence = new EvidenceIndex(evidenceRows(train, aware));
   const y = train.map((e) => target(e, aware));
-  const members = Array.from({ length: params.members ?? 1 }, (_, m) => {
+  // A row's evidence is the same for every member; only its dropout is drawn per member.
+  const rowEvidence = train.map((e) => evidenceOf(e, evidence, aware));
+  const members = Array.from({ length: params.members }, (_, m) => {
     const seed = params.seed + 1000 * m;
     const r = rng(seed + 1);
-    const X = train.map((e) => featuresOf(e, aware, dropEvidence(evidenceOf(e, evidence, aware), r)));
+    const X = train.map((e, i) => featuresOf(e, aware, dropEvidence(rowEvidence[i], r)));
     return trainGbdt(X, y, { ...params, seed, monotone: monotoneConstraints(aware) });
   });
   return { ensemble: averageEnsembles(members), evidence };
