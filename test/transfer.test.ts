@@ -80,12 +80,13 @@ describe('neighbour transfer', () => {
 
 describe('held out of the shipped measurements, a GPU with 3 recorded runs (real rows)', () => {
   // bench/calibration.ts (20 draws, seed 5) measured on these GPUs, mean over them, with the shipped
-  // correction gbdt-v4, the mean of four fits (whose nearest-GPU and trend evidence already carry
-  // part of what the transfer adds), and the transfer asking for 3 matching runs: 9.5% with the
-  // runs' calibration alone, 7.7% with the transfer (GTX-1080Ti 14.2% -> 11.5%, H100-SXM5-80GB 8.2%
-  // -> 8.8%, RTX-2080-MaxQ 8.6% -> 5.5%, RTX-2080-Super-MaxQ 7.1% -> 5.2%); with 2 matching runs
-  // 7.4%, with one fit 9.8% -> 7.5%, with gbdt-v3 10.3% -> 7.9%, with gbdt-v2 11.6% -> 8.2%. GPUs
-  // where it helps, chosen to check that it does; on others it helps less or hurts (the note's table).
+  // correction gbdt-v5 (gbdt-v4's trees), the mean of four fits (whose nearest-GPU and trend
+  // evidence already carry part of what the transfer adds), and the transfer asking for 3 matching
+  // runs: 9.5% with the runs' calibration alone, 7.7% with the transfer (GTX-1080Ti 14.2% -> 11.5%,
+  // H100-SXM5-80GB 8.2% -> 8.8%, RTX-2080-MaxQ 8.6% -> 5.5%, RTX-2080-Super-MaxQ 7.1% -> 5.2%); with
+  // 2 matching runs 7.4%, with one fit 9.8% -> 7.5%, with gbdt-v3 10.3% -> 7.9%, with gbdt-v2 11.6%
+  // -> 8.2%. GPUs where it helps, chosen to check that it does; on others it helps less or hurts
+  // (the note's table).
   it('the transfer lowers the error on its other rows by what the benchmark measured', () => {
     const ex = examples(loadMeasurements(), loadEfficiency());
     const gpus = ['GTX-1080Ti', 'H100-SXM5-80GB', 'RTX-2080-MaxQ', 'RTX-2080-Super-MaxQ'];

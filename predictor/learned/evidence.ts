@@ -5,6 +5,7 @@
 // model learns to use neighbours, not to copy the answer.
 import { getGpu, loadMeasurements } from '../../seeds/catalog.js';
 import { POLICIES } from '../precision.js';
+import { correctionPrecision } from './precision-twins.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
 
 export interface Evidence {
@@ -155,12 +156,18 @@ interface Acc {
   n: number;
 }
 
-/** Which case a prediction is, for the response. */
-export function evidenceCase(e: Evidence): string {
+/**
+ * Which case a prediction is, for the response. `readAs`: the twin whose measurements the evidence
+ * is (precision-twins.ts), for a precision no row ran.
+ */
+export function evidenceCase(e: Evidence, readAs?: Precision): string {
   if (e.exactN > 0)
-    return 'measured: this model, GPU and precision are in the measurements (the estimate uses neighbouring configurations, not those rows)';
+    return readAs
+      ? `measured: this model and GPU are in the measurements at ${readAs} (the estimate uses neighbouring configurations, not those rows)`
+      : 'measured: this model, GPU and precision are in the measurements (the estimate uses neighbouring configurations, not those rows)';
   if (e.sameGpuN > 0) return 'calibrated: this model measured on this GPU at other precisions';
-  if (e.samePrecisionN > 0) return 'calibrated: this model measured at this precision on other GPUs';
+  if (e.samePrecisionN > 0)
+    return `calibrated: this model measured at ${readAs ?? 'this precision'} on other GPUs`;
   if (e.modelN > 0) return 'calibrated: this model measured on other configurations';
   return 'unmeasured: no measurements of this model; features only';
 }
@@ -172,7 +179,7 @@ export class EvidenceIndex {
     for (const r of rows) {
       let m = this.groups.get(r.model);
       if (!m) this.groups.set(r.model, (m = new Map()));
-      const key = `${r.gpu}|${r.precision}|${r.framework}`;
+      const key = `${r.gpu}|${correctionPrecision(r.precision)}|${r.framework}`;
       const a = m.get(key) ?? { sum: 0, n: 0 };
       a.sum += r.logResidual;
       a.n++;
@@ -185,7 +192,7 @@ export class EvidenceIndex {
     for (const g of groups) {
       let m = this.groups.get(g.model);
       if (!m) this.groups.set(g.model, (m = new Map()));
-      const key = `${g.gpu}|${g.precision}|${g.framework}`;
+      const key = `${g.gpu}|${correctionPrecision(g.precision)}|${g.framework}`;
       const a = m.get(key) ?? { sum: 0, n: 0 };
       a.sum += g.sum;
       a.n += g.n;
@@ -218,6 +225,9 @@ export class EvidenceIndex {
     framework: string,
     precisionAware = true,
   ): Evidence {
+    // Keyed and queried by the precision the trees read (precision-twins.ts): an AMP_BF16 run is
+    // AMP_FP16 evidence, and an AMP_BF16 query finds AMP_FP16's measurements.
+    precision = correctionPrecision(precision);
     const m = this.groups.get(model);
     if (!m) return NO_EVIDENCE;
     const g = { sum: 0, n: 0 },

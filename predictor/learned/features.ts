@@ -4,12 +4,13 @@
 // file records the version and names it was trained with, and refuses to run on others.
 import { costOf } from '../predict.js';
 import { isConvolution, type Breakdown, type Execution } from '../step.js';
-import { PRECISIONS, type GpuSpec, type MathMode, type ModelCost, type ModelDef } from '../types.js';
+import { type GpuSpec, type MathMode, type ModelCost, type ModelDef } from '../types.js';
 import type { Evidence } from './evidence.js';
 import { DEFAULT_STACK, stackEffects } from '../software.js';
 import { checkpointsBlocks } from '../parallel.js';
+import { correctionPrecision, LEARNED_PRECISIONS } from './precision-twins.js';
 
-export const FEATURE_VERSION = 4;
+export const FEATURE_VERSION = 5;
 
 /**
  * The training framework: the same model, GPU, precision and batch ran up to 2x apart between
@@ -115,7 +116,7 @@ const PRECISION_AWARE = [
   'log_ridge_point',
   'tensor_core_math',
   'fp32_uses_tf32',
-  ...PRECISIONS.map((p) => `precision_${p}`),
+  ...LEARNED_PRECISIONS.map((p) => `precision_${p}`),
 ];
 
 /** Feature names, in order. The precision-unaware variant is the ablation baseline. */
@@ -278,6 +279,7 @@ export function writeFeatures(
     put(ln((peak * 1e12) / (gpu.memoryBwGbps * 1e9)));
     put(dominantMath === 'fp32' ? 0 : 1);
     put(exec.fp32UsesTf32 ? 1 : 0);
-    for (const p of PRECISIONS) put(exec.precision === p ? 1 : 0);
+    const seenAs = correctionPrecision(exec.precision);
+    for (const p of LEARNED_PRECISIONS) put(seenAs === p ? 1 : 0);
   }
 }

@@ -18,6 +18,7 @@ import {
   type EvidenceLevel,
 } from './evidence.js';
 import { calibrate, configurationKey, NO_CALIBRATION, type UserEvidence } from './calibration.js';
+import { correctionPrecision, TRAINED_AS } from './precision-twins.js';
 import {
   DEFAULT_SOFTWARE,
   FEATURE_VERSION,
@@ -298,7 +299,7 @@ export class LearnedPredictor {
     let iv =
       experts?.interval ??
       (llmLike ? ivs.llmRuns : undefined) ??
-      ivs.byPrecision[precision] ??
+      ivs.byPrecision[correctionPrecision(precision)] ??
       ivs.measuredModel;
     // Never narrower than the held-out errors of the case at hand: leave-one-model-out for an
     // unmeasured model (or a layout no measurement used), leave-one-GPU-out for an unmeasured GPU,
@@ -467,8 +468,12 @@ export class LearnedPredictor {
             ? 'GPU_MEASURED'
             : 'UNMEASURED',
       );
+      const twin = TRAINED_AS[it.exec.precision];
       cases.push(
-        evidenceCase(evs[i]) +
+        evidenceCase(evs[i], twin?.as) +
+          (twin
+            ? `; ${it.exec.precision} read as ${twin.as} by the learned correction (no ${it.exec.precision} run is measured; ${twin.why})`
+            : '') +
           (gpuMeasured
             ? ''
             : c.gpuRuns > 0
@@ -501,7 +506,7 @@ export class LearnedPredictor {
             .join('') +
           synchronizationEvidence(it) +
           (it.exec.precision === 'FP4'
-            ? '; FP4 is unmeasured: no FP4 training run or FP4 kernel in the data (FP8 kernel curve at the FP4 peak)'
+            ? '; no FP4 kernel is measured either (the roofline runs the FP8 kernel curve at the FP4 peak)'
             : '') +
           (c.runs > 0
             ? `; calibrated by ${c.runs} of your runs (${c.gpuRuns} on ${it.gpu.id}, ${c.modelOnGpuRuns} of this model on it${c.sameConfigurationRuns ? `, ${c.sameConfigurationRuns} of this exact configuration` : ''})`

@@ -1,0 +1,62 @@
+// How far the learned correction moves a precision away from its 16-bit sibling on the same
+// configuration, against what the roofline says. For every benchmark row measured at `from`, the
+// same configuration at `to` on the same GPU: the roofline's step-time ratio to/from and the shipped
+// model's, per GPU. AMP_BF16 (no training row) is read as AMP_FP16 by the correction
+// (predictor/learned/precision-twins.ts), so its ratio should be the roofline's; BF16 has rows of
+// its own (LLM runs, BART), so its ratio to FP16 (apex O2) is the trees' own reading.
+//
+//   npx tsx bench/precision-twins.ts [AMP_FP16 AMP_BF16 | FP16 BF16 | ...]     (seconds)
+import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
+import { PRECISIONS, type Precision } from '../predictor/types.js';
+import { examples } from '../predictor/learned/train.js';
+import { LearnedPredictor, correctionInputOf } from '../predictor/learned/model.js';
+
+const precisionArg = (s: string | undefined, dflt: Precision): Precision => {
+  if (s === undefined) return dflt;
+  if (!(PRECISIONS as readonly string[]).includes(s)) throw new Error(`unknown precision ${s}`);
+  return s as Precision;
+};
+const from = precisionArg(process.argv[2], 'AMP_FP16');
+const to = precisionArg(process.argv[3], 'AMP_BF16');
+
+const eff = loadEfficiency();
+const rows = loadMeasurements().filter((r) => r.precision === from);
+const measured = examples(rows, eff);
+const moved = new Map(
+  examples(
+    rows.map((r) => ({ ...r, precision: to })),
+    eff,
+  ).map((e) => [e.row.id, e]),
+);
+// Only where the GPU has a rate for `to` (the roofline covers the configuration there).
+const pairs = measured.filter((e) => moved.has(e.row.id)).map((e) => [e, moved.get(e.row.id)!] as const);
+const learned = await LearnedPredictor.load();
+const a = await learned.correct(pairs.map(([e]) => correctionInputOf(e)));
+const b = await learned.correct(pairs.map(([, f]) => correctionInputOf(f)));
+
+const byGpu = new Map<string, { roofline: number; learned: number }[]>();
+pairs.forEach(([e, f], i) => {
+  const roofline = f.aware.stepMs / e.aware.stepMs;
+  const list = byGpu.get(e.row.gpu) ?? [];
+  list.push({ roofline, learned: (roofline * b.mid[i]) / a.mid[i] });
+  byGpu.set(e.row.gpu, list);
+});
+const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+console.log(`step time ${to} / ${from} on the same configuration, per GPU (rows measured at ${from})`);
+console.log('GPU                 rows  roofline  learned  learned range');
+const all: { roofline: number; learned: number }[] = [];
+for (const [gpu, v] of [...byGpu].sort(([x], [y]) => x.localeCompare(y))) {
+  all.push(...v);
+  const l = v.map((x) => x.learned);
+  console.log(
+    `${gpu.padEnd(18)} ${String(v.length).padStart(5)}  ${mean(v.map((x) => x.roofline))
+      .toFixed(3)
+      .padStart(
+        8,
+      )}  ${mean(l).toFixed(3).padStart(7)}  ${Math.min(...l).toFixed(2)}-${Math.max(...l).toFixed(2)}`,
+  );
+}
+const gap = all.map((x) => Math.abs(x.learned / x.roofline - 1));
+console.log(
+  `all ${all.length} rows: roofline ${mean(all.map((x) => x.roofline)).toFixed(3)}, learned ${mean(all.map((x) => x.learned)).toFixed(3)}; |learned / roofline - 1| mean ${(100 * mean(gap)).toFixed(1)}%, max ${(100 * Math.max(...gap)).toFixed(1)}%`,
+);
