@@ -48,12 +48,10 @@ const all: { roofline: number; learned: number }[] = [];
 for (const [gpu, v] of [...byGpu].sort(([x], [y]) => x.localeCompare(y))) {
   all.push(...v);
   const l = v.map((x) => x.learned);
+  const roofline = mean(v.map((x) => x.roofline)).toFixed(3);
+  const range = `${Math.min(...l).toFixed(2)}-${Math.max(...l).toFixed(2)}`;
   console.log(
-    `${gpu.padEnd(18)} ${String(v.length).padStart(5)}  ${mean(v.map((x) => x.roofline))
-      .toFixed(3)
-      .padStart(
-        8,
-      )}  ${mean(l).toFixed(3).padStart(7)}  ${Math.min(...l).toFixed(2)}-${Math.max(...l).toFixed(2)}`,
+    `${gpu.padEnd(18)} ${String(v.length).padStart(5)}  ${roofline.padStart(8)}  ${mean(l).toFixed(3).padStart(7)}  ${range}`,
   );
 }
 const gap = all.map((x) => Math.abs(x.learned / x.roofline - 1));
