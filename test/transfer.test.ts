@@ -71,6 +71,31 @@ describe('neighbour transfer', () => {
     expect(new NeighbourTransfer(shipped, [row('A', 'm1', 1)], settings, new Map()).covers('A')).toBe(false);
   });
 
+  it("reads AMP_BF16 as AMP_FP16, its twin: a user's AMP_BF16 runs relate to the shipped AMP_FP16 rows", () => {
+    const shipped = new ShippedConfigurations([
+      row('A', 'm1', 0.1),
+      row('A', 'm2', -0.1),
+      row('A', 'm4', 0.3),
+    ]);
+    const settings = { ...loadCalibrationSettings().transfer, minimumMatches: 1 };
+    const bf16 = (gpu: string, model: string, logResidual: number) => ({
+      ...row(gpu, model, logResidual),
+      precision: 'AMP_BF16' as const,
+    });
+    const t = new NeighbourTransfer(
+      shipped,
+      [bf16('NEW', 'm1', 0.3), bf16('NEW', 'm2', 0.1)],
+      settings,
+      new Map(),
+    );
+    expect(t.covers('NEW')).toBe(true);
+    const m4 = t.query(bf16('NEW', 'm4', 0))!;
+    expect(m4.nearest.precision).toBe('AMP_FP16');
+    expect(m4.logResidual).toBeCloseTo(0.5, 9);
+    // FP32 has no twin: the shipped AMP_FP16 rows are not its measurements.
+    expect(t.query({ ...row('NEW', 'm4', 0), precision: 'FP32' })).toBeUndefined();
+  });
+
   it('knows a GPU by its die', () => {
     expect(chipOf('Ampere (GA102-850)')).toBe('GA102');
     expect(chipOf('Turing (TU104, laptop)')).toBe('TU104');
@@ -163,9 +188,14 @@ describe('predict and recommend with runs on a GPU no shipped measurement covers
     expect(after.stepTimeMsP90).toBeGreaterThan(after.stepTimeMs);
 
     // A model no shipped GPU measured at this precision gets the runs' calibration only.
-    const unmatched = await predictNow({ ...query, precision: 'AMP_BF16' });
+    const unmatched = await predictNow({ ...query, precision: 'BF16' });
     expect(unmatched.evidence).toMatch(/calibrated by 3 of your runs/);
     expect(unmatched.evidence).not.toMatch(/transferred/);
+    // AMP_BF16, which no shipped row ran, is carried over from AMP_FP16's measurements, its twin.
+    const twin = await predictNow({ ...query, precision: 'AMP_BF16' });
+    expect(twin.evidence).toMatch(
+      /transferred from \S+'s measurement of this (configuration|model) at AMP_FP16/,
+    );
 
     // recommend answers the same configuration with the same estimate and evidence.
     const plans = await plansAtConfiguration(run, query.workload, GPU, 224);

@@ -513,7 +513,7 @@ export class LearnedPredictor {
             : '') +
           (user?.note ? `; ${user.note}` : '') +
           (t
-            ? `; transferred from ${t.neighbour}'s measurement of ${t.distance === 0 ? 'this configuration' : `this model at ${it.exec.precision} (nearest configuration: batch ${t.nearest.batchSizePerGpu} per GPU on ${t.nearest.gpus} GPU${t.nearest.gpus > 1 ? 's' : ''})`}, related to ${it.gpu.id} by your runs (${t.neighbours} shipped GPU${t.neighbours > 1 ? 's' : ''} used, ${Math.round(100 * t.share)}% of the estimate)`
+            ? `; transferred from ${t.neighbour}'s measurement of ${t.distance === 0 ? `this configuration${t.nearest.precision === it.exec.precision ? '' : ` at ${t.nearest.precision}`}` : `this model at ${t.nearest.precision} (nearest configuration: batch ${t.nearest.batchSizePerGpu} per GPU on ${t.nearest.gpus} GPU${t.nearest.gpus > 1 ? 's' : ''})`}, related to ${it.gpu.id} by your runs (${t.neighbours} shipped GPU${t.neighbours > 1 ? 's' : ''} used, ${Math.round(100 * t.share)}% of the estimate)`
             : '') +
           floored,
       );

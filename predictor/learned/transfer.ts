@@ -11,6 +11,7 @@
 import type { Precision } from '../types.js';
 import type { TransferSettings } from '../../seeds/calibration.js';
 import type { Example } from './train.js';
+import { correctionPrecision } from './precision-twins.js';
 
 /** One measured configuration: what identifies it for the nearest-neighbour match, and its residual. */
 export interface TransferConfiguration {
@@ -74,7 +75,10 @@ export const gpuChips = (gpus: readonly { id: string; architecture: string }[]):
     }),
   );
 
-const keyOf = (model: string, precision: Precision) => `${model}|${precision}`;
+// By the precision the learned correction reads (precision-twins.ts): no shipped row ran AMP_BF16,
+// so a user's AMP_BF16 runs relate their GPU to the shipped GPUs through those GPUs' AMP_FP16
+// measurements, and an AMP_BF16 query is carried over from them.
+const keyOf = (model: string, precision: Precision) => `${model}|${correctionPrecision(precision)}`;
 
 /** How far two configurations of the same model and precision are. */
 /** Where a configuration sits for the match: log batch size, log GPU count, sequence/image size. */
