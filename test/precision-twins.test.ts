@@ -11,6 +11,7 @@ import { correctionInputOf, LearnedPredictor } from '../predictor/learned/model.
 import { featureNames } from '../predictor/learned/features.js';
 import { correctionPrecision, LEARNED_PRECISIONS, TRAINED_AS } from '../predictor/learned/precision-twins.js';
 import { PRECISIONS } from '../predictor/types.js';
+import { predictZoo } from './zoo-prediction.js';
 
 describe('precisions the learned correction reads as their twin', async () => {
   const learned = await LearnedPredictor.load();
@@ -55,5 +56,16 @@ describe('precisions the learned correction reads as their twin', async () => {
     expect(fp16.cases[0]).not.toMatch(/read as/);
     // The same interval as AMP_FP16's measured rows.
     expect(bf16.hi[0] / bf16.mid[0]).toBeCloseTo(fp16.hi[0] / fp16.mid[0], 6);
+  });
+
+  it('FP4, on the GPUs with an FP4 rate, is read as FP8 and says so', async () => {
+    const at = (precision: 'FP4' | 'FP8') =>
+      predictZoo(learned, { model: 'gpt2_124m', gpu: 'B200', precision, batchSizePerGpu: 16 });
+    const [fp4, fp8] = await Promise.all([at('FP4'), at('FP8')]);
+    expect(fp4.evidence).toMatch(/; FP4 read as FP8 by the learned correction \(no FP4 run is measured/);
+    expect(fp4.evidence).toMatch(/no FP4 kernel is measured either/);
+    expect(fp8.evidence).not.toMatch(/read as/);
+    // The roofline prices FP4's rate; the correction is FP8's up to what that moves in its features.
+    expect(fp4.stepTimeMs).toBeLessThan(fp8.stepTimeMs);
   });
 });
