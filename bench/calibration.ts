@@ -35,10 +35,10 @@ import {
 } from '../seeds/calibration.js';
 import {
   exampleConfiguration,
-  gpuChips,
   NeighbourTransfer,
   ShippedConfigurations,
 } from '../predictor/learned/transfer.js';
+import { gpuChips } from '../predictor/learned/gpu-twins.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Precision } from '../predictor/types.js';
 import type { Interval, LearnedMeta } from '../predictor/learned/model.js';
@@ -145,6 +145,9 @@ export function withRecordedRuns(recorded: Example[], shipped: EvidenceIndex): E
       framework: e.software.framework,
       logResidual: Math.log(e.row.throughput! / e.aware.throughput),
     })),
+    // The shipped GPUs, not the runs', decide which GPUs are unmeasured and read their twin, as the
+    // server's shipped index does before it merges a user's runs in.
+    shipped.twinsAmong,
   );
   index.addAggregated(shipped.aggregated());
   return index;

@@ -100,7 +100,8 @@ function fitWithOffset(train: Example[]): {
   evidence: EvidenceIndex;
   table: ReturnType<typeof residualsByGpu>;
 } {
-  const evidence = new EvidenceIndex(evidenceRows(train, true));
+  const rows = evidenceRows(train, true);
+  const evidence = new EvidenceIndex(rows, new Set(rows.map((r) => r.gpu)));
   const table = residualsByGpu(train);
   const byGpu = new Map<string, { e: Example; offset: number }[]>();
   for (const e of train) {

@@ -42,10 +42,10 @@ import { calibrate, type RecordedEvidence } from '../predictor/learned/calibrati
 import { loadCalibrationSettings, type CalibrationSettings } from '../seeds/calibration.js';
 import {
   exampleConfiguration,
-  gpuChips,
   NeighbourTransfer,
   ShippedConfigurations,
 } from '../predictor/learned/transfer.js';
+import { gpuChips } from '../predictor/learned/gpu-twins.js';
 import { refitModel } from '../predictor/learned/refit.js';
 import { calibrationQueryOf, drawRuns, withRecordedRuns } from './calibration.js';
 

@@ -19,11 +19,11 @@ import { defaultInterNodeGbps, loadEfficiency, loadGpus, loadMeasurements } from
 import { examples } from '../predictor/learned/train.js';
 import {
   exampleConfiguration,
-  gpuChips,
   NeighbourTransfer,
   ShippedConfigurations,
   type TransferConfiguration,
 } from '../predictor/learned/transfer.js';
+import { gpuChips } from '../predictor/learned/gpu-twins.js';
 import { loadCalibrationSettings } from '../seeds/calibration.js';
 import { runtimeConfig } from './config.js';
 import { chooseLearned, refitFileKey } from './learned-choice.js';

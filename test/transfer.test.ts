@@ -7,11 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { runBenchmark } from '../bench/calibration.js';
 import { examples } from '../predictor/learned/train.js';
 import {
-  chipOf,
   NeighbourTransfer,
   ShippedConfigurations,
   type TransferConfiguration,
 } from '../predictor/learned/transfer.js';
+import { chipOf } from '../predictor/learned/gpu-twins.js';
 import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
 import { loadCalibrationSettings } from '../seeds/calibration.js';
 import { apolloForTests } from './graphql-client.js';

@@ -6,6 +6,7 @@
 import { getGpu, loadMeasurements } from '../../seeds/catalog.js';
 import { POLICIES } from '../precision.js';
 import { correctionPrecision } from './precision-twins.js';
+import { gpuTwin } from './gpu-twins.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
 
 export interface Evidence {
@@ -61,6 +62,8 @@ export interface Evidence {
   trendLogPeak: number;
   /** Rows of this exact (model, GPU, precision) in the evidence, not used as a feature. */
   exactN: number;
+  /** The measured GPU an unmeasured one read as (gpu-twins.ts): its rows are this GPU's evidence. */
+  readAsGpu?: string;
 }
 
 /** Distance of "no nearest GPU": e^5 ~ 150x apart in every figure, beyond any measured pair. */
@@ -157,25 +160,35 @@ interface Acc {
 }
 
 /**
- * Which case a prediction is, for the response. `readAs`: the twin whose measurements the evidence
- * is (precision-twins.ts), for a precision no row ran.
+ * Which case a prediction is, for the response. `readAsPrecision`: the twin whose measurements the
+ * evidence is (precision-twins.ts), for a precision no row ran; the evidence says itself which GPU
+ * it read an unmeasured one as (gpu-twins.ts).
  */
-export function evidenceCase(e: Evidence, readAs?: Precision): string {
+export function evidenceCase(e: Evidence, readAsPrecision?: Precision): string {
+  const precision = readAsPrecision ?? 'this precision';
+  const gpu = e.readAsGpu ?? 'this GPU';
   if (e.exactN > 0)
-    return readAs
-      ? `measured: this model and GPU are in the measurements at ${readAs} (the estimate uses neighbouring configurations, not those rows)`
+    return readAsPrecision || e.readAsGpu
+      ? `measured: this model is in the measurements on ${gpu} at ${precision} (the estimate uses neighbouring configurations, not those rows)`
       : 'measured: this model, GPU and precision are in the measurements (the estimate uses neighbouring configurations, not those rows)';
-  if (e.sameGpuN > 0) return 'calibrated: this model measured on this GPU at other precisions';
-  if (e.samePrecisionN > 0)
-    return `calibrated: this model measured at ${readAs ?? 'this precision'} on other GPUs`;
+  if (e.sameGpuN > 0) return `calibrated: this model measured on ${gpu} at other precisions`;
+  if (e.samePrecisionN > 0) return `calibrated: this model measured at ${precision} on other GPUs`;
   if (e.modelN > 0) return 'calibrated: this model measured on other configurations';
   return 'unmeasured: no measurements of this model; features only';
 }
 
 export class EvidenceIndex {
   private groups = new Map<string, Map<string, Acc>>();
+  private readonly twins = new Map<string, string | undefined>();
 
-  constructor(rows: EvidenceRow[]) {
+  /**
+   * `twinsAmong`: the measured GPUs (the shipped or training rows') an unmeasured GPU may read as
+   * (gpu-twins.ts); without it (a user's own runs) a GPU is only itself.
+   */
+  constructor(
+    rows: EvidenceRow[],
+    readonly twinsAmong?: ReadonlySet<string>,
+  ) {
     for (const r of rows) {
       let m = this.groups.get(r.model);
       if (!m) this.groups.set(r.model, (m = new Map()));
@@ -230,6 +243,10 @@ export class EvidenceIndex {
     precision = correctionPrecision(precision);
     const m = this.groups.get(model);
     if (!m) return NO_EVIDENCE;
+    // "This GPU" is the GPU and, when the measured GPUs do not include it, its same-die twin: the
+    // twin's rows of the model are evidence about this GPU, as a user's runs on it are.
+    const twin = this.twinOf(gpu);
+    const isThis = (kg: string) => kg === gpu || kg === twin;
     const g = { sum: 0, n: 0 },
       gm = { sum: 0, n: 0 },
       p = { sum: 0, n: 0 },
@@ -249,7 +266,7 @@ export class EvidenceIndex {
     const trendGpus = new Map<string, Acc>();
     for (const [key, a] of m) {
       const [kg, kp, kf] = key.split('|') as [string, Precision, string];
-      if (kg === gpu && kp === precision) {
+      if (isThis(kg) && kp === precision) {
         exactN += a.n;
         continue;
       }
@@ -257,19 +274,19 @@ export class EvidenceIndex {
       // rows are the same configuration to an ablation that cannot tell them apart, and taking them
       // as evidence would tell it the row's precision (an AMP row's evidence would be the FP32 rows'
       // residual and the other way round).
-      if (!precisionAware && kg === gpu) continue;
+      if (!precisionAware && isThis(kg)) continue;
       add(all, a);
       if (kf === framework) add(fw, a);
-      if (kg !== gpu && kf === framework && (!precisionAware || kp === precision)) {
+      if (!isThis(kg) && kf === framework && (!precisionAware || kp === precision)) {
         const c = nearCandidates.get(kg) ?? { sum: 0, n: 0 };
         add(c, a);
         nearCandidates.set(kg, c);
       }
-      if (kg === gpu) {
+      if (isThis(kg)) {
         add(g, a);
         if (precisionAware && sameTensorRate(spec, POLICIES[kp].math.matmul, math)) add(gm, a);
       }
-      if (precisionAware && kp === precision && kg !== gpu) {
+      if (precisionAware && kp === precision && !isThis(kg)) {
         const t = trendGpus.get(kg) ?? { sum: 0, n: 0 };
         add(t, a);
         trendGpus.set(kg, t);
@@ -322,7 +339,18 @@ export class EvidenceIndex {
       model: mean(all),
       modelN: all.n,
       exactN,
+      ...(twin ? { readAsGpu: twin } : {}),
     };
+  }
+
+  /** The same-die GPU `gpu` reads as, when the measured GPUs do not include it (cached per GPU). */
+  private twinOf(gpu: string): string | undefined {
+    if (!this.twinsAmong) return undefined;
+    if (!this.twins.has(gpu)) {
+      const spec = getGpu(gpu);
+      this.twins.set(gpu, spec ? gpuTwin(spec, this.twinsAmong, getGpu)?.id : undefined);
+    }
+    return this.twins.get(gpu);
   }
 }
 
@@ -473,6 +501,7 @@ export function mergeEvidence(a: Evidence, b: Evidence): Evidence {
     modelN: a.modelN + b.modelN,
     ...mergedTrend(a, b),
     exactN: a.exactN + b.exactN,
+    ...(a.readAsGpu || b.readAsGpu ? { readAsGpu: a.readAsGpu ?? b.readAsGpu } : {}),
   };
 }
 

@@ -258,7 +258,9 @@ export class LearnedPredictor {
       names.length,
       1,
     );
-    const index = new EvidenceIndex([]);
+    // An unmeasured GPU reads a measured same-die twin's rows (gpu-twins.ts); the GPUs of a refit's
+    // runs are not measured by the shipped data, so their own rows join the twin's.
+    const index = new EvidenceIndex([], new Set(m.evidence.map((e) => e.gpu)));
     index.addAggregated(m.evidence);
     // A refit's runs are evidence its trees were fitted with; they do not make a GPU "measured" by
     // the shipped data (the measured sets are built from m.evidence alone).
@@ -473,6 +475,9 @@ export class LearnedPredictor {
         evidenceCase(evs[i], twin?.as) +
           (twin
             ? `; ${it.exec.precision} read as ${twin.as} by the learned correction (no ${it.exec.precision} run is measured; ${twin.why})`
+            : '') +
+          (evs[i].readAsGpu
+            ? `; ${it.gpu.id} read as ${evs[i].readAsGpu} by the evidence (no ${it.gpu.id} row is measured; ${evs[i].readAsGpu} has its die, SM count and clock, and no more memory bandwidth)`
             : '') +
           (gpuMeasured
             ? ''

@@ -58,23 +58,6 @@ export const exampleConfiguration = (e: Example): TransferConfiguration => ({
   logResidual: Math.log(e.row.throughput! / e.aware.throughput),
 });
 
-/**
- * The die a GPU is built on, as the catalog's architecture names it ("Ampere (GA102-850)" ->
- * "GA102"): GPUs of one die differ in clocks, memory and cooling, not in how their kernels run.
- */
-export function chipOf(architecture: string): string | undefined {
-  return /\(([A-Z]+\d+)/.exec(architecture)?.[1];
-}
-
-/** GPU id -> chip, for the GPUs whose architecture names one. */
-export const gpuChips = (gpus: readonly { id: string; architecture: string }[]): Map<string, string> =>
-  new Map(
-    gpus.flatMap((g) => {
-      const chip = chipOf(g.architecture);
-      return chip ? [[g.id, chip] as [string, string]] : [];
-    }),
-  );
-
 // By the precision the learned correction reads (precision-twins.ts): no shipped row ran AMP_BF16,
 // so a user's AMP_BF16 runs relate their GPU to the shipped GPUs through those GPUs' AMP_FP16
 // measurements, and an AMP_BF16 query is carried over from them.
