@@ -4,10 +4,10 @@
 // moved to H200, came out 4.7% from the roofline's H200/H100 ratio on average and up to 30.7%
 // (Tacotron 2 in FP32 1.31x slower on H200, where the roofline says equal).
 import { describe, expect, it } from 'vitest';
-import { getGpu, loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
+import { getGpu, type Measurement } from '../seeds/catalog.js';
 import { gpuTwin } from '../predictor/learned/gpu-twins.js';
-import { examples } from '../predictor/learned/train.js';
-import { correctionInputOf, LearnedPredictor } from '../predictor/learned/model.js';
+import { LearnedPredictor } from '../predictor/learned/model.js';
+import { correctedMoved } from './moved-configurations.js';
 
 const spec = (id: string) => getGpu(id)!;
 
@@ -31,19 +31,10 @@ describe('same-die twins', async () => {
   });
 
   it("H200 answers the configurations H100 measured at the roofline's ratio to H100's, and says whose rows it read", async () => {
-    const eff = loadEfficiency();
-    const rows = loadMeasurements().filter((r) => r.gpu === 'H100-SXM5-80GB');
-    const moved = new Map(
-      examples(
-        rows.map((r) => ({ ...r, gpu: 'H200-SXM-141GB' })),
-        eff,
-      ).map((e) => [e.row.id, e]),
-    );
-    const pairs = examples(rows, eff).filter((e) => moved.has(e.row.id));
+    const moved = (r: Measurement) => ({ ...r, gpu: 'H200-SXM-141GB' });
+    const c = await correctedMoved(learned, (r) => r.gpu === 'H100-SXM5-80GB', moved);
+    const [pairs, h100, h200, gaps] = [c.pairs, c.asMeasured, c.moved, c.gaps];
     expect(pairs.length).toBeGreaterThan(1000);
-    const h100 = await learned.correct(pairs.map(correctionInputOf));
-    const h200 = await learned.correct(pairs.map((e) => correctionInputOf(moved.get(e.row.id)!)));
-    const gaps = pairs.map((_, i) => Math.abs(h200.mid[i] / h100.mid[i] - 1));
     expect(gaps.reduce((a, b) => a + b, 0) / gaps.length).toBeLessThan(0.02);
     expect(Math.max(...gaps)).toBeLessThan(0.08);
     expect(h200.cases[0]).toMatch(

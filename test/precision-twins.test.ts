@@ -4,14 +4,14 @@
 // itself. Before, over the AMP_FP16 rows, the same configurations in AMP_BF16 came out at 0.919 of
 // AMP_FP16's step (0.55 at worst) where the roofline says 0.984 (bench/precision-twins.ts).
 import { describe, expect, it } from 'vitest';
-import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
+import { loadMeasurements } from '../seeds/catalog.js';
 import { fittedLlmRuns } from '../seeds/llm.js';
-import { examples } from '../predictor/learned/train.js';
-import { correctionInputOf, LearnedPredictor } from '../predictor/learned/model.js';
+import { LearnedPredictor } from '../predictor/learned/model.js';
 import { featureNames } from '../predictor/learned/features.js';
 import { correctionPrecision, LEARNED_PRECISIONS, TRAINED_AS } from '../predictor/learned/precision-twins.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { predictZoo } from './zoo-prediction.js';
+import { correctedMoved } from './moved-configurations.js';
 
 describe('precisions the learned correction reads as their twin', async () => {
   const learned = await LearnedPredictor.load();
@@ -31,21 +31,19 @@ describe('precisions the learned correction reads as their twin', async () => {
   });
 
   it("an AMP_BF16 configuration moves from AMP_FP16's by the roofline's ratio, and says what it was read as", async () => {
-    const eff = loadEfficiency();
-    const rows = loadMeasurements().filter((r) => r.precision === 'AMP_FP16');
-    const moved = new Map(
-      examples(
-        rows.map((r) => ({ ...r, precision: 'AMP_BF16' as const })),
-        eff,
-      ).map((e) => [e.row.id, e]),
+    const {
+      pairs,
+      asMeasured: fp16,
+      moved: bf16,
+      gaps,
+    } = await correctedMoved(
+      learned,
+      (r) => r.precision === 'AMP_FP16',
+      (r) => ({ ...r, precision: 'AMP_BF16' }),
     );
-    const pairs = examples(rows, eff).filter((e) => moved.has(e.row.id));
     const gpus = new Set(pairs.map((e) => e.row.gpu));
     expect(pairs.length).toBeGreaterThan(300);
     expect(gpus.size).toBeGreaterThan(10);
-    const fp16 = await learned.correct(pairs.map(correctionInputOf));
-    const bf16 = await learned.correct(pairs.map((e) => correctionInputOf(moved.get(e.row.id)!)));
-    const gaps = pairs.map((_, i) => Math.abs(bf16.mid[i] / fp16.mid[i] - 1));
     // The correction's factor (on each one's own roofline step) is AMP_FP16's up to what the
     // roofline's breakdown feeds the trees (its step and its shares differ by the loss scaling).
     expect(gaps.reduce((a, b) => a + b, 0) / gaps.length).toBeLessThan(0.01);
