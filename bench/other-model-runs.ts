@@ -100,8 +100,7 @@ function fitWithOffset(train: Example[]): {
   evidence: EvidenceIndex;
   table: ReturnType<typeof residualsByGpu>;
 } {
-  const rows = evidenceRows(train, true);
-  const evidence = new EvidenceIndex(rows, new Set(rows.map((r) => r.gpu)));
+  const evidence = EvidenceIndex.ofMeasured(evidenceRows(train, true));
   const table = residualsByGpu(train);
   const byGpu = new Map<string, { e: Example; offset: number }[]>();
   for (const e of train) {

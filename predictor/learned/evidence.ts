@@ -200,6 +200,11 @@ export class EvidenceIndex {
     }
   }
 
+  /** An index of measured rows whose GPUs are the measured ones: any other GPU may read its twin among them. */
+  static ofMeasured(rows: EvidenceRow[]): EvidenceIndex {
+    return new EvidenceIndex(rows, new Set(rows.map((r) => r.gpu)));
+  }
+
   /** Adds pre-aggregated evidence (as stored in seeds/predictor.json). */
   addAggregated(groups: EvidenceGroup[]): void {
     for (const g of groups) {

@@ -294,9 +294,8 @@ export function fit(
   aware: boolean,
   params: TrainParams = PARAMS,
 ): { ensemble: Ensemble; evidence: EvidenceIndex } {
-  const rows = evidenceRows(train, aware);
   // A GPU the fold holds out reads its same-die twin's rows, as an unmeasured GPU does at run time.
-  const evidence = new EvidenceIndex(rows, new Set(rows.map((r) => r.gpu)));
+  const evidence = EvidenceIndex.ofMeasured(evidenceRows(train, aware));
   const y = train.map((e) => target(e, aware));
   // A row's evidence is the same for every member; only its dropout is drawn per member.
   const rowEvidence = train.map((e) => evidenceOf(e, evidence, aware));
