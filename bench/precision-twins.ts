@@ -6,10 +6,9 @@
 // its own (LLM runs, BART), so its ratio to FP16 (apex O2) is the trees' own reading.
 //
 //   npx tsx bench/precision-twins.ts [AMP_FP16 AMP_BF16 | FP16 BF16 | ...]     (seconds)
-import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
 import { PRECISIONS, type Precision } from '../predictor/types.js';
-import { examples } from '../predictor/learned/train.js';
-import { LearnedPredictor, correctionInputOf } from '../predictor/learned/model.js';
+import { LearnedPredictor } from '../predictor/learned/model.js';
+import { correctedMoved } from '../test/moved-configurations.js';
 
 const precisionArg = (s: string | undefined, dflt: Precision): Precision => {
   if (s === undefined) return dflt;
@@ -19,26 +18,18 @@ const precisionArg = (s: string | undefined, dflt: Precision): Precision => {
 const from = precisionArg(process.argv[2], 'AMP_FP16');
 const to = precisionArg(process.argv[3], 'AMP_BF16');
 
-const eff = loadEfficiency();
-const rows = loadMeasurements().filter((r) => r.precision === from);
-const measured = examples(rows, eff);
-const moved = new Map(
-  examples(
-    rows.map((r) => ({ ...r, precision: to })),
-    eff,
-  ).map((e) => [e.row.id, e]),
-);
 // Only where the GPU has a rate for `to` (the roofline covers the configuration there).
-const pairs = measured.filter((e) => moved.has(e.row.id)).map((e) => [e, moved.get(e.row.id)!] as const);
-const learned = await LearnedPredictor.load();
-const a = await learned.correct(pairs.map(([e]) => correctionInputOf(e)));
-const b = await learned.correct(pairs.map(([, f]) => correctionInputOf(f)));
+const { pairs, movedPairs, asMeasured, moved } = await correctedMoved(
+  await LearnedPredictor.load(),
+  (r) => r.precision === from,
+  (r) => ({ ...r, precision: to }),
+);
 
 const byGpu = new Map<string, { roofline: number; learned: number }[]>();
-pairs.forEach(([e, f], i) => {
-  const roofline = f.aware.stepMs / e.aware.stepMs;
+pairs.forEach((e, i) => {
+  const roofline = movedPairs[i].aware.stepMs / e.aware.stepMs;
   const list = byGpu.get(e.row.gpu) ?? [];
-  list.push({ roofline, learned: (roofline * b.mid[i]) / a.mid[i] });
+  list.push({ roofline, learned: (roofline * moved.mid[i]) / asMeasured.mid[i] });
   byGpu.set(e.row.gpu, list);
 });
 const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
