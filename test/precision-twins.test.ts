@@ -52,6 +52,11 @@ describe('precisions the learned correction reads as their twin', async () => {
       /^(measured|calibrated|unmeasured): .*; AMP_BF16 read as AMP_FP16 by the learned correction/,
     );
     expect(fp16.cases[0]).not.toMatch(/read as/);
+    // The evidence names the precision whose rows it is (the rows ran AMP_FP16, not AMP_BF16).
+    const measured = bf16.cases.filter((c) => c.startsWith('measured:'));
+    expect(measured.length).toBeGreaterThan(300);
+    for (const c of measured)
+      expect(c).toMatch(/^measured: this model is in the measurements on .* at AMP_FP16 /);
     // The same interval as AMP_FP16's measured rows.
     expect(bf16.hi[0] / bf16.mid[0]).toBeCloseTo(fp16.hi[0] / fp16.mid[0], 6);
   });

@@ -64,6 +64,8 @@ export interface Evidence {
   exactN: number;
   /** The measured GPU an unmeasured one read as (gpu-twins.ts): its rows are this GPU's evidence. */
   readAsGpu?: string;
+  /** The precision one no row ran read as (precision-twins.ts): its rows are this precision's evidence. */
+  readAsPrecision?: Precision;
 }
 
 /** Distance of "no nearest GPU": e^5 ~ 150x apart in every figure, beyond any measured pair. */
@@ -160,15 +162,14 @@ interface Acc {
 }
 
 /**
- * Which case a prediction is, for the response. `readAsPrecision`: the twin whose measurements the
- * evidence is (precision-twins.ts), for a precision no row ran; the evidence says itself which GPU
- * it read an unmeasured one as (gpu-twins.ts).
+ * Which case a prediction is, for the response; the evidence says which GPU and precision it read
+ * an unmeasured GPU (gpu-twins.ts) or a precision no row ran (precision-twins.ts) as.
  */
-export function evidenceCase(e: Evidence, readAsPrecision?: Precision): string {
-  const precision = readAsPrecision ?? 'this precision';
+export function evidenceCase(e: Evidence): string {
+  const precision = e.readAsPrecision ?? 'this precision';
   const gpu = e.readAsGpu ?? 'this GPU';
   if (e.exactN > 0)
-    return readAsPrecision || e.readAsGpu
+    return e.readAsPrecision || e.readAsGpu
       ? `measured: this model is in the measurements on ${gpu} at ${precision} (the estimate uses neighbouring configurations, not those rows)`
       : 'measured: this model, GPU and precision are in the measurements (the estimate uses neighbouring configurations, not those rows)';
   if (e.sameGpuN > 0) return `calibrated: this model measured on ${gpu} at other precisions`;
@@ -245,6 +246,7 @@ export class EvidenceIndex {
   ): Evidence {
     // Keyed and queried by the precision the trees read (precision-twins.ts): an AMP_BF16 run is
     // AMP_FP16 evidence, and an AMP_BF16 query finds AMP_FP16's measurements.
+    const asked = precision;
     precision = correctionPrecision(precision);
     const m = this.groups.get(model);
     if (!m) return NO_EVIDENCE;
@@ -345,6 +347,7 @@ export class EvidenceIndex {
       modelN: all.n,
       exactN,
       ...(twin ? { readAsGpu: twin } : {}),
+      ...(precision !== asked ? { readAsPrecision: precision } : {}),
     };
   }
 
@@ -507,6 +510,9 @@ export function mergeEvidence(a: Evidence, b: Evidence): Evidence {
     ...mergedTrend(a, b),
     exactN: a.exactN + b.exactN,
     ...(a.readAsGpu || b.readAsGpu ? { readAsGpu: a.readAsGpu ?? b.readAsGpu } : {}),
+    ...(a.readAsPrecision || b.readAsPrecision
+      ? { readAsPrecision: a.readAsPrecision ?? b.readAsPrecision }
+      : {}),
   };
 }
 

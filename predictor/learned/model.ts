@@ -472,7 +472,7 @@ export class LearnedPredictor {
       );
       const twin = TRAINED_AS[it.exec.precision];
       cases.push(
-        evidenceCase(evs[i], twin?.as) +
+        evidenceCase(evs[i]) +
           (twin
             ? `; ${it.exec.precision} read as ${twin.as} by the learned correction (no ${it.exec.precision} run is measured; ${twin.why})`
             : '') +
