@@ -1,6 +1,6 @@
 // What three runs of OTHER models on a new GPU can say about a model there, tried two ways beyond
 // the shipped calibration. #13 asks for 10% on a GPU's other configurations from three runs of three
-// models; the shipped calibration gives 12.3% (bench/calibration.ts). Both ways below were tried and
+// models; the shipped calibration gives 12.2% (bench/calibration.ts). Both ways below were tried and
 // neither ships; this bench keeps the figures reproducible. The learned offset's trees are one fit
 // (the shipped correction averages PARAMS.members fits, which alone took 12.7% to 12.3%).
 //
