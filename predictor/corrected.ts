@@ -29,6 +29,8 @@ export interface CorrectedPrediction extends Prediction {
   calibrationRuns: number;
   /** What besides the GPU holds the step (learned/model.ts regimesOf); empty for the analytical estimate alone. */
   boundBy: Regime[];
+  /** The model is measured, but never in this precision (learned/model.ts unmeasuredPrecision); false for the analytical estimate alone. */
+  precisionUnmeasured: boolean;
 }
 
 export async function predictCorrected(
@@ -55,6 +57,7 @@ export async function predictCorrected(
       evidenceLevel: null,
       calibrationRuns: 0,
       boundBy: [],
+      precisionUnmeasured: false,
     };
   const m = modelFeaturesOf(req.model);
   const k = await learned.predictor.correct(
@@ -93,6 +96,7 @@ export async function predictCorrected(
     evidenceLevel: k.levels[0],
     calibrationRuns: k.runs[0],
     boundBy: k.boundBy[0],
+    precisionUnmeasured: k.precisionUnmeasured[0],
   };
 }
 

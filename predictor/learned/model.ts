@@ -8,6 +8,7 @@ import type { Example } from './train.js';
 import { readFileSync } from 'node:fs';
 import { stepMs, stragglerGpus, type Breakdown, type Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
+import { POLICIES } from '../precision.js';
 import {
   EvidenceIndex,
   evidenceCase,
@@ -51,6 +52,11 @@ export interface LearnedMeta {
     measuredModel: Interval;
     unmeasuredModel: Interval;
     unmeasuredGpu: Interval;
+    /**
+     * Whole (model, precision) pairs held out: a measured model in a precision no row of it ran on
+     * any GPU, by the precision's matmul math (precisionMathOf; absent in older files).
+     */
+    unmeasuredPrecision?: Record<PrecisionMath, Interval>;
     /** Leave-one-generation-out errors: GPUs of a generation with no measured GPU (absent in older files). */
     unmeasuredGeneration?: Interval;
     /** The widest per-generation interval: GPUs of a vendor with no measured GPU. */
@@ -187,6 +193,11 @@ export interface Corrections {
    * the user's runs of the model on that GPU set it.
    */
   boundBy: Regime[][];
+  /**
+   * Per prediction: the model is measured, but no row of it ran this precision on any GPU
+   * (unmeasuredPrecision); its interval is at least the held-out errors of such pairs.
+   */
+  precisionUnmeasured: boolean[];
 }
 
 export class LearnedPredictor {
@@ -311,6 +322,8 @@ export class LearnedPredictor {
       if (u) iv = widenInterval(iv, u);
     };
     const unmeasuredModel = ev.modelN === 0 && ev.exactN === 0;
+    if (!llmLike && unmeasuredPrecision(ev, precision))
+      widen(ivs.unmeasuredPrecision?.[precisionMathOf(precision)]);
     // A tuned stack's effects (fused elementwise traffic, GEMM rate) were fitted on transformer LLM
     // runs only: on a convolutional model they are as unmeasured as a model no row ran.
     const stackOnConvolutions = llmLike && !!it.model.convolutional;
@@ -439,6 +452,9 @@ export class LearnedPredictor {
     const cases: string[] = [];
     const levels: EvidenceLevel[] = [];
     const boundBy: Regime[][] = [];
+    const precisionUnmeasured = items.map(
+      (it, i) => !isLlmLike(it) && unmeasuredPrecision(evs[i], it.exec.precision),
+    );
     const runs = new Int32Array(n);
     items.forEach((it, i) => {
       // The floor: never a faster step than the same GPU alone at this batch plus the gradient
@@ -475,6 +491,9 @@ export class LearnedPredictor {
         evidenceCase(evs[i]) +
           (twin
             ? `; ${it.exec.precision} read as ${twin.as} by the learned correction (no ${it.exec.precision} run is measured; ${twin.why})`
+            : '') +
+          (precisionUnmeasured[i]
+            ? `; no run of this model at ${evs[i].readAsPrecision ?? it.exec.precision} is measured on any GPU: its other precisions are (interval: at least a precision held out from its model)`
             : '') +
           (evs[i].readAsGpu
             ? `; ${it.gpu.id} read as ${evs[i].readAsGpu} by the evidence (no ${it.gpu.id} row is measured; ${evs[i].readAsGpu} has its die, SM count and clock, and no more memory bandwidth)`
@@ -531,6 +550,7 @@ export class LearnedPredictor {
       levels,
       runs,
       boundBy,
+      precisionUnmeasured,
     };
   }
 
@@ -584,6 +604,27 @@ function shippedSoftware(modelId: string, gpuId: string, shippedPair: boolean, l
   const ofGpu = releases.byGpu.get(gpuId);
   return ofGpu?.length ? `; the measurements on ${gpuId} ran ${ofGpu.join(', ')}` : '';
 }
+
+/**
+ * A measured model in a precision none of its rows ran, on any GPU (BF16 for a CNN): the trees have no
+ * evidence at that precision and answer from the precision's rows of other models, whose errors held
+ * out this way are wider than a measured combination's (the card's whole (model, precision) split).
+ * Never TF32: FP32 rows on TF32-capable GPUs ran TF32 matmuls under NGC and TensorFlow defaults
+ * (train.csv flags 1,436 of them), so TF32 is measured under the FP32 label, which the evidence keys
+ * apart; a model whose FP32 rows all predate Ampere is the case this leaves unflagged.
+ */
+export const unmeasuredPrecision = (ev: Evidence, precision: Precision): boolean =>
+  precision !== 'TF32' && ev.modelN > 0 && ev.exactN === 0 && ev.samePrecisionN === 0;
+
+/**
+ * FP32 and TF32 matmuls against tensor-core math in 16 bits or fewer. Held out as whole (model,
+ * precision) pairs the two err in opposite directions (the 16-bit pairs' P90 is a 1.57x longer step,
+ * the FP32 pairs' P10 a 0.70x one), so each gets its own interval.
+ */
+export type PrecisionMath = 'fp32' | 'reduced';
+export const PRECISION_MATHS: readonly PrecisionMath[] = ['fp32', 'reduced'];
+export const precisionMathOf = (p: Precision): PrecisionMath =>
+  POLICIES[p].math.matmul === 'fp32' || POLICIES[p].math.matmul === 'tf32' ? 'fp32' : 'reduced';
 
 /**
  * What only the LLM runs measured: a stack other than stock framework code, or a sharded or split

@@ -323,7 +323,7 @@ export function predictHeldOut(
   });
 }
 
-export type Split = 'gpu' | 'combination' | 'model' | 'family' | 'generation' | 'source';
+export type Split = 'gpu' | 'combination' | 'precision' | 'model' | 'family' | 'generation' | 'source';
 
 /** What one fold of a split holds out together. */
 export function foldKey(e: Example, split: Split): string {
@@ -340,20 +340,34 @@ export function foldKey(e: Example, split: Split): string {
       return e.source;
     case 'combination':
       return `${e.row.model}|${e.row.gpu}|${e.row.precision}`;
+    case 'precision':
+      return `${e.row.model}|${e.row.precision}`;
   }
 }
 
 /**
  * Folds: one per GPU, one per model, one per model family (benchmark rows: per model; LLM runs: Llama-3.1-8B
  * and -70B together), one per source, one per GPU
- * generation (architecture), or 10 folds of whole (model, GPU, precision) combinations (seeded shuffle).
+ * generation (architecture), 10 folds of whole (model, GPU, precision) combinations (seeded shuffle),
+ * or 10 folds of whole (model, precision) pairs: every GPU's rows of a model in one precision held out
+ * together, a model's precisions in different folds (the i-th model's j-th precision in fold
+ * (i + j) mod 10), so a held-out precision's model is still measured in its others.
  */
 export function folds(ex: Example[], split: Split, k = 10, seed = 11): number[][] {
   const key = (e: Example) => foldKey(e, split);
   const groups = [...new Set(ex.map(key))].sort();
   const r = rng(seed);
   const assign = new Map<string, number>();
-  if (split !== 'combination') groups.forEach((g, i) => assign.set(g, i));
+  if (split === 'precision') {
+    const models = [...new Set(ex.map((e) => e.row.model))].sort();
+    const seen = new Map<string, number>();
+    for (const g of groups) {
+      const model = g.slice(0, g.lastIndexOf('|'));
+      const j = seen.get(model) ?? 0;
+      seen.set(model, j + 1);
+      assign.set(g, (models.indexOf(model) + j) % k);
+    }
+  } else if (split !== 'combination') groups.forEach((g, i) => assign.set(g, i));
   else {
     const shuffled = groups
       .map((g) => [r(), g] as const)
@@ -361,7 +375,7 @@ export function folds(ex: Example[], split: Split, k = 10, seed = 11): number[][
       .map(([, g]) => g);
     shuffled.forEach((g, i) => assign.set(g, i % k));
   }
-  const n = split === 'combination' ? k : groups.length;
+  const n = split === 'combination' || split === 'precision' ? k : groups.length;
   const out: number[][] = Array.from({ length: n }, () => []);
   ex.forEach((e, i) => out[assign.get(key(e))!].push(i));
   return out.filter((f) => f.length);
