@@ -119,6 +119,7 @@ export async function correctAndRank(
       hi: k.hi,
       cases: k.cases,
       boundBy: k.boundBy,
+      precisionUnmeasured: k.precisionUnmeasured,
       predictor: learned.name,
     }),
     stats: { candidates: all.length, corrected: keep.length, groups: needed?.groups ?? 0 },

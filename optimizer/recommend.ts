@@ -344,6 +344,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
     c.stepHiMs = c.analyticalStepMs * (scale?.hi ? scale.hi[i] : 1);
     c.evidence = scale?.cases?.[i] ?? 'analytical estimate only';
     c.boundBy = scale?.boundBy?.[i] ?? [];
+    c.precisionUnmeasured = scale?.precisionUnmeasured?.[i] ?? false;
     timeAndCost(r, c, units);
     // With deadlineConfidence the deadline must hold at the interval's upper bound.
     // One candidate whose numbers overflowed must not sink the answer (GraphQL refuses Infinity) nor rank first.
@@ -414,6 +415,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
       predictor: scale?.predictor ?? 'analytical',
       evidence: c.evidence ?? 'analytical estimate only',
       boundBy: c.boundBy ?? [],
+      precisionUnmeasured: c.precisionUnmeasured ?? false,
       parallelism: planParallelism(c.gpusPerNode * c.nodes, c.parallelism, c.accum),
     };
   };
@@ -553,6 +555,10 @@ function notesOf(
     if (top.boundBy.includes('communication'))
       notes.push(
         "warning: plan 1's step is communication-bound: exposed gradient synchronisation is a tenth of it or more, so its time rests on the links between its GPUs and nodes (interNodeGbps; its P10-P90 is the wider one measured on such runs)",
+      );
+    if (top.precisionUnmeasured)
+      notes.push(
+        `warning: plan 1 trains ${r.model.id} in ${top.precision}, which none of its measurements ran on any GPU: its time rests on other models' ${top.precision} rows (its P10-P90 is the wider one measured on such pairs held out); compare a plan in a precision it was measured in, or time a few steps (trainplan harness) and record them (recordMeasurements)`,
       );
     if (top.evidenceLevel === 'UNMEASURED')
       notes.push(

@@ -146,6 +146,8 @@ export interface Plan {
   evidence: string;
   /** What besides the GPU holds the step: the host, the gradient synchronisation (learned/model.ts regimesOf). */
   boundBy: Regime[];
+  /** The model is measured, but never in this precision: the estimate rests on other models' rows in it. */
+  precisionUnmeasured: boolean;
   /** Hours x instances x the instance's price; null when no offer prices the GPU. */
   costUsd: number | null;
   /** Cost at the 90th-percentile time. */
@@ -201,6 +203,7 @@ export interface Candidate {
   hoursHi: number;
   evidence?: string;
   boundBy?: Regime[];
+  precisionUnmeasured?: boolean;
   compute: ComputeTime;
   commTotalMs: number;
   commExposedMs: number;
@@ -245,6 +248,8 @@ export interface TimeScale {
   cases?: string[];
   /** Per candidate: what besides the GPU holds its step. */
   boundBy?: Regime[][];
+  /** Per candidate: its model is measured, but never in its precision. */
+  precisionUnmeasured?: boolean[];
   predictor: string;
 }
 

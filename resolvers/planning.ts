@@ -52,6 +52,7 @@ export class PlanningResolver {
       evidenceLevel: p.evidenceLevel,
       calibrationRuns: p.calibrationRuns,
       boundBy: p.boundBy,
+      precisionUnmeasured: p.precisionUnmeasured,
     };
   }
 

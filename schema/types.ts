@@ -494,6 +494,11 @@ export class Prediction {
       'What besides the GPU holds the step (a tenth of it or more), widening its interval (unless your runs of the model on that GPU set it); empty when the GPU does, or when only the analytical estimate answered.',
   })
   boundBy!: Regime[];
+  @Field(() => Boolean, {
+    description:
+      "True when this model is measured, but no row of it ran this precision on any GPU (BF16 for a CNN): the estimate rests on other models' rows in that precision, and its interval is at least the held-out errors of such (model, precision) pairs; false when the precision is measured, the model is not, or only the analytical estimate answered.",
+  })
+  precisionUnmeasured!: boolean;
 }
 
 @ObjectType({ description: 'What a plan rents: whole instances of one offer, with the age of its price.' })
@@ -565,6 +570,11 @@ export class Plan extends TrainingConfiguration {
       'What besides the GPU holds the step (a tenth of it or more), widening its interval (unless your runs of the model on that GPU set it); empty when the GPU does, or when only the analytical estimate answered.',
   })
   boundBy!: Regime[];
+  @Field(() => Boolean, {
+    description:
+      "True when this model is measured, but no row of it ran this precision on any GPU (BF16 for a CNN): the estimate rests on other models' rows in that precision, and its interval is at least the held-out errors of such (model, precision) pairs; false when the precision is measured, the model is not, or only the analytical estimate answered.",
+  })
+  precisionUnmeasured!: boolean;
   @Field(() => Float, { description: 'Total over all GPUs, in throughputUnit.' }) throughput!: number;
   @Field(() => String, {
     description: 'Unit of throughput, e.g. images/s or tokens/s (workload.samples counts the same items).',

@@ -4,8 +4,10 @@
 // ResNet-50 17% faster than its AMP run, with a measured combination's interval. Such an estimate
 // now says so and takes the held-out errors of whole (model, precision) pairs (cli/train-predictor.ts).
 import { describe, expect, it } from 'vitest';
-import { loadMeasurements } from '../seeds/catalog.js';
+import { getGpu, loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
 import { LearnedPredictor } from '../predictor/learned/model.js';
+import { recommendCorrected } from '../optimizer/recommend-corrected.js';
+import { getModel } from '../predictor/zoo/index.js';
 import { folds, type Example } from '../predictor/learned/train.js';
 import { logInterval, predictZoo } from './zoo-prediction.js';
 
@@ -52,6 +54,38 @@ describe('a precision the model was never measured in', async () => {
       const { lo, hi } = logInterval(p);
       expect(hi - lo).toBeLessThan(iv.unmeasuredPrecision!.reduced.q90 - iv.unmeasuredPrecision!.reduced.q10);
     }
+  });
+
+  it('recommend marks such plans and warns when plan 1 is one; a model no row ran is another case', async () => {
+    const req = {
+      model: getModel('resnet50_v1.5')!,
+      samples: 1e8,
+      objective: 'COST' as const,
+      gpus: [getGpu('H100-SXM5-80GB')!],
+      maxNodes: 1,
+      gpusPerNodeChoices: [1],
+      batchSizes: [256, 512],
+      interNodeGbps: () => 400,
+      limit: 10,
+    };
+    const learnedState = { predictor: learned, reason: '' };
+    const eff = loadEfficiency();
+    const bf16 = await recommendCorrected({ ...req, precisions: ['BF16' as const] }, learnedState, eff);
+    expect(bf16.plans.length).toBeGreaterThan(0);
+    for (const p of bf16.plans) expect(p.precisionUnmeasured).toBe(true);
+    expect(bf16.notes.join('\n')).toMatch(
+      /plan 1 trains resnet50_v1.5 in BF16, which none of its measurements ran/,
+    );
+    const amp = await recommendCorrected({ ...req, precisions: ['AMP_FP16' as const] }, learnedState, eff);
+    for (const p of amp.plans) expect(p.precisionUnmeasured).toBe(false);
+    expect(amp.notes.join('\n')).not.toMatch(/none of its measurements ran/);
+    // GPT-2 has no benchmark rows at all: an unmeasured model (its own, wider case), not this one.
+    const gpt2 = await recommendCorrected(
+      { ...req, model: getModel('gpt2_124m')!, samples: 1e9, batchSizes: [8], precisions: ['BF16' as const] },
+      learnedState,
+      eff,
+    );
+    for (const p of gpt2.plans) expect(p.precisionUnmeasured).toBe(false);
   });
 
   it("the split holds every GPU's rows of a (model, precision) pair in one fold and a model's precisions in different folds", () => {
