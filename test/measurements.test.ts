@@ -186,6 +186,29 @@ describe('recordMeasurements', () => {
     const del = `mutation($owner: String!) { deleteMeasurements(owner: $owner) }`;
     expect((await run(del, { owner: 'carol' })).data!.deleteMeasurements).toBe(2);
   });
+
+  // No shipped row of ResNet-50 ran BF16 (test/unmeasured-precision.test.ts): one recorded run of it
+  // in BF16, on another GPU, makes the precision measured for the model.
+  it('a run in a precision the model was never measured in clears precisionUnmeasured', async () => {
+    const Q = `query($input: PredictInput!) { predict(input: $input) { stepTimeMs evidence precisionUnmeasured } }`;
+    const onH100 = { ...config, gpu: 'H100-SXM5-80GB', precision: 'BF16' };
+    const onA100 = { ...onH100, gpu: 'A100-SXM4-80GB' };
+    const before = (await run(Q, { input: onH100 })).data!.predict;
+    expect(before.precisionUnmeasured).toBe(true);
+    expect(before.evidence).toMatch(/no run of this model at BF16 is measured on any GPU/);
+    const a100 = (await run(Q, { input: onA100 })).data!.predict;
+    const r = await run(RECORD, {
+      owner: 'dave',
+      runs: [{ ...onA100, stepTimeMs: a100.stepTimeMs, source: 'test', note: 'synthetic: the prediction' }],
+    });
+    expect(r.data!.recordMeasurements).toMatchObject({ stored: 1, rejected: [] });
+    const after = (await run(Q, { input: onH100 })).data!.predict;
+    expect(after.precisionUnmeasured).toBe(false);
+    expect(after.evidence).not.toMatch(/no run of this model at BF16/);
+    const del = `mutation($owner: String!) { deleteMeasurements(owner: $owner) }`;
+    expect((await run(del, { owner: 'dave' })).data!.deleteMeasurements).toBe(1);
+    expect((await run(Q, { input: onH100 })).data!.predict.precisionUnmeasured).toBe(true);
+  });
 });
 
 /** One POST on a fresh connection (so the cluster may hand it to any worker). */
