@@ -1,8 +1,9 @@
 // A measured model in a precision none of its rows ran. ResNet-50 ran in FP32, TF32, AMP_FP16 and
 // pure FP16 (Lambda, DeepLearningExamples), never in BF16 or apex-O2 FP16, so for those the trees have
-// no evidence at the precision and answer from other models' rows in it: on an H100 that made a BF16
-// ResNet-50 17% faster than its AMP run, with a measured combination's interval. Such an estimate
-// now says so and takes the held-out errors of whole (model, precision) pairs (cli/train-predictor.ts).
+// no evidence at the precision and answer from other models' rows in it: at batch 256 that made a
+// BF16 ResNet-50 1.17x (GH200) to 1.21x (H100) faster than its AMP run, with a measured
+// combination's interval. Such an estimate now says so and takes the held-out errors of whole
+// (model, precision) pairs (cli/train-predictor.ts).
 import { describe, expect, it } from 'vitest';
 import { getGpu, loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
 import { LearnedPredictor } from '../predictor/learned/model.js';
