@@ -3,7 +3,8 @@
 // same configuration at `to` on the same GPU: the roofline's step-time ratio to/from and the shipped
 // model's, per GPU. AMP_BF16 (no training row) is read as AMP_FP16 by the correction
 // (predictor/learned/precision-twins.ts), so its ratio should be the roofline's; BF16 has rows of
-// its own (LLM runs, BART), so its ratio to FP16 (apex O2) is the trees' own reading.
+// its own (the LLM runs; BART, train.csv's only BF16 model, is outside the zoo), so its ratio to
+// FP16 (apex O2) is the trees' own reading.
 //
 //   npx tsx bench/precision-twins.ts [AMP_FP16 AMP_BF16 | FP16 BF16 | ...]     (seconds)
 import { PRECISIONS, type Precision } from '../predictor/types.js';

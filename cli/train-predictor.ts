@@ -363,8 +363,8 @@ export async function trainPredictor(
       ),
     ].join('\n\n'),
   );
-  // A model measured in other precisions but never in this one (BF16 for every benchmark model but
-  // BART, FP16 for most CNNs): its fold held the precision out on every GPU, while the model's other
+  // A model measured in other precisions but never in this one (BF16 for every benchmark model,
+  // apex-O2 FP16 for every CNN but SSD300): its fold held the precision out on every GPU, while the model's other
   // precisions stayed (folds()); the rows of a model measured in one precision only are whole-model
   // cases, which the leave-one-model-out interval already covers.
   const precisionsOf = new Map<string, Set<string>>();
@@ -374,7 +374,7 @@ export async function trainPredictor(
   sections.push(
     [
       '### Held out: whole (model, precision) pairs (a precision the model never ran)',
-      `Every GPU's rows of a model in one precision held out together (10 folds; a model's precisions in different folds, so its other precisions stay measured), on the benchmark rows of the models measured in more than one precision; the combination split's figure for the same rows beside it. This is what an estimate for a precision the model was never measured in (BF16 for every benchmark model but BART, FP16 for most CNNs) rests on: its interval is at least these rows' held-out errors.`,
+      `Every GPU's rows of a model in one precision held out together (10 folds; a model's precisions in different folds, so its other precisions stay measured), on the benchmark rows of the models measured in more than one precision; the combination split's figure for the same rows beside it. This is what an estimate for a precision the model was never measured in (BF16 for every benchmark model, apex-O2 FP16 for every CNN but SSD300) rests on: its interval is at least these rows' held-out errors.`,
       table(
         'precision',
         [
