@@ -59,6 +59,11 @@ describe('plan explorer at /', () => {
     const first = await page.locator('#plans tbody tr').first().locator('td').allTextContents();
     expect(first[0]).toBe('1');
     expect(first[1]).toMatch(/\w/); // a GPU id
+    // ResNet-50 never ran BF16 or apex-O2 FP16 (test/unmeasured-precision.test.ts): such plans say so
+    // in their precision cell, and its AMP plans do not.
+    const table = await page.locator('#plans tbody').textContent();
+    expect(table).toMatch(/BF16 \(model never ran it\)/);
+    expect(table).not.toMatch(/AMP_FP16 \(model never ran it\)/);
     // One dot per priced plan plus the Pareto front's, on log axes, with a colour legend per GPU.
     const dots = await page.locator('#chart svg circle').count();
     expect(dots).toBeGreaterThan(rows);

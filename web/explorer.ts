@@ -32,6 +32,8 @@ interface Plan {
   parallelism: Parallelism;
   offer?: { provider: string; instance: string } | null;
   costUsdP90?: number | null;
+  /** The model is measured, but never in this precision (the estimate is the trees' extrapolation). */
+  precisionUnmeasured?: boolean;
 }
 interface Recommendation {
   status: string;
@@ -72,8 +74,14 @@ interface Capabilities {
   providers: boolean;
   offer: boolean;
   costUsdP90: boolean;
+  precisionUnmeasured: boolean;
 }
-let capabilities: Capabilities = { providers: false, offer: false, costUsdP90: false };
+let capabilities: Capabilities = {
+  providers: false,
+  offer: false,
+  costUsdP90: false,
+  precisionUnmeasured: false,
+};
 let throughputUnits = new Map<string, string>();
 
 async function loadCatalog(): Promise<void> {
@@ -111,6 +119,7 @@ async function loadCatalog(): Promise<void> {
     providers: inputs.has('providers'),
     offer: planFields.has('offer'),
     costUsdP90: planFields.has('costUsdP90'),
+    precisionUnmeasured: planFields.has('precisionUnmeasured'),
   };
   throughputUnits = new Map(data.models.map((m) => [m.id, m.throughputUnit]));
   const model = $<HTMLSelectElement>('model');
@@ -175,7 +184,8 @@ const planFields = () => `
   memoryGbPerGpu evidence
   parallelism { dataParallel tensorParallel pipelineParallel zeroStage recompute }
   ${capabilities.offer ? 'offer { provider instance }' : ''}
-  ${capabilities.costUsdP90 ? 'costUsdP90' : ''}`;
+  ${capabilities.costUsdP90 ? 'costUsdP90' : ''}
+  ${capabilities.precisionUnmeasured ? 'precisionUnmeasured' : ''}`;
 
 // ------------------------------------------------------------------ errors next to their fields
 
@@ -297,7 +307,8 @@ function drawTable(r: Recommendation, onChoose: (p: Plan) => void): void {
     ...(capabilities.offer ? [offer] : []),
     ['nodes x GPUs', (p) => `${p.nodes} x ${p.gpusPerNode}`],
     ['batch/GPU', (p) => String(p.batchSizePerGpu) + (p.gradAccumSteps > 1 ? ` x${p.gradAccumSteps}` : '')],
-    ['precision', (p) => p.precision, true],
+    // A precision the model never ran: its time is the trees' extrapolation, with a wider interval.
+    ['precision', (p) => p.precision + (p.precisionUnmeasured ? ' (model never ran it)' : ''), true],
     ['layout', (p) => p.layout, true],
     ['hours', (p) => hours(p.totalHours)],
     ['cost', (p) => usd(p.costUsd)],
