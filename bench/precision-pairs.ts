@@ -7,18 +7,16 @@
 //   npx tsx bench/precision-pairs.ts [--by-model]      (about 3 minutes on two cores)
 import { loadEfficiency } from '../seeds/catalog.js';
 import { crossValidate, PARAMS, trainingExamples } from '../predictor/learned/train.js';
-import { precisionMathOf } from '../predictor/learned/model.js';
-import { stackRefitView } from '../cli/train-predictor.js';
+import {
+  otherPrecisionMeasured,
+  stackRefitView,
+  unmeasuredPrecisionIntervals,
+} from '../cli/train-predictor.js';
 
 const ex = trainingExamples();
 const view = stackRefitView(loadEfficiency());
 const pair = crossValidate(ex, 'precision', true, PARAMS, () => {}, view);
-// As train:predictor: the rows of models measured in more than one precision (a model measured in one
-// only is a whole-model case).
-const precisionsOf = new Map<string, Set<string>>();
-for (const e of ex)
-  precisionsOf.set(e.row.model, (precisionsOf.get(e.row.model) ?? new Set()).add(e.row.precision));
-const counted = (i: number) => ex[i].kind === 'benchmark' && precisionsOf.get(ex[i].row.model)!.size > 1;
+const counted = otherPrecisionMeasured(ex);
 const combination = crossValidate(ex, 'combination', true, PARAMS, () => {}, view);
 
 interface Acc {
@@ -38,7 +36,7 @@ const add = (key: string, i: number) => {
   groups.set(key, a);
 };
 ex.forEach((e, i) => {
-  if (!counted(i)) return;
+  if (!counted(e)) return;
   add('all', i);
   add(e.row.precision, i);
   if (process.argv.includes('--by-model')) add(`${e.row.model} ${e.row.precision}`, i);
@@ -52,20 +50,8 @@ for (const [key, a] of groups)
     `${key.padEnd(36)} ${String(a.rows).padStart(5)}  ${pct(a.ape[0] / a.rows).padStart(6)} ${(a.log[0] / a.rows).toFixed(3).padStart(7)}   ${pct(a.ape[1] / a.rows).padStart(6)} ${(a.log[1] / a.rows).toFixed(3).padStart(7)}`,
   );
 
-// The interval train:predictor ships: P10/P90 of log(actual step / predicted step), by matmul math,
-// TF32 left out (its FP32-labelled rows ran TF32 matmuls).
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))];
-};
-for (const math of ['fp32', 'reduced'] as const) {
-  const errs = ex.flatMap((e, i) =>
-    counted(i) && e.row.precision !== 'TF32' && precisionMathOf(e.row.precision) === math
-      ? [Math.log(pair[i] / e.row.throughput!)]
-      : [],
-  );
-  const [lo, hi] = [quantile(errs, 0.1), quantile(errs, 0.9)];
+// The interval train:predictor ships for that case, by matmul math.
+for (const [math, iv] of Object.entries(unmeasuredPrecisionIntervals(ex, pair)))
   console.log(
-    `${math}: ${errs.length} rows, P10/P90 ${lo.toFixed(4)} / ${hi.toFixed(4)} (x${Math.exp(lo).toFixed(2)} to x${Math.exp(hi).toFixed(2)} of the estimate)`,
+    `${math}: ${iv.rows} rows, P10/P90 ${iv.q10} / ${iv.q90} (x${Math.exp(iv.q10).toFixed(2)} to x${Math.exp(iv.q90).toFixed(2)} of the estimate)`,
   );
-}

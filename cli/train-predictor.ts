@@ -33,6 +33,7 @@ import { softwareRelease } from '../predictor/learned/evidence.js';
 import { predictEnsemble } from '../predictor/learned/gbdt.js';
 import { ensembleToOnnx, loadOnnxCorrection } from '../predictor/learned/onnx.js';
 import {
+  heldOutInterval,
   PRECISION_MATHS,
   precisionMathOf,
   REGIME_MIN_SHARE,
@@ -116,6 +117,40 @@ export function generationCalibration(ex: Example[], unmeasuredGpu: Interval): G
 
 const GENERATION_HEADING = '## Unmeasured generations and vendors';
 
+/**
+ * The benchmark rows of models measured in more than one precision: what the whole (model, precision)
+ * split speaks for (a model measured in one precision only is a whole-model case, which the
+ * leave-one-model-out interval covers).
+ */
+export function otherPrecisionMeasured(ex: Example[]): (e: Example) => boolean {
+  const precisionsOf = new Map<string, Set<string>>();
+  for (const e of ex)
+    precisionsOf.set(e.row.model, (precisionsOf.get(e.row.model) ?? new Set()).add(e.row.precision));
+  return (e) => e.kind === 'benchmark' && precisionsOf.get(e.row.model)!.size > 1;
+}
+
+/**
+ * The interval of a precision a measured model never ran (learned/model.ts unmeasuredPrecision), by
+ * its matmul math: the held-out errors of those rows under the (model, precision) split. TF32 is left
+ * out, as unmeasuredPrecision never applies to it (its FP32-labelled rows ran TF32 matmuls).
+ */
+export function unmeasuredPrecisionIntervals(
+  ex: Example[],
+  byPrecisionPair: number[],
+): Record<PrecisionMath, Interval> {
+  const counted = otherPrecisionMeasured(ex);
+  const errs = (m: PrecisionMath) =>
+    ex.flatMap((e, i) =>
+      counted(e) && e.row.precision !== 'TF32' && precisionMathOf(e.row.precision) === m
+        ? [Math.log(byPrecisionPair[i] / e.row.throughput!)]
+        : [],
+    );
+  return Object.fromEntries(PRECISION_MATHS.map((m) => [m, heldOutInterval(errs(m))])) as Record<
+    PrecisionMath,
+    Interval
+  >;
+}
+
 /** An interval as the card writes it: log step-time error, then as factors on the step time. */
 const stepFactors = (i: Interval) =>
   `[${i.q10}, ${i.q90}] (x${Math.exp(i.q10).toFixed(2)} to x${Math.exp(i.q90).toFixed(2)})`;
@@ -188,10 +223,6 @@ export async function trainPredictor(
   const ape = (pred: number, e: Example) => Math.abs(pred - e.row.throughput!) / e.row.throughput!;
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '–');
-  const quantile = (xs: number[], q: number) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))];
-  };
   const mape = (pred: number[], which: (e: Example) => boolean = () => true) =>
     Number(mean(ex.flatMap((e, i) => (which(e) ? [ape(pred[i], e)] : []))).toFixed(4));
 
@@ -364,13 +395,8 @@ export async function trainPredictor(
     ].join('\n\n'),
   );
   // A model measured in other precisions but never in this one (BF16 for every benchmark model,
-  // apex-O2 FP16 for every CNN but SSD300): its fold held the precision out on every GPU, while the model's other
-  // precisions stayed (folds()); the rows of a model measured in one precision only are whole-model
-  // cases, which the leave-one-model-out interval already covers.
-  const precisionsOf = new Map<string, Set<string>>();
-  for (const e of ex)
-    precisionsOf.set(e.row.model, (precisionsOf.get(e.row.model) ?? new Set()).add(e.row.precision));
-  const otherPrecisionMeasured = (e: Example) => !isLlm(e) && precisionsOf.get(e.row.model)!.size > 1;
+  // apex-O2 FP16 for every CNN but SSD300): its fold held the precision out on every GPU, while the
+  // model's other precisions stayed (folds()).
   sections.push(
     [
       '### Held out: whole (model, precision) pairs (a precision the model never ran)',
@@ -383,7 +409,7 @@ export async function trainPredictor(
           { name: 'learned, precision held out', pred: byPrecisionPair },
         ],
         (e) => e.row.precision,
-        otherPrecisionMeasured,
+        otherPrecisionMeasured(ex),
       ),
     ].join('\n\n'),
   );
@@ -423,11 +449,6 @@ export async function trainPredictor(
   // Interval: quantiles of log(actual step / predicted step) = log(predicted / measured throughput), out of fold.
   const logStepErr = (pred: number[], idx: number[]) =>
     idx.map((i) => Math.log(pred[i] / ex[i].row.throughput!));
-  const interval = (errs: number[]): Interval => ({
-    q10: Number(quantile(errs, 0.1).toFixed(4)),
-    q90: Number(quantile(errs, 0.9).toFixed(4)),
-    rows: errs.length,
-  });
   const all = ex.map((_, i) => i);
   // Host- and communication-bound benchmark rows: their own held-out errors, per case.
   const inRegime = (r: Regime) =>
@@ -439,9 +460,9 @@ export async function trainPredictor(
       {
         regime,
         minShare: REGIME_MIN_SHARE,
-        measured: interval(logStepErr(oof.combination!, idx)),
-        unmeasuredModel: interval(logStepErr(byModel, idx)),
-        unmeasuredGpu: interval(logStepErr(oof.gpu!, idx)),
+        measured: heldOutInterval(logStepErr(oof.combination!, idx)),
+        unmeasuredModel: heldOutInterval(logStepErr(byModel, idx)),
+        unmeasuredGpu: heldOutInterval(logStepErr(oof.gpu!, idx)),
       },
     ];
   });
@@ -452,34 +473,19 @@ export async function trainPredictor(
   const byPrecision: Partial<Record<Precision, Interval>> = {};
   for (const p of PRECISIONS) {
     const idx = all.filter((i) => ex[i].row.precision === p && !isLlm(ex[i]) && !inAnyRegime(i));
-    if (idx.length >= 30) byPrecision[p] = interval(logStepErr(oof.combination!, idx));
+    if (idx.length >= 30) byPrecision[p] = heldOutInterval(logStepErr(oof.combination!, idx));
   }
-  const unmeasuredGpu = interval(logStepErr(oof.gpu!, all));
+  const unmeasuredGpu = heldOutInterval(logStepErr(oof.gpu!, all));
   const generations = generationCalibration(ex, unmeasuredGpu);
   const intervals = {
     byPrecision,
-    measuredModel: interval(logStepErr(oof.combination!, all)),
-    unmeasuredModel: interval(logStepErr(byModel, all)),
-    unmeasuredPrecision: Object.fromEntries(
-      PRECISION_MATHS.map((m) => [
-        m,
-        interval(
-          logStepErr(
-            byPrecisionPair,
-            all.filter(
-              (i) =>
-                otherPrecisionMeasured(ex[i]) &&
-                ex[i].row.precision !== 'TF32' &&
-                precisionMathOf(ex[i].row.precision) === m,
-            ),
-          ),
-        ),
-      ]),
-    ) as Record<PrecisionMath, Interval>,
+    measuredModel: heldOutInterval(logStepErr(oof.combination!, all)),
+    unmeasuredModel: heldOutInterval(logStepErr(byModel, all)),
+    unmeasuredPrecision: unmeasuredPrecisionIntervals(ex, byPrecisionPair),
     unmeasuredGpu,
     unmeasuredGeneration: generations.unmeasuredGeneration,
     unmeasuredVendor: generations.unmeasuredVendor,
-    llmRuns: interval(
+    llmRuns: heldOutInterval(
       logStepErr(
         byFamily,
         all.filter((i) => isLlm(ex[i])),
@@ -508,7 +514,7 @@ export async function trainPredictor(
   const otherHalfCovered = (idx: number[]) =>
     mean(
       idx.map((i) => {
-        const other = interval(
+        const other = heldOutInterval(
           logStepErr(
             oof.combination!,
             idx.filter((j) => half(j) !== half(i)),

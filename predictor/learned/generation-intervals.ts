@@ -4,7 +4,7 @@
 // of a model that never saw that whole generation (leave-one-generation-out), and its coverage is
 // measured the same way: each generation in turn is held out of the calibration too, and the
 // interval from the other generations' errors is checked on it.
-import type { Interval } from './model.js';
+import { heldOutInterval as interval, type Interval } from './model.js';
 
 export interface HeldOutError {
   /** The GPU generation of the row. */
@@ -13,15 +13,6 @@ export interface HeldOutError {
   logError: number;
 }
 
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))];
-};
-const interval = (errs: number[]): Interval => ({
-  q10: Number(quantile(errs, 0.1).toFixed(4)),
-  q90: Number(quantile(errs, 0.9).toFixed(4)),
-  rows: errs.length,
-});
 const covered = (errs: number[], iv: Pick<Interval, 'q10' | 'q90'>) =>
   errs.length ? errs.filter((e) => e >= iv.q10 && e <= iv.q90).length / errs.length : Number.NaN;
 

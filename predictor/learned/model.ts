@@ -122,6 +122,13 @@ export function regimesIn(
   });
 }
 
+/** P10/P90 of held-out log(actual step / predicted step) errors, to 4 decimals, and how many. */
+export function heldOutInterval(errs: readonly number[]): Interval {
+  const s = [...errs].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))];
+  return { q10: Number(at(0.1).toFixed(4)), q90: Number(at(0.9).toFixed(4)), rows: errs.length };
+}
+
 /** The smallest interval holding both (the second's row count, as the widening case's). */
 export const widenInterval = (iv: Interval, u: Interval): Interval => ({
   q10: Math.min(iv.q10, u.q10),
