@@ -4,6 +4,7 @@
 // precision) group never counts as evidence for itself, in training or in evaluation, so the
 // model learns to use neighbours, not to copy the answer.
 import { getGpu, loadMeasurements } from '../../seeds/catalog.js';
+import { loadLlmRuns } from '../../seeds/llm.js';
 import { POLICIES } from '../precision.js';
 import { correctionPrecision } from './precision-twins.js';
 import { gpuTwin } from './gpu-twins.js';
@@ -175,8 +176,11 @@ export function evidenceCase(e: Evidence): string {
   if (e.sameGpuN > 0) return `calibrated: this model measured on ${gpu} at other precisions`;
   if (e.samePrecisionN > 0) return `calibrated: this model measured at ${precision} on other GPUs`;
   if (e.modelN > 0) return 'calibrated: this model measured on other configurations';
-  return 'unmeasured: no measurements of this model; features only';
+  return UNMEASURED_CASE;
 }
+
+/** evidenceCase's answer for a model no benchmark row or recorded run measured. */
+export const UNMEASURED_CASE = 'unmeasured: no measurements of this model; features only';
 
 export class EvidenceIndex {
   private groups = new Map<string, Map<string, Acc>>();
@@ -412,17 +416,35 @@ export function withRuns(base: MeasuredSet, rows: Iterable<{ model: string; gpu:
   return { gpus: new Set([...base.gpus, ...more.gpus]), pairs: new Set([...base.pairs, ...more.pairs]) };
 }
 
-export function evidenceLevel(measured: MeasuredSet, modelId: string, gpuId: string): EvidenceLevel {
-  if (measured.pairs.has(`${modelId}|${gpuId}`)) return 'MODEL_MEASURED_ON_GPU';
+/** `publishedAs`: the published LLM architecture the model is (published-runs.ts), whose runs count as its own. */
+export function evidenceLevel(
+  measured: MeasuredSet,
+  modelId: string,
+  gpuId: string,
+  publishedAs?: string,
+): EvidenceLevel {
+  if (
+    measured.pairs.has(`${modelId}|${gpuId}`) ||
+    (publishedAs && measured.pairs.has(`${publishedAs}|${gpuId}`))
+  )
+    return 'MODEL_MEASURED_ON_GPU';
   return measured.gpus.has(gpuId) ? 'GPU_MEASURED' : 'UNMEASURED';
 }
 
 export const evidenceRank = (level: EvidenceLevel): number => EVIDENCE_LEVELS.indexOf(level);
 
 let seedsMeasuredCache: MeasuredSet | undefined;
-/** The seeds' measured runs (seeds/measurements) as a MeasuredSet. */
+/**
+ * The seeds' measured runs (seeds/measurements) as a MeasuredSet: the benchmark rows, and the
+ * published LLM runs' (model, GPU) pairs under their architecture names. Only the benchmark rows'
+ * GPUs count as measured GPUs, as the learned correction's intervals count them.
+ */
 export function seedsMeasured(): MeasuredSet {
-  seedsMeasuredCache ??= measuredSetOf(loadMeasurements().filter((m) => m.throughput !== null));
+  if (!seedsMeasuredCache) {
+    const benchmark = measuredSetOf(loadMeasurements().filter((m) => m.throughput !== null));
+    const llm = measuredSetOf(loadLlmRuns().filter((r) => r.tokensPerSecondPerGpu !== null));
+    seedsMeasuredCache = { gpus: benchmark.gpus, pairs: new Set([...benchmark.pairs, ...llm.pairs]) };
+  }
   return seedsMeasuredCache;
 }
 

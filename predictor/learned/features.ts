@@ -3,6 +3,7 @@
 // the precision mode, the layout, and measured evidence about the same model. Versioned: a model
 // file records the version and names it was trained with, and refuses to run on others.
 import { costOf } from '../predict.js';
+import { publishedArchitectureOf } from '../published-runs.js';
 import { isConvolution, type Breakdown, type Execution } from '../step.js';
 import { type GpuSpec, type MathMode, type ModelCost, type ModelDef } from '../types.js';
 import type { Evidence } from './evidence.js';
@@ -140,6 +141,11 @@ export interface ModelFeatures {
    * were never measured on one (not a feature the trees see: it picks the interval and evidence).
    */
   convolutional?: boolean;
+  /**
+   * The published LLM architecture the model is (published-runs.ts; zoo llama2_7b is Llama-2-7B):
+   * not a feature the trees see, it says which published runs stand behind an answer.
+   */
+  publishedAs?: string;
 }
 
 export function modelFeatures(model: ModelDef, cost: ModelCost): ModelFeatures {
@@ -177,7 +183,8 @@ const modelFeatureCache = new WeakMap<ModelDef, ModelFeatures>();
 export function modelFeaturesOf(model: ModelDef): ModelFeatures {
   let f = modelFeatureCache.get(model);
   if (!f) {
-    f = modelFeatures(model, costOf(model));
+    const publishedAs = publishedArchitectureOf(model);
+    f = { ...modelFeatures(model, costOf(model)), ...(publishedAs ? { publishedAs } : {}) };
     modelFeatureCache.set(model, f);
   }
   return f;

@@ -9,11 +9,13 @@ import { readFileSync } from 'node:fs';
 import { stepMs, stragglerGpus, type Breakdown, type Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
 import { POLICIES } from '../precision.js';
+import { describePublishedRuns, publishedRunsOf, type PublishedRuns } from '../published-runs.js';
 import {
   EvidenceIndex,
   evidenceCase,
   mergeEvidence,
   seedsReleases,
+  UNMEASURED_CASE,
   type Evidence,
   type EvidenceGroup,
   type EvidenceLevel,
@@ -485,17 +487,26 @@ export class LearnedPredictor {
       const gpuMeasured = novelty === 'measured';
       runs[i] = c.runs;
       const shippedPair = this.measuredPairs.has(`${it.modelId}|${it.gpu.id}`);
+      const published = publishedEvidence(it);
       boundBy.push(regimes[i].map((x) => x.regime.regime));
       levels.push(
-        shippedPair || c.modelOnGpuRuns > 0
+        shippedPair || c.modelOnGpuRuns > 0 || (published?.runs.onGpu ?? 0) > 0
           ? 'MODEL_MEASURED_ON_GPU'
           : gpuMeasured || c.gpuRuns > 0
             ? 'GPU_MEASURED'
             : 'UNMEASURED',
       );
       const twin = TRAINED_AS[it.exec.precision];
+      const benchmarkCase = evidenceCase(evs[i]);
       cases.push(
-        evidenceCase(evs[i]) +
+        (published === undefined
+          ? benchmarkCase
+          : benchmarkCase === UNMEASURED_CASE
+            ? `published: ${published.text}`
+            : `${benchmarkCase}; published: ${published.text}`) +
+          (published && !llmLike && !published.runs.stacks.includes(DEFAULT_STACK) && published.runs.onGpu > 0
+            ? ` (they ran tuned stacks; this estimate is of ${DEFAULT_STACK}, which none of them ran, so the interval is a benchmark model's)`
+            : '') +
           (twin
             ? `; ${it.exec.precision} read as ${twin.as} by the learned correction (no ${it.exec.precision} run is measured; ${twin.why})`
             : '') +
@@ -632,6 +643,26 @@ export type PrecisionMath = 'fp32' | 'reduced';
 export const PRECISION_MATHS: readonly PrecisionMath[] = ['fp32', 'reduced'];
 export const precisionMathOf = (p: Precision): PrecisionMath =>
   POLICIES[p].math.matmul === 'fp32' || POLICIES[p].math.matmul === 'tf32' ? 'fp32' : 'reduced';
+
+/**
+ * The published LLM runs of the item's architecture (published-runs.ts), with the one nearest its layout;
+ * undefined for a model with none. What stands behind the answer, not evidence the trees read.
+ */
+function publishedEvidence(it: CorrectionInput): { runs: PublishedRuns; text: string } | undefined {
+  const name = it.model.publishedAs;
+  if (!name) return undefined;
+  const par = it.exec.parallelism;
+  const runs = publishedRunsOf(name, it.gpu.id, it.exec.precision, {
+    gpus: it.exec.gpusPerNode * it.exec.nodes,
+    tensorParallel: par?.tensorParallel ?? 1,
+    pipelineParallel: par?.pipelineParallel ?? 1,
+    contextParallel: par?.contextParallel ?? 1,
+    microBatch: it.exec.batchSizePerGpu,
+    seqLen: it.model.seqOrImage,
+  });
+  const text = describePublishedRuns(runs, it.gpu.id, it.exec.precision);
+  return text === undefined ? undefined : { runs, text };
+}
 
 /**
  * What only the LLM runs measured: a stack other than stock framework code, or a sharded or split
