@@ -2,6 +2,8 @@
 // GPU added multiplies the global batch, which changes the training recipe (learning-rate schedule,
 // convergence), not only its speed; the search therefore caps it at the model's usual range.
 import { loadMeasurements } from '../seeds/catalog.js';
+import { loadLlmCampaigns, loadLlmRuns } from '../seeds/llm.js';
+import { publishedArchitectureOf } from '../predictor/published-runs.js';
 import type { ModelDef } from '../predictor/types.js';
 
 /**
@@ -27,11 +29,34 @@ function measuredGlobalBatches(): Map<string, number> {
 }
 
 /**
- * The largest global batch the model is usually trained with: the largest its measured runs used,
- * or UNMEASURED_GLOBAL_BATCH_GPUS x its largest default per-GPU batch when it has none.
+ * Largest global batch, in tokens, that a published LLM architecture (llm_models.csv name) was run or
+ * trained with: its published runs (llm_train.csv, global batch x sequence length, with or without a
+ * measured throughput: each is a configuration its publisher ran) and its pre-training campaign's
+ * recipe (llm_campaign_gpu_hours.csv, whose "4M" is read as the largest count that rounds to it,
+ * 4.5M: Llama 2's 1,024 sequences of 4,096 are 4.19M tokens). Undefined where none states one.
+ */
+function publishedGlobalBatchTokens(name: string): number | undefined {
+  const tokens = [
+    ...loadLlmRuns()
+      .filter((r) => r.model === name && r.globalBatch !== null && r.seqLen !== null)
+      .map((r) => r.globalBatch! * r.seqLen!),
+    ...loadLlmCampaigns()
+      .filter((c) => c.model === name && c.globalBatchTokens !== null)
+      .map((c) => c.globalBatchTokens!.high),
+  ];
+  return tokens.length ? Math.max(...tokens) : undefined;
+}
+
+/**
+ * The largest global batch the model is usually trained with: the largest its measured runs used
+ * (a published LLM architecture's in tokens, as sequences of the model's length), or
+ * UNMEASURED_GLOBAL_BATCH_GPUS x its largest default per-GPU batch when it has none.
  */
 export function usualGlobalBatch(model: ModelDef): number {
-  return (
-    measuredGlobalBatches().get(model.id) ?? UNMEASURED_GLOBAL_BATCH_GPUS * Math.max(1, ...model.batchSizes)
-  );
+  const measured = measuredGlobalBatches().get(model.id);
+  if (measured !== undefined) return measured;
+  const name = publishedArchitectureOf(model);
+  const tokens = name === undefined ? undefined : publishedGlobalBatchTokens(name);
+  if (tokens !== undefined && model.seqLen) return Math.floor(tokens / model.seqLen);
+  return UNMEASURED_GLOBAL_BATCH_GPUS * Math.max(1, ...model.batchSizes);
 }

@@ -529,7 +529,7 @@ function notesOf(
   const tooLarge = search.rejected.get('GLOBAL_BATCH_TOO_LARGE') ?? 0;
   if (tooLarge > 0)
     notes.push(
-      `global batch cap bound the search: ${tooLarge} candidates would train with a global batch above ${search.maxGlobalBatch} (${r.maxGlobalBatch === undefined ? 'the largest this model was measured with, or 64 GPUs at its largest default batch when it has no measurements' : 'maxGlobalBatch'}); scaling out further changes the training recipe, not only its speed — raise maxGlobalBatch or fix globalBatch to search it`,
+      `global batch cap bound the search: ${tooLarge} candidates would train with a global batch above ${search.maxGlobalBatch} (${r.maxGlobalBatch === undefined ? 'the largest this model was measured with, or its published runs or recipe used, or 64 GPUs at its largest default batch when it has none' : 'maxGlobalBatch'}); scaling out further changes the training recipe, not only its speed — raise maxGlobalBatch or fix globalBatch to search it`,
     );
   if (frontSize > PARETO_SHOWN)
     notes.push(

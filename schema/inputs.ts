@@ -262,7 +262,7 @@ export class RecommendInput {
   @Field(() => Int, {
     nullable: true,
     description:
-      'Largest global batch (batch elements: per-GPU batch x data-parallel GPUs) a plan may train with when globalBatch is not fixed. Default: the largest this model was measured with, or 64 GPUs at its largest default batch.',
+      'Largest global batch (batch elements: per-GPU batch x data-parallel GPUs) a plan may train with when globalBatch is not fixed. Default: the largest this model was measured with (a published LLM architecture: the largest global batch in tokens its published runs or pre-training recipe used, as sequences of this length), or 64 GPUs at its largest default batch.',
   })
   maxGlobalBatch?: number;
   @Field(() => Float, {

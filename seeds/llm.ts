@@ -106,6 +106,11 @@ export interface LlmCampaign {
   gpuHours: number | null;
   tokensTrained: number | null;
   seqLen: number | null;
+  /**
+   * The global batch in tokens as published, rounded ("4M"): the smallest and largest token counts
+   * that round to it (3.5M and 4.5M), null where it is not published.
+   */
+  globalBatchTokens: { low: number; high: number } | null;
   source: string;
 }
 
@@ -166,6 +171,20 @@ export function loadLlmRuns(): LlmRun[] {
   })));
 }
 
+const SUFFIX: Record<string, number> = { '': 1, K: 1e3, M: 1e6, B: 1e9, T: 1e12 };
+/**
+ * A count published rounded ("4M", "2.5K", "1024"): the interval of counts that round to it, half a
+ * unit of its last digit either side. Null for an empty cell or another form.
+ */
+export function roundedCount(s: string | undefined): { low: number; high: number } | null {
+  const m = /^\s*(\d+)(?:\.(\d+))?\s*([KMBT]?)\s*$/i.exec(s ?? '');
+  if (!m) return null;
+  const unit = SUFFIX[m[3].toUpperCase()];
+  const value = Number(`${m[1]}.${m[2] ?? '0'}`) * unit;
+  const half = (0.5 * unit) / 10 ** (m[2]?.length ?? 0);
+  return { low: value - half, high: value + half };
+}
+
 let campaignCache: LlmCampaign[] | undefined;
 export function loadLlmCampaigns(): LlmCampaign[] {
   return (campaignCache ??= parseCsv(
@@ -176,6 +195,7 @@ export function loadLlmCampaigns(): LlmCampaign[] {
     gpuHours: num(r.gpu_hours),
     tokensTrained: num(r.tokens_trained),
     seqLen: num(r.seq_len),
+    globalBatchTokens: roundedCount(r.global_batch_tokens),
     source: r.source,
   })));
 }

@@ -19,7 +19,7 @@ import type { ModelDef } from '../predictor/types.js';
 import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 
 const eff = loadEfficiency();
-import { loadLlmArchitectures, loadLlmRuns } from '../seeds/llm.js';
+import { loadLlmArchitectures, loadLlmCampaigns, loadLlmRuns, roundedCount } from '../seeds/llm.js';
 import { apolloForTests } from './graphql-client.js';
 
 const arch = (m: string) => loadLlmArchitectures().find((a) => a.model === m)!;
@@ -354,6 +354,18 @@ describe('Llama 2 pre-training campaigns (model card GPU-hours)', () => {
     const runs = loadLlmRuns();
     expect(runs.length).toBe(459);
     expect(runs.filter((r) => r.isLatest).length).toBeLessThan(runs.length);
+  });
+
+  it('a rounded published count is the interval of counts that round to it', () => {
+    expect(roundedCount('4M')).toEqual({ low: 3.5e6, high: 4.5e6 });
+    expect(roundedCount('2.5K')).toEqual({ low: 2450, high: 2550 });
+    expect(roundedCount('1024')).toEqual({ low: 1023.5, high: 1024.5 });
+    expect(roundedCount('')).toBeNull();
+    expect(roundedCount('15T+')).toBeNull();
+    expect(loadLlmCampaigns().find((c) => c.model === 'Llama-2-7B')!.globalBatchTokens).toEqual({
+      low: 3.5e6,
+      high: 4.5e6,
+    });
   });
 });
 

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { apolloForTests } from './graphql-client.js';
 import { loadInstances } from '../seeds/catalog.js';
 import { isStale, priceAgeDays, STALE_PRICE_DAYS } from '../optimizer/offers.js';
+import { usualGlobalBatch } from '../optimizer/global-batch.js';
+import { getModel } from '../predictor/zoo/index.js';
 
 const run = apolloForTests();
 
@@ -294,7 +296,9 @@ describe('notes say what bound the answer', () => {
   });
 
   it('the global batch cap: scaling out no longer inflates the global batch without bound', async () => {
-    const r = await recommend(`${LLAMA}, gpus: ["H100-SXM5-80GB"], objective: TIME, maxNodes: 16, limit: 5`);
+    // GPT-2 XL has no measured or published run: 64 GPUs at its largest default batch (4).
+    const GPT2 = 'workload: { model: "gpt2_1558m", samples: 2e9 }';
+    const r = await recommend(`${GPT2}, gpus: ["H100-SXM5-80GB"], objective: TIME, maxNodes: 16, limit: 5`);
     for (const p of r.plans)
       expect(p.batchSizePerGpu * p.gradAccumSteps * p.parallelism.dataParallel).toBeLessThanOrEqual(256);
     expect(r.rejected.find((x) => x.reason === 'GLOBAL_BATCH_TOO_LARGE')!.count).toBeGreaterThan(0);
@@ -302,14 +306,32 @@ describe('notes say what bound the answer', () => {
       /global batch cap bound the search: \d+ candidates would train with a global batch above 256/,
     );
     const raised = await recommend(
-      `${LLAMA}, gpus: ["H100-SXM5-80GB"], objective: TIME, maxNodes: 16, limit: 1, maxGlobalBatch: 1000000`,
+      `${GPT2}, gpus: ["H100-SXM5-80GB"], objective: TIME, maxNodes: 16, limit: 1, maxGlobalBatch: 1000000`,
     );
     expect(raised.rejected.find((x) => x.reason === 'GLOBAL_BATCH_TOO_LARGE')).toBeUndefined();
     const fixed = await recommend(
-      `${LLAMA}, gpus: ["H100-SXM5-80GB"], maxNodes: 16, limit: 1, globalBatch: 1024`,
+      `${GPT2}, gpus: ["H100-SXM5-80GB"], maxNodes: 16, limit: 1, globalBatch: 1024`,
     );
     expect(fixed.notes.join('\n')).toMatch(
       /warning: plan 1 trains with a global batch of 1024 sequences, above this model's usual range \(up to 256\)/,
+    );
+  });
+
+  it("Llama 2's usual global batch is its published recipe's: 4M tokens, 1,024 sequences, is not warned of", async () => {
+    // llm_campaign_gpu_hours.csv: "4M" tokens, at most 4.5M rounded, 1,098 sequences of 4,096.
+    expect(usualGlobalBatch(getModel('llama2_7b')!)).toBe(Math.floor(4.5e6 / 4096));
+    // Llama-2-70B's published scaling runs went to 4,096 sequences of 4,096 (llm_train.csv).
+    expect(usualGlobalBatch(getModel('llama2_70b')!)).toBe(4096);
+    const recipe = await recommend(
+      `${LLAMA}, gpus: ["H100-SXM5-80GB"], maxNodes: 16, limit: 1, globalBatch: 1024`,
+    );
+    expect(recipe.plans.length).toBe(1);
+    expect(recipe.notes.join('\n')).not.toMatch(/usual range/);
+    const twice = await recommend(
+      `${LLAMA}, gpus: ["H100-SXM5-80GB"], maxNodes: 16, limit: 1, globalBatch: 2048`,
+    );
+    expect(twice.notes.join('\n')).toMatch(
+      /warning: plan 1 trains with a global batch of 2048 sequences, above this model's usual range \(up to 1098\)/,
     );
   });
 
