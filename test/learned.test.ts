@@ -252,6 +252,7 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
     );
     expect(plain.evidence).not.toMatch(/split layout/);
     expect(zero.evidence).toMatch(/a tuned stack or split layout as in the published LLM runs/);
+    expect(zero.evidence).not.toMatch(/widened to a held-out model's/);
     // The model and GPU are measured: nothing widens the LLM runs' leave-one-family-out interval.
     const llm = learned.meta.intervals.llmRuns!;
     expect(llm.rows).toBeGreaterThan(100);
