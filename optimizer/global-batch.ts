@@ -3,7 +3,7 @@
 // convergence), not only its speed; the search therefore caps it at the model's usual range.
 import { loadMeasurements } from '../seeds/catalog.js';
 import { loadLlmCampaigns, loadLlmRuns } from '../seeds/llm.js';
-import { publishedArchitectureOf } from '../predictor/published-runs.js';
+import { publishedArchitecturesOf } from '../predictor/published-runs.js';
 import type { ModelDef } from '../predictor/types.js';
 
 /**
@@ -29,19 +29,19 @@ function measuredGlobalBatches(): Map<string, number> {
 }
 
 /**
- * Largest global batch, in tokens, that a published LLM architecture (llm_models.csv name) was run or
+ * Largest global batch, in tokens, that a published LLM architecture (llm_models.csv names) was run or
  * trained with: its published runs (llm_train.csv, global batch x sequence length, with or without a
  * measured throughput: each is a configuration its publisher ran) and its pre-training campaign's
  * recipe (llm_campaign_gpu_hours.csv, whose "4M" is read as the largest count that rounds to it,
  * 4.5M: Llama 2's 1,024 sequences of 4,096 are 4.19M tokens). Undefined where none states one.
  */
-function publishedGlobalBatchTokens(name: string): number | undefined {
+function publishedGlobalBatchTokens(names: readonly string[]): number | undefined {
   const tokens = [
     ...loadLlmRuns()
-      .filter((r) => r.model === name && r.globalBatch !== null && r.seqLen !== null)
+      .filter((r) => names.includes(r.model) && r.globalBatch !== null && r.seqLen !== null)
       .map((r) => r.globalBatch! * r.seqLen!),
     ...loadLlmCampaigns()
-      .filter((c) => c.model === name && c.globalBatchTokens !== null)
+      .filter((c) => names.includes(c.model) && c.globalBatchTokens !== null)
       .map((c) => c.globalBatchTokens!.high),
   ];
   return tokens.length ? Math.max(...tokens) : undefined;
@@ -55,8 +55,7 @@ function publishedGlobalBatchTokens(name: string): number | undefined {
 export function usualGlobalBatch(model: ModelDef): number {
   const measured = measuredGlobalBatches().get(model.id);
   if (measured !== undefined) return measured;
-  const name = publishedArchitectureOf(model);
-  const tokens = name === undefined ? undefined : publishedGlobalBatchTokens(name);
+  const tokens = publishedGlobalBatchTokens(publishedArchitecturesOf(model));
   if (tokens !== undefined && model.seqLen) return Math.floor(tokens / model.seqLen);
   return UNMEASURED_GLOBAL_BATCH_GPUS * Math.max(1, ...model.batchSizes);
 }

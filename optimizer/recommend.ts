@@ -6,7 +6,7 @@ import { fits, memoryPerGpu } from '../predictor/memory.js';
 import { dataParallelOf, planParallelism } from '../predictor/parallel.js';
 import { unsupportedReason } from '../predictor/precision.js';
 import { costOf, InputError } from '../predictor/predict.js';
-import { publishedArchitectureOf } from '../predictor/published-runs.js';
+import { publishedArchitecturesOf } from '../predictor/published-runs.js';
 import {
   combine,
   parallelCommunicationTime,
@@ -118,7 +118,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
   const minRank = evidenceRank(r.minEvidence ?? 'UNMEASURED');
   const maxGlobal = r.globalBatch === undefined ? (r.maxGlobalBatch ?? usualGlobalBatch(r.model)) : Infinity;
   const share = searchShare();
-  const publishedAs = publishedArchitectureOf(r.model);
+  const publishedAs = publishedArchitecturesOf(r.model);
 
   r.gpus.forEach((gpu, gpuIndex) => {
     const level = evidenceLevel(measured, r.model.id, gpu.id, publishedAs);

@@ -12,18 +12,19 @@ import { costOf } from './predict.js';
 import { stackOfFramework } from './software.js';
 import type { ModelDef, Precision } from './types.js';
 
-const architectureCache = new WeakMap<ModelDef, string | null>();
+const architectureCache = new WeakMap<ModelDef, readonly string[]>();
 
 /**
- * The published architecture (llm_models.csv) a model is: the one whose decoder, built at the model's
- * sequence length, has the same parameter count and the same FLOPs per sequence. The two agree only
- * when layers, widths, heads, FFN, vocabulary and MLP kind all do (and no two published rows share
- * both). Undefined for any other model, and for one that is not a sequence model.
+ * The published architectures (llm_models.csv names) a model is: those whose decoder, built at the
+ * model's sequence length, has the same parameter count and the same FLOPs per sequence. The two agree
+ * only when layers, widths, heads, FFN, vocabulary and MLP kind all do; more than one name is the same
+ * shapes published twice (Llama-3-8B and Llama-3.1-8B). Empty for any other model, and for one that
+ * is not a sequence model.
  */
-export function publishedArchitectureOf(model: ModelDef): string | undefined {
-  let name = architectureCache.get(model);
-  if (name === undefined) {
-    name = null;
+export function publishedArchitecturesOf(model: ModelDef): readonly string[] {
+  let names = architectureCache.get(model);
+  if (names === undefined) {
+    const found: string[] = [];
     if (model.batchElement === 'sequence' && model.seqLen) {
       const c = costOf(model);
       const same = (a: number, b: number) => Math.abs(a / b - 1) < 1e-9;
@@ -31,31 +32,29 @@ export function publishedArchitectureOf(model: ModelDef): string | undefined {
         const m = llmModel(a, model.seqLen);
         if (typeof m === 'string') continue;
         const p = costOf(m);
-        if (same(p.parameters, c.parameters) && same(p.forwardFlops, c.forwardFlops)) {
-          name = a.model;
-          break;
-        }
+        if (same(p.parameters, c.parameters) && same(p.forwardFlops, c.forwardFlops)) found.push(a.model);
       }
     }
-    architectureCache.set(model, name);
+    names = found;
+    architectureCache.set(model, names);
   }
-  return name ?? undefined;
+  return names;
 }
 
 let measuredCache: Map<string, LlmRun[]> | undefined;
 /**
- * Every published run with a measured throughput, per architecture name, superseded versions
+ * Every published run with a measured throughput of these architectures, superseded versions
  * included: a source's older table measured the same layout on older software, and some GPUs (the
  * A100 rows) have no other.
  */
-export function measuredRunsOf(name: string): readonly LlmRun[] {
+export function measuredRunsOf(names: readonly string[]): readonly LlmRun[] {
   if (!measuredCache) {
     measuredCache = new Map();
     for (const r of loadLlmRuns())
       if (r.tokensPerSecondPerGpu !== null)
         measuredCache.set(r.model, [...(measuredCache.get(r.model) ?? []), r]);
   }
-  return measuredCache.get(name) ?? [];
+  return names.flatMap((n) => measuredCache!.get(n) ?? []);
 }
 
 /** The configuration a query runs, as the published runs state theirs. */
@@ -86,8 +85,8 @@ function distance(r: LlmRun, q: RunShape): number {
 }
 
 export interface PublishedRuns {
-  /** The architecture's name in llm_models.csv. */
-  model: string;
+  /** The architecture's names in llm_models.csv. */
+  models: readonly string[];
   runs: number;
   onGpu: number;
   /** Of those on the GPU, at the query's precision. */
@@ -99,12 +98,12 @@ export interface PublishedRuns {
 }
 
 export function publishedRunsOf(
-  name: string,
+  names: readonly string[],
   gpuId: string,
   precision: Precision,
   shape: RunShape,
 ): PublishedRuns {
-  const runs = measuredRunsOf(name);
+  const runs = measuredRunsOf(names);
   const onGpu = runs.filter((r) => r.gpu === gpuId);
   const atPrecision = onGpu.filter((r) => r.precision === precision);
   const pool = atPrecision.length ? atPrecision : onGpu;
@@ -112,7 +111,7 @@ export function publishedRunsOf(
     .map((r) => ({ r, d: distance(r, shape) - (r.isLatest ? 1e-6 : 0) }))
     .sort((a, b) => a.d - b.d || a.r.id.localeCompare(b.r.id))[0]?.r;
   return {
-    model: name,
+    models: names,
     runs: runs.length,
     onGpu: onGpu.length,
     onGpuAtPrecision: atPrecision.length,
@@ -128,7 +127,7 @@ export function describePublishedRuns(
   precision: Precision,
 ): string | undefined {
   if (p.runs === 0) return undefined;
-  const head = `${p.runs} run${p.runs > 1 ? 's' : ''} of this architecture (${p.model}, measurements/llm_train.csv)`;
+  const head = `${p.runs} run${p.runs > 1 ? 's' : ''} of this architecture (${p.models.join(', ')}, measurements/llm_train.csv)`;
   if (p.onGpu === 0) return `${head}, none on ${gpuId}`;
   const n = p.nearest!;
   const layout = [

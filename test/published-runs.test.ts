@@ -3,9 +3,11 @@
 // `evidenceLevel` say stands behind an answer, where they used to say "no measurements of this model".
 import { describe, expect, it } from 'vitest';
 import { fromHuggingFaceConfig } from '../predictor/import/index.js';
-import { publishedArchitectureOf, publishedRunsOf } from '../predictor/published-runs.js';
+import { publishedArchitecturesOf, publishedRunsOf } from '../predictor/published-runs.js';
 import { getModel } from '../predictor/zoo/index.js';
-import { loadLlmRuns } from '../seeds/llm.js';
+import { loadLlmArchitectures, loadLlmRuns } from '../seeds/llm.js';
+import { llmModel } from '../predictor/llm.js';
+import type { ModelDef } from '../predictor/types.js';
 import { apolloForTests } from './graphql-client.js';
 import { HF_CONFIGS } from './import-fixtures.js';
 
@@ -13,20 +15,41 @@ const llama7bConfig = HF_CONFIGS.find((c) => c.id === 'meta-llama/Llama-2-7b-hf'
 
 describe('which published architecture a model is', () => {
   it('the zoo Llama 2 models and an imported Llama-2-7b config are their published rows; other models are none', () => {
-    expect(publishedArchitectureOf(getModel('llama2_7b')!)).toBe('Llama-2-7B');
-    expect(publishedArchitectureOf(getModel('llama2_13b')!)).toBe('Llama-2-13B');
-    expect(publishedArchitectureOf(getModel('llama2_70b')!)).toBe('Llama-2-70B');
-    expect(publishedArchitectureOf(fromHuggingFaceConfig(llama7bConfig).model)).toBe('Llama-2-7B');
+    expect(publishedArchitecturesOf(getModel('llama2_7b')!)).toEqual(['Llama-2-7B']);
+    expect(publishedArchitecturesOf(getModel('llama2_13b')!)).toEqual(['Llama-2-13B']);
+    expect(publishedArchitecturesOf(getModel('llama2_70b')!)).toEqual(['Llama-2-70B']);
+    expect(publishedArchitecturesOf(fromHuggingFaceConfig(llama7bConfig).model)).toEqual(['Llama-2-7B']);
     for (const id of ['gpt2_124m', 'gpt2_1558m', 'bert_large_squad', 'resnet50_v1.5'])
-      expect(publishedArchitectureOf(getModel(id)!), id).toBeUndefined();
+      expect(publishedArchitecturesOf(getModel(id)!), id).toEqual([]);
     // One layer fewer, or another FFN width, is another model.
     const cfg = llama7bConfig as Record<string, unknown>;
+    expect(publishedArchitecturesOf(fromHuggingFaceConfig({ ...cfg, num_hidden_layers: 31 }).model)).toEqual(
+      [],
+    );
     expect(
-      publishedArchitectureOf(fromHuggingFaceConfig({ ...cfg, num_hidden_layers: 31 }).model),
-    ).toBeUndefined();
-    expect(
-      publishedArchitectureOf(fromHuggingFaceConfig({ ...cfg, intermediate_size: 11264 }).model),
-    ).toBeUndefined();
+      publishedArchitecturesOf(fromHuggingFaceConfig({ ...cfg, intermediate_size: 11264 }).model),
+    ).toEqual([]);
+  });
+
+  it('shapes published under two names are both (Llama 3 and 3.1 8B), and their runs are pooled', () => {
+    const arch = loadLlmArchitectures().find((a) => a.model === 'Llama-3.1-8B')!;
+    const names = publishedArchitecturesOf(llmModel(arch, 8192) as ModelDef);
+    expect(names).toEqual(['Llama-3-8B', 'Llama-3.1-8B']);
+    const shape = {
+      gpus: 8,
+      tensorParallel: 1,
+      pipelineParallel: 1,
+      contextParallel: 1,
+      microBatch: 1,
+      seqLen: 8192,
+    };
+    const count = (n: string) =>
+      loadLlmRuns().filter((r) => r.model === n && r.tokensPerSecondPerGpu !== null).length;
+    expect(count('Llama-3-8B')).toBeGreaterThan(0);
+    expect(count('Llama-3.1-8B')).toBeGreaterThan(0);
+    expect(publishedRunsOf(names, 'H100-SXM5-80GB', 'BF16', shape).runs).toBe(
+      count('Llama-3-8B') + count('Llama-3.1-8B'),
+    );
   });
 
   it('counts the runs with a measured throughput and picks the one nearest the layout on the GPU', () => {
@@ -39,14 +62,14 @@ describe('which published architecture a model is', () => {
       microBatch: 1,
       seqLen: 4096,
     };
-    const p = publishedRunsOf('Llama-2-7B', 'H100-SXM5-80GB', 'FP8', shape);
+    const p = publishedRunsOf(['Llama-2-7B'], 'H100-SXM5-80GB', 'FP8', shape);
     expect(p.runs).toBe(csv.length);
     expect(p.onGpu).toBe(csv.filter((r) => r.gpu === 'H100-SXM5-80GB').length);
     expect(p.nearest!.numGpus).toBe(8);
     expect(p.nearest!.tensorParallel).toBe(1);
     expect(p.nearest!.seqLen).toBe(4096);
     // A 128k-token context on 128 GPUs (TP 4, CP 4) is nearest NeMo's long-context run of that shape.
-    const long = publishedRunsOf('Llama-2-7B', 'H100-SXM5-80GB', 'FP8', {
+    const long = publishedRunsOf(['Llama-2-7B'], 'H100-SXM5-80GB', 'FP8', {
       ...shape,
       gpus: 128,
       tensorParallel: 4,
@@ -54,7 +77,7 @@ describe('which published architecture a model is', () => {
       seqLen: 131072,
     });
     expect(long.nearest!.id).toBe('nemolong-0006');
-    expect(publishedRunsOf('Llama-2-7B', 'A100-SXM4-80GB', 'BF16', shape)).toMatchObject({ onGpu: 0 });
+    expect(publishedRunsOf(['Llama-2-7B'], 'A100-SXM4-80GB', 'BF16', shape)).toMatchObject({ onGpu: 0 });
   });
 });
 

@@ -416,16 +416,16 @@ export function withRuns(base: MeasuredSet, rows: Iterable<{ model: string; gpu:
   return { gpus: new Set([...base.gpus, ...more.gpus]), pairs: new Set([...base.pairs, ...more.pairs]) };
 }
 
-/** `publishedAs`: the published LLM architecture the model is (published-runs.ts), whose runs count as its own. */
+/** `publishedAs`: the published LLM architectures the model is (published-runs.ts), whose runs count as its own. */
 export function evidenceLevel(
   measured: MeasuredSet,
   modelId: string,
   gpuId: string,
-  publishedAs?: string,
+  publishedAs: readonly string[] = [],
 ): EvidenceLevel {
   if (
     measured.pairs.has(`${modelId}|${gpuId}`) ||
-    (publishedAs && measured.pairs.has(`${publishedAs}|${gpuId}`))
+    publishedAs.some((name) => measured.pairs.has(`${name}|${gpuId}`))
   )
     return 'MODEL_MEASURED_ON_GPU';
   return measured.gpus.has(gpuId) ? 'GPU_MEASURED' : 'UNMEASURED';

@@ -3,7 +3,7 @@
 // the precision mode, the layout, and measured evidence about the same model. Versioned: a model
 // file records the version and names it was trained with, and refuses to run on others.
 import { costOf } from '../predict.js';
-import { publishedArchitectureOf } from '../published-runs.js';
+import { publishedArchitecturesOf } from '../published-runs.js';
 import { isConvolution, type Breakdown, type Execution } from '../step.js';
 import { type GpuSpec, type MathMode, type ModelCost, type ModelDef } from '../types.js';
 import type { Evidence } from './evidence.js';
@@ -142,10 +142,10 @@ export interface ModelFeatures {
    */
   convolutional?: boolean;
   /**
-   * The published LLM architecture the model is (published-runs.ts; zoo llama2_7b is Llama-2-7B):
+   * The published LLM architectures the model is (published-runs.ts; zoo llama2_7b is Llama-2-7B):
    * not a feature the trees see, it says which published runs stand behind an answer.
    */
-  publishedAs?: string;
+  publishedAs?: readonly string[];
 }
 
 export function modelFeatures(model: ModelDef, cost: ModelCost): ModelFeatures {
@@ -183,8 +183,8 @@ const modelFeatureCache = new WeakMap<ModelDef, ModelFeatures>();
 export function modelFeaturesOf(model: ModelDef): ModelFeatures {
   let f = modelFeatureCache.get(model);
   if (!f) {
-    const publishedAs = publishedArchitectureOf(model);
-    f = { ...modelFeatures(model, costOf(model)), ...(publishedAs ? { publishedAs } : {}) };
+    const publishedAs = publishedArchitecturesOf(model);
+    f = { ...modelFeatures(model, costOf(model)), ...(publishedAs.length ? { publishedAs } : {}) };
     modelFeatureCache.set(model, f);
   }
   return f;

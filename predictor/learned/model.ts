@@ -652,20 +652,30 @@ export const precisionMathOf = (p: Precision): PrecisionMath =>
  * undefined for a model with none. What stands behind the answer, not evidence the trees read.
  */
 function publishedEvidence(it: CorrectionInput): { runs: PublishedRuns; text: string } | undefined {
-  const name = it.model.publishedAs;
-  if (!name) return undefined;
+  const names = it.model.publishedAs;
+  if (!names?.length) return undefined;
   const par = it.exec.parallelism;
-  const runs = publishedRunsOf(name, it.gpu.id, it.exec.precision, {
+  const shape = {
     gpus: it.exec.gpusPerNode * it.exec.nodes,
     tensorParallel: par?.tensorParallel ?? 1,
     pipelineParallel: par?.pipelineParallel ?? 1,
     contextParallel: par?.contextParallel ?? 1,
     microBatch: it.exec.batchSizePerGpu,
     seqLen: it.model.seqOrImage,
-  });
-  const text = describePublishedRuns(runs, it.gpu.id, it.exec.precision);
-  return text === undefined ? undefined : { runs, text };
+  };
+  // A search corrects thousands of candidates that share a few shapes: each is described once.
+  const key = `${names.join(',')}|${it.gpu.id}|${it.exec.precision}|${Object.values(shape).join('|')}`;
+  let hit = publishedEvidenceCache.get(key);
+  if (hit === undefined) {
+    const runs = publishedRunsOf(names, it.gpu.id, it.exec.precision, shape);
+    const text = describePublishedRuns(runs, it.gpu.id, it.exec.precision);
+    hit = text === undefined ? null : { runs, text };
+    if (publishedEvidenceCache.size >= 10_000) publishedEvidenceCache.clear();
+    publishedEvidenceCache.set(key, hit);
+  }
+  return hit ?? undefined;
 }
+const publishedEvidenceCache = new Map<string, { runs: PublishedRuns; text: string } | null>();
 
 /**
  * What only the LLM runs measured: a stack other than stock framework code, or a sharded or split
