@@ -109,13 +109,23 @@ export function fp8Pairs(preds: LlmRunPrediction[]) {
 export function campaignHours(eff: Efficiency = loadEfficiency()) {
   const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
   return loadLlmCampaigns()
-    .filter((c) => c.gpuHours !== null && c.tokensTrained !== null && c.seqLen !== null && archs.has(c.model))
+    .filter(
+      (c) =>
+        c.gpuHours !== null &&
+        c.tokensTrained !== null &&
+        c.seqLen !== null &&
+        c.globalBatchTokens !== null &&
+        archs.has(c.model),
+    )
     .filter((c) => c.model === 'Llama-2-7B' || c.model === 'Llama-2-13B')
     .map((c) => {
       const model = llmModel(archs.get(c.model)!, c.seqLen!);
       if (typeof model === 'string') return { campaign: c, error: model };
       const gpu = getGpu(c.gpu)!;
-      const globalSequences = Math.round(4e6 / c.seqLen! / 1024) * 1024,
+      // The published global batch ("4M" tokens) in whole sequences, rounded to a multiple of 1,024:
+      // 1,024 sequences of 4,096 (4.19M tokens).
+      const published = c.globalBatchTokens!,
+        globalSequences = Math.round((published.low + published.high) / 2 / c.seqLen! / 1024) * 1024,
         gpus = globalSequences;
       const p = predict(
         {

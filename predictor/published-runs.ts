@@ -9,7 +9,7 @@
 import { loadLlmArchitectures, loadLlmRuns, type LlmRun } from '../seeds/llm.js';
 import { llmModel } from './llm.js';
 import { costOf } from './predict.js';
-import { stackOfFramework } from './software.js';
+import { stackOfFramework, type SoftwareStack } from './software.js';
 import type { ModelDef, Precision } from './types.js';
 
 const architectureCache = new WeakMap<ModelDef, readonly string[]>();
@@ -76,8 +76,8 @@ function distance(r: LlmRun, q: RunShape): number {
   const d = (a: number | null, b: number) => (a === null || a <= 0 ? 2 : Math.abs(Math.log(a / b)));
   return (
     d(r.numGpus, q.gpus) +
-    d(r.tensorParallel, q.tensorParallel) +
-    d(r.pipelineParallel, q.pipelineParallel) +
+    d(r.layoutStated ? r.tensorParallel : null, q.tensorParallel) +
+    d(r.layoutStated ? r.pipelineParallel : null, q.pipelineParallel) +
     d(r.contextParallel, q.contextParallel) +
     d(r.microBatch, q.microBatch) +
     d(r.seqLen, q.seqLen)
@@ -92,7 +92,7 @@ export interface PublishedRuns {
   /** Of those on the GPU, at the query's precision. */
   onGpuAtPrecision: number;
   /** The software stacks the runs on the GPU ran (software.ts stackOfFramework). */
-  stacks: string[];
+  stacks: SoftwareStack[];
   /** The run on this GPU nearest to the query's layout, at its precision where one is. */
   nearest?: LlmRun;
 }
@@ -127,13 +127,13 @@ export function describePublishedRuns(
   precision: Precision,
 ): string | undefined {
   if (p.runs === 0) return undefined;
-  const head = `${p.runs} run${p.runs > 1 ? 's' : ''} of this architecture (${p.models.join(', ')}, measurements/llm_train.csv)`;
+  // Counted as published: a source's superseded tables measured some layouts again on older software.
+  const head = `${p.runs} published measurement${p.runs > 1 ? 's' : ''} of this architecture (${p.models.join(', ')}, measurements/llm_train.csv)`;
   if (p.onGpu === 0) return `${head}, none on ${gpuId}`;
   const n = p.nearest!;
   const layout = [
     `${n.numGpus} GPU${n.numGpus > 1 ? 's' : ''}`,
-    `TP ${n.tensorParallel}`,
-    `PP ${n.pipelineParallel}`,
+    ...(n.layoutStated ? [`TP ${n.tensorParallel}`, `PP ${n.pipelineParallel}`] : ['TP and PP not stated']),
     ...(n.contextParallel > 1 ? [`CP ${n.contextParallel}`] : []),
     `micro-batch ${n.microBatch ?? 'not stated'}`,
     `global batch ${n.globalBatch ?? 'not stated'}`,

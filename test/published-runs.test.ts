@@ -95,7 +95,7 @@ describe('predict and recommend say so', () => {
     const nearest = loadLlmRuns().find((r) => r.id === 'nemo2407-0005')!;
     expect(p.evidenceLevel).toBe('MODEL_MEASURED_ON_GPU');
     expect(p.evidence).toMatch(
-      /^published: \d+ runs of this architecture \(Llama-2-7B, measurements\/llm_train\.csv\)/,
+      /^published: \d+ published measurements of this architecture \(Llama-2-7B, measurements\/llm_train\.csv\)/,
     );
     expect(p.evidence).not.toMatch(/no measurements of this model/);
     // No benchmark row measured Llama 2, so the LLM runs' interval is widened, and the text says so.
@@ -117,7 +117,7 @@ describe('predict and recommend say so', () => {
       .data!.predict;
     expect(a100.evidenceLevel).toBe('GPU_MEASURED');
     expect(a100.evidence).toMatch(
-      /^published: \d+ runs of this architecture \(Llama-2-7B.*\), none on A100-SXM4-80GB/,
+      /^published: \d+ published measurements of this architecture \(Llama-2-7B.*\), none on A100-SXM4-80GB/,
     );
     const gpt2 = (await predict('gpt2_1558m', 'H100-SXM5-80GB', 'precision: BF16, softwareStack: MEGATRON'))
       .data!.predict;
