@@ -3,13 +3,23 @@
 // `evidenceLevel` say stands behind an answer, where they used to say "no measurements of this model".
 import { describe, expect, it } from 'vitest';
 import { fromHuggingFaceConfig } from '../predictor/import/index.js';
-import { publishedArchitecturesOf, publishedRunsOf } from '../predictor/published-runs.js';
+import { publishedArchitecturesOf, publishedRunsOf, type RunShape } from '../predictor/published-runs.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { loadLlmArchitectures, loadLlmRuns } from '../seeds/llm.js';
 import { llmModel } from '../predictor/llm.js';
 import type { ModelDef } from '../predictor/types.js';
 import { apolloForTests } from './graphql-client.js';
 import { HF_CONFIGS } from './import-fixtures.js';
+
+/** One 8-GPU node, no split, one sequence per GPU: a layout the published 8-GPU runs share. */
+const eightGpus = (seqLen: number): RunShape => ({
+  gpus: 8,
+  tensorParallel: 1,
+  pipelineParallel: 1,
+  contextParallel: 1,
+  microBatch: 1,
+  seqLen,
+});
 
 const llama7bConfig = HF_CONFIGS.find((c) => c.id === 'meta-llama/Llama-2-7b-hf')!.config;
 
@@ -35,14 +45,7 @@ describe('which published architecture a model is', () => {
     const arch = loadLlmArchitectures().find((a) => a.model === 'Llama-3.1-8B')!;
     const names = publishedArchitecturesOf(llmModel(arch, 8192) as ModelDef);
     expect(names).toEqual(['Llama-3-8B', 'Llama-3.1-8B']);
-    const shape = {
-      gpus: 8,
-      tensorParallel: 1,
-      pipelineParallel: 1,
-      contextParallel: 1,
-      microBatch: 1,
-      seqLen: 8192,
-    };
+    const shape = eightGpus(8192);
     const count = (n: string) =>
       loadLlmRuns().filter((r) => r.model === n && r.tokensPerSecondPerGpu !== null).length;
     expect(count('Llama-3-8B')).toBeGreaterThan(0);
@@ -54,14 +57,7 @@ describe('which published architecture a model is', () => {
 
   it('counts the runs with a measured throughput and picks the one nearest the layout on the GPU', () => {
     const csv = loadLlmRuns().filter((r) => r.model === 'Llama-2-7B' && r.tokensPerSecondPerGpu !== null);
-    const shape = {
-      gpus: 8,
-      tensorParallel: 1,
-      pipelineParallel: 1,
-      contextParallel: 1,
-      microBatch: 1,
-      seqLen: 4096,
-    };
+    const shape = eightGpus(4096);
     const p = publishedRunsOf(['Llama-2-7B'], 'H100-SXM5-80GB', 'FP8', shape);
     expect(p.runs).toBe(csv.length);
     expect(p.onGpu).toBe(csv.filter((r) => r.gpu === 'H100-SXM5-80GB').length);
