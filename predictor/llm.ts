@@ -77,9 +77,10 @@ export function llmModel(a: LlmArchitecture, seqLen: number, layers?: number | n
  * A missing vocabulary (NeMo's configs leave it to the tokenizer) is the one
  * measurements/llm_vocab.json gives; a sliding attention window and biases on every linear layer
  * (gpt-oss: NeMo's GPTOSSConfig window_size, window_attn_skip_freq and add_bias_linear), the ones
- * measurements/llm_models_extra.json gives.
+ * measurements/llm_models_extra.json gives. Uncached: llmModel keeps what it builds, for the
+ * published runs' few sequence lengths; a query's arbitrary one calls this.
  */
-function buildLlmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
+export function buildLlmModel(a: LlmArchitecture, seqLen: number): ModelDef | string {
   if (!a.layers || !a.hidden || !a.heads || !a.ffnHidden)
     return 'architecture not published (layers, hidden, heads or FFN size missing)';
   const latent = latentAttentionOf(a);

@@ -7,12 +7,15 @@
 // The learned correction does not read these runs as evidence (learned/train.ts evidenceOf: LLM runs
 // give none and get none); they say what stands behind an answer, and which published run is nearest.
 import { loadLlmArchitectures, loadLlmRuns, type LlmRun } from '../seeds/llm.js';
-import { llmModel } from './llm.js';
+import { buildLlmModel, llmModel } from './llm.js';
 import { costOf } from './predict.js';
 import { stackOfFramework, type SoftwareStack } from './software.js';
 import type { ModelDef, Precision } from './types.js';
 
 const architectureCache = new WeakMap<ModelDef, readonly string[]>();
+
+/** Published decoders at 4,096 tokens, the parameter count a query's model is first compared with. */
+const REFERENCE_SEQ_LEN = 4096;
 
 /**
  * The published architectures (llm_models.csv names) a model is: those whose decoder, built at the
@@ -20,6 +23,10 @@ const architectureCache = new WeakMap<ModelDef, readonly string[]>();
  * only when layers, widths, heads, FFN, vocabulary and MLP kind all do; more than one name is the same
  * shapes published twice (Llama-3-8B and Llama-3.1-8B). Empty for any other model, and for one that
  * is not a sequence model.
+ *
+ * Only rows whose parameters at 4,096 tokens are within what learned positions could add or remove
+ * at the model's length are built at that length, and those uncached: a query chooses its sequence
+ * length, and keeping ~60 decoders per length a client asks for would grow without bound.
  */
 export function publishedArchitecturesOf(model: ModelDef): readonly string[] {
   let names = architectureCache.get(model);
@@ -29,7 +36,11 @@ export function publishedArchitecturesOf(model: ModelDef): readonly string[] {
       const c = costOf(model);
       const same = (a: number, b: number) => Math.abs(a / b - 1) < 1e-9;
       for (const a of loadLlmArchitectures()) {
-        const m = llmModel(a, model.seqLen);
+        const reference = llmModel(a, REFERENCE_SEQ_LEN);
+        if (typeof reference === 'string') continue;
+        const positions = Math.abs(model.seqLen - REFERENCE_SEQ_LEN) * (a.hidden ?? 0);
+        if (Math.abs(costOf(reference).parameters - c.parameters) > positions + 1e-9 * c.parameters) continue;
+        const m = model.seqLen === REFERENCE_SEQ_LEN ? reference : buildLlmModel(a, model.seqLen);
         if (typeof m === 'string') continue;
         const p = costOf(m);
         if (same(p.parameters, c.parameters) && same(p.forwardFlops, c.forwardFlops)) found.push(a.model);

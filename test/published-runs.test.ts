@@ -31,6 +31,10 @@ describe('which published architecture a model is', () => {
     expect(publishedArchitecturesOf(fromHuggingFaceConfig(llama7bConfig).model)).toEqual(['Llama-2-7B']);
     for (const id of ['gpt2_124m', 'gpt2_1558m', 'bert_large_squad', 'resnet50_v1.5'])
       expect(publishedArchitecturesOf(getModel(id)!), id).toEqual([]);
+    // At another sequence length it is still the same architecture (compared at that length).
+    expect(publishedArchitecturesOf(fromHuggingFaceConfig(llama7bConfig, { seqLen: 2048 }).model)).toEqual([
+      'Llama-2-7B',
+    ]);
     // One layer fewer, or another FFN width, is another model.
     const cfg = llama7bConfig as Record<string, unknown>;
     expect(publishedArchitecturesOf(fromHuggingFaceConfig({ ...cfg, num_hidden_layers: 31 }).model)).toEqual(
