@@ -4,7 +4,9 @@
 // one (intervals.unmeasuredModel: what `interval()` adds when the model has no benchmark evidence),
 // and a check the shipped quantiles cannot flatter: each family against the interval computed from
 // the other families' held-out errors alone. Coverage is the share of held-out runs whose measured
-// step lies inside; 80% is what a P10-P90 interval promises.
+// step lies inside; 80% is what a P10-P90 interval promises. Last, per software stack: the stacks
+// are predicted with very different errors, and train:predictor ships an interval for each stack with
+// 30 runs or more (intervals.llmRunsByStack), widened as above.
 //
 //   npx tsx bench/llm-intervals.ts      (about 2 minutes on two cores)
 import { loadEfficiency } from '../seeds/catalog.js';
@@ -15,7 +17,8 @@ import {
   widenInterval,
   type Interval,
 } from '../predictor/learned/model.js';
-import { stackRefitView } from '../cli/train-predictor.js';
+import { llmRunsByStack, stackRefitView } from '../cli/train-predictor.js';
+import { stackOfFramework } from '../predictor/software.js';
 
 const ex = trainingExamples();
 const byFamily = crossValidate(ex, 'family', true, PARAMS, () => {}, stackRefitView(loadEfficiency()));
@@ -54,5 +57,22 @@ for (const f of families) {
   const other = otherFamilies.get(f)!;
   console.log(
     `${f.padEnd(12)} ${String(idx.length).padStart(4)}  ${factors(other).padEnd(22)}  ${pct(share(idx, () => other)).padStart(8)}  ${pct(share(idx, () => shipped)).padStart(8)} ${pct(share(idx, () => widened)).padStart(8)}   ${(idx.reduce((a, i) => a + err(i), 0) / idx.length).toFixed(3).padStart(7)}   ${idx.filter((i) => err(i) < widened.q10).length} / ${idx.filter((i) => err(i) > widened.q90).length}`,
+  );
+}
+
+// Per stack: the pooled interval widened (as answers carried before the stacks had their own) and the
+// stack's own widened (what they carry now).
+const byStack = llmRunsByStack(ex, byFamily);
+const stackOf = (i: number) => stackOfFramework(ex[i].run!.framework);
+console.log(
+  '\nstack           runs   MAPE  stack interval (held out by family)  pooled widened  stack widened',
+);
+for (const stack of [...new Set(llm.map(stackOf))].sort()) {
+  const idx = llm.filter((i) => stackOf(i) === stack);
+  const own = byStack[stack];
+  const ownWidened = widenInterval(own ?? shipped, intervals.unmeasuredModel);
+  const mape = idx.reduce((a, i) => a + Math.abs(byFamily[i] / ex[i].row.throughput! - 1), 0) / idx.length;
+  console.log(
+    `${stack.padEnd(15)} ${String(idx.length).padStart(4)}  ${pct(mape).padStart(6)}  ${(own ? factors(own) : 'pooled (under 30 runs)').padEnd(35)}  ${pct(share(idx, () => widened)).padStart(14)}  ${pct(share(idx, () => ownWidened)).padStart(13)}`,
   );
 }

@@ -260,6 +260,32 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
     expect(zero.stepTimeMsP10 / zero.stepTimeMs).toBeCloseTo(Math.exp(llm.q10), 6);
   });
 
+  it("a stack with 30 or more LLM runs takes its own held-out interval: the compiled stacks' is wider than Megatron's", async () => {
+    const byStack = learned.meta.intervals.llmRunsByStack!;
+    const compiledIv = byStack.TORCH_COMPILE!,
+      megatronIv = byStack.MEGATRON!;
+    expect(compiledIv.rows).toBeGreaterThanOrEqual(30);
+    expect(megatronIv.rows).toBeGreaterThanOrEqual(30);
+    expect(compiledIv.q90).toBeGreaterThan(megatronIv.q90);
+    // BERT-large is a measured model, so nothing widens the stack's interval.
+    const under = (stack: 'TORCH_COMPILE' | 'MEGATRON') =>
+      predictCorrected(
+        // One GPU: no floor at a lone GPU's step moves the interval.
+        { ...onA100('bert_large_squad', 'AMP_BF16', 16, 1), stack },
+        { predictor: learned, reason: '' },
+        eff,
+      );
+    for (const [stack, iv] of [
+      ['TORCH_COMPILE', compiledIv],
+      ['MEGATRON', megatronIv],
+    ] as const) {
+      const p = await under(stack);
+      expect(p.evidence).toContain(`interval: the ${stack} runs' errors held out by model family`);
+      expect(p.stepTimeMsP90 / p.stepTimeMs).toBeCloseTo(Math.exp(iv.q90), 6);
+      expect(p.stepTimeMsP10 / p.stepTimeMs).toBeCloseTo(Math.exp(iv.q10), 6);
+    }
+  });
+
   // The tuned stacks' effects were fitted on transformer LLM runs only: a compiled ResNet-50 is a
   // model class no run measured under them, so it gets at least an unmeasured model's interval.
   it('a tuned stack on a convolutional model says none was measured and widens to the unmeasured-model interval', async () => {

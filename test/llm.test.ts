@@ -390,7 +390,7 @@ describe('the API: softwareStack, FP8/FP4, virtual stages and context parallelis
     expect(p.evidence).toMatch(
       /software stack assumed: MEGATRON \(analytical effects fitted on the published LLM runs of this stack; learned correction applied/,
     );
-    expect(p.evidence).toMatch(/interval: their errors held out by model family/);
+    expect(p.evidence).toMatch(/interval: the MEGATRON runs' errors held out by model family/);
     expect(p.stepTimeMsP10).toBeLessThan(p.stepTimeMs);
     expect(p.stepTimeMsP90).toBeGreaterThan(p.stepTimeMs);
     const eager = await run(query(''));

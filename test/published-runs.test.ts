@@ -100,7 +100,7 @@ describe('predict and recommend say so', () => {
     expect(p.evidence).not.toMatch(/no measurements of this model/);
     // No benchmark row measured Llama 2, so the LLM runs' interval is widened, and the text says so.
     expect(p.evidence).toMatch(
-      /interval: their errors held out by model family, widened to a held-out model's: no benchmark row measured this model/,
+      /interval: the MEGATRON runs' errors held out by model family, widened to a held-out model's: no benchmark row measured this model/,
     );
     expect(p.evidence).toContain(
       `nemo2407-0005 (8 GPUs, TP 1, PP 1, micro-batch 1, global batch 128, sequence 4096, FP8, NeMo (Megatron-Core)), measured ${Math.round(nearest.tokensPerSecondPerGpu!).toLocaleString('en-US')} tokens/s per GPU`,
