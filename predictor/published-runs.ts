@@ -52,6 +52,10 @@ export function publishedArchitecturesOf(model: ModelDef): readonly string[] {
   return names;
 }
 
+/** Every published run with a measured throughput (llm_train.csv rows whose throughput is given). */
+export const measuredLlmRuns = (): readonly LlmRun[] =>
+  loadLlmRuns().filter((r) => r.tokensPerSecondPerGpu !== null);
+
 let measuredCache: Map<string, LlmRun[]> | undefined;
 /**
  * Every published run with a measured throughput of these architectures, superseded versions
@@ -61,9 +65,7 @@ let measuredCache: Map<string, LlmRun[]> | undefined;
 export function measuredRunsOf(names: readonly string[]): readonly LlmRun[] {
   if (!measuredCache) {
     measuredCache = new Map();
-    for (const r of loadLlmRuns())
-      if (r.tokensPerSecondPerGpu !== null)
-        measuredCache.set(r.model, [...(measuredCache.get(r.model) ?? []), r]);
+    for (const r of measuredLlmRuns()) measuredCache.set(r.model, [...(measuredCache.get(r.model) ?? []), r]);
   }
   return names.flatMap((n) => measuredCache!.get(n) ?? []);
 }

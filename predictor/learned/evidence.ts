@@ -4,7 +4,7 @@
 // precision) group never counts as evidence for itself, in training or in evaluation, so the
 // model learns to use neighbours, not to copy the answer.
 import { getGpu, loadMeasurements } from '../../seeds/catalog.js';
-import { loadLlmRuns } from '../../seeds/llm.js';
+import { measuredLlmRuns } from '../published-runs.js';
 import { POLICIES } from '../precision.js';
 import { correctionPrecision } from './precision-twins.js';
 import { gpuTwin } from './gpu-twins.js';
@@ -442,7 +442,7 @@ let seedsMeasuredCache: MeasuredSet | undefined;
 export function seedsMeasured(): MeasuredSet {
   if (!seedsMeasuredCache) {
     const benchmark = measuredSetOf(loadMeasurements().filter((m) => m.throughput !== null));
-    const llm = measuredSetOf(loadLlmRuns().filter((r) => r.tokensPerSecondPerGpu !== null));
+    const llm = measuredSetOf(measuredLlmRuns());
     seedsMeasuredCache = { gpus: benchmark.gpus, pairs: new Set([...benchmark.pairs, ...llm.pairs]) };
   }
   return seedsMeasuredCache;

@@ -317,6 +317,11 @@ export class LearnedPredictor {
     return isLlmLike(it) ? [] : regimesIn(this.meta.intervals.byRegime ?? [], it);
   }
 
+  /** The LLM runs' held-out interval of the item's software stack, where the stack has its own. */
+  private stackInterval(it: CorrectionInput): Interval | undefined {
+    return this.meta.intervals.llmRunsByStack?.[stackOf(it)];
+  }
+
   private interval(it: CorrectionInput, ev: Evidence, regimes = this.regimesOf(it)): Interval {
     const precision = it.exec.precision,
       gpu = it.gpu,
@@ -327,7 +332,7 @@ export class LearnedPredictor {
     const experts = moe !== undefined ? moeInterval(moe) : undefined;
     let iv =
       experts?.interval ??
-      (llmLike ? (ivs.llmRunsByStack?.[it.exec.stack ?? DEFAULT_STACK] ?? ivs.llmRuns) : undefined) ??
+      (llmLike ? (this.stackInterval(it) ?? ivs.llmRuns) : undefined) ??
       ivs.byPrecision[correctionPrecision(precision)] ??
       ivs.measuredModel;
     // Never narrower than the held-out errors of the case at hand: leave-one-model-out for an
@@ -337,7 +342,7 @@ export class LearnedPredictor {
     const widen = (u: Interval | undefined) => {
       if (u) iv = widenInterval(iv, u);
     };
-    const unmeasuredModel = ev.modelN === 0 && ev.exactN === 0;
+    const unmeasuredModel = unmeasuredModelOf(ev);
     if (!llmLike && unmeasuredPrecision(ev, precision))
       widen(ivs.unmeasuredPrecision?.[precisionMathOf(precision)]);
     // A tuned stack's effects (fused elementwise traffic, GEMM rate) were fitted on transformer LLM
@@ -543,7 +548,7 @@ export class LearnedPredictor {
             : llmLike && it.model.convolutional
               ? "; a tuned stack or split layout on a convolutional model: only transformer LLM runs were measured so, and the stacks' effects were fitted on them (interval: at least an unmeasured model's)"
               : llmLike && this.meta.intervals.llmRuns
-                ? `; a tuned stack or split layout as in the published LLM runs (interval: ${this.meta.intervals.llmRunsByStack?.[it.exec.stack ?? DEFAULT_STACK] ? `the ${it.exec.stack ?? DEFAULT_STACK} runs'` : 'their'} errors held out by model family${evs[i].modelN === 0 && evs[i].exactN === 0 ? ", widened to a held-out model's: no benchmark row measured this model" : ''})`
+                ? `; a tuned stack or split layout as in the published LLM runs (interval: ${this.stackInterval(it) ? `the ${stackOf(it)} runs'` : 'their'} errors held out by model family${unmeasuredModelOf(evs[i]) ? ", widened to a held-out model's: no benchmark row measured this model" : ''})`
                 : llmLike
                   ? '; no measurement used tensor/pipeline/context parallelism, ZeRO, recomputation or a tuned stack'
                   : '') +
@@ -685,13 +690,19 @@ function publishedEvidence(it: CorrectionInput): { runs: PublishedRuns; text: st
 }
 const publishedEvidenceCache = new Map<string, { runs: PublishedRuns; text: string } | null>();
 
+/** The software stack an item runs on (PYTORCH_EAGER where it says none). */
+const stackOf = (it: CorrectionInput): SoftwareStack => it.exec.stack ?? DEFAULT_STACK;
+
+/** No benchmark row or recorded run measured the model, at any configuration. */
+const unmeasuredModelOf = (ev: Evidence): boolean => ev.modelN === 0 && ev.exactN === 0;
+
 /**
  * What only the LLM runs measured: a stack other than stock framework code, or a sharded or split
  * layout (every benchmark row ran plain data parallelism in stock code).
  */
 function isLlmLike(it: CorrectionInput): boolean {
   const par = it.exec.parallelism;
-  if ((it.exec.stack ?? DEFAULT_STACK) !== DEFAULT_STACK || it.model.mixtureOfExperts) return true;
+  if (stackOf(it) !== DEFAULT_STACK || it.model.mixtureOfExperts) return true;
   return (
     !!par &&
     (par.tensorParallel > 1 ||
@@ -705,7 +716,7 @@ function isLlmLike(it: CorrectionInput): boolean {
 
 /** The stack of a mixture-of-experts item (whose MoE runs set its interval); undefined for a dense model. */
 const moeStackOf = (it: CorrectionInput): SoftwareStack | undefined =>
-  it.model.mixtureOfExperts ? (it.exec.stack ?? DEFAULT_STACK) : undefined;
+  it.model.mixtureOfExperts ? stackOf(it) : undefined;
 
 /**
  * The same configuration on one GPU, for plain data parallelism (no tensor, pipeline or context
