@@ -140,6 +140,10 @@ registerEnumType(PredictorChoiceEnum, {
   },
 });
 
+/** Prediction's and Plan's precisionUnmeasured: one meaning, one text. */
+const PRECISION_UNMEASURED =
+  "True when this model is measured, but no row of it ran this precision on any GPU (BF16 for a CNN): the estimate rests on other models' rows in that precision, and its interval is at least the held-out errors of such (model, precision) pairs; false when the precision is measured, the model is not, or only the analytical estimate answered.";
+
 @ObjectType({
   description: 'Dense datasheet peak per math mode, TFLOPS; null where the GPU has no such mode.',
 })
@@ -494,10 +498,7 @@ export class Prediction {
       'What besides the GPU holds the step (a tenth of it or more), widening its interval (unless your runs of the model on that GPU set it); empty when the GPU does, or when only the analytical estimate answered.',
   })
   boundBy!: Regime[];
-  @Field(() => Boolean, {
-    description:
-      "True when this model is measured, but no row of it ran this precision on any GPU (BF16 for a CNN): the estimate rests on other models' rows in that precision, and its interval is at least the held-out errors of such (model, precision) pairs; false when the precision is measured, the model is not, or only the analytical estimate answered.",
-  })
+  @Field(() => Boolean, { description: PRECISION_UNMEASURED })
   precisionUnmeasured!: boolean;
 }
 
@@ -570,10 +571,7 @@ export class Plan extends TrainingConfiguration {
       'What besides the GPU holds the step (a tenth of it or more), widening its interval (unless your runs of the model on that GPU set it); empty when the GPU does, or when only the analytical estimate answered.',
   })
   boundBy!: Regime[];
-  @Field(() => Boolean, {
-    description:
-      "True when this model is measured, but no row of it ran this precision on any GPU (BF16 for a CNN): the estimate rests on other models' rows in that precision, and its interval is at least the held-out errors of such (model, precision) pairs; false when the precision is measured, the model is not, or only the analytical estimate answered.",
-  })
+  @Field(() => Boolean, { description: PRECISION_UNMEASURED })
   precisionUnmeasured!: boolean;
   @Field(() => Float, { description: 'Total over all GPUs, in throughputUnit.' }) throughput!: number;
   @Field(() => String, {
