@@ -41,10 +41,26 @@ export interface TransferSettings {
   sameChipWeight: number;
 }
 
+/**
+ * How the published LLM runs of a query's architecture on its GPU and stack calibrate it
+ * (predictor/learned/published-calibration.ts), chosen by bench/published-calibration.ts.
+ */
+export interface PublishedCalibrationSettings {
+  /** Weight of a run at another precision than the query's (a run at its precision counts 1). */
+  otherPrecision: number;
+  /** Runs' worth of "no correction" the weighted mean is shrunk towards. */
+  prior: number;
+  /** log(measured / calibrated step time) quantiles of runs held out of the calibration and the trees. */
+  interval: CalibratedInterval;
+  /** The same for a stack with enough held-out runs of its own, never narrower than `interval`. */
+  byStack?: Partial<Record<string, CalibratedInterval>>;
+}
+
 export interface CalibrationSettings {
   weights: CalibrationWeights;
   modelOnGpu: CalibratedInterval;
   transfer: TransferSettings;
+  published: PublishedCalibrationSettings;
 }
 
 let settings: CalibrationSettings | undefined;
