@@ -219,9 +219,12 @@ function factorBounds(r: RecommendRequest, search: Search, learned: LearnedPredi
       hi[at.logNodes] = Math.log(nodesMax);
     }
     const [outLo, outHi] = learned.bounds.range(lo, hi);
-    // The model predicts log(measured throughput / analytical): time scales by exp(-output).
-    const a = Math.exp(-outHi),
-      z = Math.exp(-outLo);
+    // The model predicts log(measured throughput / analytical): time scales by exp(-output), and by
+    // the calibration on the architecture's published runs (one per group: it is per GPU, stack and
+    // precision).
+    const published = learned.publishedCalibrationOf(item)?.scale ?? 1;
+    const a = Math.exp(-outHi) * published,
+      z = Math.exp(-outLo) * published;
     // The interval depends on the step's host and communication shares (model.ts regimesOf),
     // which differ with the node count: each member's own, through the regimes it is in (all else
     // the interval reads is the group's).
@@ -255,8 +258,9 @@ function factorBounds(r: RecommendRequest, search: Search, learned: LearnedPredi
       learned.writeFeaturesOf(ref, lo);
       const [refLo, refHi] = learned.bounds.range(lo, lo);
       const refQ90 = Math.exp(learned.intervalOf(ref).q90);
-      const fLo = ref.stepMs * Math.exp(-refHi),
-        fHi = ref.stepMs * Math.exp(-refLo);
+      const refPublished = learned.publishedCalibrationOf(ref)?.scale ?? 1;
+      const fLo = ref.stepMs * Math.exp(-refHi) * refPublished,
+        fHi = ref.stepMs * Math.exp(-refLo) * refPublished;
       // Plus each candidate's exposed synchronisation, as correct() adds it (not learned: exact).
       for (let i = start; i < end; i++)
         if (cands[i].gpusPerNode * cands[i].nodes > 1) {

@@ -4,8 +4,9 @@
 // another name. Without this an answer for Llama 2 7B on an H100 said "no measurements of this model"
 // while 17 published runs of it on H100s are in the data.
 //
-// The learned correction does not read these runs as evidence (learned/train.ts evidenceOf: LLM runs
-// give none and get none); they say what stands behind an answer, and which published run is nearest.
+// The trees do not read these runs as evidence features (learned/train.ts evidenceOf: LLM runs give
+// none and get none); here they say what stands behind an answer and which published run is nearest,
+// and learned/published-calibration.ts calibrates an answer on those that ran its GPU and stack.
 import { loadLlmArchitectures, loadLlmRuns, type LlmRun } from '../seeds/llm.js';
 import { buildLlmModel, llmModel } from './llm.js';
 import { costOf } from './predict.js';

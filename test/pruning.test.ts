@@ -67,6 +67,21 @@ const QUESTIONS: [string, RecommendRequest][] = [
     }),
   ],
   [
+    // Under Megatron on H100s every candidate is calibrated by Llama 2 7B's published runs there
+    // (learned/published-calibration.ts): the bounds must carry that factor and its interval.
+    'Llama-2-7B under MEGATRON, cheapest under a deadline, sharded layouts, ranked by P90',
+    request('llama2_7b', {
+      samples: 2e9,
+      deadlineHours: 100,
+      deadlineConfidence: true,
+      rankBy: 'P90',
+      parallelismSearch: 'auto',
+      maxNodes: 4,
+      stack: 'MEGATRON',
+      gpus: loadGpus().filter((g) => g.memoryGb >= 40),
+    }),
+  ],
+  [
     'GPT-2 1.5B, fixed global batch, measured GPUs only',
     request('gpt2_1558m', { globalBatch: 512, minEvidence: 'GPU_MEASURED', maxNodes: 8 }),
   ],

@@ -98,9 +98,9 @@ describe('predict and recommend say so', () => {
       /^published: \d+ published measurements of this architecture \(Llama-2-7B, measurements\/llm_train\.csv\)/,
     );
     expect(p.evidence).not.toMatch(/no measurements of this model/);
-    // No benchmark row measured Llama 2, so the LLM runs' interval is widened, and the text says so.
+    // Its runs on this GPU and stack calibrate it (published-calibration.test.ts), and set its interval.
     expect(p.evidence).toMatch(
-      /interval: the MEGATRON runs' errors held out by model family, widened to a held-out model's: no benchmark row measured this model/,
+      /calibrated by the \d+ latest published runs of this architecture on H100-SXM5-80GB under MEGATRON/,
     );
     expect(p.evidence).toContain(
       `nemo2407-0005 (8 GPUs, TP 1, PP 1, micro-batch 1, global batch 128, sequence 4096, FP8, NeMo (Megatron-Core)), measured ${Math.round(nearest.tokensPerSecondPerGpu!).toLocaleString('en-US')} tokens/s per GPU`,
@@ -122,6 +122,10 @@ describe('predict and recommend say so', () => {
     const gpt2 = (await predict('gpt2_1558m', 'H100-SXM5-80GB', 'precision: BF16, softwareStack: MEGATRON'))
       .data!.predict;
     expect(gpt2.evidence).toMatch(/^unmeasured: no measurements of this model/);
+    // No benchmark row or published run measured it, so the LLM runs' interval is widened, and the text says so.
+    expect(gpt2.evidence).toMatch(
+      /interval: the MEGATRON runs' errors held out by model family, widened to a held-out model's: no benchmark row measured this model/,
+    );
     expect(gpt2.evidenceLevel).toBe('GPU_MEASURED');
   });
 

@@ -3,7 +3,13 @@
 // onnxruntime-node in one batched call per request. If the file is missing or will not load,
 // callers fall back to the analytical estimate and say so.
 import { achievableBasis } from '../achievable.js';
-import { DEFAULT_STACK, expertsEvidence, moeInterval, type SoftwareStack } from '../software.js';
+import {
+  DEFAULT_STACK,
+  expertsEvidence,
+  moeInterval,
+  stackOfFramework,
+  type SoftwareStack,
+} from '../software.js';
 import type { Example } from './train.js';
 import { readFileSync } from 'node:fs';
 import { stepMs, stragglerGpus, type Breakdown, type Execution } from '../step.js';
@@ -21,6 +27,14 @@ import {
   type EvidenceLevel,
 } from './evidence.js';
 import { calibrate, configurationKey, NO_CALIBRATION, type UserEvidence } from './calibration.js';
+import {
+  calibrateOnPublished,
+  type PublishedCalibration,
+  type PublishedResidual,
+} from './published-calibration.js';
+import { llmExamples, target } from './train.js';
+import { fittedLlmRuns, type LlmRun } from '../../seeds/llm.js';
+import { loadCalibrationSettings } from '../../seeds/calibration.js';
 import { correctionPrecision, TRAINED_AS } from './precision-twins.js';
 import {
   DEFAULT_SOFTWARE,
@@ -318,6 +332,58 @@ export class LearnedPredictor {
   }
 
   /** The LLM runs' held-out interval of the item's software stack, where the stack has its own. */
+  /**
+   * The published runs of the item's architecture on its GPU under its stack, as a calibration of
+   * the estimate (published-calibration.ts); undefined where no such run exists (another stack,
+   * another GPU, a model no run measured, a mixture of experts: their runs train no tree).
+   */
+  publishedCalibrationOf(it: CorrectionInput): PublishedCalibration | undefined {
+    const names = it.model.publishedAs;
+    if (!names?.length || !publishedRunsOnGpu().has(it.gpu.id)) return undefined;
+    const stack = stackOf(it);
+    const key = `${names.join(',')}|${it.gpu.id}|${stack}|${it.exec.precision}`;
+    let hit = this.publishedCalibrations.get(key);
+    if (hit === undefined) {
+      hit =
+        calibrateOnPublished(
+          it.exec.precision,
+          stack,
+          this.publishedResiduals(names, it.gpu.id, stack),
+          loadCalibrationSettings().published,
+        ) ?? null;
+      this.publishedCalibrations.set(key, hit);
+    }
+    return hit ?? undefined;
+  }
+  /** Keyed by architecture, GPU (one with published runs), stack and precision: bounded by the data. */
+  private readonly publishedCalibrations = new Map<string, PublishedCalibration | null>();
+
+  /**
+   * Each published run's error against this model's own prediction of it: the trees fitted these
+   * runs, so the errors are in-sample, as bench/published-calibration.ts measures them. The tree
+   * ensemble is evaluated through its bounds (a box of one point) on float32 features, as
+   * onnxruntime reads them, so this stays synchronous (they differ from onnxruntime's float32 sum
+   * by its rounding).
+   */
+  private publishedResiduals(
+    names: readonly string[],
+    gpuId: string,
+    stack: SoftwareStack,
+  ): PublishedResidual[] {
+    const runs = (publishedRunsOnGpu().get(gpuId) ?? []).filter(
+      (r) => names.includes(r.model) && stackOfFramework(r.framework) === stack,
+    );
+    if (!runs.length) return [];
+    const x = new Float32Array(this.featureCount);
+    return llmExamples(loadEfficiency(), runs).map((e) => {
+      this.writeFeaturesOf(correctionInputOf(e), x);
+      // A box of one point: the bounds are the output widened by their slack on each side.
+      const [lo, hi] = this.bounds.range(x, x);
+      const out = (lo + hi) / 2;
+      return { id: e.row.id, precision: e.row.precision, logError: out - target(e, true) };
+    });
+  }
+
   private stackInterval(it: CorrectionInput): Interval | undefined {
     return this.meta.intervals.llmRunsByStack?.[stackOf(it)];
   }
@@ -330,7 +396,10 @@ export class LearnedPredictor {
     const ivs = this.meta.intervals;
     // A mixture-of-experts model: its stack's published MoE runs' held-out errors (software.json).
     const experts = moe !== undefined ? moeInterval(moe) : undefined;
+    // The architecture's own published runs on this GPU and stack calibrate it: their interval.
+    const published = this.publishedCalibrationOf(it);
     let iv =
+      published?.interval ??
       experts?.interval ??
       (llmLike ? (this.stackInterval(it) ?? ivs.llmRuns) : undefined) ??
       ivs.byPrecision[correctionPrecision(precision)] ??
@@ -348,11 +417,12 @@ export class LearnedPredictor {
     // A tuned stack's effects (fused elementwise traffic, GEMM rate) were fitted on transformer LLM
     // runs only: on a convolutional model they are as unmeasured as a model no row ran.
     const stackOnConvolutions = llmLike && !!it.model.convolutional;
-    // Every LLM is an unmeasured model here (its published runs give no evidence), so its LLM-runs
-    // interval is widened too. Held out by family (bench/llm-intervals.ts) the pooled interval alone
+    // Every LLM is an unmeasured model here (its published runs give no evidence features), so its
+    // LLM-runs interval is widened too, unless its own runs on this GPU and stack calibrate it. Held out by family (bench/llm-intervals.ts) the pooled interval alone
     // covers 79% of the runs but 54% of GPT3's and 60% of Llama-2's; the stack's own, widened, 100%
     // of the Megatron runs and 84% of the compiled stacks'.
-    if (unmeasuredModel || stackOnConvolutions || (llmLike && !ivs.llmRuns)) widen(ivs.unmeasuredModel);
+    if (!published && (unmeasuredModel || stackOnConvolutions || (llmLike && !ivs.llmRuns)))
+      widen(ivs.unmeasuredModel);
     if (experts && !experts.measured) widen(ivs.unmeasuredModel);
     const novelty = this.gpuNovelty(gpu);
     if (novelty !== 'measured') widen(ivs.unmeasuredGpu);
@@ -439,6 +509,7 @@ export class LearnedPredictor {
       lo = new Float64Array(all.length),
       hi = new Float64Array(all.length);
     const calibrations = all.map((it) => (user ? this.calibration(it, user) : NO_CALIBRATION));
+    const publishedCal = all.map((it) => this.publishedCalibrationOf(it));
     const transfers = all.map((it) =>
       user?.transfer && !isLlmLike(it) ? this.transferred(it, user) : undefined,
     );
@@ -456,7 +527,8 @@ export class LearnedPredictor {
       // The model predicts log(measured throughput / analytical): time scales by its inverse; the
       // transfer's residual is of the same kind, blended in log by its share of the evidence.
       const k = Math.exp(
-        (1 - (t?.share ?? 0)) * (-out[i] + Math.log(c.scale)) - (t ? t.share * t.logResidual : 0),
+        (1 - (t?.share ?? 0)) * (-out[i] + Math.log(c.scale * (publishedCal[i]?.scale ?? 1))) -
+          (t ? t.share * t.logResidual : 0),
       );
       let iv = this.interval(it, evs[i], regimes[i]);
       // Runs of this model on this GPU: the interval is the calibrated one measured on the
@@ -543,15 +615,17 @@ export class LearnedPredictor {
             : novelty === 'vendor' && c.gpuRuns === 0
               ? `; no ${it.gpu.vendor} GPU is measured (interval: the widest of any held-out generation)`
               : '') +
-          (moeStackOf(it) !== undefined
-            ? `; ${expertsEvidence(moeStackOf(it))}`
-            : llmLike && it.model.convolutional
-              ? "; a tuned stack or split layout on a convolutional model: only transformer LLM runs were measured so, and the stacks' effects were fitted on them (interval: at least an unmeasured model's)"
-              : llmLike && this.meta.intervals.llmRuns
-                ? `; a tuned stack or split layout as in the published LLM runs (interval: ${this.stackInterval(it) ? `the ${stackOf(it)} runs'` : 'their'} errors held out by model family${unmeasuredModelOf(evs[i]) ? ", widened to a held-out model's: no benchmark row measured this model" : ''})`
-                : llmLike
-                  ? '; no measurement used tensor/pipeline/context parallelism, ZeRO, recomputation or a tuned stack'
-                  : '') +
+          (publishedCal[i]
+            ? `; ${describePublishedCalibration(publishedCal[i]!, it.gpu.id, stackOf(it), it.exec.precision)}`
+            : moeStackOf(it) !== undefined
+              ? `; ${expertsEvidence(moeStackOf(it))}`
+              : llmLike && it.model.convolutional
+                ? "; a tuned stack or split layout on a convolutional model: only transformer LLM runs were measured so, and the stacks' effects were fitted on them (interval: at least an unmeasured model's)"
+                : llmLike && this.meta.intervals.llmRuns
+                  ? `; a tuned stack or split layout as in the published LLM runs (interval: ${this.stackInterval(it) ? `the ${stackOf(it)} runs'` : 'their'} errors held out by model family${unmeasuredModelOf(evs[i]) ? ", widened to a held-out model's: no benchmark row measured this model" : ''})`
+                  : llmLike
+                    ? '; no measurement used tensor/pipeline/context parallelism, ZeRO, recomputation or a tuned stack'
+                    : '') +
           regimes[i]
             .map(({ regime, share }) => {
               const iv = runsSetInterval[i]
@@ -689,6 +763,30 @@ function publishedEvidence(it: CorrectionInput): { runs: PublishedRuns; text: st
   return hit ?? undefined;
 }
 const publishedEvidenceCache = new Map<string, { runs: PublishedRuns; text: string } | null>();
+
+/** What `evidence` says of a calibration by the architecture's published runs. */
+function describePublishedCalibration(
+  c: PublishedCalibration,
+  gpuId: string,
+  stack: SoftwareStack,
+  precision: Precision,
+): string {
+  const moved = c.scale >= 1 ? `${pct(c.scale - 1)} longer` : `${pct(1 - c.scale)} shorter`;
+  return (
+    `calibrated by the ${c.runs} latest published run${c.runs > 1 ? 's' : ''} of this architecture on ${gpuId} under ${stack} (${c.samePrecision} at ${precision}; superseded versions left out): ` +
+    `their errors against this predictor made the step ${moved} (interval: runs held out of the trees and of this calibration a layout at a time${c.spread > 0 && (c.interval.q10 === -1.28 * c.spread || c.interval.q90 === 1.28 * c.spread) ? ", widened to the runs' own disagreement" : ''})`
+  );
+}
+
+/** The dense published runs the trees fitted (fittedLlmRuns), by GPU. */
+let fittedRunsByGpu: Map<string, LlmRun[]> | undefined;
+function publishedRunsOnGpu(): Map<string, LlmRun[]> {
+  if (!fittedRunsByGpu) {
+    fittedRunsByGpu = new Map();
+    for (const r of fittedLlmRuns()) fittedRunsByGpu.set(r.gpu, [...(fittedRunsByGpu.get(r.gpu) ?? []), r]);
+  }
+  return fittedRunsByGpu;
+}
 
 /** The software stack an item runs on (PYTORCH_EAGER where it says none). */
 const stackOf = (it: CorrectionInput): SoftwareStack => it.exec.stack ?? DEFAULT_STACK;

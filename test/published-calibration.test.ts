@@ -1,0 +1,122 @@
+// An LLM answer is calibrated by the published runs of its own architecture on its GPU and stack
+// (learned/published-calibration.ts): the weighted, shrunk mean of their errors moves the estimate,
+// the interval is the one measured on runs held out of the trees and the calibration, and a query on
+// another stack or GPU is left alone.
+import { describe, expect, it } from 'vitest';
+import { calibrateOnPublished, type PublishedResidual } from '../predictor/learned/published-calibration.js';
+import { correctionInputOf, learnedPredictor } from '../predictor/learned/model.js';
+import { llmExamples } from '../predictor/learned/train.js';
+import { fittedLlmRuns } from '../seeds/llm.js';
+import { loadCalibrationSettings } from '../seeds/calibration.js';
+import { loadEfficiency } from '../seeds/catalog.js';
+import { stackOfFramework } from '../predictor/software.js';
+import { apolloForTests } from './graphql-client.js';
+
+const settings = { otherPrecision: 0.5, prior: 1, interval: { q10: -0.05, q90: 0.1, rows: 40 } };
+const run = (precision: 'BF16' | 'FP8', logError: number, id = 'x'): PublishedResidual => ({
+  id,
+  precision,
+  logError,
+});
+
+describe('calibrateOnPublished', () => {
+  it('moves the step by the weighted mean of the runs shrunk towards no correction, counting other precisions less', () => {
+    expect(calibrateOnPublished('FP8', 'MEGATRON', [], settings)).toBeUndefined();
+    const c = calibrateOnPublished(
+      'FP8',
+      'MEGATRON',
+      [run('FP8', 0.2), run('FP8', 0.2), run('BF16', -0.2)],
+      settings,
+    )!;
+    // (0.2 + 0.2 - 0.5 * 0.2) / (2.5 + 1 prior)
+    expect(Math.log(c.scale)).toBeCloseTo(0.3 / 3.5, 12);
+    expect(c).toMatchObject({ runs: 3, samePrecision: 2 });
+    expect(c.spread).toBeGreaterThan(0);
+  });
+
+  it("takes the stack's held-out interval, widened where the runs disagree more", () => {
+    const byStack = { ...settings, byStack: { TORCH_COMPILE: { q10: -0.2, q90: 0.3, rows: 12 } } };
+    expect(calibrateOnPublished('FP8', 'MEGATRON', [run('FP8', 0.01)], byStack)!.interval).toEqual(
+      settings.interval,
+    );
+    expect(calibrateOnPublished('FP8', 'TORCH_COMPILE', [run('FP8', 0.01)], byStack)!.interval).toEqual(
+      byStack.byStack.TORCH_COMPILE,
+    );
+    const split = calibrateOnPublished('FP8', 'MEGATRON', [run('FP8', 0.3), run('FP8', -0.3)], settings)!;
+    expect(split.spread).toBeCloseTo(0.3, 12);
+    expect(split.interval.q10).toBeCloseTo(-1.28 * 0.3, 12);
+    expect(split.interval.q90).toBeCloseTo(1.28 * 0.3, 12);
+  });
+});
+
+describe('the shipped predictor, calibrated by the published runs', () => {
+  it("Llama 2 7B's Megatron runs on H100: each run's error is the shipped trees' and the calibration takes their mean in", async () => {
+    const learned = (await learnedPredictor()).predictor!;
+    const runs = fittedLlmRuns().filter(
+      (r) =>
+        r.model === 'Llama-2-7B' &&
+        r.gpu === 'H100-SXM5-80GB' &&
+        stackOfFramework(r.framework) === 'MEGATRON',
+    );
+    expect(runs.length).toBeGreaterThanOrEqual(10);
+    const ex = llmExamples(loadEfficiency(), runs);
+    const items = ex.map(correctionInputOf);
+    const k = await learned.correct(items);
+    // log(measured / estimated step), before (the shipped trees alone) and after the calibration.
+    const after = ex.map((e, i) => Math.log(e.aware.throughput / k.mid[i] / e.row.throughput!));
+    const before = ex.map((e, i) => after[i] + Math.log(learned.publishedCalibrationOf(items[i])!.scale));
+    const s = loadCalibrationSettings().published;
+    for (const [i, e] of ex.entries()) {
+      const c = learned.publishedCalibrationOf(items[i])!;
+      expect(c.runs).toBe(runs.length);
+      // Its errors are the shipped trees' own on these runs (before), so its scale is their shrunk mean.
+      const w = ex.map((o) => (o.row.precision === e.row.precision ? 1 : s.otherPrecision));
+      const mean = before.reduce((a, x, j) => a + w[j] * x, 0) / (w.reduce((a, b) => a + b, 0) + s.prior);
+      expect(Math.log(c.scale)).toBeCloseTo(mean, 4);
+    }
+    const mape = (xs: number[]) => xs.reduce((a, x) => a + Math.abs(Math.exp(x) - 1), 0) / xs.length;
+    expect(mape(after)).toBeLessThan(mape(before));
+  });
+});
+
+describe('predict says so', () => {
+  const gql = apolloForTests();
+  const predict = (gpu: string, extra: string) =>
+    gql(`{ predict(input: {
+      workload: { model: "llama2_7b", samples: 1e9 }
+      gpu: "${gpu}", gpusPerNode: 8, batchSizePerGpu: 1, gradAccumSteps: 16 ${extra}
+    }) { stepTimeMs stepTimeMsP10 stepTimeMsP90 evidence evidenceLevel } }`);
+
+  it('Llama 2 7B in FP8 under Megatron on 8 H100s: calibrated by its runs there, and the nearest one measured inside the interval', async () => {
+    const p = (await predict('H100-SXM5-80GB', 'precision: FP8, softwareStack: MEGATRON')).data!.predict;
+    const runs = fittedLlmRuns().filter(
+      (r) =>
+        r.model === 'Llama-2-7B' &&
+        r.gpu === 'H100-SXM5-80GB' &&
+        stackOfFramework(r.framework) === 'MEGATRON',
+    );
+    expect(p.evidence).toMatch(
+      new RegExp(
+        `calibrated by the ${runs.length} latest published runs of this architecture on H100-SXM5-80GB under MEGATRON \\(${runs.filter((r) => r.precision === 'FP8').length} at FP8; superseded versions left out\\): their errors against this predictor made the step [0-9.]+% (longer|shorter)`,
+      ),
+    );
+    expect(p.evidence).not.toMatch(/widened to a held-out model's/);
+    // nemo2407-0005 ran this layout (8 GPUs, micro-batch 1, global batch 128 of 4,096 tokens).
+    const nearest = runs.find((r) => r.id === 'nemo2407-0005')!;
+    expect(nearest.globalBatch).toBe(128);
+    const measuredMs = ((128 * 4096) / (nearest.tokensPerSecondPerGpu! * 8)) * 1000;
+    expect(p.stepTimeMsP10).toBeLessThanOrEqual(measuredMs);
+    expect(p.stepTimeMsP90).toBeGreaterThanOrEqual(measuredMs);
+  });
+
+  it('another stack (stock PyTorch) or a GPU without runs of this architecture is not calibrated', async () => {
+    for (const [gpu, extra] of [
+      ['H100-SXM5-80GB', 'precision: BF16'],
+      ['A100-SXM4-80GB', 'precision: BF16, softwareStack: MEGATRON'],
+      ['H100-SXM5-80GB', 'precision: BF16, softwareStack: TUNED'],
+    ])
+      expect((await predict(gpu, extra)).data!.predict.evidence).not.toMatch(
+        /calibrated by the \d+ latest published run/,
+      );
+  });
+});
