@@ -331,7 +331,6 @@ export class LearnedPredictor {
     return isLlmLike(it) ? [] : regimesIn(this.meta.intervals.byRegime ?? [], it);
   }
 
-  /** The LLM runs' held-out interval of the item's software stack, where the stack has its own. */
   /**
    * The published runs of the item's architecture on its GPU under its stack, as a calibration of
    * the estimate (published-calibration.ts); undefined where no such run exists (another stack,
@@ -384,6 +383,7 @@ export class LearnedPredictor {
     });
   }
 
+  /** The LLM runs' held-out interval of the item's software stack, where the stack has its own. */
   private stackInterval(it: CorrectionInput): Interval | undefined {
     return this.meta.intervals.llmRunsByStack?.[stackOf(it)];
   }
@@ -418,9 +418,10 @@ export class LearnedPredictor {
     // runs only: on a convolutional model they are as unmeasured as a model no row ran.
     const stackOnConvolutions = llmLike && !!it.model.convolutional;
     // Every LLM is an unmeasured model here (its published runs give no evidence features), so its
-    // LLM-runs interval is widened too, unless its own runs on this GPU and stack calibrate it. Held out by family (bench/llm-intervals.ts) the pooled interval alone
-    // covers 79% of the runs but 54% of GPT3's and 60% of Llama-2's; the stack's own, widened, 100%
-    // of the Megatron runs and 84% of the compiled stacks'.
+    // LLM-runs interval is widened too, unless its own runs on this GPU and stack calibrate it. Held
+    // out by family (bench/llm-intervals.ts) the pooled interval alone covers 79% of the runs but 54%
+    // of GPT3's and 60% of Llama-2's; the stack's own, widened, 100% of the Megatron runs and 84% of
+    // the compiled stacks'.
     if (!published && (unmeasuredModel || stackOnConvolutions || (llmLike && !ivs.llmRuns)))
       widen(ivs.unmeasuredModel);
     if (experts && !experts.measured) widen(ivs.unmeasuredModel);
