@@ -10,7 +10,8 @@ import {
   type SoftwareStack,
   type StackEffects,
 } from '../seeds/tables.js';
-import { loadLlmRuns } from '../seeds/llm.js';
+import { fittedLlmRuns } from '../seeds/llm.js';
+import { getGpu } from '../seeds/catalog.js';
 
 export { SOFTWARE_STACKS, type CompositeOp, type SoftwareStack, type StackEffects, type SoftwareFile };
 export const DEFAULT_STACK: SoftwareStack = 'PYTORCH_EAGER';
@@ -32,17 +33,34 @@ export function overrideStackEffects(stack: SoftwareStack, effects: Partial<Stac
   };
 }
 
-/** Stacks some published LLM run ran (seeds/measurements/llm_train.csv). */
-let measuredStacks: Set<SoftwareStack> | undefined;
-const stacksMeasured = () =>
-  (measuredStacks ??= new Set(loadLlmRuns().map((r) => stackOfFramework(r.framework))));
+/**
+ * The frameworks of the published runs a stack's effects are fitted on: dense runs, latest versions,
+ * on a GPU of the catalog (seeds/llm.ts fittedLlmRuns; a run on a GPU the catalog lacks cannot be
+ * predicted, so it fits nothing). A stack is a family of frameworks, and which of them were measured
+ * is what a reader needs: TORCH_COMPILE's runs are MaxText and PaxML on JAX/XLA and NeMo AutoModel,
+ * not torch.compile.
+ */
+let fittedFrameworks: Map<SoftwareStack, string[]> | undefined;
+function frameworksFitted(stack: SoftwareStack): readonly string[] {
+  if (!fittedFrameworks) {
+    fittedFrameworks = new Map();
+    for (const r of fittedLlmRuns())
+      if (getGpu(r.gpu)) {
+        const of = fittedFrameworks.get(stackOfFramework(r.framework)) ?? [];
+        if (!of.includes(r.framework))
+          fittedFrameworks.set(stackOfFramework(r.framework), [...of, r.framework].sort());
+      }
+  }
+  return fittedFrameworks.get(stack) ?? [];
+}
 
 /** What `evidence` says about the stack an estimate assumes. */
 export function stackEvidence(stack: SoftwareStack = DEFAULT_STACK): string {
   if (stack === DEFAULT_STACK)
     return 'software stack assumed: PYTORCH_EAGER (stock framework code, the default)';
-  const runs = stacksMeasured().has(stack)
-    ? 'fitted on the published LLM runs of this stack'
+  const frameworks = frameworksFitted(stack);
+  const runs = frameworks.length
+    ? `fitted on the published LLM runs of this stack: ${frameworks.join(', ')}`
     : 'no published run used this stack: MEGATRON-like effects, an assumption';
   return `software stack assumed: ${stack} (analytical effects ${runs}; learned correction applied, trained on the benchmark rows and the LLM runs together)`;
 }

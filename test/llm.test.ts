@@ -388,7 +388,7 @@ describe('the API: softwareStack, FP8/FP4, virtual stages and context parallelis
     const p = tuned.data!.predict;
     expect(p.predictor).toMatch(/^gbdt-v\d+$/);
     expect(p.evidence).toMatch(
-      /software stack assumed: MEGATRON \(analytical effects fitted on the published LLM runs of this stack; learned correction applied/,
+      /software stack assumed: MEGATRON \(analytical effects fitted on the published LLM runs of this stack: [^;]*NeMo \(Megatron-Core\)[^;]*; learned correction applied/,
     );
     // Llama 2 7B's own Megatron runs on H100s calibrate it and set its interval (published-calibration.ts).
     expect(p.evidence).toMatch(
@@ -398,6 +398,13 @@ describe('the API: softwareStack, FP8/FP4, virtual stages and context parallelis
     expect(p.stepTimeMsP90).toBeGreaterThan(p.stepTimeMs);
     const eager = await run(query(''));
     expect(eager.data!.predict.evidence).toMatch(/software stack assumed: PYTORCH_EAGER/);
+    // TORCH_COMPILE's runs are JAX/XLA and NeMo AutoModel ones, and it says so; torchtitan's ran a GPU
+    // the catalog lacks (H100-SXM-96GB-HBM2e-500W), so they fit nothing and are not named.
+    const compiled = (await run(query('softwareStack: TORCH_COMPILE'))).data!.predict.evidence;
+    expect(compiled).toMatch(
+      /fitted on the published LLM runs of this stack: MaxText \(JAX\/XLA\), NeMo AutoModel \(PyTorch FSDP2 \+ TE\), PaxML \(JAX\/XLA\);/,
+    );
+    expect(compiled).not.toMatch(/torchtitan/);
     // No published run used TUNED: its evidence says its effects are an assumption.
     const assumed = await run(query('softwareStack: TUNED'));
     expect(assumed.data!.predict.evidence).toMatch(/no published run used this stack/);
