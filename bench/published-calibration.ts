@@ -81,6 +81,7 @@ function heldOut(folds: number[][]): Map<number, HeldOut> {
       const list = pools.get(poolOf(ex[i])) ?? [];
       list.push({
         id: ex[i].row.id,
+        framework: ex[i].run!.framework,
         precision: ex[i].row.precision,
         logError: Math.log(inSample[t] / ex[i].row.throughput!),
       });

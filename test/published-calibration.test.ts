@@ -15,6 +15,7 @@ import { apolloForTests } from './graphql-client.js';
 const settings = { otherPrecision: 0.5, prior: 1, interval: { q10: -0.05, q90: 0.1, rows: 40 } };
 const run = (precision: 'BF16' | 'FP8', logError: number, id = 'x'): PublishedResidual => ({
   id,
+  framework: 'NeMo (Megatron-Core)',
   precision,
   logError,
 });
@@ -97,7 +98,7 @@ describe('predict says so', () => {
     );
     expect(p.evidence).toMatch(
       new RegExp(
-        `calibrated by the ${runs.length} latest published runs of this architecture on H100-SXM5-80GB under MEGATRON \\(${runs.filter((r) => r.precision === 'FP8').length} at FP8; superseded versions left out\\): their errors against this predictor made the step [0-9.]+% (longer|shorter)`,
+        `calibrated by the ${runs.length} latest published runs of this architecture on H100-SXM5-80GB under MEGATRON \\(NeMo \\(Megatron-Core\\); ${runs.filter((r) => r.precision === 'FP8').length} at FP8; superseded versions left out\\): their errors against this predictor made the step [0-9.]+% (longer|shorter)`,
       ),
     );
     expect(p.evidence).not.toMatch(/widened to a held-out model's/);
@@ -107,6 +108,26 @@ describe('predict says so', () => {
     const measuredMs = ((128 * 4096) / (nearest.tokensPerSecondPerGpu! * 8)) * 1000;
     expect(p.stepTimeMsP10).toBeLessThanOrEqual(measuredMs);
     expect(p.stepTimeMsP90).toBeGreaterThanOrEqual(measuredMs);
+  });
+
+  it("Llama 2 70B under TORCH_COMPILE is calibrated by MaxText's runs, and the evidence says they ran JAX/XLA", async () => {
+    const p = (
+      await gql(`{ predict(input: {
+        workload: { model: "llama2_70b", samples: 1e9 }, gpu: "H100-SXM5-80GB", gpusPerNode: 8, nodes: 8
+        batchSizePerGpu: 1, gradAccumSteps: 4, precision: BF16, softwareStack: TORCH_COMPILE
+        parallelism: { zeroStage: 3 }
+      }) { evidence } }`)
+    ).data!.predict;
+    const maxText = fittedLlmRuns().filter(
+      (r) =>
+        r.model === 'Llama-2-70B' &&
+        r.gpu === 'H100-SXM5-80GB' &&
+        stackOfFramework(r.framework) === 'TORCH_COMPILE',
+    );
+    expect(new Set(maxText.map((r) => r.framework))).toEqual(new Set(['MaxText (JAX/XLA)']));
+    expect(p.evidence).toContain(
+      `calibrated by the ${maxText.length} latest published runs of this architecture on H100-SXM5-80GB under TORCH_COMPILE (MaxText (JAX/XLA); `,
+    );
   });
 
   it('another stack (stock PyTorch) or a GPU without runs of this architecture is not calibrated', async () => {

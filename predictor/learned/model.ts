@@ -379,7 +379,12 @@ export class LearnedPredictor {
       // A box of one point: the bounds are the output widened by their slack on each side.
       const [lo, hi] = this.bounds.range(x, x);
       const out = (lo + hi) / 2;
-      return { id: e.row.id, precision: e.row.precision, logError: out - target(e, true) };
+      return {
+        id: e.row.id,
+        framework: e.run!.framework,
+        precision: e.row.precision,
+        logError: out - target(e, true),
+      };
     });
   }
 
@@ -774,7 +779,7 @@ function describePublishedCalibration(
 ): string {
   const moved = c.scale >= 1 ? `${pct(c.scale - 1)} longer` : `${pct(1 - c.scale)} shorter`;
   return (
-    `calibrated by the ${c.runs} latest published run${c.runs > 1 ? 's' : ''} of this architecture on ${gpuId} under ${stack} (${c.samePrecision} at ${precision}; superseded versions left out): ` +
+    `calibrated by the ${c.runs} latest published run${c.runs > 1 ? 's' : ''} of this architecture on ${gpuId} under ${stack} (${c.frameworks.join(', ')}; ${c.samePrecision} at ${precision}; superseded versions left out): ` +
     `their errors against this predictor made the step ${moved} (interval: runs held out of the trees and of this calibration a layout at a time${c.spread > 0 && (c.interval.q10 === -1.28 * c.spread || c.interval.q90 === 1.28 * c.spread) ? ", widened to the runs' own disagreement" : ''})`
   );
 }

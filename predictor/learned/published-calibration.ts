@@ -15,6 +15,8 @@ export type { PublishedCalibrationSettings };
 export interface PublishedResidual {
   /** llm_train.csv's id. */
   id: string;
+  /** The run's framework label (llm_train.csv): a stack is a family of them. */
+  framework: string;
   precision: Precision;
   /** log(measured step time / predicted step time): positive when the run was slower than predicted. */
   logError: number;
@@ -26,6 +28,8 @@ export interface PublishedCalibration {
   runs: number;
   /** Of them, at the query's precision. */
   samePrecision: number;
+  /** The frameworks they ran, sorted. */
+  frameworks: string[];
   /** Weighted standard deviation of the runs' errors (0 with one run). */
   spread: number;
   /** P10/P90 of log(measured / calibrated step), never narrower than the runs' own disagreement. */
@@ -53,6 +57,7 @@ export function calibrateOnPublished(
     scale: Math.exp(swx / (sw + s.prior)),
     runs: residuals.length,
     samePrecision: residuals.filter((r) => r.precision === precision).length,
+    frameworks: [...new Set(residuals.map((r) => r.framework))].sort(),
     spread,
     // 1.28 standard deviations: the runs' own P10/P90 where they disagree more than the held-out errors.
     interval: {
