@@ -1,7 +1,8 @@
 // `trainplan evaluate --llm`: the analytical predictor on the published LLM runs
 // (seeds/measurements/llm_train.csv), each predicted at its own layout under the software stack its
 // framework names; FP8/BF16 speed ratios of runs published in both precisions at the same layout; and
-// whole pre-training campaigns (llm_campaign_gpu_hours.csv) as GPU-hours.
+// whole pre-training campaigns (llm_campaign_gpu_hours.csv) as GPU-hours, analytically and as
+// `predict` answers them (the learned correction applied).
 import { getGpu, loadEfficiency, PREDICTOR_CARD_FILE } from '../seeds/catalog.js';
 import { SOFTWARE_FILE } from '../seeds/tables.js';
 import {
@@ -10,10 +11,13 @@ import {
   loadLlmCampaigns,
   loadLlmRuns,
   moeLlmRuns,
+  type LlmCampaign,
   type LlmRun,
 } from '../seeds/llm.js';
 import { familyOf, llmModel, llmSourceOf, predictLlmRun, type LlmRunPrediction } from '../predictor/llm.js';
-import { predict } from '../predictor/predict.js';
+import { predict, type PredictRequest } from '../predictor/predict.js';
+import { predictCorrected } from '../predictor/corrected.js';
+import { learnedPredictor } from '../predictor/learned/model.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import {
   overrideStackEffects,
@@ -106,7 +110,9 @@ export function fp8Pairs(preds: LlmRunPrediction[]) {
  * parallelism with one sequence per GPU, so 1,024 GPUs (128 nodes of 8), the attention core recomputed
  * in backward (FlashAttention), which the 80 GB cards hold for 7B and 13B.
  */
-export function campaignHours(eff: Efficiency = loadEfficiency()) {
+function campaignRequests(): (
+  { campaign: LlmCampaign; error: string } | { campaign: LlmCampaign; req: PredictRequest; gpus: number }
+)[] {
   const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
   return loadLlmCampaigns()
     .filter(
@@ -127,29 +133,71 @@ export function campaignHours(eff: Efficiency = loadEfficiency()) {
       const published = c.globalBatchTokens!,
         globalSequences = Math.round((published.low + published.high) / 2 / c.seqLen! / 1024) * 1024,
         gpus = globalSequences;
-      const p = predict(
-        {
-          model,
-          gpu,
-          precision: 'BF16',
-          batchSizePerGpu: 1,
-          gpusPerNode: 8,
-          nodes: gpus / 8,
-          gradAccumSteps: 1,
-          interNodeGbps: 1600,
-          // FlashAttention recomputes the attention core in backward: what selective recomputation models.
-          parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 3, recompute: 'selective' },
-          stack: 'TUNED',
-          samples: c.tokensTrained!,
-        },
-        eff,
-      );
-      const gpuHours = p.totalHours! * gpus;
-      return { campaign: c, gpuHours, ratio: gpuHours / c.gpuHours!, fits: p.fitsInMemory };
+      const req: PredictRequest = {
+        model,
+        gpu,
+        precision: 'BF16',
+        batchSizePerGpu: 1,
+        gpusPerNode: 8,
+        nodes: gpus / 8,
+        gradAccumSteps: 1,
+        interNodeGbps: 1600,
+        // FlashAttention recomputes the attention core in backward: what selective recomputation models.
+        parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 3, recompute: 'selective' },
+        stack: 'TUNED',
+        samples: c.tokensTrained!,
+      };
+      return { campaign: c, req, gpus };
     });
 }
 
-export function formatLlmEvaluation(eff: Efficiency = loadEfficiency()): string {
+/** The campaigns by the analytical predictor alone (what the stack effects were fitted with). */
+export function campaignHours(eff: Efficiency = loadEfficiency()) {
+  return campaignRequests().map((c) => {
+    if ('error' in c) return c;
+    const p = predict(c.req, eff);
+    const gpuHours = p.totalHours! * c.gpus;
+    return { campaign: c.campaign, gpuHours, ratio: gpuHours / c.campaign.gpuHours!, fits: p.fitsInMemory };
+  });
+}
+
+/**
+ * The campaigns as `predict` answers them: the analytical estimate with the learned correction, and
+ * its P10-P90. No Llama 2 run on an A100 trained the trees (the only ones are superseded torchtitan
+ * rows), and no campaign figure did.
+ */
+export async function learnedCampaignHours(eff: Efficiency = loadEfficiency()) {
+  const learned = await learnedPredictor();
+  const out = [];
+  for (const c of campaignRequests()) {
+    if ('error' in c) continue;
+    const p = await predictCorrected(c.req, learned, eff);
+    const gpuHours = p.totalHours! * c.gpus;
+    out.push({
+      campaign: c.campaign,
+      predictor: p.predictor,
+      gpuHours,
+      ratio: gpuHours / c.campaign.gpuHours!,
+      p10: (gpuHours * p.stepTimeMsP10) / p.stepTimeMs,
+      p90: (gpuHours * p.stepTimeMsP90) / p.stepTimeMs,
+    });
+  }
+  return out;
+}
+
+/** The learned campaign lines of `evaluate --llm` (after the analytical ones). */
+export async function formatLearnedCampaigns(eff: Efficiency = loadEfficiency()): Promise<string> {
+  const round = (x: number) => Math.round(x).toLocaleString('en-US');
+  return (await learnedCampaignHours(eff))
+    .map(
+      (c) =>
+        `${c.campaign.model} campaign on ${c.campaign.gpu} as predict answers it (${c.predictor}: the learned correction applied): ${round(c.gpuHours)} GPU-hours, P10-P90 ${round(c.p10)} to ${round(c.p90)}, vs published ${c.campaign.gpuHours!.toLocaleString('en-US')} (x${c.ratio.toFixed(2)})`,
+    )
+    .join('\n\n');
+}
+
+/** `learnedCampaigns`: formatLearnedCampaigns' lines, printed after the analytical campaigns (it is async). */
+export function formatLlmEvaluation(eff: Efficiency = loadEfficiency(), learnedCampaigns?: string): string {
   const all = llmPredictions(eff);
   const ok = all.filter((p) => p.tokensPerSecondPerGpu !== undefined);
   const skipped = new Map<string, number>();
@@ -194,6 +242,7 @@ export function formatLlmEvaluation(eff: Efficiency = loadEfficiency()): string 
         ? `${c.campaign.model}: ${c.error}`
         : `${c.campaign.model} campaign on ${c.campaign.gpu}: predicted ${Math.round(c.gpuHours!).toLocaleString('en-US')} GPU-hours vs published ${c.campaign.gpuHours!.toLocaleString('en-US')} (x${c.ratio!.toFixed(2)})${c.fits ? '' : ' (layout does not fit in memory)'}`,
     ),
+    ...(learnedCampaigns ? [learnedCampaigns] : []),
     'not predicted:',
     ...[...skipped].sort((a, b) => b[1] - a[1]).map(([r, n]) => `  ${n}  ${r}`),
   ].join('\n\n');

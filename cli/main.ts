@@ -246,7 +246,8 @@ ${examples(
         write?: boolean;
       }) => {
         if (options.llm) {
-          // Published LLM runs at their own layouts, FP8/BF16 pairs, Llama 2 campaigns (analytical, tuned stacks).
+          // Published LLM runs at their own layouts, FP8/BF16 pairs, Llama 2 campaigns (analytical, tuned
+          // stacks; the campaigns also as predict answers them, with the learned correction).
           const llm = await import('./evaluate-llm.js');
           let fitText = '';
           if (options.fit) {
@@ -255,7 +256,7 @@ ${examples(
             console.log(fitText);
             if (options.write) console.log(llm.writeSoftwareFit(f));
           }
-          const evaluation = llm.formatLlmEvaluation();
+          const evaluation = llm.formatLlmEvaluation(undefined, await llm.formatLearnedCampaigns());
           console.log(evaluation);
           if (options.fit && options.write) console.log(llm.writeLlmCardSection(fitText, evaluation));
           return;

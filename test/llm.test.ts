@@ -2,7 +2,13 @@
 // architectures, FP8 as Transformer Engine runs it, interleaved pipelines, context parallelism, software
 // stacks, and the Llama 2 campaigns.
 import { describe, expect, it } from 'vitest';
-import { campaignHours, fp8Pairs, llmPredictions, otherGpuRuns } from '../cli/evaluate-llm.js';
+import {
+  campaignHours,
+  fp8Pairs,
+  learnedCampaignHours,
+  llmPredictions,
+  otherGpuRuns,
+} from '../cli/evaluate-llm.js';
 import { llmExamples } from '../predictor/learned/train.js';
 import { correctionInputOf, learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
@@ -347,6 +353,21 @@ describe('Llama 2 pre-training campaigns (model card GPU-hours)', () => {
         expect(x.ratio!).toBeLessThanOrEqual(1);
         expect(x.ratio!).toBeGreaterThan(0.6);
       }
+    }
+  });
+
+  it('as predict answers them (the learned correction applied): within 20% of the published GPU-hours, which its P10-P90 holds', async () => {
+    // Issue #11's target. The trees trained on Llama 2's H100 runs, not on any A100 run of it (the only
+    // ones are superseded torchtitan rows) nor on a campaign; here they lengthen the analytical step by
+    // a few percent, which the analytical campaign above (17-20% under) does not have.
+    const c = await learnedCampaignHours();
+    expect(c.map((x) => x.campaign.model).sort()).toEqual(['Llama-2-13B', 'Llama-2-7B']);
+    for (const x of c) {
+      expect(x.predictor).toMatch(/^gbdt-v\d+$/);
+      expect(x.ratio, x.campaign.model).toBeGreaterThan(0.8);
+      expect(x.ratio, x.campaign.model).toBeLessThanOrEqual(1);
+      expect(x.p10).toBeLessThanOrEqual(x.campaign.gpuHours!);
+      expect(x.p90).toBeGreaterThanOrEqual(x.campaign.gpuHours!);
     }
   });
 
