@@ -110,7 +110,7 @@ export function fp8Pairs(preds: LlmRunPrediction[]) {
  * parallelism with one sequence per GPU, so 1,024 GPUs (128 nodes of 8), the attention core recomputed
  * in backward (FlashAttention), which the 80 GB cards hold for 7B and 13B.
  */
-function campaignRequests(): (
+export function campaignRequests(): (
   { campaign: LlmCampaign; error: string } | { campaign: LlmCampaign; req: PredictRequest; gpus: number }
 )[] {
   const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
