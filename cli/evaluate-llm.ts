@@ -191,7 +191,7 @@ export async function formatLearnedCampaigns(eff: Efficiency = loadEfficiency())
   return (await learnedCampaignHours(eff))
     .map(
       (c) =>
-        `${c.campaign.model} campaign on ${c.campaign.gpu} as predict answers it (${c.predictor}: the learned correction applied): ${round(c.gpuHours)} GPU-hours, P10-P90 ${round(c.p10)} to ${round(c.p90)}, vs published ${c.campaign.gpuHours!.toLocaleString('en-US')} (x${c.ratio.toFixed(2)})`,
+        `${c.campaign.model} campaign on ${c.campaign.gpu} as predict answers it (${c.predictor === 'analytical' ? 'the learned model did not load: the analytical estimate' : `${c.predictor}: the learned correction applied`}): ${round(c.gpuHours)} GPU-hours, P10-P90 ${round(c.p10)} to ${round(c.p90)}, vs published ${c.campaign.gpuHours!.toLocaleString('en-US')} (x${c.ratio.toFixed(2)})`,
     )
     .join('\n\n');
 }
