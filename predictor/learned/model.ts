@@ -15,11 +15,20 @@ import { readFileSync } from 'node:fs';
 import { stepMs, stragglerGpus, type Breakdown, type Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
 import { POLICIES } from '../precision.js';
-import { describePublishedRuns, publishedRunsOf, type PublishedRuns } from '../published-runs.js';
+import {
+  describePublishedRuns,
+  measuredLlmRuns,
+  publishedRunsOf,
+  type PublishedRuns,
+} from '../published-runs.js';
 import {
   EvidenceIndex,
   evidenceCase,
+  evidenceLevel,
+  measuredSetOf,
   mergeEvidence,
+  withRuns,
+  type MeasuredSet,
   seedsReleases,
   UNMEASURED_CASE,
   type Evidence,
@@ -235,6 +244,8 @@ export class LearnedPredictor {
   /** GPUs with at least one measurement in the evidence, and `model|gpu` pairs. */
   private readonly measuredGpus: Set<string>;
   private readonly measuredPairs: Set<string>;
+  /** The shipped measurements as evidenceLevel reads them (benchmark rows and published LLM runs). */
+  private readonly measured: MeasuredSet;
   /** Generations and vendors with at least one measured GPU. */
   private readonly measuredGenerations: Set<string>;
   private readonly measuredVendors: Set<string>;
@@ -249,6 +260,12 @@ export class LearnedPredictor {
   ) {
     this.measuredGpus = new Set(meta.evidence.map((e) => e.gpu));
     this.measuredPairs = new Set(meta.evidence.map((e) => `${e.model}|${e.gpu}`));
+    // Pairs under the published architectures' names too (published-runs.ts): a published run on a
+    // GPU measured its architecture there, as a benchmark row measured its model.
+    this.measured = {
+      gpus: this.measuredGpus,
+      pairs: new Set([...this.measuredPairs, ...measuredSetOf(measuredLlmRuns()).pairs]),
+    };
     const measured = [...this.measuredGpus].flatMap((id) => getGpu(id) ?? []);
     this.measuredGenerations = new Set(measured.map((g) => g.generation));
     this.measuredVendors = new Set(measured.map((g) => g.vendor));
@@ -559,6 +576,9 @@ export class LearnedPredictor {
       (it, i) => !isLlmLike(it) && unmeasuredPrecision(evs[i], it.exec.precision),
     );
     const runs = new Int32Array(n);
+    // What the evidence level reads, decided where recommend's minEvidence decides it (evidence.ts
+    // evidenceLevel): the shipped measurements, the published LLM runs and the user's recorded runs.
+    const measured = user ? withRuns(this.measured, user.runs.all) : this.measured;
     items.forEach((it, i) => {
       // The floor: never a faster step than the same GPU alone at this batch plus the gradient
       // synchronisation the roofline leaves exposed (estimate, P10, P90), as factors of the item's
@@ -583,13 +603,7 @@ export class LearnedPredictor {
       const shippedPair = this.measuredPairs.has(`${it.modelId}|${it.gpu.id}`);
       const published = publishedEvidence(it);
       boundBy.push(regimes[i].map((x) => x.regime.regime));
-      levels.push(
-        shippedPair || c.modelOnGpuRuns > 0 || (published?.runs.onGpu ?? 0) > 0
-          ? 'MODEL_MEASURED_ON_GPU'
-          : gpuMeasured || c.gpuRuns > 0
-            ? 'GPU_MEASURED'
-            : 'UNMEASURED',
-      );
+      levels.push(evidenceLevel(measured, it.modelId, it.gpu.id, it.model.publishedAs));
       const twin = TRAINED_AS[it.exec.precision];
       const benchmarkCase = evidenceCase(evs[i]);
       cases.push(
