@@ -42,7 +42,7 @@ import {
   type PublishedResidual,
 } from './published-calibration.js';
 import { llmExamples, target } from './train.js';
-import { fittedLlmRuns, type LlmRun } from '../../seeds/llm.js';
+import { fittedLlmRuns, isMoeRun, type LlmRun } from '../../seeds/llm.js';
 import { loadCalibrationSettings } from '../../seeds/calibration.js';
 import { correctionPrecision, TRAINED_AS } from './precision-twins.js';
 import {
@@ -375,8 +375,9 @@ export class LearnedPredictor {
   private readonly publishedCalibrations = new Map<string, PublishedCalibration | null>();
 
   /**
-   * Each published run's error against this model's own prediction of it: the trees fitted these
-   * runs, so the errors are in-sample, as bench/published-calibration.ts measures them. The tree
+   * Each published run's error against this model's own prediction of it: the trees fitted the
+   * latest runs, so their errors are in-sample, as bench/published-calibration.ts measures them (a
+   * superseded run's, publishedRunsOnGpu, is a held-out error). The tree
    * ensemble is evaluated through its bounds (a box of one point) on float32 features, as
    * onnxruntime reads them, so this stays synchronous (they differ from onnxruntime's float32 sum
    * by its rounding).
@@ -399,6 +400,7 @@ export class LearnedPredictor {
       return {
         id: e.row.id,
         framework: e.run!.framework,
+        superseded: !e.run!.isLatest,
         precision: e.row.precision,
         logError: out - target(e, true),
       };
@@ -793,19 +795,30 @@ function describePublishedCalibration(
 ): string {
   const moved = c.scale >= 1 ? `${pct(c.scale - 1)} longer` : `${pct(1 - c.scale)} shorter`;
   return (
-    `calibrated by the ${c.runs} latest published run${c.runs > 1 ? 's' : ''} of this architecture on ${gpuId} under ${stack} (${c.frameworks.join(', ')}; ${c.samePrecision} at ${precision}; superseded versions left out): ` +
+    `calibrated by the ${c.runs} ${c.superseded ? '' : 'latest '}published run${c.runs > 1 ? 's' : ''} of this architecture on ${gpuId} under ${stack} (${c.frameworks.join(', ')}; ${c.samePrecision} at ${precision}; ${c.superseded ? `${c.superseded} superseded in their source by tables without this GPU, never fitted by the trees` : 'superseded versions left out'}): ` +
     `their errors against this predictor made the step ${moved} (interval: runs held out of the trees and of this calibration a layout at a time${c.spread > 0 && (c.interval.q10 === -1.28 * c.spread || c.interval.q90 === 1.28 * c.spread) ? ", widened to the runs' own disagreement" : ''})`
   );
 }
 
-/** The dense published runs the trees fitted (fittedLlmRuns), by GPU. */
-let fittedRunsByGpu: Map<string, LlmRun[]> | undefined;
+/**
+ * The dense published runs that calibrate, by GPU: those the trees fitted (fittedLlmRuns, the latest
+ * version of each), and a superseded run where no latest run measured its model on its GPU under its
+ * stack. Those are the only runs of Llama 2 13B and 70B and Llama 3 8B and 70B on A100s (torchtitan's
+ * 2024 tables, which its later ones replaced with H100 tables); the trees never fitted them, so their
+ * errors are held-out ones.
+ */
+let calibratingRunsByGpu: Map<string, LlmRun[]> | undefined;
 function publishedRunsOnGpu(): Map<string, LlmRun[]> {
-  if (!fittedRunsByGpu) {
-    fittedRunsByGpu = new Map();
-    for (const r of fittedLlmRuns()) fittedRunsByGpu.set(r.gpu, [...(fittedRunsByGpu.get(r.gpu) ?? []), r]);
+  if (!calibratingRunsByGpu) {
+    const key = (r: LlmRun) => `${r.model}|${r.gpu}|${stackOfFramework(r.framework)}`;
+    const fitted = fittedLlmRuns();
+    const latest = new Set(fitted.map(key));
+    const superseded = measuredLlmRuns().filter((r) => !r.isLatest && !isMoeRun(r) && !latest.has(key(r)));
+    calibratingRunsByGpu = new Map();
+    for (const r of [...fitted, ...superseded])
+      calibratingRunsByGpu.set(r.gpu, [...(calibratingRunsByGpu.get(r.gpu) ?? []), r]);
   }
-  return fittedRunsByGpu;
+  return calibratingRunsByGpu;
 }
 
 /** The software stack an item runs on (PYTORCH_EAGER where it says none). */

@@ -18,6 +18,8 @@ export interface PublishedResidual {
   id: string;
   /** The run's framework label (llm_train.csv): a stack is a family of them. */
   framework: string;
+  /** A version its source later replaced (is_latest 0), which the trees never fitted. */
+  superseded?: boolean;
   precision: Precision;
   /** log(measured step time / predicted step time): positive when the run was slower than predicted. */
   logError: number;
@@ -31,6 +33,8 @@ export interface PublishedCalibration {
   samePrecision: number;
   /** The frameworks they ran, sorted. */
   frameworks: string[];
+  /** Of them, superseded in their source (their errors are held-out ones: no tree fitted them). */
+  superseded: number;
   /** Weighted standard deviation of the runs' errors (0 with one run). */
   spread: number;
   /** P10/P90 of log(measured / calibrated step), never narrower than the runs' own disagreement. */
@@ -59,6 +63,7 @@ export function calibrateOnPublished(
     runs: residuals.length,
     samePrecision: residuals.filter((r) => r.precision === precision).length,
     frameworks: [...new Set(residuals.map((r) => r.framework))].sort(),
+    superseded: residuals.filter((r) => r.superseded).length,
     spread,
     // 1.28 standard deviations: the runs' own P10/P90 where they disagree more than the held-out errors.
     interval: {
