@@ -8,7 +8,7 @@
 // analytical estimate (shipped stack effects, as the analytical campaign line reports it), the
 // shipped measurements' evidence for that model and GPU, and the tree ensemble's output.
 import { loadEfficiency } from '../seeds/catalog.js';
-import { fit, PARAMS, trainingExamples } from '../predictor/learned/train.js';
+import { fitWithout, PARAMS, trainingExamples } from '../predictor/learned/train.js';
 import { predictEnsemble } from '../predictor/learned/gbdt.js';
 import {
   featureNames,
@@ -23,12 +23,7 @@ import { stackRefitView } from '../cli/train-predictor.js';
 const eff = loadEfficiency();
 const ex = trainingExamples(eff);
 const out = new Set(ex.flatMap((e, i) => (e.kind === 'llm' && e.family === 'Llama-2' ? [i] : [])));
-const seen = stackRefitView(eff)(ex, out);
-const model = fit(
-  seen.filter((_, i) => !out.has(i)),
-  true,
-  PARAMS,
-);
+const { model } = fitWithout(ex, out, true, PARAMS, stackRefitView(eff));
 const shipped = new Map((await learnedCampaignHours(eff)).map((c) => [c.campaign.model, c]));
 console.log(`trees fitted without the ${out.size} Llama-2 runs (seed ${PARAMS.seed})`);
 for (const c of campaignRequests()) {

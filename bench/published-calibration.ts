@@ -17,7 +17,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { loadEfficiency } from '../seeds/catalog.js';
 import { loadCalibrationSettings, type PublishedCalibrationSettings } from '../seeds/calibration.js';
 import {
-  fit,
+  fitWithout,
   llmExamples,
   PARAMS,
   predictHeldOut,
@@ -78,12 +78,7 @@ function heldOut(folds: number[][]): Map<number, HeldOut> {
   const out = new Map<number, HeldOut>();
   folds.forEach((fold, k) => {
     const inFold = new Set(fold);
-    const seen = view(ex, inFold);
-    const model = fit(
-      seen.filter((_, j) => !inFold.has(j)),
-      true,
-      PARAMS,
-    );
+    const { seen, model } = fitWithout(ex, inFold, true, PARAMS, view);
     const others = llm.filter((i) => !inFold.has(i));
     const inSample = predictHeldOut(
       others.map((j) => seen[j]),

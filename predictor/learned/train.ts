@@ -388,6 +388,28 @@ export function folds(ex: Example[], split: Split, k = 10, seed = 11): number[][
  */
 export type FoldView = (ex: Example[], heldOut: ReadonlySet<number>) => Example[];
 
+/**
+ * One fold's fit: the examples as the fold sees them (`view`), and the trees fitted on all but the
+ * held-out ones (`inFold`).
+ */
+export function fitWithout(
+  ex: Example[],
+  inFold: ReadonlySet<number>,
+  aware: boolean,
+  params: TrainParams = PARAMS,
+  view: FoldView = (x) => x,
+): { seen: Example[]; model: ReturnType<typeof fit> } {
+  const seen = view(ex, inFold);
+  return {
+    seen,
+    model: fit(
+      seen.filter((_, j) => !inFold.has(j)),
+      aware,
+      params,
+    ),
+  };
+}
+
 /** Out-of-fold predicted throughput for every example (in the example's own analytical frame). */
 export function crossValidate(
   ex: Example[],
@@ -400,13 +422,7 @@ export function crossValidate(
   const pred = new Array<number>(ex.length).fill(Number.NaN);
   const fs = folds(ex, split);
   fs.forEach((fold, i) => {
-    const inFold = new Set(fold);
-    const seen = view(ex, inFold);
-    const model = fit(
-      seen.filter((_, j) => !inFold.has(j)),
-      aware,
-      params,
-    );
+    const { seen, model } = fitWithout(ex, new Set(fold), aware, params, view);
     const p = predictHeldOut(
       fold.map((j) => seen[j]),
       model,
