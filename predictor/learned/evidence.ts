@@ -433,6 +433,18 @@ export function evidenceLevel(
 
 export const evidenceRank = (level: EvidenceLevel): number => EVIDENCE_LEVELS.indexOf(level);
 
+/**
+ * Benchmark measurements plus the published LLM runs' (model, GPU) pairs under their architecture
+ * names (published-runs.ts): a published run on a GPU measured its architecture there. Their GPUs do
+ * not become measured GPUs, as the learned correction's intervals do not count them.
+ */
+export function withPublishedRuns(benchmark: MeasuredSet): MeasuredSet {
+  return {
+    gpus: benchmark.gpus,
+    pairs: new Set([...benchmark.pairs, ...measuredSetOf(measuredLlmRuns()).pairs]),
+  };
+}
+
 let seedsMeasuredCache: MeasuredSet | undefined;
 /**
  * The seeds' measured runs (seeds/measurements) as a MeasuredSet: the benchmark rows, and the
@@ -440,11 +452,9 @@ let seedsMeasuredCache: MeasuredSet | undefined;
  * GPUs count as measured GPUs, as the learned correction's intervals count them.
  */
 export function seedsMeasured(): MeasuredSet {
-  if (!seedsMeasuredCache) {
-    const benchmark = measuredSetOf(loadMeasurements().filter((m) => m.throughput !== null));
-    const llm = measuredSetOf(measuredLlmRuns());
-    seedsMeasuredCache = { gpus: benchmark.gpus, pairs: new Set([...benchmark.pairs, ...llm.pairs]) };
-  }
+  seedsMeasuredCache ??= withPublishedRuns(
+    measuredSetOf(loadMeasurements().filter((m) => m.throughput !== null)),
+  );
   return seedsMeasuredCache;
 }
 

@@ -25,8 +25,8 @@ import {
   EvidenceIndex,
   evidenceCase,
   evidenceLevel,
-  measuredSetOf,
   mergeEvidence,
+  withPublishedRuns,
   withRuns,
   type MeasuredSet,
   seedsReleases,
@@ -260,12 +260,7 @@ export class LearnedPredictor {
   ) {
     this.measuredGpus = new Set(meta.evidence.map((e) => e.gpu));
     this.measuredPairs = new Set(meta.evidence.map((e) => `${e.model}|${e.gpu}`));
-    // Pairs under the published architectures' names too (published-runs.ts): a published run on a
-    // GPU measured its architecture there, as a benchmark row measured its model.
-    this.measured = {
-      gpus: this.measuredGpus,
-      pairs: new Set([...this.measuredPairs, ...measuredSetOf(measuredLlmRuns()).pairs]),
-    };
+    this.measured = withPublishedRuns({ gpus: this.measuredGpus, pairs: this.measuredPairs });
     const measured = [...this.measuredGpus].flatMap((id) => getGpu(id) ?? []);
     this.measuredGenerations = new Set(measured.map((g) => g.generation));
     this.measuredVendors = new Set(measured.map((g) => g.vendor));
@@ -377,10 +372,9 @@ export class LearnedPredictor {
   /**
    * Each published run's error against this model's own prediction of it: the trees fitted the
    * latest runs, so their errors are in-sample, as bench/published-calibration.ts measures them (a
-   * superseded run's, publishedRunsOnGpu, is a held-out error). The tree
-   * ensemble is evaluated through its bounds (a box of one point) on float32 features, as
-   * onnxruntime reads them, so this stays synchronous (they differ from onnxruntime's float32 sum
-   * by its rounding).
+   * superseded run's, publishedRunsOnGpu, is a held-out error). The tree ensemble is evaluated
+   * through its bounds (a box of one point) on float32 features, as onnxruntime reads them, so this
+   * stays synchronous (they differ from onnxruntime's float32 sum by its rounding).
    */
   private publishedResiduals(
     names: readonly string[],
@@ -412,7 +406,12 @@ export class LearnedPredictor {
     return this.meta.intervals.llmRunsByStack?.[stackOf(it)];
   }
 
-  private interval(it: CorrectionInput, ev: Evidence, regimes = this.regimesOf(it)): Interval {
+  private interval(
+    it: CorrectionInput,
+    ev: Evidence,
+    regimes = this.regimesOf(it),
+    published = this.publishedCalibrationOf(it),
+  ): Interval {
     const precision = it.exec.precision,
       gpu = it.gpu,
       llmLike = isLlmLike(it),
@@ -421,7 +420,6 @@ export class LearnedPredictor {
     // A mixture-of-experts model: its stack's published MoE runs' held-out errors (software.json).
     const experts = moe !== undefined ? moeInterval(moe) : undefined;
     // The architecture's own published runs on this GPU and stack calibrate it: their interval.
-    const published = this.publishedCalibrationOf(it);
     let iv =
       published?.interval ??
       experts?.interval ??
@@ -555,7 +553,7 @@ export class LearnedPredictor {
         (1 - (t?.share ?? 0)) * (-out[i] + Math.log(c.scale * (publishedCal[i]?.scale ?? 1))) -
           (t ? t.share * t.logResidual : 0),
       );
-      let iv = this.interval(it, evs[i], regimes[i]);
+      let iv = this.interval(it, evs[i], regimes[i], publishedCal[i]);
       // Runs of this model on this GPU: the interval is the calibrated one measured on the
       // benchmark, widened by how much the runs disagree (1.28 standard deviations: P10/P90).
       if (runsSetInterval[i] && user) {
