@@ -187,10 +187,6 @@ function writeGenerationSection(cal: GenerationCalibration, gpu: Interval): void
 }
 
 /**
- * `--generation-intervals`: adds the generation and vendor intervals (and their coverage) to the
- * shipped seeds/predictor.json without refitting the model, whose trees do not depend on them.
- */
-/**
  * The LLM runs' errors held out by model family, per software stack with at least 30 runs: the
  * stacks are predicted with very different errors (bench/llm-intervals.ts), so each gets its own.
  */
@@ -207,6 +203,10 @@ export function llmRunsByStack(ex: Example[], byFamily: number[]): Partial<Recor
   return out;
 }
 
+/**
+ * `--generation-intervals`: adds the generation and vendor intervals (and their coverage) to the
+ * shipped seeds/predictor.json without refitting the model, whose trees do not depend on them.
+ */
 export function writeGenerationIntervals(): GenerationCalibration {
   const meta = JSON.parse(readFileSync(LEARNED_META_FILE, 'utf8')) as LearnedMeta;
   const cal = generationCalibration(trainingExamples(), meta.intervals.unmeasuredGpu);

@@ -140,6 +140,10 @@ registerEnumType(PredictorChoiceEnum, {
   },
 });
 
+/** Prediction's and Plan's boundBy: one meaning, one text. */
+const BOUND_BY =
+  'What besides the GPU holds the step (a tenth of it or more), widening its interval (unless your runs of the model on that GPU set it); empty when the GPU does, or when only the analytical estimate answered.';
+
 /** Prediction's and Plan's precisionUnmeasured: one meaning, one text. */
 const PRECISION_UNMEASURED =
   "True when this model is measured, but no row of it ran this precision on any GPU (BF16 for a CNN): the estimate rests on other models' rows in that precision, and its interval is at least the held-out errors of such (model, precision) pairs; false when the precision is measured, the model is not, or only the analytical estimate answered.";
@@ -493,10 +497,7 @@ export class Prediction {
     description: 'How many of your recorded runs (recordMeasurements) moved this prediction (a count).',
   })
   calibrationRuns!: number;
-  @Field(() => [StepBoundEnum], {
-    description:
-      'What besides the GPU holds the step (a tenth of it or more), widening its interval (unless your runs of the model on that GPU set it); empty when the GPU does, or when only the analytical estimate answered.',
-  })
+  @Field(() => [StepBoundEnum], { description: BOUND_BY })
   boundBy!: Regime[];
   @Field(() => Boolean, { description: PRECISION_UNMEASURED })
   precisionUnmeasured!: boolean;
@@ -566,10 +567,7 @@ export class Plan extends TrainingConfiguration {
       'Which case the prediction is: measured, calibrated from measurements of the same model, or unmeasured.',
   })
   evidence!: string;
-  @Field(() => [StepBoundEnum], {
-    description:
-      'What besides the GPU holds the step (a tenth of it or more), widening its interval (unless your runs of the model on that GPU set it); empty when the GPU does, or when only the analytical estimate answered.',
-  })
+  @Field(() => [StepBoundEnum], { description: BOUND_BY })
   boundBy!: Regime[];
   @Field(() => Boolean, { description: PRECISION_UNMEASURED })
   precisionUnmeasured!: boolean;
