@@ -37,9 +37,9 @@ describe('calibrateOnPublished', () => {
 
   it("takes the stack's held-out interval, widened where the runs disagree more", () => {
     const byStack = { ...settings, byStack: { TORCH_COMPILE: { q10: -0.2, q90: 0.3, rows: 12 } } };
-    expect(calibrateOnPublished('FP8', 'MEGATRON', [run('FP8', 0.01)], byStack)!.interval).toEqual(
-      settings.interval,
-    );
+    const agreeing = calibrateOnPublished('FP8', 'MEGATRON', [run('FP8', 0.01)], byStack)!;
+    expect(agreeing.interval).toEqual(settings.interval);
+    expect(agreeing.widenedBySpread).toBe(false);
     expect(calibrateOnPublished('FP8', 'TORCH_COMPILE', [run('FP8', 0.01)], byStack)!.interval).toEqual(
       byStack.byStack.TORCH_COMPILE,
     );
@@ -47,6 +47,7 @@ describe('calibrateOnPublished', () => {
     expect(split.spread).toBeCloseTo(0.3, 12);
     expect(split.interval.q10).toBeCloseTo(-1.28 * 0.3, 12);
     expect(split.interval.q90).toBeCloseTo(1.28 * 0.3, 12);
+    expect(split.widenedBySpread).toBe(true);
   });
 });
 

@@ -794,7 +794,7 @@ function describePublishedCalibration(
   const moved = c.scale >= 1 ? `${pct(c.scale - 1)} longer` : `${pct(1 - c.scale)} shorter`;
   return (
     `calibrated by the ${c.runs} ${c.superseded ? '' : 'latest '}published run${c.runs > 1 ? 's' : ''} of this architecture on ${gpuId} under ${stack} (${c.frameworks.join(', ')}; ${c.samePrecision} at ${precision}; ${c.superseded ? `${c.superseded} superseded in their source by tables without this GPU, never fitted by the trees` : 'superseded versions left out'}): ` +
-    `their errors against this predictor made the step ${moved} (interval: runs held out of the trees and of this calibration a layout at a time${c.spread > 0 && (c.interval.q10 === -1.28 * c.spread || c.interval.q90 === 1.28 * c.spread) ? ", widened to the runs' own disagreement" : ''})`
+    `their errors against this predictor made the step ${moved} (interval: runs held out of the trees and of this calibration a layout at a time${c.widenedBySpread ? ", widened to the runs' own disagreement" : ''})`
   );
 }
 

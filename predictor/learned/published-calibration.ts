@@ -39,6 +39,8 @@ export interface PublishedCalibration {
   spread: number;
   /** P10/P90 of log(measured / calibrated step), never narrower than the runs' own disagreement. */
   interval: CalibratedInterval;
+  /** The runs disagree more than the held-out errors do: the interval is their ±1.28 spread on a side. */
+  widenedBySpread: boolean;
 }
 
 export function calibrateOnPublished(
@@ -58,6 +60,8 @@ export function calibrateOnPublished(
   const mean = swx / sw;
   const held = s.byStack?.[stack] ?? s.interval;
   const spread = Math.sqrt(residuals.reduce((a, r, i) => a + weights[i] * (r.logError - mean) ** 2, 0) / sw);
+  // 1.28 standard deviations: the runs' own P10/P90 where they disagree more than the held-out errors.
+  const own = 1.28 * spread;
   return {
     scale: Math.exp(swx / (sw + s.prior)),
     runs: residuals.length,
@@ -65,11 +69,7 @@ export function calibrateOnPublished(
     frameworks: [...new Set(residuals.map((r) => r.framework))].sort(),
     superseded: residuals.filter((r) => r.superseded).length,
     spread,
-    // 1.28 standard deviations: the runs' own P10/P90 where they disagree more than the held-out errors.
-    interval: {
-      q10: Math.min(held.q10, -1.28 * spread),
-      q90: Math.max(held.q90, 1.28 * spread),
-      rows: held.rows,
-    },
+    interval: { q10: Math.min(held.q10, -own), q90: Math.max(held.q90, own), rows: held.rows },
+    widenedBySpread: -own < held.q10 || own > held.q90,
   };
 }
