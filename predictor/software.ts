@@ -54,14 +54,24 @@ function frameworksFitted(stack: SoftwareStack): readonly string[] {
   return fittedFrameworks.get(stack) ?? [];
 }
 
+/**
+ * The stack whose published runs stand for `stack`'s: its own, except TUNED, which no published run
+ * used and which takes MEGATRON's fitted effects (cli/evaluate-llm.ts writeSoftwareFit) with CUDA
+ * graphs added. MEGATRON's runs fit its effects, so they also calibrate its answers.
+ */
+export const runsStackOf = (stack: SoftwareStack): SoftwareStack => (stack === 'TUNED' ? 'MEGATRON' : stack);
+
 /** What `evidence` says about the stack an estimate assumes. */
 export function stackEvidence(stack: SoftwareStack = DEFAULT_STACK): string {
   if (stack === DEFAULT_STACK)
     return 'software stack assumed: PYTORCH_EAGER (stock framework code, the default)';
-  const frameworks = frameworksFitted(stack);
-  const runs = frameworks.length
-    ? `fitted on the published LLM runs of this stack: ${frameworks.join(', ')}`
-    : 'no published run used this stack: MEGATRON-like effects, an assumption';
+  const from = runsStackOf(stack);
+  const frameworks = frameworksFitted(from);
+  const runs = !frameworks.length
+    ? 'no published run used this stack: MEGATRON-like effects, an assumption'
+    : from === stack
+      ? `fitted on the published LLM runs of this stack: ${frameworks.join(', ')}`
+      : `${from}'s, fitted on its published LLM runs (${frameworks.join(', ')}), with CUDA graphs hiding kernel launches, an assumption no run tests: no published run used ${stack}`;
   return `software stack assumed: ${stack} (analytical effects ${runs}; learned correction applied, trained on the benchmark rows and the LLM runs together)`;
 }
 

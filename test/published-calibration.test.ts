@@ -154,11 +154,36 @@ describe('predict says so', () => {
     expect(p.stepTimeMsP90).toBeGreaterThanOrEqual(measuredMs);
   });
 
+  it("Llama 2 7B under TUNED (MEGATRON's fitted effects, CUDA graphs added) is calibrated by the same Megatron runs, and says so", async () => {
+    const tuned = (await predict('H100-SXM5-80GB', 'precision: FP8, softwareStack: TUNED')).data!.predict;
+    const megatron = (await predict('H100-SXM5-80GB', 'precision: FP8, softwareStack: MEGATRON')).data!
+      .predict;
+    expect(tuned.evidence).toMatch(
+      /calibrated by the \d+ latest published runs of this architecture on H100-SXM5-80GB under MEGATRON, whose effects TUNED takes \(NeMo \(Megatron-Core\); /,
+    );
+    expect(tuned.evidence).toMatch(
+      /software stack assumed: TUNED \(analytical effects MEGATRON's, fitted on its published LLM runs/,
+    );
+    const moved = (e: string) =>
+      /their errors against this predictor made the step ([0-9.]+% (longer|shorter))/.exec(e)?.[1];
+    expect(moved(tuned.evidence)).toBeDefined();
+    expect(moved(tuned.evidence)).toBe(moved(megatron.evidence));
+    // The calibrated interval, not the wider one of a stack no run used.
+    expect(tuned.stepTimeMsP90 / tuned.stepTimeMs).toBeCloseTo(
+      megatron.stepTimeMsP90 / megatron.stepTimeMs,
+      6,
+    );
+    expect(tuned.stepTimeMsP10 / tuned.stepTimeMs).toBeCloseTo(
+      megatron.stepTimeMsP10 / megatron.stepTimeMs,
+      6,
+    );
+  });
+
   it('another stack (stock PyTorch) or a GPU without runs of this architecture is not calibrated', async () => {
     for (const [gpu, extra] of [
       ['H100-SXM5-80GB', 'precision: BF16'],
       ['A100-SXM4-80GB', 'precision: BF16, softwareStack: MEGATRON'],
-      ['H100-SXM5-80GB', 'precision: BF16, softwareStack: TUNED'],
+      ['A100-SXM4-80GB', 'precision: BF16, softwareStack: TUNED'],
     ])
       expect((await predict(gpu, extra)).data!.predict.evidence).not.toMatch(
         /calibrated by the \d+ (latest )?published run/,

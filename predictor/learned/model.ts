@@ -8,6 +8,7 @@ import {
   expertsEvidence,
   moeInterval,
   stackOfFramework,
+  runsStackOf,
   type SoftwareStack,
 } from '../software.js';
 import type { Example } from './train.js';
@@ -351,7 +352,8 @@ export class LearnedPredictor {
   publishedCalibrationOf(it: CorrectionInput): PublishedCalibration | undefined {
     const names = it.model.publishedAs;
     if (!names?.length || !publishedRunsOnGpu().has(it.gpu.id)) return undefined;
-    const stack = stackOf(it);
+    // TUNED answers are calibrated by the MEGATRON runs its effects are fitted on.
+    const stack = runsStackOf(stackOf(it));
     const key = `${names.join(',')}|${it.gpu.id}|${stack}|${it.exec.precision}`;
     let hit = this.publishedCalibrations.get(key);
     if (hit === undefined) {
@@ -792,8 +794,10 @@ function describePublishedCalibration(
   precision: Precision,
 ): string {
   const moved = c.scale >= 1 ? `${pct(c.scale - 1)} longer` : `${pct(1 - c.scale)} shorter`;
+  const runsStack = runsStackOf(stack);
+  const under = runsStack === stack ? stack : `${runsStack}, whose effects ${stack} takes`;
   return (
-    `calibrated by the ${c.runs} ${c.superseded ? '' : 'latest '}published run${c.runs > 1 ? 's' : ''} of this architecture on ${gpuId} under ${stack} (${c.frameworks.join(', ')}; ${c.samePrecision} at ${precision}; ${c.superseded ? `${c.superseded} superseded in their source by tables without this GPU, never fitted by the trees` : 'superseded versions left out'}): ` +
+    `calibrated by the ${c.runs} ${c.superseded ? '' : 'latest '}published run${c.runs > 1 ? 's' : ''} of this architecture on ${gpuId} under ${under} (${c.frameworks.join(', ')}; ${c.samePrecision} at ${precision}; ${c.superseded ? `${c.superseded} superseded in their source by tables without this GPU, never fitted by the trees` : 'superseded versions left out'}): ` +
     `their errors against this predictor made the step ${moved} (interval: runs held out of the trees and of this calibration a layout at a time${c.widenedBySpread ? ", widened to the runs' own disagreement" : ''})`
   );
 }
