@@ -21,7 +21,9 @@ import { learnedPredictor } from '../predictor/learned/model.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import {
   overrideStackEffects,
+  runsStackOf,
   softwareFile,
+  SOFTWARE_STACKS,
   stackOfFramework,
   type SoftwareStack,
   type StackEffects,
@@ -498,7 +500,7 @@ export function formatSoftwareFit(f: ReturnType<typeof fitSoftware>): string {
   ].join('\n');
 }
 
-/** Stores the fitted effects in seeds/software.json (TUNED takes MEGATRON's, plus its own CUDA-graph launch factor). */
+/** Stores the fitted effects in seeds/software.json (TUNED takes MEGATRON's, software.ts runsStackOf, keeping its own CUDA-graph launch factor). */
 export function writeSoftwareFit(f: ReturnType<typeof fitSoftware>): string {
   const file = softwareFile();
   for (const [stack, x] of Object.entries(f.fits)) {
@@ -522,17 +524,21 @@ export function writeSoftwareFit(f: ReturnType<typeof fitSoftware>): string {
       delete file.stacks[s].moeHeldOutLogError;
     }
   }
-  const m = file.stacks.MEGATRON;
-  file.stacks.TUNED = {
-    ...file.stacks.TUNED,
-    matmulEfficiency: m.matmulEfficiency,
-    pointwiseBytesFactor: m.pointwiseBytesFactor,
-    commOverlap: m.commOverlap,
-    tensorParallelOverlap: m.tensorParallelOverlap,
-    ...(m.heldOutLogError ? { heldOutLogError: m.heldOutLogError } : {}),
-    ...(m.expertGemmEfficiency !== undefined ? { expertGemmEfficiency: m.expertGemmEfficiency } : {}),
-    ...(m.moeHeldOutLogError ? { moeHeldOutLogError: m.moeHeldOutLogError } : {}),
-  };
+  // A stack no published run used takes the fitted effects of the stack whose runs stand for it.
+  for (const s of SOFTWARE_STACKS) {
+    const m = file.stacks[runsStackOf(s)];
+    if (runsStackOf(s) === s) continue;
+    file.stacks[s] = {
+      ...file.stacks[s],
+      matmulEfficiency: m.matmulEfficiency,
+      pointwiseBytesFactor: m.pointwiseBytesFactor,
+      commOverlap: m.commOverlap,
+      tensorParallelOverlap: m.tensorParallelOverlap,
+      ...(m.heldOutLogError ? { heldOutLogError: m.heldOutLogError } : {}),
+      ...(m.expertGemmEfficiency !== undefined ? { expertGemmEfficiency: m.expertGemmEfficiency } : {}),
+      ...(m.moeHeldOutLogError ? { moeHeldOutLogError: m.moeHeldOutLogError } : {}),
+    };
+  }
   writeFileSync(SOFTWARE_FILE, JSON.stringify(file, null, 2) + '\n');
   return `wrote ${SOFTWARE_FILE.pathname}`;
 }
