@@ -63,6 +63,8 @@ export interface TrainParams extends GbdtParams {
 // cores (bench/learned.ts), inside the 100 ms a recommend can spend on it. Four members make 360
 // trees, about 4.8x that inference time; the pruning (optimizer/pruned.ts) keeps the corrected
 // candidates few, so a 1M-candidate search's learned/analytical ratio went from 1.3-1.9 to 1.6-2.9.
+// Eight members held out whole GPUs at 12.57 / 12.45 / 12.43 / 12.67% (seeds 7-10, mean 12.53%,
+// against four's 12.6%; `npx tsx bench/held-out.ts gpu --members 8`): not worth twice the trees.
 export const PARAMS: TrainParams = {
   members: 4,
   trees: 90,
