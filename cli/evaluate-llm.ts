@@ -526,8 +526,9 @@ export function writeSoftwareFit(f: ReturnType<typeof fitSoftware>): string {
   }
   // A stack no published run used takes the fitted effects of the stack whose runs stand for it.
   for (const s of SOFTWARE_STACKS) {
-    const m = file.stacks[runsStackOf(s)];
-    if (runsStackOf(s) === s) continue;
+    const from = runsStackOf(s);
+    if (from === s) continue;
+    const m = file.stacks[from];
     file.stacks[s] = {
       ...file.stacks[s],
       matmulEfficiency: m.matmulEfficiency,
