@@ -327,6 +327,22 @@ export interface ZooEntry {
 }
 
 /**
+ * A published decoder the zoo lists by id (seeds/models.json `published`): its shape is the
+ * architecture row of measurements/llm_models.csv it names, stated there and nowhere else.
+ */
+export interface PublishedZooModel {
+  id: string;
+  name: string;
+  /** The llm_models.csv `model` whose row it is. */
+  architecture: string;
+  batchSizes: number[];
+  /** Default sequence length; absent: the length most of its published runs trained. */
+  seqLen?: number;
+  /** Where a stated seqLen comes from. */
+  seqLenSource?: string;
+}
+
+/**
  * seeds/measurements/as-run.json: a source's scripts ran a zoo model with other hyper-parameters
  * than the entry states (e.g. Lambda's Transformer-XL without the adaptive softmax).
  */
