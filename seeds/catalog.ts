@@ -22,6 +22,7 @@ import {
   type MathMode,
   type Precision,
   type UnitRule,
+  type PublishedZooModel,
   type ZooEntry,
   type AsRunRule,
 } from './types.js';
@@ -515,20 +516,28 @@ export function loadExcludedMeasurements(): ExcludedMeasurement<Measurement>[] {
   return measurements().excluded;
 }
 
-let zooCache: ZooEntry[] | undefined;
-/** The model zoo as models.json states it (predictor/zoo/ builds the layers); ids are unique. */
-export function loadZooEntries(): ZooEntry[] {
+let zooCache: { models: ZooEntry[]; published: PublishedZooModel[] } | undefined;
+function zooFile() {
   if (!zooCache) {
-    const file = readJson<{ models: ZooEntry[] }>('./models.json');
+    const file = readJson<{ models: ZooEntry[]; published: { models: PublishedZooModel[] } }>(
+      './models.json',
+    );
     const ids = new Set<string>();
-    for (const e of file.models) {
+    for (const e of [...file.models, ...file.published.models]) {
       if (ids.has(e.id)) throw new Error(`models.json: duplicate id ${e.id}`);
       ids.add(e.id);
     }
-    zooCache = file.models;
+    zooCache = { models: file.models, published: file.published.models };
   }
   return zooCache;
 }
+/** The model zoo's entries that state their shapes in models.json (predictor/zoo/ builds the layers). */
+export const loadZooEntries = (): ZooEntry[] => zooFile().models;
+/**
+ * The published decoders the zoo lists by id (models.json `published`; predictor/zoo/published.ts
+ * reads their shapes from llm_models.csv); no id is also one of loadZooEntries'.
+ */
+export const loadPublishedZooModels = (): PublishedZooModel[] => zooFile().published;
 
 let asRunCache: AsRunRule[] | undefined;
 /** What a source's scripts changed of a zoo model (seeds/measurements/as-run.json); the shipped rows carry theirs. */

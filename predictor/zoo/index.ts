@@ -1,7 +1,7 @@
 // The model zoo: seeds/models.json (the numbers, with their sources) turned into ModelDefs by
 // one builder per family. Built once and cached; variants at another sequence length or image
 // size are built on demand (measurements quote e.g. BERT pre-training at 128 and 512 tokens).
-import { loadZooEntries } from '../../seeds/catalog.js';
+import { loadPublishedZooModels, loadZooEntries } from '../../seeds/catalog.js';
 import type { ModelDef } from '../types.js';
 import { buildBert } from './bert.js';
 import { buildConvNet } from './convnet.js';
@@ -11,6 +11,7 @@ import { buildGnmt } from './gnmt.js';
 import { buildMaskRcnn } from './maskrcnn.js';
 import { buildNcf } from './ncf.js';
 import { buildResNet } from './resnet.js';
+import { zooEntryOfPublished } from './published.js';
 import { seqLenOf, type Builder, type ZooEntry } from './spec.js';
 import { buildSsd } from './ssd.js';
 import { buildT5 } from './t5.js';
@@ -69,10 +70,25 @@ export function modelFromZooEntry(entry: ZooEntry): ModelDef {
   };
 }
 
+/**
+ * A zoo model's entry: the one models.json states, or for a published decoder (models.json
+ * `published`) the one its llm_models.csv row describes, at `seqLen` where given.
+ */
+function zooEntry(id: string, seqLen?: number): ZooEntry | undefined {
+  const stated = loadZooEntries().find((e) => e.id === id);
+  if (stated) return seqLen === undefined ? stated : { ...stated, seqLen };
+  const published = loadPublishedZooModels().find((m) => m.id === id);
+  return published && zooEntryOfPublished(published, seqLen);
+}
+
 let zoo: ModelDef[] | undefined;
 
+/** Every zoo model: models.json's own entries, then the published decoders it lists. */
 export function loadZoo(): ModelDef[] {
-  return (zoo ??= loadZooEntries().map(modelFromZooEntry));
+  return (zoo ??= [
+    ...loadZooEntries().map(modelFromZooEntry),
+    ...loadPublishedZooModels().map((m) => modelFromZooEntry(zooEntryOfPublished(m))),
+  ]);
 }
 
 export interface ZooOverrides {
@@ -102,9 +118,8 @@ export function getModel(id: string, overrides?: ZooOverrides): ModelDef | undef
   const key = `${id}@${size ?? ''}@${arch ? JSON.stringify(arch) : ''}`;
   let model = variants.get(key);
   if (!model) {
-    let entry = loadZooEntries().find((e) => e.id === id)!;
-    if (size !== undefined)
-      entry = base.seqLen !== undefined ? { ...entry, seqLen: size } : { ...entry, imageSize: size };
+    let entry = zooEntry(id, size !== undefined && base.seqLen !== undefined ? size : undefined)!;
+    if (size !== undefined && base.seqLen === undefined) entry = { ...entry, imageSize: size };
     if (arch) entry = { ...entry, arch: { ...entry.arch, ...arch } };
     model = modelFromZooEntry(entry);
     variants.set(key, model);

@@ -1,0 +1,120 @@
+// The published decoders the zoo lists by id (seeds/models.json `published`): each is the
+// llm_models.csv row it names, recognised as that architecture so its published runs stand behind
+// (and calibrate) its answers, at the sequence length its entry says, and asked through the API
+// like any zoo model.
+import { describe, expect, it } from 'vitest';
+import { modelCost } from '../predictor/layers.js';
+import { buildLlmModel } from '../predictor/llm.js';
+import { measuredRunsOf, publishedArchitecturesOf } from '../predictor/published-runs.js';
+import type { ModelDef } from '../predictor/types.js';
+import { getModel, loadZoo } from '../predictor/zoo/index.js';
+import { publishedSeqLen } from '../predictor/zoo/published.js';
+import { loadPublishedZooModels, loadZooEntries } from '../seeds/catalog.js';
+import { loadLlmArchitectures, loadLlmRuns } from '../seeds/llm.js';
+import { readFileSync } from 'node:fs';
+import { parseCsv } from '../seeds/catalog.js';
+import { apolloForTests } from './graphql-client.js';
+
+const published = loadPublishedZooModels();
+const model = (id: string): ModelDef => getModel(id)!;
+
+/** llm_models.csv's params_b_total: the publisher's nominal size (from the model's name). */
+const nominalBillions = new Map(
+  parseCsv(readFileSync(new URL('../seeds/measurements/llm_models.csv', import.meta.url), 'utf8')).map(
+    (r) => [r.model, Number(r.params_b_total)],
+  ),
+);
+
+describe('published decoders in the zoo', () => {
+  const gql = apolloForTests();
+
+  it('are listed after the stated entries, under ids no stated entry has', () => {
+    const ids = loadZoo().map((m) => m.id);
+    expect(published.length).toBeGreaterThanOrEqual(10);
+    expect(ids.slice(loadZooEntries().length)).toEqual(published.map((m) => m.id));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('each is the architecture it names: found by shape among the published runs, which measured it', () => {
+    for (const p of published) {
+      const names = publishedArchitecturesOf(model(p.id));
+      expect(names, p.id).toContain(p.architecture);
+      expect(measuredRunsOf(names).length, p.id).toBeGreaterThan(0);
+    }
+    // Llama 3 and 3.1 share their shapes: either id finds both publishers' names.
+    expect(publishedArchitecturesOf(model('llama3_8b'))).toEqual(['Llama-3-8B', 'Llama-3.1-8B']);
+  });
+
+  it("have the publisher's size: within 10% of the nominal one, and Llama 3 8B's exact count", () => {
+    for (const p of published) {
+      const billions = modelCost(model(p.id)).parameters / 1e9;
+      const nominal = nominalBillions.get(p.architecture)!;
+      expect(
+        Math.abs(billions / nominal - 1),
+        `${p.id}: ${billions.toFixed(2)}B vs ${nominal}B`,
+      ).toBeLessThan(0.1);
+    }
+    // meta-llama/Meta-Llama-3-8B: 8,030,261,248 parameters (128,256-token vocabulary, untied head).
+    expect(modelCost(model('llama3_8b')).parameters).toBe(8_030_261_248);
+  });
+
+  it('default to the stated sequence length, else the one most of their published runs trained', () => {
+    expect(model('llama3_8b').seqLen).toBe(8192);
+    expect(model('llama3_8b').source).toMatch(/Introducing Meta Llama 3/);
+    for (const p of published.filter((m) => m.seqLen === undefined)) {
+      const lengths = loadLlmRuns()
+        .filter((r) => r.model === p.architecture && r.seqLen)
+        .map((r) => r.seqLen!);
+      const most = (n: number) => lengths.filter((l) => l === n).length;
+      const seqLen = model(p.id).seqLen!;
+      expect(
+        lengths.every((l) => most(l) <= most(seqLen)),
+        p.id,
+      ).toBe(true);
+      expect(model(p.id).source, p.id).toContain(
+        `the length ${most(seqLen)} of its ${lengths.length} published runs trained`,
+      );
+    }
+    expect(publishedSeqLen({ id: 'x', name: 'x', architecture: 'Mixtral-8x7B', batchSizes: [1] })).toMatch(
+      /no published run of Mixtral-8x7B/,
+    );
+  });
+
+  it('rebuild at a requested sequence length as the published runs do', () => {
+    const arch = loadLlmArchitectures().find((a) => a.model === 'Llama-3-8B')!;
+    const at4096 = getModel('llama3_8b', { seqLenOrImageSize: 4096 })!;
+    const reference = buildLlmModel(arch, 4096) as ModelDef;
+    expect(at4096.seqLen).toBe(4096);
+    expect(at4096.unitsPerBatchElement).toBe(4096);
+    expect(modelCost(at4096).forwardFlops).toBe(modelCost(reference).forwardFlops);
+    expect(modelCost(at4096).forwardFlops).toBeLessThan(modelCost(model('llama3_8b')).forwardFlops / 1.9);
+  });
+
+  it('Llama 3 8B by id on 8 H100s under Megatron at a published fine-tuning layout: calibrated by its runs, within 10% of what the run measured', async () => {
+    // NVIDIA dgxc-benchmarking's Llama 3 8B fine-tuning (dgxc-0174): 8 GPUs, TP 1, PP 1, micro-batch 1,
+    // global batch 32, 4,096 tokens, BF16.
+    const run = loadLlmRuns().find((r) => r.id === 'dgxc-0174')!;
+    expect(run).toMatchObject({
+      model: 'Llama-3-8B',
+      numGpus: 8,
+      microBatch: 1,
+      globalBatch: 32,
+      seqLen: 4096,
+    });
+    const { data, errors } = await gql(`{ predict(input: {
+      workload: { model: "llama3_8b", samples: 1e9, seqLen: 4096 }
+      gpu: "H100-SXM5-80GB", gpusPerNode: 8, batchSizePerGpu: 1, gradAccumSteps: 4,
+      precision: BF16, softwareStack: MEGATRON, parallelism: { zeroStage: 1 }
+    }) { throughput fitsInMemory evidence evidenceLevel } }`);
+    expect(errors).toBeUndefined();
+    const p = data!.predict;
+    expect(p.evidenceLevel).toBe('MODEL_MEASURED_ON_GPU');
+    expect(p.evidence).toMatch(/published measurements of this architecture \(Llama-3-8B, Llama-3\.1-8B/);
+    expect(p.evidence).toMatch(
+      /calibrated by the \d+ latest published runs of this architecture on H100-SXM5-80GB/,
+    );
+    expect(p.fitsInMemory).toBe(true);
+    const perGpu = p.throughput / 8;
+    expect(Math.abs(perGpu / run.tokensPerSecondPerGpu! - 1)).toBeLessThan(0.1);
+  });
+});
