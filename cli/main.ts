@@ -19,7 +19,7 @@ import {
 } from '../seeds/catalog.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { MASTER_WEIGHTS, RECOMPUTE, RECOMPUTE_MODULES } from '../seeds/types.js';
-import { SETTINGS } from '../service/config.js';
+import { runtimeConfig, setRuntimeConfig, SETTINGS } from '../service/config.js';
 import { evaluate, formatEvaluation, GROUP_KEYS, type GroupKey } from './evaluate.js';
 import { calibrate } from './calibrate.js';
 import { progressBar } from './progress.js';
@@ -51,6 +51,29 @@ const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ').trim();
 const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
 // ------------------------------------------------------------------ GraphQL in-process
+
+/**
+ * How long a command's search may run. The server's per-request budget (2 s) keeps one request from
+ * holding a server others share; a command answers one person on their own machine, in a process that
+ * starts cold (a mixture-of-experts model's first search over the catalog takes several seconds there),
+ * so it may search for a minute unless TRAINPLAN_TIME_BUDGET_MS or --time-budget-ms says otherwise.
+ */
+const COMMAND_TIME_BUDGET_MS = 60_000;
+const BUDGET = SETTINGS.find((s) => s.key === 'timeBudgetMs')!;
+const timeBudgetOption = () =>
+  new Option(
+    '--time-budget-ms <ms>',
+    `how long the search may run, ${BUDGET.min} to ${BUDGET.max} ms; a search still running then is refused (default: TRAINPLAN_TIME_BUDGET_MS, else ${COMMAND_TIME_BUDGET_MS})`,
+  ).argParser((value) => {
+    const x = integer(value);
+    if (x < BUDGET.min! || x > BUDGET.max!)
+      throw new InvalidArgumentError(`must be from ${BUDGET.min} to ${BUDGET.max}.`);
+    return x;
+  });
+function useTimeBudget(ms: number | undefined) {
+  const budget = ms ?? (process.env[BUDGET.env] ? runtimeConfig().timeBudgetMs : COMMAND_TIME_BUDGET_MS);
+  setRuntimeConfig({ ...runtimeConfig(), timeBudgetMs: budget });
+}
 
 async function runQuery(query: string, variables?: Record<string, unknown>) {
   const { trainplanSchema } = await import('../server/schema.js');
@@ -445,6 +468,7 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
     .argument('[operation...]', 'the operation text (or give --file)')
     .option('--file <file>', 'read the operation from a file')
     .option('--variables <json>', 'variables as a JSON object')
+    .addOption(timeBudgetOption())
     .addHelpText(
       'after',
       examples(
@@ -452,19 +476,22 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
         `trainplan query --file q.graphql --variables '{"id": "H100-SXM5-80GB"}'`,
       ),
     )
-    .action(async (operation: string[], options: { file?: string; variables?: string }) => {
-      const source = options.file ? readFileSync(options.file, 'utf8') : operation.join(' ');
-      if (!source.trim()) throw new UsageError('query needs a GraphQL operation or --file FILE');
-      let variables: Record<string, unknown> | undefined;
-      try {
-        variables = options.variables ? JSON.parse(options.variables) : undefined;
-      } catch (e) {
-        throw new UsageError(`--variables: not valid JSON (${(e as Error).message})`);
-      }
-      const result = await runQuery(source, variables);
-      console.log(JSON.stringify(result, null, 2));
-      if (result.errors?.length) process.exitCode = 1;
-    });
+    .action(
+      async (operation: string[], options: { file?: string; variables?: string; timeBudgetMs?: number }) => {
+        useTimeBudget(options.timeBudgetMs);
+        const source = options.file ? readFileSync(options.file, 'utf8') : operation.join(' ');
+        if (!source.trim()) throw new UsageError('query needs a GraphQL operation or --file FILE');
+        let variables: Record<string, unknown> | undefined;
+        try {
+          variables = options.variables ? JSON.parse(options.variables) : undefined;
+        } catch (e) {
+          throw new UsageError(`--variables: not valid JSON (${(e as Error).message})`);
+        }
+        const result = await runQuery(source, variables);
+        console.log(JSON.stringify(result, null, 2));
+        if (result.errors?.length) process.exitCode = 1;
+      },
+    );
 
   command('recommend')
     .summary('ranked plans as a table')
@@ -487,6 +514,7 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
       'GB per GPU every plan keeps free beyond its predicted peak (default 0: seeds/memory.json)',
       number,
     )
+    .addOption(timeBudgetOption())
     .addHelpText(
       'after',
       examples(
@@ -506,7 +534,9 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
         maxNodes: number;
         limit: number;
         memoryHeadroomGb?: number;
+        timeBudgetMs?: number;
       }) => {
+        useTimeBudget(options.timeBudgetMs);
         const input = {
           workload: { model: options.model, samples: options.samples },
           objective: options.objective,

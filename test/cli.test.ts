@@ -233,6 +233,10 @@ describe('trainplan CLI', () => {
         /'FAST' is invalid.*COST, TIME/,
       ],
       [['plan-fleet', '--in', '/no/such/file.json'], /--in \/no\/such\/file.json: ENOENT/],
+      [
+        ['recommend', '--model', 'resnet50_v1.5', '--samples', '1e6', '--time-budget-ms', '0'],
+        /'--time-budget-ms <ms>' argument '0' is invalid\. must be from 1 to 600000/,
+      ],
     ];
     for (const [args, message] of cases) {
       const r = attempt(...args);
@@ -241,6 +245,29 @@ describe('trainplan CLI', () => {
       expect(r.stderr, args.join(' ')).toMatch(message);
       expect(r.stderr, args.join(' ')).not.toMatch(/\n\s+at /);
     }
+  });
+});
+
+describe('trainplan recommend on a published mixture-of-experts model', () => {
+  // Without TRAINPLAN_TIME_BUDGET_MS, as a user first runs it: a cold process's first search over the
+  // catalog for Qwen3-30B-A3B takes several seconds, past a shared server's 2 s per request.
+  const env = { ...process.env };
+  delete env.TRAINPLAN_TIME_BUDGET_MS;
+  const recommend = (...extra: string[]) =>
+    spawnSync(
+      process.execPath,
+      [bin, 'recommend', '--model', 'qwen3_30b_a3b', '--samples', '1e11', '--limit', '2', ...extra],
+      { encoding: 'utf8', cwd: tmpdir(), timeout: 120_000, env },
+    );
+
+  it("answers by id within the command's budget, and refuses (never answers in part) within one too short", () => {
+    const r = recommend();
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^51240 candidates evaluated \(COMPLETE\), [1-9]\d* feasible/);
+    const short = recommend('--time-budget-ms', '1');
+    expect(short.status).toBe(2);
+    expect(short.stderr).toMatch(/did not finish within its time budget of 1 ms; no partial answer is given/);
+    expect(short.stdout).toBe('');
   });
 });
 
