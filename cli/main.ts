@@ -96,8 +96,32 @@ function readJsonFile(option: string, path: string): unknown {
 
 const RECOMMEND_QUERY = `query($input: RecommendInput!) { recommend(input: $input) {
   status predictor evaluated feasible
-  plans { rank gpu { id } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision stepTimeMs throughput throughputUnit totalHours totalHoursP90 costUsd memoryGbPerGpu }
+  plans { rank gpu { id } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision stepTimeMs throughput throughputUnit totalHours totalHoursP90 costUsd memoryGbPerGpu
+    parallelism { tensorParallel pipelineParallel expertParallel zeroStage recompute } }
   rejected { reason count } } }`;
+
+interface PlanLayout {
+  tensorParallel: number;
+  pipelineParallel: number;
+  expertParallel: number;
+  zeroStage: number;
+  recompute: string;
+}
+
+/**
+ * A plan's layout in a few words ("TP 2, PP 4, ZeRO-1, recompute FULL"; "DP" for plain data
+ * parallelism): without it a large model's plan cannot be reproduced from the table.
+ */
+export function layoutWords(p: PlanLayout): string {
+  const words = [
+    p.tensorParallel > 1 ? `TP ${p.tensorParallel}` : '',
+    p.pipelineParallel > 1 ? `PP ${p.pipelineParallel}` : '',
+    p.expertParallel > 1 ? `EP ${p.expertParallel}` : '',
+    p.zeroStage > 0 ? `ZeRO-${p.zeroStage}` : '',
+    p.recompute !== 'NONE' ? `recompute ${p.recompute}` : '',
+  ].filter(Boolean);
+  return words.length ? words.join(', ') : 'DP';
+}
 
 interface RecommendAnswer {
   status: string;
@@ -561,7 +585,9 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
             nodes: p.nodes,
             gpusPerNode: p.gpusPerNode,
             batch: p.batchSizePerGpu,
+            accum: p.gradAccumSteps,
             precision: p.precision,
+            layout: layoutWords(p.parallelism as PlanLayout),
             hours: Number((p.totalHours as number).toFixed(2)),
             hoursP90: Number((p.totalHoursP90 as number).toFixed(2)),
             costUsd: p.costUsd === null ? null : Number((p.costUsd as number).toFixed(2)),

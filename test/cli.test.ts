@@ -264,6 +264,13 @@ describe('trainplan recommend on a published mixture-of-experts model', () => {
     const r = recommend();
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^51240 candidates evaluated \(COMPLETE\), [1-9]\d* feasible/);
+    // 30.5B weights with Adam's states (about 16 bytes each) fit no GPU whole: the table says how
+    // the plan splits them, or it could not be reproduced.
+    expect(r.stdout).toMatch(/│ accum │ precision │ layout +│/);
+    const layout = /│ 1 +│[^\n]*│ '([^']*)' +│[^│]*│[^│]*│[^│]*│[^│]*│\n/.exec(r.stdout)?.[1];
+    expect(layout).toMatch(
+      /^(TP \d+|PP \d+|EP \d+|ZeRO-[123]|recompute [A-Z]+)(, (TP \d+|PP \d+|EP \d+|ZeRO-[123]|recompute [A-Z]+))*$/,
+    );
     const short = recommend('--time-budget-ms', '1');
     expect(short.status).toBe(2);
     expect(short.stderr).toMatch(/did not finish within its time budget of 1 ms; no partial answer is given/);
