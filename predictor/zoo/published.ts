@@ -169,7 +169,10 @@ function moeOf(a: LlmArchitecture): MoeArch | null | string {
  */
 export function publishedSeqLen(m: PublishedZooModel): { seqLen: number; source: string } | string {
   if (m.seqLen)
-    return { seqLen: m.seqLen, source: `sequence length ${m.seqLen}: ${m.seqLenSource ?? 'models.json'}` };
+    return {
+      seqLen: m.seqLen,
+      source: `default sequence length ${m.seqLen}: ${m.seqLenSource ?? 'models.json'}`,
+    };
   const counts = new Map<number, number>();
   for (const r of loadLlmRuns())
     if (r.model === m.architecture && r.seqLen) counts.set(r.seqLen, (counts.get(r.seqLen) ?? 0) + 1);
@@ -178,7 +181,7 @@ export function publishedSeqLen(m: PublishedZooModel): { seqLen: number; source:
   const runs = [...counts.values()].reduce((s, n) => s + n, 0);
   return {
     seqLen: best[0],
-    source: `sequence length ${best[0]}: the length ${best[1]} of its ${runs} published runs trained (llm_train.csv)`,
+    source: `default sequence length ${best[0]}: the length ${best[1]} of its ${runs} published runs trained (llm_train.csv)`,
   };
 }
 
