@@ -1,7 +1,7 @@
 // The published decoders the zoo lists by id (seeds/models.json `published`): each is the
 // llm_models.csv row it names, recognised as that architecture so its published runs stand behind
 // (and calibrate) its answers, at the sequence length its entry says, and asked through the API
-// like any zoo model.
+// like any zoo model, answering what the publisher's Hugging Face config answers.
 import { describe, expect, it } from 'vitest';
 import { modelCost } from '../predictor/layers.js';
 import { buildLlmModel } from '../predictor/llm.js';
@@ -14,6 +14,7 @@ import { loadLlmArchitectures, loadLlmRuns } from '../seeds/llm.js';
 import { readFileSync } from 'node:fs';
 import { parseCsv } from '../seeds/catalog.js';
 import { apolloForTests } from './graphql-client.js';
+import { HF_CONFIGS } from './import-fixtures.js';
 
 const published = loadPublishedZooModels();
 const model = (id: string): ModelDef => getModel(id)!;
@@ -88,6 +89,32 @@ describe('published decoders in the zoo', () => {
     expect(at4096.unitsPerBatchElement).toBe(4096);
     expect(modelCost(at4096).forwardFlops).toBe(modelCost(reference).forwardFlops);
     expect(modelCost(at4096).forwardFlops).toBeLessThan(modelCost(model('llama3_8b')).forwardFlops / 1.9);
+  });
+
+  it("answers by id exactly what it answers for the publisher's Hugging Face config.json", async () => {
+    const layout = `gpu: "H100-SXM5-80GB", nodes: 8, gpusPerNode: 8, batchSizePerGpu: 1, gradAccumSteps: 8,
+      precision: BF16, softwareStack: MEGATRON,
+      parallelism: { pipelineParallel: 2, expertParallel: 8, zeroStage: 1, recompute: FULL }`;
+    const fields = 'stepTimeMs stepTimeMsP10 stepTimeMsP90 memoryGbPerGpu evidence';
+    for (const [hf, id] of [
+      ['Qwen/Qwen3-30B-A3B', 'qwen3_30b_a3b'],
+      ['deepseek-ai/DeepSeek-V3', 'deepseek_v3'],
+      ['openai/gpt-oss-120b', 'gpt_oss_120b'],
+    ]) {
+      const config = JSON.stringify(HF_CONFIGS.find((c) => c.id === hf)!.config);
+      const byId = await gql(
+        `{ predict(input: { workload: { model: "${id}", samples: 1e9, seqLen: 4096 }, ${layout} }) { ${fields} } }`,
+      );
+      const byConfig = await gql(
+        `query($config: String!) { predict(input: { workload: { customModel: { huggingFaceConfig: $config }, samples: 1e9, seqLen: 4096 }, ${layout} }) { ${fields} } }`,
+        { config },
+      );
+      expect(byId.errors, id).toBeUndefined();
+      expect(byId.data!.predict.evidence, id).toMatch(
+        /^published: \d+ published measurements of this architecture/,
+      );
+      expect(byId, id).toEqual(byConfig);
+    }
   });
 
   it('Llama 3 8B by id on 8 H100s under Megatron at a published fine-tuning layout: calibrated by its runs, within 10% of what the run measured', async () => {
