@@ -112,7 +112,7 @@ interface PlanLayout {
  * A plan's layout in a few words ("TP 2, PP 4, ZeRO-1, recompute FULL"; "DP" for plain data
  * parallelism): without it a large model's plan cannot be reproduced from the table.
  */
-export function layoutWords(p: PlanLayout): string {
+function layoutWords(p: PlanLayout): string {
   const words = [
     p.tensorParallel > 1 ? `TP ${p.tensorParallel}` : '',
     p.pipelineParallel > 1 ? `PP ${p.pipelineParallel}` : '',
