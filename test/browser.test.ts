@@ -110,6 +110,31 @@ describe('plan explorer at /', () => {
     await page.close();
   }, 120_000);
 
+  it("compares precisions at a mixture-of-experts plan's own layout, expert parallelism included", async () => {
+    const page = await open('/');
+    await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });
+    await page.selectOption('#model', 'qwen3_30b_a3b');
+    await page.selectOption('#gpus', ['H100-SXM5-80GB']);
+    await page.fill('#samples', '10000000000'); // 10 B tokens
+    await page.fill('#deadline', '');
+    await page.click('#recommend');
+    await expect
+      .poll(() => page.locator('#chosen').textContent(), { timeout: 90_000 })
+      .toMatch(/H100-SXM5-80GB.* EP\d+/);
+    await expect
+      .poll(() => page.locator('#precisions').textContent(), { timeout: 60_000 })
+      .toMatch(/this plan/);
+    const headers = await page.locator('#plans thead th').allTextContents();
+    const first = await page.locator('#plans tbody tr').first().locator('td').allTextContents();
+    expect(first[headers.indexOf('layout')]).toMatch(/ EP\d+/);
+    // The chosen plan's own precision, predicted again at its layout, is the plan: same hours, and it fits.
+    const label = await page.locator('#precisions svg text', { hasText: 'this plan' }).textContent();
+    const own = /^([\d.,]+) h · [^·]+( · out of memory)? · this plan$/.exec(label!);
+    expect(own?.[1]).toBe(first[headers.indexOf('hours')]);
+    expect(own?.[2]).toBeUndefined();
+    await page.close();
+  }, 180_000);
+
   it('plans a pasted Hugging Face config.json, in tokens', async () => {
     const page = await open('/');
     await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });

@@ -8,6 +8,7 @@ interface Parallelism {
   dataParallel: number;
   tensorParallel: number;
   pipelineParallel: number;
+  expertParallel: number;
   zeroStage: number;
   recompute: string;
 }
@@ -28,6 +29,8 @@ interface Plan {
   costUsd: number | null;
   priceUsdPerGpuHour: number | null;
   memoryGbPerGpu: number;
+  /** The network between the plan's nodes: its offer's, or the default the offer leaves to us. */
+  interNodeGbps: number;
   evidence: string;
   parallelism: Parallelism;
   offer?: { provider: string; instance: string } | null;
@@ -181,8 +184,8 @@ function recommendInput(): Record<string, unknown> {
 const planFields = () => `
   rank gpu { id } nodes gpusPerNode totalGpus batchSizePerGpu gradAccumSteps precision
   stepTimeMs stepTimeMsP10 stepTimeMsP90 totalHours totalHoursP90 costUsd priceUsdPerGpuHour
-  memoryGbPerGpu evidence
-  parallelism { dataParallel tensorParallel pipelineParallel zeroStage recompute }
+  memoryGbPerGpu interNodeGbps evidence
+  parallelism { dataParallel tensorParallel pipelineParallel expertParallel zeroStage recompute }
   ${capabilities.offer ? 'offer { provider instance }' : ''}
   ${capabilities.costUsdP90 ? 'costUsdP90' : ''}
   ${capabilities.precisionUnmeasured ? 'precisionUnmeasured' : ''}`;
@@ -222,6 +225,7 @@ const layout = (p: Parallelism) =>
     `DP${p.dataParallel}`,
     p.tensorParallel > 1 ? `TP${p.tensorParallel}` : '',
     p.pipelineParallel > 1 ? `PP${p.pipelineParallel}` : '',
+    p.expertParallel > 1 ? `EP${p.expertParallel}` : '',
     p.zeroStage > 0 ? `ZeRO-${p.zeroStage}` : '',
     p.recompute !== 'NONE' ? `recompute ${p.recompute.toLowerCase()}` : '',
   ]
@@ -380,7 +384,10 @@ async function comparePrecisions(plan: Plan, workload: unknown): Promise<void> {
       `,
       { id: plan.gpu.id },
     );
-    const { tensorParallel, pipelineParallel, zeroStage, recompute } = plan.parallelism;
+    // Every degree the plan chose and its offer's network, so each precision is predicted as the plan
+    // runs (without its expert parallelism a mixture-of-experts plan's own precision came back out of
+    // memory; without the network, the GPU's default network answered).
+    const { tensorParallel, pipelineParallel, expertParallel, zeroStage, recompute } = plan.parallelism;
     const inputs = gpu.supportedPrecisions.map((precision) => ({
       workload,
       gpu: plan.gpu.id,
@@ -389,7 +396,8 @@ async function comparePrecisions(plan: Plan, workload: unknown): Promise<void> {
       batchSizePerGpu: plan.batchSizePerGpu,
       gradAccumSteps: plan.gradAccumSteps,
       precision,
-      parallelism: { tensorParallel, pipelineParallel, zeroStage, recompute },
+      parallelism: { tensorParallel, pipelineParallel, expertParallel, zeroStage, recompute },
+      interNodeGbps: plan.interNodeGbps,
       ...(plan.priceUsdPerGpuHour !== null ? { priceUsdPerGpuHour: plan.priceUsdPerGpuHour } : {}),
     }));
     const query = `query (${inputs.map((_, i) => `$p${i}: PredictInput!`).join(', ')}) {
