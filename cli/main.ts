@@ -97,10 +97,11 @@ function readJsonFile(option: string, path: string): unknown {
 const RECOMMEND_QUERY = `query($input: RecommendInput!) { recommend(input: $input) {
   status predictor evaluated feasible
   plans { rank gpu { id } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision stepTimeMs throughput throughputUnit totalHours totalHoursP90 costUsd memoryGbPerGpu
-    parallelism { tensorParallel pipelineParallel expertParallel zeroStage recompute } }
+    parallelism { dataParallel tensorParallel pipelineParallel expertParallel zeroStage recompute } }
   rejected { reason count } } }`;
 
 interface PlanLayout {
+  dataParallel: number;
   tensorParallel: number;
   pipelineParallel: number;
   expertParallel: number;
@@ -109,18 +110,20 @@ interface PlanLayout {
 }
 
 /**
- * A plan's layout in a few words ("TP 2, PP 4, ZeRO-1, recompute FULL"; "DP" for plain data
- * parallelism): without it a large model's plan cannot be reproduced from the table.
+ * A plan's layout in the explorer's words ("DP4 TP2 PP2 EP8 ZeRO-1 recompute full"): without it a
+ * large model's plan cannot be reproduced from the table.
  */
 function layoutWords(p: PlanLayout): string {
-  const words = [
-    p.tensorParallel > 1 ? `TP ${p.tensorParallel}` : '',
-    p.pipelineParallel > 1 ? `PP ${p.pipelineParallel}` : '',
-    p.expertParallel > 1 ? `EP ${p.expertParallel}` : '',
+  return [
+    `DP${p.dataParallel}`,
+    p.tensorParallel > 1 ? `TP${p.tensorParallel}` : '',
+    p.pipelineParallel > 1 ? `PP${p.pipelineParallel}` : '',
+    p.expertParallel > 1 ? `EP${p.expertParallel}` : '',
     p.zeroStage > 0 ? `ZeRO-${p.zeroStage}` : '',
-    p.recompute !== 'NONE' ? `recompute ${p.recompute}` : '',
-  ].filter(Boolean);
-  return words.length ? words.join(', ') : 'DP';
+    p.recompute !== 'NONE' ? `recompute ${p.recompute.toLowerCase()}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
 }
 
 interface RecommendAnswer {
