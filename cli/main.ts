@@ -17,6 +17,7 @@ import {
   loadMeasurements,
   readMeasurements,
 } from '../seeds/catalog.js';
+import { layoutWords, type LayoutDegrees } from '../predictor/layout-words.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { MASTER_WEIGHTS, RECOMPUTE, RECOMPUTE_MODULES } from '../seeds/types.js';
 import { runtimeConfig, setRuntimeConfig, SETTINGS } from '../service/config.js';
@@ -99,32 +100,6 @@ const RECOMMEND_QUERY = `query($input: RecommendInput!) { recommend(input: $inpu
   plans { rank gpu { id } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision stepTimeMs throughput throughputUnit totalHours totalHoursP90 costUsd memoryGbPerGpu
     parallelism { dataParallel tensorParallel pipelineParallel expertParallel zeroStage recompute } }
   rejected { reason count } } }`;
-
-interface PlanLayout {
-  dataParallel: number;
-  tensorParallel: number;
-  pipelineParallel: number;
-  expertParallel: number;
-  zeroStage: number;
-  recompute: string;
-}
-
-/**
- * A plan's layout in the explorer's words ("DP4 TP2 PP2 EP8 ZeRO-1 recompute full"): without it a
- * large model's plan cannot be reproduced from the table.
- */
-function layoutWords(p: PlanLayout): string {
-  return [
-    `DP${p.dataParallel}`,
-    p.tensorParallel > 1 ? `TP${p.tensorParallel}` : '',
-    p.pipelineParallel > 1 ? `PP${p.pipelineParallel}` : '',
-    p.expertParallel > 1 ? `EP${p.expertParallel}` : '',
-    p.zeroStage > 0 ? `ZeRO-${p.zeroStage}` : '',
-    p.recompute !== 'NONE' ? `recompute ${p.recompute.toLowerCase()}` : '',
-  ]
-    .filter(Boolean)
-    .join(' ');
-}
 
 interface RecommendAnswer {
   status: string;
@@ -590,7 +565,7 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
             batch: p.batchSizePerGpu,
             accum: p.gradAccumSteps,
             precision: p.precision,
-            layout: layoutWords(p.parallelism as PlanLayout),
+            layout: layoutWords(p.parallelism as LayoutDegrees),
             hours: Number((p.totalHours as number).toFixed(2)),
             hoursP90: Number((p.totalHoursP90 as number).toFixed(2)),
             costUsd: p.costUsd === null ? null : Number((p.costUsd as number).toFixed(2)),

@@ -3,15 +3,10 @@
 // a precision comparison for the chosen configuration (`predict` per precision), and the rejection
 // reasons. Everything is fetched from this server's /graphql; nothing leaves the machine.
 import * as Plot from '@observablehq/plot';
+import { layoutWords, type LayoutDegrees } from '../predictor/layout-words.js';
 
-interface Parallelism {
-  dataParallel: number;
-  tensorParallel: number;
-  pipelineParallel: number;
-  expertParallel: number;
-  zeroStage: number;
-  recompute: string;
-}
+/** The degrees each plan reports, fetched with it. */
+type Parallelism = LayoutDegrees;
 interface Plan {
   rank: number;
   gpu: { id: string };
@@ -220,18 +215,6 @@ function showErrors(errors: GraphQLError[]): void {
 
 // ------------------------------------------------------------------ drawing
 
-const layout = (p: Parallelism) =>
-  [
-    `DP${p.dataParallel}`,
-    p.tensorParallel > 1 ? `TP${p.tensorParallel}` : '',
-    p.pipelineParallel > 1 ? `PP${p.pipelineParallel}` : '',
-    p.expertParallel > 1 ? `EP${p.expertParallel}` : '',
-    p.zeroStage > 0 ? `ZeRO-${p.zeroStage}` : '',
-    p.recompute !== 'NONE' ? `recompute ${p.recompute.toLowerCase()}` : '',
-  ]
-    .filter(Boolean)
-    .join(' ');
-
 /** Hours scale with the step time, and a per-hour bill with the hours: the P10/P90 hours and their cost. */
 function withInterval(p: Plan) {
   const hoursP10 = (p.totalHours * p.stepTimeMsP10) / p.stepTimeMs;
@@ -239,7 +222,7 @@ function withInterval(p: Plan) {
   return {
     ...p,
     gpuId: p.gpu.id,
-    layout: layout(p.parallelism),
+    layout: layoutWords(p.parallelism),
     hoursP10,
     costP10: perHour === null ? null : perHour * hoursP10,
     costP90: p.costUsdP90 ?? (perHour === null ? null : perHour * p.totalHoursP90),
@@ -370,7 +353,7 @@ function drawRejections(r: Recommendation): void {
 
 async function comparePrecisions(plan: Plan, workload: unknown): Promise<void> {
   $('chosen').textContent =
-    `(${plan.gpu.id}, ${plan.nodes} x ${plan.gpusPerNode} GPUs, batch ${plan.batchSizePerGpu}, ${layout(plan.parallelism)})`;
+    `(${plan.gpu.id}, ${plan.nodes} x ${plan.gpusPerNode} GPUs, batch ${plan.batchSizePerGpu}, ${layoutWords(plan.parallelism)})`;
   const target = $('precisions');
   target.replaceChildren('Predicting…');
   try {

@@ -1,0 +1,27 @@
+// A training layout in the few words people write it in ("DP4 TP2 PP2 EP8 ZeRO-1 recompute full"):
+// the one notation of the plan explorer (web/explorer.ts) and the CLI's recommend table. No imports,
+// so the browser bundle takes this file alone.
+
+/** The degrees a plan reports (the API's Parallelism, as far as its layout goes). */
+export interface LayoutDegrees {
+  dataParallel: number;
+  tensorParallel: number;
+  pipelineParallel: number;
+  expertParallel: number;
+  zeroStage: number;
+  /** NONE, SELECTIVE or FULL. */
+  recompute: string;
+}
+
+/** Data parallelism always; every other degree only where it is used. */
+export const layoutWords = (p: LayoutDegrees): string =>
+  [
+    `DP${p.dataParallel}`,
+    p.tensorParallel > 1 ? `TP${p.tensorParallel}` : '',
+    p.pipelineParallel > 1 ? `PP${p.pipelineParallel}` : '',
+    p.expertParallel > 1 ? `EP${p.expertParallel}` : '',
+    p.zeroStage > 0 ? `ZeRO-${p.zeroStage}` : '',
+    p.recompute !== 'NONE' ? `recompute ${p.recompute.toLowerCase()}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
