@@ -36,18 +36,20 @@ describe('published decoders in the zoo', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it('each is the architecture it names: found by shape among the published runs, which measured it', () => {
+  it('each is the architecture it names, found by shape; all but Mixtral 8x7B have published runs', () => {
+    const unmeasured: string[] = [];
     for (const p of published) {
       const names = publishedArchitecturesOf(model(p.id));
       expect(names, p.id).toContain(p.architecture);
-      expect(measuredRunsOf(names).length, p.id).toBeGreaterThan(0);
+      if (measuredRunsOf(names).length === 0) unmeasured.push(p.id);
     }
+    expect(unmeasured).toEqual(['mixtral_8x7b']);
     // Llama 3 and 3.1 share their shapes: either id finds both publishers' names.
     expect(publishedArchitecturesOf(model('llama3_8b'))).toEqual(['Llama-3-8B', 'Llama-3.1-8B']);
   });
 
-  it("have the publisher's size: within 10% of the nominal one, and Llama 3 8B's exact count", () => {
-    for (const p of published) {
+  it("have the publisher's size: within 10% of the nominal one, and Llama 3 8B's and Mixtral's exact counts", () => {
+    for (const p of published.filter((m) => nominalBillions.get(m.architecture)! > 0)) {
       const billions = modelCost(model(p.id)).parameters / 1e9;
       const nominal = nominalBillions.get(p.architecture)!;
       expect(
@@ -57,6 +59,9 @@ describe('published decoders in the zoo', () => {
     }
     // meta-llama/Meta-Llama-3-8B: 8,030,261,248 parameters (128,256-token vocabulary, untied head).
     expect(modelCost(model('llama3_8b')).parameters).toBe(8_030_261_248);
+    // llm_models.csv states no size for Mixtral 8x7B; its model card says 46.7B (as test/import-fixtures.ts).
+    expect(nominalBillions.get('Mixtral-8x7B')).toBe(0);
+    expect(modelCost(model('mixtral_8x7b')).parameters).toBe(46_702_792_704);
   });
 
   it('default to the stated sequence length, else the one most of their published runs trained', () => {
@@ -100,6 +105,7 @@ describe('published decoders in the zoo', () => {
       ['Qwen/Qwen3-30B-A3B', 'qwen3_30b_a3b'],
       ['deepseek-ai/DeepSeek-V3', 'deepseek_v3'],
       ['openai/gpt-oss-120b', 'gpt_oss_120b'],
+      ['mistralai/Mixtral-8x7B-v0.1', 'mixtral_8x7b'],
     ]) {
       const config = JSON.stringify(HF_CONFIGS.find((c) => c.id === hf)!.config);
       const byId = await gql(
@@ -111,7 +117,9 @@ describe('published decoders in the zoo', () => {
       );
       expect(byId.errors, id).toBeUndefined();
       expect(byId.data!.predict.evidence, id).toMatch(
-        /^published: \d+ published measurements of this architecture/,
+        id === 'mixtral_8x7b'
+          ? /^unmeasured: no measurements of this model/
+          : /^published: \d+ published measurements of this architecture/,
       );
       expect(byId, id).toEqual(byConfig);
     }
