@@ -135,6 +135,33 @@ describe('plan explorer at /', () => {
     await page.close();
   }, 180_000);
 
+  it('asks under the software stack chosen, and compares precisions under it', async () => {
+    const page = await open('/');
+    await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });
+    // The stacks are the API's, the default first.
+    const stacks = await page.locator('#software-stack option').allTextContents();
+    expect(stacks[0]).toBe('PYTORCH_EAGER');
+    expect(stacks).toEqual(expect.arrayContaining(['TORCH_COMPILE', 'MEGATRON', 'TUNED']));
+    await page.selectOption('#model', 'llama3_8b');
+    await page.selectOption('#gpus', ['H100-SXM5-80GB']);
+    await page.selectOption('#software-stack', 'MEGATRON');
+    await page.fill('#samples', '20000000000'); // 20 B tokens
+    await page.fill('#deadline', '');
+    await page.click('#recommend');
+    await expect
+      .poll(() => page.locator('#plans tbody tr').first().textContent(), { timeout: 90_000 })
+      .toMatch(/published runs of this architecture on H100-SXM5-80GB under MEGATRON/);
+    await expect
+      .poll(() => page.locator('#precisions svg text', { hasText: 'this plan' }).count(), { timeout: 60_000 })
+      .toBe(1);
+    const headers = await page.locator('#plans thead th').allTextContents();
+    const first = await page.locator('#plans tbody tr').first().locator('td').allTextContents();
+    const label = await page.locator('#precisions svg text', { hasText: 'this plan' }).textContent();
+    // Under eager PyTorch the same plan takes longer: the comparison is the plan only under MEGATRON.
+    expect(/^([\d.,]+) h/.exec(label!)?.[1]).toBe(first[headers.indexOf('hours')]);
+    await page.close();
+  }, 180_000);
+
   it('plans a pasted Hugging Face config.json, in tokens', async () => {
     const page = await open('/');
     await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });

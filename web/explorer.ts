@@ -70,12 +70,14 @@ class RequestErrors extends Error {
 /** Fields that only some versions of the API have (offers and providers); asked for when present. */
 interface Capabilities {
   providers: boolean;
+  softwareStack: boolean;
   offer: boolean;
   costUsdP90: boolean;
   precisionUnmeasured: boolean;
 }
 let capabilities: Capabilities = {
   providers: false,
+  softwareStack: false,
   offer: false,
   costUsdP90: false,
   precisionUnmeasured: false,
@@ -88,6 +90,7 @@ async function loadCatalog(): Promise<void> {
     gpus: { id: string; memoryGb: number }[];
     input: { inputFields: { name: string }[] } | null;
     plan: { fields: { name: string }[] } | null;
+    stacks: { enumValues: { name: string; description: string | null }[] } | null;
   }>(`
     {
       models {
@@ -109,12 +112,19 @@ async function loadCatalog(): Promise<void> {
           name
         }
       }
+      stacks: __type(name: "SoftwareStack") {
+        enumValues {
+          name
+          description
+        }
+      }
     }
   `);
   const inputs = new Set(data.input?.inputFields.map((f) => f.name));
   const planFields = new Set(data.plan?.fields.map((f) => f.name));
   capabilities = {
     providers: inputs.has('providers'),
+    softwareStack: inputs.has('softwareStack') && !!data.stacks,
     offer: planFields.has('offer'),
     costUsdP90: planFields.has('costUsdP90'),
     precisionUnmeasured: planFields.has('precisionUnmeasured'),
@@ -123,6 +133,15 @@ async function loadCatalog(): Promise<void> {
   const model = $<HTMLSelectElement>('model');
   model.replaceChildren(...data.models.map((m) => new Option(`${m.name} (${m.id})`, m.id)));
   model.value = 'resnet50_v1.5';
+  // The stacks the API knows, each with its own description; the default (eager PyTorch, what a
+  // typical user runs) first, as the API has it.
+  const stack = $<HTMLSelectElement>('software-stack');
+  stack.replaceChildren(
+    ...(data.stacks?.enumValues ?? []).map((v) =>
+      Object.assign(new Option(v.name, v.name), { title: v.description ?? '' }),
+    ),
+  );
+  stack.disabled = !capabilities.softwareStack;
   $<HTMLSelectElement>('gpus').replaceChildren(
     ...data.gpus.map((g) => new Option(`${g.id} (${g.memoryGb} GB)`, g.id)),
   );
@@ -173,6 +192,7 @@ function recommendInput(): Record<string, unknown> {
     .map((p) => p.trim())
     .filter(Boolean);
   if (capabilities.providers && providers.length) input.providers = providers;
+  if (capabilities.softwareStack) input.softwareStack = $<HTMLSelectElement>('software-stack').value;
   return input;
 }
 
@@ -351,7 +371,13 @@ function drawRejections(r: Recommendation): void {
 
 // ------------------------------------------------------------------ precision comparison
 
-async function comparePrecisions(plan: Plan, workload: unknown): Promise<void> {
+/** What the precision comparison asks again of each plan: the request's workload and software stack. */
+interface Asked {
+  workload: unknown;
+  softwareStack?: unknown;
+}
+
+async function comparePrecisions(plan: Plan, asked: Asked): Promise<void> {
   $('chosen').textContent =
     `(${plan.gpu.id}, ${plan.nodes} x ${plan.gpusPerNode} GPUs, batch ${plan.batchSizePerGpu}, ${layoutWords(plan.parallelism)})`;
   const target = $('precisions');
@@ -372,7 +398,8 @@ async function comparePrecisions(plan: Plan, workload: unknown): Promise<void> {
     // memory; without the network, the GPU's default network answered).
     const { tensorParallel, pipelineParallel, expertParallel, zeroStage, recompute } = plan.parallelism;
     const inputs = gpu.supportedPrecisions.map((precision) => ({
-      workload,
+      workload: asked.workload,
+      ...(asked.softwareStack ? { softwareStack: asked.softwareStack } : {}),
       gpu: plan.gpu.id,
       nodes: plan.nodes,
       gpusPerNode: plan.gpusPerNode,
@@ -520,7 +547,8 @@ async function recommend(): Promise<void> {
       `${r.evaluated.toLocaleString('en')} candidates evaluated, ${r.feasible.toLocaleString('en')} feasible; ` +
       `${r.plans.length} best shown (${r.status.toLowerCase()}, predictor ${r.predictor}).`;
     drawChart(r);
-    const choose = (p: Plan) => void comparePrecisions(p, input.workload);
+    const asked: Asked = { workload: input.workload, softwareStack: input.softwareStack };
+    const choose = (p: Plan) => void comparePrecisions(p, asked);
     drawTable(r, choose);
     drawRejections(r);
     const first = document.querySelector<HTMLTableRowElement>('#plans tbody tr');
