@@ -96,7 +96,11 @@ export const FLOORS = {
 /** Largest values the API accepts: far beyond any real job, small enough that nothing overflows or runs long. */
 export const LIMITS = {
   samples: 1e18,
-  batchSize: 65536,
+  /**
+   * Per GPU: NCF trains with 2^20 user-item pairs per GPU (DeepLearningExamples' default, the zoo's
+   * ncf_neumf), so a sample-sized batch can be far larger than an image one.
+   */
+  batchSize: 1e7,
   nodes: 4096,
   gpusPerNode: 16,
   gradAccum: 4096,

@@ -9,6 +9,7 @@ import { layerCost, modelCost } from '../predictor/layers.js';
 import type { ModelDef } from '../predictor/types.js';
 import { modelFromZooEntry, getModel, loadZoo } from '../predictor/zoo/index.js';
 import { loadZooEntries } from '../seeds/catalog.js';
+import { LIMITS } from '../service/validate.js';
 
 const model = (id: string): ModelDef => {
   const m = getModel(id);
@@ -93,6 +94,13 @@ describe('zoo contents', () => {
         expect(Number.isInteger(l.count) && l.count >= 1, `${m.id}/${l.name} count ${l.count}`).toBe(true);
       }
     }
+  });
+
+  it("every model's default batch sizes are ones the API accepts (recommend searches them when none are given)", () => {
+    // ncf_neumf's 2^20 once failed every recommend of it with BAD_USER_INPUT against a 65,536 cap.
+    for (const m of loadZoo())
+      for (const b of m.batchSizes)
+        expect(Number.isInteger(b) && b >= 1 && b <= LIMITS.batchSize, `${m.id}: ${b}`).toBe(true);
   });
 
   it('every model carries its memory-bound work: a loss and norms/activations/elementwise passes', () => {
