@@ -20,6 +20,7 @@ import {
 import { layoutWords, type LayoutDegrees } from '../predictor/layout-words.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { MASTER_WEIGHTS, RECOMPUTE, RECOMPUTE_MODULES } from '../seeds/types.js';
+import { SOFTWARE_STACKS } from '../seeds/tables.js';
 import { runtimeConfig, setRuntimeConfig, SETTINGS } from '../service/config.js';
 import { evaluate, formatEvaluation, GROUP_KEYS, type GroupKey } from './evaluate.js';
 import { calibrate } from './calibrate.js';
@@ -501,6 +502,11 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
     .requiredOption('--model <id>', 'a zoo model id (trainplan query "{ models { id } }")')
     .requiredOption('--samples <n>', "total work in the model's unit (dataset size x epochs)", number)
     .addOption(new Option('--objective <objective>', 'rank by').choices(['COST', 'TIME']).default('COST'))
+    .addOption(
+      new Option('--software-stack <stack>', 'what runs the training (the GraphQL softwareStack)')
+        .choices([...SOFTWARE_STACKS])
+        .default('PYTORCH_EAGER'),
+    )
     .option('--deadline <hours>', 'finish within this many hours', number)
     .option('--budget <usd>', 'cost at most this many USD', number)
     .option('--gpus <ids>', 'comma-separated GPU ids (default: every GPU)', list)
@@ -522,6 +528,7 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
       examples(
         'trainplan recommend --model resnet50_v1.5 --samples 115300000 --deadline 24 --max-nodes 4',
         'trainplan recommend --model gpt2_124m --samples 9e9 --objective TIME --gpus H100-SXM5-80GB,A100-SXM4-80GB',
+        'trainplan recommend --model llama3_8b --samples 2e10 --software-stack MEGATRON --gpus H100-SXM5-80GB',
       ),
     )
     .action(
@@ -529,6 +536,7 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
         model: string;
         samples: number;
         objective: string;
+        softwareStack: string;
         deadline?: number;
         budget?: number;
         gpus?: string[];
@@ -542,6 +550,7 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
         const input = {
           workload: { model: options.model, samples: options.samples },
           objective: options.objective,
+          softwareStack: options.softwareStack,
           deadlineHours: options.deadline,
           budgetUsd: options.budget,
           gpus: options.gpus,

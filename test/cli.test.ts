@@ -234,6 +234,10 @@ describe('trainplan CLI', () => {
       ],
       [['plan-fleet', '--in', '/no/such/file.json'], /--in \/no\/such\/file.json: ENOENT/],
       [
+        ['recommend', '--model', 'resnet50_v1.5', '--samples', '1e6', '--software-stack', 'MEGATRONN'],
+        /'MEGATRONN' is invalid.*PYTORCH_EAGER, TORCH_COMPILE, MEGATRON, TUNED/,
+      ],
+      [
         ['recommend', '--model', 'resnet50_v1.5', '--samples', '1e6', '--time-budget-ms', '0'],
         /'--time-budget-ms <ms>' argument '0' is invalid\. must be from 1 to 600000/,
       ],
@@ -274,6 +278,35 @@ describe('trainplan recommend on a published mixture-of-experts model', () => {
     expect(short.status).toBe(2);
     expect(short.stderr).toMatch(/did not finish within its time budget of 1 ms; no partial answer is given/);
     expect(short.stdout).toBe('');
+  });
+});
+
+describe('trainplan recommend --software-stack', () => {
+  /** The first plan's cell under a column of recommend's table. */
+  const firstPlan = (stdout: string, column: string) => {
+    const rows = stdout.split('\n').filter((l) => l.startsWith('│'));
+    const cells = (row: string) => row.split('│').map((c) => c.trim().replace(/^'|'$/g, ''));
+    return cells(rows[1])[cells(rows[0]).indexOf(column)];
+  };
+
+  it('asks under the stack given: Llama 3 8B on H100 plans faster under Megatron than as eager PyTorch', () => {
+    const ask = (...extra: string[]) =>
+      run(
+        'recommend',
+        '--model',
+        'llama3_8b',
+        '--samples',
+        '2e10',
+        '--gpus',
+        'H100-SXM5-80GB',
+        '--limit',
+        '1',
+        ...extra,
+      );
+    const eager = Number(firstPlan(ask(), 'hours'));
+    const megatron = Number(firstPlan(ask('--software-stack', 'MEGATRON'), 'hours'));
+    expect(megatron).toBeGreaterThan(0);
+    expect(megatron).toBeLessThan(eager / 1.5);
   });
 });
 
