@@ -18,6 +18,7 @@ import {
   readMeasurements,
 } from '../seeds/catalog.js';
 import { layoutWords, type LayoutDegrees } from '../predictor/layout-words.js';
+import { DEFAULT_STACK } from '../predictor/software.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { MASTER_WEIGHTS, RECOMPUTE, RECOMPUTE_MODULES } from '../seeds/types.js';
 import { SOFTWARE_STACKS } from '../seeds/tables.js';
@@ -505,7 +506,7 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
     .addOption(
       new Option('--software-stack <stack>', 'what runs the training (the GraphQL softwareStack)')
         .choices([...SOFTWARE_STACKS])
-        .default('PYTORCH_EAGER'),
+        .default(DEFAULT_STACK),
     )
     .option('--deadline <hours>', 'finish within this many hours', number)
     .option('--budget <usd>', 'cost at most this many USD', number)

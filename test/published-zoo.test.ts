@@ -9,10 +9,9 @@ import { measuredRunsOf, publishedArchitecturesOf } from '../predictor/published
 import type { ModelDef } from '../predictor/types.js';
 import { getModel, loadZoo } from '../predictor/zoo/index.js';
 import { publishedSeqLen } from '../predictor/zoo/published.js';
-import { loadPublishedZooModels, loadZooEntries } from '../seeds/catalog.js';
+import { loadPublishedZooModels, loadZooEntries, parseCsv } from '../seeds/catalog.js';
 import { loadLlmArchitectures, loadLlmRuns } from '../seeds/llm.js';
 import { readFileSync } from 'node:fs';
-import { parseCsv } from '../seeds/catalog.js';
 import { apolloForTests } from './graphql-client.js';
 import { HF_CONFIGS } from './import-fixtures.js';
 
