@@ -192,7 +192,8 @@ export function pricingOptions(
 /**
  * Per option, whether another option of the same GPU makes it pointless at g GPUs per node:
  * no dearer per node and, across nodes, no slower a network (ties go to the earlier option). On a
- * single node the network does not matter, so only the cheapest option is kept there.
+ * single node the network does not matter, so only the cheapest option is kept there. Across nodes
+ * an option on an assumed network makes none pointless: its multi-node plans are not ranked.
  */
 export function dominated(options: PricingOption[], g: number, multiNode: boolean): boolean[] {
   return options.map((o, i) => {
@@ -200,7 +201,7 @@ export function dominated(options: PricingOption[], g: number, multiNode: boolea
     const price = o.nodeUsdPerHour(g);
     if (price === null) return false;
     return options.some((p, j) => {
-      if (j === i || p.maxPerNode < g) return false;
+      if (j === i || p.maxPerNode < g || (multiNode && p.networkAssumed)) return false;
       const q = p.nodeUsdPerHour(g);
       if (q === null) return false;
       const netOk = !multiNode || p.interNodeGbps >= o.interNodeGbps;

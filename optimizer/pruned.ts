@@ -9,7 +9,8 @@
 //   - be on the Pareto front: no surely feasible candidate is, at its worst, both strictly faster
 //     and no dearer than this one at its best;
 //   - be feasible or not depending on the correction (deadline, budget): counts must be exact;
-//   - be the best candidate a deadline or budget turned away (the notes describe it).
+//   - be the best candidate a deadline or budget turned away (the notes describe it), or the best
+//     that joins instances of an offer stating no network (turned away whatever the correction).
 // Everything else is counted (feasible, or rejected for the reason it surely fails) without being
 // corrected, and the answer is the same as correcting every candidate (test/pruning.test.ts).
 import { rankCandidates, TIE_RESOLUTION, timeAndCost } from './recommend.js';
@@ -276,7 +277,12 @@ function factorBounds(r: RecommendRequest, search: Search, learned: LearnedPredi
   return { kLo, kHi, p90, floorLo, floorHi, floorP90Lo, floorP90Hi, groups };
 }
 
-const CLASS = { FEASIBLE: 0, DEADLINE: 1, BUDGET: 2, UNSURE: 3 } as const;
+const CLASS = { FEASIBLE: 0, DEADLINE: 1, BUDGET: 2, UNSURE: 3, NETWORK: 4 } as const;
+const TURNED_AWAY: Partial<Record<number, RejectReason>> = {
+  [CLASS.DEADLINE]: 'MISSES_DEADLINE',
+  [CLASS.BUDGET]: 'OVER_BUDGET',
+  [CLASS.NETWORK]: 'NETWORK_UNSTATED',
+};
 
 /** Which candidates must be corrected exactly, and what the others count as. */
 async function neededCandidates(
@@ -346,15 +352,19 @@ async function neededCandidates(
       Math.max(c.analyticalStepMs * kHi[i], floorHi[i]) < Infinity &&
       cHi !== Infinity &&
       cHiHi !== Infinity;
+    // rankCandidates turns away a multi-instance candidate on an assumed network before the deadline.
+    const unstated = c.nodes > 1 && search.options[c.optionIndex].networkAssumed;
     cls[i] = !surelyFinite
       ? CLASS.UNSURE
-      : deadline === CLASS.DEADLINE
-        ? CLASS.DEADLINE
-        : deadline === CLASS.UNSURE
-          ? CLASS.UNSURE
-          : budget === CLASS.FEASIBLE
-            ? CLASS.FEASIBLE
-            : budget;
+      : unstated
+        ? CLASS.NETWORK
+        : deadline === CLASS.DEADLINE
+          ? CLASS.DEADLINE
+          : deadline === CLASS.UNSURE
+            ? CLASS.UNSURE
+            : budget === CLASS.FEASIBLE
+              ? CLASS.FEASIBLE
+              : budget;
     const [kl, kh] = byCost ? (rankP90 ? [cHiLo, cHiHi] : [cLo, cHi]) : rankP90 ? [hHiLo, hHiHi] : [hLo, hHi];
     // NaN (no price) ranks last, as in candidateOrder.
     keyLo[i] = Number.isNaN(kl) ? Infinity : kl;
@@ -370,9 +380,9 @@ async function neededCandidates(
   // Widened by the ranking's tie resolution: a best case that rounds to the same key may still win on time.
   const rankThreshold = kthSmallest(keyHi, cls, CLASS.FEASIBLE, limit) * (1 + TIE_RESOLUTION);
   // The best worst case each reason surely turned away: a best case above it cannot be its best.
-  const rejectThreshold = [Infinity, Infinity, Infinity];
+  const rejectThreshold = [Infinity, Infinity, Infinity, Infinity, Infinity];
   for (let i = 0; i < n; i++)
-    if (cls[i] === CLASS.DEADLINE || cls[i] === CLASS.BUDGET)
+    if (TURNED_AWAY[cls[i]])
       rejectThreshold[cls[i]] = Math.min(rejectThreshold[cls[i]], keyHi[i] * (1 + TIE_RESOLUTION));
 
   const dominatedOnFront = paretoDominated(cls, frontHoursLo, frontHoursHi, frontCostLo, frontCostHi);
@@ -389,7 +399,7 @@ async function neededCandidates(
       if (couldRank || couldBeOnFront) exact[i] = 1;
       else feasible++;
     } else if (keyLo[i] <= rejectThreshold[k]) exact[i] = 1;
-    else count(k === CLASS.DEADLINE ? 'MISSES_DEADLINE' : 'OVER_BUDGET');
+    else count(TURNED_AWAY[k]!);
   }
   return { exact, feasible, rejected, groups };
 }

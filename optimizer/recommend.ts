@@ -352,6 +352,9 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
     // One candidate whose numbers overflowed must not sink the answer (GraphQL refuses Infinity) nor rank first.
     if (!(c.hours > 0 && c.hoursHi < Infinity && c.stepTimeMs < Infinity) || c.cost === Infinity)
       return reject('NOT_FINITE', c);
+    // A time across instances whose network no one states is a guess: it is not ranked (the notes
+    // say when it would have been plan 1, so a user who knows the network can give it).
+    if (c.nodes > 1 && search.options[c.optionIndex].networkAssumed) return reject('NETWORK_UNSTATED', c);
     const hoursForDeadline = r.deadlineConfidence ? c.hoursHi : c.hours;
     if (r.deadlineHours !== undefined && hoursForDeadline > r.deadlineHours)
       return reject('MISSES_DEADLINE', c);
@@ -505,6 +508,11 @@ function notesOf(
     notes.push(
       `budget bound the answer: a better plan (${describe(budget)}) costs more than ${usd(r.budgetUsd!)}`,
     );
+  const unstated = beats('NETWORK_UNSTATED');
+  if (unstated?.offer)
+    notes.push(
+      `network bound the answer: a better plan (${describe(unstated)}) joins ${unstated.nodes} ${unstated.offer.provider} ${unstated.offer.instance} instances, whose network the offer does not state; it was not ranked on the assumed ${unstated.interNodeGbps} Gbps: give interNodeGbps (the network you will get between them) to rank such plans`,
+    );
   const top = plans[0];
   if (top && top.nodes === r.maxNodes && r.maxNodes > 0)
     notes.push(`maxNodes bound the answer: plan 1 uses all ${r.maxNodes} nodes; allowing more may do better`);
@@ -545,10 +553,6 @@ function notesOf(
     if (top.offer?.priceStale)
       notes.push(
         `warning: plan 1's price (${top.offer.provider} ${top.offer.instance}, ${top.offer.priceDate}) is ${top.offer.priceAgeDays === null ? 'undated' : `${top.offer.priceAgeDays} days old`}; prices older than ${STALE_PRICE_DAYS} days are flagged stale`,
-      );
-    if (top.nodes > 1 && top.interNodeNetworkAssumed && top.offer)
-      notes.push(
-        `warning: plan 1 joins ${top.nodes} ${top.offer.provider} ${top.offer.instance} instances, whose network the offer does not state; its time assumes ${top.interNodeGbps} Gbps between them (seeds/network.json defaultGbps): check that the provider networks them so, or give interNodeGbps`,
       );
     if (top.boundBy.includes('host'))
       notes.push(

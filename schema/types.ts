@@ -604,7 +604,7 @@ export class Plan extends TrainingConfiguration {
   interNodeNetworkSource!: string;
   @Field(() => Boolean, {
     description:
-      'True when the offer states no inter-node network and interNodeGbps is the assumed default: a multi-node plan on it rests on that assumption (the notes warn for plan 1).',
+      'True when the offer states no inter-node network and interNodeGbps is the assumed default. Only single-instance plans on such an offer are ranked (the network plays no part in them): plans joining several of its instances are rejected as NETWORK_UNSTATED unless the request gives interNodeGbps.',
   })
   interNodeNetworkAssumed!: boolean;
   @Field(() => EvidenceLevelEnum, { description: 'How much measurement stands behind this prediction.' })

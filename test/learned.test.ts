@@ -409,6 +409,8 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
       batchSizes: [64, 128, 256],
       limit: 10,
       offers: selectOffers({ catalog: true, own: [], perGpuPrices: [] }),
+      // A stated network, so plans joining single-GPU instances (where the floor binds) are ranked.
+      interNodeGbps: () => 200,
       today: new Date('2026-12-01'),
     };
     const sw = { framework: 'PyTorch' as const, xla: false };

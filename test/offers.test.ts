@@ -122,30 +122,41 @@ describe('plans priced from real offers', () => {
     expect(p.priceUsdPerGpuHour).toBeCloseTo(p.offer!.usdPerHour, 6);
   });
 
-  it('multi-node plans run on the network their offer states, or say what was assumed', async () => {
+  it('multi-node plans run on the network their offer states; instances whose network no one states are not joined', async () => {
     const r = await recommend(`${BERT}, gpus: ["H100-SXM5-80GB"], objective: TIME, maxNodes: 4, limit: 40`);
-    const multi = r.plans.filter((p) => p.nodes > 1);
+    const all = [...r.plans, ...r.paretoFront];
+    const multi = all.filter((p) => p.nodes > 1);
     expect(multi.length).toBeGreaterThan(0);
     for (const p of multi) {
-      if (p.offer!.interNodeGbps !== null) {
-        expect(p.interNodeGbps).toBe(p.offer!.interNodeGbps);
-        expect(p.interNodeNetworkSource).toMatch(/^the offer/);
-      } else expect(p.interNodeNetworkSource).toMatch(/not stated by the offer: assumed 200 Gbps/);
-      expect(p.interNodeNetworkAssumed).toBe(p.offer!.interNodeGbps === null);
+      expect(p.interNodeGbps).toBe(p.offer!.interNodeGbps);
+      expect(p.interNodeNetworkSource).toMatch(/^the offer/);
+      expect(p.interNodeNetworkAssumed).toBe(false);
     }
+    // Offers that state no network (Lambda's, RunPod's) still rank as single instances.
+    const single = all.filter((p) => p.offer!.interNodeGbps === null);
+    expect(single.length).toBeGreaterThan(0);
+    for (const p of single) {
+      expect(p.nodes).toBe(1);
+      expect(p.interNodeNetworkAssumed).toBe(true);
+    }
+    expect(r.rejected.find((x) => x.reason === 'NETWORK_UNSTATED')!.count).toBeGreaterThan(0);
   });
 
-  it('a multi-node plan 1 on an offer that states no network is flagged in the notes; a given network is not', async () => {
+  it('joining single-GPU rentals that state no network is not ranked: the notes say what it would give, a given network ranks it', async () => {
     // One GH200 takes about 7.5 hours: a 5-hour deadline needs several single-GPU instances.
     const q = `${RESNET}, deadlineHours: 5, gpus: ["GH200"], maxNodes: 4, limit: 3`;
-    const assumed = await recommend(q);
-    expect(assumed.plans[0].nodes).toBeGreaterThan(1);
-    expect(assumed.plans[0].interNodeNetworkAssumed).toBe(true);
-    expect(assumed.notes.join('\n')).toMatch(
-      /plan 1 joins \d+ Lambda gpu_1x_gh200 instances, whose network the offer does not state; its time assumes 200 Gbps/,
+    const unstated = await recommend(q);
+    expect(unstated.plans).toEqual([]);
+    expect(unstated.rejected.map((x) => x.reason)).toContain('NETWORK_UNSTATED');
+    expect(unstated.notes.join('\n')).toMatch(
+      /network bound the answer: a better plan \([2-4] x 1 GH200 at [A-Z0-9_]+, batch \d+: [\d.]+ h, \$[\d.]+\) joins [2-4] Lambda gpu_1x_gh200 instances, whose network the offer does not state; it was not ranked on the assumed 200 Gbps: give interNodeGbps/,
     );
     const given = await recommend(`${q}, interNodeGbps: 100`);
+    expect(given.plans[0].nodes).toBeGreaterThan(1);
+    expect(given.plans[0].totalHours).toBeLessThanOrEqual(5);
+    expect(given.plans[0].interNodeGbps).toBe(100);
     expect(given.plans[0].interNodeNetworkAssumed).toBe(false);
+    expect(given.rejected.map((x) => x.reason)).not.toContain('NETWORK_UNSTATED');
     expect(given.notes.join('\n')).not.toMatch(/whose network the offer does not state/);
   });
 
