@@ -99,10 +99,11 @@ function readJsonFile(option: string, path: string): unknown {
 
 const RECOMMEND_QUERY = `query($input: RecommendInput!) { recommend(input: $input) {
   status predictor evaluated feasible
-  plans { rank gpu { id } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision stepTimeMs throughput throughputUnit totalHours totalHoursP90 costUsd memoryGbPerGpu
+  plans { rank gpu { id } offer { provider instance } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision stepTimeMs throughput throughputUnit totalHours totalHoursP90 costUsd memoryGbPerGpu
     parallelism { dataParallel tensorParallel pipelineParallel expertParallel zeroStage recompute } }
-  rejected { reason count } } }`;
+  rejected { reason count } notes } }`;
 
+type Offer = { provider: string; instance: string };
 interface RecommendAnswer {
   status: string;
   predictor: string;
@@ -110,6 +111,7 @@ interface RecommendAnswer {
   feasible: number;
   plans: Record<string, unknown>[];
   rejected: { reason: string; count: number }[];
+  notes: string[];
 }
 
 // ------------------------------------------------------------------ the commands
@@ -570,6 +572,8 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
           r.plans.map((p) => ({
             rank: p.rank,
             gpu: (p.gpu as { id: string }).id,
+            // What to rent: nodes are instances of this offer (null: no offer prices the GPU).
+            offer: p.offer ? `${(p.offer as Offer).provider} ${(p.offer as Offer).instance}` : null,
             nodes: p.nodes,
             gpusPerNode: p.gpusPerNode,
             batch: p.batchSizePerGpu,
@@ -584,6 +588,9 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
         );
         if (r.rejected.length)
           console.log('rejected: ' + r.rejected.map((x) => `${x.reason} ${x.count}`).join(', '));
+        // What bound the answer and what to be wary of (an unmeasured GPU, a stale price, a plan a
+        // stated network would rank): the table alone would hide it.
+        for (const note of r.notes) console.log(`- ${note}`);
       },
     );
 

@@ -288,6 +288,33 @@ describe('trainplan recommend on a published mixture-of-experts model', () => {
   });
 });
 
+describe('trainplan recommend says what to rent and what to be wary of', () => {
+  it("names plan 1's offer and prints the answer's notes under the table", () => {
+    const out = run(
+      'recommend',
+      '--model',
+      'llama2_7b',
+      '--samples',
+      '2e9',
+      '--gpus',
+      'A100-SXM4-80GB,H100-SXM5-80GB',
+      '--precisions',
+      'BF16',
+      '--max-nodes',
+      '4',
+      '--limit',
+      '1',
+    );
+    // The offer rented, as the catalog names it: nodes are instances of it.
+    expect(firstPlan(out, 'offer')).toMatch(/^(AWS|Azure|GCP|Lambda|RunPod|Paperspace) \S+/);
+    expect(out).toMatch(/^rejected: .*NETWORK_UNSTATED \d+/m);
+    // Four single-GPU H100 rentals would be cheaper on a guessed network: the note says so.
+    expect(out).toMatch(
+      /^- network bound the answer: a better plan \(4 x 1 H100-SXM5-80GB at BF16, batch 1: .*\) joins 4 RunPod H100 SXM \(Community\) instances/m,
+    );
+  });
+});
+
 describe('trainplan recommend --software-stack', () => {
   it('asks under the stack given: Llama 3 8B on H100 plans faster under Megatron than as eager PyTorch', () => {
     const ask = (...extra: string[]) =>
