@@ -71,6 +71,12 @@ describe('plan explorer at /', () => {
     expect(await page.locator('#chart svg').count()).toBeGreaterThanOrEqual(1);
     expect(await page.locator('#rejections svg rect').count()).toBeGreaterThan(0);
     expect(await page.locator('#rejections').textContent()).toMatch(/NO_PRICE|UNSUPPORTED_PRECISION/);
+    // The answer's notes, warnings marked: plan 1 runs a precision ResNet-50 never ran.
+    const warnings = await page.locator('#notes li.warning').allTextContents();
+    expect(warnings.join('\n')).toMatch(
+      /^warning: plan 1 trains resnet50_v1\.5 in BF16, which none of its measurements ran/m,
+    );
+    expect(await page.locator('#notes li:not(.warning)').count()).toBeGreaterThan(0);
     // The precision comparison shows every precision the chosen GPU supports, the plan's marked.
     expect(await page.locator('#precisions').textContent()).toMatch(/this plan/);
     expect(await page.locator('#precisions svg circle').count()).toBeGreaterThan(1);

@@ -41,6 +41,7 @@ interface Recommendation {
   plans: Plan[];
   paretoFront: Plan[];
   rejected: { reason: string; description: string; count: number }[];
+  notes: string[];
 }
 interface GraphQLError {
   message: string;
@@ -369,6 +370,18 @@ function drawRejections(r: Recommendation): void {
   );
 }
 
+/** The answer's notes, warnings marked: what a person should read before renting plan 1. */
+function drawNotes(r: Recommendation): void {
+  $('notes').replaceChildren(
+    ...r.notes.map((note) =>
+      Object.assign(document.createElement('li'), {
+        textContent: note,
+        className: note.startsWith('warning:') ? 'warning' : '',
+      }),
+    ),
+  );
+}
+
 // ------------------------------------------------------------------ precision comparison
 
 /** What the precision comparison asks again of each plan: the request's workload and software stack. */
@@ -532,6 +545,7 @@ async function recommend(): Promise<void> {
   clearErrors();
   const input = recommendInput();
   $('summary').textContent = 'Searching…';
+  $('notes').replaceChildren();
   $<HTMLButtonElement>('recommend').disabled = true;
   try {
     const { recommend: r } = await graphql<{ recommend: Recommendation }>(
@@ -539,7 +553,7 @@ async function recommend(): Promise<void> {
         status predictor evaluated feasible
         plans { ${planFields()} }
         paretoFront { ${planFields()} }
-        rejected { reason description count } } }`,
+        rejected { reason description count } notes } }`,
       { input },
     );
     lastPlans = r.plans;
@@ -551,6 +565,7 @@ async function recommend(): Promise<void> {
     const choose = (p: Plan) => void comparePrecisions(p, asked);
     drawTable(r, choose);
     drawRejections(r);
+    drawNotes(r);
     const first = document.querySelector<HTMLTableRowElement>('#plans tbody tr');
     if (first) first.click();
     else $('precisions').replaceChildren('');
