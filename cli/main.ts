@@ -513,6 +513,12 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
     .option('--deadline <hours>', 'finish within this many hours', number)
     .option('--budget <usd>', 'cost at most this many USD', number)
     .option('--gpus <ids>', 'comma-separated GPU ids (default: every GPU)', list)
+    .option('--providers <names>', 'comma-separated providers whose offers to rent (default: all)', list)
+    .option(
+      '--inter-node-gbps <gbps>',
+      "network between nodes, Gbps, for every offer (default: each offer's own; plans joining instances of an offer that states none are not ranked)",
+      number,
+    )
     .option(
       '--precisions <modes>',
       `comma-separated precision modes (${PRECISIONS.join(', ')}; default: all but FP4, FP16_PURE and, for a CNN, FP8)`,
@@ -543,6 +549,8 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
         deadline?: number;
         budget?: number;
         gpus?: string[];
+        providers?: string[];
+        interNodeGbps?: number;
         precisions?: string[];
         maxNodes: number;
         limit: number;
@@ -557,6 +565,8 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
           deadlineHours: options.deadline,
           budgetUsd: options.budget,
           gpus: options.gpus,
+          providers: options.providers,
+          interNodeGbps: options.interNodeGbps,
           precisions: options.precisions,
           maxNodes: options.maxNodes,
           limit: options.limit,

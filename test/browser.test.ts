@@ -141,6 +141,30 @@ describe('plan explorer at /', () => {
     await page.close();
   }, 180_000);
 
+  it('ranks plans joining single-GPU rentals only on a network the person states', async () => {
+    const page = await open('/');
+    await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });
+    // ResNet-50 within 5 hours on GH200: one instance takes about 8, and Lambda states no network.
+    await page.selectOption('#gpus', ['GH200']);
+    await page.fill('#deadline', '5');
+    await page.click('#recommend');
+    await expect
+      .poll(() => page.locator('#notes').textContent(), { timeout: 90_000 })
+      .toMatch(
+        /network bound the answer: a better plan \(\d x 1 GH200 .* joins \d Lambda gpu_1x_gh200 instances/,
+      );
+    expect(await page.locator('#plans tbody tr').count()).toBe(0);
+    await page.fill('#inter-node-gbps', '100');
+    await page.click('#recommend');
+    await expect.poll(() => page.locator('#plans tbody tr').count(), { timeout: 90_000 }).toBeGreaterThan(0);
+    const headers = await page.locator('#plans thead th').allTextContents();
+    const first = await page.locator('#plans tbody tr').first().locator('td').allTextContents();
+    expect(first[headers.indexOf('offer')]).toBe('Lambda gpu_1x_gh200');
+    expect(first[headers.indexOf('nodes x GPUs')]).toMatch(/^[2-4] x 1$/);
+    expect(await page.locator('#notes').textContent()).not.toMatch(/network bound the answer/);
+    await page.close();
+  }, 180_000);
+
   it('asks under the software stack chosen, and compares precisions under it', async () => {
     const page = await open('/');
     await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });

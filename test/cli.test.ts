@@ -313,6 +313,34 @@ describe('trainplan recommend says what to rent and what to be wary of', () => {
       /^- network bound the answer: a better plan \(4 x 1 H100-SXM5-80GB at BF16, batch 1: .*\) joins 4 RunPod H100 SXM \(Community\) instances/m,
     );
   });
+
+  it("--inter-node-gbps states the network, so plans joining any offer's instances are ranked on it; --providers keeps to named providers", () => {
+    const out = run(
+      'recommend',
+      '--model',
+      'llama2_7b',
+      '--samples',
+      '2e9',
+      '--gpus',
+      'H100-SXM5-80GB',
+      '--precisions',
+      'BF16',
+      '--max-nodes',
+      '4',
+      '--limit',
+      '3',
+      '--inter-node-gbps',
+      '100',
+      '--providers',
+      'RunPod',
+    );
+    expect(out).not.toMatch(/NETWORK_UNSTATED|network bound the answer/);
+    const rows = out.split('\n').filter((l) => l.startsWith('│ ') && /RunPod|AWS|Lambda/.test(l));
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) expect(row).toMatch(/'RunPod /);
+    // The four single-GPU rentals, now on a stated network, rank among the first.
+    expect(rows.some((row) => /'RunPod H100 SXM \(Community\)' │ 4 /.test(row))).toBe(true);
+  });
 });
 
 describe('trainplan recommend --software-stack', () => {

@@ -186,6 +186,9 @@ function recommendInput(): Record<string, unknown> {
     // The chart shows the whole trade-off, not only the top few.
     limit: 200,
   };
+  // A network the person states: plans joining instances of offers that state none are then ranked on it.
+  const network = numberOrNull('inter-node-gbps');
+  if (network !== null) input.interNodeGbps = network;
   const gpus = [...$<HTMLSelectElement>('gpus').selectedOptions].map((o) => o.value);
   if (gpus.length) input.gpus = gpus;
   const providers = $<HTMLInputElement>('providers')
