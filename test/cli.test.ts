@@ -289,22 +289,23 @@ describe('trainplan recommend on a published mixture-of-experts model', () => {
 });
 
 describe('trainplan recommend says what to rent and what to be wary of', () => {
-  it("names plan 1's offer and prints the answer's notes under the table", () => {
-    const out = run(
+  // Llama-2-7B full fine-tuning in BF16 on up to 4 nodes (docs/custom-models-and-parallelism.md).
+  const llama2 = (...extra: string[]) =>
+    run(
       'recommend',
       '--model',
       'llama2_7b',
       '--samples',
       '2e9',
-      '--gpus',
-      'A100-SXM4-80GB,H100-SXM5-80GB',
       '--precisions',
       'BF16',
       '--max-nodes',
       '4',
-      '--limit',
-      '1',
+      ...extra,
     );
+
+  it("names plan 1's offer and prints the answer's notes under the table", () => {
+    const out = llama2('--gpus', 'A100-SXM4-80GB,H100-SXM5-80GB', '--limit', '1');
     // The offer rented, as the catalog names it: nodes are instances of it.
     expect(firstPlan(out, 'offer')).toMatch(/^(AWS|Azure|GCP|Lambda|RunPod|Paperspace) \S+/);
     expect(out).toMatch(/^rejected: .*NETWORK_UNSTATED \d+/m);
@@ -315,18 +316,9 @@ describe('trainplan recommend says what to rent and what to be wary of', () => {
   });
 
   it("--inter-node-gbps states the network, so plans joining any offer's instances are ranked on it; --providers keeps to named providers", () => {
-    const out = run(
-      'recommend',
-      '--model',
-      'llama2_7b',
-      '--samples',
-      '2e9',
+    const out = llama2(
       '--gpus',
       'H100-SXM5-80GB',
-      '--precisions',
-      'BF16',
-      '--max-nodes',
-      '4',
       '--limit',
       '3',
       '--inter-node-gbps',
