@@ -511,7 +511,7 @@ function notesOf(
   const unstated = beats('NETWORK_UNSTATED');
   if (unstated?.offer)
     notes.push(
-      `network bound the answer: a better plan (${describe(unstated)}) joins ${unstated.nodes} ${unstated.offer.provider} ${unstated.offer.instance} instances, whose network the offer does not state; it was not ranked on the assumed ${unstated.interNodeGbps} Gbps: give interNodeGbps (the network you will get between them) to rank such plans`,
+      `network bound the answer: a better plan (${describe(unstated)}) joins ${unstated.nodes} ${unstated.offer.provider} ${unstated.offer.instance} instances, whose network the offer does not state; it was not ranked on the assumed ${unstated.interNodeGbps} Gbps: to rank such plans, give the network you will get between them, for this offer (the offer in offers with its interNodeGbps) or for every offer (interNodeGbps)`,
     );
   const top = plans[0];
   if (top && top.nodes === r.maxNodes && r.maxNodes > 0)

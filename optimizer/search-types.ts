@@ -27,7 +27,7 @@ export const REJECT_REASONS = {
   DOMINATED_OFFER:
     'another offer for the same GPU costs no more per node and has at least as fast a network: this one can never rank above it',
   NETWORK_UNSTATED:
-    'joins several instances of an offer that states no network between them: not ranked on a guessed network (give interNodeGbps, the network you will get, to rank it)',
+    'joins several instances of an offer that states no network between them: not ranked on a guessed network (state the network you will get, for the offer in offers or for every offer in interNodeGbps, to rank it)',
   BELOW_MIN_EVIDENCE: 'less measurement behind the prediction than minEvidence asks for',
   NOT_FINITE:
     'its step time, hours or cost is not a finite positive number (inputs at the edges of their ranges); dropped rather than ranked',

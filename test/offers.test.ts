@@ -149,8 +149,17 @@ describe('plans priced from real offers', () => {
     expect(unstated.plans).toEqual([]);
     expect(unstated.rejected.map((x) => x.reason)).toContain('NETWORK_UNSTATED');
     expect(unstated.notes.join('\n')).toMatch(
-      /network bound the answer: a better plan \([2-4] x 1 GH200 at [A-Z0-9_]+, batch \d+: [\d.]+ h, \$[\d.]+\) joins [2-4] Lambda gpu_1x_gh200 instances, whose network the offer does not state; it was not ranked on the assumed 200 Gbps: give interNodeGbps/,
+      /network bound the answer: a better plan \([2-4] x 1 GH200 at [A-Z0-9_]+, batch \d+: [\d.]+ h, \$[\d.]+\) joins [2-4] Lambda gpu_1x_gh200 instances, whose network the offer does not state; it was not ranked on the assumed 200 Gbps: to rank such plans,/,
     );
+    expect(unstated.notes.join('\n')).toMatch(
+      /the offer in offers with its interNodeGbps\) or for every offer \(interNodeGbps\)/,
+    );
+    // The offer restated with its network (replacing the catalog's): its instances join on it, alone.
+    const lambda = `offers: [{ provider: "Lambda", instance: "gpu_1x_gh200", gpu: "GH200", gpusPerInstance: 1, usdPerHour: 1.49, interNodeGbps: 100, priceDate: "2026-11-01" }]`;
+    const restated = await recommend(`${q}, ${lambda}`);
+    expect(restated.plans[0].nodes).toBeGreaterThan(1);
+    expect(restated.plans[0].interNodeGbps).toBe(100);
+    expect(restated.plans[0].interNodeNetworkSource).toMatch(/^the offer/);
     const given = await recommend(`${q}, interNodeGbps: 100`);
     expect(given.plans[0].nodes).toBeGreaterThan(1);
     expect(given.plans[0].totalHours).toBeLessThanOrEqual(5);
