@@ -1,13 +1,14 @@
 // The search beyond plain data parallelism, for one (GPU type, precision, micro-batch): for a layout
 // of GPUs (per node x nodes) it finds the fastest way to run the model there with tensor parallelism
-// (TP, inside a node), pipeline parallelism (PP, stages dividing the transformer blocks), ZeRO 0-3
+// (TP, inside a node), pipeline parallelism (PP, stages over the transformer blocks), ZeRO 0-3
 // over the data-parallel group and recomputation (SEARCHED_RECOMPUTE: none, selective or torchtitan's
 // op-level policy, full), among those that fit in
 // memory. recommend.ts asks only where plain data parallelism does not fit (parallelismSearch 'auto')
 // or everywhere ('all'), so searches for models that fit stay as fast as before.
 //
 // The search is exact within its space (TP in 1, 2, 4, 8, 16 dividing the heads and the GPUs per
-// node; PP dividing the transformer blocks, up to 64; ZeRO 0-3; the stack's recomputation modes)
+// node; PP dividing the transformer blocks or a power of two, up to 64 and the blocks; ZeRO 0-3; the
+// stack's recomputation modes)
 // and cheap per layout:
 //   - a step never takes less than its compute, stage work x (micro-batches + PP - 1) (step.ts), which
 //     does not depend on the GPU count; per sample that bounds every layout from below, so the
@@ -211,6 +212,20 @@ function parallelism(
 
 const divisors = (n: number) => Array.from({ length: n }, (_, i) => i + 1).filter((k) => n % k === 0);
 
+/**
+ * Pipeline degrees searched for `blocks` transformer blocks: those dividing them and the powers of
+ * two, up to MAX_STAGES and the blocks. A power of two that does not divide them splits them unevenly,
+ * as the published runs of the largest models do (Llama 3.1 405B's 126 blocks at PP 8, Qwen3-235B's
+ * 94 and DeepSeek-V3's 61 at PP 4 and 8); the step is costed balanced, as `predict` costs those runs,
+ * and memory at the heaviest stage (predictor/memory.ts).
+ */
+export function pipelineDegrees(blocks: number): number[] {
+  const powers = Array.from({ length: 7 }, (_, i) => 2 ** i);
+  return [...new Set([...divisors(blocks), ...powers])]
+    .filter((p) => p <= Math.min(blocks, MAX_STAGES))
+    .sort((a, b) => a - b);
+}
+
 export interface Config {
   t: number;
   pp: number;
@@ -238,8 +253,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       t <= gpu.maxGpusPerNode &&
       (t === 1 || (s.tensorParallelizable && (s.heads === null || s.heads % t === 0))),
   );
-  const pps =
-    s.tensorParallelizable && s.blocks >= 2 ? divisors(s.blocks).filter((p) => p <= MAX_STAGES) : [1];
+  const pps = s.tensorParallelizable && s.blocks >= 2 ? pipelineDegrees(s.blocks) : [1];
   const recomputes: Recompute[] = SEARCHED_RECOMPUTE(r.stack).filter(
     (m) => m === 'none' || (m === 'selective' ? s.attentionCore.some(Boolean) : s.blocks > 0),
   );

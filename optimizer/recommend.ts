@@ -3,7 +3,7 @@
 // GPU) is computed once per (GPU, precision, batch) and reused across node counts, so a candidate
 // costs a communication estimate and a few multiplications.
 import { fits, memoryPerGpu } from '../predictor/memory.js';
-import { dataParallelOf, planParallelism } from '../predictor/parallel.js';
+import { dataParallelOf, parallelStructure, planParallelism } from '../predictor/parallel.js';
 import { unsupportedReason } from '../predictor/precision.js';
 import { costOf, InputError } from '../predictor/predict.js';
 import { publishedArchitecturesOf } from '../predictor/published-runs.js';
@@ -553,6 +553,12 @@ function notesOf(
     if (top.offer?.priceStale)
       notes.push(
         `warning: plan 1's price (${top.offer.provider} ${top.offer.instance}, ${top.offer.priceDate}) is ${top.offer.priceAgeDays === null ? 'undated' : `${top.offer.priceAgeDays} days old`}; prices older than ${STALE_PRICE_DAYS} days are flagged stale`,
+      );
+    const pp = top.parallelism.pipelineParallel;
+    const blocks = pp > 1 ? parallelStructure(costOf(r.model), r.model.layers).blocks : 0;
+    if (pp > 1 && blocks % pp !== 0)
+      notes.push(
+        `plan 1 splits ${r.model.id}'s ${blocks} transformer blocks over ${pp} pipeline stages unevenly (${Math.ceil(blocks / pp)} on the heaviest): set the split in the framework (Megatron-Core's decoder_first_pipeline_num_layers and decoder_last_pipeline_num_layers, or account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split); its time assumes balanced stages, as the published runs of such splits are predicted, and its memory the heaviest stage`,
       );
     if (top.boundBy.includes('host'))
       notes.push(

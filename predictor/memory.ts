@@ -871,6 +871,14 @@ export function shardedMemoryPerGpu(
   // running). Whichever stage needs more is the answer.
   const regions = regionParameters(cost, t, ep);
   const chunks = layout.virtualStages ?? 1;
+  // When the stages (or chunks) do not divide the blocks, the split is uneven (Megatron-Core's
+  // decoder_first/last_pipeline_num_layers, or account_for_embedding/loss_in_pipeline_split): the
+  // heaviest stage holds chunks x ceil(blocks / (PP x chunks)) of them, and both stages below are
+  // sized so, which errs toward not fitting (DeepSeek-V3's 61 blocks at PP 8: 8, not 7.6).
+  const stageShare =
+    s.blocks > 0 && s.blocks % (pp * chunks) !== 0
+      ? (chunks * Math.ceil(s.blocks / (pp * chunks))) / s.blocks
+      : 1 / pp;
   const m = layout.microBatches;
   const firstHeld = chunks > 1 ? pp * (1 + (pp - 1) / (pp * chunks)) : pp;
   const lastHeld = chunks > 1 ? ((chunks - 1) * pp + 1) / chunks : 1;
@@ -881,20 +889,20 @@ export function shardedMemoryPerGpu(
   const blocksPerSample = profile.savedBytes - profile.savedBeforeBlocksBytes - profile.savedAfterBlocksBytes;
   const first = stageMemory(
     {
-      parameters: regions.before + regions.blocks / pp,
-      experts: regions.blockExperts / pp,
-      copied: regions.blockLinears / pp,
+      parameters: regions.before + regions.blocks * stageShare,
+      experts: regions.blockExperts * stageShare,
+      copied: regions.blockLinears * stageShare,
     },
-    (blocksPerSample / pp) * firstInFlight + profile.savedBeforeBlocksBytes * firstInFlight,
+    blocksPerSample * stageShare * firstInFlight + profile.savedBeforeBlocksBytes * firstInFlight,
     profile.firstStageExtraBytes,
   );
   const last = stageMemory(
     {
-      parameters: regions.after + regions.blocks / pp,
-      experts: regions.blockExperts / pp,
-      copied: regions.blockLinears / pp,
+      parameters: regions.after + regions.blocks * stageShare,
+      experts: regions.blockExperts * stageShare,
+      copied: regions.blockLinears * stageShare,
     },
-    (blocksPerSample / pp) * lastInFlight + profile.savedAfterBlocksBytes,
+    blocksPerSample * stageShare * lastInFlight + profile.savedAfterBlocksBytes,
     profile.backwardExtraBytes,
   );
   return first.totalGb >= last.totalGb ? first : last;

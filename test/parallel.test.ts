@@ -7,6 +7,7 @@
 //     reference data of Calculon's `llm-validation`, calculon/llm/validation.py).
 import { describe, expect, it } from 'vitest';
 import { recommend, type RecommendRequest } from '../optimizer/recommend.js';
+import { pipelineDegrees } from '../optimizer/parallel-search.js';
 import {
   activationBytesPerSampleOn,
   activationProfile,
@@ -332,6 +333,31 @@ describe('memory', () => {
     // The first stage is the fuller one: it holds 4 micro-batches of activations, the last one.
     expect(m.weightsGb * 2 ** 30).toBeCloseTo((r.before + r.blocks / 4) * 2, -3);
     expect(r.before + r.blocks + r.after).toBeCloseTo(cost.parameters, -3);
+  });
+
+  it('an uneven split is sized at its heaviest stage: Llama-2-7B, 32 blocks over 5 stages hold 7 on the first, not 6.4', () => {
+    const cost = costOf(llama);
+    const r = regionParameters(cost, 1);
+    const at = (pp: number) =>
+      shardedMemoryPerGpu(
+        llama,
+        cost,
+        'BF16',
+        1,
+        {
+          tensorParallel: 1,
+          pipelineParallel: pp,
+          dataParallel: 1,
+          zeroStage: 0,
+          recompute: 'selective',
+          microBatches: 8,
+        },
+        eff,
+      );
+    expect(at(5).weightsGb * 2 ** 30).toBeCloseTo((r.before + (r.blocks * 7) / 32) * 2, -3);
+    // A divisor keeps the even split.
+    expect(at(4).weightsGb * 2 ** 30).toBeCloseTo((r.before + r.blocks / 4) * 2, -3);
+    expect(at(5).totalGb).toBeGreaterThan(at(6).totalGb);
   });
 
   it('a pipeline stage holds min(micro-batches, stages) micro-batches of its 1/PP of the layers (1F1B)', () => {
@@ -665,5 +691,66 @@ describe('recommend: Llama-2-7B full fine-tuning on 80 GB GPUs', () => {
     const auto = recommend({ ...small, objective: 'TIME' }, eff).plans[0];
     const all = recommend({ ...small, objective: 'TIME', parallelismSearch: 'all' }, eff).plans[0];
     expect(all.totalHours).toBeLessThanOrEqual(auto.totalHours + 1e-9);
+  });
+});
+
+describe('recommend: pipelines over blocks the stages do not divide', () => {
+  it('searches the divisors and the powers of two, up to 64 stages and one block a stage', () => {
+    expect(pipelineDegrees(32)).toEqual([1, 2, 4, 8, 16, 32]);
+    // DeepSeek-V3's 61 blocks (a prime): only PP 1 and 61 divide them; its published runs used 4 and 8.
+    expect(pipelineDegrees(61)).toEqual([1, 2, 4, 8, 16, 32, 61]);
+    expect(pipelineDegrees(126)).toEqual([1, 2, 3, 4, 6, 7, 8, 9, 14, 16, 18, 21, 32, 42, 63, 64]);
+    expect(pipelineDegrees(3)).toEqual([1, 2, 3]);
+  });
+
+  it("DeepSeek-V3 at its published global batch pipelines its 61 blocks unevenly, each plan as predict has it, and plan 1's notes say how to split", () => {
+    const model = getModel('deepseek_v3')!;
+    const blocks = parallelStructure(costOf(model), model.layers).blocks;
+    expect(blocks).toBe(61);
+    const req: RecommendRequest = {
+      model,
+      samples: 1e11,
+      objective: 'COST',
+      gpus: [gpu('H100-SXM5-80GB')],
+      precisions: ['FP8'],
+      maxNodes: 128,
+      gpusPerNodeChoices: [8],
+      batchSizes: [1],
+      globalBatch: 8192,
+      interNodeGbps: () => 3200,
+      stack: 'MEGATRON',
+      limit: 5,
+      parallelismSearch: 'auto',
+    };
+    const r = recommend(req, eff);
+    const top = r.plans[0];
+    const pp = top.parallelism.pipelineParallel;
+    expect(pp).toBeGreaterThan(1);
+    expect(blocks % pp).not.toBe(0);
+    expect(r.notes.join('\n')).toContain(
+      `plan 1 splits deepseek_v3's 61 transformer blocks over ${pp} pipeline stages unevenly (${Math.ceil(61 / pp)} on the heaviest)`,
+    );
+    for (const p of r.plans) {
+      const { dataParallel: _, microBatches: __, ...layout } = p.parallelism;
+      const d = predict(
+        {
+          model,
+          gpu: p.gpu,
+          precision: p.precision,
+          batchSizePerGpu: p.batchSizePerGpu,
+          gpusPerNode: p.gpusPerNode,
+          nodes: p.nodes,
+          gradAccumSteps: p.gradAccumSteps,
+          interNodeGbps: p.interNodeGbps,
+          samples: req.samples,
+          stack: 'MEGATRON',
+          parallelism: layout,
+        },
+        eff,
+      );
+      expect(p.stepTimeMs).toBeCloseTo(d.stepTimeMs, 6);
+      expect(p.memoryGbPerGpu).toBeCloseTo(d.memory.totalGb, 9);
+      expect(d.fitsInMemory).toBe(true);
+    }
   });
 });
