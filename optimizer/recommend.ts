@@ -23,7 +23,12 @@ import {
   seedsMeasured,
   type EvidenceLevel,
 } from '../predictor/learned/evidence.js';
-import { searchShare, shardedSearch, type ShardedSearch } from './parallel-search.js';
+import {
+  MICRO_BATCHES_PER_STAGE,
+  searchShare,
+  shardedSearch,
+  type ShardedSearch,
+} from './parallel-search.js';
 import {
   dominated,
   isStale,
@@ -317,6 +322,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
     unpricedGpus,
     smallestOomBatch,
     maxGlobalBatch: maxGlobal,
+    sharded: candidates.some((c) => c.parallelism),
   };
 }
 
@@ -544,6 +550,15 @@ function notesOf(
       `candidate cap: paretoFront lists the ${PARETO_SHOWN} fastest of ${frontSize} plans on the front`,
     );
   const usual = usualGlobalBatch(r.model);
+  // Without a fixed global batch a pipeline runs a few micro-batches per stage, while LLM recipes
+  // accumulate to one: pipelines then carry a bubble the recipes do not (Llama 3 70B on AWS H100s:
+  // plan 1 13% dearer than at its published batch, where a pipeline wins).
+  const structure = parallelStructure(costOf(r.model), r.model.layers);
+  const pipelined = structure.tensorParallelizable && structure.blocks >= 2;
+  if (r.globalBatch === undefined && pipelined && search.sharded)
+    notes.push(
+      `global batch: without globalBatch a pipeline here runs ${MICRO_BATCHES_PER_STAGE} micro-batches per stage, a bubble of (PP - 1)/(${MICRO_BATCHES_PER_STAGE + 1} PP - 1) of its compute; a training recipe accumulates to a fixed global batch (${usual} ${r.model.batchElement}s for this model: the largest it was measured with, or its published runs or recipe used), where a pipeline runs many more and may rank first: give globalBatch to plan at yours`,
+    );
   if (top) {
     const global = top.batchSizePerGpu * top.gradAccumSteps * top.parallelism.dataParallel;
     if (global > usual)
@@ -555,7 +570,7 @@ function notesOf(
         `warning: plan 1's price (${top.offer.provider} ${top.offer.instance}, ${top.offer.priceDate}) is ${top.offer.priceAgeDays === null ? 'undated' : `${top.offer.priceAgeDays} days old`}; prices older than ${STALE_PRICE_DAYS} days are flagged stale`,
       );
     const pp = top.parallelism.pipelineParallel;
-    const blocks = pp > 1 ? parallelStructure(costOf(r.model), r.model.layers).blocks : 0;
+    const blocks = structure.blocks;
     if (pp > 1 && blocks % pp !== 0)
       notes.push(
         `plan 1 splits ${r.model.id}'s ${blocks} transformer blocks over ${pp} pipeline stages unevenly (${Math.ceil(blocks / pp)} on the heaviest): set the split in the framework (Megatron-Core's decoder_first_pipeline_num_layers and decoder_last_pipeline_num_layers, or account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split); its time assumes balanced stages, as the published runs of such splits are predicted, and its memory the heaviest stage`,

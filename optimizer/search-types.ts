@@ -234,6 +234,8 @@ export interface Search {
   smallestOomBatch: Map<string, number>;
   /** The global batch cap applied (Infinity with a fixed global batch). */
   maxGlobalBatch: number;
+  /** Whether any candidate came from the search beyond plain data parallelism (before any pruning). */
+  sharded: boolean;
   /** Feasible candidates left out of `candidates` because they cannot change the answer (optimizer/pruned.ts). */
   prunedFeasible?: number;
 }

@@ -673,6 +673,16 @@ describe('recommend: Llama-2-7B full fine-tuning on 80 GB GPUs', () => {
     }
   });
 
+  it("without a fixed global batch the notes say pipelines ran 4 micro-batches per stage, and how to plan at a recipe's batch", () => {
+    const note =
+      /^global batch: without globalBatch a pipeline here runs 4 micro-batches per stage, a bubble of \(PP - 1\)\/\(5 PP - 1\) of its compute; a training recipe accumulates to a fixed global batch \(\d+ sequences for this model/;
+    expect(recommend(req, eff).notes.some((n) => note.test(n))).toBe(true);
+    expect(recommend({ ...req, globalBatch: 64 }, eff).notes.some((n) => note.test(n))).toBe(false);
+    // Plain data parallelism searched alone has no pipelines to speak of.
+    const gpt2 = { ...req, model: getModel('gpt2_124m')!, parallelismSearch: 'off' as const };
+    expect(recommend(gpt2, eff).notes.some((n) => note.test(n))).toBe(false);
+  });
+
   it('with a fixed global batch, every plan reaches it with whole micro-batches per replica', () => {
     const r = recommend({ ...req, globalBatch: 64, limit: 30 }, eff);
     expect(r.plans.length).toBeGreaterThan(0);
