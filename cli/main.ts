@@ -524,6 +524,11 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
       `comma-separated precision modes (${PRECISIONS.join(', ')}; default: all but FP4, FP16_PURE and, for a CNN, FP8)`,
       list,
     )
+    .option(
+      '--global-batch <n>',
+      "train every plan at this global batch (the recipe's, in the model's batch elements), accumulating as needed; pipelines then run the micro-batches it implies",
+      integer,
+    )
     .option('--max-nodes <n>', 'most nodes a plan may use', integer, 8)
     .option('--limit <n>', 'plans to show', integer, 10)
     .option(
@@ -551,6 +556,7 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
         gpus?: string[];
         providers?: string[];
         interNodeGbps?: number;
+        globalBatch?: number;
         precisions?: string[];
         maxNodes: number;
         limit: number;
@@ -567,6 +573,7 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
           gpus: options.gpus,
           providers: options.providers,
           interNodeGbps: options.interNodeGbps,
+          globalBatch: options.globalBatch,
           precisions: options.precisions,
           maxNodes: options.maxNodes,
           limit: options.limit,

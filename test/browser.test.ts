@@ -165,6 +165,29 @@ describe('plan explorer at /', () => {
     await page.close();
   }, 180_000);
 
+  it('plans at the global batch given: every plan accumulates to it', async () => {
+    const page = await open('/');
+    await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });
+    await page.selectOption('#model', 'llama2_7b');
+    await page.selectOption('#gpus', ['H100-SXM5-80GB']);
+    await page.fill('#samples', '2000000000');
+    await page.fill('#deadline', '');
+    await page.fill('#global-batch', '64');
+    await page.click('#recommend');
+    await expect
+      .poll(() => page.locator('#plans tbody tr').first().textContent(), { timeout: 90_000 })
+      .toMatch(/H100-SXM5-80GB/);
+    const headers = await page.locator('#plans thead th').allTextContents();
+    for (const row of (await page.locator('#plans tbody tr').all()).slice(0, 5)) {
+      const cells = await row.locator('td').allTextContents();
+      const [batch, accum = '1'] = cells[headers.indexOf('batch/GPU')].split(' x');
+      const dp = Number(/^DP(\d+)/.exec(cells[headers.indexOf('layout')])![1]);
+      expect(Number(batch) * Number(accum) * dp).toBe(64);
+    }
+    expect(await page.locator('#notes').textContent()).not.toMatch(/without globalBatch/);
+    await page.close();
+  }, 180_000);
+
   it('asks under the software stack chosen, and compares precisions under it', async () => {
     const page = await open('/');
     await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });

@@ -333,6 +333,16 @@ describe('trainplan recommend says what to rent and what to be wary of', () => {
     // The four single-GPU rentals, now on a stated network, rank among the first.
     expect(rows.some((row) => /'RunPod H100 SXM \(Community\)' │ 4 /.test(row))).toBe(true);
   });
+
+  it('--global-batch trains every plan at that batch, and the notes stop asking for one', () => {
+    const out = llama2('--gpus', 'H100-SXM5-80GB', '--limit', '1', '--global-batch', '64');
+    const dp = Number(/^DP(\d+)/.exec(firstPlan(out, 'layout'))![1]);
+    expect(Number(firstPlan(out, 'batch')) * Number(firstPlan(out, 'accum')) * dp).toBe(64);
+    expect(out).not.toMatch(/^- global batch: without globalBatch/m);
+    expect(llama2('--gpus', 'H100-SXM5-80GB', '--limit', '1')).toMatch(
+      /^- global batch: without globalBatch/m,
+    );
+  });
 });
 
 describe('trainplan recommend --software-stack', () => {
