@@ -2,6 +2,7 @@
 // parallelism (experts spread over GPUs, tokens sent to them by all-to-all), and the published MoE runs
 // predicted at their own layouts: a check nothing was fitted on.
 import { describe, expect, it } from 'vitest';
+import { predictedAtPlan } from './plan-as-predicted.js';
 import { fitExperts, llmPredictions } from '../cli/evaluate-llm.js';
 import { llmCases, llmFitChecks } from '../predictor/memory-check.js';
 import { configurationKey } from '../predictor/learned/calibration.js';
@@ -421,23 +422,7 @@ describe('plans for a mixture-of-experts model', () => {
     expect(r.plans.length).toBeGreaterThan(0);
     expect(r.plans[0].parallelism.expertParallel).toBeGreaterThan(1);
     for (const p of r.plans) {
-      const { dataParallel: _, microBatches: __, ...layout } = p.parallelism;
-      const d = predict(
-        {
-          model: qwen30b,
-          gpu: p.gpu,
-          precision: p.precision,
-          batchSizePerGpu: p.batchSizePerGpu,
-          gpusPerNode: p.gpusPerNode,
-          nodes: p.nodes,
-          gradAccumSteps: p.gradAccumSteps,
-          interNodeGbps: p.interNodeGbps,
-          samples: req.samples,
-          parallelism: layout,
-          stack: 'MEGATRON',
-        },
-        eff,
-      );
+      const d = predictedAtPlan(p, qwen30b, req.samples, eff, 'MEGATRON');
       expect(p.stepTimeMs).toBeCloseTo(d.stepTimeMs, 6);
       expect(d.fitsInMemory).toBe(true);
     }

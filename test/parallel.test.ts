@@ -6,6 +6,7 @@
 //   - step time and MFU of Megatron-LM runs on A100s: Korthikanti et al. 2022, Table 5 (also the
 //     reference data of Calculon's `llm-validation`, calculon/llm/validation.py).
 import { describe, expect, it } from 'vitest';
+import { predictedAtPlan } from './plan-as-predicted.js';
 import { recommend, type RecommendRequest } from '../optimizer/recommend.js';
 import { pipelineDegrees } from '../optimizer/parallel-search.js';
 import {
@@ -650,22 +651,7 @@ describe('recommend: Llama-2-7B full fine-tuning on 80 GB GPUs', () => {
 
   it('each plan is what predict says for its layout', () => {
     for (const p of recommend(req, eff).plans.slice(0, 8)) {
-      const { dataParallel: _, microBatches: __, ...layout } = p.parallelism;
-      const d = predict(
-        {
-          model: llama,
-          gpu: p.gpu,
-          precision: p.precision,
-          batchSizePerGpu: p.batchSizePerGpu,
-          gpusPerNode: p.gpusPerNode,
-          nodes: p.nodes,
-          gradAccumSteps: p.gradAccumSteps,
-          interNodeGbps: p.interNodeGbps,
-          samples: req.samples,
-          parallelism: layout,
-        },
-        eff,
-      );
+      const d = predictedAtPlan(p, llama, req.samples, eff);
       expect(p.stepTimeMs).toBeCloseTo(d.stepTimeMs, 6);
       expect(p.memoryGbPerGpu).toBeCloseTo(d.memory.totalGb, 9);
       expect(p.totalHours).toBeCloseTo(d.totalHours!, 9);
@@ -741,23 +727,7 @@ describe('recommend: pipelines over blocks the stages do not divide', () => {
       `plan 1 splits deepseek_v3's 61 transformer blocks over ${pp} pipeline stages unevenly (${Math.ceil(61 / pp)} on the heaviest)`,
     );
     for (const p of r.plans) {
-      const { dataParallel: _, microBatches: __, ...layout } = p.parallelism;
-      const d = predict(
-        {
-          model,
-          gpu: p.gpu,
-          precision: p.precision,
-          batchSizePerGpu: p.batchSizePerGpu,
-          gpusPerNode: p.gpusPerNode,
-          nodes: p.nodes,
-          gradAccumSteps: p.gradAccumSteps,
-          interNodeGbps: p.interNodeGbps,
-          samples: req.samples,
-          stack: 'MEGATRON',
-          parallelism: layout,
-        },
-        eff,
-      );
+      const d = predictedAtPlan(p, model, req.samples, eff, 'MEGATRON');
       expect(p.stepTimeMs).toBeCloseTo(d.stepTimeMs, 6);
       expect(p.memoryGbPerGpu).toBeCloseTo(d.memory.totalGb, 9);
       expect(d.fitsInMemory).toBe(true);
