@@ -109,7 +109,7 @@ export function selectOffers(s: OfferSelection): Offer[] {
   for (const p of s.perGpuPrices) perGpu.set(p.gpuId, perGpuOffer(p.gpuId, p.usdPerGpuHour, p.source));
   offers = offers.filter((o) => !perGpu.has(o.gpuId)).concat([...perGpu.values()]);
   if (s.providers) {
-    const allowed = new Set(s.providers.map((p) => p.toLowerCase()));
+    const allowed = new Set(s.providers.map((p) => p.trim().toLowerCase()));
     offers = offers.filter((o) => allowed.has(o.provider.toLowerCase()));
   }
   return offers.sort(

@@ -248,6 +248,17 @@ describe('plans priced from real offers', () => {
     expect(e.message).toMatch(/^offers\[0\]\.priceDate: must be a date YYYY-MM-DD/);
     e = await error(`${RESNET}, providers: []`);
     expect(e.message).toMatch(/^providers: must not be an empty list/);
+    // A provider no offer comes from would leave no priced plan and never say why.
+    e = await error(`${RESNET}, providers: ["AWS", "Lambada"]`);
+    expect(e.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(e.message).toBe(
+      'providers[1]: no offer is from "Lambada": the offers here come from AWS, Azure, GCP, Lambda, Paperspace, RunPod (give your own in offers)',
+    );
+    // A request's own offer makes its provider known.
+    const own = await recommend(
+      `${RESNET}, gpus: ["H100-SXM5-80GB"], providers: [" acme "], limit: 1, offers: [{ provider: "Acme", instance: "1xH100", gpu: "H100-SXM5-80GB", gpusPerInstance: 1, usdPerHour: 2 }]`,
+    );
+    expect(own.plans[0].offer!.provider).toBe('Acme');
   });
 });
 
