@@ -169,6 +169,11 @@ describe('plan explorer at /', () => {
     const page = await open('/');
     await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });
     await page.selectOption('#model', 'llama2_7b');
+    // Total work is in tokens, the global batch in sequences: each field says its own unit.
+    expect(await page.locator('#samples-unit').textContent()).toMatch(/^\(tokens:/);
+    expect(await page.locator('#global-batch-unit').textContent()).toMatch(
+      /^\(the recipe's, in sequences per step/,
+    );
     await page.selectOption('#gpus', ['H100-SXM5-80GB']);
     await page.fill('#samples', '2000000000');
     await page.fill('#deadline', '');

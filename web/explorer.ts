@@ -84,10 +84,12 @@ let capabilities: Capabilities = {
   precisionUnmeasured: false,
 };
 let throughputUnits = new Map<string, string>();
+/** What one batch element is per model (a sequence, an image): the global batch counts them, not tokens. */
+let batchElements = new Map<string, string>();
 
 async function loadCatalog(): Promise<void> {
   const data = await graphql<{
-    models: { id: string; name: string; throughputUnit: string }[];
+    models: { id: string; name: string; throughputUnit: string; batchElement: string }[];
     gpus: { id: string; memoryGb: number }[];
     input: { inputFields: { name: string }[] } | null;
     plan: { fields: { name: string }[] } | null;
@@ -98,6 +100,7 @@ async function loadCatalog(): Promise<void> {
         id
         name
         throughputUnit
+        batchElement
       }
       gpus {
         id
@@ -131,6 +134,7 @@ async function loadCatalog(): Promise<void> {
     precisionUnmeasured: planFields.has('precisionUnmeasured'),
   };
   throughputUnits = new Map(data.models.map((m) => [m.id, m.throughputUnit]));
+  batchElements = new Map(data.models.map((m) => [m.id, m.batchElement]));
   const model = $<HTMLSelectElement>('model');
   model.replaceChildren(...data.models.map((m) => new Option(`${m.name} (${m.id})`, m.id)));
   model.value = 'resnet50_v1.5';
@@ -161,6 +165,9 @@ function showUnit(): void {
   const source = document.querySelector<HTMLInputElement>('input[name=source]:checked')?.value;
   $('samples-unit').textContent =
     source === 'zoo' && unit ? `(${unit}: dataset size x epochs)` : "(the model's unit, e.g. tokens)";
+  const element = source === 'zoo' ? batchElements.get($<HTMLSelectElement>('model').value) : 'sequence';
+  $('global-batch-unit').textContent =
+    `(the recipe's, in ${element ?? 'batch element'}s per step; empty: each plan's GPUs x batch)`;
 }
 
 // ------------------------------------------------------------------ the request
