@@ -2,6 +2,7 @@
 // or a per-GPU price). An instance is paid for whole, whatever share of its GPUs a plan uses, and
 // its inter-node network is the one the offer states. Offers are resolved once per request into
 // per-GPU pricing options the search enumerates.
+import { InputError } from '../predictor/input-error.js';
 import { defaultInterNodeGbps, loadInstances, networkDefaults, type Instance } from '../seeds/catalog.js';
 import type { GpuSpec } from '../seeds/types.js';
 
@@ -94,7 +95,10 @@ export interface OfferSelection {
   own: Offer[];
   /** Per-GPU prices that replace every offer for their GPU (server price file, then `prices`). */
   perGpuPrices: { gpuId: string; usdPerGpuHour: number; source: string }[];
-  /** Keep only these providers (case-insensitive); undefined: all. */
+  /**
+   * Keep only these providers (case-insensitive, surrounding spaces ignored); undefined: all. One
+   * that no offer comes from is refused (InputError on `providers[i]`, naming those there are).
+   */
   providers?: string[];
 }
 
@@ -109,8 +113,18 @@ export function selectOffers(s: OfferSelection): Offer[] {
   for (const p of s.perGpuPrices) perGpu.set(p.gpuId, perGpuOffer(p.gpuId, p.usdPerGpuHour, p.source));
   offers = offers.filter((o) => !perGpu.has(o.gpuId)).concat([...perGpu.values()]);
   if (s.providers) {
-    const allowed = new Set(s.providers.map((p) => p.trim().toLowerCase()));
-    offers = offers.filter((o) => allowed.has(o.provider.toLowerCase()));
+    // A provider no offer comes from (a typo, a provider the catalog lacks) would filter every offer
+    // away and leave an answer with no priced plan that never says why: refuse it, naming the choices.
+    const known = new Map(offers.map((o) => [o.provider.toLowerCase(), o.provider]));
+    const allowed = s.providers.map((p) => p.trim().toLowerCase());
+    allowed.forEach((p, i) => {
+      if (!known.has(p))
+        throw new InputError(
+          `providers[${i}]`,
+          `no offer is from "${s.providers![i]}": the offers here come from ${[...known.values()].sort().join(', ')} (give your own in offers)`,
+        );
+    });
+    offers = offers.filter((o) => allowed.includes(o.provider.toLowerCase()));
   }
   return offers.sort(
     (a, b) =>

@@ -334,7 +334,7 @@ export async function recommendPlans(
     if (!p.trim()) throw new InputError(`providers[${i}]`, 'must not be empty');
   });
   const server = serverPriceOverrides();
-  const selection = {
+  const offers = selectOffers({
     catalog: q.catalogOffers,
     own,
     perGpuPrices: [
@@ -347,21 +347,8 @@ export async function recommendPlans(
         source: 'the request (prices)',
       })),
     ],
-  };
-  // A provider no offer comes from (a typo, a provider the catalog lacks) would filter every offer
-  // away and leave an answer with no priced plan that never says why: refuse it, naming the choices.
-  if (providers) {
-    const known = [...new Set(selectOffers(selection).map((o) => o.provider))].sort();
-    const lower = new Set(known.map((k) => k.toLowerCase()));
-    providers.forEach((p, i) => {
-      if (!lower.has(p.trim().toLowerCase()))
-        throw new InputError(
-          `providers[${i}]`,
-          `no offer is from "${p}": the offers here come from ${known.join(', ')} (give your own in offers)`,
-        );
-    });
-  }
-  const offers = selectOffers({ ...selection, providers });
+    providers,
+  });
   const maxGlobalBatch =
     q.maxGlobalBatch == null
       ? undefined
