@@ -13,7 +13,7 @@
 //     that joins instances of an offer stating no network (turned away whatever the correction).
 // Everything else is counted (feasible, or rejected for the reason it surely fails) without being
 // corrected, and the answer is the same as correcting every candidate (test/pruning.test.ts).
-import { rankCandidates, TIE_RESOLUTION, timeAndCost } from './recommend.js';
+import { joinsUnstatedNetwork, rankCandidates, TIE_RESOLUTION, timeAndCost } from './recommend.js';
 import type { Candidate, Recommendation, RecommendRequest, RejectReason, Search } from './search-types.js';
 import { combine } from '../predictor/step.js';
 import { modelFeaturesOf, type Software } from '../predictor/learned/features.js';
@@ -353,7 +353,7 @@ async function neededCandidates(
       cHi !== Infinity &&
       cHiHi !== Infinity;
     // rankCandidates turns away a multi-instance candidate on an assumed network before the deadline.
-    const unstated = c.nodes > 1 && search.options[c.optionIndex].networkAssumed;
+    const unstated = joinsUnstatedNetwork(search, c);
     cls[i] = !surelyFinite
       ? CLASS.UNSURE
       : unstated
@@ -380,7 +380,7 @@ async function neededCandidates(
   // Widened by the ranking's tie resolution: a best case that rounds to the same key may still win on time.
   const rankThreshold = kthSmallest(keyHi, cls, CLASS.FEASIBLE, limit) * (1 + TIE_RESOLUTION);
   // The best worst case each reason surely turned away: a best case above it cannot be its best.
-  const rejectThreshold = [Infinity, Infinity, Infinity, Infinity, Infinity];
+  const rejectThreshold = Object.values(CLASS).map(() => Infinity);
   for (let i = 0; i < n; i++)
     if (TURNED_AWAY[cls[i]])
       rejectThreshold[cls[i]] = Math.min(rejectThreshold[cls[i]], keyHi[i] * (1 + TIE_RESOLUTION));

@@ -332,6 +332,13 @@ function noteOom(m: Map<string, number>, gpuIndex: number, precision: Precision,
   m.set(k, Math.min(m.get(k) ?? Infinity, batch));
 }
 
+/**
+ * Whether a candidate joins several instances of an offer that states no network: its time across
+ * them would rest on a guess, so it is turned away (NETWORK_UNSTATED) whatever its correction.
+ */
+export const joinsUnstatedNetwork = (search: Search, c: Candidate): boolean =>
+  c.nodes > 1 && search.options[c.optionIndex].networkAssumed;
+
 /** Applies the time-dependent constraints (deadline, budget) and ranks. */
 export function rankCandidates(r: RecommendRequest, search: Search, scale?: TimeScale): Recommendation {
   const units = r.model.unitsPerBatchElement;
@@ -360,7 +367,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
       return reject('NOT_FINITE', c);
     // A time across instances whose network no one states is a guess: it is not ranked (the notes
     // say when it would have been plan 1, so a user who knows the network can give it).
-    if (c.nodes > 1 && search.options[c.optionIndex].networkAssumed) return reject('NETWORK_UNSTATED', c);
+    if (joinsUnstatedNetwork(search, c)) return reject('NETWORK_UNSTATED', c);
     const hoursForDeadline = r.deadlineConfidence ? c.hoursHi : c.hours;
     if (r.deadlineHours !== undefined && hoursForDeadline > r.deadlineHours)
       return reject('MISSES_DEADLINE', c);
