@@ -35,6 +35,7 @@ import { shardedMemoryPerGpu, stackMemory, type MemoryLayout } from '../predicto
 import {
   parallelStructure,
   RECOMPUTE,
+  type ParallelStructure,
   type Parallelism,
   type Recompute,
   type ZeroStage,
@@ -226,6 +227,10 @@ export function pipelineDegrees(blocks: number): number[] {
     .sort((a, b) => a - b);
 }
 
+/** Pipeline degrees searched for a model: none beyond 1 unless its blocks can be split across stages. */
+export const pipelineDegreesOf = (s: Pick<ParallelStructure, 'tensorParallelizable' | 'blocks'>): number[] =>
+  s.tensorParallelizable && s.blocks >= 2 ? pipelineDegrees(s.blocks) : [1];
+
 export interface Config {
   t: number;
   pp: number;
@@ -253,7 +258,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       t <= gpu.maxGpusPerNode &&
       (t === 1 || (s.tensorParallelizable && (s.heads === null || s.heads % t === 0))),
   );
-  const pps = s.tensorParallelizable && s.blocks >= 2 ? pipelineDegrees(s.blocks) : [1];
+  const pps = pipelineDegreesOf(s);
   const recomputes: Recompute[] = SEARCHED_RECOMPUTE(r.stack).filter(
     (m) => m === 'none' || (m === 'selective' ? s.attentionCore.some(Boolean) : s.blocks > 0),
   );

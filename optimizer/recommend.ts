@@ -25,6 +25,7 @@ import {
 } from '../predictor/learned/evidence.js';
 import {
   MICRO_BATCHES_PER_STAGE,
+  pipelineDegreesOf,
   searchShare,
   shardedSearch,
   type ShardedSearch,
@@ -561,8 +562,7 @@ function notesOf(
   // accumulate to one: pipelines then carry a bubble the recipes do not (Llama 3 70B on AWS H100s:
   // plan 1 13% dearer than at its usual 4,096 sequences, where a pipeline wins).
   const structure = parallelStructure(costOf(r.model), r.model.layers);
-  const pipelined = structure.tensorParallelizable && structure.blocks >= 2;
-  if (r.globalBatch === undefined && pipelined && search.sharded)
+  if (r.globalBatch === undefined && search.sharded && pipelineDegreesOf(structure).length > 1)
     notes.push(
       `global batch: without globalBatch a pipeline here runs ${MICRO_BATCHES_PER_STAGE} micro-batches per stage, a bubble of (PP - 1)/(${MICRO_BATCHES_PER_STAGE + 1} PP - 1) of its compute; a training recipe accumulates to a fixed global batch (${usual} ${r.model.batchElement}s for this model: the largest it was measured with, or its published runs or recipe used), where a pipeline runs many more and may rank first: give globalBatch to plan at yours`,
     );
