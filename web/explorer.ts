@@ -193,10 +193,10 @@ function recommendInput(): Record<string, unknown> {
     // The chart shows the whole trade-off, not only the top few.
     limit: 200,
   };
-  // A network the person states: plans joining instances of offers that state none are then ranked on it.
   // A recipe's global batch: every plan accumulates to it, and pipelines run the micro-batches it implies.
   const globalBatch = numberOrNull('global-batch');
   if (globalBatch !== null) input.globalBatch = globalBatch;
+  // A network the person states: plans joining instances of offers that state none are then ranked on it.
   const network = numberOrNull('inter-node-gbps');
   if (network !== null) input.interNodeGbps = network;
   const gpus = [...$<HTMLSelectElement>('gpus').selectedOptions].map((o) => o.value);
