@@ -41,6 +41,18 @@ afterAll(async () => {
   await running?.close();
 });
 
+/** The explorer's ranked plans as shown, each row's cells by column heading. */
+async function planRows(page: Page): Promise<Record<string, string>[]> {
+  const headers = await page.locator('#plans thead th').allTextContents();
+  const rows = await page.locator('#plans tbody tr').all();
+  return Promise.all(
+    rows.map(async (row) => {
+      const cells = await row.locator('td').allTextContents();
+      return Object.fromEntries(headers.map((h, i) => [h, cells[i]]));
+    }),
+  );
+}
+
 async function open(path: string): Promise<Page> {
   const page = await context.newPage();
   page.on('pageerror', (e) => pageErrors.push(`${path}: ${e.message}`));
@@ -130,13 +142,12 @@ describe('plan explorer at /', () => {
     await expect
       .poll(() => page.locator('#precisions').textContent(), { timeout: 60_000 })
       .toMatch(/this plan/);
-    const headers = await page.locator('#plans thead th').allTextContents();
-    const first = await page.locator('#plans tbody tr').first().locator('td').allTextContents();
-    expect(first[headers.indexOf('layout')]).toMatch(/ EP\d+/);
+    const [first] = await planRows(page);
+    expect(first.layout).toMatch(/ EP\d+/);
     // The chosen plan's own precision, predicted again at its layout, is the plan: same hours, and it fits.
     const label = await page.locator('#precisions svg text', { hasText: 'this plan' }).textContent();
     const own = /^([\d.,]+) h · [^·]+( · out of memory)? · this plan$/.exec(label!);
-    expect(own?.[1]).toBe(first[headers.indexOf('hours')]);
+    expect(own?.[1]).toBe(first.hours);
     expect(own?.[2]).toBeUndefined();
     await page.close();
   }, 180_000);
@@ -157,10 +168,9 @@ describe('plan explorer at /', () => {
     await page.fill('#inter-node-gbps', '100');
     await page.click('#recommend');
     await expect.poll(() => page.locator('#plans tbody tr').count(), { timeout: 90_000 }).toBeGreaterThan(0);
-    const headers = await page.locator('#plans thead th').allTextContents();
-    const first = await page.locator('#plans tbody tr').first().locator('td').allTextContents();
-    expect(first[headers.indexOf('offer')]).toBe('Lambda gpu_1x_gh200');
-    expect(first[headers.indexOf('nodes x GPUs')]).toMatch(/^[2-4] x 1$/);
+    const [first] = await planRows(page);
+    expect(first.offer).toBe('Lambda gpu_1x_gh200');
+    expect(first['nodes x GPUs']).toMatch(/^[2-4] x 1$/);
     expect(await page.locator('#notes').textContent()).not.toMatch(/network bound the answer/);
     await page.close();
   }, 180_000);
@@ -182,11 +192,9 @@ describe('plan explorer at /', () => {
     await expect
       .poll(() => page.locator('#plans tbody tr').first().textContent(), { timeout: 90_000 })
       .toMatch(/H100-SXM5-80GB/);
-    const headers = await page.locator('#plans thead th').allTextContents();
-    for (const row of (await page.locator('#plans tbody tr').all()).slice(0, 5)) {
-      const cells = await row.locator('td').allTextContents();
-      const [batch, accum = '1'] = cells[headers.indexOf('batch/GPU')].split(' x');
-      const dp = Number(/^DP(\d+)/.exec(cells[headers.indexOf('layout')])![1]);
+    for (const row of (await planRows(page)).slice(0, 5)) {
+      const [batch, accum = '1'] = row['batch/GPU'].split(' x');
+      const dp = Number(/^DP(\d+)/.exec(row.layout)![1]);
       expect(Number(batch) * Number(accum) * dp).toBe(64);
     }
     expect(await page.locator('#notes').textContent()).not.toMatch(/without globalBatch/);
@@ -212,11 +220,10 @@ describe('plan explorer at /', () => {
     await expect
       .poll(() => page.locator('#precisions svg text', { hasText: 'this plan' }).count(), { timeout: 60_000 })
       .toBe(1);
-    const headers = await page.locator('#plans thead th').allTextContents();
-    const first = await page.locator('#plans tbody tr').first().locator('td').allTextContents();
+    const [first] = await planRows(page);
     const label = await page.locator('#precisions svg text', { hasText: 'this plan' }).textContent();
     // Under eager PyTorch the same plan takes longer: the comparison is the plan only under MEGATRON.
-    expect(/^([\d.,]+) h/.exec(label!)?.[1]).toBe(first[headers.indexOf('hours')]);
+    expect(/^([\d.,]+) h/.exec(label!)?.[1]).toBe(first.hours);
     await page.close();
   }, 180_000);
 
