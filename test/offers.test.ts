@@ -5,7 +5,13 @@ import { TIE_RESOLUTION } from '../optimizer/recommend.js';
 import { describe, expect, it } from 'vitest';
 import { apolloForTests } from './graphql-client.js';
 import { loadInstances } from '../seeds/catalog.js';
-import { isStale, priceAgeDays, STALE_PRICE_DAYS } from '../optimizer/offers.js';
+import {
+  dominated,
+  isStale,
+  priceAgeDays,
+  STALE_PRICE_DAYS,
+  type PricingOption,
+} from '../optimizer/offers.js';
 import { usualGlobalBatch } from '../optimizer/global-batch.js';
 import { getModel } from '../predictor/zoo/index.js';
 
@@ -386,5 +392,36 @@ describe('notes say what bound the answer', () => {
     expect(r.data!.recommend.notes.join('\n')).toMatch(
       /warning: a custom model was searched at default batch sizes per GPU \(1, 2, 4, 8, 16, 32\)/,
     );
+  });
+});
+
+describe('offers another makes pointless (dominated)', () => {
+  const option = (usdPerNode: number, interNodeGbps: number, networkAssumed: boolean): PricingOption => ({
+    offerIndex: 0,
+    offer: null,
+    maxPerNode: 8,
+    interNodeGbps,
+    networkSource: networkAssumed ? 'assumed' : 'the offer',
+    networkAssumed,
+    nodeUsdPerHour: () => usdPerNode,
+  });
+  // A stated 3,200 Gbps offer, two on the assumed 200 Gbps (a cheaper and a dearer one), and a
+  // stated 100 Gbps one cheaper than all.
+  const options = [
+    option(50, 3200, false),
+    option(20, 200, true),
+    option(30, 200, true),
+    option(10, 100, false),
+  ];
+
+  it('on one node only the cheapest offer is kept: the network plays no part', () => {
+    expect(dominated(options, 8, false)).toEqual([true, true, true, false]);
+  });
+
+  it('across nodes an offer on an assumed network hides only dearer ones assumed alike, never one whose network is stated', () => {
+    // The stated 3,200 Gbps offer stands (no one is as fast); the dearer assumed offer is hidden by the
+    // cheaper one on the same assumed network, which itself stands (the notes name its plans); the
+    // stated 100 Gbps offer stands: the assumed offers are dearer, and it is the cheapest.
+    expect(dominated(options, 8, true)).toEqual([false, false, true, false]);
   });
 });
