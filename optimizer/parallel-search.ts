@@ -7,8 +7,9 @@
 // or everywhere ('all'), so searches for models that fit stay as fast as before.
 //
 // The search is exact within its space (TP in 1, 2, 4, 8, 16 dividing the heads and the GPUs per
-// node; PP dividing the transformer blocks or a power of two, up to 64 and the blocks; ZeRO 0-3; the
-// stack's recomputation modes)
+// node; PP dividing the transformer blocks or a power of two, up to 64 and the blocks; on a stack
+// that interleaves, also one interleaved schedule per PP dividing the blocks (pipelineSchedules);
+// ZeRO 0-3; the stack's recomputation modes)
 // and cheap per layout:
 //   - a step never takes less than its compute, stage work x (micro-batches + PP - 1) (step.ts), which
 //     does not depend on the GPU count; per sample that bounds every layout from below, so the
@@ -17,7 +18,8 @@
 //   - memory falls with the data-parallel width (ZeRO divides by it), so each layout's fit is a
 //     comparison with the narrowest width that fits, found once;
 //   - per (TP, PP, ZeRO) only the least recomputation that fits: more recomputes the same work more;
-//   - without a fixed global batch a pipeline runs 4 micro-batches per stage (m = 4 PP; bubble (PP - 1)/(5 PP - 1)),
+//   - without a fixed global batch a pipeline runs 4 micro-batches per stage (m = 4 PP; bubble
+//     (PP - 1)/(5 PP - 1), (PP - 1)/(4 PP v + PP - 1) with v chunks per stage),
 //     a layout without PP one micro-batch, as plain data parallelism does;
 //   - one candidate per GPU layout: for a fixed GPU count the fastest plan per sample is also the
 //     cheapest.
@@ -53,13 +55,15 @@ import {
 } from '../predictor/step.js';
 import type { GpuSpec, ModelCost, ModelDef, Precision } from '../predictor/types.js';
 import type { Candidate, RecommendRequest, RejectReason } from './search-types.js';
-import type { SoftwareStack } from '../predictor/software.js';
+import { DEFAULT_STACK, stackEffects, type SoftwareStack } from '../predictor/software.js';
 
 /** Micro-batches per pipeline stage when the request does not fix the global batch. */
 export const MICRO_BATCHES_PER_STAGE = 4;
 const TP_DEGREES = [1, 2, 4, 8, 16];
 const EP_DEGREES = [1, 2, 4, 8, 16, 32, 64];
 const MAX_STAGES = 64;
+/** Most model chunks per pipeline stage (predictor/parallel.ts validates the same range). */
+const MAX_CHUNKS = 64;
 
 /**
  * What the searches of one request share. Memory does not depend on the GPU type or the offer, so
@@ -186,9 +190,21 @@ const SEARCHED_RECOMPUTE = (stack: SoftwareStack | undefined): readonly Recomput
 const RECOMPUTE_INDEX: Record<Recompute, number> = Object.fromEntries(
   RECOMPUTE.map((r, i) => [r, i]),
 ) as Record<Recompute, number>;
-/** One number per (TP, PP, recomputation, micro-batches, ZeRO stage, EP) of a search (TP and EP are powers of 2). */
-const layoutKey = (t: number, pp: number, recompute: Recompute, m: number, zeroStage: number, ep: number) =>
-  ((((m * 8 + Math.log2(t)) * (MAX_STAGES + 1) + pp) * 8 + RECOMPUTE_INDEX[recompute]) * 4 + zeroStage) * 8 +
+/** One number per (TP, PP, chunks, recomputation, micro-batches, ZeRO stage, EP) of a search (TP and EP are powers of 2). */
+const layoutKey = (
+  t: number,
+  pp: number,
+  v: number,
+  recompute: Recompute,
+  m: number,
+  zeroStage: number,
+  ep: number,
+) =>
+  (((((m * 8 + Math.log2(t)) * (MAX_STAGES + 1) + pp) * (MAX_CHUNKS + 1) + v) * 8 +
+    RECOMPUTE_INDEX[recompute]) *
+    4 +
+    zeroStage) *
+    8 +
   Math.log2(ep);
 
 /** Micro-batches per step of a configuration without a fixed global batch (see the header). */
@@ -197,16 +213,18 @@ const microBatchesOf = (pp: number) => (pp === 1 ? 1 : MICRO_BATCHES_PER_STAGE *
 /** log2 of the TP and EP degrees (powers of 2 up to 64), looked up. */
 const LOG2 = Array.from({ length: 65 }, (_, n) => Math.log2(n));
 
-/** A search's layout as step.ts reads it (EP only when above 1, as a plan states it). */
+/** A search's layout as step.ts reads it (chunks and EP only when above 1, as a plan states them). */
 function parallelism(
   t: number,
   pp: number,
+  v: number,
   zeroStage: ZeroStage,
   recompute: Recompute,
   ep: number,
 ): Parallelism {
   // (Assigned rather than spread in: the search builds one per step it times.)
   const p: Parallelism = { tensorParallel: t, pipelineParallel: pp, zeroStage, recompute };
+  if (v > 1) p.virtualPipelineStages = v;
   if (ep > 1) p.expertParallel = ep;
   return p;
 }
@@ -231,9 +249,48 @@ export function pipelineDegrees(blocks: number): number[] {
 export const pipelineDegreesOf = (s: Pick<ParallelStructure, 'tensorParallelizable' | 'blocks'>): number[] =>
   s.tensorParallelizable && s.blocks >= 2 ? pipelineDegrees(s.blocks) : [1];
 
+/** A pipeline schedule a search tries: PP stages, each holding v model chunks (interleaved 1F1B when v > 1). */
+export interface Schedule {
+  pp: number;
+  v: number;
+}
+
+/**
+ * The pipeline schedules searched for a model: every pipeline degree (pipelineDegreesOf) with one
+ * chunk per stage and, on a stack whose pipeline engine interleaves (seeds/software.json
+ * interleavedPipeline), where PP divides the blocks (as Megatron-Core asks unless the first and last
+ * stages are sized by hand), one interleaved schedule: chunks of two blocks, or of one block where a
+ * stage holds an odd number. Of the published interleaved runs whose blocks are known, 79 ran chunks
+ * of about two blocks, 40 of one, 40 of about four, 7 of about three (measurements/llm_train.csv).
+ * One schedule per PP keeps the search's cost. Trying every chunk count that divides a stage's
+ * blocks took 1.7 to 4 times as long for Qwen3-30B-A3B for plans at most 0.6% cheaper, and chunks of
+ * 1, 2 and 4 blocks 1.7 to 2 times for 0.5%; Llama 3 70B's, Llama 3.1 405B's and Llama-2-7B's plan 1
+ * came out the same (MEGATRON on H100 and A100, with and without a global batch, when this was
+ * written). Interleaving divides the bubble by the chunks but sends as many times more stage
+ * boundaries (step.ts), and its stages hold more micro-batches in flight (memory.ts): the search
+ * weighs the three against one chunk per stage.
+ */
+export function pipelineSchedules(
+  s: Pick<ParallelStructure, 'tensorParallelizable' | 'blocks'>,
+  interleaved: boolean,
+): Schedule[] {
+  const schedules: Schedule[] = [];
+  for (const pp of pipelineDegreesOf(s)) {
+    schedules.push({ pp, v: 1 });
+    // Chunks of two blocks, or of one where a stage holds an odd number of them or only two.
+    const perStage = s.blocks / pp;
+    const v = perStage % 2 === 0 && perStage > 2 ? perStage / 2 : perStage;
+    if (interleaved && pp > 1 && Number.isInteger(perStage) && v >= 2 && v <= MAX_CHUNKS)
+      schedules.push({ pp, v });
+  }
+  return schedules;
+}
+
 export interface Config {
   t: number;
   pp: number;
+  /** Model chunks per stage (1: plain 1F1B). */
+  v: number;
   recompute: Recompute;
   /** Micro-batches per step (without a fixed global batch). */
   m: number;
@@ -259,6 +316,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       (t === 1 || (s.tensorParallelizable && (s.heads === null || s.heads % t === 0))),
   );
   const pps = pipelineDegreesOf(s);
+  const schedules = pipelineSchedules(s, stackEffects(r.stack ?? DEFAULT_STACK).interleavedPipeline);
   const recomputes: Recompute[] = SEARCHED_RECOMPUTE(r.stack).filter(
     (m) => m === 'none' || (m === 'selective' ? s.attentionCore.some(Boolean) : s.blocks > 0),
   );
@@ -320,13 +378,22 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const stackMemoryOf = stackMemory(r.stack, precision, eff);
   // One slot per (TP, PP, recomputation, ZeRO, EP) at the micro-batches of a search without a fixed
   // global batch (microBatchesOf), read by index: the search asks for memory and fit millions of times.
-  const ppIndex = new Int8Array(MAX_STAGES + 1);
-  pps.forEach((pp, i) => (ppIndex[pp] = i));
-  const memberSlot = (t: number, pp: number, recompute: Recompute, zeroStage: number, ep: number) =>
-    (((LOG2[t] * pps.length + ppIndex[pp]) * RECOMPUTE.length + RECOMPUTE_INDEX[recompute]) * 4 + zeroStage) *
+  const scheduleIndex = new Int16Array((MAX_STAGES + 1) * (MAX_CHUNKS + 1));
+  schedules.forEach(({ pp, v }, i) => (scheduleIndex[pp * (MAX_CHUNKS + 1) + v] = i));
+  const scheduleOf = (pp: number, v: number) => scheduleIndex[pp * (MAX_CHUNKS + 1) + v];
+  const memberSlot = (
+    t: number,
+    pp: number,
+    v: number,
+    recompute: Recompute,
+    zeroStage: number,
+    ep: number,
+  ) =>
+    (((LOG2[t] * schedules.length + scheduleOf(pp, v)) * RECOMPUTE.length + RECOMPUTE_INDEX[recompute]) * 4 +
+      zeroStage) *
       EP_DEGREES.length +
     LOG2[ep];
-  const slots = TP_DEGREES.length * pps.length * RECOMPUTE.length * 4 * EP_DEGREES.length;
+  const slots = TP_DEGREES.length * schedules.length * RECOMPUTE.length * 4 * EP_DEGREES.length;
   const layoutMemory = shared<LayoutMemory>(share.memory, `${precision}/${batch}`, () => ({
     index: new Map(),
     gb: [],
@@ -343,6 +410,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     expertParallel: 1,
     recompute: 'none',
     microBatches: 1,
+    virtualStages: 1,
     ...(r.attention ? { attention: r.attention } : {}),
     ...(r.frozenBase ? { frozenBase: true } : {}),
     ...stackMemoryOf.layout,
@@ -351,6 +419,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const layoutMemoryGb = (
     t: number,
     pp: number,
+    v: number,
     dp: number,
     zeroStage: ZeroStage,
     recompute: Recompute,
@@ -359,6 +428,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   ): number => {
     layout.tensorParallel = t;
     layout.pipelineParallel = pp;
+    layout.virtualStages = v;
     layout.dataParallel = dp;
     layout.zeroStage = zeroStage;
     layout.expertParallel = ep;
@@ -370,6 +440,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const memoryGb = (
     t: number,
     pp: number,
+    v: number,
     dp: number,
     zeroStage: ZeroStage,
     recompute: Recompute,
@@ -377,19 +448,19 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     ep = 1,
   ): number => {
     if (m === microBatchesOf(pp) && dp < WIDTH_KEYS) {
-      const key = memberSlot(t, pp, recompute, zeroStage, ep) * WIDTH_KEYS + dp;
+      const key = memberSlot(t, pp, v, recompute, zeroStage, ep) * WIDTH_KEYS + dp;
       const i = layoutMemory.index.get(key);
       if (i !== undefined) return layoutMemory.gb[i];
-      const gb = layoutMemoryGb(t, pp, dp, zeroStage, recompute, m, ep);
+      const gb = layoutMemoryGb(t, pp, v, dp, zeroStage, recompute, m, ep);
       layoutMemory.index.set(key, layoutMemory.gb.length);
       layoutMemory.gb.push(gb);
       return gb;
     }
-    const key = layoutKey(t, pp, recompute, m, zeroStage, ep);
+    const key = layoutKey(t, pp, v, recompute, m, zeroStage, ep);
     let byDp = layoutMemory.byLayoutKey.get(key);
     if (!byDp) layoutMemory.byLayoutKey.set(key, (byDp = new Map()));
     let gb = byDp.get(dp);
-    if (gb === undefined) byDp.set(dp, (gb = layoutMemoryGb(t, pp, dp, zeroStage, recompute, m, ep)));
+    if (gb === undefined) byDp.set(dp, (gb = layoutMemoryGb(t, pp, v, dp, zeroStage, recompute, m, ep)));
     return gb;
   };
   const fitsIn = (gb: number) => gb + headroomGb <= gpu.memoryGb;
@@ -399,17 +470,23 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   // A mixture-of-experts model's bound is read at the widest EP tried: its expert GEMMs are the
   // largest (the measured rate never falls with size), its experts' weights and states per GPU the
   // fewest, so no narrower EP is faster. Its all-to-alls grow with EP: the bound leaves them out.
-  const boundLayout = (t: number, pp: number, zeroStage: ZeroStage, recompute: Recompute): Parallelism =>
-    parallelism(t, pp, zeroStage, recompute, moe ? eps[eps.length - 1] : 1);
+  const boundLayout = (
+    t: number,
+    pp: number,
+    v: number,
+    zeroStage: ZeroStage,
+    recompute: Recompute,
+  ): Parallelism => parallelism(t, pp, v, zeroStage, recompute, moe ? eps[eps.length - 1] : 1);
   /** A configuration's GPU-count-free parts: its compute bound and where it fits (its optimizer terms on demand). */
   const configure = (
     t: number,
     pp: number,
+    v: number,
     recompute: Recompute,
     m: number,
     optimizerTerms: Pick<Config, 'unshardedMs' | 'shardedMs'>,
   ): Config => {
-    const c1 = compute(t * pp, 1, m, boundLayout(t, pp, 0, recompute));
+    const c1 = compute(t * pp, 1, m, boundLayout(t, pp, v, 0, recompute));
     const computeMs =
       c1.forwardMs +
       c1.backwardMs +
@@ -427,12 +504,12 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         continue;
       }
       // Memory is A + B / DP for DP >= 2 (memory.ts): the narrowest DP that fits follows from DP = 2 and 4.
-      if (z === 0 && fitsIn(memoryGb(t, pp, 1, 0, recompute, m))) {
+      if (z === 0 && fitsIn(memoryGb(t, pp, v, 1, 0, recompute, m))) {
         minDp.push(1);
         continue;
       }
-      const m2 = memoryGb(t, pp, 2, zeroStage, recompute, m),
-        m4 = memoryGb(t, pp, 4, zeroStage, recompute, m);
+      const m2 = memoryGb(t, pp, v, 2, zeroStage, recompute, m),
+        m4 = memoryGb(t, pp, v, 4, zeroStage, recompute, m);
       const B = 4 * (m2 - m4),
         A = m2 - B / 2;
       minDp.push(
@@ -448,6 +525,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     return {
       t,
       pp,
+      v,
       recompute,
       m,
       computeMs,
@@ -460,7 +538,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const boundOf = (c: Config, z: number, dp: number) => {
     if (Number.isNaN(c.unshardedMs[z])) {
       // Optimizer and precision terms are U + S / DP (step.ts): read them at DP = 1 and 2.
-      const p = boundLayout(c.t, c.pp, z as ZeroStage, c.recompute);
+      const p = boundLayout(c.t, c.pp, c.v, z as ZeroStage, c.recompute);
       const c1 = compute(c.t * c.pp, 1, c.m, p),
         c2 = compute(2 * c.t * c.pp, 1, c.m, p);
       const o1 = c1.optimizerMs + c1.mixedPrecisionMs,
@@ -475,14 +553,21 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const fixedConfigs = () =>
     (configs ??= shared(share.configs, `${gpu.id}/${precision}/${batch}`, () => {
       const all: Config[] = [];
-      for (const t of tps)
-        for (const pp of pps) {
-          // The optimizer and precision terms do not read the recomputation (step.ts): one (TP, PP)
-          // reads them once for all three.
-          const optimizerTerms = { unshardedMs: [NaN, NaN, NaN, NaN], shardedMs: [NaN, NaN, NaN, NaN] };
+      for (const t of tps) {
+        // The optimizer and precision terms read neither the recomputation nor the chunks (step.ts):
+        // one (TP, PP) reads them once for all its schedules and recomputations.
+        const termsByPp = new Map<number, Pick<Config, 'unshardedMs' | 'shardedMs'>>();
+        for (const { pp, v } of schedules) {
+          let optimizerTerms = termsByPp.get(pp);
+          if (!optimizerTerms)
+            termsByPp.set(
+              pp,
+              (optimizerTerms = { unshardedMs: [NaN, NaN, NaN, NaN], shardedMs: [NaN, NaN, NaN, NaN] }),
+            );
           for (const recompute of recomputes)
-            all.push(configure(t, pp, recompute, microBatchesOf(pp), optimizerTerms));
+            all.push(configure(t, pp, v, recompute, microBatchesOf(pp), optimizerTerms));
         }
+      }
       return all.sort((a, b) => a.key - b.key);
     }));
 
@@ -510,11 +595,11 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const fitsAtSomeEp = (c: Config, zeroStage: ZeroStage, dp: number) => {
     for (const ep of eps) {
       if ((gpus / c.pp) % ep !== 0) continue;
-      if (fitsAt(c.t, c.pp, c.recompute, c.m, zeroStage, ep, dp)) return true;
+      if (fitsAt(c.t, c.pp, c.v, c.recompute, c.m, zeroStage, ep, dp)) return true;
     }
     return false;
   };
-  const fitted = new Uint8Array(TP_DEGREES.length * (MAX_STAGES + 1) * 4);
+  const fitted = new Uint8Array(TP_DEGREES.length * schedules.length * 4);
   // Where a layout fits, per (TP, PP, recomputation, micro-batches, ZeRO, EP): memory per GPU never
   // grows with the data-parallel width from DP = 2 on (memory.ts: every sharded term divides by it,
   // the rest does not depend on it), so the widest DP known not to fit and the narrowest known to fit
@@ -531,6 +616,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const fitsAt = (
     t: number,
     pp: number,
+    v: number,
     recompute: Recompute,
     m: number,
     zeroStage: ZeroStage,
@@ -538,8 +624,8 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     dp: number,
   ): boolean => {
     // A fixed global batch sets the micro-batches per width: each layout is asked at one DP only.
-    if (m !== microBatchesOf(pp)) return fitsIn(memoryGb(t, pp, dp, zeroStage, recompute, m, ep));
-    const slot = memberSlot(t, pp, recompute, zeroStage, ep);
+    if (m !== microBatchesOf(pp)) return fitsIn(memoryGb(t, pp, v, dp, zeroStage, recompute, m, ep));
+    const slot = memberSlot(t, pp, v, recompute, zeroStage, ep);
     // Layouts come narrowest first: one that does not fit at the widest DP of the request fits at no
     // DP from 2 on, on this GPU or any with no more memory; that memory is read once for the request.
     const widest = Math.floor(mostGpus / (t * pp));
@@ -547,20 +633,25 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     if (probed) {
       let gb = widestGb[slot];
       // (Read from memory.ts directly: this array keeps it, the figures' Map need not.)
-      if (Number.isNaN(gb)) widestGb[slot] = gb = layoutMemoryGb(t, pp, widest, zeroStage, recompute, m, ep);
+      if (Number.isNaN(gb))
+        widestGb[slot] = gb = layoutMemoryGb(t, pp, v, widest, zeroStage, recompute, m, ep);
       if (!fitsIn(gb)) return false;
     }
     let b = fitBounds[slot];
     if (!b) fitBounds[slot] = b = { unfitUpTo: 1, fitsFrom: Infinity };
     if (probed && widest < b.fitsFrom) b.fitsFrom = widest;
-    if (dp < 2) return (b.one ??= fitsIn(memoryGb(t, pp, dp, zeroStage, recompute, m, ep)));
+    if (dp < 2) return (b.one ??= fitsIn(memoryGb(t, pp, v, dp, zeroStage, recompute, m, ep)));
     if (dp >= b.fitsFrom) return true;
     if (dp <= b.unfitUpTo) return false;
-    if (fitsIn(memoryGb(t, pp, dp, zeroStage, recompute, m, ep))) b.fitsFrom = dp;
+    if (fitsIn(memoryGb(t, pp, v, dp, zeroStage, recompute, m, ep))) b.fitsFrom = dp;
     else b.unfitUpTo = dp;
     return dp >= b.fitsFrom;
   };
-  /** Whether any layout of the search, plain data parallelism aside, fits on g GPUs per node x nodes. */
+  /**
+   * Whether any layout of the search, plain data parallelism aside, fits on g GPUs per node x nodes.
+   * Read at one chunk per stage: interleaving only adds micro-batches in flight (memory.ts), so a
+   * schedule with chunks fits nowhere its plain 1F1B does not.
+   */
   const someLayoutFits = (): boolean => {
     for (const t of tps) {
       if (g % t !== 0) continue;
@@ -575,7 +666,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
             for (const ep of eps) {
               if ((gpus / pp) % ep !== 0) continue;
               if (t === 1 && pp === 1 && z === 0 && recompute === 'none' && ep === 1) continue;
-              if (fitsAt(t, pp, recompute, m, zeroStage, ep, dp)) return true;
+              if (fitsAt(t, pp, 1, recompute, m, zeroStage, ep, dp)) return true;
             }
           }
       }
@@ -599,13 +690,14 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const consider = (
     t: number,
     pp: number,
+    v: number,
     recompute: Recompute,
     m: number,
     zeroStage: ZeroStage,
     lowerBoundMs: number,
     computeBoundMs: number,
   ) => {
-    const group = (TP_DEGREES.indexOf(t) * (MAX_STAGES + 1) + pp) * 4 + zeroStage;
+    const group = (TP_DEGREES.indexOf(t) * schedules.length + scheduleOf(pp, v)) * 4 + zeroStage;
     if (fitted[group]) return; // a plan with less recomputation fits: this one only adds work
     const dp = gpus / (t * pp);
     const perSample = batch * m * dp;
@@ -632,19 +724,19 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       const across = ep <= g ? 0 : g;
       const workKey =
         m === microBatchesOf(pp)
-          ? memberSlot(t, pp, recompute, 0, ep) * 32 + across
-          : -(layoutKey(t, pp, recompute, m, 0, ep) * 32 + across) - 1;
+          ? memberSlot(t, pp, v, recompute, 0, ep) * 32 + across
+          : -(layoutKey(t, pp, v, recompute, m, 0, ep) * 32 + across) - 1;
       const work = stageWork.get(workKey);
       if (work !== undefined && (work + lowerBoundMs - computeBoundMs) / perSample >= bestMsPerSample)
         continue;
       // Whether it fits is cheap to know (fitsAt) and most layouts of a large model do not: asked
       // before the step. A layout that does not fit leaves its group open, as one that fits but is
       // slower settles it only through the plans already found: more recomputation can only be slower.
-      if (!fitsAt(t, pp, recompute, m, zeroStage, ep, dp)) {
+      if (!fitsAt(t, pp, v, recompute, m, zeroStage, ep, dp)) {
         pending = true;
         continue;
       }
-      const p = parallelism(t, pp, zeroStage, recompute, ep);
+      const p = parallelism(t, pp, v, zeroStage, recompute, ep);
       const e = exec(g, nodes, m, p);
       const c = computeTime(model, cost, gpu, e, eff, sums(t, ep));
       if (work === undefined) {
@@ -681,7 +773,8 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       }
       const stepTimeMs = stepMs(found.compute, found.comm);
       const { tensorParallel: t, pipelineParallel: pp, zeroStage, recompute, expertParallel } = found.p;
-      const memory = memoryGb(t, pp, gpus / (t * pp), zeroStage, recompute, found.m, expertParallel);
+      const v = found.p.virtualPipelineStages ?? 1;
+      const memory = memoryGb(t, pp, v, gpus / (t * pp), zeroStage, recompute, found.m, expertParallel);
       return {
         gpuIndex: x.gpuIndex,
         precision,
@@ -739,13 +832,13 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
           // A mixture-of-experts layout that fits at no EP has nothing to consider: its group stays
           // open for more recomputation, which is what `consider` would leave it as.
           if (moe && !fitsAtSomeEp(c, z as ZeroStage, dp)) continue;
-          consider(c.t, c.pp, c.recompute, c.m, z as ZeroStage, boundOf(c, z, dp), c.computeMs);
+          consider(c.t, c.pp, c.v, c.recompute, c.m, z as ZeroStage, boundOf(c, z, dp), c.computeMs);
         }
       }
     } else {
       // A fixed global batch sets the micro-batches per layout: no shared order, try them all.
       for (const t of tps)
-        for (const pp of pps) {
+        for (const { pp, v } of schedules) {
           if (g % t !== 0 || gpus % (t * pp) !== 0) continue;
           const dp = gpus / (t * pp);
           const m = r.globalBatch / (batch * dp);
@@ -753,9 +846,11 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
             mismatch = true;
             continue;
           }
+          // Megatron-Core's interleaved schedule runs the micro-batches in groups of PP.
+          if (v > 1 && m % pp !== 0) continue;
           for (const recompute of recomputes)
             for (let z = 0; z <= 3; z++)
-              if (!(z > 0 && dp === 1)) consider(t, pp, recompute, m, z as ZeroStage, 0, 0);
+              if (!(z > 0 && dp === 1)) consider(t, pp, v, recompute, m, z as ZeroStage, 0, 0);
         }
     }
     const found = best as { p: Parallelism; m: number; compute: ComputeTime; comm: Communication } | null;

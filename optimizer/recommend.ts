@@ -7,6 +7,7 @@ import { dataParallelOf, parallelStructure, planParallelism } from '../predictor
 import { unsupportedReason } from '../predictor/precision.js';
 import { costOf, InputError } from '../predictor/predict.js';
 import { publishedArchitecturesOf } from '../predictor/published-runs.js';
+import { DEFAULT_STACK, stackEffects } from '../predictor/software.js';
 import {
   combine,
   parallelCommunicationTime,
@@ -562,9 +563,10 @@ function notesOf(
   // accumulate to one: pipelines then carry a bubble the recipes do not (Llama 3 70B on AWS H100s:
   // plan 1 13% dearer than at its usual 4,096 sequences, where a pipeline wins).
   const structure = parallelStructure(costOf(r.model), r.model.layers);
+  const interleaves = stackEffects(r.stack ?? DEFAULT_STACK).interleavedPipeline;
   if (r.globalBatch === undefined && search.sharded && pipelineDegreesOf(structure).length > 1)
     notes.push(
-      `global batch: without globalBatch a pipeline here runs ${MICRO_BATCHES_PER_STAGE} micro-batches per stage, a bubble of (PP - 1)/(${MICRO_BATCHES_PER_STAGE + 1} PP - 1) of its compute; a training recipe accumulates to a fixed global batch (${usual} ${r.model.batchElement}s for this model: the largest it was measured with, or its published runs or recipe used), where a pipeline runs many more and may rank first: give globalBatch to plan at yours`,
+      `global batch: without globalBatch a pipeline here runs ${MICRO_BATCHES_PER_STAGE} micro-batches per stage, a bubble of (PP - 1)/(${MICRO_BATCHES_PER_STAGE + 1} PP - 1) of its compute${interleaves ? `, or (PP - 1)/(${MICRO_BATCHES_PER_STAGE} PP v + PP - 1) with v chunks per stage` : ''}; a training recipe accumulates to a fixed global batch (${usual} ${r.model.batchElement}s for this model: the largest it was measured with, or its published runs or recipe used), where a pipeline runs many more and may rank first: give globalBatch to plan at yours`,
     );
   if (top) {
     const global = top.batchSizePerGpu * top.gradAccumSteps * top.parallelism.dataParallel;

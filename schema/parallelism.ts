@@ -118,7 +118,7 @@ export enum ParallelismSearchEnum {
 registerEnumType(ParallelismSearchEnum, {
   name: 'ParallelismSearch',
   description:
-    'Where recommend searches tensor/pipeline parallelism, ZeRO, recomputation and (mixture-of-experts models) expert parallelism.',
+    'Where recommend searches tensor/pipeline parallelism (interleaved too, on a stack that interleaves), ZeRO, recomputation and (mixture-of-experts models) expert parallelism.',
   valuesConfig: {
     OFF: { description: 'Plain data parallelism only.' },
     AUTO: {

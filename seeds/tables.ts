@@ -88,6 +88,12 @@ export interface StackEffects {
   /** Fraction of tensor-parallel and context-parallel collectives hidden behind the GEMMs they feed (Megatron's TP comm overlap); 0 = none. */
   tensorParallelOverlap: number;
   /**
+   * The stack's pipeline engine runs the interleaved 1F1B schedule (model chunks per stage), so
+   * recommend searches it (optimizer/parallel-search.ts pipelineSchedules); `predict` costs any
+   * virtualPipelineStages given on every stack.
+   */
+  interleavedPipeline: boolean;
+  /**
    * Fraction of their roofline rate a mixture-of-experts layer's expert GEMMs reach (small grouped
    * GEMMs, routing imbalance, the token dispatcher's work the layer list does not itemise); fitted on
    * the stack's published MoE runs; absent = 1 (no MoE run of this stack). The all-to-alls are not

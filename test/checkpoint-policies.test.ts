@@ -212,6 +212,8 @@ describe("recommend on TORCH_COMPILE searches torchtitan's op-level checkpointin
         tensorParallel: [1, 2, 4, 8],
         pipelineParallel: [1, 2, 4, 8, 16],
         recompute: ['none', 'selective_op', 'full'],
+        // TORCH_COMPILE interleaves (torchtitan's Interleaved1F1B): Llama-2-70B's 80 blocks.
+        interleavedBlocks: 80,
       },
       (gradAccumSteps, parallelism) => llama70bOn({ nodes: 4, gradAccumSteps, parallelism }),
     );

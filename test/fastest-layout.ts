@@ -10,7 +10,22 @@ export interface LayoutSpace {
   recompute: readonly Recompute[];
   /** Expert-parallel degrees (mixture-of-experts models); default [1]. */
   expertParallel?: readonly number[];
+  /**
+   * On a stack that interleaves its pipeline, the model's transformer blocks: where PP divides them,
+   * chunks of two blocks per stage are tried too (of one where a stage holds an odd number or two).
+   * Absent: one chunk.
+   */
+  interleavedBlocks?: number;
 }
+
+/** Chunks per stage tried at PP `pp`. */
+const chunksOf = (space: LayoutSpace, pp: number): number[] => {
+  const blocks = space.interleavedBlocks;
+  if (pp === 1 || blocks === undefined || blocks % pp !== 0) return [1];
+  const perStage = blocks / pp;
+  if (perStage < 2) return [1];
+  return [1, perStage % 2 === 0 && perStage > 2 ? perStage / 2 : perStage];
+};
 
 /** The least step time per sample over every layout of `gpus` GPUs that fits (Infinity: none fits). */
 export function fastestFittingPerSample(
@@ -21,20 +36,22 @@ export function fastestFittingPerSample(
   let best = Infinity;
   for (const t of space.tensorParallel)
     for (const pp of space.pipelineParallel.filter((x) => gpus % (t * x) === 0))
-      for (const recompute of space.recompute)
-        for (const zeroStage of [0, 1, 2, 3] as ZeroStage[])
-          for (const ep of (space.expertParallel ?? [1]).filter((e) => (gpus / pp) % e === 0)) {
-            const dp = gpus / (t * pp);
-            if (zeroStage > 0 && dp === 1) continue;
-            const m = pp === 1 ? 1 : 4 * pp;
-            const d = predictAt(m, {
-              tensorParallel: t,
-              pipelineParallel: pp,
-              zeroStage,
-              recompute,
-              ...(ep > 1 ? { expertParallel: ep } : {}),
-            });
-            if (d.fitsInMemory) best = Math.min(best, d.stepTimeMs / (m * dp));
-          }
+      for (const v of chunksOf(space, pp))
+        for (const recompute of space.recompute)
+          for (const zeroStage of [0, 1, 2, 3] as ZeroStage[])
+            for (const ep of (space.expertParallel ?? [1]).filter((e) => (gpus / pp) % e === 0)) {
+              const dp = gpus / (t * pp);
+              if (zeroStage > 0 && dp === 1) continue;
+              const m = pp === 1 ? 1 : 4 * pp;
+              const d = predictAt(m, {
+                tensorParallel: t,
+                pipelineParallel: pp,
+                zeroStage,
+                recompute,
+                ...(v > 1 ? { virtualPipelineStages: v } : {}),
+                ...(ep > 1 ? { expertParallel: ep } : {}),
+              });
+              if (d.fitsInMemory) best = Math.min(best, d.stepTimeMs / (m * dp));
+            }
   return best;
 }

@@ -440,6 +440,7 @@ describe('plans for a mixture-of-experts model', () => {
         pipelineParallel: [1, 2, 3, 4, 6, 8, 12, 16],
         recompute: ['none', 'selective', 'full'],
         expertParallel: [1, 2, 4, 8, 16],
+        interleavedBlocks: s.blocks,
       },
       (gradAccumSteps, parallelism) => predict(request({ gradAccumSteps, parallelism }), eff),
     );
@@ -569,6 +570,7 @@ describe('one search over several GPUs', () => {
           pipelineParallel: [1, 2, 3, 4, 6, 8, 12, 16].filter((x) => s.blocks % x === 0),
           recompute: ['none', 'selective', 'full'],
           expertParallel: [1, 2, 4, 8, 16],
+          interleavedBlocks: s.blocks,
         },
         (gradAccumSteps, parallelism) =>
           predict(

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { predictedAtPlan } from './plan-as-predicted.js';
 import { recommend, type RecommendRequest } from '../optimizer/recommend.js';
-import { pipelineDegrees } from '../optimizer/parallel-search.js';
+import { pipelineDegrees, pipelineSchedules } from '../optimizer/parallel-search.js';
 import {
   activationBytesPerSampleOn,
   activationProfile,
@@ -19,7 +19,7 @@ import { checkParallelism, parallelStructure, PLAIN, type Parallelism } from '..
 import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
 import { communicationTime, intraNodeBandwidth } from '../predictor/step.js';
 import { allReduceLinkFraction } from '../predictor/achievable.js';
-import type { SoftwareStack } from '../predictor/software.js';
+import { overrideStackEffects, softwareFile, type SoftwareStack } from '../predictor/software.js';
 import type { ModelDef } from '../predictor/types.js';
 import { modelFromZooEntry, getModel, loadZoo } from '../predictor/zoo/index.js';
 import { getGpu, loadEfficiency } from '../seeds/catalog.js';
@@ -731,6 +731,90 @@ describe('recommend: pipelines over blocks the stages do not divide', () => {
       expect(p.stepTimeMs).toBeCloseTo(d.stepTimeMs, 6);
       expect(p.memoryGbPerGpu).toBeCloseTo(d.memory.totalGb, 9);
       expect(d.fitsInMemory).toBe(true);
+    }
+  });
+});
+
+describe('recommend: interleaved pipelines (model chunks per stage)', () => {
+  it('tries chunks of two blocks (one where a stage holds an odd number), on the stacks that interleave', () => {
+    const s = { tensorParallelizable: true, blocks: 80 };
+    const chunks = (pp: number, interleaved: boolean) =>
+      pipelineSchedules(s, interleaved)
+        .filter((x) => x.pp === pp)
+        .map((x) => x.v);
+    // Llama 3 70B's 80 blocks at PP 4: 20 a stage, 10 chunks of two (its published runs used 5 and 20
+    // chunks); at PP 16, 5 a stage, 5 chunks of one; at PP 40, 2 a stage, 2 chunks of one.
+    expect(chunks(4, true)).toEqual([1, 10]);
+    expect(chunks(16, true)).toEqual([1, 5]);
+    expect(chunks(40, true)).toEqual([1, 2]);
+    expect(chunks(4, false)).toEqual([1]);
+    // A stage count that does not divide the blocks (an uneven split) keeps one chunk per stage.
+    expect(chunks(32, true)).toEqual([1]);
+    expect(chunks(1, true)).toEqual([1]);
+    expect(softwareFile().stacks.MEGATRON.interleavedPipeline).toBe(true);
+    expect(softwareFile().stacks.PYTORCH_EAGER.interleavedPipeline).toBe(false);
+  });
+
+  const model = getModel('llama3_70b')!;
+  const blocks = parallelStructure(costOf(model), model.layers).blocks;
+  const req: RecommendRequest = {
+    model,
+    samples: 1e10,
+    objective: 'COST',
+    gpus: [gpu('H100-SXM5-80GB')],
+    precisions: ['BF16'],
+    maxNodes: 16,
+    gpusPerNodeChoices: [8],
+    batchSizes: [1],
+    interNodeGbps: () => 3200,
+    stack: 'MEGATRON',
+    limit: 10,
+    parallelismSearch: 'auto',
+  };
+  const chunksOf = (p: { parallelism: { virtualPipelineStages: number } }) =>
+    p.parallelism.virtualPipelineStages;
+
+  it('Llama 3 70B on MEGATRON without a global batch: plan 1 interleaves, is what predict says for it, and is cheaper than the search without chunks finds', () => {
+    const r = recommend(req, eff);
+    const top = r.plans[0];
+    const { pipelineParallel: pp, virtualPipelineStages: v } = top.parallelism;
+    expect(pp).toBeGreaterThan(1);
+    expect(v).toBeGreaterThan(1);
+    expect(blocks % (pp * v)).toBe(0);
+    for (const p of r.plans) {
+      const d = predictedAtPlan(p, model, req.samples, eff, 'MEGATRON');
+      expect(p.stepTimeMs).toBeCloseTo(d.stepTimeMs, 6);
+      expect(p.memoryGbPerGpu).toBeCloseTo(d.memory.totalGb, 9);
+      expect(d.fitsInMemory).toBe(true);
+    }
+    const restore = overrideStackEffects('MEGATRON', { interleavedPipeline: false });
+    let plain;
+    try {
+      plain = recommend(req, eff);
+    } finally {
+      restore();
+    }
+    expect(plain.plans.every((p) => chunksOf(p) === 1)).toBe(true);
+    // The space with chunks holds the one without: never dearer, and here strictly cheaper.
+    expect(top.costUsd!).toBeLessThan(plain.plans[0].costUsd!);
+  });
+
+  it('PYTORCH_EAGER keeps one chunk per stage', () => {
+    const r = recommend({ ...req, stack: 'PYTORCH_EAGER' }, eff);
+    expect(r.plans.length).toBeGreaterThan(0);
+    expect(r.plans.some((p) => p.parallelism.pipelineParallel > 1)).toBe(true);
+    expect(r.plans.every((p) => chunksOf(p) === 1)).toBe(true);
+  });
+
+  it("with a fixed global batch, an interleaved plan's micro-batches come in groups of its stages", () => {
+    const r = recommend({ ...req, globalBatch: 96, limit: 40 }, eff);
+    const interleaved = r.plans.filter((p) => chunksOf(p) > 1);
+    expect(interleaved.length).toBeGreaterThan(0);
+    for (const p of interleaved) {
+      expect(p.parallelism.microBatches % p.parallelism.pipelineParallel).toBe(0);
+      expect(blocks % (p.parallelism.pipelineParallel * chunksOf(p))).toBe(0);
+      const d = predictedAtPlan(p, model, req.samples, eff, 'MEGATRON');
+      expect(p.stepTimeMs).toBeCloseTo(d.stepTimeMs, 6);
     }
   });
 });

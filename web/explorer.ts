@@ -214,7 +214,7 @@ const planFields = () => `
   rank gpu { id } nodes gpusPerNode totalGpus batchSizePerGpu gradAccumSteps precision
   stepTimeMs stepTimeMsP10 stepTimeMsP90 totalHours totalHoursP90 costUsd priceUsdPerGpuHour
   memoryGbPerGpu interNodeGbps evidence
-  parallelism { dataParallel tensorParallel pipelineParallel expertParallel zeroStage recompute }
+  parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages expertParallel zeroStage recompute }
   ${capabilities.offer ? 'offer { provider instance }' : ''}
   ${capabilities.costUsdP90 ? 'costUsdP90' : ''}
   ${capabilities.precisionUnmeasured ? 'precisionUnmeasured' : ''}`;
@@ -422,7 +422,8 @@ async function comparePrecisions(plan: Plan, asked: Asked): Promise<void> {
     // Every degree the plan chose and its offer's network, so each precision is predicted as the plan
     // runs (without its expert parallelism a mixture-of-experts plan's own precision came back out of
     // memory; without the network, the GPU's default network answered).
-    const { tensorParallel, pipelineParallel, expertParallel, zeroStage, recompute } = plan.parallelism;
+    const { tensorParallel, pipelineParallel, virtualPipelineStages, expertParallel, zeroStage, recompute } =
+      plan.parallelism;
     const inputs = gpu.supportedPrecisions.map((precision) => ({
       workload: asked.workload,
       ...(asked.softwareStack ? { softwareStack: asked.softwareStack } : {}),
@@ -432,7 +433,14 @@ async function comparePrecisions(plan: Plan, asked: Asked): Promise<void> {
       batchSizePerGpu: plan.batchSizePerGpu,
       gradAccumSteps: plan.gradAccumSteps,
       precision,
-      parallelism: { tensorParallel, pipelineParallel, expertParallel, zeroStage, recompute },
+      parallelism: {
+        tensorParallel,
+        pipelineParallel,
+        virtualPipelineStages,
+        expertParallel,
+        zeroStage,
+        recompute,
+      },
       interNodeGbps: plan.interNodeGbps,
       ...(plan.priceUsdPerGpuHour !== null ? { priceUsdPerGpuHour: plan.priceUsdPerGpuHour } : {}),
     }));
