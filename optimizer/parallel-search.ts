@@ -17,7 +17,8 @@
 //     best plan found;
 //   - memory falls with the data-parallel width (ZeRO divides by it), so each layout's fit is a
 //     comparison with the narrowest width that fits, found once;
-//   - per (TP, PP, ZeRO) only the least recomputation that fits: more recomputes the same work more;
+//   - per (TP, PP, chunks, ZeRO) only the least recomputation that fits: more recomputes the same
+//     work more;
 //   - without a fixed global batch a pipeline runs 4 micro-batches per stage (m = 4 PP; bubble
 //     (PP - 1)/(5 PP - 1), (PP - 1)/(4 PP v + PP - 1) with v chunks per stage),
 //     a layout without PP one micro-batch, as plain data parallelism does;
@@ -376,8 +377,9 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   };
   // The stack's memory rules and states (memory.ts stackMemory), as predict applies them.
   const stackMemoryOf = stackMemory(r.stack, precision, eff);
-  // One slot per (TP, PP, recomputation, ZeRO, EP) at the micro-batches of a search without a fixed
-  // global batch (microBatchesOf), read by index: the search asks for memory and fit millions of times.
+  // One slot per (TP, pipeline schedule, recomputation, ZeRO, EP) at the micro-batches of a search
+  // without a fixed global batch (microBatchesOf), read by index: the search asks for memory and fit
+  // millions of times.
   const scheduleIndex = new Int16Array((MAX_STAGES + 1) * (MAX_CHUNKS + 1));
   schedules.forEach(({ pp, v }, i) => (scheduleIndex[pp * (MAX_CHUNKS + 1) + v] = i));
   const scheduleOf = (pp: number, v: number) => scheduleIndex[pp * (MAX_CHUNKS + 1) + v];
@@ -600,10 +602,10 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     return false;
   };
   const fitted = new Uint8Array(TP_DEGREES.length * schedules.length * 4);
-  // Where a layout fits, per (TP, PP, recomputation, micro-batches, ZeRO, EP): memory per GPU never
-  // grows with the data-parallel width from DP = 2 on (memory.ts: every sharded term divides by it,
-  // the rest does not depend on it), so the widest DP known not to fit and the narrowest known to fit
-  // settle every width outside them without computing the memory again. A mixture-of-experts search
+  // Where a layout fits, per (TP, PP, chunks, recomputation, micro-batches, ZeRO, EP): memory per GPU
+  // never grows with the data-parallel width from DP = 2 on (memory.ts: every sharded term divides by
+  // it, the rest does not depend on it), so the widest DP known not to fit and the narrowest known to
+  // fit settle every width outside them without computing the memory again. A mixture-of-experts search
   // asks this for every EP of every layout, most of which do not fit on small GPUs.
   const mostGpus = Math.min(r.maxGpus ?? Infinity, r.maxNodes * Math.max(...r.gpusPerNodeChoices));
   const widestGb = shared(share.widestGb, `${precision}/${batch}`, () => new Float64Array(slots).fill(NaN));

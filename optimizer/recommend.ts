@@ -584,6 +584,11 @@ function notesOf(
       notes.push(
         `plan 1 splits ${r.model.id}'s ${blocks} transformer blocks over ${pp} pipeline stages unevenly (${Math.ceil(blocks / pp)} on the heaviest): set the split in the framework (Megatron-Core's decoder_first_pipeline_num_layers and decoder_last_pipeline_num_layers, or account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split); its time assumes balanced stages, as the published runs of such splits are predicted, and its memory the heaviest stage`,
       );
+    const chunks = top.parallelism.virtualPipelineStages;
+    if (chunks > 1)
+      notes.push(
+        `plan 1 interleaves its pipeline: each of its ${pp} stages runs ${chunks} chunks of ${blocks / (pp * chunks)} transformer block(s) (${r.stack === 'TORCH_COMPILE' ? `torchtitan: pipeline_parallel_schedule Interleaved1F1B, ${chunks} stages per rank` : `Megatron-Core: virtual_pipeline_model_parallel_size ${chunks}`}), which divides the bubble by ${chunks} and sends ${chunks} times as many activations between stages; on plain 1F1B its time is longer`,
+      );
     if (top.boundBy.includes('host'))
       notes.push(
         "warning: plan 1's step is host-bound: kernel launches and per-step framework work on the CPU are a tenth of it or more, and no GPU figure says how fast a machine's CPU does them (its P10-P90 is the wider one measured on such runs); time a few steps on the machine you would rent (trainplan harness) and record them (recordMeasurements)",

@@ -781,6 +781,9 @@ describe('recommend: interleaved pipelines (model chunks per stage)', () => {
     expect(pp).toBeGreaterThan(1);
     expect(v).toBeGreaterThan(1);
     expect(blocks % (pp * v)).toBe(0);
+    expect(r.notes).toContain(
+      `plan 1 interleaves its pipeline: each of its ${pp} stages runs ${v} chunks of ${blocks / (pp * v)} transformer block(s) (Megatron-Core: virtual_pipeline_model_parallel_size ${v}), which divides the bubble by ${v} and sends ${v} times as many activations between stages; on plain 1F1B its time is longer`,
+    );
     for (const p of r.plans) {
       const d = predictedAtPlan(p, model, req.samples, eff, 'MEGATRON');
       expect(p.stepTimeMs).toBeCloseTo(d.stepTimeMs, 6);
@@ -804,6 +807,7 @@ describe('recommend: interleaved pipelines (model chunks per stage)', () => {
     expect(r.plans.length).toBeGreaterThan(0);
     expect(r.plans.some((p) => p.parallelism.pipelineParallel > 1)).toBe(true);
     expect(r.plans.every((p) => chunksOf(p) === 1)).toBe(true);
+    expect(r.notes.join('\n')).not.toMatch(/interleaves its pipeline/);
   });
 
   it("with a fixed global batch, an interleaved plan's micro-batches come in groups of its stages", () => {
