@@ -232,6 +232,9 @@ function parallelism(
 
 const divisors = (n: number) => Array.from({ length: n }, (_, i) => i + 1).filter((k) => n % k === 0);
 
+/** pipelineDegrees per block count: a request builds a search per GPU, precision, batch and offer. */
+const degreesByBlocks = new Map<number, readonly number[]>();
+
 /**
  * Pipeline degrees searched for `blocks` transformer blocks: those dividing them and the powers of
  * two, up to MAX_STAGES and the blocks. A power of two that does not divide them splits them unevenly,
@@ -239,16 +242,22 @@ const divisors = (n: number) => Array.from({ length: n }, (_, i) => i + 1).filte
  * 94 and DeepSeek-V3's 61 at PP 4 and 8); the step is costed balanced, as `predict` costs those runs,
  * and memory at the heaviest stage (predictor/memory.ts).
  */
-export function pipelineDegrees(blocks: number): number[] {
-  const powers = Array.from({ length: 7 }, (_, i) => 2 ** i);
-  return [...new Set([...divisors(blocks), ...powers])]
-    .filter((p) => p <= Math.min(blocks, MAX_STAGES))
-    .sort((a, b) => a - b);
+export function pipelineDegrees(blocks: number): readonly number[] {
+  let degrees = degreesByBlocks.get(blocks);
+  if (!degrees) {
+    const powers = Array.from({ length: 7 }, (_, i) => 2 ** i);
+    degrees = [...new Set([...divisors(blocks), ...powers])]
+      .filter((p) => p <= Math.min(blocks, MAX_STAGES))
+      .sort((a, b) => a - b);
+    degreesByBlocks.set(blocks, degrees);
+  }
+  return degrees;
 }
 
 /** Pipeline degrees searched for a model: none beyond 1 unless its blocks can be split across stages. */
-export const pipelineDegreesOf = (s: Pick<ParallelStructure, 'tensorParallelizable' | 'blocks'>): number[] =>
-  s.tensorParallelizable && s.blocks >= 2 ? pipelineDegrees(s.blocks) : [1];
+export const pipelineDegreesOf = (
+  s: Pick<ParallelStructure, 'tensorParallelizable' | 'blocks'>,
+): readonly number[] => (s.tensorParallelizable && s.blocks >= 2 ? pipelineDegrees(s.blocks) : [1]);
 
 /** A pipeline schedule a search tries: PP stages, each holding v model chunks (interleaved 1F1B when v > 1). */
 export interface Schedule {
