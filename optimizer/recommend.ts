@@ -560,8 +560,9 @@ function notesOf(
     );
   const usual = usualGlobalBatch(r.model);
   // Without a fixed global batch a pipeline runs a few micro-batches per stage, while LLM recipes
-  // accumulate to one: pipelines then carry a bubble the recipes do not (Llama 3 70B on AWS H100s:
-  // plan 1 13% dearer than at its usual 4,096 sequences, where a pipeline wins).
+  // accumulate to one: pipelines then carry a bubble the recipes do not (Llama 3 70B on AWS H100s
+  // under MEGATRON: plan 1 6% dearer than at its usual 4,096 sequences, where a pipeline wins; 15%
+  // before interleaved schedules were searched).
   const structure = parallelStructure(costOf(r.model), r.model.layers);
   const interleaves = stackEffects(r.stack ?? DEFAULT_STACK).interleavedPipeline;
   if (r.globalBatch === undefined && search.sharded && pipelineDegreesOf(structure).length > 1)
