@@ -370,6 +370,29 @@ describe('trainplan recommend --software-stack', () => {
     expect(megatron).toBeGreaterThan(0);
     expect(megatron).toBeLessThan(eager / 1.5);
   });
+
+  it("prints an interleaved plan's chunks in its layout and says how to set them", () => {
+    // Llama 3 70B without a global batch under Megatron: a pipeline with chunks per stage is cheapest.
+    const out = run(
+      'recommend',
+      '--model',
+      'llama3_70b',
+      '--samples',
+      '1e11',
+      '--software-stack',
+      'MEGATRON',
+      '--gpus',
+      'H100-SXM5-80GB',
+      '--max-nodes',
+      '16',
+      '--limit',
+      '1',
+    );
+    const [, pp, vp] = /\bPP(\d+) VP(\d+)\b/.exec(firstPlan(out, 'layout'))!;
+    expect(out).toContain(
+      `plan 1 interleaves its pipeline: each of its ${pp} stages runs ${vp} chunks of ${80 / (Number(pp) * Number(vp))} transformer block(s) (Megatron-Core: virtual_pipeline_model_parallel_size ${vp})`,
+    );
+  });
 });
 
 describe('progress bar', () => {
