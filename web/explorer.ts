@@ -421,9 +421,9 @@ async function comparePrecisions(plan: Plan, asked: Asked): Promise<void> {
     );
     // Every degree the plan chose and its offer's network, so each precision is predicted as the plan
     // runs (without its expert parallelism a mixture-of-experts plan's own precision came back out of
-    // memory; without the network, the GPU's default network answered).
-    const { tensorParallel, pipelineParallel, virtualPipelineStages, expertParallel, zeroStage, recompute } =
-      plan.parallelism;
+    // memory; without the network, the GPU's default network answered). The degrees are taken whole,
+    // less the data-parallel width predict derives: one listed by hand was once left out.
+    const { dataParallel: _derived, ...layout } = plan.parallelism;
     const inputs = gpu.supportedPrecisions.map((precision) => ({
       workload: asked.workload,
       ...(asked.softwareStack ? { softwareStack: asked.softwareStack } : {}),
@@ -433,14 +433,7 @@ async function comparePrecisions(plan: Plan, asked: Asked): Promise<void> {
       batchSizePerGpu: plan.batchSizePerGpu,
       gradAccumSteps: plan.gradAccumSteps,
       precision,
-      parallelism: {
-        tensorParallel,
-        pipelineParallel,
-        virtualPipelineStages,
-        expertParallel,
-        zeroStage,
-        recompute,
-      },
+      parallelism: layout,
       interNodeGbps: plan.interNodeGbps,
       ...(plan.priceUsdPerGpuHour !== null ? { priceUsdPerGpuHour: plan.priceUsdPerGpuHour } : {}),
     }));
