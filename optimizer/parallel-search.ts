@@ -389,9 +389,12 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   // One slot per (TP, pipeline schedule, recomputation, ZeRO, EP) at the micro-batches of a search
   // without a fixed global batch (microBatchesOf), read by index: the search asks for memory and fit
   // millions of times.
-  const scheduleIndex = new Int16Array((MAX_STAGES + 1) * (MAX_CHUNKS + 1));
-  schedules.forEach(({ pp, v }, i) => (scheduleIndex[pp * (MAX_CHUNKS + 1) + v] = i));
-  const scheduleOf = (pp: number, v: number) => scheduleIndex[pp * (MAX_CHUNKS + 1) + v];
+  // pipelineSchedules lists each PP's plain schedule, then its one interleaved schedule if it has one:
+  // a schedule's index is its PP's first plus one when it interleaves. (A table per (PP, chunks) cost
+  // a 4,225-entry array per search, and a request builds thousands of searches.)
+  const firstOfPp = new Int16Array(MAX_STAGES + 1);
+  for (let i = schedules.length - 1; i >= 0; i--) firstOfPp[schedules[i].pp] = i;
+  const scheduleOf = (pp: number, v: number) => firstOfPp[pp] + (v > 1 ? 1 : 0);
   const memberSlot = (
     t: number,
     pp: number,
