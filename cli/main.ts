@@ -75,7 +75,8 @@ const timeBudgetOption = () =>
   });
 function useTimeBudget(ms: number | undefined) {
   const budget = ms ?? (process.env[BUDGET.env] ? runtimeConfig().timeBudgetMs : COMMAND_TIME_BUDGET_MS);
-  setRuntimeConfig({ ...runtimeConfig(), timeBudgetMs: budget });
+  // The command's user sets the budget itself: any the flag accepts may be asked for.
+  setRuntimeConfig({ ...runtimeConfig(), timeBudgetMs: budget, maxTimeBudgetMs: BUDGET.max! });
 }
 
 async function runQuery(query: string, variables?: Record<string, unknown>) {

@@ -38,16 +38,32 @@ export type ParallelismSearch = 'off' | 'auto' | 'all';
 /** EXPECTED: rank by the estimate; P90: by the 90th-percentile time and cost. */
 export type RankBy = 'EXPECTED' | 'P90';
 
-/** The search ran past its time budget: nothing partial is returned (the answer must not depend on load). */
+/**
+ * The search ran past its time budget: nothing partial is returned (the answer must not depend on
+ * load). `maxBudgetMs`, where the caller knows it, is the most a request may ask for: the message
+ * advises a larger budget only where one can be had.
+ */
 export class SearchTimeout extends Error {
   constructor(
     readonly budgetMs: number,
     readonly size: number,
+    readonly maxBudgetMs?: number,
   ) {
+    const budget = Math.round(budgetMs);
+    const narrow = 'narrow gpus, providers, precisions, batchSizes or maxNodes';
+    const larger =
+      maxBudgetMs !== undefined && maxBudgetMs > budget
+        ? `ask for a larger time budget (timeBudgetMs, --time-budget-ms; up to ${maxBudgetMs} ms here)`
+        : undefined;
     super(
       size === 0
-        ? `the request waited out its time budget of ${Math.round(budgetMs)} ms before its search could start (the server is busy): retry later`
-        : `the search of ${size} candidates did not finish within its time budget of ${Math.round(budgetMs)} ms; no partial answer is given: retry, raise timeBudgetMs, or narrow gpus, providers, precisions, batchSizes or maxNodes`,
+        ? `the request waited out its time budget of ${budget} ms before its search could start (the server is busy): retry later${larger ? `, or ${larger}` : ''}`
+        : `the search of ${size} candidates did not finish within its time budget of ${budget} ms; no partial answer is given: ` +
+            (maxBudgetMs === undefined
+              ? `retry, raise the time budget, or ${narrow}`
+              : larger
+                ? `${larger}, retry, or ${narrow}`
+                : `${narrow}, or retry (${maxBudgetMs} ms is the most a request may ask for here)`),
     );
   }
 }

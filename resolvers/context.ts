@@ -3,6 +3,8 @@
 
 export interface RequestContext {
   requestId?: string;
-  /** performance.now() after which a search still running is refused (SEARCH_TIMEOUT). */
+  /** performance.now() after which a search still running is refused (SEARCH_TIMEOUT), unless the request names its own budget. */
   deadlineAt?: number;
+  /** performance.now() when the request arrived: a budget the request names counts from then. */
+  arrivedAt?: number;
 }

@@ -13,12 +13,17 @@ export function badInput(field: string, message: string): GraphQLError {
 
 /**
  * Turns the libraries' InputError into the API's error, and a refused search into SEARCH_TIMEOUT
- * (with the budget and the search's size); anything else passes through.
+ * (with the budget, the search's size and the most a request may ask for); anything else passes through.
  */
 export function asGraphQLError(e: unknown): unknown {
   if (e instanceof SearchTimeout)
     return new GraphQLError(e.message, {
-      extensions: { code: 'SEARCH_TIMEOUT', budgetMs: Math.round(e.budgetMs), candidates: e.size },
+      extensions: {
+        code: 'SEARCH_TIMEOUT',
+        budgetMs: Math.round(e.budgetMs),
+        candidates: e.size,
+        ...(e.maxBudgetMs !== undefined ? { maxBudgetMs: e.maxBudgetMs } : {}),
+      },
     });
   return e instanceof InputError ? badInput(e.field, e.message) : e;
 }

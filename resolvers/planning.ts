@@ -65,7 +65,7 @@ export class PlanningResolver {
     input: RecommendInput,
     @Ctx() ctx?: RequestContext,
   ): Promise<Recommendation> {
-    const r = await recommendPlans(input, ctx?.deadlineAt);
+    const r = await recommendPlans(input, ctx);
     return { ...r, plans: r.plans.map(planView), paretoFront: r.paretoFront.map(planView) };
   }
 }

@@ -295,7 +295,7 @@ export class RecommendInput {
   @Field(() => Int, {
     nullable: true,
     description:
-      "Milliseconds the search may take, at most the server's budget (TRAINPLAN_TIME_BUDGET_MS, default 2000); a search still running then is refused (error SEARCH_TIMEOUT), never answered in part.",
+      "Milliseconds the search may take, counted from the request's arrival. Default the server's budget (TRAINPLAN_TIME_BUDGET_MS, 2000 unless set); at most TRAINPLAN_MAX_TIME_BUDGET_MS (10000 unless set, never less than the default). A search still running then is refused (error SEARCH_TIMEOUT, whose extensions give budgetMs and maxBudgetMs), never answered in part.",
   })
   timeBudgetMs?: number;
 }

@@ -163,7 +163,11 @@ export async function startServer(
     }
     const result = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method ?? 'GET', headers, search: url.search, body: parsed },
-      context: async () => ({ requestId: state.requestId, deadlineAt: state.deadlineAt }),
+      context: async () => ({
+        requestId: state.requestId,
+        deadlineAt: state.deadlineAt,
+        arrivedAt: state.startedAt,
+      }),
     });
     for (const [k, v] of result.headers) res.setHeader(k, v);
     res.statusCode = result.status ?? 200;

@@ -9,7 +9,7 @@ export interface RequestState {
   requestId: string;
   /** performance.now() when the request arrived. */
   startedAt: number;
-  /** performance.now() after which searches stop and answer with what they have. */
+  /** performance.now() after which a search still running is refused, unless the request names its own budget. */
   deadlineAt: number;
   operationName?: string;
 }

@@ -28,6 +28,7 @@ export interface ServerConfig {
   maxAliases: number;
   maxCandidates: number;
   timeBudgetMs: number;
+  maxTimeBudgetMs: number;
   warmUp: number;
   maxInFlight: number;
   cacheEntries: number;
@@ -188,7 +189,17 @@ export const SETTINGS: readonly Setting[] = [
     min: 1,
     max: 600_000,
     default: 2000,
-    doc: 'Per-request time budget, from arrival: a search still running then (or a request that waited it out in a queue) is refused with error code SEARCH_TIMEOUT, never answered in part. A request may ask for less (`timeBudgetMs`).',
+    doc: 'Per-request time budget, from arrival: a search still running then (or a request that waited it out in a queue) is refused with error code SEARCH_TIMEOUT, never answered in part. A request may ask for another (`timeBudgetMs`), up to maxTimeBudgetMs.',
+  },
+  {
+    key: 'maxTimeBudgetMs',
+    env: 'TRAINPLAN_MAX_TIME_BUDGET_MS',
+    flag: 'max-time-budget-ms',
+    kind: 'int',
+    min: 1,
+    max: 600_000,
+    default: 10_000,
+    doc: "The most a request may ask for with `timeBudgetMs` (at least timeBudgetMs), so a client whose search is refused can ask for more than the default. A search runs on its process's event loop: while it runs, that process answers nothing else, `/ready` included; keep this below the load balancer's health-check tolerance.",
   },
   {
     key: 'warmUp',
@@ -330,6 +341,11 @@ export function runtimeConfig(): ServerConfig {
 }
 export function setRuntimeConfig(c: ServerConfig): void {
   current = c;
+}
+
+/** The most a request may ask for with `timeBudgetMs`: the cap, never below the default budget. */
+export function timeBudgetCapMs(c: ServerConfig = current): number {
+  return Math.max(c.maxTimeBudgetMs, c.timeBudgetMs);
 }
 
 /**

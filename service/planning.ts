@@ -27,10 +27,10 @@ import { seedsMeasured, withRuns, type EvidenceLevel } from '../predictor/learne
 import { defaultInterNodeGbps, loadEfficiency, loadGpus, serverPriceOverrides } from '../seeds/catalog.js';
 import { PRECISIONS, type AttentionImplementation, type CatalogGpu } from '../seeds/types.js';
 import { normalizedKey, recommendCache } from './cache.js';
-import { runtimeConfig } from './config.js';
+import { runtimeConfig, timeBudgetCapMs } from './config.js';
 import { gpuById, workload, type WorkloadInput } from './lookup.js';
 import { userEvidence } from './measurements.js';
-import { remainingBudgetMs } from './search-budget.js';
+import { remainingBudgetMs, type RequestClock } from './search-budget.js';
 import {
   FLOORS,
   inRange,
@@ -285,12 +285,12 @@ export function fp8NotSearchedNote(
 }
 
 /**
- * Ranked plans. `deadlineAt` (performance.now() time) is when the caller needs the answer; without
- * it the configured time budget applies.
+ * Ranked plans. `clock` says when the request arrived and when the server's budget for it ends
+ * (search-budget.ts); without it the configured time budget applies.
  */
 export async function recommendPlans(
   q: RecommendQuery,
-  deadlineAt?: number,
+  clock?: RequestClock,
 ): Promise<CorrectedRecommendation> {
   const { model, samples, frozenBase } = workload(q.workload);
   const gpuIds = nonEmpty('gpus', q.gpus, LIMITS.listLength);
@@ -357,9 +357,7 @@ export async function recommendPlans(
     throw new InputError('gpusPerNode', 'no GPU type comes with more than 16 GPUs per node');
   const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);
   const requestedBudget =
-    q.timeBudgetMs == null
-      ? undefined
-      : integer('timeBudgetMs', q.timeBudgetMs, 1, runtimeConfig().timeBudgetMs);
+    q.timeBudgetMs == null ? undefined : integer('timeBudgetMs', q.timeBudgetMs, 1, timeBudgetCapMs());
   // Identical requests (after validation, defaults filled) share one answer; see service/cache.ts.
   // Every input field is part of the key (a field added later is too); the budget is not: an
   // answer is complete or refused, never cut short by it.
@@ -384,8 +382,9 @@ export async function recommendPlans(
   if (cached) return cached;
   // The budget counts from the request's arrival: a request that waited it out in a queue is
   // refused before it searches, never answered with part of the candidates.
-  const timeBudgetMs = remainingBudgetMs(deadlineAt, requestedBudget);
-  if (timeBudgetMs <= 0) throw new SearchTimeout(requestedBudget ?? runtimeConfig().timeBudgetMs, 0);
+  const timeBudgetMs = remainingBudgetMs(clock, requestedBudget);
+  const budgetMs = requestedBudget ?? runtimeConfig().timeBudgetMs;
+  if (timeBudgetMs <= 0) throw new SearchTimeout(budgetMs, 0, timeBudgetCapMs());
   const answer = await recommendCorrected(
     {
       model,
@@ -425,7 +424,10 @@ export async function recommendPlans(
     { framework: q.framework, xla: q.xla },
     user,
     q.predictor,
-  );
+  ).catch((e: unknown) => {
+    // Refused with the budget the request had from its arrival, and how much it could ask for.
+    throw e instanceof SearchTimeout ? new SearchTimeout(budgetMs, e.size, timeBudgetCapMs()) : e;
+  });
   if (q.precisions == null) {
     const fp4 = gpus.filter((g) => unsupportedReason(g, 'FP4') === null).map((g) => g.id);
     if (fp4.length)

@@ -1,13 +1,23 @@
-// How long a search may run: the request's deadline (the HTTP front sets one per request) or the
-// configured budget. A search that cannot finish in it is refused (SearchTimeout), never cut short.
+// How long a search may run. The HTTP front gives each request its arrival time and the deadline of
+// the server's budget; a request that names its own budget gets that much from its arrival instead.
+// A search that cannot finish in it is refused (SearchTimeout), never cut short.
 import { runtimeConfig } from './config.js';
 
+/** When the caller's request arrived and when the server's budget for it ends (performance.now() times). */
+export interface RequestClock {
+  arrivedAt?: number;
+  deadlineAt?: number;
+}
+
 /**
- * Milliseconds this request may still spend searching: until `deadlineAt` (performance.now() time,
- * when the caller has a deadline), or the configured budget from now; never below 0.
+ * Milliseconds this request may still spend searching: `requested` from its arrival when it names a
+ * budget, else until the caller's deadline, else the configured budget from now; never below 0.
  */
-export function remainingBudgetMs(deadlineAt: number | undefined, requested?: number): number {
+export function remainingBudgetMs(clock: RequestClock | undefined, requested?: number): number {
   const now = performance.now();
-  const deadline = deadlineAt ?? now + runtimeConfig().timeBudgetMs;
-  return Math.max(0, Math.min(deadline - now, requested ?? Infinity));
+  const deadline =
+    requested !== undefined
+      ? (clock?.arrivedAt ?? now) + requested
+      : (clock?.deadlineAt ?? now + runtimeConfig().timeBudgetMs);
+  return Math.max(0, deadline - now);
 }

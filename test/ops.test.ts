@@ -251,10 +251,80 @@ describe('the HTTP front, in process', () => {
     expect(json.data).toBeNull();
     expect(json.errors![0].extensions.code).toBe('SEARCH_TIMEOUT');
     expect(json.errors![0].message).toMatch(
-      /did not finish within its time budget of 20 ms; no partial answer/,
+      /did not finish within its time budget of 20 ms; no partial answer is given: ask for a larger time budget \(timeBudgetMs, --time-budget-ms; up to 10000 ms here\)/,
     );
+    expect(json.errors![0].extensions).toMatchObject({ budgetMs: 20, maxBudgetMs: 10_000 });
+    // A request may ask for more than the server's 2 s default, up to maxTimeBudgetMs.
     const over = await post({ query: q(999_999) });
-    expect(over.json.errors![0].message).toBe('timeBudgetMs: must be an integer from 1 to 2000 (got 999999)');
+    expect(over.json.errors![0].message).toBe(
+      'timeBudgetMs: must be an integer from 1 to 10000 (got 999999)',
+    );
+  });
+
+  it('gives a request that names a larger budget that budget, up to the cap; one naming none gets the default', async () => {
+    // A server whose default is far too short for this search but whose cap is not. (A server's
+    // settings become the process's: the ones before are restored for the tests after this one.)
+    const before = runtimeConfig();
+    const tight = await startServer(0, '127.0.0.1', {
+      warmUp: 0,
+      timeBudgetMs: 5,
+      maxTimeBudgetMs: 60_000,
+    });
+    try {
+      const ask = async (budget?: number) =>
+        (
+          await fetch(tight.url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({
+              query: `{ recommend(input: { ${W}, gpus: ["A100-SXM4-80GB", "H100-SXM5-80GB"], maxNodes: 64${budget === undefined ? '' : `, timeBudgetMs: ${budget}`} }) { status evaluated plans { rank } } }`,
+            }),
+          })
+        ).json() as Promise<{
+          data: { recommend: { status: string; evaluated: number; plans: unknown[] } } | null;
+          errors?: { message: string; extensions: Record<string, unknown> }[];
+        }>;
+      const refused = await ask();
+      expect(refused.data).toBeNull();
+      expect(refused.errors![0].extensions).toMatchObject({
+        code: 'SEARCH_TIMEOUT',
+        budgetMs: 5,
+        maxBudgetMs: 60_000,
+      });
+      // (Refused during the search, or before it if 5 ms passed first: either way it says what to ask for.)
+      expect(refused.errors![0].message).toMatch(
+        /ask for a larger time budget \(timeBudgetMs, --time-budget-ms; up to 60000 ms here\)/,
+      );
+      const answered = await ask(60_000);
+      expect(answered.errors).toBeUndefined();
+      expect(answered.data!.recommend.status).toBe('COMPLETE');
+      expect(answered.data!.recommend.plans.length).toBeGreaterThan(0);
+      // A cap at the default leaves nothing to ask for: the refusal says so instead.
+      const capped = await startServer(0, '127.0.0.1', {
+        warmUp: 0,
+        timeBudgetMs: 5,
+        maxTimeBudgetMs: 1,
+      });
+      try {
+        const res = await fetch(capped.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            query: `{ recommend(input: { ${W}, gpus: ["A100-SXM4-80GB", "H100-SXM5-80GB"], maxNodes: 64 }) { status } }`,
+          }),
+        });
+        const body = (await res.json()) as {
+          errors: { message: string; extensions: Record<string, unknown> }[];
+        };
+        expect(body.errors[0].extensions).toMatchObject({ code: 'SEARCH_TIMEOUT', maxBudgetMs: 5 });
+        expect(body.errors[0].message).not.toMatch(/larger time budget/);
+      } finally {
+        await capped.close();
+      }
+    } finally {
+      await tight.close();
+      setRuntimeConfig(before);
+    }
   });
 
   it('answers identical recommend requests from the cache (normalized: key order and explicit defaults do not matter)', async () => {
