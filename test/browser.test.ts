@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startServer, type Running } from '../server/app.js';
+import { setRuntimeConfig } from '../service/config.js';
 import { HF_CONFIGS } from './import-fixtures.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -127,6 +128,38 @@ describe('plan explorer at /', () => {
     expect(await error.textContent()).toBe('');
     await page.close();
   }, 120_000);
+
+  it('offers to search again for as long as the server allows when a search is refused for time', async () => {
+    // A server whose default budget refuses every search, but which lets a request ask for a minute.
+    // (A server's settings become the process's: the main server's are put back after.)
+    const tight = await startServer(0, '127.0.0.1', {
+      logLevel: 'warn',
+      warmUp: 0,
+      timeBudgetMs: 1,
+      maxTimeBudgetMs: 60_000,
+    });
+    try {
+      const page = await context.newPage();
+      page.on('pageerror', (e) => pageErrors.push(`tight /: ${e.message}`));
+      await page.goto(tight.url.replace('/graphql', '/'));
+      const again = page.locator('#search-longer');
+      await again.waitFor({ timeout: 60_000 });
+      expect(await page.locator('#form-error').textContent()).toMatch(
+        // (Refused before or during its search: 1 ms can pass while the request is read and checked.)
+        /time budget of 1 ms.*ask for a larger time budget \(timeBudgetMs, --time-budget-ms; up to 60000 ms here\)/,
+      );
+      expect(await again.textContent()).toBe('Search again for up to 60 s');
+      expect(await page.locator('#plans tbody tr').count()).toBe(0);
+      await again.click();
+      await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });
+      expect(await page.locator('#form-error').textContent()).toBe('');
+      expect(await page.locator('#summary').textContent()).toMatch(/candidates evaluated, .* \(complete,/);
+      await page.close();
+    } finally {
+      await tight.close();
+      setRuntimeConfig(running.config);
+    }
+  }, 180_000);
 
   it("compares precisions at a mixture-of-experts plan's own layout, expert parallelism included", async () => {
     const page = await open('/');

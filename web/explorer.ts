@@ -45,7 +45,8 @@ interface Recommendation {
 }
 interface GraphQLError {
   message: string;
-  extensions?: { code?: string; field?: string };
+  /** SEARCH_TIMEOUT adds the budget the search had and the most this server lets a request ask for. */
+  extensions?: { code?: string; field?: string; budgetMs?: number; maxBudgetMs?: number };
 }
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -555,9 +556,20 @@ function exportCsv(): void {
 
 // ------------------------------------------------------------------ running it
 
-async function recommend(): Promise<void> {
+/** A search refused for time that this server would let run longer: how long it may ask for, else undefined. */
+function longerBudget(errors: GraphQLError[]): number | undefined {
+  const refused = errors.find((e) => e.extensions?.code === 'SEARCH_TIMEOUT');
+  const { budgetMs, maxBudgetMs } = refused?.extensions ?? {};
+  return budgetMs !== undefined && maxBudgetMs !== undefined && maxBudgetMs > budgetMs
+    ? maxBudgetMs
+    : undefined;
+}
+
+/** Runs the form's search; `timeBudgetMs` when the person asked to let a refused one run longer. */
+async function recommend(timeBudgetMs?: number): Promise<void> {
   clearErrors();
   const input = recommendInput();
+  if (timeBudgetMs !== undefined) input.timeBudgetMs = timeBudgetMs;
   $('summary').textContent = 'Searching…';
   $('notes').replaceChildren();
   $<HTMLButtonElement>('recommend').disabled = true;
@@ -585,8 +597,19 @@ async function recommend(): Promise<void> {
     else $('precisions').replaceChildren('');
   } catch (e) {
     $('summary').textContent = 'The request was refused; see the form.';
-    if (e instanceof RequestErrors) showErrors(e.errors);
-    else $('form-error').textContent = (e as Error).message;
+    if (e instanceof RequestErrors) {
+      showErrors(e.errors);
+      // A search refused for time is not the form's fault: offer to let it run as long as this server allows.
+      const longer = longerBudget(e.errors);
+      if (longer !== undefined) {
+        const again = document.createElement('button');
+        again.type = 'button';
+        again.id = 'search-longer';
+        again.textContent = `Search again for up to ${longer / 1000} s`;
+        again.addEventListener('click', () => void recommend(longer));
+        $('form-error').append(again);
+      }
+    } else $('form-error').textContent = (e as Error).message;
   } finally {
     $<HTMLButtonElement>('recommend').disabled = false;
   }
@@ -601,5 +624,5 @@ $('model').addEventListener('change', showUnit);
 document.querySelectorAll('input[name=source]').forEach((e) => e.addEventListener('change', showUnit));
 
 loadCatalog()
-  .then(recommend)
+  .then(() => recommend())
   .catch((e: unknown) => ($('summary').textContent = `Could not load the catalog: ${(e as Error).message}`));
