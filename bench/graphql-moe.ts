@@ -6,7 +6,8 @@
 // answered or was refused (SEARCH_TIMEOUT). The answer cache is cleared before each request.
 // The server warms up before it listens (server/warm-up.ts); TRAINPLAN_WARM_UP=0 shows the first
 // request without it.
-// Run: npx tsx bench/graphql-moe.ts   (BENCH_RUNS requests, default 4; MODEL_ID another HF config)
+// Run: npx tsx bench/graphql-moe.ts   (BENCH_RUNS requests, default 4; MODEL_ID another HF config;
+// REQUEST_BUDGET_MS asks for that timeBudgetMs, up to the server's maxTimeBudgetMs)
 import { startServer } from '../server/app.js';
 import { recommendCache } from '../service/cache.js';
 import { HF_CONFIGS } from '../test/import-fixtures.js';
@@ -15,13 +16,13 @@ const id = process.env.MODEL_ID ?? 'Qwen/Qwen3-30B-A3B';
 const fixture = HF_CONFIGS.find((c) => c.id === id);
 if (!fixture) throw new Error(`no Hugging Face config ${id} in test/import-fixtures.ts`);
 const query = `query($config: String!) {
-  recommend(input: { workload: { customModel: { huggingFaceConfig: $config }, seqLen: 4096, samples: 1e11 }, softwareStack: MEGATRON }) {
+  recommend(input: { workload: { customModel: { huggingFaceConfig: $config }, seqLen: 4096, samples: 1e11 }, softwareStack: MEGATRON${process.env.REQUEST_BUDGET_MS ? `, timeBudgetMs: ${Number(process.env.REQUEST_BUDGET_MS)}` : ''} }) {
     evaluated plans { gpu { id } precision nodes gpusPerNode }
   }
 }`;
 const server = await startServer(0, '127.0.0.1');
 console.log(
-  `GraphQL recommend defaults for ${id} (node ${process.version}, budget ${server.config.timeBudgetMs} ms)`,
+  `GraphQL recommend defaults for ${id} (node ${process.version}, budget ${process.env.REQUEST_BUDGET_MS || server.config.timeBudgetMs} ms)`,
 );
 for (let i = 1; i <= Number(process.env.BENCH_RUNS ?? 4); i++) {
   recommendCache.clear();
