@@ -16,6 +16,7 @@ import {
   readPriceFile,
   runtimeConfig,
   setRuntimeConfig,
+  timeBudgetCapMs,
 } from '../service/config.js';
 import { requestStore, setLogSink } from '../server/log.js';
 import { recommendCache } from '../service/cache.js';
@@ -39,6 +40,15 @@ describe('configuration', () => {
       maxCandidates: 1000,
       host: '0.0.0.0',
     });
+  });
+
+  it('lets a request ask for at most maxTimeBudgetMs, and never less than the default budget', () => {
+    expect(timeBudgetCapMs(loadConfig({}, {}))).toBe(10_000);
+    expect(timeBudgetCapMs(loadConfig({ TRAINPLAN_MAX_TIME_BUDGET_MS: '30000' }, {}))).toBe(30_000);
+    // A cap below the default budget would refuse the default itself: the default wins.
+    expect(
+      timeBudgetCapMs(loadConfig({ TRAINPLAN_TIME_BUDGET_MS: '5000' }, { 'max-time-budget-ms': '3000' })),
+    ).toBe(5000);
   });
 
   it.each([
