@@ -9,7 +9,7 @@ import { stackEvidence } from '../predictor/software.js';
 import type { UserEvidence } from '../predictor/learned/calibration.js';
 import type { Efficiency } from '../predictor/step.js';
 import { correctAndRank } from './pruned.js';
-import { rankCandidates, searchCandidates } from './recommend.js';
+import { rankCandidates, searchCandidatesYielding } from './recommend.js';
 import type { Recommendation, RecommendRequest } from './search-types.js';
 
 export interface CorrectedRecommendation extends Recommendation {
@@ -32,7 +32,7 @@ export async function recommendCorrected(
   /** Correct only the candidates the answer can depend on (optimizer/pruned.ts); false: all of them. */
   prune = true,
 ): Promise<CorrectedRecommendation> {
-  const search = searchCandidates(r, eff);
+  const search = await searchCandidatesYielding(r, eff);
   if (choice === 'ANALYTICAL')
     return {
       ...rankCandidates(r, search),

@@ -100,7 +100,42 @@ export function recommend(r: RecommendRequest, eff: Efficiency): Recommendation 
   return rankCandidates(r, searchCandidates(r, eff));
 }
 
+/** Every candidate of the request, evaluated here at once (library callers, the coupled planners). */
 export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
+  const steps = searchSteps(r, eff);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * searchCandidates for a server: the same search, giving the event loop back whenever it has run
+ * `sliceMs` since it last did, so the process keeps answering its probes (/health, /ready) and
+ * other requests while one long search runs (a request may ask for up to maxTimeBudgetMs). The
+ * answer is the same: only when the work runs changes, and the budget still counts from arrival.
+ */
+export async function searchCandidatesYielding(
+  r: RecommendRequest,
+  eff: Efficiency,
+  sliceMs = SEARCH_SLICE_MS,
+): Promise<Search> {
+  const steps = searchSteps(r, eff);
+  let sliceStart = performance.now();
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (performance.now() - sliceStart >= sliceMs) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
+}
+/** How long a server's search runs before it lets the event loop serve others (ms). */
+export const SEARCH_SLICE_MS = 50;
+
+/** The search, one (GPU, precision, batch size) group per step: the drivers above decide when to pause. */
+function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Search, void> {
   const headroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;
   const optionsByGpu = optionsOf(r);
   const size = searchSize(r, optionsByGpu);
@@ -127,7 +162,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
   const share = searchShare();
   const publishedAs = publishedArchitecturesOf(r.model);
 
-  r.gpus.forEach((gpu, gpuIndex) => {
+  for (const [gpuIndex, gpu] of r.gpus.entries()) {
     const level = evidenceLevel(measured, r.model.id, gpu.id, publishedAs);
     levels.push(level);
     const opts = optionsByGpu[gpuIndex];
@@ -144,6 +179,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
     for (const precision of r.precisions) {
       const unsupported = unsupportedReason(gpu, precision) !== null;
       for (const batch of r.batchSizes) {
+        yield;
         if (performance.now() >= stopAt) throw new SearchTimeout(r.timeBudgetMs!, size);
         evaluated += gpuLayouts;
         if (unsupported) {
@@ -313,7 +349,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
         });
       }
     }
-  });
+  }
   return {
     size,
     evaluated,

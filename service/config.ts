@@ -199,7 +199,7 @@ export const SETTINGS: readonly Setting[] = [
     min: 1,
     max: 600_000,
     default: 10_000,
-    doc: "The most a request may ask for with `timeBudgetMs` (at least timeBudgetMs), so a client whose search is refused can ask for more than the default. A search runs on its process's event loop: while it runs, that process answers nothing else, `/ready` included; keep this below the load balancer's health-check tolerance.",
+    doc: "The most a request may ask for with `timeBudgetMs` (at least timeBudgetMs), so a client whose search is refused can ask for more than the default. A search shares its process's event loop, pausing every 50 ms so probes and other requests are answered; searches running at once share the CPU.",
   },
   {
     key: 'warmUp',

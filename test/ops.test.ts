@@ -22,6 +22,7 @@ import { requestStore, setLogSink } from '../server/log.js';
 import { recommendCache } from '../service/cache.js';
 import { getGpu, setPriceOverrides } from '../seeds/catalog.js';
 import { spawnServer } from './spawn-server.js';
+import { HF_CONFIGS } from './import-fixtures.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'trainplan-ops-'));
 
@@ -335,6 +336,30 @@ describe('the HTTP front, in process', () => {
       await tight.close();
       setRuntimeConfig(before);
     }
+  });
+
+  it('answers its probes while a long search runs: the search gives the event loop back', async () => {
+    // The GraphQL defaults for an imported mixture-of-experts config search for seconds here. The
+    // test shares the server's event loop: its timer fires, and /health is sent and answered, only
+    // if the search pauses. (Before, a search held the loop until it ended, /health after it.)
+    const qwen = HF_CONFIGS.find((c) => c.id === 'Qwen/Qwen3-30B-A3B')!;
+    const finished: string[] = [];
+    recommendCache.clear();
+    const search = post({
+      query: `query($config: String!) { recommend(input: { workload: { customModel: { huggingFaceConfig: $config }, seqLen: 4096, samples: 1e11 }, softwareStack: MEGATRON, timeBudgetMs: 10000 }) { status evaluated } }`,
+      variables: { config: JSON.stringify(qwen.config) },
+    }).then((r) => {
+      finished.push('recommend');
+      return r;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const health = await fetch(running.url.replace('/graphql', '/health'));
+    finished.push('health');
+    expect(health.status).toBe(200);
+    const { json } = await search;
+    expect(json.errors).toBeUndefined();
+    expect(json.data!.recommend).toEqual({ status: 'COMPLETE', evaluated: 102_480 });
+    expect(finished).toEqual(['health', 'recommend']);
   });
 
   it('answers identical recommend requests from the cache (normalized: key order and explicit defaults do not matter)', async () => {
