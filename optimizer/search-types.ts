@@ -57,7 +57,7 @@ export class SearchTimeout extends Error {
         : undefined;
     super(
       size === 0
-        ? `the request waited out its time budget of ${budget} ms before its search could start (the server is busy): retry later${larger ? `, or ${larger}` : ''}`
+        ? `the request used up its time budget of ${budget} ms before its search could start (waiting for a busy server, or reading and checking the request): retry later${larger ? `, or ${larger}` : ''}`
         : `the search of ${size} candidates did not finish within its time budget of ${budget} ms; no partial answer is given: ` +
             (maxBudgetMs === undefined
               ? `retry, raise the time budget, or ${narrow}`
