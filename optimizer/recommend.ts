@@ -109,6 +109,9 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
   }
 }
 
+/** How long a server's search runs before it lets the event loop serve others (ms). */
+export const SEARCH_SLICE_MS = 50;
+
 /**
  * searchCandidates for a server: the same search, giving the event loop back whenever it has run
  * `sliceMs` since it last did, so the process keeps answering its probes (/health, /ready) and
@@ -131,9 +134,6 @@ export async function searchCandidatesYielding(
     }
   }
 }
-/** How long a server's search runs before it lets the event loop serve others (ms). */
-export const SEARCH_SLICE_MS = 50;
-
 /** The search, one (GPU, precision, batch size) group per step: the drivers above decide when to pause. */
 function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Search, void> {
   const headroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;
