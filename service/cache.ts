@@ -46,6 +46,12 @@ export class LruCache<V> {
     }
   }
 
+  /** A miss counted earlier was answered after all, by an identical search already running: count it as a hit. */
+  missWasHit(): void {
+    this.misses--;
+    this.hits++;
+  }
+
   clear(): void {
     this.map.clear();
     this.weight = 0;

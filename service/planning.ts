@@ -382,72 +382,111 @@ export async function recommendPlans(
   if (cached) return cached;
   // The budget counts from the request's arrival: a request that waited it out in a queue is
   // refused before it searches, never answered with part of the candidates.
-  const timeBudgetMs = remainingBudgetMs(clock, requestedBudget);
   const budgetMs = requestedBudget ?? runtimeConfig().timeBudgetMs;
-  if (timeBudgetMs <= 0) throw new SearchTimeout(budgetMs, 0, timeBudgetCapMs());
-  const answer = await recommendCorrected(
-    {
-      model,
-      samples,
-      objective: q.objective,
-      deadlineHours,
-      budgetUsd,
-      gpus,
-      precisions,
-      maxNodes,
-      maxGpus,
-      gpusPerNodeChoices: gpusPerNode,
-      batchSizes,
-      globalBatch,
-      maxGlobalBatch,
-      offers,
-      interNodeGbps: net === undefined ? undefined : () => net,
-      fp32UsesTf32: q.fp32UsesTf32,
-      limit,
-      maxCandidates: runtimeConfig().maxCandidates,
-      timeBudgetMs,
-      deadlineConfidence: q.deadlineConfidence,
-      parallelismSearch: q.parallelismSearch,
-      ...(q.softwareStack ? { stack: q.softwareStack } : {}),
-      ...statedChannelsLast(q),
-      rankBy: q.rankBy,
-      minEvidence: q.minEvidence,
-      // A user's recorded runs count as measurements (evidenceLevel, minEvidence).
-      measured: user ? withRuns(seedsMeasured(), user.runs.all) : undefined,
-      today,
-      ...(q.attention ? { attention: q.attention } : {}),
-      ...(frozenBase ? { frozenBase } : {}),
-      ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
-    },
-    learned,
-    loadEfficiency(),
-    { framework: q.framework, xla: q.xla },
-    user,
-    q.predictor,
-  ).catch((e: unknown) => {
-    // Refused with the budget the request had from its arrival, and how much it could ask for.
-    throw e instanceof SearchTimeout ? new SearchTimeout(budgetMs, e.size, timeBudgetCapMs()) : e;
-  });
-  if (q.precisions == null) {
-    const fp4 = gpus.filter((g) => unsupportedReason(g, 'FP4') === null).map((g) => g.id);
-    if (fp4.length)
-      answer.notes.push(
-        `FP4 was not searched: no FP4 training run or kernel is measured here; list FP4 in precisions for FP4 plans on ${fp4.join(', ')}`,
-      );
-    const fp8 = fp8NotSearchedNote(q.precisions, [model], gpus);
-    if (fp8) answer.notes.push(fp8);
-    if (gpus.some((g) => unsupportedReason(g, 'FP16_PURE') === null))
-      answer.notes.push(
-        'FP16_PURE was not searched: fp16 weights and optimizer state without an fp32 master copy (apex O3) may not train stably; list FP16_PURE in precisions for its plans',
-      );
+  const refusedBeforeSearch = () => new SearchTimeout(budgetMs, 0, timeBudgetCapMs());
+  if (remainingBudgetMs(clock, requestedBudget) <= 0) throw refusedBeforeSearch();
+  // An identical search already running answers this request too (searches pause for each other,
+  // so both would otherwise run): wait for it within this request's own budget. If it was refused
+  // or failed, search here with what is left.
+  const running = searching.get(cacheKey);
+  if (running) {
+    const joined = await withinMs(running, remainingBudgetMs(clock, requestedBudget));
+    if (joined === 'late') throw refusedBeforeSearch();
+    if (joined !== 'failed') {
+      recommendCache.missWasHit();
+      return joined;
+    }
+    if (remainingBudgetMs(clock, requestedBudget) <= 0) throw refusedBeforeSearch();
   }
-  if (frozenBase) answer.notes.push(`LoRA: plans are timed and sized for a frozen base: ${LORA_LEFT_OUT}`);
-  const layout = nchwNote([model], q, precisions, gpus);
-  if (layout) answer.notes.push(layout);
-  if (q.workload.customModel && q.batchSizes == null)
-    answer.notes.push(
-      `warning: a custom model was searched at default batch sizes per GPU (${batchSizes.join(', ')}), not ones measured or chosen for it: give batchSizes`,
-    );
-  recommendCache.set(cacheKey, answer, 1 + answer.plans.length + answer.paretoFront.length);
-  return answer;
+  const mine = search(remainingBudgetMs(clock, requestedBudget));
+  searching.set(cacheKey, mine);
+  try {
+    return await mine;
+  } finally {
+    if (searching.get(cacheKey) === mine) searching.delete(cacheKey);
+  }
+
+  async function search(timeBudgetMs: number): Promise<CorrectedRecommendation> {
+    const answer = await recommendCorrected(
+      {
+        model,
+        samples,
+        objective: q.objective,
+        deadlineHours,
+        budgetUsd,
+        gpus,
+        precisions,
+        maxNodes,
+        maxGpus,
+        gpusPerNodeChoices: gpusPerNode,
+        batchSizes,
+        globalBatch,
+        maxGlobalBatch,
+        offers,
+        interNodeGbps: net === undefined ? undefined : () => net,
+        fp32UsesTf32: q.fp32UsesTf32,
+        limit,
+        maxCandidates: runtimeConfig().maxCandidates,
+        timeBudgetMs,
+        deadlineConfidence: q.deadlineConfidence,
+        parallelismSearch: q.parallelismSearch,
+        ...(q.softwareStack ? { stack: q.softwareStack } : {}),
+        ...statedChannelsLast(q),
+        rankBy: q.rankBy,
+        minEvidence: q.minEvidence,
+        // A user's recorded runs count as measurements (evidenceLevel, minEvidence).
+        measured: user ? withRuns(seedsMeasured(), user.runs.all) : undefined,
+        today,
+        ...(q.attention ? { attention: q.attention } : {}),
+        ...(frozenBase ? { frozenBase } : {}),
+        ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
+      },
+      learned,
+      loadEfficiency(),
+      { framework: q.framework, xla: q.xla },
+      user,
+      q.predictor,
+    ).catch((e: unknown) => {
+      // Refused with the budget the request had from its arrival, and how much it could ask for.
+      throw e instanceof SearchTimeout ? new SearchTimeout(budgetMs, e.size, timeBudgetCapMs()) : e;
+    });
+    if (q.precisions == null) {
+      const fp4 = gpus.filter((g) => unsupportedReason(g, 'FP4') === null).map((g) => g.id);
+      if (fp4.length)
+        answer.notes.push(
+          `FP4 was not searched: no FP4 training run or kernel is measured here; list FP4 in precisions for FP4 plans on ${fp4.join(', ')}`,
+        );
+      const fp8 = fp8NotSearchedNote(q.precisions, [model], gpus);
+      if (fp8) answer.notes.push(fp8);
+      if (gpus.some((g) => unsupportedReason(g, 'FP16_PURE') === null))
+        answer.notes.push(
+          'FP16_PURE was not searched: fp16 weights and optimizer state without an fp32 master copy (apex O3) may not train stably; list FP16_PURE in precisions for its plans',
+        );
+    }
+    if (frozenBase) answer.notes.push(`LoRA: plans are timed and sized for a frozen base: ${LORA_LEFT_OUT}`);
+    const layout = nchwNote([model], q, precisions, gpus);
+    if (layout) answer.notes.push(layout);
+    if (q.workload.customModel && q.batchSizes == null)
+      answer.notes.push(
+        `warning: a custom model was searched at default batch sizes per GPU (${batchSizes.join(', ')}), not ones measured or chosen for it: give batchSizes`,
+      );
+    recommendCache.set(cacheKey, answer, 1 + answer.plans.length + answer.paretoFront.length);
+    return answer;
+  }
+}
+
+/** recommend searches running now, by cache key (see recommendPlans). */
+const searching = new Map<string, Promise<CorrectedRecommendation>>();
+
+/** What `p` gives within `ms`: its value, 'failed' if it rejects, 'late' if the time runs out first. */
+async function withinMs<T>(p: Promise<T>, ms: number): Promise<T | 'failed' | 'late'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), ms);
+  });
+  try {
+    return await Promise.race([p.catch(() => 'failed' as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

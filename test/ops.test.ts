@@ -338,28 +338,35 @@ describe('the HTTP front, in process', () => {
     }
   });
 
-  it('answers its probes while a long search runs: the search gives the event loop back', async () => {
+  it('answers its probes while a long search runs, and an identical request waits for that search', async () => {
     // The GraphQL defaults for an imported mixture-of-experts config search for seconds here. The
     // test shares the server's event loop: its timer fires, and /health is sent and answered, only
     // if the search pauses. (Before, a search held the loop until it ended, /health after it.)
     const qwen = HF_CONFIGS.find((c) => c.id === 'Qwen/Qwen3-30B-A3B')!;
     const finished: string[] = [];
     recommendCache.clear();
-    const search = post({
-      query: `query($config: String!) { recommend(input: { workload: { customModel: { huggingFaceConfig: $config }, seqLen: 4096, samples: 1e11 }, softwareStack: MEGATRON, timeBudgetMs: 10000 }) { status evaluated } }`,
-      variables: { config: JSON.stringify(qwen.config) },
-    }).then((r) => {
-      finished.push('recommend');
-      return r;
-    });
+    const ask = (name: string) =>
+      post({
+        query: `query($config: String!) { recommend(input: { workload: { customModel: { huggingFaceConfig: $config }, seqLen: 4096, samples: 1e11 }, softwareStack: MEGATRON, timeBudgetMs: 10000 }) { status evaluated plans { rank costUsd gpu { id } } } }`,
+        variables: { config: JSON.stringify(qwen.config) },
+      }).then((r) => {
+        finished.push(name);
+        return r;
+      });
+    const first = ask('recommend');
     await new Promise((resolve) => setTimeout(resolve, 300));
+    // The same question while the first is searching: it is answered by that search, not by its own.
+    const second = ask('the same again');
     const health = await fetch(running.url.replace('/graphql', '/health'));
     finished.push('health');
     expect(health.status).toBe(200);
-    const { json } = await search;
-    expect(json.errors).toBeUndefined();
-    expect(json.data!.recommend).toEqual({ status: 'COMPLETE', evaluated: 102_480 });
-    expect(finished).toEqual(['health', 'recommend']);
+    const [a, b] = await Promise.all([first, second]);
+    expect(a.json.errors).toBeUndefined();
+    expect(a.json.data!.recommend).toMatchObject({ status: 'COMPLETE', evaluated: 102_480 });
+    expect(b.json.data).toEqual(a.json.data);
+    expect(finished).toEqual(['health', 'recommend', 'the same again']);
+    // One search: the second request counts as a hit.
+    expect(recommendCache.stats()).toMatchObject({ hits: 1, misses: 1 });
   });
 
   it('answers identical recommend requests from the cache (normalized: key order and explicit defaults do not matter)', async () => {
