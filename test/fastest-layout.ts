@@ -3,6 +3,7 @@
 // 4 per stage with one (parallel-search.ts MICRO_BATCHES_PER_STAGE).
 import type { Parallelism, Recompute, ZeroStage } from '../predictor/parallel.js';
 import type { Prediction } from '../predictor/predict.js';
+import { pipelineSchedules } from '../optimizer/parallel-search.js';
 
 export interface LayoutSpace {
   tensorParallel: readonly number[];
@@ -18,13 +19,14 @@ export interface LayoutSpace {
   interleavedBlocks?: number;
 }
 
-/** Chunks per stage tried at PP `pp`. */
+/** Chunks per stage tried at PP `pp`: the search's own schedules (one place for the chunk rule). */
 const chunksOf = (space: LayoutSpace, pp: number): number[] => {
   const blocks = space.interleavedBlocks;
-  if (pp === 1 || blocks === undefined || blocks % pp !== 0) return [1];
-  const perStage = blocks / pp;
-  if (perStage < 2) return [1];
-  return [1, perStage % 2 === 0 && perStage > 2 ? perStage / 2 : perStage];
+  if (blocks === undefined) return [1];
+  const chunks = pipelineSchedules({ tensorParallelizable: true, blocks }, true)
+    .filter((s) => s.pp === pp)
+    .map((s) => s.v);
+  return chunks.length ? chunks : [1];
 };
 
 /** The least step time per sample over every layout of `gpus` GPUs that fits (Infinity: none fits). */
