@@ -1,10 +1,8 @@
 // The GraphQL context the HTTP front passes to resolvers (server/app.ts). In-process callers
 // (tests, `trainplan query`) pass none; the service then uses the configured time budget.
+import type { RequestClock } from '../service/search-budget.js';
 
-export interface RequestContext {
+/** The request's id, and its clock: when it arrived and when the server's budget for it ends. */
+export interface RequestContext extends RequestClock {
   requestId?: string;
-  /** performance.now() after which a search still running is refused (SEARCH_TIMEOUT), unless the request names its own budget. */
-  deadlineAt?: number;
-  /** performance.now() when the request arrived: a budget the request names counts from then. */
-  arrivedAt?: number;
 }

@@ -13,6 +13,7 @@ import type { ApolloServer } from '@apollo/server';
 import type { RequestContext } from '../resolvers/context.js';
 import { loadWarmUp } from '../seeds/catalog.js';
 import { recommendCache } from '../service/cache.js';
+import { withinMs } from '../service/search-budget.js';
 import { errorFields, log } from './log.js';
 
 const QUERY = `query WarmUp($config: String!, $gpu: String!, $seqLen: Int!, $stack: SoftwareStack!) {
@@ -29,13 +30,8 @@ const WARM_UP_LIMIT_MS = 10_000;
  * what it waits on need not (a store whose host does not answer), and a start must not hang on it.
  */
 export async function warmUp(apollo: ApolloServer<RequestContext>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), WARM_UP_LIMIT_MS + 1_000);
-  });
-  const outcome = await Promise.race([search(apollo), limit]);
-  clearTimeout(timer);
-  if (outcome === 'late')
+  // (search() logs and swallows its own failures: 'failed' never comes back.)
+  if ((await withinMs(search(apollo), WARM_UP_LIMIT_MS + 1_000)) === 'late')
     log('warn', 'warm-up still running; serving without waiting for it', { limitMs: WARM_UP_LIMIT_MS });
 }
 

@@ -30,7 +30,7 @@ import { normalizedKey, recommendCache } from './cache.js';
 import { runtimeConfig, timeBudgetCapMs } from './config.js';
 import { gpuById, workload, type WorkloadInput } from './lookup.js';
 import { userEvidence } from './measurements.js';
-import { remainingBudgetMs, type RequestClock } from './search-budget.js';
+import { remainingBudgetMs, withinMs, type RequestClock } from './search-budget.js';
 import {
   FLOORS,
   inRange,
@@ -383,22 +383,23 @@ export async function recommendPlans(
   // The budget counts from the request's arrival: a request that waited it out in a queue is
   // refused before it searches, never answered with part of the candidates.
   const budgetMs = requestedBudget ?? runtimeConfig().timeBudgetMs;
+  const left = () => remainingBudgetMs(clock, requestedBudget);
   const refusedBeforeSearch = () => new SearchTimeout(budgetMs, 0, timeBudgetCapMs());
-  if (remainingBudgetMs(clock, requestedBudget) <= 0) throw refusedBeforeSearch();
+  if (left() <= 0) throw refusedBeforeSearch();
   // An identical search already running answers this request too (searches pause for each other,
   // so both would otherwise run): wait for it within this request's own budget. If it was refused
   // or failed, search here with what is left.
   const running = searching.get(cacheKey);
   if (running) {
-    const joined = await withinMs(running, remainingBudgetMs(clock, requestedBudget));
+    const joined = await withinMs(running, left());
     if (joined === 'late') throw refusedBeforeSearch();
     if (joined !== 'failed') {
       recommendCache.missWasHit();
       return joined;
     }
-    if (remainingBudgetMs(clock, requestedBudget) <= 0) throw refusedBeforeSearch();
+    if (left() <= 0) throw refusedBeforeSearch();
   }
-  const mine = search(remainingBudgetMs(clock, requestedBudget));
+  const mine = search(left());
   searching.set(cacheKey, mine);
   try {
     return await mine;
@@ -477,16 +478,3 @@ export async function recommendPlans(
 
 /** recommend searches running now, by cache key (see recommendPlans). */
 const searching = new Map<string, Promise<CorrectedRecommendation>>();
-
-/** What `p` gives within `ms`: its value, 'failed' if it rejects, 'late' if the time runs out first. */
-async function withinMs<T>(p: Promise<T>, ms: number): Promise<T | 'failed' | 'late'> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), ms);
-  });
-  try {
-    return await Promise.race([p.catch(() => 'failed' as const), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
