@@ -282,19 +282,11 @@ describe('the HTTP front, in process', () => {
       maxTimeBudgetMs: 60_000,
     });
     try {
-      const ask = async (budget?: number) =>
-        (
-          await fetch(tight.url, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({
-              query: `{ recommend(input: { ${W}, gpus: ["A100-SXM4-80GB", "H100-SXM5-80GB"], maxNodes: 64${budget === undefined ? '' : `, timeBudgetMs: ${budget}`} }) { status evaluated plans { rank } } }`,
-            }),
-          })
-        ).json() as Promise<{
-          data: { recommend: { status: string; evaluated: number; plans: unknown[] } } | null;
-          errors?: { message: string; extensions: Record<string, unknown> }[];
-        }>;
+      const query = (url: string, budget?: number) =>
+        postGraphql(url, {
+          query: `{ recommend(input: { ${W}, gpus: ["A100-SXM4-80GB", "H100-SXM5-80GB"], maxNodes: 64${budget === undefined ? '' : `, timeBudgetMs: ${budget}`} }) { status evaluated plans { rank } } }`,
+        }).then((r) => r.json);
+      const ask = (budget?: number) => query(tight.url, budget);
       const refused = await ask();
       expect(refused.data).toBeNull();
       expect(refused.errors![0].extensions).toMatchObject({
@@ -317,18 +309,9 @@ describe('the HTTP front, in process', () => {
         maxTimeBudgetMs: 1,
       });
       try {
-        const res = await fetch(capped.url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
-            query: `{ recommend(input: { ${W}, gpus: ["A100-SXM4-80GB", "H100-SXM5-80GB"], maxNodes: 64 }) { status } }`,
-          }),
-        });
-        const body = (await res.json()) as {
-          errors: { message: string; extensions: Record<string, unknown> }[];
-        };
-        expect(body.errors[0].extensions).toMatchObject({ code: 'SEARCH_TIMEOUT', maxBudgetMs: 5 });
-        expect(body.errors[0].message).not.toMatch(/larger time budget/);
+        const body = await query(capped.url);
+        expect(body.errors![0].extensions).toMatchObject({ code: 'SEARCH_TIMEOUT', maxBudgetMs: 5 });
+        expect(body.errors![0].message).not.toMatch(/larger time budget/);
       } finally {
         await capped.close();
       }
