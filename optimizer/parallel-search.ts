@@ -23,7 +23,10 @@
 //     (PP - 1)/(5 PP - 1), (PP - 1)/(4 PP v + PP - 1) with v chunks per stage),
 //     a layout without PP one micro-batch, as plain data parallelism does;
 //   - one candidate per GPU layout: for a fixed GPU count the fastest plan per sample is also the
-//     cheapest.
+//     cheapest;
+//   - without a fixed global batch, only layouts whose global batch (micro-batch x micro-batches x
+//     DP) is within the request's cap: a GPU layout whose fastest layout is above it gets the fastest
+//     one within it, and is turned away for the cap only where nothing within it fits.
 // A mixture-of-experts model adds expert parallelism (EP in 1, 2, 4, ... 64 dividing its experts and a
 // stage's GPUs), tried in every configuration. Its compute bound is read at the widest EP (the
 // fastest experts) without the all-to-alls; each EP is then bounded by its own stage work (all-to-alls
@@ -137,7 +140,7 @@ interface FitBounds {
 }
 
 /** What the search of one GPU layout finds: its fastest plan, or why there is none. */
-type Searched = Found | 'GLOBAL_BATCH_MISMATCH' | 'OUT_OF_MEMORY';
+type Searched = Found | 'GLOBAL_BATCH_MISMATCH' | 'GLOBAL_BATCH_TOO_LARGE' | 'OUT_OF_MEMORY';
 
 /** The fastest plan on a GPU layout, as found: its layout, micro-batches, step and time per sample. */
 interface Found {
@@ -163,14 +166,20 @@ export interface ShardedContext {
   batch: number;
   price: number | null;
   netGbps: number;
+  /**
+   * The largest global batch (micro-batch x micro-batches x DP) a plan may train with, Infinity with
+   * a fixed global batch (recommend.ts: maxGlobalBatch or the model's usual one).
+   */
+  maxGlobalBatch: number;
   /** Shared by the request's searches (see SearchShare); a fresh one when absent. */
   share?: SearchShare;
 }
 
 export interface ShardedSearch {
   /**
-   * The fastest non-plain plan on `g` GPUs per node x `nodes` that fits, or why there is none. With
-   * `plainFits`, only a plan faster than plain data parallelism (else 'OUT_OF_MEMORY' means: keep plain).
+   * The fastest non-plain plan on `g` GPUs per node x `nodes` that fits within the global batch cap,
+   * or why there is none. With `plainFits`, only a plan faster than plain data parallelism within the
+   * cap (else 'OUT_OF_MEMORY' means: keep plain).
    */
   best(g: number, nodes: number, plainFits: boolean): Candidate | RejectReason;
 }
@@ -782,7 +791,12 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       const gpus = gpusPerNode * nodeCount;
       if (plainFits) {
         const m = r.globalBatch !== undefined ? r.globalBatch / (batch * gpus) : 1;
-        if (Number.isInteger(m) && m >= 1 && plainMsPerSample(gpusPerNode, nodeCount, m) <= found.msPerSample)
+        if (
+          Number.isInteger(m) &&
+          m >= 1 &&
+          batch * m * gpus <= x.maxGlobalBatch &&
+          plainMsPerSample(gpusPerNode, nodeCount, m) <= found.msPerSample
+        )
           return 'OUT_OF_MEMORY';
       }
       const stepTimeMs = stepMs(found.compute, found.comm);
@@ -826,7 +840,8 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     best = null;
     bestMsPerSample = Infinity;
     fitted.fill(0);
-    let mismatch = false;
+    let mismatch = false,
+      overCap = false;
     if (r.globalBatch === undefined) {
       // Every plan must fit, and where nothing fits there is nothing to time (most layouts of a
       // large model on a small GPU).
@@ -839,6 +854,13 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         if (c.key / (batch * gpus) >= bestMsPerSample) break;
         if (g % c.t !== 0 || gpus % (c.t * c.pp) !== 0) continue;
         const dp = gpus / (c.t * c.pp);
+        // A pipeline's micro-batches and a wide DP multiply the global batch: a layout above the cap
+        // is passed over here, so that one within it (less DP, fewer stages) is found instead of the
+        // whole GPU layout being turned away for its fastest layout's global batch.
+        if (batch * c.m * dp > x.maxGlobalBatch) {
+          overCap = true;
+          continue;
+        }
         for (let z = 0; z <= 3; z++) {
           if ((z > 0 && dp === 1) || (!moe && dp < c.minDp[z])) continue;
           // With one micro-batch ZeRO-2 moves what ZeRO-1 moves and shards more: it fits wherever ZeRO-1 does and is never slower.
@@ -868,7 +890,10 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         }
     }
     const found = best as { p: Parallelism; m: number; compute: ComputeTime; comm: Communication } | null;
-    if (!found) return mismatch ? 'GLOBAL_BATCH_MISMATCH' : 'OUT_OF_MEMORY';
+    // Something fits (fitsSomewhere), and every configuration within the cap was tried while none was
+    // found: what fits is above the cap.
+    if (!found)
+      return mismatch ? 'GLOBAL_BATCH_MISMATCH' : overCap ? 'GLOBAL_BATCH_TOO_LARGE' : 'OUT_OF_MEMORY';
     return { ...found, msPerSample: bestMsPerSample };
   }
 }

@@ -249,16 +249,13 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
                     batch,
                     price,
                     netGbps: option.interNodeGbps,
+                    maxGlobalBatch: maxGlobal,
                     share,
                   },
                   eff,
                 );
                 const found = sharded.best(g, nodes, plainFits);
                 if (typeof found !== 'string') {
-                  if (found.batch * found.accum * dataParallelOf(gpus, found.parallelism) > maxGlobal) {
-                    reject('GLOBAL_BATCH_TOO_LARGE');
-                    continue;
-                  }
                   found.price = price;
                   found.optionIndex = optionIndex;
                   candidates.push(found);

@@ -23,7 +23,7 @@ export const REJECT_REASONS = {
   TOO_MANY_GPUS: 'uses more GPUs than maxGpus',
   GLOBAL_BATCH_MISMATCH: 'cannot reach the fixed global batch with whole accumulation steps',
   GLOBAL_BATCH_TOO_LARGE:
-    'global batch above maxGlobalBatch (default: the largest the model was measured with)',
+    'global batch above maxGlobalBatch on every layout that fits (default: the largest the model was measured with)',
   DOMINATED_OFFER:
     'another offer for the same GPU costs no more per node and has at least as fast a network: this one can never rank above it',
   NETWORK_UNSTATED:

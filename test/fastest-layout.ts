@@ -17,6 +17,8 @@ export interface LayoutSpace {
    * Absent: one chunk.
    */
   interleavedBlocks?: number;
+  /** Only layouts whose global batch (micro-batch x micro-batches x DP) is at most the cap (recommend's maxGlobalBatch). */
+  globalBatchCap?: { batchSizePerGpu: number; maxGlobalBatch: number };
 }
 
 /** Chunks per stage tried at PP `pp`: the search's own schedules (one place for the chunk rule). */
@@ -45,6 +47,8 @@ export function fastestFittingPerSample(
               const dp = gpus / (t * pp);
               if (zeroStage > 0 && dp === 1) continue;
               const m = pp === 1 ? 1 : 4 * pp;
+              const cap = space.globalBatchCap;
+              if (cap && cap.batchSizePerGpu * m * dp > cap.maxGlobalBatch) continue;
               const d = predictAt(m, {
                 tensorParallel: t,
                 pipelineParallel: pp,

@@ -540,12 +540,13 @@ describe('one search over several GPUs', () => {
     expect(missing).toBeGreaterThan(10);
   });
 
-  it('has the fastest plan per sample of every layout that fits, on every GPU layout (exhaustive)', () => {
-    // Where nothing fits is settled once per precision, batch, GPUs per node and nodes and read by
-    // the later searches, and the bounds that order and stop a search are shared too; predict over
-    // every layout says where something fits and which is fastest. The hungrier precision, the
-    // bigger batch and fewer GPUs per node come first, and node counts rise: each reads what the one
-    // before left.
+  /**
+   * Searches 2 or 4 GPUs per node x 1-4 nodes of A100-SXM4-80GB at two precisions and batches, and
+   * holds each GPU layout's plan against predict over every layout within the global batch cap: a
+   * plan where one fits, the fastest per sample. Returns, per GPU layout, whether it has a plan and
+   * whether the fastest layout ignoring the cap is above it.
+   */
+  const exhaustive = (maxGlobalBatch: number) => {
     const gpu = getGpu('A100-SXM4-80GB')!;
     const r = recommend(
       {
@@ -555,14 +556,14 @@ describe('one search over several GPUs', () => {
         batchSizes: [4, 1],
         gpusPerNodeChoices: [2, 4],
         maxNodes: 4,
-        maxGlobalBatch: 1 << 20,
+        maxGlobalBatch,
         limit: 500,
       },
       eff,
     );
     const s = parallelStructure(costOf(qwen30b), qwen30b.layers);
-    /** The least time per sample of every layout that fits (Infinity: none fits). */
-    const fastest = (precision: Precision, batch: number, g: number, nodes: number) =>
+    /** The least time per sample of every layout that fits, within `cap` (Infinity: none fits). */
+    const fastest = (precision: Precision, batch: number, g: number, nodes: number, cap: number) =>
       fastestFittingPerSample(
         g * nodes,
         {
@@ -571,6 +572,7 @@ describe('one search over several GPUs', () => {
           recompute: ['none', 'selective', 'full'],
           expertParallel: [1, 2, 4, 8, 16],
           interleavedBlocks: s.blocks,
+          globalBatchCap: { batchSizePerGpu: batch, maxGlobalBatch: cap },
         },
         (gradAccumSteps, parallelism) =>
           predict(
@@ -586,7 +588,7 @@ describe('one search over several GPUs', () => {
             eff,
           ),
       );
-    const seen = new Set<string>();
+    const layouts: { planned: boolean; fastestOverCap: boolean }[] = [];
     for (const precision of ['AMP_BF16', 'BF16'] as const)
       for (const batch of [4, 1])
         for (const g of [2, 4])
@@ -598,17 +600,42 @@ describe('one search over several GPUs', () => {
                 p.gpusPerNode === g &&
                 p.nodes === nodes,
             );
-            const best = fastest(precision, batch, g, nodes);
+            const best = fastest(precision, batch, g, nodes, maxGlobalBatch);
             const where = `${precision}, batch ${batch}, ${nodes} x ${g}`;
             expect(plan !== undefined, where).toBe(best < Infinity);
             if (plan) {
               const { dataParallel, microBatches } = plan.parallelism;
               expect(plan.stepTimeMs / (microBatches * dataParallel), where).toBeCloseTo(best, 6);
+              expect(batch * microBatches * dataParallel, where).toBeLessThanOrEqual(maxGlobalBatch);
             }
-            seen.add(`${plan !== undefined}`);
+            layouts.push({
+              planned: plan !== undefined,
+              fastestOverCap: fastest(precision, batch, g, nodes, Infinity) < best,
+            });
           }
+    return { layouts, rejected: r.rejected };
+  };
+
+  it('has the fastest plan per sample of every layout that fits, on every GPU layout (exhaustive)', () => {
+    // Where nothing fits is settled once per precision, batch, GPUs per node and nodes and read by
+    // the later searches, and the bounds that order and stop a search are shared too; predict over
+    // every layout says where something fits and which is fastest. The hungrier precision, the
+    // bigger batch and fewer GPUs per node come first, and node counts rise: each reads what the one
+    // before left.
+    const { layouts } = exhaustive(1 << 20);
     // Not vacuous: both kinds of layout (plain data parallelism fits on none of them).
-    expect(seen.size).toBe(2);
+    expect(new Set(layouts.map((l) => l.planned)).size).toBe(2);
+  });
+
+  it('within the global batch cap, the fastest layout that stays under it (exhaustive)', () => {
+    // A pipeline's micro-batches (4 per stage) and a wide DP multiply the global batch. A GPU layout
+    // whose fastest layout is above the cap is planned at the fastest one within it (fewer stages,
+    // more TP), and turned away for the cap only where nothing within it fits.
+    const { layouts, rejected } = exhaustive(32);
+    const rescued = layouts.filter((l) => l.planned && l.fastestOverCap).length;
+    expect(rescued).toBeGreaterThan(0);
+    expect(layouts.some((l) => l.planned && !l.fastestOverCap)).toBe(true);
+    expect(rejected.find((x) => x.reason === 'GLOBAL_BATCH_TOO_LARGE')?.count ?? 0).toBeGreaterThan(0);
   });
 
   it('gives each offer of a GPU the plans it gets alone, at either network speed', () => {
