@@ -13,7 +13,16 @@
 //     that joins instances of an offer stating no network (turned away whatever the correction).
 // Everything else is counted (feasible, or rejected for the reason it surely fails) without being
 // corrected, and the answer is the same as correcting every candidate (test/pruning.test.ts).
-import { joinsUnstatedNetwork, rankCandidates, TIE_RESOLUTION, timeAndCost } from './recommend.js';
+// Bounding a group costs several times what correcting one candidate costs, so the bounds pay only
+// where groups hold several candidates each (many node counts of plain data parallelism); elsewhere
+// every candidate is corrected (`auto`, BOUNDS_COST_IN_CORRECTIONS), for the same answer.
+import {
+  joinsUnstatedNetwork,
+  rankCandidates,
+  SEARCH_SLICE_MS,
+  TIE_RESOLUTION,
+  timeAndCost,
+} from './recommend.js';
 import type { Candidate, Recommendation, RecommendRequest, RejectReason, Search } from './search-types.js';
 import { combine } from '../predictor/step.js';
 import { modelFeaturesOf, type Software } from '../predictor/learned/features.js';
@@ -29,8 +38,56 @@ export interface PruneStats {
   candidates: number;
   /** Of those, how many were corrected exactly. */
   corrected: number;
-  /** Feature boxes bounded. */
+  /** Feature boxes the candidates make (bounded when pruned). */
   groups: number;
+  /** Whether the bounds were used (else every candidate was corrected). */
+  pruned: boolean;
+}
+
+/**
+ * Whether to correct only the candidates the answer can depend on: `always`, `never` (correct every
+ * candidate), or `auto`: where the bounds cost less than correcting every candidate would.
+ */
+export type Pruning = 'auto' | 'always' | 'never';
+
+/**
+ * What bounding one group of candidates costs, in corrections of one candidate: 4 to 5 on two cores
+ * (bench/pruning.ts, correctAndRank alone, bounds against correcting every candidate): ResNet-50 on
+ * the catalog's offers up to 8 nodes, 13,872 candidates in 4,995 groups, 542 ms against 348 ms (109
+ * us per group, 25 per candidate); up to 64 nodes, 70,900 in 6,040 groups, 863 against 1,987 ms;
+ * BERT-large fastest up to 8 nodes, 23,095 in 8,386 groups, 597 against 367 ms. Llama 3 8B under
+ * MEGATRON with parallel layouts (a group each): 7,938 in 7,853 groups, 289 against 104 ms.
+ * Correcting every candidate also leaves onnxruntime's share off the event loop, where the bounds
+ * hold it.
+ */
+export const BOUNDS_COST_IN_CORRECTIONS = 4;
+
+/**
+ * Node counts 1, 2-7, 8-31, 32 and more: one feature box each keeps log_nodes narrow enough; a box per
+ * power of two bounded 60% more boxes for fewer pruned candidates and no faster search (bench/pruning.ts).
+ */
+const nodeBucket = (nodes: number) => (nodes === 1 ? 0 : nodes < 8 ? 1 : nodes < 32 ? 2 : 3);
+
+/**
+ * Whether two candidates share a feature box: plain data parallelism differing only in node count,
+ * within one node bucket. The search lists a box's members next to each other.
+ */
+const sameGroup = (a: Candidate, b: Candidate) =>
+  !a.parallelism &&
+  !b.parallelism &&
+  a.gpuIndex === b.gpuIndex &&
+  a.optionIndex === b.optionIndex &&
+  a.precision === b.precision &&
+  a.batch === b.batch &&
+  a.accum === b.accum &&
+  a.gpusPerNode === b.gpusPerNode &&
+  nodeBucket(a.nodes) === nodeBucket(b.nodes);
+
+/** How many feature boxes the candidates make. */
+function groupCount(cands: readonly Candidate[]): number {
+  let groups = 0;
+  for (let i = 0; i < cands.length; i++) if (i === 0 || !sameGroup(cands[i - 1], cands[i])) groups++;
+  return groups;
 }
 
 export interface CorrectedSearch {
@@ -86,25 +143,33 @@ export function correctionInput(
 }
 
 /**
- * Corrects every candidate the answer depends on (all of them with `prune: false`) and ranks. A
- * user's recorded runs (`user`) move evidence features and calibrate each prediction in ways the
- * bounds do not cover, so with them every candidate is corrected.
+ * Corrects every candidate the answer depends on (all of them with `prune: 'never'`, or where the
+ * bounds would cost more, see Pruning) and ranks. A user's recorded runs (`user`) move evidence
+ * features and calibrate each prediction in ways the bounds do not cover, so with them every
+ * candidate is corrected. `checkBudget` throws when the request's time is up: it is called as the
+ * bounds give the event loop back (every SEARCH_SLICE_MS) and after onnxruntime answers, so the
+ * correction, like the search, never answers after the budget.
  */
 export async function correctAndRank(
   r: RecommendRequest,
   search: Search,
   learned: LearnedPredictor,
   software: Software,
-  prune = true,
+  prune: Pruning = 'auto',
   user?: UserEvidence,
+  checkBudget: () => void = () => {},
 ): Promise<CorrectedSearch> {
   const all = search.candidates;
-  const needed = prune && !user ? await neededCandidates(r, search, learned, software) : undefined;
+  const groups = groupCount(all);
+  const bounded =
+    !user && (prune === 'always' || (prune === 'auto' && all.length > BOUNDS_COST_IN_CORRECTIONS * groups));
+  const needed = bounded ? await neededCandidates(r, search, learned, software, checkBudget) : undefined;
   const keep = needed ? all.filter((_, i) => needed.exact[i]) : all;
   const k = await learned.correct(
     keep.map((c) => correctionInput(r, search, c, software)),
     user,
   );
+  checkBudget();
   const reduced: Search = needed
     ? {
         ...search,
@@ -123,7 +188,7 @@ export async function correctAndRank(
       precisionUnmeasured: k.precisionUnmeasured,
       predictor: learned.name,
     }),
-    stats: { candidates: all.length, corrected: keep.length, groups: needed?.groups ?? 0 },
+    stats: { candidates: all.length, corrected: keep.length, groups, pruned: bounded },
   };
 }
 
@@ -134,12 +199,6 @@ function addCounts(a: Map<RejectReason, number>, b: Map<RejectReason, number>): 
 }
 
 /**
- * Node counts 1, 2-7, 8-31, 32 and more: one feature box each keeps log_nodes narrow enough; a box per
- * power of two bounded 60% more boxes for fewer pruned candidates and no faster search (bench/pruning.ts).
- */
-const nodeBucket = (nodes: number) => (nodes === 1 ? 0 : nodes < 8 ? 1 : nodes < 32 ? 2 : 3);
-
-/**
  * Per candidate, bounds of the correction's factor on its step time: [kLo, kHi], and its interval
  * factors (P10, P90 over the estimate), exact per group; and for plain data parallelism on several
  * GPUs, bounds of the floor `correct` puts under the corrected step (the same GPU alone at this batch,
@@ -147,7 +206,13 @@ const nodeBucket = (nodes: number) => (nodes === 1 ? 0 : nodes < 8 ? 1 : nodes <
  * estimate [floorLo, floorHi] and its P90 [floorP90Lo, floorP90Hi] (0 where there is no floor).
  * The reference depends only on what a group shares.
  */
-function factorBounds(r: RecommendRequest, search: Search, learned: LearnedPredictor, software: Software) {
+async function factorBounds(
+  r: RecommendRequest,
+  search: Search,
+  learned: LearnedPredictor,
+  software: Software,
+  checkBudget: () => void,
+) {
   const cands = search.candidates;
   const n = cands.length;
   const kLo = new Float64Array(n),
@@ -161,21 +226,16 @@ function factorBounds(r: RecommendRequest, search: Search, learned: LearnedPredi
   const d = learned.featureCount;
   const lo = new Float64Array(d),
     hi = new Float64Array(d);
-  let groups = 0;
-  const sameGroup = (a: Candidate, b: Candidate) =>
-    !a.parallelism &&
-    !b.parallelism &&
-    a.gpuIndex === b.gpuIndex &&
-    a.optionIndex === b.optionIndex &&
-    a.precision === b.precision &&
-    a.batch === b.batch &&
-    a.accum === b.accum &&
-    a.gpusPerNode === b.gpusPerNode &&
-    nodeBucket(a.nodes) === nodeBucket(b.nodes);
+  // A million candidates take seconds to bound: the event loop is given back as the search gives it.
+  let sliceStart = performance.now();
   for (let start = 0; start < n;) {
+    if (performance.now() - sliceStart >= SEARCH_SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      checkBudget();
+      sliceStart = performance.now();
+    }
     let end = start + 1;
     while (end < n && sameGroup(cands[start], cands[end])) end++;
-    groups++;
     const first = cands[start];
     const item = correctionInput(r, search, first, software);
     learned.writeFeaturesOf(item, lo);
@@ -274,7 +334,7 @@ function factorBounds(r: RecommendRequest, search: Search, learned: LearnedPredi
     }
     start = end;
   }
-  return { kLo, kHi, p90, floorLo, floorHi, floorP90Lo, floorP90Hi, groups };
+  return { kLo, kHi, p90, floorLo, floorHi, floorP90Lo, floorP90Hi };
 }
 
 const CLASS = { FEASIBLE: 0, DEADLINE: 1, BUDGET: 2, UNSURE: 3, NETWORK: 4 } as const;
@@ -290,14 +350,16 @@ async function neededCandidates(
   search: Search,
   learned: LearnedPredictor,
   software: Software,
-): Promise<{ exact: Uint8Array; feasible: number; rejected: Map<RejectReason, number>; groups: number }> {
+  checkBudget: () => void,
+): Promise<{ exact: Uint8Array; feasible: number; rejected: Map<RejectReason, number> }> {
   const cands = search.candidates;
   const n = cands.length;
-  const { kLo, kHi, p90, floorLo, floorHi, floorP90Lo, floorP90Hi, groups } = factorBounds(
+  const { kLo, kHi, p90, floorLo, floorHi, floorP90Lo, floorP90Hi } = await factorBounds(
     r,
     search,
     learned,
     software,
+    checkBudget,
   );
   const units = r.model.unitsPerBatchElement;
   const rankP90 = r.rankBy === 'P90';
@@ -401,7 +463,7 @@ async function neededCandidates(
     } else if (keyLo[i] <= rejectThreshold[k]) exact[i] = 1;
     else count(TURNED_AWAY[k]!);
   }
-  return { exact, feasible, rejected, groups };
+  return { exact, feasible, rejected };
 }
 
 /** The k-th smallest of `values` over entries of class `which` (Infinity when fewer than k). */

@@ -8,9 +8,9 @@ import type { LearnedState } from '../predictor/learned/model.js';
 import { stackEvidence } from '../predictor/software.js';
 import type { UserEvidence } from '../predictor/learned/calibration.js';
 import type { Efficiency } from '../predictor/step.js';
-import { correctAndRank } from './pruned.js';
+import { correctAndRank, type Pruning } from './pruned.js';
 import { rankCandidates, searchCandidatesYielding } from './recommend.js';
-import type { Recommendation, RecommendRequest } from './search-types.js';
+import { SearchTimeout, type Recommendation, type RecommendRequest } from './search-types.js';
 
 export interface CorrectedRecommendation extends Recommendation {
   /** Which predictor ranked the plans, and why the learned one did not if it did not. */
@@ -29,10 +29,16 @@ export async function recommendCorrected(
   /** A user's recorded runs: evidence and calibration for every candidate. */
   user?: UserEvidence,
   choice: PredictorChoice = 'LEARNED',
-  /** Correct only the candidates the answer can depend on (optimizer/pruned.ts); false: all of them. */
-  prune = true,
+  /** Correct only the candidates the answer can depend on (optimizer/pruned.ts), or all of them. */
+  prune: Pruning = 'auto',
 ): Promise<CorrectedRecommendation> {
+  // The time budget covers the correction too: under load it can take longer than the search, and an
+  // answer after the budget is one the client may have given up on.
+  const stopAt = r.timeBudgetMs === undefined ? Infinity : performance.now() + r.timeBudgetMs;
   const search = await searchCandidatesYielding(r, eff);
+  const checkBudget = () => {
+    if (performance.now() >= stopAt) throw new SearchTimeout(r.timeBudgetMs!, search.size);
+  };
   if (choice === 'ANALYTICAL')
     return {
       ...rankCandidates(r, search),
@@ -41,7 +47,16 @@ export async function recommendCorrected(
     };
   if (!learned.predictor)
     return { ...rankCandidates(r, search), predictor: 'analytical', predictorNote: learned.reason };
-  const { recommendation } = await correctAndRank(r, search, learned.predictor, software, prune, user);
+  checkBudget();
+  const { recommendation } = await correctAndRank(
+    r,
+    search,
+    learned.predictor,
+    software,
+    prune,
+    user,
+    checkBudget,
+  );
   return {
     ...recommendation,
     predictor: learned.predictor.name,

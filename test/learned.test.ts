@@ -414,8 +414,8 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
       today: new Date('2026-12-01'),
     };
     const sw = { framework: 'PyTorch' as const, xla: false };
-    const pruned = await correctAndRank(r, searchCandidates(r, eff), superlinear, sw, true);
-    const full = await correctAndRank(r, searchCandidates(r, eff), superlinear, sw, false);
+    const pruned = await correctAndRank(r, searchCandidates(r, eff), superlinear, sw, 'always');
+    const full = await correctAndRank(r, searchCandidates(r, eff), superlinear, sw, 'never');
     expect(pruned.recommendation.plans).toEqual(full.recommendation.plans);
     expect(pruned.recommendation.paretoFront).toEqual(full.recommendation.paretoFront);
     expect(pruned.stats.corrected).toBeLessThan(full.stats.corrected);
@@ -483,6 +483,38 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
     );
     for (const p of strict.plans) expect(p.totalHoursP90).toBeLessThanOrEqual(6);
     expect(strict.feasible).toBeLessThanOrEqual(r.feasible);
+  });
+
+  it('recommend refuses a search whose learned correction outlives the time budget, never answers late', async () => {
+    // The search itself is small; onnxruntime answers only after 400 ms (a server busy with other
+    // requests' corrections). A 150 ms budget was once checked after the search alone, so the answer
+    // came at 400 ms and more; 10 s of budget answers the same request.
+    const slow: LearnedPredictor = Object.create(learned);
+    slow.correct = async (...args) => {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      return learned.correct(...args);
+    };
+    const req: RecommendRequest = {
+      model: getModel('resnet50_v1.5')!,
+      samples: 1e7,
+      objective: 'COST',
+      gpus: [getGpu('A100-SXM4-80GB')!],
+      precisions: ['AMP_FP16'],
+      maxNodes: 1,
+      gpusPerNodeChoices: [1],
+      batchSizes: [64],
+      interNodeGbps: () => 100,
+      limit: 1,
+    };
+    await expect(
+      recommendCorrected({ ...req, timeBudgetMs: 150 }, { predictor: slow, reason: '' }, eff),
+    ).rejects.toThrow(/did not finish within its time budget of 150 ms/);
+    const answered = await recommendCorrected(
+      { ...req, timeBudgetMs: 10_000 },
+      { predictor: slow, reason: '' },
+      eff,
+    );
+    expect(answered.plans).toHaveLength(1);
   });
 });
 

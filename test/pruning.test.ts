@@ -4,7 +4,7 @@
 // and unpriced GPUs; and the tree-ensemble bounds it rests on hold for what onnxruntime computes.
 import { describe, expect, it } from 'vitest';
 import { searchCandidates, type RecommendRequest } from '../optimizer/recommend.js';
-import { correctAndRank } from '../optimizer/pruned.js';
+import { BOUNDS_COST_IN_CORRECTIONS, correctAndRank } from '../optimizer/pruned.js';
 import { selectOffers } from '../optimizer/offers.js';
 import { LEARNED_MODEL_FILE, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import { getModel } from '../predictor/zoo/index.js';
@@ -98,14 +98,14 @@ describe('pruning the learned correction', () => {
         searchCandidates(req, loadEfficiency()),
         learned,
         SOFTWARE,
-        true,
+        'always',
       );
       const all = await correctAndRank(
         req,
         searchCandidates(req, loadEfficiency()),
         learned,
         SOFTWARE,
-        false,
+        'never',
       );
       expect(all.stats.corrected).toBe(all.stats.candidates);
       expect(pruned.recommendation).toEqual(all.recommendation);
@@ -114,6 +114,26 @@ describe('pruning the learned correction', () => {
     },
     120_000,
   );
+
+  it('auto bounds only where groups hold several candidates each: node counts of data parallelism, not parallel layouts', async () => {
+    // Bounding a group costs about what correcting BOUNDS_COST_IN_CORRECTIONS candidates does
+    // (bench/pruning.ts); either way the answer is the one correcting every candidate gives.
+    const learned = (await learnedPredictor()).predictor!;
+    const question = (label: string) => QUESTIONS.find(([l]) => l === label)![1];
+    const cases: [RecommendRequest, boolean][] = [
+      [question('ResNet-50, cheapest'), true],
+      [question('Llama-2-7B, cheapest under a deadline, sharded layouts'), false],
+    ];
+    for (const [req, bounds] of cases) {
+      const search = searchCandidates(req, loadEfficiency());
+      const auto = await correctAndRank(req, search, learned, SOFTWARE);
+      const all = await correctAndRank(req, search, learned, SOFTWARE, 'never');
+      expect(auto.stats.pruned).toBe(bounds);
+      expect(auto.stats.candidates > BOUNDS_COST_IN_CORRECTIONS * auto.stats.groups).toBe(bounds);
+      expect(auto.stats.corrected < auto.stats.candidates).toBe(bounds);
+      expect(auto.recommendation).toEqual(all.recommendation);
+    }
+  }, 120_000);
 
   it("bounds hold for what onnxruntime computes: every output within the ensemble's global range and a box's range", async () => {
     const d = featureNames(true).length;
