@@ -16,14 +16,9 @@
 // Bounding a group costs several times what correcting one candidate costs, so the bounds pay only
 // where groups hold several candidates each (many node counts of plain data parallelism); elsewhere
 // every candidate is corrected (`auto`, BOUNDS_COST_IN_CORRECTIONS), for the same answer.
-import {
-  joinsUnstatedNetwork,
-  rankCandidates,
-  SEARCH_SLICE_MS,
-  TIE_RESOLUTION,
-  timeAndCost,
-} from './recommend.js';
+import { joinsUnstatedNetwork, rankCandidates, TIE_RESOLUTION, timeAndCost } from './recommend.js';
 import type { Candidate, Recommendation, RecommendRequest, RejectReason, Search } from './search-types.js';
+import { Turns } from './turns.js';
 import { combine } from '../predictor/step.js';
 import { modelFeaturesOf, type Software } from '../predictor/learned/features.js';
 import {
@@ -147,7 +142,7 @@ export function correctionInput(
  * bounds would cost more, see Pruning) and ranks. A user's recorded runs (`user`) move evidence
  * features and calibrate each prediction in ways the bounds do not cover, so with them every
  * candidate is corrected. `checkBudget` throws when the request's time is up: it is called as the
- * bounds give the event loop back (every SEARCH_SLICE_MS) and after onnxruntime answers, so the
+ * bounds give the event loop back (optimizer/turns.ts) and after onnxruntime answers, so the
  * correction, like the search, never answers after the budget.
  */
 export async function correctAndRank(
@@ -227,112 +222,115 @@ async function factorBounds(
   const lo = new Float64Array(d),
     hi = new Float64Array(d);
   // A million candidates take seconds to bound: the event loop is given back as the search gives it.
-  let sliceStart = performance.now();
-  for (let start = 0; start < n;) {
-    if (performance.now() - sliceStart >= SEARCH_SLICE_MS) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      checkBudget();
-      sliceStart = performance.now();
-    }
-    let end = start + 1;
-    while (end < n && sameGroup(cands[start], cands[end])) end++;
-    const first = cands[start];
-    const item = correctionInput(r, search, first, software);
-    learned.writeFeaturesOf(item, lo);
-    hi.set(lo);
-    if (end - start > 1) {
-      // Members differ only in node count: the step time, its communication share and the counts.
-      let stepMin = Infinity,
-        stepMax = -Infinity,
-        commMin = Infinity,
-        commMax = -Infinity,
-        nodesMin = Infinity,
-        nodesMax = -Infinity;
-      for (let i = start; i < end; i++) {
-        const c = cands[i];
-        const step = c.analyticalStepMs;
-        const frac = c.commExposedMs / step;
-        stepMin = Math.min(stepMin, step);
-        stepMax = Math.max(stepMax, step);
-        commMin = Math.min(commMin, frac);
-        commMax = Math.max(commMax, frac);
-        nodesMin = Math.min(nodesMin, c.nodes);
-        nodesMax = Math.max(nodesMax, c.nodes);
+  const turns = new Turns();
+  try {
+    for (let start = 0; start < n;) {
+      if (turns.due()) {
+        await turns.pause();
+        checkBudget();
       }
-      const b = item.breakdown;
-      lo[at.logStep] = Math.log(stepMin);
-      hi[at.logStep] = Math.log(stepMax);
-      const share = (index: number, ms: number) => {
-        lo[index] = ms / stepMax;
-        hi[index] = ms / stepMin;
-      };
-      share(at.fracForward, b.forwardMs);
-      share(at.fracBackward, b.backwardMs);
-      share(at.fracOptimizer, b.optimizerMs);
-      share(at.fracMixedPrecision, b.mixedPrecisionMs);
-      share(at.fracOverhead, b.overheadMs);
-      lo[at.fracComm] = commMin;
-      hi[at.fracComm] = commMax;
-      const g = first.gpusPerNode;
-      lo[at.logGpus] = Math.log(g * nodesMin);
-      hi[at.logGpus] = Math.log(g * nodesMax);
-      lo[at.logNodes] = Math.log(nodesMin);
-      hi[at.logNodes] = Math.log(nodesMax);
-    }
-    const [outLo, outHi] = learned.bounds.range(lo, hi);
-    // The model predicts log(measured throughput / analytical): time scales by exp(-output), and by
-    // the calibration on the architecture's published runs (one per group: it is per GPU, stack and
-    // precision).
-    const published = learned.publishedCalibrationOf(item)?.scale ?? 1;
-    const a = Math.exp(-outHi) * published,
-      z = Math.exp(-outLo) * published;
-    // The interval depends on the step's host and communication shares (model.ts regimesOf),
-    // which differ with the node count: each member's own, through the regimes it is in (all else
-    // the interval reads is the group's).
-    const byRegimes = new Map<string, number>();
-    for (let i = start; i < end; i++) {
-      kLo[i] = a;
-      kHi[i] = z;
-      const c = cands[i];
-      const own =
-        i === start
-          ? item
-          : {
-              ...item,
-              stepMs: c.analyticalStepMs,
-              breakdown: { ...item.breakdown, communicationMs: c.commExposedMs },
-            };
-      const key = learned
-        .regimesOf(own)
-        .map((x) => x.regime.regime)
-        .join();
-      let q90 = byRegimes.get(key);
-      if (q90 === undefined) {
-        q90 = Math.exp(learned.intervalOf(own).q90);
-        byRegimes.set(key, q90);
-      }
-      p90[i] = q90;
-    }
-    // The floor: one point (the reference's features do not vary within a group), bounded exactly.
-    const ref = singleGpuReference(item);
-    if (ref) {
-      learned.writeFeaturesOf(ref, lo);
-      const [refLo, refHi] = learned.bounds.range(lo, lo);
-      const refQ90 = Math.exp(learned.intervalOf(ref).q90);
-      const refPublished = learned.publishedCalibrationOf(ref)?.scale ?? 1;
-      const fLo = ref.stepMs * Math.exp(-refHi) * refPublished,
-        fHi = ref.stepMs * Math.exp(-refLo) * refPublished;
-      // Plus each candidate's exposed synchronisation, as correct() adds it (not learned: exact).
-      for (let i = start; i < end; i++)
-        if (cands[i].gpusPerNode * cands[i].nodes > 1) {
-          const sync = cands[i].commExposedMs;
-          floorLo[i] = fLo + sync;
-          floorHi[i] = fHi + sync;
-          floorP90Lo[i] = fLo * refQ90 + sync;
-          floorP90Hi[i] = fHi * refQ90 + sync;
+      let end = start + 1;
+      while (end < n && sameGroup(cands[start], cands[end])) end++;
+      const first = cands[start];
+      const item = correctionInput(r, search, first, software);
+      learned.writeFeaturesOf(item, lo);
+      hi.set(lo);
+      if (end - start > 1) {
+        // Members differ only in node count: the step time, its communication share and the counts.
+        let stepMin = Infinity,
+          stepMax = -Infinity,
+          commMin = Infinity,
+          commMax = -Infinity,
+          nodesMin = Infinity,
+          nodesMax = -Infinity;
+        for (let i = start; i < end; i++) {
+          const c = cands[i];
+          const step = c.analyticalStepMs;
+          const frac = c.commExposedMs / step;
+          stepMin = Math.min(stepMin, step);
+          stepMax = Math.max(stepMax, step);
+          commMin = Math.min(commMin, frac);
+          commMax = Math.max(commMax, frac);
+          nodesMin = Math.min(nodesMin, c.nodes);
+          nodesMax = Math.max(nodesMax, c.nodes);
         }
+        const b = item.breakdown;
+        lo[at.logStep] = Math.log(stepMin);
+        hi[at.logStep] = Math.log(stepMax);
+        const share = (index: number, ms: number) => {
+          lo[index] = ms / stepMax;
+          hi[index] = ms / stepMin;
+        };
+        share(at.fracForward, b.forwardMs);
+        share(at.fracBackward, b.backwardMs);
+        share(at.fracOptimizer, b.optimizerMs);
+        share(at.fracMixedPrecision, b.mixedPrecisionMs);
+        share(at.fracOverhead, b.overheadMs);
+        lo[at.fracComm] = commMin;
+        hi[at.fracComm] = commMax;
+        const g = first.gpusPerNode;
+        lo[at.logGpus] = Math.log(g * nodesMin);
+        hi[at.logGpus] = Math.log(g * nodesMax);
+        lo[at.logNodes] = Math.log(nodesMin);
+        hi[at.logNodes] = Math.log(nodesMax);
+      }
+      const [outLo, outHi] = learned.bounds.range(lo, hi);
+      // The model predicts log(measured throughput / analytical): time scales by exp(-output), and by
+      // the calibration on the architecture's published runs (one per group: it is per GPU, stack and
+      // precision).
+      const published = learned.publishedCalibrationOf(item)?.scale ?? 1;
+      const a = Math.exp(-outHi) * published,
+        z = Math.exp(-outLo) * published;
+      // The interval depends on the step's host and communication shares (model.ts regimesOf),
+      // which differ with the node count: each member's own, through the regimes it is in (all else
+      // the interval reads is the group's).
+      const byRegimes = new Map<string, number>();
+      for (let i = start; i < end; i++) {
+        kLo[i] = a;
+        kHi[i] = z;
+        const c = cands[i];
+        const own =
+          i === start
+            ? item
+            : {
+                ...item,
+                stepMs: c.analyticalStepMs,
+                breakdown: { ...item.breakdown, communicationMs: c.commExposedMs },
+              };
+        const key = learned
+          .regimesOf(own)
+          .map((x) => x.regime.regime)
+          .join();
+        let q90 = byRegimes.get(key);
+        if (q90 === undefined) {
+          q90 = Math.exp(learned.intervalOf(own).q90);
+          byRegimes.set(key, q90);
+        }
+        p90[i] = q90;
+      }
+      // The floor: one point (the reference's features do not vary within a group), bounded exactly.
+      const ref = singleGpuReference(item);
+      if (ref) {
+        learned.writeFeaturesOf(ref, lo);
+        const [refLo, refHi] = learned.bounds.range(lo, lo);
+        const refQ90 = Math.exp(learned.intervalOf(ref).q90);
+        const refPublished = learned.publishedCalibrationOf(ref)?.scale ?? 1;
+        const fLo = ref.stepMs * Math.exp(-refHi) * refPublished,
+          fHi = ref.stepMs * Math.exp(-refLo) * refPublished;
+        // Plus each candidate's exposed synchronisation, as correct() adds it (not learned: exact).
+        for (let i = start; i < end; i++)
+          if (cands[i].gpusPerNode * cands[i].nodes > 1) {
+            const sync = cands[i].commExposedMs;
+            floorLo[i] = fLo + sync;
+            floorHi[i] = fHi + sync;
+            floorP90Lo[i] = fLo * refQ90 + sync;
+            floorP90Hi[i] = fHi * refQ90 + sync;
+          }
+      }
+      start = end;
     }
-    start = end;
+  } finally {
+    turns.end();
   }
   return { kLo, kHi, p90, floorLo, floorHi, floorP90Lo, floorP90Hi };
 }

@@ -42,6 +42,7 @@ import {
   type PricingOption,
 } from './offers.js';
 import { usualGlobalBatch } from './global-batch.js';
+import { SLICE_MS, Turns } from './turns.js';
 import {
   REJECT_REASONS,
   SearchTimeout,
@@ -109,29 +110,28 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
   }
 }
 
-/** How long a server's search runs before it lets the event loop serve others (ms). */
-export const SEARCH_SLICE_MS = 50;
-
 /**
- * searchCandidates for a server: the same search, giving the event loop back whenever it has run
- * `sliceMs` since it last did, so the process keeps answering its probes (/health, /ready) and
- * other requests while one long search runs (a request may ask for up to maxTimeBudgetMs). The
- * answer is the same: only when the work runs changes, and the budget still counts from arrival.
+ * searchCandidates for a server: the same search, giving the event loop back whenever its share of
+ * the slice has run (optimizer/turns.ts), so the process keeps answering its probes (/health,
+ * /ready) and reading other requests while long searches run (a request may ask for up to
+ * maxTimeBudgetMs). The answer is the same: only when the work runs changes, and the budget still
+ * counts from arrival.
  */
 export async function searchCandidatesYielding(
   r: RecommendRequest,
   eff: Efficiency,
-  sliceMs = SEARCH_SLICE_MS,
+  sliceMs = SLICE_MS,
 ): Promise<Search> {
   const steps = searchSteps(r, eff);
-  let sliceStart = performance.now();
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-    if (performance.now() - sliceStart >= sliceMs) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      sliceStart = performance.now();
+  const turns = new Turns(sliceMs);
+  try {
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+      if (turns.due()) await turns.pause();
     }
+  } finally {
+    turns.end();
   }
 }
 /** The search, one (GPU, precision, batch size) group per step: the drivers above decide when to pause. */
