@@ -3,7 +3,8 @@
 // latency and errors. Recommend runs twice: one identical request over and over (after the first,
 // the LRU cache answers) and a stream of distinct requests (every one a search): the difference
 // is the cache's effect. "server time" is each request's durationMs from the server's own log: the
-// work, without the wait in the queue that the client-side latency also holds.
+// work, without the wait in the queue that the client-side latency also holds. SEARCH_TIMEOUT counts
+// the answers that were refusals (a 200 with a GraphQL error, which autocannon counts as answered).
 // Then faults under load (BENCH_FAULTS=0 skips them): with 2 workers and the same clients, one worker
 // gets SIGTERM mid-load (it drains while the other serves, and is replaced), one worker gets SIGKILL
 // (a crash: its in-flight requests are lost, the only failures allowed), and finally the primary
@@ -60,6 +61,8 @@ interface Row {
   p99: number;
   errors: number;
   non2xx: number;
+  /** Answered with a SEARCH_TIMEOUT refusal (a 200 with a GraphQL error), not with plans. */
+  searchTimeouts: number;
   total: number;
   serverP50: number;
   serverP99: number;
@@ -82,8 +85,12 @@ async function run(
   scenario: string,
   body: string | ((i: number) => string),
 ): Promise<Omit<Row, 'workers' | 'serverP50' | 'serverP99'>> {
-  let i = 0;
+  let i = 0,
+    searchTimeouts = 0;
   const headers = { 'content-type': 'application/json' };
+  const onResponse = (_: number, text: string) => {
+    if (text.includes('"SEARCH_TIMEOUT"')) searchTimeouts++;
+  };
   const r = await autocannon({
     url,
     connections,
@@ -91,8 +98,8 @@ async function run(
     timeout: 30,
     requests: [
       typeof body === 'string'
-        ? { method: 'POST', headers, body }
-        : { method: 'POST', headers, setupRequest: (req) => ({ ...req, body: body(i++) }) },
+        ? { method: 'POST', headers, body, onResponse }
+        : { method: 'POST', headers, setupRequest: (req) => ({ ...req, body: body(i++) }), onResponse },
     ],
   });
   return {
@@ -102,6 +109,7 @@ async function run(
     p99: r.latency.p99,
     errors: r.errors + r.timeouts,
     non2xx: r.non2xx,
+    searchTimeouts,
     total: r.requests.total,
   };
 }
@@ -145,7 +153,7 @@ for (const workers of workerCounts) {
       const row: Row = { workers, ...r, serverP50: server.p50, serverP99: server.p99 };
       rows.push(row);
       console.log(
-        `${String(workers).padStart(2)} worker(s)  ${scenario.padEnd(36)} ${row.rps.toFixed(0).padStart(6)} req/s  p50 ${String(row.p50).padStart(5)} ms  p99 ${String(row.p99).padStart(5)} ms  errors ${row.errors}  non-2xx ${row.non2xx}  (${row.total} requests; server time p50 ${row.serverP50} ms, p99 ${row.serverP99} ms)`,
+        `${String(workers).padStart(2)} worker(s)  ${scenario.padEnd(36)} ${row.rps.toFixed(0).padStart(6)} req/s  p50 ${String(row.p50).padStart(5)} ms  p99 ${String(row.p99).padStart(5)} ms  errors ${row.errors}  non-2xx ${row.non2xx}  SEARCH_TIMEOUT ${row.searchTimeouts}  (${row.total} requests; server time p50 ${row.serverP50} ms, p99 ${row.serverP99} ms)`,
       );
     }
   } finally {
@@ -155,11 +163,11 @@ for (const workers of workerCounts) {
   }
 }
 console.log(
-  '\n| workers | scenario | req/s | p50 ms | p99 ms | errors | non-2xx | server p50 ms | server p99 ms |\n|---|---|---|---|---|---|---|---|---|',
+  '\n| workers | scenario | req/s | p50 ms | p99 ms | errors | non-2xx | SEARCH_TIMEOUT | server p50 ms | server p99 ms |\n|---|---|---|---|---|---|---|---|---|---|',
 );
 for (const r of rows)
   console.log(
-    `| ${r.workers} | ${r.scenario} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${r.serverP50} | ${r.serverP99} |`,
+    `| ${r.workers} | ${r.scenario} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${r.searchTimeouts} | ${r.serverP50} | ${r.serverP99} |`,
   );
 
 // ------------------------------------------------------------------ faults under load
