@@ -206,6 +206,7 @@ async function factorBounds(
   search: Search,
   learned: LearnedPredictor,
   software: Software,
+  turns: Turns,
   checkBudget: () => void,
 ) {
   const cands = search.candidates;
@@ -221,116 +222,111 @@ async function factorBounds(
   const d = learned.featureCount;
   const lo = new Float64Array(d),
     hi = new Float64Array(d);
-  // A million candidates take seconds to bound: the event loop is given back as the search gives it.
-  const turns = new Turns();
-  try {
-    for (let start = 0; start < n;) {
-      if (turns.due()) {
-        await turns.pause();
-        checkBudget();
-      }
-      let end = start + 1;
-      while (end < n && sameGroup(cands[start], cands[end])) end++;
-      const first = cands[start];
-      const item = correctionInput(r, search, first, software);
-      learned.writeFeaturesOf(item, lo);
-      hi.set(lo);
-      if (end - start > 1) {
-        // Members differ only in node count: the step time, its communication share and the counts.
-        let stepMin = Infinity,
-          stepMax = -Infinity,
-          commMin = Infinity,
-          commMax = -Infinity,
-          nodesMin = Infinity,
-          nodesMax = -Infinity;
-        for (let i = start; i < end; i++) {
-          const c = cands[i];
-          const step = c.analyticalStepMs;
-          const frac = c.commExposedMs / step;
-          stepMin = Math.min(stepMin, step);
-          stepMax = Math.max(stepMax, step);
-          commMin = Math.min(commMin, frac);
-          commMax = Math.max(commMax, frac);
-          nodesMin = Math.min(nodesMin, c.nodes);
-          nodesMax = Math.max(nodesMax, c.nodes);
-        }
-        const b = item.breakdown;
-        lo[at.logStep] = Math.log(stepMin);
-        hi[at.logStep] = Math.log(stepMax);
-        const share = (index: number, ms: number) => {
-          lo[index] = ms / stepMax;
-          hi[index] = ms / stepMin;
-        };
-        share(at.fracForward, b.forwardMs);
-        share(at.fracBackward, b.backwardMs);
-        share(at.fracOptimizer, b.optimizerMs);
-        share(at.fracMixedPrecision, b.mixedPrecisionMs);
-        share(at.fracOverhead, b.overheadMs);
-        lo[at.fracComm] = commMin;
-        hi[at.fracComm] = commMax;
-        const g = first.gpusPerNode;
-        lo[at.logGpus] = Math.log(g * nodesMin);
-        hi[at.logGpus] = Math.log(g * nodesMax);
-        lo[at.logNodes] = Math.log(nodesMin);
-        hi[at.logNodes] = Math.log(nodesMax);
-      }
-      const [outLo, outHi] = learned.bounds.range(lo, hi);
-      // The model predicts log(measured throughput / analytical): time scales by exp(-output), and by
-      // the calibration on the architecture's published runs (one per group: it is per GPU, stack and
-      // precision).
-      const published = learned.publishedCalibrationOf(item)?.scale ?? 1;
-      const a = Math.exp(-outHi) * published,
-        z = Math.exp(-outLo) * published;
-      // The interval depends on the step's host and communication shares (model.ts regimesOf),
-      // which differ with the node count: each member's own, through the regimes it is in (all else
-      // the interval reads is the group's).
-      const byRegimes = new Map<string, number>();
-      for (let i = start; i < end; i++) {
-        kLo[i] = a;
-        kHi[i] = z;
-        const c = cands[i];
-        const own =
-          i === start
-            ? item
-            : {
-                ...item,
-                stepMs: c.analyticalStepMs,
-                breakdown: { ...item.breakdown, communicationMs: c.commExposedMs },
-              };
-        const key = learned
-          .regimesOf(own)
-          .map((x) => x.regime.regime)
-          .join();
-        let q90 = byRegimes.get(key);
-        if (q90 === undefined) {
-          q90 = Math.exp(learned.intervalOf(own).q90);
-          byRegimes.set(key, q90);
-        }
-        p90[i] = q90;
-      }
-      // The floor: one point (the reference's features do not vary within a group), bounded exactly.
-      const ref = singleGpuReference(item);
-      if (ref) {
-        learned.writeFeaturesOf(ref, lo);
-        const [refLo, refHi] = learned.bounds.range(lo, lo);
-        const refQ90 = Math.exp(learned.intervalOf(ref).q90);
-        const refPublished = learned.publishedCalibrationOf(ref)?.scale ?? 1;
-        const fLo = ref.stepMs * Math.exp(-refHi) * refPublished,
-          fHi = ref.stepMs * Math.exp(-refLo) * refPublished;
-        // Plus each candidate's exposed synchronisation, as correct() adds it (not learned: exact).
-        for (let i = start; i < end; i++)
-          if (cands[i].gpusPerNode * cands[i].nodes > 1) {
-            const sync = cands[i].commExposedMs;
-            floorLo[i] = fLo + sync;
-            floorHi[i] = fHi + sync;
-            floorP90Lo[i] = fLo * refQ90 + sync;
-            floorP90Hi[i] = fHi * refQ90 + sync;
-          }
-      }
-      start = end;
+  for (let start = 0; start < n;) {
+    // A million candidates take seconds to bound: the event loop is given back as the search gives it.
+    if (turns.due()) {
+      await turns.pause();
+      checkBudget();
     }
-  } finally {
-    turns.end();
+    let end = start + 1;
+    while (end < n && sameGroup(cands[start], cands[end])) end++;
+    const first = cands[start];
+    const item = correctionInput(r, search, first, software);
+    learned.writeFeaturesOf(item, lo);
+    hi.set(lo);
+    if (end - start > 1) {
+      // Members differ only in node count: the step time, its communication share and the counts.
+      let stepMin = Infinity,
+        stepMax = -Infinity,
+        commMin = Infinity,
+        commMax = -Infinity,
+        nodesMin = Infinity,
+        nodesMax = -Infinity;
+      for (let i = start; i < end; i++) {
+        const c = cands[i];
+        const step = c.analyticalStepMs;
+        const frac = c.commExposedMs / step;
+        stepMin = Math.min(stepMin, step);
+        stepMax = Math.max(stepMax, step);
+        commMin = Math.min(commMin, frac);
+        commMax = Math.max(commMax, frac);
+        nodesMin = Math.min(nodesMin, c.nodes);
+        nodesMax = Math.max(nodesMax, c.nodes);
+      }
+      const b = item.breakdown;
+      lo[at.logStep] = Math.log(stepMin);
+      hi[at.logStep] = Math.log(stepMax);
+      const share = (index: number, ms: number) => {
+        lo[index] = ms / stepMax;
+        hi[index] = ms / stepMin;
+      };
+      share(at.fracForward, b.forwardMs);
+      share(at.fracBackward, b.backwardMs);
+      share(at.fracOptimizer, b.optimizerMs);
+      share(at.fracMixedPrecision, b.mixedPrecisionMs);
+      share(at.fracOverhead, b.overheadMs);
+      lo[at.fracComm] = commMin;
+      hi[at.fracComm] = commMax;
+      const g = first.gpusPerNode;
+      lo[at.logGpus] = Math.log(g * nodesMin);
+      hi[at.logGpus] = Math.log(g * nodesMax);
+      lo[at.logNodes] = Math.log(nodesMin);
+      hi[at.logNodes] = Math.log(nodesMax);
+    }
+    const [outLo, outHi] = learned.bounds.range(lo, hi);
+    // The model predicts log(measured throughput / analytical): time scales by exp(-output), and by
+    // the calibration on the architecture's published runs (one per group: it is per GPU, stack and
+    // precision).
+    const published = learned.publishedCalibrationOf(item)?.scale ?? 1;
+    const a = Math.exp(-outHi) * published,
+      z = Math.exp(-outLo) * published;
+    // The interval depends on the step's host and communication shares (model.ts regimesOf),
+    // which differ with the node count: each member's own, through the regimes it is in (all else
+    // the interval reads is the group's).
+    const byRegimes = new Map<string, number>();
+    for (let i = start; i < end; i++) {
+      kLo[i] = a;
+      kHi[i] = z;
+      const c = cands[i];
+      const own =
+        i === start
+          ? item
+          : {
+              ...item,
+              stepMs: c.analyticalStepMs,
+              breakdown: { ...item.breakdown, communicationMs: c.commExposedMs },
+            };
+      const key = learned
+        .regimesOf(own)
+        .map((x) => x.regime.regime)
+        .join();
+      let q90 = byRegimes.get(key);
+      if (q90 === undefined) {
+        q90 = Math.exp(learned.intervalOf(own).q90);
+        byRegimes.set(key, q90);
+      }
+      p90[i] = q90;
+    }
+    // The floor: one point (the reference's features do not vary within a group), bounded exactly.
+    const ref = singleGpuReference(item);
+    if (ref) {
+      learned.writeFeaturesOf(ref, lo);
+      const [refLo, refHi] = learned.bounds.range(lo, lo);
+      const refQ90 = Math.exp(learned.intervalOf(ref).q90);
+      const refPublished = learned.publishedCalibrationOf(ref)?.scale ?? 1;
+      const fLo = ref.stepMs * Math.exp(-refHi) * refPublished,
+        fHi = ref.stepMs * Math.exp(-refLo) * refPublished;
+      // Plus each candidate's exposed synchronisation, as correct() adds it (not learned: exact).
+      for (let i = start; i < end; i++)
+        if (cands[i].gpusPerNode * cands[i].nodes > 1) {
+          const sync = cands[i].commExposedMs;
+          floorLo[i] = fLo + sync;
+          floorHi[i] = fHi + sync;
+          floorP90Lo[i] = fLo * refQ90 + sync;
+          floorP90Hi[i] = fHi * refQ90 + sync;
+        }
+    }
+    start = end;
   }
   return { kLo, kHi, p90, floorLo, floorHi, floorP90Lo, floorP90Hi };
 }
@@ -352,13 +348,15 @@ async function neededCandidates(
 ): Promise<{ exact: Uint8Array; feasible: number; rejected: Map<RejectReason, number> }> {
   const cands = search.candidates;
   const n = cands.length;
+  const turns = new Turns();
   const { kLo, kHi, p90, floorLo, floorHi, floorP90Lo, floorP90Hi } = await factorBounds(
     r,
     search,
     learned,
     software,
+    turns,
     checkBudget,
-  );
+  ).finally(() => turns.end());
   const units = r.model.unitsPerBatchElement;
   const rankP90 = r.rankBy === 'P90';
   const byCost = r.objective === 'COST';
