@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { getGpu, LEARNED_META_FILE, LEARNED_MODEL_FILE, loadEfficiency, loadGpus } from '../seeds/catalog.js';
+import type { CatalogGpu } from '../seeds/types.js';
 import {
   evidenceOf,
   evidenceRows,
@@ -494,18 +495,7 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
       await new Promise((resolve) => setTimeout(resolve, 400));
       return learned.correct(...args);
     };
-    const req: RecommendRequest = {
-      model: getModel('resnet50_v1.5')!,
-      samples: 1e7,
-      objective: 'COST',
-      gpus: [getGpu('A100-SXM4-80GB')!],
-      precisions: ['AMP_FP16'],
-      maxNodes: 1,
-      gpusPerNodeChoices: [1],
-      batchSizes: [64],
-      interNodeGbps: () => 100,
-      limit: 1,
-    };
+    const req = oneGpuRecommend(getGpu('A100-SXM4-80GB')!);
     await expect(
       recommendCorrected({ ...req, timeBudgetMs: 150 }, { predictor: slow, reason: '' }, eff),
     ).rejects.toThrow(/did not finish within its time budget of 150 ms/);
@@ -516,6 +506,20 @@ describe('the committed learned model (seeds/predictor.onnx)', async () => {
     );
     expect(answered.plans).toHaveLength(1);
   });
+});
+
+/** The smallest recommend: ResNet-50 at AMP_FP16, batch 64, on one GPU of one type. */
+const oneGpuRecommend = (gpu: CatalogGpu): RecommendRequest => ({
+  model: getModel('resnet50_v1.5')!,
+  samples: 1e7,
+  objective: 'COST',
+  gpus: [gpu],
+  precisions: ['AMP_FP16'],
+  maxNodes: 1,
+  gpusPerNodeChoices: [1],
+  batchSizes: [64],
+  interNodeGbps: () => 100,
+  limit: 1,
 });
 
 describe('fallback when the learned model is missing', () => {
@@ -535,22 +539,7 @@ describe('fallback when the learned model is missing', () => {
     expect(p.predictor).toBe('analytical');
     expect(p.evidence).toBe(reason);
     expect(p.stepTimeMs).toBe(p.analyticalStepTimeMs);
-    const r = await recommendCorrected(
-      {
-        model: req.model,
-        samples: 1e7,
-        objective: 'COST',
-        gpus: [req.gpu],
-        precisions: ['AMP_FP16'],
-        maxNodes: 1,
-        gpusPerNodeChoices: [1],
-        batchSizes: [64],
-        interNodeGbps: () => 100,
-        limit: 1,
-      },
-      { predictor: null, reason },
-      eff,
-    );
+    const r = await recommendCorrected(oneGpuRecommend(req.gpu), { predictor: null, reason }, eff);
     expect(r.predictor).toBe('analytical');
     expect(r.predictorNote).toBe(reason);
     expect(r.plans[0].stepTimeMs).toBe(r.plans[0].analyticalStepTimeMs);
