@@ -178,7 +178,7 @@ export async function correctAndRank(
       mid: k.mid,
       lo: k.lo,
       hi: k.hi,
-      cases: k.cases,
+      caseOf: k.caseOf,
       boundBy: k.boundBy,
       precisionUnmeasured: k.precisionUnmeasured,
       predictor: learned.name,

@@ -388,11 +388,13 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
     if (!b || order(c, b) < 0) bestRejected.set(why, c);
   };
   // Candidates are updated in place: a Search is ranked for one request, never shared.
+  // Where each candidate is in the scale's arrays: the plans shown read their evidence by it.
+  const scaleIndex = new Map<Candidate, number>();
   search.candidates.forEach((c, i) => {
+    scaleIndex.set(c, i);
     c.stepTimeMs = c.analyticalStepMs * (scale ? scale.mid[i] : 1);
     c.stepLoMs = c.analyticalStepMs * (scale?.lo ? scale.lo[i] : 1);
     c.stepHiMs = c.analyticalStepMs * (scale?.hi ? scale.hi[i] : 1);
-    c.evidence = scale?.cases?.[i] ?? 'analytical estimate only';
     c.boundBy = scale?.boundBy?.[i] ?? [];
     c.precisionUnmeasured = scale?.precisionUnmeasured?.[i] ?? false;
     timeAndCost(r, c, units);
@@ -466,7 +468,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
       memoryGbPerGpu: c.memoryGb,
       breakdown,
       predictor: scale?.predictor ?? 'analytical',
-      evidence: c.evidence ?? 'analytical estimate only',
+      evidence: scale?.caseOf?.(scaleIndex.get(c)!) ?? 'analytical estimate only',
       boundBy: c.boundBy ?? [],
       precisionUnmeasured: c.precisionUnmeasured ?? false,
       parallelism: planParallelism(c.gpusPerNode * c.nodes, c.parallelism, c.accum),

@@ -219,7 +219,6 @@ export interface Candidate {
   stepLoMs: number;
   stepHiMs: number;
   hoursHi: number;
-  evidence?: string;
   boundBy?: Regime[];
   precisionUnmeasured?: boolean;
   compute: ComputeTime;
@@ -264,8 +263,8 @@ export interface TimeScale {
   mid: ArrayLike<number>;
   lo?: ArrayLike<number>;
   hi?: ArrayLike<number>;
-  /** Per candidate: which case its prediction is (measured / calibrated / unmeasured). */
-  cases?: string[];
+  /** Candidate i's case in words (measured / calibrated / unmeasured), built for the plans shown. */
+  caseOf?: (i: number) => string;
   /** Per candidate: what besides the GPU holds its step. */
   boundBy?: Regime[][];
   /** Per candidate: its model is measured, but never in its precision. */

@@ -92,7 +92,7 @@ export async function predictCorrected(
     stepTimeMsP90: p.stepTimeMs * k.hi[0],
     totalHoursP90: p.totalHours === null ? null : p.totalHours * k.hi[0],
     predictor: learned.predictor.name,
-    evidence: `${k.cases[0]}; ${stackEvidence(req.stack)}${layoutEvidence(req, p)}${req.frozenBase ? `; LoRA on a frozen base: ${LORA_LEFT_OUT}` : ''}`,
+    evidence: `${k.caseOf(0)}; ${stackEvidence(req.stack)}${layoutEvidence(req, p)}${req.frozenBase ? `; LoRA on a frozen base: ${LORA_LEFT_OUT}` : ''}`,
     evidenceLevel: k.levels[0],
     calibrationRuns: k.runs[0],
     boundBy: k.boundBy[0],
@@ -139,7 +139,7 @@ export async function correctRows(
   });
   const k = await learned.predictor.correct(items);
   at.forEach((i, j) => {
-    none[i] = { scale: k.mid[j], lo: k.lo[j], hi: k.hi[j], evidence: k.cases[j] };
+    none[i] = { scale: k.mid[j], lo: k.lo[j], hi: k.hi[j], evidence: k.caseOf(j) };
   });
   return none;
 }

@@ -37,10 +37,10 @@ describe('same-die twins', async () => {
     expect(pairs.length).toBeGreaterThan(1000);
     expect(gaps.reduce((a, b) => a + b, 0) / gaps.length).toBeLessThan(0.02);
     expect(Math.max(...gaps)).toBeLessThan(0.08);
-    expect(h200.cases[0]).toMatch(
+    expect(h200.caseOf(0)).toMatch(
       /^(measured|calibrated): .*on H100-SXM5-80GB.*; H200-SXM-141GB read as H100-SXM5-80GB by the evidence/,
     );
-    expect(h100.cases[0]).not.toMatch(/read as/);
+    expect(h100.caseOf(0)).not.toMatch(/read as/);
     // Still an unmeasured GPU: its level and its interval say so.
     expect(h200.levels[0]).toBe('UNMEASURED');
     const wider = pairs.filter((_, i) => h200.hi[i] / h200.mid[i] > h100.hi[i] / h100.mid[i] + 1e-9);

@@ -201,10 +201,10 @@ describe('published mixture-of-experts runs (nothing fitted on them)', () => {
     const ex = llmExamples(eff, moeLlmRuns());
     const c = await learned.correct(ex.map(correctionInputOf));
     ex.forEach((e, i) => {
-      expect(c.cases[i]).toMatch(/mixture of experts/);
+      expect(c.caseOf(i)).toMatch(/mixture of experts/);
       if (stackOfFramework(e.run!.framework) === 'MEGATRON')
-        expect(c.cases[i]).toMatch(/fitted on the 19 published MoE runs of this stack/);
-      else expect(c.cases[i]).toMatch(/no published MoE run used TORCH_COMPILE/);
+        expect(c.caseOf(i)).toMatch(/fitted on the 19 published MoE runs of this stack/);
+      else expect(c.caseOf(i)).toMatch(/no published MoE run used TORCH_COMPILE/);
     });
     // Every run inside its P10-P90 but a few: the two releases that ran at half the speed of the same layout.
     const inside = ex.filter((e, i) => {

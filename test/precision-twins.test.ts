@@ -48,12 +48,12 @@ describe('precisions the learned correction reads as their twin', async () => {
     // roofline's breakdown feeds the trees (its step and its shares differ by the loss scaling).
     expect(gaps.reduce((a, b) => a + b, 0) / gaps.length).toBeLessThan(0.01);
     expect(Math.max(...gaps)).toBeLessThan(0.05);
-    expect(bf16.cases[0]).toMatch(
+    expect(bf16.caseOf(0)).toMatch(
       /^(measured|calibrated|unmeasured): .*; AMP_BF16 read as AMP_FP16 by the learned correction/,
     );
-    expect(fp16.cases[0]).not.toMatch(/read as/);
+    expect(fp16.caseOf(0)).not.toMatch(/read as/);
     // The evidence names the precision whose rows it is (the rows ran AMP_FP16, not AMP_BF16).
-    const measured = bf16.cases.filter((c) => c.startsWith('measured:'));
+    const measured = Array.from(bf16.mid, (_, i) => bf16.caseOf(i)).filter((c) => c.startsWith('measured:'));
     expect(measured.length).toBeGreaterThan(300);
     for (const c of measured)
       expect(c).toMatch(/^measured: this model is in the measurements on .* at AMP_FP16 /);

@@ -223,8 +223,12 @@ export interface Corrections {
   mid: Float64Array;
   lo: Float64Array;
   hi: Float64Array;
-  /** Which case each prediction is (measured / calibrated / unmeasured). */
-  cases: string[];
+  /**
+   * Which case prediction i is (measured / calibrated / unmeasured), in words: built when asked, as a
+   * recommend shows a few dozen of the thousands of candidates it corrects (building every one was
+   * about a quarter of the correction's time).
+   */
+  caseOf: (i: number) => string;
   levels: EvidenceLevel[];
   /** How many of the user's recorded runs moved each prediction. */
   runs: Int32Array;
@@ -571,7 +575,8 @@ export class LearnedPredictor {
       hi[i] = k * Math.exp(iv.q90);
     });
     const n = items.length;
-    const cases: string[] = [];
+    /** Per item floored by its single-GPU reference: what the evidence says of it. */
+    const floorNotes = new Map<number, string>();
     const levels: EvidenceLevel[] = [];
     const boundBy: Regime[][] = [];
     const precisionUnmeasured = items.map(
@@ -585,98 +590,104 @@ export class LearnedPredictor {
       // The floor: never a faster step than the same GPU alone at this batch plus the gradient
       // synchronisation the roofline leaves exposed (estimate, P10, P90), as factors of the item's
       // analytical step.
-      let floored = '';
       if (refOf[i] >= 0) {
         const j = n + refOf[i];
         const r = all[j].stepMs / it.stepMs;
         const sync = it.breakdown.communicationMs / it.stepMs;
         if (r * mid[j] + sync > mid[i])
-          floored = `; floored at one ${it.gpu.id}'s step at this batch plus the gradient synchronisation left exposed (${it.breakdown.communicationMs.toPrecision(3)} ms), since data parallelism only adds that to it (the correction alone gave a ${pct(1 - mid[i] / (r * mid[j] + sync))} shorter step)`;
+          floorNotes.set(
+            i,
+            `; floored at one ${it.gpu.id}'s step at this batch plus the gradient synchronisation left exposed (${it.breakdown.communicationMs.toPrecision(3)} ms), since data parallelism only adds that to it (the correction alone gave a ${pct(1 - mid[i] / (r * mid[j] + sync))} shorter step)`,
+          );
         mid[i] = Math.max(mid[i], r * mid[j] + sync);
         lo[i] = Math.max(lo[i], r * lo[j] + sync);
         hi[i] = Math.max(hi[i], r * hi[j] + sync);
       }
+      runs[i] = calibrations[i].runs;
+      boundBy.push(regimes[i].map((x) => x.regime.regime));
+      levels.push(evidenceLevel(measured, it.modelId, it.gpu.id, it.model.publishedAs));
+    });
+    const caseOf = (i: number): string => {
+      const it = items[i];
       const c = calibrations[i];
       const t = transfers[i];
       const llmLike = isLlmLike(it);
       const novelty = this.gpuNovelty(it.gpu);
       const gpuMeasured = novelty === 'measured';
-      runs[i] = c.runs;
       const shippedPair = this.measuredPairs.has(`${it.modelId}|${it.gpu.id}`);
       const published = publishedEvidence(it);
-      boundBy.push(regimes[i].map((x) => x.regime.regime));
-      levels.push(evidenceLevel(measured, it.modelId, it.gpu.id, it.model.publishedAs));
       const twin = TRAINED_AS[it.exec.precision];
       const benchmarkCase = evidenceCase(evs[i]);
-      cases.push(
+      return (
         (published === undefined
           ? benchmarkCase
           : benchmarkCase === UNMEASURED_CASE
             ? `published: ${published.text}`
             : `${benchmarkCase}; published: ${published.text}`) +
-          (published && !llmLike && !published.runs.stacks.includes(DEFAULT_STACK) && published.runs.onGpu > 0
-            ? ` (they ran tuned stacks; this estimate is of ${DEFAULT_STACK}, which none of them ran, so the interval is a benchmark model's)`
+        (published && !llmLike && !published.runs.stacks.includes(DEFAULT_STACK) && published.runs.onGpu > 0
+          ? ` (they ran tuned stacks; this estimate is of ${DEFAULT_STACK}, which none of them ran, so the interval is a benchmark model's)`
+          : '') +
+        (twin
+          ? `; ${it.exec.precision} read as ${twin.as} by the learned correction (no ${it.exec.precision} run is measured; ${twin.why})`
+          : '') +
+        (precisionUnmeasured[i]
+          ? `; no run of this model at ${evs[i].readAsPrecision ?? it.exec.precision} is measured on any GPU: its other precisions are (interval: at least a precision held out from its model)`
+          : '') +
+        (evs[i].readAsGpu
+          ? `; ${it.gpu.id} read as ${evs[i].readAsGpu} by the evidence (no ${it.gpu.id} row is measured; ${evs[i].readAsGpu} has its die, SM count and clock, and no more memory bandwidth)`
+          : '') +
+        (gpuMeasured
+          ? ''
+          : c.gpuRuns > 0
+            ? `; ${it.gpu.id} has no shipped measurements`
+            : `; ${it.gpu.id} has no training measurements (${achievableBasis(it.gpu, it.dominantMath)})`) +
+        shippedSoftware(it.modelId, it.gpu.id, shippedPair, llmLike) +
+        (novelty === 'generation' && c.gpuRuns === 0
+          ? `; no ${it.gpu.generation} GPU is measured (interval from leave-one-generation-out errors)`
+          : novelty === 'vendor' && c.gpuRuns === 0
+            ? `; no ${it.gpu.vendor} GPU is measured (interval: the widest of any held-out generation)`
             : '') +
-          (twin
-            ? `; ${it.exec.precision} read as ${twin.as} by the learned correction (no ${it.exec.precision} run is measured; ${twin.why})`
-            : '') +
-          (precisionUnmeasured[i]
-            ? `; no run of this model at ${evs[i].readAsPrecision ?? it.exec.precision} is measured on any GPU: its other precisions are (interval: at least a precision held out from its model)`
-            : '') +
-          (evs[i].readAsGpu
-            ? `; ${it.gpu.id} read as ${evs[i].readAsGpu} by the evidence (no ${it.gpu.id} row is measured; ${evs[i].readAsGpu} has its die, SM count and clock, and no more memory bandwidth)`
-            : '') +
-          (gpuMeasured
-            ? ''
-            : c.gpuRuns > 0
-              ? `; ${it.gpu.id} has no shipped measurements`
-              : `; ${it.gpu.id} has no training measurements (${achievableBasis(it.gpu, it.dominantMath)})`) +
-          shippedSoftware(it.modelId, it.gpu.id, shippedPair, llmLike) +
-          (novelty === 'generation' && c.gpuRuns === 0
-            ? `; no ${it.gpu.generation} GPU is measured (interval from leave-one-generation-out errors)`
-            : novelty === 'vendor' && c.gpuRuns === 0
-              ? `; no ${it.gpu.vendor} GPU is measured (interval: the widest of any held-out generation)`
-              : '') +
-          (publishedCal[i]
-            ? `; ${describePublishedCalibration(publishedCal[i]!, it.gpu.id, stackOf(it), it.exec.precision)}`
-            : moeStackOf(it) !== undefined
-              ? `; ${expertsEvidence(moeStackOf(it))}`
-              : llmLike && it.model.convolutional
-                ? "; a tuned stack or split layout on a convolutional model: only transformer LLM runs were measured so, and the stacks' effects were fitted on them (interval: at least an unmeasured model's)"
-                : llmLike && this.meta.intervals.llmRuns
-                  ? `; a tuned stack or split layout as in the published LLM runs (interval: ${this.stackInterval(it) ? `the ${stackOf(it)} runs'` : 'their'} errors held out by model family${unmeasuredModelOf(evs[i]) ? ", widened to a held-out model's: no benchmark row measured this model" : ''})`
-                  : llmLike
-                    ? '; no measurement used tensor/pipeline/context parallelism, ZeRO, recomputation or a tuned stack'
-                    : '') +
-          regimes[i]
-            .map(({ regime, share }) => {
-              const iv = runsSetInterval[i]
-                ? 'interval from your runs of this model on this GPU'
-                : 'interval at least that of such rows held out';
-              return regime.regime === 'host'
-                ? `; host-bound: kernel launches and per-step framework work on the CPU are ${pct(share)} of the roofline's step, and no GPU figure says how fast a host does them (${iv})`
-                : `; communication-bound: exposed gradient synchronisation is ${pct(share)} of the roofline's step (${iv})`;
-            })
-            .join('') +
-          synchronizationEvidence(it) +
-          (it.exec.precision === 'FP4'
-            ? '; no FP4 kernel is measured either (the roofline runs the FP8 kernel curve at the FP4 peak)'
-            : '') +
-          (c.runs > 0
-            ? `; calibrated by ${c.runs} of your runs (${c.gpuRuns} on ${it.gpu.id}, ${c.modelOnGpuRuns} of this model on it${c.sameConfigurationRuns ? `, ${c.sameConfigurationRuns} of this exact configuration` : ''})`
-            : '') +
-          (user?.note ? `; ${user.note}` : '') +
-          (t
-            ? `; transferred from ${t.neighbour}'s measurement of ${t.distance === 0 ? `this configuration${t.nearest.precision === it.exec.precision ? '' : ` at ${t.nearest.precision}`}` : `this model at ${t.nearest.precision} (nearest configuration: batch ${t.nearest.batchSizePerGpu} per GPU on ${t.nearest.gpus} GPU${t.nearest.gpus > 1 ? 's' : ''})`}, related to ${it.gpu.id} by your runs (${t.neighbours} shipped GPU${t.neighbours > 1 ? 's' : ''} used, ${Math.round(100 * t.share)}% of the estimate)`
-            : '') +
-          floored,
+        (publishedCal[i]
+          ? `; ${describePublishedCalibration(publishedCal[i]!, it.gpu.id, stackOf(it), it.exec.precision)}`
+          : moeStackOf(it) !== undefined
+            ? `; ${expertsEvidence(moeStackOf(it))}`
+            : llmLike && it.model.convolutional
+              ? "; a tuned stack or split layout on a convolutional model: only transformer LLM runs were measured so, and the stacks' effects were fitted on them (interval: at least an unmeasured model's)"
+              : llmLike && this.meta.intervals.llmRuns
+                ? `; a tuned stack or split layout as in the published LLM runs (interval: ${this.stackInterval(it) ? `the ${stackOf(it)} runs'` : 'their'} errors held out by model family${unmeasuredModelOf(evs[i]) ? ", widened to a held-out model's: no benchmark row measured this model" : ''})`
+                : llmLike
+                  ? '; no measurement used tensor/pipeline/context parallelism, ZeRO, recomputation or a tuned stack'
+                  : '') +
+        regimes[i]
+          .map(({ regime, share }) => {
+            const iv = runsSetInterval[i]
+              ? 'interval from your runs of this model on this GPU'
+              : 'interval at least that of such rows held out';
+            return regime.regime === 'host'
+              ? `; host-bound: kernel launches and per-step framework work on the CPU are ${pct(share)} of the roofline's step, and no GPU figure says how fast a host does them (${iv})`
+              : `; communication-bound: exposed gradient synchronisation is ${pct(share)} of the roofline's step (${iv})`;
+          })
+          .join('') +
+        synchronizationEvidence(it) +
+        (it.exec.precision === 'FP4'
+          ? '; no FP4 kernel is measured either (the roofline runs the FP8 kernel curve at the FP4 peak)'
+          : '') +
+        (c.runs > 0
+          ? `; calibrated by ${c.runs} of your runs (${c.gpuRuns} on ${it.gpu.id}, ${c.modelOnGpuRuns} of this model on it${c.sameConfigurationRuns ? `, ${c.sameConfigurationRuns} of this exact configuration` : ''})`
+          : '') +
+        (user?.note ? `; ${user.note}` : '') +
+        (t
+          ? `; transferred from ${t.neighbour}'s measurement of ${t.distance === 0 ? `this configuration${t.nearest.precision === it.exec.precision ? '' : ` at ${t.nearest.precision}`}` : `this model at ${t.nearest.precision} (nearest configuration: batch ${t.nearest.batchSizePerGpu} per GPU on ${t.nearest.gpus} GPU${t.nearest.gpus > 1 ? 's' : ''})`}, related to ${it.gpu.id} by your runs (${t.neighbours} shipped GPU${t.neighbours > 1 ? 's' : ''} used, ${Math.round(100 * t.share)}% of the estimate)`
+          : '') +
+        (floorNotes.get(i) ?? '')
       );
-    });
+    };
+
     return {
       mid: mid.subarray(0, n),
       lo: lo.subarray(0, n),
       hi: hi.subarray(0, n),
-      cases,
+      caseOf,
       levels,
       runs,
       boundBy,
