@@ -46,14 +46,14 @@ export interface PruneStats {
 export type Pruning = 'auto' | 'always' | 'never';
 
 /**
- * What bounding one group of candidates costs, in corrections of one candidate: 4 to 5 on two cores
- * (bench/pruning.ts, correctAndRank alone, bounds against correcting every candidate): ResNet-50 on
- * the catalog's offers up to 8 nodes, 13,872 candidates in 4,995 groups, 542 ms against 348 ms (109
- * us per group, 25 per candidate); up to 64 nodes, 70,900 in 6,040 groups, 863 against 1,987 ms;
- * BERT-large fastest up to 8 nodes, 23,095 in 8,386 groups, 597 against 367 ms. Llama 3 8B under
- * MEGATRON with parallel layouts (a group each): 7,938 in 7,853 groups, 289 against 104 ms.
- * Correcting every candidate also leaves onnxruntime's share off the event loop, where the bounds
- * hold it.
+ * What bounding one group of candidates costs, in corrections of one candidate: about 4 on two cores
+ * (`BENCH_RUNS=3 npx tsx bench/pruning.ts`, correctAndRank alone, bounds against correcting every
+ * candidate, median of 3): ResNet-50 on the catalog's offers up to 8 nodes, 13,872 candidates in
+ * 4,995 groups, 252 ms against 156 ms (51 us per group, 11 per candidate); up to 64 nodes, 70,900 in
+ * 6,040 groups, 372 against 903 ms; BERT-large fastest up to 8 nodes, 23,095 in 8,386 groups, 435
+ * against 292 ms; Llama 3 8B under MEGATRON with parallel layouts (a group each), 7,938 in 7,853
+ * groups, 283 against 118 ms. Correcting every candidate also leaves onnxruntime's share off the
+ * event loop, where the bounds hold it.
  */
 export const BOUNDS_COST_IN_CORRECTIONS = 4;
 
