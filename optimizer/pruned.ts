@@ -18,7 +18,7 @@
 // every candidate is corrected (`auto`, BOUNDS_COST_IN_CORRECTIONS), for the same answer.
 import { joinsUnstatedNetwork, rankCandidates, TIE_RESOLUTION, timeAndCost } from './recommend.js';
 import type { Candidate, Recommendation, RecommendRequest, RejectReason, Search } from './search-types.js';
-import { Turns } from './turns.js';
+import { Turns } from '../predictor/turns.js';
 import { combine } from '../predictor/step.js';
 import { modelFeaturesOf, type Software } from '../predictor/learned/features.js';
 import {
@@ -142,7 +142,7 @@ export function correctionInput(
  * bounds would cost more, see Pruning) and ranks. A user's recorded runs (`user`) move evidence
  * features and calibrate each prediction in ways the bounds do not cover, so with them every
  * candidate is corrected. `checkBudget` throws when the request's time is up: it is called as the
- * bounds give the event loop back (optimizer/turns.ts) and after onnxruntime answers, so the
+ * bounds give the event loop back (predictor/turns.ts) and after onnxruntime answers, so the
  * correction, like the search, never answers after the budget.
  */
 export async function correctAndRank(

@@ -42,7 +42,7 @@ import {
   type PricingOption,
 } from './offers.js';
 import { usualGlobalBatch } from './global-batch.js';
-import { SLICE_MS, Turns } from './turns.js';
+import { SLICE_MS, Turns } from '../predictor/turns.js';
 import {
   REJECT_REASONS,
   SearchTimeout,
@@ -112,7 +112,7 @@ export function searchCandidates(r: RecommendRequest, eff: Efficiency): Search {
 
 /**
  * searchCandidates for a server: the same search, giving the event loop back whenever its share of
- * the slice has run (optimizer/turns.ts), so the process keeps answering its probes (/health,
+ * the slice has run (predictor/turns.ts), so the process keeps answering its probes (/health,
  * /ready) and reading other requests while long searches run (a request may ask for up to
  * maxTimeBudgetMs). The answer is the same: only when the work runs changes, and the budget still
  * counts from arrival.

@@ -1,8 +1,8 @@
-// The slice a server's long tasks share (optimizer/turns.ts): a turn of the event loop runs a slice
+// The slice a server's long tasks share (predictor/turns.ts): a turn of the event loop runs a slice
 // of every task waiting to go on before it polls for I/O, so with k tasks running each gives the
 // loop back after 1/k of the slice, and a turn stays one slice long however many run.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { SLICE_MS, Turns } from '../optimizer/turns.js';
+import { SLICE_MS, Turns } from '../predictor/turns.js';
 
 describe('turns of the event loop', () => {
   beforeEach(() => {

@@ -56,6 +56,10 @@ import {
 } from './features.js';
 import { loadOnnxCorrection, type OnnxCorrection } from './onnx.js';
 import { treeBoundsFromFile, type TreeEnsembleBounds } from './bounds.js';
+import { Turns } from '../turns.js';
+
+/** Items written between two looks at the clock (a few milliseconds of work). */
+const TURN_BLOCK = 256;
 import { getGpu, LEARNED_META_FILE, LEARNED_MODEL_FILE, loadEfficiency } from '../../seeds/catalog.js';
 
 /** log(actual step / predicted step) quantiles: the interval is [step x e^q10, step x e^q90]. */
@@ -532,8 +536,38 @@ export class LearnedPredictor {
     const all = refs.length ? [...items, ...refs] : items;
     const d = this.onnx.featureCount;
     const X = new Float32Array(all.length * d);
-    const evs = all.map((it, i) => this.writeFeaturesOf(it, X, i * d, user));
+    // Tens of thousands of items take a while to write and to read back: the event loop is given
+    // back between blocks of them, as the search gives it (predictor/turns.ts). Not while
+    // onnxruntime runs, off the event loop.
+    let turns = new Turns();
+    const evs: Evidence[] = new Array<Evidence>(all.length);
+    try {
+      for (let i = 0; i < all.length; i++) {
+        if (i % TURN_BLOCK === 0 && turns.due()) await turns.pause();
+        evs[i] = this.writeFeaturesOf(all[i], X, i * d, user);
+      }
+    } finally {
+      turns.end();
+    }
     const out = await this.onnx.run(X, all.length);
+    turns = new Turns();
+    try {
+      return await this.corrections(items, all, refOf, evs, out, turns, user);
+    } finally {
+      turns.end();
+    }
+  }
+
+  /** correct(), once onnxruntime has answered: the factors, intervals, floors and evidence. */
+  private async corrections(
+    items: CorrectionInput[],
+    all: CorrectionInput[],
+    refOf: Int32Array,
+    evs: Evidence[],
+    out: Float32Array,
+    turns: Turns,
+    user?: UserEvidence,
+  ): Promise<Corrections> {
     const mid = new Float64Array(all.length),
       lo = new Float64Array(all.length),
       hi = new Float64Array(all.length);
@@ -542,6 +576,7 @@ export class LearnedPredictor {
     const transfers = all.map((it) =>
       user?.transfer && !isLlmLike(it) ? this.transferred(it, user) : undefined,
     );
+    if (turns.due()) await turns.pause();
     const regimes = all.map((it) => this.regimesOf(it));
     // Runs of this model on this GPU set the interval themselves (below), not the shipped errors.
     const runsSetInterval = all.map(
@@ -574,6 +609,7 @@ export class LearnedPredictor {
       lo[i] = k * Math.exp(iv.q10);
       hi[i] = k * Math.exp(iv.q90);
     });
+    if (turns.due()) await turns.pause();
     const n = items.length;
     /** Per item floored by its single-GPU reference: what the evidence says of it. */
     const floorNotes = new Map<number, string>();

@@ -1,6 +1,8 @@
 // Long work in a server process gives the event loop back often enough that the process keeps
-// answering its probes and reading new requests: a recommend's search (recommend.ts
-// searchCandidatesYielding) and the bounds of its learned correction (pruned.ts). A turn of the
+// answering its probes and reading new requests: a recommend's search (optimizer/recommend.ts
+// searchCandidatesYielding), the bounds of its learned correction (optimizer/pruned.ts) and the
+// correction itself (learned/model.ts correct). (Here, the lowest layer with code, so that the
+// predictor can use it too; it knows nothing of prediction.) A turn of the
 // event loop runs a slice of every such task waiting to go on before it polls for I/O, so the tasks
 // running at once share one slice: with k of them, each gives the loop back after SLICE_MS / k. With a
 // whole slice each, 16 searches at once made a turn of the loop 800 ms long, and requests arriving
