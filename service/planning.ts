@@ -102,6 +102,30 @@ export function nchwNote(
     : undefined;
 }
 
+/**
+ * How a request says its workload runs, as predict and recommend both pass it on: the software
+ * stack, the activations' layout, the attention implementation, a frozen base (LoRA) and the memory
+ * each GPU keeps free. A field the request leaves out stays out, so the predictor's default holds.
+ */
+function runOptions(
+  q: {
+    softwareStack?: SoftwareStack | null;
+    channelsLast?: boolean | null;
+    framework?: Framework;
+    attention?: AttentionImplementation | null;
+  },
+  frozenBase: boolean | undefined,
+  memoryHeadroomGb: number | undefined,
+) {
+  return {
+    ...(q.softwareStack ? { stack: q.softwareStack } : {}),
+    ...statedChannelsLast(q),
+    ...(q.attention ? { attention: q.attention } : {}),
+    ...(frozenBase ? { frozenBase } : {}),
+    ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
+  };
+}
+
 /** A prediction and the configuration it is of, every default filled in. */
 export interface ConfigurationAnswer extends CorrectedPrediction {
   gpu: CatalogGpu;
@@ -148,11 +172,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
       samples,
       priceUsdPerGpuHour: price,
       parallelism,
-      ...(q.softwareStack ? { stack: q.softwareStack } : {}),
-      ...statedChannelsLast(q),
-      ...(q.attention ? { attention: q.attention } : {}),
-      ...(frozenBase ? { frozenBase } : {}),
-      ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
+      ...runOptions(q, frozenBase, memoryHeadroomGb),
     },
     learned,
     loadEfficiency(),
@@ -431,16 +451,12 @@ export async function recommendPlans(
         timeBudgetMs,
         deadlineConfidence: q.deadlineConfidence,
         parallelismSearch: q.parallelismSearch,
-        ...(q.softwareStack ? { stack: q.softwareStack } : {}),
-        ...statedChannelsLast(q),
         rankBy: q.rankBy,
         minEvidence: q.minEvidence,
         // A user's recorded runs count as measurements (evidenceLevel, minEvidence).
         measured: user ? withRuns(seedsMeasured(), user.runs.all) : undefined,
         today,
-        ...(q.attention ? { attention: q.attention } : {}),
-        ...(frozenBase ? { frozenBase } : {}),
-        ...(memoryHeadroomGb !== undefined ? { memoryHeadroomGb } : {}),
+        ...runOptions(q, frozenBase, memoryHeadroomGb),
       },
       learned,
       loadEfficiency(),
