@@ -189,7 +189,7 @@ export const SETTINGS: readonly Setting[] = [
     min: 1,
     max: 600_000,
     default: 2000,
-    doc: 'Per-request time budget, from arrival: a search still running then (or a request that waited it out in a queue) is refused with error code SEARCH_TIMEOUT, never answered in part. A request may ask for another (`timeBudgetMs`), up to maxTimeBudgetMs.',
+    doc: 'Per-request time budget, from arrival: a search or its learned correction still running then (or a request that waited it out in a queue) is refused with error code SEARCH_TIMEOUT, never answered in part. A request may ask for another (`timeBudgetMs`), up to maxTimeBudgetMs.',
   },
   {
     key: 'maxTimeBudgetMs',
@@ -199,7 +199,7 @@ export const SETTINGS: readonly Setting[] = [
     min: 1,
     max: 600_000,
     default: 10_000,
-    doc: "The most a request may ask for with `timeBudgetMs` (at least timeBudgetMs), so a client whose search is refused can ask for more than the default. A search shares its process's event loop, pausing every 50 ms so probes and other requests are answered; searches running at once share the CPU.",
+    doc: "The most a request may ask for with `timeBudgetMs` (at least timeBudgetMs), so a client whose search is refused can ask for more than the default. A search shares its process's event loop, pausing so probes and other requests are answered (the searches running at once share a 50 ms slice per turn of the loop) and sharing the CPU.",
   },
   {
     key: 'warmUp',
