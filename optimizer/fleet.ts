@@ -234,7 +234,8 @@ const searchFor = (
   ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
   limit: o.limit,
   // The layouts `recommend` searches (ZeRO/FSDP, tensor and pipeline parallelism, recomputation)
-  // wherever plain data parallelism does not fit, so large models are planned here too.
+  // wherever plain data parallelism does not fit or trains above the global batch cap, so large
+  // models are planned here too.
   parallelismSearch: 'auto',
 });
 

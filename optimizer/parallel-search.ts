@@ -3,8 +3,9 @@
 // (TP, inside a node), pipeline parallelism (PP, stages over the transformer blocks), ZeRO 0-3
 // over the data-parallel group and recomputation (SEARCHED_RECOMPUTE: none, selective or torchtitan's
 // op-level policy, full), among those that fit in
-// memory. recommend.ts asks only where plain data parallelism does not fit (parallelismSearch 'auto')
-// or everywhere ('all'), so searches for models that fit stay as fast as before.
+// memory. recommend.ts asks only where plain data parallelism does not fit or trains above the global
+// batch cap (parallelismSearch 'auto'), or everywhere ('all'), so searches for models that fit stay
+// as fast as before.
 //
 // The search is exact within its space (TP in 1, 2, 4, 8, 16 dividing the heads and the GPUs per
 // node; PP dividing the transformer blocks or a power of two, up to 64 and the blocks; on a stack

@@ -213,7 +213,8 @@ const search = (
   fp32UsesTf32: r.fp32UsesTf32,
   ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
   limit,
-  // The layouts `recommend` searches (ZeRO/FSDP, TP, PP, recomputation) where plain data parallelism does not fit.
+  // The layouts `recommend` searches (ZeRO/FSDP, TP, PP, recomputation) where plain data parallelism
+  // does not fit or trains above the global batch cap.
   parallelismSearch: 'auto',
 });
 

@@ -236,7 +236,13 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
               const price = option.nodeUsdPerHour(g);
               const memory = gpus > 1 ? multi : single;
               const plainFits = fits(memory, gpu, headroomGb);
-              if ((!plainFits && r.parallelismSearch === 'auto') || r.parallelismSearch === 'all') {
+              // Plain data parallelism above the global batch cap: a layout that splits the model
+              // (TP, PP) trains fewer replicas, so it may keep within the cap where plain does not.
+              const plainOverCap = r.globalBatch === undefined && batch * gpus > maxGlobal;
+              if (
+                ((!plainFits || plainOverCap) && r.parallelismSearch === 'auto') ||
+                r.parallelismSearch === 'all'
+              ) {
                 // Sharding, tensor and pipeline parallelism, recomputation: see parallel-search.ts.
                 sharded ??= shardedSearch(
                   r,

@@ -279,7 +279,7 @@ export class RecommendInput {
   @Field(() => ParallelismSearchEnum, {
     defaultValue: ParallelismSearchEnum.AUTO,
     description:
-      'Where to search tensor/pipeline parallelism (interleaved too, on a software stack whose pipeline engine interleaves: MEGATRON, TUNED, TORCH_COMPILE), ZeRO, recomputation and, for a mixture-of-experts model, expert parallelism (AUTO: where plain data parallelism does not fit). Every plan says what it chose in `parallelism`.',
+      'Where to search tensor/pipeline parallelism (interleaved too, on a software stack whose pipeline engine interleaves: MEGATRON, TUNED, TORCH_COMPILE), ZeRO, recomputation and, for a mixture-of-experts model, expert parallelism (AUTO: where plain data parallelism does not fit, or trains above the global batch cap). Every plan says what it chose in `parallelism`.',
   })
   parallelismSearch!: ParallelismSearch;
   @Field(() => AttentionEnum, {

@@ -123,7 +123,7 @@ registerEnumType(ParallelismSearchEnum, {
     OFF: { description: 'Plain data parallelism only.' },
     AUTO: {
       description:
-        'Also tensor/pipeline/expert parallelism, ZeRO and recomputation on the layouts where plain data parallelism does not fit.',
+        'Also tensor/pipeline/expert parallelism, ZeRO and recomputation on the layouts where plain data parallelism does not fit or trains above the global batch cap.',
     },
     ALL: { description: 'On every layout, keeping the faster plan.' },
   },

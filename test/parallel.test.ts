@@ -676,6 +676,35 @@ describe('recommend: Llama-2-7B full fine-tuning on 80 GB GPUs', () => {
       expect(p.batchSizePerGpu * p.gradAccumSteps * p.parallelism.dataParallel).toBe(64);
   });
 
+  it('where plain data parallelism fits but trains above the global batch cap, a layout that splits the model keeps within it', () => {
+    // GPT-2 124M fits on one GPU; 8 per GPU on 32 GPUs is a global batch of 256, above a cap of 128.
+    const small = {
+      ...req,
+      model: getModel('gpt2_124m')!,
+      gpus: [gpu('H100-SXM5-80GB')],
+      precisions: ['BF16' as const],
+      batchSizes: [8],
+      gpusPerNodeChoices: [8],
+      maxNodes: 4,
+      maxGlobalBatch: 128,
+      objective: 'TIME' as const,
+    };
+    const plain = recommend({ ...small, parallelismSearch: 'off' }, eff);
+    expect(plain.rejected.find((x) => x.reason === 'GLOBAL_BATCH_TOO_LARGE')?.count).toBe(2);
+    expect(plain.plans.map((p) => p.nodes)).toEqual([2, 1]);
+    const r = recommend(small, eff);
+    expect(r.rejected).toEqual([]);
+    expect(r.plans.map((p) => p.nodes).sort()).toEqual([1, 2, 3, 4]);
+    for (const p of r.plans) {
+      const { dataParallel, tensorParallel, pipelineParallel } = p.parallelism;
+      expect(p.batchSizePerGpu * p.gradAccumSteps * dataParallel).toBeLessThanOrEqual(128);
+      if (p.nodes > 2) expect(tensorParallel * pipelineParallel).toBeGreaterThan(1);
+      const d = predictedAtPlan(p, small.model, small.samples, eff);
+      expect(p.stepTimeMs).toBeCloseTo(d.stepTimeMs, 6);
+      expect(d.fitsInMemory).toBe(true);
+    }
+  });
+
   it('searching every layout never does worse than searching only where plain data parallelism fails', () => {
     const small = {
       ...req,
