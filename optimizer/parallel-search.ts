@@ -327,14 +327,35 @@ export interface Config {
   minDp: number[];
 }
 
-export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Efficiency): ShardedSearch {
-  const { model, cost, gpu, precision, batch } = x;
-  const s = parallelStructure(cost, model.layers);
-  const tps = TP_DEGREES.filter(
+/** The TP degrees a search tries on a GPU: within its node, and (beyond 1) dividing the model's heads. */
+export const tensorParallelDegrees = (
+  s: Pick<ParallelStructure, 'tensorParallelizable' | 'heads'>,
+  gpu: Pick<GpuSpec, 'maxGpusPerNode'>,
+): number[] =>
+  TP_DEGREES.filter(
     (t) =>
       t <= gpu.maxGpusPerNode &&
       (t === 1 || (s.tensorParallelizable && (s.heads === null || s.heads % t === 0))),
   );
+
+/**
+ * The fewest replicas per GPU any layout searched on g GPUs per node trains, as a share of the GPUs:
+ * 1 / the widest TP dividing g. A pipeline of PP stages trains 1 / PP as many replicas but runs
+ * m = 4 PP micro-batches each (without a fixed global batch), so its global batch is larger, not
+ * smaller: only TP can keep a GPU layout within a global batch cap that plain data parallelism is above.
+ */
+export function fewestReplicasPerGpu(
+  s: Pick<ParallelStructure, 'tensorParallelizable' | 'heads'>,
+  gpu: Pick<GpuSpec, 'maxGpusPerNode'>,
+  g: number,
+): number {
+  return 1 / Math.max(...tensorParallelDegrees(s, gpu).filter((t) => g % t === 0));
+}
+
+export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Efficiency): ShardedSearch {
+  const { model, cost, gpu, precision, batch } = x;
+  const s = parallelStructure(cost, model.layers);
+  const tps = tensorParallelDegrees(s, gpu);
   const pps = pipelineDegreesOf(s);
   const schedules = pipelineSchedules(s, stackEffects(r.stack ?? DEFAULT_STACK).interleavedPipeline);
   const recomputes: Recompute[] = SEARCHED_RECOMPUTE(r.stack).filter(

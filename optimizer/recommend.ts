@@ -25,6 +25,7 @@ import {
   type EvidenceLevel,
 } from '../predictor/learned/evidence.js';
 import {
+  fewestReplicasPerGpu,
   MICRO_BATCHES_PER_STAGE,
   pipelineDegreesOf,
   searchShare,
@@ -161,6 +162,7 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
   const maxGlobal = r.globalBatch === undefined ? (r.maxGlobalBatch ?? usualGlobalBatch(r.model)) : Infinity;
   const share = searchShare();
   const publishedAs = publishedArchitecturesOf(r.model);
+  const structure = parallelStructure(cost, r.model.layers);
 
   for (const [gpuIndex, gpu] of r.gpus.entries()) {
     const level = evidenceLevel(measured, r.model.id, gpu.id, publishedAs);
@@ -236,9 +238,12 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
               const price = option.nodeUsdPerHour(g);
               const memory = gpus > 1 ? multi : single;
               const plainFits = fits(memory, gpu, headroomGb);
-              // Plain data parallelism above the global batch cap: a layout that splits the model
-              // (TP, PP) trains fewer replicas, so it may keep within the cap where plain does not.
-              const plainOverCap = r.globalBatch === undefined && batch * gpus > maxGlobal;
+              // Plain data parallelism above the global batch cap: a layout with TP trains fewer
+              // replicas, so it may keep within the cap where plain does not (searched only where one can).
+              const plainOverCap =
+                r.globalBatch === undefined &&
+                batch * gpus > maxGlobal &&
+                batch * gpus * fewestReplicasPerGpu(structure, gpu, g) <= maxGlobal;
               if (
                 ((!plainFits || plainOverCap) && r.parallelismSearch === 'auto') ||
                 r.parallelismSearch === 'all'

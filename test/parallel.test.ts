@@ -703,6 +703,13 @@ describe('recommend: Llama-2-7B full fine-tuning on 80 GB GPUs', () => {
       expect(p.stepTimeMs).toBeCloseTo(d.stepTimeMs, 6);
       expect(d.fitsInMemory).toBe(true);
     }
+    // GPT-2 XL's 25 heads admit no TP, and a pipeline's 4 micro-batches per stage train more per
+    // step, not fewer: nothing keeps it within the cap, so it is turned away as plain data parallelism is.
+    const xl = { ...small, model: getModel('gpt2_1558m')!, batchSizes: [1], maxGlobalBatch: 8 };
+    const gbtl = (q: RecommendRequest) =>
+      recommend(q, eff).rejected.find((x) => x.reason === 'GLOBAL_BATCH_TOO_LARGE')?.count;
+    expect(gbtl({ ...xl, parallelismSearch: 'off' })).toBe(3);
+    expect(gbtl(xl)).toBe(3);
   });
 
   it('searching every layout never does worse than searching only where plain data parallelism fails', () => {
