@@ -392,21 +392,38 @@ export interface Instance {
 }
 
 let instanceCache: Instance[] | undefined;
+/**
+ * seeds/instances.csv's offers, each with its network between instances: the row's own, or where its
+ * cell is empty the figure seeds/instance-networks.csv states for the instance type, with its source.
+ */
 export function loadInstances(): Instance[] {
-  instanceCache ??= parseCsv(readFileSync(here('./instances.csv'), 'utf8')).map((r) => ({
-    provider: r.provider,
-    instance: r.instance,
-    gpuId: r.gpu_id,
-    gpusPerInstance: num(r.gpus_per_instance) ?? 1,
-    onDemandUsdPerHour: num(r.on_demand_usd_per_hr),
-    usdPerGpuHour: num(r.usd_per_gpu_hr),
-    region: r.region,
-    priceDate: r.price_date,
-    priceSource: r.price_source,
-    internodeNetworkGbps: num(r.internode_network_gbps),
-    internodeNetworkDetail: r.internode_network_detail,
-    intraNodeLink: r.intra_node_link,
-  }));
+  if (instanceCache) return instanceCache;
+  const networks = new Map(
+    parseCsv(readFileSync(here('./instance-networks.csv'), 'utf8')).map((r) => [
+      `${r.provider}/${r.instance}`,
+      r,
+    ]),
+  );
+  instanceCache = parseCsv(readFileSync(here('./instances.csv'), 'utf8')).map((r) => {
+    const overlay =
+      num(r.internode_network_gbps) === null ? networks.get(`${r.provider}/${r.instance}`) : undefined;
+    return {
+      provider: r.provider,
+      instance: r.instance,
+      gpuId: r.gpu_id,
+      gpusPerInstance: num(r.gpus_per_instance) ?? 1,
+      onDemandUsdPerHour: num(r.on_demand_usd_per_hr),
+      usdPerGpuHour: num(r.usd_per_gpu_hr),
+      region: r.region,
+      priceDate: r.price_date,
+      priceSource: r.price_source,
+      internodeNetworkGbps: num((overlay ?? r).internode_network_gbps),
+      internodeNetworkDetail: overlay
+        ? `${overlay.internode_network_detail}; ${overlay.network_source}`
+        : r.internode_network_detail,
+      intraNodeLink: r.intra_node_link,
+    };
+  });
   return instanceCache;
 }
 

@@ -4,7 +4,8 @@
 import { TIE_RESOLUTION } from '../optimizer/recommend.js';
 import { describe, expect, it } from 'vitest';
 import { apolloForTests } from './graphql-client.js';
-import { loadInstances } from '../seeds/catalog.js';
+import { readFileSync } from 'node:fs';
+import { loadInstances, parseCsv } from '../seeds/catalog.js';
 import {
   dominated,
   isStale,
@@ -146,6 +147,44 @@ describe('plans priced from real offers', () => {
       expect(p.interNodeNetworkAssumed).toBe(true);
     }
     expect(r.rejected.find((x) => x.reason === 'NETWORK_UNSTATED')!.count).toBeGreaterThan(0);
+  });
+
+  it("an instance type whose row states no network takes seeds/instance-networks.csv's figure and source, never over a stated one", async () => {
+    const overlay = parseCsv(
+      readFileSync(new URL('../seeds/instance-networks.csv', import.meta.url), 'utf8'),
+    );
+    const raw = parseCsv(readFileSync(new URL('../seeds/instances.csv', import.meta.url), 'utf8'));
+    expect(overlay.length).toBeGreaterThan(0);
+    for (const o of overlay) {
+      const rows = raw.filter((r) => r.provider === o.provider && r.instance === o.instance);
+      // A figure for an instance the catalog does not list, or one that states its own, would be dead data.
+      expect(rows.length, `${o.provider} ${o.instance}`).toBeGreaterThan(0);
+      for (const r of rows) expect(r.internode_network_gbps, `${o.provider} ${o.instance}`).toBe('');
+      expect(Number(o.internode_network_gbps)).toBeGreaterThan(0);
+      expect(o.network_source).not.toBe('');
+    }
+    const g5 = loadInstances().find((i) => i.instance === 'g5.12xlarge')!;
+    expect(g5.internodeNetworkGbps).toBe(40);
+    expect(g5.internodeNetworkDetail).toMatch(
+      /40 Gbps EC2 baseline network bandwidth; aws\/karpenter-provider-aws/,
+    );
+    // A row that states its own network keeps it.
+    expect(loadInstances().find((i) => i.instance === 'p4d.24xlarge')!.internodeNetworkGbps).toBe(400);
+    // AWS's A10G instances are joined on their networks (before, none was: NETWORK_UNSTATED), and
+    // each plan says where its network comes from.
+    const r = await recommend(
+      `${RESNET}, gpus: ["A10G"], providers: ["AWS"], objective: TIME, maxNodes: 4, limit: 5`,
+    );
+    expect(r.plans[0].nodes).toBe(4);
+    for (const p of r.plans) {
+      const stated = overlay.find((o) => o.instance === p.offer!.instance)!;
+      expect(p.interNodeGbps).toBe(Number(stated.internode_network_gbps));
+      expect(p.interNodeNetworkAssumed).toBe(false);
+      expect(p.interNodeNetworkSource).toMatch(
+        /^the offer \(\d+(\.\d+)? Gbps EC2 baseline network bandwidth; /,
+      );
+    }
+    expect(r.rejected.map((x) => x.reason)).not.toContain('NETWORK_UNSTATED');
   });
 
   it('joining single-GPU rentals that state no network is not ranked: the notes say what it would give, a given network ranks it', async () => {
