@@ -116,7 +116,8 @@ export interface RecommendRequest {
    * Tensor/pipeline parallelism, ZeRO sharding and recomputation (optimizer/parallel-search.ts):
    * 'off' (the default here): plain data parallelism only; 'auto' (the API's default): searched on
    * the layouts where plain data parallelism does not fit or trains above the global batch cap; 'all':
-   * on every layout, each keeping whichever plan is faster. A plan found this way carries `parallelism`; pass it to `predict`.
+   * on every layout, each keeping whichever plan is faster. A plan found this way carries
+   * `parallelism`; pass it to `predict`.
    */
   parallelismSearch?: ParallelismSearch;
   /** How the attention core runs (what it keeps for backward); default seeds/memory.json's, fused. */
