@@ -48,11 +48,12 @@ export type Pruning = 'auto' | 'always' | 'never';
 /**
  * What bounding one group of candidates costs, in corrections of one candidate: about 4 on two cores
  * (`BENCH_RUNS=3 npx tsx bench/pruning.ts`, correctAndRank alone, bounds against correcting every
- * candidate, median of 3): ResNet-50 on the catalog's offers up to 8 nodes, 13,872 candidates in
- * 4,995 groups, 252 ms against 156 ms (51 us per group, 11 per candidate); up to 64 nodes, 70,900 in
- * 6,040 groups, 372 against 903 ms; BERT-large fastest up to 8 nodes, 23,095 in 8,386 groups, 435
- * against 292 ms; Llama 3 8B under MEGATRON with parallel layouts (a group each), 7,938 in 7,853
- * groups, 283 against 118 ms. Correcting every candidate also leaves onnxruntime's share off the
+ * candidate, median of 3): ResNet-50 on the catalog's offers up to 8 nodes, 18,021 candidates in
+ * 6,179 groups, 378 ms against 307 ms (61 us per group, 17 per candidate); up to 64 nodes, 98,148 in
+ * 7,658 groups, 476 against 1,185 ms; BERT-large fastest up to 8 nodes, 25,960 in 9,183 groups, 447
+ * against 303 ms; Llama 3 8B under MEGATRON with parallel layouts (a group each), 9,057 in 8,972
+ * groups, 301 against 93 ms. (Measured with AWS's and Azure's instance networks stated; before, with
+ * fewer offers joined across instances: 13,872 in 4,995 groups, 252 against 156 ms.) Correcting every candidate also leaves onnxruntime's share off the
  * event loop, where the bounds hold it.
  */
 export const BOUNDS_COST_IN_CORRECTIONS = 4;
