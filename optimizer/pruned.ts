@@ -53,8 +53,8 @@ export type Pruning = 'auto' | 'always' | 'never';
  * 7,658 groups, 476 against 1,185 ms; BERT-large fastest up to 8 nodes, 25,960 in 9,183 groups, 447
  * against 303 ms; Llama 3 8B under MEGATRON with parallel layouts (a group each), 9,057 in 8,972
  * groups, 301 against 93 ms. (Measured with AWS's and Azure's instance networks stated; before, with
- * fewer offers joined across instances: 13,872 in 4,995 groups, 252 against 156 ms.) Correcting every candidate also leaves onnxruntime's share off the
- * event loop, where the bounds hold it.
+ * fewer offers joined across instances: 13,872 in 4,995 groups, 252 against 156 ms.) Both hold the
+ * event loop: onnxruntime runs on its thread too (in runs of onnx.ts RUN_ROWS rows).
  */
 export const BOUNDS_COST_IN_CORRECTIONS = 4;
 

@@ -1,5 +1,5 @@
 // recommend with the learned correction applied: the analytical search finds every candidate that
-// fits, one batched onnxruntime call corrects the step times of those the answer can depend on
+// fits, batched onnxruntime runs correct the step times of those the answer can depend on
 // (optimizer/pruned.ts), and only then do the deadline (optionally at the P90 bound) and the budget
 // apply. Without a learned model, or with predictor ANALYTICAL, the analytical estimate answers
 // and the result says why.

@@ -18,7 +18,7 @@ import {
   TREND_RIDGE,
 } from '../predictor/learned/evidence.js';
 import { averageEnsembles, predictEnsemble, trainGbdt } from '../predictor/learned/gbdt.js';
-import { ensembleToOnnx, loadOnnxCorrection } from '../predictor/learned/onnx.js';
+import { ensembleToOnnx, loadOnnxCorrection, RUN_ROWS } from '../predictor/learned/onnx.js';
 import { LearnedPredictor } from '../predictor/learned/model.js';
 import { featureNames } from '../predictor/learned/features.js';
 import { predictCorrected } from '../predictor/corrected.js';
@@ -99,6 +99,36 @@ describe('gradient-boosted trees and their ONNX export', () => {
     // Differently seeded members differ, so the average is not any one of them.
     expect(predictEnsemble(members[0], X[5])).not.toBeCloseTo(predictEnsemble(members[1], X[5]), 6);
     expect(averageEnsembles([members[0]])).toBe(members[0]);
+  });
+
+  it('onnxruntime runs a large batch in blocks, each its own turn of the event loop, for what one run gives', async () => {
+    // onnxruntime-node runs a session on the JavaScript thread: one run of a request's candidates
+    // held the event loop until it ended (100,000 rows: about 0.7 s). Blocks of RUN_ROWS let it turn.
+    const X = Array.from({ length: 300 }, (_, i) => [i % 7, Math.sin(i), (i * 37) % 11]);
+    const e = trainGbdt(
+      X,
+      X.map((x) => x[0] - x[2] / 3 + x[1]),
+      { ...PARAMS, trees: 10, depth: 3 },
+    );
+    const ort = await loadOnnxCorrection(ensembleToOnnx(e, 'test'), 3, 1);
+    const n = 10 * RUN_ROWS + 7;
+    const rows = Float32Array.from({ length: n * 3 }, (_, i) => X[Math.floor(i / 3) % X.length][i % 3]);
+    let turns = 0,
+      done = false;
+    const turn = () => {
+      turns++;
+      if (!done) setImmediate(turn);
+    };
+    setImmediate(turn);
+    const out = await ort.run(rows, n);
+    done = true;
+    // One turn per block at least (one run took one turn: the old code fails this).
+    expect(turns).toBeGreaterThanOrEqual(Math.ceil(n / RUN_ROWS) - 1);
+    expect(out).toHaveLength(n);
+    for (const i of [0, RUN_ROWS - 1, RUN_ROWS, 5 * RUN_ROWS + 3, n - 1])
+      expect(Math.abs(out[i] - predictEnsemble(e, Array.from(rows.subarray(3 * i, 3 * i + 3))))).toBeLessThan(
+        1e-4,
+      );
   });
 
   it('training is deterministic given its seed', () => {

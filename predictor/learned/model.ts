@@ -1,7 +1,8 @@
 // The learned correction at run time: the committed ONNX file (seeds/predictor.onnx) and its
 // metadata (seeds/predictor.json: feature names, measured evidence, interval quantiles), run with
-// onnxruntime-node in one batched call per request. If the file is missing or will not load,
-// callers fall back to the analytical estimate and say so.
+// onnxruntime-node in batched runs (onnx.ts RUN_ROWS rows each, so that the event loop turns between
+// them). If the file is missing or will not load, callers fall back to the analytical estimate and
+// say so.
 import { achievableBasis } from '../achievable.js';
 import {
   DEFAULT_STACK,
@@ -537,8 +538,8 @@ export class LearnedPredictor {
     const d = this.onnx.featureCount;
     const X = new Float32Array(all.length * d);
     // Tens of thousands of items take a while to write and to read back: the event loop is given
-    // back between blocks of them, as the search gives it (predictor/turns.ts). Not while
-    // onnxruntime runs, off the event loop.
+    // back between blocks of them, as the search gives it (predictor/turns.ts), and onnxruntime,
+    // which runs on this thread, gives it back between its runs (onnx.ts RUN_ROWS).
     let turns = new Turns();
     const evs: Evidence[] = new Array<Evidence>(all.length);
     try {
