@@ -21,10 +21,9 @@ let stretchStart = 0;
 let turnedSince = true;
 function startStretch(now: number): void {
   stretchStart = now;
-  if (turnedSince) {
-    turnedSince = false;
-    setImmediate(() => (turnedSince = true));
-  }
+  turnedSince = false;
+  // Runs in a later turn of the loop, so between two stretches (each is one synchronous run).
+  setImmediate(() => (turnedSince = true));
 }
 
 /** One task's turns: `due()` says when its share of the slice has run out; then `await pause()`. */
