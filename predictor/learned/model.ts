@@ -58,10 +58,10 @@ import {
 import { loadOnnxCorrection, type OnnxCorrection } from './onnx.js';
 import { treeBoundsFromFile, type TreeEnsembleBounds } from './bounds.js';
 import { Turns } from '../turns.js';
+import { getGpu, LEARNED_META_FILE, LEARNED_MODEL_FILE, loadEfficiency } from '../../seeds/catalog.js';
 
 /** Items written between two looks at the clock (a few milliseconds of work). */
 const TURN_BLOCK = 256;
-import { getGpu, LEARNED_META_FILE, LEARNED_MODEL_FILE, loadEfficiency } from '../../seeds/catalog.js';
 
 /** log(actual step / predicted step) quantiles: the interval is [step x e^q10, step x e^q90]. */
 export interface Interval {
