@@ -178,6 +178,10 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
     const dominatedAt = new Map<number, [boolean[], boolean[]]>();
     for (const g of r.gpusPerNodeChoices)
       dominatedAt.set(g, [dominated(opts, g, false), dominated(opts, g, true)]);
+    // The fewest replicas per GPU a layout that splits the model trains, per GPUs per node (the widest TP).
+    const fewestReplicasAt = new Map(
+      r.gpusPerNodeChoices.map((g) => [g, fewestReplicasPerGpu(structure, gpu, g)]),
+    );
     for (const precision of r.precisions) {
       const unsupported = unsupportedReason(gpu, precision) !== null;
       for (const batch of r.batchSizes) {
@@ -243,7 +247,7 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
               const plainOverCap =
                 r.globalBatch === undefined &&
                 batch * gpus > maxGlobal &&
-                batch * gpus * fewestReplicasPerGpu(structure, gpu, g) <= maxGlobal;
+                batch * gpus * fewestReplicasAt.get(g)! <= maxGlobal;
               if (
                 ((!plainFits || plainOverCap) && r.parallelismSearch === 'auto') ||
                 r.parallelismSearch === 'all'
