@@ -3,7 +3,7 @@ import { modelCost } from './layers.js';
 import { fits, memoryOfExecution, type AttentionImplementation, type MemoryBreakdown } from './memory.js';
 import { checkParallelism, parallelStructure, type Parallelism } from './parallel.js';
 import { unsupportedReason } from './precision.js';
-import { stepTime, type Breakdown, type Efficiency, type Execution } from './step.js';
+import { stepTime, type Breakdown, type Efficiency, type Execution, type NetworkTransport } from './step.js';
 import type { GpuSpec, MathMode, ModelCost, ModelDef, Precision } from './types.js';
 import { DEFAULT_STACK, type SoftwareStack } from './software.js';
 
@@ -32,6 +32,8 @@ export interface PredictRequest {
   gradAccumSteps?: number;
   fp32UsesTf32?: boolean;
   interNodeGbps: number;
+  /** How NCCL crosses that network (step.ts interNodeRate); absent = RDMA. */
+  interNodeTransport?: NetworkTransport;
   /** Total work in the model's throughput unit (dataset size x epochs). */
   samples?: number;
   /** Price per GPU-hour (the caller's, or the catalog's); absent or null: no cost is given. */
@@ -80,6 +82,7 @@ export function toExecution(r: PredictRequest): Execution {
     gradAccumSteps: r.gradAccumSteps ?? 1,
     fp32UsesTf32: r.fp32UsesTf32 ?? true,
     interNodeGbps: r.interNodeGbps,
+    ...(r.interNodeTransport === 'TCP' ? { interNodeTransport: 'TCP' as const } : {}),
     ...(r.parallelism ? { parallelism: r.parallelism } : {}),
     ...(r.stack && r.stack !== DEFAULT_STACK ? { stack: r.stack } : {}),
     ...(r.attention ? { attention: r.attention } : {}),

@@ -29,7 +29,7 @@
 // sends the residual stream between stages, and the DP group (GPUs / (TP x PP)) all-reduces, or with
 // ZeRO reduce-scatters the gradients and all-gathers the weights (every micro-batch for ZeRO-3).
 // Without `parallelism` every term below reduces to the plain data-parallel formula above.
-import type { AttentionImplementation, Efficiency } from '../seeds/types.js';
+import type { AttentionImplementation, Efficiency, NetworkTransport } from '../seeds/types.js';
 import {
   allReduceLinkFraction,
   allToAllLinkFraction,
@@ -75,9 +75,20 @@ import {
   type StackEffects,
 } from './software.js';
 
+export type { NetworkTransport };
+
 // The fitted constants are data (seeds/efficiency.json, loaded by seeds/catalog.ts loadEfficiency):
 // every formula takes them as an argument, so none reads a file or a hidden global.
 export type { Efficiency };
+
+/** Bytes a second one node's network moves for NCCL: its line rate times what the transport reaches. */
+export function interNodeRate(
+  exec: Pick<Execution, 'interNodeGbps' | 'interNodeTransport'>,
+  eff: Pick<Efficiency, 'networkEfficiency' | 'tcpNetworkEfficiency'>,
+): number {
+  const fraction = exec.interNodeTransport === 'TCP' ? eff.tcpNetworkEfficiency : eff.networkEfficiency;
+  return (exec.interNodeGbps / 8) * 1e9 * fraction;
+}
 
 /** How a step is executed: everything about the run that is not the model or the GPU. */
 export interface Execution {
@@ -91,6 +102,10 @@ export interface Execution {
   fp32UsesTf32: boolean;
   /** Inter-node network per node, Gbps. */
   interNodeGbps: number;
+  /**
+   * How NCCL moves data between nodes on that network; absent = RDMA (interNodeRate).
+   */
+  interNodeTransport?: NetworkTransport;
   /** Tensor/pipeline parallelism, ZeRO sharding, recomputation; absent = plain data parallelism. */
   parallelism?: Parallelism;
   /** The software stack the step runs on (software.ts); absent = PYTORCH_EAGER, what the constants were fitted on. */
@@ -641,10 +656,7 @@ export function computeTime(
     const inNode = (local - 1) / (ep - 1);
     const link = intraNodeBandwidth(gpu, local, eff, allToAllLinkFraction(gpu, tensor).fraction);
     const intraS = local > 1 ? (bytes * inNode) / link : 0;
-    const interS =
-      inNode < 1
-        ? (bytes * (1 - inNode)) / (((exec.interNodeGbps / 8) * 1e9 * eff.networkEfficiency) / g)
-        : 0;
+    const interS = inNode < 1 ? (bytes * (1 - inNode)) / (interNodeRate(exec, eff) / g) : 0;
     const latencyS = 2 * s.moeLayers * eff.allReduceLatencyUs * 1e-6;
     stageEp = (1e3 * passes * (Math.max(intraS, interS) + latencyS)) / pp;
   }
@@ -737,7 +749,7 @@ export function communicationTime(
   gradientBytes: number,
   backwardMs: number,
   gpu: GpuSpec,
-  exec: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps' | 'stack'>,
+  exec: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps' | 'interNodeTransport' | 'stack'>,
   fitted: Efficiency,
   /** How many collectives move the bytes (each pays the latency); default: DDP's buckets of bucketMb. */
   collectives?: number,
@@ -760,7 +772,7 @@ export function communicationTime(
     // the node's NICs (shared by its g GPUs), all-gather inside the node.
     // Latency: NCCL's trees across nodes take about log2(N) hops each way per bucket, not a ring's N - 1
     // (a ring's latency would make a 256-node all-gather of 70B parameters take a minute).
-    const net = (exec.interNodeGbps / 8) * 1e9 * eff.networkEfficiency;
+    const net = interNodeRate(exec, eff);
     seconds +=
       (((2 * (N - 1)) / N) * gradientBytes) / net +
       buckets * 2 * Math.ceil(Math.log2(N)) * eff.allReduceLatencyUs * 1e-6;
@@ -800,18 +812,21 @@ export interface Communication {
   waitMs?: number;
 }
 
+type GroupLayout = Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps' | 'interNodeTransport'>;
+
 /** The data-parallel group of a GPU when `stride` consecutive GPUs hold different weights. */
 function groupLayout(
-  exec: Pick<Execution, 'gpusPerNode' | 'interNodeGbps'>,
+  exec: Pick<Execution, 'gpusPerNode' | 'interNodeGbps' | 'interNodeTransport'>,
   members: number,
   stride: number,
-): Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps'> {
+): GroupLayout {
   const g = exec.gpusPerNode;
   const perNode = Math.max(1, Math.floor(g / stride));
   return {
     gpusPerNode: perNode,
     nodes: members / perNode,
     interNodeGbps: exec.interNodeGbps / Math.min(g, stride),
+    interNodeTransport: exec.interNodeTransport,
   };
 }
 
@@ -821,7 +836,7 @@ function reduction(
   G: number,
   W: number,
   members: number,
-  layout: Pick<Execution, 'gpusPerNode' | 'nodes' | 'interNodeGbps'>,
+  layout: GroupLayout,
 ): { total: number; exposed: number } {
   if (!(members > 1)) return { total: 0, exposed: 0 };
   if (z === 0) {
@@ -955,7 +970,13 @@ export function parallelCommunicationTime(
   gpu: GpuSpec,
   exec: Pick<
     Execution,
-    'gpusPerNode' | 'nodes' | 'interNodeGbps' | 'gradAccumSteps' | 'parallelism' | 'stack'
+    | 'gpusPerNode'
+    | 'nodes'
+    | 'interNodeGbps'
+    | 'interNodeTransport'
+    | 'gradAccumSteps'
+    | 'parallelism'
+    | 'stack'
   >,
   fitted: Efficiency,
 ): Communication {
@@ -999,7 +1020,7 @@ export function parallelCommunicationTime(
     const link =
       replica <= g
         ? intraNodeBandwidth(gpu, g, eff, eff.collectiveLinkEfficiency ?? 0.8)
-        : ((exec.interNodeGbps / 8) * 1e9 * eff.networkEfficiency) / t;
+        : interNodeRate(exec, eff) / t;
     // Interleaving sends each micro-batch across v x PP chunk boundaries instead of PP.
     const v = par.virtualPipelineStages ?? 1;
     ppTotal =

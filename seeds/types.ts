@@ -102,6 +102,11 @@ export interface Efficiency {
   stepOverheadMs: number;
   linkEfficiency: number;
   networkEfficiency: number;
+  /**
+   * Fraction of the line rate NCCL's socket transport reaches over a cloud instance's Ethernet (no
+   * RDMA): not fitted, taken from published all-reduce measurements (efficiency.json's _about).
+   */
+  tcpNetworkEfficiency: number;
   allReduceLatencyUs: number;
   bucketMb: number;
   overlapFraction: number;
@@ -374,3 +379,12 @@ export interface UnitRule {
   factor: number;
   why: string;
 }
+
+/**
+ * How NCCL crosses the network between nodes. RDMA: InfiniBand, RoCE, AWS EFA, GCP's GPUDirect-TCPX
+ * fabric; what the scaling runs ran on, where `networkEfficiency` was fitted. TCP: NCCL's socket
+ * transport over a cloud instance's Ethernet (AWS ENA, Azure accelerated networking), which reaches
+ * `tcpNetworkEfficiency` of the line rate in the published measurements (seeds/efficiency.json).
+ */
+export type NetworkTransport = 'RDMA' | 'TCP';
+export const NETWORK_TRANSPORTS: readonly NetworkTransport[] = ['RDMA', 'TCP'];
