@@ -3,8 +3,15 @@
 // its inter-node network is the one the offer states. Offers are resolved once per request into
 // per-GPU pricing options the search enumerates.
 import { InputError } from '../predictor/input-error.js';
-import { defaultInterNodeGbps, loadInstances, networkDefaults, type Instance } from '../seeds/catalog.js';
-import type { GpuSpec } from '../seeds/types.js';
+import { interNodeRate } from '../predictor/step.js';
+import {
+  defaultInterNodeGbps,
+  loadEfficiency,
+  loadInstances,
+  networkDefaults,
+  type Instance,
+} from '../seeds/catalog.js';
+import type { GpuSpec, NetworkTransport } from '../seeds/types.js';
 
 /**
  * A price older than this many days is flagged stale: cloud list prices moved by up to 2x within
@@ -26,6 +33,8 @@ export interface Offer {
   /** Inter-node network per instance as the offer states it, Gbps; null when the offer does not say. */
   interNodeGbps: number | null;
   interNodeNetwork: string;
+  /** How NCCL crosses that network (RDMA unless the offer says TCP: an Ethernet-only instance). */
+  interNodeTransport: NetworkTransport;
   /**
    * 'instance': billed per whole instance. 'perGpu': a per-GPU-hour price (the `prices` input or the
    * server's price file), billed for the GPUs a plan uses, on any node size the GPU comes in.
@@ -61,6 +70,7 @@ const fromInstance = (i: Instance): Offer | null =>
         source: i.priceSource,
         interNodeGbps: i.internodeNetworkGbps,
         interNodeNetwork: i.internodeNetworkDetail,
+        interNodeTransport: i.internodeTransport ?? 'RDMA',
         billing: 'instance',
       };
 
@@ -84,6 +94,7 @@ export function perGpuOffer(gpuId: string, usdPerGpuHour: number, source: string
     source,
     interNodeGbps: null,
     interNodeNetwork: '',
+    interNodeTransport: 'RDMA',
     billing: 'perGpu',
   };
 }
@@ -147,6 +158,8 @@ export interface PricingOption {
   maxPerNode: number;
   /** Inter-node network the plan runs on, Gbps. */
   interNodeGbps: number;
+  /** How NCCL crosses it: the offer's (a request's interNodeGbps changes the rate, not the fabric). */
+  interNodeTransport: NetworkTransport;
   /** Where that figure comes from. */
   networkSource: string;
   /** True when nothing states the figure (an instance offer that names no network): the default is assumed. */
@@ -175,14 +188,18 @@ export function pricingOptions(
       offer,
       maxPerNode: perGpu ? gpu.maxGpusPerNode : Math.min(offer.gpusPerInstance, gpu.maxGpusPerNode),
       interNodeGbps: forced ?? stated ?? fallback,
+      interNodeTransport: offer.interNodeTransport,
       networkSource:
-        forced !== undefined
+        (forced !== undefined
           ? 'the request (interNodeGbps)'
           : perGpu
             ? 'seeds/network.json for this GPU (a per-GPU price names no instance)'
             : stated !== null
               ? `the offer (${offer.interNodeNetwork || `${stated} Gbps`})`
-              : `not stated by the offer: assumed ${fallback} Gbps (seeds/network.json defaultGbps)`,
+              : `not stated by the offer: assumed ${fallback} Gbps (seeds/network.json defaultGbps)`) +
+        (offer.interNodeTransport === 'TCP'
+          ? `; NCCL over TCP, costed at ${loadEfficiency().tcpNetworkEfficiency} of the line rate (seeds/efficiency.json tcpNetworkEfficiency)`
+          : ''),
       networkAssumed: forced === undefined && !perGpu && stated === null,
       nodeUsdPerHour: perGpu ? (g) => g * offer.usdPerHour : () => offer.usdPerHour,
     });
@@ -195,6 +212,7 @@ export function pricingOptions(
       offer: null,
       maxPerNode: gpu.maxGpusPerNode,
       interNodeGbps: net,
+      interNodeTransport: 'RDMA',
       networkSource:
         forced !== undefined ? 'the request (interNodeGbps)' : 'seeds/network.json (no offer for this GPU)',
       networkAssumed: false,
@@ -203,9 +221,13 @@ export function pricingOptions(
   ];
 }
 
+/** What an option's network moves for NCCL, bytes a second: its rate on its transport. */
+const networkRate = (o: PricingOption) => interNodeRate(o, loadEfficiency());
+
 /**
  * Per option, whether another option of the same GPU makes it pointless at g GPUs per node:
- * no dearer per node and, across nodes, no slower a network (ties go to the earlier option). On a
+ * no dearer per node and, across nodes, no slower a network as NCCL runs on it (line rate times what
+ * its transport reaches: 100 Gbps of Ethernet is slower than 100 of EFA; ties go to the earlier option). On a
  * single node the network does not matter, so only the cheapest option is kept there. Across nodes
  * an option on an assumed network makes pointless only another on an assumed network: its own
  * multi-node plans are not ranked, so it cannot stand in for an offer whose network is stated, but
@@ -221,8 +243,8 @@ export function dominated(options: PricingOption[], g: number, multiNode: boolea
       if (j === i || p.maxPerNode < g || (multiNode && p.networkAssumed && !o.networkAssumed)) return false;
       const q = p.nodeUsdPerHour(g);
       if (q === null) return false;
-      const netOk = !multiNode || p.interNodeGbps >= o.interNodeGbps;
-      const better = q < price || (multiNode && p.interNodeGbps > o.interNodeGbps);
+      const netOk = !multiNode || networkRate(p) >= networkRate(o);
+      const better = q < price || (multiNode && networkRate(p) > networkRate(o));
       return netOk && q <= price && (better || j < i);
     });
   });

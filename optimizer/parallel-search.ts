@@ -57,6 +57,7 @@ import {
   type Efficiency,
   type Execution,
   type LayerSums,
+  type NetworkTransport,
 } from '../predictor/step.js';
 import type { GpuSpec, ModelCost, ModelDef, Precision } from '../predictor/types.js';
 import type { Candidate, RecommendRequest, RejectReason } from './search-types.js';
@@ -167,6 +168,8 @@ export interface ShardedContext {
   batch: number;
   price: number | null;
   netGbps: number;
+  /** How NCCL crosses that network (the option's); absent = RDMA. */
+  netTransport?: NetworkTransport;
   /**
    * The largest global batch (micro-batch x micro-batches x DP) a plan may train with, Infinity with
    * a fixed global batch (recommend.ts: maxGlobalBatch or the model's usual one).
@@ -409,6 +412,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       fp32UsesTf32,
       interNodeGbps: x.netGbps,
     };
+    if (x.netTransport === 'TCP') e.interNodeTransport = 'TCP';
     if (parallelism) e.parallelism = parallelism;
     if (r.stack) e.stack = r.stack;
     if (r.frozenBase) e.frozenBase = true;

@@ -110,6 +110,7 @@ export function correctionInput(
     gradAccumSteps: c.accum,
     fp32UsesTf32: r.fp32UsesTf32 ?? true,
     interNodeGbps: option.interNodeGbps,
+    interNodeTransport: option.interNodeTransport,
     parallelism: c.parallelism,
     ...(r.stack ? { stack: r.stack } : {}),
     ...(r.frozenBase ? { frozenBase: true } : {}),

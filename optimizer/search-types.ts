@@ -5,7 +5,14 @@ import type { SoftwareStack } from '../predictor/software.js';
 import type { Parallelism, PlanParallelism } from '../predictor/parallel.js';
 import type { Breakdown, ComputeTime } from '../predictor/step.js';
 import type { ModelDef } from '../predictor/types.js';
-import type { AttentionImplementation, CatalogGpu, Efficiency, GpuSpec, Precision } from '../seeds/types.js';
+import type {
+  AttentionImplementation,
+  CatalogGpu,
+  Efficiency,
+  GpuSpec,
+  NetworkTransport,
+  Precision,
+} from '../seeds/types.js';
 import type { EvidenceLevel, MeasuredSet } from '../predictor/learned/evidence.js';
 import type { Regime } from '../predictor/learned/model.js';
 import type { Offer, PricingOption } from './offers.js';
@@ -177,6 +184,8 @@ export interface Plan {
   offer: PlanOffer | null;
   /** Inter-node network the plan was predicted on, Gbps, and where that figure comes from. */
   interNodeGbps: number;
+  /** How NCCL crosses it: the offer's. */
+  interNodeTransport: NetworkTransport;
   interNodeNetworkSource: string;
   /** True when the offer states no network and interNodeGbps is the assumed default. */
   interNodeNetworkAssumed: boolean;

@@ -4,9 +4,11 @@ import { Field, Float, InputType, Int } from 'type-graphql';
 import type { Precision } from '../predictor/types.js';
 import type { Framework } from '../predictor/learned/features.js';
 import type { SoftwareStack } from '../predictor/software.js';
+import type { NetworkTransport } from '../seeds/types.js';
 import {
   EvidenceLevelEnum,
   FrameworkEnum,
+  NetworkTransportEnum,
   ObjectiveEnum,
   PrecisionEnum,
   PredictorChoiceEnum,
@@ -78,6 +80,12 @@ export class OfferInput {
     description: 'Inter-node network per instance, Gbps; leave out if unknown (200 Gbps is then assumed).',
   })
   interNodeGbps?: number;
+  @Field(() => NetworkTransportEnum, {
+    defaultValue: 'RDMA',
+    description:
+      'How NCCL crosses that network: TCP for an instance with Ethernet only (no InfiniBand, RoCE or EFA).',
+  })
+  interNodeTransport!: NetworkTransport;
   @Field(() => String, { nullable: true, description: 'Region the price is for.' }) region?: string;
   @Field(() => String, {
     nullable: true,
@@ -125,6 +133,12 @@ export class PredictInput {
     description: 'Inter-node network per node, Gbps (default: seeds/network.json).',
   })
   interNodeGbps?: number;
+  @Field(() => NetworkTransportEnum, {
+    defaultValue: 'RDMA',
+    description:
+      'How NCCL crosses that network: TCP for nodes joined by Ethernet only (no InfiniBand, RoCE or EFA).',
+  })
+  interNodeTransport!: NetworkTransport;
   @Field(() => Float, { nullable: true, description: 'Overrides the catalog price for this GPU.' })
   priceUsdPerGpuHour?: number;
   @Field(() => ParallelismInput, {

@@ -3,6 +3,7 @@
 import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { PRECISIONS, type Precision } from '../predictor/types.js';
 import { SOFTWARE_STACKS, type SoftwareStack } from '../predictor/software.js';
+import { NETWORK_TRANSPORTS, type NetworkTransport } from '../seeds/types.js';
 import { POLICIES } from '../predictor/precision.js';
 import { Parallelism } from './parallelism.js';
 import { REJECT_REASONS, type RejectReason } from '../optimizer/recommend.js';
@@ -58,6 +59,25 @@ registerEnumType(SoftwareStackEnum, {
     },
     TUNED: {
       description: 'Hand-tuned benchmark code (MLPerf-style): as MEGATRON plus CUDA graphs (no launch cost).',
+    },
+  },
+});
+
+export const NetworkTransportEnum = Object.fromEntries(NETWORK_TRANSPORTS.map((t) => [t, t])) as {
+  [K in NetworkTransport]: K;
+};
+registerEnumType(NetworkTransportEnum, {
+  name: 'NetworkTransport',
+  description:
+    'How NCCL crosses the network between nodes, which sets what fraction of its line rate a step gets.',
+  valuesConfig: {
+    RDMA: {
+      description:
+        'InfiniBand, RoCE, AWS EFA or GCP GPUDirect-TCPX: what the measured scaling runs ran on (seeds/efficiency.json networkEfficiency, fitted on them). The default.',
+    },
+    TCP: {
+      description:
+        "NCCL's socket transport over an instance's Ethernet (AWS ENA, Azure accelerated networking): tcpNetworkEfficiency of the line rate, from published NCCL all-reduce measurements over TCP (seeds/efficiency.json).",
     },
   },
 });
@@ -530,6 +550,10 @@ export class PlanOffer {
     description: 'Inter-node network per instance the offer states, Gbps; null when it does not say.',
   })
   interNodeGbps!: number | null;
+  @Field(() => NetworkTransportEnum, {
+    description: 'How NCCL crosses that network (RDMA unless the offer is an Ethernet-only instance).',
+  })
+  interNodeTransport!: NetworkTransport;
 }
 
 @ObjectType({
@@ -598,6 +622,10 @@ export class Plan extends TrainingConfiguration {
   offer!: PlanOffer | null;
   @Field(() => Float, { description: 'Inter-node network the plan was predicted on, Gbps per node.' })
   interNodeGbps!: number;
+  @Field(() => NetworkTransportEnum, {
+    description: "How NCCL crosses it (the offer's): TCP costs a step tcpNetworkEfficiency of the line rate.",
+  })
+  interNodeTransport!: NetworkTransport;
   @Field(() => String, {
     description: 'Where interNodeGbps comes from (the offer, an assumption, the request).',
   })

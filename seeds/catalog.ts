@@ -4,7 +4,9 @@
 // override builds new catalog entries and never touches the hardware facts the predictor reads.
 import { readFileSync } from 'node:fs';
 import {
+  NETWORK_TRANSPORTS,
   PRECISIONS,
+  type NetworkTransport,
   type CatalogGpu,
   type Efficiency,
   type FrameworkStates,
@@ -388,8 +390,17 @@ export interface Instance {
   priceSource: string;
   internodeNetworkGbps: number | null;
   internodeNetworkDetail: string;
+  /** How NCCL crosses that network; null when no network is stated. */
+  internodeTransport: NetworkTransport | null;
   intraNodeLink: string;
 }
+
+/**
+ * The networks instances.csv states itself are all RDMA fabrics (EFA, InfiniBand, GPUDirect-TCPX/O):
+ * a row stating another would be costed as one, so it is refused until its transport is written down
+ * (a row of instance-networks.csv, whose transport column says it).
+ */
+const RDMA_NETWORK = /EFA|InfiniBand|GPUDirect/;
 
 let instanceCache: Instance[] | undefined;
 /**
@@ -407,6 +418,21 @@ export function loadInstances(): Instance[] {
   instanceCache = parseCsv(readFileSync(here('./instances.csv'), 'utf8')).map((r) => {
     const overlay =
       num(r.internode_network_gbps) === null ? networks.get(`${r.provider}/${r.instance}`) : undefined;
+    const gbps = num((overlay ?? r).internode_network_gbps);
+    let transport: NetworkTransport | null = null;
+    if (overlay) {
+      if (!(NETWORK_TRANSPORTS as readonly string[]).includes(overlay.transport))
+        throw new Error(
+          `seeds/instance-networks.csv ${r.provider} ${r.instance}: transport "${overlay.transport}" is not one of ${NETWORK_TRANSPORTS.join(', ')}`,
+        );
+      transport = overlay.transport as NetworkTransport;
+    } else if (gbps !== null) {
+      if (!RDMA_NETWORK.test(r.internode_network_detail))
+        throw new Error(
+          `seeds/instances.csv ${r.provider} ${r.instance}: its network "${r.internode_network_detail}" names no RDMA fabric; give its transport in seeds/instance-networks.csv`,
+        );
+      transport = 'RDMA';
+    }
     return {
       provider: r.provider,
       instance: r.instance,
@@ -417,10 +443,11 @@ export function loadInstances(): Instance[] {
       region: r.region,
       priceDate: r.price_date,
       priceSource: r.price_source,
-      internodeNetworkGbps: num((overlay ?? r).internode_network_gbps),
+      internodeNetworkGbps: gbps,
       internodeNetworkDetail: overlay
         ? `${overlay.internode_network_detail}; ${overlay.network_source}`
         : r.internode_network_detail,
+      internodeTransport: transport,
       intraNodeLink: r.intra_node_link,
     };
   });

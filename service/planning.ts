@@ -25,7 +25,12 @@ import {
 import { selectOffers, type Offer } from '../optimizer/offers.js';
 import { seedsMeasured, withRuns, type EvidenceLevel } from '../predictor/learned/evidence.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus, serverPriceOverrides } from '../seeds/catalog.js';
-import { PRECISIONS, type AttentionImplementation, type CatalogGpu } from '../seeds/types.js';
+import {
+  PRECISIONS,
+  type AttentionImplementation,
+  type CatalogGpu,
+  type NetworkTransport,
+} from '../seeds/types.js';
 import { normalizedKey, recommendCache } from './cache.js';
 import { runtimeConfig, timeBudgetCapMs } from './config.js';
 import { gpuById, workload, type WorkloadInput } from './lookup.js';
@@ -57,6 +62,8 @@ export interface PredictQuery extends Software {
   precision: Precision;
   fp32UsesTf32: boolean;
   interNodeGbps?: number | null;
+  /** How NCCL crosses that network; absent = RDMA. */
+  interNodeTransport?: NetworkTransport | null;
   priceUsdPerGpuHour?: number | null;
   parallelism?: ParallelismInput | null;
   /** Software stack the estimate assumes; absent = PYTORCH_EAGER. */
@@ -169,6 +176,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
       gradAccumSteps,
       fp32UsesTf32: q.fp32UsesTf32,
       interNodeGbps,
+      ...(q.interNodeTransport === 'TCP' ? { interNodeTransport: 'TCP' as const } : {}),
       samples,
       priceUsdPerGpuHour: price,
       parallelism,
@@ -236,6 +244,8 @@ export interface OfferQuery {
   gpusPerInstance: number;
   usdPerHour: number;
   interNodeGbps?: number | null;
+  /** How NCCL crosses that network; absent = RDMA. */
+  interNodeTransport?: NetworkTransport | null;
   region?: string | null;
   priceDate?: string | null;
 }
@@ -274,6 +284,7 @@ function ownOffers(offers: OfferQuery[] | null | undefined, today: Date): Offer[
               unit: 'Gbps',
             }),
       interNodeNetwork: '',
+      interNodeTransport: o.interNodeTransport ?? 'RDMA',
       billing: 'instance' as const,
     };
   });

@@ -651,6 +651,7 @@ describe('one search over several GPUs', () => {
       source: 'test',
       interNodeGbps,
       interNodeNetwork: '',
+      interNodeTransport: 'RDMA',
       billing: 'instance',
     });
     const offers = [offer('slow', 20, 100), offer('fast', 30, 3200)];

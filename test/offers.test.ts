@@ -5,7 +5,8 @@ import { TIE_RESOLUTION } from '../optimizer/recommend.js';
 import { describe, expect, it } from 'vitest';
 import { apolloForTests } from './graphql-client.js';
 import { readFileSync } from 'node:fs';
-import { loadInstances, parseCsv } from '../seeds/catalog.js';
+import { loadEfficiency, loadInstances, parseCsv } from '../seeds/catalog.js';
+import type { NetworkTransport } from '../seeds/types.js';
 import {
   dominated,
   isStale,
@@ -19,9 +20,9 @@ import { getModel } from '../predictor/zoo/index.js';
 const run = apolloForTests();
 
 const PLAN = `rank gpu { id } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision totalHours totalHoursP90
-  costUsd costUsdP90 priceUsdPerGpuHour interNodeGbps interNodeNetworkSource interNodeNetworkAssumed evidenceLevel stepTimeMs analyticalStepTimeMs
+  costUsd costUsdP90 priceUsdPerGpuHour interNodeGbps interNodeTransport interNodeNetworkSource interNodeNetworkAssumed evidenceLevel stepTimeMs analyticalStepTimeMs
   parallelism { dataParallel }
-  offer { provider instance gpusPerInstance usdPerHour usdPerGpuHour region priceDate priceAgeDays priceStale source interNodeGbps }`;
+  offer { provider instance gpusPerInstance usdPerHour usdPerGpuHour region priceDate priceAgeDays priceStale source interNodeGbps interNodeTransport }`;
 
 interface PlanView {
   rank: number;
@@ -37,6 +38,7 @@ interface PlanView {
   costUsdP90: number | null;
   priceUsdPerGpuHour: number | null;
   interNodeGbps: number;
+  interNodeTransport: NetworkTransport;
   interNodeNetworkSource: string;
   interNodeNetworkAssumed: boolean;
   evidenceLevel: string;
@@ -54,6 +56,7 @@ interface PlanView {
     priceStale: boolean;
     source: string;
     interNodeGbps: number | null;
+    interNodeTransport: NetworkTransport;
   };
 }
 interface RecommendView {
@@ -166,8 +169,9 @@ describe('plans priced from real offers', () => {
     const g5 = loadInstances().find((i) => i.instance === 'g5.12xlarge')!;
     expect(g5.internodeNetworkGbps).toBe(40);
     expect(g5.internodeNetworkDetail).toMatch(
-      /40 Gbps EC2 baseline network bandwidth; aws\/karpenter-provider-aws/,
+      /40 Gbps EC2 baseline network bandwidth \(ENA Ethernet; [^)]*\); aws\/karpenter-provider-aws/,
     );
+    expect(g5.internodeTransport).toBe('TCP');
     // A row that states its own network keeps it.
     expect(loadInstances().find((i) => i.instance === 'p4d.24xlarge')!.internodeNetworkGbps).toBe(400);
     // AWS's A10G instances are joined on their networks (before, none was: NETWORK_UNSTATED), and
@@ -181,10 +185,41 @@ describe('plans priced from real offers', () => {
       expect(p.interNodeGbps).toBe(Number(stated.internode_network_gbps));
       expect(p.interNodeNetworkAssumed).toBe(false);
       expect(p.interNodeNetworkSource).toMatch(
-        /^the offer \(\d+(\.\d+)? Gbps EC2 baseline network bandwidth; /,
+        /^the offer \(\d+(\.\d+)? Gbps EC2 baseline network bandwidth \(ENA Ethernet; .*; NCCL over TCP, costed at 0\.\d+ of the line rate/,
       );
+      expect(p.interNodeTransport).toBe('TCP');
+      expect(p.offer!.interNodeTransport).toBe('TCP');
     }
     expect(r.rejected.map((x) => x.reason)).not.toContain('NETWORK_UNSTATED');
+  });
+
+  it('a plan across Ethernet-only instances is what predict says over TCP: slower than the same line rate over RDMA, by its exposed communication', async () => {
+    // ResNet-50 on four AWS A10G instances (Ethernet only: ENA at EC2's baseline bandwidth).
+    const r = await recommend(
+      `${RESNET}, gpus: ["A10G"], providers: ["AWS"], gpusPerNode: [4], objective: TIME, maxNodes: 4, limit: 1`,
+    );
+    const p = r.plans[0];
+    expect([p.nodes, p.gpusPerNode, p.interNodeTransport]).toEqual([4, 4, 'TCP']);
+    const step = async (transport: NetworkTransport) => {
+      const res = await run(
+        `{ predict(input: { ${RESNET}, gpu: "A10G", nodes: 4, gpusPerNode: 4, batchSizePerGpu: ${p.batchSizePerGpu}, gradAccumSteps: ${p.gradAccumSteps}, precision: ${p.precision}, interNodeGbps: ${p.interNodeGbps}, interNodeTransport: ${transport} }) { analyticalStepTimeMs breakdown { communicationTotalMs } } }`,
+      );
+      expect(res.errors).toBeUndefined();
+      return (
+        res.data as { predict: { analyticalStepTimeMs: number; breakdown: { communicationTotalMs: number } } }
+      ).predict;
+    };
+    const tcp = await step('TCP'),
+      rdma = await step('RDMA');
+    expect(p.analyticalStepTimeMs).toBeCloseTo(tcp.analyticalStepTimeMs, 6);
+    // The all-reduce across nodes takes longer by the ratio of the rates the two transports reach.
+    const { networkEfficiency, tcpNetworkEfficiency } = loadEfficiency();
+    // (Less than the ratio of the rates: the all-reduce inside each node is the same.)
+    expect(tcp.breakdown.communicationTotalMs).toBeGreaterThan(rdma.breakdown.communicationTotalMs);
+    expect(tcp.breakdown.communicationTotalMs).toBeLessThan(
+      (rdma.breakdown.communicationTotalMs * networkEfficiency) / tcpNetworkEfficiency,
+    );
+    expect(tcp.analyticalStepTimeMs).toBeGreaterThan(rdma.analyticalStepTimeMs);
   });
 
   it('joining single-GPU rentals that state no network is not ranked: the notes say what it would give, a given network ranks it', async () => {
@@ -435,11 +470,17 @@ describe('notes say what bound the answer', () => {
 });
 
 describe('offers another makes pointless (dominated)', () => {
-  const option = (usdPerNode: number, interNodeGbps: number, networkAssumed: boolean): PricingOption => ({
+  const option = (
+    usdPerNode: number,
+    interNodeGbps: number,
+    networkAssumed: boolean,
+    interNodeTransport: NetworkTransport = 'RDMA',
+  ): PricingOption => ({
     offerIndex: 0,
     offer: null,
     maxPerNode: 8,
     interNodeGbps,
+    interNodeTransport,
     networkSource: networkAssumed ? 'assumed' : 'the offer',
     networkAssumed,
     nodeUsdPerHour: () => usdPerNode,
@@ -462,5 +503,19 @@ describe('offers another makes pointless (dominated)', () => {
     // cheaper one on the same assumed network, which itself stands (the notes name its plans); the
     // stated 100 Gbps offer stands: the assumed offers are dearer, and it is the cheapest.
     expect(dominated(options, 8, true)).toEqual([false, false, true, false]);
+  });
+
+  it('across nodes a network is as fast as NCCL runs on it: Ethernet at its TCP fraction of the line rate', () => {
+    const { networkEfficiency, tcpNetworkEfficiency } = loadEfficiency();
+    expect(tcpNetworkEfficiency).toBeLessThan(networkEfficiency);
+    // 100 Gbps of EFA against a cheaper 100 Gbps of Ethernet: the Ethernet is slower, so both stand.
+    const same = [option(30, 100, false), option(20, 100, false, 'TCP')];
+    expect(dominated(same, 8, true)).toEqual([false, false]);
+    // Ethernet fast enough at its TCP fraction to outrun the dearer RDMA network makes it pointless.
+    const faster = (100 * networkEfficiency) / tcpNetworkEfficiency + 1;
+    expect(dominated([option(30, 100, false), option(20, faster, false, 'TCP')], 8, true)).toEqual([
+      true,
+      false,
+    ]);
   });
 });

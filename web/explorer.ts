@@ -26,6 +26,8 @@ interface Plan {
   memoryGbPerGpu: number;
   /** The network between the plan's nodes: its offer's, or the default the offer leaves to us. */
   interNodeGbps: number;
+  /** How NCCL crosses it (TCP over an Ethernet-only instance), where the server says. */
+  interNodeTransport?: 'RDMA' | 'TCP';
   evidence: string;
   parallelism: Parallelism;
   offer?: { provider: string; instance: string } | null;
@@ -76,6 +78,7 @@ interface Capabilities {
   offer: boolean;
   costUsdP90: boolean;
   precisionUnmeasured: boolean;
+  interNodeTransport: boolean;
 }
 let capabilities: Capabilities = {
   providers: false,
@@ -83,6 +86,7 @@ let capabilities: Capabilities = {
   offer: false,
   costUsdP90: false,
   precisionUnmeasured: false,
+  interNodeTransport: false,
 };
 let throughputUnits = new Map<string, string>();
 /** What one batch element is per model (a sequence, an image): the global batch counts them, not tokens. */
@@ -133,6 +137,7 @@ async function loadCatalog(): Promise<void> {
     offer: planFields.has('offer'),
     costUsdP90: planFields.has('costUsdP90'),
     precisionUnmeasured: planFields.has('precisionUnmeasured'),
+    interNodeTransport: planFields.has('interNodeTransport'),
   };
   throughputUnits = new Map(data.models.map((m) => [m.id, m.throughputUnit]));
   batchElements = new Map(data.models.map((m) => [m.id, m.batchElement]));
@@ -218,7 +223,8 @@ const planFields = () => `
   parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages expertParallel zeroStage recompute }
   ${capabilities.offer ? 'offer { provider instance }' : ''}
   ${capabilities.costUsdP90 ? 'costUsdP90' : ''}
-  ${capabilities.precisionUnmeasured ? 'precisionUnmeasured' : ''}`;
+  ${capabilities.precisionUnmeasured ? 'precisionUnmeasured' : ''}
+  ${capabilities.interNodeTransport ? 'interNodeTransport' : ''}`;
 
 // ------------------------------------------------------------------ errors next to their fields
 
@@ -436,6 +442,7 @@ async function comparePrecisions(plan: Plan, asked: Asked): Promise<void> {
       precision,
       parallelism: layout,
       interNodeGbps: plan.interNodeGbps,
+      ...(plan.interNodeTransport ? { interNodeTransport: plan.interNodeTransport } : {}),
       ...(plan.priceUsdPerGpuHour !== null ? { priceUsdPerGpuHour: plan.priceUsdPerGpuHour } : {}),
     }));
     const query = `query (${inputs.map((_, i) => `$p${i}: PredictInput!`).join(', ')}) {
