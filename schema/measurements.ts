@@ -3,7 +3,8 @@
 import { Field, Float, InputType, Int, ObjectType } from 'type-graphql';
 import type { Precision } from '../predictor/types.js';
 import type { Framework } from '../predictor/learned/features.js';
-import { FrameworkEnum, PrecisionEnum } from './types.js';
+import type { NetworkTransport } from '../seeds/types.js';
+import { FrameworkEnum, NetworkTransportEnum, PrecisionEnum } from './types.js';
 import { WorkloadInput } from './inputs.js';
 import { ParallelismInput } from './parallelism.js';
 
@@ -41,6 +42,12 @@ export class MeasurementInput {
   channelsLast?: boolean;
   @Field(() => Float, { nullable: true, description: 'Inter-node network per node, Gbps.' })
   interNodeGbps?: number;
+  @Field(() => NetworkTransportEnum, {
+    nullable: true,
+    description:
+      'How NCCL crossed that network, as in PredictInput; default RDMA. TCP for nodes joined by Ethernet only.',
+  })
+  interNodeTransport?: NetworkTransport;
   @Field(() => ParallelismInput, {
     nullable: true,
     description:

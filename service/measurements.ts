@@ -15,6 +15,7 @@ import { learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
 import { statedChannelsLast } from '../predictor/software.js';
 import type { Precision } from '../predictor/types.js';
+import type { NetworkTransport } from '../seeds/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus, loadMeasurements } from '../seeds/catalog.js';
 import { examples } from '../predictor/learned/train.js';
 import {
@@ -54,6 +55,8 @@ export interface RunConfiguration {
   /** Convolution activations channels-last; absent or null = the framework's layout (predictRequestOf). */
   channelsLast?: boolean | null;
   interNodeGbps?: number | null;
+  /** How NCCL crossed that network; absent or null = RDMA. */
+  interNodeTransport?: NetworkTransport | null;
   parallelism?: ParallelismInput | null;
 }
 
@@ -131,6 +134,7 @@ export function predictRequestOf(c: RunConfiguration): PredictRequest {
       c.interNodeGbps == null
         ? defaultInterNodeGbps(gpu.id)
         : finiteNumber('interNodeGbps', c.interNodeGbps, 0, LIMITS.gbps, { exclusiveMin: true }),
+    ...(c.interNodeTransport === 'TCP' ? { interNodeTransport: 'TCP' as const } : {}),
     parallelism: parallelismOf(c.parallelism),
     ...statedChannelsLast(c),
   };
@@ -201,6 +205,7 @@ const storedConfiguration = (r: RunInput): RunConfiguration => ({
   fp32UsesTf32: r.fp32UsesTf32,
   channelsLast: r.channelsLast ?? null,
   interNodeGbps: r.interNodeGbps ?? null,
+  interNodeTransport: r.interNodeTransport ?? null,
   parallelism: r.parallelism ?? null,
 });
 

@@ -187,6 +187,36 @@ describe('recordMeasurements', () => {
     expect((await run(del, { owner: 'carol' })).data!.deleteMeasurements).toBe(2);
   });
 
+  // A run across nodes joined by Ethernet only is held against the estimate over TCP, not against
+  // the faster one over RDMA that the same line rate would give.
+  it('records how NCCL crossed the network between nodes and predicts the run over it', async () => {
+    const twoNodes = {
+      ...config,
+      gpu: 'L4',
+      batchSizePerGpu: 64,
+      nodes: 2,
+      gpusPerNode: 4,
+      interNodeGbps: 25,
+    };
+    const rdma = await predictNow(twoNodes);
+    const tcp = await predictNow({ ...twoNodes, interNodeTransport: 'TCP' });
+    expect(tcp.stepTimeMs / rdma.stepTimeMs).toBeGreaterThan(1.02);
+    const r = await run(RECORD, {
+      owner: 'erin',
+      runs: [
+        { ...twoNodes, interNodeTransport: 'TCP', stepTimeMs: tcp.stepTimeMs, source: 'test' },
+        { ...twoNodes, stepTimeMs: rdma.stepTimeMs, source: 'test' },
+      ],
+    });
+    expect(r.data!.recordMeasurements).toMatchObject({ stored: 2, rejected: [] });
+    const list = (await run(LIST, { gpu: 'L4' })).data!.measurements;
+    const [overTcp, overRdma] = list.map((m: { predictedStepTimeMs: number }) => m.predictedStepTimeMs);
+    // (Not exactly predict's ratio: each run is the other's evidence, of the same configuration.)
+    expect(overTcp / overRdma).toBeGreaterThan(1.02);
+    const del = `mutation($owner: String!) { deleteMeasurements(owner: $owner) }`;
+    expect((await run(del, { owner: 'erin' })).data!.deleteMeasurements).toBe(2);
+  });
+
   // No shipped row of ResNet-50 ran BF16 (test/unmeasured-precision.test.ts): one recorded run of it
   // in BF16, on another GPU, makes the precision measured for the model.
   it('a run in a precision the model was never measured in clears precisionUnmeasured', async () => {
