@@ -220,6 +220,21 @@ describe('plans priced from real offers', () => {
       (rdma.breakdown.communicationTotalMs * networkEfficiency) / tcpNetworkEfficiency,
     );
     expect(tcp.analyticalStepTimeMs).toBeGreaterThan(rdma.analyticalStepTimeMs);
+    // With EFA set up, the user gives the offer over RDMA: it replaces the catalog's, and the plan is
+    // what predict says over RDMA.
+    const instance = p.offer!.instance;
+    const catalog = loadInstances().find((i) => i.instance === instance)!;
+    const efa = await recommend(
+      `${RESNET}, gpus: ["A10G"], providers: ["AWS"], gpusPerNode: [4], objective: TIME, maxNodes: 4, limit: 1, offers: [{ provider: "AWS", instance: "${instance}", gpu: "A10G", gpusPerInstance: ${catalog.gpusPerInstance}, usdPerHour: ${catalog.onDemandUsdPerHour}, interNodeGbps: ${p.interNodeGbps}, interNodeTransport: RDMA }]`,
+    );
+    const q = efa.plans[0];
+    expect([q.offer!.instance, q.interNodeTransport, q.offer!.interNodeTransport]).toEqual([
+      instance,
+      'RDMA',
+      'RDMA',
+    ]);
+    expect([q.nodes, q.batchSizePerGpu, q.precision]).toEqual([p.nodes, p.batchSizePerGpu, p.precision]);
+    expect(q.analyticalStepTimeMs).toBeCloseTo(rdma.analyticalStepTimeMs, 6);
   });
 
   it('joining single-GPU rentals that state no network is not ranked: the notes say what it would give, a given network ranks it', async () => {
