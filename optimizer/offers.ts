@@ -167,14 +167,22 @@ export interface PricingOption {
   nodeUsdPerHour: (gpusPerNode: number) => number | null;
 }
 
+/** What a network source adds when NCCL crosses it over TCP. */
+const overTcp = (transport: NetworkTransport) =>
+  transport === 'TCP'
+    ? `; NCCL over TCP, costed at ${loadEfficiency().tcpNetworkEfficiency} of the line rate (seeds/efficiency.json tcpNetworkEfficiency)`
+    : '';
+
 /**
  * The pricing options of one GPU: its offers, or one unpriced option when it has none.
- * `networkOverride` (the request's interNodeGbps) replaces every offer's network.
+ * `networkOverride` (the request's interNodeGbps) replaces every offer's network, and
+ * `transportOverride` (its interNodeTransport) how NCCL crosses it.
  */
 export function pricingOptions(
   gpu: GpuSpec,
   offers: readonly Offer[],
   networkOverride?: (gpu: GpuSpec) => number | undefined,
+  transportOverride?: NetworkTransport,
 ): PricingOption[] {
   const forced = networkOverride?.(gpu);
   const fallback = networkDefaults().defaultGbps;
@@ -183,12 +191,13 @@ export function pricingOptions(
     if (offer.gpuId !== gpu.id) return;
     const perGpu = offer.billing === 'perGpu';
     const stated = perGpu ? defaultInterNodeGbps(gpu.id) : offer.interNodeGbps;
+    const transport = transportOverride ?? offer.interNodeTransport;
     options.push({
       offerIndex,
       offer,
       maxPerNode: perGpu ? gpu.maxGpusPerNode : Math.min(offer.gpusPerInstance, gpu.maxGpusPerNode),
       interNodeGbps: forced ?? stated ?? fallback,
-      interNodeTransport: offer.interNodeTransport,
+      interNodeTransport: transport,
       networkSource:
         (forced !== undefined
           ? 'the request (interNodeGbps)'
@@ -197,24 +206,25 @@ export function pricingOptions(
             : stated !== null
               ? `the offer (${offer.interNodeNetwork || `${stated} Gbps`})`
               : `not stated by the offer: assumed ${fallback} Gbps (seeds/network.json defaultGbps)`) +
-        (offer.interNodeTransport === 'TCP'
-          ? `; NCCL over TCP, costed at ${loadEfficiency().tcpNetworkEfficiency} of the line rate (seeds/efficiency.json tcpNetworkEfficiency)`
-          : ''),
+        overTcp(transport),
       networkAssumed: forced === undefined && !perGpu && stated === null,
       nodeUsdPerHour: perGpu ? (g) => g * offer.usdPerHour : () => offer.usdPerHour,
     });
   });
   if (options.length) return options;
   const net = forced ?? defaultInterNodeGbps(gpu.id);
+  const transport = transportOverride ?? 'RDMA';
   return [
     {
       offerIndex: -1,
       offer: null,
       maxPerNode: gpu.maxGpusPerNode,
       interNodeGbps: net,
-      interNodeTransport: 'RDMA',
+      interNodeTransport: transport,
       networkSource:
-        forced !== undefined ? 'the request (interNodeGbps)' : 'seeds/network.json (no offer for this GPU)',
+        (forced !== undefined
+          ? 'the request (interNodeGbps)'
+          : 'seeds/network.json (no offer for this GPU)') + overTcp(transport),
       networkAssumed: false,
       nodeUsdPerHour: () => null,
     },

@@ -86,7 +86,7 @@ export function offersOf(r: Pick<RecommendRequest, 'offers' | 'prices' | 'gpus'>
 /** Per GPU (same order as r.gpus), how it can be paid for. */
 export function optionsOf(r: RecommendRequest): PricingOption[][] {
   const offers = offersOf(r);
-  return r.gpus.map((g) => pricingOptions(g, offers, r.interNodeGbps));
+  return r.gpus.map((g) => pricingOptions(g, offers, r.interNodeGbps, r.interNodeTransport));
 }
 
 /** Candidates the search enumerates: per GPU, pricing option x precision x batch x GPUs per node that option holds x nodes. */

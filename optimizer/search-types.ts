@@ -105,6 +105,8 @@ export interface RecommendRequest {
   prices?: Record<string, number>;
   /** Overrides every plan's inter-node network (Gbps); absent: each offer's own. */
   interNodeGbps?: (gpu: GpuSpec) => number;
+  /** Overrides how NCCL crosses every plan's network; absent: each offer's own (RDMA without an offer). */
+  interNodeTransport?: NetworkTransport;
   /** EXPECTED (default) or P90. */
   rankBy?: RankBy;
   /** Plans with less measurement behind them are rejected (default UNMEASURED: anything). */
@@ -293,6 +295,8 @@ export interface CandidateSearch {
   gpusPerNodeChoices: number[];
   maxNodes: number;
   interNodeGbps: (gpu: GpuSpec) => number;
+  /** How NCCL crosses that network (RDMA when absent). */
+  interNodeTransport?: NetworkTransport;
   fp32UsesTf32?: boolean;
   /** Convolution activations stored channels-last (predictor/step.ts Execution.channelsLast); absent = the stack's layout (eager PyTorch: NCHW). */
   channelsLast?: boolean;

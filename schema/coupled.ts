@@ -4,7 +4,8 @@
 // decorator metadata).
 import { Field, Float, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { Precision } from '../predictor/types.js';
-import { Gpu, PrecisionEnum, TrainingConfiguration } from './types.js';
+import type { NetworkTransport } from '../seeds/types.js';
+import { Gpu, NetworkTransportEnum, PrecisionEnum, TrainingConfiguration } from './types.js';
 import { PRECISIONS_ALLOWED, PriceInput, WorkloadInput } from './inputs.js';
 import { Parallelism, RecomputeEnum } from './parallelism.js';
 
@@ -247,6 +248,11 @@ export class FleetInput extends SolveSettingsInput {
     description: 'Inter-node network per node, Gbps (default: seeds/network.json per GPU).',
   })
   interNodeGbps?: number;
+  @Field(() => NetworkTransportEnum, {
+    nullable: true,
+    description: 'How NCCL crosses that network: TCP for nodes joined by Ethernet only (default RDMA).',
+  })
+  interNodeTransport?: NetworkTransport;
   @Field(() => Int, {
     defaultValue: 48,
     description:
@@ -438,6 +444,11 @@ export class ProcurementInput extends SolveSettingsInput {
     description: 'Inter-node network per node, Gbps (default: seeds/network.json per GPU).',
   })
   interNodeGbps?: number;
+  @Field(() => NetworkTransportEnum, {
+    nullable: true,
+    description: 'How NCCL crosses that network: TCP for nodes joined by Ethernet only (default RDMA).',
+  })
+  interNodeTransport?: NetworkTransport;
 }
 
 @ObjectType({ description: 'How one run of a job is executed.' })

@@ -284,6 +284,12 @@ export class RecommendInput {
     description: 'Inter-node network per node, Gbps (default: seeds/network.json per GPU).',
   })
   interNodeGbps?: number;
+  @Field(() => NetworkTransportEnum, {
+    nullable: true,
+    description:
+      "How NCCL crosses every plan's network: TCP for nodes joined by Ethernet only (no InfiniBand, RoCE or EFA). Default: each offer's (TCP for the catalog's Ethernet-only instance types, RDMA otherwise).",
+  })
+  interNodeTransport?: NetworkTransport;
   @Field(() => Boolean, {
     defaultValue: true,
     description: 'FP32 runs matmuls/convolutions in TF32 on Ampere and newer (the framework default).',

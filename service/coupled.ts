@@ -29,6 +29,7 @@ import { costOf } from '../predictor/predict.js';
 import { statedChannelsLast } from '../predictor/software.js';
 import { PRECISIONS, type GpuSpec, type ModelDef, type Precision } from '../predictor/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
+import type { NetworkTransport } from '../seeds/types.js';
 import { fullTrainingOnly, gpuById, modelById } from './lookup.js';
 import { DEFAULT_GPUS_PER_NODE, fp8NotSearchedNote, nchwNote } from './planning.js';
 import {
@@ -70,6 +71,8 @@ interface SearchSettings extends SolveSettings {
   gpusPerNode?: number[] | null;
   maxNodes: number;
   interNodeGbps?: number | null;
+  /** How NCCL crosses that network; absent = RDMA. */
+  interNodeTransport?: NetworkTransport | null;
 }
 
 /** A fleet request as it arrives (the GraphQL FleetInput has this shape). */
@@ -238,6 +241,7 @@ function searchSpace(input: SearchSettings) {
     gpusPerNode,
     maxNodes,
     interNodeGbps: (g: GpuSpec) => net ?? defaultInterNodeGbps(g.id),
+    ...(input.interNodeTransport ? { interNodeTransport: input.interNodeTransport } : {}),
     fp32UsesTf32: input.fp32UsesTf32,
     solve,
     efficiency: loadEfficiency(),
@@ -369,6 +373,7 @@ export async function fleetPlan(input: FleetQuery): Promise<FleetPlan> {
     gpusPerNodeChoices: space.gpusPerNode,
     maxNodes: space.maxNodes,
     interNodeGbps: space.interNodeGbps,
+    ...(space.interNodeTransport ? { interNodeTransport: space.interNodeTransport } : {}),
     fp32UsesTf32: space.fp32UsesTf32,
     ...statedChannelsLast(input),
     solve: space.solve,
@@ -495,6 +500,7 @@ export async function procurementPlan(input: ProcurementQuery): Promise<Procurem
     gpusPerNodeChoices: space.gpusPerNode,
     maxNodes: space.maxNodes,
     interNodeGbps: space.interNodeGbps,
+    ...(space.interNodeTransport ? { interNodeTransport: space.interNodeTransport } : {}),
     fp32UsesTf32: space.fp32UsesTf32,
     ...statedChannelsLast(input),
     solve: space.solve,

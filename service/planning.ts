@@ -222,6 +222,8 @@ export interface RecommendQuery extends Software {
   predictor: PredictorChoice;
   maxGlobalBatch?: number | null;
   interNodeGbps?: number | null;
+  /** How NCCL crosses every plan's network; absent = each offer's. */
+  interNodeTransport?: NetworkTransport | null;
   fp32UsesTf32: boolean;
   limit: number;
   parallelismSearch: ParallelismSearch;
@@ -456,6 +458,7 @@ export async function recommendPlans(
         maxGlobalBatch,
         offers,
         interNodeGbps: net === undefined ? undefined : () => net,
+        ...(q.interNodeTransport ? { interNodeTransport: q.interNodeTransport } : {}),
         fp32UsesTf32: q.fp32UsesTf32,
         limit,
         maxCandidates: runtimeConfig().maxCandidates,

@@ -237,6 +237,17 @@ describe('plans priced from real offers', () => {
     expect(q.analyticalStepTimeMs).toBeCloseTo(rdma.analyticalStepTimeMs, 6);
   });
 
+  it('interNodeTransport: TCP costs every offer over TCP: EFA instances as if joined by their Ethernet', async () => {
+    const q = `${RESNET}, gpus: ["H100-SXM5-80GB"], providers: ["AWS"], gpusPerNode: [8], objective: TIME, maxNodes: 4, batchSizes: [256], precisions: [AMP_BF16], limit: 1`;
+    const efa = (await recommend(q)).plans[0];
+    const tcp = (await recommend(`${q}, interNodeTransport: TCP`)).plans[0];
+    expect(efa.interNodeTransport).toBe('RDMA');
+    expect(tcp.interNodeTransport).toBe('TCP');
+    expect(tcp.interNodeNetworkSource).toMatch(/; NCCL over TCP, costed at 0\.\d+ of the line rate/);
+    expect([tcp.offer!.instance, tcp.nodes]).toEqual([efa.offer!.instance, efa.nodes]);
+    expect(tcp.analyticalStepTimeMs).toBeGreaterThan(efa.analyticalStepTimeMs);
+  });
+
   it('joining single-GPU rentals that state no network is not ranked: the notes say what it would give, a given network ranks it', async () => {
     // One GH200 takes about 7.5 hours: a 5-hour deadline needs several single-GPU instances.
     const q = `${RESNET}, deadlineHours: 5, gpus: ["GH200"], maxNodes: 4, limit: 3`;

@@ -360,6 +360,29 @@ describe('planProcurement over GraphQL', () => {
     );
   });
 
+  // Runs across nodes are costed on the network the request states, over the transport it states.
+  it('costs runs across Ethernet-only nodes over TCP when interNodeTransport says so', async () => {
+    const plan = async (transport: string) => {
+      const r = await run(
+        `{ planProcurement(input: { horizonMonths: 3, jobs: [{ id: "rn50", workload: { model: "resnet50_v1.5", samples: 1.28e8 }, runsPerMonth: 2, deadlineHours: 4, batchSizes: [128] }],
+          precisions: [AMP_FP16], gpusPerNode: [4], maxNodes: 4, interNodeGbps: 25, interNodeTransport: ${transport}, options: [{ gpu: "A100-SXM4-80GB", rentUsdPerGpuHour: 2.6 }] }) {
+          status allocations { config { nodes hoursPerRun } } } }`,
+      );
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      expect(r.data!.planProcurement.status).toBe('OPTIMAL');
+      return (
+        r.data!.planProcurement as { allocations: { config: { nodes: number; hoursPerRun: number } }[] }
+      ).allocations[0].config;
+    };
+    const tcp = await plan('TCP'),
+      rdma = await plan('RDMA');
+    // One node of four takes about 6 h: both run across nodes, the TCP one slower.
+    expect(tcp.nodes).toBeGreaterThan(1);
+    expect(rdma.nodes).toBeGreaterThan(1);
+    if (tcp.nodes === rdma.nodes) expect(tcp.hoursPerRun).toBeGreaterThan(rdma.hoursPerRun);
+    else expect(tcp.nodes).toBeGreaterThan(rdma.nodes);
+  });
+
   it('answers with purchases, allocations, the cost split and break-even per GPU type', async () => {
     const r = await run(
       Q(
