@@ -158,7 +158,7 @@ export interface PricingOption {
   maxPerNode: number;
   /** Inter-node network the plan runs on, Gbps. */
   interNodeGbps: number;
-  /** How NCCL crosses it: the offer's (a request's interNodeGbps changes the rate, not the fabric). */
+  /** How NCCL crosses it: the request's interNodeTransport, else the offer's (interNodeGbps alone changes the rate, not the fabric). */
   interNodeTransport: NetworkTransport;
   /** Where that figure comes from. */
   networkSource: string;

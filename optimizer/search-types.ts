@@ -186,7 +186,7 @@ export interface Plan {
   offer: PlanOffer | null;
   /** Inter-node network the plan was predicted on, Gbps, and where that figure comes from. */
   interNodeGbps: number;
-  /** How NCCL crosses it: the offer's. */
+  /** How NCCL crosses it: the request's interNodeTransport, else the offer's. */
   interNodeTransport: NetworkTransport;
   interNodeNetworkSource: string;
   /** True when the offer states no network and interNodeGbps is the assumed default. */

@@ -623,7 +623,8 @@ export class Plan extends TrainingConfiguration {
   @Field(() => Float, { description: 'Inter-node network the plan was predicted on, Gbps per node.' })
   interNodeGbps!: number;
   @Field(() => NetworkTransportEnum, {
-    description: "How NCCL crosses it (the offer's): TCP costs a step tcpNetworkEfficiency of the line rate.",
+    description:
+      "How NCCL crosses it (the request's interNodeTransport, else the offer's): TCP costs a step tcpNetworkEfficiency of the line rate.",
   })
   interNodeTransport!: NetworkTransport;
   @Field(() => String, {
