@@ -20,7 +20,13 @@ import {
 import { layoutWords, type LayoutDegrees } from '../predictor/layout-words.js';
 import { DEFAULT_STACK } from '../predictor/software.js';
 import { PRECISIONS } from '../predictor/types.js';
-import { MASTER_WEIGHTS, RECOMPUTE, RECOMPUTE_MODULES } from '../seeds/types.js';
+import {
+  MASTER_WEIGHTS,
+  NETWORK_TRANSPORTS,
+  RECOMPUTE,
+  RECOMPUTE_MODULES,
+  type NetworkTransport,
+} from '../seeds/types.js';
 import { SOFTWARE_STACKS } from '../seeds/tables.js';
 import { runtimeConfig, setRuntimeConfig, SETTINGS } from '../service/config.js';
 import { evaluate, formatEvaluation, GROUP_KEYS, type GroupKey } from './evaluate.js';
@@ -100,7 +106,7 @@ function readJsonFile(option: string, path: string): unknown {
 
 const RECOMMEND_QUERY = `query($input: RecommendInput!) { recommend(input: $input) {
   status predictor evaluated feasible
-  plans { rank gpu { id } offer { provider instance } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision stepTimeMs throughput throughputUnit totalHours totalHoursP90 costUsd memoryGbPerGpu
+  plans { rank gpu { id } offer { provider instance } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision stepTimeMs throughput throughputUnit totalHours totalHoursP90 costUsd memoryGbPerGpu interNodeGbps interNodeTransport
     parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages expertParallel zeroStage recompute } }
   rejected { reason count } notes } }`;
 
@@ -520,6 +526,12 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
       "network between nodes, Gbps, for every offer (default: each offer's own; plans joining instances of an offer that states none are not ranked)",
       number,
     )
+    .addOption(
+      new Option(
+        '--inter-node-transport <transport>',
+        "how NCCL crosses that network, for every offer: TCP for nodes joined by Ethernet only (default: each offer's own)",
+      ).choices([...NETWORK_TRANSPORTS]),
+    )
     .option(
       '--precisions <modes>',
       `comma-separated precision modes (${PRECISIONS.join(', ')}; default: all but FP4, FP16_PURE and, for a CNN, FP8)`,
@@ -557,6 +569,7 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
         gpus?: string[];
         providers?: string[];
         interNodeGbps?: number;
+        interNodeTransport?: NetworkTransport;
         globalBatch?: number;
         precisions?: string[];
         maxNodes: number;
@@ -574,6 +587,7 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
           gpus: options.gpus,
           providers: options.providers,
           interNodeGbps: options.interNodeGbps,
+          interNodeTransport: options.interNodeTransport,
           globalBatch: options.globalBatch,
           precisions: options.precisions,
           maxNodes: options.maxNodes,
@@ -598,6 +612,11 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
             accum: p.gradAccumSteps,
             precision: p.precision,
             layout: layoutWords(p.parallelism as LayoutDegrees),
+            // Between nodes only: Gbps and how NCCL crosses it (TCP: Ethernet only).
+            network:
+              (p.nodes as number) > 1
+                ? `${p.interNodeGbps as number} ${p.interNodeTransport as string}`
+                : '-',
             hours: Number((p.totalHours as number).toFixed(2)),
             hoursP90: Number((p.totalHoursP90 as number).toFixed(2)),
             costUsd: p.costUsd === null ? null : Number((p.costUsd as number).toFixed(2)),

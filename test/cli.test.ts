@@ -238,6 +238,10 @@ describe('trainplan CLI', () => {
         /'MEGATRONN' is invalid.*PYTORCH_EAGER, TORCH_COMPILE, MEGATRON, TUNED/,
       ],
       [
+        ['recommend', '--model', 'resnet50_v1.5', '--samples', '1e6', '--inter-node-transport', 'tcp'],
+        /'tcp' is invalid.*RDMA, TCP/,
+      ],
+      [
         ['recommend', '--model', 'resnet50_v1.5', '--samples', '1e6', '--time-budget-ms', '0'],
         /'--time-budget-ms <ms>' argument '0' is invalid\. must be from 1 to 600000/,
       ],
@@ -337,6 +341,24 @@ describe('trainplan recommend says what to rent and what to be wary of', () => {
     for (const p of plans) expect(p.offer).toMatch(/^RunPod /);
     // The four single-GPU rentals, now on a stated network, rank among the first.
     expect(plans.some((p) => p.offer === 'RunPod H100 SXM (Community)' && p.nodes === '4')).toBe(true);
+    // The network column says the rate and how NCCL crosses it, between nodes only.
+    for (const p of plans) expect(p.network).toBe(p.nodes === '1' ? '-' : '100 RDMA');
+    const tcp = planRows(
+      llama2(
+        '--gpus',
+        'H100-SXM5-80GB',
+        '--limit',
+        '3',
+        '--inter-node-gbps',
+        '100',
+        '--providers',
+        'RunPod',
+        '--inter-node-transport',
+        'TCP',
+      ),
+    );
+    expect(tcp.some((p) => p.network === '100 TCP')).toBe(true);
+    for (const p of tcp) expect(p.network).toMatch(/^(-|100 TCP)$/);
   });
 
   it('--global-batch trains every plan at that batch, and the notes stop asking for one', () => {
