@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { booleanCell, parseCsv } from '../seeds/catalog.js';
 import { FRAMEWORKS, type Framework } from '../predictor/learned/features.js';
 import { PRECISIONS, type Precision } from '../predictor/types.js';
+import type { NetworkTransport } from '../seeds/types.js';
 import { loadConfig, setRuntimeConfig, runtimeConfig } from '../service/config.js';
 import { catalogGpuForDevice } from '../service/device-names.js';
 import { closeMeasurementStore, recordRuns, type RunInput } from '../service/measurements.js';
@@ -20,7 +21,8 @@ import { fromLayerList, parseHuggingFaceConfig } from '../predictor/import/index
 export const CALIBRATE_RUNS_HELP = `trainplan calibrate import FILE [--owner NAME] [--data-dir DIR] [--database-url URL]
   FILE: the harness's CSV (model, seq_len, gpu, nodes, gpus_per_node, batch_size_per_gpu,
   grad_accum_steps, precision, framework, step_time_ms, peak_memory_gb, source, note; optional
-  channels_last: true if the run's convolutions were torch.channels_last) or JSON (a list of those
+  channels_last: true if the run's convolutions were torch.channels_last; for a run across nodes,
+  inter_node_gbps and inter_node_transport: RDMA or TCP, Ethernet only) or JSON (a list of those
   rows, or of MeasurementInput objects). model: a zoo id, or a path (relative to
   FILE) to a layer-list .json or a Hugging Face config.json; gpu: a catalog id, or the name the
   device reported (mapped to the catalog when unambiguous).`;
@@ -87,6 +89,9 @@ export function runFromRow(row: Record<string, unknown>, baseDir: string): RunIn
     gpu,
     nodes: num('nodes') ?? 1,
     gpusPerNode: num('gpus_per_node') ?? 1,
+    // Across nodes: the network and how NCCL crossed it (empty: the GPU's default network, RDMA).
+    interNodeGbps: num('inter_node_gbps') ?? null,
+    interNodeTransport: (str('inter_node_transport') || null) as NetworkTransport | null,
     batchSizePerGpu: num('batch_size_per_gpu') ?? NaN,
     gradAccumSteps: num('grad_accum_steps') ?? 1,
     precision: precision as Precision,

@@ -15,7 +15,7 @@ import { learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
 import { statedChannelsLast } from '../predictor/software.js';
 import type { Precision } from '../predictor/types.js';
-import type { NetworkTransport } from '../seeds/types.js';
+import { NETWORK_TRANSPORTS, type NetworkTransport } from '../seeds/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus, loadMeasurements } from '../seeds/catalog.js';
 import { examples } from '../predictor/learned/train.js';
 import {
@@ -115,6 +115,20 @@ export async function closeMeasurementStore(): Promise<void> {
   if (s) await (await s).close();
 }
 
+/**
+ * A run's transport as given: absent is RDMA; anything but RDMA or TCP is refused (the CLI's JSON
+ * rows reach here without GraphQL's enum check, and a misspelt TCP would read as RDMA).
+ */
+function transportOf(t: string | null | undefined): NetworkTransport {
+  if (t == null) return 'RDMA';
+  if (!(NETWORK_TRANSPORTS as readonly string[]).includes(t))
+    throw new InputError(
+      'interNodeTransport',
+      `must be one of ${NETWORK_TRANSPORTS.join(', ')} (got "${t.slice(0, 20)}")`,
+    );
+  return t as NetworkTransport;
+}
+
 /** A configuration -> the predictor's request; throws BAD_USER_INPUT naming the field. */
 export function predictRequestOf(c: RunConfiguration): PredictRequest {
   // The store keeps full-training runs only (no column says which weights a run trained).
@@ -134,7 +148,7 @@ export function predictRequestOf(c: RunConfiguration): PredictRequest {
       c.interNodeGbps == null
         ? defaultInterNodeGbps(gpu.id)
         : finiteNumber('interNodeGbps', c.interNodeGbps, 0, LIMITS.gbps, { exclusiveMin: true }),
-    ...(c.interNodeTransport === 'TCP' ? { interNodeTransport: 'TCP' as const } : {}),
+    ...(transportOf(c.interNodeTransport) === 'TCP' ? { interNodeTransport: 'TCP' as const } : {}),
     parallelism: parallelismOf(c.parallelism),
     ...statedChannelsLast(c),
   };

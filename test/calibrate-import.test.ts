@@ -1,6 +1,8 @@
-// The harness CSV's optional channels_last column: what `trainplan calibrate import` reads of it.
+// The harness CSV's optional columns (channels_last; inter_node_gbps and inter_node_transport for a run
+// across nodes): what `trainplan calibrate import` reads of them.
 import { describe, expect, it } from 'vitest';
 import { runFromRow } from '../cli/calibrate-runs.js';
+import { predictRequestOf } from '../service/measurements.js';
 
 const row = {
   model: 'resnet50_v1.5',
@@ -20,5 +22,27 @@ describe('calibrate import: the convolution layout column', () => {
     expect(() => runFromRow({ ...row, channels_last: 'nhwc' }, '.')).toThrow(
       /^channels_last: "nhwc" is not true or false/,
     );
+  });
+});
+
+describe('calibrate import: the network of a run across nodes', () => {
+  const twoNodes = { ...row, nodes: '2', gpus_per_node: '8', inter_node_gbps: '100' };
+  it('reads the network and its transport, and the run is predicted over it', () => {
+    const tcp = runFromRow({ ...twoNodes, inter_node_transport: 'TCP' }, '.');
+    expect([tcp.interNodeGbps, tcp.interNodeTransport]).toEqual([100, 'TCP']);
+    expect(predictRequestOf(tcp)).toMatchObject({ nodes: 2, interNodeGbps: 100, interNodeTransport: 'TCP' });
+    // An empty cell is RDMA, as a GraphQL run without the field.
+    const rdma = runFromRow({ ...twoNodes, inter_node_transport: '' }, '.');
+    expect(rdma.interNodeTransport).toBeNull();
+    expect(predictRequestOf(rdma).interNodeTransport).toBeUndefined();
+  });
+  it('refuses a transport that is neither RDMA nor TCP, naming the field, rather than read it as RDMA', () => {
+    const run = runFromRow({ ...twoNodes, inter_node_transport: 'tcp' }, '.');
+    expect(() => predictRequestOf(run)).toThrow(/must be one of RDMA, TCP \(got "tcp"\)/);
+    try {
+      predictRequestOf(run);
+    } catch (e) {
+      expect((e as { field?: string }).field).toBe('interNodeTransport');
+    }
   });
 });
