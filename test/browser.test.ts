@@ -208,6 +208,35 @@ describe('plan explorer at /', () => {
     await page.close();
   }, 180_000);
 
+  it('costs plans across Ethernet-only instances over TCP, and compares precisions over the same network', async () => {
+    const page = await open('/');
+    await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });
+    // ResNet-50 as fast as it goes on AWS's A10G instances, whose ENA network NCCL crosses over TCP.
+    await page.selectOption('#gpus', ['A10G']);
+    await page.selectOption('#objective', 'TIME');
+    await page.fill('#providers', 'AWS');
+    await page.fill('#deadline', '');
+    await page.fill('#max-nodes', '4');
+    await page.click('#recommend');
+    await expect
+      .poll(async () => (await planRows(page))[0]?.['nodes x GPUs'], { timeout: 90_000 })
+      .toMatch(/^4 x \d+$/);
+    await expect
+      .poll(() => page.locator('#precisions').textContent(), { timeout: 60_000 })
+      .toMatch(/this plan/);
+    const [tcp] = await planRows(page);
+    // The plan's own precision, predicted again, is the plan: the comparison runs over TCP too.
+    const label = await page.locator('#precisions svg text', { hasText: 'this plan' }).textContent();
+    expect(/^([\d.,]+) h/.exec(label!)?.[1]).toBe(tcp.hours);
+    // Over RDMA (EFA set up) the same instances train faster.
+    await page.selectOption('#inter-node-transport', 'RDMA');
+    await page.click('#recommend');
+    await expect.poll(async () => (await planRows(page))[0]?.hours, { timeout: 90_000 }).not.toBe(tcp.hours);
+    const [rdma] = await planRows(page);
+    expect(Number(rdma.hours.replace(/,/g, ''))).toBeLessThan(Number(tcp.hours.replace(/,/g, '')));
+    await page.close();
+  }, 180_000);
+
   it('plans at the global batch given: every plan accumulates to it', async () => {
     const page = await open('/');
     await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });

@@ -79,6 +79,7 @@ interface Capabilities {
   costUsdP90: boolean;
   precisionUnmeasured: boolean;
   interNodeTransport: boolean;
+  interNodeTransportInput: boolean;
 }
 let capabilities: Capabilities = {
   providers: false,
@@ -87,6 +88,7 @@ let capabilities: Capabilities = {
   costUsdP90: false,
   precisionUnmeasured: false,
   interNodeTransport: false,
+  interNodeTransportInput: false,
 };
 let throughputUnits = new Map<string, string>();
 /** What one batch element is per model (a sequence, an image): the global batch counts them, not tokens. */
@@ -138,6 +140,7 @@ async function loadCatalog(): Promise<void> {
     costUsdP90: planFields.has('costUsdP90'),
     precisionUnmeasured: planFields.has('precisionUnmeasured'),
     interNodeTransport: planFields.has('interNodeTransport'),
+    interNodeTransportInput: inputs.has('interNodeTransport'),
   };
   throughputUnits = new Map(data.models.map((m) => [m.id, m.throughputUnit]));
   batchElements = new Map(data.models.map((m) => [m.id, m.batchElement]));
@@ -153,6 +156,7 @@ async function loadCatalog(): Promise<void> {
     ),
   );
   stack.disabled = !capabilities.softwareStack;
+  $<HTMLSelectElement>('inter-node-transport').disabled = !capabilities.interNodeTransportInput;
   $<HTMLSelectElement>('gpus').replaceChildren(
     ...data.gpus.map((g) => new Option(`${g.id} (${g.memoryGb} GB)`, g.id)),
   );
@@ -205,6 +209,9 @@ function recommendInput(): Record<string, unknown> {
   // A network the person states: plans joining instances of offers that state none are then ranked on it.
   const network = numberOrNull('inter-node-gbps');
   if (network !== null) input.interNodeGbps = network;
+  // How NCCL crosses it, for every offer (empty: each offer's own: TCP on Ethernet-only instance types).
+  const transport = $<HTMLSelectElement>('inter-node-transport').value;
+  if (capabilities.interNodeTransportInput && transport) input.interNodeTransport = transport;
   const gpus = [...$<HTMLSelectElement>('gpus').selectedOptions].map((o) => o.value);
   if (gpus.length) input.gpus = gpus;
   const providers = $<HTMLInputElement>('providers')
