@@ -325,25 +325,7 @@ describe('trainplan recommend says what to rent and what to be wary of', () => {
   });
 
   it("--inter-node-gbps states the network, so plans joining any offer's instances are ranked on it; --providers keeps to named providers", () => {
-    const out = llama2(
-      '--gpus',
-      'H100-SXM5-80GB',
-      '--limit',
-      '3',
-      '--inter-node-gbps',
-      '100',
-      '--providers',
-      'RunPod',
-    );
-    expect(out).not.toMatch(/NETWORK_UNSTATED|network bound the answer/);
-    const plans = planRows(out);
-    expect(plans.length).toBeGreaterThan(0);
-    for (const p of plans) expect(p.offer).toMatch(/^RunPod /);
-    // The four single-GPU rentals, now on a stated network, rank among the first.
-    expect(plans.some((p) => p.offer === 'RunPod H100 SXM (Community)' && p.nodes === '4')).toBe(true);
-    // The network column says the rate and how NCCL crosses it, between nodes only.
-    for (const p of plans) expect(p.network).toBe(p.nodes === '1' ? '-' : '100 RDMA');
-    const tcp = planRows(
+    const onRunPod = (...extra: string[]) =>
       llama2(
         '--gpus',
         'H100-SXM5-80GB',
@@ -353,10 +335,18 @@ describe('trainplan recommend says what to rent and what to be wary of', () => {
         '100',
         '--providers',
         'RunPod',
-        '--inter-node-transport',
-        'TCP',
-      ),
-    );
+        ...extra,
+      );
+    const out = onRunPod();
+    expect(out).not.toMatch(/NETWORK_UNSTATED|network bound the answer/);
+    const plans = planRows(out);
+    expect(plans.length).toBeGreaterThan(0);
+    for (const p of plans) expect(p.offer).toMatch(/^RunPod /);
+    // The four single-GPU rentals, now on a stated network, rank among the first.
+    expect(plans.some((p) => p.offer === 'RunPod H100 SXM (Community)' && p.nodes === '4')).toBe(true);
+    // The network column says the rate and how NCCL crosses it, between nodes only.
+    for (const p of plans) expect(p.network).toBe(p.nodes === '1' ? '-' : '100 RDMA');
+    const tcp = planRows(onRunPod('--inter-node-transport', 'TCP'));
     expect(tcp.some((p) => p.network === '100 TCP')).toBe(true);
     for (const p of tcp) expect(p.network).toMatch(/^(-|100 TCP)$/);
   });
