@@ -73,7 +73,7 @@ registerEnumType(NetworkTransportEnum, {
   valuesConfig: {
     RDMA: {
       description:
-        'InfiniBand, RoCE, AWS EFA or GCP GPUDirect-TCPX: what the measured scaling runs ran on (seeds/efficiency.json networkEfficiency, fitted on them). The default.',
+        "InfiniBand, RoCE or AWS EFA: costed at seeds/efficiency.json networkEfficiency, fitted on scaling runs over InfiniBand. GCP's GPUDirect-TCPX/TCPXO fabrics (TCP offloaded to the NIC, straight to GPU memory) are costed alike. The default.",
     },
     TCP: {
       description:

@@ -396,9 +396,9 @@ export interface Instance {
 }
 
 /**
- * The networks instances.csv states itself are all RDMA fabrics (EFA, InfiniBand, GPUDirect-TCPX/O):
- * a row stating another would be costed as one, so it is refused until its transport is written down
- * (a row of instance-networks.csv, whose transport column says it).
+ * The networks instances.csv states itself are all EFA, InfiniBand or GCP's GPUDirect-TCPX/O fabrics,
+ * costed as RDMA: a row stating another network would be costed as one too, so it is refused until its
+ * transport is written down (a row of instance-networks.csv, whose transport column says it).
  */
 const RDMA_NETWORK = /EFA|InfiniBand|GPUDirect/;
 

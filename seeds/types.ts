@@ -381,8 +381,9 @@ export interface UnitRule {
 }
 
 /**
- * How NCCL crosses the network between nodes. RDMA: InfiniBand, RoCE, AWS EFA, GCP's GPUDirect-TCPX
- * fabric; what the scaling runs ran on, where `networkEfficiency` was fitted. TCP: NCCL's socket
+ * How NCCL crosses the network between nodes. RDMA: InfiniBand, RoCE, AWS EFA, costed at
+ * `networkEfficiency`, fitted on scaling runs over InfiniBand; GCP's GPUDirect-TCPX/TCPXO fabrics
+ * (TCP offloaded to the NIC, straight to GPU memory) are costed alike. TCP: NCCL's socket
  * transport over a cloud instance's Ethernet (AWS ENA, Azure accelerated networking), which reaches
  * `tcpNetworkEfficiency` of the line rate in the published measurements (seeds/efficiency.json).
  */
