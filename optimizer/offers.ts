@@ -231,9 +231,6 @@ export function pricingOptions(
   ];
 }
 
-/** What an option's network moves for NCCL, bytes a second: its rate on its transport. */
-const networkRate = (o: PricingOption) => interNodeRate(o, loadEfficiency());
-
 /**
  * Per option, whether another option of the same GPU makes it pointless at g GPUs per node:
  * no dearer per node and, across nodes, no slower a network as NCCL runs on it (line rate times what
@@ -245,6 +242,9 @@ const networkRate = (o: PricingOption) => interNodeRate(o, loadEfficiency());
  * searching the dearer ones too cost the default request for a mixture-of-experts model 40% more time.
  */
 export function dominated(options: PricingOption[], g: number, multiNode: boolean): boolean[] {
+  // What each option's network moves for NCCL, bytes a second: its rate on its transport.
+  const eff = loadEfficiency();
+  const rate = options.map((o) => interNodeRate(o, eff));
   return options.map((o, i) => {
     if (o.maxPerNode < g) return false;
     const price = o.nodeUsdPerHour(g);
@@ -253,8 +253,8 @@ export function dominated(options: PricingOption[], g: number, multiNode: boolea
       if (j === i || p.maxPerNode < g || (multiNode && p.networkAssumed && !o.networkAssumed)) return false;
       const q = p.nodeUsdPerHour(g);
       if (q === null) return false;
-      const netOk = !multiNode || networkRate(p) >= networkRate(o);
-      const better = q < price || (multiNode && networkRate(p) > networkRate(o));
+      const netOk = !multiNode || rate[j] >= rate[i];
+      const better = q < price || (multiNode && rate[j] > rate[i]);
       return netOk && q <= price && (better || j < i);
     });
   });
