@@ -443,7 +443,7 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
   command('harness')
     .summary('write the measurement harness (Python + PyTorch)')
     .description(
-      'Write the measurement harness (Python + PyTorch): it times warm-up + N optimizer steps at a batch size and precision and writes runs for `trainplan calibrate import` (python3 measure.py --help). With --model, the zoo model is embedded so the script alone runs it.',
+      'Write the measurement harness (Python + PyTorch): it times warm-up + N optimizer steps at a batch size and precision, on one GPU or data parallel over several (--gpus N, or torchrun across nodes), and writes runs for `trainplan calibrate import` (python3 measure.py --help). With --model, the zoo model is embedded so the script alone runs it.',
     )
     .option('--model <id>', 'a zoo model id to embed')
     .option(
@@ -454,7 +454,11 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
     .option('--out <file>', 'write the script here (default: stdout)')
     .addHelpText(
       'after',
-      examples('trainplan harness --model resnet50_v1.5 --out measure.py', 'python3 measure.py --help'),
+      examples(
+        'trainplan harness --model resnet50_v1.5 --out measure.py',
+        'python3 measure.py --batch-size 256 --precision AMP_BF16 --gpus 8 --out runs.csv',
+        'python3 measure.py --help',
+      ),
     )
     .action(async (options: { model?: string; seqLen?: number; out?: string }) => {
       if (options.seqLen !== undefined && options.seqLen < 1)

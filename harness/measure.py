@@ -12,6 +12,13 @@ own shape: the same kernels and sizes, not the model's data flow). Runs on CPU t
     python3 measure.py --batch-size 64 --precision AMP_BF16 --steps 20 --out runs.csv
     trainplan calibrate import runs.csv
 
+Data parallel: `--gpus N` trains on N GPUs of this machine (torch DistributedDataParallel, one
+process each, NCCL); under `torchrun` (several nodes) the launcher's processes are used instead,
+and `--inter-node-gbps` / `--inter-node-transport` say what joins the nodes. The run's step time is
+the slowest process's, so it includes the gradient all-reduce over this machine's links as they
+are: a box whose GPUs cannot reach each other directly (GeForce cards have no peer-to-peer) is
+timed as it will train.
+
 Precision modes (trainplan's names): FP32 (TF32 off), TF32, AMP_FP16 (autocast + loss scaling),
 AMP_BF16 (autocast), FP16 (fp16 model, fp32 master weights, loss scaling), FP16_PURE (everything
 fp16), BF16 (bf16 model, fp32 master weights), FP8 (Transformer Engine linears in fp8_autocast;
@@ -35,6 +42,7 @@ PRECISIONS = ["FP32", "TF32", "AMP_FP16", "AMP_BF16", "FP16", "FP16_PURE", "BF16
 CSV_COLUMNS = [
     "model", "seq_len", "gpu", "nodes", "gpus_per_node", "batch_size_per_gpu", "grad_accum_steps",
     "precision", "framework", "step_time_ms", "peak_memory_gb", "source", "note",
+    "inter_node_gbps", "inter_node_transport",
 ]
 # torchvision builders for zoo ids: only where torchvision builds the zoo entry's architecture
 # (test/harness.test.ts compares their parameter counts and their convolution and linear FLOPs; the
@@ -68,13 +76,49 @@ def parse_args(argv):
     p.add_argument("--steps", type=int, default=20, help="timed optimizer steps (default 20)")
     p.add_argument("--device", default="auto", help="cuda, cuda:N, cpu or auto (default: cuda when available)")
     p.add_argument("--gpu", help="trainplan's id of this GPU (default: the device name; the importer maps it)")
+    p.add_argument("--gpus", type=int, default=1,
+                   help="GPUs of this machine to train on, data parallel (DistributedDataParallel, one process "
+                        "each; default 1). Under torchrun leave it out: the launcher starts the processes")
+    p.add_argument("--inter-node-gbps", type=float,
+                   help="a run across nodes (torchrun --nnodes > 1): the network between them, Gbps")
+    p.add_argument("--inter-node-transport", choices=["RDMA", "TCP"],
+                   help="a run across nodes: how NCCL crossed the network (TCP: Ethernet only, no "
+                        "InfiniBand, RoCE or EFA; default RDMA)")
     p.add_argument("--source", default="harness", help="source label stored with the run")
     p.add_argument("--format", choices=["csv", "json"], help="default: from --out's extension, else csv")
     p.add_argument("--out", help="append the run to this file (default: print it)")
     a = p.parse_args(argv)
     if a.batch_size < 1 or a.steps < 1 or a.warmup < 0:
         fail("--batch-size and --steps must be at least 1, --warmup at least 0")
+    if a.gpus < 1:
+        fail(f"--gpus must be at least 1 (got {a.gpus})")
+    launched = launcher_group()
+    if launched and a.gpus != 1:
+        fail("--gpus: under torchrun the launcher starts one process per GPU; leave --gpus out")
+    if (launched or a.gpus > 1) and a.device not in ("auto", "cuda", "cpu"):
+        fail(f"--device {a.device}: with several processes each trains on cuda:LOCAL_RANK; give cuda, cpu or auto")
+    nodes = launched["world"] // launched["local_world"] if launched else 1
+    if nodes > 1 and a.inter_node_gbps is None:
+        fail(f"--inter-node-gbps: this run spans {nodes} nodes; give the network between them (Gbps), "
+             "which the run's step time depends on")
+    if nodes == 1 and (a.inter_node_gbps is not None or a.inter_node_transport):
+        fail("--inter-node-gbps and --inter-node-transport describe a run across nodes (torchrun --nnodes > 1); "
+             "this one runs on one machine")
+    if a.inter_node_gbps is not None and not (a.inter_node_gbps > 0 and math.isfinite(a.inter_node_gbps)):
+        fail(f"--inter-node-gbps must be a positive number (got {a.inter_node_gbps})")
     return a
+
+
+def launcher_group():
+    """The process group torchrun describes in the environment, or None when not launched by it."""
+    env = os.environ
+    if "WORLD_SIZE" not in env or "LOCAL_RANK" not in env:
+        return None
+    world, local_world = int(env["WORLD_SIZE"]), int(env.get("LOCAL_WORLD_SIZE", env["WORLD_SIZE"]))
+    if local_world < 1 or world % local_world:
+        fail(f"torchrun: WORLD_SIZE {world} is not a whole number of nodes of LOCAL_WORLD_SIZE {local_world}")
+    return {"rank": int(env["RANK"]), "local_rank": int(env["LOCAL_RANK"]), "world": world,
+            "local_world": local_world, "init": "env://"}
 
 
 # ---- the workload -------------------------------------------------------------------------------
@@ -459,16 +503,28 @@ def environment(torch, device):
     return env
 
 
-def measure(a):
+def measure(a, group=None):
+    """One run: its row (on the group's first process), or None on the other processes."""
     try:
         import torch  # noqa: PLC0415
         import torch.nn as nn  # noqa: PLC0415
     except ImportError:
         fail("PyTorch is not installed (pip install torch, or Debian's python3-torch)")
-    device = torch.device("cuda" if a.device == "auto" and torch.cuda.is_available() else
-                          ("cpu" if a.device == "auto" else a.device))
+    if group and a.device != "cpu" and (a.device == "cuda" or torch.cuda.is_available()):
+        if torch.cuda.device_count() < group["local_world"]:
+            fail(f"{group['local_world']} processes per node, {torch.cuda.device_count()} GPUs visible")
+        device = torch.device("cuda", group["local_rank"])
+        torch.cuda.set_device(device)
+    else:
+        device = torch.device("cuda" if a.device == "auto" and torch.cuda.is_available() else
+                              ("cpu" if a.device == "auto" else a.device))
     if device.type == "cpu" and a.precision in ("AMP_FP16", "FP16", "FP16_PURE", "FP8"):
         fail(f"{a.precision} needs a GPU (PyTorch's CPU kernels do not run fp16 training or fp8)")
+    dist = None
+    if group:
+        import torch.distributed as dist  # noqa: PLC0415
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo", init_method=group["init"],
+                                rank=group["rank"], world_size=group["world"])
     torch.manual_seed(0)
     model_id, model, make_batch, loss_fn, builder = build_workload(torch, nn, a)
     optimizer = (EMBEDDED_MODEL or {}).get("optimizer", "adam") if builder == "layer-replay" else (
@@ -476,11 +532,23 @@ def measure(a):
     trainer = Trainer(torch, model, loss_fn, a.precision, device, optimizer)
     batch = make_batch(a.batch_size, device, trainer.input_dtype)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    for _ in range(a.warmup):
+    warmup = a.warmup
+    if dist:
+        # One step on the bare model first (a warm-up step): the weights it leaves without a gradient
+        # are ones the loss never reads, which DistributedDataParallel must be told to expect.
+        trainer.step(batch)
+        warmup -= 1
+        unused = any(p.grad is None for p in trainer.params)
+        trainer.model = torch.nn.parallel.DistributedDataParallel(
+            trainer.model, device_ids=[device.index] if device.type == "cuda" else None,
+            find_unused_parameters=unused)
+    for _ in range(max(warmup, 0)):
         trainer.step(batch)
     sync()
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
+    if dist:
+        dist.barrier()
     times = []
     for _ in range(a.steps):
         start = time.perf_counter()
@@ -488,30 +556,64 @@ def measure(a):
         sync()
         times.append((time.perf_counter() - start) * 1000)
     env = environment(torch, device)
-    peak = round(torch.cuda.max_memory_allocated(device) / 2**30, 4) if device.type == "cuda" else None
+    peak = torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None
+    processes = ""
+    if dist:
+        # Each step of a data-parallel run ends when its slowest process has its gradients: the
+        # step time is, step by step, the slowest process's; the peak memory the fullest GPU's.
+        gathered = torch.tensor(times + [peak or 0.0], dtype=torch.float64,
+                                device=device if device.type == "cuda" else "cpu")
+        dist.all_reduce(gathered, op=dist.ReduceOp.MAX)
+        times, peak = gathered[:-1].tolist(), (gathered[-1].item() if peak is not None else None)
+        backend = dist.get_backend()
+        dist.destroy_process_group()
+        if group["rank"] != 0:
+            return None
+        nodes = group["world"] // group["local_world"]
+        processes = (f"data parallel over {group['world']} processes ({group['local_world']} per node x "
+                     f"{nodes} node{'s' if nodes > 1 else ''}), DistributedDataParallel on {backend}, "
+                     "each step the slowest process's")
     step_ms = statistics.median(times)
     note = "; ".join([
         f"median of {a.steps} steps after {a.warmup} warm-up (min {min(times):.3f} ms, max {max(times):.3f} ms)",
+        *([processes] if processes else []),
         f"builder {builder}",
         # What was trained, to check against the model the run is recorded for.
         f"parameters {sum(p.numel() for p in trainer.params)}",
         *[f"{k} {v}" for k, v in env.items()],
     ])
+    nodes = group["world"] // group["local_world"] if group else 1
     return {
         "model": model_id,
         "seq_len": a.seq_len or "",  # empty: the model's default
         "gpu": a.gpu or env["gpu_name"],
-        "nodes": 1,
-        "gpus_per_node": 1,
+        "nodes": nodes,
+        "gpus_per_node": group["local_world"] if group else 1,
         "batch_size_per_gpu": a.batch_size,
         "grad_accum_steps": 1,
         "precision": a.precision,
         "framework": "PyTorch",
         "step_time_ms": round(step_ms, 4),
-        "peak_memory_gb": "" if peak is None else peak,
+        "peak_memory_gb": "" if peak is None else round(peak, 4),
         "source": a.source,
         "note": note,
+        "inter_node_gbps": a.inter_node_gbps if nodes > 1 else "",
+        "inter_node_transport": (a.inter_node_transport or "RDMA") if nodes > 1 else "",
     }
+
+
+def spawned(index, a, init):
+    """A process of `--gpus N` on this machine (torch.multiprocessing.spawn calls it)."""
+    run = measure(a, {"rank": index, "local_rank": index, "world": a.gpus, "local_world": a.gpus, "init": init})
+    if run:
+        write(run, a)
+
+
+def free_port():
+    import socket  # noqa: PLC0415
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def write(run, a):
@@ -530,8 +632,17 @@ def write(run, a):
             sys.stdout.write(text)
         return
     exists = bool(a.out) and os.path.exists(a.out) and os.path.getsize(a.out) > 0
+    columns = CSV_COLUMNS
+    if exists:
+        # Appending to a file an earlier harness wrote: its header decides the columns, so the
+        # rows stay under their names; a value it has no column for is refused, not dropped.
+        with open(a.out, newline="") as f:
+            columns = next(csv.reader(f), CSV_COLUMNS)
+        missing = [k for k, v in run.items() if v not in ("", None) and k not in columns]
+        if missing:
+            fail(f"{a.out} has no {', '.join(missing)} column (an earlier harness wrote it): write to a new file")
     f = open(a.out, "a", newline="") if a.out else sys.stdout
-    w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+    w = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
     if not exists:
         w.writeheader()
     w.writerow(run)
@@ -541,4 +652,16 @@ def write(run, a):
 
 if __name__ == "__main__":
     args = parse_args(sys.argv[1:])
-    write(measure(args), args)
+    launched = launcher_group()
+    if launched:
+        run = measure(args, launched)
+        if run:
+            write(run, args)
+    elif args.gpus > 1:
+        try:
+            import torch.multiprocessing as mp  # noqa: PLC0415
+        except ImportError:
+            fail("PyTorch is not installed (pip install torch, or Debian's python3-torch)")
+        mp.spawn(spawned, args=(args, f"tcp://127.0.0.1:{free_port()}"), nprocs=args.gpus, join=True)
+    else:
+        write(measure(args), args)

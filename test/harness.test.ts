@@ -2,7 +2,8 @@
 // layer list and a zoo model embedded by `trainplan harness`, writes runs in the import layout,
 // and `trainplan calibrate import` reads them back. A CPU is not a catalog GPU, so those runs are
 // rejected with that reason and nothing is stored; a run on a catalog GPU is stored.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -111,6 +112,114 @@ describe('measurement harness on CPU', () => {
     expect(cli.stdout).toMatch(/stored 0 of 1 runs/);
     expect(cli.stdout).toMatch(/row 1: rejected: gpu: unknown GPU "cpu"/);
   }, 120_000);
+
+  /** measure.py on the tiny layer list on CPU, with `args`; its processes share `env`. */
+  const tinyRun = (args: string[], env: Record<string, string> = {}) =>
+    spawn(
+      python,
+      [
+        HARNESS_FILE.pathname,
+        '--layers',
+        'tiny-layers.json',
+        '--batch-size',
+        '2',
+        '--steps',
+        '3',
+        '--warmup',
+        '1',
+        '--device',
+        'cpu',
+        ...args,
+      ],
+      { cwd: dir, env: { ...process.env, ...env }, stdio: 'pipe' },
+    );
+  const exited = (p: ReturnType<typeof spawn>) =>
+    new Promise<{ status: number | null; stderr: string }>((done) => {
+      let stderr = '';
+      p.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      p.on('close', (status) => done({ status, stderr }));
+    });
+  const freePort = () =>
+    new Promise<number>((done) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => done(port));
+      });
+    });
+
+  it('times data parallelism over the GPUs of a machine (--gpus) and across nodes (torchrun), each step the slowest process', async () => {
+    copyFileSync(
+      new URL('./fixtures-harness/tiny-layers.json', import.meta.url),
+      join(dir, 'tiny-layers.json'),
+    );
+    // Two processes on one machine: gloo on CPU, NCCL on GPUs.
+    const local = await exited(tinyRun(['--gpus', '2', '--out', 'dp.csv']));
+    expect(local.stderr).toBe('');
+    expect(local.status).toBe(0);
+    const [row] = readRunsFile(join(dir, 'dp.csv'));
+    expect(row).toMatchObject({
+      nodes: '1',
+      gpus_per_node: '2',
+      inter_node_gbps: '',
+      inter_node_transport: '',
+    });
+    expect(row.note).toMatch(
+      /data parallel over 2 processes \(2 per node x 1 node\), DistributedDataParallel on gloo, each step the slowest process's; builder layer-replay; parameters \d+/,
+    );
+    expect(Number(row.step_time_ms)).toBeGreaterThan(0);
+    // The importer reads the layout (and the trained weights, checked against the layer list).
+    expect(runFromRow(row, dir)).toMatchObject({
+      nodes: 1,
+      gpusPerNode: 2,
+      batchSizePerGpu: 2,
+      interNodeGbps: null,
+      interNodeTransport: null,
+    });
+
+    // Two nodes of one process each, as torchrun starts its workers (the environment it gives them;
+    // Debian's torchrun 1.13 itself does not start on Python 3.11): the network is the run's.
+    const port = String(await freePort());
+    const workers = [0, 1].map((rank) =>
+      exited(
+        tinyRun(['--inter-node-gbps', '25', '--inter-node-transport', 'TCP', '--out', 'nodes.csv'], {
+          MASTER_ADDR: '127.0.0.1',
+          MASTER_PORT: port,
+          WORLD_SIZE: '2',
+          LOCAL_WORLD_SIZE: '1',
+          RANK: String(rank),
+          LOCAL_RANK: '0',
+        }),
+      ),
+    );
+    for (const w of await Promise.all(workers)) expect(w).toEqual({ status: 0, stderr: '' });
+    const rows = readRunsFile(join(dir, 'nodes.csv'));
+    expect(rows).toHaveLength(1); // the first process writes the run
+    expect(rows[0]).toMatchObject({ nodes: '2', gpus_per_node: '1', inter_node_transport: 'TCP' });
+    expect(rows[0].note).toMatch(/data parallel over 2 processes \(1 per node x 2 nodes\)/);
+    const run = runFromRow(rows[0], dir);
+    expect(run).toMatchObject({ nodes: 2, gpusPerNode: 1, interNodeGbps: 25, interNodeTransport: 'TCP' });
+    // Stored like any run: here refused only because a CPU is not a catalog GPU.
+    expect((await recordRuns([run], 'ci')).rejected).toEqual([
+      { index: 0, reason: expect.stringMatching(/^gpu: unknown GPU "cpu"/) },
+    ]);
+  }, 120_000);
+
+  it('refuses a data-parallel run it cannot describe: no network across nodes, a network on one machine, --gpus under torchrun', async () => {
+    const across = { WORLD_SIZE: '2', LOCAL_WORLD_SIZE: '1', RANK: '0', LOCAL_RANK: '0' };
+    const cases: [string[], Record<string, string>, RegExp][] = [
+      [[], across, /--inter-node-gbps: this run spans 2 nodes; give the network between them/],
+      [['--inter-node-gbps', '100'], {}, /describe a run across nodes .* this one runs on one machine/],
+      [['--gpus', '2'], { ...across, LOCAL_WORLD_SIZE: '2' }, /--gpus: under torchrun the launcher starts/],
+      [['--gpus', '0'], {}, /--gpus must be at least 1/],
+      [['--gpus', '2', '--device', 'cuda:1'], {}, /--device cuda:1: with several processes/],
+      [['--inter-node-gbps', '-5'], across, /--inter-node-gbps must be a positive number/],
+    ];
+    for (const [args, env, message] of cases) {
+      const r = await exited(tinyRun(args, env));
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
+  }, 60_000);
 
   it('`trainplan harness --model` embeds the zoo model: the script alone runs it', () => {
     const script = join(dir, 'measure.py');
