@@ -2,6 +2,7 @@
 // maps them to the API's shapes.
 import { Arg, Int, Mutation, Query, Resolver, UseMiddleware } from 'type-graphql';
 import { deleteRuns, listRuns, recordRuns } from '../service/measurements.js';
+import { importRunsText, RUNS_TEXT_LIMIT } from '../service/run-rows.js';
 import { Measurement, MeasurementInput, RecordMeasurementsResult } from '../schema/measurements.js';
 import type { Framework } from '../predictor/learned/features.js';
 import type { Precision } from '../predictor/types.js';
@@ -22,6 +23,20 @@ export class MeasurementsResolver {
     @Arg('owner', () => String, { defaultValue: 'local', description: OWNER }) owner: string,
   ): Promise<RecordMeasurementsResult> {
     return recordRuns(runs, owner);
+  }
+
+  @Mutation(() => RecordMeasurementsResult, {
+    description:
+      "Record runs given as a runs file's text, read as `trainplan calibrate import` reads the file: the harness's CSV, or a JSON list of its rows or of MeasurementInput objects (a device name such as \"NVIDIA A100-SXM4-80GB\" is mapped to the catalog GPU; the trained weights the harness notes are checked against the model). A row that cannot be read or fails a check is rejected with its reason (`index`: the row, from 0) and none of it is stored, the others are. A row whose model is a file (a layer list, a Hugging Face config) is refused: only the CLI reads files, beside the runs file.",
+  })
+  async importMeasurements(
+    @Arg('text', () => String, {
+      description: `The runs file's text (at most ${RUNS_TEXT_LIMIT.toLocaleString('en-US')} characters, 1000 runs).`,
+    })
+    text: string,
+    @Arg('owner', () => String, { defaultValue: 'local', description: OWNER }) owner: string,
+  ): Promise<RecordMeasurementsResult> {
+    return importRunsText(text, owner);
   }
 
   @Query(() => [Measurement], { description: 'Recorded runs, optionally of one model, GPU or owner.' })

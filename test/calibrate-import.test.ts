@@ -1,7 +1,7 @@
 // The harness CSV's optional columns (channels_last; inter_node_gbps and inter_node_transport for a run
 // across nodes): what `trainplan calibrate import` reads of them.
 import { describe, expect, it } from 'vitest';
-import { runFromRow } from '../cli/calibrate-runs.js';
+import { runFromRow } from '../service/run-rows.js';
 import { predictRequestOf } from '../service/measurements.js';
 
 const row = {
