@@ -27,7 +27,7 @@ export class MeasurementsResolver {
 
   @Mutation(() => RecordMeasurementsResult, {
     description:
-      "Record runs given as a runs file's text, read as `trainplan calibrate import` reads the file: the harness's CSV, or a JSON list of its rows or of MeasurementInput objects (a device name such as \"NVIDIA A100-SXM4-80GB\" is mapped to the catalog GPU; the trained weights the harness notes are checked against the model). A row that cannot be read or fails a check is rejected with its reason (`index`: the row, from 0) and none of it is stored, the others are. A row whose model is a file (a layer list, a Hugging Face config) is refused: only the CLI reads files, beside the runs file.",
+      'Record runs given as a runs file\'s text, read as `trainplan calibrate import` reads the file: the harness\'s CSV, or a JSON list of its rows or of MeasurementInput objects (a device name such as "NVIDIA A100-SXM4-80GB" is mapped to the catalog GPU; the trained weights the harness notes are checked against the model). A row that cannot be read or fails a check is rejected with its reason (`index`: the row, from 0) and none of it is stored, the others are. A row whose model is a file (a layer list, a Hugging Face config) is refused: only the CLI reads files, beside the runs file.',
   })
   async importMeasurements(
     @Arg('text', () => String, {

@@ -1,5 +1,5 @@
 // The plain node:http front of the Apollo server (server/apollo.ts): POST /graphql for queries; for
-// browsers the plan explorer at / and GraphiQL at /graphql, both bundled by this server
+// browsers the plan explorer at /, the recorded runs at /calibrate and GraphiQL at /graphql, all bundled by this server
 // (server/assets.ts; Apollo's default landing page loads from a CDN, which an offline machine
 // cannot reach); /health (live) and /ready (server/readiness.ts); start-up and graceful shutdown. Body reading and error bodies: server/http.ts; what errors say: server/error-policy.ts.
 //
@@ -80,6 +80,8 @@ export async function startServer(
 
   async function handle(req: IncomingMessage, res: ServerResponse, url: URL, state: RequestState) {
     if (url.pathname === '/') return send(res, 200, 'text/html; charset=utf-8', webPage('explorer'));
+    if (url.pathname === '/calibrate')
+      return send(res, 200, 'text/html; charset=utf-8', webPage('calibrate'));
     if (url.pathname === '/favicon.ico') return send(res, 204, 'image/x-icon', '');
     if (
       url.pathname === '/graphql' &&

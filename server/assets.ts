@@ -37,9 +37,10 @@ const extensionlessMonacoGraphql: Plugin = {
   },
 };
 
-/** Two builds, so the explorer does not wait for GraphiQL's much larger one. */
+/** One build per page, so the explorer and the runs page do not wait for GraphiQL's much larger one. */
 const BUILDS = {
   explorer: { explorer: 'web/explorer.ts' },
+  calibrate: { calibrate: 'web/calibrate.ts' },
   graphiql: {
     graphiql: 'web/graphiql.tsx',
     'editor.worker': 'monaco-editor/esm/vs/editor/editor.worker.js',
@@ -92,15 +93,19 @@ export function webAssets(name: BuildName): Promise<Map<string, Asset>> {
   return assets;
 }
 
-/** The file at an /assets path: the explorer's own, or else one of GraphiQL's. */
+/** The file at an /assets path: the explorer's or the runs page's own, or else one of GraphiQL's. */
 export async function webAsset(path: string): Promise<Asset | undefined> {
-  const name: BuildName = path.startsWith('/assets/explorer.') ? 'explorer' : 'graphiql';
+  const name: BuildName = path.startsWith('/assets/explorer.')
+    ? 'explorer'
+    : path.startsWith('/assets/calibrate.')
+      ? 'calibrate'
+      : 'graphiql';
   return (await webAssets(name)).get(path);
 }
 
 const pages = new Map<string, string>();
 /** A page of web/ (its HTML only; the code comes from /assets). */
-export function webPage(name: 'explorer' | 'graphiql'): string {
+export function webPage(name: 'explorer' | 'calibrate' | 'graphiql'): string {
   let html = pages.get(name);
   if (html === undefined) {
     html = readFileSync(`${ROOT}web/${name}.html`, 'utf8');

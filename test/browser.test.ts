@@ -9,6 +9,10 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { startServer, type Running } from '../server/app.js';
 import { setRuntimeConfig } from '../service/config.js';
 import { HF_CONFIGS } from './import-fixtures.js';
+import { throwawayStore } from './throwaway-store.js';
+
+// The runs page records runs: into a store of this file's own, not the machine's.
+throwawayStore('trainplan-browser-');
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOT = fileURLToPath(new URL('../docs/explorer.png', import.meta.url));
@@ -325,6 +329,111 @@ describe('GraphiQL at /graphql', () => {
       .toMatch(/"rank":\s+1,/); // Monaco renders spaces as U+00A0
     await page.close();
   }, 240_000);
+});
+
+describe('your runs at /calibrate', () => {
+  /** A GraphQL answer from this server, as the page gets it. */
+  const api = async (query: string, variables: Record<string, unknown> = {}) => {
+    const r = await fetch(running.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
+    return ((await r.json()) as { data: Record<string, any> }).data;
+  };
+  const config = (gpu: string, batchSizePerGpu: number) => ({
+    workload: { model: 'resnet50_v1.5', samples: 1 },
+    gpu,
+    batchSizePerGpu,
+    precision: 'AMP_BF16',
+  });
+  const PREDICT = `query($input: PredictInput!) { predict(input: $input) { stepTimeMs evidence calibrationRuns } }`;
+  const predicted = async (gpu: string, batch: number) =>
+    (await api(PREDICT, { input: config(gpu, batch) })).predict as { stepTimeMs: number; evidence: string };
+
+  it('records pasted and opened runs, shows each beside its prediction without the runs, names refused rows, deletes', async () => {
+    const page = await open('/calibrate');
+    await expect.poll(() => page.locator('#runs-summary').textContent()).toBe('No run recorded yet.');
+    // A plausible A100 run: 1.3x what trainplan predicts for it now.
+    const ms = 1.3 * (await predicted('A100-SXM4-80GB', 128)).stepTimeMs;
+    await page.fill(
+      '#runs-text',
+      [
+        'model,gpu,gpu_memory_gb,batch_size_per_gpu,precision,step_time_ms,source',
+        `resnet50_v1.5,NVIDIA A100-SXM4-80GB,79.2,128,AMP_BF16,${ms},browser`,
+        `resnet50_v1.5,A100-SXM4-80GB,,128,AMP_BF17,${ms},browser`,
+      ].join('\n'),
+    );
+    await page.click('#record');
+    await expect.poll(() => page.locator('#import-result').textContent()).toBe('Stored 1 of 2 runs.');
+    expect(await page.locator('#rejected li').allTextContents()).toEqual([
+      expect.stringMatching(/^row 2: precision: "AMP_BF17" is not one of FP32, /),
+    ]);
+    await expect.poll(() => page.locator('#runs tbody tr').count()).toBe(1);
+    const headers = await page.locator('#runs thead th').allTextContents();
+    const cells = await page.locator('#runs tbody tr td').allTextContents();
+    const shown = Object.fromEntries(headers.map((h, i) => [h, cells[i]]));
+    // The device name is the catalog's GPU; the run sits beside the step predicted without it.
+    const [stored] = (await api('{ measurements { id gpu stepTimeMs predictedStepTimeMs } }')).measurements;
+    expect(stored.gpu).toBe('A100-SXM4-80GB');
+    expect(shown).toMatchObject({
+      model: 'resnet50_v1.5',
+      GPU: 'A100-SXM4-80GB',
+      GPUs: '1',
+      precision: 'AMP_BF16',
+      batch: '128',
+      source: 'browser',
+      'measured / predicted': `x${(ms / stored.predictedStepTimeMs).toFixed(2)}`,
+    });
+    expect(Number(shown['measured ms'])).toBeCloseTo(ms, -1);
+    expect(await page.locator('#runs-summary').textContent()).toMatch(
+      /^1 run recorded; the median run took 1\.\d\dx the step predicted without the runs \(slower than predicted\)/,
+    );
+    // And predictions of that configuration are calibrated by it at once.
+    expect((await predicted('A100-SXM4-80GB', 128)).evidence).toMatch(/calibrated by 1 of your runs/);
+
+    // A JSON file, opened: its text fills the box and records the same way.
+    const l4 = (await predicted('L4', 64)).stepTimeMs;
+    await page.setInputFiles('#runs-file', {
+      name: 'runs.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(
+        JSON.stringify([
+          {
+            model: 'resnet50_v1.5',
+            gpu: 'L4',
+            batch_size_per_gpu: 64,
+            precision: 'AMP_BF16',
+            step_time_ms: 0.9 * l4,
+          },
+        ]),
+      ),
+    });
+    await expect
+      .poll(() => page.locator('#runs-text').inputValue())
+      .toMatch(/^\[\{"model":"resnet50_v1.5","gpu":"L4"/);
+    await page.click('#record');
+    await expect.poll(() => page.locator('#import-result').textContent()).toBe('Stored 1 of 1 run.');
+    await expect.poll(() => page.locator('#runs tbody tr').count()).toBe(2);
+
+    // Text that is no runs file is refused beside the box; nothing changes.
+    await page.fill('#runs-text', '');
+    await page.click('#record');
+    await expect.poll(() => page.locator('[data-error-for="text"]').textContent()).toMatch(/no runs/);
+    expect(await page.locator('#runs tbody tr').count()).toBe(2);
+
+    // Delete, one run at a time.
+    await page.locator(`#runs tbody tr[data-id="${stored.id}"] button.delete`).click();
+    await expect.poll(() => page.locator('#runs tbody tr').count()).toBe(1);
+    expect((await api('{ measurements { gpu } }')).measurements).toEqual([{ gpu: 'L4' }]);
+    // Only the L4 run is left: it speaks for the model on the A100 no more than a run elsewhere does.
+    expect((await predicted('A100-SXM4-80GB', 128)).evidence).toMatch(
+      /calibrated by 1 of your runs \(0 on A100-SXM4-80GB, 0 of this model on it\)/,
+    );
+    await page.locator('#runs tbody tr button.delete').click();
+    await expect.poll(() => page.locator('#runs-summary').textContent()).toBe('No run recorded yet.');
+    await page.close();
+  }, 120_000);
 });
 
 describe('offline', () => {

@@ -4,6 +4,7 @@
 // reasons. Everything is fetched from this server's /graphql; nothing leaves the machine.
 import * as Plot from '@observablehq/plot';
 import { layoutWords, type LayoutDegrees } from '../predictor/layout-words.js';
+import { $, graphql, RequestErrors, type GraphQLError } from './api.js';
 
 /** The degrees each plan reports, fetched with it. */
 type Parallelism = LayoutDegrees;
@@ -45,30 +46,6 @@ interface Recommendation {
   rejected: { reason: string; description: string; count: number }[];
   notes: string[];
 }
-interface GraphQLError {
-  message: string;
-  /** SEARCH_TIMEOUT adds the budget the search had and the most this server lets a request ask for. */
-  extensions?: { code?: string; field?: string; budgetMs?: number; maxBudgetMs?: number };
-}
-
-const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-
-async function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const response = await fetch('/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await response.json()) as { data?: T; errors?: GraphQLError[] };
-  if (body.errors?.length) throw new RequestErrors(body.errors);
-  return body.data as T;
-}
-class RequestErrors extends Error {
-  constructor(readonly errors: GraphQLError[]) {
-    super(errors.map((e) => e.message).join('; '));
-  }
-}
-
 // ------------------------------------------------------------------ what this server offers
 
 /** Fields that only some versions of the API have (offers and providers); asked for when present. */

@@ -1,0 +1,182 @@
+// Your runs: the calibration loop in a page. Paste (or open) what the measurement harness wrote,
+// record it (importMeasurements, read as `trainplan calibrate import` reads a file), and see every
+// recorded run beside what trainplan predicted for it without the runs: how far off it was for
+// this machine, which is what the runs now correct in every prediction and plan for that GPU and
+// model. Runs can be deleted one by one. Everything goes to this server's /graphql.
+import { $, graphql, RequestErrors } from './api.js';
+
+interface Run {
+  id: number;
+  owner: string;
+  recordedAt: string;
+  model: string;
+  gpu: string;
+  precision: string;
+  nodes: number;
+  gpusPerNode: number;
+  batchSizePerGpu: number;
+  gradAccumSteps: number;
+  stepTimeMs: number;
+  predictedStepTimeMs: number | null;
+  source: string;
+}
+interface ImportResult {
+  stored: number;
+  ids: number[];
+  rejected: { index: number; reason: string }[];
+}
+
+const RUNS = `{ measurements { id owner recordedAt model gpu precision nodes gpusPerNode batchSizePerGpu
+  gradAccumSteps stepTimeMs predictedStepTimeMs source } }`;
+const IMPORT = `mutation($text: String!, $owner: String) {
+  importMeasurements(text: $text, owner: $owner) { stored ids rejected { index reason } } }`;
+const DELETE = `mutation($owner: String!, $ids: [Int!]) { deleteMeasurements(owner: $owner, ids: $ids) }`;
+
+const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x.toPrecision(3));
+
+function cell(text: string, className?: string): HTMLTableCellElement {
+  const td = document.createElement('td');
+  td.textContent = text;
+  if (className) td.className = className;
+  return td;
+}
+
+/** The runs as a table, each beside the step trainplan predicted for it without the runs. */
+async function showRuns(): Promise<void> {
+  const { measurements } = await graphql<{ measurements: Run[] }>(RUNS);
+  const ratios = measurements
+    .filter((r) => r.predictedStepTimeMs)
+    .map((r) => r.stepTimeMs / r.predictedStepTimeMs!)
+    .sort((a, b) => a - b);
+  const median = ratios.length ? ratios[Math.floor((ratios.length - 1) / 2)] : undefined;
+  $('runs-summary').textContent = measurements.length
+    ? `${measurements.length} run${measurements.length > 1 ? 's' : ''} recorded` +
+      (median === undefined
+        ? '.'
+        : `; the median run took ${median.toFixed(2)}x the step predicted without the runs (${
+            median > 1 ? 'slower' : 'faster'
+          } than predicted): predictions and plans for these GPUs and models are now calibrated by them.`)
+    : 'No run recorded yet.';
+  const table = document.createElement('table');
+  const head = table.createTHead().insertRow();
+  for (const h of [
+    'id',
+    'owner',
+    'model',
+    'GPU',
+    'GPUs',
+    'precision',
+    'batch',
+    'measured ms',
+    'predicted ms',
+    'measured / predicted',
+    'source',
+    'recorded',
+    '',
+  ]) {
+    const th = document.createElement('th');
+    th.textContent = h;
+    head.append(th);
+  }
+  const body = table.createTBody();
+  for (const r of measurements) {
+    const row = body.insertRow();
+    row.dataset.id = String(r.id);
+    const gpus = r.nodes > 1 ? `${r.nodes} x ${r.gpusPerNode}` : String(r.gpusPerNode);
+    row.append(
+      cell(String(r.id)),
+      cell(r.owner, 'text'),
+      cell(r.model, 'text'),
+      cell(r.gpu, 'text'),
+      cell(gpus),
+      cell(r.precision, 'text'),
+      cell(r.gradAccumSteps > 1 ? `${r.batchSizePerGpu} x ${r.gradAccumSteps}` : String(r.batchSizePerGpu)),
+      cell(ms(r.stepTimeMs)),
+      // Null when the configuration no longer builds or no learned model is loaded: said, not hidden.
+      cell(r.predictedStepTimeMs === null ? '-' : ms(r.predictedStepTimeMs)),
+      cell(r.predictedStepTimeMs === null ? '-' : `x${(r.stepTimeMs / r.predictedStepTimeMs).toFixed(2)}`),
+      cell(r.source, 'text'),
+      cell(r.recordedAt.slice(0, 16).replace('T', ' '), 'text'),
+    );
+    const remove = document.createElement('button');
+    remove.type = 'button';
+    remove.className = 'delete';
+    remove.textContent = 'delete';
+    remove.addEventListener('click', () => void deleteRun(r));
+    const td = document.createElement('td');
+    td.append(remove);
+    row.append(td);
+  }
+  $('runs').replaceChildren(table);
+}
+
+async function deleteRun(r: Run): Promise<void> {
+  $('runs-error').textContent = '';
+  try {
+    await graphql(DELETE, { owner: r.owner, ids: [r.id] });
+    await showRuns();
+  } catch (e) {
+    $('runs-error').textContent = (e as Error).message;
+  }
+}
+
+/** What recording did: how many runs were stored, and each refused row (numbered as in the file) with why. */
+function showResult(result: ImportResult, rows: number): void {
+  $('import-result').textContent = `Stored ${result.stored} of ${rows} run${rows === 1 ? '' : 's'}.`;
+  $('rejected').replaceChildren(
+    ...result.rejected.map((r) => {
+      const li = document.createElement('li');
+      li.textContent = `row ${r.index + 1}: ${r.reason}`;
+      return li;
+    }),
+  );
+}
+
+/** Data rows in a runs text: a JSON list's entries, else the CSV's lines after its header. */
+function rowCount(text: string): number {
+  if (/^\s*\[/.test(text)) {
+    try {
+      return (JSON.parse(text) as unknown[]).length;
+    } catch {
+      return 0;
+    }
+  }
+  return Math.max(text.split(/\r?\n/).filter((l) => l.trim()).length - 1, 0);
+}
+
+async function record(event: Event): Promise<void> {
+  event.preventDefault();
+  document
+    .querySelectorAll('[data-error-for], #form-error, #import-result')
+    .forEach((e) => (e.textContent = ''));
+  $('rejected').replaceChildren();
+  const text = $<HTMLTextAreaElement>('runs-text').value;
+  const owner = $<HTMLInputElement>('owner').value;
+  const button = $<HTMLButtonElement>('record');
+  button.disabled = true;
+  try {
+    const { importMeasurements } = await graphql<{ importMeasurements: ImportResult }>(IMPORT, {
+      text,
+      owner,
+    });
+    showResult(importMeasurements, rowCount(text));
+    await showRuns();
+  } catch (e) {
+    // BAD_USER_INPUT names the field at fault (the text or the owner): said beside it.
+    if (e instanceof RequestErrors)
+      for (const error of e.errors) {
+        const slot = document.querySelector(`[data-error-for="${error.extensions?.field ?? ''}"]`);
+        (slot ?? $('form-error')).textContent += `${error.message} `;
+      }
+    else $('form-error').textContent = (e as Error).message;
+  } finally {
+    button.disabled = false;
+  }
+}
+
+$<HTMLInputElement>('runs-file').addEventListener('change', async (event) => {
+  const file = (event.target as HTMLInputElement).files?.[0];
+  if (file) $<HTMLTextAreaElement>('runs-text').value = await file.text();
+});
+$('import-form').addEventListener('submit', (e) => void record(e));
+showRuns().catch((e: unknown) => ($('runs-error').textContent = (e as Error).message));
