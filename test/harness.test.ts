@@ -56,64 +56,10 @@ const tsx = (args: string[], env: Record<string, string> = {}) =>
 describe('measurement harness on CPU', () => {
   const python = pythonWithTorch();
 
-  it('times a layer list and writes a run that imports, rejected only because a CPU is not a catalog GPU', async () => {
-    copyFileSync(
-      new URL('./fixtures-harness/tiny-layers.json', import.meta.url),
-      join(dir, 'tiny-layers.json'),
-    );
-    execFileSync(
-      python,
-      [
-        HARNESS_FILE.pathname,
-        '--layers',
-        'tiny-layers.json',
-        '--batch-size',
-        '2',
-        '--steps',
-        '3',
-        '--warmup',
-        '1',
-        '--precision',
-        'FP32',
-        '--out',
-        'runs.csv',
-      ],
-      { cwd: dir, stdio: 'pipe' },
-    );
-    const rows = readRunsFile(join(dir, 'runs.csv'));
-    expect(rows).toHaveLength(1);
-    const row = rows[0];
-    expect(row).toMatchObject({
-      model: 'tiny-layers.json',
-      gpu: 'cpu',
-      batch_size_per_gpu: '2',
-      precision: 'FP32',
-      framework: 'PyTorch',
-      source: 'harness',
-    });
-    expect(Number(row.step_time_ms)).toBeGreaterThan(0);
-    expect(row.note).toMatch(/median of 3 steps after 1 warm-up/);
-    expect(row.note).toMatch(/builder layer-replay; parameters \d+; torch \S+; cuda none/);
-    // The replay trains the weights the predictor costs, the mixture-of-experts layer's four expert
-    // copies included (one nn.Linear over its routed tokens would hold one).
-    const trained = Number(/parameters (\d+)/.exec(String(row.note))![1]);
-    expect(trained).toBe(costOf(loadModelFile(join(dir, 'tiny-layers.json')).model).parameters);
-
-    const runInput = runFromRow(row, dir);
-    expect(runInput.workload.customModel).toMatchObject({ name: 'tiny-layers' });
-    expect(runInput.stepTimeMs).toBe(Number(row.step_time_ms));
-    const result = await recordRuns([runInput], 'ci');
-    expect(result.stored).toBe(0);
-    expect(result.rejected).toEqual([{ index: 0, reason: expect.stringMatching(/^gpu: unknown GPU "cpu"/) }]);
-    expect(await listRuns({})).toEqual([]);
-
-    // The CLI says the same, row by row, and exits non-zero.
-    const cli = tsx(['calibrate', 'import', join(dir, 'runs.csv'), '--data-dir', join(dir, 'data')]);
-    expect(cli.status).toBe(1);
-    expect(cli.stdout).toMatch(/stored 0 of 1 runs/);
-    expect(cli.stdout).toMatch(/row 1: rejected: gpu: unknown GPU "cpu"/);
-  }, 120_000);
-
+  copyFileSync(
+    new URL('./fixtures-harness/tiny-layers.json', import.meta.url),
+    join(dir, 'tiny-layers.json'),
+  );
   /** measure.py on the tiny layer list on CPU, with `args`; its processes share `env`. */
   const tinyRun = (args: string[], env: Record<string, string> = {}) =>
     spawn(
@@ -148,11 +94,46 @@ describe('measurement harness on CPU', () => {
       });
     });
 
+  it('times a layer list and writes a run that imports, rejected only because a CPU is not a catalog GPU', async () => {
+    expect(await exited(tinyRun(['--precision', 'FP32', '--out', 'runs.csv']))).toEqual({
+      status: 0,
+      stderr: '',
+    });
+    const rows = readRunsFile(join(dir, 'runs.csv'));
+    expect(rows).toHaveLength(1);
+    const row = rows[0];
+    expect(row).toMatchObject({
+      model: 'tiny-layers.json',
+      gpu: 'cpu',
+      batch_size_per_gpu: '2',
+      precision: 'FP32',
+      framework: 'PyTorch',
+      source: 'harness',
+    });
+    expect(Number(row.step_time_ms)).toBeGreaterThan(0);
+    expect(row.note).toMatch(/median of 3 steps after 1 warm-up/);
+    expect(row.note).toMatch(/builder layer-replay; parameters \d+; torch \S+; cuda none/);
+    // The replay trains the weights the predictor costs, the mixture-of-experts layer's four expert
+    // copies included (one nn.Linear over its routed tokens would hold one).
+    const trained = Number(/parameters (\d+)/.exec(String(row.note))![1]);
+    expect(trained).toBe(costOf(loadModelFile(join(dir, 'tiny-layers.json')).model).parameters);
+
+    const runInput = runFromRow(row, dir);
+    expect(runInput.workload.customModel).toMatchObject({ name: 'tiny-layers' });
+    expect(runInput.stepTimeMs).toBe(Number(row.step_time_ms));
+    const result = await recordRuns([runInput], 'ci');
+    expect(result.stored).toBe(0);
+    expect(result.rejected).toEqual([{ index: 0, reason: expect.stringMatching(/^gpu: unknown GPU "cpu"/) }]);
+    expect(await listRuns({})).toEqual([]);
+
+    // The CLI says the same, row by row, and exits non-zero.
+    const cli = tsx(['calibrate', 'import', join(dir, 'runs.csv'), '--data-dir', join(dir, 'data')]);
+    expect(cli.status).toBe(1);
+    expect(cli.stdout).toMatch(/stored 0 of 1 runs/);
+    expect(cli.stdout).toMatch(/row 1: rejected: gpu: unknown GPU "cpu"/);
+  }, 120_000);
+
   it('times data parallelism over the GPUs of a machine (--gpus) and across nodes (torchrun), each step the slowest process', async () => {
-    copyFileSync(
-      new URL('./fixtures-harness/tiny-layers.json', import.meta.url),
-      join(dir, 'tiny-layers.json'),
-    );
     // Two processes on one machine: gloo on CPU, NCCL on GPUs.
     const local = await exited(tinyRun(['--gpus', '2', '--out', 'dp.csv']));
     expect(local.stderr).toBe('');

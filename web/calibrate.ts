@@ -3,6 +3,7 @@
 // recorded run beside what trainplan predicted for it without the runs: how far off it was for
 // this machine, which is what the runs now correct in every prediction and plan for that GPU and
 // model. Runs can be deleted one by one. Everything goes to this server's /graphql.
+import './page.css';
 import { $, graphql, RequestErrors } from './api.js';
 
 interface Run {

@@ -2,6 +2,7 @@
 // code of our own): cost versus time with P10-P90 whiskers and the Pareto front, the ranked plans,
 // a precision comparison for the chosen configuration (`predict` per precision), and the rejection
 // reasons. Everything is fetched from this server's /graphql; nothing leaves the machine.
+import './page.css';
 import * as Plot from '@observablehq/plot';
 import { layoutWords, type LayoutDegrees } from '../predictor/layout-words.js';
 import { $, graphql, RequestErrors, type GraphQLError } from './api.js';
