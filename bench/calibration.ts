@@ -76,6 +76,8 @@ export const rowConfiguration = (e: Example) =>
     gpusPerNode: e.aware.exec.gpusPerNode,
     nodes: e.aware.exec.nodes,
     gradAccumSteps: e.aware.exec.gradAccumSteps,
+    interNodeGbps: e.aware.exec.interNodeGbps,
+    interNodeTransport: e.aware.exec.interNodeTransport,
     parallelism: e.aware.exec.parallelism,
   });
 

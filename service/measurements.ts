@@ -390,6 +390,8 @@ export async function userEvidence(
         gpusPerNode: p.execution.gpusPerNode,
         nodes: p.execution.nodes,
         gradAccumSteps: p.execution.gradAccumSteps,
+        interNodeGbps: p.execution.interNodeGbps,
+        interNodeTransport: p.execution.interNodeTransport,
         parallelism: p.execution.parallelism,
       }),
       logError: Math.log(row.step_time_ms / predictedMs),

@@ -211,10 +211,30 @@ describe('recordMeasurements', () => {
     expect(r.data!.recordMeasurements).toMatchObject({ stored: 2, rejected: [] });
     const list = (await run(LIST, { gpu: 'L4' })).data!.measurements;
     const [overTcp, overRdma] = list.map((m: { predictedStepTimeMs: number }) => m.predictedStepTimeMs);
-    // (Not exactly predict's ratio: each run is the other's evidence, of the same configuration.)
+    // (Not exactly predict's ratio: each run is the other's evidence, as the same model on the GPU.)
     expect(overTcp / overRdma).toBeGreaterThan(1.02);
+    // A run over TCP did not measure the layout over RDMA, nor over another network: each network's
+    // prediction is calibrated by its own run as "this exact configuration", and by no run as such
+    // over a network none ran on.
+    const exact = async (over: object) =>
+      /(\d+) of this exact configuration/.exec((await predictNow({ ...twoNodes, ...over })).evidence)?.[1];
+    expect(await exact({ interNodeTransport: 'TCP' })).toBe('1');
+    expect(await exact({})).toBe('1');
+    expect(await exact({ interNodeGbps: 100 })).toBeUndefined();
+    // One node never crosses the network: a one-node run is the configuration whatever network is named.
+    const oneNode = { ...twoNodes, nodes: 1 };
+    const single = await run(RECORD, {
+      owner: 'erin',
+      runs: [{ ...oneNode, stepTimeMs: (await predictNow(oneNode)).stepTimeMs, source: 'test' }],
+    });
+    expect(single.data!.recordMeasurements).toMatchObject({ stored: 1 });
+    expect(
+      /(\d+) of this exact configuration/.exec(
+        (await predictNow({ ...oneNode, interNodeGbps: 400, interNodeTransport: 'TCP' })).evidence,
+      )?.[1],
+    ).toBe('1');
     const del = `mutation($owner: String!) { deleteMeasurements(owner: $owner) }`;
-    expect((await run(del, { owner: 'erin' })).data!.deleteMeasurements).toBe(2);
+    expect((await run(del, { owner: 'erin' })).data!.deleteMeasurements).toBe(3);
   });
 
   // No shipped row of ResNet-50 ran BF16 (test/unmeasured-precision.test.ts): one recorded run of it

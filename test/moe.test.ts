@@ -694,6 +694,7 @@ describe('recorded runs of a mixture-of-experts layout', () => {
       gpusPerNode: 8,
       nodes: 2,
       gradAccumSteps: 8,
+      interNodeGbps: 3200,
     };
     const p = { tensorParallel: 1, pipelineParallel: 1, zeroStage: 1, recompute: 'none' };
     const key = (over: object) => configurationKey({ ...base, parallelism: { ...p, ...over } });

@@ -5,6 +5,7 @@
 // runs carry what its datasheet figures miss (clocks, drivers, cooling, the user's data loader)
 // across models; a model's runs carry its code across GPUs. Pure: the runs are passed in.
 import type { Precision } from '../types.js';
+import type { NetworkTransport } from '../../seeds/types.js';
 import { POLICIES } from '../precision.js';
 import type { EvidenceIndex } from './evidence.js';
 import type { NeighbourTransfer } from './transfer.js';
@@ -117,6 +118,9 @@ export interface ConfigurationFields {
   gpusPerNode: number;
   nodes: number;
   gradAccumSteps: number;
+  /** Across nodes, the network (Gbps) and how NCCL crossed it: a run over TCP did not measure RDMA. */
+  interNodeGbps: number;
+  interNodeTransport?: NetworkTransport;
   parallelism?: {
     tensorParallel: number;
     pipelineParallel: number;
@@ -151,6 +155,8 @@ export function configurationKey(c: ConfigurationFields): string {
         (p.optimizerState ? `o${p.optimizerState}` : '') +
         recomputedModules(p)
       : 'dp',
+    // One node never crosses the network: its key does not depend on it.
+    ...(c.nodes > 1 ? [`net${c.interNodeGbps}${c.interNodeTransport === 'TCP' ? 'tcp' : ''}`] : []),
   ].join('|');
 }
 

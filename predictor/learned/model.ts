@@ -760,6 +760,8 @@ export class LearnedPredictor {
         gpusPerNode: it.exec.gpusPerNode,
         nodes: it.exec.nodes,
         gradAccumSteps: it.exec.gradAccumSteps,
+        interNodeGbps: it.exec.interNodeGbps,
+        interNodeTransport: it.exec.interNodeTransport,
         parallelism: it.exec.parallelism,
       }),
     };
