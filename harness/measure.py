@@ -532,7 +532,10 @@ def measure(a, group=None):
     trainer = Trainer(torch, model, loss_fn, a.precision, device, optimizer)
     batch = make_batch(a.batch_size, device, trainer.input_dtype)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    warmup = a.warmup
+    # Data parallel, the first warm-up step runs on the bare model (below) and the next is the first
+    # under DistributedDataParallel, which rebuilds its gradient buckets then: at least two are run.
+    warmed = max(a.warmup, 2) if dist else a.warmup
+    warmup = warmed
     if dist:
         # One step on the bare model first (a warm-up step): the weights it leaves without a gradient
         # are ones the loss never reads, which DistributedDataParallel must be told to expect.
@@ -542,7 +545,7 @@ def measure(a, group=None):
         trainer.model = torch.nn.parallel.DistributedDataParallel(
             trainer.model, device_ids=[device.index] if device.type == "cuda" else None,
             find_unused_parameters=unused)
-    for _ in range(max(warmup, 0)):
+    for _ in range(warmup):
         trainer.step(batch)
     sync()
     if device.type == "cuda":
@@ -575,7 +578,7 @@ def measure(a, group=None):
                      "each step the slowest process's")
     step_ms = statistics.median(times)
     note = "; ".join([
-        f"median of {a.steps} steps after {a.warmup} warm-up (min {min(times):.3f} ms, max {max(times):.3f} ms)",
+        f"median of {a.steps} steps after {warmed} warm-up (min {min(times):.3f} ms, max {max(times):.3f} ms)",
         *([processes] if processes else []),
         f"builder {builder}",
         # What was trained, to check against the model the run is recorded for.
