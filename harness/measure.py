@@ -112,7 +112,8 @@ def parse_args(argv):
 def launcher_group():
     """The process group torchrun describes in the environment, or None when not launched by it."""
     env = os.environ
-    if "WORLD_SIZE" not in env or "LOCAL_RANK" not in env:
+    # One process (torchrun --nproc-per-node 1 on one node) is a run on one GPU, as without torchrun.
+    if "WORLD_SIZE" not in env or "LOCAL_RANK" not in env or int(env["WORLD_SIZE"]) == 1:
         return None
     world, local_world = int(env["WORLD_SIZE"]), int(env.get("LOCAL_WORLD_SIZE", env["WORLD_SIZE"]))
     if local_world < 1 or world % local_world:
