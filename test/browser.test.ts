@@ -355,7 +355,9 @@ describe('your runs at /calibrate', () => {
     const page = await open('/calibrate');
     await expect.poll(() => page.locator('#runs-summary').textContent()).toBe('No run recorded yet.');
     // The pages' shared stylesheet (web/page.css, bundled with the page's code) lays it out.
-    expect(await page.locator('main').evaluate((e) => e.ownerDocument.defaultView!.getComputedStyle(e).display)).toBe('grid');
+    expect(
+      await page.locator('main').evaluate((e) => e.ownerDocument.defaultView!.getComputedStyle(e).display),
+    ).toBe('grid');
     // A plausible A100 run: 1.3x what trainplan predicts for it now.
     const ms = 1.3 * (await predicted('A100-SXM4-80GB', 128)).stepTimeMs;
     await page.fill(
