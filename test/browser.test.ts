@@ -94,6 +94,15 @@ describe('plan explorer at /', () => {
       /^warning: plan 1 trains resnet50_v1\.5 in BF16, which none of its measurements ran/m,
     );
     expect(await page.locator('#notes li:not(.warning)').count()).toBeGreaterThan(0);
+    // Each plan's evidence in a few words, in full on hover and, for the chosen plan (1, to begin
+    // with), under the precision comparison.
+    const evidence = page.locator('#plans tbody tr').first().locator('td').last();
+    expect(await evidence.textContent()).toMatch(
+      /^(model measured on this GPU|GPU measured, other models|GPU unmeasured)$/,
+    );
+    const full = await evidence.getAttribute('title');
+    expect(full).toMatch(/^(calibrated|measured|unmeasured)/);
+    expect(await page.locator('#chosen-evidence').textContent()).toBe(`Plan 1's evidence: ${full}`);
     // The precision comparison shows every precision the chosen GPU supports, the plan's marked.
     expect(await page.locator('#precisions').textContent()).toMatch(/this plan/);
     expect(await page.locator('#precisions svg circle').count()).toBeGreaterThan(1);
@@ -281,7 +290,9 @@ describe('plan explorer at /', () => {
     await page.fill('#deadline', '');
     await page.click('#recommend');
     await expect
-      .poll(() => page.locator('#plans tbody tr').first().textContent(), { timeout: 90_000 })
+      .poll(() => page.locator('#plans tbody tr').first().locator('td').last().getAttribute('title'), {
+        timeout: 90_000,
+      })
       .toMatch(/published runs of this architecture on H100-SXM5-80GB under MEGATRON/);
     await expect
       .poll(() => page.locator('#precisions svg text', { hasText: 'this plan' }).count(), { timeout: 60_000 })

@@ -31,6 +31,8 @@ interface Plan {
   /** How NCCL crosses it (TCP over an Ethernet-only instance), where the server says. */
   interNodeTransport?: 'RDMA' | 'TCP';
   evidence: string;
+  /** What the estimate rests on, in a word (the table's column; `evidence` says it in full). */
+  evidenceLevel: 'UNMEASURED' | 'GPU_MEASURED' | 'MODEL_MEASURED_ON_GPU';
   parallelism: Parallelism;
   offer?: { provider: string; instance: string } | null;
   costUsdP90?: number | null;
@@ -204,7 +206,7 @@ function recommendInput(): Record<string, unknown> {
 const planFields = () => `
   rank gpu { id } nodes gpusPerNode totalGpus batchSizePerGpu gradAccumSteps precision
   stepTimeMs stepTimeMsP10 stepTimeMsP90 totalHours totalHoursP90 costUsd priceUsdPerGpuHour
-  memoryGbPerGpu interNodeGbps evidence
+  memoryGbPerGpu interNodeGbps evidence evidenceLevel
   parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages expertParallel zeroStage recompute }
   ${capabilities.offer ? 'offer { provider instance }' : ''}
   ${capabilities.costUsdP90 ? 'costUsdP90' : ''}
@@ -327,7 +329,7 @@ function drawTable(r: Recommendation, onChoose: (p: Plan) => void): void {
     ['cost', (p) => usd(p.costUsd)],
     ['P90 hours', (p) => hours(p.totalHoursP90)],
     ['P90 cost', (p) => usd(p.costP90)],
-    ['evidence', (p) => p.evidence, true],
+    ['evidence', (p) => evidenceWords(p), true],
   ];
   const table = document.createElement('table');
   const head = table.createTHead().insertRow();
@@ -342,6 +344,9 @@ function drawTable(r: Recommendation, onChoose: (p: Plan) => void): void {
       cell.textContent = value(plan);
       if (text) cell.className = 'text';
     }
+    // The full evidence on hover, and under the precision comparison once the plan is chosen: in the
+    // row it would be a column of words a line each.
+    row.lastElementChild!.setAttribute('title', plan.evidence);
     row.addEventListener('click', () => {
       body.querySelectorAll('tr.chosen').forEach((e) => e.classList.remove('chosen'));
       row.classList.add('chosen');
@@ -349,6 +354,17 @@ function drawTable(r: Recommendation, onChoose: (p: Plan) => void): void {
     });
   }
   $('plans').replaceChildren(r.plans.length ? table : 'No plan meets every constraint; see the rejections.');
+}
+
+/** A plan's evidence in a few words: what the estimate rests on, and whether the user's runs moved it. */
+function evidenceWords(p: Plan): string {
+  const level = {
+    MODEL_MEASURED_ON_GPU: 'model measured on this GPU',
+    GPU_MEASURED: 'GPU measured, other models',
+    UNMEASURED: 'GPU unmeasured',
+  }[p.evidenceLevel];
+  const runs = /calibrated by (\d+) of your runs/.exec(p.evidence);
+  return runs ? `${level}; ${runs[1]} of your runs` : level;
 }
 
 function drawRejections(r: Recommendation): void {
@@ -398,6 +414,7 @@ interface Asked {
 async function comparePrecisions(plan: Plan, asked: Asked): Promise<void> {
   $('chosen').textContent =
     `(${plan.gpu.id}, ${plan.nodes} x ${plan.gpusPerNode} GPUs, batch ${plan.batchSizePerGpu}, ${layoutWords(plan.parallelism)})`;
+  $('chosen-evidence').textContent = `Plan ${plan.rank}'s evidence: ${plan.evidence}`;
   const target = $('precisions');
   target.replaceChildren('Predicting…');
   try {
