@@ -143,10 +143,13 @@ function checkTrainedWeights(note: string, model: string, custom: CustomModel, s
 
 /** A runs file's text: a JSON list (of harness rows or MeasurementInput objects), else the harness's CSV. */
 export function parseRunsText(
-  text: string,
+  raw: string,
   name = 'runs',
-  json = /^\s*[[{]/.test(text),
+  json = /^\s*[[{]/.test(raw),
 ): Record<string, unknown>[] {
+  // A spreadsheet that saved the CSV (Excel's "CSV UTF-8") starts it with a byte-order mark, which
+  // would otherwise be part of the first column's name ("model: missing" on every row).
+  const text = raw.replace(/^\uFEFF/, '');
   if (json) {
     let data: unknown;
     try {

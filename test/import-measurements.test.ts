@@ -73,6 +73,16 @@ describe('importMeasurements', () => {
     ]);
   });
 
+  it('reads a CSV as a spreadsheet saves it: a byte-order mark first, CRLF line ends', async () => {
+    const ms = plausibleMs('A10G', 32);
+    const text = `\uFEFFmodel,gpu,batch_size_per_gpu,precision,step_time_ms,source\r\nresnet50_v1.5,A10G,32,AMP_BF16,${ms},excel\r\n`;
+    const r = await run(IMPORT, { text });
+    expect(r.errors).toBeUndefined();
+    expect(r.data!.importMeasurements).toMatchObject({ stored: 1, rejected: [] });
+    const [stored] = (await run(LIST)).data!.measurements.filter((m: { gpu: string }) => m.gpu === 'A10G');
+    expect(stored).toMatchObject({ model: 'resnet50_v1.5', stepTimeMs: ms, source: 'excel' });
+  });
+
   it('reads a JSON list of harness rows or of MeasurementInput objects', async () => {
     const ms = plausibleMs('L4', 64);
     const text = JSON.stringify([
