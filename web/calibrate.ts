@@ -122,7 +122,9 @@ async function deleteRun(r: Run): Promise<void> {
 }
 
 /** What recording did: how many runs were stored, and each refused row (numbered as in the file) with why. */
-function showResult(result: ImportResult, rows: number): void {
+function showResult(result: ImportResult): void {
+  // Every row is either stored or refused: together they are the file's rows.
+  const rows = result.stored + result.rejected.length;
   $('import-result').textContent = `Stored ${result.stored} of ${rows} run${rows === 1 ? '' : 's'}.`;
   $('rejected').replaceChildren(
     ...result.rejected.map((r) => {
@@ -131,18 +133,6 @@ function showResult(result: ImportResult, rows: number): void {
       return li;
     }),
   );
-}
-
-/** Data rows in a runs text: a JSON list's entries, else the CSV's lines after its header. */
-function rowCount(text: string): number {
-  if (/^\s*\[/.test(text)) {
-    try {
-      return (JSON.parse(text) as unknown[]).length;
-    } catch {
-      return 0;
-    }
-  }
-  return Math.max(text.split(/\r?\n/).filter((l) => l.trim()).length - 1, 0);
 }
 
 async function record(event: Event): Promise<void> {
@@ -160,7 +150,7 @@ async function record(event: Event): Promise<void> {
       text,
       owner,
     });
-    showResult(importMeasurements, rowCount(text));
+    showResult(importMeasurements);
     await showRuns();
   } catch (e) {
     // BAD_USER_INPUT names the field at fault (the text or the owner): said beside it.
