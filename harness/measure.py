@@ -506,6 +506,7 @@ def environment(torch, device):
 
 def measure(a, group=None):
     """One run: its row (on the group's first process), or None on the other processes."""
+    nodes = group["world"] // group["local_world"] if group else 1
     try:
         import torch  # noqa: PLC0415
         import torch.nn as nn  # noqa: PLC0415
@@ -573,7 +574,6 @@ def measure(a, group=None):
         dist.destroy_process_group()
         if group["rank"] != 0:
             return None
-        nodes = group["world"] // group["local_world"]
         processes = (f"data parallel over {group['world']} processes ({group['local_world']} per node x "
                      f"{nodes} node{'s' if nodes > 1 else ''}), DistributedDataParallel on {backend}, "
                      "each step the slowest process's")
@@ -586,7 +586,6 @@ def measure(a, group=None):
         f"parameters {sum(p.numel() for p in trainer.params)}",
         *[f"{k} {v}" for k, v in env.items()],
     ])
-    nodes = group["world"] // group["local_world"] if group else 1
     return {
         "model": model_id,
         "seq_len": a.seq_len or "",  # empty: the model's default

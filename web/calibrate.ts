@@ -23,14 +23,13 @@ interface Run {
 }
 interface ImportResult {
   stored: number;
-  ids: number[];
   rejected: { index: number; reason: string }[];
 }
 
 const RUNS = `{ measurements { id owner recordedAt model gpu precision nodes gpusPerNode batchSizePerGpu
   gradAccumSteps stepTimeMs predictedStepTimeMs source } }`;
 const IMPORT = `mutation($text: String!, $owner: String) {
-  importMeasurements(text: $text, owner: $owner) { stored ids rejected { index reason } } }`;
+  importMeasurements(text: $text, owner: $owner) { stored rejected { index reason } } }`;
 const DELETE = `mutation($owner: String!, $ids: [Int!]) { deleteMeasurements(owner: $owner, ids: $ids) }`;
 
 const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x.toPrecision(3));
