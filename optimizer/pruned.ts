@@ -183,6 +183,7 @@ export async function correctAndRank(
       caseOf: k.caseOf,
       boundBy: k.boundBy,
       precisionUnmeasured: k.precisionUnmeasured,
+      calibrationRuns: k.runs,
       predictor: learned.name,
     }),
     stats: { candidates: all.length, corrected: keep.length, groups, pruned: bounded },

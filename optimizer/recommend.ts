@@ -483,6 +483,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
       interNodeNetworkSource: option.networkSource,
       interNodeNetworkAssumed: option.networkAssumed,
       evidenceLevel: search.levels[c.gpuIndex],
+      calibrationRuns: scale?.calibrationRuns?.[scaleIndex.get(c)!] ?? 0,
       memoryGbPerGpu: c.memoryGb,
       breakdown,
       predictor: scale?.predictor ?? 'analytical',

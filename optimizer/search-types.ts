@@ -192,6 +192,8 @@ export interface Plan {
   /** True when the offer states no network and interNodeGbps is the assumed default. */
   interNodeNetworkAssumed: boolean;
   evidenceLevel: EvidenceLevel;
+  /** How many of the user's recorded runs moved this plan's prediction (0 without runs or a learned model). */
+  calibrationRuns: number;
   memoryGbPerGpu: number;
   breakdown: Breakdown;
   /** How the plan splits the model: plain data parallelism is dataParallel = GPUs, the rest 1 or 0. */
@@ -281,6 +283,8 @@ export interface TimeScale {
   boundBy?: Regime[][];
   /** Per candidate: its model is measured, but never in its precision. */
   precisionUnmeasured?: boolean[];
+  /** Per candidate: how many of the user's recorded runs moved its correction. */
+  calibrationRuns?: ArrayLike<number>;
   predictor: string;
 }
 

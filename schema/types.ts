@@ -638,6 +638,11 @@ export class Plan extends TrainingConfiguration {
   interNodeNetworkAssumed!: boolean;
   @Field(() => EvidenceLevelEnum, { description: 'How much measurement stands behind this prediction.' })
   evidenceLevel!: keyof typeof EvidenceLevelEnum;
+  @Field(() => Int, {
+    description:
+      "How many of your recorded runs (recordMeasurements) moved this plan's prediction (a count).",
+  })
+  calibrationRuns!: number;
   @Field(() => Float, { description: 'GPU memory one GPU needs, GB (GiB).' }) memoryGbPerGpu!: number;
   @Field(() => Breakdown, { description: 'Milliseconds of one step, by where the time goes.' })
   breakdown!: Breakdown;

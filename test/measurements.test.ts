@@ -126,7 +126,7 @@ describe('recordMeasurements', () => {
   });
 
   it('recommend changes at once (its cache knows the store changed)', async () => {
-    const Q = `query($input: RecommendInput!) { recommend(input: $input) { plans { gpu { id } batchSizePerGpu precision stepTimeMs evidence evidenceLevel } } }`;
+    const Q = `query($input: RecommendInput!) { recommend(input: $input) { plans { gpu { id } batchSizePerGpu precision stepTimeMs evidence evidenceLevel calibrationRuns } } }`;
     const input = {
       workload: { model: 'resnet50_v1.5', samples: 1_281_167 },
       gpus: [GPU],
@@ -138,6 +138,7 @@ describe('recordMeasurements', () => {
     };
     const first = (await run(Q, { input })).data!.recommend.plans[0];
     expect(first.evidence).toMatch(/calibrated by 1 of your runs/);
+    expect(first.calibrationRuns).toBe(1);
     // The plan's evidence level counts the recorded run as a measurement of this model on MI300X.
     expect(first.evidenceLevel).toBe('MODEL_MEASURED_ON_GPU');
     const p = await predictNow();
@@ -147,6 +148,7 @@ describe('recordMeasurements', () => {
     expect(r.data!.recordMeasurements.stored).toBe(1);
     const second = (await run(Q, { input })).data!.recommend.plans[0];
     expect(second.evidence).toMatch(/calibrated by 2 of your runs/);
+    expect(second.calibrationRuns).toBe(2);
     expect(second.stepTimeMs).toBeGreaterThan(first.stepTimeMs);
   });
 

@@ -33,6 +33,8 @@ interface Plan {
   evidence: string;
   /** What the estimate rests on, in a word (the table's column; `evidence` says it in full). */
   evidenceLevel: 'UNMEASURED' | 'GPU_MEASURED' | 'MODEL_MEASURED_ON_GPU';
+  /** How many of the user's recorded runs moved the prediction (absent from servers without the field). */
+  calibrationRuns?: number;
   parallelism: Parallelism;
   offer?: { provider: string; instance: string } | null;
   costUsdP90?: number | null;
@@ -60,6 +62,7 @@ interface Capabilities {
   precisionUnmeasured: boolean;
   interNodeTransport: boolean;
   interNodeTransportInput: boolean;
+  calibrationRuns: boolean;
 }
 let capabilities: Capabilities = {
   providers: false,
@@ -69,6 +72,7 @@ let capabilities: Capabilities = {
   precisionUnmeasured: false,
   interNodeTransport: false,
   interNodeTransportInput: false,
+  calibrationRuns: false,
 };
 let throughputUnits = new Map<string, string>();
 /** What one batch element is per model (a sequence, an image): the global batch counts them, not tokens. */
@@ -121,6 +125,7 @@ async function loadCatalog(): Promise<void> {
     precisionUnmeasured: planFields.has('precisionUnmeasured'),
     interNodeTransport: planFields.has('interNodeTransport'),
     interNodeTransportInput: inputs.has('interNodeTransport'),
+    calibrationRuns: planFields.has('calibrationRuns'),
   };
   throughputUnits = new Map(data.models.map((m) => [m.id, m.throughputUnit]));
   batchElements = new Map(data.models.map((m) => [m.id, m.batchElement]));
@@ -211,7 +216,8 @@ const planFields = () => `
   ${capabilities.offer ? 'offer { provider instance }' : ''}
   ${capabilities.costUsdP90 ? 'costUsdP90' : ''}
   ${capabilities.precisionUnmeasured ? 'precisionUnmeasured' : ''}
-  ${capabilities.interNodeTransport ? 'interNodeTransport' : ''}`;
+  ${capabilities.interNodeTransport ? 'interNodeTransport' : ''}
+  ${capabilities.calibrationRuns ? 'calibrationRuns' : ''}`;
 
 // ------------------------------------------------------------------ errors next to their fields
 
@@ -363,8 +369,7 @@ function evidenceWords(p: Plan): string {
     GPU_MEASURED: 'GPU measured, other models',
     UNMEASURED: 'GPU unmeasured',
   }[p.evidenceLevel];
-  const runs = /calibrated by (\d+) of your runs/.exec(p.evidence);
-  return runs ? `${level}; ${runs[1]} of your runs` : level;
+  return p.calibrationRuns ? `${level}; ${p.calibrationRuns} of your runs` : level;
 }
 
 function drawRejections(r: Recommendation): void {
