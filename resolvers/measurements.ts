@@ -1,7 +1,7 @@
 // Recorded runs: the service checks, stores and lists them (service/measurements.ts); this file
 // maps them to the API's shapes.
-import { Arg, Int, Mutation, Query, Resolver, UseMiddleware } from 'type-graphql';
-import { deleteRuns, listRuns, recordRuns } from '../service/measurements.js';
+import { Arg, FieldResolver, Float, Int, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
+import { deleteRuns, heldOutPredictions, listRuns, recordRuns } from '../service/measurements.js';
 import { importRunsText, RUNS_TEXT_LIMIT } from '../service/run-rows.js';
 import { Measurement, MeasurementInput, RecordMeasurementsResult } from '../schema/measurements.js';
 import type { Framework } from '../predictor/learned/features.js';
@@ -68,6 +68,8 @@ export class MeasurementsResolver {
       source: r.source,
       note: r.note,
       predictedStepTimeMs: r.predictedStepTimeMs,
+      // Resolved below, only when asked for: it re-predicts every run from the others.
+      predictedFromOtherRunsStepTimeMs: null,
     }));
   }
 
@@ -84,5 +86,14 @@ export class MeasurementsResolver {
     ids?: number[],
   ): Promise<number> {
     return deleteRuns(owner, ids);
+  }
+}
+
+@Resolver(() => Measurement)
+export class MeasurementFieldsResolver {
+  @FieldResolver(() => Float, { nullable: true })
+  async predictedFromOtherRunsStepTimeMs(@Root() run: Measurement): Promise<number | null> {
+    // One leave-one-out pass per store version, shared by every run of the list.
+    return (await heldOutPredictions()).get(run.id) ?? null;
   }
 }

@@ -7,6 +7,7 @@ import type { NetworkTransport } from '../seeds/types.js';
 import { FrameworkEnum, NetworkTransportEnum, PrecisionEnum } from './types.js';
 import { WorkloadInput } from './inputs.js';
 import { ParallelismInput } from './parallelism.js';
+import { HELD_OUT_RUNS_LIMIT } from '../service/measurements.js';
 
 @InputType({
   description:
@@ -118,4 +119,9 @@ export class Measurement {
       "The predictor's step time for this configuration without calibration by the runs, ms (null when the configuration no longer builds, or no learned model is loaded).",
   })
   predictedStepTimeMs!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: `The step time the other recorded runs predict for this configuration, ms: the shipped learned correction calibrated by every stored run but this one, as a configuration nobody has run is predicted (not a refit, which trained on this run). How far it is from stepTimeMs is how far the runs' calibration can be trusted on the next configuration. null when this is the only run, when more than ${HELD_OUT_RUNS_LIMIT} runs are stored (each is re-predicted from all the others), or as predictedStepTimeMs is.`,
+  })
+  predictedFromOtherRunsStepTimeMs!: number | null;
 }

@@ -22,7 +22,7 @@ import { CATALOG_ENTITIES, CatalogResolver } from '../resolvers/catalog.js';
 import { ModelSummaryResolver } from '../resolvers/model-summary.js';
 import { PlanningResolver } from '../resolvers/planning.js';
 import { CoupledResolver } from '../resolvers/coupled.js';
-import { MeasurementsResolver } from '../resolvers/measurements.js';
+import { MeasurementFieldsResolver, MeasurementsResolver } from '../resolvers/measurements.js';
 
 const QUERY_DESCRIPTION =
   'trainplan: which GPU type, how many nodes, which batch size and precision for a training job, and what it costs (USD) and how long it takes (hours). Catalog lookups, one-configuration predictions, ranked plans, and coupled plans solved as mixed-integer programs.';
@@ -56,6 +56,7 @@ async function build(): Promise<GraphQLSchema> {
       CoupledResolver,
       ModelSummaryResolver,
       MeasurementsResolver,
+      MeasurementFieldsResolver,
     ],
     validate: false,
   });

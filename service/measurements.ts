@@ -25,7 +25,7 @@ import {
   type TransferConfiguration,
 } from '../predictor/learned/transfer.js';
 import { gpuChips } from '../predictor/learned/gpu-twins.js';
-import { loadCalibrationSettings } from '../seeds/calibration.js';
+import { loadCalibrationSettings, type CalibrationSettings } from '../seeds/calibration.js';
 import { runtimeConfig } from './config.js';
 import { chooseLearned, refitFileKey } from './learned-choice.js';
 import { MeasurementStore, type RunFilter, type StoreLocation } from '../store/store.js';
@@ -308,6 +308,12 @@ interface Snapshot {
   skipped: { id: number; reason: string }[];
   /** The learned correction the runs were compared with: a current refit, else the shipped one. */
   learned: LearnedState;
+  /** The runs whose configurations build, with their analytical predictions. */
+  runs: BuiltRun[];
+  /** The shipped correction (a refit trained on the runs cannot judge them one at a time). */
+  shipped: LearnedState;
+  /** Run id -> its step predicted from the other runs (heldOutPredictions), once asked for. */
+  heldOut?: Promise<Map<number, number>>;
 }
 let snapshot: Snapshot | undefined;
 
@@ -333,46 +339,96 @@ export async function userEvidence(
   // The refitted correction when it is current for these runs (service/refit.ts), else the shipped one.
   const choice = await chooseLearned(rows);
   const state = choice.learned ?? shipped;
-  const predictor = state.predictor!;
-  const built: { row: MeasurementRunRow; req: PredictRequest; p: Prediction }[] = [];
+  const built = buildRuns(rows);
+  const settings = loadCalibrationSettings();
+  // Runs a current refit trained on are in its evidence already: merged in again they would count twice.
+  const { evidence, predicted } = await evidenceFrom(
+    built.runs,
+    built.runs.filter(({ row }) => !choice.trainedRunIds.has(row.id)),
+    state,
+    settings,
+  );
+  snapshot = {
+    key: locationKey(l),
+    version,
+    evidence: { ...evidence, ...(choice.note ? { note: choice.note } : {}) },
+    predicted,
+    skipped: built.skipped,
+    learned: state,
+    runs: built.runs,
+    shipped,
+  };
+  return { ...snapshot.evidence, predicted, version, learned: state };
+}
+
+/** A stored run whose configuration builds, with its analytical prediction and correction input. */
+interface BuiltRun {
+  row: MeasurementRunRow;
+  req: PredictRequest;
+  p: Prediction;
+  item: CorrectionInput;
+}
+
+function buildRuns(rows: readonly MeasurementRunRow[]): { runs: BuiltRun[]; skipped: Snapshot['skipped'] } {
+  const runs: BuiltRun[] = [];
   const skipped: Snapshot['skipped'] = [];
   for (const row of rows) {
     try {
       const req = predictRequestOf(JSON.parse(row.configuration) as RunConfiguration);
-      built.push({ row, req, p: predict(req, loadEfficiency()) });
+      const p = predict(req, loadEfficiency());
+      runs.push({
+        row,
+        req,
+        p,
+        item: {
+          modelId: req.model.id,
+          model: modelFeaturesOf(req.model),
+          gpu: req.gpu,
+          exec: p.execution,
+          stepMs: p.stepTimeMs,
+          breakdown: p.breakdown,
+          dominantMath: p.dominantMath,
+          software: {
+            framework: row.framework as Framework,
+            xla: JSON.parse(row.configuration).xla === true,
+          },
+        },
+      });
     } catch (e) {
       skipped.push({ id: row.id, reason: reasonOf(e) });
     }
   }
+  return { runs, skipped };
+}
+
+/**
+ * The evidence a set of runs gives every prediction: `indexRuns` (of `runs`) as evidence rows like
+ * the shipped measurements, and each run's error against the prediction made with that evidence but
+ * without calibration by the runs (the calibration's input; also `predicted`, run id -> ms).
+ */
+async function evidenceFrom(
+  runs: readonly BuiltRun[],
+  indexRuns: readonly BuiltRun[],
+  learned: LearnedState,
+  settings: CalibrationSettings,
+): Promise<{ evidence: UserEvidence; predicted: Map<number, number> }> {
   // Evidence rows as the shipped measurements are: log(measured / analytical throughput), which
   // for one configuration is log(analytical / measured step time).
-  // Runs a current refit trained on are in its evidence already: merged in again they would count twice.
   const index = new EvidenceIndex(
-    built
-      .filter(({ row }) => !choice.trainedRunIds.has(row.id))
-      .map(({ row, p }) => ({
-        model: row.model,
-        gpu: row.gpu,
-        precision: row.precision as Precision,
-        framework: row.framework,
-        logResidual: Math.log(p.stepTimeMs / row.step_time_ms),
-      })),
+    indexRuns.map(({ row, p }) => ({
+      model: row.model,
+      gpu: row.gpu,
+      precision: row.precision as Precision,
+      framework: row.framework,
+      logResidual: Math.log(p.stepTimeMs / row.step_time_ms),
+    })),
   );
-  const settings = loadCalibrationSettings();
-  const items: CorrectionInput[] = built.map(({ row, req, p }) => ({
-    modelId: req.model.id,
-    model: modelFeaturesOf(req.model),
-    gpu: req.gpu,
-    exec: p.execution,
-    stepMs: p.stepTimeMs,
-    breakdown: p.breakdown,
-    dominantMath: p.dominantMath,
-    software: { framework: row.framework as Framework, xla: JSON.parse(row.configuration).xla === true },
-  }));
-  // Each run's error against the prediction made with the runs as evidence but not calibrated by them.
-  const k = await predictor.correct(items, { index, runs: new RecordedRuns([]), settings });
+  const k = await learned.predictor!.correct(
+    runs.map((r) => r.item),
+    { index, runs: new RecordedRuns([]), settings },
+  );
   const predicted = new Map<number, number>();
-  const runs: RecordedEvidence[] = built.map(({ row, req, p }, i) => {
+  const recorded: RecordedEvidence[] = runs.map(({ row, req, p, item }, i) => {
     const predictedMs = p.stepTimeMs * k.mid[i];
     predicted.set(row.id, predictedMs);
     return {
@@ -382,7 +438,7 @@ export async function userEvidence(
       framework: row.framework,
       configuration: configurationKey({
         model: req.model.id,
-        seqOrImage: items[i].model.seqOrImage,
+        seqOrImage: item.model.seqOrImage,
         gpu: req.gpu.id,
         precision: row.precision as Precision,
         framework: row.framework,
@@ -398,11 +454,11 @@ export async function userEvidence(
     };
   });
   // Runs on a GPU the shipped measurements never saw relate it to the GPUs they did (transfer.ts).
-  const transferRuns: TransferConfiguration[] = built.map(({ row, req, p }, i) => ({
+  const transferRuns: TransferConfiguration[] = runs.map(({ row, req, p, item }) => ({
     model: req.model.id,
     gpu: req.gpu.id,
     precision: row.precision as Precision,
-    seqOrImage: items[i].model.seqOrImage,
+    seqOrImage: item.model.seqOrImage,
     batchSizePerGpu: p.execution.batchSizePerGpu,
     gpus: p.execution.gpusPerNode * p.execution.nodes,
     logResidual: Math.log(p.stepTimeMs / row.step_time_ms),
@@ -412,19 +468,41 @@ export async function userEvidence(
   const transfer = transferRuns.some((r) => !shippedGpus.has(r.gpu))
     ? new NeighbourTransfer(shippedConfigurations(), transferRuns, settings.transfer, gpuChips(loadGpus()))
     : undefined;
-  snapshot = {
-    key: locationKey(l),
-    version,
-    evidence: {
-      index,
-      runs: new RecordedRuns(runs),
-      settings,
-      ...(transfer ? { transfer } : {}),
-      ...(choice.note ? { note: choice.note } : {}),
-    },
+  return {
+    evidence: { index, runs: new RecordedRuns(recorded), settings, ...(transfer ? { transfer } : {}) },
     predicted,
-    skipped,
-    learned: state,
   };
-  return { ...snapshot.evidence, predicted, version, learned: state };
+}
+
+/**
+ * Above this many runs the store's runs are not each predicted from the others: every run
+ * re-predicts all the others (quadratic): 0.2 s for 40 runs, 3 to 4.5 s for 200 on two cores
+ * (bench/held-out-runs.ts), once per store version.
+ */
+export const HELD_OUT_RUNS_LIMIT = 200;
+
+/**
+ * Each run's step as the other recorded runs predict it (leave-one-out): the shipped correction,
+ * calibrated and given evidence by every stored run but that one, exactly as a prediction for a
+ * configuration nobody has run yet is. A refit is not used: it was trained on the run itself. How
+ * far these are from what was measured is how far the runs' calibration can be trusted on the
+ * next configuration. Empty with fewer than two runs or more than HELD_OUT_RUNS_LIMIT.
+ */
+export async function heldOutPredictions(): Promise<Map<number, number>> {
+  if (!(await userEvidence()) || !snapshot) return new Map();
+  const s = snapshot;
+  s.heldOut ??= (async () => {
+    const out = new Map<number, number>();
+    if (s.runs.length < 2 || s.runs.length > HELD_OUT_RUNS_LIMIT) return out;
+    const settings = loadCalibrationSettings();
+    for (const [i, run] of s.runs.entries()) {
+      const others = s.runs.filter((_, j) => j !== i);
+      const { evidence } = await evidenceFrom(others, others, s.shipped, settings);
+      const k = await s.shipped.predictor!.correct([run.item], evidence);
+      const ms = run.p.stepTimeMs * k.mid[0];
+      if (Number.isFinite(ms) && ms > 0) out.set(run.row.id, ms);
+    }
+    return out;
+  })();
+  return s.heldOut;
 }

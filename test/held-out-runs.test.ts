@@ -1,0 +1,75 @@
+// Each recorded run as the other runs predict it (Measurement.predictedFromOtherRunsStepTimeMs):
+// exactly what predict answers for the run's configuration once the run itself is gone, so the
+// runs page can say how far a calibrated prediction of a configuration not yet run is off. The
+// runs are synthetic (a stated multiple of the current prediction) on MI300X, which has no shipped
+// measurement, so every change comes from them.
+import { describe, expect, it } from 'vitest';
+import { apolloForTests } from './graphql-client.js';
+import { throwawayStore } from './throwaway-store.js';
+
+throwawayStore('trainplan-held-out-runs-');
+const run = apolloForTests();
+
+const config = (batchSizePerGpu: number) => ({
+  workload: { model: 'resnet50_v1.5', samples: 1_281_167 },
+  gpu: 'MI300X',
+  batchSizePerGpu,
+  precision: 'AMP_BF16',
+});
+const PREDICT = `query($input: PredictInput!) { predict(input: $input) { stepTimeMs calibrationRuns } }`;
+const RECORD = `mutation($runs: [MeasurementInput!]!) { recordMeasurements(runs: $runs) { stored ids } }`;
+const LIST = `{ measurements { id batchSizePerGpu stepTimeMs predictedStepTimeMs predictedFromOtherRunsStepTimeMs } }`;
+const DELETE = `mutation($ids: [Int!]) { deleteMeasurements(owner: "local", ids: $ids) }`;
+
+async function ask(query: string, variables: Record<string, unknown> = {}) {
+  const r = await run(query, variables);
+  expect(r.errors).toBeUndefined();
+  return r.data! as Record<string, any>;
+}
+const predicted = async (batch: number) => (await ask(PREDICT, { input: config(batch) })).predict;
+const listed = async () =>
+  (await ask(LIST)).measurements as {
+    id: number;
+    batchSizePerGpu: number;
+    stepTimeMs: number;
+    predictedStepTimeMs: number;
+    predictedFromOtherRunsStepTimeMs: number | null;
+  }[];
+
+describe('a run predicted from the other runs', () => {
+  it('is null for the only run, is what predict says once the run is deleted, and moves toward what the runs measured', async () => {
+    // Both runs 1.4x slower than predicted now: this machine is slower than trainplan thinks.
+    const at256 = 1.4 * (await predicted(256)).stepTimeMs;
+    const at128 = 1.4 * (await predicted(128)).stepTimeMs;
+    const first = await ask(RECORD, { runs: [{ ...config(256), stepTimeMs: at256 }] });
+    expect(first.recordMeasurements.stored).toBe(1);
+    // One run: no other run predicts it.
+    expect((await listed())[0].predictedFromOtherRunsStepTimeMs).toBeNull();
+
+    const second = await ask(RECORD, { runs: [{ ...config(128), stepTimeMs: at128 }] });
+    const [id128] = second.recordMeasurements.ids as number[];
+    const runs = await listed();
+    expect(runs).toHaveLength(2);
+    const run256 = runs.find((r) => r.batchSizePerGpu === 256)!;
+    const fromOthers = run256.predictedFromOtherRunsStepTimeMs!;
+    expect(fromOthers).not.toBeNull();
+    // The 128 run taught the 256 run's prediction that this machine is slower: nearer what was measured.
+    const off = (ms: number) => Math.abs(ms / run256.stepTimeMs - 1);
+    expect(off(fromOthers)).toBeLessThan(0.5 * off(run256.predictedStepTimeMs));
+    // Calibrated by both runs, one of this very configuration, predict is nearer still: the
+    // from-others figure is not the calibrated prediction.
+    const calibrated = await predicted(256);
+    expect(calibrated.calibrationRuns).toBe(2);
+    expect(off(calibrated.stepTimeMs)).toBeLessThan(off(fromOthers));
+
+    // With the 256 run gone, predict of its configuration is exactly what the other run predicted for it.
+    await ask(DELETE, { ids: [run256.id] });
+    const withoutIt = await predicted(256);
+    expect(withoutIt.calibrationRuns).toBe(1);
+    expect(withoutIt.stepTimeMs).toBeCloseTo(fromOthers, 9);
+    // And the one run left has no other run to predict it.
+    expect(await listed()).toEqual([
+      expect.objectContaining({ id: id128, predictedFromOtherRunsStepTimeMs: null }),
+    ]);
+  }, 60_000);
+});
