@@ -430,6 +430,14 @@ describe('your runs at /calibrate', () => {
     await page.click('#record');
     await expect.poll(() => page.locator('#import-result').textContent()).toBe('Stored 1 of 1 run.');
     await expect.poll(() => page.locator('#runs tbody tr').count()).toBe(2);
+    // Two runs: each is shown as the other predicts it, and the summary says how far off that is.
+    const column = (await page.locator('#runs thead th').allTextContents()).indexOf('from other runs ms');
+    const fromOthers = await page.locator(`#runs tbody tr td:nth-child(${column + 1})`).allTextContents();
+    expect(fromOthers).toHaveLength(2);
+    expect(fromOthers.map(Number).every((x) => x > 0)).toBe(true);
+    expect(await page.locator('#runs-summary').textContent()).toMatch(
+      /Each run predicted from the other runs is off by a median \d+(\.\d)?% \(without the runs: \d+(\.\d)?%\)/,
+    );
 
     // Text that is no runs file is refused beside the box; nothing changes.
     await page.fill('#runs-text', '');

@@ -1,8 +1,9 @@
 // Your runs: the calibration loop in a page. Paste (or open) what the measurement harness wrote,
 // record it (importMeasurements, read as `trainplan calibrate import` reads a file), and see every
-// recorded run beside what trainplan predicted for it without the runs: how far off it was for
+// recorded run beside what trainplan predicted for it without the runs (how far off it was for
 // this machine, which is what the runs now correct in every prediction and plan for that GPU and
-// model. Runs can be deleted one by one. Everything goes to this server's /graphql.
+// model) and what the other runs predict for it (how well that correction carries to a run it has
+// not seen). Runs can be deleted one by one. Everything goes to this server's /graphql.
 import './page.css';
 import { $, graphql, RequestErrors } from './api.js';
 
@@ -19,6 +20,7 @@ interface Run {
   gradAccumSteps: number;
   stepTimeMs: number;
   predictedStepTimeMs: number | null;
+  predictedFromOtherRunsStepTimeMs: number | null;
   source: string;
 }
 interface ImportResult {
@@ -27,7 +29,7 @@ interface ImportResult {
 }
 
 const RUNS = `{ measurements { id owner recordedAt model gpu precision nodes gpusPerNode batchSizePerGpu
-  gradAccumSteps stepTimeMs predictedStepTimeMs source } }`;
+  gradAccumSteps stepTimeMs predictedStepTimeMs predictedFromOtherRunsStepTimeMs source } }`;
 const IMPORT = `mutation($text: String!, $owner: String) {
   importMeasurements(text: $text, owner: $owner) { stored rejected { index reason } } }`;
 const DELETE = `mutation($owner: String!, $ids: [Int!]) { deleteMeasurements(owner: $owner, ids: $ids) }`;
@@ -41,21 +43,40 @@ function cell(text: string, className?: string): HTMLTableCellElement {
   return td;
 }
 
-/** The runs as a table, each beside the step trainplan predicted for it without the runs. */
+/** The middle value (the lower of the two middle ones); undefined for none. */
+function median(xs: number[]): number | undefined {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.floor((sorted.length - 1) / 2)] : undefined;
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(x < 0.1 ? 1 : 0)}%`;
+
+/**
+ * The runs as a table, each beside the step trainplan predicted for it without the runs and the
+ * step the other runs predict for it: the first says how far off the shipped predictor was on this
+ * machine, the second how well the runs' calibration predicts a run it has not seen.
+ */
 async function showRuns(): Promise<void> {
   const { measurements } = await graphql<{ measurements: Run[] }>(RUNS);
-  const ratios = measurements
-    .filter((r) => r.predictedStepTimeMs)
-    .map((r) => r.stepTimeMs / r.predictedStepTimeMs!)
-    .sort((a, b) => a - b);
-  const median = ratios.length ? ratios[Math.floor((ratios.length - 1) / 2)] : undefined;
+  const without = measurements.filter((r) => r.predictedStepTimeMs);
+  const ratio = median(without.map((r) => r.stepTimeMs / r.predictedStepTimeMs!));
+  const off = (predicted: number, r: Run) => Math.abs(predicted / r.stepTimeMs - 1);
+  // The same runs on both sides: those the other runs predict.
+  const both = without.filter((r) => r.predictedFromOtherRunsStepTimeMs);
+  const offWithout = median(both.map((r) => off(r.predictedStepTimeMs!, r)));
+  const offFromOthers = median(both.map((r) => off(r.predictedFromOtherRunsStepTimeMs!, r)));
   $('runs-summary').textContent = measurements.length
     ? `${measurements.length} run${measurements.length > 1 ? 's' : ''} recorded` +
-      (median === undefined
+      (ratio === undefined
         ? '.'
-        : `; the median run took ${median.toFixed(2)}x the step predicted without the runs (${
-            median > 1 ? 'slower' : 'faster'
-          } than predicted): predictions and plans for these GPUs and models are now calibrated by them.`)
+        : `; the median run took ${ratio.toFixed(2)}x the step predicted without the runs (${
+            ratio > 1 ? 'slower' : 'faster'
+          } than predicted): predictions and plans for these GPUs and models are now calibrated by them.`) +
+      (offWithout === undefined || offFromOthers === undefined
+        ? ''
+        : ` Each run predicted from the other runs is off by a median ${pct(offFromOthers)} (without the runs: ${pct(
+            offWithout,
+          )}): about how far a calibrated prediction of a configuration not yet run can be off.`)
     : 'No run recorded yet.';
   const table = document.createElement('table');
   const head = table.createTHead().insertRow();
@@ -70,6 +91,8 @@ async function showRuns(): Promise<void> {
     'measured ms',
     'predicted ms',
     'measured / predicted',
+    'from other runs ms',
+    'measured / from other runs',
     'source',
     'recorded',
     '',
@@ -95,6 +118,13 @@ async function showRuns(): Promise<void> {
       // Null when the configuration no longer builds or no learned model is loaded: said, not hidden.
       cell(r.predictedStepTimeMs === null ? '-' : ms(r.predictedStepTimeMs)),
       cell(r.predictedStepTimeMs === null ? '-' : `x${(r.stepTimeMs / r.predictedStepTimeMs).toFixed(2)}`),
+      // Null for the only run, or past the store size the server re-predicts run by run.
+      cell(r.predictedFromOtherRunsStepTimeMs === null ? '-' : ms(r.predictedFromOtherRunsStepTimeMs)),
+      cell(
+        r.predictedFromOtherRunsStepTimeMs === null
+          ? '-'
+          : `x${(r.stepTimeMs / r.predictedFromOtherRunsStepTimeMs).toFixed(2)}`,
+      ),
       cell(r.source, 'text'),
       cell(r.recordedAt.slice(0, 16).replace('T', ' '), 'text'),
     );
