@@ -25,6 +25,7 @@ fp16), BF16 (bf16 model, fp32 master weights), FP8 (Transformer Engine linears i
 only where transformer_engine is installed).
 """
 import argparse
+import contextlib
 import csv
 import json
 import math
@@ -72,6 +73,9 @@ def parse_args(argv):
     p.add_argument("--batch-size", type=int, required=True, help="per-GPU batch size")
     p.add_argument("--seq-len", type=int, help="sequence length (transformers: default 1024, or the position table's length if shorter) or image size (CNNs, ViT)")
     p.add_argument("--precision", choices=PRECISIONS, default="FP32")
+    p.add_argument("--grad-accum-steps", type=int, default=1,
+                   help="micro-batches of --batch-size per optimizer step (gradient accumulation; data "
+                        "parallel, gradients are all-reduced once per step; default 1)")
     p.add_argument("--warmup", type=int, default=5, help="steps run before timing (default 5)")
     p.add_argument("--steps", type=int, default=20, help="timed optimizer steps (default 20)")
     p.add_argument("--device", default="auto", help="cuda, cuda:N, cpu or auto (default: cuda when available)")
@@ -88,8 +92,8 @@ def parse_args(argv):
     p.add_argument("--format", choices=["csv", "json"], help="default: from --out's extension, else csv")
     p.add_argument("--out", help="append the run to this file (default: print it)")
     a = p.parse_args(argv)
-    if a.batch_size < 1 or a.steps < 1 or a.warmup < 0:
-        fail("--batch-size and --steps must be at least 1, --warmup at least 0")
+    if a.batch_size < 1 or a.steps < 1 or a.warmup < 0 or a.grad_accum_steps < 1:
+        fail("--batch-size, --grad-accum-steps and --steps must be at least 1, --warmup at least 0")
     if a.gpus < 1:
         fail(f"--gpus must be at least 1 (got {a.gpus})")
     launched = launcher_group()
@@ -375,6 +379,9 @@ def build_workload(torch, nn, a):
         try:
             image = a.seq_len or (spec or {}).get("imageSize") or 224
             m, mb, lf = torchvision_model(torch, TORCHVISION[model_id], image)
+            # The run says the size it ran at: a script embedded at another size than the zoo's
+            # default would otherwise be read back at the default.
+            a.seq_len = image
             return model_id, m, mb, lf, "torchvision"
         except ImportError:
             if a.builder == "torchvision":
@@ -391,6 +398,8 @@ def build_workload(torch, nn, a):
         fail(f"the layer list was written for sequence length / image size {built_at}: "
              "write the script again with `trainplan harness --seq-len N`")
     m, mb, lf = layer_replay(torch, nn, spec["layers"])
+    # The length the layer list was written for is the one the run ran at (`trainplan harness --seq-len`).
+    a.seq_len = a.seq_len or built_at
     return model_id, m, mb, lf, "layer-replay"
 
 
@@ -446,27 +455,44 @@ class Trainer:
                 self.fp8_linears(child)
         return model
 
-    def step(self, batch):
-        torch = self.torch
+    def step(self, batch, accumulate=1):
+        """One optimizer step over `accumulate` micro-batches, each `batch` (forward and backward each)."""
         self.opt.zero_grad(set_to_none=True)
         if self.master:
             for p in self.params:
                 p.grad = None
+        for i in range(accumulate):
+            # Under DistributedDataParallel the gradients are all-reduced once, with the last
+            # micro-batch's backward, as accumulating code does (no_sync): not once per micro-batch.
+            last = i == accumulate - 1
+            quiet = self.model.no_sync() if not last and hasattr(self.model, "no_sync") else contextlib.nullcontext()
+            with quiet:
+                loss = self.forward(batch)
+                self.backward(loss / accumulate if accumulate > 1 else loss)
+        self.update()
+
+    def forward(self, batch):
+        torch = self.torch
         if self.autocast is not None:
             with torch.autocast(device_type=self.device.type, dtype=self.autocast):
                 if self.precision == "FP8":
                     with self.te.fp8_autocast(enabled=True):
-                        loss = self.loss_fn(self.model, batch)
-                else:
-                    loss = self.loss_fn(self.model, batch)
-        else:
-            loss = self.loss_fn(self.model, batch)
+                        return self.loss_fn(self.model, batch)
+                return self.loss_fn(self.model, batch)
+        return self.loss_fn(self.model, batch)
+
+    def backward(self, loss):
         if self.scaler:
             self.scaler.scale(loss).backward()
+        else:
+            (loss * self.loss_scale if self.loss_scale else loss).backward()
+
+    def update(self):
+        torch = self.torch
+        if self.scaler:
             self.scaler.step(self.opt)
             self.scaler.update()
             return
-        (loss * self.loss_scale if self.loss_scale else loss).backward()
         if self.master:
             # Half-precision gradients -> fp32 master gradients, unscaled, and the updated masters back.
             for p, m in zip(self.params, self.master):
@@ -541,14 +567,14 @@ def measure(a, group=None):
     if dist:
         # One step on the bare model first (a warm-up step): the weights it leaves without a gradient
         # are ones the loss never reads, which DistributedDataParallel must be told to expect.
-        trainer.step(batch)
+        trainer.step(batch, a.grad_accum_steps)
         warmup -= 1
         unused = any(p.grad is None for p in trainer.params)
         trainer.model = torch.nn.parallel.DistributedDataParallel(
             trainer.model, device_ids=[device.index] if device.type == "cuda" else None,
             find_unused_parameters=unused)
     for _ in range(warmup):
-        trainer.step(batch)
+        trainer.step(batch, a.grad_accum_steps)
     sync()
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
@@ -557,7 +583,7 @@ def measure(a, group=None):
     times = []
     for _ in range(a.steps):
         start = time.perf_counter()
-        trainer.step(batch)
+        trainer.step(batch, a.grad_accum_steps)
         sync()
         times.append((time.perf_counter() - start) * 1000)
     env = environment(torch, device)
@@ -580,6 +606,8 @@ def measure(a, group=None):
     step_ms = statistics.median(times)
     note = "; ".join([
         f"median of {a.steps} steps after {warmed} warm-up (min {min(times):.3f} ms, max {max(times):.3f} ms)",
+        *([f"each step {a.grad_accum_steps} micro-batches of {a.batch_size} accumulated"]
+          if a.grad_accum_steps > 1 else []),
         *([processes] if processes else []),
         f"builder {builder}",
         # What was trained, to check against the model the run is recorded for.
@@ -593,7 +621,7 @@ def measure(a, group=None):
         "nodes": nodes,
         "gpus_per_node": group["local_world"] if group else 1,
         "batch_size_per_gpu": a.batch_size,
-        "grad_accum_steps": 1,
+        "grad_accum_steps": a.grad_accum_steps,
         "precision": a.precision,
         "framework": "PyTorch",
         "step_time_ms": round(step_ms, 4),
