@@ -1,7 +1,7 @@
 // predict and recommend: the service does the work (service/planning.ts); this file only maps its
 // answers to the API's shapes.
 import { Arg, Ctx, Query, Resolver, UseMiddleware } from 'type-graphql';
-import type { Plan as PlanResult } from '../optimizer/search-types.js';
+import type { PlannedPlan as PlanResult } from '../service/harness-commands.js';
 import { PredictInput, RecommendInput } from '../schema/inputs.js';
 import { Plan, Prediction, Recommendation } from '../schema/types.js';
 import { predictConfiguration, recommendPlans } from '../service/planning.js';
@@ -53,6 +53,7 @@ export class PlanningResolver {
       calibrationRuns: p.calibrationRuns,
       boundBy: p.boundBy,
       precisionUnmeasured: p.precisionUnmeasured,
+      harness: p.harness,
     };
   }
 

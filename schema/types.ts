@@ -161,6 +161,8 @@ registerEnumType(PredictorChoiceEnum, {
 });
 
 /** Prediction's and Plan's boundBy: one meaning, one text. */
+const HARNESS =
+  "How to time this configuration on your own GPUs (the measurement harness's commands) and record it: the run then calibrates this configuration's predictions and plans.";
 const BOUND_BY =
   'What besides the GPU holds the step (a tenth of it or more), widening its interval (unless your runs of the model on that GPU set it); empty when the GPU does, or when only the analytical estimate answered.';
 
@@ -432,6 +434,23 @@ export class MemoryBreakdown {
 
 @ObjectType({
   description:
+    'How to time a configuration on your own GPUs with the measurement harness (harness/measure.py), and record the run so that it calibrates this very configuration.',
+})
+export class HarnessCommands {
+  @Field(() => [String], {
+    description:
+      'Shell commands, in order: write the harness, run it at this configuration, record what it wrote. Empty when the harness cannot run the configuration (note says why).',
+  })
+  commands!: string[];
+  @Field(() => String, {
+    description:
+      'What the commands time and where to run them, what differs from the configuration (e.g. eager PyTorch for a tuned stack), or why there are none.',
+  })
+  note!: string;
+}
+
+@ObjectType({
+  description:
     'What one configuration costs: step time with its P10-P90 interval, throughput, memory, hours and USD, and where the time goes.',
 })
 export class Prediction {
@@ -521,6 +540,8 @@ export class Prediction {
   boundBy!: Regime[];
   @Field(() => Boolean, { description: PRECISION_UNMEASURED })
   precisionUnmeasured!: boolean;
+  @Field(() => HarnessCommands, { description: HARNESS })
+  harness!: HarnessCommands;
 }
 
 @ObjectType({ description: 'What a plan rents: whole instances of one offer, with the age of its price.' })
@@ -651,6 +672,8 @@ export class Plan extends TrainingConfiguration {
       'How the plan splits the model: plain data parallelism is dataParallel = totalGpus, the rest 1 or 0.',
   })
   parallelism!: Parallelism;
+  @Field(() => HarnessCommands, { description: HARNESS })
+  harness!: HarnessCommands;
 }
 
 // The optimizer's list of reasons is the one place they are defined; the enum follows it.

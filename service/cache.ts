@@ -3,7 +3,7 @@
 // of `gpus` breaks exact ties). Bounded both by entries and by the plans held in all, so its
 // memory stays bounded whatever the limit of each request. Every answer is COMPLETE (a search
 // that cannot finish is refused), so every answer can be kept.
-import type { CorrectedRecommendation } from '../optimizer/recommend-corrected.js';
+import type { PlannedRecommendation } from './harness-commands.js';
 import { runtimeConfig } from './config.js';
 
 export class LruCache<V> {
@@ -81,7 +81,7 @@ export function normalizedKey(value: unknown): string {
 }
 
 /** recommend's cache (service/planning.ts); sized by TRAINPLAN_CACHE_ENTRIES / TRAINPLAN_CACHE_PLANS. */
-export const recommendCache = new LruCache<CorrectedRecommendation>(
+export const recommendCache = new LruCache<PlannedRecommendation>(
   () => runtimeConfig().cacheEntries,
   () => runtimeConfig().cachePlans,
 );

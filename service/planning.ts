@@ -11,14 +11,11 @@ import { defaultSearchPrecisions, quantizedGemmShare, unsupportedReason } from '
 import { costOf } from '../predictor/predict.js';
 import { planParallelism, type PlanParallelism } from '../predictor/parallel.js';
 import type { GpuSpec, ModelDef, Precision } from '../predictor/types.js';
-import {
-  recommendCorrected,
-  type CorrectedRecommendation,
-  type PredictorChoice,
-} from '../optimizer/recommend-corrected.js';
+import { recommendCorrected, type PredictorChoice } from '../optimizer/recommend-corrected.js';
 import {
   SearchTimeout,
   type Objective,
+  type Plan,
   type ParallelismSearch,
   type RankBy,
 } from '../optimizer/search-types.js';
@@ -34,6 +31,12 @@ import {
 import { normalizedKey, recommendCache } from './cache.js';
 import { runtimeConfig, timeBudgetCapMs } from './config.js';
 import { gpuById, workload, type WorkloadInput } from './lookup.js';
+import {
+  harnessCommands,
+  type HarnessCommands,
+  type PlannedPlan,
+  type PlannedRecommendation,
+} from './harness-commands.js';
 import { userEvidence } from './measurements.js';
 import { remainingBudgetMs, withinMs, type RequestClock } from './search-budget.js';
 import {
@@ -142,6 +145,8 @@ export interface ConfigurationAnswer extends CorrectedPrediction {
   gradAccumSteps: number;
   precision: Precision;
   parallelism: PlanParallelism;
+  /** How to time this configuration on your own GPUs with the harness, and record it. */
+  harness: HarnessCommands;
 }
 
 export async function predictConfiguration(q: PredictQuery): Promise<ConfigurationAnswer> {
@@ -187,6 +192,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
     { framework: q.framework, xla: q.xla },
     user,
   );
+  const layout = planParallelism(gpusPerNode * nodes, parallelism, gradAccumSteps);
   return {
     ...prediction,
     gpu,
@@ -195,7 +201,22 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
     batchSizePerGpu,
     gradAccumSteps,
     precision: q.precision,
-    parallelism: planParallelism(gpusPerNode * nodes, parallelism, gradAccumSteps),
+    parallelism: layout,
+    harness: harnessCommands({
+      workload: q.workload,
+      model,
+      nodes,
+      gpusPerNode,
+      batchSizePerGpu,
+      gradAccumSteps,
+      precision: q.precision,
+      parallelism: layout,
+      interNodeGbps,
+      interNodeTransport: q.interNodeTransport ?? 'RDMA',
+      softwareStack: q.softwareStack,
+      framework: q.framework,
+      channelsLast: q.channelsLast,
+    }),
   };
 }
 
@@ -324,7 +345,7 @@ export function fp8NotSearchedNote(
 export async function recommendPlans(
   q: RecommendQuery,
   clock?: RequestClock,
-): Promise<CorrectedRecommendation> {
+): Promise<PlannedRecommendation> {
   const { model, samples, frozenBase } = workload(q.workload);
   const gpuIds = nonEmpty('gpus', q.gpus, LIMITS.listLength);
   const gpus = gpuIds ? [...new Set(gpuIds)].map((id, i) => gpuById(`gpus[${i}]`, id)) : loadGpus();
@@ -440,8 +461,8 @@ export async function recommendPlans(
     if (searching.get(cacheKey) === mine) searching.delete(cacheKey);
   }
 
-  async function search(timeBudgetMs: number): Promise<CorrectedRecommendation> {
-    const answer = await recommendCorrected(
+  async function search(timeBudgetMs: number): Promise<PlannedRecommendation> {
+    const corrected = await recommendCorrected(
       {
         model,
         samples,
@@ -481,6 +502,29 @@ export async function recommendPlans(
       // Refused with the budget the request had from its arrival, and how much it could ask for.
       throw e instanceof SearchTimeout ? new SearchTimeout(budgetMs, e.size, timeBudgetCapMs()) : e;
     });
+    const planned = (p: Plan): PlannedPlan => ({
+      ...p,
+      harness: harnessCommands({
+        workload: q.workload,
+        model,
+        nodes: p.nodes,
+        gpusPerNode: p.gpusPerNode,
+        batchSizePerGpu: p.batchSizePerGpu,
+        gradAccumSteps: p.gradAccumSteps,
+        precision: p.precision,
+        parallelism: p.parallelism,
+        interNodeGbps: p.interNodeGbps,
+        interNodeTransport: p.interNodeTransport,
+        softwareStack: q.softwareStack,
+        framework: q.framework,
+        channelsLast: q.channelsLast,
+      }),
+    });
+    const answer: PlannedRecommendation = {
+      ...corrected,
+      plans: corrected.plans.map(planned),
+      paretoFront: corrected.paretoFront.map(planned),
+    };
     if (q.precisions == null) {
       const fp4 = gpus.filter((g) => unsupportedReason(g, 'FP4') === null).map((g) => g.id);
       if (fp4.length)
@@ -507,4 +551,4 @@ export async function recommendPlans(
 }
 
 /** recommend searches running now, by cache key (see recommendPlans). */
-const searching = new Map<string, Promise<CorrectedRecommendation>>();
+const searching = new Map<string, Promise<PlannedRecommendation>>();

@@ -21,6 +21,7 @@ import { getModel } from '../predictor/zoo/index.js';
 import type { ModelDef } from '../predictor/types.js';
 import { fromMeasurePython, SAVED_BYTES } from './measure-python.js';
 import { ROOT } from './spawn-server.js';
+import { predictConfiguration } from '../service/planning.js';
 
 /** A Python that has PyTorch: TRAINPLAN_PYTHON, python3 on PATH, or Debian's /usr/bin/python3. */
 function pythonWithTorch(): string {
@@ -186,6 +187,55 @@ describe('measurement harness on CPU', () => {
     ]);
   }, 120_000);
 
+  it("runs a configuration's harness commands as predict gives them: the run recorded is of that configuration", async () => {
+    // Two GPUs of one node, two micro-batches accumulated, EfficientNet-B0 at 64 px (not its 224).
+    const { harness } = await predictConfiguration({
+      workload: { model: 'efficientnet_b0', samples: 1, seqLen: 64 },
+      gpu: 'A100-SXM4-80GB',
+      nodes: 1,
+      gpusPerNode: 2,
+      batchSizePerGpu: 2,
+      gradAccumSteps: 2,
+      precision: 'FP32',
+      framework: 'PyTorch',
+      xla: false,
+      fp32UsesTf32: true,
+    });
+    const [write, run, record] = harness.commands;
+    expect(write).toBe('npx trainplan harness --model efficientnet_b0 --seq-len 64 --out measure.py');
+    expect(record).toBe('npx trainplan calibrate import runs.csv');
+    // Run as given, here: `trainplan` is this checkout's CLI; no GPU, so on CPU, one timed step.
+    const at = mkdtempSync(join(dir, 'commands-'));
+    const words = (line: string) => line.split(' ');
+    const written = tsx(
+      words(write)
+        .slice(2)
+        .map((w) => (w === 'measure.py' ? join(at, w) : w)),
+    );
+    expect(written.stderr).toMatch(/^wrote .*measure\.py/);
+    expect(written.status).toBe(0);
+    const [, ...args] = words(run);
+    expect(words(run)[0]).toBe('python3');
+    const measured = spawnSync(python, [...args, '--device', 'cpu', '--steps', '1', '--warmup', '0'], {
+      cwd: at,
+      encoding: 'utf8',
+    });
+    expect(measured.stderr).toBe('');
+    expect(measured.status).toBe(0);
+    const [row] = readRunsFile(join(at, 'runs.csv'));
+    expect(row.note).toMatch(/each step 2 micro-batches of 2 accumulated; data parallel over 2 processes/);
+    // What calibrate import reads back is the configuration predicted: model, size, layout, batch.
+    expect(runFromRow(row, at)).toMatchObject({
+      workload: { model: 'efficientnet_b0', seqLen: 64 },
+      nodes: 1,
+      gpusPerNode: 2,
+      batchSizePerGpu: 2,
+      gradAccumSteps: 2,
+      precision: 'FP32',
+      framework: 'PyTorch',
+    });
+  }, 180_000);
+
   it('refuses a data-parallel run it cannot describe: no network across nodes, a network on one machine, --gpus under torchrun', async () => {
     const across = { WORLD_SIZE: '2', LOCAL_WORLD_SIZE: '1', RANK: '0', LOCAL_RANK: '0' };
     const cases: [string[], Record<string, string>, RegExp][] = [
@@ -193,6 +243,7 @@ describe('measurement harness on CPU', () => {
       [['--inter-node-gbps', '100'], {}, /describe a run across nodes .* this one runs on one machine/],
       [['--gpus', '2'], { ...across, LOCAL_WORLD_SIZE: '2' }, /--gpus: under torchrun the launcher starts/],
       [['--gpus', '0'], {}, /--gpus must be at least 1/],
+      [['--grad-accum-steps', '0'], {}, /--batch-size, --grad-accum-steps and --steps must be at least 1/],
       [['--gpus', '2', '--device', 'cuda:1'], {}, /--device cuda:1: with several processes/],
       [['--inter-node-gbps', '-5'], across, /--inter-node-gbps must be a positive number/],
     ];

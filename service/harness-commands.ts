@@ -1,0 +1,147 @@
+// How to time a configuration on your own GPUs: the shell commands that write the measurement
+// harness (harness/measure.py, `trainplan harness`), run it at exactly the configuration a plan or
+// prediction names (batch, accumulation, precision, GPUs per node, nodes and their network), and
+// record what it wrote (`trainplan calibrate import`, or the /calibrate page). Recorded, such a
+// run calibrates that very configuration ("1 of this exact configuration" in evidence). Where the
+// harness cannot run the configuration (a split layout, LoRA, FP4, a model it cannot build) there
+// are no commands and the note says why; where it runs something near it (eager PyTorch for a
+// tuned stack, NCHW for channels-last) the note says what differs.
+import type { CorrectedRecommendation } from '../optimizer/recommend-corrected.js';
+import type { Plan } from '../optimizer/search-types.js';
+import type { Framework } from '../predictor/learned/features.js';
+import type { PlanParallelism } from '../predictor/parallel.js';
+import type { ModelDef, Precision } from '../predictor/types.js';
+import { DEFAULT_STACK } from '../predictor/software.js';
+import type { SoftwareStack } from '../predictor/software.js';
+import type { NetworkTransport } from '../seeds/types.js';
+import type { WorkloadInput } from './lookup.js';
+
+/** The precision modes measure.py trains in (its PRECISIONS; test/harness-commands.test.ts holds them equal). */
+export const HARNESS_PRECISIONS: readonly Precision[] = [
+  'FP32',
+  'TF32',
+  'AMP_FP16',
+  'AMP_BF16',
+  'FP16',
+  'FP16_PURE',
+  'BF16',
+  'FP8',
+];
+
+/** The commands, in order, and what they time; no commands (and why) where the harness cannot. */
+export interface HarnessCommands {
+  commands: string[];
+  note: string;
+}
+
+/** A ranked plan, and how to time it on your own GPUs. */
+export type PlannedPlan = Plan & { harness: HarnessCommands };
+
+/** recommend's answer as the service gives it (service/planning.ts): every plan with its commands. */
+export interface PlannedRecommendation extends CorrectedRecommendation {
+  plans: PlannedPlan[];
+  paretoFront: PlannedPlan[];
+}
+
+/** A configuration as a plan or prediction names it, with the request's workload and software. */
+export interface HarnessTarget {
+  workload: Pick<WorkloadInput, 'model' | 'customModel' | 'seqLen' | 'fineTuning'>;
+  /** The resolved model (its sequence length or image size). */
+  model: ModelDef;
+  nodes: number;
+  gpusPerNode: number;
+  batchSizePerGpu: number;
+  gradAccumSteps: number;
+  precision: Precision;
+  parallelism: PlanParallelism;
+  interNodeGbps: number;
+  interNodeTransport: NetworkTransport;
+  softwareStack?: SoftwareStack | null;
+  framework?: Framework;
+  channelsLast?: boolean | null;
+}
+
+const RECORD = 'npx trainplan calibrate import runs.csv';
+const RECORD_NOTE =
+  'record runs.csv with the last command (into the store the server reads) or paste it at /calibrate';
+
+/** What splits the model beyond data parallelism, in words; empty for plain data parallelism. */
+function splitLayout(p: PlanParallelism): string[] {
+  return [
+    p.tensorParallel > 1 ? `tensor parallelism ${p.tensorParallel}` : '',
+    p.pipelineParallel > 1 ? `pipeline parallelism ${p.pipelineParallel}` : '',
+    p.contextParallel > 1 ? `context parallelism ${p.contextParallel}` : '',
+    p.expertParallel > 1 ? `expert parallelism ${p.expertParallel}` : '',
+    p.zeroStage > 0 ? `ZeRO stage ${p.zeroStage}` : '',
+    p.recompute !== 'none' ? `${p.recompute} recomputation` : '',
+  ].filter(Boolean);
+}
+
+const none = (why: string): HarnessCommands => ({
+  commands: [],
+  note: `${why}: time it with your own training code and record its step time with recordMeasurements (or a runs CSV at /calibrate)`,
+});
+
+export function harnessCommands(t: HarnessTarget): HarnessCommands {
+  const { workload: w } = t;
+  if (w.fineTuning === 'lora')
+    return none('the harness trains every weight, not LoRA adapters on a frozen base');
+  if (!HARNESS_PRECISIONS.includes(t.precision))
+    return none(`the harness has no ${t.precision} mode (it trains in ${HARNESS_PRECISIONS.join(', ')})`);
+  const split = splitLayout(t.parallelism);
+  if (split.length)
+    return none(
+      `the harness times plain data parallelism (DistributedDataParallel); this configuration uses ${split.join(', ')}`,
+    );
+  const custom = w.customModel;
+  if (custom && custom.huggingFaceConfig == null)
+    return none(
+      'the harness builds zoo models and Hugging Face configs; this model is an ONNX graph or a layer list',
+    );
+  const seqLen = t.model.seqLen ?? t.model.imageSize;
+  // Zoo models are embedded in the script (at the request's length when it gives one); a Hugging
+  // Face config is built by transformers from the file, at the length trainplan predicted.
+  const write = custom
+    ? 'npx trainplan harness --out measure.py'
+    : `npx trainplan harness --model ${t.model.id}${w.seqLen != null ? ` --seq-len ${w.seqLen}` : ''} --out measure.py`;
+  const args = [
+    ...(custom ? ['--hf-config config.json', ...(seqLen ? [`--seq-len ${seqLen}`] : [])] : []),
+    `--batch-size ${t.batchSizePerGpu}`,
+    ...(t.gradAccumSteps > 1 ? [`--grad-accum-steps ${t.gradAccumSteps}`] : []),
+    `--precision ${t.precision}`,
+  ];
+  let run: string;
+  const where: string[] = [];
+  if (t.nodes > 1) {
+    // torchrun's static rendezvous: the same line on every node, NODE_RANK 0..nodes-1, FIRST_NODE
+    // the address of node 0. The network is the plan's: the run cannot see it.
+    run =
+      `torchrun --nnodes ${t.nodes} --nproc-per-node ${t.gpusPerNode} --node-rank $NODE_RANK --master-addr $FIRST_NODE --master-port 29500 ` +
+      `measure.py ${args.join(' ')} --inter-node-gbps ${t.interNodeGbps} --inter-node-transport ${t.interNodeTransport} --out runs.csv`;
+    where.push(
+      `run the torchrun line on each of the ${t.nodes} nodes (measure.py copied to each; NODE_RANK 0 to ${t.nodes - 1}, FIRST_NODE the address of node 0; node 0 writes runs.csv); the network is the one this configuration assumes (${t.interNodeGbps} Gbps, ${t.interNodeTransport}): give yours in --inter-node-gbps and --inter-node-transport if it differs, as the run is recorded at the network it ran on`,
+    );
+  } else {
+    run = `python3 measure.py ${args.join(' ')}${t.gpusPerNode > 1 ? ` --gpus ${t.gpusPerNode}` : ''} --out runs.csv`;
+    where.push(
+      `run measure.py on a machine with ${t.gpusPerNode > 1 ? `${t.gpusPerNode} of the GPUs` : 'the GPU'} (it needs Python and PyTorch only; the first command runs wherever trainplan is installed)`,
+    );
+  }
+  const differs = [
+    custom
+      ? 'config.json: the Hugging Face config of the request, saved beside measure.py and runs.csv (transformers must be installed; calibrate import reads the config beside the CSV, the /calibrate page cannot)'
+      : '',
+    t.precision === 'FP8' ? 'FP8 needs NVIDIA Transformer Engine installed' : '',
+    t.softwareStack && t.softwareStack !== DEFAULT_STACK
+      ? `the harness runs eager PyTorch, not ${t.softwareStack}: its run calibrates eager PyTorch on this GPU`
+      : '',
+    t.framework && t.framework !== 'PyTorch' ? `the harness runs PyTorch, not ${t.framework}` : '',
+    t.channelsLast ? "the harness keeps PyTorch's default NCHW activations, not channels-last" : '',
+  ].filter(Boolean);
+  return {
+    commands: [write, run, RECORD],
+    note: [`times 20 steps after 5 warm-up of this configuration`, ...where, ...differs, RECORD_NOTE].join(
+      '; ',
+    ),
+  };
+}

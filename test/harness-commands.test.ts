@@ -1,0 +1,150 @@
+// How a prediction or plan says to time it on your own GPUs (Prediction.harness, Plan.harness):
+// the harness's commands at exactly the configuration (test/harness.test.ts runs them on CPU and
+// reads the run back), or none with the reason where the harness cannot run it.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { HARNESS_FILE } from '../cli/harness.js';
+import { HARNESS_PRECISIONS } from '../service/harness-commands.js';
+import { apolloForTests } from './graphql-client.js';
+import { HF_CONFIGS } from './import-fixtures.js';
+
+const run = apolloForTests();
+const PREDICT = `query($input: PredictInput!) { predict(input: $input) { harness { commands note } } }`;
+const harnessOf = async (input: Record<string, unknown>) => {
+  const r = await run(PREDICT, {
+    input: { workload: { model: 'gpt2_124m', samples: 1e6 }, batchSizePerGpu: 8, ...input },
+  });
+  expect(r.errors).toBeUndefined();
+  return r.data!.predict.harness as { commands: string[]; note: string };
+};
+
+describe('harness commands', () => {
+  it('offers the precision modes measure.py trains in, no more (its PRECISIONS list)', () => {
+    const python = /^PRECISIONS = \[(.*)\]$/m.exec(readFileSync(HARNESS_FILE, 'utf8'))![1];
+    expect(JSON.parse(`[${python}]`)).toEqual(HARNESS_PRECISIONS);
+  });
+
+  it('time one GPU, a machine of them, and several nodes over the network the configuration assumes', async () => {
+    const one = await harnessOf({ gpu: 'H100-SXM5-80GB', precision: 'AMP_BF16' });
+    expect(one.commands).toEqual([
+      'npx trainplan harness --model gpt2_124m --out measure.py',
+      'python3 measure.py --batch-size 8 --precision AMP_BF16 --out runs.csv',
+      'npx trainplan calibrate import runs.csv',
+    ]);
+    expect(one.note).toMatch(/run measure.py on a machine with the GPU/);
+    const machine = await harnessOf({
+      gpu: 'H100-SXM5-80GB',
+      precision: 'FP8',
+      gpusPerNode: 8,
+      gradAccumSteps: 4,
+    });
+    expect(machine.commands[1]).toBe(
+      'python3 measure.py --batch-size 8 --grad-accum-steps 4 --precision FP8 --gpus 8 --out runs.csv',
+    );
+    expect(machine.note).toMatch(/FP8 needs NVIDIA Transformer Engine installed/);
+    const nodes = await harnessOf({
+      gpu: 'A100-SXM4-80GB',
+      precision: 'BF16',
+      gpusPerNode: 8,
+      nodes: 4,
+      interNodeGbps: 100,
+      interNodeTransport: 'TCP',
+      workload: { model: 'gpt2_124m', samples: 1e6, seqLen: 512 },
+    });
+    expect(nodes.commands.slice(0, 2)).toEqual([
+      'npx trainplan harness --model gpt2_124m --seq-len 512 --out measure.py',
+      'torchrun --nnodes 4 --nproc-per-node 8 --node-rank $NODE_RANK --master-addr $FIRST_NODE --master-port 29500 measure.py --batch-size 8 --precision BF16 --inter-node-gbps 100 --inter-node-transport TCP --out runs.csv',
+    ]);
+    expect(nodes.note).toMatch(/on each of the 4 nodes .* \(100 Gbps, TCP\): give yours/);
+  });
+
+  it('build a Hugging Face config with transformers at the length predicted, and say what differs from a tuned stack', async () => {
+    const gpt2 = HF_CONFIGS.find((c) => c.id === 'gpt2')!;
+    const h = await harnessOf({
+      workload: {
+        customModel: { huggingFaceConfig: JSON.stringify(gpt2.config) },
+        samples: 1e6,
+        seqLen: 256,
+      },
+      gpu: 'H100-SXM5-80GB',
+      precision: 'AMP_BF16',
+      softwareStack: 'MEGATRON',
+    });
+    expect(h.commands.slice(0, 2)).toEqual([
+      'npx trainplan harness --out measure.py',
+      'python3 measure.py --hf-config config.json --seq-len 256 --batch-size 8 --precision AMP_BF16 --out runs.csv',
+    ]);
+    expect(h.note).toMatch(/config\.json: the Hugging Face config of the request, saved beside measure\.py/);
+    expect(h.note).toMatch(/the harness runs eager PyTorch, not MEGATRON/);
+  });
+
+  it('are none, with the reason, where the harness cannot run the configuration', async () => {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ gpu: 'B200', precision: 'FP4' }, /the harness has no FP4 mode/],
+      [
+        { gpu: 'H100-SXM5-80GB', precision: 'BF16', gpusPerNode: 8, parallelism: { tensorParallel: 2 } },
+        /plain data parallelism \(DistributedDataParallel\); this configuration uses tensor parallelism 2/,
+      ],
+      [
+        { gpu: 'H100-SXM5-80GB', precision: 'BF16', parallelism: { recompute: 'FULL' } },
+        /this configuration uses full recomputation/,
+      ],
+      [
+        {
+          gpu: 'H100-SXM5-80GB',
+          precision: 'BF16',
+          workload: { model: 'gpt2_124m', samples: 1e6, fineTuning: 'LORA' },
+        },
+        /not LoRA adapters/,
+      ],
+    ];
+    for (const [input, why] of cases) {
+      const h = await harnessOf(input);
+      expect(h.commands, JSON.stringify(input)).toEqual([]);
+      expect(h.note).toMatch(why);
+      expect(h.note).toMatch(
+        /time it with your own training code and record its step time with recordMeasurements/,
+      );
+    }
+  });
+
+  it("come with every ranked plan, at the plan's own batch, precision and GPUs", async () => {
+    const r = await run(
+      `query($input: RecommendInput!) { recommend(input: $input) {
+        plans { nodes gpusPerNode batchSizePerGpu gradAccumSteps precision harness { commands } } } }`,
+      {
+        input: {
+          workload: { model: 'resnet50_v1.5', samples: 1e7 },
+          gpus: ['A100-SXM4-80GB', 'L4'],
+          precisions: ['AMP_BF16', 'FP32'],
+          maxNodes: 2,
+          limit: 10,
+          prices: [
+            { gpu: 'A100-SXM4-80GB', usdPerGpuHour: 2 },
+            { gpu: 'L4', usdPerGpuHour: 0.8 },
+          ],
+        },
+      },
+    );
+    expect(r.errors).toBeUndefined();
+    const plans = r.data!.recommend.plans as {
+      nodes: number;
+      gpusPerNode: number;
+      batchSizePerGpu: number;
+      gradAccumSteps: number;
+      precision: string;
+      harness: { commands: string[] };
+    }[];
+    expect(plans.length).toBeGreaterThan(1);
+    for (const p of plans) {
+      const line = p.harness.commands[1];
+      expect(line).toContain(`--batch-size ${p.batchSizePerGpu} `);
+      expect(line).toContain(`--precision ${p.precision} `);
+      if (p.gradAccumSteps > 1) expect(line).toContain(`--grad-accum-steps ${p.gradAccumSteps} `);
+      if (p.nodes > 1)
+        expect(line).toMatch(new RegExp(`^torchrun --nnodes ${p.nodes} --nproc-per-node ${p.gpusPerNode} `));
+      else if (p.gpusPerNode > 1) expect(line).toContain(`--gpus ${p.gpusPerNode} `);
+      else expect(line).not.toMatch(/--gpus|torchrun/);
+    }
+  });
+});
