@@ -103,6 +103,14 @@ describe('plan explorer at /', () => {
     const full = await evidence.getAttribute('title');
     expect(full).toMatch(/^(calibrated|measured|unmeasured)/);
     expect(await page.locator('#chosen-evidence').textContent()).toBe(`Plan 1's evidence: ${full}`);
+    // How to time the chosen plan: the harness at its batch and precision, then recording the run.
+    const batch = (await planRows(page))[0]['batch/GPU'].split(' x')[0];
+    const commands = (await page.locator('#harness-commands').textContent())!.split('\n');
+    expect(commands).toHaveLength(3);
+    expect(commands[0]).toBe('npx trainplan harness --model resnet50_v1.5 --out measure.py');
+    expect(commands[1]).toMatch(new RegExp(`measure\\.py --batch-size ${batch} `));
+    expect(commands[2]).toBe('npx trainplan calibrate import runs.csv');
+    expect(await page.locator('#harness-note').textContent()).toMatch(/^times 20 steps after 5 warm-up/);
     // The precision comparison shows every precision the chosen GPU supports, the plan's marked.
     expect(await page.locator('#precisions').textContent()).toMatch(/this plan/);
     expect(await page.locator('#precisions svg circle').count()).toBeGreaterThan(1);

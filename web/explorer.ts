@@ -35,6 +35,8 @@ interface Plan {
   evidenceLevel: 'UNMEASURED' | 'GPU_MEASURED' | 'MODEL_MEASURED_ON_GPU';
   /** How many of the user's recorded runs moved the prediction (absent from servers without the field). */
   calibrationRuns?: number;
+  /** How to time the plan with the measurement harness (absent from servers without the field). */
+  harness?: { commands: string[]; note: string };
   parallelism: Parallelism;
   offer?: { provider: string; instance: string } | null;
   costUsdP90?: number | null;
@@ -63,6 +65,7 @@ interface Capabilities {
   interNodeTransport: boolean;
   interNodeTransportInput: boolean;
   calibrationRuns: boolean;
+  harness: boolean;
 }
 let capabilities: Capabilities = {
   providers: false,
@@ -73,6 +76,7 @@ let capabilities: Capabilities = {
   interNodeTransport: false,
   interNodeTransportInput: false,
   calibrationRuns: false,
+  harness: false,
 };
 let throughputUnits = new Map<string, string>();
 /** What one batch element is per model (a sequence, an image): the global batch counts them, not tokens. */
@@ -126,6 +130,7 @@ async function loadCatalog(): Promise<void> {
     interNodeTransport: planFields.has('interNodeTransport'),
     interNodeTransportInput: inputs.has('interNodeTransport'),
     calibrationRuns: planFields.has('calibrationRuns'),
+    harness: planFields.has('harness'),
   };
   throughputUnits = new Map(data.models.map((m) => [m.id, m.throughputUnit]));
   batchElements = new Map(data.models.map((m) => [m.id, m.batchElement]));
@@ -217,7 +222,8 @@ const planFields = () => `
   ${capabilities.costUsdP90 ? 'costUsdP90' : ''}
   ${capabilities.precisionUnmeasured ? 'precisionUnmeasured' : ''}
   ${capabilities.interNodeTransport ? 'interNodeTransport' : ''}
-  ${capabilities.calibrationRuns ? 'calibrationRuns' : ''}`;
+  ${capabilities.calibrationRuns ? 'calibrationRuns' : ''}
+  ${capabilities.harness ? 'harness { commands note }' : ''}`;
 
 // ------------------------------------------------------------------ errors next to their fields
 
@@ -408,6 +414,18 @@ function drawNotes(r: Recommendation): void {
   );
 }
 
+// ------------------------------------------------------------------ timing the chosen plan
+
+/** The harness commands that time the chosen plan on the user's GPUs, or why there are none. */
+function showHarness(plan: Plan): void {
+  const section = $('measure');
+  section.hidden = !plan.harness;
+  if (!plan.harness) return;
+  $('harness-commands').textContent = plan.harness.commands.join('\n');
+  $('harness-commands').hidden = plan.harness.commands.length === 0;
+  $('harness-note').textContent = plan.harness.note;
+}
+
 // ------------------------------------------------------------------ precision comparison
 
 /** What the precision comparison asks again of each plan: the request's workload and software stack. */
@@ -420,6 +438,7 @@ async function comparePrecisions(plan: Plan, asked: Asked): Promise<void> {
   $('chosen').textContent =
     `(${plan.gpu.id}, ${plan.nodes} x ${plan.gpusPerNode} GPUs, batch ${plan.batchSizePerGpu}, ${layoutWords(plan.parallelism)})`;
   $('chosen-evidence').textContent = `Plan ${plan.rank}'s evidence: ${plan.evidence}`;
+  showHarness(plan);
   const target = $('precisions');
   target.replaceChildren('Predicting…');
   try {
