@@ -107,7 +107,8 @@ function readJsonFile(option: string, path: string): unknown {
 const RECOMMEND_QUERY = `query($input: RecommendInput!) { recommend(input: $input) {
   status predictor evaluated feasible
   plans { rank gpu { id } offer { provider instance } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision stepTimeMs throughput throughputUnit totalHours totalHoursP90 costUsd memoryGbPerGpu interNodeGbps interNodeTransport
-    parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages expertParallel zeroStage recompute } }
+    parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages expertParallel zeroStage recompute }
+    harness { commands note } }
   rejected { reason count } notes } }`;
 
 type Offer = { provider: string; instance: string };
@@ -632,6 +633,14 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
         // What bound the answer and what to be wary of (an unmeasured GPU, a stale price, a plan a
         // stated network would rank): the table alone would hide it.
         for (const note of r.notes) console.log(`- ${note}`);
+        // How to check plan 1 before renting it for the whole job: time it, and record the run.
+        const harness = r.plans[0]?.harness as { commands: string[]; note: string } | undefined;
+        if (harness)
+          console.log(
+            harness.commands.length
+              ? `time plan 1 on your own GPUs (${harness.note}):\n${harness.commands.map((c) => `  ${c}`).join('\n')}`
+              : `time plan 1 on your own GPUs: ${harness.note}`,
+          );
       },
     );
 

@@ -322,6 +322,24 @@ describe('trainplan recommend says what to rent and what to be wary of', () => {
     expect(out).toMatch(
       /^- network bound the answer: a better plan \(4 x 1 H100-SXM5-80GB at BF16, batch 1: .*\) joins 4 RunPod H100 SXM \(Community\) instances/m,
     );
+    // And how to time plan 1 before renting it for the job: the harness, or why it cannot.
+    if (/ (TP|PP|EP|ZeRO-|recompute)/.test(firstPlan(out, 'layout')))
+      expect(out).toMatch(/^time plan 1 on your own GPUs: the harness times plain data parallelism/m);
+    else {
+      const lines = out.split('\n');
+      const at = lines.findIndex((l) => l.startsWith('time plan 1 on your own GPUs (times 20 steps'));
+      expect(at, out).toBeGreaterThan(-1);
+      expect(lines[at + 1]).toBe('  npx trainplan harness --model llama2_7b --out measure.py');
+      const [nodes, gpus, batch, accum] = ['nodes', 'gpusPerNode', 'batch', 'accum'].map((c) =>
+        Number(firstPlan(out, c)),
+      );
+      const line = lines[at + 2];
+      expect(line).toMatch(nodes > 1 ? /^ {2}torchrun / : /^ {2}python3 measure\.py /);
+      expect(line).toContain(`--batch-size ${batch} `);
+      if (accum > 1) expect(line).toContain(`--grad-accum-steps ${accum} `);
+      if (nodes === 1 && gpus > 1) expect(line).toContain(`--gpus ${gpus} `);
+      expect(lines[at + 3]).toBe('  npx trainplan calibrate import runs.csv');
+    }
   });
 
   it("--inter-node-gbps states the network, so plans joining any offer's instances are ranked on it; --providers keeps to named providers", () => {
