@@ -503,6 +503,10 @@ export async function heldOutPredictions(): Promise<Map<number, number>> {
       if (Number.isFinite(ms) && ms > 0) out.set(run.row.id, ms);
     }
     return out;
-  })();
+  })().catch((e: unknown) => {
+    // Not kept: the next request tries again rather than failing until the store changes.
+    s.heldOut = undefined;
+    throw e;
+  });
   return s.heldOut;
 }
