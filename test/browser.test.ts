@@ -415,7 +415,8 @@ describe('your runs at /calibrate', () => {
     // And predictions of that configuration are calibrated by it at once.
     expect((await predicted('A100-SXM4-80GB', 128)).evidence).toMatch(/calibrated by 1 of your runs/);
 
-    // A JSON file, opened: its text fills the box and records the same way.
+    // A JSON file, opened (another owner's): its text fills the box and records the same way.
+    await page.fill('#owner', 'lab-b');
     const l4 = (await predicted('L4', 64)).stepTimeMs;
     await page.setInputFiles('#runs-file', {
       name: 'runs.json',
@@ -446,6 +447,13 @@ describe('your runs at /calibrate', () => {
     expect(await page.locator('#runs-summary').textContent()).toMatch(
       /Each run predicted from the other runs is off by a median \d+(\.\d)?% \(without the runs: \d+(\.\d)?%\)/,
     );
+
+    // One owner's runs only, when asked: the owner named in the form.
+    await page.check('#own-only');
+    await expect.poll(() => page.locator('#runs tbody tr').count()).toBe(1);
+    expect(await page.locator('#runs tbody tr td.text').first().textContent()).toBe('lab-b');
+    await page.uncheck('#own-only');
+    await expect.poll(() => page.locator('#runs tbody tr').count()).toBe(2);
 
     // Text that is no runs file is refused beside the box; nothing changes.
     await page.fill('#runs-text', '');

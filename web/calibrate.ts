@@ -28,8 +28,9 @@ interface ImportResult {
   rejected: { index: number; reason: string }[];
 }
 
-const RUNS = `{ measurements { id owner recordedAt model gpu precision nodes gpusPerNode batchSizePerGpu
-  gradAccumSteps stepTimeMs predictedStepTimeMs predictedFromOtherRunsStepTimeMs source } }`;
+const RUNS = `query($owner: String) { measurements(owner: $owner) { id owner recordedAt model gpu precision
+  nodes gpusPerNode batchSizePerGpu gradAccumSteps stepTimeMs predictedStepTimeMs
+  predictedFromOtherRunsStepTimeMs source } }`;
 const IMPORT = `mutation($text: String!, $owner: String) {
   importMeasurements(text: $text, owner: $owner) { stored rejected { index reason } } }`;
 const DELETE = `mutation($owner: String!, $ids: [Int!]) { deleteMeasurements(owner: $owner, ids: $ids) }`;
@@ -57,7 +58,10 @@ const pct = (x: number) => `${(100 * x).toFixed(x < 0.1 ? 1 : 0)}%`;
  * machine, the second how well the runs' calibration predicts a run it has not seen.
  */
 async function showRuns(): Promise<void> {
-  const { measurements } = await graphql<{ measurements: Run[] }>(RUNS);
+  // One owner's runs when asked; predicted from the others, each is still predicted from every
+  // owner's other runs, as the answers are calibrated by all of them.
+  const owner = $<HTMLInputElement>('own-only').checked ? $<HTMLInputElement>('owner').value : null;
+  const { measurements } = await graphql<{ measurements: Run[] }>(RUNS, { owner });
   const without = measurements.filter((r) => r.predictedStepTimeMs);
   const ratio = median(without.map((r) => r.stepTimeMs / r.predictedStepTimeMs!));
   const off = (predicted: number, r: Run) => Math.abs(predicted / r.stepTimeMs - 1);
@@ -199,4 +203,10 @@ $<HTMLInputElement>('runs-file').addEventListener('change', async (event) => {
   if (file) $<HTMLTextAreaElement>('runs-text').value = await file.text();
 });
 $('import-form').addEventListener('submit', (e) => void record(e));
-showRuns().catch((e: unknown) => ($('runs-error').textContent = (e as Error).message));
+const reshow = () =>
+  void showRuns().catch((e: unknown) => ($('runs-error').textContent = (e as Error).message));
+$('own-only').addEventListener('change', reshow);
+$('owner').addEventListener('change', () => {
+  if ($<HTMLInputElement>('own-only').checked) reshow();
+});
+reshow();
