@@ -10,23 +10,17 @@ import type { CorrectedRecommendation } from '../optimizer/recommend-corrected.j
 import type { Plan } from '../optimizer/search-types.js';
 import type { Framework } from '../predictor/learned/features.js';
 import type { PlanParallelism } from '../predictor/parallel.js';
-import type { ModelDef, Precision } from '../predictor/types.js';
+import { PRECISIONS, type ModelDef, type Precision } from '../predictor/types.js';
 import { DEFAULT_STACK } from '../predictor/software.js';
 import type { SoftwareStack } from '../predictor/software.js';
 import type { NetworkTransport } from '../seeds/types.js';
 import type { WorkloadInput } from './lookup.js';
 
-/** The precision modes measure.py trains in (its PRECISIONS; test/harness-commands.test.ts holds them equal). */
-export const HARNESS_PRECISIONS: readonly Precision[] = [
-  'FP32',
-  'TF32',
-  'AMP_FP16',
-  'AMP_BF16',
-  'FP16',
-  'FP16_PURE',
-  'BF16',
-  'FP8',
-];
+/**
+ * The precision modes measure.py trains in: every mode but FP4, which no training recipe it runs
+ * has (its PRECISIONS; test/harness-commands.test.ts holds them equal).
+ */
+export const HARNESS_PRECISIONS: readonly Precision[] = PRECISIONS.filter((p) => p !== 'FP4');
 
 /** The commands, in order, and what they time; no commands (and why) where the harness cannot. */
 export interface HarnessCommands {
@@ -43,17 +37,21 @@ export interface PlannedRecommendation extends CorrectedRecommendation {
   paretoFront: PlannedPlan[];
 }
 
-/** A configuration as a plan or prediction names it, with the request's workload and software. */
-export interface HarnessTarget {
-  workload: Pick<WorkloadInput, 'model' | 'customModel' | 'seqLen' | 'fineTuning'>;
-  /** The resolved model (its sequence length or image size). */
-  model: ModelDef;
+/** The layout, batch and precision a plan or prediction names, every default filled in. */
+export interface PlanConfiguration {
   nodes: number;
   gpusPerNode: number;
   batchSizePerGpu: number;
   gradAccumSteps: number;
   precision: Precision;
   parallelism: PlanParallelism;
+}
+
+/** A configuration as a plan or prediction names it, with the request's workload and software. */
+export interface HarnessTarget extends PlanConfiguration {
+  workload: Pick<WorkloadInput, 'model' | 'customModel' | 'seqLen' | 'fineTuning'>;
+  /** The resolved model (its sequence length or image size). */
+  model: ModelDef;
   interNodeGbps: number;
   interNodeTransport: NetworkTransport;
   softwareStack?: SoftwareStack | null;

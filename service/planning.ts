@@ -9,7 +9,7 @@ import { learnedPredictor } from '../predictor/learned/model.js';
 import { LORA_LEFT_OUT, predictCorrected, type CorrectedPrediction } from '../predictor/corrected.js';
 import { defaultSearchPrecisions, quantizedGemmShare, unsupportedReason } from '../predictor/precision.js';
 import { costOf } from '../predictor/predict.js';
-import { planParallelism, type PlanParallelism } from '../predictor/parallel.js';
+import { planParallelism } from '../predictor/parallel.js';
 import type { GpuSpec, ModelDef, Precision } from '../predictor/types.js';
 import { recommendCorrected, type PredictorChoice } from '../optimizer/recommend-corrected.js';
 import {
@@ -34,6 +34,7 @@ import { gpuById, workload, type WorkloadInput } from './lookup.js';
 import {
   harnessCommands,
   type HarnessCommands,
+  type PlanConfiguration,
   type PlannedPlan,
   type PlannedRecommendation,
 } from './harness-commands.js';
@@ -137,14 +138,8 @@ function runOptions(
 }
 
 /** A prediction and the configuration it is of, every default filled in. */
-export interface ConfigurationAnswer extends CorrectedPrediction {
+export interface ConfigurationAnswer extends CorrectedPrediction, PlanConfiguration {
   gpu: CatalogGpu;
-  nodes: number;
-  gpusPerNode: number;
-  batchSizePerGpu: number;
-  gradAccumSteps: number;
-  precision: Precision;
-  parallelism: PlanParallelism;
   /** How to time this configuration on your own GPUs with the harness, and record it. */
   harness: HarnessCommands;
 }
@@ -192,25 +187,22 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
     { framework: q.framework, xla: q.xla },
     user,
   );
-  const layout = planParallelism(gpusPerNode * nodes, parallelism, gradAccumSteps);
-  return {
-    ...prediction,
-    gpu,
+  const configuration: PlanConfiguration = {
     nodes,
     gpusPerNode,
     batchSizePerGpu,
     gradAccumSteps,
     precision: q.precision,
-    parallelism: layout,
+    parallelism: planParallelism(gpusPerNode * nodes, parallelism, gradAccumSteps),
+  };
+  return {
+    ...prediction,
+    gpu,
+    ...configuration,
     harness: harnessCommands({
       workload: q.workload,
       model,
-      nodes,
-      gpusPerNode,
-      batchSizePerGpu,
-      gradAccumSteps,
-      precision: q.precision,
-      parallelism: layout,
+      ...configuration,
       interNodeGbps,
       interNodeTransport: q.interNodeTransport ?? 'RDMA',
       softwareStack: q.softwareStack,

@@ -189,15 +189,18 @@ describe('measurement harness on CPU', () => {
 
   it("runs a configuration's harness commands as predict gives them: the run recorded is of that configuration", async () => {
     // Two GPUs of one node, two micro-batches accumulated, EfficientNet-B0 at 64 px (not its 224).
-    const { harness } = await predictConfiguration({
+    const configuration = {
       workload: { model: 'efficientnet_b0', samples: 1, seqLen: 64 },
-      gpu: 'A100-SXM4-80GB',
       nodes: 1,
       gpusPerNode: 2,
       batchSizePerGpu: 2,
       gradAccumSteps: 2,
-      precision: 'FP32',
-      framework: 'PyTorch',
+      precision: 'FP32' as const,
+      framework: 'PyTorch' as const,
+    };
+    const { harness } = await predictConfiguration({
+      ...configuration,
+      gpu: 'A100-SXM4-80GB',
       xla: false,
       fp32UsesTf32: true,
     });
@@ -226,13 +229,8 @@ describe('measurement harness on CPU', () => {
     expect(row.note).toMatch(/each step 2 micro-batches of 2 accumulated; data parallel over 2 processes/);
     // What calibrate import reads back is the configuration predicted: model, size, layout, batch.
     expect(runFromRow(row, at)).toMatchObject({
+      ...configuration,
       workload: { model: 'efficientnet_b0', seqLen: 64 },
-      nodes: 1,
-      gpusPerNode: 2,
-      batchSizePerGpu: 2,
-      gradAccumSteps: 2,
-      precision: 'FP32',
-      framework: 'PyTorch',
     });
   }, 180_000);
 
