@@ -131,7 +131,7 @@ export function harnessCommands(t: HarnessTarget): HarnessCommands {
       : '',
     t.precision === 'FP8' ? 'FP8 needs NVIDIA Transformer Engine installed' : '',
     t.softwareStack && t.softwareStack !== DEFAULT_STACK
-      ? `the harness runs eager PyTorch, not ${t.softwareStack}: its run calibrates eager PyTorch on this GPU`
+      ? `the harness runs eager PyTorch, not ${t.softwareStack}: the run's error against trainplan's eager estimate is what calibrates this ${t.softwareStack} one, as a ratio`
       : '',
     t.framework && t.framework !== 'PyTorch' ? `the harness runs PyTorch, not ${t.framework}` : '',
     t.channelsLast ? "the harness keeps PyTorch's default NCHW activations, not channels-last" : '',
