@@ -58,8 +58,8 @@ const pct = (x: number) => `${(100 * x).toFixed(x < 0.1 ? 1 : 0)}%`;
  * machine, the second how well the runs' calibration predicts a run it has not seen.
  */
 async function showRuns(): Promise<void> {
-  // One owner's runs when asked; predicted from the others, each is still predicted from every
-  // owner's other runs, as the answers are calibrated by all of them.
+  // One owner's runs when asked; each is still predicted from every owner's other runs, as the
+  // answers are calibrated by all of them.
   const owner = $<HTMLInputElement>('own-only').checked ? $<HTMLInputElement>('owner').value : null;
   const { measurements } = await graphql<{ measurements: Run[] }>(RUNS, { owner });
   const without = measurements.filter((r) => r.predictedStepTimeMs);
