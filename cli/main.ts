@@ -20,6 +20,7 @@ import {
 import { layoutWords, type LayoutDegrees } from '../predictor/layout-words.js';
 import { DEFAULT_STACK } from '../predictor/software.js';
 import { PRECISIONS } from '../predictor/types.js';
+import { InputError } from '../predictor/input-error.js';
 import {
   MASTER_WEIGHTS,
   NETWORK_TRANSPORTS,
@@ -462,14 +463,13 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
       ),
     )
     .action(async (options: { model?: string; seqLen?: number; out?: string }) => {
-      if (options.seqLen !== undefined && options.seqLen < 1)
-        throw new UsageError('--seq-len must be a positive integer');
-      const { harnessScript } = await import('./harness.js');
+      const { harnessScript } = await import('../service/harness-script.js');
       let script: string;
       try {
-        script = harnessScript(options.model, options.seqLen);
+        script = harnessScript(options.model, options.seqLen, { model: '--model', seqLen: '--seq-len' });
       } catch (e) {
-        throw new UsageError((e as Error).message);
+        if (e instanceof InputError) throw new UsageError(`${e.field}: ${e.message}`);
+        throw e;
       }
       if (!options.out) process.stdout.write(script);
       else {

@@ -23,6 +23,8 @@ import { MAX_TEXT_NESTING, textNesting, variablesRefusal } from './limits.js';
 import { errorFields, log, requestStore, setLogLevel, type RequestState } from './log.js';
 import { addReadinessCheck, runChecks } from './readiness.js';
 import { warmUp } from './warm-up.js';
+import { harnessScript } from '../service/harness-script.js';
+import { InputError } from '../predictor/input-error.js';
 
 /**
  * Makes `config` this process's configuration: the settings every layer reads, the log level and
@@ -83,6 +85,7 @@ export async function startServer(
     if (url.pathname === '/calibrate')
       return send(res, 200, 'text/html; charset=utf-8', webPage('calibrate'));
     if (url.pathname === '/favicon.ico') return send(res, 204, 'image/x-icon', '');
+    if (url.pathname === '/harness/measure.py' && req.method === 'GET') return harnessDownload(res, url, state);
     if (
       url.pathname === '/graphql' &&
       req.method === 'GET' &&
@@ -311,4 +314,31 @@ export async function startServer(
         await apollo.stop();
       })()),
   };
+}
+
+/**
+ * GET /harness/measure.py[?model=ID[&seqLen=N]]: the measurement harness, with a zoo model
+ * embedded when one is named, as `trainplan harness` writes it: a GPU machine needs only this file
+ * and PyTorch. A bad parameter is a 400 naming it.
+ */
+function harnessDownload(res: ServerResponse, url: URL, state: RequestState): void {
+  const model = url.searchParams.get('model') ?? undefined;
+  const seqLen = url.searchParams.get('seqLen');
+  let script: string;
+  try {
+    script = harnessScript(model, seqLen === null ? undefined : Number(seqLen));
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    return send(
+      res,
+      400,
+      'application/json',
+      errorBody(`${e.field}: ${e.message}`, 'BAD_USER_INPUT', state.requestId, e.field),
+    );
+  }
+  res.writeHead(200, {
+    'content-type': 'text/x-python; charset=utf-8',
+    'content-disposition': 'attachment; filename="measure.py"',
+  });
+  res.end(script);
 }

@@ -297,6 +297,22 @@ describe('trainplan recommend on a published mixture-of-experts model', () => {
   });
 });
 
+describe('trainplan harness', () => {
+  it('names the flag at fault, as the server names its parameter', () => {
+    const cases: [string[], RegExp][] = [
+      [['--model', 'nope'], /^trainplan: --model: "nope" is not in the zoo/m],
+      [['--model', 'resnet50_v1.5', '--seq-len', '0'], /^trainplan: --seq-len: must be an integer from 1/m],
+      [['--seq-len', '64'], /^trainplan: --seq-len: needs --model$/m],
+    ];
+    for (const [args, message] of cases) {
+      const r = attempt('harness', ...args);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stdout).toBe('');
+    }
+  });
+});
+
 describe('trainplan recommend says what to rent and what to be wary of', () => {
   // Llama-2-7B full fine-tuning in BF16 on up to 4 nodes (docs/custom-models-and-parallelism.md).
   const llama2 = (...extra: string[]) =>

@@ -363,6 +363,8 @@ function generate(r: Rng): Req {
             '/graphql?query=%',
             '/ready?x=1',
             '/favicon.ico',
+            '/harness/measure.py?model=%00&seqLen=1e999',
+            '/harness/measure.py?model=' + 'x'.repeat(5000),
           ]),
         };
       if (which === 4)

@@ -3,7 +3,7 @@
 // reads the run back), or none with the reason where the harness cannot run it.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HARNESS_FILE } from '../cli/harness.js';
+import { HARNESS_FILE } from '../service/harness-script.js';
 import { HARNESS_PRECISIONS } from '../service/harness-commands.js';
 import { apolloForTests } from './graphql-client.js';
 import { HF_CONFIGS } from './import-fixtures.js';

@@ -7,7 +7,7 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFile
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HARNESS_FILE } from '../cli/harness.js';
+import { HARNESS_FILE } from '../service/harness-script.js';
 import { readRunsFile } from '../cli/calibrate-runs.js';
 import { runFromRow } from '../service/run-rows.js';
 import { HF_MODEL_TYPES, parseHuggingFaceConfig } from '../predictor/import/index.js';

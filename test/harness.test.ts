@@ -8,7 +8,7 @@ import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { harnessScript, HARNESS_FILE } from '../cli/harness.js';
+import { harnessScript, HARNESS_FILE } from '../service/harness-script.js';
 import { readRunsFile } from '../cli/calibrate-runs.js';
 import { runFromRow } from '../service/run-rows.js';
 import { runtimeConfig, setRuntimeConfig } from '../service/config.js';

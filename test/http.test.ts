@@ -41,6 +41,36 @@ describe('the real HTTP server', () => {
     expect(await health.json()).toEqual({ status: 'ok' });
   });
 
+  it('hands out the measurement harness, a zoo model embedded when asked, and names a bad parameter', async () => {
+    const at = (query: string) => fetch(running.url.replace('/graphql', `/harness/measure.py${query}`));
+    const plain = await at('');
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get('content-disposition')).toBe('attachment; filename="measure.py"');
+    expect(await plain.text()).toMatch(/^EMBEDDED_MODEL = None$/m);
+    // The same script `trainplan harness --model M --seq-len N` writes: the model's layers inside.
+    const bert = await (await at('?model=bert_base_squad&seqLen=128')).text();
+    const embedded = JSON.parse(JSON.parse(/^EMBEDDED_MODEL = json\.loads\((.*)\)$/m.exec(bert)![1])) as {
+      id: string;
+      seqLen: number;
+    };
+    expect(embedded).toMatchObject({ id: 'bert_base_squad', seqLen: 128 });
+    const cases: [string, string, RegExp][] = [
+      ['?model=nope', 'model', /^model: "nope" is not in the zoo/],
+      ['?model=resnet50_v1.5&seqLen=abc', 'seqLen', /^seqLen: must be an integer/],
+      ['?model=ncf_neumf&seqLen=64', 'seqLen', /no sequence length or image size to set/],
+      ['?seqLen=64', 'seqLen', /^seqLen: needs model$/],
+    ];
+    for (const [query, field, message] of cases) {
+      const res = await at(query);
+      expect(res.status, query).toBe(400);
+      const { errors } = (await res.json()) as {
+        errors: { message: string; extensions: { code: string; field: string } }[];
+      };
+      expect(errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', field });
+      expect(errors[0].message).toMatch(message);
+    }
+  });
+
   it('rejects an oversized body and malformed JSON without a 5xx', async () => {
     const big = await fetch(running.url, {
       method: 'POST',

@@ -3,7 +3,7 @@
 // transformers (test/harness-transformers.test.ts).
 import { execFileSync } from 'node:child_process';
 import { dirname } from 'node:path';
-import { HARNESS_FILE } from '../cli/harness.js';
+import { HARNESS_FILE } from '../service/harness-script.js';
 
 /**
  * Python defining `saved_bytes(model, step, precision)`: the bytes autograd keeps for backward while

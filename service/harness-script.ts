@@ -1,0 +1,45 @@
+// The measurement harness (harness/measure.py) as a user gets it, standalone, with a zoo model's
+// layer list inside it when a model is named, so one file and PyTorch are all a GPU machine needs:
+// `trainplan harness` writes it, the server hands it out at GET /harness/measure.py. Its output is
+// what `trainplan calibrate import` and importMeasurements read.
+import { readFileSync } from 'node:fs';
+import { IMPORT_LIMITS } from '../predictor/import/index.js';
+import { getModel, loadZoo } from '../predictor/zoo/index.js';
+import { InputError, integer } from './validate.js';
+
+export const HARNESS_FILE = new URL('../harness/measure.py', import.meta.url);
+const MARKER = /^EMBEDDED_MODEL = None$/m;
+
+/**
+ * The harness script, with `model` (zoo id, optionally at another sequence length / image size)
+ * embedded. `fields` name the inputs in errors (the CLI's flags, the server's query parameters).
+ */
+export function harnessScript(
+  model?: string,
+  seqLen?: number,
+  fields: { model: string; seqLen: string } = { model: 'model', seqLen: 'seqLen' },
+): string {
+  const script = readFileSync(HARNESS_FILE, 'utf8');
+  if (seqLen !== undefined && !model) throw new InputError(fields.seqLen, `needs ${fields.model}`);
+  if (!model) return script;
+  const s = seqLen === undefined ? undefined : integer(fields.seqLen, seqLen, 1, IMPORT_LIMITS.seqLen);
+  const def = getModel(model, s === undefined ? undefined : { seqLenOrImageSize: s });
+  if (!def)
+    throw new InputError(
+      fields.model,
+      `"${model.slice(0, 80)}" is not in the zoo (the models query lists the ${loadZoo().length} ids)`,
+    );
+  if (s !== undefined && def.seqLen === undefined && def.imageSize === undefined)
+    throw new InputError(fields.seqLen, `${def.id} has no sequence length or image size to set`);
+  const embedded = {
+    id: def.id,
+    name: def.name,
+    seqLen: def.seqLen,
+    imageSize: def.imageSize,
+    optimizer: def.optimizer,
+    batchSizes: def.batchSizes,
+    layers: def.layers,
+  };
+  // JSON is a Python literal except for true/false/null: embed it as a string json.loads reads.
+  return script.replace(MARKER, `EMBEDDED_MODEL = json.loads(${JSON.stringify(JSON.stringify(embedded))})`);
+}
