@@ -111,6 +111,12 @@ describe('plan explorer at /', () => {
     expect(commands[1]).toMatch(new RegExp(`measure\\.py --batch-size ${batch} `));
     expect(commands[2]).toBe('npx trainplan calibrate import runs.csv');
     expect(await page.locator('#harness-note').textContent()).toMatch(/^times 20 steps after 5 warm-up/);
+    // Or the script from this server, the model inside: the same file the first command writes.
+    const href = (await page.locator('#harness-download').getAttribute('href'))!;
+    expect(href).toBe('/harness/measure.py?model=resnet50_v1.5');
+    expect(await (await fetch(`${base}${href}`)).text()).toMatch(
+      /^EMBEDDED_MODEL = json\.loads\(.*resnet50_v1\.5/m,
+    );
     // The precision comparison shows every precision the chosen GPU supports, the plan's marked.
     expect(await page.locator('#precisions').textContent()).toMatch(/this plan/);
     expect(await page.locator('#precisions svg circle').count()).toBeGreaterThan(1);

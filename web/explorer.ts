@@ -416,14 +416,24 @@ function drawNotes(r: Recommendation): void {
 
 // ------------------------------------------------------------------ timing the chosen plan
 
-/** The harness commands that time the chosen plan on the user's GPUs, or why there are none. */
-function showHarness(plan: Plan): void {
+/**
+ * The harness commands that time the chosen plan on the user's GPUs, or why there are none; and
+ * the script itself from this server (a zoo model embedded), for a GPU machine without trainplan.
+ */
+function showHarness(plan: Plan, asked: Asked): void {
   const section = $('measure');
   section.hidden = !plan.harness;
   if (!plan.harness) return;
   $('harness-commands').textContent = plan.harness.commands.join('\n');
   $('harness-commands').hidden = plan.harness.commands.length === 0;
   $('harness-note').textContent = plan.harness.note;
+  const { model, seqLen } = asked.workload as { model?: string; seqLen?: number };
+  const query = model
+    ? `?${new URLSearchParams({ model, ...(seqLen ? { seqLen: String(seqLen) } : {}) })}`
+    : '';
+  const download = $<HTMLAnchorElement>('harness-download');
+  download.href = `/harness/measure.py${query}`;
+  download.parentElement!.hidden = plan.harness.commands.length === 0;
 }
 
 // ------------------------------------------------------------------ precision comparison
@@ -438,7 +448,7 @@ async function comparePrecisions(plan: Plan, asked: Asked): Promise<void> {
   $('chosen').textContent =
     `(${plan.gpu.id}, ${plan.nodes} x ${plan.gpusPerNode} GPUs, batch ${plan.batchSizePerGpu}, ${layoutWords(plan.parallelism)})`;
   $('chosen-evidence').textContent = `Plan ${plan.rank}'s evidence: ${plan.evidence}`;
-  showHarness(plan);
+  showHarness(plan, asked);
   const target = $('precisions');
   target.replaceChildren('Predicting…');
   try {
