@@ -85,7 +85,8 @@ export async function startServer(
     if (url.pathname === '/calibrate')
       return send(res, 200, 'text/html; charset=utf-8', webPage('calibrate'));
     if (url.pathname === '/favicon.ico') return send(res, 204, 'image/x-icon', '');
-    if (url.pathname === '/harness/measure.py' && req.method === 'GET') return harnessDownload(res, url, state);
+    if (url.pathname === '/harness/measure.py' && req.method === 'GET')
+      return harnessDownload(res, url, state);
     if (
       url.pathname === '/graphql' &&
       req.method === 'GET' &&
