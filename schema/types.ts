@@ -589,6 +589,8 @@ export abstract class TrainingConfiguration {
   @Field(() => Int, { description: 'Batch elements per GPU per micro-batch.' }) batchSizePerGpu!: number;
   @Field(() => Int, { description: 'Micro-batches accumulated per optimizer step.' }) gradAccumSteps!: number;
   @Field(() => PrecisionEnum, { description: 'The precision mode.' }) precision!: Precision;
+  @Field(() => HarnessCommands, { description: HARNESS })
+  harness!: HarnessCommands;
 }
 
 @ObjectType({
@@ -672,8 +674,6 @@ export class Plan extends TrainingConfiguration {
       'How the plan splits the model: plain data parallelism is dataParallel = totalGpus, the rest 1 or 0.',
   })
   parallelism!: Parallelism;
-  @Field(() => HarnessCommands, { description: HARNESS })
-  harness!: HarnessCommands;
 }
 
 // The optimizer's list of reasons is the one place they are defined; the enum follows it.

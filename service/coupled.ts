@@ -5,6 +5,7 @@
 // domain objects; the API's shapes are made in resolvers/coupled.ts.
 import {
   planFleet,
+  type FleetAssignment,
   type FleetJob,
   type FleetObjective,
   type FleetPlan,
@@ -18,9 +19,11 @@ import {
 } from '../optimizer/federated.js';
 import {
   planProcurement,
+  type Allocation,
   type GpuOption,
   type ProcurementJob,
   type ProcurementPlan,
+  type RunConfig,
 } from '../optimizer/procurement.js';
 import type { SolveOptions } from '../optimizer/milp/solver.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
@@ -30,6 +33,7 @@ import { statedChannelsLast } from '../predictor/software.js';
 import { PRECISIONS, type GpuSpec, type ModelDef, type Precision } from '../predictor/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import type { NetworkTransport } from '../seeds/types.js';
+import { harnessCommands, type HarnessCommands, type PlanConfiguration } from './harness-commands.js';
 import { fullTrainingOnly, gpuById, modelById } from './lookup.js';
 import { DEFAULT_GPUS_PER_NODE, fp8NotSearchedNote, nchwNote } from './planning.js';
 import {
@@ -248,6 +252,44 @@ function searchSpace(input: SearchSettings) {
   };
 }
 
+/** A configuration of a coupled plan, with how to time it on your own GPUs (the harness's commands). */
+export type Timed<T> = T & { harness: HarnessCommands };
+
+/** A fleet plan whose every assignment says how to time it. */
+export interface TimedFleetPlan extends FleetPlan {
+  assignments: Timed<FleetAssignment>[];
+}
+
+/** A procurement plan whose every run configuration says how to time it. */
+export interface TimedProcurementPlan extends ProcurementPlan {
+  allocations: (Allocation & { config: Timed<RunConfig> })[];
+}
+
+/** The harness commands for a coupled plan's configuration of a zoo model, on the search's network. */
+function timed<T extends PlanConfiguration & { gpu: GpuSpec }>(
+  c: T,
+  model: ModelDef,
+  space: ReturnType<typeof searchSpace>,
+  input: { channelsLast?: boolean | null },
+): Timed<T> {
+  return {
+    ...c,
+    harness: harnessCommands({
+      workload: { model: model.id },
+      model,
+      nodes: c.nodes,
+      gpusPerNode: c.gpusPerNode,
+      batchSizePerGpu: c.batchSizePerGpu,
+      gradAccumSteps: c.gradAccumSteps,
+      precision: c.precision,
+      parallelism: c.parallelism,
+      interNodeGbps: space.interNodeGbps(c.gpu),
+      interNodeTransport: space.interNodeTransport ?? 'RDMA',
+      channelsLast: input.channelsLast,
+    }),
+  };
+}
+
 /**
  * What every coupled plan says of its search's assumptions, as recommend says them: FP8 left out of
  * the default precisions, 16-bit convolutions costed on NCHW activations.
@@ -297,7 +339,7 @@ function guardSize(field: string, evaluations: number, narrow: string) {
 }
 
 /** Checks a fleet request, fills its defaults and solves it. */
-export async function fleetPlan(input: FleetQuery): Promise<FleetPlan> {
+export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
   const space = searchSpace(input);
   requireUniqueIds('jobs', input.jobs, COUPLED_LIMITS.jobs, 'job');
   const jobs: FleetJob[] = input.jobs.map((j, i) => {
@@ -387,11 +429,15 @@ export async function fleetPlan(input: FleetQuery): Promise<FleetPlan> {
       [...inventory.map((it) => it.gpu), ...(input.allowOnDemand ? onDemandGpus : [])],
     ),
   );
-  return plan;
+  const modelOf = new Map(jobs.map((j) => [j.id, j.model]));
+  return {
+    ...plan,
+    assignments: plan.assignments.map((a) => timed(a, modelOf.get(a.jobId)!, space, input)),
+  };
 }
 
 /** Checks a procurement request, fills its defaults and solves it. */
-export async function procurementPlan(input: ProcurementQuery): Promise<ProcurementPlan> {
+export async function procurementPlan(input: ProcurementQuery): Promise<TimedProcurementPlan> {
   const space = searchSpace(input);
   const H = integer('horizonMonths', input.horizonMonths, 1, COUPLED_LIMITS.months);
   const hoursPerMonth = inRange('hoursPerMonth', input.hoursPerMonth, 1, 744);
@@ -514,7 +560,14 @@ export async function procurementPlan(input: ProcurementQuery): Promise<Procurem
       options.map((o) => o.gpu),
     ),
   );
-  return plan;
+  const modelOf = new Map(jobs.map((j) => [j.id, j.model]));
+  return {
+    ...plan,
+    allocations: plan.allocations.map((a) => ({
+      ...a,
+      config: timed(a.config, modelOf.get(a.jobId)!, space, input),
+    })),
+  };
 }
 
 /** Checks a federated-learning request, fills its defaults and solves it. */

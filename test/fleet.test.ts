@@ -530,7 +530,7 @@ describe('planFleet over GraphQL and the CLI', () => {
       await run(`{ planFleet(input: { ${JOBS}, inventory: [{ gpu: "A100-SXM4-80GB", count: 8 }, { gpu: "V100-SXM2-32GB", count: 12 }],
         precisions: [AMP_FP16, FP32], maxNodes: 2 }) {
       status objectiveValue solver optimalityProven gap notes totalCostUsd
-      assignments { jobId gpu { id } nodes gpusPerNode totalGpus batchSizePerGpu precision totalHours costUsd deadlineHours startHours endHours parallelism { dataParallel zeroStage } }
+      assignments { jobId gpu { id } nodes gpusPerNode totalGpus batchSizePerGpu gradAccumSteps precision totalHours costUsd deadlineHours startHours endHours parallelism { dataParallel zeroStage } harness { commands note } }
       gpuUsage { gpu { id } used available onDemand } unplaced { jobId } modelSize { candidates keptCandidates variables constraints } } }`);
     expect(r.errors).toBeUndefined();
     const p = r.data!.planFleet;
@@ -547,6 +547,16 @@ describe('planFleet over GraphQL and the CLI', () => {
       expect(a.endHours).toBeLessThanOrEqual(a.deadlineHours);
       expect(a.endHours).toBeCloseTo(a.startHours + a.totalHours, 9);
       expect(a.parallelism.dataParallel).toBeGreaterThan(0);
+      // How to time the job's configuration on your own GPUs, as recommend's plans say it.
+      const model = { bert: 'bert_large_squad', rn50: 'resnet50_v1.5' }[a.jobId as 'bert' | 'rn50'];
+      if (a.parallelism.zeroStage > 0) expect(a.harness.commands).toEqual([]);
+      else {
+        expect(a.harness.commands[0]).toBe(`npx trainplan harness --model ${model} --out measure.py`);
+        expect(a.harness.commands[1]).toContain(`--batch-size ${a.batchSizePerGpu} `);
+        expect(a.harness.commands[1]).toContain(`--precision ${a.precision} `);
+        if (a.nodes > 1) expect(a.harness.commands[1]).toMatch(/^torchrun --nnodes /);
+        else if (a.gpusPerNode > 1) expect(a.harness.commands[1]).toContain(`--gpus ${a.gpusPerNode} `);
+      }
     }
     expect(p.modelSize.keptCandidates).toBeLessThanOrEqual(p.modelSize.candidates);
   });

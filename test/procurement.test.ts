@@ -332,7 +332,7 @@ describe('planProcurement over GraphQL', () => {
     args: string,
   ) => `{ planProcurement(input: { horizonMonths: 12, jobs: [{ id: "rn50", workload: { model: "resnet50_v1.5", samples: 1.28e8 }, runsPerMonth: 9, deadlineHours: 30, batchSizes: [128] }],
     precisions: [AMP_FP16], maxNodes: 1, ${args} }) { status solver optimalityProven objectiveValue cost { capitalUsd powerUsd rentalUsd totalUsd allRentUsd }
-    purchases { gpu { id } count utilization } allocations { jobId owned runsPerMonth months config { gpu { id } totalGpus precision hoursPerRun usdPerRun } }
+    purchases { gpu { id } count utilization } allocations { jobId owned runsPerMonth months config { gpu { id } totalGpus gpusPerNode batchSizePerGpu precision hoursPerRun usdPerRun harness { commands } } }
     breakEven { gpu { id } breakEvenUtilization plannedUtilization note } unplaced { jobId reason message } } }`;
 
   // Runs are costed on the memory format the request states (eager PyTorch's NCHW unless
@@ -396,6 +396,15 @@ describe('planProcurement over GraphQL', () => {
     expect(p.objectiveValue).toBeCloseTo(p.cost.totalUsd, 6);
     expect(p.breakEven[0].gpu.id).toBe('A100-SXM4-80GB');
     expect(p.breakEven[0].note).toMatch(/buying pays/);
+    // Each run configuration says how to time it on your own GPUs, at its batch and precision.
+    for (const { config } of p.allocations) {
+      expect(config.harness.commands[0]).toBe('npx trainplan harness --model resnet50_v1.5 --out measure.py');
+      expect(config.harness.commands[1]).toMatch(
+        new RegExp(
+          `^python3 measure\\.py --batch-size ${config.batchSizePerGpu} --precision ${config.precision}${config.gpusPerNode > 1 ? ` --gpus ${config.gpusPerNode}` : ''} --out runs\\.csv$`,
+        ),
+      );
+    }
   });
 
   it('orders with a lead time: when to order, when the GPUs arrive, what is in service each month', async () => {
