@@ -274,19 +274,14 @@ function timed<T extends PlanConfiguration & { gpu: GpuSpec }>(
 ): Timed<T> {
   return {
     ...c,
-    harness: harnessCommands({
-      workload: { model: model.id },
-      model,
-      nodes: c.nodes,
-      gpusPerNode: c.gpusPerNode,
-      batchSizePerGpu: c.batchSizePerGpu,
-      gradAccumSteps: c.gradAccumSteps,
-      precision: c.precision,
-      parallelism: c.parallelism,
-      interNodeGbps: space.interNodeGbps(c.gpu),
-      interNodeTransport: space.interNodeTransport ?? 'RDMA',
-      channelsLast: input.channelsLast,
-    }),
+    harness: harnessCommands(
+      {
+        ...c,
+        interNodeGbps: space.interNodeGbps(c.gpu),
+        interNodeTransport: space.interNodeTransport ?? 'RDMA',
+      },
+      { workload: { model: model.id }, model, channelsLast: input.channelsLast },
+    ),
   };
 }
 

@@ -47,13 +47,17 @@ export interface PlanConfiguration {
   parallelism: PlanParallelism;
 }
 
-/** A configuration as a plan or prediction names it, with the request's workload and software. */
-export interface HarnessTarget extends PlanConfiguration {
+/** A configuration on the network it was predicted on (a plan carries both; a prediction, its request). */
+export interface NetworkedConfiguration extends PlanConfiguration {
+  interNodeGbps: number;
+  interNodeTransport: NetworkTransport;
+}
+
+/** What a request says of its workload and software: the same for every configuration it answers with. */
+export interface HarnessContext {
   workload: Pick<WorkloadInput, 'model' | 'customModel' | 'seqLen' | 'fineTuning'>;
   /** The resolved model (its sequence length or image size). */
   model: ModelDef;
-  interNodeGbps: number;
-  interNodeTransport: NetworkTransport;
   softwareStack?: SoftwareStack | null;
   framework?: Framework;
   channelsLast?: boolean | null;
@@ -80,7 +84,8 @@ const none = (why: string): HarnessCommands => ({
   note: `${why}: time it with your own training code and record its step time with recordMeasurements (or a runs CSV at /calibrate)`,
 });
 
-export function harnessCommands(t: HarnessTarget): HarnessCommands {
+export function harnessCommands(c: NetworkedConfiguration, context: HarnessContext): HarnessCommands {
+  const t = { ...c, ...context };
   const { workload: w } = t;
   if (w.fineTuning === 'lora')
     return none('the harness trains every weight, not LoRA adapters on a frozen base');

@@ -34,6 +34,7 @@ import { gpuById, workload, type WorkloadInput } from './lookup.js';
 import {
   harnessCommands,
   type HarnessCommands,
+  type HarnessContext,
   type PlanConfiguration,
   type PlannedPlan,
   type PlannedRecommendation,
@@ -144,6 +145,20 @@ export interface ConfigurationAnswer extends CorrectedPrediction, PlanConfigurat
   harness: HarnessCommands;
 }
 
+/** What predict and recommend requests say of the workload and software, as the harness commands need it. */
+function harnessContext(
+  q: Pick<PredictQuery, 'workload' | 'softwareStack' | 'framework' | 'channelsLast'>,
+  model: ModelDef,
+): HarnessContext {
+  return {
+    workload: q.workload,
+    model,
+    softwareStack: q.softwareStack,
+    framework: q.framework,
+    channelsLast: q.channelsLast,
+  };
+}
+
 export async function predictConfiguration(q: PredictQuery): Promise<ConfigurationAnswer> {
   const { model, samples, frozenBase } = workload(q.workload);
   const gpu = gpuById('gpu', q.gpu);
@@ -199,16 +214,10 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
     ...prediction,
     gpu,
     ...configuration,
-    harness: harnessCommands({
-      workload: q.workload,
-      model,
-      ...configuration,
-      interNodeGbps,
-      interNodeTransport: q.interNodeTransport ?? 'RDMA',
-      softwareStack: q.softwareStack,
-      framework: q.framework,
-      channelsLast: q.channelsLast,
-    }),
+    harness: harnessCommands(
+      { ...configuration, interNodeGbps, interNodeTransport: q.interNodeTransport ?? 'RDMA' },
+      harnessContext(q, model),
+    ),
   };
 }
 
@@ -494,24 +503,8 @@ export async function recommendPlans(
       // Refused with the budget the request had from its arrival, and how much it could ask for.
       throw e instanceof SearchTimeout ? new SearchTimeout(budgetMs, e.size, timeBudgetCapMs()) : e;
     });
-    const planned = (p: Plan): PlannedPlan => ({
-      ...p,
-      harness: harnessCommands({
-        workload: q.workload,
-        model,
-        nodes: p.nodes,
-        gpusPerNode: p.gpusPerNode,
-        batchSizePerGpu: p.batchSizePerGpu,
-        gradAccumSteps: p.gradAccumSteps,
-        precision: p.precision,
-        parallelism: p.parallelism,
-        interNodeGbps: p.interNodeGbps,
-        interNodeTransport: p.interNodeTransport,
-        softwareStack: q.softwareStack,
-        framework: q.framework,
-        channelsLast: q.channelsLast,
-      }),
-    });
+    const context = harnessContext(q, model);
+    const planned = (p: Plan): PlannedPlan => ({ ...p, harness: harnessCommands(p, context) });
     const answer: PlannedRecommendation = {
       ...corrected,
       plans: corrected.plans.map(planned),
