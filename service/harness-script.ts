@@ -9,6 +9,7 @@ import { InputError, integer } from './validate.js';
 
 export const HARNESS_FILE = new URL('../harness/measure.py', import.meta.url);
 const MARKER = /^EMBEDDED_MODEL = None$/m;
+let script: string | undefined;
 
 /**
  * The harness script, with `model` (zoo id, optionally at another sequence length / image size)
@@ -19,7 +20,8 @@ export function harnessScript(
   seqLen?: number,
   fields: { model: string; seqLen: string } = { model: 'model', seqLen: 'seqLen' },
 ): string {
-  const script = readFileSync(HARNESS_FILE, 'utf8');
+  // Read once per process: the server hands it out on every GET /harness/measure.py.
+  script ??= readFileSync(HARNESS_FILE, 'utf8');
   if (seqLen !== undefined && !model) throw new InputError(fields.seqLen, `needs ${fields.model}`);
   if (!model) return script;
   const s = seqLen === undefined ? undefined : integer(fields.seqLen, seqLen, 1, IMPORT_LIMITS.seqLen);

@@ -289,6 +289,13 @@ export async function listRuns(filter: RunFilter): Promise<StoredRun[]> {
   return rows.map((r) => ({ ...r, predictedStepTimeMs: ev?.predicted.get(r.id) ?? null }));
 }
 
+let measuredGpus: ReadonlySet<string> | undefined;
+/** The GPUs the shipped measurements cover (once per process: every evidence pass asks, run by run). */
+function shippedGpus(): ReadonlySet<string> {
+  measuredGpus ??= new Set(loadMeasurements().map((m) => m.gpu));
+  return measuredGpus;
+}
+
 let shippedIndex: ShippedConfigurations | undefined;
 /** The shipped measurements with their analytical predictions, indexed once per process (about half a second). */
 function shippedConfigurations(): ShippedConfigurations {
@@ -464,8 +471,7 @@ async function evidenceFrom(
     logResidual: Math.log(p.stepTimeMs / row.step_time_ms),
   }));
   // The shipped index costs about half a second: built only once a run is on an unmeasured GPU.
-  const shippedGpus = new Set(loadMeasurements().map((m) => m.gpu));
-  const transfer = transferRuns.some((r) => !shippedGpus.has(r.gpu))
+  const transfer = transferRuns.some((r) => !shippedGpus().has(r.gpu))
     ? new NeighbourTransfer(shippedConfigurations(), transferRuns, settings.transfer, gpuChips(loadGpus()))
     : undefined;
   return {
@@ -494,10 +500,9 @@ export async function heldOutPredictions(): Promise<Map<number, number>> {
   s.heldOut ??= (async () => {
     const out = new Map<number, number>();
     if (s.runs.length < 2 || s.runs.length > HELD_OUT_RUNS_LIMIT) return out;
-    const settings = loadCalibrationSettings();
     for (const [i, run] of s.runs.entries()) {
       const others = s.runs.filter((_, j) => j !== i);
-      const { evidence } = await evidenceFrom(others, others, s.shipped, settings);
+      const { evidence } = await evidenceFrom(others, others, s.shipped, s.evidence.settings);
       const k = await s.shipped.predictor!.correct([run.item], evidence);
       const ms = run.p.stepTimeMs * k.mid[0];
       if (Number.isFinite(ms) && ms > 0) out.set(run.row.id, ms);
