@@ -448,7 +448,6 @@ async function comparePrecisions(plan: Plan, asked: Asked): Promise<void> {
   $('chosen').textContent =
     `(${plan.gpu.id}, ${plan.nodes} x ${plan.gpusPerNode} GPUs, batch ${plan.batchSizePerGpu}, ${layoutWords(plan.parallelism)})`;
   $('chosen-evidence').textContent = `Plan ${plan.rank}'s evidence: ${plan.evidence}`;
-  showHarness(plan, asked);
   const target = $('precisions');
   target.replaceChildren('Predicting…');
   try {
@@ -631,7 +630,11 @@ async function recommend(timeBudgetMs?: number): Promise<void> {
       `${r.plans.length} best shown (${r.status.toLowerCase()}, predictor ${r.predictor}).`;
     drawChart(r);
     const asked: Asked = { workload: input.workload, softwareStack: input.softwareStack };
-    const choose = (p: Plan) => void comparePrecisions(p, asked);
+    // A plan clicked: how to time it, and its precisions compared (which asks the server again).
+    const choose = (p: Plan) => {
+      showHarness(p, asked);
+      void comparePrecisions(p, asked);
+    };
     drawTable(r, choose);
     drawRejections(r);
     drawNotes(r);
