@@ -125,6 +125,8 @@ export class ShippedConfigurations {
 export class NeighbourTransfer {
   private readonly neighbours = new Map<string, Neighbour[]>();
   private readonly cache = new Map<string, TransferredPrediction | undefined>();
+  /** Per GPU, the models (at the precision the correction reads) its own runs measured. */
+  private readonly ownModels = new Map<string, Set<string>>();
 
   constructor(
     private readonly shipped: ShippedConfigurations,
@@ -136,6 +138,7 @@ export class NeighbourTransfer {
     const byGpu = new Map<string, TransferConfiguration[]>();
     for (const r of runs) if (!shipped.has(r.gpu)) byGpu.set(r.gpu, [...(byGpu.get(r.gpu) ?? []), r]);
     for (const [gpu, own] of byGpu) {
+      this.ownModels.set(gpu, new Set(own.map((r) => keyOf(r.model, r.precision))));
       const list: Neighbour[] = [];
       for (const other of shipped.gpus) {
         const differences = own.flatMap((r) => {
@@ -163,10 +166,18 @@ export class NeighbourTransfer {
     return this.neighbours.has(gpu);
   }
 
-  /** The transferred residual of one configuration on a GPU with runs; undefined where no neighbour measured its model at its precision. */
+  /**
+   * The transferred residual of one configuration on a GPU with runs; undefined where no neighbour
+   * measured its model at its precision, or where the GPU's own runs did. Those runs say how this
+   * GPU runs this model better than any neighbour (the calibration weighs them most), while the
+   * transfer's share grows with the number of runs: left in, a store of many runs of one model
+   * would let the neighbours' measurements outweigh the user's own runs of that very configuration.
+   * On the held-out-GPU benchmark leaving them to the calibration also errs less on the recorded
+   * models' other rows (bench/calibration.ts).
+   */
   query(c: Omit<TransferConfiguration, 'logResidual'>): TransferredPrediction | undefined {
     const list = this.neighbours.get(c.gpu);
-    if (!list) return undefined;
+    if (!list || this.ownModels.get(c.gpu)?.has(keyOf(c.model, c.precision))) return undefined;
     const key = `${c.gpu}|${c.model}|${c.precision}|${c.seqOrImage}|${c.batchSizePerGpu}|${c.gpus}`;
     if (this.cache.has(key)) return this.cache.get(key);
     let sw = 0,
