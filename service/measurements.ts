@@ -408,6 +408,24 @@ function buildRuns(rows: readonly MeasurementRunRow[]): { runs: BuiltRun[]; skip
   return { runs, skipped };
 }
 
+/** A run's exact-configuration identity: the key calibration gives its repeats (calibration.ts). */
+function runConfiguration({ row, req, p, item }: BuiltRun): string {
+  return configurationKey({
+    model: req.model.id,
+    seqOrImage: item.model.seqOrImage,
+    gpu: req.gpu.id,
+    precision: row.precision as Precision,
+    framework: row.framework,
+    batchSizePerGpu: p.execution.batchSizePerGpu,
+    gpusPerNode: p.execution.gpusPerNode,
+    nodes: p.execution.nodes,
+    gradAccumSteps: p.execution.gradAccumSteps,
+    interNodeGbps: p.execution.interNodeGbps,
+    interNodeTransport: p.execution.interNodeTransport,
+    parallelism: p.execution.parallelism,
+  });
+}
+
 /**
  * The evidence a set of runs gives every prediction: `indexRuns` (of `runs`) as evidence rows like
  * the shipped measurements, and each run's error against the prediction made with that evidence but
@@ -435,28 +453,16 @@ async function evidenceFrom(
     { index, runs: new RecordedRuns([]), settings },
   );
   const predicted = new Map<number, number>();
-  const recorded: RecordedEvidence[] = runs.map(({ row, req, p, item }, i) => {
-    const predictedMs = p.stepTimeMs * k.mid[i];
+  const recorded: RecordedEvidence[] = runs.map((run, i) => {
+    const { row, req } = run;
+    const predictedMs = run.p.stepTimeMs * k.mid[i];
     predicted.set(row.id, predictedMs);
     return {
       model: req.model.id,
       gpu: req.gpu.id,
       precision: row.precision as Precision,
       framework: row.framework,
-      configuration: configurationKey({
-        model: req.model.id,
-        seqOrImage: item.model.seqOrImage,
-        gpu: req.gpu.id,
-        precision: row.precision as Precision,
-        framework: row.framework,
-        batchSizePerGpu: p.execution.batchSizePerGpu,
-        gpusPerNode: p.execution.gpusPerNode,
-        nodes: p.execution.nodes,
-        gradAccumSteps: p.execution.gradAccumSteps,
-        interNodeGbps: p.execution.interNodeGbps,
-        interNodeTransport: p.execution.interNodeTransport,
-        parallelism: p.execution.parallelism,
-      }),
+      configuration: runConfiguration(run),
       logError: Math.log(row.step_time_ms / predictedMs),
     };
   });
@@ -481,31 +487,52 @@ async function evidenceFrom(
 }
 
 /**
- * Above this many runs the store's runs are not each predicted from the others: every run
- * re-predicts all the others (quadratic): 0.2 s for 40 runs, 3 to 4.5 s for 200 on two cores
- * (bench/held-out-runs.ts), once per store version.
+ * Configurations are held out in at most this many folds: with more, each fold holds several and a
+ * run is predicted from the runs outside its fold (about 95% of them), so a store of N runs costs
+ * 20 calibrations of N runs, not N of N (bench/held-out-runs.ts).
  */
-export const HELD_OUT_RUNS_LIMIT = 200;
+export const HELD_OUT_FOLDS = 20;
 
 /**
- * Each run's step as the other recorded runs predict it (leave-one-out): the shipped correction,
- * calibrated and given evidence by every stored run but that one, exactly as a prediction for a
- * configuration nobody has run yet is. A refit is not used: it was trained on the run itself. How
- * far these are from what was measured is how far the runs' calibration can be trusted on the
- * next configuration. Empty with fewer than two runs or more than HELD_OUT_RUNS_LIMIT.
+ * Above this many runs the store's runs are not each predicted from the others: 20 folds cost
+ * about 1.4 ms a run on two cores (0.3 s for 200 runs, 1.4 s for 1,000: bench/held-out-runs.ts),
+ * once per store version; this bounds that wait near 3 s.
+ */
+export const HELD_OUT_RUNS_LIMIT = 2000;
+
+/**
+ * Each run's step as the other recorded runs predict it: the shipped correction, calibrated and
+ * given evidence by every stored run of another configuration, exactly as a prediction for a
+ * configuration nobody has run yet is. A configuration's repeats are held out together: left in,
+ * a repeat predicts its twin almost exactly (calibration weighs "this exact configuration" most),
+ * which says nothing about the next configuration. With more than HELD_OUT_FOLDS configurations,
+ * they are dealt into that many folds (in order of their first run) and a fold's runs are
+ * predicted from the runs of the other folds. A refit is not used: it was trained on the run
+ * itself. Empty with fewer than two configurations or more than HELD_OUT_RUNS_LIMIT runs.
  */
 export async function heldOutPredictions(): Promise<Map<number, number>> {
   if (!(await userEvidence()) || !snapshot) return new Map();
   const s = snapshot;
   s.heldOut ??= (async () => {
     const out = new Map<number, number>();
-    if (s.runs.length < 2 || s.runs.length > HELD_OUT_RUNS_LIMIT) return out;
-    for (const [i, run] of s.runs.entries()) {
-      const others = s.runs.filter((_, j) => j !== i);
+    if (s.runs.length > HELD_OUT_RUNS_LIMIT) return out;
+    const configurations = [...new Set(s.runs.map(runConfiguration))];
+    if (configurations.length < 2) return out;
+    const folds = Math.min(configurations.length, HELD_OUT_FOLDS);
+    const foldOf = new Map(configurations.map((c, i) => [c, i % folds]));
+    const runFold = s.runs.map((r) => foldOf.get(runConfiguration(r))!);
+    for (let f = 0; f < folds; f++) {
+      const held = s.runs.filter((_, i) => runFold[i] === f);
+      const others = s.runs.filter((_, i) => runFold[i] !== f);
       const { evidence } = await evidenceFrom(others, others, s.shipped, s.evidence.settings);
-      const k = await s.shipped.predictor!.correct([run.item], evidence);
-      const ms = run.p.stepTimeMs * k.mid[0];
-      if (Number.isFinite(ms) && ms > 0) out.set(run.row.id, ms);
+      const k = await s.shipped.predictor!.correct(
+        held.map((r) => r.item),
+        evidence,
+      );
+      held.forEach((run, i) => {
+        const ms = run.p.stepTimeMs * k.mid[i];
+        if (Number.isFinite(ms) && ms > 0) out.set(run.row.id, ms);
+      });
     }
     return out;
   })().catch((e: unknown) => {

@@ -1,6 +1,7 @@
 // Each recorded run as the other runs predict it (Measurement.predictedFromOtherRunsStepTimeMs):
-// exactly what predict answers for the run's configuration once the run itself is gone, so the
-// runs page can say how far a calibrated prediction of a configuration not yet run is off. The
+// exactly what predict answers for the run's configuration once the run and its repeats are gone
+// (past 20 configurations, the runs of its fold), so the runs page can say how far a calibrated
+// prediction of a configuration not yet run is off. The
 // runs are synthetic (a stated multiple of the current prediction) on MI300X, which has no shipped
 // measurement, so every change comes from them.
 import { describe, expect, it } from 'vitest';
@@ -62,6 +63,18 @@ describe('a run predicted from the other runs', () => {
     expect(calibrated.calibrationRuns).toBe(2);
     expect(off(calibrated.stepTimeMs)).toBeLessThan(off(fromOthers));
 
+    // A repeat of the 256 configuration is held out with it: both are predicted from the 128 run
+    // alone, as before, and do not predict each other.
+    const repeat = await ask(RECORD, { runs: [{ ...config(256), stepTimeMs: 1.5 * at256 }] });
+    const [repeatId] = repeat.recordMeasurements.ids as number[];
+    const withRepeat = await listed();
+    for (const id of [run256.id, repeatId])
+      expect(withRepeat.find((r) => r.id === id)!.predictedFromOtherRunsStepTimeMs).toBeCloseTo(
+        fromOthers,
+        9,
+      );
+    await ask(DELETE, { ids: [repeatId] });
+
     // With the 256 run gone, predict of its configuration is exactly what the other run predicted for it.
     await ask(DELETE, { ids: [run256.id] });
     const withoutIt = await predicted(256);
@@ -72,4 +85,40 @@ describe('a run predicted from the other runs', () => {
       expect.objectContaining({ id: id128, predictedFromOtherRunsStepTimeMs: null }),
     ]);
   }, 60_000);
+
+  it('past 20 configurations, predicts a fold from the other folds, beyond the 200 runs it once stopped at', async () => {
+    await ask(DELETE);
+    // 25 batch sizes, 9 runs of each (225 runs), each 1.3-1.5x slower than predicted now.
+    const batches = Array.from({ length: 25 }, (_, i) => 32 + 8 * i);
+    const now = new Map<number, number>();
+    for (const b of batches) now.set(b, (await predicted(b)).stepTimeMs);
+    const runs = batches.flatMap((b) =>
+      Array.from({ length: 9 }, (_, j) => ({
+        ...config(b),
+        stepTimeMs: (1.3 + 0.025 * j) * now.get(b)!,
+      })),
+    );
+    expect((await ask(RECORD, { runs })).recordMeasurements.stored).toBe(225);
+    const all = await listed();
+    expect(all).toHaveLength(225);
+    // Every run is predicted from the other folds, and the runs taught it this machine is slower.
+    const off = (ms: number, r: { stepTimeMs: number }) => Math.abs(ms / r.stepTimeMs - 1);
+    for (const r of all) {
+      expect(r.predictedFromOtherRunsStepTimeMs).not.toBeNull();
+      expect(off(r.predictedFromOtherRunsStepTimeMs!, r)).toBeLessThan(off(r.predictedStepTimeMs, r));
+    }
+    // Configurations are dealt into 20 folds in the order of their first run: the 1st and the 21st
+    // share one. Without their runs, predict answers the 1st exactly what its runs were shown.
+    const first = all.filter((r) => r.batchSizePerGpu === batches[0]);
+    const shown = first[0].predictedFromOtherRunsStepTimeMs!;
+    for (const r of first) expect(r.predictedFromOtherRunsStepTimeMs).toBeCloseTo(shown, 9);
+    // With its own nine runs in, predict of that configuration is what they measured (their
+    // geometric mean within 3%): runs of this model on this GPU, not the shipped GPUs' measurements
+    // of it carried over (transfer.ts), decide it, however many runs there are.
+    const measured = Math.exp(first.reduce((a, r) => a + Math.log(r.stepTimeMs), 0) / first.length);
+    expect(Math.abs((await predicted(batches[0])).stepTimeMs / measured - 1)).toBeLessThan(0.03);
+    const fold = all.filter((r) => r.batchSizePerGpu === batches[0] || r.batchSizePerGpu === batches[20]);
+    await ask(DELETE, { ids: fold.map((r) => r.id) });
+    expect((await predicted(batches[0])).stepTimeMs).toBeCloseTo(shown, 9);
+  }, 120_000);
 });

@@ -122,7 +122,7 @@ async function showRuns(): Promise<void> {
       // Null when the configuration no longer builds or no learned model is loaded: said, not hidden.
       cell(r.predictedStepTimeMs === null ? '-' : ms(r.predictedStepTimeMs)),
       cell(r.predictedStepTimeMs === null ? '-' : `x${(r.stepTimeMs / r.predictedStepTimeMs).toFixed(2)}`),
-      // Null for the only run, or past the store size the server re-predicts run by run.
+      // Null when no other configuration is stored, or past the store size the server re-predicts.
       cell(r.predictedFromOtherRunsStepTimeMs === null ? '-' : ms(r.predictedFromOtherRunsStepTimeMs)),
       cell(
         r.predictedFromOtherRunsStepTimeMs === null
