@@ -3,9 +3,8 @@
 // `trainplan harness` writes it, the server hands it out at GET /harness/measure.py. Its output is
 // what `trainplan calibrate import` and importMeasurements read.
 import { readFileSync } from 'node:fs';
-import { IMPORT_LIMITS } from '../predictor/import/index.js';
-import { getModel, loadZoo } from '../predictor/zoo/index.js';
-import { InputError, integer } from './validate.js';
+import { zooModel } from './models.js';
+import { InputError } from './validate.js';
 
 export const HARNESS_FILE = new URL('../harness/measure.py', import.meta.url);
 const MARKER = /^EMBEDDED_MODEL = None$/m;
@@ -24,15 +23,7 @@ export function harnessScript(
   script ??= readFileSync(HARNESS_FILE, 'utf8');
   if (seqLen !== undefined && !model) throw new InputError(fields.seqLen, `needs ${fields.model}`);
   if (!model) return script;
-  const s = seqLen === undefined ? undefined : integer(fields.seqLen, seqLen, 1, IMPORT_LIMITS.seqLen);
-  const def = getModel(model, s === undefined ? undefined : { seqLenOrImageSize: s });
-  if (!def)
-    throw new InputError(
-      fields.model,
-      `"${model.slice(0, 80)}" is not in the zoo (the models query lists the ${loadZoo().length} ids)`,
-    );
-  if (s !== undefined && def.seqLen === undefined && def.imageSize === undefined)
-    throw new InputError(fields.seqLen, `${def.id} has no sequence length or image size to set`);
+  const def = zooModel(model, seqLen, fields);
   const embedded = {
     id: def.id,
     name: def.name,

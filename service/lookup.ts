@@ -1,9 +1,8 @@
 // Ids from a request -> catalog objects, or an InputError naming the field and the ids allowed.
 import type { ModelDef } from '../predictor/types.js';
-import { getModel, loadZoo } from '../predictor/zoo/index.js';
 import { getGpu, loadGpus } from '../seeds/catalog.js';
 import type { CatalogGpu } from '../seeds/types.js';
-import { resolveModel, type CustomModelInput } from './models.js';
+import { resolveModel, zooModel, type CustomModelInput } from './models.js';
 import { FLOORS, inRange, InputError, LIMITS } from './validate.js';
 
 const list = (ids: string[]) =>
@@ -23,13 +22,7 @@ export function gpuById(field: string, id: string): CatalogGpu {
 
 export function modelById(field: string, id: string): ModelDef {
   if (id == null) throw new InputError(field, 'give a zoo model id (custom models are not taken here)');
-  const m = getModel(id);
-  if (!m)
-    throw new InputError(
-      field,
-      `unknown model "${id.slice(0, 80)}"; allowed: ${list(loadZoo().map((x) => x.id))} (query models)`,
-    );
-  return m;
+  return zooModel(id, undefined, { model: field, seqLen: field });
 }
 
 /** What to train and how much of it, as a request gives it (the GraphQL WorkloadInput has this shape). */

@@ -127,22 +127,43 @@ export function resolveModel(
   seqLen: number | null | undefined,
   fields: { model: string; customModel: string; seqLen: string },
 ): ImportedModel {
-  const s = seqLen == null ? undefined : integer(fields.seqLen, seqLen, 1, IMPORT_LIMITS.seqLen);
   if ((id == null) === (custom == null))
     throw new InputError(
       fields.model,
       `give exactly one of ${fields.model} (a zoo id) or ${fields.customModel}`,
     );
-  if (custom != null) return customModel(custom, fields.customModel, s, fields.seqLen);
-  const zoo = getModel(id!, s === undefined ? undefined : { seqLenOrImageSize: s });
+  if (custom != null) {
+    const s = seqLen == null ? undefined : integer(fields.seqLen, seqLen, 1, IMPORT_LIMITS.seqLen);
+    return customModel(custom, fields.customModel, s, fields.seqLen);
+  }
+  return {
+    model: zooModel(id!, seqLen, fields, `, or give ${fields.customModel}`),
+    notes: [],
+    unsupported: [],
+  };
+}
+
+/**
+ * A zoo model by id, at `seqLen` (sequence length or image size) when given: the one place that
+ * checks both, for every input that names a zoo model (`fields` name them in errors; `orElse`
+ * ends the unknown-id message with what else the input takes).
+ */
+export function zooModel(
+  id: string,
+  seqLen: number | null | undefined,
+  fields: { model: string; seqLen: string },
+  orElse = '',
+): ModelDef {
+  const s = seqLen == null ? undefined : integer(fields.seqLen, seqLen, 1, IMPORT_LIMITS.seqLen);
+  const zoo = getModel(id, s === undefined ? undefined : { seqLenOrImageSize: s });
   if (!zoo) {
     const ids = loadZoo().map((m) => m.id);
     throw new InputError(
       fields.model,
-      `unknown model "${id!.slice(0, 80)}"; allowed: ${ids.slice(0, 12).join(', ')}, ... (${ids.length} in all; see the query models), or give ${fields.customModel}`,
+      `unknown model "${id.slice(0, 80)}"; allowed: ${ids.slice(0, 12).join(', ')}, ... (${ids.length} in all; see the query models)${orElse}`,
     );
   }
   if (s !== undefined && zoo.seqLen === undefined && zoo.imageSize === undefined)
     throw new InputError(fields.seqLen, `${zoo.id} has no sequence length or image size to set`);
-  return { model: zoo, notes: [], unsupported: [] };
+  return zoo;
 }

@@ -300,7 +300,10 @@ describe('trainplan recommend on a published mixture-of-experts model', () => {
 describe('trainplan harness', () => {
   it('names the flag at fault, as the server names its parameter', () => {
     const cases: [string[], RegExp][] = [
-      [['--model', 'nope'], /^trainplan: --model: "nope" is not in the zoo/m],
+      [
+        ['--model', 'nope'],
+        /^trainplan: --model: unknown model "nope"; allowed: resnet50_v1.5, .* \(46 in all; see the query models\)$/m,
+      ],
       [['--model', 'resnet50_v1.5', '--seq-len', '0'], /^trainplan: --seq-len: must be an integer from 1/m],
       [['--seq-len', '64'], /^trainplan: --seq-len: needs --model$/m],
     ];

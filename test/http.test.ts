@@ -55,7 +55,11 @@ describe('the real HTTP server', () => {
     };
     expect(embedded).toMatchObject({ id: 'bert_base_squad', seqLen: 128 });
     const cases: [string, string, RegExp][] = [
-      ['?model=nope', 'model', /^model: "nope" is not in the zoo/],
+      [
+        '?model=nope',
+        'model',
+        /^model: unknown model "nope"; allowed: resnet50_v1.5, .* \(46 in all; see the query models\)$/,
+      ],
       ['?model=resnet50_v1.5&seqLen=abc', 'seqLen', /^seqLen: must be an integer/],
       ['?model=ncf_neumf&seqLen=64', 'seqLen', /no sequence length or image size to set/],
       ['?seqLen=64', 'seqLen', /^seqLen: needs model$/],
