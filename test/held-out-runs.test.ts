@@ -121,4 +121,26 @@ describe('a run predicted from the other runs', () => {
     await ask(DELETE, { ids: fold.map((r) => r.id) });
     expect((await predicted(batches[0])).stepTimeMs).toBeCloseTo(shown, 9);
   }, 120_000);
+
+  it('answers a configuration timed many times with what it measured, however many runs of others there are', async () => {
+    await ask(DELETE);
+    // 40 runs of the model at 20 other batch sizes, 1.4x slower than predicted now; five of batch
+    // 256, as predicted (within 1%): this configuration runs unlike the others.
+    const others = Array.from({ length: 20 }, (_, i) => 32 + 8 * i);
+    const now = new Map<number, number>();
+    for (const b of [...others, 256, 68]) now.set(b, (await predicted(b)).stepTimeMs);
+    const runs = [
+      ...others.flatMap((b) => [1.39, 1.41].map((f) => ({ ...config(b), stepTimeMs: f * now.get(b)! }))),
+      ...[0.99, 0.995, 1, 1.005, 1.01].map((f) => ({ ...config(256), stepTimeMs: f * now.get(256)! })),
+    ];
+    expect((await ask(RECORD, { runs })).recordMeasurements.stored).toBe(45);
+    // In one weighted mean the 40 (8 each) outvoted the five (20 each): 1.29x.
+    const at256 = await predicted(256);
+    expect(at256.calibrationRuns).toBe(45);
+    expect(Math.abs(at256.stepTimeMs / now.get(256)! - 1)).toBeLessThan(0.02);
+    // A batch size nobody ran takes mostly the others' error.
+    const unrun = (await predicted(68)).stepTimeMs / now.get(68)!;
+    expect(unrun).toBeGreaterThan(1.25);
+    expect(unrun).toBeLessThan(1.45);
+  }, 120_000);
 });
