@@ -16,7 +16,8 @@
 // Split: the transfer's constants and the intervals are chosen on the even-indexed GPUs (sorted
 // by id) and reported on the odd ones too. --grid scores a grid of transfer constants on the same
 // draws (pick the best on the even half); --write stores the calibrated interval measured on the
-// even half (seeds/calibration.json modelOnGpu). About 3 minutes on 2 cores (27 fits).
+// even half (seeds/calibration.json modelOnGpu) and the spread of a configuration's repeats
+// (sameConfiguration). About 3 minutes on 2 cores (27 fits).
 import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
 import { examples, fit, featuresOf, type Example, PARAMS } from '../predictor/learned/train.js';
 import { EvidenceIndex } from '../predictor/learned/evidence.js';
@@ -300,6 +301,36 @@ export function runBenchmark(
   return results;
 }
 
+/**
+ * How far a run strays from the other runs of its configuration: log(step time of a row / the
+ * geometric mean of its repeats' step times) over every train.csv configuration one source
+ * measured more than once (the server's configuration key: model, GPU, precision, framework,
+ * batch, layout; and the source's model variant), P10/P90. The interval a prediction gets where
+ * its very configuration has runs, which the calibration follows (predictor/learned/calibration.ts).
+ * The repeats ran under other framework releases or on other days, so a user's own repeats, on one
+ * machine and one release, may stray less.
+ */
+export function repeatInterval(ex: readonly Example[]): Interval {
+  const groups = new Map<string, number[]>();
+  for (const e of ex) {
+    // One source's rows of one variant: another source's code or variant is not a repeat.
+    const k = `${rowConfiguration(e)}|${e.row.source}|${e.row.variant ?? ''}`;
+    // Against the row's analytical throughput, which is the same for every row of a key but for
+    // rows of independent one-GPU processes side by side (as-run.json), counted once per process.
+    groups.set(k, [...(groups.get(k) ?? []), Math.log(e.row.throughput! / e.aware.throughput)]);
+  }
+  const xs: number[] = [];
+  for (const residuals of groups.values()) {
+    if (residuals.length < 2) continue;
+    const sum = residuals.reduce((a, b) => a + b, 0);
+    // step time is inversely proportional to throughput
+    for (const x of residuals) xs.push((sum - x) / (residuals.length - 1) - x);
+  }
+  xs.sort((a, b) => a - b);
+  const q = (p: number) => Number(xs[Math.round(p * (xs.length - 1))].toFixed(3));
+  return { q10: q(0.1), q90: q(0.9), rows: xs.length };
+}
+
 /** Mean over GPUs of each variant's MAPE on all other rows, for a subset of GPUs. */
 export const meanOverGpus = (results: GpuResult[], v: Variant) => mean(results.map((x) => x.mape[v]));
 
@@ -419,11 +450,16 @@ if (import.meta.url === `file://${process.argv[1]}`) {
         ` other models' transferred rows (${other.length}): even P10/P90 ${show(transferred)} ${pct(coverage(other, () => transferred))}, the learned unmeasured-GPU interval (what they get) ${pct(coverage(other, learnedInterval(meta)))}`,
     );
   }
+  const repeats = repeatInterval(ex);
+  console.log(
+    `\nrepeats of one configuration (${repeats.rows} rows): P10/P90 of log(step / its repeats' geometric mean) ${show(repeats)}, seeds/calibration.json ${show(settings.sameConfiguration)}`,
+  );
   if (process.argv.includes('--write')) {
     const file = new URL('../seeds/calibration.json', import.meta.url);
     const json = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
     json.modelOnGpu = modelOnGpu;
+    json.sameConfiguration = repeats;
     writeFileSync(file, JSON.stringify(json, null, 2) + '\n');
-    console.log(`wrote modelOnGpu to ${file.pathname}`);
+    console.log(`wrote modelOnGpu and sameConfiguration to ${file.pathname}`);
   }
 }

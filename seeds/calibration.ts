@@ -59,6 +59,8 @@ export interface PublishedCalibrationSettings {
 export interface CalibrationSettings {
   weights: CalibrationWeights;
   modelOnGpu: CalibratedInterval;
+  /** log(measured / predicted step time) quantiles where the configuration itself has runs: how far train.csv's repeats of one configuration stray from each other (bench/calibration.ts repeatInterval). */
+  sameConfiguration: CalibratedInterval;
   transfer: TransferSettings;
   published: PublishedCalibrationSettings;
 }

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { loadCalibrationSettings } from '../seeds/calibration.js';
 import { apolloForTests } from './graphql-client.js';
 import { spawnServer } from './spawn-server.js';
 import { throwawayStore } from './throwaway-store.js';
@@ -109,6 +110,11 @@ describe('recordMeasurements', () => {
     expect(width(after)).toBeLessThan(width(before));
     expect(after.stepTimeMsP10).toBeLessThan(measured);
     expect(after.stepTimeMsP90).toBeGreaterThan(measured);
+    // This very configuration has a run: its interval is how far a repeat of one strays
+    // (seeds/calibration.json sameConfiguration), not the wider one of a configuration not run.
+    const repeat = loadCalibrationSettings().sameConfiguration;
+    expect(after.stepTimeMsP10 / after.stepTimeMs).toBeCloseTo(Math.exp(repeat.q10), 6);
+    expect(after.stepTimeMsP90 / after.stepTimeMs).toBeCloseTo(Math.exp(repeat.q90), 6);
 
     // Another batch size of the same model on that GPU moves too; another model there only a little.
     const otherBatch = { ...config, batchSizePerGpu: 128 };
@@ -120,6 +126,9 @@ describe('recordMeasurements', () => {
     const ob = await predictNow(otherBatch);
     expect(ob.evidenceLevel).toBe('MODEL_MEASURED_ON_GPU');
     expect(ob.calibrationRuns).toBe(1);
+    const modelOnGpu = loadCalibrationSettings().modelOnGpu;
+    expect(ob.stepTimeMsP10 / ob.stepTimeMs).toBeCloseTo(Math.exp(modelOnGpu.q10), 6);
+    expect(width(ob)).toBeGreaterThan(width(after));
     const om = await predictNow(otherModel);
     expect(om.evidenceLevel).toBe('GPU_MEASURED');
     expect(om.evidence).toMatch(/calibrated by 1 of your runs \(1 on MI300X, 0 of this model on it\)/);

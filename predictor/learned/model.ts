@@ -597,9 +597,11 @@ export class LearnedPredictor {
       );
       let iv = this.interval(it, evs[i], regimes[i], publishedCal[i]);
       // Runs of this model on this GPU: the interval is the calibrated one measured on the
-      // benchmark, widened by how much the runs disagree (1.28 standard deviations: P10/P90).
+      // benchmark, widened by how much the runs disagree (1.28 standard deviations: P10/P90);
+      // runs of this very configuration: how far a repeat of one strays (train.csv's repeats),
+      // widened by how far its own runs stray from each other.
       if (runsSetInterval[i] && user) {
-        const cal = user.settings.modelOnGpu;
+        const cal = c.sameConfigurationRuns > 0 ? user.settings.sameConfiguration : user.settings.modelOnGpu;
         iv = {
           q10: Math.min(cal.q10, -1.28 * c.spread),
           q90: Math.max(cal.q90, 1.28 * c.spread),
