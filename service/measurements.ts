@@ -516,11 +516,12 @@ export async function heldOutPredictions(): Promise<Map<number, number>> {
   s.heldOut ??= (async () => {
     const out = new Map<number, number>();
     if (s.runs.length > HELD_OUT_RUNS_LIMIT) return out;
-    const configurations = [...new Set(s.runs.map(runConfiguration))];
+    const keys = s.runs.map(runConfiguration);
+    const configurations = [...new Set(keys)];
     if (configurations.length < 2) return out;
     const folds = Math.min(configurations.length, HELD_OUT_FOLDS);
     const foldOf = new Map(configurations.map((c, i) => [c, i % folds]));
-    const runFold = s.runs.map((r) => foldOf.get(runConfiguration(r))!);
+    const runFold = keys.map((k) => foldOf.get(k)!);
     for (let f = 0; f < folds; f++) {
       const held = s.runs.filter((_, i) => runFold[i] === f);
       const others = s.runs.filter((_, i) => runFold[i] !== f);
