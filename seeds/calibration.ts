@@ -35,7 +35,7 @@ export interface TransferSettings {
   distancePenalty: number;
   /** Neighbour weight at which the transfer and the calibrated learned prediction count equally. */
   evidenceHalfWeight: number;
-  /** Runs that must have a counterpart on a neighbour for it to be used. */
+  /** Models whose runs must have a counterpart on a neighbour for it to be used (each model's runs count once). */
   minimumMatches: number;
   /** A neighbour built on the same die (e.g. GA102) counts this many times. */
   sameChipWeight: number;

@@ -69,6 +69,26 @@ describe('neighbour transfer', () => {
     // calibration, which weighs those runs most; the transfer's share, growing with every run,
     // would otherwise let the neighbours outweigh them.
     expect(t.query({ ...row('NEW', 'm1', 0, 256) })).toBeUndefined();
+    // Nine runs of one model relate no GPU (the relation varies by model: it waits for three
+    // models); repeats of a model count once, at their mean.
+    const oneModel = Array.from({ length: 9 }, (_, i) => row('NEW', 'm1', 0.3, 32 * (i + 1)));
+    expect(new NeighbourTransfer(shipped, oneModel, settings, new Map()).covers('NEW')).toBe(false);
+    const onlyA = new ShippedConfigurations([
+      row('A', 'm1', 0.1),
+      row('A', 'm2', -0.1),
+      row('A', 'm3', 0),
+      row('A', 'm4', 0.3),
+    ]);
+    const repeated = new NeighbourTransfer(
+      onlyA,
+      [...runs, row('NEW', 'm1', 0.5), row('NEW', 'm1', 0.5), row('NEW', 'm1', 0.5)],
+      settings,
+      new Map(),
+    );
+    // m1's four runs average 0.45, 0.35 above A; m2 and m3 are 0.2 above it: A's offset is the
+    // mean over the three models, 0.25 (per run, six m1-heavy differences would say 0.3), and m4
+    // is carried over at A's 0.3 plus it.
+    expect(repeated.query({ ...row('NEW', 'm4', 0) })!.logResidual).toBeCloseTo(0.55, 9);
     // A model no neighbour measured, a GPU without runs, and runs on a shipped GPU: no transfer.
     expect(t.query({ ...row('NEW', 'm9', 0) })).toBeUndefined();
     expect(t.query({ ...row('OTHER', 'm4', 0) })).toBeUndefined();

@@ -5,7 +5,7 @@
 // log(measured / analytical throughput), so a batch size or GPU count the neighbour measured
 // differently is still comparable; the nearest configuration of the same model and precision on a
 // neighbour stands in for the query's, discounted by how far it is. Neighbours whose relation the
-// runs agree on count most. The result is blended with the calibrated learned prediction by how
+// runs' models agree on count most (each model once, however many runs it has). The result is blended with the calibrated learned prediction by how
 // much evidence it has (bench/calibration.ts chose the constants on half the GPUs). Pure: the
 // shipped configurations and the runs are passed in.
 import type { Precision } from '../types.js';
@@ -141,10 +141,17 @@ export class NeighbourTransfer {
       this.ownModels.set(gpu, new Set(own.map((r) => keyOf(r.model, r.precision))));
       const list: Neighbour[] = [];
       for (const other of shipped.gpus) {
-        const differences = own.flatMap((r) => {
+        // One difference per model (its runs' mean): the relation between two GPUs varies from
+        // model to model, and a model timed at nine batch sizes is one model, not nine. Counted
+        // per run, nine runs of one model on a held-out GPU weighed the relation they showed nine
+        // times and took other models' errors from 14.2% to 16.3% (mean over GPUs); per model,
+        // the relation waits for runs of `minimumMatches` models, as 3 runs of 3 models always did.
+        const perModel = new Map<string, number[]>();
+        for (const r of own) {
           const m = shipped.nearest(other, r, positionOf(r));
-          return m ? [r.logResidual - m.row.logResidual] : [];
-        });
+          if (m) perModel.set(r.model, [...(perModel.get(r.model) ?? []), r.logResidual - m.row.logResidual]);
+        }
+        const differences = [...perModel.values()].map((d) => d.reduce((a, b) => a + b, 0) / d.length);
         if (differences.length < Math.max(1, settings.minimumMatches)) continue;
         const offset = differences.reduce((a, b) => a + b, 0) / differences.length;
         const variance = differences.reduce((a, d) => a + (d - offset) ** 2, 0) / differences.length;
