@@ -267,8 +267,8 @@ export function unsupportedReason(gpu: GpuSpec, precision: Precision): string | 
     fp32: 'fp32 math',
     tf32: 'TF32 tensor cores (Ampere and newer)',
     fp16: 'fp16 tensor cores',
-    bf16: 'bf16 support (Ampere and newer; not V100, T4 or Turing)',
-    fp8: 'FP8 tensor cores (Hopper, Ada and newer)',
+    bf16: 'bf16 support (NVIDIA Ampere and newer, not V100, T4 or Turing; AMD Instinct MI100 and newer)',
+    fp8: 'FP8 tensor cores (NVIDIA Hopper, Ada and newer; AMD Instinct MI300 and newer)',
     fp4: 'FP4 tensor-core rate in its datasheet (Blackwell and newer)',
   };
   return `${gpu.id} has no ${what[need]}, required by ${precision}`;
