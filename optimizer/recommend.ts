@@ -583,6 +583,7 @@ function notesOf(
       `network bound the answer: a better plan (${describe(unstated)}) joins ${unstated.nodes} ${unstated.offer.provider} ${unstated.offer.instance} instances, whose network the offer does not state; it was not ranked on the assumed ${unstated.interNodeGbps} Gbps: to rank such plans, give the network you will get between them, for this offer (the offer in offers with its interNodeGbps) or for every offer (interNodeGbps)`,
     );
   const top = plans[0];
+  if (!top) notes.push(noPlanNote(r, search));
   if (top && top.nodes === r.maxNodes && r.maxNodes > 0)
     notes.push(`maxNodes bound the answer: plan 1 uses all ${r.maxNodes} nodes; allowing more may do better`);
   if (
@@ -666,6 +667,46 @@ function notesOf(
       `${search.unpricedGpus.length} GPU types have no offer and are ${r.objective === 'COST' || r.budgetUsd !== undefined ? 'not ranked' : 'predicted but not priced'} (${search.unpricedGpus.join(', ')}): give an offer for them in offers`,
     );
   return notes;
+}
+
+/**
+ * Why an answer has no plan, and what to change: the reasons candidates were turned away that a
+ * request can do something about (`rejected` counts them; a deadline or budget that turned away
+ * the best candidate has its own note, naming it), so that an empty list never reaches a person
+ * without a reason. GPUs without a price and precisions a GPU lacks turn candidates away in every
+ * search; they are the reason only when nothing else is.
+ */
+function noPlanNote(r: RecommendRequest, search: Search): string {
+  const gpus = `up to ${r.maxNodes} node${r.maxNodes > 1 ? 's' : ''}${r.maxGpus === undefined ? '' : ` and ${r.maxGpus} GPUs (maxGpus)`}`;
+  // In the order to try them: what bounds the layouts before what bounds the offers.
+  const remedies: [RejectReason, string][] = [
+    [
+      'OUT_OF_MEMORY',
+      r.parallelismSearch === 'off'
+        ? `do not fit in GPU memory with plain data parallelism on ${gpus}: search ZeRO, tensor and pipeline parallelism (parallelismSearch AUTO), allow more nodes (maxNodes) or choose GPUs with more memory`
+        : `do not fit in GPU memory on ${gpus}, with every ZeRO stage, tensor and pipeline parallelism and recomputation searched: allow more nodes (maxNodes) or choose GPUs with more memory`,
+    ],
+    ['GLOBAL_BATCH_TOO_LARGE', 'train above the global batch cap: raise maxGlobalBatch or fix globalBatch'],
+    ['GLOBAL_BATCH_MISMATCH', 'cannot reach globalBatch with whole accumulation steps: choose another'],
+    ['TOO_MANY_GPUS', 'use more GPUs than maxGpus: raise it'],
+    ['BELOW_MIN_EVIDENCE', 'have less measurement behind them than minEvidence asks for: lower it'],
+    [
+      'NOT_FINITE',
+      'have a step, hours or cost that is not a finite number: move inputs from the edges of their ranges',
+    ],
+    ['NO_PRICE', 'run on GPUs no offer prices: give offers or prices for them, or set objective TIME'],
+    ['UNSUPPORTED_PRECISION', 'ask for a precision mode the GPU cannot run: list others in precisions'],
+  ];
+  const counted = remedies.filter(([why]) => (search.rejected.get(why) ?? 0) > 0);
+  const always = new Set<RejectReason>(['NO_PRICE', 'UNSUPPORTED_PRECISION']);
+  const causes = counted.some(([why]) => !always.has(why))
+    ? counted.filter(([why]) => !always.has(why))
+    : counted;
+  const said = causes.map(([why, remedy]) => {
+    const n = search.rejected.get(why)!;
+    return `${n.toLocaleString('en-US')} ${n > 1 ? 'candidates' : 'candidate'} ${remedy}`;
+  });
+  return `no plan: every candidate was turned away${said.length ? `; ${said.join('; ')}` : ''}`;
 }
 
 /**

@@ -432,6 +432,32 @@ describe('notes say what bound the answer', () => {
     expect(free.notes.join('\n')).not.toMatch(/deadline bound|budget bound/);
   });
 
+  it('an empty answer: why nothing was ranked, and what to change', async () => {
+    // Llama 3.1 405B fits on no layout of 2 nodes of any priced GPU.
+    const LLAMA405 = 'workload: { model: "llama3_1_405b", samples: 1e10 }';
+    const r = await recommend(`${LLAMA405}, gpus: ["H100-SXM5-80GB", "B200"], maxNodes: 2, limit: 1`);
+    expect(r.plans).toEqual([]);
+    const oom = r.rejected.find((x) => x.reason === 'OUT_OF_MEMORY')!.count;
+    expect(r.notes[0]).toBe(
+      `no plan: every candidate was turned away; ${oom.toLocaleString('en-US')} candidates do not fit in GPU memory on up to 2 nodes, with every ZeRO stage, tensor and pipeline parallelism and recomputation searched: allow more nodes (maxNodes) or choose GPUs with more memory`,
+    );
+    // Plain data parallelism says to search the rest.
+    const plain = await recommend(
+      `${LLAMA405}, gpus: ["B200"], maxNodes: 2, limit: 1, parallelismSearch: OFF`,
+    );
+    expect(plain.notes[0]).toMatch(
+      /^no plan: every candidate was turned away; [\d,]+ candidates do not fit in GPU memory with plain data parallelism on up to 2 nodes: search ZeRO, tensor and pipeline parallelism \(parallelismSearch AUTO\)/,
+    );
+    // Only unpriced GPUs: their price is the reason.
+    const unpriced = await recommend(`${RESNET}, gpus: ["RTX-3090"], maxNodes: 1, limit: 1`);
+    expect(unpriced.plans).toEqual([]);
+    expect(unpriced.notes[0]).toMatch(
+      /^no plan: every candidate was turned away; [\d,]+ candidates run on GPUs no offer prices: give offers or prices for them, or set objective TIME$/,
+    );
+    // An answer with plans says none of it.
+    expect((await recommend(`${RESNET}, maxNodes: 1, limit: 1`)).notes.join('\n')).not.toMatch(/no plan/);
+  });
+
   it('the global batch cap: scaling out no longer inflates the global batch without bound', async () => {
     // GPT-2 XL has no measured or published run: 64 GPUs at its largest default batch (4).
     const GPT2 = 'workload: { model: "gpt2_1558m", samples: 2e9 }';

@@ -365,7 +365,9 @@ function drawTable(r: Recommendation, onChoose: (p: Plan) => void): void {
       onChoose(plan);
     });
   }
-  $('plans').replaceChildren(r.plans.length ? table : 'No plan meets every constraint; see the rejections.');
+  $('plans').replaceChildren(
+    r.plans.length ? table : 'No plan meets every constraint: the notes above say why, and what to change.',
+  );
 }
 
 /** A plan's evidence in a few words: what the estimate rests on, and whether the user's runs moved it. */
