@@ -605,29 +605,32 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
         console.log(
           `${r.evaluated} candidates evaluated (${r.status}), ${r.feasible} feasible; predictor ${r.predictor}`,
         );
-        console.table(
-          r.plans.map((p) => ({
-            rank: p.rank,
-            gpu: (p.gpu as { id: string }).id,
-            // What to rent: nodes are instances of this offer (null: no offer prices the GPU).
-            offer: p.offer ? `${(p.offer as Offer).provider} ${(p.offer as Offer).instance}` : null,
-            nodes: p.nodes,
-            gpusPerNode: p.gpusPerNode,
-            batch: p.batchSizePerGpu,
-            accum: p.gradAccumSteps,
-            precision: p.precision,
-            layout: layoutWords(p.parallelism as LayoutDegrees),
-            // Between nodes only: Gbps and how NCCL crosses it (TCP: Ethernet only).
-            network:
-              (p.nodes as number) > 1
-                ? `${p.interNodeGbps as number} ${p.interNodeTransport as string}`
-                : '-',
-            hours: Number((p.totalHours as number).toFixed(2)),
-            hoursP90: Number((p.totalHoursP90 as number).toFixed(2)),
-            costUsd: p.costUsd === null ? null : Number((p.costUsd as number).toFixed(2)),
-            memGb: Number((p.memoryGbPerGpu as number).toFixed(1)),
-          })),
-        );
+        // No plan: no empty table; the first note says why.
+        if (!r.plans.length) console.log('no plan');
+        else
+          console.table(
+            r.plans.map((p) => ({
+              rank: p.rank,
+              gpu: (p.gpu as { id: string }).id,
+              // What to rent: nodes are instances of this offer (null: no offer prices the GPU).
+              offer: p.offer ? `${(p.offer as Offer).provider} ${(p.offer as Offer).instance}` : null,
+              nodes: p.nodes,
+              gpusPerNode: p.gpusPerNode,
+              batch: p.batchSizePerGpu,
+              accum: p.gradAccumSteps,
+              precision: p.precision,
+              layout: layoutWords(p.parallelism as LayoutDegrees),
+              // Between nodes only: Gbps and how NCCL crosses it (TCP: Ethernet only).
+              network:
+                (p.nodes as number) > 1
+                  ? `${p.interNodeGbps as number} ${p.interNodeTransport as string}`
+                  : '-',
+              hours: Number((p.totalHours as number).toFixed(2)),
+              hoursP90: Number((p.totalHoursP90 as number).toFixed(2)),
+              costUsd: p.costUsd === null ? null : Number((p.costUsd as number).toFixed(2)),
+              memGb: Number((p.memoryGbPerGpu as number).toFixed(1)),
+            })),
+          );
         if (r.rejected.length)
           console.log('rejected: ' + r.rejected.map((x) => `${x.reason} ${x.count}`).join(', '));
         // What bound the answer and what to be wary of (an unmeasured GPU, a stale price, a plan a

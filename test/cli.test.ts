@@ -297,6 +297,29 @@ describe('trainplan recommend on a published mixture-of-experts model', () => {
   });
 });
 
+describe('trainplan recommend with no plan', () => {
+  it('prints no empty table, and the note that says why and what to change', () => {
+    const r = attempt(
+      'recommend',
+      '--model',
+      'llama3_1_405b',
+      '--samples',
+      '1e10',
+      '--max-nodes',
+      '2',
+      '--gpus',
+      'B200',
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines[1]).toBe('no plan');
+    expect(r.stdout).not.toMatch(/\(index\)/);
+    expect(r.stdout).toMatch(
+      /^- no plan: every candidate was turned away; \d+ candidates do not fit in GPU memory on up to 2 nodes, .*allow more nodes \(maxNodes\)/m,
+    );
+  });
+});
+
 describe('trainplan harness', () => {
   it('names the flag at fault, as the server names its parameter', () => {
     const cases: [string[], RegExp][] = [
