@@ -677,34 +677,40 @@ function notesOf(
  * search; they are the reason only when nothing else is.
  */
 function noPlanNote(r: RecommendRequest, search: Search): string {
+  const off = r.parallelismSearch === 'off';
   const gpus = `up to ${r.maxNodes} node${r.maxNodes > 1 ? 's' : ''}${r.maxGpus === undefined ? '' : ` and ${r.maxGpus} GPUs (maxGpus)`}`;
-  // In the order to try them: what bounds the layouts before what bounds the offers.
-  const remedies: [RejectReason, string][] = [
+  // What turned candidates away, and what to change; in the order to try them: what bounds the
+  // layouts before what bounds the offers.
+  const remedies: [RejectReason, string, string][] = [
     [
       'OUT_OF_MEMORY',
-      r.parallelismSearch === 'off'
-        ? `do not fit in GPU memory with plain data parallelism on ${gpus}: search ZeRO, tensor and pipeline parallelism (parallelismSearch AUTO), allow more nodes (maxNodes) or choose GPUs with more memory`
-        : `do not fit in GPU memory on ${gpus}, with every ZeRO stage, tensor and pipeline parallelism and recomputation searched: allow more nodes (maxNodes) or choose GPUs with more memory`,
+      `out of GPU memory on ${gpus}${off ? ' with plain data parallelism' : ', with every ZeRO stage, tensor and pipeline parallelism and recomputation searched'}`,
+      `${off ? 'search ZeRO, tensor and pipeline parallelism (parallelismSearch AUTO), ' : ''}allow more nodes (maxNodes) or choose GPUs with more memory`,
     ],
-    ['GLOBAL_BATCH_TOO_LARGE', 'train above the global batch cap: raise maxGlobalBatch or fix globalBatch'],
-    ['GLOBAL_BATCH_MISMATCH', 'cannot reach globalBatch with whole accumulation steps: choose another'],
-    ['TOO_MANY_GPUS', 'use more GPUs than maxGpus: raise it'],
-    ['BELOW_MIN_EVIDENCE', 'have less measurement behind them than minEvidence asks for: lower it'],
+    ['GLOBAL_BATCH_TOO_LARGE', 'above the global batch cap', 'raise maxGlobalBatch or fix globalBatch'],
+    [
+      'GLOBAL_BATCH_MISMATCH',
+      'globalBatch out of reach with whole accumulation steps',
+      'choose another globalBatch',
+    ],
+    ['TOO_MANY_GPUS', 'more GPUs than maxGpus', 'raise maxGpus'],
+    ['BELOW_MIN_EVIDENCE', 'less measurement behind them than minEvidence asks for', 'lower minEvidence'],
     [
       'NOT_FINITE',
-      'have a step, hours or cost that is not a finite number: move inputs from the edges of their ranges',
+      'a step, hours or cost that is not a finite number',
+      'move inputs from the edges of their ranges',
     ],
-    ['NO_PRICE', 'run on GPUs no offer prices: give offers or prices for them, or set objective TIME'],
-    ['UNSUPPORTED_PRECISION', 'ask for a precision mode the GPU cannot run: list others in precisions'],
+    ['NO_PRICE', 'on GPUs no offer prices', 'give offers or prices for them, or set objective TIME'],
+    ['UNSUPPORTED_PRECISION', 'in precision modes the GPU cannot run', 'list others in precisions'],
   ];
   const counted = remedies.filter(([why]) => (search.rejected.get(why) ?? 0) > 0);
   const always = new Set<RejectReason>(['NO_PRICE', 'UNSUPPORTED_PRECISION']);
   const causes = counted.some(([why]) => !always.has(why))
     ? counted.filter(([why]) => !always.has(why))
     : counted;
-  const said = causes.map(([why, remedy]) => {
+  const said = causes.map(([why, what, fix]) => {
     const n = search.rejected.get(why)!;
-    return `${n.toLocaleString('en-US')} ${n > 1 ? 'candidates' : 'candidate'} ${remedy}`;
+    return `${what} (${n.toLocaleString('en-US')} candidate${n > 1 ? 's' : ''}): ${fix}`;
   });
   return `no plan: every candidate was turned away${said.length ? `; ${said.join('; ')}` : ''}`;
 }

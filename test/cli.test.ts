@@ -315,7 +315,7 @@ describe('trainplan recommend with no plan', () => {
     expect(lines[1]).toBe('no plan');
     expect(r.stdout).not.toMatch(/\(index\)/);
     expect(r.stdout).toMatch(
-      /^- no plan: every candidate was turned away; \d+ candidates do not fit in GPU memory on up to 2 nodes, .*allow more nodes \(maxNodes\)/m,
+      /^- no plan: every candidate was turned away; out of GPU memory on up to 2 nodes, .* \(\d+ candidates\): allow more nodes \(maxNodes\)/m,
     );
   });
 });

@@ -439,20 +439,20 @@ describe('notes say what bound the answer', () => {
     expect(r.plans).toEqual([]);
     const oom = r.rejected.find((x) => x.reason === 'OUT_OF_MEMORY')!.count;
     expect(r.notes[0]).toBe(
-      `no plan: every candidate was turned away; ${oom.toLocaleString('en-US')} candidates do not fit in GPU memory on up to 2 nodes, with every ZeRO stage, tensor and pipeline parallelism and recomputation searched: allow more nodes (maxNodes) or choose GPUs with more memory`,
+      `no plan: every candidate was turned away; out of GPU memory on up to 2 nodes, with every ZeRO stage, tensor and pipeline parallelism and recomputation searched (${oom.toLocaleString('en-US')} candidates): allow more nodes (maxNodes) or choose GPUs with more memory`,
     );
     // Plain data parallelism says to search the rest.
     const plain = await recommend(
       `${LLAMA405}, gpus: ["B200"], maxNodes: 2, limit: 1, parallelismSearch: OFF`,
     );
     expect(plain.notes[0]).toMatch(
-      /^no plan: every candidate was turned away; [\d,]+ candidates do not fit in GPU memory with plain data parallelism on up to 2 nodes: search ZeRO, tensor and pipeline parallelism \(parallelismSearch AUTO\)/,
+      /^no plan: every candidate was turned away; out of GPU memory on up to 2 nodes with plain data parallelism \([\d,]+ candidates\): search ZeRO, tensor and pipeline parallelism \(parallelismSearch AUTO\), allow more nodes/,
     );
     // Only unpriced GPUs: their price is the reason.
     const unpriced = await recommend(`${RESNET}, gpus: ["RTX-3090"], maxNodes: 1, limit: 1`);
     expect(unpriced.plans).toEqual([]);
     expect(unpriced.notes[0]).toMatch(
-      /^no plan: every candidate was turned away; [\d,]+ candidates run on GPUs no offer prices: give offers or prices for them, or set objective TIME$/,
+      /^no plan: every candidate was turned away; on GPUs no offer prices \([\d,]+ candidates\): give offers or prices for them, or set objective TIME$/,
     );
     // An answer with plans says none of it.
     expect((await recommend(`${RESNET}, maxNodes: 1, limit: 1`)).notes.join('\n')).not.toMatch(/no plan/);
