@@ -508,7 +508,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
     rejected: [...rejected]
       .map(([reason, count]) => ({ reason, description: REJECT_REASONS[reason], count }))
       .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
-    notes: notesOf(r, search, plans, top[0], bestRejected, order, front.length, toPlan),
+    notes: notesOf(r, search, plans, top[0], bestRejected, order, front.length, toPlan, rejected),
   };
 }
 
@@ -559,8 +559,13 @@ function notesOf(
   order: (a: Candidate, b: Candidate) => number,
   frontSize: number,
   toPlan: (c: Candidate, rank: number) => Plan,
+  /** Every rejection: the search's and the ranking's (deadline, budget, network). */
+  rejected: ReadonlyMap<RejectReason, number>,
 ): string[] {
   const notes: string[] = [];
+  const top = plans[0];
+  // An empty answer says why first.
+  if (!top) notes.push(noPlanNote(r, rejected));
   const beats = (why: RejectReason) => {
     const c = bestRejected.get(why);
     return c && (!best || order(c, best) < 0) ? toPlan(c, 0) : undefined;
@@ -582,8 +587,6 @@ function notesOf(
     notes.push(
       `network bound the answer: a better plan (${describe(unstated)}) joins ${unstated.nodes} ${unstated.offer.provider} ${unstated.offer.instance} instances, whose network the offer does not state; it was not ranked on the assumed ${unstated.interNodeGbps} Gbps: to rank such plans, give the network you will get between them, for this offer (the offer in offers with its interNodeGbps) or for every offer (interNodeGbps)`,
     );
-  const top = plans[0];
-  if (!top) notes.push(noPlanNote(r, search));
   if (top && top.nodes === r.maxNodes && r.maxNodes > 0)
     notes.push(`maxNodes bound the answer: plan 1 uses all ${r.maxNodes} nodes; allowing more may do better`);
   if (
@@ -676,17 +679,18 @@ function notesOf(
  * without a reason. GPUs without a price and precisions a GPU lacks turn candidates away in every
  * search; they are the reason only when nothing else is.
  */
-function noPlanNote(r: RecommendRequest, search: Search): string {
+function noPlanNote(r: RecommendRequest, rejected: ReadonlyMap<RejectReason, number>): string {
   const off = r.parallelismSearch === 'off';
   const gpus = `up to ${r.maxNodes} node${r.maxNodes > 1 ? 's' : ''}${r.maxGpus === undefined ? '' : ` and ${r.maxGpus} GPUs (maxGpus)`}`;
-  // What turned candidates away, and what to change; in the order to try them: what bounds the
-  // layouts before what bounds the offers.
+  // What turned candidates away, and what to change.
   const remedies: [RejectReason, string, string][] = [
     [
       'OUT_OF_MEMORY',
       `out of GPU memory on ${gpus}${off ? ' with plain data parallelism' : ', with every ZeRO stage, tensor and pipeline parallelism and recomputation searched'}`,
       `${off ? 'search ZeRO, tensor and pipeline parallelism (parallelismSearch AUTO), ' : ''}allow more nodes (maxNodes) or choose GPUs with more memory`,
     ],
+    ['MISSES_DEADLINE', 'finishing after the deadline', 'allow more hours (deadlineHours) or more nodes'],
+    ['OVER_BUDGET', 'costing more than the budget', 'raise budgetUsd'],
     ['GLOBAL_BATCH_TOO_LARGE', 'above the global batch cap', 'raise maxGlobalBatch or fix globalBatch'],
     [
       'GLOBAL_BATCH_MISMATCH',
@@ -700,16 +704,23 @@ function noPlanNote(r: RecommendRequest, search: Search): string {
       'a step, hours or cost that is not a finite number',
       'move inputs from the edges of their ranges',
     ],
+    [
+      'NETWORK_UNSTATED',
+      'joining instances of an offer that states no network between them',
+      'give the network you will get (interNodeGbps)',
+    ],
     ['NO_PRICE', 'on GPUs no offer prices', 'give offers or prices for them, or set objective TIME'],
     ['UNSUPPORTED_PRECISION', 'in precision modes the GPU cannot run', 'list others in precisions'],
   ];
-  const counted = remedies.filter(([why]) => (search.rejected.get(why) ?? 0) > 0);
+  const counted = remedies.filter(([why]) => (rejected.get(why) ?? 0) > 0);
   const always = new Set<RejectReason>(['NO_PRICE', 'UNSUPPORTED_PRECISION']);
   const causes = counted.some(([why]) => !always.has(why))
     ? counted.filter(([why]) => !always.has(why))
     : counted;
+  // The reason that turned most away first.
+  causes.sort((a, b) => rejected.get(b[0])! - rejected.get(a[0])!);
   const said = causes.map(([why, what, fix]) => {
-    const n = search.rejected.get(why)!;
+    const n = rejected.get(why)!;
     return `${what} (${n.toLocaleString('en-US')} candidate${n > 1 ? 's' : ''}): ${fix}`;
   });
   return `no plan: every candidate was turned away${said.length ? `; ${said.join('; ')}` : ''}`;

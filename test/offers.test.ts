@@ -454,6 +454,13 @@ describe('notes say what bound the answer', () => {
     expect(unpriced.notes[0]).toMatch(
       /^no plan: every candidate was turned away; on GPUs no offer prices \([\d,]+ candidates\): give offers or prices for them, or set objective TIME$/,
     );
+    // A deadline nothing meets: the deadline, not the unpriced GPUs every search turns away.
+    const late = await recommend(`${RESNET}, maxNodes: 1, limit: 1, deadlineHours: 0.001`);
+    expect(late.plans).toEqual([]);
+    expect(late.notes[0]).toMatch(
+      /^no plan: every candidate was turned away; finishing after the deadline \([\d,]+ candidates\): allow more hours \(deadlineHours\) or more nodes(; out of GPU memory .*)?$/,
+    );
+    expect(late.notes.join('\n')).toMatch(/^deadline bound the answer: a better plan \(/m);
     // An answer with plans says none of it.
     expect((await recommend(`${RESNET}, maxNodes: 1, limit: 1`)).notes.join('\n')).not.toMatch(/no plan/);
   });
