@@ -11,9 +11,8 @@
 // as the server answers (calibration and neighbour transfer, predictor/learned/transfer.ts). MAPE of
 // throughput, mean over draws, then over GPUs. About 3 minutes on 2 cores.
 import { loadEfficiency, loadMeasurements } from '../seeds/catalog.js';
-import { examples, fit, featuresOf, type Example, PARAMS } from '../predictor/learned/train.js';
-import { EvidenceIndex } from '../predictor/learned/evidence.js';
-import { predictEnsemble, rng } from '../predictor/learned/gbdt.js';
+import { examples, type Example } from '../predictor/learned/train.js';
+import { rng } from '../predictor/learned/gbdt.js';
 import { calibrate, type RecordedEvidence } from '../predictor/learned/calibration.js';
 import { loadCalibrationSettings } from '../seeds/calibration.js';
 import {
@@ -22,7 +21,7 @@ import {
   ShippedConfigurations,
 } from '../predictor/learned/transfer.js';
 import { gpuChips } from '../predictor/learned/gpu-twins.js';
-import { calibrationQueryOf, SEED, withRecordedRuns } from './calibration.js';
+import { calibrationQueryOf, heldOutGpu, SEED, withRecordedRuns } from './calibration.js';
 
 const i = process.argv.indexOf('--draws');
 const draws = i >= 0 ? Number(process.argv[i + 1]) : 10;
@@ -45,19 +44,7 @@ for (const gpu of [...new Set(ex.map((e) => e.row.gpu))].sort()) {
     .map(([m]) => m)
     .sort();
   if (!candidates.length || byModel.size < 3) continue;
-  const model = fit(
-    ex.filter((e) => e.row.gpu !== gpu),
-    true,
-    PARAMS,
-  );
-  const predictWith = (index: EvidenceIndex, e: Example) =>
-    e.aware.throughput *
-    Math.exp(
-      predictEnsemble(
-        model.ensemble,
-        featuresOf(e, true, index.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework)),
-      ),
-    );
+  const { model, predictWith } = heldOutGpu(ex, gpu);
   const shipped = new ShippedConfigurations(ex.filter((e) => e.row.gpu !== gpu).map(exampleConfiguration));
   const r = rng(SEED);
   const perDraw: number[][] = VARIANTS.map(() => []);

@@ -171,6 +171,27 @@ export function drawRuns(rows: Example[], r: () => number): number[] | undefined
   return picked;
 }
 
+/**
+ * The learned correction fitted on every other GPU's rows (`gpu` unmeasured, as a new GPU is), and
+ * a row's throughput as it predicts it with an evidence index (the shipped one, or one with runs).
+ */
+export function heldOutGpu(ex: readonly Example[], gpu: string) {
+  const model = fit(
+    ex.filter((e) => e.row.gpu !== gpu),
+    true,
+    PARAMS,
+  );
+  const predictWith = (index: EvidenceIndex, e: Example) =>
+    e.aware.throughput *
+    Math.exp(
+      predictEnsemble(
+        model.ensemble,
+        featuresOf(e, true, index.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework)),
+      ),
+    );
+  return { model, predictWith };
+}
+
 export function runBenchmark(
   ex: Example[],
   settings: Pick<CalibrationSettings, 'weights' | 'transfer'>,
@@ -186,19 +207,7 @@ export function runBenchmark(
   const results: GpuResult[] = [];
   for (const gpu of gpus) {
     const test = ex.filter((e) => e.row.gpu === gpu);
-    const model = fit(
-      ex.filter((e) => e.row.gpu !== gpu),
-      true,
-      PARAMS,
-    );
-    const predictWith = (index: EvidenceIndex, e: Example) =>
-      e.aware.throughput *
-      Math.exp(
-        predictEnsemble(
-          model.ensemble,
-          featuresOf(e, true, index.query(e.row.model, e.row.gpu, e.row.precision, e.software.framework)),
-        ),
-      );
+    const { model, predictWith } = heldOutGpu(ex, gpu);
     const base = test.map((e) => predictWith(model.evidence, e));
     // Only the other GPUs' rows are shipped; the held-out GPU's reach the transfer only as the 3 runs.
     const shipped = new ShippedConfigurations(ex.filter((e) => e.row.gpu !== gpu).map(exampleConfiguration));
