@@ -70,4 +70,13 @@ describe('calibrate', () => {
     const direct = Array.from({ length: 3 }, () => run({ logError: 0.4 }));
     expect(offset(direct)).toBeCloseTo((24 * 0.4) / 25, 12);
   });
+
+  it("counts a run at the query's precision twin as at its precision (AMP_BF16 for AMP_FP16), not as another precision", () => {
+    const twin = { ...query, precision: 'AMP_FP16' as const, configuration: 'resnet50|NEW|b256|fp16' };
+    const bf16 = Array.from({ length: 2 }, () => run({ logError: 0.3 }));
+    // 8 each, as runs at AMP_FP16 itself would count; another precision counts 0.5 x 2 (same math).
+    expect(Math.log(calibrate(twin, bf16, w).scale)).toBeCloseTo((16 * 0.3) / 17, 12);
+    const fp32 = { ...query, precision: 'FP32' as const, configuration: 'resnet50|NEW|b256|fp32' };
+    expect(Math.log(calibrate(fp32, bf16, w).scale)).toBeCloseTo((1 * 0.3) / 2, 12);
+  });
 });

@@ -10,6 +10,7 @@ import type { NetworkTransport } from '../../seeds/types.js';
 import { POLICIES } from '../precision.js';
 import type { EvidenceIndex } from './evidence.js';
 import type { NeighbourTransfer } from './transfer.js';
+import { correctionPrecision } from './precision-twins.js';
 import type { CalibrationSettings, CalibrationWeights } from '../../seeds/calibration.js';
 
 export type { CalibrationSettings, CalibrationWeights };
@@ -58,13 +59,21 @@ export const NO_CALIBRATION: Calibration = {
 
 const mathOf = (p: Precision) => (POLICIES[p].math.matmul === 'fp32' ? 'fp32' : 'tensor');
 
-/** The weight a run carries for a query (0: it says nothing about it). */
+/**
+ * The weight a run carries for a query (0: it says nothing about it). A run at a precision's twin
+ * (AMP_BF16 and AMP_FP16: one autocast recipe on tensor cores of one rate; FP4 and FP8:
+ * precision-twins.ts) counts as one at the query's precision: counted as another precision, two
+ * AMP_BF16 runs 1.3x slower than predicted moved AMP_BF16 by 1.30x but AMP_FP16 by 1.18x, and
+ * recommend would then have offered AMP_FP16 as 10% faster than the precision the user timed, on
+ * no evidence but the runs it did not count.
+ */
 export function runWeight(q: CalibrationQuery, r: RecordedEvidence, w: CalibrationWeights): number {
   if (r.configuration === q.configuration) return w.sameConfiguration;
   const math = mathOf(r.precision) === mathOf(q.precision) ? w.sameMath : 1;
-  if (r.gpu === q.gpu && r.model === q.model && r.precision === q.precision) return w.sameModelSamePrecision;
+  const samePrecision = correctionPrecision(r.precision) === correctionPrecision(q.precision);
+  if (r.gpu === q.gpu && r.model === q.model && samePrecision) return w.sameModelSamePrecision;
   if (r.gpu === q.gpu) return (r.model === q.model ? w.sameModelSameGpu : w.sameGpu) * math;
-  if (r.model === q.model) return w.sameModelOtherGpu * (r.precision === q.precision ? 1 : 0.5);
+  if (r.model === q.model) return w.sameModelOtherGpu * (samePrecision ? 1 : 0.5);
   return 0;
 }
 
