@@ -3,15 +3,10 @@
 // The evidence is rebuilt only when the store changes (its version: count and largest id), so a
 // run recorded by one worker reaches the others on their next request.
 import { EvidenceIndex } from '../predictor/learned/evidence.js';
-import {
-  RecordedRuns,
-  configurationKey,
-  type RecordedEvidence,
-  type UserEvidence,
-} from '../predictor/learned/calibration.js';
+import { RecordedRuns, type RecordedEvidence, type UserEvidence } from '../predictor/learned/calibration.js';
 import { modelFeaturesOf, type Framework } from '../predictor/learned/features.js';
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
-import { learnedPredictor } from '../predictor/learned/model.js';
+import { correctionConfiguration, learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
 import { statedChannelsLast } from '../predictor/software.js';
 import type { Precision } from '../predictor/types.js';
@@ -409,22 +404,7 @@ function buildRuns(rows: readonly MeasurementRunRow[]): { runs: BuiltRun[]; skip
 }
 
 /** A run's exact-configuration identity: the key calibration gives its repeats (calibration.ts). */
-function runConfiguration({ row, req, p, item }: BuiltRun): string {
-  return configurationKey({
-    model: req.model.id,
-    seqOrImage: item.model.seqOrImage,
-    gpu: req.gpu.id,
-    precision: row.precision as Precision,
-    framework: row.framework,
-    batchSizePerGpu: p.execution.batchSizePerGpu,
-    gpusPerNode: p.execution.gpusPerNode,
-    nodes: p.execution.nodes,
-    gradAccumSteps: p.execution.gradAccumSteps,
-    interNodeGbps: p.execution.interNodeGbps,
-    interNodeTransport: p.execution.interNodeTransport,
-    parallelism: p.execution.parallelism,
-  });
-}
+const runConfiguration = (run: BuiltRun): string => correctionConfiguration(run.item);
 
 /**
  * The evidence a set of runs gives every prediction: `indexRuns` (of `runs`) as evidence rows like

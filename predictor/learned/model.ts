@@ -746,29 +746,38 @@ export class LearnedPredictor {
   }
 
   private calibration(it: CorrectionInput, user: UserEvidence) {
-    const framework = (it.software ?? DEFAULT_SOFTWARE).framework;
     const q = {
       model: it.modelId,
       gpu: it.gpu.id,
       precision: it.exec.precision,
-      framework,
-      configuration: configurationKey({
-        model: it.modelId,
-        seqOrImage: it.model.seqOrImage,
-        gpu: it.gpu.id,
-        precision: it.exec.precision,
-        framework,
-        batchSizePerGpu: it.exec.batchSizePerGpu,
-        gpusPerNode: it.exec.gpusPerNode,
-        nodes: it.exec.nodes,
-        gradAccumSteps: it.exec.gradAccumSteps,
-        interNodeGbps: it.exec.interNodeGbps,
-        interNodeTransport: it.exec.interNodeTransport,
-        parallelism: it.exec.parallelism,
-      }),
+      framework: (it.software ?? DEFAULT_SOFTWARE).framework,
+      configuration: correctionConfiguration(it),
     };
     return calibrate(q, user.runs.relevant(q.model, q.gpu), user.settings.weights);
   }
+}
+
+/**
+ * The exact-configuration key of what the correction is asked about (calibration.ts
+ * configurationKey): the key a query's calibration looks its repeats up by, and the one a recorded
+ * run is stored under (service/measurements.ts builds each run's correction input), so the two
+ * always agree.
+ */
+export function correctionConfiguration(it: CorrectionInput): string {
+  return configurationKey({
+    model: it.modelId,
+    seqOrImage: it.model.seqOrImage,
+    gpu: it.gpu.id,
+    precision: it.exec.precision,
+    framework: (it.software ?? DEFAULT_SOFTWARE).framework,
+    batchSizePerGpu: it.exec.batchSizePerGpu,
+    gpusPerNode: it.exec.gpusPerNode,
+    nodes: it.exec.nodes,
+    gradAccumSteps: it.exec.gradAccumSteps,
+    interNodeGbps: it.exec.interNodeGbps,
+    interNodeTransport: it.exec.interNodeTransport,
+    parallelism: it.exec.parallelism,
+  });
 }
 
 /**
