@@ -335,9 +335,7 @@ export function repeatInterval(ex: readonly Example[]): Interval {
     // step time is inversely proportional to throughput
     for (const x of residuals) xs.push((sum - x) / (residuals.length - 1) - x);
   }
-  xs.sort((a, b) => a - b);
-  const q = (p: number) => Number(xs[Math.round(p * (xs.length - 1))].toFixed(3));
-  return { q10: q(0.1), q90: q(0.9), rows: xs.length };
+  return tailQuantiles(xs, 0.1);
 }
 
 /** Mean over GPUs of each variant's MAPE on all other rows, for a subset of GPUs. */
@@ -347,7 +345,15 @@ type HeldOutRow = GpuResult['shippedLogErrors'][number];
 
 /** The `tail` and 1 - `tail` quantiles of log(measured / predicted step time) over some held-out rows. */
 function quantiles(rows: HeldOutRow[], tail: number): Interval {
-  const xs = rows.map((r) => r.logError).sort((a, b) => a - b);
+  return tailQuantiles(
+    rows.map((r) => r.logError),
+    tail,
+  );
+}
+
+/** The `tail` and 1 - `tail` quantiles of some log errors, to three decimals, as an interval. */
+function tailQuantiles(values: number[], tail: number): Interval {
+  const xs = [...values].sort((a, b) => a - b);
   const q = (p: number) => Number(xs[Math.round(p * (xs.length - 1))].toFixed(3));
   return { q10: q(tail), q90: q(1 - tail), rows: xs.length };
 }
