@@ -468,7 +468,7 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
       try {
         script = harnessScript(options.model, options.seqLen, { model: '--model', seqLen: '--seq-len' });
       } catch (e) {
-        if (e instanceof InputError) throw new UsageError(`${e.field}: ${e.message}`);
+        if (e instanceof InputError) throw new UsageError(e.withField);
         throw e;
       }
       if (!options.out) process.stdout.write(script);

@@ -7,6 +7,11 @@ export class InputError extends Error {
     super(message);
     this.name = 'InputError';
   }
+
+  /** As every interface says it (GraphQL, HTTP, the CLI, a rejected run): the field, then why. */
+  get withField(): string {
+    return `${this.field}: ${this.message}`;
+  }
 }
 
 /**

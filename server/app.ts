@@ -334,7 +334,7 @@ function harnessDownload(res: ServerResponse, url: URL, state: RequestState): vo
       res,
       400,
       'application/json',
-      errorBody(`${e.field}: ${e.message}`, 'BAD_USER_INPUT', state.requestId, e.field),
+      errorBody(e.withField, 'BAD_USER_INPUT', state.requestId, e.field),
     );
   }
   res.writeHead(200, {

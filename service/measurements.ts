@@ -198,7 +198,7 @@ export function checkOwner(owner: string): string {
 }
 
 const reasonOf = (e: unknown) =>
-  e instanceof InputError ? `${e.field}: ${e.message}` : e instanceof Error ? e.message : String(e);
+  e instanceof InputError ? e.withField : e instanceof Error ? e.message : String(e);
 
 /** The configuration as stored: every default filled in, so it rebuilds the same request later. */
 const storedConfiguration = (r: RunInput): RunConfiguration => ({
