@@ -21,7 +21,7 @@ import {
   ShippedConfigurations,
 } from '../predictor/learned/transfer.js';
 import { gpuChips } from '../predictor/learned/gpu-twins.js';
-import { calibrationQueryOf, heldOutGpu, SEED, withRecordedRuns } from './calibration.js';
+import { calibrationQueryOf, heldOutGpu, SEED, servedWith, withRecordedRuns } from './calibration.js';
 
 const i = process.argv.indexOf('--draws');
 const draws = i >= 0 ? Number(process.argv[i + 1]) : 10;
@@ -70,13 +70,7 @@ for (const gpu of [...new Set(ex.map((e) => e.row.gpu))].sort()) {
       if (e.row.model === timed) continue;
       const calibrated =
         predictWith(index, e) / calibrate(calibrationQueryOf(e), runs, settings.weights).scale;
-      // Blend in log throughput by the transfer's share, as predictor/learned/model.ts does on step time.
-      const t = transfer.query(exampleConfiguration(e));
-      const served = t
-        ? Math.exp(
-            (1 - t.share) * Math.log(calibrated) + t.share * (Math.log(e.aware.throughput) + t.logResidual),
-          )
-        : calibrated;
+      const served = servedWith(transfer, calibrated, e).thr;
       errors[0].push(ape(predictWith(model.evidence, e), e));
       errors[1].push(ape(calibrated, e));
       errors[2].push(ape(served, e));

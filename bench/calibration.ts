@@ -192,6 +192,25 @@ export function heldOutGpu(ex: readonly Example[], gpu: string) {
   return { model, predictWith };
 }
 
+/**
+ * A row's throughput as the server answers it with runs on its GPU: the calibrated prediction
+ * blended with the transfer's (`t`, undefined where none) in log throughput by the transfer's
+ * share, as predictor/learned/model.ts does on step time.
+ */
+export function servedWith(
+  transfer: NeighbourTransfer,
+  calibrated: number,
+  e: Example,
+): { t: ReturnType<NeighbourTransfer['query']>; thr: number } {
+  const t = transfer.query(exampleConfiguration(e));
+  const thr = t
+    ? Math.exp(
+        (1 - t.share) * Math.log(calibrated) + t.share * (Math.log(e.aware.throughput) + t.logResidual),
+      )
+    : calibrated;
+  return { t, thr };
+}
+
 export function runBenchmark(
   ex: Example[],
   settings: Pick<CalibrationSettings, 'weights' | 'transfer'>,
@@ -250,15 +269,7 @@ export function runBenchmark(
         const indexed = predictWith(index, e);
         const both = indexed / calibrate(q, runsIndexed, weights).scale;
         // Blend in log throughput: the transfer's share by its evidence (predictor/learned/model.ts does the same on step time).
-        const blend = (tr: NeighbourTransfer) => {
-          const t = tr.query(exampleConfiguration(e));
-          const thr = t
-            ? Math.exp(
-                (1 - t.share) * Math.log(both) + t.share * (Math.log(e.aware.throughput) + t.logResidual),
-              )
-            : both;
-          return { t, thr };
-        };
+        const blend = (tr: NeighbourTransfer) => servedWith(tr, both, e);
         const { t, thr: transferred } = blend(transfer);
         candidateTransfers.forEach((tr, c) => candidateErrors[c].push(ape(blend(tr).thr, e)));
         const row: Record<Variant, number> = {
