@@ -186,6 +186,14 @@ export interface ShardedSearch {
    * cap (else 'OUT_OF_MEMORY' means: keep plain).
    */
   best(g: number, nodes: number, plainFits: boolean): Candidate | RejectReason;
+  /**
+   * The fewest nodes of `g` GPUs, from `from` to `to`, on which some layout other than plain data
+   * parallelism fits in memory, or null. Where memory is A + B / DP (every model without experts),
+   * each configuration's narrowest DP (Config.minDp) gives its fewest nodes directly; the least of
+   * them is checked by `fits` and the scan goes on past it should it not (a ZeRO-0 layout fitting
+   * at DP 1 but not wider). Experts fit per EP: that search goes node by node.
+   */
+  fewestNodes(g: number, from: number, to: number): number | null;
 }
 
 /**
@@ -329,6 +337,8 @@ export interface Config {
   shardedMs: number[];
   minDp: number[];
 }
+
+const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
 
 /** The TP degrees a search tries on a GPU: within its node, and (beyond 1) dividing the model's heads. */
 export const tensorParallelDegrees = (
@@ -810,7 +820,43 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     if (!pending) fitted[group] = 1;
   };
 
+  const fitsOn = (gpusPerNode: number, nodeCount: number) => {
+    g = gpusPerNode;
+    nodes = nodeCount;
+    gpus = g * nodes;
+    return fitsSomewhere();
+  };
+  /** The fewest nodes >= `from` on which a configuration may fit by its narrowest DP (Infinity: none). */
+  const fewestByWidth = (gpusPerNode: number, from: number): number => {
+    let fewest = Infinity;
+    for (const c of fixedConfigs()) {
+      if (gpusPerNode % c.t !== 0) continue;
+      const split = c.t * c.pp;
+      // Nodes must make the GPUs a multiple of TP x PP.
+      const every = split / gcd(gpusPerNode, split);
+      for (let z = 0; z <= 3; z++) {
+        if (!Number.isFinite(c.minDp[z])) continue;
+        if (split === 1 && z === 0 && c.recompute === 'none') continue; // plain data parallelism
+        const dp = Math.max(c.minDp[z], z > 0 ? 2 : 1);
+        const least = Math.max(from, Math.ceil((dp * split) / gpusPerNode));
+        fewest = Math.min(fewest, Math.ceil(least / every) * every);
+      }
+    }
+    return fewest;
+  };
   return {
+    fewestNodes(gpusPerNode, from, to) {
+      let n = from;
+      while (n <= to) {
+        if (!moe) {
+          n = fewestByWidth(gpusPerNode, n);
+          if (n > to) return null;
+        }
+        if (fitsOn(gpusPerNode, n)) return n;
+        n++;
+      }
+      return null;
+    },
     best(gpusPerNode, nodeCount, plainFits) {
       const found = search(gpusPerNode, nodeCount);
       if (typeof found === 'string') return found;

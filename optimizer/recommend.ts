@@ -48,6 +48,7 @@ import {
   REJECT_REASONS,
   SearchTimeout,
   type Candidate,
+  type FitBeyond,
   type Plan,
   type Recommendation,
   type RecommendRequest,
@@ -60,6 +61,7 @@ export {
   REJECT_REASONS,
   SearchTimeout,
   type Candidate,
+  type FitBeyond,
   type Objective,
   type ParallelismSearch,
   type Plan,
@@ -364,6 +366,11 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
       }
     }
   }
+  // Nothing fitted: say where something would (the note names it), not only that nothing did.
+  const fitBeyond =
+    candidates.length === 0 && (rejected.get('OUT_OF_MEMORY') ?? 0) > 0
+      ? yield* fewestNodesThatFit(r, optionsByGpu, eff, stopAt)
+      : undefined;
   return {
     size,
     evaluated,
@@ -375,7 +382,112 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
     smallestOomBatch,
     maxGlobalBatch: maxGlobal,
     sharded: candidates.some((c) => c.parallelism),
+    ...(fitBeyond ? { fitBeyond } : {}),
   };
+}
+
+/** Most nodes fewestNodesThatFit looks at: the API's limit on a plan's nodes (service/validate.ts LIMITS.nodes). */
+export const FIT_SCAN_NODES = 4096;
+/** Node counts fewestNodesThatFit scans between turns (a model with experts is scanned node by node). */
+const FIT_SCAN_SLICE = 64;
+
+/**
+ * Per GPU of the request: the fewest nodes, past what the request allowed (maxNodes, maxGpus), on
+ * which some layout of the model fits in memory, at the smallest batch per GPU it lists, on its
+ * most GPUs per node, in whichever of its precisions fits on the fewest (the faster on a tie),
+ * with the fastest such layout; fewest GPUs first. Memory only: no price, network, deadline,
+ * budget, global batch or evidence rule is applied (whoever raises maxNodes meets those in the
+ * search itself). Layouts are searched as parallelismSearch AUTO does, whatever the request
+ * asked: plain data parallelism needs the same memory on any number of nodes, so only splitting
+ * the model can make it fit. Up to FIT_SCAN_NODES (parallel-search.ts fewestNodes: fitting is not
+ * monotone in nodes, since TP x PP must divide the GPUs); a GPU on which nothing fits even there
+ * is left out. Undefined when the request's time budget ran out first.
+ */
+function* fewestNodesThatFit(
+  r: RecommendRequest,
+  optionsByGpu: PricingOption[][],
+  eff: Efficiency,
+  stopAt: number,
+): Generator<void, FitBeyond[] | undefined, void> {
+  const cost = costOf(r.model);
+  const batch = Math.min(...r.batchSizes);
+  // Unconstrained by a global batch: memory is what is asked.
+  const relaxed: RecommendRequest = { ...r, globalBatch: undefined, maxGlobalBatch: undefined };
+  const share = searchShare();
+  const found: FitBeyond[] = [];
+  for (const [gpuIndex, gpu] of r.gpus.entries()) {
+    const opts = optionsByGpu[gpuIndex];
+    const perNode = Math.max(...opts.map((o) => o.maxPerNode));
+    const g = Math.max(0, ...r.gpusPerNodeChoices.filter((c) => c <= perNode));
+    if (g === 0) continue;
+    // The search tried up to maxNodes, or up to maxGpus where that is fewer.
+    const firstUnsearched =
+      1 + (r.maxGpus === undefined ? r.maxNodes : Math.min(r.maxNodes, Math.floor(r.maxGpus / g)));
+    let best: (FitBeyond & { msPerSample: number }) | undefined;
+    for (const precision of r.precisions) {
+      if (unsupportedReason(gpu, precision) !== null) continue;
+      yield;
+      const sharded = shardedSearch(
+        relaxed,
+        {
+          model: r.model,
+          cost,
+          gpu,
+          gpuIndex,
+          precision,
+          batch,
+          price: null,
+          netGbps: opts[0].interNodeGbps,
+          netTransport: opts[0].interNodeTransport,
+          maxGlobalBatch: Infinity,
+          share,
+        },
+        eff,
+      );
+      // Ties on nodes go to the faster precision (time per sample: layouts differ in micro-batches and DP).
+      // In slices of nodes, so that a search node by node (experts) yields and keeps to the time budget.
+      const fewestFrom = function* (from: number): Generator<void, number | null | undefined, void> {
+        const to = best ? best.nodes : FIT_SCAN_NODES;
+        for (let first = from; first <= to; first += FIT_SCAN_SLICE) {
+          yield;
+          if (performance.now() >= stopAt) return undefined;
+          const n = sharded.fewestNodes(g, first, Math.min(to, first + FIT_SCAN_SLICE - 1));
+          if (n !== null) return n;
+        }
+        return null;
+      };
+      let nodes = yield* fewestFrom(firstUnsearched);
+      // Past the time budget the note says less rather than the request failing.
+      if (nodes === undefined) return undefined;
+      while (nodes !== null) {
+        const plan = sharded.best(g, nodes, false);
+        if (typeof plan !== 'string' && plan.parallelism) {
+          const p = plan.parallelism;
+          const msPerSample =
+            plan.stepTimeMs / ((batch * plan.accum * g * nodes) / (p.tensorParallel * p.pipelineParallel));
+          if (!best || nodes < best.nodes || msPerSample < best.msPerSample)
+            best = {
+              gpu: gpu.id,
+              gpusPerNode: g,
+              nodes,
+              precision,
+              batch,
+              parallelism: p,
+              memoryGb: plan.memoryGb,
+              msPerSample,
+            };
+          break;
+        }
+        nodes = yield* fewestFrom(nodes + 1);
+        if (nodes === undefined) return undefined;
+      }
+    }
+    if (best) {
+      const { msPerSample: _, ...fit } = best;
+      found.push(fit);
+    }
+  }
+  return found.sort((a, b) => a.gpusPerNode * a.nodes - b.gpusPerNode * b.nodes || a.nodes - b.nodes);
 }
 
 const oomKey = (gpuIndex: number, precision: Precision) => `${gpuIndex}|${precision}`;
@@ -565,7 +677,7 @@ function notesOf(
   const notes: string[] = [];
   const top = plans[0];
   // An empty answer says why first.
-  if (!top) notes.push(noPlanNote(r, rejected));
+  if (!top) notes.push(noPlanNote(r, rejected, search.fitBeyond));
   const beats = (why: RejectReason) => {
     const c = bestRejected.get(why);
     return c && (!best || order(c, best) < 0) ? toPlan(c, 0) : undefined;
@@ -679,15 +791,25 @@ function notesOf(
  * without a reason. GPUs without a price and precisions a GPU lacks turn candidates away in every
  * search; they are the reason only when nothing else is.
  */
-function noPlanNote(r: RecommendRequest, rejected: ReadonlyMap<RejectReason, number>): string {
+function noPlanNote(
+  r: RecommendRequest,
+  rejected: ReadonlyMap<RejectReason, number>,
+  fitBeyond: readonly FitBeyond[] | undefined,
+): string {
   const off = r.parallelismSearch === 'off';
   const gpus = `up to ${r.maxNodes} node${r.maxNodes > 1 ? 's' : ''}${r.maxGpus === undefined ? '' : ` and ${r.maxGpus} GPUs (maxGpus)`}`;
+  const moreNodes =
+    fitBeyond === undefined
+      ? 'allow more nodes (maxNodes)'
+      : fitBeyond.length === 0
+        ? `no layout fits even on ${FIT_SCAN_NODES.toLocaleString('en-US')} nodes of these GPUs at batch ${Math.min(...r.batchSizes)}`
+        : `allow more nodes (${r.maxGpus === undefined ? 'maxNodes' : 'maxNodes, maxGpus'}): ${fitsText(fitBeyond.slice(0, FITS_SHOWN))}${fitBeyond.length > FITS_SHOWN ? ` (${fitBeyond.length - FITS_SHOWN} more GPU types fit on more)` : ''}${off ? ', searched as parallelismSearch AUTO' : ''}`;
   // What turned candidates away, and what to change.
   const remedies: [RejectReason, string, string][] = [
     [
       'OUT_OF_MEMORY',
       `out of GPU memory on ${gpus}${off ? ' with plain data parallelism' : ', with every ZeRO stage, tensor and pipeline parallelism and recomputation searched'}`,
-      `${off ? 'search ZeRO, tensor and pipeline parallelism (parallelismSearch AUTO), ' : ''}allow more nodes (maxNodes) or choose GPUs with more memory`,
+      `${off ? 'search ZeRO, tensor and pipeline parallelism (parallelismSearch AUTO), ' : ''}${moreNodes}${fitBeyond === undefined ? ' or' : fitBeyond.length ? ', or' : ';'} choose GPUs with more memory`,
     ],
     ['MISSES_DEADLINE', 'finishing after the deadline', 'allow more hours (deadlineHours) or more nodes'],
     ['OVER_BUDGET', 'costing more than the budget', 'raise budgetUsd'],
@@ -724,6 +846,25 @@ function noPlanNote(r: RecommendRequest, rejected: ReadonlyMap<RejectReason, num
     return `${what} (${n.toLocaleString('en-US')} candidate${n > 1 ? 's' : ''}): ${fix}`;
   });
   return `no plan: every candidate was turned away${said.length ? `; ${said.join('; ')}` : ''}`;
+}
+
+/** GPU types the no-plan note names where a layout would fit. */
+const FITS_SHOWN = 3;
+
+/** "the fewest where a layout fits are 4 nodes of 8 H100-SXM5-80GB (BF16, batch 1 per GPU: TP 8, PP 4, ZeRO-1, full recompute, 71 GB per GPU); ..." */
+function fitsText(fits: readonly FitBeyond[]): string {
+  const one = (f: FitBeyond) => {
+    const p = f.parallelism;
+    const layout = [
+      `TP ${p.tensorParallel}`,
+      `PP ${p.pipelineParallel}${(p.virtualPipelineStages ?? 1) > 1 ? ` x ${p.virtualPipelineStages} chunks` : ''}`,
+      ...((p.expertParallel ?? 1) > 1 ? [`EP ${p.expertParallel}`] : []),
+      `ZeRO-${p.zeroStage}`,
+      ...(p.recompute === 'none' ? [] : [`${p.recompute} recompute`]),
+    ].join(', ');
+    return `${f.nodes.toLocaleString('en-US')} node${f.nodes > 1 ? 's' : ''} of ${f.gpusPerNode} ${f.gpu} (${f.precision}, batch ${f.batch} per GPU: ${layout}; ${f.memoryGb.toFixed(1)} GB per GPU)`;
+  };
+  return `the fewest on which a layout fits ${fits.length > 1 ? 'are' : 'is'} ${fits.map(one).join('; ')}`;
 }
 
 /**

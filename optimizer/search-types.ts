@@ -267,6 +267,19 @@ export interface Search {
   sharded: boolean;
   /** Feasible candidates left out of `candidates` because they cannot change the answer (optimizer/pruned.ts). */
   prunedFeasible?: number;
+  /** No candidate fitted in memory: where one would, per GPU, fewest GPUs first (recommend.ts fewestNodesThatFit). */
+  fitBeyond?: FitBeyond[];
+}
+
+/** The fewest nodes past a request's limits on which a GPU holds the model, and the layout that does. */
+export interface FitBeyond {
+  gpu: string;
+  gpusPerNode: number;
+  nodes: number;
+  precision: Precision;
+  batch: number;
+  parallelism: Parallelism;
+  memoryGb: number;
 }
 
 /**

@@ -438,8 +438,53 @@ describe('notes say what bound the answer', () => {
     const r = await recommend(`${LLAMA405}, gpus: ["H100-SXM5-80GB", "B200"], maxNodes: 2, limit: 1`);
     expect(r.plans).toEqual([]);
     const oom = r.rejected.find((x) => x.reason === 'OUT_OF_MEMORY')!.count;
-    expect(r.notes[0]).toBe(
-      `no plan: every candidate was turned away; out of GPU memory on up to 2 nodes, with every ZeRO stage, tensor and pipeline parallelism and recomputation searched (${oom.toLocaleString('en-US')} candidates): allow more nodes (maxNodes) or choose GPUs with more memory`,
+    expect(r.notes[0]).toMatch(
+      new RegExp(
+        `^no plan: every candidate was turned away; out of GPU memory on up to 2 nodes, with every ZeRO stage, tensor and pipeline parallelism and recomputation searched \\(${oom.toLocaleString('en-US')} candidates\\): allow more nodes \\(maxNodes\\): the fewest on which a layout fits are .*, or choose GPUs with more memory$`,
+      ),
+    );
+    // It names, per GPU, the fewest nodes on which the model fits, fewest GPUs first: asked again
+    // with that many nodes the search finds a plan there, and with one fewer it finds none. (The
+    // network is given: an offer that states none turns a multi-node plan away for that instead.)
+    const named = [
+      ...r.notes[0].matchAll(
+        /(\d+) nodes of (\d+) ([\w-]+) \((\w+), batch (\d+) per GPU: ([^;]+); ([\d.]+) GB per GPU\)/g,
+      ),
+    ];
+    expect(named.map((m) => m[3])).toEqual(['B200', 'H100-SXM5-80GB']);
+    // A mixture of experts fits per EP: searched node by node.
+    const MIXTRAL = 'workload: { model: "mixtral_8x7b", samples: 1e10 }';
+    const moe = await recommend(`${MIXTRAL}, gpus: ["V100-SXM2-16GB"], maxNodes: 1, limit: 1`);
+    const moeNamed = [
+      ...moe.notes[0].matchAll(
+        /(\d+) nodes of (\d+) ([\w-]+) \((\w+), batch (\d+) per GPU: ([^;]+); ([\d.]+) GB per GPU\)/g,
+      ),
+    ];
+    expect(moeNamed.map((m) => m[3])).toEqual(['V100-SXM2-16GB']);
+    expect(moeNamed[0][6]).toMatch(/EP \d+/);
+    const cases = [
+      [LLAMA405, named],
+      [MIXTRAL, moeNamed],
+    ] as const;
+    for (const [workload, [, nodes, perNode, gpu, precision, batch, layout]] of cases.flatMap(([w, ns]) =>
+      ns.map((n) => [w, n] as const),
+    )) {
+      expect(Number(perNode)).toBe(8);
+      expect(Number(nodes)).toBeGreaterThan(2);
+      expect(layout).toMatch(/^TP \d+, PP \d+(, EP \d+)?, ZeRO-\d/);
+      const at = (n: number) =>
+        recommend(
+          `${workload}, gpus: ["${gpu}"], objective: TIME, maxNodes: ${n}, interNodeGbps: 400, limit: 1, batchSizes: [${batch}], precisions: [${precision}]`,
+        );
+      const fits = await at(Number(nodes));
+      expect(fits.plans.length, gpu).toBe(1);
+      expect(fits.plans[0].nodes).toBe(Number(nodes));
+      expect((await at(Number(nodes) - 1)).plans, gpu).toEqual([]);
+    }
+    // Where nothing fits on any number of nodes (activations do not shard across replicas), it says so.
+    const never = await recommend(`${LLAMA405}, gpus: ["T4"], maxNodes: 1, batchSizes: [512], limit: 1`);
+    expect(never.notes[0]).toMatch(
+      /: no layout fits even on 4,096 nodes of these GPUs at batch 512; choose GPUs with more memory$/,
     );
     // Plain data parallelism says to search the rest.
     const plain = await recommend(
