@@ -265,23 +265,29 @@ export interface TimedProcurementPlan extends ProcurementPlan {
   allocations: (Allocation & { config: Timed<RunConfig> })[];
 }
 
-/** The harness commands for a coupled plan's configuration of a zoo model, on the search's network. */
-function timed<T extends PlanConfiguration & { gpu: GpuSpec }>(
-  c: T,
-  model: ModelDef,
+/**
+ * A coupled plan's configurations with the harness commands that time them: each as its job's zoo
+ * model, on the search's network. (Fleet and procurement plans name jobs by id.)
+ */
+function jobTimer(
+  jobs: readonly { id: string; model: ModelDef }[],
   space: ReturnType<typeof searchSpace>,
   input: { channelsLast?: boolean | null },
-): Timed<T> {
-  return {
-    ...c,
-    harness: harnessCommands(
-      {
-        ...c,
-        interNodeGbps: space.interNodeGbps(c.gpu),
-        interNodeTransport: space.interNodeTransport ?? 'RDMA',
-      },
-      { workload: { model: model.id }, model, channelsLast: input.channelsLast },
-    ),
+) {
+  const modelOf = new Map(jobs.map((j) => [j.id, j.model]));
+  return <T extends PlanConfiguration & { gpu: GpuSpec }>(jobId: string, c: T): Timed<T> => {
+    const model = modelOf.get(jobId)!;
+    return {
+      ...c,
+      harness: harnessCommands(
+        {
+          ...c,
+          interNodeGbps: space.interNodeGbps(c.gpu),
+          interNodeTransport: space.interNodeTransport ?? 'RDMA',
+        },
+        { workload: { model: model.id }, model, channelsLast: input.channelsLast },
+      ),
+    };
   };
 }
 
@@ -424,11 +430,8 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
       [...inventory.map((it) => it.gpu), ...(input.allowOnDemand ? onDemandGpus : [])],
     ),
   );
-  const modelOf = new Map(jobs.map((j) => [j.id, j.model]));
-  return {
-    ...plan,
-    assignments: plan.assignments.map((a) => timed(a, modelOf.get(a.jobId)!, space, input)),
-  };
+  const timed = jobTimer(jobs, space, input);
+  return { ...plan, assignments: plan.assignments.map((a) => timed(a.jobId, a)) };
 }
 
 /** Checks a procurement request, fills its defaults and solves it. */
@@ -555,13 +558,10 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
       options.map((o) => o.gpu),
     ),
   );
-  const modelOf = new Map(jobs.map((j) => [j.id, j.model]));
+  const timed = jobTimer(jobs, space, input);
   return {
     ...plan,
-    allocations: plan.allocations.map((a) => ({
-      ...a,
-      config: timed(a.config, modelOf.get(a.jobId)!, space, input),
-    })),
+    allocations: plan.allocations.map((a) => ({ ...a, config: timed(a.jobId, a.config) })),
   };
 }
 
