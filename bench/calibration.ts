@@ -35,6 +35,7 @@ import {
   type TransferSettings,
 } from '../seeds/calibration.js';
 import {
+  blendTransfer,
   exampleConfiguration,
   NeighbourTransfer,
   ShippedConfigurations,
@@ -203,11 +204,7 @@ export function servedWith(
   e: Example,
 ): { t: ReturnType<NeighbourTransfer['query']>; thr: number } {
   const t = transfer.query(exampleConfiguration(e));
-  const thr = t
-    ? Math.exp(
-        (1 - t.share) * Math.log(calibrated) + t.share * (Math.log(e.aware.throughput) + t.logResidual),
-      )
-    : calibrated;
+  const thr = e.aware.throughput * Math.exp(blendTransfer(Math.log(calibrated / e.aware.throughput), t));
   return { t, thr };
 }
 

@@ -38,6 +38,7 @@ import {
   type EvidenceLevel,
 } from './evidence.js';
 import { calibrate, configurationKey, NO_CALIBRATION, type UserEvidence } from './calibration.js';
+import { blendTransfer } from './transfer.js';
 import {
   calibrateOnPublished,
   type PublishedCalibration,
@@ -589,12 +590,9 @@ export class LearnedPredictor {
       // runs show (transfer.ts); no shipped benchmark row used a split layout or a tuned stack (the
       // LLM runs give no evidence), so none transfers to one.
       const t = transfers[i];
-      // The model predicts log(measured throughput / analytical): time scales by its inverse; the
-      // transfer's residual is of the same kind, blended in log by its share of the evidence.
-      const k = Math.exp(
-        (1 - (t?.share ?? 0)) * (-out[i] + Math.log(c.scale * (publishedCal[i]?.scale ?? 1))) -
-          (t ? t.share * t.logResidual : 0),
-      );
+      // The model predicts log(measured throughput / analytical), which calibration divides by its
+      // scale: time scales by the inverse; the transfer's residual is of the same kind.
+      const k = Math.exp(-blendTransfer(out[i] - Math.log(c.scale * (publishedCal[i]?.scale ?? 1)), t));
       let iv = this.interval(it, evs[i], regimes[i], publishedCal[i]);
       // Runs of this model on this GPU: the interval is the calibrated one measured on the
       // benchmark, widened by how much the runs disagree (1.28 standard deviations: P10/P90);

@@ -40,6 +40,15 @@ export interface TransferredPrediction {
   neighbours: number;
 }
 
+/**
+ * The estimate's log(measured / analytical throughput) once the transfer is blended in: the
+ * learned and calibrated one's (`calibrated`) and the transfer's residual, in log, by the
+ * transfer's share of the evidence. The one place the blend is written (the predictor and the
+ * calibration benches read it).
+ */
+export const blendTransfer = (calibrated: number, t: TransferredPrediction | null | undefined): number =>
+  t ? (1 - t.share) * calibrated + t.share * t.logResidual : calibrated;
+
 interface Neighbour {
   gpu: string;
   /** Mean of (run residual here - counterpart residual there) over the runs. */
