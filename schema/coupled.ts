@@ -5,7 +5,7 @@
 import { Field, Float, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { Precision } from '../predictor/types.js';
 import type { NetworkTransport } from '../seeds/types.js';
-import { Gpu, NetworkTransportEnum, PrecisionEnum, TrainingConfiguration } from './types.js';
+import { Gpu, HarnessCommands, NetworkTransportEnum, PrecisionEnum, TrainingConfiguration } from './types.js';
 import { PRECISIONS_ALLOWED, PriceInput, WorkloadInput } from './inputs.js';
 import { Parallelism, RecomputeEnum } from './parallelism.js';
 
@@ -741,6 +741,12 @@ export class FederatedClientPlan {
     description: 'Why the client sits out, or anything else worth knowing; null when nothing.',
   })
   note!: string | null;
+  @Field(() => HarnessCommands, {
+    nullable: true,
+    description:
+      "How to time the client's configuration on its device (the measurement harness's commands, one GPU) and record it: the run then calibrates this model's predictions on that GPU; null when the client sits out.",
+  })
+  harness!: HarnessCommands | null;
 }
 
 @ObjectType({ description: 'One round of the planned cycle.' })

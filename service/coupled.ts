@@ -14,8 +14,10 @@ import {
 import {
   customGpuSpec,
   planFederatedRound,
+  type ClientPlan,
   type FederatedClient,
   type FederatedPlan,
+  type RoundPlan,
 } from '../optimizer/federated.js';
 import {
   planProcurement,
@@ -31,6 +33,7 @@ import { DEFAULT_SEARCH_PRECISIONS, defaultSearchPrecisions } from '../predictor
 import { costOf } from '../predictor/predict.js';
 import { statedChannelsLast } from '../predictor/software.js';
 import { PRECISIONS, type GpuSpec, type ModelDef, type Precision } from '../predictor/types.js';
+import type { Recompute } from '../predictor/parallel.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import type { NetworkTransport } from '../seeds/types.js';
 import { harnessCommands, type HarnessCommands, type PlanConfiguration } from './harness-commands.js';
@@ -258,6 +261,15 @@ export type Timed<T> = T & { harness: HarnessCommands };
 /** A fleet plan whose every assignment says how to time it. */
 export interface TimedFleetPlan extends FleetPlan {
   assignments: Timed<FleetAssignment>[];
+}
+
+/** A federated client's part in a round, and how to time it on its device (null when it sits out). */
+export type TimedClientPlan = ClientPlan & { harness: HarnessCommands | null };
+
+/** A federated plan whose every participating client says how to time its configuration. */
+export interface TimedFederatedPlan extends Omit<FederatedPlan, 'clients' | 'schedule'> {
+  clients: TimedClientPlan[];
+  schedule: (Omit<RoundPlan, 'clients'> & { clients: TimedClientPlan[] })[];
 }
 
 /** A procurement plan whose every run configuration says how to time it. */
@@ -559,14 +571,11 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
     ),
   );
   const timed = jobTimer(jobs, space, input);
-  return {
-    ...plan,
-    allocations: plan.allocations.map((a) => ({ ...a, config: timed(a.jobId, a.config) })),
-  };
+  return { ...plan, allocations: plan.allocations.map((a) => ({ ...a, config: timed(a.jobId, a.config) })) };
 }
 
 /** Checks a federated-learning request, fills its defaults and solves it. */
-export async function federatedPlan(input: FederatedQuery): Promise<FederatedPlan> {
+export async function federatedPlan(input: FederatedQuery): Promise<TimedFederatedPlan> {
   fullTrainingOnly('workload.fineTuning', input.workload, 'for federated rounds');
   const model = modelById('workload.model', input.workload.model);
   const totalSamples = inRange('workload.samples', input.workload.samples, FLOORS.samples, LIMITS.samples);
@@ -667,5 +676,52 @@ export async function federatedPlan(input: FederatedQuery): Promise<FederatedPla
       clients.map((c) => c.gpu),
     ),
   );
-  return plan;
+  // A client times its configuration on its own device: one GPU, its local steps' batch, precision
+  // and recomputation. A device given by its figures has no catalog id a run could be recorded under.
+  const custom = new Set(input.clients.filter((c) => c.gpu == null).map((c) => c.id));
+  const gpuOf = new Map(clients.map((c) => [c.id, c.gpu]));
+  const timed = (cp: ClientPlan): TimedClientPlan => {
+    if (!cp.participates || cp.precision === null || cp.batchSizePerGpu === null)
+      return { ...cp, harness: null };
+    if (custom.has(cp.id))
+      return {
+        ...cp,
+        harness: {
+          commands: [],
+          note: `${cp.id} is a device given by its figures, not a catalog GPU: a run on it cannot be recorded (recordMeasurements takes catalog GPUs); give the client as gpu where the catalog has it`,
+        },
+      };
+    const gpu = gpuOf.get(cp.id)!;
+    return {
+      ...cp,
+      harness: harnessCommands(
+        {
+          nodes: 1,
+          gpusPerNode: 1,
+          batchSizePerGpu: cp.batchSizePerGpu,
+          gradAccumSteps: 1,
+          precision: cp.precision,
+          parallelism: {
+            dataParallel: 1,
+            tensorParallel: 1,
+            pipelineParallel: 1,
+            contextParallel: 1,
+            virtualPipelineStages: 1,
+            expertParallel: 1,
+            zeroStage: 0,
+            recompute: (cp.recompute ?? 'none') as Recompute,
+            microBatches: 1,
+          },
+          interNodeGbps: defaultInterNodeGbps(gpu.id),
+          interNodeTransport: 'RDMA',
+        },
+        { workload: { model: model.id }, model, channelsLast: input.channelsLast },
+      ),
+    };
+  };
+  return {
+    ...plan,
+    clients: plan.clients.map(timed),
+    schedule: plan.schedule.map((round) => ({ ...round, clients: round.clients.map(timed) })),
+  };
 }

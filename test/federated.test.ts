@@ -452,6 +452,51 @@ describe('planFederatedRound over GraphQL', () => {
     expect(p.clients.find((c: { id: string }) => c.id === 'orin').precision).not.toMatch(/BF16/);
   });
 
+  it('gives each participating client the harness commands that time its configuration on its device', async () => {
+    const r =
+      await run(`{ planFederatedRound(input: { workload: { model: "resnet50_v1.5", samples: 1e6 }, ${CLIENTS}, minSamplesPerRound: 4000, batchSizes: [16, 32, 64] }) {
+      clients { id participates precision batchSizePerGpu recompute harness { commands note } }
+      schedule { clients { id harness { commands } } } } }`);
+    expect(r.errors).toBeUndefined();
+    const p = r.data!.planFederatedRound;
+    type Client = {
+      id: string;
+      participates: boolean;
+      precision: string | null;
+      batchSizePerGpu: number | null;
+      recompute: string | null;
+      harness: { commands: string[]; note: string } | null;
+    };
+    const clients: Client[] = p.clients;
+    expect(clients.filter((c) => c.participates && c.id !== 'orin').length).toBeGreaterThan(0);
+    for (const c of clients) {
+      if (!c.participates) {
+        expect(c.harness, c.id).toBeNull();
+        continue;
+      }
+      if (c.id === 'orin') {
+        // A device given by its figures has no catalog id to record a run under.
+        expect(c.harness!.commands).toEqual([]);
+        expect(c.harness!.note).toMatch(/^orin is a device given by its figures, not a catalog GPU/);
+        continue;
+      }
+      if (c.recompute !== 'NONE') {
+        expect(c.harness!.commands).toEqual([]);
+        continue;
+      }
+      // One GPU, the client's batch and precision, recorded as any run is.
+      expect(c.harness!.commands).toEqual([
+        'npx trainplan harness --model resnet50_v1.5 --out measure.py',
+        `python3 measure.py --batch-size ${c.batchSizePerGpu} --precision ${c.precision} --out runs.csv`,
+        'npx trainplan calibrate import runs.csv',
+      ]);
+    }
+    // The schedule's clients carry the same commands as the first round's.
+    expect(p.schedule[0].clients.map((c: Client) => c.harness)).toEqual(
+      clients.map((c) => (c.harness ? { commands: c.harness.commands } : null)),
+    );
+  });
+
   it('plans a cycle under dropouts: success probability, P90, per-round schedule, participation, energy', async () => {
     const flakyClients = CLIENTS.replace('downlinkMbps: 100 }', 'downlinkMbps: 100, availability: 0.8 }')
       .replace('downlinkMbps: 200 }', 'downlinkMbps: 200, availability: 0.9 }')
