@@ -23,6 +23,12 @@ Precision modes (trainplan's names): FP32 (TF32 off), TF32, AMP_FP16 (autocast +
 AMP_BF16 (autocast), FP16 (fp16 model, fp32 master weights, loss scaling), FP16_PURE (everything
 fp16), BF16 (bf16 model, fp32 master weights), FP8 (Transformer Engine linears in fp8_autocast;
 only where transformer_engine is installed).
+
+Recomputation (`--recompute`): full reruns the forward of the transformer blocks in backward,
+keeping each block's input (Megatron-Core's full, Hugging Face's gradient checkpointing); selective
+reruns only the attention core (Megatron-Core's default selective). The layer replay checkpoints
+the layers trainplan's predictor reruns (the zoo model's marks, embedded with it); a Hugging Face
+model checkpoints each of its blocks (full only).
 """
 import argparse
 import contextlib
@@ -40,10 +46,12 @@ import time
 EMBEDDED_MODEL = None
 
 PRECISIONS = ["FP32", "TF32", "AMP_FP16", "AMP_BF16", "FP16", "FP16_PURE", "BF16", "FP8"]
+# trainplan's recompute modes the harness runs (service/harness-commands.ts HARNESS_RECOMPUTE).
+RECOMPUTE = ["none", "selective", "full"]
 CSV_COLUMNS = [
     "model", "seq_len", "gpu", "nodes", "gpus_per_node", "batch_size_per_gpu", "grad_accum_steps",
     "precision", "framework", "step_time_ms", "peak_memory_gb", "source", "note",
-    "inter_node_gbps", "inter_node_transport",
+    "inter_node_gbps", "inter_node_transport", "recompute",
 ]
 # torchvision builders for zoo ids: only where torchvision builds the zoo entry's architecture
 # (test/harness.test.ts compares their parameter counts and their convolution and linear FLOPs; the
@@ -73,6 +81,9 @@ def parse_args(argv):
     p.add_argument("--batch-size", type=int, required=True, help="per-GPU batch size")
     p.add_argument("--seq-len", type=int, help="sequence length (transformers: default 1024, or the position table's length if shorter) or image size (CNNs, ViT)")
     p.add_argument("--precision", choices=PRECISIONS, default="FP32")
+    p.add_argument("--recompute", choices=RECOMPUTE, default="none",
+                   help="activation recomputation: full (every transformer block) or selective (the "
+                        "attention core); default none")
     p.add_argument("--grad-accum-steps", type=int, default=1,
                    help="micro-batches of --batch-size per optimizer step (gradient accumulation; data "
                         "parallel, gradients are all-reduced once per step; default 1)")
@@ -236,14 +247,18 @@ def layer_module(torch, nn, layer):
     fail(f"layer type {t!r} is not one the harness knows")
 
 
-def layer_replay(torch, nn, layers):
-    """Every layer instance as its own op on its own input: the predictor's view of the model, run."""
-    modules, inputs = nn.ModuleList(), []
-    for layer in layers:
+def layer_replay(torch, nn, layers, rerun=None):
+    """Every layer instance as its own op on its own input: the predictor's view of the model, run.
+    `rerun`: per layer entry, whether recomputation reruns it (checkpointed: its forward runs again
+    in backward, and only its input is kept)."""
+    from torch.utils.checkpoint import checkpoint  # noqa: PLC0415
+    modules, inputs, checkpointed = nn.ModuleList(), [], []
+    for i, layer in enumerate(layers):
         for _ in range(layer.get("count", 1)):
             m, spec = layer_module(torch, nn, layer)
             modules.append(m)
             inputs.append(spec)
+            checkpointed.append(bool(rerun and rerun[i]))
 
     class Replay(nn.Module):
         def __init__(self):
@@ -252,8 +267,11 @@ def layer_replay(torch, nn, layers):
 
         def forward(self, xs):
             total = 0
-            for op, x in zip(self.ops, xs):
-                total = total + op(x).float().mean()
+            for op, x, again in zip(self.ops, xs, checkpointed):
+                # Non-reentrant: a checkpointed op's weights get their gradients even where its
+                # input needs none.
+                y = checkpoint(op, x, use_reentrant=False) if again else op(x)
+                total = total + y.float().mean()
             return total
 
     def batched(batch, shape):
@@ -303,8 +321,11 @@ BERT_HEADS = [("QuestionAnswering", "AutoModelForQuestionAnswering"), ("PreTrain
               ("SequenceClassification", "AutoModelForSequenceClassification")]
 
 
-def transformers_model(torch, config_path, seq_len):
+def transformers_model(torch, config_path, seq_len, recompute="none"):
     """(model, make_batch, loss, length): length is the sequence length or image size it runs at."""
+    if recompute == "selective":
+        fail("--recompute selective: a Hugging Face model checkpoints whole blocks only (full); selective "
+             "needs a zoo model's layer replay (trainplan harness --model ID)")
     try:
         import transformers  # noqa: PLC0415 (optional dependency)
     except ImportError:
@@ -344,6 +365,12 @@ def transformers_model(torch, config_path, seq_len):
                  "AutoModelForSequenceClassification": ("labels",)}.get(name, ())
     else:
         model = transformers.AutoModelForCausalLM.from_config(config)
+    if recompute == "full":
+        if not getattr(model, "supports_gradient_checkpointing", False):
+            fail(f"--recompute full: transformers has no gradient checkpointing for {type(model).__name__}")
+        # Training keeps no key/value cache: said here, transformers need not warn that it drops it.
+        model.config.use_cache = False
+        model.gradient_checkpointing_enable()
 
     def make_batch(batch, device, dtype):
         return torch.randint(0, vocab, (batch, seq), device=device)
@@ -371,11 +398,14 @@ def build_workload(torch, nn, a):
     # A layer-list file is the model: its path is what trainplan reads back (relative to the CSV).
     model_id = a.model or a.layers or (spec or {}).get("id") or (spec or {}).get("name")
     if a.hf_config and a.builder in ("auto", "transformers"):
-        m, mb, lf, length = transformers_model(torch, a.hf_config, a.seq_len)
+        m, mb, lf, length = transformers_model(torch, a.hf_config, a.seq_len, a.recompute)
         # The run says the length it ran at: trainplan's default for the config may be another.
         a.seq_len = length
         return a.hf_config, m, mb, lf, "transformers"
-    if a.builder in ("auto", "torchvision") and model_id in TORCHVISION:
+    if a.recompute != "none" and a.builder == "torchvision":
+        fail("--recompute: torchvision's models are not checkpointed here; --builder auto replays the layer list")
+    # Recomputation checkpoints the layers the zoo marks: the replay, not torchvision's build.
+    if a.builder in ("auto", "torchvision") and model_id in TORCHVISION and a.recompute == "none":
         try:
             image = a.seq_len or (spec or {}).get("imageSize") or 224
             m, mb, lf = torchvision_model(torch, TORCHVISION[model_id], image)
@@ -397,7 +427,15 @@ def build_workload(torch, nn, a):
     if a.seq_len and a.seq_len != built_at:
         fail(f"the layer list was written for sequence length / image size {built_at}: "
              "write the script again with `trainplan harness --seq-len N`")
-    m, mb, lf = layer_replay(torch, nn, spec["layers"])
+    rerun = None
+    if a.recompute != "none":
+        rerun = (spec.get("recompute") or {}).get(a.recompute)
+        if rerun is None:
+            fail(f"--recompute {a.recompute}: the layer list does not mark the layers recomputation reruns; "
+                 "write the script with `trainplan harness --model ID` (a zoo model is marked)")
+        if not any(rerun):
+            fail(f"--recompute {a.recompute}: {model_id} has no layers it reruns (no transformer blocks)")
+    m, mb, lf = layer_replay(torch, nn, spec["layers"], rerun)
     # The length the layer list was written for is the one the run ran at (`trainplan harness --seq-len`).
     a.seq_len = a.seq_len or built_at
     return model_id, m, mb, lf, "layer-replay"
@@ -609,6 +647,7 @@ def measure(a, group=None):
         *([f"each step {a.grad_accum_steps} micro-batches of {a.batch_size} accumulated"]
           if a.grad_accum_steps > 1 else []),
         *([processes] if processes else []),
+        *([f"{a.recompute} recomputation"] if a.recompute != "none" else []),
         f"builder {builder}",
         # What was trained, to check against the model the run is recorded for.
         f"parameters {sum(p.numel() for p in trainer.params)}",
@@ -630,6 +669,7 @@ def measure(a, group=None):
         "note": note,
         "inter_node_gbps": a.inter_node_gbps if nodes > 1 else "",
         "inter_node_transport": (a.inter_node_transport or "RDMA") if nodes > 1 else "",
+        "recompute": a.recompute if a.recompute != "none" else "",  # empty: none
     }
 
 

@@ -9,7 +9,7 @@
 import type { CorrectedRecommendation } from '../optimizer/recommend-corrected.js';
 import type { Plan } from '../optimizer/search-types.js';
 import type { Framework } from '../predictor/learned/features.js';
-import type { PlanParallelism } from '../predictor/parallel.js';
+import type { PlanParallelism, Recompute } from '../predictor/parallel.js';
 import { PRECISIONS, type ModelDef, type Precision } from '../predictor/types.js';
 import { DEFAULT_STACK } from '../predictor/software.js';
 import type { SoftwareStack } from '../predictor/software.js';
@@ -21,6 +21,12 @@ import type { WorkloadInput } from './lookup.js';
  * has (its PRECISIONS; test/harness-commands.test.ts holds them equal).
  */
 export const HARNESS_PRECISIONS: readonly Precision[] = PRECISIONS.filter((p) => p !== 'FP4');
+
+/**
+ * The recomputation measure.py runs (its RECOMPUTE): full (the transformer blocks) and selective
+ * with its default module, the attention core; the JAX policies and other modules it does not.
+ */
+export const HARNESS_RECOMPUTE: readonly Recompute[] = ['none', 'selective', 'full'];
 
 /** The commands, in order, and what they time; no commands (and why) where the harness cannot. */
 export interface HarnessCommands {
@@ -75,8 +81,19 @@ function splitLayout(p: PlanParallelism): string[] {
     p.contextParallel > 1 ? `context parallelism ${p.contextParallel}` : '',
     p.expertParallel > 1 ? `expert parallelism ${p.expertParallel}` : '',
     p.zeroStage > 0 ? `ZeRO stage ${p.zeroStage}` : '',
-    p.recompute !== 'none' ? `${p.recompute} recomputation` : '',
   ].filter(Boolean);
+}
+
+/** Why measure.py cannot run this recomputation, or null when it can. */
+function recomputeRefusal(p: PlanParallelism, custom: boolean): string | null {
+  if (!HARNESS_RECOMPUTE.includes(p.recompute))
+    return `the harness recomputes ${HARNESS_RECOMPUTE.filter((r) => r !== 'none').join(' or ')} only; this configuration uses ${p.recompute} recomputation`;
+  const modules = p.recomputeModules;
+  if (p.recompute === 'selective' && modules && !(modules.length === 1 && modules[0] === 'core_attn'))
+    return `the harness's selective recomputation reruns the attention core (core_attn) only; this configuration reruns ${modules.join(', ')}`;
+  if (p.recompute === 'selective' && custom)
+    return 'a Hugging Face model checkpoints whole blocks only (full): selective recomputation runs on a zoo model';
+  return null;
 }
 
 const none = (why: string): HarnessCommands => ({
@@ -101,6 +118,9 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     return none(
       'the harness builds zoo models and Hugging Face configs; this model is an ONNX graph or a layer list',
     );
+  const recompute = t.parallelism.recompute;
+  const refused = recomputeRefusal(t.parallelism, !!custom);
+  if (refused) return none(refused);
   const seqLen = t.model.seqLen ?? t.model.imageSize;
   // Zoo models are embedded in the script (at the request's length when it gives one); a Hugging
   // Face config is built by transformers from the file, at the length trainplan predicted.
@@ -112,6 +132,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     `--batch-size ${t.batchSizePerGpu}`,
     ...(t.gradAccumSteps > 1 ? [`--grad-accum-steps ${t.gradAccumSteps}`] : []),
     `--precision ${t.precision}`,
+    ...(recompute !== 'none' ? [`--recompute ${recompute}`] : []),
   ];
   let run: string;
   const where: string[] = [];

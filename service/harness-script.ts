@@ -3,6 +3,8 @@
 // `trainplan harness` writes it, the server hands it out at GET /harness/measure.py. Its output is
 // what `trainplan calibrate import` and importMeasurements read.
 import { readFileSync } from 'node:fs';
+import { parallelStructure } from '../predictor/parallel.js';
+import { costOf } from '../predictor/predict.js';
 import { zooModel } from './models.js';
 import { InputError } from './validate.js';
 
@@ -24,6 +26,9 @@ export function harnessScript(
   if (seqLen !== undefined && !model) throw new InputError(fields.seqLen, `needs ${fields.model}`);
   if (!model) return script;
   const def = zooModel(model, seqLen, fields);
+  // Per layer entry, what recomputation reruns as the predictor costs it (measure.py --recompute
+  // checkpoints those layers of the replay): full, the transformer blocks; selective, the attention core.
+  const s = parallelStructure(costOf(def), def.layers);
   const embedded = {
     id: def.id,
     name: def.name,
@@ -32,6 +37,7 @@ export function harnessScript(
     optimizer: def.optimizer,
     batchSizes: def.batchSizes,
     layers: def.layers,
+    recompute: { full: s.inBlocks, selective: s.selectiveRecompute },
   };
   // JSON is a Python literal except for true/false/null: embed it as a string json.loads reads.
   return script.replace(MARKER, `EMBEDDED_MODEL = json.loads(${JSON.stringify(JSON.stringify(embedded))})`);

@@ -6,7 +6,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { booleanCell, parseCsv } from '../seeds/catalog.js';
 import { FRAMEWORKS, type Framework } from '../predictor/learned/features.js';
 import { PRECISIONS, type Precision } from '../predictor/types.js';
-import type { NetworkTransport } from '../seeds/types.js';
+import { RECOMPUTE, type NetworkTransport, type Recompute } from '../seeds/types.js';
 import { catalogGpuForDevice } from './device-names.js';
 import { checkOwner, recordRuns, RUN_LIMITS, type RecordResult, type RunInput } from './measurements.js';
 import { InputError } from './validate.js';
@@ -83,6 +83,10 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
   const framework = str('framework') || 'PyTorch';
   if (!(FRAMEWORKS as readonly string[]).includes(framework))
     throw new Error(`framework: "${framework}" is not one of ${FRAMEWORKS.join(', ')}`);
+  // The harness's recomputation (empty: none); its runs are otherwise plain data parallelism.
+  const recompute = str('recompute') || 'none';
+  if (!(RECOMPUTE as readonly string[]).includes(recompute))
+    throw new Error(`recompute: "${recompute}" is not one of ${RECOMPUTE.join(', ')}`);
   return {
     workload: {
       model: looksLikeFile ? null : model,
@@ -104,6 +108,16 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
     fp32UsesTf32: precision !== 'FP32', // the harness runs FP32 with TF32 off
     // An empty cell says nothing (the framework's layout holds); anything but true/false is refused.
     channelsLast: booleanCell('channels_last', str('channels_last')) ?? null,
+    ...(recompute !== 'none'
+      ? {
+          parallelism: {
+            tensorParallel: 1,
+            pipelineParallel: 1,
+            zeroStage: 0,
+            recompute: recompute as Recompute,
+          },
+        }
+      : {}),
     stepTimeMs: num('step_time_ms') ?? NaN,
     peakMemoryGb: num('peak_memory_gb') ?? null,
     source: str('source') || 'harness',

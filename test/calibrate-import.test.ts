@@ -1,5 +1,5 @@
-// The harness CSV's optional columns (channels_last; inter_node_gbps and inter_node_transport for a run
-// across nodes): what `trainplan calibrate import` reads of them.
+// The harness CSV's optional columns (channels_last; recompute; inter_node_gbps and
+// inter_node_transport for a run across nodes): what `trainplan calibrate import` reads of them.
 import { describe, expect, it } from 'vitest';
 import { runFromRow } from '../service/run-rows.js';
 import { predictRequestOf } from '../service/measurements.js';
@@ -44,5 +44,27 @@ describe('calibrate import: the network of a run across nodes', () => {
     } catch (e) {
       expect((e as { field?: string }).field).toBe('interNodeTransport');
     }
+  });
+});
+
+describe('calibrate import: the recomputation column', () => {
+  const bert = { ...row, model: 'bert_large_squad', batch_size_per_gpu: '8' };
+  it('reads full and selective as the run predicted with that recomputation; empty is none', () => {
+    const full = runFromRow({ ...bert, recompute: 'full' }, '.');
+    expect(full.parallelism).toEqual({
+      tensorParallel: 1,
+      pipelineParallel: 1,
+      zeroStage: 0,
+      recompute: 'full',
+    });
+    expect(predictRequestOf(full).parallelism).toMatchObject({ recompute: 'full' });
+    expect(runFromRow({ ...bert, recompute: 'selective' }, '.').parallelism?.recompute).toBe('selective');
+    expect(runFromRow({ ...bert, recompute: '' }, '.').parallelism).toBeUndefined();
+    expect(runFromRow(bert, '.').parallelism).toBeUndefined();
+  });
+  it('refuses a mode that is not one, naming the column', () => {
+    expect(() => runFromRow({ ...bert, recompute: 'FULL!' }, '.')).toThrow(
+      /^recompute: "FULL!" is not one of none, selective, selective_op/,
+    );
   });
 });

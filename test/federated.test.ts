@@ -480,14 +480,11 @@ describe('planFederatedRound over GraphQL', () => {
         expect(c.harness!.note).toMatch(/^orin is a device given by its figures, not a catalog GPU/);
         continue;
       }
-      if (c.recompute !== 'NONE') {
-        expect(c.harness!.commands).toEqual([]);
-        continue;
-      }
-      // One GPU, the client's batch and precision, recorded as any run is.
+      // One GPU, the client's batch, precision and recomputation, recorded as any run is.
+      const recompute = c.recompute === 'NONE' ? '' : ` --recompute ${c.recompute!.toLowerCase()}`;
       expect(c.harness!.commands).toEqual([
         'npx trainplan harness --model resnet50_v1.5 --out measure.py',
-        `python3 measure.py --batch-size ${c.batchSizePerGpu} --precision ${c.precision} --out runs.csv`,
+        `python3 measure.py --batch-size ${c.batchSizePerGpu} --precision ${c.precision}${recompute} --out runs.csv`,
         'npx trainplan calibrate import runs.csv',
       ]);
     }

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { HARNESS_FILE } from '../service/harness-script.js';
-import { HARNESS_PRECISIONS } from '../service/harness-commands.js';
+import { HARNESS_PRECISIONS, HARNESS_RECOMPUTE } from '../service/harness-commands.js';
 import { apolloForTests } from './graphql-client.js';
 import { HF_CONFIGS } from './import-fixtures.js';
 
@@ -22,6 +22,30 @@ describe('harness commands', () => {
   it('offers the precision modes measure.py trains in, no more (its PRECISIONS list)', () => {
     const python = /^PRECISIONS = \[(.*)\]$/m.exec(readFileSync(HARNESS_FILE, 'utf8'))![1];
     expect(JSON.parse(`[${python}]`)).toEqual(HARNESS_PRECISIONS);
+  });
+
+  it('offer the recomputation measure.py runs, no more (its RECOMPUTE list)', () => {
+    const python = /^RECOMPUTE = \[(.*)\]$/m.exec(readFileSync(HARNESS_FILE, 'utf8'))![1];
+    expect(JSON.parse(`[${python}]`)).toEqual(HARNESS_RECOMPUTE);
+  });
+
+  it('time full and selective recomputation (the attention core) as the configuration names it', async () => {
+    const full = await harnessOf({
+      gpu: 'H100-SXM5-80GB',
+      precision: 'BF16',
+      parallelism: { recompute: 'FULL' },
+    });
+    expect(full.commands[1]).toBe(
+      'python3 measure.py --batch-size 8 --precision BF16 --recompute full --out runs.csv',
+    );
+    const selective = await harnessOf({
+      gpu: 'H100-SXM5-80GB',
+      precision: 'BF16',
+      parallelism: { recompute: 'SELECTIVE', recomputeModules: ['CORE_ATTN'] },
+    });
+    expect(selective.commands[1]).toBe(
+      'python3 measure.py --batch-size 8 --precision BF16 --recompute selective --out runs.csv',
+    );
   });
 
   it('time one GPU, a machine of them, and several nodes over the network the configuration assumes', async () => {
@@ -86,8 +110,43 @@ describe('harness commands', () => {
         /plain data parallelism \(DistributedDataParallel\); this configuration uses tensor parallelism 2/,
       ],
       [
-        { gpu: 'H100-SXM5-80GB', precision: 'BF16', parallelism: { recompute: 'FULL' } },
-        /this configuration uses full recomputation/,
+        {
+          gpu: 'H100-SXM5-80GB',
+          precision: 'BF16',
+          gpusPerNode: 2,
+          parallelism: { zeroStage: 3, recompute: 'FULL' },
+        },
+        /this configuration uses ZeRO stage 3: time it/,
+      ],
+      [
+        {
+          gpu: 'H100-SXM5-80GB',
+          precision: 'BF16',
+          parallelism: { recompute: 'SELECTIVE', recomputeModules: ['CORE_ATTN', 'MLP'] },
+        },
+        /reruns the attention core \(core_attn\) only; this configuration reruns core_attn, mlp/,
+      ],
+      [
+        {
+          gpu: 'H100-SXM5-80GB',
+          precision: 'BF16',
+          parallelism: { recompute: 'SAVE_QKV_PROJ' },
+        },
+        /the harness recomputes selective or full only; this configuration uses save_qkv_proj recomputation/,
+      ],
+      [
+        {
+          gpu: 'H100-SXM5-80GB',
+          precision: 'BF16',
+          parallelism: { recompute: 'SELECTIVE' },
+          workload: {
+            customModel: {
+              huggingFaceConfig: JSON.stringify(HF_CONFIGS.find((c) => c.id === 'gpt2')!.config),
+            },
+            samples: 1e6,
+          },
+        },
+        /a Hugging Face model checkpoints whole blocks only/,
       ],
       [
         {

@@ -254,6 +254,51 @@ describe.skipIf(!python)(
       expect(ratio('eager', 'BF16', eff.memory)).toBeLessThan(0.65);
     }, 180_000);
 
+    it("recomputes a config's blocks (gradient checkpointing): each block runs forward again, the gradients unchanged", () => {
+      const [same, plainCalls, againCalls, blocks] = fromPython(
+        [
+          'def step(recompute):',
+          '    torch.manual_seed(0)',
+          '    m, make_batch, loss, _ = measure.transformers_model(torch, sys.argv[1], 32, recompute)',
+          '    m.train()',
+          '    torch.manual_seed(1)',
+          '    ids = make_batch(2, torch.device("cpu"), torch.float32)',
+          '    calls = [0]',
+          '    for layer in m.model.layers: layer.register_forward_pre_hook(lambda *_: calls.__setitem__(0, calls[0] + 1))',
+          '    loss(m, ids).backward()',
+          '    return [p.grad for p in m.parameters()], calls[0], len(m.model.layers)',
+          'plain, plain_calls, blocks = step("none")',
+          'again, again_calls, _ = step("full")',
+          'same = all(torch.allclose(a, b, rtol=1e-4, atol=1e-6) for a, b in zip(plain, again))',
+          'print(json.dumps([same, plain_calls, again_calls, blocks]))',
+        ],
+        join(FIXTURES, 'llama.json'),
+      ) as [boolean, number, number, number];
+      expect(same).toBe(true);
+      expect(plainCalls).toBe(blocks);
+      expect(againCalls).toBe(2 * blocks);
+      // Selective (the attention core alone) is a layer replay's: a Hugging Face block is checkpointed whole.
+      const selective = spawnSync(
+        python!,
+        [
+          HARNESS_FILE.pathname,
+          '--hf-config',
+          join(FIXTURES, 'llama.json'),
+          '--batch-size',
+          '1',
+          '--recompute',
+          'selective',
+          '--device',
+          'cpu',
+        ],
+        { encoding: 'utf8' },
+      );
+      expect(selective.status).toBe(2);
+      expect(selective.stderr).toMatch(
+        /--recompute selective: a Hugging Face model checkpoints whole blocks only/,
+      );
+    }, 120_000);
+
     it('times a config end to end: the run records the length it ran at and imports with its weights checked', () => {
       copyFileSync(join(FIXTURES, 'llama.json'), join(dir, 'llama.json'));
       for (const precision of ['FP32', 'AMP_BF16', 'BF16'])

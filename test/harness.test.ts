@@ -234,6 +234,88 @@ describe('measurement harness on CPU', () => {
     });
   }, 180_000);
 
+  it('recomputes what the configuration names: the layers the predictor reruns run forward again, the gradients unchanged', () => {
+    // The tiny layer list with its linears, experts, norm, convolution and LSTM marked: each runs its
+    // forward again in backward. (PyTorch's non-reentrant checkpoint reruns a forward to recover
+    // what backward reads: an add, which keeps nothing, would have nothing to rerun.)
+    const measured = fromMeasure('[same, forwards]', [
+      `layers = json.load(open(${JSON.stringify(join(dir, 'tiny-layers.json'))}))["layers"]`,
+      'rerun = [i in (1, 3, 5, 9, 11) for i in range(len(layers))]',
+      'def step(marks):',
+      '    torch.manual_seed(0)',
+      '    model, make_batch, loss = measure.layer_replay(torch, torch.nn, layers, marks)',
+      '    torch.manual_seed(1)',
+      '    batch = make_batch(2, torch.device("cpu"), torch.float32)',
+      '    calls = [0]',
+      '    for op in model.ops: op.register_forward_pre_hook(lambda *_: calls.__setitem__(0, calls[0] + 1))',
+      '    loss(model, batch).backward()',
+      '    return [p.grad for p in model.parameters()], calls[0]',
+      'plain, plain_calls = step(None)',
+      'again, again_calls = step(rerun)',
+      'same = len(plain) == len(again) and all(torch.allclose(a, b, rtol=1e-5, atol=1e-6) for a, b in zip(plain, again))',
+      'instances = [layer.get("count", 1) for layer in layers]',
+      'forwards = [plain_calls, again_calls, sum(instances), sum(n for n, r in zip(instances, rerun) if r)]',
+    ]) as [boolean, number[]];
+    const [same, [plainCalls, againCalls, ops, marked]] = measured;
+    expect(same).toBe(true);
+    expect(plainCalls).toBe(ops);
+    expect(marked).toBeGreaterThan(0);
+    expect(againCalls).toBe(ops + marked);
+  }, 60_000);
+
+  it("runs a recomputing configuration's harness commands: the run recorded is of that recomputation", async () => {
+    // ViT-B/16 at 32 px (5 tokens): with recomputation the layer list replays it, blocks marked.
+    const configuration = {
+      workload: { model: 'vit_b16', samples: 1, seqLen: 32 },
+      nodes: 1,
+      gpusPerNode: 1,
+      batchSizePerGpu: 1,
+      gradAccumSteps: 1,
+      precision: 'FP32' as const,
+      framework: 'PyTorch' as const,
+    };
+    const { harness } = await predictConfiguration({
+      ...configuration,
+      gpu: 'A100-SXM4-80GB',
+      xla: false,
+      fp32UsesTf32: true,
+      parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 0, recompute: 'full' },
+    });
+    const [write, run] = harness.commands;
+    expect(run).toBe('python3 measure.py --batch-size 1 --precision FP32 --recompute full --out runs.csv');
+    const at = mkdtempSync(join(dir, 'recompute-'));
+    const words = (line: string) => line.split(' ');
+    const written = tsx(
+      words(write)
+        .slice(2)
+        .map((w) => (w === 'measure.py' ? join(at, w) : w)),
+    );
+    expect(written.status).toBe(0);
+    const [, ...args] = words(run);
+    const measured = spawnSync(python, [...args, '--device', 'cpu', '--steps', '1', '--warmup', '0'], {
+      cwd: at,
+      encoding: 'utf8',
+    });
+    expect(measured.stderr).toBe('');
+    expect(measured.status).toBe(0);
+    const [row] = readRunsFile(join(at, 'runs.csv'));
+    expect(row.recompute).toBe('full');
+    expect(row.note).toMatch(/full recomputation; builder layer-replay/);
+    expect(runFromRow(row, at)).toMatchObject({
+      ...configuration,
+      workload: { model: 'vit_b16', seqLen: 32 },
+      parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 0, recompute: 'full' },
+    });
+    // A model without transformer blocks has nothing to rerun: measure.py says so.
+    const cnn = join(at, 'cnn.py');
+    writeFileSync(cnn, harnessScript('resnet50_v1.5'));
+    const refused = spawnSync(python, [cnn, '--batch-size', '1', '--recompute', 'full', '--device', 'cpu'], {
+      encoding: 'utf8',
+    });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/--recompute full: resnet50_v1.5 has no layers it reruns/);
+  }, 180_000);
+
   it('refuses a data-parallel run it cannot describe: no network across nodes, a network on one machine, --gpus under torchrun', async () => {
     const across = { WORLD_SIZE: '2', LOCAL_WORLD_SIZE: '1', RANK: '0', LOCAL_RANK: '0' };
     const cases: [string[], Record<string, string>, RegExp][] = [
