@@ -10,7 +10,8 @@
 //     and no dearer than this one at its best;
 //   - be feasible or not depending on the correction (deadline, budget): counts must be exact;
 //   - be the best candidate a deadline or budget turned away (the notes describe it), or the best
-//     that joins instances of an offer stating no network (turned away whatever the correction).
+//     that joins instances of an offer stating no network (turned away whatever the correction);
+//   - be the fastest a deadline turned away or the cheapest a budget did (an empty answer names them).
 // Everything else is counted (feasible, or rejected for the reason it surely fails) without being
 // corrected, and the answer is the same as correcting every candidate (test/pruning.test.ts).
 // Bounding a group costs several times what correcting one candidate costs, so the bounds pay only
@@ -371,6 +372,10 @@ async function neededCandidates(
     frontHoursHi = new Float64Array(n),
     frontCostLo = new Float64Array(n),
     frontCostHi = new Float64Array(n);
+  // What the constraint that turned a candidate away reads, best and worst case: hours (at P90 with
+  // deadlineConfidence) for the deadline, cost for the budget.
+  const nearLo = new Float64Array(n),
+    nearHi = new Float64Array(n);
   const scratch = { ...cands[0] } as Candidate;
   for (let i = 0; i < n; i++) {
     const c = cands[i];
@@ -434,6 +439,10 @@ async function neededCandidates(
     frontHoursHi[i] = rankP90 ? hHiHi : hHi;
     frontCostLo[i] = rankP90 ? cHiLo : cLo;
     frontCostHi[i] = rankP90 ? cHiHi : cHi;
+    const [nl, nh] =
+      cls[i] === CLASS.BUDGET ? [cLo, cHi] : r.deadlineConfidence ? [hHiLo, hHiHi] : [hLo, hHi];
+    nearLo[i] = nl;
+    nearHi[i] = nh;
   }
 
   // The limit-th smallest worst case among the surely feasible: a best case above it cannot rank.
@@ -442,9 +451,14 @@ async function neededCandidates(
   const rankThreshold = kthSmallest(keyHi, cls, CLASS.FEASIBLE, limit) * (1 + TIE_RESOLUTION);
   // The best worst case each reason surely turned away: a best case above it cannot be its best.
   const rejectThreshold = Object.values(CLASS).map(() => Infinity);
+  // The fastest (cheapest) worst case the deadline (budget) surely turned away: a best case above it
+  // cannot be the nearest to meeting it.
+  const nearThreshold = Object.values(CLASS).map(() => Infinity);
   for (let i = 0; i < n; i++)
-    if (TURNED_AWAY[cls[i]])
+    if (TURNED_AWAY[cls[i]]) {
       rejectThreshold[cls[i]] = Math.min(rejectThreshold[cls[i]], keyHi[i] * (1 + TIE_RESOLUTION));
+      nearThreshold[cls[i]] = Math.min(nearThreshold[cls[i]], nearHi[i]);
+    }
 
   const dominatedOnFront = paretoDominated(cls, frontHoursLo, frontHoursHi, frontCostLo, frontCostHi);
   const exact = new Uint8Array(n);
@@ -459,7 +473,11 @@ async function neededCandidates(
       const couldBeOnFront = Number.isFinite(frontCostLo[i]) && !dominatedOnFront[i];
       if (couldRank || couldBeOnFront) exact[i] = 1;
       else feasible++;
-    } else if (keyLo[i] <= rejectThreshold[k]) exact[i] = 1;
+    } else if (
+      keyLo[i] <= rejectThreshold[k] ||
+      ((k === CLASS.DEADLINE || k === CLASS.BUDGET) && nearLo[i] <= nearThreshold[k])
+    )
+      exact[i] = 1;
     else count(TURNED_AWAY[k]!);
   }
   return { exact, feasible, rejected };

@@ -511,10 +511,18 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
   const order = candidateOrder(r);
   // The best candidate each time-dependent constraint turned away: it bound the answer if it beats plan 1.
   const bestRejected = new Map<RejectReason, Candidate>();
+  // The candidate each turned away that came nearest to meeting it (an empty answer names it).
+  const nearest = new Map<'MISSES_DEADLINE' | 'OVER_BUDGET', Candidate>();
   const reject = (why: RejectReason, c: Candidate) => {
     rejected.set(why, (rejected.get(why) ?? 0) + 1);
     const b = bestRejected.get(why);
     if (!b || order(c, b) < 0) bestRejected.set(why, c);
+    if (why === 'MISSES_DEADLINE' || why === 'OVER_BUDGET') {
+      const n = nearest.get(why);
+      const by = (x: Candidate) =>
+        why === 'OVER_BUDGET' ? x.cost : r.deadlineConfidence ? x.hoursHi : x.hours;
+      if (!n || by(c) < by(n)) nearest.set(why, c);
+    }
   };
   // Candidates are updated in place: a Search is ranked for one request, never shared.
   // Where each candidate is in the scale's arrays: the plans shown read their evidence by it.
@@ -620,7 +628,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
     rejected: [...rejected]
       .map(([reason, count]) => ({ reason, description: REJECT_REASONS[reason], count }))
       .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason)),
-    notes: notesOf(r, search, plans, top[0], bestRejected, order, front.length, toPlan, rejected),
+    notes: notesOf(r, search, plans, top[0], bestRejected, order, front.length, toPlan, rejected, nearest),
   };
 }
 
@@ -673,17 +681,32 @@ function notesOf(
   toPlan: (c: Candidate, rank: number) => Plan,
   /** Every rejection: the search's and the ranking's (deadline, budget, network). */
   rejected: ReadonlyMap<RejectReason, number>,
+  /** Of the candidates the deadline (budget) turned away, the fastest (cheapest). */
+  nearest: ReadonlyMap<'MISSES_DEADLINE' | 'OVER_BUDGET', Candidate>,
 ): string[] {
   const notes: string[] = [];
   const top = plans[0];
-  // An empty answer says why first.
-  if (!top) notes.push(noPlanNote(r, rejected, search.fitBeyond));
+  const describe = (p: Plan) =>
+    `${p.nodes} x ${p.gpusPerNode} ${p.gpu.id} at ${p.precision}, batch ${p.batchSizePerGpu}: ${hrs(p.totalHours)}${p.costUsd === null ? '' : `, ${usd(p.costUsd)}`}`;
+  // An empty answer says why first, and how near the deadline or budget came to being met.
+  if (!top) {
+    const late = nearest.get('MISSES_DEADLINE'),
+      dear = nearest.get('OVER_BUDGET');
+    notes.push(
+      noPlanNote(r, rejected, search.fitBeyond, {
+        ...(late
+          ? {
+              deadline: `the fastest of them is ${describe(toPlan(late, 0))}${r.deadlineConfidence ? `, P90 ${hrs(late.hoursHi)}` : ''}`,
+            }
+          : {}),
+        ...(dear ? { budget: `the cheapest of them is ${describe(toPlan(dear, 0))}` } : {}),
+      }),
+    );
+  }
   const beats = (why: RejectReason) => {
     const c = bestRejected.get(why);
     return c && (!best || order(c, best) < 0) ? toPlan(c, 0) : undefined;
   };
-  const describe = (p: Plan) =>
-    `${p.nodes} x ${p.gpusPerNode} ${p.gpu.id} at ${p.precision}, batch ${p.batchSizePerGpu}: ${hrs(p.totalHours)}${p.costUsd === null ? '' : `, ${usd(p.costUsd)}`}`;
   const deadline = beats('MISSES_DEADLINE');
   if (deadline)
     notes.push(
@@ -795,6 +818,8 @@ function noPlanNote(
   r: RecommendRequest,
   rejected: ReadonlyMap<RejectReason, number>,
   fitBeyond: readonly FitBeyond[] | undefined,
+  /** How near the candidates the deadline and the budget turned away came, in words. */
+  nearest: { deadline?: string; budget?: string },
 ): string {
   const off = r.parallelismSearch === 'off';
   const gpus = `up to ${r.maxNodes} node${r.maxNodes > 1 ? 's' : ''}${r.maxGpus === undefined ? '' : ` and ${r.maxGpus} GPUs (maxGpus)`}`;
@@ -811,8 +836,16 @@ function noPlanNote(
       `out of GPU memory on ${gpus}${off ? ' with plain data parallelism' : ', with every ZeRO stage, tensor and pipeline parallelism and recomputation searched'}`,
       `${off ? 'search ZeRO, tensor and pipeline parallelism (parallelismSearch AUTO), ' : ''}${moreNodes}${fitBeyond === undefined ? ' or' : fitBeyond.length ? ', or' : ';'} choose GPUs with more memory`,
     ],
-    ['MISSES_DEADLINE', 'finishing after the deadline', 'allow more hours (deadlineHours) or more nodes'],
-    ['OVER_BUDGET', 'costing more than the budget', 'raise budgetUsd'],
+    [
+      'MISSES_DEADLINE',
+      'finishing after the deadline',
+      `allow more hours (deadlineHours${nearest.deadline ? `: ${nearest.deadline}` : ''}) or more nodes`,
+    ],
+    [
+      'OVER_BUDGET',
+      'costing more than the budget',
+      `raise budgetUsd${nearest.budget ? ` (${nearest.budget})` : ''}`,
+    ],
     ['GLOBAL_BATCH_TOO_LARGE', 'above the global batch cap', 'raise maxGlobalBatch or fix globalBatch'],
     [
       'GLOBAL_BATCH_MISMATCH',

@@ -115,6 +115,24 @@ describe('pruning the learned correction', () => {
     120_000,
   );
 
+  it.each([
+    ['ResNet-50, a deadline nothing meets', request('resnet50_v1.5', { maxNodes: 32, deadlineHours: 0.05 })],
+    ['ResNet-50, a budget nothing meets', request('resnet50_v1.5', { maxNodes: 32, budgetUsd: 0.5 })],
+  ] as [string, RecommendRequest][])(
+    '%s: pruned == unpruned, the note naming the nearest candidate it turned away',
+    async (_, req) => {
+      const learned = (await learnedPredictor()).predictor!;
+      const answer = (pruning: 'always' | 'never') =>
+        correctAndRank(req, searchCandidates(req, loadEfficiency()), learned, SOFTWARE, pruning);
+      const [pruned, all] = [await answer('always'), await answer('never')];
+      expect(pruned.recommendation).toEqual(all.recommendation);
+      expect(pruned.recommendation.plans).toEqual([]);
+      expect(pruned.recommendation.notes[0]).toMatch(/the (fastest|cheapest) of them is \d+ x \d+ /);
+      expect(pruned.stats.corrected).toBeLessThan(pruned.stats.candidates);
+    },
+    120_000,
+  );
+
   it('auto bounds only where groups hold several candidates each: node counts of data parallelism, not parallel layouts', async () => {
     // Bounding a group costs about what correcting BOUNDS_COST_IN_CORRECTIONS candidates does
     // (bench/pruning.ts); either way the answer is the one correcting every candidate gives.
