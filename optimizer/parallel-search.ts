@@ -190,8 +190,9 @@ export interface ShardedSearch {
    * The fewest nodes of `g` GPUs, from `from` to `to`, on which some layout other than plain data
    * parallelism fits in memory, or null. Where memory is A + B / DP (every model without experts),
    * each configuration's narrowest DP (Config.minDp) gives its fewest nodes directly; the least of
-   * them is checked by `fits` and the scan goes on past it should it not (a ZeRO-0 layout fitting
-   * at DP 1 but not wider). Experts fit per EP: that search goes node by node.
+   * them is checked by the search's own fit test (someLayoutFits) and the scan goes on past it
+   * should it not (a ZeRO-0 layout fitting at DP 1 but not wider). Experts fit per EP: that search
+   * goes node by node.
    */
   fewestNodes(g: number, from: number, to: number): number | null;
 }

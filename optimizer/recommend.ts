@@ -444,7 +444,6 @@ function* fewestNodesThatFit(
         },
         eff,
       );
-      // Ties on nodes go to the faster precision (time per sample: layouts differ in micro-batches and DP).
       // In slices of nodes, so that a search node by node (experts) yields and keeps to the time budget.
       const fewestFrom = function* (from: number): Generator<void, number | null | undefined, void> {
         const to = best ? best.nodes : FIT_SCAN_NODES;
@@ -463,6 +462,7 @@ function* fewestNodesThatFit(
         const plan = sharded.best(g, nodes, false);
         if (typeof plan !== 'string' && plan.parallelism) {
           const p = plan.parallelism;
+          // Ties on nodes go to the faster precision (per sample: layouts differ in micro-batches and DP).
           const msPerSample =
             plan.stepTimeMs / ((batch * plan.accum * g * nodes) / (p.tensorParallel * p.pipelineParallel));
           if (!best || nodes < best.nodes || msPerSample < best.msPerSample)
