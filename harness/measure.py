@@ -29,6 +29,12 @@ keeping each block's input (Megatron-Core's full, Hugging Face's gradient checkp
 reruns only the attention core (Megatron-Core's default selective). The layer replay checkpoints
 the layers trainplan's predictor reruns (the zoo model's marks, embedded with it); a Hugging Face
 model checkpoints each of its blocks (full only).
+
+ZeRO (`--zero-stage`, data parallel only): 1 shards the optimizer's states over the processes
+(ZeroRedundancyOptimizer; gradients all-reduced as DistributedDataParallel does); 2 shards the
+gradients too and 3 the weights as well (FullyShardedDataParallel SHARD_GRAD_OP and FULL_SHARD, one
+unit per transformer block or, in the layer replay, per layer with weights; needs PyTorch 2). Under 2
+and 3, FP16 and BF16 keep their fp32 master weights as FullyShardedDataParallel's sharded parameters.
 """
 import argparse
 import contextlib
@@ -51,7 +57,7 @@ RECOMPUTE = ["none", "selective", "full"]
 CSV_COLUMNS = [
     "model", "seq_len", "gpu", "nodes", "gpus_per_node", "batch_size_per_gpu", "grad_accum_steps",
     "precision", "framework", "step_time_ms", "peak_memory_gb", "source", "note",
-    "inter_node_gbps", "inter_node_transport", "recompute",
+    "inter_node_gbps", "inter_node_transport", "recompute", "zero_stage",
 ]
 # torchvision builders for zoo ids: only where torchvision builds the zoo entry's architecture
 # (test/harness.test.ts compares their parameter counts and their convolution and linear FLOPs; the
@@ -84,6 +90,10 @@ def parse_args(argv):
     p.add_argument("--recompute", choices=RECOMPUTE, default="none",
                    help="activation recomputation: full (every transformer block) or selective (the "
                         "attention core); default none")
+    p.add_argument("--zero-stage", type=int, choices=[0, 1, 2, 3], default=0,
+                   help="ZeRO sharding over the data-parallel processes: 1 optimizer states "
+                        "(ZeroRedundancyOptimizer), 2 and gradients, 3 and weights (FullyShardedDataParallel, "
+                        "PyTorch 2); default 0")
     p.add_argument("--grad-accum-steps", type=int, default=1,
                    help="micro-batches of --batch-size per optimizer step (gradient accumulation; data "
                         "parallel, gradients are all-reduced once per step; default 1)")
@@ -112,6 +122,19 @@ def parse_args(argv):
         fail("--gpus: under torchrun the launcher starts one process per GPU; leave --gpus out")
     if (launched or a.gpus > 1) and a.device not in ("auto", "cuda", "cpu"):
         fail(f"--device {a.device}: with several processes each trains on cuda:LOCAL_RANK; give cuda, cpu or auto")
+    if a.zero_stage and not (launched or a.gpus > 1):
+        fail(f"--zero-stage {a.zero_stage} shards over data-parallel processes: give --gpus N (N > 1) or run under torchrun")
+    if a.zero_stage >= 2 and a.precision == "FP8":
+        fail(f"--zero-stage {a.zero_stage}: FP8 (Transformer Engine) under FullyShardedDataParallel is not run here")
+    if a.zero_stage >= 2:
+        # Checked here, before any process starts: each would fail alike.
+        try:
+            import torch.distributed.fsdp  # noqa: F401, PLC0415
+        except ImportError:
+            fail("PyTorch is not installed (pip install torch, or Debian's python3-torch)")
+        except Exception as e:  # noqa: BLE001 (Debian's PyTorch 1.13 raises ValueError on Python 3.11)
+            fail(f"--zero-stage {a.zero_stage} needs FullyShardedDataParallel, which this PyTorch cannot import "
+                 f"(PyTorch 2 can): {type(e).__name__}: {e}")
     nodes = launched["world"] // launched["local_world"] if launched else 1
     if nodes > 1 and a.inter_node_gbps is None:
         fail(f"--inter-node-gbps: this run spans {nodes} nodes; give the network between them (Gbps), "
@@ -446,7 +469,9 @@ def build_workload(torch, nn, a):
 class Trainer:
     """One optimizer step of `model` under a precision mode, as the frameworks run it."""
 
-    def __init__(self, torch, model, loss_fn, precision, device, optimizer_kind):
+    def __init__(self, torch, model, loss_fn, precision, device, optimizer_kind, zero_stage=0, shard=None):
+        """`shard(model, dtype)`: the model under FullyShardedDataParallel (ZeRO 2 and 3), computing in
+        `dtype` over fp32 shards when given."""
         self.torch, self.loss_fn, self.precision, self.device = torch, loss_fn, precision, device
         cuda = device.type == "cuda"
         torch.backends.cuda.matmul.allow_tf32 = precision == "TF32"
@@ -456,27 +481,40 @@ class Trainer:
         if precision == "FP8":
             model = self.fp8_linears(model)
         model = model.to(device)
-        self.model = model.to(half) if half else model
+        # FP16 and BF16 keep fp32 master weights the optimizer updates (apex O2, Megatron bf16): under
+        # FullyShardedDataParallel those are its fp32 shards, cast to the half type for compute.
+        masters = precision in ("FP16", "BF16")
+        if shard:
+            self.model = shard(model.to(half) if half and not masters else model, half if masters else None)
+        else:
+            self.model = model.to(half) if half else model
         self.input_dtype = half or torch.float32
-        # FP16 and BF16 keep fp32 master weights the optimizer updates (apex O2, Megatron bf16).
         self.master = None
         params = [p for p in self.model.parameters() if p.requires_grad]
-        if precision in ("FP16", "BF16"):
+        if masters and not shard:
             self.master = [p.detach().float().clone().requires_grad_(True) for p in params]
             opt_params = self.master
         else:
             opt_params = params
         eps = 1e-4 if precision == "FP16_PURE" else 1e-8
-        if optimizer_kind == "sgd":
-            self.opt = torch.optim.SGD(opt_params, lr=1e-3, momentum=0.9)
+        kind, settings = (torch.optim.SGD, {"lr": 1e-3, "momentum": 0.9}) if optimizer_kind == "sgd" else (
+            torch.optim.AdamW, {"lr": 1e-4, "eps": eps})
+        if zero_stage == 1:
+            # Each process keeps and updates its share of the states, then broadcasts its weights.
+            from torch.distributed.optim import ZeroRedundancyOptimizer  # noqa: PLC0415
+            self.opt = ZeroRedundancyOptimizer(opt_params, optimizer_class=kind, **settings)
         else:
-            self.opt = torch.optim.AdamW(opt_params, lr=1e-4, eps=eps)
+            self.opt = kind(opt_params, **settings)
         self.params = params
         self.loss_scale = 1024.0 if precision in ("AMP_FP16", "FP16", "FP16_PURE") else None
         # torch.amp.GradScaler("cuda") since PyTorch 2.3 (torch.cuda.amp's is deprecated there);
         # Debian's 1.13 has only torch.cuda.amp's.
         scaler = torch.amp.GradScaler if hasattr(torch.amp, "GradScaler") else (lambda _: torch.cuda.amp.GradScaler())
         self.scaler = scaler("cuda") if precision == "AMP_FP16" and cuda else None
+        if self.scaler and shard:
+            # Gradients are sharded: the scaler must reduce its inf checks over the processes.
+            from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler  # noqa: PLC0415
+            self.scaler = ShardedGradScaler()
         self.cuda = cuda
 
     def fp8_linears(self, model):
@@ -595,14 +633,34 @@ def measure(a, group=None):
     model_id, model, make_batch, loss_fn, builder = build_workload(torch, nn, a)
     optimizer = (EMBEDDED_MODEL or {}).get("optimizer", "adam") if builder == "layer-replay" else (
         "sgd" if builder == "torchvision" else "adam")
-    trainer = Trainer(torch, model, loss_fn, a.precision, device, optimizer)
+    # What was trained, counted before FullyShardedDataParallel flattens and shards the weights.
+    trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    shard, units = None, []
+    if a.zero_stage >= 2:
+        # (parse_args checked that it imports)
+        from torch.distributed.fsdp import FullyShardedDataParallel, MixedPrecision, ShardingStrategy  # noqa: PLC0415
+        from torch.distributed.fsdp.wrap import ModuleWrapPolicy  # noqa: PLC0415
+        # One unit per transformer block (what Hugging Face says not to split) or replayed layer with weights.
+        names = set(getattr(model, "_no_split_modules", None) or [])
+        units = sorted({type(m) for m in model.modules() if type(m).__name__ in names}, key=lambda c: c.__name__) if names \
+            else sorted({type(m) for m in getattr(model, "ops", []) if any(True for _ in m.parameters())},
+                        key=lambda c: c.__name__)
+
+        def shard(m, dtype):
+            return FullyShardedDataParallel(
+                m, sharding_strategy=ShardingStrategy.FULL_SHARD if a.zero_stage == 3 else ShardingStrategy.SHARD_GRAD_OP,
+                auto_wrap_policy=ModuleWrapPolicy(set(units)) if units else None,
+                mixed_precision=MixedPrecision(param_dtype=dtype, reduce_dtype=dtype, buffer_dtype=dtype) if dtype else None,
+                device_id=device)
+    trainer = Trainer(torch, model, loss_fn, a.precision, device, optimizer, a.zero_stage, shard)
     batch = make_batch(a.batch_size, device, trainer.input_dtype)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     # Data parallel, the first warm-up step runs on the bare model (below) and the next is the first
     # under DistributedDataParallel, which rebuilds its gradient buckets then: at least two are run.
-    warmed = max(a.warmup, 2) if dist else a.warmup
+    ddp = dist and a.zero_stage < 2
+    warmed = max(a.warmup, 2) if ddp else a.warmup
     warmup = warmed
-    if dist:
+    if ddp:
         # One step on the bare model first (a warm-up step): the weights it leaves without a gradient
         # are ones the loss never reads, which DistributedDataParallel must be told to expect.
         trainer.step(batch, a.grad_accum_steps)
@@ -638,8 +696,9 @@ def measure(a, group=None):
         dist.destroy_process_group()
         if group["rank"] != 0:
             return None
+        wrapper = "DistributedDataParallel" if ddp else "FullyShardedDataParallel"
         processes = (f"data parallel over {group['world']} processes ({group['local_world']} per node x "
-                     f"{nodes} node{'s' if nodes > 1 else ''}), DistributedDataParallel on {backend}, "
+                     f"{nodes} node{'s' if nodes > 1 else ''}), {wrapper} on {backend}, "
                      "each step the slowest process's")
     step_ms = statistics.median(times)
     note = "; ".join([
@@ -648,9 +707,14 @@ def measure(a, group=None):
           if a.grad_accum_steps > 1 else []),
         *([processes] if processes else []),
         *([f"{a.recompute} recomputation"] if a.recompute != "none" else []),
+        *([f"ZeRO stage {a.zero_stage}: " + (
+            "ZeroRedundancyOptimizer" if a.zero_stage == 1 else
+            f"{'FULL_SHARD' if a.zero_stage == 3 else 'SHARD_GRAD_OP'}, "
+            f"{'one unit per ' + ', '.join(c.__name__ for c in units) if units else 'the model one unit'}")]
+          if a.zero_stage else []),
         f"builder {builder}",
         # What was trained, to check against the model the run is recorded for.
-        f"parameters {sum(p.numel() for p in trainer.params)}",
+        f"parameters {trained}",
         *[f"{k} {v}" for k, v in env.items()],
     ])
     return {
@@ -670,6 +734,7 @@ def measure(a, group=None):
         "inter_node_gbps": a.inter_node_gbps if nodes > 1 else "",
         "inter_node_transport": (a.inter_node_transport or "RDMA") if nodes > 1 else "",
         "recompute": a.recompute if a.recompute != "none" else "",  # empty: none
+        "zero_stage": a.zero_stage or "",  # empty: 0
     }
 
 

@@ -80,7 +80,6 @@ function splitLayout(p: PlanParallelism): string[] {
     p.pipelineParallel > 1 ? `pipeline parallelism ${p.pipelineParallel}` : '',
     p.contextParallel > 1 ? `context parallelism ${p.contextParallel}` : '',
     p.expertParallel > 1 ? `expert parallelism ${p.expertParallel}` : '',
-    p.zeroStage > 0 ? `ZeRO stage ${p.zeroStage}` : '',
   ].filter(Boolean);
 }
 
@@ -111,7 +110,14 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
   const split = splitLayout(t.parallelism);
   if (split.length)
     return none(
-      `the harness times plain data parallelism (DistributedDataParallel); this configuration uses ${split.join(', ')}`,
+      `the harness times data parallelism (DistributedDataParallel, or ZeRO's sharding of it); this configuration uses ${split.join(', ')}`,
+    );
+  const zero = t.parallelism.zeroStage;
+  if (zero > 0 && t.nodes * t.gpusPerNode === 1)
+    return none(`ZeRO stage ${zero} shards over data-parallel GPUs; this configuration has one`);
+  if (zero >= 2 && t.precision === 'FP8')
+    return none(
+      `the harness runs ZeRO stage ${zero} under FullyShardedDataParallel, where it does not run FP8 (Transformer Engine)`,
     );
   const custom = w.customModel;
   if (custom && custom.huggingFaceConfig == null)
@@ -133,6 +139,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     ...(t.gradAccumSteps > 1 ? [`--grad-accum-steps ${t.gradAccumSteps}`] : []),
     `--precision ${t.precision}`,
     ...(recompute !== 'none' ? [`--recompute ${recompute}`] : []),
+    ...(zero > 0 ? [`--zero-stage ${zero}`] : []),
   ];
   let run: string;
   const where: string[] = [];
@@ -156,6 +163,9 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
       ? 'config.json: the Hugging Face config of the request, saved beside measure.py and runs.csv (transformers must be installed; calibrate import reads the config beside the CSV, the /calibrate page cannot)'
       : '',
     t.precision === 'FP8' ? 'FP8 needs NVIDIA Transformer Engine installed' : '',
+    zero >= 2
+      ? `ZeRO stage ${zero} runs under FullyShardedDataParallel (${zero === 3 ? 'FULL_SHARD' : 'SHARD_GRAD_OP'}), which needs PyTorch 2`
+      : '',
     t.softwareStack && t.softwareStack !== DEFAULT_STACK
       ? `the harness runs eager PyTorch, not ${t.softwareStack}: the run's error against trainplan's eager estimate is what calibrates this ${t.softwareStack} one, as a ratio`
       : '',

@@ -83,10 +83,14 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
   const framework = str('framework') || 'PyTorch';
   if (!(FRAMEWORKS as readonly string[]).includes(framework))
     throw new Error(`framework: "${framework}" is not one of ${FRAMEWORKS.join(', ')}`);
-  // The harness's recomputation (empty: none); its runs are otherwise plain data parallelism.
+  // The harness's recomputation (empty: none) and ZeRO stage (empty: 0); its runs are otherwise
+  // data parallelism without tensor or pipeline parallelism.
   const recompute = str('recompute') || 'none';
   if (!(RECOMPUTE as readonly string[]).includes(recompute))
     throw new Error(`recompute: "${recompute}" is not one of ${RECOMPUTE.join(', ')}`);
+  const zeroStage = str('zero_stage') || '0';
+  if (!['0', '1', '2', '3'].includes(zeroStage))
+    throw new Error(`zero_stage: "${zeroStage}" is not one of 0, 1, 2, 3`);
   return {
     workload: {
       model: looksLikeFile ? null : model,
@@ -108,12 +112,12 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
     fp32UsesTf32: precision !== 'FP32', // the harness runs FP32 with TF32 off
     // An empty cell says nothing (the framework's layout holds); anything but true/false is refused.
     channelsLast: booleanCell('channels_last', str('channels_last')) ?? null,
-    ...(recompute !== 'none'
+    ...(recompute !== 'none' || zeroStage !== '0'
       ? {
           parallelism: {
             tensorParallel: 1,
             pipelineParallel: 1,
-            zeroStage: 0,
+            zeroStage: Number(zeroStage),
             recompute: recompute as Recompute,
           },
         }

@@ -1,4 +1,4 @@
-// The harness CSV's optional columns (channels_last; recompute; inter_node_gbps and
+// The harness CSV's optional columns (channels_last; recompute and zero_stage; inter_node_gbps and
 // inter_node_transport for a run across nodes): what `trainplan calibrate import` reads of them.
 import { describe, expect, it } from 'vitest';
 import { runFromRow } from '../service/run-rows.js';
@@ -65,6 +65,32 @@ describe('calibrate import: the recomputation column', () => {
   it('refuses a mode that is not one, naming the column', () => {
     expect(() => runFromRow({ ...bert, recompute: 'FULL!' }, '.')).toThrow(
       /^recompute: "FULL!" is not one of none, selective, selective_op/,
+    );
+  });
+});
+
+describe('calibrate import: the ZeRO stage column', () => {
+  const eight = {
+    ...row,
+    model: 'llama2_7b',
+    batch_size_per_gpu: '1',
+    gpus_per_node: '8',
+    precision: 'BF16',
+  };
+  it('reads a stage as the run predicted at it, with its recomputation; empty is 0', () => {
+    const run = runFromRow({ ...eight, zero_stage: '3', recompute: 'full' }, '.');
+    expect(run.parallelism).toEqual({
+      tensorParallel: 1,
+      pipelineParallel: 1,
+      zeroStage: 3,
+      recompute: 'full',
+    });
+    expect(predictRequestOf(run).parallelism).toMatchObject({ zeroStage: 3, recompute: 'full' });
+    expect(runFromRow({ ...eight, zero_stage: '' }, '.').parallelism).toBeUndefined();
+  });
+  it('refuses a stage that is not one, naming the column', () => {
+    expect(() => runFromRow({ ...eight, zero_stage: '4' }, '.')).toThrow(
+      /^zero_stage: "4" is not one of 0, 1, 2, 3/,
     );
   });
 });

@@ -365,8 +365,9 @@ describe('trainplan recommend says what to rent and what to be wary of', () => {
       /^- network bound the answer: a better plan \(4 x 1 H100-SXM5-80GB at BF16, batch 1: .*\) joins 4 RunPod H100 SXM \(Community\) instances/m,
     );
     // And how to time plan 1 before renting it for the job: the harness, or why it cannot.
-    if (/ (TP|PP|EP|ZeRO-|recompute)/.test(firstPlan(out, 'layout')))
-      expect(out).toMatch(/^time plan 1 on your own GPUs: the harness times plain data parallelism/m);
+    const layout = firstPlan(out, 'layout');
+    if (/ (TP|PP|EP)/.test(layout))
+      expect(out).toMatch(/^time plan 1 on your own GPUs: the harness times data parallelism/m);
     else {
       const lines = out.split('\n');
       const at = lines.findIndex((l) => l.startsWith('time plan 1 on your own GPUs (times 20 steps'));
@@ -380,6 +381,11 @@ describe('trainplan recommend says what to rent and what to be wary of', () => {
       expect(line).toContain(`--batch-size ${batch} `);
       if (accum > 1) expect(line).toContain(`--grad-accum-steps ${accum} `);
       if (nodes === 1 && gpus > 1) expect(line).toContain(`--gpus ${gpus} `);
+      // ZeRO and recomputation as the plan names them.
+      const zero = /ZeRO-(\d)/.exec(layout)?.[1];
+      if (zero) expect(line).toContain(`--zero-stage ${zero} `);
+      const recompute = /recompute (\w+)/.exec(layout)?.[1];
+      if (recompute) expect(line).toContain(`--recompute ${recompute} `);
       expect(lines[at + 3]).toBe('  npx trainplan calibrate import runs.csv');
     }
   });

@@ -48,6 +48,33 @@ describe('harness commands', () => {
     );
   });
 
+  it('time ZeRO over the data-parallel GPUs, stages 2 and 3 under FullyShardedDataParallel', async () => {
+    const one = await harnessOf({
+      gpu: 'H100-SXM5-80GB',
+      precision: 'BF16',
+      gpusPerNode: 8,
+      parallelism: { zeroStage: 1 },
+    });
+    expect(one.commands[1]).toBe(
+      'python3 measure.py --batch-size 8 --precision BF16 --zero-stage 1 --gpus 8 --out runs.csv',
+    );
+    expect(one.note).not.toMatch(/FullyShardedDataParallel/);
+    const three = await harnessOf({
+      gpu: 'H100-SXM5-80GB',
+      precision: 'BF16',
+      gpusPerNode: 8,
+      nodes: 2,
+      interNodeGbps: 400,
+      parallelism: { zeroStage: 3, recompute: 'FULL' },
+    });
+    expect(three.commands[1]).toBe(
+      'torchrun --nnodes 2 --nproc-per-node 8 --node-rank $NODE_RANK --master-addr $FIRST_NODE --master-port 29500 measure.py --batch-size 8 --precision BF16 --recompute full --zero-stage 3 --inter-node-gbps 400 --inter-node-transport RDMA --out runs.csv',
+    );
+    expect(three.note).toMatch(
+      /ZeRO stage 3 runs under FullyShardedDataParallel \(FULL_SHARD\), which needs PyTorch 2/,
+    );
+  });
+
   it('time one GPU, a machine of them, and several nodes over the network the configuration assumes', async () => {
     const one = await harnessOf({ gpu: 'H100-SXM5-80GB', precision: 'AMP_BF16' });
     expect(one.commands).toEqual([
@@ -107,16 +134,11 @@ describe('harness commands', () => {
       [{ gpu: 'B200', precision: 'FP4' }, /the harness has no FP4 mode/],
       [
         { gpu: 'H100-SXM5-80GB', precision: 'BF16', gpusPerNode: 8, parallelism: { tensorParallel: 2 } },
-        /plain data parallelism \(DistributedDataParallel\); this configuration uses tensor parallelism 2/,
+        /data parallelism \(DistributedDataParallel, or ZeRO's sharding of it\); this configuration uses tensor parallelism 2/,
       ],
       [
-        {
-          gpu: 'H100-SXM5-80GB',
-          precision: 'BF16',
-          gpusPerNode: 2,
-          parallelism: { zeroStage: 3, recompute: 'FULL' },
-        },
-        /this configuration uses ZeRO stage 3: time it/,
+        { gpu: 'H100-SXM5-80GB', precision: 'FP8', gpusPerNode: 2, parallelism: { zeroStage: 3 } },
+        /runs ZeRO stage 3 under FullyShardedDataParallel, where it does not run FP8/,
       ],
       [
         {

@@ -299,6 +299,62 @@ describe.skipIf(!python)(
       );
     }, 120_000);
 
+    it('times ZeRO-3 under FullyShardedDataParallel, one unit per block, and imports the run at that layout', () => {
+      copyFileSync(join(FIXTURES, 'llama.json'), join(dir, 'llama-zero.json'));
+      const args = ['--batch-size', '1', '--steps', '1', '--warmup', '1', '--device', 'cpu', '--gpus', '2'];
+      execFileSync(
+        python!,
+        [
+          HARNESS_FILE.pathname,
+          '--hf-config',
+          'llama-zero.json',
+          ...args,
+          '--precision',
+          'BF16',
+          '--recompute',
+          'full',
+          '--zero-stage',
+          '3',
+          '--out',
+          'zero.csv',
+        ],
+        { cwd: dir, stdio: 'pipe' },
+      );
+      const [row] = readRunsFile(join(dir, 'zero.csv'));
+      expect(row.note).toMatch(
+        /FullyShardedDataParallel on gloo, each step the slowest process's; full recomputation; ZeRO stage 3: FULL_SHARD, one unit per LlamaDecoderLayer; builder transformers; parameters 218944;/,
+      );
+      expect(runFromRow(row, dir)).toMatchObject({
+        gpusPerNode: 2,
+        precision: 'BF16',
+        parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 3, recompute: 'full' },
+      });
+      // ZeRO-2 on the layer replay: one unit per replayed layer with weights.
+      copyFileSync(
+        new URL('./fixtures-harness/tiny-layers.json', import.meta.url),
+        join(dir, 'tiny-layers.json'),
+      );
+      execFileSync(
+        python!,
+        [
+          HARNESS_FILE.pathname,
+          '--layers',
+          'tiny-layers.json',
+          ...args,
+          '--zero-stage',
+          '2',
+          '--out',
+          'zero2.csv',
+        ],
+        { cwd: dir, stdio: 'pipe' },
+      );
+      const [two] = readRunsFile(join(dir, 'zero2.csv'));
+      expect(two.note).toMatch(
+        /ZeRO stage 2: SHARD_GRAD_OP, one unit per Conv2d, Embedding, Experts, LayerNorm, Linear, Rnn;/,
+      );
+      expect(runFromRow(two, dir).parallelism).toMatchObject({ zeroStage: 2 });
+    }, 180_000);
+
     it('times a config end to end: the run records the length it ran at and imports with its weights checked', () => {
       copyFileSync(join(FIXTURES, 'llama.json'), join(dir, 'llama.json'));
       for (const precision of ['FP32', 'AMP_BF16', 'BF16'])

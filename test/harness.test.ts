@@ -316,6 +316,38 @@ describe('measurement harness on CPU', () => {
     expect(refused.stderr).toMatch(/--recompute full: resnet50_v1.5 has no layers it reruns/);
   }, 180_000);
 
+  it('times ZeRO over the processes of a machine and imports the run at that stage', async () => {
+    expect(await exited(tinyRun(['--gpus', '2', '--zero-stage', '1', '--out', 'zero1.csv']))).toEqual({
+      status: 0,
+      stderr: '',
+    });
+    const [row] = readRunsFile(join(dir, 'zero1.csv'));
+    expect(row.zero_stage).toBe('1');
+    expect(row.note).toMatch(
+      /data parallel over 2 processes .*DistributedDataParallel on gloo, each step the slowest process's; ZeRO stage 1: ZeroRedundancyOptimizer;/,
+    );
+    expect(runFromRow(row, dir).parallelism).toEqual({
+      tensorParallel: 1,
+      pipelineParallel: 1,
+      zeroStage: 1,
+      recompute: 'none',
+    });
+    // One process has nothing to shard over.
+    const alone = await exited(tinyRun(['--zero-stage', '1']));
+    expect(alone.status).toBe(2);
+    expect(alone.stderr).toMatch(/--zero-stage 1 shards over data-parallel processes/);
+    // Stages 2 and 3 run under FullyShardedDataParallel, which Debian's PyTorch 1.13 cannot import on
+    // Python 3.11: said once, before any process starts (test/harness-transformers.test.ts runs them).
+    if (spawnSync(python, ['-c', 'import torch.distributed.fsdp'], { stdio: 'pipe' }).status !== 0) {
+      const three = await exited(tinyRun(['--gpus', '2', '--zero-stage', '3']));
+      expect(three.status).toBe(2);
+      expect(three.stderr).toMatch(
+        /^measure\.py: --zero-stage 3 needs FullyShardedDataParallel, which this PyTorch cannot import \(PyTorch 2 can\)/,
+      );
+      expect(three.stderr.trim().split('\n')).toHaveLength(1);
+    }
+  }, 120_000);
+
   it('refuses a data-parallel run it cannot describe: no network across nodes, a network on one machine, --gpus under torchrun', async () => {
     const across = { WORLD_SIZE: '2', LOCAL_WORLD_SIZE: '1', RANK: '0', LOCAL_RANK: '0' };
     const cases: [string[], Record<string, string>, RegExp][] = [
