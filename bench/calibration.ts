@@ -56,6 +56,12 @@ const arg = (name: string, fallback: number) => {
  */
 export const DRAWS = arg('draws', 20);
 export const SEED = arg('seed', 5);
+/**
+ * Runs recorded per draw, each of another model (`--runs`; the issue's figure is 3): more show
+ * whether a user who times more of their models is answered better. A GPU with no more models
+ * than runs is skipped.
+ */
+export const RUNS = arg('runs', 3);
 
 /** What calibration asks about a row: its model, GPU, precision, framework and configuration. */
 export const calibrationQueryOf = (e: Example): CalibrationQuery => ({
@@ -157,14 +163,14 @@ export function withRecordedRuns(recorded: Example[], shipped: EvidenceIndex): E
   return index;
 }
 
-export function drawRuns(rows: Example[], r: () => number): number[] | undefined {
+export function drawRuns(rows: Example[], r: () => number, runs = 3): number[] | undefined {
   const byModel = new Map<string, number[]>();
   rows.forEach((e, i) => byModel.set(e.row.model, [...(byModel.get(e.row.model) ?? []), i]));
   const models = [...byModel.keys()].sort();
-  if (models.length < 4) return undefined; // 3 runs and at least one other model to predict
+  if (models.length < runs + 1) return undefined; // the runs and at least one other model to predict
   const picked: number[] = [];
   const pool = [...models];
-  for (let k = 0; k < 3; k++) {
+  for (let k = 0; k < runs; k++) {
     const m = pool.splice(Math.floor(r() * pool.length), 1)[0];
     const idx = byModel.get(m)!;
     picked.push(idx[Math.floor(r() * idx.length)]);
@@ -235,7 +241,7 @@ export function runBenchmark(
     const ownPerDraw = emptyRecord(),
       ownRowErrors = emptyRecord();
     for (let d = 0; d < DRAWS; d++) {
-      const picked = drawRuns(test, r);
+      const picked = drawRuns(test, r, RUNS);
       if (!picked) break;
       const recorded = picked.map((i) => test[i]);
       const index = withRecordedRuns(recorded, model.evidence);
@@ -296,7 +302,7 @@ export function runBenchmark(
       }
     }
     if (!perDraw['no runs'].length) {
-      log(`${gpu}: fewer than 4 models measured, skipped`);
+      log(`${gpu}: fewer than ${RUNS + 1} models measured, skipped`);
       continue;
     }
     const res: GpuResult = {
@@ -424,7 +430,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       )
     : [];
   const results = runBenchmark(ex, settings, (s) => console.error(s), grid);
-  console.log(`${DRAWS} draws of 3 runs (3 different models) per GPU, seed ${SEED}\n`);
+  console.log(`${DRAWS} draws of ${RUNS} runs (${RUNS} different models) per GPU, seed ${SEED}\n`);
   console.log(formatBenchmark(results));
   // The transfer's constants were chosen on the even-indexed GPUs (sorted by id); the odd ones never informed them.
   const gpuOrder = [...new Set(ex.map((e) => e.row.gpu))].sort();
