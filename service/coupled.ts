@@ -33,7 +33,7 @@ import { DEFAULT_SEARCH_PRECISIONS, defaultSearchPrecisions } from '../predictor
 import { costOf } from '../predictor/predict.js';
 import { statedChannelsLast } from '../predictor/software.js';
 import { PRECISIONS, type GpuSpec, type ModelDef, type Precision } from '../predictor/types.js';
-import type { Recompute } from '../predictor/parallel.js';
+import { planParallelism, type Recompute } from '../predictor/parallel.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import type { NetworkTransport } from '../seeds/types.js';
 import { harnessCommands, type HarnessCommands, type PlanConfiguration } from './harness-commands.js';
@@ -701,17 +701,17 @@ export async function federatedPlan(input: FederatedQuery): Promise<TimedFederat
           batchSizePerGpu: cp.batchSizePerGpu,
           gradAccumSteps: 1,
           precision: cp.precision,
-          parallelism: {
-            dataParallel: 1,
-            tensorParallel: 1,
-            pipelineParallel: 1,
-            contextParallel: 1,
-            virtualPipelineStages: 1,
-            expertParallel: 1,
-            zeroStage: 0,
-            recompute: (cp.recompute ?? 'none') as Recompute,
-            microBatches: 1,
-          },
+          // One device: no data parallelism, the client's recomputation alone.
+          parallelism: planParallelism(
+            1,
+            {
+              tensorParallel: 1,
+              pipelineParallel: 1,
+              zeroStage: 0,
+              recompute: (cp.recompute ?? 'none') as Recompute,
+            },
+            1,
+          ),
           interNodeGbps: defaultInterNodeGbps(gpu.id),
           interNodeTransport: 'RDMA',
         },

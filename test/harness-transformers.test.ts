@@ -301,26 +301,22 @@ describe.skipIf(!python)(
 
     it('times ZeRO-3 under FullyShardedDataParallel, one unit per block, and imports the run at that layout', () => {
       copyFileSync(join(FIXTURES, 'llama.json'), join(dir, 'llama-zero.json'));
-      const args = ['--batch-size', '1', '--steps', '1', '--warmup', '1', '--device', 'cpu', '--gpus', '2'];
-      execFileSync(
-        python!,
-        [
-          HARNESS_FILE.pathname,
-          '--hf-config',
-          'llama-zero.json',
-          ...args,
-          '--precision',
-          'BF16',
-          '--recompute',
-          'full',
-          '--zero-stage',
-          '3',
-          '--out',
-          'zero.csv',
-        ],
-        { cwd: dir, stdio: 'pipe' },
+      // Two processes on this CPU (gloo), one timed step; the row measure.py wrote.
+      const twoProcesses = (args: string) => {
+        const out = `zero-${args.replace(/[^\w]+/g, '-')}.csv`;
+        execFileSync(
+          python!,
+          [
+            HARNESS_FILE.pathname,
+            ...`--batch-size 1 --steps 1 --warmup 1 --device cpu --gpus 2 ${args} --out ${out}`.split(' '),
+          ],
+          { cwd: dir, stdio: 'pipe' },
+        );
+        return readRunsFile(join(dir, out))[0];
+      };
+      const row = twoProcesses(
+        '--hf-config llama-zero.json --precision BF16 --recompute full --zero-stage 3',
       );
-      const [row] = readRunsFile(join(dir, 'zero.csv'));
       expect(row.note).toMatch(
         /FullyShardedDataParallel on gloo, each step the slowest process's; full recomputation; ZeRO stage 3: FULL_SHARD, one unit per LlamaDecoderLayer; builder transformers; parameters 218944;/,
       );
@@ -334,21 +330,7 @@ describe.skipIf(!python)(
         new URL('./fixtures-harness/tiny-layers.json', import.meta.url),
         join(dir, 'tiny-layers.json'),
       );
-      execFileSync(
-        python!,
-        [
-          HARNESS_FILE.pathname,
-          '--layers',
-          'tiny-layers.json',
-          ...args,
-          '--zero-stage',
-          '2',
-          '--out',
-          'zero2.csv',
-        ],
-        { cwd: dir, stdio: 'pipe' },
-      );
-      const [two] = readRunsFile(join(dir, 'zero2.csv'));
+      const two = twoProcesses('--layers tiny-layers.json --zero-stage 2');
       expect(two.note).toMatch(
         /ZeRO stage 2: SHARD_GRAD_OP, one unit per Conv2d, Embedding, Experts, LayerNorm, Linear, Rnn;/,
       );

@@ -95,6 +95,32 @@ describe('measurement harness on CPU', () => {
       });
     });
 
+  /**
+   * A configuration's harness commands run as given, here: `trainplan` is this checkout's CLI; no
+   * GPU, so on CPU, one timed step. The row measure.py wrote, and the folder it wrote it in.
+   */
+  const runAsGiven = (commands: string[], folder: string) => {
+    const [write, run] = commands;
+    const at = mkdtempSync(join(dir, folder));
+    const words = (line: string) => line.split(' ');
+    const written = tsx(
+      words(write)
+        .slice(2)
+        .map((w) => (w === 'measure.py' ? join(at, w) : w)),
+    );
+    expect(written.stderr).toMatch(/^wrote .*measure\.py/);
+    expect(written.status).toBe(0);
+    expect(words(run)[0]).toBe('python3');
+    const measured = spawnSync(
+      python,
+      [...words(run).slice(1), '--device', 'cpu', '--steps', '1', '--warmup', '0'],
+      { cwd: at, encoding: 'utf8' },
+    );
+    expect(measured.stderr).toBe('');
+    expect(measured.status).toBe(0);
+    return { at, row: readRunsFile(join(at, 'runs.csv'))[0] };
+  };
+
   it('times a layer list and writes a run that imports, rejected only because a CPU is not a catalog GPU', async () => {
     expect(await exited(tinyRun(['--precision', 'FP32', '--out', 'runs.csv']))).toEqual({
       status: 0,
@@ -204,28 +230,10 @@ describe('measurement harness on CPU', () => {
       xla: false,
       fp32UsesTf32: true,
     });
-    const [write, run, record] = harness.commands;
+    const [write, , record] = harness.commands;
     expect(write).toBe('npx trainplan harness --model efficientnet_b0 --seq-len 64 --out measure.py');
     expect(record).toBe('npx trainplan calibrate import runs.csv');
-    // Run as given, here: `trainplan` is this checkout's CLI; no GPU, so on CPU, one timed step.
-    const at = mkdtempSync(join(dir, 'commands-'));
-    const words = (line: string) => line.split(' ');
-    const written = tsx(
-      words(write)
-        .slice(2)
-        .map((w) => (w === 'measure.py' ? join(at, w) : w)),
-    );
-    expect(written.stderr).toMatch(/^wrote .*measure\.py/);
-    expect(written.status).toBe(0);
-    const [, ...args] = words(run);
-    expect(words(run)[0]).toBe('python3');
-    const measured = spawnSync(python, [...args, '--device', 'cpu', '--steps', '1', '--warmup', '0'], {
-      cwd: at,
-      encoding: 'utf8',
-    });
-    expect(measured.stderr).toBe('');
-    expect(measured.status).toBe(0);
-    const [row] = readRunsFile(join(at, 'runs.csv'));
+    const { at, row } = runAsGiven(harness.commands, 'commands-');
     expect(row.note).toMatch(/each step 2 micro-batches of 2 accumulated; data parallel over 2 processes/);
     // What calibrate import reads back is the configuration predicted: model, size, layout, batch.
     expect(runFromRow(row, at)).toMatchObject({
@@ -281,24 +289,10 @@ describe('measurement harness on CPU', () => {
       fp32UsesTf32: true,
       parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 0, recompute: 'full' },
     });
-    const [write, run] = harness.commands;
-    expect(run).toBe('python3 measure.py --batch-size 1 --precision FP32 --recompute full --out runs.csv');
-    const at = mkdtempSync(join(dir, 'recompute-'));
-    const words = (line: string) => line.split(' ');
-    const written = tsx(
-      words(write)
-        .slice(2)
-        .map((w) => (w === 'measure.py' ? join(at, w) : w)),
+    expect(harness.commands[1]).toBe(
+      'python3 measure.py --batch-size 1 --precision FP32 --recompute full --out runs.csv',
     );
-    expect(written.status).toBe(0);
-    const [, ...args] = words(run);
-    const measured = spawnSync(python, [...args, '--device', 'cpu', '--steps', '1', '--warmup', '0'], {
-      cwd: at,
-      encoding: 'utf8',
-    });
-    expect(measured.stderr).toBe('');
-    expect(measured.status).toBe(0);
-    const [row] = readRunsFile(join(at, 'runs.csv'));
+    const { at, row } = runAsGiven(harness.commands, 'recompute-');
     expect(row.recompute).toBe('full');
     expect(row.note).toMatch(/full recomputation; builder layer-replay/);
     expect(runFromRow(row, at)).toMatchObject({
