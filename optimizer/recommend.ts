@@ -43,12 +43,14 @@ import {
   type PricingOption,
 } from './offers.js';
 import { usualGlobalBatch } from './global-batch.js';
+import { defaultInterNodeGbps, loadGpus } from '../seeds/catalog.js';
 import { SLICE_MS, Turns } from '../predictor/turns.js';
 import {
   REJECT_REASONS,
   SearchTimeout,
   type Candidate,
   type FitBeyond,
+  type OtherGpuFit,
   type Plan,
   type Recommendation,
   type RecommendRequest,
@@ -156,6 +158,8 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
   const levels: EvidenceLevel[] = [];
   const unpricedGpus: string[] = [];
   const smallestOomBatch = new Map<string, number>();
+  // Per GPU: why its memory was never checked (a price or evidence rule turned it away first), or null once it was.
+  const unchecked: (RejectReason | null)[] = r.gpus.map(() => 'UNSUPPORTED_PRECISION');
   let evaluated = 0;
   const needPrice = r.objective === 'COST' || r.budgetUsd !== undefined;
   const stopAt = r.timeBudgetMs === undefined ? Infinity : performance.now() + r.timeBudgetMs;
@@ -196,12 +200,15 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
         }
         if (needPrice && opts[0].offer === null) {
           reject('NO_PRICE', gpuLayouts);
+          if (unchecked[gpuIndex] !== null) unchecked[gpuIndex] = 'NO_PRICE';
           continue;
         }
         if (evidenceRank(level) < minRank) {
           reject('BELOW_MIN_EVIDENCE', gpuLayouts);
+          if (unchecked[gpuIndex] !== null) unchecked[gpuIndex] = 'BELOW_MIN_EVIDENCE';
           continue;
         }
+        unchecked[gpuIndex] = null;
         const single = memoryPerGpu(
           r.model,
           cost,
@@ -367,10 +374,11 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
     }
   }
   // Nothing fitted: say where something would (the note names it), not only that nothing did.
-  const fitBeyond =
-    candidates.length === 0 && (rejected.get('OUT_OF_MEMORY') ?? 0) > 0
-      ? yield* fewestNodesThatFit(r, optionsByGpu, eff, stopAt)
-      : undefined;
+  const nothingFits = candidates.length === 0 && (rejected.get('OUT_OF_MEMORY') ?? 0) > 0;
+  const fitBeyond = nothingFits
+    ? yield* fewestNodesThatFit(r, optionsByGpu, eff, stopAt, (i) => unchecked[i] === null)
+    : undefined;
+  const fitOtherGpus = nothingFits ? yield* otherGpusThatFit(r, eff, stopAt, unchecked) : undefined;
   return {
     size,
     evaluated,
@@ -383,7 +391,82 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
     maxGlobalBatch: maxGlobal,
     sharded: candidates.some((c) => c.parallelism),
     ...(fitBeyond ? { fitBeyond } : {}),
+    ...(fitOtherGpus ? { fitOtherGpus } : {}),
   };
+}
+
+/**
+ * GPUs whose memory the search did not check on which some layout of the model fits within the
+ * request's limits (maxNodes, maxGpus, its most GPUs per node), at its smallest batch per GPU, in one
+ * of its precisions: catalog GPUs it did not list (UNLISTED), and listed ones a price or evidence
+ * rule turned away first (NO_PRICE, BELOW_MIN_EVIDENCE). What "choose GPUs with more memory" can
+ * point to. Memory only, as fewestNodesThatFit; most memory first. Undefined when there are no such
+ * GPUs, or the time budget ran out first.
+ */
+function* otherGpusThatFit(
+  r: RecommendRequest,
+  eff: Efficiency,
+  stopAt: number,
+  unchecked: readonly (RejectReason | null)[],
+): Generator<void, OtherGpuFit[] | undefined, void> {
+  const asked = new Set(r.gpus.map((g) => g.id));
+  type Gpu = RecommendRequest['gpus'][number];
+  const others: [Gpu, OtherGpuFit['why']][] = [
+    ...r.gpus.flatMap((g, i): [Gpu, OtherGpuFit['why']][] => {
+      const why = unchecked[i];
+      return why === 'NO_PRICE' || why === 'BELOW_MIN_EVIDENCE' ? [[g, why]] : [];
+    }),
+    ...loadGpus()
+      .filter((g) => !asked.has(g.id))
+      .map((g): [Gpu, OtherGpuFit['why']] => [g, 'UNLISTED']),
+  ];
+  if (!others.length) return undefined;
+  const cost = costOf(r.model);
+  const batch = Math.min(...r.batchSizes);
+  const relaxed: RecommendRequest = { ...r, globalBatch: undefined, maxGlobalBatch: undefined };
+  const share = searchShare();
+  const fit: [Gpu, OtherGpuFit['why']][] = [];
+  for (const [gpu, why] of others) {
+    // As many per node as the search would put there: the most its offers (or the GPU) hold.
+    const perNode = Math.max(...optionsOf({ ...r, gpus: [gpu] })[0].map((o) => o.maxPerNode));
+    const g = Math.max(0, ...r.gpusPerNodeChoices.filter((c) => c <= perNode));
+    const nodes = r.maxGpus === undefined ? r.maxNodes : Math.min(r.maxNodes, Math.floor(r.maxGpus / g));
+    if (g === 0 || nodes < 1) continue;
+    for (const precision of r.precisions) {
+      if (unsupportedReason(gpu, precision) !== null) continue;
+      yield;
+      if (performance.now() >= stopAt) return undefined;
+      const sharded = shardedSearch(
+        relaxed,
+        {
+          model: r.model,
+          cost,
+          gpu,
+          gpuIndex: 0,
+          precision,
+          batch,
+          price: null,
+          netGbps: defaultInterNodeGbps(gpu.id),
+          maxGlobalBatch: Infinity,
+          share,
+        },
+        eff,
+      );
+      // Plain data parallelism needs the same memory on any count: one GPU tells.
+      if (
+        fits(
+          memoryPerGpu(r.model, cost, precision, batch, false, eff, r.attention, r.frozenBase, r.stack),
+          gpu,
+          r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb,
+        ) ||
+        sharded.fewestNodes(g, 1, nodes) !== null
+      ) {
+        fit.push([gpu, why]);
+        break;
+      }
+    }
+  }
+  return fit.sort(([a], [b]) => b.memoryGb - a.memoryGb).map(([gpu, why]) => ({ gpu: gpu.id, why }));
 }
 
 /** Most nodes fewestNodesThatFit looks at: the API's limit on a plan's nodes (service/validate.ts LIMITS.nodes). */
@@ -408,6 +491,8 @@ function* fewestNodesThatFit(
   optionsByGpu: PricingOption[][],
   eff: Efficiency,
   stopAt: number,
+  /** Whether the search checked this GPU's memory (up to its limits): only those are scanned past them. */
+  memoryChecked: (gpuIndex: number) => boolean,
 ): Generator<void, FitBeyond[] | undefined, void> {
   const cost = costOf(r.model);
   const batch = Math.min(...r.batchSizes);
@@ -416,6 +501,7 @@ function* fewestNodesThatFit(
   const share = searchShare();
   const found: FitBeyond[] = [];
   for (const [gpuIndex, gpu] of r.gpus.entries()) {
+    if (!memoryChecked(gpuIndex)) continue;
     const opts = optionsByGpu[gpuIndex];
     const perNode = Math.max(...opts.map((o) => o.maxPerNode));
     const g = Math.max(0, ...r.gpusPerNodeChoices.filter((c) => c <= perNode));
@@ -693,7 +779,7 @@ function notesOf(
     const late = nearest.get('MISSES_DEADLINE'),
       dear = nearest.get('OVER_BUDGET');
     notes.push(
-      noPlanNote(r, rejected, search.fitBeyond, {
+      noPlanNote(r, rejected, search.fitBeyond, search.fitOtherGpus, {
         ...(late
           ? {
               deadline: `the fastest of them is ${describe(toPlan(late, 0))}${r.deadlineConfidence ? `, P90 ${hrs(late.hoursHi)}` : ''}`,
@@ -818,11 +904,35 @@ function noPlanNote(
   r: RecommendRequest,
   rejected: ReadonlyMap<RejectReason, number>,
   fitBeyond: readonly FitBeyond[] | undefined,
+  fitOtherGpus: readonly OtherGpuFit[] | undefined,
   /** How near the candidates the deadline and the budget turned away came, in words. */
   nearest: { deadline?: string; budget?: string },
 ): string {
   const off = r.parallelismSearch === 'off';
   const gpus = `up to ${r.maxNodes} node${r.maxNodes > 1 ? 's' : ''}${r.maxGpus === undefined ? '' : ` and ${r.maxGpus} GPUs (maxGpus)`}`;
+  const within = `${r.maxNodes} node${r.maxNodes > 1 ? 's' : ''}`;
+  const named = (why: OtherGpuFit['why']) => {
+    const ids = (fitOtherGpus ?? []).filter((f) => f.why === why).map((f) => f.gpu);
+    return `${ids.slice(0, OTHER_GPUS_SHOWN).join(', ')}${ids.length > OTHER_GPUS_SHOWN ? ` and ${ids.length - OTHER_GPUS_SHOWN} more` : ''}`;
+  };
+  const otherGpus =
+    fitOtherGpus === undefined
+      ? ''
+      : fitOtherGpus.length === 0
+        ? ` (none of the GPU types it did not search holds it on ${within} either)`
+        : ` (a layout fits on ${within} of ${[
+            ...(fitOtherGpus.some((f) => f.why === 'UNLISTED')
+              ? [`${named('UNLISTED')}, not in gpus: list them`]
+              : []),
+            ...(fitOtherGpus.some((f) => f.why === 'NO_PRICE')
+              ? [
+                  `${named('NO_PRICE')}, which no offer prices: give offers or prices for them, or set objective TIME`,
+                ]
+              : []),
+            ...(fitOtherGpus.some((f) => f.why === 'BELOW_MIN_EVIDENCE')
+              ? [`${named('BELOW_MIN_EVIDENCE')}, below minEvidence: lower it`]
+              : []),
+          ].join('; ')})`;
   const moreNodes =
     fitBeyond === undefined
       ? 'allow more nodes (maxNodes)'
@@ -834,7 +944,7 @@ function noPlanNote(
     [
       'OUT_OF_MEMORY',
       `out of GPU memory on ${gpus}${off ? ' with plain data parallelism' : ', with every ZeRO stage, tensor and pipeline parallelism and recomputation searched'}`,
-      `${off ? 'search ZeRO, tensor and pipeline parallelism (parallelismSearch AUTO), ' : ''}${moreNodes}${fitBeyond === undefined ? ' or' : fitBeyond.length ? ', or' : ';'} choose GPUs with more memory`,
+      `${off ? 'search ZeRO, tensor and pipeline parallelism (parallelismSearch AUTO), ' : ''}${moreNodes}${fitBeyond === undefined ? ' or' : fitBeyond.length ? ', or' : ';'} choose GPUs with more memory${otherGpus}`,
     ],
     [
       'MISSES_DEADLINE',
@@ -881,8 +991,10 @@ function noPlanNote(
   return `no plan: every candidate was turned away${said.length ? `; ${said.join('; ')}` : ''}`;
 }
 
-/** GPU types the no-plan note names where a layout would fit. */
+/** GPU types the no-plan note names where a layout would fit on more nodes. */
 const FITS_SHOWN = 3;
+/** GPU types the request did not list that the no-plan note names where a layout fits within its nodes. */
+const OTHER_GPUS_SHOWN = 5;
 
 /** "the fewest where a layout fits are 4 nodes of 8 H100-SXM5-80GB (BF16, batch 1 per GPU: TP 8, PP 4, ZeRO-1, full recompute, 71 GB per GPU); ..." */
 function fitsText(fits: readonly FitBeyond[]): string {

@@ -269,6 +269,17 @@ export interface Search {
   prunedFeasible?: number;
   /** No candidate fitted in memory: where one would, per GPU, fewest GPUs first (recommend.ts fewestNodesThatFit). */
   fitBeyond?: FitBeyond[];
+  /**
+   * No candidate fitted in memory: GPUs whose memory the search never checked (not listed, or turned
+   * away for price or evidence first) on which a layout fits within the request's limits (most memory first).
+   */
+  fitOtherGpus?: OtherGpuFit[];
+}
+
+/** A GPU the search did not check that would hold the model within the request's limits, and why it was not checked. */
+export interface OtherGpuFit {
+  gpu: string;
+  why: 'UNLISTED' | 'NO_PRICE' | 'BELOW_MIN_EVIDENCE';
 }
 
 /** The fewest nodes past a request's limits on which a GPU holds the model, and the layout that does. */

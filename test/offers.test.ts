@@ -440,8 +440,25 @@ describe('notes say what bound the answer', () => {
     const oom = r.rejected.find((x) => x.reason === 'OUT_OF_MEMORY')!.count;
     expect(r.notes[0]).toMatch(
       new RegExp(
-        `^no plan: every candidate was turned away; out of GPU memory on up to 2 nodes, with every ZeRO stage, tensor and pipeline parallelism and recomputation searched \\(${oom.toLocaleString('en-US')} candidates\\): allow more nodes \\(maxNodes\\): the fewest on which a layout fits are .*, or choose GPUs with more memory$`,
+        `^no plan: every candidate was turned away; out of GPU memory on up to 2 nodes, with every ZeRO stage, tensor and pipeline parallelism and recomputation searched \\(${oom.toLocaleString('en-US')} candidates\\): allow more nodes \\(maxNodes\\): the fewest on which a layout fits are .*, or choose GPUs with more memory \\(none of the GPU types it did not search holds it on 2 nodes either\\)$`,
       ),
+    );
+    // Other GPUs it names do hold the model within the request's nodes: Llama 3 70B on one node of
+    // A100-40GB does not fit, on one node of each GPU named it does (asked for alone, a plan there).
+    const LLAMA70 = 'workload: { model: "llama3_70b", samples: 1e10 }';
+    const a100 = await recommend(`${LLAMA70}, gpus: ["A100-SXM4-40GB"], maxNodes: 1, limit: 1`);
+    const others = /\(a layout fits on 1 node of ([\w-]+(?:, [\w-]+)*), not in gpus: list them\)$/.exec(
+      a100.notes[0],
+    );
+    expect(others, a100.notes[0]).not.toBeNull();
+    for (const gpu of others![1].split(', ')) {
+      const there = await recommend(`${LLAMA70}, gpus: ["${gpu}"], objective: TIME, maxNodes: 1, limit: 1`);
+      expect(there.plans.length, gpu).toBe(1);
+    }
+    // Every GPU asked for, cheapest first: those turned away for want of a price are named as such.
+    const all = await recommend(`${LLAMA405}, maxNodes: 3, limit: 1`);
+    expect(all.notes[0]).toMatch(
+      /or choose GPUs with more memory \(a layout fits on 3 nodes of B300, GB300, which no offer prices: give offers or prices for them, or set objective TIME\)$/,
     );
     // It names, per GPU, the fewest nodes on which the model fits, fewest GPUs first: asked again
     // with that many nodes the search finds a plan there, and with one fewer it finds none. (The
@@ -484,7 +501,7 @@ describe('notes say what bound the answer', () => {
     // Where nothing fits on any number of nodes (activations do not shard across replicas), it says so.
     const never = await recommend(`${LLAMA405}, gpus: ["T4"], maxNodes: 1, batchSizes: [512], limit: 1`);
     expect(never.notes[0]).toMatch(
-      /: no layout fits even on 4,096 nodes of these GPUs at batch 512; choose GPUs with more memory$/,
+      /: no layout fits even on 4,096 nodes of these GPUs at batch 512; choose GPUs with more memory \(none of the GPU types it did not search holds it on 1 node either\)$/,
     );
     // Plain data parallelism says to search the rest.
     const plain = await recommend(
