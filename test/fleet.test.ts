@@ -667,5 +667,8 @@ describe('planFleet over GraphQL and the CLI', () => {
     expect(out.errors).toBeUndefined();
     expect(out.data.planFleet.status).toBe('OPTIMAL');
     expect(out.data.planFleet.solver).toBe('highs 1.15.3 (worker thread)');
+    // With how to time the assignment on your own GPUs, at its batch and precision.
+    const [assignment] = out.data.planFleet.assignments;
+    expect(assignment.harness.commands[1]).toContain(`--batch-size 128 --precision AMP_FP16`);
   });
 });
