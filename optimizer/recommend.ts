@@ -426,9 +426,13 @@ function* otherGpusThatFit(
   const relaxed: RecommendRequest = { ...r, globalBatch: undefined, maxGlobalBatch: undefined };
   const share = searchShare();
   const fit: [Gpu, OtherGpuFit['why']][] = [];
-  for (const [gpu, why] of others) {
+  const needPrice = r.objective === 'COST' || r.budgetUsd !== undefined;
+  for (const [gpu, asked] of others) {
+    const opts = optionsOf({ ...r, gpus: [gpu] })[0];
+    // Listing a GPU no offer prices would not help a ranking by cost: say that too.
+    const why = asked === 'UNLISTED' && needPrice && opts[0].offer === null ? 'UNLISTED_NO_PRICE' : asked;
     // As many per node as the search would put there: the most its offers (or the GPU) hold.
-    const perNode = Math.max(...optionsOf({ ...r, gpus: [gpu] })[0].map((o) => o.maxPerNode));
+    const perNode = Math.max(...opts.map((o) => o.maxPerNode));
     const g = Math.max(0, ...r.gpusPerNodeChoices.filter((c) => c <= perNode));
     const nodes = r.maxGpus === undefined ? r.maxNodes : Math.min(r.maxNodes, Math.floor(r.maxGpus / g));
     if (g === 0 || nodes < 1) continue;
@@ -923,6 +927,11 @@ function noPlanNote(
         : ` (a layout fits on ${within} of ${[
             ...(fitOtherGpus.some((f) => f.why === 'UNLISTED')
               ? [`${named('UNLISTED')}, not in gpus: list them`]
+              : []),
+            ...(fitOtherGpus.some((f) => f.why === 'UNLISTED_NO_PRICE')
+              ? [
+                  `${named('UNLISTED_NO_PRICE')}, not in gpus and which no offer prices: list them with offers or prices, or set objective TIME`,
+                ]
               : []),
             ...(fitOtherGpus.some((f) => f.why === 'NO_PRICE')
               ? [

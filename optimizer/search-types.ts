@@ -279,7 +279,8 @@ export interface Search {
 /** A GPU the search did not check that would hold the model within the request's limits, and why it was not checked. */
 export interface OtherGpuFit {
   gpu: string;
-  why: 'UNLISTED' | 'NO_PRICE' | 'BELOW_MIN_EVIDENCE';
+  /** Not in the request (and, for a ranking that needs prices, priced by no offer), or turned away first for price or evidence. */
+  why: 'UNLISTED' | 'UNLISTED_NO_PRICE' | 'NO_PRICE' | 'BELOW_MIN_EVIDENCE';
 }
 
 /** The fewest nodes past a request's limits on which a GPU holds the model, and the layout that does. */

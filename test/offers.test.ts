@@ -447,14 +447,22 @@ describe('notes say what bound the answer', () => {
     // A100-40GB does not fit, on one node of each GPU named it does (asked for alone, a plan there).
     const LLAMA70 = 'workload: { model: "llama3_70b", samples: 1e10 }';
     const a100 = await recommend(`${LLAMA70}, gpus: ["A100-SXM4-40GB"], maxNodes: 1, limit: 1`);
-    const others = /\(a layout fits on 1 node of ([\w-]+(?:, [\w-]+)*), not in gpus: list them\)$/.exec(
-      a100.notes[0],
-    );
+    const others =
+      /\(a layout fits on 1 node of ([\w-]+(?:, [\w-]+)*), not in gpus: list them; ([\w-]+(?:, [\w-]+)*), not in gpus and which no offer prices: list them with offers or prices, or set objective TIME\)$/.exec(
+        a100.notes[0],
+      );
     expect(others, a100.notes[0]).not.toBeNull();
-    for (const gpu of others![1].split(', ')) {
-      const there = await recommend(`${LLAMA70}, gpus: ["${gpu}"], objective: TIME, maxNodes: 1, limit: 1`);
-      expect(there.plans.length, gpu).toBe(1);
-    }
+    // Those with offers hold it at the cheapest; those without, at the fastest.
+    for (const [names, objective] of [
+      [others![1], 'COST'],
+      [others![2], 'TIME'],
+    ])
+      for (const gpu of names.split(', ')) {
+        const there = await recommend(
+          `${LLAMA70}, gpus: ["${gpu}"], objective: ${objective}, maxNodes: 1, limit: 1`,
+        );
+        expect(there.plans.length, gpu).toBe(1);
+      }
     // Every GPU asked for, cheapest first: those turned away for want of a price are named as such.
     const all = await recommend(`${LLAMA405}, maxNodes: 3, limit: 1`);
     expect(all.notes[0]).toMatch(
