@@ -43,7 +43,7 @@ import {
   type PricingOption,
 } from './offers.js';
 import { usualGlobalBatch } from './global-batch.js';
-import { defaultInterNodeGbps, loadGpus } from '../seeds/catalog.js';
+import { loadGpus } from '../seeds/catalog.js';
 import { SLICE_MS, Turns } from '../predictor/turns.js';
 import {
   REJECT_REASONS,
@@ -76,6 +76,10 @@ export {
   type SearchStatus,
   type TimeScale,
 } from './search-types.js';
+
+/** Whether a request ranks or bounds by cost, so that a GPU no offer prices cannot be planned. */
+const needsPrice = (r: Pick<RecommendRequest, 'objective' | 'budgetUsd'>) =>
+  r.objective === 'COST' || r.budgetUsd !== undefined;
 
 /** The offers a request prices from: its own, or (library callers) a per-GPU price for each GPU. */
 export function offersOf(r: Pick<RecommendRequest, 'offers' | 'prices' | 'gpus'>): Offer[] {
@@ -161,7 +165,7 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
   // Per GPU: why its memory was never checked (a price or evidence rule turned it away first), or null once it was.
   const unchecked: (RejectReason | null)[] = r.gpus.map(() => 'UNSUPPORTED_PRECISION');
   let evaluated = 0;
-  const needPrice = r.objective === 'COST' || r.budgetUsd !== undefined;
+  const needPrice = needsPrice(r);
   const stopAt = r.timeBudgetMs === undefined ? Infinity : performance.now() + r.timeBudgetMs;
   const measured = r.measured ?? seedsMeasured();
   const minRank = evidenceRank(r.minEvidence ?? 'UNMEASURED');
@@ -395,6 +399,61 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
   };
 }
 
+/** What the memory-only fit scans share over a request: its smallest batch, one search share, and the request without a global batch (memory is what is asked). */
+interface FitScan {
+  relaxed: RecommendRequest;
+  cost: ReturnType<typeof costOf>;
+  batch: number;
+  share: ReturnType<typeof searchShare>;
+}
+
+const fitScanOf = (r: RecommendRequest): FitScan => ({
+  relaxed: { ...r, globalBatch: undefined, maxGlobalBatch: undefined },
+  cost: costOf(r.model),
+  batch: Math.min(...r.batchSizes),
+  share: searchShare(),
+});
+
+/**
+ * The layouts a fit scan reads for one GPU and precision: the search's own, at the scan's batch,
+ * with no global batch cap and no price (memory does not read the network; the option's is given).
+ */
+const fitSearch = (
+  scan: FitScan,
+  gpu: RecommendRequest['gpus'][number],
+  gpuIndex: number,
+  precision: Precision,
+  option: PricingOption,
+  eff: Efficiency,
+): ShardedSearch =>
+  shardedSearch(
+    scan.relaxed,
+    {
+      model: scan.relaxed.model,
+      cost: scan.cost,
+      gpu,
+      gpuIndex,
+      precision,
+      batch: scan.batch,
+      price: null,
+      netGbps: option.interNodeGbps,
+      netTransport: option.interNodeTransport,
+      maxGlobalBatch: Infinity,
+      share: scan.share,
+    },
+    eff,
+  );
+
+/**
+ * The most GPUs per node the search puts on a GPU with these pricing options (0: none of the
+ * request's choices), and the most nodes of that many the request allows (maxNodes, or maxGpus).
+ */
+function widestNodes(r: RecommendRequest, opts: readonly PricingOption[]): { g: number; nodes: number } {
+  const perNode = Math.max(...opts.map((o) => o.maxPerNode));
+  const g = Math.max(0, ...r.gpusPerNodeChoices.filter((c) => c <= perNode));
+  return { g, nodes: r.maxGpus === undefined ? r.maxNodes : Math.min(r.maxNodes, Math.floor(r.maxGpus / g)) };
+}
+
 /**
  * GPUs whose memory the search did not check on which some layout of the model fits within the
  * request's limits (maxNodes, maxGpus, its most GPUs per node), at its smallest batch per GPU, in one
@@ -421,49 +480,30 @@ function* otherGpusThatFit(
       .map((g): [Gpu, OtherGpuFit['why']] => [g, 'UNLISTED']),
   ];
   if (!others.length) return undefined;
-  const cost = costOf(r.model);
-  const batch = Math.min(...r.batchSizes);
-  const relaxed: RecommendRequest = { ...r, globalBatch: undefined, maxGlobalBatch: undefined };
-  const share = searchShare();
+  const scan = fitScanOf(r);
+  // Plain data parallelism needs the same memory on any GPU and count (one GPU's, per precision).
+  const plain = new Map(
+    r.precisions.map((p) => [
+      p,
+      memoryPerGpu(r.model, scan.cost, p, scan.batch, false, eff, r.attention, r.frozenBase, r.stack),
+    ]),
+  );
+  const headroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;
   const fit: [Gpu, OtherGpuFit['why']][] = [];
-  const needPrice = r.objective === 'COST' || r.budgetUsd !== undefined;
   for (const [gpu, asked] of others) {
     const opts = optionsOf({ ...r, gpus: [gpu] })[0];
     // Listing a GPU no offer prices would not help a ranking by cost: say that too.
-    const why = asked === 'UNLISTED' && needPrice && opts[0].offer === null ? 'UNLISTED_NO_PRICE' : asked;
+    const why = asked === 'UNLISTED' && needsPrice(r) && opts[0].offer === null ? 'UNLISTED_NO_PRICE' : asked;
     // As many per node as the search would put there: the most its offers (or the GPU) hold.
-    const perNode = Math.max(...opts.map((o) => o.maxPerNode));
-    const g = Math.max(0, ...r.gpusPerNodeChoices.filter((c) => c <= perNode));
-    const nodes = r.maxGpus === undefined ? r.maxNodes : Math.min(r.maxNodes, Math.floor(r.maxGpus / g));
+    const { g, nodes } = widestNodes(r, opts);
     if (g === 0 || nodes < 1) continue;
     for (const precision of r.precisions) {
       if (unsupportedReason(gpu, precision) !== null) continue;
       yield;
       if (performance.now() >= stopAt) return undefined;
-      const sharded = shardedSearch(
-        relaxed,
-        {
-          model: r.model,
-          cost,
-          gpu,
-          gpuIndex: 0,
-          precision,
-          batch,
-          price: null,
-          netGbps: defaultInterNodeGbps(gpu.id),
-          maxGlobalBatch: Infinity,
-          share,
-        },
-        eff,
-      );
-      // Plain data parallelism needs the same memory on any count: one GPU tells.
       if (
-        fits(
-          memoryPerGpu(r.model, cost, precision, batch, false, eff, r.attention, r.frozenBase, r.stack),
-          gpu,
-          r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb,
-        ) ||
-        sharded.fewestNodes(g, 1, nodes) !== null
+        fits(plain.get(precision)!, gpu, headroomGb) ||
+        fitSearch(scan, gpu, 0, precision, opts[0], eff).fewestNodes(g, 1, nodes) !== null
       ) {
         fit.push([gpu, why]);
         break;
@@ -498,42 +538,21 @@ function* fewestNodesThatFit(
   /** Whether the search checked this GPU's memory (up to its limits): only those are scanned past them. */
   memoryChecked: (gpuIndex: number) => boolean,
 ): Generator<void, FitBeyond[] | undefined, void> {
-  const cost = costOf(r.model);
-  const batch = Math.min(...r.batchSizes);
-  // Unconstrained by a global batch: memory is what is asked.
-  const relaxed: RecommendRequest = { ...r, globalBatch: undefined, maxGlobalBatch: undefined };
-  const share = searchShare();
+  const scan = fitScanOf(r);
+  const batch = scan.batch;
   const found: FitBeyond[] = [];
   for (const [gpuIndex, gpu] of r.gpus.entries()) {
     if (!memoryChecked(gpuIndex)) continue;
     const opts = optionsByGpu[gpuIndex];
-    const perNode = Math.max(...opts.map((o) => o.maxPerNode));
-    const g = Math.max(0, ...r.gpusPerNodeChoices.filter((c) => c <= perNode));
+    // The search tried up to the most nodes the request allows.
+    const { g, nodes: searched } = widestNodes(r, opts);
     if (g === 0) continue;
-    // The search tried up to maxNodes, or up to maxGpus where that is fewer.
-    const firstUnsearched =
-      1 + (r.maxGpus === undefined ? r.maxNodes : Math.min(r.maxNodes, Math.floor(r.maxGpus / g)));
+    const firstUnsearched = 1 + searched;
     let best: (FitBeyond & { msPerSample: number }) | undefined;
     for (const precision of r.precisions) {
       if (unsupportedReason(gpu, precision) !== null) continue;
       yield;
-      const sharded = shardedSearch(
-        relaxed,
-        {
-          model: r.model,
-          cost,
-          gpu,
-          gpuIndex,
-          precision,
-          batch,
-          price: null,
-          netGbps: opts[0].interNodeGbps,
-          netTransport: opts[0].interNodeTransport,
-          maxGlobalBatch: Infinity,
-          share,
-        },
-        eff,
-      );
+      const sharded = fitSearch(scan, gpu, gpuIndex, precision, opts[0], eff);
       // In slices of nodes, so that a search node by node (experts) yields and keeps to the time budget.
       const fewestFrom = function* (from: number): Generator<void, number | null | undefined, void> {
         const to = best ? best.nodes : FIT_SCAN_NODES;
@@ -892,7 +911,7 @@ function notesOf(
   }
   if (search.unpricedGpus.length)
     notes.push(
-      `${search.unpricedGpus.length} GPU types have no offer and are ${r.objective === 'COST' || r.budgetUsd !== undefined ? 'not ranked' : 'predicted but not priced'} (${search.unpricedGpus.join(', ')}): give an offer for them in offers`,
+      `${search.unpricedGpus.length} GPU types have no offer and are ${needsPrice(r) ? 'not ranked' : 'predicted but not priced'} (${search.unpricedGpus.join(', ')}): give an offer for them in offers`,
     );
   return notes;
 }
@@ -919,29 +938,25 @@ function noPlanNote(
     const ids = (fitOtherGpus ?? []).filter((f) => f.why === why).map((f) => f.gpu);
     return `${ids.slice(0, OTHER_GPUS_SHOWN).join(', ')}${ids.length > OTHER_GPUS_SHOWN ? ` and ${ids.length - OTHER_GPUS_SHOWN} more` : ''}`;
   };
+  // Per reason the search did not check them: what the note says of them.
+  const otherRemedies: [OtherGpuFit['why'], string][] = [
+    ['UNLISTED', 'not in gpus: list them'],
+    [
+      'UNLISTED_NO_PRICE',
+      'not in gpus and which no offer prices: list them with offers or prices, or set objective TIME',
+    ],
+    ['NO_PRICE', 'which no offer prices: give offers or prices for them, or set objective TIME'],
+    ['BELOW_MIN_EVIDENCE', 'below minEvidence: lower it'],
+  ];
   const otherGpus =
     fitOtherGpus === undefined
       ? ''
       : fitOtherGpus.length === 0
         ? ` (none of the GPU types it did not search holds it on ${within} either)`
-        : ` (a layout fits on ${within} of ${[
-            ...(fitOtherGpus.some((f) => f.why === 'UNLISTED')
-              ? [`${named('UNLISTED')}, not in gpus: list them`]
-              : []),
-            ...(fitOtherGpus.some((f) => f.why === 'UNLISTED_NO_PRICE')
-              ? [
-                  `${named('UNLISTED_NO_PRICE')}, not in gpus and which no offer prices: list them with offers or prices, or set objective TIME`,
-                ]
-              : []),
-            ...(fitOtherGpus.some((f) => f.why === 'NO_PRICE')
-              ? [
-                  `${named('NO_PRICE')}, which no offer prices: give offers or prices for them, or set objective TIME`,
-                ]
-              : []),
-            ...(fitOtherGpus.some((f) => f.why === 'BELOW_MIN_EVIDENCE')
-              ? [`${named('BELOW_MIN_EVIDENCE')}, below minEvidence: lower it`]
-              : []),
-          ].join('; ')})`;
+        : ` (a layout fits on ${within} of ${otherRemedies
+            .filter(([why]) => fitOtherGpus.some((f) => f.why === why))
+            .map(([why, remedy]) => `${named(why)}, ${remedy}`)
+            .join('; ')})`;
   const moreNodes =
     fitBeyond === undefined
       ? 'allow more nodes (maxNodes)'
