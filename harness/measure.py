@@ -72,6 +72,9 @@ TORCHVISION = {
 }
 
 
+NO_TORCH = "PyTorch is not installed (pip install torch, or Debian's python3-torch)"
+
+
 def fail(message):
     print(f"measure.py: {message}", file=sys.stderr)
     sys.exit(2)
@@ -131,7 +134,7 @@ def parse_args(argv):
         try:
             import torch.distributed.fsdp  # noqa: F401, PLC0415
         except ImportError:
-            fail("PyTorch is not installed (pip install torch, or Debian's python3-torch)")
+            fail(NO_TORCH)
         except Exception as e:  # noqa: BLE001 (Debian's PyTorch 1.13 raises ValueError on Python 3.11)
             fail(f"--zero-stage {a.zero_stage} needs FullyShardedDataParallel, which this PyTorch cannot import "
                  f"(PyTorch 2 can): {type(e).__name__}: {e}")
@@ -613,7 +616,7 @@ def measure(a, group=None):
         import torch  # noqa: PLC0415
         import torch.nn as nn  # noqa: PLC0415
     except ImportError:
-        fail("PyTorch is not installed (pip install torch, or Debian's python3-torch)")
+        fail(NO_TORCH)
     if group and a.device != "cpu" and (a.device == "cuda" or torch.cuda.is_available()):
         if torch.cuda.device_count() < group["local_world"]:
             fail(f"{group['local_world']} processes per node, {torch.cuda.device_count()} GPUs visible")
@@ -635,20 +638,22 @@ def measure(a, group=None):
         "sgd" if builder == "torchvision" else "adam")
     # What was trained, counted before FullyShardedDataParallel flattens and shards the weights.
     trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    shard, units = None, []
+    shard, sharding = None, "ZeroRedundancyOptimizer"
     if a.zero_stage >= 2:
         # (parse_args checked that it imports)
         from torch.distributed.fsdp import FullyShardedDataParallel, MixedPrecision, ShardingStrategy  # noqa: PLC0415
         from torch.distributed.fsdp.wrap import ModuleWrapPolicy  # noqa: PLC0415
         # One unit per transformer block (what Hugging Face says not to split) or replayed layer with weights.
         names = set(getattr(model, "_no_split_modules", None) or [])
-        units = sorted({type(m) for m in model.modules() if type(m).__name__ in names}, key=lambda c: c.__name__) if names \
-            else sorted({type(m) for m in getattr(model, "ops", []) if any(True for _ in m.parameters())},
-                        key=lambda c: c.__name__)
+        blocks = [m for m in model.modules() if type(m).__name__ in names] if names else \
+            [m for m in getattr(model, "ops", []) if any(True for _ in m.parameters())]
+        units = sorted({type(m) for m in blocks}, key=lambda c: c.__name__)
+        strategy = "FULL_SHARD" if a.zero_stage == 3 else "SHARD_GRAD_OP"
+        sharding = f"{strategy}, " + (f"one unit per {', '.join(c.__name__ for c in units)}" if units else "the model one unit")
 
         def shard(m, dtype):
             return FullyShardedDataParallel(
-                m, sharding_strategy=ShardingStrategy.FULL_SHARD if a.zero_stage == 3 else ShardingStrategy.SHARD_GRAD_OP,
+                m, sharding_strategy=getattr(ShardingStrategy, strategy),
                 auto_wrap_policy=ModuleWrapPolicy(set(units)) if units else None,
                 mixed_precision=MixedPrecision(param_dtype=dtype, reduce_dtype=dtype, buffer_dtype=dtype) if dtype else None,
                 device_id=device)
@@ -707,11 +712,7 @@ def measure(a, group=None):
           if a.grad_accum_steps > 1 else []),
         *([processes] if processes else []),
         *([f"{a.recompute} recomputation"] if a.recompute != "none" else []),
-        *([f"ZeRO stage {a.zero_stage}: " + (
-            "ZeroRedundancyOptimizer" if a.zero_stage == 1 else
-            f"{'FULL_SHARD' if a.zero_stage == 3 else 'SHARD_GRAD_OP'}, "
-            f"{'one unit per ' + ', '.join(c.__name__ for c in units) if units else 'the model one unit'}")]
-          if a.zero_stage else []),
+        *([f"ZeRO stage {a.zero_stage}: {sharding}"] if a.zero_stage else []),
         f"builder {builder}",
         # What was trained, to check against the model the run is recorded for.
         f"parameters {trained}",
@@ -797,7 +798,7 @@ if __name__ == "__main__":
         try:
             import torch.multiprocessing as mp  # noqa: PLC0415
         except ImportError:
-            fail("PyTorch is not installed (pip install torch, or Debian's python3-torch)")
+            fail(NO_TORCH)
         mp.spawn(spawned, args=(args, f"tcp://127.0.0.1:{free_port()}"), nprocs=args.gpus, join=True)
     else:
         write(measure(args), args)
