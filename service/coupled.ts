@@ -678,12 +678,13 @@ export async function federatedPlan(input: FederatedQuery): Promise<TimedFederat
   );
   // A client times its configuration on its own device: one GPU, its local steps' batch, precision
   // and recomputation. A device given by its figures has no catalog id a run could be recorded under.
-  const custom = new Set(input.clients.filter((c) => c.gpu == null).map((c) => c.id));
   const gpuOf = new Map(clients.map((c) => [c.id, c.gpu]));
   const timed = (cp: ClientPlan): TimedClientPlan => {
     if (!cp.participates || cp.precision === null || cp.batchSizePerGpu === null)
       return { ...cp, harness: null };
-    if (custom.has(cp.id))
+    const gpu = gpuOf.get(cp.id)!;
+    // (customGpuSpec marks a device built from its figures)
+    if (gpu.vendor === 'custom')
       return {
         ...cp,
         harness: {
@@ -691,7 +692,6 @@ export async function federatedPlan(input: FederatedQuery): Promise<TimedFederat
           note: `${cp.id} is a device given by its figures, not a catalog GPU: a run on it cannot be recorded (recordMeasurements takes catalog GPUs); give the client as gpu where the catalog has it`,
         },
       };
-    const gpu = gpuOf.get(cp.id)!;
     return {
       ...cp,
       harness: harnessCommands(
