@@ -47,15 +47,36 @@ function publishedGlobalBatchTokens(names: readonly string[]): number | undefine
   return tokens.length ? Math.max(...tokens) : undefined;
 }
 
+/** A usual global batch and what it rests on, in words a note can quote. */
+export interface UsualGlobalBatch {
+  batch: number;
+  /** "the largest it was measured with", ... */
+  basis: string;
+}
+
 /**
  * The largest global batch the model is usually trained with: the largest its measured runs used
  * (a published LLM architecture's in tokens, as sequences of the model's length), or
- * UNMEASURED_GLOBAL_BATCH_GPUS x its largest default per-GPU batch when it has none.
+ * UNMEASURED_GLOBAL_BATCH_GPUS x its largest default per-GPU batch when it has none; with what it
+ * rests on, since a default policy must not read as a recipe.
  */
-export function usualGlobalBatch(model: ModelDef): number {
+export function usualGlobalBatchOf(model: ModelDef): UsualGlobalBatch {
   const measured = measuredGlobalBatches().get(model.id);
-  if (measured !== undefined) return measured;
+  if (measured !== undefined) return { batch: measured, basis: 'the largest it was measured with' };
   const tokens = publishedGlobalBatchTokens(publishedArchitecturesOf(model));
-  if (tokens !== undefined && model.seqLen) return Math.floor(tokens / model.seqLen);
-  return UNMEASURED_GLOBAL_BATCH_GPUS * Math.max(1, ...model.batchSizes);
+  if (tokens !== undefined && model.seqLen)
+    return {
+      batch: Math.floor(tokens / model.seqLen),
+      basis: 'the largest its published runs or pre-training recipe used',
+    };
+  const perGpu = Math.max(1, ...model.batchSizes);
+  return {
+    batch: UNMEASURED_GLOBAL_BATCH_GPUS * perGpu,
+    basis: `${UNMEASURED_GLOBAL_BATCH_GPUS} GPUs at its largest listed batch, ${perGpu}, as no run or recipe of it states one`,
+  };
+}
+
+/** usualGlobalBatchOf's batch. */
+export function usualGlobalBatch(model: ModelDef): number {
+  return usualGlobalBatchOf(model).batch;
 }

@@ -42,7 +42,7 @@ import {
   type Offer,
   type PricingOption,
 } from './offers.js';
-import { usualGlobalBatch } from './global-batch.js';
+import { usualGlobalBatch, usualGlobalBatchOf } from './global-batch.js';
 import { loadGpus } from '../seeds/catalog.js';
 import { SLICE_MS, Turns } from '../predictor/turns.js';
 import {
@@ -851,16 +851,16 @@ function notesOf(
         `memory bound the answer: on ${top.gpu.id} at ${top.precision} a batch of ${oom} per GPU does not fit, so plan 1 runs ${top.batchSizePerGpu}`,
       );
   }
+  const usual = usualGlobalBatchOf(r.model);
   const tooLarge = search.rejected.get('GLOBAL_BATCH_TOO_LARGE') ?? 0;
   if (tooLarge > 0)
     notes.push(
-      `global batch cap bound the search: ${tooLarge} candidates would train with a global batch above ${search.maxGlobalBatch} (${r.maxGlobalBatch === undefined ? 'the largest this model was measured with, or its published runs or recipe used, or 64 GPUs at its largest default batch when it has none' : 'maxGlobalBatch'}); scaling out further changes the training recipe, not only its speed — raise maxGlobalBatch or fix globalBatch to search it`,
+      `global batch cap bound the search: ${tooLarge} candidates would train with a global batch above ${search.maxGlobalBatch} (${r.maxGlobalBatch === undefined ? `this model's usual: ${usual.basis}` : 'maxGlobalBatch'}); scaling out further changes the training recipe, not only its speed — raise maxGlobalBatch or fix globalBatch to search it`,
     );
   if (frontSize > PARETO_SHOWN)
     notes.push(
       `candidate cap: paretoFront lists the ${PARETO_SHOWN} fastest of ${frontSize} plans on the front`,
     );
-  const usual = usualGlobalBatch(r.model);
   // Without a fixed global batch a pipeline runs a few micro-batches per stage, while LLM recipes
   // accumulate to one: pipelines then carry a bubble the recipes do not (Llama 3 70B on AWS H100s
   // under MEGATRON: plan 1 6% dearer than at its usual 4,096 sequences, where a pipeline wins; 15%
@@ -869,13 +869,13 @@ function notesOf(
   const interleaves = stackEffects(r.stack ?? DEFAULT_STACK).interleavedPipeline;
   if (r.globalBatch === undefined && search.sharded && pipelineDegreesOf(structure).length > 1)
     notes.push(
-      `global batch: without globalBatch a pipeline here runs ${MICRO_BATCHES_PER_STAGE} micro-batches per stage, a bubble of (PP - 1)/(${MICRO_BATCHES_PER_STAGE + 1} PP - 1) of its compute${interleaves ? `, or (PP - 1)/(${MICRO_BATCHES_PER_STAGE} PP v + PP - 1) with v chunks per stage` : ''}; a training recipe accumulates to a fixed global batch (${usual} ${r.model.batchElement}s for this model: the largest it was measured with, or its published runs or recipe used), where a pipeline runs many more and may rank first: give globalBatch to plan at yours`,
+      `global batch: without globalBatch a pipeline here runs ${MICRO_BATCHES_PER_STAGE} micro-batches per stage, a bubble of (PP - 1)/(${MICRO_BATCHES_PER_STAGE + 1} PP - 1) of its compute${interleaves ? `, or (PP - 1)/(${MICRO_BATCHES_PER_STAGE} PP v + PP - 1) with v chunks per stage` : ''}; a training recipe accumulates to a fixed global batch (${usual.batch} ${r.model.batchElement}s for this model: ${usual.basis}), where a pipeline runs many more and may rank first: give globalBatch to plan at yours`,
     );
   if (top) {
     const global = top.batchSizePerGpu * top.gradAccumSteps * top.parallelism.dataParallel;
-    if (global > usual)
+    if (global > usual.batch)
       notes.push(
-        `warning: plan 1 trains with a global batch of ${global} ${r.model.batchElement}s, above this model's usual range (up to ${usual}); convergence at that batch is not what the prediction covers`,
+        `warning: plan 1 trains with a global batch of ${global} ${r.model.batchElement}s, above this model's usual range (up to ${usual.batch}: ${usual.basis}); convergence at that batch is not what the prediction covers`,
       );
     if (top.offer?.priceStale)
       notes.push(

@@ -561,7 +561,7 @@ describe('notes say what bound the answer', () => {
       expect(p.batchSizePerGpu * p.gradAccumSteps * p.parallelism.dataParallel).toBeLessThanOrEqual(256);
     expect(r.rejected.find((x) => x.reason === 'GLOBAL_BATCH_TOO_LARGE')!.count).toBeGreaterThan(0);
     expect(r.notes.join('\n')).toMatch(
-      /global batch cap bound the search: \d+ candidates would train with a global batch above 256/,
+      /global batch cap bound the search: \d+ candidates would train with a global batch above 256 \(this model's usual: 64 GPUs at its largest listed batch, 4, as no run or recipe of it states one\)/,
     );
     const raised = await recommend(
       `${GPT2}, gpus: ["H100-SXM5-80GB"], objective: TIME, maxNodes: 16, limit: 1, maxGlobalBatch: 1000000`,
@@ -571,7 +571,7 @@ describe('notes say what bound the answer', () => {
       `${GPT2}, gpus: ["H100-SXM5-80GB"], maxNodes: 16, limit: 1, globalBatch: 1024`,
     );
     expect(fixed.notes.join('\n')).toMatch(
-      /warning: plan 1 trains with a global batch of 1024 sequences, above this model's usual range \(up to 256\)/,
+      /warning: plan 1 trains with a global batch of 1024 sequences, above this model's usual range \(up to 256: 64 GPUs at its largest listed batch, 4, as no run or recipe of it states one\)/,
     );
   });
 
@@ -589,7 +589,7 @@ describe('notes say what bound the answer', () => {
       `${LLAMA}, gpus: ["H100-SXM5-80GB"], maxNodes: 16, limit: 1, globalBatch: 2048`,
     );
     expect(twice.notes.join('\n')).toMatch(
-      /warning: plan 1 trains with a global batch of 2048 sequences, above this model's usual range \(up to 1098\)/,
+      /warning: plan 1 trains with a global batch of 2048 sequences, above this model's usual range \(up to 1098: the largest its published runs or pre-training recipe used\)/,
     );
   });
 
