@@ -12,6 +12,7 @@ import { publishedSeqLen } from '../predictor/zoo/published.js';
 import { loadPublishedZooModels, loadZooEntries, parseCsv } from '../seeds/catalog.js';
 import { loadLlmArchitectures, loadLlmRuns } from '../seeds/llm.js';
 import { readFileSync } from 'node:fs';
+import { activeParameters } from './active-parameters.js';
 import { apolloForTests } from './graphql-client.js';
 import { HF_CONFIGS } from './import-fixtures.js';
 
@@ -35,14 +36,14 @@ describe('published decoders in the zoo', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it('each is the architecture it names, found by shape; all but Mixtral 8x7B have published runs', () => {
+  it('each is the architecture it names, found by shape; all but the two Mixtrals have published runs', () => {
     const unmeasured: string[] = [];
     for (const p of published) {
       const names = publishedArchitecturesOf(model(p.id));
       expect(names, p.id).toContain(p.architecture);
       if (measuredRunsOf(names).length === 0) unmeasured.push(p.id);
     }
-    expect(unmeasured).toEqual(['mixtral_8x7b']);
+    expect(unmeasured).toEqual(['mixtral_8x7b', 'mixtral_8x22b']);
     // Llama 3 and 3.1 share their shapes: either id finds both publishers' names.
     expect(publishedArchitecturesOf(model('llama3_8b'))).toEqual(['Llama-3-8B', 'Llama-3.1-8B']);
   });
@@ -61,6 +62,13 @@ describe('published decoders in the zoo', () => {
     // llm_models.csv states no size for Mixtral 8x7B; its model card says 46.7B (as test/import-fixtures.ts).
     expect(nominalBillions.get('Mixtral-8x7B')).toBe(0);
     expect(modelCost(model('mixtral_8x7b')).parameters).toBe(46_702_792_704);
+    // Nor for Mixtral 8x22B: Mistral AI, "Cheaper, Better, Faster, Stronger" (2024-04-17): 39B active
+    // parameters of 141B; 8 experts, 2 per token (the MLPerf MoE benchmark's table, llm_vocab.json).
+    expect(nominalBillions.get('Mixtral-8x22B')).toBe(0);
+    const big = modelCost(model('mixtral_8x22b'));
+    expect(Math.abs(big.parameters / 141e9 - 1)).toBeLessThan(0.01);
+    expect(Math.abs(activeParameters(big, 2) / 39e9 - 1)).toBeLessThan(0.01);
+    expect(model('mixtral_8x22b').seqLen).toBe(32768);
   });
 
   it('default to the stated sequence length, else the one most of their published runs trained', () => {
