@@ -524,7 +524,7 @@ class Trainer:
         try:
             import transformer_engine.pytorch as te  # noqa: PLC0415
         except ImportError:
-            fail("FP8 needs NVIDIA Transformer Engine (transformer_engine) installed")
+            fail("FP8 needs Transformer Engine (transformer_engine) installed: NVIDIA's, or on AMD GPUs its ROCm build (ROCm/TransformerEngine)")
         self.te = te
         nn = self.torch.nn
         for name, child in model.named_children():

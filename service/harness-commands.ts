@@ -162,7 +162,9 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     custom
       ? 'config.json: the Hugging Face config of the request, saved beside measure.py and runs.csv (transformers must be installed; calibrate import reads the config beside the CSV, the /calibrate page cannot)'
       : '',
-    t.precision === 'FP8' ? 'FP8 needs NVIDIA Transformer Engine installed' : '',
+    t.precision === 'FP8'
+      ? "FP8 needs Transformer Engine installed (NVIDIA's; on AMD GPUs its ROCm build, ROCm/TransformerEngine)"
+      : '',
     zero >= 2
       ? `ZeRO stage ${zero} runs under FullyShardedDataParallel (${zero === 3 ? 'FULL_SHARD' : 'SHARD_GRAD_OP'}), which needs PyTorch 2`
       : '',

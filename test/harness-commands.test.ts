@@ -92,7 +92,9 @@ describe('harness commands', () => {
     expect(machine.commands[1]).toBe(
       'python3 measure.py --batch-size 8 --grad-accum-steps 4 --precision FP8 --gpus 8 --out runs.csv',
     );
-    expect(machine.note).toMatch(/FP8 needs NVIDIA Transformer Engine installed/);
+    expect(machine.note).toMatch(
+      /FP8 needs Transformer Engine installed \(NVIDIA's; on AMD GPUs its ROCm build/,
+    );
     const nodes = await harnessOf({
       gpu: 'A100-SXM4-80GB',
       precision: 'BF16',
