@@ -417,7 +417,7 @@ describe('your runs at /calibrate', () => {
     expect(Number(shown['measured ms'])).toBeCloseTo(ms, -1);
     // The table, wider than its column, scrolls inside it: the page itself does not (it did, to
     // 1,769 px in a 1,400 px window, before the grid's column could shrink below its content).
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1400);
+    expect(await page.locator('html').evaluate((e) => e.scrollWidth)).toBeLessThanOrEqual(1400);
     expect(await page.locator('#runs').evaluate((e) => e.scrollWidth > e.clientWidth)).toBe(true);
     expect(await page.locator('#runs-summary').textContent()).toMatch(
       /^1 run recorded; the median run took 1\.\d\dx the step predicted without the runs \(slower than predicted\)/,
