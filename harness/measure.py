@@ -231,7 +231,15 @@ def layer_module(torch, nn, layer):
             return RMSNorm(), ("float", (per, c))
         return nn.LayerNorm(c), ("float", (per, c))
     if t == "activation":
-        fn = {"relu": nn.ReLU, "gelu": nn.GELU, "silu": nn.SiLU, "swish": nn.SiLU, "sigmoid": nn.Sigmoid, "tanh": nn.Tanh}
+        class NewGELU(nn.Module):
+            # gelu_new: the tanh approximation written out as separate ops, as Hugging Face's GPT-2
+            # runs it (and trainplan costs it: several kernels, not one).
+            def forward(self, x):
+                return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+        fn = {"relu": nn.ReLU, "gelu": nn.GELU, "gelu_new": NewGELU, "silu": nn.SiLU, "swish": nn.SiLU,
+              "sigmoid": nn.Sigmoid, "tanh": nn.Tanh}
+        if layer["kind"] not in fn:
+            fail(f"activation {layer['kind']!r} is not one the harness knows")
         return fn[layer["kind"]](), ("float", (layer["elements"],))
     if t == "elementwise":
         kind, e = layer["kind"], layer["elements"]
@@ -273,15 +281,45 @@ def layer_module(torch, nn, layer):
     fail(f"layer type {t!r} is not one the harness knows")
 
 
+def tied_linear(torch, nn, linear, tables, index):
+    """A tied output head as trainplan counts it: no weight of its own, its rows those of an
+    embedding table before it of the same width (GPT-2's head is its token table; Transformer-XL's
+    adaptive-softmax clusters are slices of one table), trained once through both; its bias its own."""
+    rows, width = linear.weight.shape
+    table = next((e for e in tables if e.weight.shape[1] == width and e.weight.shape[0] >= rows), None)
+    if table is None:
+        fail(f"layer {index}: a tied linear ({width} -> {rows}) with no embedding table of its width "
+             "and at least its rows before it")
+    if table.weight.shape[0] == rows:
+        # The whole table: one parameter in two modules (FullyShardedDataParallel shards it so too).
+        linear.weight = table.weight
+        return linear
+
+    class TiedSlice(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.table = [table]  # a list: the table's weight is registered where the table is
+            self.bias = linear.bias
+
+        def forward(self, x):
+            return torch.nn.functional.linear(x, self.table[0].weight[:rows], self.bias)
+    return TiedSlice()
+
+
 def layer_replay(torch, nn, layers, rerun=None):
     """Every layer instance as its own op on its own input: the predictor's view of the model, run.
     `rerun`: per layer entry, whether recomputation reruns it (checkpointed: its forward runs again
     in backward, and only its input is kept)."""
     from torch.utils.checkpoint import checkpoint  # noqa: PLC0415
     modules, inputs, checkpointed = nn.ModuleList(), [], []
+    tables = []  # embeddings, for a tied head to share its weight with
     for i, layer in enumerate(layers):
         for _ in range(layer.get("count", 1)):
             m, spec = layer_module(torch, nn, layer)
+            if isinstance(m, nn.Embedding):
+                tables.append(m)
+            elif layer.get("tied"):
+                m = tied_linear(torch, nn, m, tables, i)
             modules.append(m)
             inputs.append(spec)
             checkpointed.append(bool(rerun and rerun[i]))
@@ -639,6 +677,9 @@ def measure(a, group=None):
     # What was trained, counted before FullyShardedDataParallel flattens and shards the weights.
     trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
     shard, sharding = None, "ZeroRedundancyOptimizer"
+    if a.zero_stage >= 2 and any(type(m).__name__ == "TiedSlice" for m in model.modules()):
+        fail(f"--zero-stage {a.zero_stage}: {model_id}'s output head reads a slice of its embedding table "
+             "(an adaptive softmax), which FullyShardedDataParallel's units do not share here")
     if a.zero_stage >= 2:
         # (parse_args checked that it imports)
         from torch.distributed.fsdp import FullyShardedDataParallel, MixedPrecision, ShardingStrategy  # noqa: PLC0415

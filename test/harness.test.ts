@@ -17,7 +17,7 @@ import { costOf, predict } from '../predictor/predict.js';
 import { activationBytesPerSampleOn, stackMemory } from '../predictor/memory.js';
 import { loadModelFile } from '../predictor/import/index.js';
 import { loadEfficiency } from '../seeds/catalog.js';
-import { getModel } from '../predictor/zoo/index.js';
+import { getModel, loadZoo } from '../predictor/zoo/index.js';
 import type { ModelDef } from '../predictor/types.js';
 import { fromMeasurePython, SAVED_BYTES } from './measure-python.js';
 import { ROOT } from './spawn-server.js';
@@ -556,6 +556,47 @@ describe('measurement harness on CPU', () => {
     expect(trained).toBe(costOf(getModel('resnet50_v1.5')!).parameters);
   }, 120_000);
 
+  it('replays every layer kind the zoo uses, and trains a tied head as one weight with its embedding', () => {
+    // A layer of each type and kind in the zoo's models, its sizes capped at 64 (a 405B model's
+    // layers do not fit a test), each built by measure.py and run forward and backward (GPT-2's
+    // gelu_new was missing: its harness stopped with a KeyError).
+    const smallest = new Map<string, Record<string, unknown>>();
+    const capped = (l: Record<string, unknown>) =>
+      Object.fromEntries(
+        Object.entries(l).map(([k, v]) => [k, k === 'count' ? 1 : typeof v === 'number' && v > 64 ? 64 : v]),
+      );
+    for (const m of loadZoo())
+      for (const l of m.layers as unknown as Record<string, unknown>[]) {
+        const key = `${String(l.type)}:${String(l.kind ?? '')}:${((l.experts as number | undefined) ?? 1) > 1}`;
+        if (!smallest.has(key)) smallest.set(key, capped(l));
+      }
+    const kinds = [...smallest.keys()];
+    expect(kinds).toContain('activation:gelu_new:false');
+    const replayed = fromMeasure('forwards', [
+      `layers = json.loads(${JSON.stringify(JSON.stringify([...smallest.values()]))})`,
+      'model, make_batch, loss = measure.layer_replay(torch, torch.nn, layers)',
+      // Two samples: a batch norm over one value per channel (capped sizes) trains only on more.
+      'loss(model, make_batch(2, torch.device("cpu"), torch.float32)).backward()',
+      'forwards = len(model.ops)',
+    ]);
+    expect(replayed).toBe(kinds.length);
+    // GPT-2's output head is its token embedding's table: the replay trains the zoo's weights.
+    const gpt2 = getModel('gpt2_124m', { seqLenOrImageSize: 64 })!;
+    const trained = fromMeasure('sum(p.numel() for p in model.parameters())', [
+      `layers = json.loads(${JSON.stringify(JSON.stringify(gpt2.layers))})`,
+      'model = measure.layer_replay(torch, torch.nn, layers)[0]',
+    ]);
+    expect(trained).toBe(costOf(gpt2).parameters);
+    // Transformer-XL's adaptive-softmax clusters are slices of its one table: the weights its run
+    // trains pass calibrate import's check (they were 1.7x the model's, refused).
+    const txl = getModel('transformerxl_base')!;
+    const txlTrained = fromMeasure('sum(p.numel() for p in model.parameters())', [
+      `layers = json.loads(${JSON.stringify(JSON.stringify(txl.layers))})`,
+      'model = measure.layer_replay(torch, torch.nn, layers)[0]',
+    ]) as number;
+    expect(Math.abs(txlTrained / costOf(txl).parameters - 1)).toBeLessThan(0.005);
+  }, 120_000);
+
   it('calibrate import refuses a run whose note says it trained another network than its model', () => {
     // What measure.py recorded for resnext101_32x4d before its torchvision builders were checked:
     // torchvision's 32x8d, twice the zoo model's weights. Beside it, a run of the zoo's own count.
@@ -585,14 +626,16 @@ describe('measurement harness on CPU', () => {
       getModel('transformerxl_base')!.layers as { tokens?: number; elements?: number }[]
     ).filter((l) => !Number.isInteger(l.tokens ?? 1) || !Number.isInteger(l.elements ?? 1));
     expect(layers.length).toBeGreaterThanOrEqual(3);
-    writeFileSync(join(dir, 'fractional.json'), JSON.stringify(layers));
+    // Its tied clusters read their rows of the word embedding's table: the table comes first.
+    const table = getModel('transformerxl_base')!.layers.find((l) => l.type === 'embedding')!;
+    writeFileSync(join(dir, 'fractional.json'), JSON.stringify([table, ...layers]));
     const shapes = fromMeasure('[list(x.shape) for x in xs]', [
       'import torch.nn as nn',
       `model, make_batch, loss = measure.layer_replay(torch, nn, json.load(open(${JSON.stringify(join(dir, 'fractional.json'))})))`,
       'xs = make_batch(2, torch.device("cpu"), torch.float32)',
       'loss(model, xs).backward()',
     ]) as number[][];
-    expect(shapes.map((s) => s.slice(0, 2))).toEqual(
+    expect(shapes.slice(1).map((s) => s.slice(0, 2))).toEqual(
       layers.map((l) => [1, Math.round(2 * (l.tokens !== undefined ? l.tokens : l.elements!))]),
     );
   });
