@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { progressBar } from '../cli/progress.js';
 import { HF_CONFIGS } from './import-fixtures.js';
+import { loadZoo } from '../predictor/zoo/index.js';
 import { predictCsv, TRAINPLAN_BIN } from './predict-csv.js';
 
 const bin = TRAINPLAN_BIN;
@@ -325,7 +326,10 @@ describe('trainplan harness', () => {
     const cases: [string[], RegExp][] = [
       [
         ['--model', 'nope'],
-        /^trainplan: --model: unknown model "nope"; allowed: resnet50_v1.5, .* \(46 in all; see the query models\)$/m,
+        new RegExp(
+          `^trainplan: --model: unknown model "nope"; allowed: resnet50_v1\\.5, .* \\(${loadZoo().length} in all; see the query models\\)$`,
+          'm',
+        ),
       ],
       [['--model', 'resnet50_v1.5', '--seq-len', '0'], /^trainplan: --seq-len: must be an integer from 1/m],
       [['--seq-len', '64'], /^trainplan: --seq-len: needs --model$/m],

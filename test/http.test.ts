@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type Running } from '../server/app.js';
+import { loadZoo } from '../predictor/zoo/index.js';
 
 let running: Running;
 beforeAll(async () => {
@@ -58,7 +59,9 @@ describe('the real HTTP server', () => {
       [
         '?model=nope',
         'model',
-        /^model: unknown model "nope"; allowed: resnet50_v1.5, .* \(46 in all; see the query models\)$/,
+        new RegExp(
+          `^model: unknown model "nope"; allowed: resnet50_v1\\.5, .* \\(${loadZoo().length} in all; see the query models\\)$`,
+        ),
       ],
       ['?model=resnet50_v1.5&seqLen=abc', 'seqLen', /^seqLen: must be an integer/],
       ['?model=ncf_neumf&seqLen=64', 'seqLen', /no sequence length or image size to set/],
