@@ -30,6 +30,14 @@ reruns only the attention core (Megatron-Core's default selective). The layer re
 the layers trainplan's predictor reruns (the zoo model's marks, embedded with it); a Hugging Face
 model checkpoints each of its blocks (full only).
 
+Tensor parallelism (`--tensor-parallel N`, layer replay only): the processes form groups of N
+consecutive ranks (one machine's GPUs), each rank replaying its 1/N of every layer trainplan's
+predictor splits (column-parallel linears their outputs, row-parallel ones their inputs, attention
+its heads, the vocabulary its rows, the rest their tokens) and all-reducing each row-parallel
+linear's output over its group, in forward and again in backward: the all-reduces and message
+sizes the predictor costs, Megatron's pattern. Data parallelism runs across the groups (ranks of
+the same place in each group). The zoo model's marks, embedded with it, say what splits.
+
 ZeRO (`--zero-stage`, data parallel only): 1 shards the optimizer's states over the processes
 (ZeroRedundancyOptimizer; gradients all-reduced as DistributedDataParallel does); 2 shards the
 gradients too and 3 the weights as well (FullyShardedDataParallel SHARD_GRAD_OP and FULL_SHARD, one
@@ -57,7 +65,7 @@ RECOMPUTE = ["none", "selective", "full"]
 CSV_COLUMNS = [
     "model", "seq_len", "gpu", "nodes", "gpus_per_node", "batch_size_per_gpu", "grad_accum_steps",
     "precision", "framework", "step_time_ms", "peak_memory_gb", "source", "note",
-    "inter_node_gbps", "inter_node_transport", "recompute", "zero_stage",
+    "inter_node_gbps", "inter_node_transport", "recompute", "zero_stage", "tensor_parallel",
 ]
 # torchvision builders for zoo ids: only where torchvision builds the zoo entry's architecture
 # (test/harness.test.ts compares their parameter counts and their convolution and linear FLOPs; the
@@ -97,6 +105,9 @@ def parse_args(argv):
                    help="ZeRO sharding over the data-parallel processes: 1 optimizer states "
                         "(ZeroRedundancyOptimizer), 2 and gradients, 3 and weights (FullyShardedDataParallel, "
                         "PyTorch 2); default 0")
+    p.add_argument("--tensor-parallel", type=int, default=1,
+                   help="tensor parallelism over groups of this many processes of a machine (layer replay "
+                        "of an embedded zoo model; default 1)")
     p.add_argument("--grad-accum-steps", type=int, default=1,
                    help="micro-batches of --batch-size per optimizer step (gradient accumulation; data "
                         "parallel, gradients are all-reduced once per step; default 1)")
@@ -125,8 +136,24 @@ def parse_args(argv):
         fail("--gpus: under torchrun the launcher starts one process per GPU; leave --gpus out")
     if (launched or a.gpus > 1) and a.device not in ("auto", "cuda", "cpu"):
         fail(f"--device {a.device}: with several processes each trains on cuda:LOCAL_RANK; give cuda, cpu or auto")
-    if a.zero_stage and not (launched or a.gpus > 1):
-        fail(f"--zero-stage {a.zero_stage} shards over data-parallel processes: give --gpus N (N > 1) or run under torchrun")
+    world = launched["world"] if launched else a.gpus
+    local_world = launched["local_world"] if launched else a.gpus
+    if a.tensor_parallel < 1:
+        fail(f"--tensor-parallel must be at least 1 (got {a.tensor_parallel})")
+    if a.tensor_parallel > 1 and local_world % a.tensor_parallel:
+        fail(f"--tensor-parallel {a.tensor_parallel}: its groups are GPUs of one machine, and "
+             f"{local_world} process{'es' if local_world > 1 else ''} per machine do not split into groups of {a.tensor_parallel} "
+             "(give --gpus N, or torchrun --nproc-per-node N, a multiple of it)")
+    if a.tensor_parallel > 1 and (a.hf_config or a.builder in ("torchvision", "transformers")):
+        # Checked here, before any process starts: each would fail alike.
+        fail("--tensor-parallel: the harness splits the layer replay of a zoo model (written by "
+             "`trainplan harness --model ID`), not a Hugging Face or torchvision build")
+    if a.tensor_parallel > 1 and a.zero_stage >= 2:
+        fail(f"--zero-stage {a.zero_stage} with --tensor-parallel: FullyShardedDataParallel over tensor-parallel "
+             "groups is not run here (ZeRO stage 1 is)")
+    if a.zero_stage and world // a.tensor_parallel < 2:
+        fail(f"--zero-stage {a.zero_stage} shards over data-parallel processes: give --gpus N (N > 1"
+             f"{f', N / --tensor-parallel > 1' if a.tensor_parallel > 1 else ''}) or run under torchrun")
     if a.zero_stage >= 2 and a.precision == "FP8":
         fail(f"--zero-stage {a.zero_stage}: FP8 (Transformer Engine) under FullyShardedDataParallel is not run here")
     if a.zero_stage >= 2:
@@ -306,20 +333,76 @@ def tied_linear(torch, nn, linear, tables, index):
     return TiedSlice()
 
 
-def layer_replay(torch, nn, layers, rerun=None):
+def tensor_parallel_share(layer, size, row):
+    """A layer entry as one of `size` tensor-parallel ranks runs it: the dimension the predictor's
+    split divides (its FLOPs, bytes and weights by `size`), rounded up where it does not divide."""
+    share = dict(layer)
+
+    def cut(key):
+        share[key] = max(1, -(-layer[key] // size))
+    t = layer["type"]
+    if t == "linear" and layer.get("experts", 1) > 1:
+        share["tokens"] = layer.get("tokens", 1) / size  # each rank routes its share of the tokens
+    elif t == "linear":
+        cut("inFeatures" if row else "outFeatures")
+    elif t == "matmul":
+        cut("batches" if layer.get("batches", 1) % size == 0 else "m")
+    elif t == "embedding":
+        cut("vocab")  # vocabulary-parallel: each rank holds its rows of the table
+    elif t in ("norm", "activation", "elementwise", "softmax", "loss"):
+        # Per-token work (Megatron's sequence parallelism), or the heads' / vocabulary's share.
+        cut("elements")
+        if t == "norm":
+            share["elements"] = max(share["elements"], layer["channels"])
+    return share
+
+
+def layer_replay(torch, nn, layers, rerun=None, tp=None):
     """Every layer instance as its own op on its own input: the predictor's view of the model, run.
     `rerun`: per layer entry, whether recomputation reruns it (checkpointed: its forward runs again
-    in backward, and only its input is kept)."""
+    in backward, and only its input is kept). `tp`: the embedded marks (per layer entry, `split` and
+    `row`), the group's `size`, `group` and `dist`: each rank replays its share of the split layers,
+    and a row-parallel linear's output is all-reduced over the group in forward and its gradient in
+    backward (a checkpointed one's forward all-reduce runs again with its rerun)."""
     from torch.utils.checkpoint import checkpoint  # noqa: PLC0415
     modules, inputs, checkpointed = nn.ModuleList(), [], []
+    if tp:
+        dist, group = tp["dist"], tp["group"]
+
+        class AllReduce(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                y = x.clone()
+                dist.all_reduce(y, group=group)
+                return y
+
+            @staticmethod
+            def backward(ctx, g):
+                g = g.clone()
+                dist.all_reduce(g, group=group)
+                return g
+
+        class RowParallel(nn.Module):
+            def __init__(self, op, elements):
+                super().__init__()
+                self.op = op
+                self.elements = elements  # per sample: what the all-reduce moves
+
+            def forward(self, x):
+                return AllReduce.apply(self.op(x))
     tables = []  # embeddings, for a tied head to share its weight with
     for i, layer in enumerate(layers):
+        row = bool(tp and tp["row"][i])
+        if tp and tp["split"][i]:
+            layer = tensor_parallel_share(layer, tp["size"], row)
         for _ in range(layer.get("count", 1)):
             m, spec = layer_module(torch, nn, layer)
             if isinstance(m, nn.Embedding):
                 tables.append(m)
             elif layer.get("tied"):
                 m = tied_linear(torch, nn, m, tables, i)
+            if row:
+                m = RowParallel(m, layer.get("tokens", 1) * layer["outFeatures"])
             modules.append(m)
             inputs.append(spec)
             checkpointed.append(bool(rerun and rerun[i]))
@@ -451,8 +534,9 @@ def transformers_model(torch, config_path, seq_len, recompute="none"):
     return model, make_batch, loss, seq
 
 
-def build_workload(torch, nn, a):
-    """(model id, model, make_batch, loss_fn, builder name)."""
+def build_workload(torch, nn, a, tp=None):
+    """(model id, model, make_batch, loss_fn, builder name). `tp`: this process's tensor-parallel
+    group ({"size", "group", "dist"}) when --tensor-parallel > 1."""
     spec = EMBEDDED_MODEL
     if a.layers:
         with open(a.layers) as f:
@@ -469,7 +553,7 @@ def build_workload(torch, nn, a):
     if a.recompute != "none" and a.builder == "torchvision":
         fail("--recompute: torchvision's models are not checkpointed here; --builder auto replays the layer list")
     # Recomputation checkpoints the layers the zoo marks: the replay, not torchvision's build.
-    if a.builder in ("auto", "torchvision") and model_id in TORCHVISION and a.recompute == "none":
+    if a.builder in ("auto", "torchvision") and model_id in TORCHVISION and a.recompute == "none" and not tp:
         try:
             image = a.seq_len or (spec or {}).get("imageSize") or 224
             m, mb, lf = torchvision_model(torch, TORCHVISION[model_id], image)
@@ -499,7 +583,16 @@ def build_workload(torch, nn, a):
                  "write the script with `trainplan harness --model ID` (a zoo model is marked)")
         if not any(rerun):
             fail(f"--recompute {a.recompute}: {model_id} has no layers it reruns (no transformer blocks)")
-    m, mb, lf = layer_replay(torch, nn, spec["layers"], rerun)
+    split = None
+    if tp:
+        split = spec.get("tensorParallel")
+        if split is None:
+            fail("--tensor-parallel: the layer list does not mark what tensor parallelism splits; "
+                 "write the script with `trainplan harness --model ID` (a zoo model is marked)")
+        if not any(split["row"]):
+            fail(f"--tensor-parallel: {model_id} has no row-parallel linears (trainplan's predictor does not split it)")
+        split = {**split, **tp}
+    m, mb, lf = layer_replay(torch, nn, spec["layers"], rerun, split)
     # The length the layer list was written for is the one the run ran at (`trainplan harness --seq-len`).
     a.seq_len = a.seq_len or built_at
     return model_id, m, mb, lf, "layer-replay"
@@ -510,9 +603,11 @@ def build_workload(torch, nn, a):
 class Trainer:
     """One optimizer step of `model` under a precision mode, as the frameworks run it."""
 
-    def __init__(self, torch, model, loss_fn, precision, device, optimizer_kind, zero_stage=0, shard=None):
+    def __init__(self, torch, model, loss_fn, precision, device, optimizer_kind, zero_stage=0, shard=None,
+                 dp_group=None):
         """`shard(model, dtype)`: the model under FullyShardedDataParallel (ZeRO 2 and 3), computing in
-        `dtype` over fp32 shards when given."""
+        `dtype` over fp32 shards when given. `dp_group`: the data-parallel processes ZeRO stage 1
+        shards over (default: all)."""
         self.torch, self.loss_fn, self.precision, self.device = torch, loss_fn, precision, device
         cuda = device.type == "cuda"
         torch.backends.cuda.matmul.allow_tf32 = precision == "TF32"
@@ -543,7 +638,7 @@ class Trainer:
         if zero_stage == 1:
             # Each process keeps and updates its share of the states, then broadcasts its weights.
             from torch.distributed.optim import ZeroRedundancyOptimizer  # noqa: PLC0415
-            self.opt = ZeroRedundancyOptimizer(opt_params, optimizer_class=kind, **settings)
+            self.opt = ZeroRedundancyOptimizer(opt_params, optimizer_class=kind, process_group=dp_group, **settings)
         else:
             self.opt = kind(opt_params, **settings)
         self.params = params
@@ -670,8 +765,22 @@ def measure(a, group=None):
         import torch.distributed as dist  # noqa: PLC0415
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo", init_method=group["init"],
                                 rank=group["rank"], world_size=group["world"])
+    tp, dp_group = None, None
+    if dist and a.tensor_parallel > 1:
+        # Megatron's order: a tensor-parallel group is consecutive ranks (GPUs of one machine, as
+        # parse_args checked), data parallelism runs across the groups. Every process creates every
+        # group, in the same order, as torch.distributed requires.
+        size, world, rank = a.tensor_parallel, group["world"], group["rank"]
+        for k in range(world // size):
+            g = dist.new_group(list(range(k * size, (k + 1) * size)))
+            if rank // size == k:
+                tp = {"size": size, "group": g, "dist": dist}
+        for r in range(size):
+            g = dist.new_group(list(range(r, world, size)))
+            if rank % size == r:
+                dp_group = g
     torch.manual_seed(0)
-    model_id, model, make_batch, loss_fn, builder = build_workload(torch, nn, a)
+    model_id, model, make_batch, loss_fn, builder = build_workload(torch, nn, a, tp)
     optimizer = (EMBEDDED_MODEL or {}).get("optimizer", "adam") if builder == "layer-replay" else (
         "sgd" if builder == "torchvision" else "adam")
     # What was trained, counted before FullyShardedDataParallel flattens and shards the weights.
@@ -698,12 +807,14 @@ def measure(a, group=None):
                 auto_wrap_policy=ModuleWrapPolicy(set(units)) if units else None,
                 mixed_precision=MixedPrecision(param_dtype=dtype, reduce_dtype=dtype, buffer_dtype=dtype) if dtype else None,
                 device_id=device)
-    trainer = Trainer(torch, model, loss_fn, a.precision, device, optimizer, a.zero_stage, shard)
+    trainer = Trainer(torch, model, loss_fn, a.precision, device, optimizer, a.zero_stage, shard, dp_group)
     batch = make_batch(a.batch_size, device, trainer.input_dtype)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     # Data parallel, the first warm-up step runs on the bare model (below) and the next is the first
     # under DistributedDataParallel, which rebuilds its gradient buckets then: at least two are run.
-    ddp = dist and a.zero_stage < 2
+    data_parallel = group["world"] // a.tensor_parallel if group else 1
+    # Tensor parallel alone (one group): no replica to average gradients with.
+    ddp = dist and a.zero_stage < 2 and data_parallel > 1
     warmed = max(a.warmup, 2) if ddp else a.warmup
     warmup = warmed
     if ddp:
@@ -714,7 +825,7 @@ def measure(a, group=None):
         unused = any(p.grad is None for p in trainer.params)
         trainer.model = torch.nn.parallel.DistributedDataParallel(
             trainer.model, device_ids=[device.index] if device.type == "cuda" else None,
-            find_unused_parameters=unused)
+            find_unused_parameters=unused, process_group=dp_group)
     for _ in range(warmup):
         trainer.step(batch, a.grad_accum_steps)
     sync()
@@ -743,9 +854,17 @@ def measure(a, group=None):
         if group["rank"] != 0:
             return None
         wrapper = "DistributedDataParallel" if ddp else "FullyShardedDataParallel"
-        processes = (f"data parallel over {group['world']} processes ({group['local_world']} per node x "
-                     f"{nodes} node{'s' if nodes > 1 else ''}), {wrapper} on {backend}, "
-                     "each step the slowest process's")
+        layout = (f"{group['world']} processes ({group['local_world']} per node x "
+                  f"{nodes} node{'s' if nodes > 1 else ''})")
+        if a.tensor_parallel > 1:
+            rows = [m for m in model.modules() if type(m).__name__ == "RowParallel"]
+            reduce = round(sum(m.elements for m in rows))
+            processes = (f"tensor parallel {a.tensor_parallel} x data parallel {data_parallel} over {layout}: "
+                         f"{len(rows)} row-parallel all-reduces per pass, {reduce} elements per sample in all"
+                         f"{f', {wrapper} across the groups' if ddp else ''}, on {backend}, each step the slowest process's")
+        else:
+            processes = (f"data parallel over {layout}, {wrapper} on {backend}, "
+                         "each step the slowest process's")
     step_ms = statistics.median(times)
     note = "; ".join([
         f"median of {a.steps} steps after {warmed} warm-up (min {min(times):.3f} ms, max {max(times):.3f} ms)",
@@ -777,6 +896,7 @@ def measure(a, group=None):
         "inter_node_transport": (a.inter_node_transport or "RDMA") if nodes > 1 else "",
         "recompute": a.recompute if a.recompute != "none" else "",  # empty: none
         "zero_stage": a.zero_stage or "",  # empty: 0
+        "tensor_parallel": a.tensor_parallel if a.tensor_parallel > 1 else "",  # empty: 1
     }
 
 

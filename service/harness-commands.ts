@@ -73,10 +73,12 @@ const RECORD = 'npx trainplan calibrate import runs.csv';
 const RECORD_NOTE =
   'record runs.csv with the last command (into the store the server reads) or paste it at /calibrate';
 
-/** What splits the model beyond data parallelism, in words; empty for plain data parallelism. */
+/**
+ * What splits the model beyond what measure.py runs (data parallelism, ZeRO, and tensor parallelism
+ * over a machine's GPUs), in words; empty when it runs the layout.
+ */
 function splitLayout(p: PlanParallelism): string[] {
   return [
-    p.tensorParallel > 1 ? `tensor parallelism ${p.tensorParallel}` : '',
     p.pipelineParallel > 1 ? `pipeline parallelism ${p.pipelineParallel}` : '',
     p.contextParallel > 1 ? `context parallelism ${p.contextParallel}` : '',
     p.expertParallel > 1 ? `expert parallelism ${p.expertParallel}` : '',
@@ -110,11 +112,22 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
   const split = splitLayout(t.parallelism);
   if (split.length)
     return none(
-      `the harness times data parallelism (DistributedDataParallel, or ZeRO's sharding of it); this configuration uses ${split.join(', ')}`,
+      `the harness times data parallelism (DistributedDataParallel, or ZeRO's sharding of it) and tensor parallelism; this configuration uses ${split.join(', ')}`,
     );
   const zero = t.parallelism.zeroStage;
-  if (zero > 0 && t.nodes * t.gpusPerNode === 1)
-    return none(`ZeRO stage ${zero} shards over data-parallel GPUs; this configuration has one`);
+  const tp = t.parallelism.tensorParallel;
+  if (zero > 0 && (t.nodes * t.gpusPerNode) / tp === 1)
+    return none(
+      `ZeRO stage ${zero} shards over data-parallel GPUs; this configuration has one${tp > 1 ? ' replica' : ''}`,
+    );
+  if (tp > 1 && t.gpusPerNode % tp !== 0)
+    return none(
+      `the harness's tensor-parallel groups are GPUs of one machine; ${t.gpusPerNode} per node do not split into groups of ${tp}`,
+    );
+  if (tp > 1 && zero >= 2)
+    return none(
+      `the harness runs tensor parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel (stage ${zero}) across its groups`,
+    );
   if (zero >= 2 && t.precision === 'FP8')
     return none(
       `the harness runs ZeRO stage ${zero} under FullyShardedDataParallel, where it does not run FP8 (Transformer Engine)`,
@@ -123,6 +136,10 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
   if (custom && custom.huggingFaceConfig == null)
     return none(
       'the harness builds zoo models and Hugging Face configs; this model is an ONNX graph or a layer list',
+    );
+  if (custom && tp > 1)
+    return none(
+      `the harness splits a zoo model's layer replay by tensor parallelism, not a Hugging Face build; this configuration uses tensor parallelism ${tp}`,
     );
   const recompute = t.parallelism.recompute;
   const refused = recomputeRefusal(t.parallelism, !!custom);
@@ -140,6 +157,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     `--precision ${t.precision}`,
     ...(recompute !== 'none' ? [`--recompute ${recompute}`] : []),
     ...(zero > 0 ? [`--zero-stage ${zero}`] : []),
+    ...(tp > 1 ? [`--tensor-parallel ${tp}`] : []),
   ];
   let run: string;
   const where: string[] = [];
@@ -164,6 +182,9 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
       : '',
     t.precision === 'FP8'
       ? "FP8 needs Transformer Engine installed (NVIDIA's; on AMD GPUs its ROCm build, ROCm/TransformerEngine)"
+      : '',
+    tp > 1
+      ? `tensor parallelism ${tp} is replayed layer by layer: each GPU runs its 1/${tp} of the layers trainplan splits and all-reduces every row-parallel linear's output over its group, in forward and in backward (Megatron's pattern), with the kernels PyTorch picks for those shapes, not your framework's`
       : '',
     zero >= 2
       ? `ZeRO stage ${zero} runs under FullyShardedDataParallel (${zero === 3 ? 'FULL_SHARD' : 'SHARD_GRAD_OP'}), which needs PyTorch 2`

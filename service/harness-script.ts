@@ -27,7 +27,9 @@ export function harnessScript(
   if (!model) return script;
   const def = zooModel(model, seqLen, fields);
   // Per layer entry, what recomputation reruns as the predictor costs it (measure.py --recompute
-  // checkpoints those layers of the replay): full, the transformer blocks; selective, the attention core.
+  // checkpoints those layers of the replay): full, the transformer blocks; selective, the attention
+  // core. And what tensor parallelism splits, and which linears' outputs it all-reduces
+  // (measure.py --tensor-parallel replays each rank's share and those all-reduces).
   const s = parallelStructure(costOf(def), def.layers);
   const embedded = {
     id: def.id,
@@ -38,6 +40,7 @@ export function harnessScript(
     batchSizes: def.batchSizes,
     layers: def.layers,
     recompute: { full: s.inBlocks, selective: s.selectiveRecompute },
+    tensorParallel: { split: s.tpSplit, row: s.rowParallel },
   };
   // JSON is a Python literal except for true/false/null: embed it as a string json.loads reads.
   return script.replace(MARKER, `EMBEDDED_MODEL = json.loads(${JSON.stringify(JSON.stringify(embedded))})`);

@@ -11,6 +11,7 @@ import { catalogGpuForDevice } from './device-names.js';
 import { checkOwner, recordRuns, RUN_LIMITS, type RecordResult, type RunInput } from './measurements.js';
 import { InputError } from './validate.js';
 import { costOf } from '../predictor/predict.js';
+import { parallelStructure, parametersPerGpu, PLAIN } from '../predictor/parallel.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { fromLayerList, parseHuggingFaceConfig } from '../predictor/import/index.js';
 
@@ -79,12 +80,16 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
   const precision = str('precision');
   if (!(PRECISIONS as readonly string[]).includes(precision))
     throw new Error(`precision: "${precision}" is not one of ${PRECISIONS.join(', ')}`);
-  checkTrainedWeights(str('note'), model, customModel, num('seq_len'));
+  // The harness's tensor parallelism (empty: 1): the run's ranks each trained their share.
+  const tensorParallel = str('tensor_parallel') || '1';
+  if (!/^[1-9]\d*$/.test(tensorParallel))
+    throw new Error(`tensor_parallel: "${tensorParallel}" is not a whole number of GPUs, 1 or more`);
+  checkTrainedWeights(str('note'), model, customModel, num('seq_len'), Number(tensorParallel));
   const framework = str('framework') || 'PyTorch';
   if (!(FRAMEWORKS as readonly string[]).includes(framework))
     throw new Error(`framework: "${framework}" is not one of ${FRAMEWORKS.join(', ')}`);
   // The harness's recomputation (empty: none) and ZeRO stage (empty: 0); its runs are otherwise
-  // data parallelism without tensor or pipeline parallelism.
+  // data parallelism, with tensor parallelism (above) and without pipeline parallelism.
   const recompute = str('recompute') || 'none';
   if (!(RECOMPUTE as readonly string[]).includes(recompute))
     throw new Error(`recompute: "${recompute}" is not one of ${RECOMPUTE.join(', ')}`);
@@ -112,10 +117,10 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
     fp32UsesTf32: precision !== 'FP32', // the harness runs FP32 with TF32 off
     // An empty cell says nothing (the framework's layout holds); anything but true/false is refused.
     channelsLast: booleanCell('channels_last', str('channels_last')) ?? null,
-    ...(recompute !== 'none' || zeroStage !== '0'
+    ...(recompute !== 'none' || zeroStage !== '0' || tensorParallel !== '1'
       ? {
           parallelism: {
-            tensorParallel: 1,
+            tensorParallel: Number(tensorParallel),
             pipelineParallel: 1,
             zeroStage: Number(zeroStage),
             recompute: recompute as Recompute,
@@ -140,7 +145,13 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
  * supported model_type; they differ by at most a few norms and gates, well under 0.5%), so another
  * count means the run timed another config.
  */
-function checkTrainedWeights(note: string, model: string, custom: CustomModel, seqLen?: number) {
+function checkTrainedWeights(
+  note: string,
+  model: string,
+  custom: CustomModel,
+  seqLen?: number,
+  tensorParallel = 1,
+) {
   const stated = /\bparameters (\d+)\b/.exec(note);
   if (!stated) return;
   const def =
@@ -152,10 +163,19 @@ function checkTrainedWeights(note: string, model: string, custom: CustomModel, s
             .model;
   if (!def) return; // not a zoo id: recordRuns refuses it with its own reason
   const trained = Number(stated[1]),
-    expected = costOf(def).parameters;
+    cost = costOf(def);
+  // Under tensor parallelism each rank trained its share (measure.py keeps the norms and the
+  // row-parallel biases whole, as Megatron does: a few hundredths of a percent more).
+  const expected =
+    tensorParallel > 1
+      ? parametersPerGpu(cost, parallelStructure(cost, def.layers), {
+          ...PLAIN,
+          tensorParallel,
+        })
+      : cost.parameters;
   if (Math.abs(trained / expected - 1) > 0.005)
     throw new Error(
-      `note: the run trained ${trained.toLocaleString('en-US')} weights, but ${model} has ${expected.toLocaleString('en-US')}: it timed another network (time it again with the measure.py this trainplan writes: trainplan harness)`,
+      `note: the run trained ${trained.toLocaleString('en-US')} weights, but ${model} has ${Math.round(expected).toLocaleString('en-US')}${tensorParallel > 1 ? ` per GPU at tensor parallelism ${tensorParallel}` : ''}: it timed another network (time it again with the measure.py this trainplan writes: trainplan harness)`,
     );
 }
 

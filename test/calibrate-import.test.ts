@@ -1,5 +1,6 @@
-// The harness CSV's optional columns (channels_last; recompute and zero_stage; inter_node_gbps and
-// inter_node_transport for a run across nodes): what `trainplan calibrate import` reads of them.
+// The harness CSV's optional columns (channels_last; recompute, zero_stage and tensor_parallel;
+// inter_node_gbps and inter_node_transport for a run across nodes): what `trainplan calibrate
+// import` reads of them.
 import { describe, expect, it } from 'vitest';
 import { runFromRow } from '../service/run-rows.js';
 import { predictRequestOf } from '../service/measurements.js';
@@ -91,6 +92,45 @@ describe('calibrate import: the ZeRO stage column', () => {
   it('refuses a stage that is not one, naming the column', () => {
     expect(() => runFromRow({ ...eight, zero_stage: '4' }, '.')).toThrow(
       /^zero_stage: "4" is not one of 0, 1, 2, 3/,
+    );
+  });
+});
+
+describe('calibrate import: the tensor-parallel column', () => {
+  const eight = {
+    ...row,
+    model: 'llama2_7b',
+    batch_size_per_gpu: '1',
+    gpus_per_node: '8',
+    precision: 'BF16',
+  };
+  it('reads the degree as the run predicted at it, with its ZeRO stage; empty is 1', () => {
+    const run = runFromRow({ ...eight, tensor_parallel: '4', zero_stage: '1' }, '.');
+    expect(run.parallelism).toEqual({
+      tensorParallel: 4,
+      pipelineParallel: 1,
+      zeroStage: 1,
+      recompute: 'none',
+    });
+    expect(predictRequestOf(run).parallelism).toMatchObject({ tensorParallel: 4, zeroStage: 1 });
+    expect(runFromRow({ ...eight, tensor_parallel: '' }, '.').parallelism).toBeUndefined();
+  });
+  it('refuses a degree that is not a whole number of GPUs, naming the column', () => {
+    for (const bad of ['0', '2.5', 'two'])
+      expect(() => runFromRow({ ...eight, tensor_parallel: bad }, '.')).toThrow(
+        new RegExp(`^tensor_parallel: "${bad}" is not a whole number of GPUs, 1 or more`),
+      );
+  });
+  it("checks a tensor-parallel run's weights per GPU: each rank trained its share", () => {
+    // Llama 2 7B at TP 4: about a quarter of its 6.74 billion weights on each GPU.
+    const note = (n: number) => ({
+      ...eight,
+      tensor_parallel: '4',
+      note: `builder layer-replay; parameters ${n}`,
+    });
+    expect(runFromRow(note(1_685_000_000), '.').parallelism?.tensorParallel).toBe(4);
+    expect(() => runFromRow(note(6_738_415_616), '.')).toThrow(
+      /^note: the run trained 6,738,415,616 weights, but llama2_7b has 1,68\d,\d{3},\d{3} per GPU at tensor parallelism 4/,
     );
   });
 });

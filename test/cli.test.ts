@@ -370,8 +370,12 @@ describe('trainplan recommend says what to rent and what to be wary of', () => {
     );
     // And how to time plan 1 before renting it for the job: the harness, or why it cannot.
     const layout = firstPlan(out, 'layout');
-    if (/ (TP|PP|EP)/.test(layout))
+    if (/ (PP|EP)\d/.test(layout))
       expect(out).toMatch(/^time plan 1 on your own GPUs: the harness times data parallelism/m);
+    else if (/ TP\d/.test(layout) && / ZeRO-[23]/.test(layout))
+      expect(out).toMatch(
+        /^time plan 1 on your own GPUs: the harness runs tensor parallelism with ZeRO stage 1 at most/m,
+      );
     else {
       const lines = out.split('\n');
       const at = lines.findIndex((l) => l.startsWith('time plan 1 on your own GPUs (times 20 steps'));
@@ -390,6 +394,9 @@ describe('trainplan recommend says what to rent and what to be wary of', () => {
       if (zero) expect(line).toContain(`--zero-stage ${zero} `);
       const recompute = /recompute (\w+)/.exec(layout)?.[1];
       if (recompute) expect(line).toContain(`--recompute ${recompute} `);
+      // Tensor parallelism too (a layer replay of each GPU's share).
+      const tp = /TP(\d+)/.exec(layout)?.[1];
+      if (tp) expect(line).toContain(`--tensor-parallel ${tp} `);
       expect(lines[at + 3]).toBe('  npx trainplan calibrate import runs.csv');
     }
   });

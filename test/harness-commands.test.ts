@@ -111,6 +111,22 @@ describe('harness commands', () => {
     expect(nodes.note).toMatch(/on each of the 4 nodes .* \(100 Gbps, TCP\): give yours/);
   });
 
+  it("run tensor parallelism over a machine's GPUs as a layer replay, with ZeRO stage 1 across its groups", async () => {
+    const h = await harnessOf({
+      gpu: 'H100-SXM5-80GB',
+      precision: 'BF16',
+      gpusPerNode: 8,
+      parallelism: { tensorParallel: 4, zeroStage: 1 },
+      workload: { model: 'gpt2_124m', samples: 1e6, seqLen: 512 },
+    });
+    expect(h.commands[1]).toBe(
+      'python3 measure.py --batch-size 8 --precision BF16 --zero-stage 1 --tensor-parallel 4 --gpus 8 --out runs.csv',
+    );
+    expect(h.note).toMatch(
+      /tensor parallelism 4 is replayed layer by layer: each GPU runs its 1\/4 of the layers trainplan splits/,
+    );
+  });
+
   it('build a Hugging Face config with transformers at the length predicted, and say what differs from a tuned stack', async () => {
     const gpt2 = HF_CONFIGS.find((c) => c.id === 'gpt2')!;
     const h = await harnessOf({
@@ -135,8 +151,46 @@ describe('harness commands', () => {
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ gpu: 'B200', precision: 'FP4' }, /the harness has no FP4 mode/],
       [
-        { gpu: 'H100-SXM5-80GB', precision: 'BF16', gpusPerNode: 8, parallelism: { tensorParallel: 2 } },
-        /data parallelism \(DistributedDataParallel, or ZeRO's sharding of it\); this configuration uses tensor parallelism 2/,
+        {
+          gpu: 'H100-SXM5-80GB',
+          precision: 'BF16',
+          gpusPerNode: 8,
+          parallelism: { tensorParallel: 2, pipelineParallel: 2 },
+        },
+        /data parallelism \(DistributedDataParallel, or ZeRO's sharding of it\) and tensor parallelism; this configuration uses pipeline parallelism 2/,
+      ],
+      [
+        {
+          gpu: 'H100-SXM5-80GB',
+          precision: 'BF16',
+          gpusPerNode: 8,
+          parallelism: { tensorParallel: 2, zeroStage: 3 },
+        },
+        /tensor parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel \(stage 3\)/,
+      ],
+      [
+        {
+          gpu: 'H100-SXM5-80GB',
+          precision: 'BF16',
+          gpusPerNode: 2,
+          parallelism: { tensorParallel: 2, zeroStage: 1 },
+        },
+        /ZeRO stage 1 shards over data-parallel GPUs; this configuration has one replica/,
+      ],
+      [
+        {
+          gpu: 'H100-SXM5-80GB',
+          precision: 'BF16',
+          gpusPerNode: 2,
+          parallelism: { tensorParallel: 2 },
+          workload: {
+            customModel: {
+              huggingFaceConfig: JSON.stringify(HF_CONFIGS.find((c) => c.id === 'gpt2')!.config),
+            },
+            samples: 1e6,
+          },
+        },
+        /splits a zoo model's layer replay by tensor parallelism, not a Hugging Face build/,
       ],
       [
         { gpu: 'H100-SXM5-80GB', precision: 'FP8', gpusPerNode: 2, parallelism: { zeroStage: 3 } },

@@ -14,6 +14,7 @@ import { runFromRow } from '../service/run-rows.js';
 import { runtimeConfig, setRuntimeConfig } from '../service/config.js';
 import { closeMeasurementStore, listRuns, predictRequestOf, recordRuns } from '../service/measurements.js';
 import { costOf, predict } from '../predictor/predict.js';
+import { parallelStructure } from '../predictor/parallel.js';
 import { activationBytesPerSampleOn, stackMemory } from '../predictor/memory.js';
 import { loadModelFile } from '../predictor/import/index.js';
 import { loadEfficiency } from '../seeds/catalog.js';
@@ -341,6 +342,76 @@ describe('measurement harness on CPU', () => {
       expect(three.stderr.trim().split('\n')).toHaveLength(1);
     }
   }, 120_000);
+
+  it("runs a tensor-parallel configuration's harness commands: each GPU its share, the all-reduces the predictor costs", async () => {
+    // ViT-B/16 at 32 px on two GPUs of a node, tensor parallel 2: the layer replay split as the
+    // predictor splits it, one group, no data parallelism.
+    const configuration = {
+      workload: { model: 'vit_b16', samples: 1, seqLen: 32 },
+      nodes: 1,
+      gpusPerNode: 2,
+      batchSizePerGpu: 1,
+      gradAccumSteps: 1,
+      precision: 'FP32' as const,
+      framework: 'PyTorch' as const,
+    };
+    const parallelism = { tensorParallel: 2, pipelineParallel: 1, zeroStage: 0, recompute: 'none' as const };
+    const { harness } = await predictConfiguration({
+      ...configuration,
+      gpu: 'A100-SXM4-80GB',
+      xla: false,
+      fp32UsesTf32: true,
+      parallelism,
+    });
+    expect(harness.commands[1]).toBe(
+      'python3 measure.py --batch-size 1 --precision FP32 --tensor-parallel 2 --gpus 2 --out runs.csv',
+    );
+    expect(harness.note).toMatch(/tensor parallelism 2 is replayed layer by layer/);
+    const { at, row } = runAsGiven(harness.commands, 'tensor-');
+    expect(row.tensor_parallel).toBe('2');
+    // The all-reduces the predictor costs (predictor/step.ts): one per row-parallel linear instance
+    // and pass, moving the sum of their outputs.
+    const model = getModel('vit_b16', { seqLenOrImageSize: 32 })!;
+    const s = parallelStructure(costOf(model), model.layers);
+    expect(s.tpCollectives).toBe(24); // 12 blocks: attention output and MLP down projection
+    expect(row.note).toContain(
+      `tensor parallel 2 x data parallel 1 over 2 processes (2 per node x 1 node): ${s.tpCollectives} row-parallel all-reduces per pass, ${s.tpReduceElements} elements per sample in all, on gloo`,
+    );
+    // Each rank trained its share of the weights (calibrate import checks them against the
+    // predictor's per-GPU count, within 0.5%), and the run is recorded at that layout.
+    expect(runFromRow(row, at)).toMatchObject({
+      ...configuration,
+      workload: { model: 'vit_b16', seqLen: 32 },
+      parallelism,
+    });
+    const trained = Number(/\bparameters (\d+)/.exec(String(row.note))![1]);
+    expect(trained / costOf(model).parameters).toBeCloseTo(0.5, 2);
+
+    // Groups are GPUs of one machine; a Hugging Face build is not split; ZeRO needs replicas.
+    const script = join(at, 'measure.py');
+    for (const [args, message] of [
+      [['--gpus', '3', '--tensor-parallel', '2'], /3 processes per machine do not split into groups of 2/],
+      [
+        ['--gpus', '2', '--tensor-parallel', '2', '--zero-stage', '1'],
+        /--zero-stage 1 shards over data-parallel processes/,
+      ],
+      [
+        ['--gpus', '2', '--tensor-parallel', '2', '--zero-stage', '3'],
+        /FullyShardedDataParallel over tensor-parallel groups is not run here/,
+      ],
+      [
+        ['--gpus', '2', '--tensor-parallel', '2', '--hf-config', 'config.json'],
+        /--tensor-parallel: the harness splits the layer replay of a zoo model/,
+      ],
+    ] as [string[], RegExp][]) {
+      const refused = spawnSync(python, [script, '--batch-size', '1', '--device', 'cpu', ...args], {
+        cwd: at,
+        encoding: 'utf8',
+      });
+      expect(refused.status, args.join(' ')).toBe(2);
+      expect(refused.stderr).toMatch(message);
+    }
+  }, 180_000);
 
   it('refuses a data-parallel run it cannot describe: no network across nodes, a network on one machine, --gpus under torchrun', async () => {
     const across = { WORLD_SIZE: '2', LOCAL_WORLD_SIZE: '1', RANK: '0', LOCAL_RANK: '0' };
