@@ -70,14 +70,16 @@ describe('calibrate import: the recomputation column', () => {
   });
 });
 
+/** Llama 2 7B on a node of eight GPUs, a micro-batch of one: a layout that shards and splits. */
+const eight = {
+  ...row,
+  model: 'llama2_7b',
+  batch_size_per_gpu: '1',
+  gpus_per_node: '8',
+  precision: 'BF16',
+};
+
 describe('calibrate import: the ZeRO stage column', () => {
-  const eight = {
-    ...row,
-    model: 'llama2_7b',
-    batch_size_per_gpu: '1',
-    gpus_per_node: '8',
-    precision: 'BF16',
-  };
   it('reads a stage as the run predicted at it, with its recomputation; empty is 0', () => {
     const run = runFromRow({ ...eight, zero_stage: '3', recompute: 'full' }, '.');
     expect(run.parallelism).toEqual({
@@ -97,13 +99,6 @@ describe('calibrate import: the ZeRO stage column', () => {
 });
 
 describe('calibrate import: the tensor-parallel column', () => {
-  const eight = {
-    ...row,
-    model: 'llama2_7b',
-    batch_size_per_gpu: '1',
-    gpus_per_node: '8',
-    precision: 'BF16',
-  };
   it('reads the degree as the run predicted at it, with its ZeRO stage; empty is 1', () => {
     const run = runFromRow({ ...eight, tensor_parallel: '4', zero_stage: '1' }, '.');
     expect(run.parallelism).toEqual({

@@ -122,6 +122,39 @@ describe('measurement harness on CPU', () => {
     return { at, row: readRunsFile(join(at, 'runs.csv'))[0] };
   };
 
+  /**
+   * A one-node FP32 configuration of a zoo model at a small size (`seqLen`: tokens, or pixels), and
+   * the harness commands predict gives for it (on an A100, which only names the run).
+   */
+  const configured = async (
+    model: string,
+    seqLen: number,
+    layout: {
+      gpusPerNode: number;
+      batchSizePerGpu: number;
+      gradAccumSteps?: number;
+      parallelism?: Parameters<typeof predictConfiguration>[0]['parallelism'];
+    },
+  ) => {
+    const { parallelism, ...sizes } = layout;
+    const configuration = {
+      workload: { model, samples: 1, seqLen },
+      nodes: 1,
+      gradAccumSteps: 1,
+      ...sizes,
+      precision: 'FP32' as const,
+      framework: 'PyTorch' as const,
+    };
+    const { harness } = await predictConfiguration({
+      ...configuration,
+      gpu: 'A100-SXM4-80GB',
+      xla: false,
+      fp32UsesTf32: true,
+      ...(parallelism ? { parallelism } : {}),
+    });
+    return { configuration, harness };
+  };
+
   it('times a layer list and writes a run that imports, rejected only because a CPU is not a catalog GPU', async () => {
     expect(await exited(tinyRun(['--precision', 'FP32', '--out', 'runs.csv']))).toEqual({
       status: 0,
@@ -216,20 +249,10 @@ describe('measurement harness on CPU', () => {
 
   it("runs a configuration's harness commands as predict gives them: the run recorded is of that configuration", async () => {
     // Two GPUs of one node, two micro-batches accumulated, EfficientNet-B0 at 64 px (not its 224).
-    const configuration = {
-      workload: { model: 'efficientnet_b0', samples: 1, seqLen: 64 },
-      nodes: 1,
+    const { configuration, harness } = await configured('efficientnet_b0', 64, {
       gpusPerNode: 2,
       batchSizePerGpu: 2,
       gradAccumSteps: 2,
-      precision: 'FP32' as const,
-      framework: 'PyTorch' as const,
-    };
-    const { harness } = await predictConfiguration({
-      ...configuration,
-      gpu: 'A100-SXM4-80GB',
-      xla: false,
-      fp32UsesTf32: true,
     });
     const [write, , record] = harness.commands;
     expect(write).toBe('npx trainplan harness --model efficientnet_b0 --seq-len 64 --out measure.py');
@@ -274,20 +297,9 @@ describe('measurement harness on CPU', () => {
 
   it("runs a recomputing configuration's harness commands: the run recorded is of that recomputation", async () => {
     // ViT-B/16 at 32 px (5 tokens): with recomputation the layer list replays it, blocks marked.
-    const configuration = {
-      workload: { model: 'vit_b16', samples: 1, seqLen: 32 },
-      nodes: 1,
+    const { configuration, harness } = await configured('vit_b16', 32, {
       gpusPerNode: 1,
       batchSizePerGpu: 1,
-      gradAccumSteps: 1,
-      precision: 'FP32' as const,
-      framework: 'PyTorch' as const,
-    };
-    const { harness } = await predictConfiguration({
-      ...configuration,
-      gpu: 'A100-SXM4-80GB',
-      xla: false,
-      fp32UsesTf32: true,
       parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 0, recompute: 'full' },
     });
     expect(harness.commands[1]).toBe(
@@ -346,21 +358,10 @@ describe('measurement harness on CPU', () => {
   it("runs a tensor-parallel configuration's harness commands: each GPU its share, the all-reduces the predictor costs", async () => {
     // ViT-B/16 at 32 px on two GPUs of a node, tensor parallel 2: the layer replay split as the
     // predictor splits it, one group, no data parallelism.
-    const configuration = {
-      workload: { model: 'vit_b16', samples: 1, seqLen: 32 },
-      nodes: 1,
+    const parallelism = { tensorParallel: 2, pipelineParallel: 1, zeroStage: 0, recompute: 'none' as const };
+    const { configuration, harness } = await configured('vit_b16', 32, {
       gpusPerNode: 2,
       batchSizePerGpu: 1,
-      gradAccumSteps: 1,
-      precision: 'FP32' as const,
-      framework: 'PyTorch' as const,
-    };
-    const parallelism = { tensorParallel: 2, pipelineParallel: 1, zeroStage: 0, recompute: 'none' as const };
-    const { harness } = await predictConfiguration({
-      ...configuration,
-      gpu: 'A100-SXM4-80GB',
-      xla: false,
-      fp32UsesTf32: true,
       parallelism,
     });
     expect(harness.commands[1]).toBe(
