@@ -37,6 +37,30 @@ const extensionlessMonacoGraphql: Plugin = {
   },
 };
 
+/**
+ * GraphiQL checks the variables pane against a JSON schema that graphql-language-service 5.7 builds
+ * with every non-null input field required, also one with a default (graphql/graphiql#3571, open):
+ * the default query's `workload` was underlined, "Missing property fineTuning", and any input
+ * variable was told to give the 69 input fields this schema defaults. A field with a default is
+ * optional (GraphQL spec, input coercion); null stays refused. The build stops if the line is gone.
+ */
+const VARIABLES_SCHEMA = /graphql-language-service[\\/]esm[\\/]utils[\\/]getVariablesJSONSchema\.js$/;
+const REQUIRED_FIELD = 'if (fieldRequired) {';
+const defaultedFieldsOptional: Plugin = {
+  name: 'defaulted-fields-optional',
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: VARIABLES_SCHEMA }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      if (source.split(REQUIRED_FIELD).length !== 2)
+        throw new Error(`${args.path}: "${REQUIRED_FIELD}" not found once; revisit server/assets.ts`);
+      return {
+        contents: source.replace(REQUIRED_FIELD, 'if (fieldRequired && field.defaultValue === undefined) {'),
+        loader: 'js',
+      };
+    });
+  },
+};
+
 /** One build per page, so the explorer and the runs page do not wait for GraphiQL's much larger one. */
 const BUILDS = {
   explorer: { explorer: 'web/explorer.ts' },
@@ -65,7 +89,7 @@ async function bundle(entryPoints: Record<string, string>): Promise<Map<string, 
     assetNames: '[name]-[hash]',
     loader: { '.ttf': 'file', '.woff': 'file', '.woff2': 'file', '.svg': 'dataurl', '.png': 'dataurl' },
     define: { 'process.env.NODE_ENV': '"production"' },
-    plugins: [extensionlessMonacoGraphql],
+    plugins: [extensionlessMonacoGraphql, defaultedFieldsOptional],
     logLevel: 'error',
   });
   const assets = new Map<string, Asset>();

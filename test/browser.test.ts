@@ -352,6 +352,19 @@ describe('GraphiQL at /graphql', () => {
     await expect
       .poll(() => page.locator('.graphiql-response').textContent(), { timeout: 60_000 })
       .toMatch(/"rank":\s+1,/); // Monaco renders spaces as U+00A0
+    // The variables pane is checked against the schema: the default variables leave out workload's
+    // fields that have defaults, which is no error (it underlined them: server/assets.ts), while
+    // leaving out samples, which has none, is one.
+    const variables = page.locator('.graphiql-editor-tool .graphiql-editor:not(.hidden)');
+    expect(await variables.locator('.squiggly-error').count()).toBe(0);
+    await variables.locator('.view-lines').click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.type('{"workload": {"model": "resnet50_v1.5"}}'); // Monaco closes brackets as typed over
+    await expect
+      .poll(async () => (await variables.locator('.view-lines').textContent())!.replace(/\u00a0/g, ' '))
+      .toBe('{"workload": {"model": "resnet50_v1.5"}}');
+    await expect.poll(() => variables.locator('.squiggly-error').count(), { timeout: 20_000 }).toBe(1);
     await page.close();
   }, 240_000);
 });
