@@ -63,6 +63,7 @@ export class MeasurementsResolver {
       gpusPerNode: r.gpus_per_node,
       batchSizePerGpu: r.batch_size_per_gpu,
       gradAccumSteps: r.grad_accum_steps,
+      parallelism: r.parallelism,
       stepTimeMs: r.step_time_ms,
       peakMemoryGb: r.peak_memory_gb,
       source: r.source,

@@ -6,7 +6,7 @@ import type { Framework } from '../predictor/learned/features.js';
 import type { NetworkTransport } from '../seeds/types.js';
 import { FrameworkEnum, NetworkTransportEnum, PrecisionEnum } from './types.js';
 import { WorkloadInput } from './inputs.js';
-import { ParallelismInput } from './parallelism.js';
+import { Parallelism, ParallelismInput } from './parallelism.js';
 import { HELD_OUT_FOLDS, HELD_OUT_RUNS_LIMIT } from '../service/measurements.js';
 
 @InputType({
@@ -107,6 +107,11 @@ export class Measurement {
   @Field(() => Int, { description: 'GPUs in each node.' }) gpusPerNode!: number;
   @Field(() => Int, { description: 'Batch elements per GPU per micro-batch.' }) batchSizePerGpu!: number;
   @Field(() => Int, { description: 'Micro-batches accumulated per optimizer step.' }) gradAccumSteps!: number;
+  @Field(() => Parallelism, {
+    description:
+      'The layout the run was recorded at (tensor parallelism, ZeRO stage, recomputation, ...), as plans report theirs; plain data parallelism where the run named none.',
+  })
+  parallelism!: Parallelism;
   @Field(() => Float, { description: 'Measured time of one optimizer step, ms.' }) stepTimeMs!: number;
   @Field(() => Float, { nullable: true, description: 'Peak GPU memory allocated, GB.' }) peakMemoryGb!:
     number | null;

@@ -8,6 +8,7 @@ import { modelFeaturesOf, type Framework } from '../predictor/learned/features.j
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
 import { correctionConfiguration, learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
+import { planParallelism, type PlanParallelism } from '../predictor/parallel.js';
 import { statedChannelsLast } from '../predictor/software.js';
 import type { Precision } from '../predictor/types.js';
 import { NETWORK_TRANSPORTS, type NetworkTransport } from '../seeds/types.js';
@@ -65,6 +66,17 @@ export interface RunInput extends RunConfiguration {
 export interface StoredRun extends MeasurementRunRow {
   /** What the predictor says for this configuration without any of the user's runs: ms, or null if it no longer can. */
   predictedStepTimeMs: number | null;
+  /** The layout the run ran at, as a plan reports its own. */
+  parallelism: PlanParallelism;
+}
+
+/**
+ * A stored run's layout, as plans report theirs (plain data parallelism where it names none): a
+ * tensor-parallel, ZeRO or recomputing run reads apart from a plain one of the same GPUs and batch.
+ */
+export function runParallelism(row: MeasurementRunRow): PlanParallelism {
+  const c = JSON.parse(row.configuration) as RunConfiguration;
+  return planParallelism(row.nodes * row.gpus_per_node, parallelismOf(c.parallelism), row.grad_accum_steps);
 }
 
 /** Limits on what one call may record (a run is small; a batch is one transaction). */
@@ -281,7 +293,11 @@ export async function listRuns(filter: RunFilter): Promise<StoredRun[]> {
   if (!MeasurementStore.exists(location())) return [];
   const rows = await (await measurementStore()).list(filter);
   const ev = await userEvidence();
-  return rows.map((r) => ({ ...r, predictedStepTimeMs: ev?.predicted.get(r.id) ?? null }));
+  return rows.map((r) => ({
+    ...r,
+    predictedStepTimeMs: ev?.predicted.get(r.id) ?? null,
+    parallelism: runParallelism(r),
+  }));
 }
 
 let measuredGpus: ReadonlySet<string> | undefined;

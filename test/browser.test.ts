@@ -424,6 +424,7 @@ describe('your runs at /calibrate', () => {
       GPUs: '1',
       precision: 'AMP_BF16',
       batch: '128',
+      layout: 'DP1',
       source: 'browser',
       'measured / predicted': `x${(ms / stored.predictedStepTimeMs).toFixed(2)}`,
     });

@@ -198,6 +198,58 @@ describe('recordMeasurements', () => {
     expect((await run(del, { owner: 'carol' })).data!.deleteMeasurements).toBe(2);
   });
 
+  it('lists each run at the layout it was recorded at, as plans report theirs', async () => {
+    // Llama 2 7B on a node of eight H100s: tensor parallel 2 with ZeRO-1 and full recomputation,
+    // beside a plain data-parallel run of the same GPUs and batch.
+    const node = {
+      workload: { model: 'llama2_7b', samples: 1e9 },
+      gpu: 'H100-SXM5-80GB',
+      gpusPerNode: 8,
+      batchSizePerGpu: 1,
+      precision: 'BF16',
+    };
+    const split = { ...node, parallelism: { tensorParallel: 2, zeroStage: 1, recompute: 'FULL' } };
+    const steps = [await predictNow(split), await predictNow(node)].map((p) => p.stepTimeMs);
+    const r = await run(RECORD, {
+      owner: 'dave',
+      runs: [
+        { ...split, stepTimeMs: steps[0], source: 'test' },
+        { ...node, stepTimeMs: steps[1], source: 'test' },
+      ],
+    });
+    expect(r.data!.recordMeasurements).toMatchObject({ stored: 2, rejected: [] });
+    const listed = await run(
+      `{ measurements(owner: "dave") { gpusPerNode parallelism {
+        dataParallel tensorParallel pipelineParallel zeroStage recompute microBatches } } }`,
+    );
+    expect(listed.data!.measurements).toEqual([
+      {
+        gpusPerNode: 8,
+        parallelism: {
+          dataParallel: 4,
+          tensorParallel: 2,
+          pipelineParallel: 1,
+          zeroStage: 1,
+          recompute: 'FULL',
+          microBatches: 1,
+        },
+      },
+      {
+        gpusPerNode: 8,
+        parallelism: {
+          dataParallel: 8,
+          tensorParallel: 1,
+          pipelineParallel: 1,
+          zeroStage: 0,
+          recompute: 'NONE',
+          microBatches: 1,
+        },
+      },
+    ]);
+    const del = `mutation($owner: String!) { deleteMeasurements(owner: $owner) }`;
+    expect((await run(del, { owner: 'dave' })).data!.deleteMeasurements).toBe(2);
+  });
+
   // A run across nodes joined by Ethernet only is held against the estimate over TCP, not against
   // the faster one over RDMA that the same line rate would give.
   it('records how NCCL crossed the network between nodes and predicts the run over it', async () => {

@@ -6,6 +6,7 @@
 // not seen). Runs can be deleted one by one. Everything goes to this server's /graphql.
 import './page.css';
 import { $, graphql, RequestErrors } from './api.js';
+import { layoutWords, type LayoutDegrees } from '../predictor/layout-words.js';
 
 interface Run {
   id: number;
@@ -18,6 +19,7 @@ interface Run {
   gpusPerNode: number;
   batchSizePerGpu: number;
   gradAccumSteps: number;
+  parallelism: LayoutDegrees;
   stepTimeMs: number;
   predictedStepTimeMs: number | null;
   predictedFromOtherRunsStepTimeMs: number | null;
@@ -30,6 +32,7 @@ interface ImportResult {
 
 const RUNS = `query($owner: String) { measurements(owner: $owner) { id owner recordedAt model gpu precision
   nodes gpusPerNode batchSizePerGpu gradAccumSteps stepTimeMs predictedStepTimeMs
+  parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages expertParallel zeroStage recompute }
   predictedFromOtherRunsStepTimeMs source } }`;
 const IMPORT = `mutation($text: String!, $owner: String) {
   importMeasurements(text: $text, owner: $owner) { stored rejected { index reason } } }`;
@@ -92,6 +95,7 @@ async function showRuns(): Promise<void> {
     'GPUs',
     'precision',
     'batch',
+    'layout',
     'measured ms',
     'predicted ms',
     'measured / predicted',
@@ -118,6 +122,8 @@ async function showRuns(): Promise<void> {
       cell(gpus),
       cell(r.precision, 'text'),
       cell(r.gradAccumSteps > 1 ? `${r.batchSizePerGpu} x ${r.gradAccumSteps}` : String(r.batchSizePerGpu)),
+      // As the plans write theirs: a tensor-parallel or ZeRO run reads apart from a plain one.
+      cell(layoutWords(r.parallelism), 'text'),
       cell(ms(r.stepTimeMs)),
       // Null when the configuration no longer builds or no learned model is loaded: said, not hidden.
       cell(r.predictedStepTimeMs === null ? '-' : ms(r.predictedStepTimeMs)),
