@@ -38,6 +38,17 @@ linear's output over its group, in forward and again in backward: the all-reduce
 sizes the predictor costs, Megatron's pattern. Data parallelism runs across the groups (ranks of
 the same place in each group). The zoo model's marks, embedded with it, say what splits.
 
+Pipeline parallelism (`--pipeline-parallel P`, layer replay only): the processes form pipelines of P
+stages (the outermost split: rank = tensor rank + T x (data-parallel rank + D x stage), Megatron's
+order), each stage replaying its 1/P of the transformer blocks, the first also the layers before
+them (embeddings), the last those after (final norm, head, loss), as Megatron splits a model. A
+step runs `--grad-accum-steps` micro-batches 1F1B (PipeDream-Flush): a forward waits for the previous
+stage's activations and sends its own on, a backward waits for the next stage's gradient and sends
+one back (the residual stream of a micro-batch each way, each tensor-parallel rank its share), so
+the pipeline's fill and drain are in the step time; the gradients are then all-reduced across the
+replicas. A tied head on the last stage trains its own copy of the table (Megatron also all-reduces
+the two copies' gradients, which is not replayed). Interleaved schedules are not run.
+
 ZeRO (`--zero-stage`, data parallel only): 1 shards the optimizer's states over the processes
 (ZeroRedundancyOptimizer; gradients all-reduced as DistributedDataParallel does); 2 shards the
 gradients too and 3 the weights as well (FullyShardedDataParallel SHARD_GRAD_OP and FULL_SHARD, one
@@ -66,6 +77,7 @@ CSV_COLUMNS = [
     "model", "seq_len", "gpu", "nodes", "gpus_per_node", "batch_size_per_gpu", "grad_accum_steps",
     "precision", "framework", "step_time_ms", "peak_memory_gb", "source", "note",
     "inter_node_gbps", "inter_node_transport", "recompute", "zero_stage", "tensor_parallel",
+    "pipeline_parallel",
 ]
 # torchvision builders for zoo ids: only where torchvision builds the zoo entry's architecture
 # (test/harness.test.ts compares their parameter counts and their convolution and linear FLOPs; the
@@ -108,9 +120,13 @@ def parse_args(argv):
     p.add_argument("--tensor-parallel", type=int, default=1,
                    help="tensor parallelism over groups of this many processes of a machine (layer replay "
                         "of an embedded zoo model; default 1)")
+    p.add_argument("--pipeline-parallel", type=int, default=1,
+                   help="pipeline stages the layer replay of an embedded zoo model is split into, one per "
+                        "group of processes, run 1F1B over --grad-accum-steps micro-batches (default 1)")
     p.add_argument("--grad-accum-steps", type=int, default=1,
                    help="micro-batches of --batch-size per optimizer step (gradient accumulation; data "
-                        "parallel, gradients are all-reduced once per step; default 1)")
+                        "parallel, gradients are all-reduced once per step; the pipeline's micro-batches "
+                        "under --pipeline-parallel; default 1)")
     p.add_argument("--warmup", type=int, default=5, help="steps run before timing (default 5)")
     p.add_argument("--steps", type=int, default=20, help="timed optimizer steps (default 20)")
     p.add_argument("--device", default="auto", help="cuda, cuda:N, cpu or auto (default: cuda when available)")
@@ -144,16 +160,23 @@ def parse_args(argv):
         fail(f"--tensor-parallel {a.tensor_parallel}: its groups are GPUs of one machine, and "
              f"{local_world} process{'es' if local_world > 1 else ''} per machine do not split into groups of {a.tensor_parallel} "
              "(give --gpus N, or torchrun --nproc-per-node N, a multiple of it)")
-    if a.tensor_parallel > 1 and (a.hf_config or a.builder in ("torchvision", "transformers")):
-        # Checked here, before any process starts: each would fail alike.
-        fail("--tensor-parallel: the harness splits the layer replay of a zoo model (written by "
-             "`trainplan harness --model ID`), not a Hugging Face or torchvision build")
-    if a.tensor_parallel > 1 and a.zero_stage >= 2:
-        fail(f"--zero-stage {a.zero_stage} with --tensor-parallel: FullyShardedDataParallel over tensor-parallel "
-             "groups is not run here (ZeRO stage 1 is)")
-    if a.zero_stage and world // a.tensor_parallel < 2:
+    if a.pipeline_parallel < 1:
+        fail(f"--pipeline-parallel must be at least 1 (got {a.pipeline_parallel})")
+    model_parallel = a.tensor_parallel * a.pipeline_parallel
+    if a.pipeline_parallel > 1 and world % model_parallel:
+        fail(f"--pipeline-parallel {a.pipeline_parallel}: {world} process{'es' if world > 1 else ''} do not split "
+             f"into whole pipelines of {model_parallel} (--tensor-parallel x --pipeline-parallel)")
+    for flag, size in (("--tensor-parallel", a.tensor_parallel), ("--pipeline-parallel", a.pipeline_parallel)):
+        if size > 1 and (a.hf_config or a.builder in ("torchvision", "transformers")):
+            # Checked here, before any process starts: each would fail alike.
+            fail(f"{flag}: the harness splits the layer replay of a zoo model (written by "
+                 "`trainplan harness --model ID`), not a Hugging Face or torchvision build")
+        if size > 1 and a.zero_stage >= 2:
+            fail(f"--zero-stage {a.zero_stage} with {flag}: FullyShardedDataParallel over "
+                 f"{flag[2:]} groups is not run here (ZeRO stage 1 is)")
+    if a.zero_stage and world // model_parallel < 2:
         fail(f"--zero-stage {a.zero_stage} shards over data-parallel processes: give --gpus N (N > 1"
-             f"{f', N / --tensor-parallel > 1' if a.tensor_parallel > 1 else ''}) or run under torchrun")
+             f"{', N / (--tensor-parallel x --pipeline-parallel) > 1' if model_parallel > 1 else ''}) or run under torchrun")
     if a.zero_stage >= 2 and a.precision == "FP8":
         fail(f"--zero-stage {a.zero_stage}: FP8 (Transformer Engine) under FullyShardedDataParallel is not run here")
     if a.zero_stage >= 2:
@@ -357,15 +380,32 @@ def tensor_parallel_share(layer, size, row):
     return share
 
 
-def layer_replay(torch, nn, layers, rerun=None, tp=None):
+def stage_count(layer, i, stage):
+    """How many instances of layer entry `i` pipeline stage `stage` ({"index", "stages", "blocks"}:
+    the entries in transformer blocks, one contiguous run) replays, as Megatron splits a model: the
+    blocks evenly (the earlier stages one fewer where they do not divide), the layers before them
+    (embeddings) on the first stage, those after them (final norm, head, loss) on the last."""
+    count = layer.get("count", 1)
+    if not stage:
+        return count
+    k, stages, blocks = stage["index"], stage["stages"], stage["blocks"]
+    if blocks[i]:
+        return count * (k + 1) // stages - count * k // stages
+    before = i < blocks.index(True)
+    return count if k == (0 if before else stages - 1) else 0
+
+
+def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None):
     """Every layer instance as its own op on its own input: the predictor's view of the model, run.
     `rerun`: per layer entry, whether recomputation reruns it (checkpointed: its forward runs again
     in backward, and only its input is kept). `tp`: the embedded marks (per layer entry, `split` and
     `row`), the group's `size`, `group` and `dist`: each rank replays its share of the split layers,
     and a row-parallel linear's output is all-reduced over the group in forward and its gradient in
-    backward (a checkpointed one's forward all-reduce runs again with its rerun)."""
+    backward (a checkpointed one's forward all-reduce runs again with its rerun). `stage`: this
+    rank's pipeline stage (stage_count): only its layers are replayed."""
     from torch.utils.checkpoint import checkpoint  # noqa: PLC0415
     modules, inputs, checkpointed = nn.ModuleList(), [], []
+    copies = 0  # weights of tied heads this stage holds a copy of (their table is on another stage)
     if tp:
         dist, group = tp["dist"], tp["group"]
 
@@ -395,10 +435,14 @@ def layer_replay(torch, nn, layers, rerun=None, tp=None):
         row = bool(tp and tp["row"][i])
         if tp and tp["split"][i]:
             layer = tensor_parallel_share(layer, tp["size"], row)
-        for _ in range(layer.get("count", 1)):
+        for _ in range(stage_count(layer, i, stage)):
             m, spec = layer_module(torch, nn, layer)
             if isinstance(m, nn.Embedding):
                 tables.append(m)
+            elif layer.get("tied") and stage and not tables:
+                # The last stage keeps a copy of the first stage's table for its head, as Megatron
+                # does (it also all-reduces the two copies' gradients, which is not replayed here).
+                copies += m.weight.numel()
             elif layer.get("tied"):
                 m = tied_linear(torch, nn, m, tables, i)
             if row:
@@ -411,6 +455,7 @@ def layer_replay(torch, nn, layers, rerun=None, tp=None):
         def __init__(self):
             super().__init__()
             self.ops = modules
+            self.tied_copies = copies
 
         def forward(self, xs):
             total = 0
@@ -534,9 +579,10 @@ def transformers_model(torch, config_path, seq_len, recompute="none"):
     return model, make_batch, loss, seq
 
 
-def build_workload(torch, nn, a, tp=None):
+def build_workload(torch, nn, a, tp=None, stage=None):
     """(model id, model, make_batch, loss_fn, builder name). `tp`: this process's tensor-parallel
-    group ({"size", "group", "dist"}) when --tensor-parallel > 1."""
+    group ({"size", "group", "dist"}) when --tensor-parallel > 1; `stage`: its pipeline stage
+    ({"index", "stages"}) when --pipeline-parallel > 1."""
     spec = EMBEDDED_MODEL
     if a.layers:
         with open(a.layers) as f:
@@ -553,7 +599,8 @@ def build_workload(torch, nn, a, tp=None):
     if a.recompute != "none" and a.builder == "torchvision":
         fail("--recompute: torchvision's models are not checkpointed here; --builder auto replays the layer list")
     # Recomputation checkpoints the layers the zoo marks: the replay, not torchvision's build.
-    if a.builder in ("auto", "torchvision") and model_id in TORCHVISION and a.recompute == "none" and not tp:
+    if a.builder in ("auto", "torchvision") and model_id in TORCHVISION and a.recompute == "none" and not tp \
+            and not stage:
         try:
             image = a.seq_len or (spec or {}).get("imageSize") or 224
             m, mb, lf = torchvision_model(torch, TORCHVISION[model_id], image)
@@ -592,7 +639,19 @@ def build_workload(torch, nn, a, tp=None):
         if not any(split["row"]):
             fail(f"--tensor-parallel: {model_id} has no row-parallel linears (trainplan's predictor does not split it)")
         split = {**split, **tp}
-    m, mb, lf = layer_replay(torch, nn, spec["layers"], rerun, split)
+    if stage:
+        blocks = (spec.get("recompute") or {}).get("full")
+        pipeline = spec.get("pipeline")
+        if blocks is None or pipeline is None:
+            fail("--pipeline-parallel: the layer list does not mark its transformer blocks; "
+                 "write the script with `trainplan harness --model ID` (a zoo model is marked)")
+        if pipeline["blocks"] < stage["stages"] or not any(blocks):
+            fail(f"--pipeline-parallel {stage['stages']}: {model_id} has {pipeline['blocks']} transformer "
+                 "block(s), and every stage needs at least one")
+        stage = {**stage, "blocks": blocks}
+    m, mb, lf = layer_replay(torch, nn, spec["layers"], rerun, split, stage)
+    if stage:
+        m.residual = spec["pipeline"]["residualElements"]  # per sample, what crosses a stage boundary
     # The length the layer list was written for is the one the run ran at (`trainplan harness --seq-len`).
     a.seq_len = a.seq_len or built_at
     return model_id, m, mb, lf, "layer-replay"
@@ -604,11 +663,12 @@ class Trainer:
     """One optimizer step of `model` under a precision mode, as the frameworks run it."""
 
     def __init__(self, torch, model, loss_fn, precision, device, optimizer_kind, zero_stage=0, shard=None,
-                 dp_group=None):
+                 dp_group=None, pipe=None):
         """`shard(model, dtype)`: the model under FullyShardedDataParallel (ZeRO 2 and 3), computing in
         `dtype` over fp32 shards when given. `dp_group`: the data-parallel processes ZeRO stage 1
-        shards over (default: all)."""
+        shards over (default: all). `pipe`: this rank's pipeline stage and its neighbours (measure)."""
         self.torch, self.loss_fn, self.precision, self.device = torch, loss_fn, precision, device
+        self.pipe = pipe
         cuda = device.type == "cuda"
         torch.backends.cuda.matmul.allow_tf32 = precision == "TF32"
         torch.backends.cudnn.allow_tf32 = precision == "TF32"
@@ -673,6 +733,10 @@ class Trainer:
         if self.master:
             for p in self.params:
                 p.grad = None
+        if self.pipe:
+            self.pipeline(batch, accumulate)
+            self.update()
+            return
         for i in range(accumulate):
             # Under DistributedDataParallel the gradients are all-reduced once, with the last
             # micro-batch's backward, as accumulating code does (no_sync): not once per micro-batch.
@@ -682,6 +746,57 @@ class Trainer:
                 loss = self.forward(batch)
                 self.backward(loss / accumulate if accumulate > 1 else loss)
         self.update()
+
+    def pipeline(self, batch, micro):
+        """One step's micro-batches through this rank's pipeline stage, 1F1B (PipeDream-Flush, as
+        Megatron schedules it): stage k of P runs P - k - 1 forwards first, then a forward and a
+        backward in turn, then the backwards left. A forward waits for the previous stage's
+        activations and sends its own on; a backward waits for the next stage's gradient and sends
+        one back: the residual stream's size each way, what the predictor costs per boundary. Sends
+        do not wait (the order alone cannot deadlock); receives do, which is the bubble. Then the
+        gradients are averaged over the data-parallel replicas, once per step."""
+        pipe, dist = self.pipe, self.pipe["dist"]
+        k, stages, group = pipe["stage"], pipe["stages"], pipe["group"]
+        warm = min(stages - k - 1, micro)
+        sends, in_flight = [], []
+
+        def forward():
+            if k > 0:
+                dist.recv(pipe["inbox"], src=pipe["prev"], group=group)
+            in_flight.append(self.forward(batch))
+            if k < stages - 1:
+                sends.append(dist.isend(pipe["outbox"], dst=pipe["next"], group=group))
+
+        def backward():
+            if k < stages - 1:
+                dist.recv(pipe["inbox"], src=pipe["next"], group=group)
+            loss = in_flight.pop(0)
+            self.backward(loss / micro if micro > 1 else loss)
+            if k > 0:
+                sends.append(dist.isend(pipe["outbox"], dst=pipe["prev"], group=group))
+        for _ in range(warm):
+            forward()
+        for _ in range(micro - warm):
+            forward()
+            backward()
+        for _ in range(warm):
+            backward()
+        for s in sends:
+            s.wait()
+        if pipe["replicas"] > 1:
+            # Megatron's data-parallel all-reduce of the gradients after the last backward.
+            grads = [p.grad for p in self.params if p.grad is not None]
+            for dtype in sorted({g.dtype for g in grads}, key=str):
+                same = [g for g in grads if g.dtype == dtype]
+                flat = self.torch.cat([g.reshape(-1) for g in same])
+                if dtype == self.torch.bfloat16 and dist.get_backend(pipe["dp_group"]) == "gloo":
+                    flat = flat.float()  # gloo (CPU) has no bfloat16 reductions; NCCL reduces it as is
+                dist.all_reduce(flat, group=pipe["dp_group"])
+                flat /= pipe["replicas"]
+                offset = 0
+                for g in same:
+                    g.copy_(flat[offset:offset + g.numel()].view_as(g))
+                    offset += g.numel()
 
     def forward(self, batch):
         torch = self.torch
@@ -765,22 +880,42 @@ def measure(a, group=None):
         import torch.distributed as dist  # noqa: PLC0415
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo", init_method=group["init"],
                                 rank=group["rank"], world_size=group["world"])
-    tp, dp_group = None, None
-    if dist and a.tensor_parallel > 1:
-        # Megatron's order: a tensor-parallel group is consecutive ranks (GPUs of one machine, as
-        # parse_args checked), data parallelism runs across the groups. Every process creates every
-        # group, in the same order, as torch.distributed requires.
-        size, world, rank = a.tensor_parallel, group["world"], group["rank"]
-        for k in range(world // size):
-            g = dist.new_group(list(range(k * size, (k + 1) * size)))
-            if rank // size == k:
-                tp = {"size": size, "group": g, "dist": dist}
-        for r in range(size):
-            g = dist.new_group(list(range(r, world, size)))
-            if rank % size == r:
-                dp_group = g
+    tp, dp_group, pipe, stage = None, None, None, None
+    size, stages = a.tensor_parallel, a.pipeline_parallel
+    data_parallel = group["world"] // (size * stages) if group else 1
+    if dist and size * stages > 1:
+        # Megatron's order: rank = t + T x (d + D x s) for tensor-parallel rank t, data-parallel
+        # rank d and pipeline stage s. A tensor-parallel group is consecutive ranks (GPUs of one
+        # machine, as parse_args checked), data parallelism runs across the groups of a stage, the
+        # stages are the outermost (across machines first). Every process creates every group, in
+        # the same order, as torch.distributed requires.
+        rank = group["rank"]
+
+        def rank_of(t, d, s):
+            return t + size * (d + data_parallel * s)
+        groups = (
+            ("tensor", [[rank_of(t, d, s) for t in range(size)] for s in range(stages) for d in range(data_parallel)]),
+            ("data", [[rank_of(t, d, s) for d in range(data_parallel)] for s in range(stages) for t in range(size)]),
+            ("pipeline", [[rank_of(t, d, s) for s in range(stages)] for d in range(data_parallel) for t in range(size)]),
+        )
+        for kind, lists in groups:
+            for members in lists:
+                g = dist.new_group(members)
+                if rank not in members:
+                    continue
+                if kind == "tensor" and size > 1:
+                    tp = {"size": size, "group": g, "dist": dist}
+                elif kind == "data":
+                    dp_group = g
+                elif kind == "pipeline" and stages > 1:
+                    span = size * data_parallel  # ranks per stage
+                    pipe = {"stage": rank // span, "stages": stages, "group": g, "dist": dist,
+                            "prev": rank - span, "next": rank + span,
+                            "replicas": data_parallel, "dp_group": dp_group}
+        if pipe:
+            stage = {"index": pipe["stage"], "stages": stages}
     torch.manual_seed(0)
-    model_id, model, make_batch, loss_fn, builder = build_workload(torch, nn, a, tp)
+    model_id, model, make_batch, loss_fn, builder = build_workload(torch, nn, a, tp, stage)
     optimizer = (EMBEDDED_MODEL or {}).get("optimizer", "adam") if builder == "layer-replay" else (
         "sgd" if builder == "torchvision" else "adam")
     # What was trained, counted before FullyShardedDataParallel flattens and shards the weights.
@@ -807,14 +942,31 @@ def measure(a, group=None):
                 auto_wrap_policy=ModuleWrapPolicy(set(units)) if units else None,
                 mixed_precision=MixedPrecision(param_dtype=dtype, reduce_dtype=dtype, buffer_dtype=dtype) if dtype else None,
                 device_id=device)
-    trainer = Trainer(torch, model, loss_fn, a.precision, device, optimizer, a.zero_stage, shard, dp_group)
+    if pipe:
+        # The pipeline's weights, one tensor-parallel rank's share of every stage (a tied head's copy
+        # of the first stage's table counted once): what calibrate import checks the model by.
+        held = torch.zeros(stages + 1, dtype=torch.float64, device=device)
+        held[pipe["stage"]] = trained
+        held[stages] = model.tied_copies
+        dist.all_reduce(held, group=pipe["group"])
+        *pipe["weights"], pipe["copies"] = [round(x) for x in held.tolist()]  # per stage, for the note
+        trained = sum(pipe["weights"]) - pipe["copies"]
+    trainer = Trainer(torch, model, loss_fn, a.precision, device, optimizer, a.zero_stage, shard, dp_group, pipe)
+    if pipe:
+        # The residual stream of a micro-batch, each tensor-parallel rank its 1/T (sequence
+        # parallelism), in the activations' type: sent forward, and its gradient backward.
+        boundary = max(1, math.ceil(a.batch_size * model.residual / size))
+        dtype = trainer.autocast or trainer.input_dtype
+        pipe["inbox"] = torch.zeros(boundary, device=device, dtype=dtype)
+        pipe["outbox"] = torch.randn(boundary, device=device, dtype=dtype)
+        pipe["boundary"] = boundary
     batch = make_batch(a.batch_size, device, trainer.input_dtype)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     # Data parallel, the first warm-up step runs on the bare model (below) and the next is the first
     # under DistributedDataParallel, which rebuilds its gradient buckets then: at least two are run.
-    data_parallel = group["world"] // a.tensor_parallel if group else 1
-    # Tensor parallel alone (one group): no replica to average gradients with.
-    ddp = dist and a.zero_stage < 2 and data_parallel > 1
+    # Tensor parallel alone (one group): no replica to average gradients with. A pipeline averages
+    # its gradients itself (Trainer.pipeline), after the last micro-batch's backward.
+    ddp = dist and a.zero_stage < 2 and data_parallel > 1 and not pipe
     warmed = max(a.warmup, 2) if ddp else a.warmup
     warmup = warmed
     if ddp:
@@ -849,6 +1001,13 @@ def measure(a, group=None):
                                 device=device if device.type == "cuda" else "cpu")
         dist.all_reduce(gathered, op=dist.ReduceOp.MAX)
         times, peak = gathered[:-1].tolist(), (gathered[-1].item() if peak is not None else None)
+        # The row-parallel all-reduces of a tensor-parallel rank, over every stage of its pipeline.
+        rows = [m for m in model.modules() if type(m).__name__ == "RowParallel"]
+        reduces = torch.tensor([len(rows), sum(m.elements for m in rows)], dtype=torch.float64,
+                               device=device if device.type == "cuda" else "cpu")
+        if pipe:
+            dist.all_reduce(reduces, group=pipe["group"])
+        reduces = [round(x) for x in reduces.tolist()]
         backend = dist.get_backend()
         dist.destroy_process_group()
         if group["rank"] != 0:
@@ -856,11 +1015,22 @@ def measure(a, group=None):
         wrapper = "DistributedDataParallel" if ddp else "FullyShardedDataParallel"
         layout = (f"{group['world']} processes ({group['local_world']} per node x "
                   f"{nodes} node{'s' if nodes > 1 else ''})")
-        if a.tensor_parallel > 1:
-            rows = [m for m in model.modules() if type(m).__name__ == "RowParallel"]
-            reduce = round(sum(m.elements for m in rows))
-            processes = (f"tensor parallel {a.tensor_parallel} x data parallel {data_parallel} over {layout}: "
-                         f"{len(rows)} row-parallel all-reduces per pass, {reduce} elements per sample in all"
+        tp_words = f"{reduces[0]} row-parallel all-reduces per pass, {reduces[1]} elements per sample in all"
+        copies = pipe["copies"] if pipe else 0
+        copy_words = f" (the last with its copy of the tied embedding table, {copies})" if copies else ""
+        if pipe:
+            processes = ", ".join([
+                f"pipeline parallel {stages} x tensor parallel {size} x data parallel {data_parallel} over {layout}: "
+                f"1F1B over {a.grad_accum_steps} micro-batch{'es' if a.grad_accum_steps > 1 else ''}, "
+                f"{pipe['boundary']} elements each way per micro-batch at "
+                f"{f'each of its {stages - 1} stage boundaries' if stages > 2 else 'its stage boundary'}",
+                f"weights per stage {' / '.join(str(w) for w in pipe['weights'])}{copy_words}",
+                *([tp_words] if size > 1 else []),
+                *(["gradients all-reduced across the replicas after the last micro-batch"] if data_parallel > 1 else []),
+                f"on {backend}, each step the slowest process's",
+            ])
+        elif a.tensor_parallel > 1:
+            processes = (f"tensor parallel {a.tensor_parallel} x data parallel {data_parallel} over {layout}: {tp_words}"
                          f"{f', {wrapper} across the groups' if ddp else ''}, on {backend}, each step the slowest process's")
         else:
             processes = (f"data parallel over {layout}, {wrapper} on {backend}, "
@@ -897,6 +1067,7 @@ def measure(a, group=None):
         "recompute": a.recompute if a.recompute != "none" else "",  # empty: none
         "zero_stage": a.zero_stage or "",  # empty: 0
         "tensor_parallel": a.tensor_parallel if a.tensor_parallel > 1 else "",  # empty: 1
+        "pipeline_parallel": stages if stages > 1 else "",  # empty: 1
     }
 
 

@@ -29,7 +29,8 @@ export function harnessScript(
   // Per layer entry, what recomputation reruns as the predictor costs it (measure.py --recompute
   // checkpoints those layers of the replay): full, the transformer blocks; selective, the attention
   // core. And what tensor parallelism splits, and which linears' outputs it all-reduces
-  // (measure.py --tensor-parallel replays each rank's share and those all-reduces).
+  // (measure.py --tensor-parallel replays each rank's share and those all-reduces). And what
+  // pipeline parallelism splits and sends.
   const s = parallelStructure(costOf(def), def.layers);
   const embedded = {
     id: def.id,
@@ -41,6 +42,9 @@ export function harnessScript(
     layers: def.layers,
     recompute: { full: s.inBlocks, selective: s.selectiveRecompute },
     tensorParallel: { split: s.tpSplit, row: s.rowParallel },
+    // Pipeline stages split the blocks (the entries recompute.full marks) and send the residual
+    // stream (per sample) across each boundary (measure.py --pipeline-parallel).
+    pipeline: { blocks: s.blocks, residualElements: s.residualElements },
   };
   // JSON is a Python literal except for true/false/null: embed it as a string json.loads reads.
   return script.replace(MARKER, `EMBEDDED_MODEL = json.loads(${JSON.stringify(JSON.stringify(embedded))})`);

@@ -80,16 +80,21 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
   const precision = str('precision');
   if (!(PRECISIONS as readonly string[]).includes(precision))
     throw new Error(`precision: "${precision}" is not one of ${PRECISIONS.join(', ')}`);
-  // The harness's tensor parallelism (empty: 1): the run's ranks each trained their share.
-  const tensorParallel = str('tensor_parallel') || '1';
-  if (!/^[1-9]\d*$/.test(tensorParallel))
-    throw new Error(`tensor_parallel: "${tensorParallel}" is not a whole number of GPUs, 1 or more`);
+  // The harness's tensor and pipeline parallelism (empty: 1): the run's ranks each trained their share.
+  const split = (column: string) => {
+    const v = str(column) || '1';
+    if (!/^[1-9]\d*$/.test(v)) throw new Error(`${column}: "${v}" is not a whole number of GPUs, 1 or more`);
+    return v;
+  };
+  const tensorParallel = split('tensor_parallel'),
+    pipelineParallel = split('pipeline_parallel');
   checkTrainedWeights(str('note'), model, customModel, num('seq_len'), Number(tensorParallel));
   const framework = str('framework') || 'PyTorch';
   if (!(FRAMEWORKS as readonly string[]).includes(framework))
     throw new Error(`framework: "${framework}" is not one of ${FRAMEWORKS.join(', ')}`);
   // The harness's recomputation (empty: none) and ZeRO stage (empty: 0); its runs are otherwise
-  // data parallelism, with tensor parallelism (above) and without pipeline parallelism.
+  // data parallelism, with tensor and pipeline parallelism (above; the pipeline's micro-batches
+  // are the accumulation steps, as the predictor takes them by default).
   const recompute = str('recompute') || 'none';
   if (!(RECOMPUTE as readonly string[]).includes(recompute))
     throw new Error(`recompute: "${recompute}" is not one of ${RECOMPUTE.join(', ')}`);
@@ -117,11 +122,11 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
     fp32UsesTf32: precision !== 'FP32', // the harness runs FP32 with TF32 off
     // An empty cell says nothing (the framework's layout holds); anything but true/false is refused.
     channelsLast: booleanCell('channels_last', str('channels_last')) ?? null,
-    ...(recompute !== 'none' || zeroStage !== '0' || tensorParallel !== '1'
+    ...(recompute !== 'none' || zeroStage !== '0' || tensorParallel !== '1' || pipelineParallel !== '1'
       ? {
           parallelism: {
             tensorParallel: Number(tensorParallel),
-            pipelineParallel: 1,
+            pipelineParallel: Number(pipelineParallel),
             zeroStage: Number(zeroStage),
             recompute: recompute as Recompute,
           },
@@ -165,7 +170,8 @@ function checkTrainedWeights(
   const trained = Number(stated[1]),
     cost = costOf(def);
   // Under tensor parallelism each rank trained its share (measure.py keeps the norms and the
-  // row-parallel biases whole, as Megatron does: a few hundredths of a percent more).
+  // row-parallel biases whole, as Megatron does: a few hundredths of a percent more). Under pipeline
+  // parallelism the note counts a rank's share over every stage of its pipeline: the same figure.
   const expected =
     tensorParallel > 1
       ? parametersPerGpu(cost, parallelStructure(cost, def.layers), {

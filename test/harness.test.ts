@@ -414,6 +414,115 @@ describe('measurement harness on CPU', () => {
     }
   }, 180_000);
 
+  it("runs a pipeline-parallel configuration's harness commands: Megatron's split, 1F1B, the residual stream across the boundary", async () => {
+    // ViT-B/16 at 32 px on two GPUs of a node, two pipeline stages, two micro-batches per step.
+    const parallelism = { tensorParallel: 1, pipelineParallel: 2, zeroStage: 0, recompute: 'none' as const };
+    const { configuration, harness } = await configured('vit_b16', 32, {
+      gpusPerNode: 2,
+      batchSizePerGpu: 2,
+      gradAccumSteps: 2,
+      parallelism,
+    });
+    expect(harness.commands[1]).toBe(
+      'python3 measure.py --batch-size 2 --grad-accum-steps 2 --precision FP32 --pipeline-parallel 2 --gpus 2 --out runs.csv',
+    );
+    expect(harness.note).toMatch(/pipeline parallelism 2 is replayed as Megatron splits and schedules it/);
+    const { at, row } = runAsGiven(harness.commands, 'pipeline-');
+    expect(row.pipeline_parallel).toBe('2');
+    // Each stage holds half the blocks, the first also the patch embedding, the last the head: the
+    // weights per stage as Megatron splits them, the whole model over the pipeline.
+    const model = getModel('vit_b16', { seqLenOrImageSize: 32 })!;
+    const cost = costOf(model);
+    const s = parallelStructure(cost, model.layers);
+    const firstBlock = s.inBlocks.indexOf(true);
+    const stageWeights = [0, 1].map((k) =>
+      cost.layers.reduce((sum, l, i) => {
+        const n = s.inBlocks[i]
+          ? Math.floor((l.count * (k + 1)) / 2) - Math.floor((l.count * k) / 2)
+          : (i < firstBlock ? k === 0 : k === 1)
+            ? l.count
+            : 0;
+        return sum + l.parameters * n;
+      }, 0),
+    );
+    expect(stageWeights[0]).not.toBe(stageWeights[1]);
+    // What crosses the boundary per micro-batch: the residual stream the predictor sends
+    // (predictor/step.ts stageBoundaryBytes), 5 tokens of 768 per sample.
+    expect(s.residualElements).toBe(5 * 768);
+    expect(row.note).toContain(
+      `pipeline parallel 2 x tensor parallel 1 x data parallel 1 over 2 processes (2 per node x 1 node): 1F1B over 2 micro-batches, ${2 * s.residualElements} elements each way per micro-batch at its stage boundary, weights per stage ${stageWeights.join(' / ')}, on gloo`,
+    );
+    expect(row.note).toContain(`parameters ${cost.parameters}`);
+    expect(runFromRow(row, at)).toMatchObject({
+      ...configuration,
+      workload: { model: 'vit_b16', seqLen: 32 },
+      parallelism,
+    });
+
+    // The processes must form whole pipelines; the pipeline's replicas shard with ZeRO stage 1 only;
+    // a Hugging Face build is not split.
+    const script = join(at, 'measure.py');
+    for (const [args, message] of [
+      [['--gpus', '3', '--pipeline-parallel', '2'], /3 processes do not split into whole pipelines of 2/],
+      [
+        ['--gpus', '4', '--pipeline-parallel', '2', '--zero-stage', '2'],
+        /FullyShardedDataParallel over pipeline-parallel groups is not run here/,
+      ],
+      [
+        ['--gpus', '2', '--pipeline-parallel', '2', '--hf-config', 'config.json'],
+        /--pipeline-parallel: the harness splits the layer replay of a zoo model/,
+      ],
+    ] as [string[], RegExp][]) {
+      const refused = spawnSync(python, [script, '--batch-size', '1', '--device', 'cpu', ...args], {
+        cwd: at,
+        encoding: 'utf8',
+      });
+      expect(refused.status, args.join(' ')).toBe(2);
+      expect(refused.stderr).toMatch(message);
+    }
+  }, 180_000);
+
+  it('schedules a pipeline 1F1B: each stage forwards ahead by its distance to the last, then alternates, deadlock-free', () => {
+    // Trainer.pipeline of three stages over four micro-batches, each stage in a thread, with the
+    // sends and receives through queues (a receive waits, a send does not, as on gloo and NCCL):
+    // every stage's order of forwards (F), backwards (B), receives from (r) and sends to (s) its
+    // neighbours, as PipeDream-Flush (Megatron's 1F1B) runs them.
+    const orders = fromMeasurePython(python, [
+      'import queue, threading',
+      'P, M = 3, 4',
+      'events = {k: [] for k in range(P)}',
+      'boxes = {(a, b): queue.Queue() for a in range(P) for b in range(P)}',
+      'class Loss:',
+      '    def __init__(self, i): self.i = i',
+      '    def __truediv__(self, n): return self',
+      'class Sent:',
+      '    def wait(self): pass',
+      'class Dist:',
+      '    def __init__(self, k): self.k = k',
+      '    def recv(self, t, src, group): events[self.k].append(f"r{src}"); boxes[(src, self.k)].get(timeout=20)',
+      '    def isend(self, t, dst, group): events[self.k].append(f"s{dst}"); boxes[(self.k, dst)].put(1); return Sent()',
+      'class Stage:',
+      '    def __init__(self, k):',
+      '        self.k, self.n, self.params = k, 0, []',
+      '        self.pipe = {"stage": k, "stages": P, "group": None, "dist": Dist(k), "prev": k - 1, "next": k + 1, "replicas": 1, "inbox": None, "outbox": None}',
+      '    def forward(self, batch):',
+      '        events[self.k].append(f"F{self.n}"); self.n += 1; return Loss(self.n - 1)',
+      '    def backward(self, loss): events[self.k].append(f"B{loss.i}")',
+      'threads = [threading.Thread(target=measure.Trainer.pipeline, args=(Stage(k), None, M)) for k in range(P)]',
+      'for t in threads: t.start()',
+      'for t in threads: t.join(timeout=30)',
+      'print(json.dumps({"stuck": [t.is_alive() for t in threads], "orders": [" ".join(events[k]) for k in range(P)]}))',
+    ]) as { stuck: boolean[]; orders: string[] };
+    expect(orders.stuck).toEqual([false, false, false]);
+    expect(orders.orders).toEqual([
+      // Stage 0: two forwards ahead, then one forward and one backward in turn, then the last two backwards.
+      'F0 s1 F1 s1 F2 s1 r1 B0 F3 s1 r1 B1 r1 B2 r1 B3',
+      'r0 F0 s2 r0 F1 s2 r2 B0 s0 r0 F2 s2 r2 B1 s0 r0 F3 s2 r2 B2 s0 r2 B3 s0',
+      // The last stage: each micro-batch's backward right after its forward.
+      'r1 F0 B0 s1 r1 F1 B1 s1 r1 F2 B2 s1 r1 F3 B3 s1',
+    ]);
+  });
+
   it('refuses a data-parallel run it cannot describe: no network across nodes, a network on one machine, --gpus under torchrun', async () => {
     const across = { WORLD_SIZE: '2', LOCAL_WORLD_SIZE: '1', RANK: '0', LOCAL_RANK: '0' };
     const cases: [string[], Record<string, string>, RegExp][] = [
