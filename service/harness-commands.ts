@@ -74,12 +74,14 @@ const RECORD_NOTE =
   'record runs.csv with the last command (into the store the server reads) or paste it at /calibrate';
 
 /**
- * What splits the model beyond what measure.py runs (data parallelism, ZeRO, and tensor parallelism
- * over a machine's GPUs), in words; empty when it runs the layout.
+ * What splits the model beyond what measure.py runs (data parallelism, ZeRO, tensor parallelism
+ * over a machine's GPUs, and plain 1F1B pipelines), in words; empty when it runs the layout.
  */
 function splitLayout(p: PlanParallelism): string[] {
   return [
-    p.pipelineParallel > 1 ? `pipeline parallelism ${p.pipelineParallel}` : '',
+    p.virtualPipelineStages > 1
+      ? `an interleaved pipeline schedule (${p.virtualPipelineStages} model chunks per GPU)`
+      : '',
     p.contextParallel > 1 ? `context parallelism ${p.contextParallel}` : '',
     p.expertParallel > 1 ? `expert parallelism ${p.expertParallel}` : '',
   ].filter(Boolean);
@@ -112,21 +114,27 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
   const split = splitLayout(t.parallelism);
   if (split.length)
     return none(
-      `the harness times data parallelism (DistributedDataParallel, or ZeRO's sharding of it) and tensor parallelism; this configuration uses ${split.join(', ')}`,
+      `the harness times data parallelism (DistributedDataParallel, or ZeRO's sharding of it), tensor parallelism and plain 1F1B pipelines; this configuration uses ${split.join(', ')}`,
     );
   const zero = t.parallelism.zeroStage;
   const tp = t.parallelism.tensorParallel;
-  if (zero > 0 && (t.nodes * t.gpusPerNode) / tp === 1)
+  const pp = t.parallelism.pipelineParallel;
+  if (zero > 0 && (t.nodes * t.gpusPerNode) / (tp * pp) === 1)
     return none(
-      `ZeRO stage ${zero} shards over data-parallel GPUs; this configuration has one${tp > 1 ? ' replica' : ''}`,
+      `ZeRO stage ${zero} shards over data-parallel GPUs; this configuration has one${tp * pp > 1 ? ' replica' : ''}`,
     );
   if (tp > 1 && t.gpusPerNode % tp !== 0)
     return none(
       `the harness's tensor-parallel groups are GPUs of one machine; ${t.gpusPerNode} per node do not split into groups of ${tp}`,
     );
-  if (tp > 1 && zero >= 2)
+  if (tp * pp > 1 && zero >= 2)
     return none(
-      `the harness runs tensor parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel (stage ${zero}) across its groups`,
+      `the harness runs ${tp > 1 ? 'tensor' : 'pipeline'} parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel (stage ${zero}) across its groups`,
+    );
+  // The harness's pipeline runs one micro-batch per accumulation step, as the predictor does by default.
+  if (pp > 1 && t.parallelism.microBatches !== t.gradAccumSteps)
+    return none(
+      `the harness runs a pipeline's micro-batches as its accumulation steps; this configuration has ${t.parallelism.microBatches} micro-batches and ${t.gradAccumSteps} accumulation steps`,
     );
   if (zero >= 2 && t.precision === 'FP8')
     return none(
@@ -137,9 +145,9 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     return none(
       'the harness builds zoo models and Hugging Face configs; this model is an ONNX graph or a layer list',
     );
-  if (custom && tp > 1)
+  if (custom && tp * pp > 1)
     return none(
-      `the harness splits a zoo model's layer replay by tensor parallelism, not a Hugging Face build; this configuration uses tensor parallelism ${tp}`,
+      `the harness splits a zoo model's layer replay by tensor and pipeline parallelism, not a Hugging Face build; this configuration uses ${[tp > 1 ? `tensor parallelism ${tp}` : '', pp > 1 ? `pipeline parallelism ${pp}` : ''].filter(Boolean).join(' and ')}`,
     );
   const recompute = t.parallelism.recompute;
   const refused = recomputeRefusal(t.parallelism, !!custom);
@@ -158,6 +166,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     ...(recompute !== 'none' ? [`--recompute ${recompute}`] : []),
     ...(zero > 0 ? [`--zero-stage ${zero}`] : []),
     ...(tp > 1 ? [`--tensor-parallel ${tp}`] : []),
+    ...(pp > 1 ? [`--pipeline-parallel ${pp}`] : []),
   ];
   let run: string;
   const where: string[] = [];
@@ -185,6 +194,9 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
       : '',
     tp > 1
       ? `tensor parallelism ${tp} is replayed layer by layer: each GPU runs its 1/${tp} of the layers trainplan splits and all-reduces every row-parallel linear's output over its group, in forward and in backward (Megatron's pattern), with the kernels PyTorch picks for those shapes, not your framework's`
+      : '',
+    pp > 1
+      ? `pipeline parallelism ${pp} is replayed as Megatron splits and schedules it: each stage its 1/${pp} of the transformer blocks (the first also the embeddings, the last the head and loss), 1F1B over the ${t.gradAccumSteps} micro-batches, the residual stream sent across each stage boundary forward and its gradient backward, the gradients all-reduced across the replicas after the last micro-batch`
       : '',
     zero >= 2
       ? `ZeRO stage ${zero} runs under FullyShardedDataParallel (${zero === 3 ? 'FULL_SHARD' : 'SHARD_GRAD_OP'}), which needs PyTorch 2`

@@ -127,6 +127,24 @@ describe('harness commands', () => {
     );
   });
 
+  it('run a plain 1F1B pipeline as a layer replay, its micro-batches the accumulation steps, across nodes by torchrun', async () => {
+    const h = await harnessOf({
+      gpu: 'H100-SXM5-80GB',
+      precision: 'BF16',
+      gpusPerNode: 8,
+      nodes: 2,
+      interNodeGbps: 400,
+      gradAccumSteps: 8,
+      parallelism: { tensorParallel: 4, pipelineParallel: 2, zeroStage: 1 },
+    });
+    expect(h.commands[1]).toBe(
+      'torchrun --nnodes 2 --nproc-per-node 8 --node-rank $NODE_RANK --master-addr $FIRST_NODE --master-port 29500 measure.py --batch-size 8 --grad-accum-steps 8 --precision BF16 --zero-stage 1 --tensor-parallel 4 --pipeline-parallel 2 --inter-node-gbps 400 --inter-node-transport RDMA --out runs.csv',
+    );
+    expect(h.note).toMatch(
+      /pipeline parallelism 2 is replayed as Megatron splits and schedules it: each stage its 1\/2 of the transformer blocks .* 1F1B over the 8 micro-batches/,
+    );
+  });
+
   it('build a Hugging Face config with transformers at the length predicted, and say what differs from a tuned stack', async () => {
     const gpt2 = HF_CONFIGS.find((c) => c.id === 'gpt2')!;
     const h = await harnessOf({
@@ -155,10 +173,21 @@ describe('harness commands', () => {
           gpu: 'H100-SXM5-80GB',
           precision: 'BF16',
           gpusPerNode: 8,
-          parallelism: { tensorParallel: 2, pipelineParallel: 2 },
+          gradAccumSteps: 8,
+          parallelism: { tensorParallel: 2, pipelineParallel: 2, virtualPipelineStages: 3 },
         },
-        /data parallelism \(DistributedDataParallel, or ZeRO's sharding of it\) and tensor parallelism; this configuration uses pipeline parallelism 2/,
+        /tensor parallelism and plain 1F1B pipelines; this configuration uses an interleaved pipeline schedule \(3 model chunks per GPU\)/,
       ],
+      [
+        {
+          gpu: 'H100-SXM5-80GB',
+          precision: 'BF16',
+          gpusPerNode: 8,
+          parallelism: { pipelineParallel: 2, zeroStage: 3 },
+        },
+        /pipeline parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel \(stage 3\)/,
+      ],
+
       [
         {
           gpu: 'H100-SXM5-80GB',
@@ -190,7 +219,7 @@ describe('harness commands', () => {
             samples: 1e6,
           },
         },
-        /splits a zoo model's layer replay by tensor parallelism, not a Hugging Face build/,
+        /splits a zoo model's layer replay by tensor and pipeline parallelism, not a Hugging Face build; this configuration uses tensor parallelism 2/,
       ],
       [
         { gpu: 'H100-SXM5-80GB', precision: 'FP8', gpusPerNode: 2, parallelism: { zeroStage: 3 } },
