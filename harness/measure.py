@@ -46,8 +46,11 @@ step runs `--grad-accum-steps` micro-batches 1F1B (PipeDream-Flush): a forward w
 stage's activations and sends its own on, a backward waits for the next stage's gradient and sends
 one back (the residual stream of a micro-batch each way, each tensor-parallel rank its share), so
 the pipeline's fill and drain are in the step time; the gradients are then all-reduced across the
-replicas. A tied head on the last stage trains its own copy of the table (Megatron also all-reduces
-the two copies' gradients, which is not replayed). Interleaved schedules are not run.
+replicas. `--virtual-pipeline-stages V` interleaves (Megatron's virtual stages): the blocks split
+into P x V model chunks, stage k holding chunks k, k + P, ..., and the micro-batches (a multiple of
+P) run through them in groups of P with Megatron's interleaved warm-up. A tied head on the last
+stage trains its own copy of the table (Megatron also all-reduces the two copies' gradients, which
+is not replayed).
 
 ZeRO (`--zero-stage`, data parallel only): 1 shards the optimizer's states over the processes
 (ZeroRedundancyOptimizer; gradients all-reduced as DistributedDataParallel does); 2 shards the
@@ -77,7 +80,7 @@ CSV_COLUMNS = [
     "model", "seq_len", "gpu", "nodes", "gpus_per_node", "batch_size_per_gpu", "grad_accum_steps",
     "precision", "framework", "step_time_ms", "peak_memory_gb", "source", "note",
     "inter_node_gbps", "inter_node_transport", "recompute", "zero_stage", "tensor_parallel",
-    "pipeline_parallel",
+    "pipeline_parallel", "virtual_pipeline_stages",
 ]
 # torchvision builders for zoo ids: only where torchvision builds the zoo entry's architecture
 # (test/harness.test.ts compares their parameter counts and their convolution and linear FLOPs; the
@@ -123,6 +126,9 @@ def parse_args(argv):
     p.add_argument("--pipeline-parallel", type=int, default=1,
                    help="pipeline stages the layer replay of an embedded zoo model is split into, one per "
                         "group of processes, run 1F1B over --grad-accum-steps micro-batches (default 1)")
+    p.add_argument("--virtual-pipeline-stages", type=int, default=1,
+                   help="model chunks per pipeline stage, run interleaved (Megatron's virtual pipeline "
+                        "stages; needs --pipeline-parallel > 1 and micro-batches a multiple of it; default 1)")
     p.add_argument("--grad-accum-steps", type=int, default=1,
                    help="micro-batches of --batch-size per optimizer step (gradient accumulation; data "
                         "parallel, gradients are all-reduced once per step; the pipeline's micro-batches "
@@ -162,6 +168,15 @@ def parse_args(argv):
              "(give --gpus N, or torchrun --nproc-per-node N, a multiple of it)")
     if a.pipeline_parallel < 1:
         fail(f"--pipeline-parallel must be at least 1 (got {a.pipeline_parallel})")
+    if a.virtual_pipeline_stages < 1:
+        fail(f"--virtual-pipeline-stages must be at least 1 (got {a.virtual_pipeline_stages})")
+    if a.virtual_pipeline_stages > 1 and a.pipeline_parallel == 1:
+        fail(f"--virtual-pipeline-stages {a.virtual_pipeline_stages}: model chunks of a pipeline's stages need "
+             "--pipeline-parallel > 1")
+    if a.virtual_pipeline_stages > 1 and a.grad_accum_steps % a.pipeline_parallel:
+        fail(f"--virtual-pipeline-stages: the interleaved schedule runs micro-batches in groups of the "
+             f"{a.pipeline_parallel} stages; give --grad-accum-steps a multiple of {a.pipeline_parallel} "
+             f"(got {a.grad_accum_steps})")
     model_parallel = a.tensor_parallel * a.pipeline_parallel
     if a.pipeline_parallel > 1 and world % model_parallel:
         fail(f"--pipeline-parallel {a.pipeline_parallel}: {world} process{'es' if world > 1 else ''} do not split "
@@ -177,6 +192,7 @@ def parse_args(argv):
     if a.zero_stage and world // model_parallel < 2:
         fail(f"--zero-stage {a.zero_stage} shards over data-parallel processes: give --gpus N (N > 1"
              f"{', N / (--tensor-parallel x --pipeline-parallel) > 1' if model_parallel > 1 else ''}) or run under torchrun")
+    check_replay(a)
     if a.zero_stage >= 2 and a.precision == "FP8":
         fail(f"--zero-stage {a.zero_stage}: FP8 (Transformer Engine) under FullyShardedDataParallel is not run here")
     if a.zero_stage >= 2:
@@ -579,16 +595,61 @@ def transformers_model(torch, config_path, seq_len, recompute="none"):
     return model, make_batch, loss, seq
 
 
+def layer_spec(a):
+    """The layer list the replay runs: the embedded zoo model, or --layers FILE; None when neither."""
+    if not a.layers:
+        return EMBEDDED_MODEL
+    try:
+        with open(a.layers) as f:
+            spec = json.load(f)
+    except (OSError, ValueError) as e:
+        fail(f"--layers {a.layers}: {e}")
+    return {"layers": spec, "name": os.path.basename(a.layers)} if isinstance(spec, list) else spec
+
+
+def sliced_heads(layers):
+    """Whether a tied head reads a slice of its embedding table (an adaptive softmax's clusters),
+    as tied_linear finds its table: the first embedding before it of its width with enough rows."""
+    tables = []
+    for layer in layers:
+        if layer["type"] == "embedding":
+            tables.append(layer)
+        elif layer["type"] == "linear" and layer.get("tied"):
+            table = next((e for e in tables if e["dim"] == layer["inFeatures"] and e["vocab"] >= layer["outFeatures"]), None)
+            if table and table["vocab"] > layer["outFeatures"]:
+                return True
+    return False
+
+
+def check_replay(a):
+    """What only the layer list can say against the flags, said before any process starts: every
+    process would fail alike, and one failing inside torch's spawn prints a traceback per process."""
+    if a.hf_config or a.builder in ("torchvision", "transformers"):
+        return
+    spec = layer_spec(a)
+    if not spec or "layers" not in spec:
+        return  # build_workload says so
+    model_id = a.model or a.layers or spec.get("id") or spec.get("name")
+    if a.pipeline_parallel > 1:
+        blocks, pipeline = (spec.get("recompute") or {}).get("full"), spec.get("pipeline")
+        if blocks is None or pipeline is None:
+            fail("--pipeline-parallel: the layer list does not mark its transformer blocks; "
+                 "write the script with `trainplan harness --model ID` (a zoo model is marked)")
+        stages, chunks = a.pipeline_parallel, a.virtual_pipeline_stages
+        if pipeline["blocks"] < stages * chunks or not any(blocks):
+            fail(f"--pipeline-parallel {stages}{f' x --virtual-pipeline-stages {chunks}' if chunks > 1 else ''}: "
+                 f"{model_id} has {pipeline['blocks']} transformer block(s), and every model chunk needs at least one")
+    if a.zero_stage >= 2 and sliced_heads(spec["layers"]):
+        fail(f"--zero-stage {a.zero_stage}: {model_id}'s output head reads a slice of its embedding table "
+             "(an adaptive softmax), which FullyShardedDataParallel's units do not share here")
+
+
 def build_workload(torch, nn, a, tp=None, stage=None):
     """(model id, model, make_batch, loss_fn, builder name). `tp`: this process's tensor-parallel
     group ({"size", "group", "dist"}) when --tensor-parallel > 1; `stage`: its pipeline stage
-    ({"index", "stages"}) when --pipeline-parallel > 1."""
-    spec = EMBEDDED_MODEL
-    if a.layers:
-        with open(a.layers) as f:
-            spec = json.load(f)
-        if isinstance(spec, list):
-            spec = {"layers": spec, "name": os.path.basename(a.layers)}
+    ({"index", "stages", "chunks"}) when --pipeline-parallel > 1: then the model is the stage's
+    model chunks (`.chunks`), a batch one per chunk, and the loss function takes (chunk, its batch)."""
+    spec = layer_spec(a)
     # A layer-list file is the model: its path is what trainplan reads back (relative to the CSV).
     model_id = a.model or a.layers or (spec or {}).get("id") or (spec or {}).get("name")
     if a.hf_config and a.builder in ("auto", "transformers"):
@@ -640,18 +701,25 @@ def build_workload(torch, nn, a, tp=None, stage=None):
             fail(f"--tensor-parallel: {model_id} has no row-parallel linears (trainplan's predictor does not split it)")
         split = {**split, **tp}
     if stage:
-        blocks = (spec.get("recompute") or {}).get("full")
-        pipeline = spec.get("pipeline")
-        if blocks is None or pipeline is None:
-            fail("--pipeline-parallel: the layer list does not mark its transformer blocks; "
-                 "write the script with `trainplan harness --model ID` (a zoo model is marked)")
-        if pipeline["blocks"] < stage["stages"] or not any(blocks):
-            fail(f"--pipeline-parallel {stage['stages']}: {model_id} has {pipeline['blocks']} transformer "
-                 "block(s), and every stage needs at least one")
-        stage = {**stage, "blocks": blocks}
-    m, mb, lf = layer_replay(torch, nn, spec["layers"], rerun, split, stage)
-    if stage:
-        m.residual = spec["pipeline"]["residualElements"]  # per sample, what crosses a stage boundary
+        # (parse_args checked the marks and the blocks)
+        blocks, pipeline = spec["recompute"]["full"], spec["pipeline"]
+        stages, chunks = stage["stages"], stage["chunks"]
+        # Model chunk c of stage k is the (c x P + k)-th of the P x V chunks the blocks are split into
+        # (Megatron's interleaving: a stage's chunks are P apart); one chunk per stage without it.
+        parts = [layer_replay(torch, nn, spec["layers"], rerun, split,
+                              {"index": c * stages + stage["index"], "stages": stages * chunks, "blocks": blocks})
+                 for c in range(chunks)]
+
+        class Chunks(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.chunks = nn.ModuleList([part[0] for part in parts])
+                self.tied_copies = sum(c.tied_copies for c in self.chunks)
+                self.residual = pipeline["residualElements"]  # per sample, what crosses a stage boundary
+        a.seq_len = a.seq_len or built_at
+        return (model_id, Chunks(), lambda batch, device, dtype: [part[1](batch, device, dtype) for part in parts],
+                lambda model, chunk_batch: model.chunks[chunk_batch[0]](chunk_batch[1]), "layer-replay")
+    m, mb, lf = layer_replay(torch, nn, spec["layers"], rerun, split)
     # The length the layer list was written for is the one the run ran at (`trainplan harness --seq-len`).
     a.seq_len = a.seq_len or built_at
     return model_id, m, mb, lf, "layer-replay"
@@ -748,39 +816,61 @@ class Trainer:
         self.update()
 
     def pipeline(self, batch, micro):
-        """One step's micro-batches through this rank's pipeline stage, 1F1B (PipeDream-Flush, as
-        Megatron schedules it): stage k of P runs P - k - 1 forwards first, then a forward and a
-        backward in turn, then the backwards left. A forward waits for the previous stage's
-        activations and sends its own on; a backward waits for the next stage's gradient and sends
-        one back: the residual stream's size each way, what the predictor costs per boundary. Sends
-        do not wait (the order alone cannot deadlock); receives do, which is the bubble. Then the
-        gradients are averaged over the data-parallel replicas, once per step."""
+        """One step's micro-batches through this rank's pipeline stage, as Megatron schedules them.
+        1F1B (PipeDream-Flush): stage k of P runs P - k - 1 forwards first, then a forward and a
+        backward in turn, then the backwards left. Interleaved (V model chunks per stage, Narayanan
+        et al. 2021): the micro-batches go through the chunks in groups of P (chunk 0 of each, then
+        chunk 1, ...), backwards in the reverse chunk order, with 2 (P - k - 1) + (V - 1) P forwards
+        first (all of them when there are only P micro-batches). A forward waits for the activations
+        of the chunk before (the previous stage's, or the last stage's previous chunk) and sends its
+        own on; a backward waits for the gradient of the chunk after and sends one back: the
+        residual stream's size each way, what the predictor costs per boundary. Sends do not wait
+        (the order alone cannot deadlock); receives do, which is the bubble. Then the gradients are
+        averaged over the data-parallel replicas, once per step."""
         pipe, dist = self.pipe, self.pipe["dist"]
-        k, stages, group = pipe["stage"], pipe["stages"], pipe["group"]
-        warm = min(stages - k - 1, micro)
-        sends, in_flight = [], []
+        k, stages, chunks, group = pipe["stage"], pipe["stages"], pipe["chunks"], pipe["group"]
+        total = micro * chunks
+        if chunks == 1:
+            warm = min(stages - k - 1, micro)
+        elif micro == stages:
+            warm = total
+        else:
+            warm = min(2 * (stages - k - 1) + (chunks - 1) * stages, total)
+        sends, in_flight = [], [[] for _ in range(chunks)]
 
-        def forward():
-            if k > 0:
+        def chunk_of(j, forward):
+            c = j % (stages * chunks) // stages
+            return c if forward else chunks - 1 - c
+
+        def first(c):  # the model's first chunk: nothing comes before it
+            return k == 0 and c == 0
+
+        def last(c):  # the model's last chunk (head and loss): nothing comes after it
+            return k == stages - 1 and c == chunks - 1
+
+        def forward(j):
+            c = chunk_of(j, True)
+            if not first(c):
                 dist.recv(pipe["inbox"], src=pipe["prev"], group=group)
-            in_flight.append(self.forward(batch))
-            if k < stages - 1:
+            in_flight[c].append(self.forward((c, batch[c])))
+            if not last(c):
                 sends.append(dist.isend(pipe["outbox"], dst=pipe["next"], group=group))
 
-        def backward():
-            if k < stages - 1:
+        def backward(j):
+            c = chunk_of(j, False)
+            if not last(c):
                 dist.recv(pipe["inbox"], src=pipe["next"], group=group)
-            loss = in_flight.pop(0)
+            loss = in_flight[c].pop(0)
             self.backward(loss / micro if micro > 1 else loss)
-            if k > 0:
+            if not first(c):
                 sends.append(dist.isend(pipe["outbox"], dst=pipe["prev"], group=group))
-        for _ in range(warm):
-            forward()
-        for _ in range(micro - warm):
-            forward()
-            backward()
-        for _ in range(warm):
-            backward()
+        for j in range(warm):
+            forward(j)
+        for i in range(total - warm):
+            forward(warm + i)
+            backward(i)
+        for j in range(total - warm, total):
+            backward(j)
         for s in sends:
             s.wait()
         if pipe["replicas"] > 1:
@@ -909,11 +999,13 @@ def measure(a, group=None):
                     dp_group = g
                 elif kind == "pipeline" and stages > 1:
                     span = size * data_parallel  # ranks per stage
-                    pipe = {"stage": rank // span, "stages": stages, "group": g, "dist": dist,
-                            "prev": rank - span, "next": rank + span,
+                    k = rank // span
+                    # Interleaved, the first stage's later chunks follow the last stage's earlier ones.
+                    pipe = {"stage": k, "stages": stages, "chunks": a.virtual_pipeline_stages, "group": g,
+                            "dist": dist, "prev": members[(k - 1) % stages], "next": members[(k + 1) % stages],
                             "replicas": data_parallel, "dp_group": dp_group}
         if pipe:
-            stage = {"index": pipe["stage"], "stages": stages}
+            stage = {"index": pipe["stage"], "stages": stages, "chunks": pipe["chunks"]}
     torch.manual_seed(0)
     model_id, model, make_batch, loss_fn, builder = build_workload(torch, nn, a, tp, stage)
     optimizer = (EMBEDDED_MODEL or {}).get("optimizer", "adam") if builder == "layer-replay" else (
@@ -921,9 +1013,6 @@ def measure(a, group=None):
     # What was trained, counted before FullyShardedDataParallel flattens and shards the weights.
     trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
     shard, sharding = None, "ZeroRedundancyOptimizer"
-    if a.zero_stage >= 2 and any(type(m).__name__ == "TiedSlice" for m in model.modules()):
-        fail(f"--zero-stage {a.zero_stage}: {model_id}'s output head reads a slice of its embedding table "
-             "(an adaptive softmax), which FullyShardedDataParallel's units do not share here")
     if a.zero_stage >= 2:
         # (parse_args checked that it imports)
         from torch.distributed.fsdp import FullyShardedDataParallel, MixedPrecision, ShardingStrategy  # noqa: PLC0415
@@ -1016,14 +1105,18 @@ def measure(a, group=None):
         layout = (f"{group['world']} processes ({group['local_world']} per node x "
                   f"{nodes} node{'s' if nodes > 1 else ''})")
         tp_words = f"{reduces[0]} row-parallel all-reduces per pass, {reduces[1]} elements per sample in all"
+        chunks = a.virtual_pipeline_stages
+        schedule = f"interleaved 1F1B, {chunks} model chunks per stage," if chunks > 1 else "1F1B"
+        boundaries = stages * chunks - 1
+        crossings = (f"each of its {boundaries} {'chunk' if chunks > 1 else 'stage'} boundaries" if boundaries > 1
+                     else "its stage boundary")
         copies = pipe["copies"] if pipe else 0
         copy_words = f" (the last with its copy of the tied embedding table, {copies})" if copies else ""
         if pipe:
             processes = ", ".join([
                 f"pipeline parallel {stages} x tensor parallel {size} x data parallel {data_parallel} over {layout}: "
-                f"1F1B over {a.grad_accum_steps} micro-batch{'es' if a.grad_accum_steps > 1 else ''}, "
-                f"{pipe['boundary']} elements each way per micro-batch at "
-                f"{f'each of its {stages - 1} stage boundaries' if stages > 2 else 'its stage boundary'}",
+                f"{schedule} over {a.grad_accum_steps} micro-batch{'es' if a.grad_accum_steps > 1 else ''}, "
+                f"{pipe['boundary']} elements each way per micro-batch at {crossings}",
                 f"weights per stage {' / '.join(str(w) for w in pipe['weights'])}{copy_words}",
                 *([tp_words] if size > 1 else []),
                 *(["gradients all-reduced across the replicas after the last micro-batch"] if data_parallel > 1 else []),
@@ -1068,6 +1161,7 @@ def measure(a, group=None):
         "zero_stage": a.zero_stage or "",  # empty: 0
         "tensor_parallel": a.tensor_parallel if a.tensor_parallel > 1 else "",  # empty: 1
         "pipeline_parallel": stages if stages > 1 else "",  # empty: 1
+        "virtual_pipeline_stages": a.virtual_pipeline_stages if a.virtual_pipeline_stages > 1 else "",  # empty: 1
     }
 
 

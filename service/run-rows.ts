@@ -80,14 +80,16 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
   const precision = str('precision');
   if (!(PRECISIONS as readonly string[]).includes(precision))
     throw new Error(`precision: "${precision}" is not one of ${PRECISIONS.join(', ')}`);
-  // The harness's tensor and pipeline parallelism (empty: 1): the run's ranks each trained their share.
+  // The harness's tensor and pipeline parallelism and its model chunks per stage (interleaved; empty:
+  // 1): the run's ranks each trained their share.
   const split = (column: string) => {
     const v = str(column) || '1';
     if (!/^[1-9]\d*$/.test(v)) throw new Error(`${column}: "${v}" is not a whole number of GPUs, 1 or more`);
     return v;
   };
   const tensorParallel = split('tensor_parallel'),
-    pipelineParallel = split('pipeline_parallel');
+    pipelineParallel = split('pipeline_parallel'),
+    virtualStages = split('virtual_pipeline_stages');
   checkTrainedWeights(str('note'), model, customModel, num('seq_len'), Number(tensorParallel));
   const framework = str('framework') || 'PyTorch';
   if (!(FRAMEWORKS as readonly string[]).includes(framework))
@@ -127,6 +129,7 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
           parallelism: {
             tensorParallel: Number(tensorParallel),
             pipelineParallel: Number(pipelineParallel),
+            ...(virtualStages !== '1' ? { virtualPipelineStages: Number(virtualStages) } : {}),
             zeroStage: Number(zeroStage),
             recompute: recompute as Recompute,
           },

@@ -458,12 +458,61 @@ describe('measurement harness on CPU', () => {
       workload: { model: 'vit_b16', seqLen: 32 },
       parallelism,
     });
+    // Interleaved, two chunks per stage: the model's four chunks of three blocks, stage 0 holding
+    // the first and third (with the embedding), stage 1 the second and fourth (with the head): the
+    // same weights per stage here, three boundaries crossed.
+    const interleavedLayout = { ...parallelism, virtualPipelineStages: 2 };
+    const interleaved = await configured('vit_b16', 32, {
+      gpusPerNode: 2,
+      batchSizePerGpu: 2,
+      gradAccumSteps: 2,
+      parallelism: interleavedLayout,
+    });
+    expect(interleaved.harness.commands[1]).toBe(
+      'python3 measure.py --batch-size 2 --grad-accum-steps 2 --precision FP32 --pipeline-parallel 2 --virtual-pipeline-stages 2 --gpus 2 --out runs.csv',
+    );
+    const chunked = runAsGiven(interleaved.harness.commands, 'interleaved-');
+    expect(chunked.row.virtual_pipeline_stages).toBe('2');
+    expect(chunked.row.note).toContain(
+      `interleaved 1F1B, 2 model chunks per stage, over 2 micro-batches, ${2 * s.residualElements} elements each way per micro-batch at each of its 3 chunk boundaries, weights per stage ${stageWeights.join(' / ')}, on gloo`,
+    );
+    expect(runFromRow(chunked.row, chunked.at)).toMatchObject({
+      ...interleaved.configuration,
+      workload: { model: 'vit_b16', seqLen: 32 },
+      parallelism: interleavedLayout,
+    });
 
     // The processes must form whole pipelines; the pipeline's replicas shard with ZeRO stage 1 only;
     // a Hugging Face build is not split.
     const script = join(at, 'measure.py');
     for (const [args, message] of [
       [['--gpus', '3', '--pipeline-parallel', '2'], /3 processes do not split into whole pipelines of 2/],
+      [
+        [
+          '--gpus',
+          '2',
+          '--pipeline-parallel',
+          '2',
+          '--virtual-pipeline-stages',
+          '2',
+          '--grad-accum-steps',
+          '3',
+        ],
+        /interleaved schedule runs micro-batches in groups of the 2 stages; give --grad-accum-steps a multiple of 2/,
+      ],
+      [
+        [
+          '--gpus',
+          '2',
+          '--pipeline-parallel',
+          '2',
+          '--virtual-pipeline-stages',
+          '7',
+          '--grad-accum-steps',
+          '2',
+        ],
+        /vit_b16 has 12 transformer block\(s\), and every model chunk needs at least one/,
+      ],
       [
         ['--gpus', '4', '--pipeline-parallel', '2', '--zero-stage', '2'],
         /FullyShardedDataParallel over pipeline-parallel groups is not run here/,
@@ -482,45 +531,77 @@ describe('measurement harness on CPU', () => {
     }
   }, 180_000);
 
-  it('schedules a pipeline 1F1B: each stage forwards ahead by its distance to the last, then alternates, deadlock-free', () => {
-    // Trainer.pipeline of three stages over four micro-batches, each stage in a thread, with the
-    // sends and receives through queues (a receive waits, a send does not, as on gloo and NCCL):
-    // every stage's order of forwards (F), backwards (B), receives from (r) and sends to (s) its
-    // neighbours, as PipeDream-Flush (Megatron's 1F1B) runs them.
-    const orders = fromMeasurePython(python, [
-      'import queue, threading',
-      'P, M = 3, 4',
-      'events = {k: [] for k in range(P)}',
-      'boxes = {(a, b): queue.Queue() for a in range(P) for b in range(P)}',
-      'class Loss:',
-      '    def __init__(self, i): self.i = i',
-      '    def __truediv__(self, n): return self',
-      'class Sent:',
-      '    def wait(self): pass',
-      'class Dist:',
-      '    def __init__(self, k): self.k = k',
-      '    def recv(self, t, src, group): events[self.k].append(f"r{src}"); boxes[(src, self.k)].get(timeout=20)',
-      '    def isend(self, t, dst, group): events[self.k].append(f"s{dst}"); boxes[(self.k, dst)].put(1); return Sent()',
-      'class Stage:',
-      '    def __init__(self, k):',
-      '        self.k, self.n, self.params = k, 0, []',
-      '        self.pipe = {"stage": k, "stages": P, "group": None, "dist": Dist(k), "prev": k - 1, "next": k + 1, "replicas": 1, "inbox": None, "outbox": None}',
-      '    def forward(self, batch):',
-      '        events[self.k].append(f"F{self.n}"); self.n += 1; return Loss(self.n - 1)',
-      '    def backward(self, loss): events[self.k].append(f"B{loss.i}")',
-      'threads = [threading.Thread(target=measure.Trainer.pipeline, args=(Stage(k), None, M)) for k in range(P)]',
-      'for t in threads: t.start()',
-      'for t in threads: t.join(timeout=30)',
-      'print(json.dumps({"stuck": [t.is_alive() for t in threads], "orders": [" ".join(events[k]) for k in range(P)]}))',
-    ]) as { stuck: boolean[]; orders: string[] };
-    expect(orders.stuck).toEqual([false, false, false]);
-    expect(orders.orders).toEqual([
-      // Stage 0: two forwards ahead, then one forward and one backward in turn, then the last two backwards.
-      'F0 s1 F1 s1 F2 s1 r1 B0 F3 s1 r1 B1 r1 B2 r1 B3',
-      'r0 F0 s2 r0 F1 s2 r2 B0 s0 r0 F2 s2 r2 B1 s0 r0 F3 s2 r2 B2 s0 r2 B3 s0',
-      // The last stage: each micro-batch's backward right after its forward.
-      'r1 F0 B0 s1 r1 F1 B1 s1 r1 F2 B2 s1 r1 F3 B3 s1',
-    ]);
+  it('schedules a pipeline as Megatron does, 1F1B and interleaved, deadlock-free', () => {
+    // Trainer.pipeline of every stage, each in a thread, with the sends and receives through
+    // queues (a receive waits, a send does not, as on gloo and NCCL): every stage's order of
+    // forwards (F) and backwards (B) of chunk.micro-batch, receives from (r) and sends to (s) its
+    // neighbours, for P stages, M micro-batches and V model chunks per stage.
+    const schedule = (P: number, M: number, V: number) =>
+      fromMeasurePython(
+        python,
+        [
+          'import queue, threading',
+          'P, M, V = (int(x) for x in sys.argv[1:])',
+          'events = {k: [] for k in range(P)}',
+          'boxes = {(a, b): queue.Queue() for a in range(P) for b in range(P)}',
+          'class Loss:',
+          '    def __init__(self, i): self.i = i',
+          '    def __truediv__(self, n): return self',
+          'class Sent:',
+          '    def wait(self): pass',
+          'class Dist:',
+          '    def __init__(self, k): self.k = k',
+          '    def recv(self, t, src, group): events[self.k].append(f"r{src}"); boxes[(src, self.k)].get(timeout=20)',
+          '    def isend(self, t, dst, group): events[self.k].append(f"s{dst}"); boxes[(self.k, dst)].put(1); return Sent()',
+          'class Stage:',
+          '    def __init__(self, k):',
+          '        self.k, self.n, self.params = k, [0] * V, []',
+          '        self.pipe = {"stage": k, "stages": P, "chunks": V, "group": None, "dist": Dist(k), "prev": (k - 1) % P,',
+          '                     "next": (k + 1) % P, "replicas": 1, "inbox": None, "outbox": None}',
+          '    def forward(self, chunk_batch):',
+          '        c = chunk_batch[0]',
+          '        events[self.k].append(f"F{c}.{self.n[c]}"); self.n[c] += 1; return Loss(f"{c}.{self.n[c] - 1}")',
+          '    def backward(self, loss): events[self.k].append(f"B{loss.i}")',
+          'threads = [threading.Thread(target=measure.Trainer.pipeline, args=(Stage(k), [None] * V, M)) for k in range(P)]',
+          'for t in threads: t.start()',
+          'for t in threads: t.join(timeout=30)',
+          'print(json.dumps({"stuck": [t.is_alive() for t in threads], "orders": [" ".join(events[k]) for k in range(P)]}))',
+        ],
+        [P, M, V].map(String),
+      ) as { stuck: boolean[]; orders: string[] };
+    expect(schedule(3, 4, 1)).toEqual({
+      stuck: [false, false, false],
+      orders: [
+        // Stage 0: two forwards ahead, then one forward and one backward in turn, then the last two backwards.
+        'F0.0 s1 F0.1 s1 F0.2 s1 r1 B0.0 F0.3 s1 r1 B0.1 r1 B0.2 r1 B0.3',
+        'r0 F0.0 s2 r0 F0.1 s2 r2 B0.0 s0 r0 F0.2 s2 r2 B0.1 s0 r0 F0.3 s2 r2 B0.2 s0 r2 B0.3 s0',
+        // The last stage: each micro-batch's backward right after its forward.
+        'r1 F0.0 B0.0 s1 r1 F0.1 B0.1 s1 r1 F0.2 B0.2 s1 r1 F0.3 B0.3 s1',
+      ],
+    });
+    // Interleaved, two stages of two chunks each (the model's chunks in order: stage 0 chunk 0,
+    // stage 1 chunk 0, stage 0 chunk 1, stage 1 chunk 1): micro-batches in groups of two through
+    // chunk 0, then chunk 1; stage 0 runs 2 (P - 1) + (V - 1) P = 4 forwards ahead, stage 1 two;
+    // backwards from the last chunk; stage 0's chunk 1 receives from stage 1's chunk 0.
+    expect(schedule(2, 4, 2)).toEqual({
+      stuck: [false, false],
+      orders: [
+        'F0.0 s1 F0.1 s1 r1 F1.0 s1 r1 F1.1 s1 F0.2 s1 r1 B1.0 s1 F0.3 s1 r1 B1.1 s1 r1 F1.2 s1 r1 B0.0 r1 F1.3 s1 r1 B0.1 r1 B1.2 s1 r1 B1.3 s1 r1 B0.2 r1 B0.3',
+        'r0 F0.0 s0 r0 F0.1 s0 r0 F1.0 B1.0 s0 r0 F1.1 B1.1 s0 r0 F0.2 s0 r0 B0.0 s0 r0 F0.3 s0 r0 B0.1 s0 r0 F1.2 B1.2 s0 r0 F1.3 B1.3 s0 r0 B0.2 s0 r0 B0.3 s0',
+      ],
+    });
+    // Deadlock-free on larger ones too, and every micro-batch through every chunk of every stage once each way.
+    for (const [P, M, V] of [
+      [4, 8, 3],
+      [4, 4, 2],
+      [3, 2, 1],
+    ]) {
+      const { stuck, orders } = schedule(P, M, V);
+      expect(stuck.some(Boolean), `${P} ${M} ${V}`).toBe(false);
+      for (const order of orders)
+        for (const kind of ['F', 'B'])
+          expect(order.split(' ').filter((e) => e.startsWith(kind))).toHaveLength(M * V);
+    }
   });
 
   it('refuses a data-parallel run it cannot describe: no network across nodes, a network on one machine, --gpus under torchrun', async () => {
@@ -798,6 +879,22 @@ describe('measurement harness on CPU', () => {
     );
     expect(cli.stdout).not.toMatch(/row 2: rejected/);
   }, 120_000);
+
+  it("refuses ZeRO 2 and 3 for Transformer-XL's adaptive softmax once, before any process starts", () => {
+    // Its tied clusters read slices of the word embedding's table, which FullyShardedDataParallel's
+    // units do not share here: said by parse_args, not by every spawned process with a traceback.
+    const script = join(dir, 'txl.py');
+    writeFileSync(script, harnessScript('transformerxl_base'));
+    const refused = spawnSync(
+      python,
+      [script, '--batch-size', '1', '--device', 'cpu', '--gpus', '2', '--zero-stage', '2'],
+      { cwd: dir, encoding: 'utf8' },
+    );
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toBe(
+      "measure.py: --zero-stage 2: transformerxl_base's output head reads a slice of its embedding table (an adaptive softmax), which FullyShardedDataParallel's units do not share here\n",
+    );
+  });
 
   it("replays layers whose per-sample counts are expected values (Transformer-XL's adaptive softmax)", () => {
     // Its tail clusters see 4.8, 6.72 and 0.576 of a sequence's tokens on average: the replay gave
