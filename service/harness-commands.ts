@@ -75,13 +75,10 @@ const RECORD_NOTE =
 
 /**
  * What splits the model beyond what measure.py runs (data parallelism, ZeRO, tensor parallelism
- * over a machine's GPUs, and plain 1F1B pipelines), in words; empty when it runs the layout.
+ * over a machine's GPUs, and pipelines, interleaved or not), in words; empty when it runs the layout.
  */
 function splitLayout(p: PlanParallelism): string[] {
   return [
-    p.virtualPipelineStages > 1
-      ? `an interleaved pipeline schedule (${p.virtualPipelineStages} model chunks per GPU)`
-      : '',
     p.contextParallel > 1 ? `context parallelism ${p.contextParallel}` : '',
     p.expertParallel > 1 ? `expert parallelism ${p.expertParallel}` : '',
   ].filter(Boolean);
@@ -114,7 +111,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
   const split = splitLayout(t.parallelism);
   if (split.length)
     return none(
-      `the harness times data parallelism (DistributedDataParallel, or ZeRO's sharding of it), tensor parallelism and plain 1F1B pipelines; this configuration uses ${split.join(', ')}`,
+      `the harness times data parallelism (DistributedDataParallel, or ZeRO's sharding of it), tensor and pipeline parallelism; this configuration uses ${split.join(', ')}`,
     );
   const zero = t.parallelism.zeroStage;
   const tp = t.parallelism.tensorParallel;
@@ -135,6 +132,12 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
   if (pp > 1 && t.parallelism.microBatches !== t.gradAccumSteps)
     return none(
       `the harness runs a pipeline's micro-batches as its accumulation steps; this configuration has ${t.parallelism.microBatches} micro-batches and ${t.gradAccumSteps} accumulation steps`,
+    );
+  const v = t.parallelism.virtualPipelineStages;
+  // Megatron's interleaved schedule (the one measure.py runs) takes the micro-batches in groups of PP.
+  if (v > 1 && t.gradAccumSteps % pp !== 0)
+    return none(
+      `the harness's interleaved schedule runs micro-batches in groups of the ${pp} stages, as Megatron's does; this configuration has ${t.gradAccumSteps}`,
     );
   if (zero >= 2 && t.precision === 'FP8')
     return none(
@@ -167,6 +170,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     ...(zero > 0 ? [`--zero-stage ${zero}`] : []),
     ...(tp > 1 ? [`--tensor-parallel ${tp}`] : []),
     ...(pp > 1 ? [`--pipeline-parallel ${pp}`] : []),
+    ...(v > 1 ? [`--virtual-pipeline-stages ${v}`] : []),
   ];
   let run: string;
   const where: string[] = [];
@@ -196,7 +200,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
       ? `tensor parallelism ${tp} is replayed layer by layer: each GPU runs its 1/${tp} of the layers trainplan splits and all-reduces every row-parallel linear's output over its group, in forward and in backward (Megatron's pattern), with the kernels PyTorch picks for those shapes, not your framework's`
       : '',
     pp > 1
-      ? `pipeline parallelism ${pp} is replayed as Megatron splits and schedules it: each stage its 1/${pp} of the transformer blocks (the first also the embeddings, the last the head and loss), 1F1B over the ${t.gradAccumSteps} micro-batches, the residual stream sent across each stage boundary forward and its gradient backward, the gradients all-reduced across the replicas after the last micro-batch`
+      ? `pipeline parallelism ${pp} is replayed as Megatron splits and schedules it: each stage its 1/${pp} of the transformer blocks${v > 1 ? ` in ${v} model chunks ${pp} apart` : ''} (the first also the embeddings, the last the head and loss), ${v > 1 ? 'interleaved 1F1B' : '1F1B'} over the ${t.gradAccumSteps} micro-batches, the residual stream sent across each stage boundary forward and its gradient backward, the gradients all-reduced across the replicas after the last micro-batch`
       : '',
     zero >= 2
       ? `ZeRO stage ${zero} runs under FullyShardedDataParallel (${zero === 3 ? 'FULL_SHARD' : 'SHARD_GRAD_OP'}), which needs PyTorch 2`

@@ -127,7 +127,7 @@ describe('harness commands', () => {
     );
   });
 
-  it('run a plain 1F1B pipeline as a layer replay, its micro-batches the accumulation steps, across nodes by torchrun', async () => {
+  it('run a pipeline, plain 1F1B or interleaved, as a layer replay, its micro-batches the accumulation steps, across nodes by torchrun', async () => {
     const h = await harnessOf({
       gpu: 'H100-SXM5-80GB',
       precision: 'BF16',
@@ -142,6 +142,19 @@ describe('harness commands', () => {
     );
     expect(h.note).toMatch(
       /pipeline parallelism 2 is replayed as Megatron splits and schedules it: each stage its 1\/2 of the transformer blocks .* 1F1B over the 8 micro-batches/,
+    );
+    const interleaved = await harnessOf({
+      gpu: 'H100-SXM5-80GB',
+      precision: 'BF16',
+      gpusPerNode: 4,
+      gradAccumSteps: 4,
+      parallelism: { pipelineParallel: 4, virtualPipelineStages: 3 },
+    });
+    expect(interleaved.commands[1]).toBe(
+      'python3 measure.py --batch-size 8 --grad-accum-steps 4 --precision BF16 --pipeline-parallel 4 --virtual-pipeline-stages 3 --gpus 4 --out runs.csv',
+    );
+    expect(interleaved.note).toMatch(
+      /each stage its 1\/4 of the transformer blocks in 3 model chunks 4 apart .* interleaved 1F1B over the 4 micro-batches/,
     );
   });
 
@@ -173,10 +186,19 @@ describe('harness commands', () => {
           gpu: 'H100-SXM5-80GB',
           precision: 'BF16',
           gpusPerNode: 8,
-          gradAccumSteps: 8,
+          gradAccumSteps: 3,
           parallelism: { tensorParallel: 2, pipelineParallel: 2, virtualPipelineStages: 3 },
         },
-        /tensor parallelism and plain 1F1B pipelines; this configuration uses an interleaved pipeline schedule \(3 model chunks per GPU\)/,
+        /interleaved schedule runs micro-batches in groups of the 2 stages, as Megatron's does; this configuration has 3/,
+      ],
+      [
+        {
+          gpu: 'H100-SXM5-80GB',
+          precision: 'BF16',
+          gpusPerNode: 8,
+          parallelism: { contextParallel: 2 },
+        },
+        /tensor and pipeline parallelism; this configuration uses context parallelism 2/,
       ],
       [
         {
