@@ -52,6 +52,14 @@ P) run through them in groups of P with Megatron's interleaved warm-up. A tied h
 stage trains its own copy of the table (Megatron also all-reduces the two copies' gradients, which
 is not replayed).
 
+Expert parallelism (`--expert-parallel E`, layer replay of a mixture of experts): groups of E
+consecutive processes of a pipeline stage (Megatron-Core's order, expert tensor parallelism 1),
+each holding 1/E of every expert layer's experts and running the tokens routed to them from the
+whole group (routing taken as even, so as many rows as without it), after an all-to-all that
+dispatches each MoE layer's routed tokens and before one that combines the outputs, both again in
+backward: the all-to-alls and sizes the predictor costs. The experts' gradients are averaged over
+the ranks holding the same experts, the other weights' over the data-parallel group. Not with ZeRO.
+
 ZeRO (`--zero-stage`, data parallel only): 1 shards the optimizer's states over the processes
 (ZeroRedundancyOptimizer; gradients all-reduced as DistributedDataParallel does); 2 shards the
 gradients too and 3 the weights as well (FullyShardedDataParallel SHARD_GRAD_OP and FULL_SHARD, one
@@ -80,7 +88,7 @@ CSV_COLUMNS = [
     "model", "seq_len", "gpu", "nodes", "gpus_per_node", "batch_size_per_gpu", "grad_accum_steps",
     "precision", "framework", "step_time_ms", "peak_memory_gb", "source", "note",
     "inter_node_gbps", "inter_node_transport", "recompute", "zero_stage", "tensor_parallel",
-    "pipeline_parallel", "virtual_pipeline_stages",
+    "pipeline_parallel", "virtual_pipeline_stages", "expert_parallel",
 ]
 # torchvision builders for zoo ids: only where torchvision builds the zoo entry's architecture
 # (test/harness.test.ts compares their parameter counts and their convolution and linear FLOPs; the
@@ -126,6 +134,9 @@ def parse_args(argv):
     p.add_argument("--pipeline-parallel", type=int, default=1,
                    help="pipeline stages the layer replay of an embedded zoo model is split into, one per "
                         "group of processes, run 1F1B over --grad-accum-steps micro-batches (default 1)")
+    p.add_argument("--expert-parallel", type=int, default=1,
+                   help="GPUs each mixture-of-experts layer's experts are spread over, consecutive processes of a "
+                        "pipeline stage; tokens reach their experts by all-to-all (layer replay; default 1)")
     p.add_argument("--virtual-pipeline-stages", type=int, default=1,
                    help="model chunks per pipeline stage, run interleaved (Megatron's virtual pipeline "
                         "stages; needs --pipeline-parallel > 1 and micro-batches a multiple of it; default 1)")
@@ -181,7 +192,16 @@ def parse_args(argv):
     if a.pipeline_parallel > 1 and world % model_parallel:
         fail(f"--pipeline-parallel {a.pipeline_parallel}: {world} process{'es' if world > 1 else ''} do not split "
              f"into whole pipelines of {model_parallel} (--tensor-parallel x --pipeline-parallel)")
-    for flag, size in (("--tensor-parallel", a.tensor_parallel), ("--pipeline-parallel", a.pipeline_parallel)):
+    if a.expert_parallel < 1:
+        fail(f"--expert-parallel must be at least 1 (got {a.expert_parallel})")
+    if a.expert_parallel > 1 and (world // a.pipeline_parallel) % a.expert_parallel:
+        fail(f"--expert-parallel {a.expert_parallel}: its groups are processes of a pipeline stage, and the "
+             f"{world // a.pipeline_parallel} of a stage do not split into groups of {a.expert_parallel}")
+    if a.expert_parallel > 1 and a.zero_stage:
+        fail(f"--zero-stage {a.zero_stage} with --expert-parallel: sharding the experts over their own "
+             "data-parallel group is not run here")
+    for flag, size in (("--tensor-parallel", a.tensor_parallel), ("--pipeline-parallel", a.pipeline_parallel),
+                       ("--expert-parallel", a.expert_parallel)):
         if size > 1 and (a.hf_config or a.builder in ("torchvision", "transformers")):
             # Checked here, before any process starts: each would fail alike.
             fail(f"{flag}: the harness splits the layer replay of a zoo model (written by "
@@ -411,17 +431,69 @@ def stage_count(layer, i, stage):
     return count if k == (0 if before else stages - 1) else 0
 
 
-def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None):
+def expert_exchanges(layers):
+    """Per layer entry, the all-to-all expert parallelism puts there: "dispatch" before the first
+    expert layer after a router (the routed tokens to their experts' GPUs), "combine" after the last
+    one before the next router or the end (their outputs back); None elsewhere."""
+    marks = [None] * len(layers)
+    routers = [i for i, l in enumerate(layers) if l.get("router")] + [len(layers)]
+    for start, end in zip(routers, routers[1:]):
+        experts = [i for i in range(start + 1, end) if layers[i].get("experts", 1) > 1]
+        if experts:
+            marks[experts[0]] = "dispatch"
+            marks[experts[-1]] = "combine" if len(experts) > 1 else "both"
+    return marks
+
+
+def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None, ep=None):
     """Every layer instance as its own op on its own input: the predictor's view of the model, run.
     `rerun`: per layer entry, whether recomputation reruns it (checkpointed: its forward runs again
     in backward, and only its input is kept). `tp`: the embedded marks (per layer entry, `split` and
     `row`), the group's `size`, `group` and `dist`: each rank replays its share of the split layers,
     and a row-parallel linear's output is all-reduced over the group in forward and its gradient in
     backward (a checkpointed one's forward all-reduce runs again with its rerun). `stage`: this
-    rank's pipeline stage (stage_count): only its layers are replayed."""
+    rank's pipeline stage (stage_count): only its layers are replayed. `ep`: the expert-parallel
+    group's `size`, `group` and `dist`: each rank holds 1/size of every expert layer's experts and
+    runs the tokens routed to them from the whole group (as many as all experts' share of its own,
+    routing being even), after an all-to-all that sends its routed tokens to their experts' ranks
+    and before one that brings the outputs back (expert_exchanges), each again in backward."""
     from torch.utils.checkpoint import checkpoint  # noqa: PLC0415
     modules, inputs, checkpointed = nn.ModuleList(), [], []
     copies = 0  # weights of tied heads this stage holds a copy of (their table is on another stage)
+    exchanges = expert_exchanges(layers) if ep else [None] * len(layers)
+    if ep:
+        class AllToAll(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return exchange(x)
+
+            @staticmethod
+            def backward(ctx, g):
+                return exchange(g)
+
+        def exchange(x):
+            # Equal shares to every rank of the group (what the data are does not change the time);
+            # a remainder of the flattened tensor that does not split evenly stays.
+            flat = x.detach().reshape(-1)
+            n = flat.numel() - flat.numel() % ep["size"]
+            out = flat.clone()
+            ep["dist"].all_to_all_single(out[:n], flat[:n].contiguous(), group=ep["group"])
+            return out.view_as(x)
+
+        class Exchanged(nn.Module):
+            def __init__(self, op, mark, layer):
+                super().__init__()
+                self.op, self.mark = op, mark
+                tokens = layer.get("tokens", 1)
+                # Per sample, what each of its all-to-alls moves (forward; the same again backward).
+                self.moves = [tokens * layer["inFeatures"]] * (mark in ("dispatch", "both")) + \
+                    [tokens * layer["outFeatures"]] * (mark in ("combine", "both"))
+
+            def forward(self, x):
+                if self.mark in ("dispatch", "both"):
+                    x = AllToAll.apply(x)
+                y = self.op(x)
+                return AllToAll.apply(y) if self.mark in ("combine", "both") else y
     if tp:
         dist, group = tp["dist"], tp["group"]
 
@@ -451,6 +523,9 @@ def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None):
         row = bool(tp and tp["row"][i])
         if tp and tp["split"][i]:
             layer = tensor_parallel_share(layer, tp["size"], row)
+        if ep and layer.get("experts", 1) > 1:
+            # This rank's experts, each with the group's tokens routed to it: the same rows in all.
+            layer = {**layer, "experts": layer["experts"] // ep["size"]}
         for _ in range(stage_count(layer, i, stage)):
             m, spec = layer_module(torch, nn, layer)
             if isinstance(m, nn.Embedding):
@@ -463,6 +538,8 @@ def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None):
                 m = tied_linear(torch, nn, m, tables, i)
             if row:
                 m = RowParallel(m, layer.get("tokens", 1) * layer["outFeatures"])
+            if exchanges[i]:
+                m = Exchanged(m, exchanges[i], layer)
             modules.append(m)
             inputs.append(spec)
             checkpointed.append(bool(rerun and rerun[i]))
@@ -639,16 +716,24 @@ def check_replay(a):
         if pipeline["blocks"] < stages * chunks or not any(blocks):
             fail(f"--pipeline-parallel {stages}{f' x --virtual-pipeline-stages {chunks}' if chunks > 1 else ''}: "
                  f"{model_id} has {pipeline['blocks']} transformer block(s), and every model chunk needs at least one")
+    if a.expert_parallel > 1:
+        counts = sorted({layer["experts"] for layer in spec["layers"] if layer.get("experts", 1) > 1})
+        if not counts or not any(layer.get("router") for layer in spec["layers"]):
+            fail(f"--expert-parallel: {model_id} has no routed expert layers (not a mixture of experts)")
+        if any(n % a.expert_parallel for n in counts):
+            fail(f"--expert-parallel {a.expert_parallel}: must divide the experts of every expert layer "
+                 f"({', '.join(str(n) for n in counts)})")
     if a.zero_stage >= 2 and sliced_heads(spec["layers"]):
         fail(f"--zero-stage {a.zero_stage}: {model_id}'s output head reads a slice of its embedding table "
              "(an adaptive softmax), which FullyShardedDataParallel's units do not share here")
 
 
-def build_workload(torch, nn, a, tp=None, stage=None):
+def build_workload(torch, nn, a, tp=None, stage=None, ep=None):
     """(model id, model, make_batch, loss_fn, builder name). `tp`: this process's tensor-parallel
     group ({"size", "group", "dist"}) when --tensor-parallel > 1; `stage`: its pipeline stage
     ({"index", "stages", "chunks"}) when --pipeline-parallel > 1: then the model is the stage's
-    model chunks (`.chunks`), a batch one per chunk, and the loss function takes (chunk, its batch)."""
+    model chunks (`.chunks`), a batch one per chunk, and the loss function takes (chunk, its batch).
+    `ep`: its expert-parallel group ({"size", "group", "dist"}) when --expert-parallel > 1."""
     spec = layer_spec(a)
     # A layer-list file is the model: its path is what trainplan reads back (relative to the CSV).
     model_id = a.model or a.layers or (spec or {}).get("id") or (spec or {}).get("name")
@@ -661,7 +746,7 @@ def build_workload(torch, nn, a, tp=None, stage=None):
         fail("--recompute: torchvision's models are not checkpointed here; --builder auto replays the layer list")
     # Recomputation checkpoints the layers the zoo marks: the replay, not torchvision's build.
     if a.builder in ("auto", "torchvision") and model_id in TORCHVISION and a.recompute == "none" and not tp \
-            and not stage:
+            and not stage and not ep:
         try:
             image = a.seq_len or (spec or {}).get("imageSize") or 224
             m, mb, lf = torchvision_model(torch, TORCHVISION[model_id], image)
@@ -707,7 +792,7 @@ def build_workload(torch, nn, a, tp=None, stage=None):
         # Model chunk c of stage k is the (c x P + k)-th of the P x V chunks the blocks are split into
         # (Megatron's interleaving: a stage's chunks are P apart); one chunk per stage without it.
         parts = [layer_replay(torch, nn, spec["layers"], rerun, split,
-                              {"index": c * stages + stage["index"], "stages": stages * chunks, "blocks": blocks})
+                              {"index": c * stages + stage["index"], "stages": stages * chunks, "blocks": blocks}, ep)
                  for c in range(chunks)]
 
         class Chunks(nn.Module):
@@ -719,7 +804,7 @@ def build_workload(torch, nn, a, tp=None, stage=None):
         a.seq_len = a.seq_len or built_at
         return (model_id, Chunks(), lambda batch, device, dtype: [part[1](batch, device, dtype) for part in parts],
                 lambda model, chunk_batch: model.chunks[chunk_batch[0]](chunk_batch[1]), "layer-replay")
-    m, mb, lf = layer_replay(torch, nn, spec["layers"], rerun, split)
+    m, mb, lf = layer_replay(torch, nn, spec["layers"], rerun, split, ep=ep)
     # The length the layer list was written for is the one the run ran at (`trainplan harness --seq-len`).
     a.seq_len = a.seq_len or built_at
     return model_id, m, mb, lf, "layer-replay"
@@ -737,6 +822,7 @@ class Trainer:
         shards over (default: all). `pipe`: this rank's pipeline stage and its neighbours (measure)."""
         self.torch, self.loss_fn, self.precision, self.device = torch, loss_fn, precision, device
         self.pipe = pipe
+        self.reductions, self.dist = [], None  # set by measure where it averages the gradients itself
         cuda = device.type == "cuda"
         torch.backends.cuda.matmul.allow_tf32 = precision == "TF32"
         torch.backends.cudnn.allow_tf32 = precision == "TF32"
@@ -803,17 +889,35 @@ class Trainer:
                 p.grad = None
         if self.pipe:
             self.pipeline(batch, accumulate)
-            self.update()
-            return
-        for i in range(accumulate):
-            # Under DistributedDataParallel the gradients are all-reduced once, with the last
-            # micro-batch's backward, as accumulating code does (no_sync): not once per micro-batch.
-            last = i == accumulate - 1
-            quiet = self.model.no_sync() if not last and hasattr(self.model, "no_sync") else contextlib.nullcontext()
-            with quiet:
-                loss = self.forward(batch)
-                self.backward(loss / accumulate if accumulate > 1 else loss)
+        else:
+            for i in range(accumulate):
+                # Under DistributedDataParallel the gradients are all-reduced once, with the last
+                # micro-batch's backward, as accumulating code does (no_sync): not once per micro-batch.
+                last = i == accumulate - 1
+                quiet = self.model.no_sync() if not last and hasattr(self.model, "no_sync") else contextlib.nullcontext()
+                with quiet:
+                    loss = self.forward(batch)
+                    self.backward(loss / accumulate if accumulate > 1 else loss)
+        self.reduce()
         self.update()
+
+    def reduce(self):
+        """Where DistributedDataParallel does not average the gradients (a pipeline, expert
+        parallelism), each group of weights is averaged over the ranks that hold it, after the last
+        micro-batch's backward as Megatron does: `reductions`, (weights, group, ranks)."""
+        for params, group, ranks in self.reductions:
+            grads = [p.grad for p in params if p.grad is not None]
+            for dtype in sorted({g.dtype for g in grads}, key=str):
+                same = [g for g in grads if g.dtype == dtype]
+                flat = self.torch.cat([g.reshape(-1) for g in same])
+                if dtype == self.torch.bfloat16 and self.dist.get_backend(group) == "gloo":
+                    flat = flat.float()  # gloo (CPU) has no bfloat16 reductions; NCCL reduces it as is
+                self.dist.all_reduce(flat, group=group)
+                flat /= ranks
+                offset = 0
+                for g in same:
+                    g.copy_(flat[offset:offset + g.numel()].view_as(g))
+                    offset += g.numel()
 
     def pipeline(self, batch, micro):
         """One step's micro-batches through this rank's pipeline stage, as Megatron schedules them.
@@ -826,7 +930,7 @@ class Trainer:
         own on; a backward waits for the gradient of the chunk after and sends one back: the
         residual stream's size each way, what the predictor costs per boundary. Sends do not wait
         (the order alone cannot deadlock); receives do, which is the bubble. Then the gradients are
-        averaged over the data-parallel replicas, once per step."""
+        averaged (reduce)."""
         pipe, dist = self.pipe, self.pipe["dist"]
         k, stages, chunks, group = pipe["stage"], pipe["stages"], pipe["chunks"], pipe["group"]
         total = micro * chunks
@@ -873,20 +977,6 @@ class Trainer:
             backward(j)
         for s in sends:
             s.wait()
-        if pipe["replicas"] > 1:
-            # Megatron's data-parallel all-reduce of the gradients after the last backward.
-            grads = [p.grad for p in self.params if p.grad is not None]
-            for dtype in sorted({g.dtype for g in grads}, key=str):
-                same = [g for g in grads if g.dtype == dtype]
-                flat = self.torch.cat([g.reshape(-1) for g in same])
-                if dtype == self.torch.bfloat16 and dist.get_backend(pipe["dp_group"]) == "gloo":
-                    flat = flat.float()  # gloo (CPU) has no bfloat16 reductions; NCCL reduces it as is
-                dist.all_reduce(flat, group=pipe["dp_group"])
-                flat /= pipe["replicas"]
-                offset = 0
-                for g in same:
-                    g.copy_(flat[offset:offset + g.numel()].view_as(g))
-                    offset += g.numel()
 
     def forward(self, batch):
         torch = self.torch
@@ -970,10 +1060,11 @@ def measure(a, group=None):
         import torch.distributed as dist  # noqa: PLC0415
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo", init_method=group["init"],
                                 rank=group["rank"], world_size=group["world"])
-    tp, dp_group, pipe, stage = None, None, None, None
-    size, stages = a.tensor_parallel, a.pipeline_parallel
+    tp, dp_group, pipe, stage, ep, expert_dp_group = None, None, None, None, None, None
+    size, stages, experts = a.tensor_parallel, a.pipeline_parallel, a.expert_parallel
     data_parallel = group["world"] // (size * stages) if group else 1
-    if dist and size * stages > 1:
+    span = size * data_parallel  # ranks per pipeline stage
+    if dist and size * stages * experts > 1:
         # Megatron's order: rank = t + T x (d + D x s) for tensor-parallel rank t, data-parallel
         # rank d and pipeline stage s. A tensor-parallel group is consecutive ranks (GPUs of one
         # machine, as parse_args checked), data parallelism runs across the groups of a stage, the
@@ -987,6 +1078,12 @@ def measure(a, group=None):
             ("tensor", [[rank_of(t, d, s) for t in range(size)] for s in range(stages) for d in range(data_parallel)]),
             ("data", [[rank_of(t, d, s) for d in range(data_parallel)] for s in range(stages) for t in range(size)]),
             ("pipeline", [[rank_of(t, d, s) for s in range(stages)] for d in range(data_parallel) for t in range(size)]),
+            # Expert parallelism: consecutive ranks of a stage (Megatron-Core's expert order, expert
+            # TP 1), and the ranks holding the same experts, over which their gradients are averaged.
+            ("expert", [[s * span + j * experts + i for i in range(experts)]
+                        for s in range(stages) for j in range(span // experts)] if experts > 1 else []),
+            ("expert-data", [[s * span + j * experts + i for j in range(span // experts)]
+                             for s in range(stages) for i in range(experts)] if experts > 1 else []),
         )
         for kind, lists in groups:
             for members in lists:
@@ -997,17 +1094,19 @@ def measure(a, group=None):
                     tp = {"size": size, "group": g, "dist": dist}
                 elif kind == "data":
                     dp_group = g
+                elif kind == "expert":
+                    ep = {"size": experts, "group": g, "dist": dist}
+                elif kind == "expert-data":
+                    expert_dp_group = g
                 elif kind == "pipeline" and stages > 1:
-                    span = size * data_parallel  # ranks per stage
                     k = rank // span
                     # Interleaved, the first stage's later chunks follow the last stage's earlier ones.
                     pipe = {"stage": k, "stages": stages, "chunks": a.virtual_pipeline_stages, "group": g,
-                            "dist": dist, "prev": members[(k - 1) % stages], "next": members[(k + 1) % stages],
-                            "replicas": data_parallel, "dp_group": dp_group}
+                            "dist": dist, "prev": members[(k - 1) % stages], "next": members[(k + 1) % stages]}
         if pipe:
             stage = {"index": pipe["stage"], "stages": stages, "chunks": pipe["chunks"]}
     torch.manual_seed(0)
-    model_id, model, make_batch, loss_fn, builder = build_workload(torch, nn, a, tp, stage)
+    model_id, model, make_batch, loss_fn, builder = build_workload(torch, nn, a, tp, stage, ep)
     optimizer = (EMBEDDED_MODEL or {}).get("optimizer", "adam") if builder == "layer-replay" else (
         "sgd" if builder == "torchvision" else "adam")
     # What was trained, counted before FullyShardedDataParallel flattens and shards the weights.
@@ -1055,7 +1154,17 @@ def measure(a, group=None):
     # under DistributedDataParallel, which rebuilds its gradient buckets then: at least two are run.
     # Tensor parallel alone (one group): no replica to average gradients with. A pipeline averages
     # its gradients itself (Trainer.pipeline), after the last micro-batch's backward.
-    ddp = dist and a.zero_stage < 2 and data_parallel > 1 and not pipe
+    ddp = dist and a.zero_stage < 2 and data_parallel > 1 and not pipe and not ep
+    if dist and (pipe or ep):
+        # Averaged by Trainer.reduce: the weights every replica holds over the data-parallel group,
+        # the experts over the ranks holding the same ones (a stage's ranks / expert parallelism).
+        expert_params = {id(p) for m in trainer.model.modules() if type(m).__name__ == "Experts"
+                         for p in m.parameters()} if ep else set()
+        dense = [p for p in trainer.params if id(p) not in expert_params]
+        held = [p for p in trainer.params if id(p) in expert_params]
+        trainer.dist = dist
+        trainer.reductions = [(params, g, n) for params, g, n in (
+            (dense, dp_group, data_parallel), (held, expert_dp_group, span // experts)) if params and n > 1]
     warmed = max(a.warmup, 2) if ddp else a.warmup
     warmup = warmed
     if ddp:
@@ -1092,8 +1201,9 @@ def measure(a, group=None):
         times, peak = gathered[:-1].tolist(), (gathered[-1].item() if peak is not None else None)
         # The row-parallel all-reduces of a tensor-parallel rank, over every stage of its pipeline.
         rows = [m for m in model.modules() if type(m).__name__ == "RowParallel"]
-        reduces = torch.tensor([len(rows), sum(m.elements for m in rows)], dtype=torch.float64,
-                               device=device if device.type == "cuda" else "cpu")
+        moves = [x for m in model.modules() if type(m).__name__ == "Exchanged" for x in m.moves]
+        reduces = torch.tensor([len(rows), sum(m.elements for m in rows), len(moves), sum(moves)],
+                               dtype=torch.float64, device=device if device.type == "cuda" else "cpu")
         if pipe:
             dist.all_reduce(reduces, group=pipe["group"])
         reduces = [round(x) for x in reduces.tolist()]
@@ -1105,6 +1215,10 @@ def measure(a, group=None):
         layout = (f"{group['world']} processes ({group['local_world']} per node x "
                   f"{nodes} node{'s' if nodes > 1 else ''})")
         tp_words = f"{reduces[0]} row-parallel all-reduces per pass, {reduces[1]} elements per sample in all"
+        ep_words = (f"expert parallel {experts}: {reduces[2]} all-to-alls per pass, {reduces[3]} elements per "
+                    f"sample in all" + (f", the experts' gradients averaged over the {span // experts} ranks holding them"
+                                        if span // experts > 1 else "")
+                    if experts > 1 else "")
         chunks = a.virtual_pipeline_stages
         schedule = f"interleaved 1F1B, {chunks} model chunks per stage," if chunks > 1 else "1F1B"
         boundaries = stages * chunks - 1
@@ -1119,12 +1233,20 @@ def measure(a, group=None):
                 f"{pipe['boundary']} elements each way per micro-batch at {crossings}",
                 f"weights per stage {' / '.join(str(w) for w in pipe['weights'])}{copy_words}",
                 *([tp_words] if size > 1 else []),
+                *([ep_words] if ep_words else []),
                 *(["gradients all-reduced across the replicas after the last micro-batch"] if data_parallel > 1 else []),
                 f"on {backend}, each step the slowest process's",
             ])
-        elif a.tensor_parallel > 1:
-            processes = (f"tensor parallel {a.tensor_parallel} x data parallel {data_parallel} over {layout}: {tp_words}"
-                         f"{f', {wrapper} across the groups' if ddp else ''}, on {backend}, each step the slowest process's")
+        elif a.tensor_parallel > 1 or ep_words:
+            processes = ", ".join([
+                f"tensor parallel {size} x data parallel {data_parallel} over {layout}: {tp_words}" if size > 1
+                else f"data parallel {data_parallel} over {layout}",
+                *([ep_words] if ep_words else []),
+                *([f"{wrapper} across the groups"] if ddp else []),
+                *(["gradients all-reduced across the replicas after the last micro-batch"]
+                  if ep_words and data_parallel > 1 else []),
+                f"on {backend}, each step the slowest process's",
+            ])
         else:
             processes = (f"data parallel over {layout}, {wrapper} on {backend}, "
                          "each step the slowest process's")
@@ -1162,6 +1284,7 @@ def measure(a, group=None):
         "tensor_parallel": a.tensor_parallel if a.tensor_parallel > 1 else "",  # empty: 1
         "pipeline_parallel": stages if stages > 1 else "",  # empty: 1
         "virtual_pipeline_stages": a.virtual_pipeline_stages if a.virtual_pipeline_stages > 1 else "",  # empty: 1
+        "expert_parallel": experts if experts > 1 else "",  # empty: 1
     }
 
 

@@ -11,7 +11,7 @@ import { catalogGpuForDevice } from './device-names.js';
 import { checkOwner, recordRuns, RUN_LIMITS, type RecordResult, type RunInput } from './measurements.js';
 import { InputError } from './validate.js';
 import { costOf } from '../predictor/predict.js';
-import { parallelStructure, parametersPerGpu, PLAIN } from '../predictor/parallel.js';
+import { parallelStructure, parametersPerGpu, PLAIN, type Parallelism } from '../predictor/parallel.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { fromLayerList, parseHuggingFaceConfig } from '../predictor/import/index.js';
 
@@ -89,8 +89,13 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
   };
   const tensorParallel = split('tensor_parallel'),
     pipelineParallel = split('pipeline_parallel'),
-    virtualStages = split('virtual_pipeline_stages');
-  checkTrainedWeights(str('note'), model, customModel, num('seq_len'), Number(tensorParallel));
+    virtualStages = split('virtual_pipeline_stages'),
+    expertParallel = split('expert_parallel');
+  checkTrainedWeights(str('note'), model, customModel, num('seq_len'), {
+    ...PLAIN,
+    tensorParallel: Number(tensorParallel),
+    expertParallel: Number(expertParallel),
+  });
   const framework = str('framework') || 'PyTorch';
   if (!(FRAMEWORKS as readonly string[]).includes(framework))
     throw new Error(`framework: "${framework}" is not one of ${FRAMEWORKS.join(', ')}`);
@@ -124,12 +129,17 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
     fp32UsesTf32: precision !== 'FP32', // the harness runs FP32 with TF32 off
     // An empty cell says nothing (the framework's layout holds); anything but true/false is refused.
     channelsLast: booleanCell('channels_last', str('channels_last')) ?? null,
-    ...(recompute !== 'none' || zeroStage !== '0' || tensorParallel !== '1' || pipelineParallel !== '1'
+    ...(recompute !== 'none' ||
+    zeroStage !== '0' ||
+    tensorParallel !== '1' ||
+    pipelineParallel !== '1' ||
+    expertParallel !== '1'
       ? {
           parallelism: {
             tensorParallel: Number(tensorParallel),
             pipelineParallel: Number(pipelineParallel),
             ...(virtualStages !== '1' ? { virtualPipelineStages: Number(virtualStages) } : {}),
+            ...(expertParallel !== '1' ? { expertParallel: Number(expertParallel) } : {}),
             zeroStage: Number(zeroStage),
             recompute: recompute as Recompute,
           },
@@ -157,8 +167,8 @@ function checkTrainedWeights(
   note: string,
   model: string,
   custom: CustomModel,
-  seqLen?: number,
-  tensorParallel = 1,
+  seqLen: number | undefined,
+  split: Parallelism,
 ) {
   const stated = /\bparameters (\d+)\b/.exec(note);
   if (!stated) return;
@@ -172,19 +182,18 @@ function checkTrainedWeights(
   if (!def) return; // not a zoo id: recordRuns refuses it with its own reason
   const trained = Number(stated[1]),
     cost = costOf(def);
-  // Under tensor parallelism each rank trained its share (measure.py keeps the norms and the
-  // row-parallel biases whole, as Megatron does: a few hundredths of a percent more). Under pipeline
-  // parallelism the note counts a rank's share over every stage of its pipeline: the same figure.
-  const expected =
-    tensorParallel > 1
-      ? parametersPerGpu(cost, parallelStructure(cost, def.layers), {
-          ...PLAIN,
-          tensorParallel,
-        })
-      : cost.parameters;
+  // Under tensor and expert parallelism each rank trained its share (measure.py keeps the norms and
+  // the row-parallel biases whole, as Megatron does: a few hundredths of a percent more). Under
+  // pipeline parallelism the note counts a rank's share over every stage of its pipeline: the same
+  // figure, which `split` (pipeline left out) gives.
+  const expected = parametersPerGpu(cost, parallelStructure(cost, def.layers), split);
+  const per = [
+    split.tensorParallel > 1 ? `tensor parallelism ${split.tensorParallel}` : '',
+    (split.expertParallel ?? 1) > 1 ? `expert parallelism ${split.expertParallel}` : '',
+  ].filter(Boolean);
   if (Math.abs(trained / expected - 1) > 0.005)
     throw new Error(
-      `note: the run trained ${trained.toLocaleString('en-US')} weights, but ${model} has ${Math.round(expected).toLocaleString('en-US')}${tensorParallel > 1 ? ` per GPU at tensor parallelism ${tensorParallel}` : ''}: it timed another network (time it again with the measure.py this trainplan writes: trainplan harness)`,
+      `note: the run trained ${trained.toLocaleString('en-US')} weights, but ${model} has ${Math.round(expected).toLocaleString('en-US')}${per.length ? ` per GPU at ${per.join(' and ')}` : ''}: it timed another network (time it again with the measure.py this trainplan writes: trainplan harness)`,
     );
 }
 

@@ -4,7 +4,7 @@
 // rejected with that reason and nothing is stored; a run on a catalog GPU is stored.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -531,6 +531,98 @@ describe('measurement harness on CPU', () => {
     }
   }, 180_000);
 
+  it('times expert parallelism: each rank its experts, the all-to-alls the predictor costs, imported at that layout', async () => {
+    // A tiny mixture of experts (2 blocks, 4 experts, top-2) as a layer list, on four processes:
+    // two expert-parallel groups of two, each rank holding two of every layer's four experts.
+    copyFileSync(new URL('./fixtures-harness/tiny-moe.json', import.meta.url), join(dir, 'tiny-moe.json'));
+    const moe = (args: string[]) =>
+      spawn(
+        python,
+        [
+          HARNESS_FILE.pathname,
+          '--layers',
+          'tiny-moe.json',
+          '--batch-size',
+          '2',
+          '--steps',
+          '2',
+          '--warmup',
+          '1',
+          '--device',
+          'cpu',
+          ...args,
+        ],
+        { cwd: dir, stdio: 'pipe' },
+      );
+    expect(
+      await exited(
+        moe(['--gpus', '4', '--expert-parallel', '2', '--grad-accum-steps', '2', '--out', 'moe.csv']),
+      ),
+    ).toEqual({ status: 0, stderr: '' });
+    const [row] = readRunsFile(join(dir, 'moe.csv'));
+    expect(row.expert_parallel).toBe('2');
+    const { model } = loadModelFile(join(dir, 'tiny-moe.json'));
+    const cost = costOf(model);
+    const s = parallelStructure(cost, model.layers);
+    // Per pass, each MoE layer's dispatch and combine (predictor/step.ts: 2 x the dispatched
+    // elements, (EP - 1) / EP of them leaving the rank).
+    expect(s.moeLayers).toBe(2);
+    expect(row.note).toContain(
+      `data parallel 4 over 4 processes (4 per node x 1 node), expert parallel 2: ${2 * s.moeLayers} all-to-alls per pass, ${2 * s.expertDispatchElements} elements per sample in all, the experts' gradients averaged over the 2 ranks holding them, gradients all-reduced across the replicas after the last micro-batch, on gloo`,
+    );
+    // Each rank trained the dense weights and half the experts: the predictor's share per GPU.
+    const trained = Number(/\bparameters (\d+)/.exec(String(row.note))![1]);
+    expect(trained).toBe(s.splitParameters + s.replicatedParameters + s.expertParameters / 2);
+    expect(runFromRow(row, dir).parallelism).toEqual({
+      tensorParallel: 1,
+      pipelineParallel: 1,
+      expertParallel: 2,
+      zeroStage: 0,
+      recompute: 'none',
+    });
+
+    for (const [args, message] of [
+      [['--gpus', '3', '--expert-parallel', '2'], /the 3 of a stage do not split into groups of 2/],
+      [
+        ['--gpus', '3', '--expert-parallel', '3'],
+        /--expert-parallel 3: must divide the experts of every expert layer \(4\)/,
+      ],
+      [
+        ['--gpus', '4', '--expert-parallel', '2', '--zero-stage', '1'],
+        /sharding the experts over their own data-parallel group is not run here/,
+      ],
+    ] as [string[], RegExp][]) {
+      const refused = await exited(moe(args));
+      expect(refused.status, args.join(' ')).toBe(2);
+      expect(refused.stderr).toMatch(message);
+    }
+    // Without its router and experts the model has nothing to spread.
+    const { layers } = JSON.parse(readFileSync(join(dir, 'tiny-moe.json'), 'utf8')) as {
+      layers: { router?: boolean; experts?: number }[];
+    };
+    writeFileSync(
+      join(dir, 'tiny-dense.json'),
+      JSON.stringify(layers.filter((l) => !l.router && !l.experts)),
+    );
+    const dense = spawnSync(
+      python,
+      [
+        HARNESS_FILE.pathname,
+        '--layers',
+        'tiny-dense.json',
+        '--batch-size',
+        '2',
+        '--gpus',
+        '2',
+        '--expert-parallel',
+        '2',
+      ],
+      { cwd: dir, encoding: 'utf8' },
+    );
+    expect(dense.status).toBe(2);
+    expect(dense.stderr).toMatch(/--expert-parallel: tiny-dense\.json has no routed expert layers/);
+  }, 120_000);
+
   it('schedules a pipeline as Megatron does, 1F1B and interleaved, deadlock-free', () => {
     // Trainer.pipeline of every stage, each in a thread, with the sends and receives through
     // queues (a receive waits, a send does not, as on gloo and NCCL): every stage's order of
@@ -557,7 +649,7 @@ describe('measurement harness on CPU', () => {
           '    def __init__(self, k):',
           '        self.k, self.n, self.params = k, [0] * V, []',
           '        self.pipe = {"stage": k, "stages": P, "chunks": V, "group": None, "dist": Dist(k), "prev": (k - 1) % P,',
-          '                     "next": (k + 1) % P, "replicas": 1, "inbox": None, "outbox": None}',
+          '                     "next": (k + 1) % P, "inbox": None, "outbox": None}',
           '    def forward(self, chunk_batch):',
           '        c = chunk_batch[0]',
           '        events[self.k].append(f"F{c}.{self.n[c]}"); self.n[c] += 1; return Loss(f"{c}.{self.n[c] - 1}")',
