@@ -75,13 +75,11 @@ const RECORD_NOTE =
 
 /**
  * What splits the model beyond what measure.py runs (data parallelism, ZeRO, tensor parallelism
- * over a machine's GPUs, and pipelines, interleaved or not), in words; empty when it runs the layout.
+ * over a machine's GPUs, pipelines, interleaved or not, and expert parallelism), in words; empty when
+ * it runs the layout.
  */
 function splitLayout(p: PlanParallelism): string[] {
-  return [
-    p.contextParallel > 1 ? `context parallelism ${p.contextParallel}` : '',
-    p.expertParallel > 1 ? `expert parallelism ${p.expertParallel}` : '',
-  ].filter(Boolean);
+  return [p.contextParallel > 1 ? `context parallelism ${p.contextParallel}` : ''].filter(Boolean);
 }
 
 /** Why measure.py cannot run this recomputation, or null when it can. */
@@ -111,7 +109,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
   const split = splitLayout(t.parallelism);
   if (split.length)
     return none(
-      `the harness times data parallelism (DistributedDataParallel, or ZeRO's sharding of it), tensor and pipeline parallelism; this configuration uses ${split.join(', ')}`,
+      `the harness times data parallelism (DistributedDataParallel, or ZeRO's sharding of it), tensor, pipeline and expert parallelism; this configuration uses ${split.join(', ')}`,
     );
   const zero = t.parallelism.zeroStage;
   const tp = t.parallelism.tensorParallel;
@@ -123,6 +121,11 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
   if (tp > 1 && t.gpusPerNode % tp !== 0)
     return none(
       `the harness's tensor-parallel groups are GPUs of one machine; ${t.gpusPerNode} per node do not split into groups of ${tp}`,
+    );
+  const ep = t.parallelism.expertParallel;
+  if (ep > 1 && zero > 0)
+    return none(
+      `the harness runs expert parallelism without ZeRO (sharding the experts over their own data-parallel group is not run); this configuration uses ZeRO stage ${zero}`,
     );
   if (tp * pp > 1 && zero >= 2)
     return none(
@@ -148,9 +151,9 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     return none(
       'the harness builds zoo models and Hugging Face configs; this model is an ONNX graph or a layer list',
     );
-  if (custom && tp * pp > 1)
+  if (custom && tp * pp * ep > 1)
     return none(
-      `the harness splits a zoo model's layer replay by tensor and pipeline parallelism, not a Hugging Face build; this configuration uses ${[tp > 1 ? `tensor parallelism ${tp}` : '', pp > 1 ? `pipeline parallelism ${pp}` : ''].filter(Boolean).join(' and ')}`,
+      `the harness splits a zoo model's layer replay by tensor, pipeline and expert parallelism, not a Hugging Face build; this configuration uses ${[tp > 1 ? `tensor parallelism ${tp}` : '', pp > 1 ? `pipeline parallelism ${pp}` : '', ep > 1 ? `expert parallelism ${ep}` : ''].filter(Boolean).join(' and ')}`,
     );
   const recompute = t.parallelism.recompute;
   const refused = recomputeRefusal(t.parallelism, !!custom);
@@ -171,6 +174,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     ...(tp > 1 ? [`--tensor-parallel ${tp}`] : []),
     ...(pp > 1 ? [`--pipeline-parallel ${pp}`] : []),
     ...(v > 1 ? [`--virtual-pipeline-stages ${v}`] : []),
+    ...(ep > 1 ? [`--expert-parallel ${ep}`] : []),
   ];
   let run: string;
   const where: string[] = [];
@@ -201,6 +205,9 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
       : '',
     pp > 1
       ? `pipeline parallelism ${pp} is replayed as Megatron splits and schedules it: each stage its 1/${pp} of the transformer blocks${v > 1 ? ` in ${v} model chunks ${pp} apart` : ''} (the first also the embeddings, the last the head and loss), ${v > 1 ? 'interleaved 1F1B' : '1F1B'} over the ${t.gradAccumSteps} micro-batches, the residual stream sent across each stage boundary forward and its gradient backward, the gradients all-reduced across the replicas after the last micro-batch`
+      : '',
+    ep > 1
+      ? `expert parallelism ${ep} is replayed as Megatron-Core runs it (expert tensor parallelism 1): each GPU holds 1/${ep} of every expert layer's experts and runs the tokens routed to them, evenly routed, after an all-to-all that dispatches them and before one that combines them, forward and backward`
       : '',
     zero >= 2
       ? `ZeRO stage ${zero} runs under FullyShardedDataParallel (${zero === 3 ? 'FULL_SHARD' : 'SHARD_GRAD_OP'}), which needs PyTorch 2`

@@ -158,6 +158,24 @@ describe('harness commands', () => {
     );
   });
 
+  it('run expert parallelism as a layer replay: each GPU its experts, the all-to-alls the predictor costs', async () => {
+    const h = await harnessOf({
+      workload: { model: 'mixtral_8x7b', samples: 1e6 },
+      gpu: 'H100-SXM5-80GB',
+      precision: 'BF16',
+      gpusPerNode: 8,
+      batchSizePerGpu: 1,
+      parallelism: { tensorParallel: 2, expertParallel: 8 },
+    });
+    expect(h.commands.slice(0, 2)).toEqual([
+      'npx trainplan harness --model mixtral_8x7b --out measure.py',
+      'python3 measure.py --batch-size 1 --precision BF16 --tensor-parallel 2 --expert-parallel 8 --gpus 8 --out runs.csv',
+    ]);
+    expect(h.note).toMatch(
+      /expert parallelism 8 is replayed as Megatron-Core runs it \(expert tensor parallelism 1\): each GPU holds 1\/8 of every expert layer's experts/,
+    );
+  });
+
   it('build a Hugging Face config with transformers at the length predicted, and say what differs from a tuned stack', async () => {
     const gpt2 = HF_CONFIGS.find((c) => c.id === 'gpt2')!;
     const h = await harnessOf({
@@ -198,7 +216,18 @@ describe('harness commands', () => {
           gpusPerNode: 8,
           parallelism: { contextParallel: 2 },
         },
-        /tensor and pipeline parallelism; this configuration uses context parallelism 2/,
+        /tensor, pipeline and expert parallelism; this configuration uses context parallelism 2/,
+      ],
+      [
+        {
+          workload: { model: 'mixtral_8x7b', samples: 1e6 },
+          gpu: 'H100-SXM5-80GB',
+          precision: 'BF16',
+          gpusPerNode: 8,
+          batchSizePerGpu: 1,
+          parallelism: { expertParallel: 8, zeroStage: 1 },
+        },
+        /runs expert parallelism without ZeRO .*; this configuration uses ZeRO stage 1/,
       ],
       [
         {
@@ -241,7 +270,7 @@ describe('harness commands', () => {
             samples: 1e6,
           },
         },
-        /splits a zoo model's layer replay by tensor and pipeline parallelism, not a Hugging Face build; this configuration uses tensor parallelism 2/,
+        /splits a zoo model's layer replay by tensor, pipeline and expert parallelism, not a Hugging Face build; this configuration uses tensor parallelism 2/,
       ],
       [
         { gpu: 'H100-SXM5-80GB', precision: 'FP8', gpusPerNode: 2, parallelism: { zeroStage: 3 } },
