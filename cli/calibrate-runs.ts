@@ -19,7 +19,8 @@ export const CALIBRATE_RUNS_HELP = `trainplan calibrate import FILE [--owner NAM
   if it split the layers (measure.py --tensor-parallel); pipeline_parallel: its stages if it ran a
   pipeline (measure.py --pipeline-parallel), virtual_pipeline_stages: its model chunks per stage if
   interleaved; expert_parallel: its degree if it spread the experts (measure.py --expert-parallel);
-  for a run across nodes,
+  context_parallel: its ring's size if it split the sequences (measure.py --context-parallel); for a
+  run across nodes,
   inter_node_gbps and inter_node_transport: RDMA or TCP, Ethernet only) or JSON (a list of those
   rows, or of MeasurementInput objects). model: a zoo id, or a path (relative to FILE) to a
   layer-list .json or a Hugging Face config.json; gpu: a catalog id, or the name the device

@@ -52,6 +52,14 @@ P) run through them in groups of P with Megatron's interleaved warm-up. A tied h
 stage trains its own copy of the table (Megatron also all-reduces the two copies' gradients, which
 is not replayed).
 
+Context parallelism (`--context-parallel C`, layer replay only): rings of C processes (after the
+tensor-parallel ranks in Megatron's order), each replaying its 1/C of every sequence (the attention's
+queries against all keys); at each attention core K and V go round the ring, C - 1 steps of the
+rank's K and V, posted before the core's first layer computes and awaited after it (ring attention
+overlaps them so), twice in backward (K and V again, their gradients) and again when recomputation
+reruns the core: the exchanges the predictor costs. Gradients are averaged over the data- and
+context-parallel ranks together, as Megatron does.
+
 Expert parallelism (`--expert-parallel E`, layer replay of a mixture of experts): groups of E
 consecutive processes of a pipeline stage (Megatron-Core's order, expert tensor parallelism 1),
 each holding 1/E of every expert layer's experts and running the tokens routed to them from the
@@ -88,7 +96,7 @@ CSV_COLUMNS = [
     "model", "seq_len", "gpu", "nodes", "gpus_per_node", "batch_size_per_gpu", "grad_accum_steps",
     "precision", "framework", "step_time_ms", "peak_memory_gb", "source", "note",
     "inter_node_gbps", "inter_node_transport", "recompute", "zero_stage", "tensor_parallel",
-    "pipeline_parallel", "virtual_pipeline_stages", "expert_parallel",
+    "pipeline_parallel", "virtual_pipeline_stages", "expert_parallel", "context_parallel",
 ]
 # torchvision builders for zoo ids: only where torchvision builds the zoo entry's architecture
 # (test/harness.test.ts compares their parameter counts and their convolution and linear FLOPs; the
@@ -134,6 +142,9 @@ def parse_args(argv):
     p.add_argument("--pipeline-parallel", type=int, default=1,
                    help="pipeline stages the layer replay of an embedded zoo model is split into, one per "
                         "group of processes, run 1F1B over --grad-accum-steps micro-batches (default 1)")
+    p.add_argument("--context-parallel", type=int, default=1,
+                   help="GPUs each sequence is split over (ring attention: K and V go round them), consecutive "
+                        "processes after the tensor-parallel ones (layer replay of an embedded zoo model; default 1)")
     p.add_argument("--expert-parallel", type=int, default=1,
                    help="GPUs each mixture-of-experts layer's experts are spread over, consecutive processes of a "
                         "pipeline stage; tokens reach their experts by all-to-all (layer replay; default 1)")
@@ -188,10 +199,16 @@ def parse_args(argv):
         fail(f"--virtual-pipeline-stages: the interleaved schedule runs micro-batches in groups of the "
              f"{a.pipeline_parallel} stages; give --grad-accum-steps a multiple of {a.pipeline_parallel} "
              f"(got {a.grad_accum_steps})")
+    if a.context_parallel < 1:
+        fail(f"--context-parallel must be at least 1 (got {a.context_parallel})")
     model_parallel = a.tensor_parallel * a.pipeline_parallel
     if a.pipeline_parallel > 1 and world % model_parallel:
         fail(f"--pipeline-parallel {a.pipeline_parallel}: {world} process{'es' if world > 1 else ''} do not split "
              f"into whole pipelines of {model_parallel} (--tensor-parallel x --pipeline-parallel)")
+    if a.context_parallel > 1 and world % (model_parallel * a.context_parallel):
+        fail(f"--context-parallel {a.context_parallel}: {world} process{'es' if world > 1 else ''} do not split "
+             f"into whole replicas of {model_parallel * a.context_parallel} (--tensor-parallel x --pipeline-parallel "
+             "x --context-parallel)")
     if a.expert_parallel < 1:
         fail(f"--expert-parallel must be at least 1 (got {a.expert_parallel})")
     if a.expert_parallel > 1 and (world // a.pipeline_parallel) % a.expert_parallel:
@@ -201,7 +218,7 @@ def parse_args(argv):
         fail(f"--zero-stage {a.zero_stage} with --expert-parallel: sharding the experts over their own "
              "data-parallel group is not run here")
     for flag, size in (("--tensor-parallel", a.tensor_parallel), ("--pipeline-parallel", a.pipeline_parallel),
-                       ("--expert-parallel", a.expert_parallel)):
+                       ("--context-parallel", a.context_parallel), ("--expert-parallel", a.expert_parallel)):
         if size > 1 and (a.hf_config or a.builder in ("torchvision", "transformers")):
             # Checked here, before any process starts: each would fail alike.
             fail(f"{flag}: the harness splits the layer replay of a zoo model (written by "
@@ -416,6 +433,28 @@ def tensor_parallel_share(layer, size, row):
     return share
 
 
+def context_parallel_share(layer, size):
+    """A layer entry as one of `size` context-parallel ranks runs it: its 1/size of every sequence's
+    tokens (rounded up where it does not divide), the attention's queries against all the keys (the
+    keys and values come round the ring): 1/size of the work, as the predictor costs it."""
+    share = dict(layer)
+
+    def cut(key):
+        share[key] = max(1, -(-layer[key] // size))
+    t = layer["type"]
+    if t == "linear" and layer.get("experts", 1) > 1:
+        share["tokens"] = layer.get("tokens", 1) / size
+    elif t in ("linear", "embedding"):
+        cut("tokens")
+    elif t == "matmul":
+        cut("m")
+    elif t in ("norm", "activation", "elementwise", "softmax", "loss"):
+        cut("elements")
+        if t == "norm":
+            share["elements"] = max(share["elements"], layer["channels"])
+    return share
+
+
 def stage_count(layer, i, stage):
     """How many instances of layer entry `i` pipeline stage `stage` ({"index", "stages", "blocks"}:
     the entries in transformer blocks, one contiguous run) replays, as Megatron splits a model: the
@@ -445,7 +484,7 @@ def expert_exchanges(layers):
     return marks
 
 
-def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None, ep=None):
+def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None, ep=None, cp=None):
     """Every layer instance as its own op on its own input: the predictor's view of the model, run.
     `rerun`: per layer entry, whether recomputation reruns it (checkpointed: its forward runs again
     in backward, and only its input is kept). `tp`: the embedded marks (per layer entry, `split` and
@@ -456,7 +495,12 @@ def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None, ep=None):
     group's `size`, `group` and `dist`: each rank holds 1/size of every expert layer's experts and
     runs the tokens routed to them from the whole group (as many as all experts' share of its own,
     routing being even), after an all-to-all that sends its routed tokens to their experts' ranks
-    and before one that brings the outputs back (expert_exchanges), each again in backward."""
+    and before one that brings the outputs back (expert_exchanges), each again in backward. `cp`:
+    the context-parallel group's `size`, `group` and `dist`, the embedded `ring` marks and `chunk`
+    (a rank's K and V per sample): each rank replays its 1/size of every sequence, and at each
+    attention core K and V go round the ring (size - 1 steps), in flight while the core's first
+    layer computes, as ring attention overlaps them; twice in backward (K and V again, then their
+    gradients), and again when recomputation reruns the core."""
     from torch.utils.checkpoint import checkpoint  # noqa: PLC0415
     modules, inputs, checkpointed = nn.ModuleList(), [], []
     copies = 0  # weights of tied heads this stage holds a copy of (their table is on another stage)
@@ -518,11 +562,61 @@ def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None, ep=None):
 
             def forward(self, x):
                 return AllReduce.apply(self.op(x))
+    if cp:
+        def ring(n, passes):
+            """Post `passes` trips of n elements round the ring: each step a send to the next rank
+            and a receive from the previous one; the handles, to wait on."""
+            dist, ranks = cp["dist"], cp["ranks"]
+            me = ranks.index(dist.get_rank())
+            out = torch.zeros(n, device=cp["device"], dtype=cp["dtype"])
+            back = torch.empty_like(out)
+            return [h for _ in range(passes * (cp["size"] - 1)) for h in (
+                dist.isend(out, dst=ranks[(me + 1) % len(ranks)], group=cp["group"]),
+                dist.irecv(back, src=ranks[(me - 1) % len(ranks)], group=cp["group"]))]
+
+        class RingStart(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, slot):
+                ctx.slot = slot
+                slot["forward"] = ring(x.shape[0] * cp["chunk"], 1)  # K and V round the ring
+                return x.view_as(x)
+
+            @staticmethod
+            def backward(ctx, g):
+                for h in ctx.slot.pop("backward"):
+                    h.wait()
+                return g, None
+
+        class RingEnd(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, y, slot):
+                ctx.slot = slot
+                for h in slot.pop("forward"):
+                    h.wait()
+                return y.view_as(y)
+
+            @staticmethod
+            def backward(ctx, g):
+                # K and V again, and their gradients, while the core's backward computes.
+                ctx.slot["backward"] = ring(g.shape[0] * cp["chunk"], 2)
+                return g, None
+
+        class Ring(nn.Module):
+            def __init__(self, op, elements):
+                super().__init__()
+                self.op = op
+                self.elements = elements  # per sample, what each ring step moves
+
+            def forward(self, x):
+                slot = {}
+                return RingEnd.apply(self.op(RingStart.apply(x, slot)), slot)
     tables = []  # embeddings, for a tied head to share its weight with
     for i, layer in enumerate(layers):
         row = bool(tp and tp["row"][i])
         if tp and tp["split"][i]:
             layer = tensor_parallel_share(layer, tp["size"], row)
+        if cp:
+            layer = context_parallel_share(layer, cp["size"])
         if ep and layer.get("experts", 1) > 1:
             # This rank's experts, each with the group's tokens routed to it: the same rows in all.
             layer = {**layer, "experts": layer["experts"] // ep["size"]}
@@ -540,6 +634,8 @@ def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None, ep=None):
                 m = RowParallel(m, layer.get("tokens", 1) * layer["outFeatures"])
             if exchanges[i]:
                 m = Exchanged(m, exchanges[i], layer)
+            if cp and cp["ring"][i]:
+                m = Ring(m, cp["chunk"])
             modules.append(m)
             inputs.append(spec)
             checkpointed.append(bool(rerun and rerun[i]))
@@ -716,6 +812,13 @@ def check_replay(a):
         if pipeline["blocks"] < stages * chunks or not any(blocks):
             fail(f"--pipeline-parallel {stages}{f' x --virtual-pipeline-stages {chunks}' if chunks > 1 else ''}: "
                  f"{model_id} has {pipeline['blocks']} transformer block(s), and every model chunk needs at least one")
+    if a.context_parallel > 1:
+        ring = (spec.get("contextParallel") or {}).get("ring")
+        if ring is None or spec.get("pipeline") is None:
+            fail("--context-parallel: the layer list does not mark its attention cores; "
+                 "write the script with `trainplan harness --model ID` (a zoo model is marked)")
+        if not any(ring):
+            fail(f"--context-parallel: {model_id} has no attention to split sequences over")
     if a.expert_parallel > 1:
         counts = sorted({layer["experts"] for layer in spec["layers"] if layer.get("experts", 1) > 1})
         if not counts or not any(layer.get("router") for layer in spec["layers"]):
@@ -728,12 +831,13 @@ def check_replay(a):
              "(an adaptive softmax), which FullyShardedDataParallel's units do not share here")
 
 
-def build_workload(torch, nn, a, tp=None, stage=None, ep=None):
+def build_workload(torch, nn, a, tp=None, stage=None, ep=None, cp=None):
     """(model id, model, make_batch, loss_fn, builder name). `tp`: this process's tensor-parallel
     group ({"size", "group", "dist"}) when --tensor-parallel > 1; `stage`: its pipeline stage
     ({"index", "stages", "chunks"}) when --pipeline-parallel > 1: then the model is the stage's
     model chunks (`.chunks`), a batch one per chunk, and the loss function takes (chunk, its batch).
-    `ep`: its expert-parallel group ({"size", "group", "dist"}) when --expert-parallel > 1."""
+    `ep`: its expert-parallel group ({"size", "group", "dist"}) when --expert-parallel > 1; `cp`: its
+    context-parallel ring ({"size", "group", "dist", "ranks"}) when --context-parallel > 1."""
     spec = layer_spec(a)
     # A layer-list file is the model: its path is what trainplan reads back (relative to the CSV).
     model_id = a.model or a.layers or (spec or {}).get("id") or (spec or {}).get("name")
@@ -746,7 +850,7 @@ def build_workload(torch, nn, a, tp=None, stage=None, ep=None):
         fail("--recompute: torchvision's models are not checkpointed here; --builder auto replays the layer list")
     # Recomputation checkpoints the layers the zoo marks: the replay, not torchvision's build.
     if a.builder in ("auto", "torchvision") and model_id in TORCHVISION and a.recompute == "none" and not tp \
-            and not stage and not ep:
+            and not stage and not ep and not cp:
         try:
             image = a.seq_len or (spec or {}).get("imageSize") or 224
             m, mb, lf = torchvision_model(torch, TORCHVISION[model_id], image)
@@ -785,6 +889,14 @@ def build_workload(torch, nn, a, tp=None, stage=None, ep=None):
         if not any(split["row"]):
             fail(f"--tensor-parallel: {model_id} has no row-parallel linears (trainplan's predictor does not split it)")
         split = {**split, **tp}
+    ring = None
+    if cp:
+        # (parse_args checked the marks) A rank's K and V of a sample: each the residual stream's
+        # size (multi-head attention) over the ring and the tensor-parallel ranks.
+        tensor = tp["size"] if tp else 1
+        cp.update(ring=spec["contextParallel"]["ring"],
+                  chunk=max(1, -(-2 * spec["pipeline"]["residualElements"] // (cp["size"] * tensor))))
+        ring = cp
     if stage:
         # (parse_args checked the marks and the blocks)
         blocks, pipeline = spec["recompute"]["full"], spec["pipeline"]
@@ -792,7 +904,8 @@ def build_workload(torch, nn, a, tp=None, stage=None, ep=None):
         # Model chunk c of stage k is the (c x P + k)-th of the P x V chunks the blocks are split into
         # (Megatron's interleaving: a stage's chunks are P apart); one chunk per stage without it.
         parts = [layer_replay(torch, nn, spec["layers"], rerun, split,
-                              {"index": c * stages + stage["index"], "stages": stages * chunks, "blocks": blocks}, ep)
+                              {"index": c * stages + stage["index"], "stages": stages * chunks, "blocks": blocks}, ep,
+                              ring)
                  for c in range(chunks)]
 
         class Chunks(nn.Module):
@@ -804,7 +917,7 @@ def build_workload(torch, nn, a, tp=None, stage=None, ep=None):
         a.seq_len = a.seq_len or built_at
         return (model_id, Chunks(), lambda batch, device, dtype: [part[1](batch, device, dtype) for part in parts],
                 lambda model, chunk_batch: model.chunks[chunk_batch[0]](chunk_batch[1]), "layer-replay")
-    m, mb, lf = layer_replay(torch, nn, spec["layers"], rerun, split, ep=ep)
+    m, mb, lf = layer_replay(torch, nn, spec["layers"], rerun, split, ep=ep, cp=ring)
     # The length the layer list was written for is the one the run ran at (`trainplan harness --seq-len`).
     a.seq_len = a.seq_len or built_at
     return model_id, m, mb, lf, "layer-replay"
@@ -1060,30 +1173,38 @@ def measure(a, group=None):
         import torch.distributed as dist  # noqa: PLC0415
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo", init_method=group["init"],
                                 rank=group["rank"], world_size=group["world"])
-    tp, dp_group, pipe, stage, ep, expert_dp_group = None, None, None, None, None, None
-    size, stages, experts = a.tensor_parallel, a.pipeline_parallel, a.expert_parallel
-    data_parallel = group["world"] // (size * stages) if group else 1
-    span = size * data_parallel  # ranks per pipeline stage
-    if dist and size * stages * experts > 1:
-        # Megatron's order: rank = t + T x (d + D x s) for tensor-parallel rank t, data-parallel
-        # rank d and pipeline stage s. A tensor-parallel group is consecutive ranks (GPUs of one
-        # machine, as parse_args checked), data parallelism runs across the groups of a stage, the
-        # stages are the outermost (across machines first). Every process creates every group, in
-        # the same order, as torch.distributed requires.
+    tp, dp_group, pipe, stage, ep, expert_dp_group, cp = None, None, None, None, None, None, None
+    size, contexts, stages, experts = a.tensor_parallel, a.context_parallel, a.pipeline_parallel, a.expert_parallel
+    data_parallel = group["world"] // (size * contexts * stages) if group else 1
+    replicas = contexts * data_parallel  # ranks holding the same weights (ZeRO and averaging span them)
+    span = size * replicas  # ranks per pipeline stage
+    if dist and size * contexts * stages * experts > 1:
+        # Megatron's order: rank = t + T x (c + C x (d + D x s)) for tensor-parallel rank t,
+        # context-parallel rank c, data-parallel rank d and pipeline stage s. A tensor-parallel group
+        # is consecutive ranks (GPUs of one machine, as parse_args checked), then the context ring,
+        # data parallelism across those, the stages outermost (across machines first). Every
+        # process creates every group, in the same order, as torch.distributed requires.
         rank = group["rank"]
+        T, C, D, P = size, contexts, data_parallel, stages
 
-        def rank_of(t, d, s):
-            return t + size * (d + data_parallel * s)
+        def rank_of(t, c, d, s):
+            return t + T * (c + C * (d + D * s))
         groups = (
-            ("tensor", [[rank_of(t, d, s) for t in range(size)] for s in range(stages) for d in range(data_parallel)]),
-            ("data", [[rank_of(t, d, s) for d in range(data_parallel)] for s in range(stages) for t in range(size)]),
-            ("pipeline", [[rank_of(t, d, s) for s in range(stages)] for d in range(data_parallel) for t in range(size)]),
+            ("tensor", [[rank_of(t, c, d, s) for t in range(T)]
+                        for s in range(P) for d in range(D) for c in range(C)]),
+            ("context", [[rank_of(t, c, d, s) for c in range(C)]
+                         for s in range(P) for d in range(D) for t in range(T)] if C > 1 else []),
+            # The weights' replicas: data- and context-parallel ranks (Megatron's group with CP).
+            ("data", [[rank_of(t, c, d, s) for d in range(D) for c in range(C)]
+                      for s in range(P) for t in range(T)]),
+            ("pipeline", [[rank_of(t, c, d, s) for s in range(P)]
+                          for d in range(D) for c in range(C) for t in range(T)]),
             # Expert parallelism: consecutive ranks of a stage (Megatron-Core's expert order, expert
             # TP 1), and the ranks holding the same experts, over which their gradients are averaged.
             ("expert", [[s * span + j * experts + i for i in range(experts)]
-                        for s in range(stages) for j in range(span // experts)] if experts > 1 else []),
+                        for s in range(P) for j in range(span // experts)] if experts > 1 else []),
             ("expert-data", [[s * span + j * experts + i for j in range(span // experts)]
-                             for s in range(stages) for i in range(experts)] if experts > 1 else []),
+                             for s in range(P) for i in range(experts)] if experts > 1 else []),
         )
         for kind, lists in groups:
             for members in lists:
@@ -1092,6 +1213,8 @@ def measure(a, group=None):
                     continue
                 if kind == "tensor" and size > 1:
                     tp = {"size": size, "group": g, "dist": dist}
+                elif kind == "context":
+                    cp = {"size": contexts, "group": g, "dist": dist, "ranks": members}
                 elif kind == "data":
                     dp_group = g
                 elif kind == "expert":
@@ -1106,7 +1229,7 @@ def measure(a, group=None):
         if pipe:
             stage = {"index": pipe["stage"], "stages": stages, "chunks": pipe["chunks"]}
     torch.manual_seed(0)
-    model_id, model, make_batch, loss_fn, builder = build_workload(torch, nn, a, tp, stage, ep)
+    model_id, model, make_batch, loss_fn, builder = build_workload(torch, nn, a, tp, stage, ep, cp)
     optimizer = (EMBEDDED_MODEL or {}).get("optimizer", "adam") if builder == "layer-replay" else (
         "sgd" if builder == "torchvision" else "adam")
     # What was trained, counted before FullyShardedDataParallel flattens and shards the weights.
@@ -1140,10 +1263,13 @@ def measure(a, group=None):
         *pipe["weights"], pipe["copies"] = [round(x) for x in held.tolist()]  # per stage, for the note
         trained = sum(pipe["weights"]) - pipe["copies"]
     trainer = Trainer(torch, model, loss_fn, a.precision, device, optimizer, a.zero_stage, shard, dp_group, pipe)
+    if cp:
+        cp["device"], cp["dtype"] = device, trainer.autocast or trainer.input_dtype  # what goes round the ring
     if pipe:
         # The residual stream of a micro-batch, each tensor-parallel rank its 1/T (sequence
-        # parallelism), in the activations' type: sent forward, and its gradient backward.
-        boundary = max(1, math.ceil(a.batch_size * model.residual / size))
+        # parallelism) of its 1/C of the sequence, in the activations' type: sent forward, and its
+        # gradient backward.
+        boundary = max(1, math.ceil(a.batch_size * model.residual / (size * contexts)))
         dtype = trainer.autocast or trainer.input_dtype
         pipe["inbox"] = torch.zeros(boundary, device=device, dtype=dtype)
         pipe["outbox"] = torch.randn(boundary, device=device, dtype=dtype)
@@ -1154,7 +1280,7 @@ def measure(a, group=None):
     # under DistributedDataParallel, which rebuilds its gradient buckets then: at least two are run.
     # Tensor parallel alone (one group): no replica to average gradients with. A pipeline averages
     # its gradients itself (Trainer.pipeline), after the last micro-batch's backward.
-    ddp = dist and a.zero_stage < 2 and data_parallel > 1 and not pipe and not ep
+    ddp = dist and a.zero_stage < 2 and replicas > 1 and not pipe and not ep
     if dist and (pipe or ep):
         # Averaged by Trainer.reduce: the weights every replica holds over the data-parallel group,
         # the experts over the ranks holding the same ones (a stage's ranks / expert parallelism).
@@ -1164,7 +1290,7 @@ def measure(a, group=None):
         held = [p for p in trainer.params if id(p) in expert_params]
         trainer.dist = dist
         trainer.reductions = [(params, g, n) for params, g, n in (
-            (dense, dp_group, data_parallel), (held, expert_dp_group, span // experts)) if params and n > 1]
+            (dense, dp_group, replicas), (held, expert_dp_group, span // experts)) if params and n > 1]
     warmed = max(a.warmup, 2) if ddp else a.warmup
     warmup = warmed
     if ddp:
@@ -1202,7 +1328,8 @@ def measure(a, group=None):
         # The row-parallel all-reduces of a tensor-parallel rank, over every stage of its pipeline.
         rows = [m for m in model.modules() if type(m).__name__ == "RowParallel"]
         moves = [x for m in model.modules() if type(m).__name__ == "Exchanged" for x in m.moves]
-        reduces = torch.tensor([len(rows), sum(m.elements for m in rows), len(moves), sum(moves)],
+        rings = [m for m in model.modules() if type(m).__name__ == "Ring"]
+        reduces = torch.tensor([len(rows), sum(m.elements for m in rows), len(moves), sum(moves), len(rings)],
                                dtype=torch.float64, device=device if device.type == "cuda" else "cpu")
         if pipe:
             dist.all_reduce(reduces, group=pipe["group"])
@@ -1219,6 +1346,15 @@ def measure(a, group=None):
                     f"sample in all" + (f", the experts' gradients averaged over the {span // experts} ranks holding them"
                                         if span // experts > 1 else "")
                     if experts > 1 else "")
+        ring_chunk = cp["chunk"] if cp else 0
+        cp_words = (f"K and V round the ring at {reduces[4]} attention cores per pass, {contexts - 1} "
+                    f"step{'s' if contexts > 2 else ''} of {ring_chunk} elements per sample each, in flight while "
+                    "the core computes" if contexts > 1 else "")
+        # The layout, outermost first, as plans write it (data parallel always named).
+        splits = " x ".join([*([f"pipeline parallel {stages}"] if pipe else []),
+                             *([f"tensor parallel {size}"] if size > 1 or pipe else []),
+                             *([f"context parallel {contexts}"] if contexts > 1 else []),
+                             f"data parallel {data_parallel}"])
         chunks = a.virtual_pipeline_stages
         schedule = f"interleaved 1F1B, {chunks} model chunks per stage," if chunks > 1 else "1F1B"
         boundaries = stages * chunks - 1
@@ -1228,23 +1364,24 @@ def measure(a, group=None):
         copy_words = f" (the last with its copy of the tied embedding table, {copies})" if copies else ""
         if pipe:
             processes = ", ".join([
-                f"pipeline parallel {stages} x tensor parallel {size} x data parallel {data_parallel} over {layout}: "
+                f"{splits} over {layout}: "
                 f"{schedule} over {a.grad_accum_steps} micro-batch{'es' if a.grad_accum_steps > 1 else ''}, "
                 f"{pipe['boundary']} elements each way per micro-batch at {crossings}",
                 f"weights per stage {' / '.join(str(w) for w in pipe['weights'])}{copy_words}",
                 *([tp_words] if size > 1 else []),
+                *([cp_words] if cp_words else []),
                 *([ep_words] if ep_words else []),
-                *(["gradients all-reduced across the replicas after the last micro-batch"] if data_parallel > 1 else []),
+                *(["gradients all-reduced across the replicas after the last micro-batch"] if replicas > 1 else []),
                 f"on {backend}, each step the slowest process's",
             ])
-        elif a.tensor_parallel > 1 or ep_words:
+        elif size > 1 or ep_words or cp_words:
             processes = ", ".join([
-                f"tensor parallel {size} x data parallel {data_parallel} over {layout}: {tp_words}" if size > 1
-                else f"data parallel {data_parallel} over {layout}",
+                f"{splits} over {layout}{f': {tp_words}' if size > 1 else ''}",
+                *([cp_words] if cp_words else []),
                 *([ep_words] if ep_words else []),
                 *([f"{wrapper} across the groups"] if ddp else []),
                 *(["gradients all-reduced across the replicas after the last micro-batch"]
-                  if ep_words and data_parallel > 1 else []),
+                  if not ddp and replicas > 1 else []),
                 f"on {backend}, each step the slowest process's",
             ])
         else:
@@ -1285,6 +1422,7 @@ def measure(a, group=None):
         "pipeline_parallel": stages if stages > 1 else "",  # empty: 1
         "virtual_pipeline_stages": a.virtual_pipeline_stages if a.virtual_pipeline_stages > 1 else "",  # empty: 1
         "expert_parallel": experts if experts > 1 else "",  # empty: 1
+        "context_parallel": contexts if contexts > 1 else "",  # empty: 1
     }
 
 

@@ -30,7 +30,7 @@ export function harnessScript(
   // checkpoints those layers of the replay): full, the transformer blocks; selective, the attention
   // core. And what tensor parallelism splits, and which linears' outputs it all-reduces
   // (measure.py --tensor-parallel replays each rank's share and those all-reduces). And what
-  // pipeline parallelism splits and sends.
+  // pipeline and context parallelism split and send.
   const s = parallelStructure(costOf(def), def.layers);
   const embedded = {
     id: def.id,
@@ -45,6 +45,9 @@ export function harnessScript(
     // Pipeline stages split the blocks (the entries recompute.full marks) and send the residual
     // stream (per sample) across each boundary (measure.py --pipeline-parallel).
     pipeline: { blocks: s.blocks, residualElements: s.residualElements },
+    // Context parallelism passes K and V around its ring at each attention core (its scores
+    // matmul, the core's first layer: measure.py --context-parallel).
+    contextParallel: { ring: s.attentionCore.map((core, i) => core && !s.attentionCore[i - 1]) },
   };
   // JSON is a Python literal except for true/false/null: embed it as a string json.loads reads.
   return script.replace(MARKER, `EMBEDDED_MODEL = json.loads(${JSON.stringify(JSON.stringify(embedded))})`);

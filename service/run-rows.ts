@@ -80,8 +80,9 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
   const precision = str('precision');
   if (!(PRECISIONS as readonly string[]).includes(precision))
     throw new Error(`precision: "${precision}" is not one of ${PRECISIONS.join(', ')}`);
-  // The harness's tensor and pipeline parallelism and its model chunks per stage (interleaved; empty:
-  // 1): the run's ranks each trained their share.
+  // The harness's tensor, pipeline, expert and context parallelism and its model chunks per stage
+  // (interleaved; empty: 1): the run's ranks each trained their share (context parallelism splits
+  // the sequences, not the weights).
   const split = (column: string) => {
     const v = str(column) || '1';
     if (!/^[1-9]\d*$/.test(v)) throw new Error(`${column}: "${v}" is not a whole number of GPUs, 1 or more`);
@@ -90,7 +91,8 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
   const tensorParallel = split('tensor_parallel'),
     pipelineParallel = split('pipeline_parallel'),
     virtualStages = split('virtual_pipeline_stages'),
-    expertParallel = split('expert_parallel');
+    expertParallel = split('expert_parallel'),
+    contextParallel = split('context_parallel');
   checkTrainedWeights(str('note'), model, customModel, num('seq_len'), {
     ...PLAIN,
     tensorParallel: Number(tensorParallel),
@@ -133,13 +135,15 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
     zeroStage !== '0' ||
     tensorParallel !== '1' ||
     pipelineParallel !== '1' ||
-    expertParallel !== '1'
+    expertParallel !== '1' ||
+    contextParallel !== '1'
       ? {
           parallelism: {
             tensorParallel: Number(tensorParallel),
             pipelineParallel: Number(pipelineParallel),
             ...(virtualStages !== '1' ? { virtualPipelineStages: Number(virtualStages) } : {}),
             ...(expertParallel !== '1' ? { expertParallel: Number(expertParallel) } : {}),
+            ...(contextParallel !== '1' ? { contextParallel: Number(contextParallel) } : {}),
             zeroStage: Number(zeroStage),
             recompute: recompute as Recompute,
           },

@@ -531,6 +531,59 @@ describe('measurement harness on CPU', () => {
     }
   }, 180_000);
 
+  it("runs a context-parallel configuration's harness commands: each GPU half the sequence, K and V round the ring", async () => {
+    // ViT-B/16 at 32 px on two GPUs of a node, one ring of two over its five tokens.
+    const parallelism = {
+      tensorParallel: 1,
+      pipelineParallel: 1,
+      contextParallel: 2,
+      zeroStage: 0,
+      recompute: 'none' as const,
+    };
+    const { configuration, harness } = await configured('vit_b16', 32, {
+      gpusPerNode: 2,
+      batchSizePerGpu: 2,
+      parallelism,
+    });
+    expect(harness.commands[1]).toBe(
+      'python3 measure.py --batch-size 2 --precision FP32 --context-parallel 2 --gpus 2 --out runs.csv',
+    );
+    const { at, row } = runAsGiven(harness.commands, 'context-');
+    expect(row.context_parallel).toBe('2');
+    // At every attention core (predictor/step.ts: blocks x 2 x the residual stream x (CP - 1) / CP
+    // per pass), one step of the rank's K and V: 2 x 5 x 768 / 2 elements per sample.
+    const model = getModel('vit_b16', { seqLenOrImageSize: 32 })!;
+    const s = parallelStructure(costOf(model), model.layers);
+    expect(s.blocks).toBe(12);
+    expect(row.note).toContain(
+      `context parallel 2 x data parallel 1 over 2 processes (2 per node x 1 node), K and V round the ring at ${s.blocks} attention cores per pass, 1 step of ${s.residualElements} elements per sample each, in flight while the core computes, DistributedDataParallel across the groups, on gloo`,
+    );
+    // The sequence splits, the weights do not.
+    expect(row.note).toContain(`parameters ${costOf(model).parameters}`);
+    expect(runFromRow(row, at)).toMatchObject({
+      ...configuration,
+      workload: { model: 'vit_b16', seqLen: 32 },
+      parallelism,
+    });
+    const refused = spawnSync(
+      python,
+      [
+        join(at, 'measure.py'),
+        '--batch-size',
+        '1',
+        '--device',
+        'cpu',
+        '--gpus',
+        '3',
+        '--context-parallel',
+        '2',
+      ],
+      { cwd: at, encoding: 'utf8' },
+    );
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/--context-parallel 2: 3 processes do not split into whole replicas of 2/);
+  }, 180_000);
+
   it('times expert parallelism: each rank its experts, the all-to-alls the predictor costs, imported at that layout', async () => {
     // A tiny mixture of experts (2 blocks, 4 experts, top-2) as a layer list, on four processes:
     // two expert-parallel groups of two, each rank holding two of every layer's four experts.
