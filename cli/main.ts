@@ -445,7 +445,7 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
   command('harness')
     .summary('write the measurement harness (Python + PyTorch)')
     .description(
-      'Write the measurement harness (Python + PyTorch): it times warm-up + N optimizer steps at a batch size and precision, on one GPU or data parallel over several (--gpus N, or torchrun across nodes), with ZeRO, recomputation, tensor parallelism within a machine, pipeline stages (1F1B or interleaved) or expert parallelism (--zero-stage, --recompute, --tensor-parallel, --pipeline-parallel, --virtual-pipeline-stages, --expert-parallel), and writes runs for `trainplan calibrate import` (python3 measure.py --help). With --model, the zoo model is embedded so the script alone runs it.',
+      'Write the measurement harness (Python + PyTorch): it times warm-up + N optimizer steps at a batch size and precision, on one GPU or data parallel over several (--gpus N, or torchrun across nodes), with ZeRO, recomputation, tensor parallelism within a machine, pipeline stages (1F1B or interleaved), context or expert parallelism (--zero-stage, --recompute, --tensor-parallel, --pipeline-parallel, --virtual-pipeline-stages, --context-parallel, --expert-parallel), and writes runs for `trainplan calibrate import` (python3 measure.py --help). With --model, the zoo model is embedded so the script alone runs it.',
     )
     .option('--model <id>', 'a zoo model id to embed')
     .option(

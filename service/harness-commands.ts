@@ -3,9 +3,10 @@
 // prediction names (batch, accumulation, precision, GPUs per node, nodes and their network), and
 // record what it wrote (`trainplan calibrate import`, or the /calibrate page). Recorded, such a
 // run calibrates that very configuration ("1 of this exact configuration" in evidence). Where the
-// harness cannot run the configuration (a split layout, LoRA, FP4, a model it cannot build) there
-// are no commands and the note says why; where it runs something near it (eager PyTorch for a
-// tuned stack, NCHW for channels-last) the note says what differs.
+// harness cannot run the configuration (a split layout with ZeRO 2-3, LoRA, FP4, a model it cannot
+// build) there are no commands and the note says why; where it runs something near it (eager
+// PyTorch for a tuned stack, NCHW for channels-last, a layer replay of a split layout) the note
+// says what differs.
 import type { CorrectedRecommendation } from '../optimizer/recommend-corrected.js';
 import type { Plan } from '../optimizer/search-types.js';
 import type { Framework } from '../predictor/learned/features.js';
@@ -73,15 +74,6 @@ const RECORD = 'npx trainplan calibrate import runs.csv';
 const RECORD_NOTE =
   'record runs.csv with the last command (into the store the server reads) or paste it at /calibrate';
 
-/**
- * What splits the model beyond what measure.py runs (data parallelism, ZeRO, tensor parallelism
- * over a machine's GPUs, pipelines, interleaved or not, and expert parallelism), in words; empty when
- * it runs the layout.
- */
-function splitLayout(p: PlanParallelism): string[] {
-  return [p.contextParallel > 1 ? `context parallelism ${p.contextParallel}` : ''].filter(Boolean);
-}
-
 /** Why measure.py cannot run this recomputation, or null when it can. */
 function recomputeRefusal(p: PlanParallelism, custom: boolean): string | null {
   if (!HARNESS_RECOMPUTE.includes(p.recompute))
@@ -106,14 +98,10 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     return none('the harness trains every weight, not LoRA adapters on a frozen base');
   if (!HARNESS_PRECISIONS.includes(t.precision))
     return none(`the harness has no ${t.precision} mode (it trains in ${HARNESS_PRECISIONS.join(', ')})`);
-  const split = splitLayout(t.parallelism);
-  if (split.length)
-    return none(
-      `the harness times data parallelism (DistributedDataParallel, or ZeRO's sharding of it), tensor, pipeline and expert parallelism; this configuration uses ${split.join(', ')}`,
-    );
   const zero = t.parallelism.zeroStage;
   const tp = t.parallelism.tensorParallel;
   const pp = t.parallelism.pipelineParallel;
+  const cp = t.parallelism.contextParallel;
   if (zero > 0 && (t.nodes * t.gpusPerNode) / (tp * pp) === 1)
     return none(
       `ZeRO stage ${zero} shards over data-parallel GPUs; this configuration has one${tp * pp > 1 ? ' replica' : ''}`,
@@ -127,9 +115,9 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     return none(
       `the harness runs expert parallelism without ZeRO (sharding the experts over their own data-parallel group is not run); this configuration uses ZeRO stage ${zero}`,
     );
-  if (tp * pp > 1 && zero >= 2)
+  if (tp * pp * cp > 1 && zero >= 2)
     return none(
-      `the harness runs ${tp > 1 ? 'tensor' : 'pipeline'} parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel (stage ${zero}) across its groups`,
+      `the harness runs ${tp > 1 ? 'tensor' : pp > 1 ? 'pipeline' : 'context'} parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel (stage ${zero}) across its groups`,
     );
   // The harness's pipeline runs one micro-batch per accumulation step, as the predictor does by default.
   if (pp > 1 && t.parallelism.microBatches !== t.gradAccumSteps)
@@ -151,9 +139,16 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     return none(
       'the harness builds zoo models and Hugging Face configs; this model is an ONNX graph or a layer list',
     );
-  if (custom && tp * pp * ep > 1)
+  if (custom && tp * pp * ep * cp > 1)
     return none(
-      `the harness splits a zoo model's layer replay by tensor, pipeline and expert parallelism, not a Hugging Face build; this configuration uses ${[tp > 1 ? `tensor parallelism ${tp}` : '', pp > 1 ? `pipeline parallelism ${pp}` : '', ep > 1 ? `expert parallelism ${ep}` : ''].filter(Boolean).join(' and ')}`,
+      `the harness splits a zoo model's layer replay by tensor, pipeline, context and expert parallelism, not a Hugging Face build; this configuration uses ${[
+        tp > 1 ? `tensor parallelism ${tp}` : '',
+        pp > 1 ? `pipeline parallelism ${pp}` : '',
+        cp > 1 ? `context parallelism ${cp}` : '',
+        ep > 1 ? `expert parallelism ${ep}` : '',
+      ]
+        .filter(Boolean)
+        .join(' and ')}`,
     );
   const recompute = t.parallelism.recompute;
   const refused = recomputeRefusal(t.parallelism, !!custom);
@@ -174,6 +169,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     ...(tp > 1 ? [`--tensor-parallel ${tp}`] : []),
     ...(pp > 1 ? [`--pipeline-parallel ${pp}`] : []),
     ...(v > 1 ? [`--virtual-pipeline-stages ${v}`] : []),
+    ...(cp > 1 ? [`--context-parallel ${cp}`] : []),
     ...(ep > 1 ? [`--expert-parallel ${ep}`] : []),
   ];
   let run: string;
@@ -205,6 +201,9 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
       : '',
     pp > 1
       ? `pipeline parallelism ${pp} is replayed as Megatron splits and schedules it: each stage its 1/${pp} of the transformer blocks${v > 1 ? ` in ${v} model chunks ${pp} apart` : ''} (the first also the embeddings, the last the head and loss), ${v > 1 ? 'interleaved 1F1B' : '1F1B'} over the ${t.gradAccumSteps} micro-batches, the residual stream sent across each stage boundary forward and its gradient backward, the gradients all-reduced across the replicas after the last micro-batch`
+      : '',
+    cp > 1
+      ? `context parallelism ${cp} is replayed as ring attention runs it: each GPU its 1/${cp} of every sequence, K and V passed round the ring at each attention core while it computes (twice in backward)`
       : '',
     ep > 1
       ? `expert parallelism ${ep} is replayed as Megatron-Core runs it (expert tensor parallelism 1): each GPU holds 1/${ep} of every expert layer's experts and runs the tokens routed to them, evenly routed, after an all-to-all that dispatches them and before one that combines them, forward and backward`

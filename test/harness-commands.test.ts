@@ -176,6 +176,22 @@ describe('harness commands', () => {
     );
   });
 
+  it('run context parallelism as a layer replay: each GPU its share of the sequence, K and V round the ring', async () => {
+    const h = await harnessOf({
+      workload: { model: 'gpt2_124m', samples: 1e6, seqLen: 1024 },
+      gpu: 'H100-SXM5-80GB',
+      precision: 'BF16',
+      gpusPerNode: 8,
+      parallelism: { tensorParallel: 2, contextParallel: 2, zeroStage: 1 },
+    });
+    expect(h.commands[1]).toBe(
+      'python3 measure.py --batch-size 8 --precision BF16 --zero-stage 1 --tensor-parallel 2 --context-parallel 2 --gpus 8 --out runs.csv',
+    );
+    expect(h.note).toMatch(
+      /context parallelism 2 is replayed as ring attention runs it: each GPU its 1\/2 of every sequence/,
+    );
+  });
+
   it('build a Hugging Face config with transformers at the length predicted, and say what differs from a tuned stack', async () => {
     const gpt2 = HF_CONFIGS.find((c) => c.id === 'gpt2')!;
     const h = await harnessOf({
@@ -214,9 +230,9 @@ describe('harness commands', () => {
           gpu: 'H100-SXM5-80GB',
           precision: 'BF16',
           gpusPerNode: 8,
-          parallelism: { contextParallel: 2 },
+          parallelism: { contextParallel: 2, zeroStage: 3 },
         },
-        /tensor, pipeline and expert parallelism; this configuration uses context parallelism 2/,
+        /the harness runs context parallelism with ZeRO stage 1 at most/,
       ],
       [
         {
@@ -270,7 +286,7 @@ describe('harness commands', () => {
             samples: 1e6,
           },
         },
-        /splits a zoo model's layer replay by tensor, pipeline and expert parallelism, not a Hugging Face build; this configuration uses tensor parallelism 2/,
+        /splits a zoo model's layer replay by tensor, pipeline, context and expert parallelism, not a Hugging Face build; this configuration uses tensor parallelism 2/,
       ],
       [
         { gpu: 'H100-SXM5-80GB', precision: 'FP8', gpusPerNode: 2, parallelism: { zeroStage: 3 } },
