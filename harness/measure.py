@@ -68,11 +68,13 @@ dispatches each MoE layer's routed tokens and before one that combines the outpu
 backward: the all-to-alls and sizes the predictor costs. The experts' gradients are averaged over
 the ranks holding the same experts, the other weights' over the data-parallel group. Not with ZeRO.
 
-ZeRO (`--zero-stage`, data parallel only): 1 shards the optimizer's states over the processes
-(ZeroRedundancyOptimizer; gradients all-reduced as DistributedDataParallel does); 2 shards the
-gradients too and 3 the weights as well (FullyShardedDataParallel SHARD_GRAD_OP and FULL_SHARD, one
-unit per transformer block or, in the layer replay, per layer with weights; needs PyTorch 2). Under 2
-and 3, FP16 and BF16 keep their fp32 master weights as FullyShardedDataParallel's sharded parameters.
+ZeRO (`--zero-stage`, over the data-parallel processes: with tensor or context parallelism, the
+ranks holding the same share): 1 shards the optimizer's states (ZeroRedundancyOptimizer; gradients
+all-reduced as DistributedDataParallel does; the experts' states over the ranks holding the same
+experts); 2 shards the gradients too and 3 the weights as well (FullyShardedDataParallel
+SHARD_GRAD_OP and FULL_SHARD, one unit per transformer block or, in the layer replay, per layer with
+weights; needs PyTorch 2; not with pipeline or expert parallelism). Under 2 and 3, FP16 and BF16
+keep their fp32 master weights as FullyShardedDataParallel's sharded parameters.
 """
 import argparse
 import contextlib
@@ -214,16 +216,13 @@ def parse_args(argv):
     if a.expert_parallel > 1 and (world // a.pipeline_parallel) % a.expert_parallel:
         fail(f"--expert-parallel {a.expert_parallel}: its groups are processes of a pipeline stage, and the "
              f"{world // a.pipeline_parallel} of a stage do not split into groups of {a.expert_parallel}")
-    if a.expert_parallel > 1 and a.zero_stage:
-        fail(f"--zero-stage {a.zero_stage} with --expert-parallel: sharding the experts over their own "
-             "data-parallel group is not run here")
     for flag, size in (("--tensor-parallel", a.tensor_parallel), ("--pipeline-parallel", a.pipeline_parallel),
                        ("--context-parallel", a.context_parallel), ("--expert-parallel", a.expert_parallel)):
         if size > 1 and (a.hf_config or a.builder in ("torchvision", "transformers")):
             # Checked here, before any process starts: each would fail alike.
             fail(f"{flag}: the harness splits the layer replay of a zoo model (written by "
                  "`trainplan harness --model ID`), not a Hugging Face or torchvision build")
-        if size > 1 and a.zero_stage >= 2:
+        if size > 1 and a.zero_stage >= 2 and flag in ("--pipeline-parallel", "--expert-parallel"):
             fail(f"--zero-stage {a.zero_stage} with {flag}: FullyShardedDataParallel over "
                  f"{flag[2:]} groups is not run here (ZeRO stage 1 is)")
     if a.zero_stage and world // model_parallel < 2:
@@ -484,6 +483,14 @@ def expert_exchanges(layers):
     return marks
 
 
+def on_wire(group, x):
+    """`x` as a collective of `group` can carry it: gloo (CPU) has no bfloat16 reductions or
+    all-to-alls, so there it goes as float32; NCCL carries it as it is."""
+    if x.dtype == x.new_empty(0).bfloat16().dtype and group["dist"].get_backend(group["group"]) == "gloo":
+        return x.float()
+    return x
+
+
 def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None, ep=None, cp=None):
     """Every layer instance as its own op on its own input: the predictor's view of the model, run.
     `rerun`: per layer entry, whether recomputation reruns it (checkpointed: its forward runs again
@@ -518,11 +525,11 @@ def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None, ep=None, cp
         def exchange(x):
             # Equal shares to every rank of the group (what the data are does not change the time);
             # a remainder of the flattened tensor that does not split evenly stays.
-            flat = x.detach().reshape(-1)
+            flat = on_wire(ep, x.detach().reshape(-1))
             n = flat.numel() - flat.numel() % ep["size"]
             out = flat.clone()
             ep["dist"].all_to_all_single(out[:n], flat[:n].contiguous(), group=ep["group"])
-            return out.view_as(x)
+            return out.to(x.dtype).view_as(x)
 
         class Exchanged(nn.Module):
             def __init__(self, op, mark, layer):
@@ -544,15 +551,15 @@ def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None, ep=None, cp
         class AllReduce(torch.autograd.Function):
             @staticmethod
             def forward(ctx, x):
-                y = x.clone()
+                y = on_wire(tp, x).clone()
                 dist.all_reduce(y, group=group)
-                return y
+                return y.to(x.dtype)
 
             @staticmethod
             def backward(ctx, g):
-                g = g.clone()
-                dist.all_reduce(g, group=group)
-                return g
+                y = on_wire(tp, g).clone()
+                dist.all_reduce(y, group=group)
+                return y.to(g.dtype)
 
         class RowParallel(nn.Module):
             def __init__(self, op, elements):
@@ -929,10 +936,11 @@ class Trainer:
     """One optimizer step of `model` under a precision mode, as the frameworks run it."""
 
     def __init__(self, torch, model, loss_fn, precision, device, optimizer_kind, zero_stage=0, shard=None,
-                 dp_group=None, pipe=None):
+                 dp_group=None, pipe=None, experts=None, expert_group=None):
         """`shard(model, dtype)`: the model under FullyShardedDataParallel (ZeRO 2 and 3), computing in
         `dtype` over fp32 shards when given. `dp_group`: the data-parallel processes ZeRO stage 1
-        shards over (default: all). `pipe`: this rank's pipeline stage and its neighbours (measure)."""
+        shards over (default: all). `pipe`: this rank's pipeline stage and its neighbours (measure).
+        `experts`: the ids of the expert weights, which ZeRO stage 1 shards over `expert_group`."""
         self.torch, self.loss_fn, self.precision, self.device = torch, loss_fn, precision, device
         self.pipe = pipe
         self.reductions, self.dist = [], None  # set by measure where it averages the gradients itself
@@ -963,11 +971,16 @@ class Trainer:
         kind, settings = (torch.optim.SGD, {"lr": 1e-3, "momentum": 0.9}) if optimizer_kind == "sgd" else (
             torch.optim.AdamW, {"lr": 1e-4, "eps": eps})
         if zero_stage == 1:
-            # Each process keeps and updates its share of the states, then broadcasts its weights.
+            # Each process keeps and updates its share of the states, then broadcasts its weights:
+            # the experts' over the ranks holding the same experts, the rest over the data-parallel
+            # ones (Megatron's distributed optimizer with expert parallelism).
             from torch.distributed.optim import ZeroRedundancyOptimizer  # noqa: PLC0415
-            self.opt = ZeroRedundancyOptimizer(opt_params, optimizer_class=kind, process_group=dp_group, **settings)
+            held = [q for p, q in zip(params, opt_params) if id(p) in (experts or ())]
+            dense = [q for p, q in zip(params, opt_params) if id(p) not in (experts or ())]
+            self.opts = [ZeroRedundancyOptimizer(ps, optimizer_class=kind, process_group=g, **settings)
+                         for ps, g in ((dense, dp_group), (held, expert_group)) if ps]
         else:
-            self.opt = kind(opt_params, **settings)
+            self.opts = [kind(opt_params, **settings)]
         self.params = params
         self.loss_scale = 1024.0 if precision in ("AMP_FP16", "FP16", "FP16_PURE") else None
         # torch.amp.GradScaler("cuda") since PyTorch 2.3 (torch.cuda.amp's is deprecated there);
@@ -996,7 +1009,8 @@ class Trainer:
 
     def step(self, batch, accumulate=1):
         """One optimizer step over `accumulate` micro-batches, each `batch` (forward and backward each)."""
-        self.opt.zero_grad(set_to_none=True)
+        for opt in self.opts:
+            opt.zero_grad(set_to_none=True)
         if self.master:
             for p in self.params:
                 p.grad = None
@@ -1110,14 +1124,16 @@ class Trainer:
     def update(self):
         torch = self.torch
         if self.scaler:
-            self.scaler.step(self.opt)
+            for opt in self.opts:
+                self.scaler.step(opt)
             self.scaler.update()
             return
         if self.master:
             # Half-precision gradients -> fp32 master gradients, unscaled, and the updated masters back.
             for p, m in zip(self.params, self.master):
                 m.grad = None if p.grad is None else p.grad.float() / (self.loss_scale or 1.0)
-            self.opt.step()
+            for opt in self.opts:
+                opt.step()
             with torch.no_grad():
                 for p, m in zip(self.params, self.master):
                     p.copy_(m)
@@ -1126,7 +1142,8 @@ class Trainer:
                 for p in self.params:
                     if p.grad is not None:
                         p.grad.div_(self.loss_scale)
-            self.opt.step()
+            for opt in self.opts:
+                opt.step()
 
 
 # ---- the run --------------------------------------------------------------------------------------
@@ -1248,8 +1265,10 @@ def measure(a, group=None):
         sharding = f"{strategy}, " + (f"one unit per {', '.join(c.__name__ for c in units)}" if units else "the model one unit")
 
         def shard(m, dtype):
+            # Over the data-parallel (and context-parallel) ranks: with tensor parallelism each
+            # shards its tensor-parallel share of the weights (ZeRO across the groups).
             return FullyShardedDataParallel(
-                m, sharding_strategy=getattr(ShardingStrategy, strategy),
+                m, process_group=dp_group, sharding_strategy=getattr(ShardingStrategy, strategy),
                 auto_wrap_policy=ModuleWrapPolicy(set(units)) if units else None,
                 mixed_precision=MixedPrecision(param_dtype=dtype, reduce_dtype=dtype, buffer_dtype=dtype) if dtype else None,
                 device_id=device)
@@ -1262,7 +1281,11 @@ def measure(a, group=None):
         dist.all_reduce(held, group=pipe["group"])
         *pipe["weights"], pipe["copies"] = [round(x) for x in held.tolist()]  # per stage, for the note
         trained = sum(pipe["weights"]) - pipe["copies"]
-    trainer = Trainer(torch, model, loss_fn, a.precision, device, optimizer, a.zero_stage, shard, dp_group, pipe)
+    # The expert weights (under expert parallelism): averaged and ZeRO-sharded over their own group.
+    expert_params = {id(p) for m in model.modules() if type(m).__name__ == "Experts"
+                     for p in m.parameters()} if ep else set()
+    trainer = Trainer(torch, model, loss_fn, a.precision, device, optimizer, a.zero_stage, shard, dp_group, pipe,
+                      expert_params, expert_dp_group)
     if cp:
         cp["device"], cp["dtype"] = device, trainer.autocast or trainer.input_dtype  # what goes round the ring
     if pipe:
@@ -1284,8 +1307,6 @@ def measure(a, group=None):
     if dist and (pipe or ep):
         # Averaged by Trainer.reduce: the weights every replica holds over the data-parallel group,
         # the experts over the ranks holding the same ones (a stage's ranks / expert parallelism).
-        expert_params = {id(p) for m in trainer.model.modules() if type(m).__name__ == "Experts"
-                         for p in m.parameters()} if ep else set()
         dense = [p for p in trainer.params if id(p) not in expert_params]
         held = [p for p in trainer.params if id(p) in expert_params]
         trainer.dist = dist
@@ -1347,6 +1368,7 @@ def measure(a, group=None):
                                         if span // experts > 1 else "")
                     if experts > 1 else "")
         ring_chunk = cp["chunk"] if cp else 0
+        averaged = any(g is dp_group for _, g, _ in trainer.reductions)  # the dense weights, by Trainer.reduce
         cp_words = (f"K and V round the ring at {reduces[4]} attention cores per pass, {contexts - 1} "
                     f"step{'s' if contexts > 2 else ''} of {ring_chunk} elements per sample each, in flight while "
                     "the core computes" if contexts > 1 else "")
@@ -1371,7 +1393,7 @@ def measure(a, group=None):
                 *([tp_words] if size > 1 else []),
                 *([cp_words] if cp_words else []),
                 *([ep_words] if ep_words else []),
-                *(["gradients all-reduced across the replicas after the last micro-batch"] if replicas > 1 else []),
+                *(["gradients all-reduced across the replicas after the last micro-batch"] if averaged else []),
                 f"on {backend}, each step the slowest process's",
             ])
         elif size > 1 or ep_words or cp_words:
@@ -1380,8 +1402,7 @@ def measure(a, group=None):
                 *([cp_words] if cp_words else []),
                 *([ep_words] if ep_words else []),
                 *([f"{wrapper} across the groups"] if ddp else []),
-                *(["gradients all-reduced across the replicas after the last micro-batch"]
-                  if not ddp and replicas > 1 else []),
+                *(["gradients all-reduced across the replicas after the last micro-batch"] if averaged else []),
                 f"on {backend}, each step the slowest process's",
             ])
         else:

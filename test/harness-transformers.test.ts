@@ -7,7 +7,7 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFile
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HARNESS_FILE } from '../service/harness-script.js';
+import { harnessScript, HARNESS_FILE } from '../service/harness-script.js';
 import { readRunsFile } from '../cli/calibrate-runs.js';
 import { runFromRow } from '../service/run-rows.js';
 import { HF_MODEL_TYPES, parseHuggingFaceConfig } from '../predictor/import/index.js';
@@ -335,7 +335,26 @@ describe.skipIf(!python)(
         /ZeRO stage 2: SHARD_GRAD_OP, one unit per Conv2d, Embedding, Experts, LayerNorm, Linear, Rnn;/,
       );
       expect(runFromRow(two, dir).parallelism).toMatchObject({ zeroStage: 2 });
-    }, 180_000);
+
+      // ZeRO-3 across tensor-parallel groups: FullyShardedDataParallel over the data-parallel ranks,
+      // each sharding its tensor-parallel share (ViT-B/16 at 32 px, TP 2 x DP 2 on four processes).
+      writeFileSync(join(dir, 'vit.py'), harnessScript('vit_b16', 32));
+      execFileSync(
+        python!,
+        [
+          join(dir, 'vit.py'),
+          ...'--batch-size 1 --steps 1 --warmup 1 --device cpu --gpus 4 --tensor-parallel 2 --zero-stage 3 --out vit-tp-zero.csv'.split(
+            ' ',
+          ),
+        ],
+        { cwd: dir, stdio: 'pipe' },
+      );
+      const [tpZero] = readRunsFile(join(dir, 'vit-tp-zero.csv'));
+      expect(tpZero.note).toMatch(
+        /tensor parallel 2 x data parallel 2 over 4 processes .*: 24 row-parallel all-reduces per pass, .*; ZeRO stage 3: FULL_SHARD, one unit per .*RowParallel;/,
+      );
+      expect(runFromRow(tpZero, dir).parallelism).toMatchObject({ tensorParallel: 2, zeroStage: 3 });
+    }, 240_000);
 
     it('times a config end to end: the run records the length it ran at and imports with its weights checked', () => {
       copyFileSync(join(FIXTURES, 'llama.json'), join(dir, 'llama.json'));

@@ -397,10 +397,6 @@ describe('measurement harness on CPU', () => {
         /--zero-stage 1 shards over data-parallel processes/,
       ],
       [
-        ['--gpus', '2', '--tensor-parallel', '2', '--zero-stage', '3'],
-        /FullyShardedDataParallel over tensor-parallel groups is not run here/,
-      ],
-      [
         ['--gpus', '2', '--tensor-parallel', '2', '--hf-config', 'config.json'],
         /--tensor-parallel: the harness splits the layer replay of a zoo model/,
       ],
@@ -634,6 +630,17 @@ describe('measurement harness on CPU', () => {
       recompute: 'none',
     });
 
+    // ZeRO stage 1 shards the experts' optimizer states over the ranks holding them, the rest over
+    // the data-parallel ranks (Megatron's distributed optimizer).
+    expect(
+      await exited(
+        moe(['--gpus', '4', '--expert-parallel', '2', '--zero-stage', '1', '--out', 'moe-zero.csv']),
+      ),
+    ).toEqual({ status: 0, stderr: '' });
+    const [sharded] = readRunsFile(join(dir, 'moe-zero.csv'));
+    expect(sharded.note).toMatch(/expert parallel 2: .*; ZeRO stage 1: ZeroRedundancyOptimizer;/);
+    expect(runFromRow(sharded, dir).parallelism).toMatchObject({ expertParallel: 2, zeroStage: 1 });
+
     for (const [args, message] of [
       [['--gpus', '3', '--expert-parallel', '2'], /the 3 of a stage do not split into groups of 2/],
       [
@@ -641,8 +648,8 @@ describe('measurement harness on CPU', () => {
         /--expert-parallel 3: must divide the experts of every expert layer \(4\)/,
       ],
       [
-        ['--gpus', '4', '--expert-parallel', '2', '--zero-stage', '1'],
-        /sharding the experts over their own data-parallel group is not run here/,
+        ['--gpus', '4', '--expert-parallel', '2', '--zero-stage', '2'],
+        /--zero-stage 2 with --expert-parallel: FullyShardedDataParallel over expert-parallel groups is not run here/,
       ],
     ] as [string[], RegExp][]) {
       const refused = await exited(moe(args));
