@@ -165,11 +165,11 @@ describe('harness commands', () => {
       precision: 'BF16',
       gpusPerNode: 8,
       batchSizePerGpu: 1,
-      parallelism: { tensorParallel: 2, expertParallel: 8 },
+      parallelism: { tensorParallel: 2, expertParallel: 8, zeroStage: 1 },
     });
     expect(h.commands.slice(0, 2)).toEqual([
       'npx trainplan harness --model mixtral_8x7b --out measure.py',
-      'python3 measure.py --batch-size 1 --precision BF16 --tensor-parallel 2 --expert-parallel 8 --gpus 8 --out runs.csv',
+      'python3 measure.py --batch-size 1 --precision BF16 --zero-stage 1 --tensor-parallel 2 --expert-parallel 8 --gpus 8 --out runs.csv',
     ]);
     expect(h.note).toMatch(
       /expert parallelism 8 is replayed as Megatron-Core runs it \(expert tensor parallelism 1\): each GPU holds 1\/8 of every expert layer's experts/,
@@ -182,10 +182,13 @@ describe('harness commands', () => {
       gpu: 'H100-SXM5-80GB',
       precision: 'BF16',
       gpusPerNode: 8,
-      parallelism: { tensorParallel: 2, contextParallel: 2, zeroStage: 1 },
+      parallelism: { tensorParallel: 2, contextParallel: 2, zeroStage: 3 },
     });
     expect(h.commands[1]).toBe(
-      'python3 measure.py --batch-size 8 --precision BF16 --zero-stage 1 --tensor-parallel 2 --context-parallel 2 --gpus 8 --out runs.csv',
+      'python3 measure.py --batch-size 8 --precision BF16 --zero-stage 3 --tensor-parallel 2 --context-parallel 2 --gpus 8 --out runs.csv',
+    );
+    expect(h.note).toMatch(
+      /ZeRO stage 3 runs under FullyShardedDataParallel \(FULL_SHARD, over the data-parallel ranks of the groups\)/,
     );
     expect(h.note).toMatch(
       /context parallelism 2 is replayed as ring attention runs it: each GPU its 1\/2 of every sequence/,
@@ -227,23 +230,14 @@ describe('harness commands', () => {
       ],
       [
         {
-          gpu: 'H100-SXM5-80GB',
-          precision: 'BF16',
-          gpusPerNode: 8,
-          parallelism: { contextParallel: 2, zeroStage: 3 },
-        },
-        /the harness runs context parallelism with ZeRO stage 1 at most/,
-      ],
-      [
-        {
           workload: { model: 'mixtral_8x7b', samples: 1e6 },
           gpu: 'H100-SXM5-80GB',
           precision: 'BF16',
           gpusPerNode: 8,
           batchSizePerGpu: 1,
-          parallelism: { expertParallel: 8, zeroStage: 1 },
+          parallelism: { pipelineParallel: 2, expertParallel: 2, zeroStage: 2 },
         },
-        /runs expert parallelism without ZeRO .*; this configuration uses ZeRO stage 1/,
+        /pipeline parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel \(stage 2\)/,
       ],
       [
         {
@@ -260,9 +254,11 @@ describe('harness commands', () => {
           gpu: 'H100-SXM5-80GB',
           precision: 'BF16',
           gpusPerNode: 8,
-          parallelism: { tensorParallel: 2, zeroStage: 3 },
+          parallelism: { expertParallel: 2, zeroStage: 3 },
+          workload: { model: 'mixtral_8x7b', samples: 1e6 },
+          batchSizePerGpu: 1,
         },
-        /tensor parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel \(stage 3\)/,
+        /expert parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel \(stage 3\)/,
       ],
       [
         {
