@@ -66,7 +66,8 @@ each holding 1/E of every expert layer's experts and running the tokens routed t
 whole group (routing taken as even, so as many rows as without it), after an all-to-all that
 dispatches each MoE layer's routed tokens and before one that combines the outputs, both again in
 backward: the all-to-alls and sizes the predictor costs. The experts' gradients are averaged over
-the ranks holding the same experts, the other weights' over the data-parallel group. Not with ZeRO.
+the ranks holding the same experts, the other weights' over the data-parallel group. ZeRO stage 1
+at most.
 
 ZeRO (`--zero-stage`, over the data-parallel processes: with tensor or context parallelism, the
 ranks holding the same share): 1 shards the optimizer's states (ZeroRedundancyOptimizer; gradients
@@ -483,10 +484,10 @@ def expert_exchanges(layers):
     return marks
 
 
-def on_wire(group, x):
-    """`x` as a collective of `group` can carry it: gloo (CPU) has no bfloat16 reductions or
+def on_wire(dist, group, x):
+    """`x` as a collective over `group` can carry it: gloo (CPU) has no bfloat16 reductions or
     all-to-alls, so there it goes as float32; NCCL carries it as it is."""
-    if x.dtype == x.new_empty(0).bfloat16().dtype and group["dist"].get_backend(group["group"]) == "gloo":
+    if str(x.dtype) == "torch.bfloat16" and dist.get_backend(group) == "gloo":
         return x.float()
     return x
 
@@ -525,7 +526,7 @@ def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None, ep=None, cp
         def exchange(x):
             # Equal shares to every rank of the group (what the data are does not change the time);
             # a remainder of the flattened tensor that does not split evenly stays.
-            flat = on_wire(ep, x.detach().reshape(-1))
+            flat = on_wire(ep["dist"], ep["group"], x.detach().reshape(-1))
             n = flat.numel() - flat.numel() % ep["size"]
             out = flat.clone()
             ep["dist"].all_to_all_single(out[:n], flat[:n].contiguous(), group=ep["group"])
@@ -551,13 +552,13 @@ def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None, ep=None, cp
         class AllReduce(torch.autograd.Function):
             @staticmethod
             def forward(ctx, x):
-                y = on_wire(tp, x).clone()
+                y = on_wire(dist, group, x).clone()
                 dist.all_reduce(y, group=group)
                 return y.to(x.dtype)
 
             @staticmethod
             def backward(ctx, g):
-                y = on_wire(tp, g).clone()
+                y = on_wire(dist, group, g).clone()
                 dist.all_reduce(y, group=group)
                 return y.to(g.dtype)
 
@@ -571,8 +572,9 @@ def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None, ep=None, cp
                 return AllReduce.apply(self.op(x))
     if cp:
         def ring(n, passes):
-            """Post `passes` trips of n elements round the ring: each step a send to the next rank
-            and a receive from the previous one; the handles, to wait on."""
+            """Post `passes` trips of n elements round the ring, each of size - 1 steps of a send to
+            the next rank and a receive from the previous one, all at once (what they carry does not
+            change the time; each link carries the ring's bytes); the handles, to wait on."""
             dist, ranks = cp["dist"], cp["ranks"]
             me = ranks.index(dist.get_rank())
             out = torch.zeros(n, device=cp["device"], dtype=cp["dtype"])
@@ -1036,9 +1038,7 @@ class Trainer:
             grads = [p.grad for p in params if p.grad is not None]
             for dtype in sorted({g.dtype for g in grads}, key=str):
                 same = [g for g in grads if g.dtype == dtype]
-                flat = self.torch.cat([g.reshape(-1) for g in same])
-                if dtype == self.torch.bfloat16 and self.dist.get_backend(group) == "gloo":
-                    flat = flat.float()  # gloo (CPU) has no bfloat16 reductions; NCCL reduces it as is
+                flat = on_wire(self.dist, group, self.torch.cat([g.reshape(-1) for g in same]))
                 self.dist.all_reduce(flat, group=group)
                 flat /= ranks
                 offset = 0
@@ -1371,7 +1371,7 @@ def measure(a, group=None):
         averaged = any(g is dp_group for _, g, _ in trainer.reductions)  # the dense weights, by Trainer.reduce
         cp_words = (f"K and V round the ring at {reduces[4]} attention cores per pass, {contexts - 1} "
                     f"step{'s' if contexts > 2 else ''} of {ring_chunk} elements per sample each, in flight while "
-                    "the core computes" if contexts > 1 else "")
+                    "the scores compute" if contexts > 1 else "")
         # The layout, outermost first, as plans write it (data parallel always named).
         splits = " x ".join([*([f"pipeline parallel {stages}"] if pipe else []),
                              *([f"tensor parallel {size}"] if size > 1 or pipe else []),

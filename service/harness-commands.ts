@@ -201,7 +201,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
       ? `pipeline parallelism ${pp} is replayed as Megatron splits and schedules it: each stage its 1/${pp} of the transformer blocks${v > 1 ? ` in ${v} model chunks ${pp} apart` : ''} (the first also the embeddings, the last the head and loss), ${v > 1 ? 'interleaved 1F1B' : '1F1B'} over the ${t.gradAccumSteps} micro-batches, the residual stream sent across each stage boundary forward and its gradient backward, the gradients all-reduced across the replicas after the last micro-batch`
       : '',
     cp > 1
-      ? `context parallelism ${cp} is replayed as ring attention runs it: each GPU its 1/${cp} of every sequence, K and V passed round the ring at each attention core while it computes (twice in backward)`
+      ? `context parallelism ${cp} is replayed as ring attention runs it: each GPU its 1/${cp} of every sequence, K and V passed round the ring at each attention core while its scores compute (twice in backward)`
       : '',
     ep > 1
       ? `expert parallelism ${ep} is replayed as Megatron-Core runs it (expert tensor parallelism 1): each GPU holds 1/${ep} of every expert layer's experts and runs the tokens routed to them, evenly routed, after an all-to-all that dispatches them and before one that combines them, forward and backward`

@@ -552,7 +552,7 @@ describe('measurement harness on CPU', () => {
     const s = parallelStructure(costOf(model), model.layers);
     expect(s.blocks).toBe(12);
     expect(row.note).toContain(
-      `context parallel 2 x data parallel 1 over 2 processes (2 per node x 1 node), K and V round the ring at ${s.blocks} attention cores per pass, 1 step of ${s.residualElements} elements per sample each, in flight while the core computes, DistributedDataParallel across the groups, on gloo`,
+      `context parallel 2 x data parallel 1 over 2 processes (2 per node x 1 node), K and V round the ring at ${s.blocks} attention cores per pass, 1 step of ${s.residualElements} elements per sample each, in flight while the scores compute, DistributedDataParallel across the groups, on gloo`,
     );
     // The sequence splits, the weights do not.
     expect(row.note).toContain(`parameters ${costOf(model).parameters}`);
