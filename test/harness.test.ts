@@ -6,7 +6,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { harnessScript, HARNESS_FILE } from '../service/harness-script.js';
 import { readRunsFile } from '../cli/calibrate-runs.js';
@@ -120,6 +120,18 @@ describe('measurement harness on CPU', () => {
     expect(measured.stderr).toBe('');
     expect(measured.status).toBe(0);
     return { at, row: readRunsFile(join(at, 'runs.csv'))[0] };
+  };
+
+  /** measure.py `script` refuses each case's arguments, before any process starts, with its message. */
+  const refuses = (script: string, cases: [string[], RegExp][]) => {
+    for (const [args, message] of cases) {
+      const refused = spawnSync(python, [script, '--batch-size', '1', '--device', 'cpu', ...args], {
+        cwd: dirname(script),
+        encoding: 'utf8',
+      });
+      expect(refused.status, args.join(' ')).toBe(2);
+      expect(refused.stderr).toMatch(message);
+    }
   };
 
   /**
@@ -389,8 +401,7 @@ describe('measurement harness on CPU', () => {
     expect(trained / costOf(model).parameters).toBeCloseTo(0.5, 2);
 
     // Groups are GPUs of one machine; a Hugging Face build is not split; ZeRO needs replicas.
-    const script = join(at, 'measure.py');
-    for (const [args, message] of [
+    refuses(join(at, 'measure.py'), [
       [['--gpus', '3', '--tensor-parallel', '2'], /3 processes per machine do not split into groups of 2/],
       [
         ['--gpus', '2', '--tensor-parallel', '2', '--zero-stage', '1'],
@@ -400,14 +411,7 @@ describe('measurement harness on CPU', () => {
         ['--gpus', '2', '--tensor-parallel', '2', '--hf-config', 'config.json'],
         /--tensor-parallel: the harness splits the layer replay of a zoo model/,
       ],
-    ] as [string[], RegExp][]) {
-      const refused = spawnSync(python, [script, '--batch-size', '1', '--device', 'cpu', ...args], {
-        cwd: at,
-        encoding: 'utf8',
-      });
-      expect(refused.status, args.join(' ')).toBe(2);
-      expect(refused.stderr).toMatch(message);
-    }
+    ]);
   }, 180_000);
 
   it("runs a pipeline-parallel configuration's harness commands: Megatron's split, 1F1B, the residual stream across the boundary", async () => {
@@ -480,8 +484,7 @@ describe('measurement harness on CPU', () => {
 
     // The processes must form whole pipelines; the pipeline's replicas shard with ZeRO stage 1 only;
     // a Hugging Face build is not split.
-    const script = join(at, 'measure.py');
-    for (const [args, message] of [
+    refuses(join(at, 'measure.py'), [
       [['--gpus', '3', '--pipeline-parallel', '2'], /3 processes do not split into whole pipelines of 2/],
       [
         [
@@ -517,14 +520,7 @@ describe('measurement harness on CPU', () => {
         ['--gpus', '2', '--pipeline-parallel', '2', '--hf-config', 'config.json'],
         /--pipeline-parallel: the harness splits the layer replay of a zoo model/,
       ],
-    ] as [string[], RegExp][]) {
-      const refused = spawnSync(python, [script, '--batch-size', '1', '--device', 'cpu', ...args], {
-        cwd: at,
-        encoding: 'utf8',
-      });
-      expect(refused.status, args.join(' ')).toBe(2);
-      expect(refused.stderr).toMatch(message);
-    }
+    ]);
   }, 180_000);
 
   it("runs a context-parallel configuration's harness commands: each GPU half the sequence, K and V round the ring", async () => {
@@ -561,23 +557,12 @@ describe('measurement harness on CPU', () => {
       workload: { model: 'vit_b16', seqLen: 32 },
       parallelism,
     });
-    const refused = spawnSync(
-      python,
+    refuses(join(at, 'measure.py'), [
       [
-        join(at, 'measure.py'),
-        '--batch-size',
-        '1',
-        '--device',
-        'cpu',
-        '--gpus',
-        '3',
-        '--context-parallel',
-        '2',
+        ['--gpus', '3', '--context-parallel', '2'],
+        /--context-parallel 2: 3 processes do not split into whole replicas of 2/,
       ],
-      { cwd: at, encoding: 'utf8' },
-    );
-    expect(refused.status).toBe(2);
-    expect(refused.stderr).toMatch(/--context-parallel 2: 3 processes do not split into whole replicas of 2/);
+    ]);
   }, 180_000);
 
   it('times expert parallelism: each rank its experts, the all-to-alls the predictor costs, imported at that layout', async () => {
