@@ -66,16 +66,16 @@ each holding 1/E of every expert layer's experts and running the tokens routed t
 whole group (routing taken as even, so as many rows as without it), after an all-to-all that
 dispatches each MoE layer's routed tokens and before one that combines the outputs, both again in
 backward: the all-to-alls and sizes the predictor costs. The experts' gradients are averaged over
-the ranks holding the same experts, the other weights' over the data-parallel group. ZeRO stage 1
-at most.
+the ranks holding the same experts, the other weights' over the data-parallel group.
 
 ZeRO (`--zero-stage`, over the data-parallel processes: with tensor or context parallelism, the
 ranks holding the same share): 1 shards the optimizer's states (ZeroRedundancyOptimizer; gradients
 all-reduced as DistributedDataParallel does; the experts' states over the ranks holding the same
 experts); 2 shards the gradients too and 3 the weights as well (FullyShardedDataParallel
 SHARD_GRAD_OP and FULL_SHARD, one unit per transformer block or, in the layer replay, per layer with
-weights; needs PyTorch 2; not with pipeline or expert parallelism). Under 2 and 3, FP16 and BF16
-keep their fp32 master weights as FullyShardedDataParallel's sharded parameters.
+weights, each expert layer's experts over the ranks holding them; needs PyTorch 2; not with
+pipeline parallelism). Under 2 and 3, FP16 and BF16 keep their fp32 master weights as
+FullyShardedDataParallel's sharded parameters.
 """
 import argparse
 import contextlib
@@ -223,7 +223,7 @@ def parse_args(argv):
             # Checked here, before any process starts: each would fail alike.
             fail(f"{flag}: the harness splits the layer replay of a zoo model (written by "
                  "`trainplan harness --model ID`), not a Hugging Face or torchvision build")
-        if size > 1 and a.zero_stage >= 2 and flag in ("--pipeline-parallel", "--expert-parallel"):
+        if size > 1 and a.zero_stage >= 2 and flag == "--pipeline-parallel":
             fail(f"--zero-stage {a.zero_stage} with {flag}: FullyShardedDataParallel over "
                  f"{flag[2:]} groups is not run here (ZeRO stage 1 is)")
     if a.zero_stage and world // model_parallel < 2:
@@ -1262,16 +1262,30 @@ def measure(a, group=None):
             [m for m in getattr(model, "ops", []) if any(True for _ in m.parameters())]
         units = sorted({type(m) for m in blocks}, key=lambda c: c.__name__)
         strategy = "FULL_SHARD" if a.zero_stage == 3 else "SHARD_GRAD_OP"
-        sharding = f"{strategy}, " + (f"one unit per {', '.join(c.__name__ for c in units)}" if units else "the model one unit")
+        names = sorted({c.__name__ for c in units})  # (a replayed RMSNorm is a class of its own per layer)
+        sharding = f"{strategy}, " + (
+            "one unit per layer with weights, each expert layer's experts over the ranks holding them" if ep else
+            f"one unit per {', '.join(names)}" if units else "the model one unit")
 
         def shard(m, dtype):
+            settings = dict(sharding_strategy=getattr(ShardingStrategy, strategy), device_id=device,
+                            mixed_precision=MixedPrecision(param_dtype=dtype, reduce_dtype=dtype, buffer_dtype=dtype)
+                            if dtype else None)
+            if ep:
+                # The units wrapped by hand, as auto-wrapping cannot give them different groups: each
+                # expert layer's experts sharded over the ranks that hold the same experts (Megatron's
+                # expert data-parallel group), every other layer with weights over the data-parallel ones.
+                for i, op in enumerate(m.ops):
+                    if type(op).__name__ == "Exchanged" and type(op.op).__name__ == "Experts":
+                        op.op = FullyShardedDataParallel(op.op, process_group=expert_dp_group, **settings)
+                    elif any(True for _ in op.parameters()):
+                        m.ops[i] = FullyShardedDataParallel(op, process_group=dp_group, **settings)
+                return FullyShardedDataParallel(m, process_group=dp_group, **settings)
             # Over the data-parallel (and context-parallel) ranks: with tensor parallelism each
             # shards its tensor-parallel share of the weights (ZeRO across the groups).
             return FullyShardedDataParallel(
-                m, process_group=dp_group, sharding_strategy=getattr(ShardingStrategy, strategy),
-                auto_wrap_policy=ModuleWrapPolicy(set(units)) if units else None,
-                mixed_precision=MixedPrecision(param_dtype=dtype, reduce_dtype=dtype, buffer_dtype=dtype) if dtype else None,
-                device_id=device)
+                m, process_group=dp_group, auto_wrap_policy=ModuleWrapPolicy(set(units)) if units else None,
+                **settings)
     if pipe:
         # The pipeline's weights, one tensor-parallel rank's share of every stage (a tied head's copy
         # of the first stage's table counted once): what calibrate import checks the model by.
@@ -1304,8 +1318,8 @@ def measure(a, group=None):
     # Tensor parallel alone (one group): no replica to average gradients with. A pipeline averages
     # its gradients itself (Trainer.pipeline), after the last micro-batch's backward.
     ddp = dist and a.zero_stage < 2 and replicas > 1 and not pipe and not ep
-    if dist and (pipe or ep):
-        # Averaged by Trainer.reduce: the weights every replica holds over the data-parallel group,
+    if dist and (pipe or ep) and not shard:
+        # Averaged by Trainer.reduce (FullyShardedDataParallel reduces its own): the weights every replica holds over the data-parallel group,
         # the experts over the ranks holding the same ones (a stage's ranks / expert parallelism).
         dense = [p for p in trainer.params if id(p) not in expert_params]
         held = [p for p in trainer.params if id(p) in expert_params]

@@ -354,6 +354,15 @@ describe.skipIf(!python)(
         /tensor parallel 2 x data parallel 2 over 4 processes .*: 24 row-parallel all-reduces per pass, .*; ZeRO stage 3: FULL_SHARD, one unit per .*RowParallel;/,
       );
       expect(runFromRow(tpZero, dir).parallelism).toMatchObject({ tensorParallel: 2, zeroStage: 3 });
+
+      // ZeRO-3 with expert parallelism: each expert layer's experts a unit sharded over the ranks
+      // holding them, the rest over the data-parallel ranks (a tiny mixture of experts, EP 2 on two).
+      copyFileSync(new URL('./fixtures-harness/tiny-moe.json', import.meta.url), join(dir, 'tiny-moe.json'));
+      const moe = twoProcesses('--layers tiny-moe.json --zero-stage 3 --expert-parallel 2');
+      expect(moe.note).toMatch(
+        /expert parallel 2: 4 all-to-alls per pass, .*; ZeRO stage 3: FULL_SHARD, one unit per layer with weights, each expert layer's experts over the ranks holding them;/,
+      );
+      expect(runFromRow(moe, dir).parallelism).toMatchObject({ expertParallel: 2, zeroStage: 3 });
     }, 240_000);
 
     it('times a config end to end: the run records the length it ran at and imports with its weights checked', () => {

@@ -632,10 +632,6 @@ describe('measurement harness on CPU', () => {
         ['--gpus', '3', '--expert-parallel', '3'],
         /--expert-parallel 3: must divide the experts of every expert layer \(4\)/,
       ],
-      [
-        ['--gpus', '4', '--expert-parallel', '2', '--zero-stage', '2'],
-        /--zero-stage 2 with --expert-parallel: FullyShardedDataParallel over expert-parallel groups is not run here/,
-      ],
     ] as [string[], RegExp][]) {
       const refused = await exited(moe(args));
       expect(refused.status, args.join(' ')).toBe(2);
