@@ -111,11 +111,11 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
       `the harness's tensor-parallel groups are GPUs of one machine; ${t.gpusPerNode} per node do not split into groups of ${tp}`,
     );
   const ep = t.parallelism.expertParallel;
-  // FullyShardedDataParallel (ZeRO 2-3) runs over the data-parallel ranks of tensor- and
-  // context-parallel groups, not under the harness's own pipeline schedule or expert groups.
-  if (pp * ep > 1 && zero >= 2)
+  // FullyShardedDataParallel (ZeRO 2-3) runs over the data-parallel ranks of tensor-, context- and
+  // expert-parallel groups, not under the harness's own pipeline schedule.
+  if (pp > 1 && zero >= 2)
     return none(
-      `the harness runs ${pp > 1 ? 'pipeline' : 'expert'} parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel (stage ${zero}) across its groups`,
+      `the harness runs pipeline parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel (stage ${zero}) across its stages`,
     );
   // The harness's pipeline runs one micro-batch per accumulation step, as the predictor does by default.
   if (pp > 1 && t.parallelism.microBatches !== t.gradAccumSteps)
@@ -207,7 +207,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
       ? `expert parallelism ${ep} is replayed as Megatron-Core runs it (expert tensor parallelism 1): each GPU holds 1/${ep} of every expert layer's experts and runs the tokens routed to them, evenly routed, after an all-to-all that dispatches them and before one that combines them, forward and backward`
       : '',
     zero >= 2
-      ? `ZeRO stage ${zero} runs under FullyShardedDataParallel (${zero === 3 ? 'FULL_SHARD' : 'SHARD_GRAD_OP'}${tp * cp > 1 ? ', over the data-parallel ranks of the groups' : ''}), which needs PyTorch 2`
+      ? `ZeRO stage ${zero} runs under FullyShardedDataParallel (${zero === 3 ? 'FULL_SHARD' : 'SHARD_GRAD_OP'}${tp * cp * ep > 1 ? ', over the data-parallel ranks of the groups' : ''}), which needs PyTorch 2`
       : '',
     t.softwareStack && t.softwareStack !== DEFAULT_STACK
       ? `the harness runs eager PyTorch, not ${t.softwareStack}: the run's error against trainplan's eager estimate is what calibrates this ${t.softwareStack} one, as a ratio`

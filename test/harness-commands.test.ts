@@ -165,11 +165,11 @@ describe('harness commands', () => {
       precision: 'BF16',
       gpusPerNode: 8,
       batchSizePerGpu: 1,
-      parallelism: { tensorParallel: 2, expertParallel: 8, zeroStage: 1 },
+      parallelism: { tensorParallel: 2, expertParallel: 8, zeroStage: 3 },
     });
     expect(h.commands.slice(0, 2)).toEqual([
       'npx trainplan harness --model mixtral_8x7b --out measure.py',
-      'python3 measure.py --batch-size 1 --precision BF16 --zero-stage 1 --tensor-parallel 2 --expert-parallel 8 --gpus 8 --out runs.csv',
+      'python3 measure.py --batch-size 1 --precision BF16 --zero-stage 3 --tensor-parallel 2 --expert-parallel 8 --gpus 8 --out runs.csv',
     ]);
     expect(h.note).toMatch(
       /expert parallelism 8 is replayed as Megatron-Core runs it \(expert tensor parallelism 1\): each GPU holds 1\/8 of every expert layer's experts/,
@@ -237,28 +237,16 @@ describe('harness commands', () => {
           batchSizePerGpu: 1,
           parallelism: { pipelineParallel: 2, expertParallel: 2, zeroStage: 2 },
         },
-        /pipeline parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel \(stage 2\)/,
+        /pipeline parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel \(stage 2\) across its stages/,
       ],
       [
         {
           gpu: 'H100-SXM5-80GB',
           precision: 'BF16',
           gpusPerNode: 8,
-          parallelism: { pipelineParallel: 2, zeroStage: 3 },
+          parallelism: { pipelineParallel: 2, tensorParallel: 2, zeroStage: 3 },
         },
-        /pipeline parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel \(stage 3\)/,
-      ],
-
-      [
-        {
-          gpu: 'H100-SXM5-80GB',
-          precision: 'BF16',
-          gpusPerNode: 8,
-          parallelism: { expertParallel: 2, zeroStage: 3 },
-          workload: { model: 'mixtral_8x7b', samples: 1e6 },
-          batchSizePerGpu: 1,
-        },
-        /expert parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel \(stage 3\)/,
+        /pipeline parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel \(stage 3\) across its stages/,
       ],
       [
         {
