@@ -108,7 +108,7 @@ function readJsonFile(option: string, path: string): unknown {
 const RECOMMEND_QUERY = `query($input: RecommendInput!) { recommend(input: $input) {
   status predictor evaluated feasible
   plans { rank gpu { id } offer { provider instance } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision stepTimeMs throughput throughputUnit totalHours totalHoursP90 costUsd memoryGbPerGpu interNodeGbps interNodeTransport
-    parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages expertParallel zeroStage recompute }
+    parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages contextParallel expertParallel zeroStage recompute }
     harness { commands note } }
   rejected { reason count } notes } }`;
 

@@ -12,6 +12,7 @@ import { loadCalibrationSettings } from '../seeds/calibration.js';
 import { apolloForTests } from './graphql-client.js';
 import { spawnServer } from './spawn-server.js';
 import { throwawayStore } from './throwaway-store.js';
+import { layoutWords, type LayoutDegrees } from '../predictor/layout-words.js';
 
 throwawayStore('trainplan-runs-');
 const run = apolloForTests();
@@ -199,8 +200,8 @@ describe('recordMeasurements', () => {
   });
 
   it('lists each run at the layout it was recorded at, as plans report theirs', async () => {
-    // Llama 2 7B on a node of eight H100s: tensor parallel 2 with ZeRO-1 and full recomputation,
-    // beside a plain data-parallel run of the same GPUs and batch.
+    // Llama 2 7B on a node of eight H100s: tensor and context parallel 2 with ZeRO-1 and full
+    // recomputation, beside a plain data-parallel run of the same GPUs and batch.
     const node = {
       workload: { model: 'llama2_7b', samples: 1e9 },
       gpu: 'H100-SXM5-80GB',
@@ -208,7 +209,10 @@ describe('recordMeasurements', () => {
       batchSizePerGpu: 1,
       precision: 'BF16',
     };
-    const split = { ...node, parallelism: { tensorParallel: 2, zeroStage: 1, recompute: 'FULL' } };
+    const split = {
+      ...node,
+      parallelism: { tensorParallel: 2, contextParallel: 2, zeroStage: 1, recompute: 'FULL' },
+    };
     const steps = [await predictNow(split), await predictNow(node)].map((p) => p.stepTimeMs);
     const r = await run(RECORD, {
       owner: 'dave',
@@ -219,33 +223,39 @@ describe('recordMeasurements', () => {
     });
     expect(r.data!.recordMeasurements).toMatchObject({ stored: 2, rejected: [] });
     const listed = await run(
-      `{ measurements(owner: "dave") { gpusPerNode parallelism {
-        dataParallel tensorParallel pipelineParallel zeroStage recompute microBatches } } }`,
+      `{ measurements(owner: "dave") { gpusPerNode parallelism { dataParallel tensorParallel
+        pipelineParallel virtualPipelineStages contextParallel expertParallel zeroStage recompute microBatches } } }`,
     );
+    const plain = { pipelineParallel: 1, virtualPipelineStages: 1, expertParallel: 1, microBatches: 1 };
     expect(listed.data!.measurements).toEqual([
       {
         gpusPerNode: 8,
         parallelism: {
-          dataParallel: 4,
+          ...plain,
+          dataParallel: 2,
           tensorParallel: 2,
-          pipelineParallel: 1,
+          contextParallel: 2,
           zeroStage: 1,
           recompute: 'FULL',
-          microBatches: 1,
         },
       },
       {
         gpusPerNode: 8,
         parallelism: {
+          ...plain,
           dataParallel: 8,
           tensorParallel: 1,
-          pipelineParallel: 1,
+          contextParallel: 1,
           zeroStage: 0,
           recompute: 'NONE',
-          microBatches: 1,
         },
       },
     ]);
+    // As the /calibrate page and the CLI write it: context parallelism named, as a plan's would be.
+    const layouts = (listed.data!.measurements as { parallelism: LayoutDegrees }[]).map((m) =>
+      layoutWords(m.parallelism),
+    );
+    expect(layouts).toEqual(['DP2 TP2 CP2 ZeRO-1 recompute full', 'DP8']);
     const del = `mutation($owner: String!) { deleteMeasurements(owner: $owner) }`;
     expect((await run(del, { owner: 'dave' })).data!.deleteMeasurements).toBe(2);
   });

@@ -32,7 +32,7 @@ interface ImportResult {
 
 const RUNS = `query($owner: String) { measurements(owner: $owner) { id owner recordedAt model gpu precision
   nodes gpusPerNode batchSizePerGpu gradAccumSteps stepTimeMs predictedStepTimeMs
-  parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages expertParallel zeroStage recompute }
+  parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages contextParallel expertParallel zeroStage recompute }
   predictedFromOtherRunsStepTimeMs source } }`;
 const IMPORT = `mutation($text: String!, $owner: String) {
   importMeasurements(text: $text, owner: $owner) { stored rejected { index reason } } }`;

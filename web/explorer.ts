@@ -217,7 +217,7 @@ const planFields = () => `
   rank gpu { id } nodes gpusPerNode totalGpus batchSizePerGpu gradAccumSteps precision
   stepTimeMs stepTimeMsP10 stepTimeMsP90 totalHours totalHoursP90 costUsd priceUsdPerGpuHour
   memoryGbPerGpu interNodeGbps evidence evidenceLevel
-  parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages expertParallel zeroStage recompute }
+  parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages contextParallel expertParallel zeroStage recompute }
   ${capabilities.offer ? 'offer { provider instance }' : ''}
   ${capabilities.costUsdP90 ? 'costUsdP90' : ''}
   ${capabilities.precisionUnmeasured ? 'precisionUnmeasured' : ''}
