@@ -370,11 +370,13 @@ describe('trainplan recommend says what to rent and what to be wary of', () => {
     );
     // And how to time plan 1 before renting it for the job: the harness, or why it cannot.
     const layout = firstPlan(out, 'layout');
-    if (/ (PP|EP)\d/.test(layout))
-      expect(out).toMatch(/^time plan 1 on your own GPUs: the harness times data parallelism/m);
-    else if (/ TP\d/.test(layout) && / ZeRO-[23]/.test(layout))
+    if (/ PP\d/.test(layout) && / ZeRO-[23]/.test(layout))
       expect(out).toMatch(
-        /^time plan 1 on your own GPUs: the harness runs tensor parallelism with ZeRO stage 1 at most/m,
+        /^time plan 1 on your own GPUs: the harness runs pipeline parallelism with ZeRO stage 1 at most/m,
+      );
+    else if (firstPlan(out, 'precision') === 'FP8' && / ZeRO-[23]/.test(layout))
+      expect(out).toMatch(
+        /^time plan 1 on your own GPUs: the harness runs ZeRO stage \d under FullyShardedDataParallel, where it does not run FP8/m,
       );
     else {
       const lines = out.split('\n');
@@ -394,9 +396,17 @@ describe('trainplan recommend says what to rent and what to be wary of', () => {
       if (zero) expect(line).toContain(`--zero-stage ${zero} `);
       const recompute = /recompute (\w+)/.exec(layout)?.[1];
       if (recompute) expect(line).toContain(`--recompute ${recompute} `);
-      // Tensor parallelism too (a layer replay of each GPU's share).
-      const tp = /TP(\d+)/.exec(layout)?.[1];
-      if (tp) expect(line).toContain(`--tensor-parallel ${tp} `);
+      // Every split of the layout too (a layer replay of each GPU's share).
+      for (const [words, flag] of [
+        ['TP', '--tensor-parallel'],
+        ['PP', '--pipeline-parallel'],
+        ['VP', '--virtual-pipeline-stages'],
+        ['CP', '--context-parallel'],
+        ['EP', '--expert-parallel'],
+      ]) {
+        const degree = new RegExp(`${words}(\\d+)`).exec(layout)?.[1];
+        if (degree) expect(line).toContain(`${flag} ${degree} `);
+      }
       expect(lines[at + 3]).toBe('  npx trainplan calibrate import runs.csv');
     }
   });
