@@ -177,7 +177,11 @@ export function physicsProblem(
   if (stepTimeMs > RUN_LIMITS.maxStepTimeMs)
     return `stepTimeMs: ${stepTimeMs} ms is more than an hour per optimizer step; give one step's time in milliseconds`;
   const cost = costOf(req.model);
-  const split = (req.parallelism?.tensorParallel ?? 1) * (req.parallelism?.pipelineParallel ?? 1);
+  // Each GPU's share of the step's work: its TP share of its pipeline stage, of its 1/CP of each sequence.
+  const split =
+    (req.parallelism?.tensorParallel ?? 1) *
+    (req.parallelism?.pipelineParallel ?? 1) *
+    (req.parallelism?.contextParallel ?? 1);
   const flops =
     ((cost.forwardFlops + cost.backwardFlops) * req.batchSizePerGpu * (req.gradAccumSteps ?? 1)) / split;
   const peak = Math.max(...Object.values(req.gpu.peakTflops).map((x) => x ?? 0));

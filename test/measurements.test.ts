@@ -71,6 +71,35 @@ describe('recordMeasurements', () => {
     expect(await predictNow()).toEqual(before);
   });
 
+  it("holds a run against each GPU's share of the work: the FLOPs floor divides by TP, PP and CP", async () => {
+    // Llama 2 7B on a node of eight H100s, one sample each, at an impossible 1 µs per step: the
+    // reason names the GFLOP per GPU, which context parallelism divides as the other splits do (a
+    // run at CP 8 and 70% of the peak was refused as faster than the GPU).
+    const node = {
+      workload: { model: 'llama2_7b', samples: 1e9 },
+      gpu: 'H100-SXM5-80GB',
+      gpusPerNode: 8,
+      batchSizePerGpu: 1,
+      precision: 'BF16',
+      stepTimeMs: 0.001,
+      source: 'test',
+    };
+    const r = await run(RECORD, {
+      runs: [
+        node,
+        { ...node, parallelism: { contextParallel: 8 } },
+        { ...node, parallelism: { tensorParallel: 2, pipelineParallel: 2, contextParallel: 2 } },
+      ],
+    });
+    expect(r.errors).toBeUndefined();
+    const gflop = (r.data!.recordMeasurements.rejected as { reason: string }[]).map((x) =>
+      Number(/([\d.e+]+) GFLOP per GPU/.exec(x.reason)![1]),
+    );
+    expect(gflop).toHaveLength(3);
+    expect(gflop[0] / gflop[1]).toBeCloseTo(8, 2);
+    expect(gflop[0] / gflop[2]).toBeCloseTo(8, 2);
+  });
+
   it('stored runs calibrate predict at once: evidence, evidence level, estimate and a narrower interval', async () => {
     const before = await predictNow();
     const measured = before.stepTimeMs * 1.3;
