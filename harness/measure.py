@@ -145,15 +145,16 @@ def parse_args(argv):
     p.add_argument("--pipeline-parallel", type=int, default=1,
                    help="pipeline stages the layer replay of an embedded zoo model is split into, one per "
                         "group of processes, run 1F1B over --grad-accum-steps micro-batches (default 1)")
+    p.add_argument("--virtual-pipeline-stages", type=int, default=1,
+                   help="model chunks per pipeline stage, run interleaved (Megatron's virtual pipeline "
+                        "stages; needs --pipeline-parallel > 1 and --grad-accum-steps a multiple of --pipeline-parallel; "
+                        "default 1)")
     p.add_argument("--context-parallel", type=int, default=1,
                    help="GPUs each sequence is split over (ring attention: K and V go round them), consecutive "
                         "processes after the tensor-parallel ones (layer replay of an embedded zoo model; default 1)")
     p.add_argument("--expert-parallel", type=int, default=1,
                    help="GPUs each mixture-of-experts layer's experts are spread over, consecutive processes of a "
                         "pipeline stage; tokens reach their experts by all-to-all (layer replay; default 1)")
-    p.add_argument("--virtual-pipeline-stages", type=int, default=1,
-                   help="model chunks per pipeline stage, run interleaved (Megatron's virtual pipeline "
-                        "stages; needs --pipeline-parallel > 1 and micro-batches a multiple of it; default 1)")
     p.add_argument("--grad-accum-steps", type=int, default=1,
                    help="micro-batches of --batch-size per optimizer step (gradient accumulation; data "
                         "parallel, gradients are all-reduced once per step; the pipeline's micro-batches "
