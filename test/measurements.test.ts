@@ -32,6 +32,15 @@ const RECORD = `mutation($runs: [MeasurementInput!]!, $owner: String) {
 const LIST = `query($model: String, $gpu: String) { measurements(model: $model, gpu: $gpu) {
   id owner model gpu precision batchSizePerGpu stepTimeMs peakMemoryGb source note predictedStepTimeMs } }`;
 
+/** Llama 2 7B on a node of eight H100s, one sample per GPU, in BF16: the layout tests' configuration. */
+const LLAMA_NODE = {
+  workload: { model: 'llama2_7b', samples: 1e9 },
+  gpu: 'H100-SXM5-80GB',
+  gpusPerNode: 8,
+  batchSizePerGpu: 1,
+  precision: 'BF16',
+};
+
 const predictNow = async (input: Record<string, unknown> = config) => {
   const r = await run(PREDICT, { input });
   expect(r.errors).toBeUndefined();
@@ -75,15 +84,7 @@ describe('recordMeasurements', () => {
     // Llama 2 7B on a node of eight H100s, one sample each, at an impossible 1 µs per step: the
     // reason names the GFLOP per GPU, which context parallelism divides as the other splits do (a
     // run at CP 8 and 70% of the peak was refused as faster than the GPU).
-    const node = {
-      workload: { model: 'llama2_7b', samples: 1e9 },
-      gpu: 'H100-SXM5-80GB',
-      gpusPerNode: 8,
-      batchSizePerGpu: 1,
-      precision: 'BF16',
-      stepTimeMs: 0.001,
-      source: 'test',
-    };
+    const node = { ...LLAMA_NODE, stepTimeMs: 0.001, source: 'test' };
     const r = await run(RECORD, {
       runs: [
         node,
@@ -231,13 +232,7 @@ describe('recordMeasurements', () => {
   it('lists each run at the layout it was recorded at, as plans report theirs', async () => {
     // Llama 2 7B on a node of eight H100s: tensor and context parallel 2 with ZeRO-1 and full
     // recomputation, beside a plain data-parallel run of the same GPUs and batch.
-    const node = {
-      workload: { model: 'llama2_7b', samples: 1e9 },
-      gpu: 'H100-SXM5-80GB',
-      gpusPerNode: 8,
-      batchSizePerGpu: 1,
-      precision: 'BF16',
-    };
+    const node = LLAMA_NODE;
     const split = {
       ...node,
       parallelism: { tensorParallel: 2, contextParallel: 2, zeroStage: 1, recompute: 'FULL' },
