@@ -440,8 +440,10 @@ async function evidenceFrom(
   // Evidence rows as the shipped measurements are: log(measured / analytical throughput), which
   // for one configuration is log(analytical / measured step time).
   const index = new EvidenceIndex(
-    indexRuns.map(({ row, p }) => ({
-      model: row.model,
+    // The model as its configuration builds it today, as calibration keys it below (a stored
+    // run's model column keeps the id it was recorded under).
+    indexRuns.map(({ row, req, p }) => ({
+      model: req.model.id,
       gpu: row.gpu,
       precision: row.precision as Precision,
       framework: row.framework,

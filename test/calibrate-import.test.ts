@@ -1,9 +1,11 @@
 // The harness CSV's optional columns (channels_last; recompute, zero_stage and tensor_parallel;
 // inter_node_gbps and inter_node_transport for a run across nodes): what `trainplan calibrate
 // import` reads of them.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runFromRow } from '../service/run-rows.js';
 import { predictRequestOf } from '../service/measurements.js';
+import { customModel } from '../service/models.js';
 
 const row = {
   model: 'resnet50_v1.5',
@@ -127,5 +129,28 @@ describe('calibrate import: the tensor-parallel column', () => {
     expect(() => runFromRow(note(6_738_415_616), '.')).toThrow(
       /^note: the run trained 6,738,415,616 weights, but llama2_7b has 1,68\d,\d{3},\d{3} per GPU at tensor parallelism 4/,
     );
+  });
+});
+
+describe('calibrate import: a layer-list model', () => {
+  it('is the same model as that list given over GraphQL, whatever order its keys come in', () => {
+    // The harness's CSV names the file beside it; a frontend gives the list in GraphQL's field
+    // order. One model, so a run recorded from the file calibrates predictions of the list ("1 of
+    // this model on it"); before, the id hashed the keys in the order written and they were two.
+    const dir = new URL('./fixtures-harness/', import.meta.url).pathname;
+    const run = runFromRow(
+      { ...row, model: 'tiny-moe.json', gpu: 'H100-SXM5-80GB', precision: 'FP32', batch_size_per_gpu: '2' },
+      dir,
+    );
+    const { layers } = JSON.parse(readFileSync(`${dir}tiny-moe.json`, 'utf8')) as {
+      layers: Record<string, unknown>[];
+    };
+    const overGraphql = customModel(
+      { layers: layers.map((l) => Object.fromEntries(Object.entries(l).reverse())) },
+      'workload.customModel',
+      undefined,
+      'workload.seqLen',
+    ).model;
+    expect(predictRequestOf(run).model.id).toBe(overGraphql.id);
   });
 });

@@ -33,6 +33,13 @@ describe('layer lists', () => {
       optimizer: 'adam',
     });
     expect(m.id).toMatch(/^layers:[0-9a-f]{10}$/);
+    // The id names the layers, not the order their keys were written in: the same list with every
+    // layer's keys reversed (as a file and GraphQL's field order may give them) is the same model,
+    // so a run recorded from one calibrates predictions of the other. A changed layer is another.
+    const reversed = zoo.layers.map((l) => Object.fromEntries(Object.entries(l).reverse()));
+    expect(fromLayerList({ layers: reversed, seqLen: 1024 }).model.id).toBe(m.id);
+    const wider = zoo.layers.map((l, i) => (i === 0 ? { ...l, dim: 1024 } : l));
+    expect(fromLayerList({ layers: wider, seqLen: 1024 }).model.id).not.toBe(m.id);
   });
 
   it('every zoo model, as a layer list, costs exactly what the zoo model costs: the API speaks the whole vocabulary', () => {

@@ -191,6 +191,12 @@ export function checkLayer(raw: unknown, where: string, fail: (m: string) => nev
 }
 
 /** A layer list (array, or object with `layers` and metadata) -> ModelDef. */
+/** JSON.stringify's replacer that writes every object's keys in sorted order. */
+const sortedKeys = (_key: string, value: unknown): unknown =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    : value;
+
 export function fromLayerList(input: unknown, o: ImportOptions = {}): ImportedModel {
   const field = o.field ?? 'layers';
   const fail = (m: string): never => {
@@ -263,7 +269,10 @@ export function fromLayerList(input: unknown, o: ImportOptions = {}): ImportedMo
       : Array.isArray(meta.batchSizes) && meta.batchSizes.length > 0 && meta.batchSizes.length <= 32
         ? meta.batchSizes.map((b, i) => checkValue(b, 'int', `"batchSizes"[${i}]`, fail) as number)
         : fail('"batchSizes" must be a list of 1 to 32 positive integers');
-  const hash = createHash('sha1').update(JSON.stringify(layers)).digest('hex').slice(0, 10);
+  // The id names the layers, not how they were written: keys in one order, so a list read from a
+  // file and the same list given over GraphQL (its schema's field order) are one model, and a run
+  // recorded from one calibrates predictions of the other.
+  const hash = createHash('sha1').update(JSON.stringify(layers, sortedKeys)).digest('hex').slice(0, 10);
   const model: ModelDef = {
     id: `layers:${hash}`,
     name:
