@@ -899,14 +899,12 @@ def build_workload(torch, nn, a, tp=None, stage=None, ep=None, cp=None):
         if not any(split["row"]):
             fail(f"--tensor-parallel: {model_id} has no row-parallel linears (trainplan's predictor does not split it)")
         split = {**split, **tp}
-    ring = None
     if cp:
         # (parse_args checked the marks) A rank's K and V of a sample: each the residual stream's
         # size (multi-head attention) over the ring and the tensor-parallel ranks.
         tensor = tp["size"] if tp else 1
         cp.update(ring=spec["contextParallel"]["ring"],
                   chunk=max(1, -(-2 * spec["pipeline"]["residualElements"] // (cp["size"] * tensor))))
-        ring = cp
     if stage:
         # (parse_args checked the marks and the blocks)
         blocks, pipeline = spec["recompute"]["full"], spec["pipeline"]
@@ -915,7 +913,7 @@ def build_workload(torch, nn, a, tp=None, stage=None, ep=None, cp=None):
         # (Megatron's interleaving: a stage's chunks are P apart); one chunk per stage without it.
         parts = [layer_replay(torch, nn, spec["layers"], rerun, split,
                               {"index": c * stages + stage["index"], "stages": stages * chunks, "blocks": blocks}, ep,
-                              ring)
+                              cp)
                  for c in range(chunks)]
 
         class Chunks(nn.Module):
@@ -924,10 +922,15 @@ def build_workload(torch, nn, a, tp=None, stage=None, ep=None, cp=None):
                 self.chunks = nn.ModuleList([part[0] for part in parts])
                 self.tied_copies = sum(c.tied_copies for c in self.chunks)
                 self.residual = pipeline["residualElements"]  # per sample, what crosses a stage boundary
-        a.seq_len = a.seq_len or built_at
-        return (model_id, Chunks(), lambda batch, device, dtype: [part[1](batch, device, dtype) for part in parts],
-                lambda model, chunk_batch: model.chunks[chunk_batch[0]](chunk_batch[1]), "layer-replay")
-    m, mb, lf = layer_replay(torch, nn, spec["layers"], rerun, split, ep=ep, cp=ring)
+
+        def mb(batch, device, dtype):  # a batch per chunk
+            return [part[1](batch, device, dtype) for part in parts]
+
+        def lf(model, chunk_batch):  # (chunk, its batch)
+            return model.chunks[chunk_batch[0]](chunk_batch[1])
+        m = Chunks()
+    else:
+        m, mb, lf = layer_replay(torch, nn, spec["layers"], rerun, split, ep=ep, cp=cp)
     # The length the layer list was written for is the one the run ran at (`trainplan harness --seq-len`).
     a.seq_len = a.seq_len or built_at
     return model_id, m, mb, lf, "layer-replay"
@@ -1263,10 +1266,10 @@ def measure(a, group=None):
             [m for m in getattr(model, "ops", []) if any(True for _ in m.parameters())]
         units = sorted({type(m) for m in blocks}, key=lambda c: c.__name__)
         strategy = "FULL_SHARD" if a.zero_stage == 3 else "SHARD_GRAD_OP"
-        names = sorted({c.__name__ for c in units})  # (a replayed RMSNorm is a class of its own per layer)
+        unit_names = sorted({c.__name__ for c in units})  # (a replayed RMSNorm is a class of its own per layer)
         sharding = f"{strategy}, " + (
             "one unit per layer with weights, each expert layer's experts over the ranks holding them" if ep else
-            f"one unit per {', '.join(names)}" if units else "the model one unit")
+            f"one unit per {', '.join(unit_names)}" if units else "the model one unit")
 
         def shard(m, dtype):
             settings = dict(sharding_strategy=getattr(ShardingStrategy, strategy), device_id=device,

@@ -102,7 +102,10 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
   const tp = t.parallelism.tensorParallel;
   const pp = t.parallelism.pipelineParallel;
   const cp = t.parallelism.contextParallel;
-  if (zero > 0 && (t.nodes * t.gpusPerNode) / (tp * pp) === 1)
+  // GPUs holding the same weights (measure.py's data- and context-parallel ranks): what ZeRO shards
+  // over and the gradients are averaged across.
+  const replicas = t.parallelism.dataParallel * cp;
+  if (zero > 0 && replicas === 1)
     return none(
       `ZeRO stage ${zero} shards over data-parallel GPUs; this configuration has one${tp * pp > 1 ? ' replica' : ''}`,
     );
@@ -198,7 +201,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
       ? `tensor parallelism ${tp} is replayed layer by layer: each GPU runs its 1/${tp} of the layers trainplan splits and all-reduces every row-parallel linear's output over its group, in forward and in backward (Megatron's pattern), with the kernels PyTorch picks for those shapes, not your framework's`
       : '',
     pp > 1
-      ? `pipeline parallelism ${pp} is replayed as Megatron splits and schedules it: each stage its 1/${pp} of the transformer blocks${v > 1 ? ` in ${v} model chunks ${pp} apart` : ''} (the first also the embeddings, the last the head and loss), ${v > 1 ? 'interleaved 1F1B' : '1F1B'} over the ${t.gradAccumSteps} micro-batches, the residual stream sent across each stage boundary forward and its gradient backward${t.parallelism.dataParallel * cp > 1 ? ', the gradients all-reduced across the replicas after the last micro-batch' : ''}`
+      ? `pipeline parallelism ${pp} is replayed as Megatron splits and schedules it: each stage its 1/${pp} of the transformer blocks${v > 1 ? ` in ${v} model chunks ${pp} apart` : ''} (the first also the embeddings, the last the head and loss), ${v > 1 ? 'interleaved 1F1B' : '1F1B'} over the ${t.gradAccumSteps} micro-batches, the residual stream sent across each stage boundary forward and its gradient backward${replicas > 1 ? ', the gradients all-reduced across the replicas after the last micro-batch' : ''}`
       : '',
     cp > 1
       ? `context parallelism ${cp} is replayed as ring attention runs it: each GPU its 1/${cp} of every sequence, K and V passed round the ring at each attention core while its scores compute (twice in backward)`

@@ -190,13 +190,13 @@ export function checkLayer(raw: unknown, where: string, fail: (m: string) => nev
   return l;
 }
 
-/** A layer list (array, or object with `layers` and metadata) -> ModelDef. */
 /** JSON.stringify's replacer that writes every object's keys in sorted order. */
 const sortedKeys = (_key: string, value: unknown): unknown =>
   value !== null && typeof value === 'object' && !Array.isArray(value)
     ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
     : value;
 
+/** A layer list (array, or object with `layers` and metadata) -> ModelDef. */
 export function fromLayerList(input: unknown, o: ImportOptions = {}): ImportedModel {
   const field = o.field ?? 'layers';
   const fail = (m: string): never => {
