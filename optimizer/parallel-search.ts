@@ -46,6 +46,8 @@ import {
   type Parallelism,
   type Recompute,
   type ZeroStage,
+  unshardedStageOf,
+  zeroRunsWithPipeline,
 } from '../predictor/parallel.js';
 import {
   computeTime,
@@ -491,6 +493,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     layout.virtualStages = v;
     layout.dataParallel = dp;
     layout.zeroStage = zeroStage;
+    layout.unshardedStage = unshardedStageOf(pp, zeroStage);
     layout.expertParallel = ep;
     layout.recompute = recompute;
     layout.microBatches = m;
@@ -559,7 +562,8 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
       const zeroStage = z as ZeroStage;
       // A mixture-of-experts model's fit depends on its EP too: `consider` finds it per EP. Only
       // ZeRO-2's narrowest width at one micro-batch is read here, for the ZeRO-1 skip in `best`.
-      if (moe && (z !== 2 || m !== 1)) {
+      // (No framework runs ZeRO-2 under a pipeline: it fits nowhere.)
+      if ((moe && (z !== 2 || m !== 1)) || !zeroRunsWithPipeline(z, pp)) {
         minDp.push(Infinity);
         continue;
       }
@@ -721,7 +725,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
           m = microBatchesOf(pp);
         for (const recompute of recomputes)
           for (let z = 0; z <= 3; z++) {
-            if (z > 0 && dp === 1) continue;
+            if ((z > 0 && dp === 1) || !zeroRunsWithPipeline(z, pp)) continue;
             const zeroStage = z as ZeroStage;
             for (const ep of eps) {
               if ((gpus / pp) % ep !== 0) continue;
@@ -935,7 +939,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
           continue;
         }
         for (let z = 0; z <= 3; z++) {
-          if ((z > 0 && dp === 1) || (!moe && dp < c.minDp[z])) continue;
+          if ((z > 0 && dp === 1) || (!moe && dp < c.minDp[z]) || !zeroRunsWithPipeline(z, c.pp)) continue;
           // With one micro-batch ZeRO-2 moves what ZeRO-1 moves and shards more: it fits wherever ZeRO-1 does and is never slower.
           if (z === 1 && c.m === 1 && dp >= c.minDp[2]) continue;
           // A mixture-of-experts layout that fits at no EP has nothing to consider: its group stays
@@ -959,7 +963,8 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
           if (v > 1 && m % pp !== 0) continue;
           for (const recompute of recomputes)
             for (let z = 0; z <= 3; z++)
-              if (!(z > 0 && dp === 1)) consider(t, pp, v, recompute, m, z as ZeroStage, 0, 0);
+              if (!(z > 0 && dp === 1) && zeroRunsWithPipeline(z, pp))
+                consider(t, pp, v, recompute, m, z as ZeroStage, 0, 0);
         }
     }
     const found = best as { p: Parallelism; m: number; compute: ComputeTime; comm: Communication } | null;

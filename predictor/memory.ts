@@ -40,6 +40,7 @@ import {
   type Recompute,
   type RecomputeModule,
   type ZeroStage,
+  unshardedStageOf,
 } from './parallel.js';
 import type {
   AttentionImplementation,
@@ -671,7 +672,8 @@ export interface MemoryLayout {
    * parallelize_llama.py), torch.distributed.pipelining turns gradient sync off until the last
    * backward (stage.py set_requires_gradient_sync(last_backward)), and FSDP2 then accumulates the
    * unsharded gradient in the reduce dtype (_fsdp_param.py to_accumulated_grad_if_needed;
-   * torchtitan's mixed_precision_reduce defaults to float32).
+   * torchtitan's mixed_precision_reduce defaults to float32). A plan's ZeRO-3 under a pipeline is
+   * this (unshardedStageOf); a published run's, its framework's (memory-check.ts).
    */
   unshardedStage?: boolean;
   /**
@@ -1050,6 +1052,7 @@ export function layoutOfExecution(exec: Execution): MemoryLayout {
     pipelineParallel: p.pipelineParallel,
     dataParallel: gpus / (p.tensorParallel * p.pipelineParallel),
     zeroStage: p.zeroStage,
+    ...(unshardedStageOf(p.pipelineParallel, p.zeroStage) ? { unshardedStage: true } : {}),
     ...((p.expertParallel ?? 1) > 1 ? { expertParallel: p.expertParallel } : {}),
     recompute: p.recompute,
     ...(p.recomputeModules ? { recomputeModules: p.recomputeModules } : {}),

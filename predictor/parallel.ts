@@ -63,6 +63,26 @@ const BLOCK_RERUN: Rerun = Object.freeze({ attention: true, tensorParallel: true
 const NO_RERUN: Rerun = Object.freeze({ attention: false, tensorParallel: false, expertAllToAll: false });
 export type ZeroStage = 0 | 1 | 2 | 3;
 
+/**
+ * Whether a framework runs ZeRO stage z over a pipeline of pp stages. Stage 2 does not: DeepSpeed's
+ * pipeline engine refuses ZeRO-2 and -3 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline
+ * parallelism", deepspeed/runtime/pipe/engine.py), Megatron's distributed optimizer is stage 1, and
+ * FSDP under a pipeline (torchtitan, below) keeps the stage's gradients whole until the last
+ * micro-batch, which is stage 3 as step.ts and memory.ts cost it. Stage 3 under a pipeline is
+ * torchtitan's: FSDP2 without resharding after forward, so each stage's weights are gathered once a
+ * step and its gradients reduce-scattered once (MemoryLayout.unshardedStage).
+ */
+export const zeroRunsWithPipeline = (z: number, pp: number): boolean => pp === 1 || z !== 2;
+
+/**
+ * Whether a plan's stages keep their weights gathered through the step and reduce-scatter their
+ * gradients once, after the last micro-batch (memory.ts MemoryLayout.unshardedStage, step.ts
+ * reduction): ZeRO-3 under a pipeline, as torchtitan runs it (its fsdp_reshard_after_forward
+ * "default": "For PP, by default do not reshard after forward to avoid per-microbatch all-gathers";
+ * torch.distributed.pipelining turns gradient sync off until the last backward, stage.py).
+ */
+export const unshardedStageOf = (pp: number, z: number): boolean => pp > 1 && z === 3;
+
 /** How one model replica is split, and what is sharded over the data-parallel group. */
 export interface Parallelism {
   /** GPUs one layer is split over (Megatron tensor parallelism); inside one node. */
@@ -619,6 +639,11 @@ export function checkParallelism(
     return bad('pipelineParallel', `must be an integer from 1 to 1024 (got ${pp})`);
   if (![0, 1, 2, 3].includes(p.zeroStage))
     return bad('zeroStage', `must be 0, 1, 2 or 3 (got ${p.zeroStage})`);
+  if (!zeroRunsWithPipeline(p.zeroStage, pp))
+    return bad(
+      'zeroStage',
+      `must be 0, 1 or 3 with pipelineParallel ${pp} (got 2): no framework shards a pipeline's gradients per micro-batch (DeepSpeed refuses ZeRO-2 under a pipeline); FSDP under one, as torchtitan runs it, is zeroStage 3`,
+    );
   if (!RECOMPUTE.includes(p.recompute))
     return bad('recompute', `must be one of ${RECOMPUTE.join(', ')} (got ${p.recompute})`);
   if (p.recomputeModules !== undefined) {

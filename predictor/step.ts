@@ -53,6 +53,7 @@ import {
   type Parallelism,
   type RecomputeModule,
   type ZeroStage,
+  unshardedStageOf,
 } from './parallel.js';
 import {
   activationType,
@@ -832,7 +833,14 @@ function groupLayout(
 
 /** Reducing gradients of G bytes (and, under ZeRO, gathering weights of W bytes) over `members` GPUs. */
 function reduction(
-  { c, gpu, eff, z, m }: { c: ComputeTime; gpu: GpuSpec; eff: Efficiency; z: ZeroStage; m: number },
+  {
+    c,
+    gpu,
+    eff,
+    z,
+    m,
+    pp,
+  }: { c: ComputeTime; gpu: GpuSpec; eff: Efficiency; z: ZeroStage; m: number; pp: number },
   G: number,
   W: number,
   members: number,
@@ -865,6 +873,23 @@ function reduction(
           Math.max(lastBucketMs(rs, G, eff), rsTotal - eff.overlapFraction * c.backwardMs),
           eff,
         ) + ag,
+    };
+  }
+  if (unshardedStageOf(pp, z)) {
+    // ZeRO-3 under a pipeline (torchtitan's): each stage gathers its weights once, at its first
+    // micro-batch's forward, prefetching all but the first unit behind that forward; its gradients
+    // are reduce-scattered once, after the last backward (pipelining's REDUCE_GRAD), with no
+    // compute left on the first stage to hide them behind.
+    return {
+      total: ag + rs,
+      exposed: withInterference(
+        ag + rs,
+        Math.max(
+          units ? ag / units : lastBucketMs(ag, W, eff),
+          ag - (eff.overlapFraction * c.forwardMs) / m,
+        ) + rs,
+        eff,
+      ),
     };
   }
   // ZeRO-3 / FSDP: every micro-batch gathers the weights before its forward and again before its
@@ -997,7 +1022,7 @@ export function parallelCommunicationTime(
   const m = microBatchesOf(par, exec.gradAccumSteps);
   const Ge = c.expertGradientBytes ?? 0,
     We = c.expertWeightBytes ?? 0;
-  const ctx = { c, gpu, eff, z, m };
+  const ctx = { c, gpu, eff, z, m, pp };
   // The experts' gradients are reduced (and under ZeRO their weights gathered) over the GPUs holding
   // the same experts: every EP-th GPU of a stage (expert rank order tp-ep-dp with ETP = 1).
   const dense = reduction(

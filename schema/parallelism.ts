@@ -160,7 +160,7 @@ export class Parallelism {
   expertParallel!: number;
   @Field(() => Int, {
     description:
-      'ZeRO stage over the data-parallel group: 1 shards optimizer state, 2 also gradients, 3 also weights (FSDP).',
+      "ZeRO stage over the data-parallel group: 1 shards optimizer state, 2 also gradients, 3 also weights (FSDP). Under a pipeline, 3 is torchtitan's FSDP: each stage's weights gathered once a step and its gradients kept whole until the last micro-batch.",
   })
   zeroStage!: number;
   @Field(() => RecomputeEnum, { description: 'Activation recomputation the plan uses.' })
@@ -191,7 +191,12 @@ export class ParallelismInput {
       'At most the transformer blocks; gpusPerNode x nodes must be a multiple of tensorParallel x pipelineParallel.',
   })
   pipelineParallel!: number;
-  @Field(() => Int, { defaultValue: 0, description: '0 to 3.' }) zeroStage!: number;
+  @Field(() => Int, {
+    defaultValue: 0,
+    description:
+      "0 to 3; with pipelineParallel > 1, 0, 1 or 3 (no framework runs ZeRO-2 under a pipeline; 3 there is torchtitan's FSDP, each stage's weights gathered once a step).",
+  })
+  zeroStage!: number;
   @Field(() => RecomputeEnum, {
     defaultValue: RecomputeEnum.NONE,
     description: 'Activation recomputation (default NONE).',

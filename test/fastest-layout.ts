@@ -46,6 +46,7 @@ export function fastestFittingPerSample(
             for (const ep of (space.expertParallel ?? [1]).filter((e) => (gpus / pp) % e === 0)) {
               const dp = gpus / (t * pp);
               if (zeroStage > 0 && dp === 1) continue;
+              if (pp > 1 && zeroStage === 2) continue; // no framework runs it: predict refuses it
               const m = pp === 1 ? 1 : 4 * pp;
               const cap = space.globalBatchCap;
               if (cap && cap.batchSizePerGpu * m * dp > cap.maxGlobalBatch) continue;

@@ -208,6 +208,20 @@ describe('what the layer list says about splitting it', () => {
     });
     expect(bad?.message).toMatch(/does not divide the 25 attention heads/);
   });
+
+  it('a pipeline runs ZeRO 0, 1 or 3, not 2: no framework shards its gradients per micro-batch', () => {
+    const s = parallelStructure(costOf(llama), llama.layers);
+    const check = (pipelineParallel: number, zeroStage: 0 | 1 | 2 | 3) =>
+      checkParallelism({ ...PLAIN, pipelineParallel, zeroStage }, s, { gpusPerNode: 8, nodes: 1 });
+    expect(check(2, 2)).toMatchObject({
+      field: 'parallelism.zeroStage',
+      message: expect.stringMatching(
+        /^must be 0, 1 or 3 with pipelineParallel 2 \(got 2\): .*DeepSpeed refuses/,
+      ),
+    });
+    for (const z of [0, 1, 3] as const) expect(check(2, z)).toBeNull();
+    expect(check(1, 2)).toBeNull();
+  });
 });
 
 describe('memory', () => {
@@ -460,6 +474,35 @@ describe('time', () => {
     ).totalMs;
     expect(r(3)).toBeCloseTo(1.5 * perBlock, 6);
     expect(perBlock).toBeLessThan(allReduce);
+  });
+
+  it("ZeRO-3 under a pipeline is torchtitan's FSDP: a stage gathers its weights once a step and keeps them, with its fp32 gradients whole", () => {
+    const at = (pipelineParallel: number, zeroStage: 0 | 1 | 3, gradAccumSteps: number) =>
+      predict(
+        base({
+          gpusPerNode: 8,
+          nodes: 2,
+          gradAccumSteps,
+          parallelism: { ...PLAIN, pipelineParallel, zeroStage, recompute: 'full' },
+        }),
+        { ...eff, stragglerCv: 0 },
+      );
+    // Without a pipeline FSDP gathers and reduce-scatters every micro-batch: twice the micro-batches,
+    // twice the data-parallel traffic. Under one, a stage moves its weights and gradients once a step.
+    expect(at(1, 3, 8).breakdown.dataParallelCommMs).toBeCloseTo(
+      2 * at(1, 3, 4).breakdown.dataParallelCommMs,
+      6,
+    );
+    expect(at(2, 3, 8).breakdown.dataParallelCommMs).toBeCloseTo(at(2, 3, 4).breakdown.dataParallelCommMs, 6);
+    expect(at(2, 3, 4).breakdown.dataParallelCommMs).toBeLessThan(at(1, 3, 4).breakdown.dataParallelCommMs);
+    // The stage's weights in bf16 and its gradients in fp32, unsharded through the step: more than
+    // ZeRO-1 keeps (its bf16 weights and gradients whole, its fp32 states sharded), so a plan gains
+    // no memory from it there.
+    const stage = (costOf(llama).parameters / 2) * (2 + 4);
+    const z3 = at(2, 3, 4).memory,
+      z1 = at(2, 1, 4).memory;
+    expect(z3.workspaceGb * GIB).toBeGreaterThan(stage);
+    expect(z3.totalGb).toBeGreaterThan(z1.totalGb);
   });
 
   it('the data-parallel group is GPUs / (TP x PP): global batch and throughput count replicas, not GPUs', () => {
