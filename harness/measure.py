@@ -73,9 +73,14 @@ ranks holding the same share): 1 shards the optimizer's states (ZeroRedundancyOp
 all-reduced as DistributedDataParallel does; the experts' states over the ranks holding the same
 experts); 2 shards the gradients too and 3 the weights as well (FullyShardedDataParallel
 SHARD_GRAD_OP and FULL_SHARD, one unit per transformer block or, in the layer replay, per layer with
-weights, each expert layer's experts over the ranks holding them; needs PyTorch 2; not with
-pipeline parallelism). Under 2 and 3, FP16 and BF16 keep their fp32 master weights as
-FullyShardedDataParallel's sharded parameters.
+weights, each expert layer's experts over the ranks holding them; needs PyTorch 2). Under 2 and 3,
+FP16 and BF16 keep their fp32 master weights as FullyShardedDataParallel's sharded parameters.
+Under a pipeline, 3 runs as torchtitan runs it: each model chunk under FSDP2 (`fully_shard`, one
+unit per layer with weights, PyTorch 2.6+) without resharding after forward, so a stage gathers its
+weights at its first micro-batch and keeps them, accumulating whole fp32 gradients until the chunk's
+last micro-batch, whose backward reduce-scatters them (torch.distributed.pipelining turns gradient
+sync off until then). Stage 2 under a pipeline is refused: no framework runs it (DeepSpeed refuses
+it, and FSDP there is stage 3).
 """
 import argparse
 import contextlib
@@ -88,6 +93,7 @@ import statistics
 import subprocess
 import sys
 import time
+import warnings
 
 # `trainplan harness --model ID` replaces the next line with the model's definition (JSON).
 EMBEDDED_MODEL = None
@@ -224,9 +230,10 @@ def parse_args(argv):
             # Checked here, before any process starts: each would fail alike.
             fail(f"{flag}: the harness splits the layer replay of a zoo model (written by "
                  "`trainplan harness --model ID`), not a Hugging Face or torchvision build")
-        if size > 1 and a.zero_stage >= 2 and flag == "--pipeline-parallel":
-            fail(f"--zero-stage {a.zero_stage} with {flag}: FullyShardedDataParallel over "
-                 f"{flag[2:]} groups is not run here (ZeRO stage 1 is)")
+        if size > 1 and a.zero_stage == 2 and flag == "--pipeline-parallel":
+            fail(f"--zero-stage 2 with {flag}: no framework shards a pipeline's gradients per micro-batch "
+                 "(DeepSpeed refuses ZeRO-2 under a pipeline); FSDP under one, as torchtitan runs it, is "
+                 "--zero-stage 3")
     if a.zero_stage and world // model_parallel < 2:
         fail(f"--zero-stage {a.zero_stage} shards over data-parallel processes: give --gpus N (N > 1"
              f"{', N / (--tensor-parallel x --pipeline-parallel) > 1' if model_parallel > 1 else ''}) or run under torchrun")
@@ -242,6 +249,13 @@ def parse_args(argv):
         except Exception as e:  # noqa: BLE001 (Debian's PyTorch 1.13 raises ValueError on Python 3.11)
             fail(f"--zero-stage {a.zero_stage} needs FullyShardedDataParallel, which this PyTorch cannot import "
                  f"(PyTorch 2 can): {type(e).__name__}: {e}")
+        if a.pipeline_parallel > 1:
+            try:
+                from torch.distributed.fsdp import fully_shard  # noqa: F401, PLC0415
+            except ImportError:
+                import torch  # noqa: PLC0415
+                fail(f"--zero-stage 3 with --pipeline-parallel runs FSDP2 (fully_shard), as torchtitan does: "
+                     f"PyTorch 2.6 or later (this is {torch.__version__})")
     nodes = launched["world"] // launched["local_world"] if launched else 1
     if nodes > 1 and a.inter_node_gbps is None:
         fail(f"--inter-node-gbps: this run spans {nodes} nodes; give the network between them (Gbps), "
@@ -1091,11 +1105,23 @@ class Trainer:
             if not last(c):
                 sends.append(dist.isend(pipe["outbox"], dst=pipe["next"], group=group))
 
+        backwards = [0] * chunks
+
         def backward(j):
             c = chunk_of(j, False)
             if not last(c):
                 dist.recv(pipe["inbox"], src=pipe["next"], group=group)
             loss = in_flight[c].pop(0)
+            if pipe.get("sharded"):
+                # ZeRO-3 under the pipeline (FSDP2): as torch.distributed.pipelining runs it, the
+                # chunk's gradients stay whole and its weights gathered until its last micro-batch,
+                # whose backward reduce-scatters them and reshards.
+                backwards[c] += 1
+                final = backwards[c] == micro
+                part = self.model.chunks[c]
+                part.set_is_last_backward(final)
+                part.set_reshard_after_backward(final)
+                part.set_requires_gradient_sync(final)
             self.backward(loss / micro if micro > 1 else loss)
             if not first(c):
                 sends.append(dist.isend(pipe["outbox"], dst=pipe["prev"], group=group))
@@ -1290,6 +1316,42 @@ def measure(a, group=None):
             return FullyShardedDataParallel(
                 m, process_group=dp_group, auto_wrap_policy=ModuleWrapPolicy(set(units)) if units else None,
                 **settings)
+        if pipe:
+            # ZeRO-3 under a pipeline, as torchtitan runs it (parse_args checked stage 3 and
+            # fully_shard): FSDP2 on each model chunk, its own root, one unit per layer with weights
+            # (each expert layer's experts over the ranks holding them), not resharded after forward,
+            # so the stage's weights stay gathered from its first micro-batch to its last; the
+            # gradients reduce in fp32 (torchtitan's mixed_precision_reduce default). Trainer.pipeline
+            # keeps them whole until each chunk's last backward, as torch.distributed.pipelining does.
+            from torch.distributed.device_mesh import DeviceMesh  # noqa: PLC0415
+            from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard  # noqa: PLC0415
+            # FSDP2 warns of every unit whose output is a view, lest an in-place op on it skip the
+            # gradient's all-gather: the replay reads each op's output once, out of place.
+            warnings.filterwarnings("ignore", message="FSDP2-wrapped module .* returned a view tensor")
+            meshes = {}
+            pipe["sharded"] = True
+            held_by = ", each expert layer's experts over the ranks holding them" if ep else ""
+            sharding = (f"FSDP2 (fully_shard) per model chunk, one unit per layer with weights{held_by}, kept "
+                        "gathered through the step and reduce-scattered at each chunk's last micro-batch "
+                        "(torchtitan's FSDP under a pipeline)")
+
+            def mesh(g):
+                if g not in meshes:
+                    meshes[g] = DeviceMesh.from_group(g, device.type)
+                return meshes[g]
+
+            def shard(m, dtype):
+                policy = MixedPrecisionPolicy(param_dtype=dtype, reduce_dtype=torch.float32) if dtype else \
+                    MixedPrecisionPolicy()
+                settings = dict(reshard_after_forward=False, mp_policy=policy)
+                for part in m.chunks:
+                    for op in part.ops:
+                        if type(op).__name__ == "Exchanged" and type(op.op).__name__ == "Experts":
+                            fully_shard(op.op, mesh=mesh(expert_dp_group), **settings)
+                        elif any(True for _ in op.parameters()):
+                            fully_shard(op, mesh=mesh(dp_group), **settings)
+                    fully_shard(part, mesh=mesh(dp_group), **settings)
+                return m
     if pipe:
         # The pipeline's weights, one tensor-parallel rank's share of every stage (a tied head's copy
         # of the first stage's table counted once): what calibrate import checks the model by.

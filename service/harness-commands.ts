@@ -114,12 +114,6 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
       `the harness's tensor-parallel groups are GPUs of one machine; ${t.gpusPerNode} per node do not split into groups of ${tp}`,
     );
   const ep = t.parallelism.expertParallel;
-  // FullyShardedDataParallel (ZeRO 2-3) runs over the data-parallel ranks of tensor-, context- and
-  // expert-parallel groups, not under the harness's own pipeline schedule.
-  if (pp > 1 && zero >= 2)
-    return none(
-      `the harness runs pipeline parallelism with ZeRO stage 1 at most, not FullyShardedDataParallel (stage ${zero}) across its stages`,
-    );
   // The harness's pipeline runs one micro-batch per accumulation step, as the predictor does by default.
   if (pp > 1 && t.parallelism.microBatches !== t.gradAccumSteps)
     return none(
@@ -201,7 +195,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
       ? `tensor parallelism ${tp} is replayed layer by layer: each GPU runs its 1/${tp} of the layers trainplan splits and all-reduces every row-parallel linear's output over its group, in forward and in backward (Megatron's pattern), with the kernels PyTorch picks for those shapes, not your framework's`
       : '',
     pp > 1
-      ? `pipeline parallelism ${pp} is replayed as Megatron splits and schedules it: each stage its 1/${pp} of the transformer blocks${v > 1 ? ` in ${v} model chunks ${pp} apart` : ''} (the first also the embeddings, the last the head and loss), ${v > 1 ? 'interleaved 1F1B' : '1F1B'} over the ${t.gradAccumSteps} micro-batches, the residual stream sent across each stage boundary forward and its gradient backward${replicas > 1 ? ', the gradients all-reduced across the replicas after the last micro-batch' : ''}`
+      ? `pipeline parallelism ${pp} is replayed as Megatron splits and schedules it: each stage its 1/${pp} of the transformer blocks${v > 1 ? ` in ${v} model chunks ${pp} apart` : ''} (the first also the embeddings, the last the head and loss), ${v > 1 ? 'interleaved 1F1B' : '1F1B'} over the ${t.gradAccumSteps} micro-batches, the residual stream sent across each stage boundary forward and its gradient backward${replicas > 1 ? (zero === 3 ? ', the gradients reduce-scattered across the replicas after the last micro-batch' : ', the gradients all-reduced across the replicas after the last micro-batch') : ''}`
       : '',
     cp > 1
       ? `context parallelism ${cp} is replayed as ring attention runs it: each GPU its 1/${cp} of every sequence, K and V passed round the ring at each attention core while its scores compute (twice in backward)`
@@ -209,9 +203,12 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     ep > 1
       ? `expert parallelism ${ep} is replayed as Megatron-Core runs it (expert tensor parallelism 1): each GPU holds 1/${ep} of every expert layer's experts and runs the tokens routed to them, evenly routed, after an all-to-all that dispatches them and before one that combines them, forward and backward`
       : '',
-    zero >= 2
-      ? `ZeRO stage ${zero} runs under FullyShardedDataParallel (${zero === 3 ? 'FULL_SHARD' : 'SHARD_GRAD_OP'}${tp * cp * ep > 1 ? ', over the data-parallel ranks of the groups' : ''}), which needs PyTorch 2`
-      : '',
+    zero >= 2 && pp > 1
+      ? // (parallel.ts zeroRunsWithPipeline: stage 3 only)
+        `ZeRO stage 3 under the pipeline runs as torchtitan runs FSDP there: FSDP2 (fully_shard) on each model chunk, its weights gathered at the first micro-batch and kept through the step, its gradients reduce-scattered at the last; it needs PyTorch 2.6 or later`
+      : zero >= 2
+        ? `ZeRO stage ${zero} runs under FullyShardedDataParallel (${zero === 3 ? 'FULL_SHARD' : 'SHARD_GRAD_OP'}${tp * cp * ep > 1 ? ', over the data-parallel ranks of the groups' : ''}), which needs PyTorch 2`
+        : '',
     t.softwareStack && t.softwareStack !== DEFAULT_STACK
       ? `the harness runs eager PyTorch, not ${t.softwareStack}: the run's error against trainplan's eager estimate is what calibrates this ${t.softwareStack} one, as a ratio`
       : '',

@@ -365,6 +365,32 @@ describe.skipIf(!python)(
       expect(runFromRow(moe, dir).parallelism).toMatchObject({ expertParallel: 2, zeroStage: 3 });
     }, 240_000);
 
+    it("times ZeRO-3 under a pipeline as torchtitan runs it (FSDP2, each stage's weights gathered once a step) and imports the run at that layout", () => {
+      // ViT-B/16 at 32 px, two stages x two replicas on four processes, two micro-batches, BF16
+      // (fp32 shards, bf16 compute, fp32 gradient reduction).
+      writeFileSync(join(dir, 'vit-pp.py'), harnessScript('vit_b16', 32));
+      execFileSync(
+        python!,
+        [
+          join(dir, 'vit-pp.py'),
+          ...'--batch-size 1 --grad-accum-steps 2 --precision BF16 --steps 1 --warmup 1 --device cpu --gpus 4 --pipeline-parallel 2 --zero-stage 3 --out vit-pp-zero.csv'.split(
+            ' ',
+          ),
+        ],
+        { cwd: dir, stdio: 'pipe' },
+      );
+      const [row] = readRunsFile(join(dir, 'vit-pp-zero.csv'));
+      expect(row.note).toMatch(
+        /pipeline parallel 2 x tensor parallel 1 x data parallel 2 over 4 processes .*: 1F1B over 2 micro-batches, .*; ZeRO stage 3: FSDP2 \(fully_shard\) per model chunk, one unit per layer with weights, kept gathered through the step and reduce-scattered at each chunk's last micro-batch \(torchtitan's FSDP under a pipeline\);/,
+      );
+      expect(runFromRow(row, dir)).toMatchObject({
+        gpusPerNode: 4,
+        gradAccumSteps: 2,
+        precision: 'BF16',
+        parallelism: { pipelineParallel: 2, zeroStage: 3 },
+      });
+    }, 180_000);
+
     it('times a config end to end: the run records the length it ran at and imports with its weights checked', () => {
       copyFileSync(join(FIXTURES, 'llama.json'), join(dir, 'llama.json'));
       for (const precision of ['FP32', 'AMP_BF16', 'BF16'])

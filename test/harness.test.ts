@@ -482,8 +482,8 @@ describe('measurement harness on CPU', () => {
       parallelism: interleavedLayout,
     });
 
-    // The processes must form whole pipelines; the pipeline's replicas shard with ZeRO stage 1 only;
-    // a Hugging Face build is not split.
+    // The processes must form whole pipelines; no framework runs ZeRO stage 2 under a pipeline (3
+    // runs under FSDP2: test/harness-transformers.test.ts); a Hugging Face build is not split.
     refuses(join(at, 'measure.py'), [
       [['--gpus', '3', '--pipeline-parallel', '2'], /3 processes do not split into whole pipelines of 2/],
       [
@@ -514,7 +514,7 @@ describe('measurement harness on CPU', () => {
       ],
       [
         ['--gpus', '4', '--pipeline-parallel', '2', '--zero-stage', '2'],
-        /FullyShardedDataParallel over pipeline-parallel groups is not run here/,
+        /--zero-stage 2 with --pipeline-parallel: no framework shards a pipeline's gradients per micro-batch \(DeepSpeed refuses ZeRO-2 under a pipeline\); FSDP under one, as torchtitan runs it, is --zero-stage 3/,
       ],
       [
         ['--gpus', '2', '--pipeline-parallel', '2', '--hf-config', 'config.json'],
