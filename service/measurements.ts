@@ -104,7 +104,7 @@ export function measurementStore(): Promise<MeasurementStore> {
   const l = location();
   if (opened?.key !== locationKey(l)) {
     const previous = opened?.store;
-    opened = { key: locationKey(l), store: MeasurementStore.open(l) };
+    opened = { key: locationKey(l), store: MeasurementStore.open(l).then(rekeyModels) };
     snapshot = undefined;
     void previous?.then((s) => s.close()).catch(() => {});
     opened.store.catch(() => {
@@ -112,6 +112,29 @@ export function measurementStore(): Promise<MeasurementStore> {
     });
   }
   return opened.store;
+}
+
+/**
+ * Brings each stored run's `model` column, what `measurements(model:)` filters on, to the id its
+ * configuration builds today, once per process as the store opens. A model's id can change between
+ * releases: a layer list's hashed its keys in the order written before aacc1dd and hashes them
+ * sorted now, so a run filed under the old id was listed under a name no query asks for (the
+ * evidence re-derives the model from the configuration and counted it all along). A run whose
+ * configuration no longer builds keeps its id (userEvidence reports it skipped).
+ */
+async function rekeyModels(store: MeasurementStore): Promise<MeasurementStore> {
+  const renamed: { id: number; model: string }[] = [];
+  for (const row of await store.list()) {
+    let id: string;
+    try {
+      id = predictRequestOf(JSON.parse(row.configuration) as RunConfiguration).model.id;
+    } catch {
+      continue;
+    }
+    if (id !== row.model) renamed.push({ id: row.id, model: id });
+  }
+  await store.setModels(renamed);
+  return store;
 }
 
 /** Closes the store (server shutdown, tests). */

@@ -110,6 +110,15 @@ export class MeasurementStore {
     });
   }
 
+  /** Sets the `model` column of the given runs (one transaction). */
+  async setModels(updates: readonly { id: number; model: string }[]): Promise<void> {
+    if (!updates.length) return;
+    await this.db.transaction().execute(async (tx) => {
+      for (const u of updates)
+        await tx.updateTable('measurement_run').set({ model: u.model }).where('id', '=', u.id).execute();
+    });
+  }
+
   async list(filter: RunFilter = {}): Promise<MeasurementRunRow[]> {
     let q = this.db.selectFrom('measurement_run').selectAll();
     if (filter.model !== undefined) q = q.where('model', '=', filter.model);

@@ -1,11 +1,18 @@
 // The harness CSV's optional columns (channels_last; recompute, zero_stage and tensor_parallel;
 // inter_node_gbps and inter_node_transport for a run across nodes): what `trainplan calibrate
 // import` reads of them.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { runFromRow } from '../service/run-rows.js';
-import { predictRequestOf } from '../service/measurements.js';
+import { closeMeasurementStore, listRuns, predictRequestOf, recordRuns } from '../service/measurements.js';
 import { customModel } from '../service/models.js';
+import { predict } from '../predictor/predict.js';
+import { DATABASE_FILE } from '../store/store.js';
+import { loadEfficiency } from '../seeds/catalog.js';
+import { withStoreConfig } from './throwaway-store.js';
 
 const row = {
   model: 'resnet50_v1.5',
@@ -152,5 +159,31 @@ describe('calibrate import: a layer-list model', () => {
       'workload.seqLen',
     ).model;
     expect(predictRequestOf(run).model.id).toBe(overGraphql.id);
+  });
+
+  it('a run stored under an id its model no longer has is listed under the current one once the store reopens', async () => {
+    // Runs recorded before the id hashed sorted keys carry the old id in their model column, which
+    // measurements(model:) filters on: reopening the store files them under the id they build today.
+    const dir = new URL('./fixtures-harness/', import.meta.url).pathname;
+    const run = runFromRow(
+      { ...row, model: 'tiny-moe.json', gpu: 'H100-SXM5-80GB', precision: 'FP32', batch_size_per_gpu: '2' },
+      dir,
+    );
+    const id = predictRequestOf(run).model.id;
+    const stepTimeMs = 1.2 * predict(predictRequestOf(run), loadEfficiency()).stepTimeMs;
+    const dataDir = mkdtempSync(join(tmpdir(), 'trainplan-rekey-'));
+    try {
+      await withStoreConfig({ dataDir, databaseUrl: undefined }, async () => {
+        expect(await recordRuns([{ ...run, stepTimeMs }], 'ci')).toMatchObject({ stored: 1 });
+        await closeMeasurementStore();
+        const db = new Database(join(dataDir, DATABASE_FILE));
+        db.prepare("UPDATE measurement_run SET model = 'layers:0123456789'").run();
+        db.close();
+        expect(await listRuns({ model: id })).toHaveLength(1);
+        expect(await listRuns({ model: 'layers:0123456789' })).toEqual([]);
+      });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -58,6 +58,10 @@ function storeContract(name: string, location: () => StoreLocation) {
       expect(
         (await store.list({ model: 'bert_large_squad', gpu: 'A100-SXM4-80GB' })).map((r) => r.owner),
       ).toEqual(['bob']);
+      // A run re-filed under another model id (service/measurements.ts rekeyModels) is found by it.
+      await store.setModels([{ id: ids[2], model: 'bert_large' }]);
+      expect((await store.list({ model: 'bert_large' })).map((r) => r.id)).toEqual([ids[2]]);
+      expect(await store.list({ model: 'bert_large_squad' })).toEqual([]);
       expect(await store.delete('alice', [ids[2]])).toBe(0); // bob's run is not alice's to delete
       expect(await store.delete('alice')).toBe(2);
       expect((await store.list()).map((r) => r.owner)).toEqual(['bob']);
