@@ -3,7 +3,7 @@
 // prediction names (batch, accumulation, precision, GPUs per node, nodes and their network), and
 // record what it wrote (`trainplan calibrate import`, or the /calibrate page). Recorded, such a
 // run calibrates that very configuration ("1 of this exact configuration" in evidence). Where the
-// harness cannot run the configuration (a split layout with ZeRO 2-3, LoRA, FP4, a model it cannot
+// harness cannot run the configuration (FP8 under ZeRO 2-3, LoRA, FP4, a model it cannot
 // build) there are no commands and the note says why; where it runs something near it (eager
 // PyTorch for a tuned stack, NCHW for channels-last, a layer replay of a split layout) the note
 // says what differs.
