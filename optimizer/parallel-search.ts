@@ -475,6 +475,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     virtualStages: 1,
     ...(r.attention ? { attention: r.attention } : {}),
     ...(r.frozenBase ? { frozenBase: true } : {}),
+    ...(r.activationScales?.[precision] ? { activationScale: r.activationScales[precision] } : {}),
     ...stackMemoryOf.layout,
   };
   /** Memory per GPU of a layout (GB) from memory.ts. */

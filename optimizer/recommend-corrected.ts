@@ -3,6 +3,7 @@
 // (optimizer/pruned.ts), and only then do the deadline (optionally at the P90 bound) and the budget
 // apply. Without a learned model, or with predictor ANALYTICAL, the analytical estimate answers
 // and the result says why.
+import { activationScalesWords } from '../predictor/memory-calibration.js';
 import { DEFAULT_SOFTWARE, type Software } from '../predictor/learned/features.js';
 import type { LearnedState } from '../predictor/learned/model.js';
 import { stackEvidence } from '../predictor/software.js';
@@ -60,6 +61,6 @@ export async function recommendCorrected(
   return {
     ...recommendation,
     predictor: learned.predictor.name,
-    predictorNote: `learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md); ${stackEvidence(r.stack)}`,
+    predictorNote: `learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md); ${stackEvidence(r.stack)}${activationScalesWords(r.activationScales)}`,
   };
 }

@@ -223,6 +223,7 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
           r.attention,
           r.frozenBase,
           r.stack,
+          r.activationScales?.[precision],
         );
         const multi = memoryPerGpu(
           r.model,
@@ -234,6 +235,7 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
           r.attention,
           r.frozenBase,
           r.stack,
+          r.activationScales?.[precision],
         );
         const computeByAccum = new Map<number, ComputeTime>();
         opts.forEach((option, o) => {
@@ -485,7 +487,18 @@ function* otherGpusThatFit(
   const plain = new Map(
     r.precisions.map((p) => [
       p,
-      memoryPerGpu(r.model, scan.cost, p, scan.batch, false, eff, r.attention, r.frozenBase, r.stack),
+      memoryPerGpu(
+        r.model,
+        scan.cost,
+        p,
+        scan.batch,
+        false,
+        eff,
+        r.attention,
+        r.frozenBase,
+        r.stack,
+        r.activationScales?.[p],
+      ),
     ]),
   );
   const headroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;

@@ -133,6 +133,11 @@ export interface RecommendRequest {
   attention?: AttentionImplementation;
   /** LoRA fine-tuning on a frozen base (predictor/step.ts Execution.frozenBase); absent = every weight trained. */
   frozenBase?: boolean;
+  /**
+   * Per precision, the model's activations as a user's runs measured them over what memory.ts
+   * counts (predictor/memory-calibration.ts; MemoryLayout.activationScale); absent = 1.
+   */
+  activationScales?: Partial<Record<Precision, number>>;
   /** Convolution activations stored channels-last (predictor/step.ts Execution.channelsLast); absent = the stack's layout. */
   channelsLast?: boolean;
   /** GB per GPU every plan keeps free beyond its predicted peak; default seeds/memory.json's defaultMemoryHeadroomGb. */

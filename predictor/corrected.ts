@@ -10,6 +10,7 @@ import { costOf, predict, type Prediction, type PredictRequest } from './predict
 import { convolutionLayout, scaleBreakdown, type Efficiency } from './step.js';
 import { getGpu } from '../seeds/catalog.js';
 import { stackEvidence } from './software.js';
+import { memoryCalibrationFor } from './memory-calibration.js';
 
 /** What a LoRA estimate assumes and leaves out: said in its evidence and in the notes of a LoRA search. */
 export const LORA_LEFT_OUT =
@@ -41,7 +42,12 @@ export async function predictCorrected(
   /** A user's recorded runs: evidence and calibration (learned/calibration.ts). */
   user?: UserEvidence,
 ): Promise<CorrectedPrediction> {
-  const p = predict(req, eff);
+  // The model's activations as the user's runs measured them (memory-calibration.ts).
+  const memory = memoryCalibrationFor(user?.memory, req.model.id, req.precision, req.stack);
+  const p = predict(memory ? { ...req, activationScale: memory.scale } : req, eff);
+  const memoryEvidence = memory
+    ? `; memory: activations ${memory.scale.toFixed(2)}x what trainplan counts, from the peak memory of ${memory.runs} of your runs of this model in ${req.precision}`
+    : '';
   const base = {
     ...p,
     analyticalStepTimeMs: p.stepTimeMs,
@@ -92,7 +98,7 @@ export async function predictCorrected(
     stepTimeMsP90: p.stepTimeMs * k.hi[0],
     totalHoursP90: p.totalHours === null ? null : p.totalHours * k.hi[0],
     predictor: learned.predictor.name,
-    evidence: `${k.caseOf(0)}; ${stackEvidence(req.stack)}${layoutEvidence(req, p)}${req.frozenBase ? `; LoRA on a frozen base: ${LORA_LEFT_OUT}` : ''}`,
+    evidence: `${k.caseOf(0)}; ${stackEvidence(req.stack)}${layoutEvidence(req, p)}${req.frozenBase ? `; LoRA on a frozen base: ${LORA_LEFT_OUT}` : ''}${memoryEvidence}`,
     evidenceLevel: k.levels[0],
     calibrationRuns: k.runs[0],
     boundBy: k.boundBy[0],

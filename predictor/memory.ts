@@ -691,6 +691,11 @@ export interface MemoryLayout {
   lossParallel?: boolean;
   /** The loss's backward tensors are fp32 (FrameworkActivations.fp32LossGradients). */
   fp32LossGradients?: boolean;
+  /**
+   * The activations a user's own runs of this model measured, over what the rules above count
+   * (service/measurements.ts memoryCalibration: their peaks against the predicted peaks); default 1.
+   */
+  activationScale?: number;
 }
 
 /** Plain data parallelism over `gpus` GPUs (1 = a single GPU). */
@@ -797,6 +802,8 @@ export function memoryPerGpu(
   /** LoRA: the base weights are frozen (no gradients, master copy or optimizer state). */
   frozenBase = false,
   stack?: SoftwareStack,
+  /** MemoryLayout.activationScale. */
+  activationScale = 1,
 ): MemoryBreakdown {
   const s = stackMemory(stack, precision, eff);
   return shardedMemoryPerGpu(
@@ -804,7 +811,12 @@ export function memoryPerGpu(
     cost,
     precision,
     batchSizePerGpu,
-    { ...plainLayout(multiGpu ? 2 : 1, attention), ...(frozenBase ? { frozenBase: true } : {}), ...s.layout },
+    {
+      ...plainLayout(multiGpu ? 2 : 1, attention),
+      ...(frozenBase ? { frozenBase: true } : {}),
+      ...(activationScale !== 1 ? { activationScale } : {}),
+      ...s.layout,
+    },
     s.eff,
   );
 }
@@ -938,7 +950,8 @@ export function shardedMemoryPerGpu(
     const masterBytes = masterBytesOf(policy, layout.masterWeights);
     const masterWeightsGb = (trained * (z >= 1 ? shardedShare : P) * masterBytes) / GIB;
     const optimizerStateGb = (trained * (z >= 1 ? shardedShare : P) * optimizerBytes) / GIB;
-    const activationsGb = (batchSizePerGpu * savedBytesPerSample) / cp / GIB;
+    const activationsGb =
+      ((batchSizePerGpu * savedBytesPerSample) / cp / GIB) * (layout.activationScale ?? 1);
     // DDP keeps a flat copy of the gradients in its buckets. ZeRO reduce-scatters through two buckets
     // instead, and ZeRO-3 gathers the full weights (and their forward copies) of the layer in use and of
     // the one prefetched, and holds one layer's full gradient before reducing it.
@@ -1071,6 +1084,8 @@ export function memoryOfExecution(
   cost: ModelCost,
   exec: Execution,
   eff: Efficiency,
+  /** MemoryLayout.activationScale. */
+  activationScale = 1,
 ): MemoryBreakdown {
   // Context parallelism: each rank holds the activations of 1/CP of every sequence; its weights and
   // optimizer state are sharded over the data-parallel x context-parallel group (Megatron's distributed optimizer).
@@ -1082,7 +1097,7 @@ export function memoryOfExecution(
     exec.precision,
     exec.batchSizePerGpu / cp,
     // What the execution states (its optimizer's moments and master weights) wins over the stack's recipes.
-    { ...s.layout, ...layoutOfExecution(exec) },
+    { ...s.layout, ...layoutOfExecution(exec), ...(activationScale !== 1 ? { activationScale } : {}) },
     s.eff,
   );
 }

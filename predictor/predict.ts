@@ -50,6 +50,8 @@ export interface PredictRequest {
   channelsLast?: boolean;
   /** GB per GPU to keep free beyond the predicted peak; default seeds/memory.json's defaultMemoryHeadroomGb. */
   memoryHeadroomGb?: number;
+  /** Activations as a user's runs of the model measured them, over what memory.ts counts (MemoryLayout.activationScale); default 1. */
+  activationScale?: number;
 }
 
 export interface Prediction {
@@ -115,7 +117,7 @@ export function predict(r: PredictRequest, eff: Efficiency): Prediction {
   const step = stepTime(r.model, cost, r.gpu, exec, eff);
   const gpus = exec.gpusPerNode * exec.nodes;
   const throughput = (step.globalBatch * r.model.unitsPerBatchElement) / (step.stepTimeMs / 1e3);
-  const memory = memoryOfExecution(r.model, cost, exec, eff);
+  const memory = memoryOfExecution(r.model, cost, exec, eff, r.activationScale);
   const memoryHeadroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;
   const price = r.priceUsdPerGpuHour ?? null;
   return {

@@ -415,7 +415,7 @@ export class MemoryBreakdown {
   optimizerStateGb!: number;
   @Field(() => Float, {
     description:
-      'Tensors the layers save for backward (as the frameworks save them: in-place ReLU, norm inputs, 1-byte dropout masks, fused attention unless attention is EAGER), for the micro-batches in flight, GB.',
+      'Tensors the layers save for backward (as the frameworks save them: in-place ReLU, norm inputs, 1-byte dropout masks, fused attention unless attention is EAGER), for the micro-batches in flight, GB; scaled as the peak memory of your recorded runs of the model in this precision measured them, where there are such runs (evidence says so).',
   })
   activationsGb!: number;
   @Field(() => Float, {

@@ -56,8 +56,18 @@ export interface PublishedCalibrationSettings {
   byStack?: Partial<Record<string, CalibratedInterval>>;
 }
 
+/** Which recorded peaks calibrate a model's memory (predictor/memory-calibration.ts). */
+export interface MemoryCalibrationSettings {
+  /** A run whose predicted activations are less than this share of its allocated memory cannot tell their scale. */
+  minActivationShare: number;
+  /** A scale outside [min, max] is not this configuration's peak (another process, a leak, a unit slip). */
+  minScale: number;
+  maxScale: number;
+}
+
 export interface CalibrationSettings {
   weights: CalibrationWeights;
+  memory: MemoryCalibrationSettings;
   modelOnGpu: CalibratedInterval;
   /** log(measured / predicted step time) quantiles where the configuration itself has runs: how far train.csv's repeats of one configuration stray from each other (bench/calibration.ts repeatInterval). */
   sameConfiguration: CalibratedInterval;

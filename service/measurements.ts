@@ -9,6 +9,12 @@ import type { CorrectionInput, LearnedState } from '../predictor/learned/model.j
 import { correctionConfiguration, learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
 import { planParallelism, type PlanParallelism } from '../predictor/parallel.js';
+import {
+  activationScaleOf,
+  memoryCalibrations,
+  memoryKey,
+  type MemoryCalibration,
+} from '../predictor/memory-calibration.js';
 import { statedChannelsLast } from '../predictor/software.js';
 import type { Precision } from '../predictor/types.js';
 import { NETWORK_TRANSPORTS, type NetworkTransport } from '../seeds/types.js';
@@ -393,10 +399,15 @@ export async function userEvidence(
     state,
     settings,
   );
+  const memory = memoryFrom(built.runs, settings);
   snapshot = {
     key: locationKey(l),
     version,
-    evidence: { ...evidence, ...(choice.note ? { note: choice.note } : {}) },
+    evidence: {
+      ...evidence,
+      ...(choice.note ? { note: choice.note } : {}),
+      ...(memory.size ? { memory } : {}),
+    },
     predicted,
     skipped: built.skipped,
     learned: state,
@@ -444,6 +455,24 @@ function buildRuns(rows: readonly MeasurementRunRow[]): { runs: BuiltRun[]; skip
     }
   }
   return { runs, skipped };
+}
+
+/**
+ * What the runs' peaks say of their models' memory (predictor/memory-calibration.ts): each PyTorch
+ * run with a peak against the prediction at its configuration. (The peak is PyTorch's
+ * max_memory_allocated, which another framework's run does not report.)
+ */
+function memoryFrom(
+  runs: readonly BuiltRun[],
+  settings: CalibrationSettings,
+): Map<string, MemoryCalibration> {
+  const observations: { key: string; scale: number }[] = [];
+  for (const { row, req, p } of runs) {
+    if (row.peak_memory_gb == null || row.framework !== 'PyTorch') continue;
+    const scale = activationScaleOf(p.memory, row.peak_memory_gb, settings.memory);
+    if (scale !== null) observations.push({ key: memoryKey(req.model.id, req.precision), scale });
+  }
+  return memoryCalibrations(observations);
 }
 
 /** A run's exact-configuration identity: the key calibration gives its repeats (calibration.ts). */

@@ -1,0 +1,82 @@
+// A user's measured peaks calibrate the memory of their model. The harness records the peak PyTorch
+// allocated (torch.cuda.max_memory_allocated); memory.ts predicts the same quantity as the weights,
+// gradients, optimizer state, activations and workspaces, before the CUDA context, NCCL's buffers
+// and fragmentation. Of those, the weights and states are counted exactly from the parameters; what
+// a model keeps for backward depends on its kernels (a composite op saving more, an attention
+// materialising its scores), so the gap between a run's peak and the prediction at its
+// configuration is taken as the activations being that many times what the rules count, and
+// applied to the model's other configurations (batch sizes, layouts, GPUs) in that precision.
+import type { MemoryCalibrationSettings } from '../seeds/calibration.js';
+import type { MemoryBreakdown } from './memory.js';
+import { DEFAULT_STACK, type SoftwareStack } from './software.js';
+import type { Precision } from './types.js';
+
+/** What runs of one model in one precision measured: activations `scale` times memory.ts's, from `runs` runs. */
+export interface MemoryCalibration {
+  scale: number;
+  runs: number;
+}
+
+/** model id x precision -> its calibration (memoryKey). */
+export type MemoryCalibrations = ReadonlyMap<string, MemoryCalibration>;
+
+export const memoryKey = (modelId: string, precision: Precision): string => `${modelId}|${precision}`;
+
+/** What memory.ts counts as allocated (the harness's peak): everything but the framework's share. */
+export const allocatedGb = (m: MemoryBreakdown): number =>
+  m.weightsGb + m.gradientsGb + m.optimizerGb + m.activationsGb + m.workspaceGb;
+
+/**
+ * The activation scale a run's measured peak implies against the prediction at its configuration:
+ * (measured - what is not activations) / activations; null where the run cannot tell (see settings).
+ */
+export function activationScaleOf(
+  predicted: MemoryBreakdown,
+  measuredGb: number,
+  s: MemoryCalibrationSettings,
+): number | null {
+  const allocated = allocatedGb(predicted);
+  const activations = predicted.activationsGb;
+  if (!(measuredGb > 0) || !(activations > s.minActivationShare * allocated)) return null;
+  const scale = (measuredGb - (allocated - activations)) / activations;
+  return scale >= s.minScale && scale <= s.maxScale ? scale : null;
+}
+
+/** Per model and precision, the median of its runs' scales. */
+export function memoryCalibrations(
+  observations: readonly { key: string; scale: number }[],
+): Map<string, MemoryCalibration> {
+  const byKey = new Map<string, number[]>();
+  for (const o of observations) byKey.set(o.key, [...(byKey.get(o.key) ?? []), o.scale]);
+  const out = new Map<string, MemoryCalibration>();
+  for (const [key, scales] of byKey) {
+    const sorted = [...scales].sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    const scale = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+    out.set(key, { scale, runs: sorted.length });
+  }
+  return out;
+}
+
+/**
+ * The calibration a query of `modelId` in `precision` on `stack` gets: the runs ran stock PyTorch
+ * (the harness), so they calibrate the default stack's memory rules only.
+ */
+export function memoryCalibrationFor(
+  calibrations: MemoryCalibrations | undefined,
+  modelId: string,
+  precision: Precision,
+  stack: SoftwareStack | undefined,
+): MemoryCalibration | undefined {
+  return (stack ?? DEFAULT_STACK) === DEFAULT_STACK
+    ? calibrations?.get(memoryKey(modelId, precision))
+    : undefined;
+}
+
+/** What a plan list says of the memory it sized with runs' peaks (RecommendRequest.activationScales); '' without. */
+export function activationScalesWords(scales: Partial<Record<Precision, number>> | undefined): string {
+  const entries = Object.entries(scales ?? {});
+  if (!entries.length) return '';
+  const each = entries.map(([p, s]) => `${s!.toFixed(2)}x in ${p}`).join(', ');
+  return `; memory: this model's activations ${each} what trainplan counts, from the peak memory of your runs`;
+}
