@@ -69,6 +69,7 @@ export class MeasurementsResolver {
       source: r.source,
       note: r.note,
       predictedStepTimeMs: r.predictedStepTimeMs,
+      predictedPeakMemoryGb: r.predictedPeakMemoryGb,
       // Resolved below, only when asked for: it re-predicts every run from the others.
       predictedFromOtherRunsStepTimeMs: null,
     }));

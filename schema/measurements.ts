@@ -126,6 +126,12 @@ export class Measurement {
   predictedStepTimeMs!: number | null;
   @Field(() => Float, {
     nullable: true,
+    description:
+      "The memory PyTorch allocates at this configuration as trainplan counts it (weights, gradients, optimizer state, activations, workspaces: what peakMemoryGb measures), before the runs' memory calibration, GB; null as predictedStepTimeMs is.",
+  })
+  predictedPeakMemoryGb!: number | null;
+  @Field(() => Float, {
+    nullable: true,
     description: `The step time the other recorded runs predict for this configuration, ms: the shipped learned correction calibrated by every stored run of another configuration, as a configuration nobody has run is predicted (not a refit, which trained on this run). Repeats of this configuration are left out with it, or they would predict it almost exactly. With more than ${HELD_OUT_FOLDS} configurations stored, they are dealt into ${HELD_OUT_FOLDS} folds and this run is predicted from the runs outside its fold. How far it is from stepTimeMs is how far the runs' calibration can be trusted on the next configuration. null when no run of another configuration is stored, when more than ${HELD_OUT_RUNS_LIMIT} runs are stored, or as predictedStepTimeMs is.`,
   })
   predictedFromOtherRunsStepTimeMs!: number | null;

@@ -11,6 +11,7 @@ import { costOf, predict, type Prediction, type PredictRequest } from '../predic
 import { planParallelism, type PlanParallelism } from '../predictor/parallel.js';
 import {
   activationScaleOf,
+  allocatedGb,
   memoryCalibrations,
   memoryKey,
   type MemoryCalibration,
@@ -72,6 +73,8 @@ export interface RunInput extends RunConfiguration {
 export interface StoredRun extends MeasurementRunRow {
   /** What the predictor says for this configuration without any of the user's runs: ms, or null if it no longer can. */
   predictedStepTimeMs: number | null;
+  /** The memory PyTorch allocates at this configuration as trainplan counts it, before the runs' calibration: GB, or null. */
+  predictedPeakMemoryGb: number | null;
   /** The layout the run ran at, as a plan reports its own. */
   parallelism: PlanParallelism;
 }
@@ -329,6 +332,7 @@ export async function listRuns(filter: RunFilter): Promise<StoredRun[]> {
   return rows.map((r) => ({
     ...r,
     predictedStepTimeMs: ev?.predicted.get(r.id) ?? null,
+    predictedPeakMemoryGb: ev?.predictedMemory.get(r.id) ?? null,
     parallelism: runParallelism(r),
   }));
 }
@@ -355,6 +359,8 @@ interface Snapshot {
   evidence: UserEvidence;
   /** Run id -> the predictor's step time (ms) for it without the runs' calibration. */
   predicted: Map<number, number>;
+  /** Run id -> the memory PyTorch allocates at its configuration as trainplan counts it, without the runs' calibration (GB). */
+  predictedMemory: Map<number, number>;
   /** Runs whose configuration no longer builds (a zoo change): id and why. */
   skipped: { id: number; reason: string }[];
   /** The learned correction the runs were compared with: a current refit, else the shipped one. */
@@ -369,10 +375,14 @@ interface Snapshot {
 let snapshot: Snapshot | undefined;
 
 /** The recorded runs as evidence for the predictor; undefined when there are none (or no learned model). */
-export async function userEvidence(
-  learned?: LearnedState,
-): Promise<
-  (UserEvidence & { predicted: Map<number, number>; version: string; learned: LearnedState }) | undefined
+export async function userEvidence(learned?: LearnedState): Promise<
+  | (UserEvidence & {
+      predicted: Map<number, number>;
+      predictedMemory: Map<number, number>;
+      version: string;
+      learned: LearnedState;
+    })
+  | undefined
 > {
   const l = location();
   if (!MeasurementStore.exists(l)) return undefined;
@@ -383,7 +393,13 @@ export async function userEvidence(
   const refitKey = refitFileKey();
   const version = `${v.count}.${v.maxId}${refitKey ? `|${refitKey}` : ''}`;
   if (snapshot && snapshot.key === locationKey(l) && snapshot.version === version)
-    return { ...snapshot.evidence, predicted: snapshot.predicted, version, learned: snapshot.learned };
+    return {
+      ...snapshot.evidence,
+      predicted: snapshot.predicted,
+      predictedMemory: snapshot.predictedMemory,
+      version,
+      learned: snapshot.learned,
+    };
   const shipped = learned ?? (await learnedPredictor());
   if (!shipped.predictor) return undefined; // the analytical fallback has no correction to calibrate
   const rows = await store.list();
@@ -409,12 +425,19 @@ export async function userEvidence(
       ...(memory.size ? { memory } : {}),
     },
     predicted,
+    predictedMemory: new Map(built.runs.map(({ row, p }) => [row.id, allocatedGb(p.memory)])),
     skipped: built.skipped,
     learned: state,
     runs: built.runs,
     shipped,
   };
-  return { ...snapshot.evidence, predicted, version, learned: state };
+  return {
+    ...snapshot.evidence,
+    predicted,
+    predictedMemory: snapshot.predictedMemory,
+    version,
+    learned: state,
+  };
 }
 
 /** A stored run whose configuration builds, with its analytical prediction and correction input. */

@@ -141,6 +141,11 @@ describe("a run's peak sizes its model's other configurations", () => {
       ],
     });
     expect(recorded.data!.recordMeasurements).toEqual({ stored: 1, rejected: [] });
+    // The listing puts the run's peak beside what trainplan counted at its configuration.
+    const listed = await run(`{ measurements(model: "${model}") { peakMemoryGb predictedPeakMemoryGb } }`);
+    expect(listed.data!.measurements).toEqual([
+      { peakMemoryGb: measured, predictedPeakMemoryGb: expect.closeTo(allocatedGb(p8), 6) },
+    ]);
 
     const after = await predictAt({ batchSizePerGpu: batch });
     expect(after.fitsInMemory).toBe(true);
