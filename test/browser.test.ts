@@ -401,9 +401,9 @@ describe('your runs at /calibrate', () => {
     await page.fill(
       '#runs-text',
       [
-        'model,gpu,gpu_memory_gb,batch_size_per_gpu,precision,step_time_ms,source',
-        `resnet50_v1.5,NVIDIA A100-SXM4-80GB,79.2,128,AMP_BF16,${ms},browser`,
-        `resnet50_v1.5,A100-SXM4-80GB,,128,AMP_BF17,${ms},browser`,
+        'model,gpu,gpu_memory_gb,batch_size_per_gpu,precision,step_time_ms,peak_memory_gb,source',
+        `resnet50_v1.5,NVIDIA A100-SXM4-80GB,79.2,128,AMP_BF16,${ms},21.5,browser`,
+        `resnet50_v1.5,A100-SXM4-80GB,,128,AMP_BF17,${ms},,browser`,
       ].join('\n'),
     );
     await page.click('#record');
@@ -416,7 +416,9 @@ describe('your runs at /calibrate', () => {
     const cells = await page.locator('#runs tbody tr td').allTextContents();
     const shown = Object.fromEntries(headers.map((h, i) => [h, cells[i]]));
     // The device name is the catalog's GPU; the run sits beside the step predicted without it.
-    const [stored] = (await api('{ measurements { id gpu stepTimeMs predictedStepTimeMs } }')).measurements;
+    const [stored] = (
+      await api('{ measurements { id gpu stepTimeMs predictedStepTimeMs predictedPeakMemoryGb } }')
+    ).measurements;
     expect(stored.gpu).toBe('A100-SXM4-80GB');
     expect(shown).toMatchObject({
       model: 'resnet50_v1.5',
@@ -427,6 +429,9 @@ describe('your runs at /calibrate', () => {
       layout: 'DP1',
       source: 'browser',
       'measured / predicted': `x${(ms / stored.predictedStepTimeMs).toFixed(2)}`,
+      // Its peak memory beside what trainplan counts at its configuration.
+      'peak GB': '21.5',
+      'predicted GB': stored.predictedPeakMemoryGb.toFixed(1),
     });
     expect(Number(shown['measured ms'])).toBeCloseTo(ms, -1);
     // The table, wider than its column, scrolls inside it: the page itself does not (it did, to

@@ -23,6 +23,8 @@ interface Run {
   stepTimeMs: number;
   predictedStepTimeMs: number | null;
   predictedFromOtherRunsStepTimeMs: number | null;
+  peakMemoryGb: number | null;
+  predictedPeakMemoryGb: number | null;
   source: string;
 }
 interface ImportResult {
@@ -33,7 +35,7 @@ interface ImportResult {
 const RUNS = `query($owner: String) { measurements(owner: $owner) { id owner recordedAt model gpu precision
   nodes gpusPerNode batchSizePerGpu gradAccumSteps stepTimeMs predictedStepTimeMs
   parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages contextParallel expertParallel zeroStage recompute }
-  predictedFromOtherRunsStepTimeMs source } }`;
+  predictedFromOtherRunsStepTimeMs peakMemoryGb predictedPeakMemoryGb source } }`;
 const IMPORT = `mutation($text: String!, $owner: String) {
   importMeasurements(text: $text, owner: $owner) { stored rejected { index reason } } }`;
 const DELETE = `mutation($owner: String!, $ids: [Int!]) { deleteMeasurements(owner: $owner, ids: $ids) }`;
@@ -101,6 +103,8 @@ async function showRuns(): Promise<void> {
     'measured / predicted',
     'from other runs ms',
     'measured / from other runs',
+    'peak GB',
+    'predicted GB',
     'source',
     'recorded',
     '',
@@ -135,6 +139,9 @@ async function showRuns(): Promise<void> {
           ? '-'
           : `x${(r.stepTimeMs / r.predictedFromOtherRunsStepTimeMs).toFixed(2)}`,
       ),
+      // The peak PyTorch allocated beside what trainplan counted (before the runs' memory calibration).
+      cell(r.peakMemoryGb === null ? '-' : r.peakMemoryGb.toFixed(1)),
+      cell(r.predictedPeakMemoryGb === null ? '-' : r.predictedPeakMemoryGb.toFixed(1)),
       cell(r.source, 'text'),
       cell(r.recordedAt.slice(0, 16).replace('T', ' '), 'text'),
     );
