@@ -28,7 +28,8 @@ export const allocatedGb = (m: MemoryBreakdown): number =>
 
 /**
  * The activation scale a run's measured peak implies against the prediction at its configuration:
- * (measured - what is not activations) / activations; null where the run cannot tell (see settings).
+ * (measured - what is not activations) / activations, 1 where the peak agrees with the prediction
+ * within the model's noise; null where the run cannot tell (seeds/calibration.json `memory`).
  */
 export function activationScaleOf(
   predicted: MemoryBreakdown,
@@ -38,6 +39,8 @@ export function activationScaleOf(
   const allocated = allocatedGb(predicted);
   const activations = predicted.activationsGb;
   if (!(measuredGb > 0) || !(activations > s.minActivationShare * allocated)) return null;
+  // Within the memory model's own noise the run confirms the prediction rather than correcting it.
+  if (Math.abs(Math.log(measuredGb / allocated)) <= s.agreement) return 1;
   const scale = (measuredGb - (allocated - activations)) / activations;
   return scale >= s.minScale && scale <= s.maxScale ? scale : null;
 }

@@ -330,7 +330,12 @@ function shardingOf(
 }
 
 /** The memory model's answer for an LLM row (null when its decoder could not be built). */
-export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
+export function llmMemory(
+  c: LlmCase,
+  eff: Efficiency,
+  /** MemoryLayout.activationScale (bench/memory-calibration.ts); default 1. */
+  activationScale = 1,
+): MemoryBreakdown | null {
   if (!c.decoder) return null;
   // Megatron-Core (NeMo, Megatron-Bridge, Megatron-LM) fuses SwiGLU and keeps bf16 norm inputs;
   // torchtitan and AutoModel run eagerly. A source's own launch scripts (sourceRecipes) win over its
@@ -353,6 +358,7 @@ export function llmMemory(c: LlmCase, eff: Efficiency): MemoryBreakdown | null {
     ...(virtualStages > 1 ? { virtualStages } : {}),
     recompute,
     ...(recomputeModules ? { recomputeModules } : {}),
+    ...(activationScale !== 1 ? { activationScale } : {}),
   };
   return shardedMemoryPerGpu(c.decoder, costOf(c.decoder), c.precision, c.microBatch, layout, framework.eff);
 }

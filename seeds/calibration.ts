@@ -58,6 +58,8 @@ export interface PublishedCalibrationSettings {
 
 /** Which recorded peaks calibrate a model's memory (predictor/memory-calibration.ts). */
 export interface MemoryCalibrationSettings {
+  /** A peak whose |log ratio| to the predicted one is within this agrees with it: a scale of 1 (the memory model's noise). */
+  agreement: number;
   /** A run whose predicted activations are less than this share of its allocated memory cannot tell their scale. */
   minActivationShare: number;
   /** A scale outside [min, max] is not this configuration's peak (another process, a leak, a unit slip). */

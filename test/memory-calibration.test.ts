@@ -37,6 +37,20 @@ describe('the activation scale a peak implies', () => {
     expect(activationScaleOf(breakdown(40), 18 + 60, settings)).toBeCloseTo(1.5, 12);
   });
 
+  it("is 1 where the peak agrees with the prediction within the memory model's own noise", () => {
+    expect(settings.agreement).toBeGreaterThan(0);
+    const allocated = allocatedGb(breakdown(40));
+    expect(activationScaleOf(breakdown(40), allocated * Math.exp(0.9 * settings.agreement), settings)).toBe(
+      1,
+    );
+    expect(activationScaleOf(breakdown(40), allocated * Math.exp(-0.9 * settings.agreement), settings)).toBe(
+      1,
+    );
+    expect(
+      activationScaleOf(breakdown(40), allocated * Math.exp(1.5 * settings.agreement), settings),
+    ).toBeGreaterThan(1);
+  });
+
   it('is none where the run cannot tell: activations under a tenth of the memory, or a scale beyond 0.25-4', () => {
     expect(activationScaleOf(breakdown(1.5), 20, settings)).toBeNull(); // 1.5 of 19.5 GB
     expect(activationScaleOf(breakdown(10), 18 + 45, settings)).toBeNull(); // 4.5x
