@@ -113,11 +113,8 @@ describe("a run's peak sizes its model's other configurations", () => {
     (b) => memoryAt(b, 1) > capacity && memoryAt(b, 0.6) < capacity,
   )!;
 
-  it('before any run: the model at that batch does not fit, and recommend has no plan there', async () => {
-    expect(batch).toBeDefined();
-    const before = await predictAt({ batchSizePerGpu: batch });
-    expect(before.fitsInMemory).toBe(false);
-    expect(before.evidence).not.toMatch(/memory:/);
+  /** One A10G at that batch, plain data parallelism: what recommend plans there. */
+  const recommendAtBatch = async () => {
     const r = await run(RECOMMEND, {
       input: {
         workload: { model, samples: 1e6 },
@@ -131,6 +128,15 @@ describe("a run's peak sizes its model's other configurations", () => {
       },
     });
     expect(r.errors).toBeUndefined();
+    return r;
+  };
+
+  it('before any run: the model at that batch does not fit, and recommend has no plan there', async () => {
+    expect(batch).toBeDefined();
+    const before = await predictAt({ batchSizePerGpu: batch });
+    expect(before.fitsInMemory).toBe(false);
+    expect(before.evidence).not.toMatch(/memory:/);
+    const r = await recommendAtBatch();
     expect(r.data!.recommend.plans).toEqual([]);
     expect(r.data!.recommend.rejected).toContainEqual(expect.objectContaining({ reason: 'OUT_OF_MEMORY' }));
   });
@@ -172,19 +178,7 @@ describe("a run's peak sizes its model's other configurations", () => {
     const megatron = await predictAt({ batchSizePerGpu: batch, softwareStack: 'MEGATRON' });
     expect(megatron.evidence).not.toMatch(/memory:/);
 
-    const r = await run(RECOMMEND, {
-      input: {
-        workload: { model, samples: 1e6 },
-        gpus: [gpu],
-        precisions: ['BF16'],
-        batchSizes: [batch],
-        maxNodes: 1,
-        gpusPerNode: [1],
-        parallelismSearch: 'OFF',
-        prices: [{ gpu, usdPerGpuHour: 1 }],
-      },
-    });
-    expect(r.errors).toBeUndefined();
+    const r = await recommendAtBatch();
     const { plans, predictorNote } = r.data!.recommend;
     expect(plans.length).toBeGreaterThan(0);
     expect(plans[0].memoryGbPerGpu).toBeCloseTo(after.memory.totalGb, 6);
