@@ -6,7 +6,9 @@ import { readFileSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, setRuntimeConfig, runtimeConfig } from '../service/config.js';
-import { closeMeasurementStore } from '../service/measurements.js';
+import { closeMeasurementStore, listRuns, userEvidence } from '../service/measurements.js';
+import { memoryKey } from '../predictor/memory-calibration.js';
+import type { Precision } from '../predictor/types.js';
 import { importRuns, parseRunsText } from '../service/run-rows.js';
 import { refitOwner } from '../service/refit.js';
 import { InputError } from '../service/validate.js';
@@ -72,13 +74,35 @@ export async function calibrateRuns(args: string[]): Promise<void> {
   const file = positionals[0];
   const rows = readRunsFile(file);
   const result = await importRuns(rows, values.owner!, dirname(resolve(file)));
+  const memory = result.ids.length ? await memoryLines(result.ids) : [];
   await closeMeasurementStore();
   const where = runtimeConfig().databaseUrl ? 'PostgreSQL (DATABASE_URL)' : runtimeConfig().dataDir;
   console.log(
     `stored ${result.stored} of ${rows.length} runs in ${where}${result.ids.length ? ` (ids ${result.ids.join(', ')})` : ''}`,
   );
+  for (const line of memory) console.log(line);
   for (const p of result.rejected) console.log(`  row ${p.index + 1}: rejected: ${p.reason}`);
   if (result.rejected.length) process.exitCode = 1;
+}
+
+/**
+ * What the stored runs' peaks now say of the imported runs' models (predictor/memory-calibration.ts),
+ * one line per model and precision: what predict and recommend size them with from now on.
+ */
+async function memoryLines(ids: readonly number[]): Promise<string[]> {
+  const imported = (await listRuns({})).filter((r) => ids.includes(r.id));
+  const calibrations = (await userEvidence())?.memory;
+  const lines = new Map<string, string>();
+  for (const r of imported) {
+    const key = memoryKey(r.model, r.precision as Precision);
+    const m = calibrations?.get(key);
+    if (m && !lines.has(key))
+      lines.set(
+        key,
+        `  memory: ${r.model} in ${r.precision}: activations ${m.scale.toFixed(2)}x what trainplan counts, from the peak memory of ${m.runs} run${m.runs > 1 ? 's' : ''} (predict and recommend size it so)`,
+      );
+  }
+  return [...lines.values()];
 }
 
 /** `trainplan calibrate refit`: exit 1 with the reason when the owner has no run to refit on. */

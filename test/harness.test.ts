@@ -13,6 +13,7 @@ import { readRunsFile } from '../cli/calibrate-runs.js';
 import { runFromRow } from '../service/run-rows.js';
 import { runtimeConfig, setRuntimeConfig } from '../service/config.js';
 import { closeMeasurementStore, listRuns, predictRequestOf, recordRuns } from '../service/measurements.js';
+import { allocatedGb } from '../predictor/memory-calibration.js';
 import { costOf, predict } from '../predictor/predict.js';
 import { parallelStructure } from '../predictor/parallel.js';
 import { activationBytesPerSampleOn, stackMemory } from '../predictor/memory.js';
@@ -1106,6 +1107,13 @@ describe('measurement harness on CPU', () => {
     expect(cli.stderr).toBe('');
     expect(cli.status).toBe(0);
     expect(cli.stdout).toMatch(/stored 1 of 1 runs in .*cli-data \(ids 1\)/);
+    // What its peak now says of the model's memory: 41.5 GB where trainplan counts 10.4 GB of
+    // activations and 0.55 GB besides, so the activations are taken as 3.92x.
+    const p = predict(req, loadEfficiency()).memory;
+    const scale = (41.5 - (allocatedGb(p) - p.activationsGb)) / p.activationsGb;
+    expect(cli.stdout).toContain(
+      `\n  memory: resnet50_v1.5 in AMP_FP16: activations ${scale.toFixed(2)}x what trainplan counts, from the peak memory of 1 run (predict and recommend size it so)\n`,
+    );
     // Another process reading the same data dir (as a server would) sees the run, mapped to the catalog id.
     const again = tsx(['query', '{ measurements { owner gpu model stepTimeMs peakMemoryGb source } }'], {
       TRAINPLAN_DATA_DIR: join(dir, 'cli-data'),
