@@ -123,6 +123,12 @@ TORCHVISION = {
 NO_TORCH = "PyTorch is not installed (pip install torch, or Debian's python3-torch)"
 
 
+def is_kind(module, name):
+    """Whether `module` is the replay's `name` module, sharded too: FSDP2's fully_shard subclasses a
+    module's class as FSDP<name>, so its own class name no longer says what it is."""
+    return any(c.__name__ == name for c in type(module).__mro__)
+
+
 def fail(message):
     print(f"measure.py: {message}", file=sys.stderr)
     sys.exit(2)
@@ -1306,7 +1312,7 @@ def measure(a, group=None):
                 # expert layer's experts sharded over the ranks that hold the same experts (Megatron's
                 # expert data-parallel group), every other layer with weights over the data-parallel ones.
                 for i, op in enumerate(m.ops):
-                    if type(op).__name__ == "Exchanged" and type(op.op).__name__ == "Experts":
+                    if is_kind(op, "Exchanged") and is_kind(op.op, "Experts"):
                         op.op = FullyShardedDataParallel(op.op, process_group=expert_dp_group, **settings)
                     elif any(True for _ in op.parameters()):
                         m.ops[i] = FullyShardedDataParallel(op, process_group=dp_group, **settings)
@@ -1346,7 +1352,7 @@ def measure(a, group=None):
                 settings = dict(reshard_after_forward=False, mp_policy=policy)
                 for part in m.chunks:
                     for op in part.ops:
-                        if type(op).__name__ == "Exchanged" and type(op.op).__name__ == "Experts":
+                        if is_kind(op, "Exchanged") and is_kind(op.op, "Experts"):
                             fully_shard(op.op, mesh=mesh(expert_dp_group), **settings)
                         elif any(True for _ in op.parameters()):
                             fully_shard(op, mesh=mesh(dp_group), **settings)
@@ -1362,7 +1368,7 @@ def measure(a, group=None):
         *pipe["weights"], pipe["copies"] = [round(x) for x in held.tolist()]  # per stage, for the note
         trained = sum(pipe["weights"]) - pipe["copies"]
     # The expert weights (under expert parallelism): averaged and ZeRO-sharded over their own group.
-    expert_params = {id(p) for m in model.modules() if type(m).__name__ == "Experts"
+    expert_params = {id(p) for m in model.modules() if is_kind(m, "Experts")
                      for p in m.parameters()} if ep else set()
     trainer = Trainer(torch, model, loss_fn, a.precision, device, optimizer, a.zero_stage, shard, dp_group, pipe,
                       expert_params, expert_dp_group)
@@ -1427,9 +1433,9 @@ def measure(a, group=None):
         dist.all_reduce(gathered, op=dist.ReduceOp.MAX)
         times, peak = gathered[:-1].tolist(), (gathered[-1].item() if peak is not None else None)
         # The row-parallel all-reduces of a tensor-parallel rank, over every stage of its pipeline.
-        rows = [m for m in model.modules() if type(m).__name__ == "RowParallel"]
-        moves = [x for m in model.modules() if type(m).__name__ == "Exchanged" for x in m.moves]
-        rings = [m for m in model.modules() if type(m).__name__ == "Ring"]
+        rows = [m for m in model.modules() if is_kind(m, "RowParallel")]
+        moves = [x for m in model.modules() if is_kind(m, "Exchanged") for x in m.moves]
+        rings = [m for m in model.modules() if is_kind(m, "Ring")]
         reduces = torch.tensor([len(rows), sum(m.elements for m in rows), len(moves), sum(moves), len(rings)],
                                dtype=torch.float64, device=device if device.type == "cuda" else "cpu")
         if pipe:

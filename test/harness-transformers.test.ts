@@ -366,28 +366,30 @@ describe.skipIf(!python)(
     }, 240_000);
 
     it("times ZeRO-3 under a pipeline as torchtitan runs it (FSDP2, each stage's weights gathered once a step) and imports the run at that layout", () => {
-      // ViT-B/16 at 32 px, two stages x two replicas on four processes, two micro-batches, BF16
-      // (fp32 shards, bf16 compute, fp32 gradient reduction).
+      // ViT-B/16 at 32 px, two stages x tensor parallel 2 x two replicas on eight processes, two
+      // micro-batches, BF16 (fp32 shards, bf16 compute, fp32 gradient reduction).
       writeFileSync(join(dir, 'vit-pp.py'), harnessScript('vit_b16', 32));
       execFileSync(
         python!,
         [
           join(dir, 'vit-pp.py'),
-          ...'--batch-size 1 --grad-accum-steps 2 --precision BF16 --steps 1 --warmup 1 --device cpu --gpus 4 --pipeline-parallel 2 --zero-stage 3 --out vit-pp-zero.csv'.split(
+          ...'--batch-size 1 --grad-accum-steps 2 --precision BF16 --steps 1 --warmup 1 --device cpu --gpus 8 --tensor-parallel 2 --pipeline-parallel 2 --zero-stage 3 --out vit-pp-zero.csv'.split(
             ' ',
           ),
         ],
         { cwd: dir, stdio: 'pipe' },
       );
       const [row] = readRunsFile(join(dir, 'vit-pp-zero.csv'));
+      // The row-parallel all-reduces counted through FSDP2's wrapping (fully_shard renames each
+      // sharded layer's class): ViT-B/16's 12 blocks, two row-parallel linears each, over the stages.
       expect(row.note).toMatch(
-        /pipeline parallel 2 x tensor parallel 1 x data parallel 2 over 4 processes .*: 1F1B over 2 micro-batches, .*; ZeRO stage 3: FSDP2 \(fully_shard\) per model chunk, one unit per layer with weights, kept gathered through the step and reduce-scattered at each chunk's last micro-batch \(torchtitan's FSDP under a pipeline\);/,
+        /pipeline parallel 2 x tensor parallel 2 x data parallel 2 over 8 processes .*: 1F1B over 2 micro-batches, .*, 24 row-parallel all-reduces per pass, .*; ZeRO stage 3: FSDP2 \(fully_shard\) per model chunk, one unit per layer with weights, kept gathered through the step and reduce-scattered at each chunk's last micro-batch \(torchtitan's FSDP under a pipeline\);/,
       );
       expect(runFromRow(row, dir)).toMatchObject({
-        gpusPerNode: 4,
+        gpusPerNode: 8,
         gradAccumSteps: 2,
         precision: 'BF16',
-        parallelism: { pipelineParallel: 2, zeroStage: 3 },
+        parallelism: { tensorParallel: 2, pipelineParallel: 2, zeroStage: 3 },
       });
     }, 180_000);
 
