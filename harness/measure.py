@@ -129,6 +129,12 @@ def is_kind(module, name):
     return any(c.__name__ == name for c in type(module).__mro__)
 
 
+def experts_of(op):
+    """A replayed expert layer's experts (the unit ZeRO shards over the ranks holding them, not the
+    data-parallel ones), or None for any other op."""
+    return op.op if is_kind(op, "Exchanged") and is_kind(op.op, "Experts") else None
+
+
 def fail(message):
     print(f"measure.py: {message}", file=sys.stderr)
     sys.exit(2)
@@ -1288,7 +1294,44 @@ def measure(a, group=None):
     # What was trained, counted before FullyShardedDataParallel flattens and shards the weights.
     trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
     shard, sharding = None, "ZeroRedundancyOptimizer"
-    if a.zero_stage >= 2:
+    if a.zero_stage >= 2 and pipe:
+        # ZeRO-3 under a pipeline, as torchtitan runs it (parse_args checked stage 3 and
+        # fully_shard): FSDP2 on each model chunk, its own root, one unit per layer with weights
+        # (each expert layer's experts over the ranks holding them), not resharded after forward,
+        # so the stage's weights stay gathered from its first micro-batch to its last; the
+        # gradients reduce in fp32 (torchtitan's mixed_precision_reduce default). Trainer.pipeline
+        # keeps them whole until each chunk's last backward, as torch.distributed.pipelining does.
+        from torch.distributed.device_mesh import DeviceMesh  # noqa: PLC0415
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard  # noqa: PLC0415
+        # FSDP2 warns of every unit whose output is a view, lest an in-place op on it skip the
+        # gradient's all-gather: the replay reads each op's output once, out of place.
+        warnings.filterwarnings("ignore", message="FSDP2-wrapped module .* returned a view tensor")
+        meshes = {}
+        pipe["sharded"] = True
+        held_by = ", each expert layer's experts over the ranks holding them" if ep else ""
+        sharding = (f"FSDP2 (fully_shard) per model chunk, one unit per layer with weights{held_by}, kept "
+                    "gathered through the step and reduce-scattered at each chunk's last micro-batch "
+                    "(torchtitan's FSDP under a pipeline)")
+
+        def mesh(g):
+            if g not in meshes:
+                meshes[g] = DeviceMesh.from_group(g, device.type)
+            return meshes[g]
+
+        def shard(m, dtype):
+            policy = MixedPrecisionPolicy(param_dtype=dtype, reduce_dtype=torch.float32) if dtype else \
+                MixedPrecisionPolicy()
+            settings = dict(reshard_after_forward=False, mp_policy=policy)
+            for part in m.chunks:
+                for op in part.ops:
+                    held = experts_of(op)
+                    if held is not None:
+                        fully_shard(held, mesh=mesh(expert_dp_group), **settings)
+                    elif any(True for _ in op.parameters()):
+                        fully_shard(op, mesh=mesh(dp_group), **settings)
+                fully_shard(part, mesh=mesh(dp_group), **settings)
+            return m
+    elif a.zero_stage >= 2:
         # (parse_args checked that it imports)
         from torch.distributed.fsdp import FullyShardedDataParallel, MixedPrecision, ShardingStrategy  # noqa: PLC0415
         from torch.distributed.fsdp.wrap import ModuleWrapPolicy  # noqa: PLC0415
@@ -1312,8 +1355,9 @@ def measure(a, group=None):
                 # expert layer's experts sharded over the ranks that hold the same experts (Megatron's
                 # expert data-parallel group), every other layer with weights over the data-parallel ones.
                 for i, op in enumerate(m.ops):
-                    if is_kind(op, "Exchanged") and is_kind(op.op, "Experts"):
-                        op.op = FullyShardedDataParallel(op.op, process_group=expert_dp_group, **settings)
+                    held = experts_of(op)
+                    if held is not None:
+                        op.op = FullyShardedDataParallel(held, process_group=expert_dp_group, **settings)
                     elif any(True for _ in op.parameters()):
                         m.ops[i] = FullyShardedDataParallel(op, process_group=dp_group, **settings)
                 return FullyShardedDataParallel(m, process_group=dp_group, **settings)
@@ -1322,42 +1366,6 @@ def measure(a, group=None):
             return FullyShardedDataParallel(
                 m, process_group=dp_group, auto_wrap_policy=ModuleWrapPolicy(set(units)) if units else None,
                 **settings)
-        if pipe:
-            # ZeRO-3 under a pipeline, as torchtitan runs it (parse_args checked stage 3 and
-            # fully_shard): FSDP2 on each model chunk, its own root, one unit per layer with weights
-            # (each expert layer's experts over the ranks holding them), not resharded after forward,
-            # so the stage's weights stay gathered from its first micro-batch to its last; the
-            # gradients reduce in fp32 (torchtitan's mixed_precision_reduce default). Trainer.pipeline
-            # keeps them whole until each chunk's last backward, as torch.distributed.pipelining does.
-            from torch.distributed.device_mesh import DeviceMesh  # noqa: PLC0415
-            from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard  # noqa: PLC0415
-            # FSDP2 warns of every unit whose output is a view, lest an in-place op on it skip the
-            # gradient's all-gather: the replay reads each op's output once, out of place.
-            warnings.filterwarnings("ignore", message="FSDP2-wrapped module .* returned a view tensor")
-            meshes = {}
-            pipe["sharded"] = True
-            held_by = ", each expert layer's experts over the ranks holding them" if ep else ""
-            sharding = (f"FSDP2 (fully_shard) per model chunk, one unit per layer with weights{held_by}, kept "
-                        "gathered through the step and reduce-scattered at each chunk's last micro-batch "
-                        "(torchtitan's FSDP under a pipeline)")
-
-            def mesh(g):
-                if g not in meshes:
-                    meshes[g] = DeviceMesh.from_group(g, device.type)
-                return meshes[g]
-
-            def shard(m, dtype):
-                policy = MixedPrecisionPolicy(param_dtype=dtype, reduce_dtype=torch.float32) if dtype else \
-                    MixedPrecisionPolicy()
-                settings = dict(reshard_after_forward=False, mp_policy=policy)
-                for part in m.chunks:
-                    for op in part.ops:
-                        if is_kind(op, "Exchanged") and is_kind(op.op, "Experts"):
-                            fully_shard(op.op, mesh=mesh(expert_dp_group), **settings)
-                        elif any(True for _ in op.parameters()):
-                            fully_shard(op, mesh=mesh(dp_group), **settings)
-                    fully_shard(part, mesh=mesh(dp_group), **settings)
-                return m
     if pipe:
         # The pipeline's weights, one tensor-parallel rank's share of every stage (a tied head's copy
         # of the first stage's table counted once): what calibrate import checks the model by.
