@@ -50,10 +50,14 @@ export function memoryCalibrations(
   observations: readonly { key: string; scale: number }[],
 ): Map<string, MemoryCalibration> {
   const byKey = new Map<string, number[]>();
-  for (const o of observations) byKey.set(o.key, [...(byKey.get(o.key) ?? []), o.scale]);
+  for (const o of observations) {
+    const scales = byKey.get(o.key);
+    if (scales) scales.push(o.scale);
+    else byKey.set(o.key, [o.scale]);
+  }
   const out = new Map<string, MemoryCalibration>();
   for (const [key, scales] of byKey) {
-    const sorted = [...scales].sort((a, b) => a - b);
+    const sorted = scales.sort((a, b) => a - b);
     const mid = sorted.length >> 1;
     const scale = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
     out.set(key, { scale, runs: sorted.length });

@@ -693,7 +693,7 @@ export interface MemoryLayout {
   fp32LossGradients?: boolean;
   /**
    * The activations a user's own runs of this model measured, over what the rules above count
-   * (service/measurements.ts memoryCalibration: their peaks against the predicted peaks); default 1.
+   * (predictor/memory-calibration.ts: their peaks against the predicted peaks); default 1.
    */
   activationScale?: number;
 }
