@@ -80,6 +80,21 @@ export function memoryCalibrationFor(
     : undefined;
 }
 
+/** Per precision, the activation scale a search of `modelId` takes (RecommendRequest.activationScales). */
+export function activationScalesFor(
+  calibrations: MemoryCalibrations | undefined,
+  modelId: string,
+  precisions: readonly Precision[],
+  stack: SoftwareStack | undefined,
+): Partial<Record<Precision, number>> {
+  return Object.fromEntries(
+    precisions.flatMap((p) => {
+      const m = memoryCalibrationFor(calibrations, modelId, p, stack);
+      return m ? [[p, m.scale]] : [];
+    }),
+  );
+}
+
 /** What a plan list says of the memory it sized with runs' peaks (RecommendRequest.activationScales); '' without. */
 export function activationScalesWords(scales: Partial<Record<Precision, number>> | undefined): string {
   const entries = Object.entries(scales ?? {});

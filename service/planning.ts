@@ -39,7 +39,7 @@ import {
   type PlannedPlan,
   type PlannedRecommendation,
 } from './harness-commands.js';
-import { memoryCalibrationFor } from '../predictor/memory-calibration.js';
+import { activationScalesFor } from '../predictor/memory-calibration.js';
 import { userEvidence } from './measurements.js';
 import { remainingBudgetMs, withinMs, type RequestClock } from './search-budget.js';
 import {
@@ -493,11 +493,11 @@ export async function recommendPlans(
         // A user's recorded runs count as measurements (evidenceLevel, minEvidence), and their peaks
         // size the model's memory (predictor/memory-calibration.ts).
         measured: user ? withRuns(seedsMeasured(), user.runs.all) : undefined,
-        activationScales: Object.fromEntries(
-          precisions.flatMap((p) => {
-            const m = memoryCalibrationFor(user?.memory, model.id, p, q.softwareStack ?? undefined);
-            return m ? [[p, m.scale]] : [];
-          }),
+        activationScales: activationScalesFor(
+          user?.memory,
+          model.id,
+          precisions,
+          q.softwareStack ?? undefined,
         ),
         today,
         ...runOptions(q, frozenBase, memoryHeadroomGb),
