@@ -51,13 +51,13 @@ const FLEET_GPUS = ['A100-SXM4-80GB', 'H100-SXM5-80GB', 'V100-SXM2-32GB', 'L4'];
  * `share`: the inventory holds this share of what the jobs' cheapest plans take at once; `slack`:
  * deadlines are release + fastest plan x a factor drawn from this range.
  */
-function fleet(
+async function fleet(
   n: number,
   objective: FleetRequest['objective'],
   seed: number,
   share = 0.6,
   slack: [number, number] = [1.5, 6],
-): FleetRequest {
+): Promise<FleetRequest> {
   const r = rng(seed);
   const base: FleetRequest = {
     jobs: Array.from({ length: n }, (_, j) => {
@@ -91,7 +91,7 @@ function fleet(
   // Releases spread over the first 8 hours, deadlines `slack` x each job's fastest plan after its
   // release; then an inventory of `share` of what the jobs' cheapest plans would take of each type
   // at once, so that the jobs compete for it and some have to queue.
-  const fastest = fleetCandidates(base).all.map((cs) => Math.min(...cs.map((c) => c.totalHours)));
+  const fastest = (await fleetCandidates(base)).all.map((cs) => Math.min(...cs.map((c) => c.totalHours)));
   const timed = {
     ...base,
     jobs: base.jobs.map((j, i) => {
@@ -102,7 +102,7 @@ function fleet(
   };
   const need = new Map<string, number>(),
     floor = new Map<string, number>();
-  for (const cs of fleetCandidates(timed).all) {
+  for (const cs of (await fleetCandidates(timed)).all) {
     const c = cs.reduce((a, b) => (a.costUsd! <= b.costUsd! ? a : b));
     need.set(c.gpu.id, (need.get(c.gpu.id) ?? 0) + c.gpus);
     // A plan that surely fits: each job on a random type at its fewest GPUs there.
@@ -304,7 +304,7 @@ console.log(
 console.log('| --- | --- | --- | --- | --- | --- | ---: | ---: | --- |');
 for (const n of FAMILIES.has('fleet') ? [5, 30, 100] : [])
   for (const objective of ['COST', 'MAKESPAN', 'WEIGHTED_COMPLETION'] as const) {
-    const m = fleetMip(fleet(n, objective, 100 + n));
+    const m = await fleetMip(await fleet(n, objective, 100 + n));
     await measure({
       family: `fleet ${objective.toLowerCase().replace('_', ' ')}`,
       size: `${n} jobs, ${m.grid.slotHours.toPrecision(3)} h slots`,
@@ -315,7 +315,7 @@ for (const n of FAMILIES.has('fleet') ? [5, 30, 100] : [])
 // Queued fleets: a quarter of the GPUs the jobs would take at once, looser deadlines.
 for (const n of FAMILIES.has('fleet-queued') ? [20, 50] : [])
   for (const objective of ['COST', 'MAKESPAN', 'WEIGHTED_COMPLETION'] as const) {
-    const m = fleetMip(fleet(n, objective, 400 + n, 0.25, [3, 12]));
+    const m = await fleetMip(await fleet(n, objective, 400 + n, 0.25, [3, 12]));
     await measure({
       family: `fleet queued ${objective.toLowerCase().replace('_', ' ')}`,
       size: `${n} jobs, ${m.grid.slotHours.toPrecision(3)} h slots`,
@@ -324,7 +324,7 @@ for (const n of FAMILIES.has('fleet-queued') ? [20, 50] : [])
     });
   }
 for (const n of FAMILIES.has('procurement') ? [5, 20, 50] : []) {
-  const m = procurementMip(procurement(n, 200 + n));
+  const m = await procurementMip(procurement(n, 200 + n));
   await measure({
     family: 'procurement',
     size: `${n} jobs, 24 months`,

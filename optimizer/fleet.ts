@@ -35,12 +35,13 @@
 // Candidates come from the predictor through optimizer/recommend.ts (one search per job and GPU
 // type, with the job's window deadline - release and the type's inventory as constraints), so
 // memory and the window are already met by every column.
-import { costOf, predict, InputError } from '../predictor/predict.js';
+import { costOf, InputError } from '../predictor/predict.js';
 import { defaultSearchPrecisions } from '../predictor/precision.js';
 import { isPlain, type Parallelism, type PlanParallelism } from '../predictor/parallel.js';
 import type { ModelDef } from '../predictor/types.js';
+import type { EvidenceLevel } from '../predictor/learned/evidence.js';
 import type { CatalogGpu, Precision } from '../seeds/types.js';
-import { recommend } from './recommend.js';
+import { predictorOf } from './candidate-predictor.js';
 import type { CandidateSearch, Plan, RecommendRequest } from './search-types.js';
 import { MipBuilder, modelSize, withObjective, type MipModel, type ModelSize } from './milp/model.js';
 import {
@@ -113,6 +114,11 @@ export interface FleetCandidate {
   costUsd: number | null;
   priceUsdPerGpuHour: number | null;
   memoryGbPerGpu: number;
+  /** What stands behind the time (the plan's evidence as `recommend` gives it). */
+  evidenceLevel: EvidenceLevel;
+  evidence: string;
+  /** The user's recorded runs that moved the time. */
+  calibrationRuns: number;
 }
 
 export interface FleetAssignment extends FleetCandidate {
@@ -260,6 +266,9 @@ const toCandidate = (job: number, t: GpuType, p: Plan): FleetCandidate => ({
   costUsd: p.costUsd,
   priceUsdPerGpuHour: t.price,
   memoryGbPerGpu: p.memoryGbPerGpu,
+  evidenceLevel: p.evidenceLevel,
+  evidence: p.evidence,
+  calibrationRuns: p.calibrationRuns,
 });
 
 /**
@@ -294,22 +303,22 @@ export interface FleetCandidates {
  * optimum. For on-demand types the GPU count binds nothing, so only (cost, hours) count. Cost is
  * left out when a price is unknown (MAKESPAN without prices).
  */
-export function fleetCandidates(r: FleetRequest): FleetCandidates {
+export async function fleetCandidates(r: FleetRequest): Promise<FleetCandidates> {
   const types = availableTypes(r);
+  const predictor = predictorOf(r);
   const all: FleetCandidate[][] = [],
     kept: FleetCandidate[][] = [];
-  r.jobs.forEach((job, j) => {
+  for (const [j, job] of r.jobs.entries()) {
     const mine: FleetCandidate[] = [],
       pruned: FleetCandidate[] = [];
     for (const t of types) {
-      const rec = recommend(
+      const rec = await predictor.search(
         searchFor(r, job, t, {
           deadline: true,
           cap: true,
           limit: ALL,
           objective: t.price === null ? 'TIME' : 'COST',
         }),
-        r.efficiency,
       );
       // `usable` re-checks what the MIP relies on (finite hours and cost, memory fit) rather than trust it.
       const cands = rec.plans.filter(usable).map((p) => toCandidate(j, t, p));
@@ -323,12 +332,17 @@ export function fleetCandidates(r: FleetRequest): FleetCandidates {
     }
     all.push(mine);
     kept.push(pruned);
-  });
+  }
   return { types, all, kept };
 }
 
 /** Why a job has no candidate: memory, deadline, or the inventory (too few GPUs or no usable type). */
-function diagnoseJob(r: FleetRequest, job: FleetJob, types: GpuType[]): { reason: Blocker; message: string } {
+async function diagnoseJob(
+  r: FleetRequest,
+  job: FleetJob,
+  types: GpuType[],
+): Promise<{ reason: Blocker; message: string }> {
+  const predictor = predictorOf(r);
   if (types.length === 0)
     return {
       reason: 'INVENTORY',
@@ -336,10 +350,9 @@ function diagnoseJob(r: FleetRequest, job: FleetJob, types: GpuType[]): { reason
         'no GPU type is available: the inventory is empty' +
         (r.allowOnDemand ? ' and no on-demand type has a price' : ' and allowOnDemand is off'),
     };
-  const unconstrained = types.map((t) =>
-    recommend(
-      searchFor(r, job, t, { deadline: false, cap: false, limit: ALL, objective: 'TIME' }),
-      r.efficiency,
+  const unconstrained = await Promise.all(
+    types.map((t) =>
+      predictor.search(searchFor(r, job, t, { deadline: false, cap: false, limit: ALL, objective: 'TIME' })),
     ),
   );
   const runnable = types.filter((_, i) => unconstrained[i].plans.some(usable));
@@ -357,9 +370,10 @@ function diagnoseJob(r: FleetRequest, job: FleetJob, types: GpuType[]): { reason
   // Meets the deadline on some limited type if it could have more GPUs than the inventory holds?
   for (const t of runnable) {
     if (t.limit === null) continue;
-    const meeting = recommend(
-      searchFor(r, job, t, { deadline: true, cap: false, limit: ALL, objective: 'TIME' }),
-      r.efficiency,
+    const meeting = (
+      await predictor.search(
+        searchFor(r, job, t, { deadline: true, cap: false, limit: ALL, objective: 'TIME' }),
+      )
     ).plans.filter(usable);
     if (meeting.length) {
       const fewest = meeting.reduce((m, p) => Math.min(m, p.nodes * p.gpusPerNode), Infinity);
@@ -371,9 +385,10 @@ function diagnoseJob(r: FleetRequest, job: FleetJob, types: GpuType[]): { reason
   }
   let fastest: { hours: number; text: string } | undefined;
   for (const t of runnable) {
-    const p = recommend(
-      searchFor(r, job, t, { deadline: false, cap: true, limit: ALL, objective: 'TIME' }),
-      r.efficiency,
+    const p = (
+      await predictor.search(
+        searchFor(r, job, t, { deadline: false, cap: true, limit: ALL, objective: 'TIME' }),
+      )
     ).plans.find(usable);
     if (p && (!fastest || p.totalHours < fastest.hours))
       fastest = {
@@ -586,13 +601,13 @@ function phasesFor(r: FleetRequest, m: Built, skippable: boolean, placementOnly:
  * The fleet MIP with its primary objective (total cost, the makespan or the weighted completion
  * time) and every job placed: what bench/solvers.ts hands both solvers. Throws when a job has no candidate.
  */
-export function fleetMip(r: FleetRequest): {
+export async function fleetMip(r: FleetRequest): Promise<{
   model: MipModel;
   candidates: number;
   kept: number;
   grid: TimeGrid;
-} {
-  const { types, all, kept } = fleetCandidates(r);
+}> {
+  const { types, all, kept } = await fleetCandidates(r);
   if (kept.some((c) => c.length === 0)) throw new Error('a job has no candidate');
   const limits = new Map(types.filter((t) => t.limit !== null).map((t) => [t.gpu.id, t.limit!]));
   const grid = timeGrid(r, kept);
@@ -616,7 +631,7 @@ export function fleetMip(r: FleetRequest): {
 
 export async function planFleet(r: FleetRequest): Promise<FleetPlan> {
   const t0 = performance.now();
-  const { types, all, kept } = fleetCandidates(r);
+  const { types, all, kept } = await fleetCandidates(r);
   const limits = new Map(types.filter((t) => t.limit !== null).map((t) => [t.gpu.id, t.limit!]));
   const stats0 = {
     candidates: all.reduce((n, c) => n + c.length, 0),
@@ -626,9 +641,8 @@ export async function planFleet(r: FleetRequest): Promise<FleetPlan> {
 
   // Jobs without any candidate cannot be placed whatever the others do.
   const hopeless = new Map<number, { reason: Blocker; message: string }>();
-  kept.forEach((cs, j) => {
-    if (cs.length === 0) hopeless.set(j, diagnoseJob(r, r.jobs[j], types));
-  });
+  for (const [j, cs] of kept.entries())
+    if (cs.length === 0) hopeless.set(j, await diagnoseJob(r, r.jobs[j], types));
   const unplacedFrom = (m: Map<number, { reason: Blocker; message: string }>): UnplacedJob[] =>
     [...m].sort((a, b) => a[0] - b[0]).map(([j, d]) => ({ jobId: r.jobs[j].id, ...d }));
 
@@ -770,7 +784,7 @@ export async function planFleet(r: FleetRequest): Promise<FleetPlan> {
     plan.gap = primary.gap;
     plan.bestBound = primary.bestBound;
   }
-  const problems = verifyFleetPlan(r, plan);
+  const problems = await verifyFleetPlan(r, plan);
   if (problems.length) throw new VerificationError(problems);
   return plan;
 }
@@ -909,7 +923,7 @@ const close = (a: number, b: number) => Math.abs(a - b) <= 1e-6 * Math.max(1, Ma
  * schedule replayed per GPU type: at no moment more GPUs in use than the inventory holds; the
  * reported peak usage and objective value as recomputed. Returns the problems found (none: the plan holds).
  */
-export function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): string[] {
+export async function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): Promise<string[]> {
   const problems: string[] = [];
   if (plan.assignments.length === 0 && plan.objectiveValue === null) return problems; // no plan to check
   const types = availableTypes(r);
@@ -949,25 +963,22 @@ export function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): string[] {
       problems.push(`job ${a.jobId}: precision ${a.precision} is not allowed`);
     let p;
     try {
-      p = predict(
-        {
-          model: job.model,
-          gpu: t.gpu,
-          precision: a.precision,
-          batchSizePerGpu: a.batchSizePerGpu,
-          gpusPerNode: a.gpusPerNode,
-          nodes: a.nodes,
-          gradAccumSteps: a.gradAccumSteps,
-          fp32UsesTf32: r.fp32UsesTf32,
-          ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
-          interNodeGbps: r.interNodeGbps(t.gpu),
-          ...(r.interNodeTransport ? { interNodeTransport: r.interNodeTransport } : {}),
-          samples: job.samples,
-          priceUsdPerGpuHour: t.price,
-          parallelism: layoutOf(a.parallelism),
-        },
-        r.efficiency,
-      );
+      p = await predictorOf(r).predict({
+        model: job.model,
+        gpu: t.gpu,
+        precision: a.precision,
+        batchSizePerGpu: a.batchSizePerGpu,
+        gpusPerNode: a.gpusPerNode,
+        nodes: a.nodes,
+        gradAccumSteps: a.gradAccumSteps,
+        fp32UsesTf32: r.fp32UsesTf32,
+        ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
+        interNodeGbps: r.interNodeGbps(t.gpu),
+        ...(r.interNodeTransport ? { interNodeTransport: r.interNodeTransport } : {}),
+        samples: job.samples,
+        priceUsdPerGpuHour: t.price,
+        parallelism: layoutOf(a.parallelism),
+      });
     } catch (e) {
       problems.push(`job ${a.jobId}: ${e instanceof Error ? e.message : String(e)}`);
       continue;

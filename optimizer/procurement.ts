@@ -33,10 +33,10 @@
 // (rent(j)); owned configurations are pruned to the Pareto set over (GPUs, GPU-hours per run) per job
 // and type: a configuration needing no fewer GPUs and no fewer GPU-hours (hence no less power) than
 // another of the same type is never needed.
-import { predict } from '../predictor/predict.js';
+import type { EvidenceLevel } from '../predictor/learned/evidence.js';
 import type { ModelDef } from '../predictor/types.js';
 import type { CatalogGpu, Precision } from '../seeds/types.js';
-import { recommend } from './recommend.js';
+import { predictorOf } from './candidate-predictor.js';
 import type { CandidateSearch, Plan, RecommendRequest } from './search-types.js';
 import { MipBuilder, modelSize, type MipModel, type MipStart, type ModelSize } from './milp/model.js';
 import {
@@ -105,6 +105,11 @@ export interface RunConfig {
   gpuHoursPerRun: number;
   /** Power (owned) or rental (rented) cost of one run. */
   usdPerRun: number;
+  /** What stands behind the time (the plan's evidence as `recommend` gives it). */
+  evidenceLevel: EvidenceLevel;
+  evidence: string;
+  /** The user's recorded runs that moved the time. */
+  calibrationRuns: number;
 }
 
 export interface Allocation {
@@ -233,6 +238,9 @@ const config = (gpu: CatalogGpu, p: Plan, usdPerGpuHour: number): RunConfig => {
     hoursPerRun: p.totalHours,
     gpuHoursPerRun: p.totalHours * gpus,
     usdPerRun: p.totalHours * gpus * usdPerGpuHour,
+    evidenceLevel: p.evidenceLevel,
+    evidence: p.evidence,
+    calibrationRuns: p.calibrationRuns,
   };
 };
 
@@ -244,16 +252,17 @@ export interface ProcurementCandidates {
   total: number;
 }
 
-export function procurementCandidates(r: ProcurementRequest): ProcurementCandidates {
+export async function procurementCandidates(r: ProcurementRequest): Promise<ProcurementCandidates> {
+  const predictor = predictorOf(r);
   const owned: ProcurementCandidates['owned'] = [],
     rent: ProcurementCandidates['rent'] = [];
   let total = 0;
   for (const job of r.jobs) {
     const mine: ProcurementCandidates['owned'][number] = [];
     let best: { option: number; config: RunConfig } | null = null;
-    r.options.forEach((o, i) => {
+    for (const [i, o] of r.options.entries()) {
       if (o.buy) {
-        const plans = recommend(search(r, job, o.gpu, null, true, ALL), r.efficiency).plans.filter(usable);
+        const plans = (await predictor.search(search(r, job, o.gpu, null, true, ALL))).plans.filter(usable);
         total += plans.length;
         const cs = plans.map((p) => config(o.gpu, p, powerPerGpuHour(o.buy!)));
         mine.push(
@@ -261,7 +270,7 @@ export function procurementCandidates(r: ProcurementRequest): ProcurementCandida
         );
       }
       if (o.rentUsdPerGpuHour !== null) {
-        const p = recommend(search(r, job, o.gpu, o.rentUsdPerGpuHour, true, ALL), r.efficiency).plans.find(
+        const p = (await predictor.search(search(r, job, o.gpu, o.rentUsdPerGpuHour, true, ALL))).plans.find(
           usable,
         );
         if (p) {
@@ -270,17 +279,21 @@ export function procurementCandidates(r: ProcurementRequest): ProcurementCandida
           if (!best || c.usdPerRun < best.config.usdPerRun) best = { option: i, config: c };
         }
       }
-    });
+    }
     owned.push(mine);
     rent.push(best);
   }
   return { owned, rent, total };
 }
 
-function diagnose(r: ProcurementRequest, job: ProcurementJob): { reason: Blocker; message: string } {
+async function diagnose(
+  r: ProcurementRequest,
+  job: ProcurementJob,
+): Promise<{ reason: Blocker; message: string }> {
   const types = r.options.filter((o) => o.buy || o.rentUsdPerGpuHour !== null).map((o) => o.gpu);
   if (types.length === 0) return { reason: 'INVENTORY', message: 'no GPU type can be bought or rented' };
-  const free = types.map((g) => recommend(search(r, job, g, null, false, ALL), r.efficiency));
+  const predictor = predictorOf(r);
+  const free = await Promise.all(types.map((g) => predictor.search(search(r, job, g, null, false, ALL))));
   if (!free.some((x) => x.plans.some(usable))) {
     const oom = free.some(outOfMemory);
     return oom
@@ -456,13 +469,13 @@ function buildProcurementMip(r: ProcurementRequest, c: ProcurementCandidates, G:
 type ProcurementMip = ReturnType<typeof buildProcurementMip>;
 
 /** The procurement MIP and its all-rent warm start (bench/solvers.ts hands it to both solvers). */
-export function procurementMip(r: ProcurementRequest): {
+export async function procurementMip(r: ProcurementRequest): Promise<{
   model: MipModel;
   start: MipStart | undefined;
   candidates: number;
   kept: number;
-} {
-  const c = procurementCandidates(r);
+}> {
+  const c = await procurementCandidates(r);
   const m = buildProcurementMip(r, c, monthGroups(r), false);
   return {
     model: m.model,
@@ -491,7 +504,7 @@ function allRent(m: ProcurementMip): MipStart | undefined {
 
 export async function planProcurement(r: ProcurementRequest): Promise<ProcurementPlan> {
   const t0 = performance.now();
-  const cands = procurementCandidates(r);
+  const cands = await procurementCandidates(r);
   const G = monthGroups(r);
   const stats0 = {
     candidates: cands.total,
@@ -528,10 +541,9 @@ export async function planProcurement(r: ProcurementRequest): Promise<Procuremen
   });
 
   const hopeless: ShortJob[] = [];
-  r.jobs.forEach((job, j) => {
+  for (const [j, job] of r.jobs.entries())
     if (cands.owned[j].length === 0 && !cands.rent[j] && job.runsByMonth.some((x) => x > 0))
-      hopeless.push({ jobId: job.id, ...diagnose(r, job) });
-  });
+      hopeless.push({ jobId: job.id, ...(await diagnose(r, job)) });
   if (hopeless.length)
     return none(
       'INFEASIBLE',
@@ -583,7 +595,7 @@ export async function planProcurement(r: ProcurementRequest): Promise<Procuremen
     stats: { ...stats0, ...size },
     t0,
   });
-  const problems = verifyProcurementPlan(r, plan);
+  const problems = await verifyProcurementPlan(r, plan);
   if (problems.length) throw new VerificationError(problems);
   return plan;
 }
@@ -805,7 +817,7 @@ export function breakEvens(r: Pick<ProcurementRequest, 'options' | 'hoursPerMont
  * each month they run; rented ones on rentable types; each month's owned GPU-hours within the
  * capacity of the GPUs in service that month; and the cost split and total as reported.
  */
-export function verifyProcurementPlan(r: ProcurementRequest, plan: ProcurementPlan): string[] {
+export async function verifyProcurementPlan(r: ProcurementRequest, plan: ProcurementPlan): Promise<string[]> {
   const problems: string[] = [];
   if (plan.totalUsd === null) return problems;
   const H = r.horizonMonths;
@@ -860,25 +872,22 @@ export function verifyProcurementPlan(r: ProcurementRequest, plan: ProcurementPl
       problems.push(`job ${a.jobId}: ${o.gpu.id} cannot be rented`);
     if (!Number.isInteger(a.runsPerMonth) || a.runsPerMonth <= 0)
       problems.push(`job ${a.jobId}: ${a.runsPerMonth} runs`);
-    const p = predict(
-      {
-        model: job.model,
-        gpu: o.gpu,
-        precision: a.config.precision,
-        batchSizePerGpu: a.config.batchSizePerGpu,
-        gpusPerNode: a.config.gpusPerNode,
-        nodes: a.config.nodes,
-        gradAccumSteps: a.config.gradAccumSteps,
-        fp32UsesTf32: r.fp32UsesTf32,
-        ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
-        interNodeGbps: r.interNodeGbps(o.gpu),
-        ...(r.interNodeTransport ? { interNodeTransport: r.interNodeTransport } : {}),
-        samples: job.samples,
-        priceUsdPerGpuHour: null,
-        parallelism: layoutOf(a.config.parallelism),
-      },
-      r.efficiency,
-    );
+    const p = await predictorOf(r).predict({
+      model: job.model,
+      gpu: o.gpu,
+      precision: a.config.precision,
+      batchSizePerGpu: a.config.batchSizePerGpu,
+      gpusPerNode: a.config.gpusPerNode,
+      nodes: a.config.nodes,
+      gradAccumSteps: a.config.gradAccumSteps,
+      fp32UsesTf32: r.fp32UsesTf32,
+      ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
+      interNodeGbps: r.interNodeGbps(o.gpu),
+      ...(r.interNodeTransport ? { interNodeTransport: r.interNodeTransport } : {}),
+      samples: job.samples,
+      priceUsdPerGpuHour: null,
+      parallelism: layoutOf(a.config.parallelism),
+    });
     if (!p.fitsInMemory) problems.push(`job ${a.jobId}: does not fit in ${o.gpu.id} memory`);
     if (!(p.totalHours! <= job.deadlineHours * (1 + 1e-9)))
       problems.push(`job ${a.jobId}: a run takes ${p.totalHours} h, deadline ${job.deadlineHours} h`);

@@ -15,6 +15,7 @@ import type {
 } from '../seeds/types.js';
 import type { EvidenceLevel, MeasuredSet } from '../predictor/learned/evidence.js';
 import type { Regime } from '../predictor/learned/model.js';
+import type { Prediction, PredictRequest } from '../predictor/predict.js';
 import type { Offer, PricingOption } from './offers.js';
 import type { SolveOptions } from './milp/solver.js';
 
@@ -319,6 +320,21 @@ export interface TimeScale {
 }
 
 /** How fleet and procurement generate each job's candidate configurations, and how they solve. */
+/**
+ * What the coupled planners time their candidates with, and re-predict a plan's configurations with
+ * to verify it (optimizer/candidate-predictor.ts builds the analytical and the corrected one).
+ */
+export interface CandidatePredictor {
+  /** 'analytical' or the learned model's name. */
+  name: string;
+  /** What timed the candidates, in words (and why not the learned correction, when it did not). */
+  note: string;
+  /** A job's configurations as `recommend` finds them (deadline and budget applied to these times). */
+  search(r: RecommendRequest): Promise<Recommendation>;
+  /** One configuration, as `predict` answers it with this predictor. */
+  predict(req: PredictRequest): Promise<Prediction>;
+}
+
 export interface CandidateSearch {
   precisions: Precision[];
   /**
@@ -337,4 +353,6 @@ export interface CandidateSearch {
   solve: SolveOptions;
   /** The analytical predictor's fitted constants (seeds/efficiency.json). */
   efficiency: Efficiency;
+  /** What times the candidates (default: the analytical estimate with `efficiency`). */
+  predictor?: CandidatePredictor;
 }

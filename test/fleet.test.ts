@@ -190,8 +190,17 @@ describe('layoutOf', () => {
   });
 });
 
+const baseCandidates = await fleetCandidates(base);
+const oneAtATimeRequest: FleetRequest = {
+  ...base,
+  inventory: [{ gpu: A100, count: 8 }],
+  gpusPerNodeChoices: [8],
+  maxNodes: 1,
+};
+const oneAtATimeCandidates = await fleetCandidates(oneAtATimeRequest);
+
 describe('planFleet (library)', () => {
-  const { all, kept } = fleetCandidates(base);
+  const { all, kept } = baseCandidates;
   const slot = timeGrid(base, kept).slotHours;
   const onGrid = bruteForce(base, all, slot);
   const continuous = bruteForce(base, all);
@@ -213,7 +222,7 @@ describe('planFleet (library)', () => {
       // Starting only on slot boundaries can cost a little (here under a cent of $108), never save.
       expect(continuous.cost).toBeLessThanOrEqual(onGrid.cost * (1 + 1e-9));
       expect(onGrid.cost - continuous.cost).toBeLessThan(1e-3 * onGrid.cost);
-      expect(verifyFleetPlan(base, p)).toEqual([]);
+      expect(await verifyFleetPlan(base, p)).toEqual([]);
       expect(p.gpuUsage.find((u) => u.gpu.id === A100.id)!.used).toBeLessThanOrEqual(8);
       if (solver === 'AUTO') expect(p.solver).toMatch(/javascript-lp-solver 1\.0\.3/);
       if (solver === 'HIGHS') expect(p.solver).not.toMatch(/javascript-lp-solver/);
@@ -235,7 +244,7 @@ describe('planFleet (library)', () => {
         free = bruteForce(r, all);
       const p = await planFleet(r);
       expect(p.status).toBe('OPTIMAL');
-      expect(verifyFleetPlan(r, p)).toEqual([]);
+      expect(await verifyFleetPlan(r, p)).toEqual([]);
       expect(p.objectiveValue!).toBeGreaterThanOrEqual(free[key] * (1 - 1e-9));
       expect(p.objectiveValue!).toBeLessThanOrEqual(grid[key] * (1 + 1e-9));
       // The grid costs at most one slot per job: the optimum moves less than that.
@@ -258,7 +267,7 @@ describe('planFleet (library)', () => {
     expect(p.status).toBe('OPTIMAL');
     expect(p.unplaced).toEqual([]);
     expect(p.assignments).toHaveLength(3);
-    expect(verifyFleetPlan(r, p)).toEqual([]);
+    expect(await verifyFleetPlan(r, p)).toEqual([]);
     const runs = [...p.assignments].sort((a, b) => a.startHours - b.startHours);
     expect(runs[0].startHours).toBe(0);
     for (let k = 1; k < runs.length; k++)
@@ -285,7 +294,7 @@ describe('planFleet (library)', () => {
     };
     const p = await planFleet(r);
     expect(p.status).toBe('OPTIMAL');
-    expect(verifyFleetPlan(r, p)).toEqual([]);
+    expect(await verifyFleetPlan(r, p)).toEqual([]);
     const rn = p.assignments.find((a) => a.jobId === 'rn50')!;
     expect(rn.startHours).toBeGreaterThanOrEqual(20);
     expect(rn.endHours).toBeLessThanOrEqual(30);
@@ -312,7 +321,7 @@ describe('planFleet (library)', () => {
     };
     const p = await planFleet(r);
     expect(p.status).toBe('OPTIMAL');
-    expect(verifyFleetPlan(r, p)).toEqual([]);
+    expect(await verifyFleetPlan(r, p)).toEqual([]);
     const a = p.assignments[0];
     expect(a.gpus).toBe(8);
     expect(
@@ -367,13 +376,8 @@ describe('planFleet (library)', () => {
 
   // Every configuration takes all 8 A100s, and each deadline leaves room for one job only: each job
   // fits alone, no two fit in sequence by their deadlines.
-  const oneAtATime: FleetRequest = {
-    ...base,
-    inventory: [{ gpu: A100, count: 8 }],
-    gpusPerNodeChoices: [8],
-    maxNodes: 1,
-  };
-  const fastestAlone = fleetCandidates(oneAtATime).all.map((cs) => Math.min(...cs.map((c) => c.totalHours)));
+  const oneAtATime = oneAtATimeRequest;
+  const fastestAlone = oneAtATimeCandidates.all.map((cs) => Math.min(...cs.map((c) => c.totalHours)));
   const tight: FleetRequest = {
     ...oneAtATime,
     jobs: oneAtATime.jobs.map((j) => ({ ...j, deadlineHours: Math.max(...fastestAlone) * 1.05 })),
@@ -404,7 +408,7 @@ describe('planFleet (library)', () => {
     expect(['OPTIMAL', 'FEASIBLE']).toContain(p.status);
     expect(p.assignments.map((a) => a.jobId)).toEqual(['rn50']);
     expect(p.unplaced.map((u) => u.jobId).sort()).toEqual(['bert', 'gpt']);
-    expect(verifyFleetPlan(r, p)).toEqual([]);
+    expect(await verifyFleetPlan(r, p)).toEqual([]);
   });
 
   it('on-demand GPUs take what the inventory cannot hold, at their price', async () => {
@@ -427,61 +431,75 @@ describe('planFleet (library)', () => {
       onDemand: true,
       available: null,
     });
-    expect(verifyFleetPlan(r, p)).toEqual([]);
+    expect(await verifyFleetPlan(r, p)).toEqual([]);
   });
 
   it('verification rejects planted wrong plans: inventory overflow, a missed deadline, a wrong total, a job twice', async () => {
     const good = await planFleet(base);
-    expect(verifyFleetPlan(base, good)).toEqual([]);
-    const tweak = (f: (p: FleetPlan) => void) => {
+    expect(await verifyFleetPlan(base, good)).toEqual([]);
+    const tweak = async (f: (p: FleetPlan) => void) => {
       const p = structuredClone(good);
       f(p);
       return verifyFleetPlan(base, p);
     };
     // Start every job at time 0 on A100s at their current sizes: more than 8 at once.
     expect(
-      tweak((p) => {
-        for (const a of p.assignments) {
-          a.gpu = A100;
-          a.endHours -= a.startHours;
-          a.startHours = 0;
-        }
-      }).join(' '),
+      (
+        await tweak((p) => {
+          for (const a of p.assignments) {
+            a.gpu = A100;
+            a.endHours -= a.startHours;
+            a.startHours = 0;
+          }
+        })
+      ).join(' '),
     ).toMatch(/A100-SXM4-80GB: \d+ GPUs in use at 0 h, the inventory holds 8/);
     // A configuration far too small for its deadline.
     expect(
-      tweak((p) => {
-        const a = p.assignments.find((x) => x.jobId === 'gpt')!;
-        a.nodes = 1;
-        a.gpusPerNode = 1;
-        a.gpus = 1;
-      }).join(' '),
+      (
+        await tweak((p) => {
+          const a = p.assignments.find((x) => x.jobId === 'gpt')!;
+          a.nodes = 1;
+          a.gpusPerNode = 1;
+          a.gpus = 1;
+        })
+      ).join(' '),
     ).toMatch(/job gpt: ends at [\d.]+ h, deadline 5 h/);
     // Started before its release, or ending later than its start plus its run.
     expect(
-      tweak((p) => {
-        p.assignments[0].startHours = -1;
-      }).join(' '),
+      (
+        await tweak((p) => {
+          p.assignments[0].startHours = -1;
+        })
+      ).join(' '),
     ).toMatch(/starts at -1 h, before its release at 0 h/);
     expect(
-      tweak((p) => {
-        p.assignments[0].endHours += 1;
-      }).join(' '),
+      (
+        await tweak((p) => {
+          p.assignments[0].endHours += 1;
+        })
+      ).join(' '),
     ).toMatch(/ends at [\d.]+ h, but starts at/);
     expect(
-      tweak((p) => {
-        p.objectiveValue = p.objectiveValue! * 0.9;
-      }).join(' '),
+      (
+        await tweak((p) => {
+          p.objectiveValue = p.objectiveValue! * 0.9;
+        })
+      ).join(' '),
     ).toMatch(/objective value reported/);
     expect(
-      tweak((p) => {
-        p.assignments.push(p.assignments[0]);
-      }).join(' '),
+      (
+        await tweak((p) => {
+          p.assignments.push(p.assignments[0]);
+        })
+      ).join(' '),
     ).toMatch(/appears 2 times/);
     expect(
-      tweak((p) => {
-        p.assignments[0].precision = 'FP8';
-      }).join(' '),
+      (
+        await tweak((p) => {
+          p.assignments[0].precision = 'FP8';
+        })
+      ).join(' '),
     ).toMatch(/precision FP8 is not allowed/);
     // With the precisions left to their defaults, a job is checked against its own: FP8 for the
     // CNN, which its search left out, is not allowed; for GPT-2 it is (and fails only on the GPU).
@@ -490,14 +508,14 @@ describe('planFleet (library)', () => {
       precisions: [...base.precisions, 'FP8'],
       precisionsByDefault: true,
     };
-    expect(verifyFleetPlan(byDefault, good)).toEqual([]);
-    const planted = (jobId: string) => {
+    expect(await verifyFleetPlan(byDefault, good)).toEqual([]);
+    const planted = async (jobId: string) => {
       const p = structuredClone(good);
       p.assignments.find((a) => a.jobId === jobId)!.precision = 'FP8';
-      return verifyFleetPlan(byDefault, p).join(' ');
+      return (await verifyFleetPlan(byDefault, p)).join(' ');
     };
-    expect(planted('rn50')).toMatch(/job rn50: precision FP8 is not allowed/);
-    expect(planted('gpt')).not.toMatch(/job gpt: precision FP8 is not allowed/);
+    expect(await planted('rn50')).toMatch(/job rn50: precision FP8 is not allowed/);
+    expect(await planted('gpt')).not.toMatch(/job gpt: precision FP8 is not allowed/);
   });
 });
 

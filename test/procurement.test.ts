@@ -165,7 +165,7 @@ describe('planProcurement (library)', () => {
       const p = await planProcurement(r);
       expect(p.status, `rent ${rent}`).toBe('OPTIMAL');
       expect(p.totalUsd!, `rent ${rent} runs ${runs}`).toBeCloseTo(bf, 4);
-      expect(verifyProcurementPlan(r, p)).toEqual([]);
+      expect(await verifyProcurementPlan(r, p)).toEqual([]);
       const owned = p.allocations.some((a) => a.owned),
         rented = p.allocations.some((a) => !a.owned);
       kinds.add(owned && rented ? 'mix' : owned ? 'buy' : 'rent');
@@ -203,7 +203,7 @@ describe('planProcurement (library)', () => {
     r.jobs[1].runsByMonth = [5, 5, 5, 5, 12, 12, 12, 12, 5, 5, 5, 5];
     const p = await planProcurement(r);
     expect(p.status).toBe('OPTIMAL');
-    expect(verifyProcurementPlan(r, p)).toEqual([]);
+    expect(await verifyProcurementPlan(r, p)).toEqual([]);
     for (const m of p.months) expect(m.ownedGpuHours).toBeLessThanOrEqual(m.ownedCapacityGpuHours + 1e-6);
     const carried = (month: number) =>
       p.allocations
@@ -221,7 +221,7 @@ describe('planProcurement (library)', () => {
     growth.jobs[1].runsByMonth = [1, 1, 1, 1, 1, 1, 5, 5, 5, 5, 5, 5];
     const p = await planProcurement(growth);
     expect(p.status).toBe('OPTIMAL');
-    expect(verifyProcurementPlan(growth, p)).toEqual([]);
+    expect(await verifyProcurementPlan(growth, p)).toEqual([]);
     expect(p.totalUsd!).toBeCloseTo(bruteForce(growth), 4);
     expect(p.orders.map((o) => o.arrivalMonth)).toContain(7);
     // Capital is charged from arrival: a GPU arriving in month 7 serves 6 of the 12 months.
@@ -232,7 +232,7 @@ describe('planProcurement (library)', () => {
     lead.options[0] = { ...lead.options[0], buy: { ...lead.options[0].buy!, leadTimeMonths: 3 } };
     const q = await planProcurement(lead);
     expect(q.status).toBe('OPTIMAL');
-    expect(verifyProcurementPlan(lead, q)).toEqual([]);
+    expect(await verifyProcurementPlan(lead, q)).toEqual([]);
     expect(q.totalUsd!).toBeCloseTo(bruteForce(lead), 4);
     for (const o of q.orders) expect(o.arrivalMonth).toBe(o.orderMonth + 3);
     for (const m of q.months.slice(0, 3)) {
@@ -282,7 +282,7 @@ describe('planProcurement (library)', () => {
     r.gpusPerNodeChoices = [8];
     const p = await planProcurement(r);
     expect(p.status).toBe('OPTIMAL');
-    expect(verifyProcurementPlan(r, p)).toEqual([]);
+    expect(await verifyProcurementPlan(r, p)).toEqual([]);
     for (const a of p.allocations) {
       const l = a.config.parallelism;
       expect(l.zeroStage > 0 || l.tensorParallel > 1 || l.pipelineParallel > 1).toBe(true);
@@ -293,33 +293,33 @@ describe('planProcurement (library)', () => {
     const r = request(2.6, [3, 5]);
     const good = await planProcurement(r);
     expect(good.purchases.length).toBeGreaterThan(0);
-    const tweak = (f: (p: ProcurementPlan) => void) => {
+    const tweak = async (f: (p: ProcurementPlan) => void) => {
       const p = structuredClone(good);
       f(p);
-      return verifyProcurementPlan(r, p).join(' ');
+      return (await verifyProcurementPlan(r, p)).join(' ');
     };
     expect(
-      tweak((p) => {
+      await tweak((p) => {
         p.allocations[0].runsPerMonth -= 1;
       }),
     ).toMatch(/runs planned, \d+ needed/);
     expect(
-      tweak((p) => {
+      await tweak((p) => {
         p.orders = [];
       }),
     ).toMatch(/owned A100-SXM4-80GB needed at once, 0 in service/);
     expect(
-      tweak((p) => {
+      await tweak((p) => {
         p.orders[0].arrivalMonth += 1;
       }),
     ).toMatch(/arrives in \d+; the lead time is 0 months/);
     expect(
-      tweak((p) => {
+      await tweak((p) => {
         p.totalUsd! *= 0.95;
       }),
     ).toMatch(/total reported/);
     expect(
-      tweak((p) => {
+      await tweak((p) => {
         const o = p.allocations.find((a) => a.owned)!;
         o.runsPerMonth += 500;
       }),
