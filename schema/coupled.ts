@@ -5,7 +5,15 @@
 import { Field, Float, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { Precision } from '../predictor/types.js';
 import type { NetworkTransport } from '../seeds/types.js';
-import { Gpu, HarnessCommands, NetworkTransportEnum, PrecisionEnum, TrainingConfiguration } from './types.js';
+import {
+  EvidenceLevelEnum,
+  Gpu,
+  HarnessCommands,
+  NetworkTransportEnum,
+  PrecisionEnum,
+  PredictorChoiceEnum,
+  TrainingConfiguration,
+} from './types.js';
 import { PRECISIONS_ALLOWED, PriceInput, WorkloadInput } from './inputs.js';
 import { Parallelism, RecomputeEnum } from './parallelism.js';
 
@@ -84,6 +92,14 @@ registerEnumType(BlockerEnum, {
 });
 
 // ------------------------------------------------------------------ shared
+
+/** planFleet's and planProcurement's predictor input and output: one meaning, one text. */
+const PREDICTOR_CHOICE =
+  "What times every job's candidates: LEARNED (default), the analytical estimate with the learned correction and your recorded runs as evidence, as recommend answers; ANALYTICAL: the roofline alone.";
+const PREDICTOR_USED =
+  "Which predictor timed the candidates: the learned model's name, or analytical (the notes say why).";
+const EVIDENCE =
+  "What stands behind this configuration's time, as recommend's plan says it: measured, calibrated from measurements of the same model, or unmeasured; and how many of your recorded runs calibrated it.";
 
 @ObjectType({ description: 'Size of the mixed-integer program that was solved.' })
 export class MipModelSize {
@@ -253,6 +269,8 @@ export class FleetInput extends SolveSettingsInput {
     description: 'How NCCL crosses that network: TCP for nodes joined by Ethernet only (default RDMA).',
   })
   interNodeTransport?: NetworkTransport;
+  @Field(() => PredictorChoiceEnum, { defaultValue: 'LEARNED', description: PREDICTOR_CHOICE })
+  predictor!: keyof typeof PredictorChoiceEnum;
   @Field(() => Int, {
     defaultValue: 48,
     description:
@@ -286,6 +304,11 @@ export class FleetAssignment extends TrainingConfiguration {
   })
   priceUsdPerGpuHour!: number | null;
   @Field(() => Float, { description: 'GPU memory one GPU needs, GB (GiB).' }) memoryGbPerGpu!: number;
+  @Field(() => EvidenceLevelEnum, { description: 'How much measurement stands behind this time.' })
+  evidenceLevel!: keyof typeof EvidenceLevelEnum;
+  @Field(() => String, { description: EVIDENCE }) evidence!: string;
+  @Field(() => Int, { description: 'How many of your recorded runs (recordMeasurements) moved this time.' })
+  calibrationRuns!: number;
 }
 
 @ObjectType({ description: 'GPUs of one type in use at once.' })
@@ -311,6 +334,7 @@ export class UnplacedJob {
     'A configuration and a start time per job so that the running jobs never use more GPUs than the inventory holds and every job runs between its release and its deadline.',
 })
 export class FleetPlan extends MipOutcome {
+  @Field(() => String, { description: PREDICTOR_USED }) predictor!: string;
   @Field(() => FleetObjectiveEnum, { description: 'What was minimised.' }) objective!: FleetObjectiveEnum;
   @Field(() => Float, {
     nullable: true,
@@ -449,6 +473,8 @@ export class ProcurementInput extends SolveSettingsInput {
     description: 'How NCCL crosses that network: TCP for nodes joined by Ethernet only (default RDMA).',
   })
   interNodeTransport?: NetworkTransport;
+  @Field(() => PredictorChoiceEnum, { defaultValue: 'LEARNED', description: PREDICTOR_CHOICE })
+  predictor!: keyof typeof PredictorChoiceEnum;
 }
 
 @ObjectType({ description: 'How one run of a job is executed.' })
@@ -462,6 +488,11 @@ export class RunConfig extends TrainingConfiguration {
   @Field(() => Float, { description: 'GPU-hours of one run (hours x GPUs).' }) gpuHoursPerRun!: number;
   @Field(() => Float, { description: 'Electricity (owned) or rental (rented) cost of one run.' })
   usdPerRun!: number;
+  @Field(() => EvidenceLevelEnum, { description: 'How much measurement stands behind this time.' })
+  evidenceLevel!: keyof typeof EvidenceLevelEnum;
+  @Field(() => String, { description: EVIDENCE }) evidence!: string;
+  @Field(() => Int, { description: 'How many of your recorded runs (recordMeasurements) moved this time.' })
+  calibrationRuns!: number;
 }
 
 @ObjectType({ description: 'Runs of a job per month on owned or rented GPUs, in the months listed.' })
@@ -566,6 +597,7 @@ export class CostSplit {
     'GPUs to buy, and where each job runs month by month, for the least total cost of ownership over the horizon.',
 })
 export class ProcurementPlan extends MipOutcome {
+  @Field(() => String, { description: PREDICTOR_USED }) predictor!: string;
   @Field(() => Float, { nullable: true, description: 'Total cost over the horizon.' }) objectiveValue!:
     number | null;
   @Field(() => [GpuOrder], { description: 'When to order how many GPUs of each type, and when they arrive.' })

@@ -28,7 +28,12 @@ import {
   type RunConfig,
 } from '../optimizer/procurement.js';
 import type { SolveOptions } from '../optimizer/milp/solver.js';
+import { analyticalPredictor, correctedPredictor } from '../optimizer/candidate-predictor.js';
+import type { PredictorChoice } from '../optimizer/recommend-corrected.js';
+import type { CandidatePredictor } from '../optimizer/search-types.js';
+import { seedsMeasured, withRuns } from '../predictor/learned/evidence.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
+import type { Efficiency } from '../predictor/step.js';
 import { DEFAULT_SEARCH_PRECISIONS, defaultSearchPrecisions } from '../predictor/precision.js';
 import { costOf } from '../predictor/predict.js';
 import { statedChannelsLast } from '../predictor/software.js';
@@ -38,6 +43,7 @@ import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog
 import type { NetworkTransport } from '../seeds/types.js';
 import { harnessCommands, type HarnessCommands, type PlanConfiguration } from './harness-commands.js';
 import { fullTrainingOnly, gpuById, modelById } from './lookup.js';
+import { userEvidence } from './measurements.js';
 import { DEFAULT_GPUS_PER_NODE, fp8NotSearchedNote, nchwNote } from './planning.js';
 import {
   finiteNumber,
@@ -80,6 +86,8 @@ interface SearchSettings extends SolveSettings {
   interNodeGbps?: number | null;
   /** How NCCL crosses that network; absent = RDMA. */
   interNodeTransport?: NetworkTransport | null;
+  /** What times the candidates; absent = LEARNED, as recommend. */
+  predictor?: PredictorChoice | null;
 }
 
 /** A fleet request as it arrives (the GraphQL FleetInput has this shape). */
@@ -255,12 +263,34 @@ function searchSpace(input: SearchSettings) {
   };
 }
 
+/**
+ * What times a fleet's or a procurement's candidates: what `recommend` answers with (the learned
+ * correction, with the user's recorded runs as evidence and their peaks sizing memory), unless
+ * ANALYTICAL is asked or no learned model loads (the plan's notes say which, and why).
+ */
+async function candidatePredictor(
+  choice: PredictorChoice | null | undefined,
+  eff: Efficiency,
+): Promise<CandidatePredictor> {
+  if (choice === 'ANALYTICAL') return analyticalPredictor(eff, 'as asked (predictor: ANALYTICAL)');
+  const user = await userEvidence(await learnedPredictor());
+  const learned = user?.learned ?? (await learnedPredictor());
+  if (!learned.predictor) return analyticalPredictor(eff, learned.reason);
+  return correctedPredictor(
+    learned.predictor,
+    eff,
+    user,
+    user ? withRuns(seedsMeasured(), user.runs.all) : undefined,
+  );
+}
+
 /** A configuration of a coupled plan, with how to time it on your own GPUs (the harness's commands). */
 export type Timed<T> = T & { harness: HarnessCommands };
 
-/** A fleet plan whose every assignment says how to time it. */
+/** A fleet plan whose every assignment says how to time it, and which predictor timed them. */
 export interface TimedFleetPlan extends FleetPlan {
   assignments: Timed<FleetAssignment>[];
+  predictor: string;
 }
 
 /** A federated client's part in a round, and how to time it on its device (null when it sits out). */
@@ -272,9 +302,10 @@ export interface TimedFederatedPlan extends Omit<FederatedPlan, 'clients' | 'sch
   schedule: (Omit<RoundPlan, 'clients'> & { clients: TimedClientPlan[] })[];
 }
 
-/** A procurement plan whose every run configuration says how to time it. */
+/** A procurement plan whose every run configuration says how to time it, and which predictor timed them. */
 export interface TimedProcurementPlan extends ProcurementPlan {
   allocations: (Allocation & { config: Timed<RunConfig> })[];
+  predictor: string;
 }
 
 /**
@@ -414,6 +445,7 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
     batches * types * space.precisions.length * space.gpusPerNode.length * space.maxNodes,
     'narrow jobs, onDemandGpus, precisions, batch sizes, gpusPerNode or maxNodes',
   );
+  const predictor = await candidatePredictor(input.predictor, space.efficiency);
   const plan = await planFleet({
     jobs,
     inventory,
@@ -433,8 +465,10 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
     ...statedChannelsLast(input),
     solve: space.solve,
     efficiency: space.efficiency,
+    predictor,
   });
   plan.notes.push(
+    predictor.note,
     ...searchNotes(
       input,
       jobs.map((j) => j.model),
@@ -443,7 +477,7 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
     ),
   );
   const timed = jobTimer(jobs, space, input);
-  return { ...plan, assignments: plan.assignments.map((a) => timed(a.jobId, a)) };
+  return { ...plan, predictor: predictor.name, assignments: plan.assignments.map((a) => timed(a.jobId, a)) };
 }
 
 /** Checks a procurement request, fills its defaults and solves it. */
@@ -546,6 +580,7 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
     batches * options.length * space.precisions.length * space.gpusPerNode.length * space.maxNodes,
     'narrow jobs, options, precisions, batch sizes, gpusPerNode or maxNodes',
   );
+  const predictor = await candidatePredictor(input.predictor, space.efficiency);
   const plan = await planProcurement({
     jobs,
     horizonMonths: H,
@@ -561,8 +596,10 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
     ...statedChannelsLast(input),
     solve: space.solve,
     efficiency: space.efficiency,
+    predictor,
   });
   plan.notes.push(
+    predictor.note,
     ...searchNotes(
       input,
       jobs.map((j) => j.model),
@@ -571,7 +608,11 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
     ),
   );
   const timed = jobTimer(jobs, space, input);
-  return { ...plan, allocations: plan.allocations.map((a) => ({ ...a, config: timed(a.jobId, a.config) })) };
+  return {
+    ...plan,
+    predictor: predictor.name,
+    allocations: plan.allocations.map((a) => ({ ...a, config: timed(a.jobId, a.config) })),
+  };
 }
 
 /** Checks a federated-learning request, fills its defaults and solves it. */

@@ -131,7 +131,27 @@ describe("a run's peak sizes its model's other configurations", () => {
     return r;
   };
 
-  it('before any run: the model at that batch does not fit, and recommend has no plan there', async () => {
+  /** One job on one A10G at that batch: what planFleet gives it (recomputation is the only layout a single GPU has). */
+  const FLEET = `query($input: FleetInput!) { planFleet(input: $input) { status
+    assignments { batchSizePerGpu memoryGbPerGpu evidence parallelism { recompute } } } }`;
+  const fleetAtBatch = async () => {
+    const r = await run(FLEET, {
+      input: {
+        jobs: [{ id: 'gpt2', workload: { model, samples: 1e6 }, deadlineHours: 1000, batchSizes: [batch] }],
+        inventory: [{ gpu, count: 1, usdPerGpuHour: 1 }],
+        precisions: ['BF16'],
+        gpusPerNode: [1],
+        maxNodes: 1,
+      },
+    });
+    expect(r.errors).toBeUndefined();
+    return r.data!.planFleet as {
+      status: string;
+      assignments: { memoryGbPerGpu: number; evidence: string; parallelism: { recompute: string } }[];
+    };
+  };
+
+  it('before any run: the model at that batch does not fit, recommend has no plan there, a fleet recomputes to fit it', async () => {
     expect(batch).toBeDefined();
     const before = await predictAt({ batchSizePerGpu: batch });
     expect(before.fitsInMemory).toBe(false);
@@ -139,9 +159,13 @@ describe("a run's peak sizes its model's other configurations", () => {
     const r = await recommendAtBatch();
     expect(r.data!.recommend.plans).toEqual([]);
     expect(r.data!.recommend.rejected).toContainEqual(expect.objectContaining({ reason: 'OUT_OF_MEMORY' }));
+    // A fleet plans the job only by recomputing activations to make it fit.
+    const fleet = await fleetAtBatch();
+    expect(fleet.status).toBe('OPTIMAL');
+    expect(fleet.assignments[0].parallelism.recompute).not.toBe('NONE');
   });
 
-  it('a run at batch 8 measuring 0.6 of the activations: the other batch fits, on predict and in recommend', async () => {
+  it('a run at batch 8 measuring 0.6 of the activations: the other batch fits, on predict, in recommend and in a fleet', async () => {
     const at8 = await predictAt({});
     // The peak PyTorch allocated (the harness's): what trainplan counts, 0.6 of the activations.
     const p8 = memoryPerGpu(getModel(model)!, cost, 'BF16', 8, false, loadEfficiency());
@@ -185,5 +209,10 @@ describe("a run's peak sizes its model's other configurations", () => {
     expect(predictorNote).toMatch(
       /; memory: this model's activations 0\.60x in BF16 what trainplan counts, from the peak memory of your runs$/,
     );
+    // A fleet sizes it with the run's peak too: the job runs plainly, at the memory predict gives.
+    const fleet = await fleetAtBatch();
+    expect(fleet.status).toBe('OPTIMAL');
+    expect(fleet.assignments[0].parallelism.recompute).toBe('NONE');
+    expect(fleet.assignments[0].memoryGbPerGpu).toBeCloseTo(after.memory.totalGb, 6);
   });
 });

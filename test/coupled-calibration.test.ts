@@ -1,0 +1,145 @@
+// planFleet and planProcurement time their candidates as recommend does: the learned correction,
+// with the recorded runs as its evidence. A plan's configuration takes what predict answers for it;
+// a run recorded on a GPU moves the plans on it at once and says so; ANALYTICAL plans with the
+// roofline alone. The run here is synthetic (a stated multiple of the current prediction), so the
+// movement expected is known; no measurement is invented for the product.
+import { describe, expect, it } from 'vitest';
+import { apolloForTests } from './graphql-client.js';
+import { throwawayStore } from './throwaway-store.js';
+
+throwawayStore('trainplan-coupled-runs-');
+const run = apolloForTests();
+
+// MI300X: no shipped measurement at all, so what moves below moves because of the recorded run.
+const GPU = 'MI300X';
+const MODEL = 'resnet50_v1.5';
+const SAMPLES = 1.28e8;
+// One configuration only (8 GPUs of one node, batch 256, AMP_BF16), so the plans cannot move by
+// choosing another one.
+const SPACE = { precisions: ['AMP_BF16'], gpusPerNode: [8], maxNodes: 1 };
+const FLEET = {
+  ...SPACE,
+  jobs: [
+    {
+      id: 'rn50',
+      workload: { model: MODEL, samples: SAMPLES },
+      deadlineHours: 1000,
+      batchSizes: [256],
+    },
+  ],
+  inventory: [{ gpu: GPU, count: 8, usdPerGpuHour: 2 }],
+};
+const PLAN_FLEET = `query($input: FleetInput!) { planFleet(input: $input) { status predictor notes
+  assignments { gpu { id } nodes gpusPerNode batchSizePerGpu precision stepTimeMs totalHours costUsd
+    evidenceLevel evidence calibrationRuns } } }`;
+const PROCUREMENT = {
+  ...SPACE,
+  horizonMonths: 12,
+  jobs: [
+    {
+      id: 'rn50',
+      workload: { model: MODEL, samples: SAMPLES },
+      runsPerMonth: 4,
+      deadlineHours: 1000,
+      batchSizes: [256],
+    },
+  ],
+  options: [
+    {
+      gpu: GPU,
+      rent: false,
+      buy: {
+        usdPerGpu: 15000,
+        lifetimeMonths: 48,
+        powerW: 750,
+        electricityUsdPerKwh: 0.12,
+        utilization: 0.8,
+      },
+    },
+  ],
+};
+const PLAN_PROCUREMENT = `query($input: ProcurementInput!) { planProcurement(input: $input) { status predictor
+  allocations { config { gpu { id } totalGpus precision hoursPerRun evidenceLevel evidence calibrationRuns } } } }`;
+const PREDICT = `query($input: PredictInput!) { predict(input: $input) {
+  stepTimeMs analyticalStepTimeMs totalHours predictor evidence calibrationRuns } }`;
+const RECORD = `mutation($runs: [MeasurementInput!]!) { recordMeasurements(runs: $runs) { stored rejected { reason } } }`;
+const CONFIG = {
+  workload: { model: MODEL, samples: SAMPLES },
+  gpu: GPU,
+  nodes: 1,
+  gpusPerNode: 8,
+  batchSizePerGpu: 256,
+  precision: 'AMP_BF16',
+};
+
+const ask = async (query: string, variables: Record<string, unknown>) => {
+  const r = await run(query, variables);
+  expect(r.errors).toBeUndefined();
+  return r.data!;
+};
+const fleet = async (extra: Record<string, unknown> = {}) =>
+  (await ask(PLAN_FLEET, { input: { ...FLEET, ...extra } })).planFleet;
+const procurement = async () => (await ask(PLAN_PROCUREMENT, { input: PROCUREMENT })).planProcurement;
+const predicted = async () => (await ask(PREDICT, { input: CONFIG })).predict;
+
+describe('coupled plans are timed by the predictor recommend answers with', () => {
+  it('by default the learned correction: an assignment takes what predict answers for its configuration', async () => {
+    const [plan, p] = await Promise.all([fleet(), predicted()]);
+    expect(plan.status).toBe('OPTIMAL');
+    expect(plan.predictor).toBe(p.predictor);
+    expect(plan.predictor).not.toBe('analytical');
+    expect(plan.notes).toContain(
+      'configurations timed by the learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md)',
+    );
+    const [a] = plan.assignments;
+    expect(a).toMatchObject({ gpu: { id: GPU }, nodes: 1, gpusPerNode: 8, batchSizePerGpu: 256 });
+    expect(a.evidenceLevel).toBe('UNMEASURED');
+    expect(a.calibrationRuns).toBe(0);
+    expect(a.stepTimeMs).toBeCloseTo(p.stepTimeMs, 6);
+    expect(a.totalHours).toBeCloseTo(p.totalHours, 6);
+    // The correction moves this configuration: the test would not tell the two predictors apart otherwise.
+    expect(Math.abs(p.stepTimeMs / p.analyticalStepTimeMs - 1)).toBeGreaterThan(0.01);
+  });
+
+  it('with predictor ANALYTICAL the roofline alone, and the notes say so', async () => {
+    const [plan, p] = await Promise.all([fleet({ predictor: 'ANALYTICAL' }), predicted()]);
+    expect(plan.predictor).toBe('analytical');
+    expect(plan.notes).toContain(
+      'configurations timed by the analytical estimate alone: as asked (predictor: ANALYTICAL)',
+    );
+    expect(plan.assignments[0].stepTimeMs).toBeCloseTo(p.analyticalStepTimeMs, 6);
+    expect(plan.assignments[0].evidence).toBe('analytical estimate only');
+  });
+
+  it('a recorded run moves the fleet and the procurement plans on its GPU at once, and they say so', async () => {
+    const before = await predicted();
+    const [fleetBefore, buyBefore] = [
+      (await fleet()).assignments[0],
+      (await procurement()).allocations[0].config,
+    ];
+    expect(buyBefore.hoursPerRun).toBeCloseTo(before.totalHours, 6);
+    const stored = await ask(RECORD, {
+      runs: [{ ...CONFIG, stepTimeMs: before.stepTimeMs * 1.5, source: 'test' }],
+    });
+    expect(stored.recordMeasurements).toEqual({ stored: 1, rejected: [] });
+    const after = await predicted();
+    expect(after.calibrationRuns).toBe(1);
+    expect(after.stepTimeMs).toBeGreaterThan(before.stepTimeMs * 1.2);
+
+    const plan = await fleet();
+    expect(plan.notes.join(' ')).toMatch(/with 1 of your recorded runs as evidence/);
+    const [a] = plan.assignments;
+    expect(a.calibrationRuns).toBe(1);
+    expect(a.evidenceLevel).toBe('MODEL_MEASURED_ON_GPU');
+    expect(a.evidence).toMatch(/calibrated by 1 of your runs/);
+    expect(a.stepTimeMs).toBeCloseTo(after.stepTimeMs, 6);
+    expect(a.totalHours).toBeGreaterThan(fleetBefore.totalHours * 1.2);
+    expect(a.costUsd).toBeGreaterThan(fleetBefore.costUsd * 1.2);
+
+    const buy = (await procurement()).allocations[0].config;
+    expect(buy.calibrationRuns).toBe(1);
+    expect(buy.evidence).toMatch(/calibrated by 1 of your runs/);
+    expect(buy.hoursPerRun).toBeCloseTo(after.totalHours, 6);
+    expect(buy.hoursPerRun).toBeGreaterThan(buyBefore.hoursPerRun * 1.2);
+  });
+});
