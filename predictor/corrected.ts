@@ -65,22 +65,7 @@ export async function predictCorrected(
       boundBy: [],
       precisionUnmeasured: false,
     };
-  const m = modelFeaturesOf(req.model);
-  const k = await learned.predictor.correct(
-    [
-      {
-        modelId: req.model.id,
-        model: m,
-        gpu: req.gpu,
-        exec: p.execution,
-        stepMs: p.stepTimeMs,
-        breakdown: p.breakdown,
-        dominantMath: p.dominantMath,
-        software,
-      },
-    ],
-    user,
-  );
+  const k = await learned.predictor.correct([correctionInputOf(req, p, software)], user);
   const scale = k.mid[0];
   const stepTimeMs = p.stepTimeMs * scale;
   const throughput = p.throughput / scale;
@@ -103,6 +88,24 @@ export async function predictCorrected(
     calibrationRuns: k.runs[0],
     boundBy: k.boundBy[0],
     precisionUnmeasured: k.precisionUnmeasured[0],
+  };
+}
+
+/** What the learned correction reads of one analytical prediction (its features and breakdown). */
+export function correctionInputOf(
+  req: Pick<PredictRequest, 'model' | 'gpu'>,
+  p: Prediction,
+  software: Software,
+): CorrectionInput {
+  return {
+    modelId: req.model.id,
+    model: modelFeaturesOf(req.model),
+    gpu: req.gpu,
+    exec: p.execution,
+    stepMs: p.stepTimeMs,
+    breakdown: p.breakdown,
+    dominantMath: p.dominantMath,
+    software,
   };
 }
 
