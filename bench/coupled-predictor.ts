@@ -1,6 +1,6 @@
-// What timing the coupled planners' candidates with the learned correction (the default, as
-// recommend) costs against the roofline alone: the docs' fleet and procurement examples and a
-// 20-job x 10-option procurement, each asked with predictor LEARNED and ANALYTICAL in one run,
+// What timing the coupled planners' configurations with the learned correction (the default, as
+// recommend) costs against the roofline alone: the docs' fleet, procurement and federated examples
+// and a 20-job x 10-option procurement, each asked with predictor LEARNED and ANALYTICAL in one run,
 // alternating, median wall time of BENCH_RUNS (default 3), in-process through GraphQL (planner threads).
 // Run: npx tsx bench/coupled-predictor.ts
 import { readFileSync } from 'node:fs';
@@ -26,6 +26,8 @@ const FLEET =
   'query($input: FleetInput!) { planFleet(input: $input) { status predictor modelSize { candidates } } }';
 const PROCUREMENT =
   'query($input: ProcurementInput!) { planProcurement(input: $input) { status predictor modelSize { candidates } } }';
+const FEDERATED =
+  'query($input: FederatedInput!) { planFederatedRound(input: $input) { status predictor modelSize { candidates } } }';
 const cases = [
   { name: 'fleet, docs/examples/fleet.json', query: FLEET, input: example('fleet.json') },
   { name: 'fleet, docs/examples/fleet-makespan.json', query: FLEET, input: example('fleet-makespan.json') },
@@ -33,6 +35,12 @@ const cases = [
     name: 'procurement, docs/examples/procurement.json',
     query: PROCUREMENT,
     input: example('procurement.json'),
+  },
+  { name: 'federated, docs/examples/federated.json', query: FEDERATED, input: example('federated.json') },
+  {
+    name: 'federated, docs/examples/federated-dropouts.json',
+    query: FEDERATED,
+    input: example('federated-dropouts.json'),
   },
   {
     name: 'procurement, 20 jobs x 10 options x 24 months',

@@ -336,7 +336,7 @@ for (const n of FAMILIES.has('procurement') ? [5, 20, 50] : []) {
 }
 for (const n of FAMILIES.has('federated') ? [10, 50, 200] : []) {
   const r = federated(n, 300 + n);
-  const { all, kept } = clientOptions(r);
+  const { all, kept } = await clientOptions(r);
   const { model, warm } = roundModel(
     r,
     kept,

@@ -13,8 +13,8 @@ export const COUPLED_QUERIES: Record<string, string> = {
     allocations { jobId owned runsPerMonth months config { gpu { id } nodes gpusPerNode totalGpus batchSizePerGpu precision parallelism { tensorParallel pipelineParallel zeroStage recompute } hoursPerRun gpuHoursPerRun usdPerRun evidenceLevel evidence calibrationRuns harness { commands note } } }
     breakEven { gpu { id } breakEvenUtilization plannedUtilization rentUsdPerGpuHour capitalUsdPerGpuMonth powerUsdPerGpuHour note }
     months { month ownedGpuHours ownedCapacityGpuHours rentedGpuHours powerUsd rentalUsd ownedGpus { gpu { id } count } } unplaced { jobId reason message } } }`,
-  'plan-federated': `query($input: FederatedInput!) { planFederatedRound(input: $input) { ${SOLVE} roundTimeSeconds samplesPerRound slowestClient rounds totalHours
-    clients { id participates precision batchSizePerGpu recompute localSteps samples computeSeconds computeSecondsP90 transferSeconds totalSeconds memoryGbPerGpu availability energyWh note harness { commands note } }
+  'plan-federated': `query($input: FederatedInput!) { planFederatedRound(input: $input) { ${SOLVE} predictor roundTimeSeconds samplesPerRound slowestClient rounds totalHours
+    clients { id participates precision batchSizePerGpu recompute localSteps samples computeSeconds computeSecondsP90 transferSeconds totalSeconds memoryGbPerGpu availability energyWh note evidence calibrationRuns harness { commands note } }
     roundTimeSecondsP90 expectedSamplesPerRound successProbability dropoutsTolerated energyWhPerRound participation { clientId rounds }
     schedule { round roundTimeSeconds roundTimeSecondsP90 samplesPerRound expectedSamples successProbability energyWh slowestClient clients { id participates localSteps samples } }
     infeasible { clientId reason message } } }`,

@@ -33,8 +33,9 @@
 //
 // A client's round time: download the model + localSteps x step time + upload the update. Step
 // times and memory come from the predictor (one device, no all-reduce; activation recomputation
-// where the plain step does not fit); the transfers are parameters x bytesPerParameter over the
-// client's links.
+// where the plain step does not fit; on a catalog GPU the learned correction with the user's
+// recorded runs, as predict answers, see correctOptions); the transfers are parameters x
+// bytesPerParameter over the client's links.
 //
 // The MIP (o: a (batch size, precision) option of client i; r: a round; S[i,o] the most steps its
 // data allows; a[i,r] = sum_o batch[o] units s[i,o,r], the samples client i trains in round r):
@@ -64,13 +65,16 @@
 // faster precision is kept, and an option whose batch is k times another's while taking at least k
 // times as long per step is dropped (k steps of the smaller batch train the same samples no slower,
 // and the client's data allows them).
-import { predict } from '../predictor/predict.js';
+import { predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
 import { unsupportedReason } from '../predictor/precision.js';
 import { costOf } from '../predictor/predict.js';
 import type { Parallelism } from '../predictor/parallel.js';
 import type { LearnedState } from '../predictor/learned/model.js';
 import type { GpuSpec, MathMode, ModelDef, Precision } from '../predictor/types.js';
-import { predictCorrected } from '../predictor/corrected.js';
+import { correctionInputOf, predictCorrected } from '../predictor/corrected.js';
+import type { UserEvidence } from '../predictor/learned/calibration.js';
+import { DEFAULT_SOFTWARE } from '../predictor/learned/features.js';
+import { memoryCalibrationFor } from '../predictor/memory-calibration.js';
 import type { Efficiency } from '../predictor/step.js';
 import { pcieBandwidth } from '../seeds/catalog.js';
 import { MipBuilder, modelSize, objectiveOf, type ModelSize } from './milp/model.js';
@@ -116,8 +120,13 @@ export interface FederatedRequest {
   fp32UsesTf32?: boolean;
   /** Convolution activations stored channels-last (predictor/step.ts Execution.channelsLast); absent = the stack's layout (eager PyTorch: NCHW). */
   channelsLast?: boolean;
-  /** The learned correction, for P90 step times (absent: the analytical estimate is the P90 too). */
+  /**
+   * The learned correction: it times every option of a catalog-GPU client and gives each option's
+   * P90 (absent, or without a predictor: the analytical estimate alone, its own P90).
+   */
   learned?: LearnedState;
+  /** A user's recorded runs: evidence and calibration for the correction, and their peaks size the model's memory. */
+  user?: UserEvidence;
   solve: SolveOptions;
   /** The analytical predictor's fitted constants (seeds/efficiency.json). */
   efficiency: Efficiency;
@@ -129,6 +138,12 @@ export interface ClientOption {
   /** Activation recomputation, when the plain step does not fit the device. */
   parallelism?: Parallelism;
   stepSeconds: number;
+  /** The P90 step time over stepSeconds (1 without an interval). */
+  p90Scale: number;
+  /** What stands behind the step time, as a prediction says it; null for the analytical estimate alone. */
+  evidence: string | null;
+  /** The user's recorded runs that moved the step time. */
+  calibrationRuns: number;
   memoryGb: number;
   /** Most local steps the client's data allows at this batch size (and maxLocalSteps). */
   maxSteps: number;
@@ -154,6 +169,10 @@ export interface ClientPlan {
   energyWh: number | null;
   /** Why a client is left out (no option fits, or the optimum does not need it). */
   note: string | null;
+  /** What stands behind its step time; null when it sits out or the analytical estimate alone timed it. */
+  evidence: string | null;
+  /** The user's recorded runs that moved its step time. */
+  calibrationRuns: number;
 }
 
 /** One round of the cycle. */
@@ -268,28 +287,41 @@ export function transferSeconds(
 /** Recomputation tried, in order, when the plain step does not fit a client's device (one device: no TP, PP or ZeRO). */
 const RECOMPUTE_STEPS = ['selective', 'full'] as const;
 
+/** One client's step as `predict` takes it: one device, no all-reduce. */
+const stepRequest = (
+  r: FederatedRequest,
+  gpu: GpuSpec,
+  precision: Precision,
+  batch: number,
+  parallelism?: Parallelism,
+): PredictRequest => ({
+  model: r.model,
+  gpu,
+  precision,
+  batchSizePerGpu: batch,
+  gpusPerNode: 1,
+  nodes: 1,
+  fp32UsesTf32: r.fp32UsesTf32,
+  ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
+  interNodeGbps: 1,
+  ...(parallelism ? { parallelism } : {}),
+});
+
+/** The analytical step, with the model's memory as the user's runs measured it (as predictCorrected sizes it). */
 const predictOn = (
   r: FederatedRequest,
   gpu: GpuSpec,
   precision: Precision,
   batch: number,
   parallelism?: Parallelism,
-) =>
-  predict(
-    {
-      model: r.model,
-      gpu,
-      precision,
-      batchSizePerGpu: batch,
-      gpusPerNode: 1,
-      nodes: 1,
-      fp32UsesTf32: r.fp32UsesTf32,
-      ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
-      interNodeGbps: 1,
-      ...(parallelism ? { parallelism } : {}),
-    },
-    r.efficiency,
-  );
+) => {
+  const memory = memoryCalibrationFor(r.user?.memory, r.model.id, precision, undefined);
+  const req = stepRequest(r, gpu, precision, batch, parallelism);
+  return predict(memory ? { ...req, activationScale: memory.scale } : req, r.efficiency);
+};
+
+/** Whether the learned correction times this client's steps: a catalog GPU's (a custom device is known only by its peaks, which no training row describes). */
+const correctedOn = (r: FederatedRequest, gpu: GpuSpec) => !!r.learned?.predictor && gpu.vendor !== 'custom';
 
 /** The plain step, else the least recomputation that fits; null when nothing fits (or the model has no blocks to recompute). */
 function fittingStep(r: FederatedRequest, gpu: GpuSpec, precision: Precision, batch: number) {
@@ -307,13 +339,17 @@ function fittingStep(r: FederatedRequest, gpu: GpuSpec, precision: Precision, ba
   return null;
 }
 
-/** The (batch, precision) options each client can run, before and after pruning. */
-export function clientOptions(r: FederatedRequest): { all: ClientOption[][]; kept: ClientOption[][] } {
+/**
+ * The (batch, precision) options each client can run, before and after pruning, each timed by the
+ * learned correction where it applies (correctOptions): pruning compares the times the plan uses.
+ */
+export async function clientOptions(
+  r: FederatedRequest,
+): Promise<{ all: ClientOption[][]; kept: ClientOption[][] }> {
   const units = r.model.unitsPerBatchElement;
-  const all: ClientOption[][] = [],
-    kept: ClientOption[][] = [];
+  const timed: { option: ClientOption; p: Prediction }[][] = [];
   for (const c of r.clients) {
-    const opts: ClientOption[] = [];
+    const opts: { option: ClientOption; p: Prediction }[] = [];
     for (const batch of r.batchSizes) {
       const maxSteps = Math.min(r.maxLocalSteps, Math.floor(c.samplesAvailable / (batch * units) + 1e-9));
       if (maxSteps < 1) continue;
@@ -324,16 +360,27 @@ export function clientOptions(r: FederatedRequest): { all: ClientOption[][]; kep
         const stepSeconds = fit.p.stepTimeMs / 1e3;
         if (!Number.isFinite(stepSeconds) || stepSeconds <= 0) continue;
         opts.push({
-          batchSizePerGpu: batch,
-          precision,
-          ...(fit.parallelism ? { parallelism: fit.parallelism } : {}),
-          stepSeconds,
-          memoryGb: fit.p.memory.totalGb,
-          maxSteps,
+          option: {
+            batchSizePerGpu: batch,
+            precision,
+            ...(fit.parallelism ? { parallelism: fit.parallelism } : {}),
+            stepSeconds,
+            p90Scale: 1,
+            evidence: null,
+            calibrationRuns: 0,
+            memoryGb: fit.p.memory.totalGb,
+            maxSteps,
+          },
+          p: fit.p,
         });
       }
     }
-    all.push(opts);
+    timed.push(opts);
+  }
+  await correctOptions(r, timed);
+  const all = timed.map((opts) => opts.map((t) => t.option));
+  const kept: ClientOption[][] = [];
+  for (const opts of all) {
     const fastestPerBatch = new Map<number, ClientOption>();
     for (const o of opts) {
       const b = fastestPerBatch.get(o.batchSizePerGpu);
@@ -354,6 +401,30 @@ export function clientOptions(r: FederatedRequest): { all: ClientOption[][]; kep
     );
   }
   return { all, kept };
+}
+
+/**
+ * The learned correction, with the user's recorded runs, on every option in one batch. A catalog
+ * GPU's option takes the corrected step, its P90 and its evidence, as predict gives them; a custom
+ * device keeps the analytical step and takes the interval's P90 where it lies above it.
+ */
+async function correctOptions(r: FederatedRequest, timed: { option: ClientOption; p: Prediction }[][]) {
+  const learned = r.learned?.predictor;
+  if (!learned) return;
+  const flat = timed.flatMap((opts, i) => opts.map((t) => ({ ...t, gpu: r.clients[i].gpu })));
+  const k = await learned.correct(
+    flat.map((t) => correctionInputOf({ model: r.model, gpu: t.gpu }, t.p, DEFAULT_SOFTWARE)),
+    r.user,
+  );
+  flat.forEach((t, j) => {
+    const [mid, hi] = [k.mid[j], k.hi[j]];
+    if (correctedOn(r, t.gpu) && Number.isFinite(mid) && mid > 0) {
+      t.option.stepSeconds *= mid;
+      t.option.p90Scale = Number.isFinite(hi) ? Math.max(1, hi / mid) : 1;
+      t.option.evidence = k.caseOf(j);
+      t.option.calibrationRuns = k.runs[j];
+    } else if (Number.isFinite(hi) && hi > 1) t.option.p90Scale = hi;
+  });
 }
 
 const availabilityOf = (c: FederatedClient) => c.availability ?? 1;
@@ -430,7 +501,7 @@ export const cycleOf = (r: FederatedRequest, kept: ClientOption[][], d: number):
 export async function planFederatedRound(r: FederatedRequest): Promise<FederatedPlan> {
   const t0 = performance.now();
   const units = r.model.unitsPerBatchElement;
-  const { all, kept } = clientOptions(r);
+  const { all, kept } = await clientOptions(r);
   const transfer = r.clients.map((c) => transferSeconds(r.model, c, r.bytesPerParameter));
   const notes: string[] = [];
   const stats0 = {
@@ -631,9 +702,11 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
       `planned to survive the ${accepted.d} largest unreliable contributions dropping out (the Poisson-binomial bound asks for ${d0}); the exact success probability holds`,
     );
   const rounds = decodeRounds(r, kept, transfer, accepted.m, accepted.values, unusable);
-  const p90 = await p90Steps(r, kept, rounds);
-  if (p90.note) notes.push(p90.note);
-  const plan = finish(r, rounds, p90.scale, {
+  if (!r.learned?.predictor)
+    notes.push(
+      `roundTimeSecondsP90 equals the analytical round time: ${r.learned?.reason || 'no learned correction was given'}`,
+    );
+  const plan = finish(r, rounds, p90Scales(kept), {
     status: accepted.res.status,
     solver: accepted.res.solver,
     optimalityProven: accepted.res.optimalityProven,
@@ -644,7 +717,7 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
     stats: { ...stats0, ...modelSize(accepted.m.model) },
     t0,
   });
-  const problems = verifyFederatedPlan(r, plan);
+  const problems = await verifyFederatedPlan(r, plan);
   if (problems.length) throw new VerificationError(problems);
   return plan;
 }
@@ -677,6 +750,8 @@ function decodeRounds(
         availability: availabilityOf(c),
         energyWh: null,
         note,
+        evidence: null,
+        calibrationRuns: 0,
       });
       if (unusable.has(i)) return idle(`left out: ${unusable.get(i)!.message}`);
       const k = yr[i].findIndex((yi) => v[yi] > 0.5);
@@ -703,55 +778,20 @@ function decodeRounds(
         availability: availabilityOf(c),
         energyWh: c.gpu.tdpW === null ? null : (compute * c.gpu.tdpW) / 3600,
         note: null,
+        evidence: o.evidence,
+        calibrationRuns: o.calibrationRuns,
       };
     }),
   );
 }
 
-/**
- * P90 step time over analytical step time per participating (client, option), from the learned
- * correction's interval; 1 where there is none (the analytical estimate is then its own P90).
- */
-async function p90Steps(
-  r: FederatedRequest,
-  kept: ClientOption[][],
-  rounds: ClientPlan[][],
-): Promise<{ scale: Map<string, number>; note?: string }> {
+/** Each kept option's P90 step time over its step time, by client, precision and batch (as finish reads it). */
+function p90Scales(kept: ClientOption[][]): Map<string, number> {
   const scale = new Map<string, number>();
-  if (!r.learned?.predictor)
-    return {
-      scale,
-      note: `roundTimeSecondsP90 equals the analytical round time: ${r.learned?.reason || 'no learned correction was given'}`,
-    };
-  const key = (i: number, cp: ClientPlan) => `${i}|${cp.precision}|${cp.batchSizePerGpu}`;
-  for (const clients of rounds)
-    for (const [i, cp] of clients.entries()) {
-      if (!cp.participates || scale.has(key(i, cp))) continue;
-      const o = kept[i].find(
-        (x) => x.precision === cp.precision && x.batchSizePerGpu === cp.batchSizePerGpu,
-      )!;
-      const c = r.clients[i];
-      const q = await predictCorrected(
-        {
-          model: r.model,
-          gpu: c.gpu,
-          precision: o.precision,
-          batchSizePerGpu: o.batchSizePerGpu,
-          gpusPerNode: 1,
-          nodes: 1,
-          fp32UsesTf32: r.fp32UsesTf32,
-          ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
-          interNodeGbps: 1,
-          ...(o.parallelism ? { parallelism: o.parallelism } : {}),
-        },
-        r.learned,
-        r.efficiency,
-      );
-      const k = q.stepTimeMsP90 / q.analyticalStepTimeMs;
-      // An interval below the analytical estimate, or none (a custom device's missing figures), is not used.
-      scale.set(key(i, cp), Number.isFinite(k) && k > 1 ? k : 1);
-    }
-  return { scale };
+  kept.forEach((opts, i) => {
+    for (const o of opts) scale.set(`${i}|${o.precision}|${o.batchSizePerGpu}`, o.p90Scale);
+  });
+  return scale;
 }
 
 /**
@@ -1120,14 +1160,14 @@ function finish(
  * clients' availabilities), every client that can train in at least minRoundsPerClient rounds,
  * and each round's time equal to its slowest client's download + compute + upload.
  */
-export function verifyFederatedPlan(r: FederatedRequest, plan: FederatedPlan): string[] {
+export async function verifyFederatedPlan(r: FederatedRequest, plan: FederatedPlan): Promise<string[]> {
   const problems: string[] = [];
   if (plan.roundTimeSeconds === null) return problems;
   const units = r.model.unitsPerBatchElement;
   if (plan.schedule.length !== (r.rounds ?? 1))
     problems.push(`${plan.schedule.length} rounds planned, ${r.rounds ?? 1} asked for`);
   const rounds = r.clients.map(() => 0);
-  const canTrain = clientOptions(r).kept.map((o) => o.length > 0);
+  const canTrain = (await clientOptions(r)).kept.map((o) => o.length > 0);
   for (const round of plan.schedule) {
     const ids = new Map<string, number>();
     for (const c of round.clients) ids.set(c.id, (ids.get(c.id) ?? 0) + 1);
@@ -1166,11 +1206,7 @@ export function verifyFederatedPlan(r: FederatedRequest, plan: FederatedPlan): s
         continue;
       }
       const recompute = cp.recompute ?? 'none';
-      const p = predictOn(
-        r,
-        c.gpu,
-        cp.precision,
-        cp.batchSizePerGpu,
+      const layout: Parallelism | undefined =
         recompute === 'none'
           ? undefined
           : {
@@ -1178,8 +1214,17 @@ export function verifyFederatedPlan(r: FederatedRequest, plan: FederatedPlan): s
               pipelineParallel: 1,
               zeroStage: 0,
               recompute: recompute as Parallelism['recompute'],
-            },
-      );
+            };
+      // Re-predicted as the options were timed: corrected on a catalog GPU, analytical otherwise.
+      const p = correctedOn(r, c.gpu)
+        ? await predictCorrected(
+            stepRequest(r, c.gpu, cp.precision, cp.batchSizePerGpu, layout),
+            r.learned!,
+            r.efficiency,
+            DEFAULT_SOFTWARE,
+            r.user,
+          )
+        : predictOn(r, c.gpu, cp.precision, cp.batchSizePerGpu, layout);
       if (!p.fitsInMemory)
         problems.push(`${where}: needs ${p.memory.totalGb.toFixed(2)} GB, ${c.gpu.id} has ${c.gpu.memoryGb}`);
       if (!Number.isInteger(cp.localSteps) || cp.localSteps < 1 || cp.localSteps > r.maxLocalSteps)

@@ -95,9 +95,9 @@ registerEnumType(BlockerEnum, {
 
 /** planFleet's and planProcurement's predictor input and output: one meaning, one text. */
 const PREDICTOR_CHOICE =
-  "What times every job's candidates: LEARNED (default), the analytical estimate with the learned correction and your recorded runs as evidence, as recommend answers; ANALYTICAL: the roofline alone.";
+  "What times the configurations: LEARNED (default), the analytical estimate with the learned correction and your recorded runs as evidence, as recommend answers (a federated client given by its device's figures keeps the analytical step, with the correction's P90); ANALYTICAL: the roofline alone.";
 const PREDICTOR_USED =
-  "Which predictor timed the candidates: the learned model's name, or analytical (the notes say why).";
+  "Which predictor timed the configurations: the learned model's name, or analytical (the notes say why).";
 const EVIDENCE =
   "What stands behind this configuration's time, as recommend's plan says it: measured, calibrated from measurements of the same model, or unmeasured; and how many of your recorded runs calibrated it.";
 
@@ -170,6 +170,8 @@ export abstract class SolveSettingsInput {
       'Relative gap at which HiGHS may stop and call a plan optimal: 0 (default) proves exact optima; e.g. 1e-6 ends large models sooner (status OPTIMAL, gap <= mipRelGap).',
   })
   mipRelGap!: number;
+  @Field(() => PredictorChoiceEnum, { defaultValue: 'LEARNED', description: PREDICTOR_CHOICE })
+  predictor!: keyof typeof PredictorChoiceEnum;
 }
 
 @InputType({ description: 'A training job of the fleet.' })
@@ -269,8 +271,6 @@ export class FleetInput extends SolveSettingsInput {
     description: 'How NCCL crosses that network: TCP for nodes joined by Ethernet only (default RDMA).',
   })
   interNodeTransport?: NetworkTransport;
-  @Field(() => PredictorChoiceEnum, { defaultValue: 'LEARNED', description: PREDICTOR_CHOICE })
-  predictor!: keyof typeof PredictorChoiceEnum;
   @Field(() => Int, {
     defaultValue: 48,
     description:
@@ -473,8 +473,6 @@ export class ProcurementInput extends SolveSettingsInput {
     description: 'How NCCL crosses that network: TCP for nodes joined by Ethernet only (default RDMA).',
   })
   interNodeTransport?: NetworkTransport;
-  @Field(() => PredictorChoiceEnum, { defaultValue: 'LEARNED', description: PREDICTOR_CHOICE })
-  predictor!: keyof typeof PredictorChoiceEnum;
 }
 
 @ObjectType({ description: 'How one run of a job is executed.' })
@@ -773,6 +771,16 @@ export class FederatedClientPlan {
     description: 'Why the client sits out, or anything else worth knowing; null when nothing.',
   })
   note!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "What stands behind the client's step time, as a prediction says it (measured, calibrated from measurements of the same model, or unmeasured; how many of your recorded runs calibrated it); null when it sits out or the analytical estimate alone timed it (a device given by its figures, or predictor ANALYTICAL).",
+  })
+  evidence!: string | null;
+  @Field(() => Int, {
+    description: 'How many of your recorded runs (recordMeasurements) moved its step time.',
+  })
+  calibrationRuns!: number;
   @Field(() => HarnessCommands, {
     nullable: true,
     description:
@@ -828,6 +836,7 @@ export class FederatedInfeasibility {
   description: 'One federated-learning round: per client its configuration, and the round time.',
 })
 export class FederatedPlan extends MipOutcome {
+  @Field(() => String, { description: PREDICTOR_USED }) predictor!: string;
   @Field(() => Float, {
     nullable: true,
     description:

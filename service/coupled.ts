@@ -32,7 +32,8 @@ import { analyticalPredictor, correctedPredictor } from '../optimizer/candidate-
 import type { PredictorChoice } from '../optimizer/recommend-corrected.js';
 import type { CandidatePredictor } from '../optimizer/search-types.js';
 import { seedsMeasured, withRuns } from '../predictor/learned/evidence.js';
-import { learnedPredictor } from '../predictor/learned/model.js';
+import type { UserEvidence } from '../predictor/learned/calibration.js';
+import { learnedPredictor, type LearnedState } from '../predictor/learned/model.js';
 import type { Efficiency } from '../predictor/step.js';
 import { DEFAULT_SEARCH_PRECISIONS, defaultSearchPrecisions } from '../predictor/precision.js';
 import { costOf } from '../predictor/predict.js';
@@ -71,6 +72,8 @@ interface PriceInput {
 
 /** The solve settings and search space every coupled request shares (the GraphQL SolveSettingsInput and its siblings). */
 interface SolveSettings {
+  /** What times the configurations; absent = LEARNED, as recommend. */
+  predictor?: PredictorChoice | null;
   timeLimitSeconds: number;
   solver: string;
   mipRelGap: number;
@@ -86,8 +89,6 @@ interface SearchSettings extends SolveSettings {
   interNodeGbps?: number | null;
   /** How NCCL crosses that network; absent = RDMA. */
   interNodeTransport?: NetworkTransport | null;
-  /** What times the candidates; absent = LEARNED, as recommend. */
-  predictor?: PredictorChoice | null;
 }
 
 /** A fleet request as it arrives (the GraphQL FleetInput has this shape). */
@@ -264,17 +265,26 @@ function searchSpace(input: SearchSettings) {
 }
 
 /**
- * What times a fleet's or a procurement's candidates: what `recommend` answers with (the learned
- * correction, with the user's recorded runs as evidence and their peaks sizing memory), unless
- * ANALYTICAL is asked or no learned model loads (the plan's notes say which, and why).
+ * The learned correction the coupled planners time with, as `recommend` answers (with the user's
+ * recorded runs as evidence, and a current refit on them where there is one), unless ANALYTICAL is
+ * asked or no learned model loads (then its reason says why).
  */
+async function plannersLearned(
+  choice: PredictorChoice | null | undefined,
+): Promise<{ learned: LearnedState; user?: UserEvidence }> {
+  if (choice === 'ANALYTICAL')
+    return { learned: { predictor: null, reason: 'as asked (predictor: ANALYTICAL)' } };
+  const shipped = await learnedPredictor();
+  const user = await userEvidence(shipped);
+  return { learned: user?.learned ?? shipped, user };
+}
+
+/** What times a fleet's or a procurement's candidates (the plan's notes say which, and why). */
 async function candidatePredictor(
   choice: PredictorChoice | null | undefined,
   eff: Efficiency,
 ): Promise<CandidatePredictor> {
-  if (choice === 'ANALYTICAL') return analyticalPredictor(eff, 'as asked (predictor: ANALYTICAL)');
-  const user = await userEvidence(await learnedPredictor());
-  const learned = user?.learned ?? (await learnedPredictor());
+  const { learned, user } = await plannersLearned(choice);
   if (!learned.predictor) return analyticalPredictor(eff, learned.reason);
   return correctedPredictor(
     learned.predictor,
@@ -296,10 +306,11 @@ export interface TimedFleetPlan extends FleetPlan {
 /** A federated client's part in a round, and how to time it on its device (null when it sits out). */
 export type TimedClientPlan = ClientPlan & { harness: HarnessCommands | null };
 
-/** A federated plan whose every participating client says how to time its configuration. */
+/** A federated plan whose every participating client says how to time its configuration, and which predictor timed them. */
 export interface TimedFederatedPlan extends Omit<FederatedPlan, 'clients' | 'schedule'> {
   clients: TimedClientPlan[];
   schedule: (Omit<RoundPlan, 'clients'> & { clients: TimedClientPlan[] })[];
+  predictor: string;
 }
 
 /** A procurement plan whose every run configuration says how to time it, and which predictor timed them. */
@@ -682,6 +693,7 @@ export async function federatedPlan(input: FederatedQuery): Promise<TimedFederat
       'rounds',
       `clients x rounds must be at most ${COUPLED_LIMITS.clientRounds} (got ${clients.length} x ${rounds}): plan fewer rounds together`,
     );
+  const { learned, user } = await plannersLearned(input.predictor);
   const plan = await planFederatedRound({
     model,
     clients,
@@ -702,13 +714,18 @@ export async function federatedPlan(input: FederatedQuery): Promise<TimedFederat
         : inRange('minSuccessProbability', input.minSuccessProbability, 0.01, 1),
     rounds,
     minRoundsPerClient: integer('minRoundsPerClient', input.minRoundsPerClient ?? 0, 0, rounds),
-    learned: await learnedPredictor(),
+    learned,
+    ...(user ? { user } : {}),
     maxLocalSteps: integer('maxLocalSteps', input.maxLocalSteps, 1, COUPLED_LIMITS.localSteps),
     bytesPerParameter: inRange('bytesPerParameter', input.bytesPerParameter, 0.125, 16),
     fp32UsesTf32: input.fp32UsesTf32,
     ...statedChannelsLast(input),
     efficiency: loadEfficiency(),
   });
+  if (learned.predictor)
+    plan.notes.push(
+      `steps on catalog GPUs timed by the learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md)${user ? ` with ${user.runs.all.length} of your recorded runs as evidence` : ''}; on devices given by their figures by the analytical estimate, with the correction's P90`,
+    );
   plan.notes.push(
     ...searchNotes(
       input,
@@ -762,6 +779,7 @@ export async function federatedPlan(input: FederatedQuery): Promise<TimedFederat
   };
   return {
     ...plan,
+    predictor: learned.predictor?.name ?? 'analytical',
     clients: plan.clients.map(timed),
     schedule: plan.schedule.map((round) => ({ ...round, clients: round.clients.map(timed) })),
   };

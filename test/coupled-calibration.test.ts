@@ -1,7 +1,8 @@
-// planFleet and planProcurement time their candidates as recommend does: the learned correction,
-// with the recorded runs as its evidence. A plan's configuration takes what predict answers for it;
-// a run recorded on a GPU moves the plans on it at once and says so; ANALYTICAL plans with the
-// roofline alone. The run here is synthetic (a stated multiple of the current prediction), so the
+// planFleet, planProcurement and planFederatedRound time their configurations as recommend does:
+// the learned correction, with the recorded runs as its evidence (a federated client given by its
+// device's figures keeps the analytical step). A plan's configuration takes what predict answers
+// for it; a run recorded on a GPU moves the plans on it at once and says so; ANALYTICAL plans with
+// the roofline alone. The run here is synthetic (a stated multiple of the current prediction), so the
 // movement expected is known; no measurement is invented for the product.
 import { describe, expect, it } from 'vitest';
 import { apolloForTests } from './graphql-client.js';
@@ -60,6 +61,29 @@ const PROCUREMENT = {
 };
 const PLAN_PROCUREMENT = `query($input: ProcurementInput!) { planProcurement(input: $input) { status predictor
   allocations { config { gpu { id } totalGpus precision hoursPerRun evidenceLevel evidence calibrationRuns } } } }`;
+const FEDERATED = {
+  workload: { model: MODEL, samples: SAMPLES },
+  precisions: ['AMP_BF16'],
+  batchSizes: [256],
+  minSamplesPerRound: 256 * 10,
+  clients: [
+    { id: 'lab', gpu: GPU, samplesAvailable: 256 * 10, uplinkMbps: 1000, downlinkMbps: 1000 },
+    {
+      id: 'edge',
+      device: {
+        name: 'edge-box',
+        peakTflops: { fp32: 20, fp16: 80, bf16: 80 },
+        memoryBwGbps: 500,
+        memoryGb: 64,
+      },
+      samplesAvailable: 256,
+      uplinkMbps: 100,
+      downlinkMbps: 100,
+    },
+  ],
+};
+const PLAN_FEDERATED = `query($input: FederatedInput!) { planFederatedRound(input: $input) { status predictor notes
+  clients { id participates localSteps computeSeconds evidence calibrationRuns } } }`;
 const PREDICT = `query($input: PredictInput!) { predict(input: $input) {
   stepTimeMs analyticalStepTimeMs totalHours predictor evidence calibrationRuns } }`;
 const RECORD = `mutation($runs: [MeasurementInput!]!) { recordMeasurements(runs: $runs) { stored rejected { reason } } }`;
@@ -80,7 +104,18 @@ const ask = async (query: string, variables: Record<string, unknown>) => {
 const fleet = async (extra: Record<string, unknown> = {}) =>
   (await ask(PLAN_FLEET, { input: { ...FLEET, ...extra } })).planFleet;
 const procurement = async () => (await ask(PLAN_PROCUREMENT, { input: PROCUREMENT })).planProcurement;
-const predicted = async () => (await ask(PREDICT, { input: CONFIG })).predict;
+const predicted = async (over: Record<string, unknown> = {}) =>
+  (await ask(PREDICT, { input: { ...CONFIG, ...over } })).predict;
+const federated = async () => (await ask(PLAN_FEDERATED, { input: FEDERATED })).planFederatedRound;
+/** The lab client's plan, with the step time its compute implies. */
+const labOf = async () => {
+  const plan = await federated();
+  expect(plan.status).toBe('OPTIMAL');
+  const lab = plan.clients.find((c: { id: string }) => c.id === 'lab');
+  expect(lab.participates).toBe(true);
+  return { plan, lab, stepMs: (lab.computeSeconds / lab.localSteps) * 1e3 };
+};
+const ONE_GPU = { gpusPerNode: 1 };
 
 describe('coupled plans are timed by the predictor recommend answers with', () => {
   it('by default the learned correction: an assignment takes what predict answers for its configuration', async () => {
@@ -99,6 +134,18 @@ describe('coupled plans are timed by the predictor recommend answers with', () =
     expect(a.totalHours).toBeCloseTo(p.totalHours, 6);
     // The correction moves this configuration: the test would not tell the two predictors apart otherwise.
     expect(Math.abs(p.stepTimeMs / p.analyticalStepTimeMs - 1)).toBeGreaterThan(0.01);
+  });
+
+  it("a federated client on a catalog GPU takes predict's corrected step; one given by its figures the analytical one", async () => {
+    const [{ plan, lab, stepMs }, p] = await Promise.all([labOf(), predicted(ONE_GPU)]);
+    expect(plan.predictor).toBe(p.predictor);
+    expect(stepMs).toBeCloseTo(p.stepTimeMs, 6);
+    // The case predict's evidence opens with (predict goes on with the stack and the layout).
+    expect(p.evidence.startsWith(`${lab.evidence}; `)).toBe(true);
+    expect(lab.calibrationRuns).toBe(0);
+    const edge = plan.clients.find((c: { id: string }) => c.id === 'edge');
+    if (edge.participates) expect(edge.evidence).toBeNull();
+    expect(plan.notes.join(' ')).toMatch(/steps on catalog GPUs timed by the learned correction/);
   });
 
   it('with predictor ANALYTICAL the roofline alone, and the notes say so', async () => {
@@ -141,5 +188,13 @@ describe('coupled plans are timed by the predictor recommend answers with', () =
     expect(buy.evidence).toMatch(/calibrated by 1 of your runs/);
     expect(buy.hoursPerRun).toBeCloseTo(after.totalHours, 6);
     expect(buy.hoursPerRun).toBeGreaterThan(buyBefore.hoursPerRun * 1.2);
+
+    // The model's step on one MI300X is calibrated by the same run: the lab client's too.
+    const [{ plan: round, lab, stepMs }, one] = await Promise.all([labOf(), predicted(ONE_GPU)]);
+    expect(one.calibrationRuns).toBe(1);
+    expect(stepMs).toBeCloseTo(one.stepTimeMs, 6);
+    expect(lab.calibrationRuns).toBe(1);
+    expect(lab.evidence).toMatch(/calibrated by 1 of your runs/);
+    expect(round.notes.join(' ')).toMatch(/with 1 of your recorded runs as evidence/);
   });
 });

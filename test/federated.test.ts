@@ -48,8 +48,8 @@ const base: FederatedRequest = {
 };
 
 /** Every (option, steps) per client, or sitting out where allowed: the least round time reaching the samples. */
-function bruteForce(r: FederatedRequest): number {
-  const { all } = clientOptions(r);
+async function bruteForce(r: FederatedRequest): Promise<number> {
+  const { all } = await clientOptions(r);
   const tr = r.clients.map((c) => transferSeconds(r.model, c, r.bytesPerParameter));
   const choices = all.map((opts, i) => {
     const list: { samples: number; time: number }[] = r.allowDropout ? [{ samples: 0, time: 0 }] : [];
@@ -75,8 +75,8 @@ function bruteForce(r: FederatedRequest): number {
 }
 
 /** Per client every (option, steps) choice, and sitting out where allowed: samples and time. */
-function choicesOf(r: FederatedRequest) {
-  const { all } = clientOptions(r);
+async function choicesOf(r: FederatedRequest) {
+  const { all } = await clientOptions(r);
   const tr = r.clients.map((c) => transferSeconds(r.model, c, r.bytesPerParameter));
   return all.map((opts, i) => {
     const list: { samples: number; time: number }[] = r.allowDropout ? [{ samples: 0, time: 0 }] : [];
@@ -107,8 +107,8 @@ function subsetProbability(samples: number[], availability: number[], need: numb
 }
 
 /** The least round time over every choice per client whose exact success probability reaches alpha. */
-function bruteForceChance(r: FederatedRequest, alpha: number): number {
-  const choices = choicesOf(r);
+async function bruteForceChance(r: FederatedRequest, alpha: number): Promise<number> {
+  const choices = await choicesOf(r);
   const availability = r.clients.map((c) => c.availability ?? 1);
   let best = Infinity;
   const pick: number[] = [];
@@ -132,8 +132,8 @@ function bruteForceChance(r: FederatedRequest, alpha: number): number {
  * per set of participants the least round time reaching the samples (every member training at least
  * one step), then every assignment of sets to the rounds that gives each client its floor.
  */
-function bruteForceCycle(r: FederatedRequest, rounds: number, floor: number): number {
-  const choices = choicesOf(r);
+async function bruteForceCycle(r: FederatedRequest, rounds: number, floor: number): Promise<number> {
+  const choices = await choicesOf(r);
   const n = choices.length;
   const bestBySet = new Array<number>(1 << n).fill(Infinity);
   const walk = (i: number, set: number, samples: number, time: number) => {
@@ -187,7 +187,7 @@ describe('planFederatedRound (library)', () => {
     async (allowDropout) => {
       for (const minSamplesPerRound of [100, 300, 450]) {
         const r = { ...base, allowDropout, minSamplesPerRound };
-        const bf = bruteForce(r);
+        const bf = await bruteForce(r);
         const p = await planFederatedRound(r);
         if (bf === Infinity) {
           expect(p.status).toBe('INFEASIBLE');
@@ -197,7 +197,7 @@ describe('planFederatedRound (library)', () => {
         expect(p.roundTimeSeconds!).toBeCloseTo(bf, 9);
         expect(p.samplesPerRound!).toBeGreaterThanOrEqual(minSamplesPerRound);
         expect(p.solver).toMatch(/^highs 1\.15\.3/);
-        expect(verifyFederatedPlan(r, p)).toEqual([]);
+        expect(await verifyFederatedPlan(r, p)).toEqual([]);
         if (!allowDropout) expect(p.clients.every((c) => c.participates)).toBe(true);
       }
     },
@@ -225,14 +225,14 @@ describe('planFederatedRound (library)', () => {
     const p = await planFederatedRound(r);
     expect(p.status).toBe('OPTIMAL');
     expect(p.optimalityProven).toBe(true);
-    const { kept } = clientOptions(r);
+    const { kept } = await clientOptions(r);
     const bp = breakpointSearch(
       r,
       kept,
       many.map((c) => transferSeconds(model, c, 4)),
     )!;
     expect(p.roundTimeSeconds!).toBeCloseTo(bp.roundTime, 9);
-    expect(verifyFederatedPlan(r, p)).toEqual([]);
+    expect(await verifyFederatedPlan(r, p)).toEqual([]);
     expect(p.notes.join(' ')).toMatch(/HiGHS started from the breakpoint search/);
   });
 
@@ -266,7 +266,7 @@ describe('planFederatedRound (library)', () => {
   it('a round under dropouts over-provisions: it reaches its samples with the probability asked for, in exact terms and in a 20,000-round simulation', async () => {
     const p = await planFederatedRound(flaky);
     expect(p.status).toBe('OPTIMAL');
-    expect(verifyFederatedPlan(flaky, p)).toEqual([]);
+    expect(await verifyFederatedPlan(flaky, p)).toEqual([]);
     expect(p.successProbability!).toBeGreaterThanOrEqual(0.9);
     const participating = p.clients.filter((c) => c.participates);
     expect(p.successProbability!).toBeCloseTo(
@@ -287,16 +287,16 @@ describe('planFederatedRound (library)', () => {
     expect(simulate(naive, flaky, 20000, 43)).toBeLessThan(0.9);
     expect(p.samplesPerRound!).toBeGreaterThan(naive.samplesPerRound!);
     // No plan meeting the probability is faster than the exact optimum by brute force.
-    const bf = bruteForceChance(flaky, 0.9);
+    const bf = await bruteForceChance(flaky, 0.9);
     expect(p.roundTimeSeconds!).toBeGreaterThanOrEqual(bf * (1 - 1e-9));
   });
 
   it('a cycle of rounds with a participation floor equals brute force over the participants of each round, and starves no client', async () => {
     const r: FederatedRequest = { ...base, minSamplesPerRound: 200, rounds: 3, minRoundsPerClient: 1 };
-    const bf = bruteForceCycle(r, 3, 1);
+    const bf = await bruteForceCycle(r, 3, 1);
     const p = await planFederatedRound(r);
     expect(p.status).toBe('OPTIMAL');
-    expect(verifyFederatedPlan(r, p)).toEqual([]);
+    expect(await verifyFederatedPlan(r, p)).toEqual([]);
     expect(p.schedule).toHaveLength(3);
     expect(p.roundTimeSeconds! * 3).toBeCloseTo(bf, 6);
     for (const x of p.participation) expect(x.rounds).toBeGreaterThanOrEqual(1);
@@ -306,10 +306,14 @@ describe('planFederatedRound (library)', () => {
     expect(free.roundTimeSeconds!).toBeLessThan(p.roundTimeSeconds!);
   });
 
-  it('P90 round time from the learned interval, and energy at TDP where the device has one', async () => {
+  it("the learned correction times a catalog client's steps with their P90, a custom device keeps the analytical step; energy at TDP", async () => {
     const learned = await learnedPredictor();
-    const p = await planFederatedRound({ ...base, learned });
-    expect(verifyFederatedPlan(base, p)).toEqual([]);
+    expect(learned.predictor).not.toBeNull();
+    const r = { ...base, learned };
+    const p = await planFederatedRound(r);
+    expect(await verifyFederatedPlan(r, p)).toEqual([]);
+    // Verified against the analytical estimate, the corrected plan's compute times are wrong.
+    expect((await verifyFederatedPlan(base, p)).join(' ')).toMatch(/s reported, [\d.e-]+ s predicted/);
     expect(p.roundTimeSecondsP90!).toBeGreaterThanOrEqual(p.roundTimeSeconds!);
     for (const c of p.clients.filter((x) => x.participates)) {
       expect(c.computeSecondsP90).toBeGreaterThanOrEqual(c.computeSeconds);
@@ -317,15 +321,27 @@ describe('planFederatedRound (library)', () => {
       if (gpu.tdpW === null) expect(c.energyWh).toBeNull();
       else expect(c.energyWh!).toBeCloseTo((c.computeSeconds * gpu.tdpW) / 3600, 9);
     }
-    // The learned interval lifts some participant's compute above the analytical estimate (where a
-    // participant's P90 stays below it, the planner keeps the analytical time: no round gets faster).
-    if (learned.predictor)
-      expect(
-        p.clients.some((c) => c.participates && c.computeSecondsP90 > c.computeSeconds * (1 + 1e-9)),
-      ).toBe(true);
+    expect(p.clients.some((c) => c.participates && c.computeSecondsP90 > c.computeSeconds * (1 + 1e-9))).toBe(
+      true,
+    );
+    // Option by option: a catalog GPU's step is the corrected one, with its evidence; the custom
+    // device's is the analytical one (no training row describes a device known only by its peaks).
+    const [plain, corrected] = [(await clientOptions(base)).all, (await clientOptions(r)).all];
+    r.clients.forEach((c, i) => {
+      const custom = c.gpu.vendor === 'custom';
+      expect(corrected[i].length).toBe(plain[i].length);
+      corrected[i].forEach((o, k) => {
+        expect(o.evidence === null).toBe(custom);
+        if (custom) expect(o.stepSeconds).toBe(plain[i][k].stepSeconds);
+      });
+      if (!custom)
+        expect(
+          corrected[i].some((o, k) => Math.abs(o.stepSeconds / plain[i][k].stepSeconds - 1) > 0.01),
+        ).toBe(true);
+    });
   });
 
-  it('a custom device is a GpuSpec built from its figures: modes it lacks are not offered', () => {
+  it('a custom device is a GpuSpec built from its figures: modes it lacks are not offered', async () => {
     expect(jetson).toMatchObject({
       id: 'jetson-orin',
       vendor: 'custom',
@@ -337,7 +353,7 @@ describe('planFederatedRound (library)', () => {
     expect('priceUsdPerGpuHour' in jetson).toBe(false);
     expect(unsupportedReason(jetson, 'AMP_BF16')).toMatch(/no bf16 support/);
     expect(unsupportedReason(jetson, 'AMP_FP16')).toBeNull();
-    const { all } = clientOptions(base);
+    const { all } = await clientOptions(base);
     expect(all[1].map((o) => o.precision)).not.toContain('AMP_BF16');
     expect(all[1].length).toBeGreaterThan(0);
   });
@@ -367,14 +383,14 @@ describe('planFederatedRound (library)', () => {
   it('verification rejects planted wrong plans: too few samples, more data than a client holds, a wrong round time, a dropout not allowed', async () => {
     const r = { ...base, allowDropout: false };
     const good = await planFederatedRound(r);
-    expect(verifyFederatedPlan(r, good)).toEqual([]);
-    const tweak = (f: (p: FederatedPlan) => void) => {
+    expect(await verifyFederatedPlan(r, good)).toEqual([]);
+    const tweak = async (f: (p: FederatedPlan) => void) => {
       const p = structuredClone(good);
       f(p);
-      return verifyFederatedPlan(r, p).join(' ');
+      return (await verifyFederatedPlan(r, p)).join(' ');
     };
     expect(
-      tweak((p) => {
+      await tweak((p) => {
         for (const c of p.clients) {
           c.localSteps = 1;
           c.samples = c.batchSizePerGpu!;
@@ -385,7 +401,7 @@ describe('planFederatedRound (library)', () => {
       }),
     ).toMatch(/round 1: \d+ samples, at least 300 required/);
     expect(
-      tweak((p) => {
+      await tweak((p) => {
         const c = p.clients[2];
         c.batchSizePerGpu = 32;
         c.localSteps = 5;
@@ -393,12 +409,12 @@ describe('planFederatedRound (library)', () => {
       }),
     ).toMatch(/round 1, client c: trains \d+ samples, holds 100/);
     expect(
-      tweak((p) => {
+      await tweak((p) => {
         p.roundTimeSeconds = p.roundTimeSeconds! * 0.8;
       }),
     ).toMatch(/round time reported/);
     expect(
-      tweak((p) => {
+      await tweak((p) => {
         p.clients[0].participates = false;
       }),
     ).toMatch(/round 1, client a: left out but allowDropout is off/);
