@@ -2,7 +2,7 @@
 // Everything that does not depend on the GPU count (the compute part of a step and the memory per
 // GPU) is computed once per (GPU, precision, batch) and reused across node counts, so a candidate
 // costs a communication estimate and a few multiplications.
-import { fits, memoryPerGpu } from '../predictor/memory.js';
+import { fits, memoryPerGpu, type PlainMemoryOptions } from '../predictor/memory.js';
 import { dataParallelOf, parallelStructure, planParallelism } from '../predictor/parallel.js';
 import { unsupportedReason } from '../predictor/precision.js';
 import { costOf, InputError } from '../predictor/predict.js';
@@ -76,6 +76,14 @@ export {
   type SearchStatus,
   type TimeScale,
 } from './search-types.js';
+
+/** What a request sizes plain data parallelism's memory with in `precision` (attention, LoRA, stack, a user's peaks). */
+const plainMemory = (r: RecommendRequest, precision: Precision): PlainMemoryOptions => ({
+  attention: r.attention,
+  frozenBase: r.frozenBase,
+  stack: r.stack,
+  activationScale: r.activationScales?.[precision],
+});
 
 /** Whether a request ranks or bounds by cost, so that a GPU no offer prices cannot be planned. */
 const needsPrice = (r: Pick<RecommendRequest, 'objective' | 'budgetUsd'>) =>
@@ -213,30 +221,8 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
           continue;
         }
         unchecked[gpuIndex] = null;
-        const single = memoryPerGpu(
-          r.model,
-          cost,
-          precision,
-          batch,
-          false,
-          eff,
-          r.attention,
-          r.frozenBase,
-          r.stack,
-          r.activationScales?.[precision],
-        );
-        const multi = memoryPerGpu(
-          r.model,
-          cost,
-          precision,
-          batch,
-          true,
-          eff,
-          r.attention,
-          r.frozenBase,
-          r.stack,
-          r.activationScales?.[precision],
-        );
+        const single = memoryPerGpu(r.model, cost, precision, batch, false, eff, plainMemory(r, precision));
+        const multi = memoryPerGpu(r.model, cost, precision, batch, true, eff, plainMemory(r, precision));
         const computeByAccum = new Map<number, ComputeTime>();
         opts.forEach((option, o) => {
           let sharded: ShardedSearch | undefined;
@@ -487,18 +473,7 @@ function* otherGpusThatFit(
   const plain = new Map(
     r.precisions.map((p) => [
       p,
-      memoryPerGpu(
-        r.model,
-        scan.cost,
-        p,
-        scan.batch,
-        false,
-        eff,
-        r.attention,
-        r.frozenBase,
-        r.stack,
-        r.activationScales?.[p],
-      ),
+      memoryPerGpu(r.model, scan.cost, p, scan.batch, false, eff, plainMemory(r, p)),
     ]),
   );
   const headroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;

@@ -790,6 +790,16 @@ function effWithRules(eff: Efficiency, rules: 'megatron' | 'eager' | null): Effi
 }
 const rulesCopies = new WeakMap<Efficiency, Map<'megatron' | 'eager' | null, Efficiency>>();
 
+/** What besides the model, precision and batch sizes the memory of plain data parallelism. */
+export interface PlainMemoryOptions {
+  attention?: AttentionImplementation;
+  /** LoRA: the base weights are frozen (no gradients, master copy or optimizer state). */
+  frozenBase?: boolean;
+  stack?: SoftwareStack;
+  /** MemoryLayout.activationScale (default 1). */
+  activationScale?: number;
+}
+
 /** GB here are GiB, as GPU memory sizes are labelled (an "80GB" GPU holds 80 GiB). */
 export function memoryPerGpu(
   model: Pick<ModelDef, 'optimizer'>,
@@ -798,12 +808,7 @@ export function memoryPerGpu(
   batchSizePerGpu: number,
   multiGpu: boolean,
   eff: Efficiency,
-  attention?: AttentionImplementation,
-  /** LoRA: the base weights are frozen (no gradients, master copy or optimizer state). */
-  frozenBase = false,
-  stack?: SoftwareStack,
-  /** MemoryLayout.activationScale. */
-  activationScale = 1,
+  { attention, frozenBase = false, stack, activationScale = 1 }: PlainMemoryOptions = {},
 ): MemoryBreakdown {
   const s = stackMemory(stack, precision, eff);
   return shardedMemoryPerGpu(

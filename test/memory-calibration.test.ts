@@ -96,18 +96,9 @@ describe("a run's peak sizes its model's other configurations", () => {
   // The batch one A10G cannot hold as trainplan counts the activations, but can at 0.6 of them.
   const cost = costOf(getModel(model)!);
   const memoryAt = (batch: number, scale: number) =>
-    memoryPerGpu(
-      getModel(model)!,
-      cost,
-      'BF16',
-      batch,
-      false,
-      loadEfficiency(),
-      undefined,
-      false,
-      undefined,
-      scale,
-    ).totalGb;
+    memoryPerGpu(getModel(model)!, cost, 'BF16', batch, false, loadEfficiency(), {
+      activationScale: scale,
+    }).totalGb;
   const capacity = getGpu(gpu)!.memoryGb;
   const batch = [8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64].find(
     (b) => memoryAt(b, 1) > capacity && memoryAt(b, 0.6) < capacity,

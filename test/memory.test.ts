@@ -196,7 +196,7 @@ describe('what the parts are made of', () => {
 
   it('eager attention keeps the heads x queries x keys intermediates that fused attention never stores', () => {
     const fused = memoryPerGpu(bert, cost, 'AMP_FP16', 8, false, eff).activationsGb;
-    const eager = memoryPerGpu(bert, cost, 'AMP_FP16', 8, false, eff, 'eager').activationsGb;
+    const eager = memoryPerGpu(bert, cost, 'AMP_FP16', 8, false, eff, { attention: 'eager' }).activationsGb;
     // BERT-large at 384: 16 heads x 384 x 384 scores, fp32 softmax + 1-byte mask + fp16 probabilities, 24 layers.
     const scores = 16 * 384 * 384 * 24 * 8;
     expect((eager - fused) * GiB).toBeGreaterThan(scores * (4 + 1 + 2) * 0.95);
