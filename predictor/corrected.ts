@@ -134,16 +134,12 @@ export async function correctRows(
     const p = r.prediction;
     if (!p || !r.model) return;
     const gpu = getGpu(p.gpuId)!;
-    items.push({
-      modelId: r.model.id,
-      model: modelFeaturesOf(r.model),
-      gpu,
-      exec: p.execution,
-      stepMs: p.stepTimeMs,
-      breakdown: p.breakdown,
-      dominantMath: p.dominantMath,
-      software: { framework: frameworkOf(r.row.framework ?? ''), xla: (r.row.flags ?? '').includes('xla') },
-    });
+    items.push(
+      correctionInputOf({ model: r.model, gpu }, p, {
+        framework: frameworkOf(r.row.framework ?? ''),
+        xla: (r.row.flags ?? '').includes('xla'),
+      }),
+    );
     at.push(i);
   });
   const k = await learned.predictor.correct(items);

@@ -4,7 +4,8 @@
 // run recorded by one worker reaches the others on their next request.
 import { EvidenceIndex } from '../predictor/learned/evidence.js';
 import { RecordedRuns, type RecordedEvidence, type UserEvidence } from '../predictor/learned/calibration.js';
-import { modelFeaturesOf, type Framework } from '../predictor/learned/features.js';
+import type { Framework } from '../predictor/learned/features.js';
+import { correctionInputOf } from '../predictor/corrected.js';
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
 import { correctionConfiguration, learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
@@ -459,19 +460,10 @@ function buildRuns(rows: readonly MeasurementRunRow[]): { runs: BuiltRun[]; skip
         row,
         req,
         p,
-        item: {
-          modelId: req.model.id,
-          model: modelFeaturesOf(req.model),
-          gpu: req.gpu,
-          exec: p.execution,
-          stepMs: p.stepTimeMs,
-          breakdown: p.breakdown,
-          dominantMath: p.dominantMath,
-          software: {
-            framework: row.framework as Framework,
-            xla: JSON.parse(row.configuration).xla === true,
-          },
-        },
+        item: correctionInputOf(req, p, {
+          framework: row.framework as Framework,
+          xla: JSON.parse(row.configuration).xla === true,
+        }),
       });
     } catch (e) {
       skipped.push({ id: row.id, reason: reasonOf(e) });
