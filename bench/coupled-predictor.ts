@@ -5,8 +5,7 @@
 // Run: npx tsx bench/coupled-predictor.ts
 import { readFileSync } from 'node:fs';
 import { createApollo } from '../server/apollo.js';
-import { loadGpus } from '../seeds/catalog.js';
-import { loadZoo } from '../predictor/zoo/index.js';
+import { syntheticProcurement } from '../test/synthetic-requests.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const apollo = await createApollo();
@@ -15,13 +14,6 @@ const example = (name: string) =>
     string,
     unknown
   >;
-const gpus = loadGpus()
-  .filter((g) => g.priceUsdPerGpuHour != null && !g.id.startsWith('TPU'))
-  .slice(0, 10)
-  .map((g) => g.id);
-const models = loadZoo()
-  .map((m) => m.id)
-  .slice(0, 20);
 const FLEET =
   'query($input: FleetInput!) { planFleet(input: $input) { status predictor modelSize { candidates } } }';
 const PROCUREMENT =
@@ -45,26 +37,7 @@ const cases = [
   {
     name: 'procurement, 20 jobs x 10 options x 24 months',
     query: PROCUREMENT,
-    input: {
-      horizonMonths: 24,
-      timeLimitSeconds: 60,
-      jobs: Array.from({ length: 20 }, (_, i) => ({
-        id: `j${i}`,
-        workload: { model: models[i % models.length], samples: 1e7 * (1 + i) },
-        runsPerMonth: 1 + (i % 7),
-        deadlineHours: 48,
-      })),
-      options: gpus.map((gpu) => ({
-        gpu,
-        buy: {
-          usdPerGpu: 10000,
-          powerW: 500,
-          lifetimeMonths: 48,
-          electricityUsdPerKwh: 0.1,
-          utilization: 0.8,
-        },
-      })),
-    },
+    input: syntheticProcurement({ jobs: 20, options: 10, months: 24, timeLimitSeconds: 60 }),
   },
 ];
 

@@ -4,58 +4,19 @@
 // event loop runs it (its worst lag is how long /health would have waited).
 // Run: npx tsx bench/planner-limits.ts   (TRAINPLAN_PLANNER_WORKER=0 plans on the event loop, as before issue 14)
 import { createApollo } from '../server/apollo.js';
-import { loadGpus } from '../seeds/catalog.js';
-import { loadZoo } from '../predictor/zoo/index.js';
+import { syntheticFederated, syntheticProcurement } from '../test/synthetic-requests.js';
 
 const apollo = await createApollo();
-const gpus = loadGpus()
-  .filter((g) => g.priceUsdPerGpuHour != null && !g.id.startsWith('TPU'))
-  .slice(0, 20)
-  .map((g) => g.id);
-const models = loadZoo()
-  .map((m) => m.id)
-  .slice(0, 20);
-
 const cases = [
   {
     name: 'federated round, 1,000 clients, timeLimitSeconds 10',
     query: 'query($input: FederatedInput!) { planFederatedRound(input: $input) { status } }',
-    input: {
-      workload: { model: 'resnet50_v1.5', samples: 1e8 },
-      timeLimitSeconds: 10,
-      minSamplesPerRound: 20_000,
-      clients: Array.from({ length: 1000 }, (_, i) => ({
-        id: `c${i}`,
-        gpu: gpus[i % gpus.length],
-        samplesAvailable: 1000 + i,
-        uplinkMbps: 10 + (i % 50),
-        downlinkMbps: 50 + (i % 100),
-      })),
-    },
+    input: syntheticFederated({ clients: 1000, timeLimitSeconds: 10 }),
   },
   {
     name: 'procurement, 60 jobs x 20 options x 120 months, timeLimitSeconds 5',
     query: 'query($input: ProcurementInput!) { planProcurement(input: $input) { status } }',
-    input: {
-      horizonMonths: 120,
-      timeLimitSeconds: 5,
-      jobs: Array.from({ length: 60 }, (_, i) => ({
-        id: `j${i}`,
-        workload: { model: models[i % models.length], samples: 1e7 * (1 + i) },
-        runsPerMonth: 1 + (i % 7),
-        deadlineHours: 48,
-      })),
-      options: gpus.map((gpu) => ({
-        gpu,
-        buy: {
-          usdPerGpu: 10000,
-          powerW: 500,
-          lifetimeMonths: 48,
-          electricityUsdPerKwh: 0.1,
-          utilization: 0.8,
-        },
-      })),
-    },
+    input: syntheticProcurement({ jobs: 60, options: 20, months: 120, timeLimitSeconds: 5 }),
   },
 ];
 

@@ -7,8 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MipBuilder } from '../optimizer/milp/model.js';
 import { shutdownSolverWorkers, solveMip, withSolveDeadline } from '../optimizer/milp/solver.js';
 import { PLANNER_MARGIN_MS } from '../resolvers/off-thread.js';
-import { loadGpus } from '../seeds/catalog.js';
-import { loadZoo } from '../predictor/zoo/index.js';
+import { syntheticFederated, syntheticProcurement } from './synthetic-requests.js';
 import { spawnServer, type ServerProcess } from './spawn-server.js';
 
 afterAll(() => shutdownSolverWorkers());
@@ -157,13 +156,6 @@ describe('the coupled planners answer within their limit plus the margin, off th
   afterAll(async () => {
     await srv?.stop('SIGKILL');
   });
-  const gpus = loadGpus()
-    .filter((g) => g.priceUsdPerGpuHour != null && !g.id.startsWith('TPU'))
-    .slice(0, 20)
-    .map((g) => g.id);
-  const models = loadZoo()
-    .map((m) => m.id)
-    .slice(0, 20);
   // Before: a 1,000-client round with a 10 s limit took 17-29 s and /health waited 5-15 s; a
   // procurement with a 5 s limit took 23-77 s and /health waited 17-60 s.
   const cases = [
@@ -171,43 +163,13 @@ describe('the coupled planners answer within their limit plus the margin, off th
       name: 'a 1,000-client federated round',
       limit: 5,
       query: 'query($input: FederatedInput!) { planFederatedRound(input: $input) { status } }',
-      input: {
-        workload: { model: 'resnet50_v1.5', samples: 1e8 },
-        timeLimitSeconds: 5,
-        minSamplesPerRound: 20_000,
-        clients: Array.from({ length: 1000 }, (_, i) => ({
-          id: `c${i}`,
-          gpu: gpus[i % gpus.length],
-          samplesAvailable: 1000 + i,
-          uplinkMbps: 10 + (i % 50),
-          downlinkMbps: 50 + (i % 100),
-        })),
-      },
+      input: syntheticFederated({ clients: 1000, timeLimitSeconds: 5 }),
     },
     {
       name: 'a 60-job, 20-option, 120-month procurement',
       limit: 3,
       query: 'query($input: ProcurementInput!) { planProcurement(input: $input) { status } }',
-      input: {
-        horizonMonths: 120,
-        timeLimitSeconds: 3,
-        jobs: Array.from({ length: 60 }, (_, i) => ({
-          id: `j${i}`,
-          workload: { model: models[i % models.length], samples: 1e7 * (1 + i) },
-          runsPerMonth: 1 + (i % 7),
-          deadlineHours: 48,
-        })),
-        options: gpus.map((gpu) => ({
-          gpu,
-          buy: {
-            usdPerGpu: 10000,
-            powerW: 500,
-            lifetimeMonths: 48,
-            electricityUsdPerKwh: 0.1,
-            utilization: 0.8,
-          },
-        })),
-      },
+      input: syntheticProcurement({ jobs: 60, options: 20, months: 120, timeLimitSeconds: 3 }),
     },
   ];
 
