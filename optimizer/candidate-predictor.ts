@@ -8,20 +8,46 @@ import type { UserEvidence } from '../predictor/learned/calibration.js';
 import type { MeasuredSet } from '../predictor/learned/evidence.js';
 import { DEFAULT_SOFTWARE } from '../predictor/learned/features.js';
 import type { LearnedPredictor } from '../predictor/learned/model.js';
-import { activationScalesFor } from '../predictor/memory-calibration.js';
+import {
+  activationScalesFor,
+  memoryCalibrationFor,
+  type MemoryCalibrations,
+} from '../predictor/memory-calibration.js';
 import { predict } from '../predictor/predict.js';
 import type { Efficiency } from '../predictor/step.js';
 import { recommendCorrected } from './recommend-corrected.js';
 import { recommend } from './recommend.js';
 import type { CandidatePredictor, CandidateSearch } from './search-types.js';
 
-/** The roofline estimate alone; `why` says why (no learned model, or ANALYTICAL asked). */
-export function analyticalPredictor(eff: Efficiency, why: string): CandidatePredictor {
+/**
+ * The roofline estimate alone; `why` says why (no learned model, or ANALYTICAL asked). As recommend
+ * with predictor ANALYTICAL, a user's recorded runs still count as measurements and their peaks
+ * still size each model's memory: neither is the learned correction's.
+ */
+export function analyticalPredictor(
+  eff: Efficiency,
+  why: string,
+  memory?: MemoryCalibrations,
+  measured?: MeasuredSet,
+): CandidatePredictor {
   return {
     name: 'analytical',
     note: `configurations timed by the analytical estimate alone: ${why}`,
-    search: (r) => Promise.resolve(recommend(r, eff)),
-    predict: (req) => Promise.resolve(predict(req, eff)),
+    search: (r) =>
+      Promise.resolve(
+        recommend(
+          {
+            ...r,
+            ...(measured ? { measured } : {}),
+            activationScales: activationScalesFor(memory, r.model.id, r.precisions, r.stack),
+          },
+          eff,
+        ),
+      ),
+    predict: (req) => {
+      const m = memoryCalibrationFor(memory, req.model.id, req.precision, req.stack);
+      return Promise.resolve(predict(m ? { ...req, activationScale: m.scale } : req, eff));
+    },
   };
 }
 

@@ -267,15 +267,16 @@ function searchSpace(input: SearchSettings) {
 /**
  * The learned correction the coupled planners time with, as `recommend` answers (with the user's
  * recorded runs as evidence, and a current refit on them where there is one), unless ANALYTICAL is
- * asked or no learned model loads (then its reason says why).
+ * asked or no learned model loads (then its reason says why); and the user's runs either way.
  */
 async function plannersLearned(
   choice: PredictorChoice | null | undefined,
 ): Promise<{ learned: LearnedState; user?: UserEvidence }> {
-  if (choice === 'ANALYTICAL')
-    return { learned: { predictor: null, reason: 'as asked (predictor: ANALYTICAL)' } };
   const shipped = await learnedPredictor();
+  // Recorded runs count with ANALYTICAL too (as measurements, and their peaks for memory), as in recommend.
   const user = await userEvidence(shipped);
+  if (choice === 'ANALYTICAL')
+    return { learned: { predictor: null, reason: 'as asked (predictor: ANALYTICAL)' }, user };
   return { learned: user?.learned ?? shipped, user };
 }
 
@@ -285,13 +286,9 @@ async function candidatePredictor(
   eff: Efficiency,
 ): Promise<CandidatePredictor> {
   const { learned, user } = await plannersLearned(choice);
-  if (!learned.predictor) return analyticalPredictor(eff, learned.reason);
-  return correctedPredictor(
-    learned.predictor,
-    eff,
-    user,
-    user ? withRuns(seedsMeasured(), user.runs.all) : undefined,
-  );
+  const measured = user ? withRuns(seedsMeasured(), user.runs.all) : undefined;
+  if (!learned.predictor) return analyticalPredictor(eff, learned.reason, user?.memory, measured);
+  return correctedPredictor(learned.predictor, eff, user, measured);
 }
 
 /** A configuration of a coupled plan, with how to time it on your own GPUs (the harness's commands). */

@@ -125,9 +125,10 @@ describe("a run's peak sizes its model's other configurations", () => {
   /** One job on one A10G at that batch: what planFleet gives it (recomputation is the only layout a single GPU has). */
   const FLEET = `query($input: FleetInput!) { planFleet(input: $input) { status
     assignments { batchSizePerGpu memoryGbPerGpu evidence parallelism { recompute } } } }`;
-  const fleetAtBatch = async () => {
+  const fleetAtBatch = async (over: Record<string, unknown> = {}) => {
     const r = await run(FLEET, {
       input: {
+        ...over,
         jobs: [{ id: 'gpt2', workload: { model, samples: 1e6 }, deadlineHours: 1000, batchSizes: [batch] }],
         inventory: [{ gpu, count: 1, usdPerGpuHour: 1 }],
         precisions: ['BF16'],
@@ -205,5 +206,9 @@ describe("a run's peak sizes its model's other configurations", () => {
     expect(fleet.status).toBe('OPTIMAL');
     expect(fleet.assignments[0].parallelism.recompute).toBe('NONE');
     expect(fleet.assignments[0].memoryGbPerGpu).toBeCloseTo(after.memory.totalGb, 6);
+    // The peaks are not the learned correction's: a fleet timed by the roofline alone sizes with them too, as recommend does.
+    const analytical = await fleetAtBatch({ predictor: 'ANALYTICAL' });
+    expect(analytical.assignments[0].parallelism.recompute).toBe('NONE');
+    expect(analytical.assignments[0].memoryGbPerGpu).toBeCloseTo(after.memory.totalGb, 6);
   });
 });
