@@ -32,9 +32,10 @@
 // earliest moment its GPUs are free): no job starts later, so no objective gets worse, and the grid
 // only costs what a start between two boundaries could have saved.
 //
-// Candidates come from the predictor through optimizer/recommend.ts (one search per job and GPU
-// type, with the job's window deadline - release and the type's inventory as constraints), so
-// memory and the window are already met by every column.
+// Candidates come from the request's CandidatePredictor (optimizer/candidate-predictor.ts:
+// recommend's search, timed by the analytical estimate or by the learned correction with a user's
+// runs; one search per job and GPU type, with the job's window deadline - release and the type's
+// inventory as constraints), so memory and the window are already met by every column.
 import { costOf, InputError } from '../predictor/predict.js';
 import { defaultSearchPrecisions } from '../predictor/precision.js';
 import { isPlain, type Parallelism, type PlanParallelism } from '../predictor/parallel.js';

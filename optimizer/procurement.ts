@@ -32,7 +32,8 @@
 // Renting has no capacity limit, so each job is rented only in its cheapest rentable configuration
 // (rent(j)); owned configurations are pruned to the Pareto set over (GPUs, GPU-hours per run) per job
 // and type: a configuration needing no fewer GPUs and no fewer GPU-hours (hence no less power) than
-// another of the same type is never needed.
+// another of the same type is never needed. Configurations and their times come from the request's
+// CandidatePredictor (optimizer/candidate-predictor.ts), as the fleet's do.
 import type { EvidenceLevel } from '../predictor/learned/evidence.js';
 import type { ModelDef } from '../predictor/types.js';
 import type { CatalogGpu, Precision } from '../seeds/types.js';
