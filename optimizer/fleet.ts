@@ -112,6 +112,8 @@ export interface FleetCandidate {
   parallelism: PlanParallelism;
   stepTimeMs: number;
   totalHours: number;
+  /** Hours at the predictor's P90 step time (equal to totalHours for the analytical estimate). */
+  totalHoursP90: number;
   costUsd: number | null;
   priceUsdPerGpuHour: number | null;
   memoryGbPerGpu: number;
@@ -264,6 +266,7 @@ const toCandidate = (job: number, t: GpuType, p: Plan): FleetCandidate => ({
   parallelism: p.parallelism,
   stepTimeMs: p.stepTimeMs,
   totalHours: p.totalHours,
+  totalHoursP90: p.totalHoursP90,
   costUsd: p.costUsd,
   priceUsdPerGpuHour: t.price,
   memoryGbPerGpu: p.memoryGbPerGpu,
@@ -883,6 +886,16 @@ function finishPlan(
       available: t.limit,
       onDemand: t.limit === null,
     }));
+  const late = p.assignments.filter((a) => a.startHours + a.totalHoursP90 > a.deadlineHours * (1 + 1e-9));
+  if (late.length)
+    p.notes.push(
+      `at the P90 step time these jobs would end after their deadline, even starting as planned: ${late
+        .map(
+          (a) =>
+            `${a.jobId} (${(a.startHours + a.totalHoursP90).toPrecision(4)} h, deadline ${a.deadlineHours} h)`,
+        )
+        .join(', ')}; give them deadlines with room, or more GPUs, to plan for a slow run`,
+    );
   const costs = p.assignments.map((a) => a.costUsd);
   const totalCostUsd = costs.every((c) => c !== null) ? costs.reduce((s, c) => s + c!, 0) : null;
   const makespanHours = p.assignments.reduce((m, a) => Math.max(m, a.endHours), 0);
@@ -990,6 +1003,9 @@ export async function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): Promise
       );
     if (Math.abs(p.totalHours! - a.totalHours) > 1e-6 * p.totalHours!)
       problems.push(`job ${a.jobId}: reported ${a.totalHours} h, predicted ${p.totalHours} h`);
+    const p90 = p.totalHoursP90 ?? p.totalHours!;
+    if (!close(a.totalHoursP90, p90))
+      problems.push(`job ${a.jobId}: reported ${a.totalHoursP90} h at P90, predicted ${p90} h`);
     if (
       (p.costUsd === null) !== (a.costUsd === null) ||
       (p.costUsd !== null && Math.abs(p.costUsd - a.costUsd!) > 1e-6 * Math.max(1, p.costUsd))

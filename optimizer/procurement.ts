@@ -103,6 +103,8 @@ export interface RunConfig {
   /** How a run splits the model over its GPUs. */
   parallelism: PlanParallelism;
   hoursPerRun: number;
+  /** Hours of one run at the predictor's P90 step time (equal to hoursPerRun for the analytical estimate). */
+  hoursPerRunP90: number;
   gpuHoursPerRun: number;
   /** Power (owned) or rental (rented) cost of one run. */
   usdPerRun: number;
@@ -237,6 +239,7 @@ const config = (gpu: CatalogGpu, p: Plan, usdPerGpuHour: number): RunConfig => {
     precision: p.precision,
     parallelism: p.parallelism,
     hoursPerRun: p.totalHours,
+    hoursPerRunP90: p.totalHoursP90,
     gpuHoursPerRun: p.totalHours * gpus,
     usdPerRun: p.totalHours * gpus * usdPerGpuHour,
     evidenceLevel: p.evidenceLevel,
@@ -892,6 +895,9 @@ export async function verifyProcurementPlan(r: ProcurementRequest, plan: Procure
     if (!p.fitsInMemory) problems.push(`job ${a.jobId}: does not fit in ${o.gpu.id} memory`);
     if (!(p.totalHours! <= job.deadlineHours * (1 + 1e-9)))
       problems.push(`job ${a.jobId}: a run takes ${p.totalHours} h, deadline ${job.deadlineHours} h`);
+    const p90 = p.totalHoursP90 ?? p.totalHours!;
+    if (Math.abs(p90 - a.config.hoursPerRunP90) > 1e-6 * Math.max(1, p90))
+      problems.push(`job ${a.jobId}: ${a.config.hoursPerRunP90} h per run at P90 reported, ${p90} predicted`);
     if (Math.abs(p.totalHours! * a.config.gpus - a.config.gpuHoursPerRun) > 1e-6 * a.config.gpuHoursPerRun)
       problems.push(
         `job ${a.jobId}: ${a.config.gpuHoursPerRun} GPU-hours per run reported, ${p.totalHours! * a.config.gpus} predicted`,

@@ -331,8 +331,8 @@ export interface CandidatePredictor {
   note: string;
   /** A job's configurations as `recommend` finds them (deadline and budget applied to these times). */
   search(r: RecommendRequest): Promise<Recommendation>;
-  /** One configuration, as `predict` answers it with this predictor. */
-  predict(req: PredictRequest): Promise<Prediction>;
+  /** One configuration, as `predict` answers it with this predictor (the analytical estimate has no P90 of its own). */
+  predict(req: PredictRequest): Promise<Prediction & { totalHoursP90?: number | null }>;
 }
 
 export interface CandidateSearch {

@@ -291,6 +291,11 @@ export class FleetAssignment extends TrainingConfiguration {
   parallelism!: Parallelism;
   @Field(() => Float, { description: 'Time of one optimizer step, ms.' }) stepTimeMs!: number;
   @Field(() => Float, { description: 'Wall-clock hours the job runs.' }) totalHours!: number;
+  @Field(() => Float, {
+    description:
+      "Hours at the predictor's P90 step time (the learned correction's interval; equal to totalHours for the analytical estimate). The plan holds the GPUs for totalHours: the notes name jobs whose P90 run would pass their deadline.",
+  })
+  totalHoursP90!: number;
   @Field(() => Float, { description: 'When the job starts, hours from time 0.' }) startHours!: number;
   @Field(() => Float, { description: 'When the job ends (startHours + totalHours), hours from time 0.' })
   endHours!: number;
@@ -483,6 +488,11 @@ export class RunConfig extends TrainingConfiguration {
   })
   parallelism!: Parallelism;
   @Field(() => Float, { description: 'Wall-clock hours of one run.' }) hoursPerRun!: number;
+  @Field(() => Float, {
+    description:
+      "Hours of one run at the predictor's P90 step time (the learned correction's interval; equal to hoursPerRun for the analytical estimate).",
+  })
+  hoursPerRunP90!: number;
   @Field(() => Float, { description: 'GPU-hours of one run (hours x GPUs).' }) gpuHoursPerRun!: number;
   @Field(() => Float, { description: 'Electricity (owned) or rental (rented) cost of one run.' })
   usdPerRun!: number;

@@ -31,7 +31,7 @@ const FLEET = {
   inventory: [{ gpu: GPU, count: 8, usdPerGpuHour: 2 }],
 };
 const PLAN_FLEET = `query($input: FleetInput!) { planFleet(input: $input) { status predictor notes
-  assignments { gpu { id } nodes gpusPerNode batchSizePerGpu precision stepTimeMs totalHours costUsd
+  assignments { gpu { id } nodes gpusPerNode batchSizePerGpu precision stepTimeMs totalHours totalHoursP90 costUsd
     evidenceLevel evidence calibrationRuns } } }`;
 const PROCUREMENT = {
   ...SPACE,
@@ -85,7 +85,7 @@ const FEDERATED = {
 const PLAN_FEDERATED = `query($input: FederatedInput!) { planFederatedRound(input: $input) { status predictor notes
   clients { id participates localSteps computeSeconds evidence calibrationRuns } } }`;
 const PREDICT = `query($input: PredictInput!) { predict(input: $input) {
-  stepTimeMs analyticalStepTimeMs totalHours predictor evidence calibrationRuns } }`;
+  stepTimeMs analyticalStepTimeMs totalHours totalHoursP90 predictor evidence calibrationRuns } }`;
 const RECORD = `mutation($runs: [MeasurementInput!]!) { recordMeasurements(runs: $runs) { stored rejected { reason } } }`;
 const CONFIG = {
   workload: { model: MODEL, samples: SAMPLES },
@@ -132,6 +132,8 @@ describe('coupled plans are timed by the predictor recommend answers with', () =
     expect(a.calibrationRuns).toBe(0);
     expect(a.stepTimeMs).toBeCloseTo(p.stepTimeMs, 6);
     expect(a.totalHours).toBeCloseTo(p.totalHours, 6);
+    expect(a.totalHoursP90).toBeCloseTo(p.totalHoursP90, 6);
+    expect(a.totalHoursP90).toBeGreaterThan(a.totalHours);
     // The correction moves this configuration: the test would not tell the two predictors apart otherwise.
     expect(Math.abs(p.stepTimeMs / p.analyticalStepTimeMs - 1)).toBeGreaterThan(0.01);
   });
@@ -146,6 +148,20 @@ describe('coupled plans are timed by the predictor recommend answers with', () =
     const edge = plan.clients.find((c: { id: string }) => c.id === 'edge');
     if (edge.participates) expect(edge.evidence).toBeNull();
     expect(plan.notes.join(' ')).toMatch(/steps on catalog GPUs timed by the learned correction/);
+  });
+
+  it('a deadline met at the estimate but not at its P90: planned, and the notes name the job', async () => {
+    const p = await predicted();
+    const deadlineHours = (p.totalHours + p.totalHoursP90) / 2;
+    const plan = await fleet({ jobs: [{ ...FLEET.jobs[0], deadlineHours }] });
+    expect(plan.status).toBe('OPTIMAL');
+    expect(plan.notes.join(' ')).toMatch(
+      new RegExp(
+        `at the P90 step time these jobs would end after their deadline, even starting as planned: rn50 \\(${p.totalHoursP90.toPrecision(4)} h, deadline ${deadlineHours} h\\)`,
+      ),
+    );
+    const roomy = await fleet();
+    expect(roomy.notes.join(' ')).not.toMatch(/at the P90 step time/);
   });
 
   it('with predictor ANALYTICAL the roofline alone, and the notes say so', async () => {
