@@ -94,6 +94,11 @@ export interface FleetRequest extends CandidateSearch {
   allowUnplaced: boolean;
   /** Slots the time-indexed model cuts the horizon into (default 48). */
   timeSlots?: number;
+  /**
+   * Hold every deadline at the P90 step time: each run is scheduled for (and holds its GPUs during)
+   * its P90 hours, so a slow run neither misses its deadline nor delays the jobs queued behind it.
+   */
+  deadlineConfidence?: boolean;
 }
 
 export const DEFAULT_TIME_SLOTS = 48;
@@ -114,6 +119,8 @@ export interface FleetCandidate {
   totalHours: number;
   /** Hours at the predictor's P90 step time (equal to totalHours for the analytical estimate). */
   totalHoursP90: number;
+  /** Hours the schedule holds the run's GPUs: totalHours, or totalHoursP90 with deadlineConfidence. */
+  heldHours: number;
   costUsd: number | null;
   priceUsdPerGpuHour: number | null;
   memoryGbPerGpu: number;
@@ -243,17 +250,24 @@ const searchFor = (
   fp32UsesTf32: r.fp32UsesTf32,
   ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
   limit: o.limit,
+  ...(r.deadlineConfidence ? { deadlineConfidence: true } : {}),
   // The layouts `recommend` searches (ZeRO/FSDP, tensor and pipeline parallelism, recomputation)
   // wherever plain data parallelism does not fit or trains above the global batch cap, so large
   // models are planned here too.
   parallelismSearch: 'auto',
 });
 
+/** Hours a plan's run holds its GPUs in the schedule (FleetCandidate.heldHours). */
+const heldHoursOf = (
+  r: Pick<FleetRequest, 'deadlineConfidence'>,
+  p: Pick<Plan, 'totalHours' | 'totalHoursP90'>,
+) => (r.deadlineConfidence ? p.totalHoursP90 : p.totalHours);
+
 /** Hours between a job's release and its deadline: what its run must fit in. */
 export const windowHours = (job: Pick<FleetJob, 'releaseHours' | 'deadlineHours'>): number =>
   job.deadlineHours - job.releaseHours;
 
-const toCandidate = (job: number, t: GpuType, p: Plan): FleetCandidate => ({
+const toCandidate = (r: FleetRequest, job: number, t: GpuType, p: Plan): FleetCandidate => ({
   job,
   gpu: t.gpu,
   onDemand: t.limit === null,
@@ -267,6 +281,7 @@ const toCandidate = (job: number, t: GpuType, p: Plan): FleetCandidate => ({
   stepTimeMs: p.stepTimeMs,
   totalHours: p.totalHours,
   totalHoursP90: p.totalHoursP90,
+  heldHours: heldHoursOf(r, p),
   costUsd: p.costUsd,
   priceUsdPerGpuHour: t.price,
   memoryGbPerGpu: p.memoryGbPerGpu,
@@ -325,11 +340,11 @@ export async function fleetCandidates(r: FleetRequest): Promise<FleetCandidates>
         }),
       );
       // `usable` re-checks what the MIP relies on (finite hours and cost, memory fit) rather than trust it.
-      const cands = rec.plans.filter(usable).map((p) => toCandidate(j, t, p));
+      const cands = rec.plans.filter(usable).map((p) => toCandidate(r, j, t, p));
       mine.push(...cands);
       pruned.push(
         ...paretoFilter(cands, (c) => {
-          const k = c.costUsd === null ? [c.totalHours] : [c.costUsd, c.totalHours];
+          const k = c.costUsd === null ? [c.heldHours] : [c.costUsd, c.heldHours];
           return t.limit === null ? k : [c.gpus, ...k];
         }),
       );
@@ -394,15 +409,15 @@ async function diagnoseJob(
         searchFor(r, job, t, { deadline: false, cap: true, limit: ALL, objective: 'TIME' }),
       )
     ).plans.find(usable);
-    if (p && (!fastest || p.totalHours < fastest.hours))
+    if (p && (!fastest || heldHoursOf(r, p) < fastest.hours))
       fastest = {
-        hours: p.totalHours,
+        hours: heldHoursOf(r, p),
         text: `${p.nodes}x${p.gpusPerNode} ${t.gpu.id}, ${p.precision}, batch ${p.batchSizePerGpu}`,
       };
   }
   return {
     reason: 'DEADLINE',
-    message: `the fastest configuration available takes ${fastest ? `${fastest.hours.toPrecision(4)} h (${fastest.text})` : 'longer'}, beyond ${job.releaseHours > 0 ? `the ${windowHours(job)} h between its release (${job.releaseHours} h) and its deadline (${job.deadlineHours} h)` : `the ${job.deadlineHours} h deadline`}`,
+    message: `the fastest configuration available takes ${fastest ? `${fastest.hours.toPrecision(4)} h${r.deadlineConfidence ? ' at the P90 step time' : ''} (${fastest.text})` : 'longer'}, beyond ${job.releaseHours > 0 ? `the ${windowHours(job)} h between its release (${job.releaseHours} h) and its deadline (${job.deadlineHours} h)` : `the ${job.deadlineHours} h deadline`}`,
   };
 }
 
@@ -421,7 +436,7 @@ export interface TimeGrid {
  */
 export function timeGrid(r: FleetRequest, kept: FleetCandidate[][]): TimeGrid {
   const live = kept.map((cs, j) => ({ cs, job: r.jobs[j] })).filter((x) => x.cs.length > 0);
-  const slowest = live.map((x) => Math.max(...x.cs.map((c) => c.totalHours)));
+  const slowest = live.map((x) => Math.max(...x.cs.map((c) => c.heldHours)));
   const lastRelease = Math.max(0, ...live.map((x) => x.job.releaseHours));
   const backToBack = lastRelease + slowest.reduce((a, b) => a + b, 0);
   const horizonHours = Math.max(
@@ -453,14 +468,14 @@ function startsOf(job: FleetJob, c: FleetCandidate, k: number, g: TimeGrid): Sta
     cand: k,
     at,
     firstSlot: Math.floor(at / g.slotHours + 1e-9),
-    lastSlot: Math.ceil((at + c.totalHours) / g.slotHours - 1e-9) - 1,
+    lastSlot: Math.ceil((at + c.heldHours) / g.slotHours - 1e-9) - 1,
   });
-  if (!within(job.releaseHours + c.totalHours, job.deadlineHours)) return [];
+  if (!within(job.releaseHours + c.heldHours, job.deadlineHours)) return [];
   const out = [occupy(job.releaseHours)];
   if (c.onDemand) return out; // nothing to wait for: the release is the best start
   for (let s = Math.floor(job.releaseHours / g.slotHours + 1e-9) + 1; ; s++) {
     const at = s * g.slotHours;
-    if (at > g.latestStartHours + 1e-9 || !within(at + c.totalHours, job.deadlineHours)) break;
+    if (at > g.latestStartHours + 1e-9 || !within(at + c.heldHours, job.deadlineHours)) break;
     out.push(occupy(at));
   }
   return out;
@@ -486,7 +501,7 @@ function buildFleetMip(
     ),
   );
   const s: (number | null)[] = kept.map((_, j) => (skippable[j] ? b.addVar(`s_${j}`, 'binary', 0, 1) : null));
-  const endOf = (j: number, st: Start) => st.at + kept[j][st.cand].totalHours;
+  const endOf = (j: number, st: Start) => st.at + kept[j][st.cand].heldHours;
   const maxEnd = Math.max(1, ...starts.flatMap((ss, j) => ss.map((st) => endOf(j, st))));
   const T = r.objective === 'MAKESPAN' ? b.addVar('T', 'continuous', 0, maxEnd) : null;
   starts.forEach((ss, j) => {
@@ -757,7 +772,7 @@ export async function planFleet(r: FleetRequest): Promise<FleetPlan> {
       releaseHours: r.jobs[j].releaseHours,
       deadlineHours: r.jobs[j].deadlineHours,
       startHours: st.at,
-      endHours: st.at + c.totalHours,
+      endHours: st.at + c.heldHours,
     });
   });
   const gridValue = objectiveOfPlan(r, chosen);
@@ -831,16 +846,16 @@ function leftJustify(as: FleetAssignment[], limits: Map<string, number>): FleetA
     const runs = placed.get(a.gpu.id) ?? [];
     const limit = limits.get(a.gpu.id)!;
     const fits = (t: number) =>
-      [t, ...runs.filter((x) => x.start > t && x.start < t + a.totalHours).map((x) => x.start)].every(
+      [t, ...runs.filter((x) => x.start > t && x.start < t + a.heldHours).map((x) => x.start)].every(
         (u) => inUseAt(runs, u) + a.gpus <= limit,
       );
     const times = [a.releaseHours, ...runs.map((x) => x.end).filter((e) => e > a.releaseHours)].sort(
       (p, q) => p - q,
     );
     const start = times.find((t) => t <= a.startHours && fits(t)) ?? a.startHours;
-    runs.push({ start, end: start + a.totalHours, gpus: a.gpus });
+    runs.push({ start, end: start + a.heldHours, gpus: a.gpus });
     placed.set(a.gpu.id, runs);
-    return { ...a, startHours: start, endHours: start + a.totalHours };
+    return { ...a, startHours: start, endHours: start + a.heldHours };
   });
 }
 
@@ -849,10 +864,10 @@ function contentionMessage(job: FleetJob, cs: FleetCandidate[], limits: Map<stri
   for (const c of cs) {
     if (c.onDemand) continue;
     const b = need.get(c.gpu.id);
-    if (!b || c.gpus < b.gpus || (c.gpus === b.gpus && c.totalHours < b.totalHours)) need.set(c.gpu.id, c);
+    if (!b || c.gpus < b.gpus || (c.gpus === b.gpus && c.heldHours < b.heldHours)) need.set(c.gpu.id, c);
   }
   const parts = [...need.values()].map(
-    (c) => `${c.gpus} of the ${limits.get(c.gpu.id)} ${c.gpu.id} for ${c.totalHours.toPrecision(4)} h`,
+    (c) => `${c.gpus} of the ${limits.get(c.gpu.id)} ${c.gpu.id} for ${c.heldHours.toPrecision(4)} h`,
   );
   return `the inventory cannot hold it between its release (${job.releaseHours} h) and its deadline (${job.deadlineHours} h) together with the placed jobs; its smallest configuration needs ${parts.join(' or ')}`;
 }
@@ -886,6 +901,7 @@ function finishPlan(
       available: t.limit,
       onDemand: t.limit === null,
     }));
+  // (With deadlineConfidence every run is scheduled for its P90 hours: none is.)
   const late = p.assignments.filter((a) => a.startHours + a.totalHoursP90 > a.deadlineHours * (1 + 1e-9));
   if (late.length)
     p.notes.push(
@@ -1006,6 +1022,7 @@ export async function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): Promise
     const p90 = p.totalHoursP90 ?? p.totalHours!;
     if (!close(a.totalHoursP90, p90))
       problems.push(`job ${a.jobId}: reported ${a.totalHoursP90} h at P90, predicted ${p90} h`);
+    const held = heldHoursOf(r, { totalHours: p.totalHours!, totalHoursP90: p90 });
     if (
       (p.costUsd === null) !== (a.costUsd === null) ||
       (p.costUsd !== null && Math.abs(p.costUsd - a.costUsd!) > 1e-6 * Math.max(1, p.costUsd))
@@ -1015,13 +1032,13 @@ export async function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): Promise
       problems.push(
         `job ${a.jobId}: starts at ${a.startHours} h, before its release at ${job.releaseHours} h`,
       );
-    if (!close(a.endHours, a.startHours + p.totalHours!))
+    if (!close(a.endHours, a.startHours + held))
       problems.push(
-        `job ${a.jobId}: ends at ${a.endHours} h, but starts at ${a.startHours} h and takes ${p.totalHours} h`,
+        `job ${a.jobId}: ends at ${a.endHours} h, but starts at ${a.startHours} h and takes ${held} h${r.deadlineConfidence ? ' at P90' : ''}`,
       );
-    if (!within(a.startHours + p.totalHours!, job.deadlineHours))
+    if (!within(a.startHours + held, job.deadlineHours))
       problems.push(
-        `job ${a.jobId}: ends at ${a.startHours + p.totalHours!} h, deadline ${job.deadlineHours} h`,
+        `job ${a.jobId}: ends at ${a.startHours + held} h${r.deadlineConfidence ? ' at P90' : ''}, deadline ${job.deadlineHours} h`,
       );
     // The replay takes the times as reported (each checked against the prediction just above).
     if (t.limit !== null)

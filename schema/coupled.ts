@@ -277,6 +277,12 @@ export class FleetInput extends SolveSettingsInput {
       'Slots the time-indexed model cuts the horizon into (1 to 400): jobs start at their release or on a slot boundary, then move as early as their GPUs are free. More slots: finer starts, a larger model.',
   })
   timeSlots!: number;
+  @Field(() => Boolean, {
+    defaultValue: false,
+    description:
+      'Hold every deadline at the P90 step time: each job is scheduled for its totalHoursP90 (endHours = startHours + totalHoursP90) and holds its GPUs that long, so a slow run neither misses its deadline nor delays the jobs queued behind it; costs stay at the estimate. Default false: scheduled for totalHours.',
+  })
+  deadlineConfidence!: boolean;
 }
 
 @ObjectType({ description: "One job's configuration and time in the fleet plan." })
@@ -293,11 +299,14 @@ export class FleetAssignment extends TrainingConfiguration {
   @Field(() => Float, { description: 'Wall-clock hours the job runs.' }) totalHours!: number;
   @Field(() => Float, {
     description:
-      "Hours at the predictor's P90 step time (the learned correction's interval; equal to totalHours for the analytical estimate). The plan holds the GPUs for totalHours: the notes name jobs whose P90 run would pass their deadline.",
+      "Hours at the predictor's P90 step time (the learned correction's interval; equal to totalHours for the analytical estimate). The plan holds the GPUs for totalHours (the notes name jobs whose P90 run would pass their deadline), or for these hours with deadlineConfidence.",
   })
   totalHoursP90!: number;
   @Field(() => Float, { description: 'When the job starts, hours from time 0.' }) startHours!: number;
-  @Field(() => Float, { description: 'When the job ends (startHours + totalHours), hours from time 0.' })
+  @Field(() => Float, {
+    description:
+      'When the job ends and frees its GPUs, hours from time 0: startHours + totalHours, or + totalHoursP90 with deadlineConfidence.',
+  })
   endHours!: number;
   @Field(() => Float, { description: "The job's release, hours from time 0." }) releaseHours!: number;
   @Field(() => Float, { description: "The job's deadline, hours from time 0." }) deadlineHours!: number;
@@ -460,6 +469,12 @@ export class ProcurementInput extends SolveSettingsInput {
   options!: GpuOptionInput[];
   @Field(() => [PriceInput], { nullable: true, description: 'On-demand prices that override the catalog.' })
   prices?: PriceInput[];
+  @Field(() => Boolean, {
+    defaultValue: false,
+    description:
+      'Every run must meet its deadlineHours at the P90 step time (hoursPerRunP90), not only at the estimate; capacity and costs stay at the estimate.',
+  })
+  deadlineConfidence!: boolean;
   @Field(() => [PrecisionEnum], {
     nullable: true,
     description: PRECISIONS_ALLOWED,

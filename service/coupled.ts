@@ -108,6 +108,7 @@ export interface FleetQuery extends SearchSettings {
   objective: FleetObjective;
   allowUnplaced: boolean;
   timeSlots?: number | null;
+  deadlineConfidence?: boolean | null;
 }
 
 /** A procurement request as it arrives (the GraphQL ProcurementInput has this shape). */
@@ -121,6 +122,7 @@ export interface ProcurementQuery extends SearchSettings {
     batchSizes?: number[] | null;
   }[];
   horizonMonths: number;
+  deadlineConfidence?: boolean | null;
   hoursPerMonth: number;
   options: {
     gpu: string;
@@ -463,6 +465,7 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
     objective: input.objective,
     allowUnplaced: input.allowUnplaced,
     timeSlots: integer('timeSlots', input.timeSlots ?? 48, 1, COUPLED_LIMITS.timeSlots),
+    deadlineConfidence: input.deadlineConfidence ?? false,
     precisions: space.precisions,
     precisionsByDefault: space.precisionsByDefault,
     gpusPerNodeChoices: space.gpusPerNode,
@@ -592,6 +595,7 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
   const plan = await planProcurement({
     jobs,
     horizonMonths: H,
+    deadlineConfidence: input.deadlineConfidence ?? false,
     hoursPerMonth,
     options,
     precisions: space.precisions,

@@ -33,6 +33,8 @@ const FLEET = {
 const PLAN_FLEET = `query($input: FleetInput!) { planFleet(input: $input) { status predictor notes
   assignments { gpu { id } nodes gpusPerNode batchSizePerGpu precision stepTimeMs totalHours totalHoursP90 costUsd
     evidenceLevel evidence calibrationRuns } } }`;
+const PLAN_FLEET_SURE = `query($input: FleetInput!) { planFleet(input: $input) { status notes
+  assignments { totalHours totalHoursP90 startHours endHours } unplaced { jobId reason message } } }`;
 const PROCUREMENT = {
   ...SPACE,
   horizonMonths: 12,
@@ -150,7 +152,7 @@ describe('coupled plans are timed by the predictor recommend answers with', () =
     expect(plan.notes.join(' ')).toMatch(/steps on catalog GPUs timed by the learned correction/);
   });
 
-  it('a deadline met at the estimate but not at its P90: planned, and the notes name the job', async () => {
+  it('a deadline met at the estimate but not at its P90: planned and named in the notes, or with deadlineConfidence held at P90', async () => {
     const p = await predicted();
     const deadlineHours = (p.totalHours + p.totalHoursP90) / 2;
     const plan = await fleet({ jobs: [{ ...FLEET.jobs[0], deadlineHours }] });
@@ -162,6 +164,39 @@ describe('coupled plans are timed by the predictor recommend answers with', () =
     );
     const roomy = await fleet();
     expect(roomy.notes.join(' ')).not.toMatch(/at the P90 step time/);
+
+    // Held at P90 the deadline rules the configuration out, saying so; with room it is scheduled
+    // for its P90 hours (its GPUs held that long), and no note is needed.
+    const sure = await ask(PLAN_FLEET_SURE, {
+      input: { ...FLEET, deadlineConfidence: true, jobs: [{ ...FLEET.jobs[0], deadlineHours }] },
+    });
+    expect(sure.planFleet.status).toBe('INFEASIBLE');
+    expect(sure.planFleet.unplaced[0]).toMatchObject({ jobId: 'rn50', reason: 'DEADLINE' });
+    expect(sure.planFleet.unplaced[0].message).toMatch(/takes [\d.]+ h at the P90 step time/);
+    const held = (
+      await ask(PLAN_FLEET_SURE, {
+        input: {
+          ...FLEET,
+          deadlineConfidence: true,
+          jobs: [{ ...FLEET.jobs[0], deadlineHours: p.totalHoursP90 * 1.01 }],
+        },
+      })
+    ).planFleet;
+    expect(held.status).toBe('OPTIMAL');
+    const [a] = held.assignments;
+    expect(a.endHours - a.startHours).toBeCloseTo(p.totalHoursP90, 6);
+    expect(a.totalHours).toBeCloseTo(p.totalHours, 6);
+    expect(held.notes.join(' ')).not.toMatch(/at the P90 step time/);
+
+    // A procurement's runs are held to the deadline at P90 the same way.
+    const buy = async (deadlineConfidence: boolean) =>
+      (
+        await ask(PLAN_PROCUREMENT, {
+          input: { ...PROCUREMENT, deadlineConfidence, jobs: [{ ...PROCUREMENT.jobs[0], deadlineHours }] },
+        })
+      ).planProcurement.status;
+    expect(await buy(false)).toBe('OPTIMAL');
+    expect(await buy(true)).toBe('INFEASIBLE');
   });
 
   it('with predictor ANALYTICAL the roofline alone, and the notes say so', async () => {
