@@ -313,13 +313,15 @@ async function diagnose(
           message: `none of ${types.map((g) => g.id).join(', ')} supports the precisions allowed`,
         };
   }
+  // The hours the deadline is held to: the estimate's, or with deadlineConfidence the P90's.
+  const due = (p: Plan) => (r.deadlineConfidence ? p.totalHoursP90 : p.totalHours);
   const fastest = free
     .map((x) => x.plans.find(usable))
     .filter((p): p is Plan => !!p)
-    .sort((a, b) => a.totalHours - b.totalHours)[0];
+    .sort((a, b) => due(a) - due(b))[0];
   return {
     reason: 'DEADLINE',
-    message: `the fastest configuration takes ${fastest.totalHours.toPrecision(4)} h per run (${fastest.nodes}x${fastest.gpusPerNode} ${fastest.gpu.id}), beyond the ${job.deadlineHours} h deadline`,
+    message: `the fastest configuration takes ${due(fastest).toPrecision(4)} h per run${r.deadlineConfidence ? ' at the P90 step time' : ''} (${fastest.nodes}x${fastest.gpusPerNode} ${fastest.gpu.id}), beyond the ${job.deadlineHours} h deadline`,
   };
 }
 

@@ -191,12 +191,20 @@ describe('coupled plans are timed by the predictor recommend answers with', () =
     // A procurement's runs are held to the deadline at P90 the same way.
     const buy = async (deadlineConfidence: boolean) =>
       (
-        await ask(PLAN_PROCUREMENT, {
-          input: { ...PROCUREMENT, deadlineConfidence, jobs: [{ ...PROCUREMENT.jobs[0], deadlineHours }] },
-        })
-      ).planProcurement.status;
-    expect(await buy(false)).toBe('OPTIMAL');
-    expect(await buy(true)).toBe('INFEASIBLE');
+        await ask(
+          `query($input: ProcurementInput!) { planProcurement(input: $input) { status unplaced { reason message } } }`,
+          {
+            input: { ...PROCUREMENT, deadlineConfidence, jobs: [{ ...PROCUREMENT.jobs[0], deadlineHours }] },
+          },
+        )
+      ).planProcurement;
+    expect((await buy(false)).status).toBe('OPTIMAL');
+    const refused = await buy(true);
+    expect(refused.status).toBe('INFEASIBLE');
+    expect(refused.unplaced[0].reason).toBe('DEADLINE');
+    expect(refused.unplaced[0].message).toMatch(
+      new RegExp(`takes ${p.totalHoursP90.toPrecision(4)} h per run at the P90 step time`),
+    );
   });
 
   it('with predictor ANALYTICAL the roofline alone, and the notes say so', async () => {
