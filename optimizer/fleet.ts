@@ -39,6 +39,7 @@
 import { costOf, InputError } from '../predictor/predict.js';
 import { defaultSearchPrecisions } from '../predictor/precision.js';
 import { isPlain, type Parallelism, type PlanParallelism } from '../predictor/parallel.js';
+import type { SoftwareStack } from '../predictor/software.js';
 import type { ModelDef } from '../predictor/types.js';
 import type { EvidenceLevel } from '../predictor/learned/evidence.js';
 import type { CatalogGpu, Precision } from '../seeds/types.js';
@@ -72,6 +73,8 @@ export interface FleetJob {
   priority: number;
   /** Per-GPU batch sizes to consider (default: the model's typical ones). */
   batchSizes?: number[];
+  /** The software stack the job runs under (absent: eager PyTorch). */
+  stack?: SoftwareStack;
 }
 
 export interface InventoryItem {
@@ -244,6 +247,7 @@ const searchFor = (
   maxGpus: o.cap && t.limit !== null ? t.limit : undefined,
   gpusPerNodeChoices: r.gpusPerNodeChoices,
   batchSizes: job.batchSizes ?? job.model.batchSizes,
+  ...(job.stack ? { stack: job.stack } : {}),
   prices: t.price === null ? undefined : { [t.gpu.id]: t.price },
   interNodeGbps: r.interNodeGbps,
   ...(r.interNodeTransport ? { interNodeTransport: r.interNodeTransport } : {}),
@@ -1006,6 +1010,7 @@ export async function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): Promise
         interNodeGbps: r.interNodeGbps(t.gpu),
         ...(r.interNodeTransport ? { interNodeTransport: r.interNodeTransport } : {}),
         samples: job.samples,
+        ...(job.stack ? { stack: job.stack } : {}),
         priceUsdPerGpuHour: t.price,
         parallelism: layoutOf(a.parallelism),
       });

@@ -35,6 +35,7 @@
 // another of the same type is never needed. Configurations and their times come from the request's
 // CandidatePredictor (optimizer/candidate-predictor.ts), as the fleet's do.
 import type { EvidenceLevel } from '../predictor/learned/evidence.js';
+import type { SoftwareStack } from '../predictor/software.js';
 import type { ModelDef } from '../predictor/types.js';
 import type { CatalogGpu, Precision } from '../seeds/types.js';
 import { predictorOf } from './candidate-predictor.js';
@@ -62,6 +63,8 @@ export interface ProcurementJob {
   /** Each run must finish within this many hours. */
   deadlineHours: number;
   batchSizes?: number[];
+  /** The software stack the job runs under (absent: eager PyTorch). */
+  stack?: SoftwareStack;
 }
 
 export interface BuyOption {
@@ -219,6 +222,7 @@ const search = (
   maxNodes: r.maxNodes,
   gpusPerNodeChoices: r.gpusPerNodeChoices,
   batchSizes: job.batchSizes ?? job.model.batchSizes,
+  ...(job.stack ? { stack: job.stack } : {}),
   prices: price === null ? undefined : { [gpu.id]: price },
   interNodeGbps: r.interNodeGbps,
   ...(r.interNodeTransport ? { interNodeTransport: r.interNodeTransport } : {}),
@@ -894,6 +898,7 @@ export async function verifyProcurementPlan(r: ProcurementRequest, plan: Procure
       interNodeGbps: r.interNodeGbps(o.gpu),
       ...(r.interNodeTransport ? { interNodeTransport: r.interNodeTransport } : {}),
       samples: job.samples,
+      ...(job.stack ? { stack: job.stack } : {}),
       priceUsdPerGpuHour: null,
       parallelism: layoutOf(a.config.parallelism),
     });

@@ -5,6 +5,7 @@
 import { Field, Float, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { Precision } from '../predictor/types.js';
 import type { NetworkTransport } from '../seeds/types.js';
+import type { SoftwareStack } from '../predictor/software.js';
 import {
   EvidenceLevelEnum,
   Gpu,
@@ -12,6 +13,7 @@ import {
   NetworkTransportEnum,
   PrecisionEnum,
   PredictorChoiceEnum,
+  SoftwareStackEnum,
   TrainingConfiguration,
 } from './types.js';
 import { PRECISIONS_ALLOWED, PriceInput, WorkloadInput } from './inputs.js';
@@ -199,6 +201,12 @@ export class FleetJobInput {
     description: "Per-GPU batch sizes to consider (default: the model's typical ones).",
   })
   batchSizes?: number[];
+  @Field(() => SoftwareStackEnum, {
+    defaultValue: 'PYTORCH_EAGER',
+    description:
+      'Software stack the job runs under (PYTORCH_EAGER unless said), as RecommendInput.softwareStack: its configurations are timed and sized under it, e.g. MEGATRON for an LLM trained with Megatron-LM.',
+  })
+  softwareStack!: SoftwareStack;
 }
 
 @InputType({ description: 'GPUs of one type the fleet may use at the same time.' })
@@ -408,6 +416,12 @@ export class ProcurementJobInput {
     description: "Per-GPU batch sizes to consider (default: the model's typical ones).",
   })
   batchSizes?: number[];
+  @Field(() => SoftwareStackEnum, {
+    defaultValue: 'PYTORCH_EAGER',
+    description:
+      'Software stack the job runs under (PYTORCH_EAGER unless said), as RecommendInput.softwareStack: its configurations are timed and sized under it, e.g. MEGATRON for an LLM trained with Megatron-LM.',
+  })
+  softwareStack!: SoftwareStack;
 }
 
 @InputType({ description: 'Buying GPUs of a type.' })

@@ -37,7 +37,7 @@ import { learnedPredictor, type LearnedState } from '../predictor/learned/model.
 import type { Efficiency } from '../predictor/step.js';
 import { DEFAULT_SEARCH_PRECISIONS, defaultSearchPrecisions } from '../predictor/precision.js';
 import { costOf } from '../predictor/predict.js';
-import { statedChannelsLast } from '../predictor/software.js';
+import { statedChannelsLast, type SoftwareStack } from '../predictor/software.js';
 import { PRECISIONS, type GpuSpec, type ModelDef, type Precision } from '../predictor/types.js';
 import { planParallelism, type Recompute } from '../predictor/parallel.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
@@ -100,6 +100,8 @@ export interface FleetQuery extends SearchSettings {
     deadlineHours: number;
     priority: number;
     batchSizes?: number[] | null;
+    /** The job's software stack; absent = eager PyTorch. */
+    softwareStack?: SoftwareStack | null;
   }[];
   inventory: { gpu: string; count: number; usdPerGpuHour?: number | null }[];
   allowOnDemand: boolean;
@@ -120,6 +122,8 @@ export interface ProcurementQuery extends SearchSettings {
     runsByMonth?: number[] | null;
     deadlineHours?: number | null;
     batchSizes?: number[] | null;
+    /** The job's software stack; absent = eager PyTorch. */
+    softwareStack?: SoftwareStack | null;
   }[];
   horizonMonths: number;
   deadlineConfidence?: boolean | null;
@@ -323,13 +327,13 @@ export interface TimedProcurementPlan extends ProcurementPlan {
  * model, on the search's network. (Fleet and procurement plans name jobs by id.)
  */
 function jobTimer(
-  jobs: readonly { id: string; model: ModelDef }[],
+  jobs: readonly { id: string; model: ModelDef; stack?: SoftwareStack }[],
   space: ReturnType<typeof searchSpace>,
   input: { channelsLast?: boolean | null },
 ) {
-  const modelOf = new Map(jobs.map((j) => [j.id, j.model]));
+  const jobOf = new Map(jobs.map((j) => [j.id, j]));
   return <T extends PlanConfiguration & { gpu: GpuSpec }>(jobId: string, c: T): Timed<T> => {
-    const model = modelOf.get(jobId)!;
+    const { model, stack } = jobOf.get(jobId)!;
     return {
       ...c,
       harness: harnessCommands(
@@ -338,7 +342,7 @@ function jobTimer(
           interNodeGbps: space.interNodeGbps(c.gpu),
           interNodeTransport: space.interNodeTransport ?? 'RDMA',
         },
-        { workload: { model: model.id }, model, channelsLast: input.channelsLast },
+        { workload: { model: model.id }, model, channelsLast: input.channelsLast, softwareStack: stack },
       ),
     };
   };
@@ -415,6 +419,7 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
       deadlineHours,
       priority: inRange(`jobs[${i}].priority`, j.priority, FLOORS.priority, LIMITS.priority),
       batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
+      ...(j.softwareStack ? { stack: j.softwareStack } : {}),
     };
   });
   if ((input.inventory ?? []).length > LIMITS.listLength)
@@ -523,6 +528,7 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
           ? hoursPerMonth
           : inRange(`jobs[${i}].deadlineHours`, j.deadlineHours, FLOORS.hours, LIMITS.hours),
       batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
+      ...(j.softwareStack ? { stack: j.softwareStack } : {}),
     };
   });
   const prices = priceMap('prices', input.prices);

@@ -520,6 +520,27 @@ describe('planFleet (library)', () => {
 });
 
 describe('planFleet over GraphQL and the CLI', () => {
+  it('times each job under its own software stack, as recommend and predict do, and its harness note says what differs', async () => {
+    const job = (id: string, stack: string) =>
+      `{ id: "${id}", workload: { model: "llama2_7b", samples: 1e9 }, deadlineHours: 1000, batchSizes: [1], softwareStack: ${stack} }`;
+    const r = await run(`{ planFleet(input: {
+      jobs: [${job('eager', 'PYTORCH_EAGER')}, ${job('megatron', 'MEGATRON')}],
+      inventory: [{ gpu: "H100-SXM5-80GB", count: 16, usdPerGpuHour: 3 }],
+      precisions: [BF16], gpusPerNode: [8], maxNodes: 1
+    }) { status assignments { jobId totalGpus stepTimeMs harness { note } } } }`);
+    expect(r.errors).toBeUndefined();
+    const plan = r.data!.planFleet;
+    expect(plan.status).toBe('OPTIMAL');
+    const by = Object.fromEntries(plan.assignments.map((a: { jobId: string }) => [a.jobId, a])) as Record<
+      string,
+      { totalGpus: number; stepTimeMs: number; harness: { note: string } }
+    >;
+    // Megatron's fitted effects (seeds/software.json) make the same model's step faster.
+    expect(by.megatron.stepTimeMs).toBeLessThan(by.eager.stepTimeMs);
+    expect(by.megatron.harness.note).toMatch(/the harness runs eager PyTorch, not MEGATRON/);
+    expect(by.eager.harness.note).not.toMatch(/not MEGATRON/);
+  });
+
   // Plans are costed on the memory format the request states (eager PyTorch's NCHW unless
   // channelsLast), and say so as recommend does.
   it('costs 16-bit convolutions on NCHW unless channelsLast says otherwise, and notes it', async () => {
