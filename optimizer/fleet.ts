@@ -36,7 +36,7 @@
 // recommend's search, timed by the analytical estimate or by the learned correction with a user's
 // runs; one search per job and GPU type, with the job's window deadline - release and the type's
 // inventory as constraints), so memory and the window are already met by every column.
-import { costOf, InputError } from '../predictor/predict.js';
+import { costOf, InputError, type PredictRequest } from '../predictor/predict.js';
 import { defaultSearchPrecisions } from '../predictor/precision.js';
 import { isPlain, type Parallelism, type PlanParallelism } from '../predictor/parallel.js';
 import type { SoftwareStack } from '../predictor/software.js';
@@ -97,11 +97,6 @@ export interface FleetRequest extends CandidateSearch {
   allowUnplaced: boolean;
   /** Slots the time-indexed model cuts the horizon into (default 48). */
   timeSlots?: number;
-  /**
-   * Hold every deadline at the P90 step time: each run is scheduled for (and holds its GPUs during)
-   * its P90 hours, so a slow run neither misses its deadline nor delays the jobs queued behind it.
-   */
-  deadlineConfidence?: boolean;
 }
 
 export const DEFAULT_TIME_SLOTS = 48;
@@ -231,39 +226,99 @@ export function jobPrecisions(r: CandidateSearch, model: ModelDef): Precision[] 
   return r.precisions.filter((p) => defaults.includes(p));
 }
 
-const searchFor = (
-  r: FleetRequest,
-  job: FleetJob,
-  t: GpuType,
-  o: { deadline: boolean; cap: boolean; limit: number; objective: 'COST' | 'TIME' },
+/** What of a coupled job (a fleet's or a procurement's) its searches and its verification read. */
+type CoupledJob = Pick<FleetJob, 'model' | 'samples' | 'batchSizes' | 'stack'>;
+
+/**
+ * A coupled job's search on one GPU type, as `recommend` takes it: the request's search space, the
+ * job's model, batch sizes and stack, the GPU type at `price` (none: unpriced), and the layouts
+ * `recommend` searches (ZeRO/FSDP, tensor and pipeline parallelism, recomputation) wherever plain data
+ * parallelism does not fit or trains above the global batch cap, so large models are planned too.
+ */
+export const jobSearch = (
+  r: CandidateSearch,
+  job: CoupledJob,
+  gpu: CatalogGpu,
+  o: {
+    price: number | null;
+    deadlineHours?: number;
+    maxGpus?: number;
+    limit: number;
+    objective: 'COST' | 'TIME';
+  },
 ): RecommendRequest => ({
   model: job.model,
   samples: job.samples,
   objective: o.objective,
-  deadlineHours: o.deadline ? windowHours(job) : undefined,
-  gpus: [t.gpu],
+  deadlineHours: o.deadlineHours,
+  ...(o.deadlineHours !== undefined && r.deadlineConfidence ? { deadlineConfidence: true } : {}),
+  gpus: [gpu],
   precisions: jobPrecisions(r, job.model),
   maxNodes: r.maxNodes,
-  maxGpus: o.cap && t.limit !== null ? t.limit : undefined,
+  maxGpus: o.maxGpus,
   gpusPerNodeChoices: r.gpusPerNodeChoices,
   batchSizes: job.batchSizes ?? job.model.batchSizes,
   ...(job.stack ? { stack: job.stack } : {}),
-  prices: t.price === null ? undefined : { [t.gpu.id]: t.price },
+  prices: o.price === null ? undefined : { [gpu.id]: o.price },
   interNodeGbps: r.interNodeGbps,
   ...(r.interNodeTransport ? { interNodeTransport: r.interNodeTransport } : {}),
   fp32UsesTf32: r.fp32UsesTf32,
   ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
   limit: o.limit,
-  ...(r.deadlineConfidence ? { deadlineConfidence: true } : {}),
-  // The layouts `recommend` searches (ZeRO/FSDP, tensor and pipeline parallelism, recomputation)
-  // wherever plain data parallelism does not fit or trains above the global batch cap, so large
-  // models are planned here too.
   parallelismSearch: 'auto',
 });
 
-/** Hours a plan's run holds its GPUs in the schedule (FleetCandidate.heldHours). */
-const heldHoursOf = (
-  r: Pick<FleetRequest, 'deadlineConfidence'>,
+const searchFor = (
+  r: FleetRequest,
+  job: FleetJob,
+  t: GpuType,
+  o: { deadline: boolean; cap: boolean; limit: number; objective: 'COST' | 'TIME' },
+): RecommendRequest =>
+  jobSearch(r, job, t.gpu, {
+    price: t.price,
+    deadlineHours: o.deadline ? windowHours(job) : undefined,
+    maxGpus: o.cap && t.limit !== null ? t.limit : undefined,
+    limit: o.limit,
+    objective: o.objective,
+  });
+
+/**
+ * A coupled plan's configuration as `predict` takes it, to verify it against what its predictor
+ * says: the request's network and precision rules, the job's samples and stack, the plan's layout.
+ */
+export const configurationRequest = (
+  r: CandidateSearch,
+  job: CoupledJob,
+  gpu: CatalogGpu,
+  c: Pick<
+    FleetCandidate,
+    'precision' | 'batchSizePerGpu' | 'gpusPerNode' | 'nodes' | 'gradAccumSteps' | 'parallelism'
+  >,
+  priceUsdPerGpuHour: number | null,
+): PredictRequest => ({
+  model: job.model,
+  gpu,
+  precision: c.precision,
+  batchSizePerGpu: c.batchSizePerGpu,
+  gpusPerNode: c.gpusPerNode,
+  nodes: c.nodes,
+  gradAccumSteps: c.gradAccumSteps,
+  fp32UsesTf32: r.fp32UsesTf32,
+  ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
+  interNodeGbps: r.interNodeGbps(gpu),
+  ...(r.interNodeTransport ? { interNodeTransport: r.interNodeTransport } : {}),
+  samples: job.samples,
+  ...(job.stack ? { stack: job.stack } : {}),
+  priceUsdPerGpuHour,
+  parallelism: layoutOf(c.parallelism),
+});
+
+/**
+ * The hours a run is held to its deadline with, and (in a fleet) holds its GPUs for: the estimate,
+ * or with deadlineConfidence its P90 (FleetCandidate.heldHours).
+ */
+export const heldHoursOf = (
+  r: Pick<CandidateSearch, 'deadlineConfidence'>,
   p: Pick<Plan, 'totalHours' | 'totalHoursP90'>,
 ) => (r.deadlineConfidence ? p.totalHoursP90 : p.totalHours);
 
@@ -997,23 +1052,7 @@ export async function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): Promise
       problems.push(`job ${a.jobId}: precision ${a.precision} is not allowed`);
     let p;
     try {
-      p = await predictorOf(r).predict({
-        model: job.model,
-        gpu: t.gpu,
-        precision: a.precision,
-        batchSizePerGpu: a.batchSizePerGpu,
-        gpusPerNode: a.gpusPerNode,
-        nodes: a.nodes,
-        gradAccumSteps: a.gradAccumSteps,
-        fp32UsesTf32: r.fp32UsesTf32,
-        ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
-        interNodeGbps: r.interNodeGbps(t.gpu),
-        ...(r.interNodeTransport ? { interNodeTransport: r.interNodeTransport } : {}),
-        samples: job.samples,
-        ...(job.stack ? { stack: job.stack } : {}),
-        priceUsdPerGpuHour: t.price,
-        parallelism: layoutOf(a.parallelism),
-      });
+      p = await predictorOf(r).predict(configurationRequest(r, job, t.gpu, a, t.price));
     } catch (e) {
       problems.push(`job ${a.jobId}: ${e instanceof Error ? e.message : String(e)}`);
       continue;

@@ -50,7 +50,15 @@ import {
 } from './milp/solver.js';
 import { VerificationError } from './milp/verify.js';
 import { paretoFilter } from './pareto.js';
-import { ALL, jobPrecisions, layoutOf, outOfMemory, usable, type Blocker } from './fleet.js';
+import {
+  ALL,
+  configurationRequest,
+  heldHoursOf,
+  jobSearch,
+  outOfMemory,
+  usable,
+  type Blocker,
+} from './fleet.js';
 import type { PlanParallelism } from '../predictor/parallel.js';
 
 export interface ProcurementJob {
@@ -93,8 +101,6 @@ export interface ProcurementRequest extends CandidateSearch {
   horizonMonths: number;
   hoursPerMonth: number;
   options: GpuOption[];
-  /** Each run must meet its deadline at the P90 step time, not only at the estimate (capacity and costs stay at the estimate). */
-  deadlineConfidence?: boolean;
 }
 
 export interface RunConfig {
@@ -211,28 +217,13 @@ const search = (
   price: number | null,
   deadline: boolean,
   limit: number,
-): RecommendRequest => ({
-  model: job.model,
-  samples: job.samples,
-  objective: price === null ? 'TIME' : 'COST',
-  deadlineHours: deadline ? job.deadlineHours : undefined,
-  ...(deadline && r.deadlineConfidence ? { deadlineConfidence: true } : {}),
-  gpus: [gpu],
-  precisions: jobPrecisions(r, job.model),
-  maxNodes: r.maxNodes,
-  gpusPerNodeChoices: r.gpusPerNodeChoices,
-  batchSizes: job.batchSizes ?? job.model.batchSizes,
-  ...(job.stack ? { stack: job.stack } : {}),
-  prices: price === null ? undefined : { [gpu.id]: price },
-  interNodeGbps: r.interNodeGbps,
-  ...(r.interNodeTransport ? { interNodeTransport: r.interNodeTransport } : {}),
-  fp32UsesTf32: r.fp32UsesTf32,
-  ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
-  limit,
-  // The layouts `recommend` searches (ZeRO/FSDP, TP, PP, recomputation) where plain data parallelism
-  // does not fit or trains above the global batch cap.
-  parallelismSearch: 'auto',
-});
+): RecommendRequest =>
+  jobSearch(r, job, gpu, {
+    price,
+    deadlineHours: deadline ? job.deadlineHours : undefined,
+    limit,
+    objective: price === null ? 'TIME' : 'COST',
+  });
 
 const config = (gpu: CatalogGpu, p: Plan, usdPerGpuHour: number): RunConfig => {
   const gpus = p.nodes * p.gpusPerNode;
@@ -317,15 +308,13 @@ async function diagnose(
           message: `none of ${types.map((g) => g.id).join(', ')} supports the precisions allowed`,
         };
   }
-  // The hours the deadline is held to: the estimate's, or with deadlineConfidence the P90's.
-  const due = (p: Plan) => (r.deadlineConfidence ? p.totalHoursP90 : p.totalHours);
   const fastest = free
     .map((x) => x.plans.find(usable))
     .filter((p): p is Plan => !!p)
-    .sort((a, b) => due(a) - due(b))[0];
+    .sort((a, b) => heldHoursOf(r, a) - heldHoursOf(r, b))[0];
   return {
     reason: 'DEADLINE',
-    message: `the fastest configuration takes ${due(fastest).toPrecision(4)} h per run${r.deadlineConfidence ? ' at the P90 step time' : ''} (${fastest.nodes}x${fastest.gpusPerNode} ${fastest.gpu.id}), beyond the ${job.deadlineHours} h deadline`,
+    message: `the fastest configuration takes ${heldHoursOf(r, fastest).toPrecision(4)} h per run${r.deadlineConfidence ? ' at the P90 step time' : ''} (${fastest.nodes}x${fastest.gpusPerNode} ${fastest.gpu.id}), beyond the ${job.deadlineHours} h deadline`,
   };
 }
 
@@ -885,26 +874,10 @@ export async function verifyProcurementPlan(r: ProcurementRequest, plan: Procure
       problems.push(`job ${a.jobId}: ${o.gpu.id} cannot be rented`);
     if (!Number.isInteger(a.runsPerMonth) || a.runsPerMonth <= 0)
       problems.push(`job ${a.jobId}: ${a.runsPerMonth} runs`);
-    const p = await predictorOf(r).predict({
-      model: job.model,
-      gpu: o.gpu,
-      precision: a.config.precision,
-      batchSizePerGpu: a.config.batchSizePerGpu,
-      gpusPerNode: a.config.gpusPerNode,
-      nodes: a.config.nodes,
-      gradAccumSteps: a.config.gradAccumSteps,
-      fp32UsesTf32: r.fp32UsesTf32,
-      ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
-      interNodeGbps: r.interNodeGbps(o.gpu),
-      ...(r.interNodeTransport ? { interNodeTransport: r.interNodeTransport } : {}),
-      samples: job.samples,
-      ...(job.stack ? { stack: job.stack } : {}),
-      priceUsdPerGpuHour: null,
-      parallelism: layoutOf(a.config.parallelism),
-    });
+    const p = await predictorOf(r).predict(configurationRequest(r, job, o.gpu, a.config, null));
     if (!p.fitsInMemory) problems.push(`job ${a.jobId}: does not fit in ${o.gpu.id} memory`);
     const p90 = p.totalHoursP90 ?? p.totalHours!;
-    const due = r.deadlineConfidence ? p90 : p.totalHours!;
+    const due = heldHoursOf(r, { totalHours: p.totalHours!, totalHoursP90: p90 });
     if (!(due <= job.deadlineHours * (1 + 1e-9)))
       problems.push(
         `job ${a.jobId}: a run takes ${due} h${r.deadlineConfidence ? ' at P90' : ''}, deadline ${job.deadlineHours} h`,

@@ -355,4 +355,6 @@ export interface CandidateSearch {
   efficiency: Efficiency;
   /** What times the candidates (default: the analytical estimate with `efficiency`). */
   predictor?: CandidatePredictor;
+  /** Deadlines hold at the P90 step time, not only at the estimate (fleet: runs are scheduled for their P90 hours). */
+  deadlineConfidence?: boolean;
 }
