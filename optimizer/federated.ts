@@ -706,7 +706,7 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
     notes.push(
       `roundTimeSecondsP90 equals the analytical round time: ${r.learned?.reason || 'no learned correction was given'}`,
     );
-  const plan = finish(r, rounds, p90Scales(kept), {
+  const plan = finish(r, rounds, {
     status: accepted.res.status,
     solver: accepted.res.solver,
     optimalityProven: accepted.res.optimalityProven,
@@ -771,7 +771,7 @@ function decodeRounds(
         localSteps: steps,
         samples: steps * o.batchSizePerGpu * units,
         computeSeconds: compute,
-        computeSecondsP90: compute,
+        computeSecondsP90: compute * o.p90Scale,
         transferSeconds: transfer[i],
         totalSeconds: compute + transfer[i],
         memoryGb: o.memoryGb,
@@ -783,15 +783,6 @@ function decodeRounds(
       };
     }),
   );
-}
-
-/** Each kept option's P90 step time over its step time, by client, precision and batch (as finish reads it). */
-function p90Scales(kept: ClientOption[][]): Map<string, number> {
-  const scale = new Map<string, number>();
-  kept.forEach((opts, i) => {
-    for (const o of opts) scale.set(`${i}|${o.precision}|${o.batchSizePerGpu}`, o.p90Scale);
-  });
-  return scale;
 }
 
 /**
@@ -1085,7 +1076,6 @@ function cycleProbability(r: FederatedRequest, kept: ClientOption[][], rounds: C
 function finish(
   r: FederatedRequest,
   rounds: ClientPlan[][],
-  p90: Map<string, number>,
   /** The solve report less its time (taken from t0), and what the plan adds. */
   meta: Omit<MipOutcome, 'solveTimeMs'> & {
     dropoutsTolerated: number | null;
@@ -1094,10 +1084,6 @@ function finish(
   },
 ): FederatedPlan {
   const schedule: RoundPlan[] = rounds.map((clients, k) => {
-    for (const [i, c] of clients.entries()) {
-      if (!c.participates) continue;
-      c.computeSecondsP90 = c.computeSeconds * (p90.get(`${i}|${c.precision}|${c.batchSizePerGpu}`) ?? 1);
-    }
     const active = clients.filter((c) => c.participates);
     const slowest = active.reduce<ClientPlan | null>(
       (m, c) => (!m || c.totalSeconds > m.totalSeconds ? c : m),
