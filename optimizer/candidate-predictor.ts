@@ -10,7 +10,7 @@ import { DEFAULT_SOFTWARE } from '../predictor/learned/features.js';
 import type { LearnedPredictor } from '../predictor/learned/model.js';
 import {
   activationScalesFor,
-  memoryCalibrationFor,
+  withMeasuredActivations,
   type MemoryCalibrations,
 } from '../predictor/memory-calibration.js';
 import { predict } from '../predictor/predict.js';
@@ -44,10 +44,7 @@ export function analyticalPredictor(
           eff,
         ),
       ),
-    predict: (req) => {
-      const m = memoryCalibrationFor(memory, req.model.id, req.precision, req.stack);
-      return Promise.resolve(predict(m ? { ...req, activationScale: m.scale } : req, eff));
-    },
+    predict: (req) => Promise.resolve(predict(withMeasuredActivations(req, memory).req, eff)),
   };
 }
 
@@ -76,7 +73,7 @@ export function correctedPredictor(
         user,
       );
     },
-    // predictCorrected sizes memory with the same runs' peaks (memoryCalibrationFor) as the search.
+    // predictCorrected sizes memory with the same runs' peaks (withMeasuredActivations) as the search.
     predict: (req) => predictCorrected(req, state, eff, DEFAULT_SOFTWARE, user),
   };
 }

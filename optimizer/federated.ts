@@ -74,7 +74,7 @@ import type { GpuSpec, MathMode, ModelDef, Precision } from '../predictor/types.
 import { correctionInputOf, predictCorrected } from '../predictor/corrected.js';
 import type { UserEvidence } from '../predictor/learned/calibration.js';
 import { DEFAULT_SOFTWARE } from '../predictor/learned/features.js';
-import { memoryCalibrationFor } from '../predictor/memory-calibration.js';
+import { withMeasuredActivations } from '../predictor/memory-calibration.js';
 import type { Efficiency } from '../predictor/step.js';
 import { pcieBandwidth } from '../seeds/catalog.js';
 import { MipBuilder, modelSize, objectiveOf, type ModelSize } from './milp/model.js';
@@ -314,11 +314,11 @@ const predictOn = (
   precision: Precision,
   batch: number,
   parallelism?: Parallelism,
-) => {
-  const memory = memoryCalibrationFor(r.user?.memory, r.model.id, precision, undefined);
-  const req = stepRequest(r, gpu, precision, batch, parallelism);
-  return predict(memory ? { ...req, activationScale: memory.scale } : req, r.efficiency);
-};
+) =>
+  predict(
+    withMeasuredActivations(stepRequest(r, gpu, precision, batch, parallelism), r.user?.memory).req,
+    r.efficiency,
+  );
 
 /** Whether the learned correction times this client's steps: a catalog GPU's (a custom device is known only by its peaks, which no training row describes). */
 const correctedOn = (r: FederatedRequest, gpu: GpuSpec) => !!r.learned?.predictor && gpu.vendor !== 'custom';

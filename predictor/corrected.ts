@@ -10,7 +10,7 @@ import { costOf, predict, type Prediction, type PredictRequest } from './predict
 import { convolutionLayout, scaleBreakdown, type Efficiency } from './step.js';
 import { getGpu } from '../seeds/catalog.js';
 import { stackEvidence } from './software.js';
-import { memoryCalibrationFor } from './memory-calibration.js';
+import { withMeasuredActivations } from './memory-calibration.js';
 
 /** What a LoRA estimate assumes and leaves out: said in its evidence and in the notes of a LoRA search. */
 export const LORA_LEFT_OUT =
@@ -43,8 +43,8 @@ export async function predictCorrected(
   user?: UserEvidence,
 ): Promise<CorrectedPrediction> {
   // The model's activations as the user's runs measured them (memory-calibration.ts).
-  const memory = memoryCalibrationFor(user?.memory, req.model.id, req.precision, req.stack);
-  const p = predict(memory ? { ...req, activationScale: memory.scale } : req, eff);
+  const { req: sized, memory } = withMeasuredActivations(req, user?.memory);
+  const p = predict(sized, eff);
   const memoryEvidence = memory
     ? `; memory: activations ${memory.scale.toFixed(2)}x what trainplan counts, from the peak memory of ${memory.runs} of your runs of this model in ${req.precision}`
     : '';

@@ -80,6 +80,17 @@ export function memoryCalibrationFor(
     : undefined;
 }
 
+/**
+ * A prediction request with its model's activations as the runs measured them
+ * (PredictRequest.activationScale), and the calibration that set it; the request as it is without one.
+ */
+export function withMeasuredActivations<
+  R extends { model: { id: string }; precision: Precision; stack?: SoftwareStack; activationScale?: number },
+>(req: R, calibrations: MemoryCalibrations | undefined): { req: R; memory?: MemoryCalibration } {
+  const memory = memoryCalibrationFor(calibrations, req.model.id, req.precision, req.stack);
+  return memory ? { req: { ...req, activationScale: memory.scale }, memory } : { req };
+}
+
 /** Per precision, the activation scale a search of `modelId` takes (RecommendRequest.activationScales). */
 export function activationScalesFor(
   calibrations: MemoryCalibrations | undefined,
