@@ -17,7 +17,18 @@ import { predict } from '../predictor/predict.js';
 import type { Efficiency } from '../predictor/step.js';
 import { recommendCorrected } from './recommend-corrected.js';
 import { recommend } from './recommend.js';
-import type { CandidatePredictor, CandidateSearch } from './search-types.js';
+import type { CandidatePredictor, CandidateSearch, RecommendRequest } from './search-types.js';
+
+/** A search with a user's runs: counted as measurements (`measured`), their peaks sizing the model's memory. */
+const withUserRuns = (
+  r: RecommendRequest,
+  memory: MemoryCalibrations | undefined,
+  measured: MeasuredSet | undefined,
+): RecommendRequest => ({
+  ...r,
+  ...(measured ? { measured } : {}),
+  activationScales: activationScalesFor(memory, r.model.id, r.precisions, r.stack),
+});
 
 /**
  * The roofline estimate alone; `why` says why (no learned model, or ANALYTICAL asked). As recommend
@@ -33,17 +44,7 @@ export function analyticalPredictor(
   return {
     name: 'analytical',
     note: `configurations timed by the analytical estimate alone: ${why}`,
-    search: (r) =>
-      Promise.resolve(
-        recommend(
-          {
-            ...r,
-            ...(measured ? { measured } : {}),
-            activationScales: activationScalesFor(memory, r.model.id, r.precisions, r.stack),
-          },
-          eff,
-        ),
-      ),
+    search: (r) => Promise.resolve(recommend(withUserRuns(r, memory, measured), eff)),
     predict: (req) => Promise.resolve(predict(withMeasuredActivations(req, memory).req, eff)),
   };
 }
@@ -63,16 +64,8 @@ export function correctedPredictor(
   return {
     name: learned.name,
     note: `configurations timed by the learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md)${user ? `, with ${user.runs.all.length} of your recorded runs as evidence (each configuration's evidence says which moved it)` : ''}`,
-    async search(r) {
-      const activationScales = activationScalesFor(user?.memory, r.model.id, r.precisions, r.stack);
-      return recommendCorrected(
-        { ...r, ...(measured ? { measured } : {}), activationScales },
-        state,
-        eff,
-        DEFAULT_SOFTWARE,
-        user,
-      );
-    },
+    search: (r) =>
+      recommendCorrected(withUserRuns(r, user?.memory, measured), state, eff, DEFAULT_SOFTWARE, user),
     // predictCorrected sizes memory with the same runs' peaks (withMeasuredActivations) as the search.
     predict: (req) => predictCorrected(req, state, eff, DEFAULT_SOFTWARE, user),
   };

@@ -31,7 +31,6 @@ import type { SolveOptions } from '../optimizer/milp/solver.js';
 import { analyticalPredictor, correctedPredictor } from '../optimizer/candidate-predictor.js';
 import type { PredictorChoice } from '../optimizer/recommend-corrected.js';
 import type { CandidatePredictor } from '../optimizer/search-types.js';
-import { seedsMeasured, withRuns } from '../predictor/learned/evidence.js';
 import type { UserEvidence } from '../predictor/learned/calibration.js';
 import { learnedPredictor, type LearnedState } from '../predictor/learned/model.js';
 import type { Efficiency } from '../predictor/step.js';
@@ -44,7 +43,7 @@ import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog
 import type { NetworkTransport } from '../seeds/types.js';
 import { harnessCommands, type HarnessCommands, type PlanConfiguration } from './harness-commands.js';
 import { fullTrainingOnly, gpuById, modelById } from './lookup.js';
-import { userEvidence } from './measurements.js';
+import { measuredWithRuns, userEvidence } from './measurements.js';
 import { DEFAULT_GPUS_PER_NODE, fp8NotSearchedNote, nchwNote } from './planning.js';
 import {
   finiteNumber,
@@ -292,7 +291,7 @@ async function candidatePredictor(
   eff: Efficiency,
 ): Promise<CandidatePredictor> {
   const { learned, user } = await plannersLearned(choice);
-  const measured = user ? withRuns(seedsMeasured(), user.runs.all) : undefined;
+  const measured = measuredWithRuns(user);
   if (!learned.predictor) return analyticalPredictor(eff, learned.reason, user?.memory, measured);
   return correctedPredictor(learned.predictor, eff, user, measured);
 }

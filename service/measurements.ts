@@ -2,7 +2,7 @@
 // turned into the evidence every prediction and plan uses (predictor/learned/calibration.ts).
 // The evidence is rebuilt only when the store changes (its version: count and largest id), so a
 // run recorded by one worker reaches the others on their next request.
-import { EvidenceIndex } from '../predictor/learned/evidence.js';
+import { EvidenceIndex, seedsMeasured, withRuns, type MeasuredSet } from '../predictor/learned/evidence.js';
 import { RecordedRuns, type RecordedEvidence, type UserEvidence } from '../predictor/learned/calibration.js';
 import type { Framework } from '../predictor/learned/features.js';
 import { correctionInputOf } from '../predictor/corrected.js';
@@ -374,6 +374,10 @@ interface Snapshot {
   heldOut?: Promise<Map<number, number>>;
 }
 let snapshot: Snapshot | undefined;
+
+/** What counts as measured once the user's runs count too (evidence levels, minEvidence); undefined without runs. */
+export const measuredWithRuns = (user: Pick<UserEvidence, 'runs'> | undefined): MeasuredSet | undefined =>
+  user ? withRuns(seedsMeasured(), user.runs.all) : undefined;
 
 /** The recorded runs as evidence for the predictor; undefined when there are none (or no learned model). */
 export async function userEvidence(learned?: LearnedState): Promise<

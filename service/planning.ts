@@ -20,7 +20,7 @@ import {
   type RankBy,
 } from '../optimizer/search-types.js';
 import { selectOffers, type Offer } from '../optimizer/offers.js';
-import { seedsMeasured, withRuns, type EvidenceLevel } from '../predictor/learned/evidence.js';
+import type { EvidenceLevel } from '../predictor/learned/evidence.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus, serverPriceOverrides } from '../seeds/catalog.js';
 import {
   PRECISIONS,
@@ -40,7 +40,7 @@ import {
   type PlannedRecommendation,
 } from './harness-commands.js';
 import { activationScalesFor } from '../predictor/memory-calibration.js';
-import { userEvidence } from './measurements.js';
+import { measuredWithRuns, userEvidence } from './measurements.js';
 import { remainingBudgetMs, withinMs, type RequestClock } from './search-budget.js';
 import {
   FLOORS,
@@ -492,7 +492,7 @@ export async function recommendPlans(
         minEvidence: q.minEvidence,
         // A user's recorded runs count as measurements (evidenceLevel, minEvidence), and their peaks
         // size the model's memory (predictor/memory-calibration.ts).
-        measured: user ? withRuns(seedsMeasured(), user.runs.all) : undefined,
+        measured: measuredWithRuns(user),
         activationScales: activationScalesFor(
           user?.memory,
           model.id,
