@@ -137,6 +137,19 @@ export abstract class MipOutcome {
   @Field(() => MipModelSize, { description: 'Size of the mixed-integer program.' }) modelSize!: MipModelSize;
 }
 
+/** A fleet's or a procurement's configuration, with what stands behind its time (as a recommend plan says it). */
+@ObjectType({
+  description:
+    "A coupled plan's configuration with the evidence behind its time (FleetAssignment, RunConfig extend it; not a query result on its own).",
+})
+export abstract class EvidencedConfiguration extends TrainingConfiguration {
+  @Field(() => EvidenceLevelEnum, { description: 'How much measurement stands behind this time.' })
+  evidenceLevel!: keyof typeof EvidenceLevelEnum;
+  @Field(() => String, { description: EVIDENCE }) evidence!: string;
+  @Field(() => Int, { description: 'How many of your recorded runs (recordMeasurements) moved this time.' })
+  calibrationRuns!: number;
+}
+
 // ------------------------------------------------------------------ fleet
 
 /** How the three MIP queries solve: every input extends it. */
@@ -294,7 +307,7 @@ export class FleetInput extends SolveSettingsInput {
 }
 
 @ObjectType({ description: "One job's configuration and time in the fleet plan." })
-export class FleetAssignment extends TrainingConfiguration {
+export class FleetAssignment extends EvidencedConfiguration {
   @Field(() => String, { description: 'The job (FleetJobInput.id).' }) jobId!: string;
   @Field(() => Boolean, { description: 'Rented on demand rather than taken from the inventory.' })
   onDemand!: boolean;
@@ -326,11 +339,6 @@ export class FleetAssignment extends TrainingConfiguration {
   })
   priceUsdPerGpuHour!: number | null;
   @Field(() => Float, { description: 'GPU memory one GPU needs, GB (GiB).' }) memoryGbPerGpu!: number;
-  @Field(() => EvidenceLevelEnum, { description: 'How much measurement stands behind this time.' })
-  evidenceLevel!: keyof typeof EvidenceLevelEnum;
-  @Field(() => String, { description: EVIDENCE }) evidence!: string;
-  @Field(() => Int, { description: 'How many of your recorded runs (recordMeasurements) moved this time.' })
-  calibrationRuns!: number;
 }
 
 @ObjectType({ description: 'GPUs of one type in use at once.' })
@@ -510,7 +518,7 @@ export class ProcurementInput extends SolveSettingsInput {
 }
 
 @ObjectType({ description: 'How one run of a job is executed.' })
-export class RunConfig extends TrainingConfiguration {
+export class RunConfig extends EvidencedConfiguration {
   @Field(() => Parallelism, {
     description:
       'How a run splits the model over its GPUs (ZeRO/FSDP, tensor and pipeline parallelism, recomputation).',
@@ -525,11 +533,6 @@ export class RunConfig extends TrainingConfiguration {
   @Field(() => Float, { description: 'GPU-hours of one run (hours x GPUs).' }) gpuHoursPerRun!: number;
   @Field(() => Float, { description: 'Electricity (owned) or rental (rented) cost of one run.' })
   usdPerRun!: number;
-  @Field(() => EvidenceLevelEnum, { description: 'How much measurement stands behind this time.' })
-  evidenceLevel!: keyof typeof EvidenceLevelEnum;
-  @Field(() => String, { description: EVIDENCE }) evidence!: string;
-  @Field(() => Int, { description: 'How many of your recorded runs (recordMeasurements) moved this time.' })
-  calibrationRuns!: number;
 }
 
 @ObjectType({ description: 'Runs of a job per month on owned or rented GPUs, in the months listed.' })
