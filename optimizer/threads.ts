@@ -2,6 +2,20 @@
 // (optimizer/milp/solver.ts) and the coupled planners' pool (resolvers/off-thread.ts): both need
 // the same handshake, the same TypeScript boot and the same failure reasons.
 import { Worker } from 'node:worker_threads';
+import { closeRunGate, newRunGate, type RunGate } from '../predictor/learned/run-gate.js';
+
+/** Each started thread's run gate (predictor/learned/run-gate.ts), which stopWorker closes first. */
+const gates = new WeakMap<Worker, RunGate>();
+
+/**
+ * Ends a thread started by startWorker once no onnxruntime run is in flight in it (terminating one
+ * mid-run aborts the process; see run-gate.ts). Resolves when it has exited.
+ */
+export async function stopWorker(worker: Worker): Promise<void> {
+  const gate = gates.get(worker);
+  if (gate) await closeRunGate(gate);
+  await worker.terminate();
+}
 
 /**
  * Starts `entry` in a worker thread and resolves once it posts `{ type: 'ready' }`. A `.ts` entry
@@ -14,12 +28,15 @@ export function startWorker(
   entry: URL,
   options: { name: string; startTimeoutMs: number; workerData?: Record<string, unknown> },
 ): Promise<Worker> {
-  const { name, startTimeoutMs, workerData = {} } = options;
+  const { name, startTimeoutMs } = options;
+  const runGate = newRunGate();
+  const workerData = { ...options.workerData, runGate };
   const worker = entry.pathname.endsWith('.ts')
     ? new Worker(new URL('./milp/worker-boot.mjs', import.meta.url), {
         workerData: { ...workerData, entry: entry.href },
       })
     : new Worker(entry, { workerData });
+  gates.set(worker, runGate);
   return new Promise((resolve, reject) => {
     // Only our own listeners are removed: removeAllListeners() would also drop the ones Node uses to
     // keep the worker's message port flowing.
@@ -31,7 +48,7 @@ export function startWorker(
     };
     const fail = (why: string) => {
       off();
-      void worker.terminate();
+      void stopWorker(worker);
       reject(new Error(why));
     };
     const onMessage = (m: { type?: unknown }) => {
@@ -111,14 +128,14 @@ export class WorkerPool {
     } else {
       const i = this.slots.indexOf(slot);
       if (i >= 0) this.slots.splice(i, 1);
-      void slot.worker.terminate();
+      void stopWorker(slot.worker);
     }
     this.waiting.shift()?.();
   }
 
   /** Ends every thread (tests, shutdown). */
   shutdown(): void {
-    for (const s of this.slots.splice(0)) void s.worker?.terminate();
+    for (const s of this.slots.splice(0)) if (s.worker) void stopWorker(s.worker);
   }
 
   private waitForRelease(until: number): Promise<boolean> {

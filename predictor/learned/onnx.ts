@@ -2,6 +2,7 @@
 // inference over it. Input "features" [N, d] float32 -> output "correction" [N, 1].
 import onnxProto from 'onnx-proto';
 import type { Ensemble } from './gbdt.js';
+import { throughGate } from './run-gate.js';
 
 const { onnx } = onnxProto;
 
@@ -109,10 +110,12 @@ export async function loadOnnxCorrection(
 ): Promise<OnnxCorrection> {
   const ort: Ort = await import('onnxruntime-node');
   const options = { intraOpNumThreads: threads };
-  const session =
+  // Through the thread's run gate (run-gate.ts): a thread is never terminated with one in flight.
+  const session = await throughGate(() =>
     typeof source === 'string'
-      ? await ort.InferenceSession.create(source, options)
-      : await ort.InferenceSession.create(source, options);
+      ? ort.InferenceSession.create(source, options)
+      : ort.InferenceSession.create(source, options),
+  );
   return {
     featureCount,
     async run(rows, count) {
@@ -120,9 +123,9 @@ export async function loadOnnxCorrection(
       for (let start = 0; start < count; start += RUN_ROWS) {
         const end = Math.min(count, start + RUN_ROWS);
         const block = rows.subarray(start * featureCount, end * featureCount);
-        const out = await session.run({
-          features: new ort.Tensor('float32', block, [end - start, featureCount]),
-        });
+        const out = await throughGate(() =>
+          session.run({ features: new ort.Tensor('float32', block, [end - start, featureCount]) }),
+        );
         corrections.set(out.correction.data as Float32Array, start);
       }
       return corrections;
