@@ -133,9 +133,9 @@ export class WorkerPool {
     this.waiting.shift()?.();
   }
 
-  /** Ends every thread (tests, shutdown). */
-  shutdown(): void {
-    for (const s of this.slots.splice(0)) if (s.worker) void stopWorker(s.worker);
+  /** Ends every thread (tests, shutdown); resolves once they have exited. */
+  async shutdown(): Promise<void> {
+    await Promise.all(this.slots.splice(0).flatMap((s) => (s.worker ? [stopWorker(s.worker)] : [])));
   }
 
   private waitForRelease(until: number): Promise<boolean> {

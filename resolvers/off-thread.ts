@@ -91,9 +91,12 @@ const pool = new WorkerPool(() => {
   });
 }, maxWorkers);
 
-/** Ends every planner thread (tests, shutdown); idle ones never keep the process alive anyway. */
-export function shutdownPlannerWorkers(): void {
-  pool.shutdown();
+/**
+ * Ends every planner thread once no onnxruntime run is in flight in it (tests, and the server's
+ * close: a process that exits with a thread mid-run aborts instead of exiting with its code).
+ */
+export function shutdownPlannerWorkers(): Promise<void> {
+  return pool.shutdown();
 }
 
 const overrun = (field: string, limitS: number) =>

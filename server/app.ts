@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { Server as NetServer, type Socket } from 'node:net';
 import { HeaderMap, type ApolloServer } from '@apollo/server';
 import { learnedPredictor } from '../predictor/learned/model.js';
+import { shutdownPlannerWorkers } from '../resolvers/off-thread.js';
 import type { RequestContext } from '../resolvers/context.js';
 import { setPriceOverrides } from '../seeds/catalog.js';
 import { recommendCache } from '../service/cache.js';
@@ -313,6 +314,8 @@ export async function startServer(
         for (const s of sockets) s.destroy();
         await closed;
         await apollo.stop();
+        // A plan still running after the grace would otherwise be cut mid-correction by the exit.
+        await shutdownPlannerWorkers();
       })()),
   };
 }

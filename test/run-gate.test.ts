@@ -5,7 +5,8 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { closeRunGate, GateClosed, newRunGate, throughGate } from '../predictor/learned/run-gate.js';
-import { ROOT } from './spawn-server.js';
+import { ROOT, spawnServer } from './spawn-server.js';
+import { syntheticProcurement } from './synthetic-requests.js';
 
 function stopThreads(how: 'gate' | 'terminate', count: number) {
   return spawnSync(
@@ -28,6 +29,29 @@ describe('stopping a thread that corrects with onnxruntime', () => {
     const r = stopThreads('terminate', 12);
     expect(r.signal).toBe('SIGABRT');
     expect(r.stderr).toMatch(/terminate called after throwing an instance of 'Napi::Error'/);
+  }, 120_000);
+});
+
+describe('a server stopped while a plan corrects its candidates', () => {
+  it('exits 0 after its grace, not SIGABRT: the planner threads are stopped through their gates first', async () => {
+    // Before: 1 of 4 such stops ended in SIGABRT (the exit cut a thread mid-run).
+    const codes: (number | string)[] = [];
+    for (const waitMs of [2000, 2800, 3600]) {
+      const srv = await spawnServer({
+        env: { TRAINPLAN_SHUTDOWN_DELAY_MS: '0', TRAINPLAN_SHUTDOWN_GRACE_MS: '300' },
+      });
+      const input = syntheticProcurement({ jobs: 60, options: 20, months: 120, timeLimitSeconds: 60 });
+      const query = 'query($input: ProcurementInput!) { planProcurement(input: $input) { status } }';
+      const answer = fetch(srv.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query, variables: { input } }),
+      }).catch(() => 'cut');
+      await new Promise((r) => setTimeout(r, waitMs));
+      codes.push(await srv.stop('SIGTERM'));
+      await answer;
+    }
+    expect(codes).toEqual([0, 0, 0]);
   }, 120_000);
 });
 

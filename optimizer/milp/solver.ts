@@ -104,7 +104,7 @@ let watchdogGraceMs: number | undefined;
 export function __setWorkerForTests(o: { entry?: URL; watchdogGraceMs?: number }): void {
   workerEntryOverride = o.entry;
   watchdogGraceMs = o.watchdogGraceMs;
-  shutdownSolverWorkers();
+  void shutdownSolverWorkers();
   unavailableUntil = 0;
 }
 
@@ -187,8 +187,8 @@ async function runInWorker(job: Omit<WorkerJob, 'id'>, watchdogMs: number): Prom
 }
 
 /** Terminates every solver worker (tests, shutdown). Idle workers never keep the process alive anyway. */
-export function shutdownSolverWorkers(): void {
-  pool.shutdown();
+export function shutdownSolverWorkers(): Promise<void> {
+  return pool.shutdown();
 }
 
 // ------------------------------------------------------------------ solving
