@@ -19,9 +19,8 @@ import {
   type ParallelismSearch,
   type RankBy,
 } from '../optimizer/search-types.js';
-import { selectOffers, type Offer } from '../optimizer/offers.js';
 import type { EvidenceLevel } from '../predictor/learned/evidence.js';
-import { defaultInterNodeGbps, loadEfficiency, loadGpus, serverPriceOverrides } from '../seeds/catalog.js';
+import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import {
   PRECISIONS,
   type AttentionImplementation,
@@ -29,6 +28,7 @@ import {
   type NetworkTransport,
 } from '../seeds/types.js';
 import { normalizedKey, recommendCache } from './cache.js';
+import { requestOffers, type OfferQuery } from './offers.js';
 import { runtimeConfig, timeBudgetCapMs } from './config.js';
 import { gpuById, workload, type WorkloadInput } from './lookup.js';
 import {
@@ -50,7 +50,6 @@ import {
   LIMITS,
   nonEmpty,
   parallelismOf,
-  priceList,
   type ParallelismInput,
 } from './validate.js';
 
@@ -261,60 +260,6 @@ export interface RecommendQuery extends Software {
   memoryHeadroomGb?: number | null;
 }
 
-/** An offer of a user's own price sheet, as a request gives it (the GraphQL OfferInput). */
-export interface OfferQuery {
-  provider: string;
-  instance: string;
-  gpu: string;
-  gpusPerInstance: number;
-  usdPerHour: number;
-  interNodeGbps?: number | null;
-  /** How NCCL crosses that network; absent = RDMA. */
-  interNodeTransport?: NetworkTransport | null;
-  region?: string | null;
-  priceDate?: string | null;
-}
-
-/** The request's own offers, checked; an undated one is dated `today`. */
-function ownOffers(offers: OfferQuery[] | null | undefined, today: Date): Offer[] {
-  return (nonEmpty('offers', offers, LIMITS.listLength) ?? []).map((o, i) => {
-    const gpu = gpuById(`offers[${i}].gpu`, o.gpu);
-    const gpusPerInstance = integer(`offers[${i}].gpusPerInstance`, o.gpusPerInstance, 1, LIMITS.gpusPerNode);
-    if (!o.provider.trim()) throw new InputError(`offers[${i}].provider`, 'must not be empty');
-    if (!o.instance.trim()) throw new InputError(`offers[${i}].instance`, 'must not be empty');
-    if (o.priceDate != null && !/^\d{4}-\d{2}-\d{2}$/.test(o.priceDate))
-      throw new InputError(
-        `offers[${i}].priceDate`,
-        `must be a date YYYY-MM-DD (got "${o.priceDate.slice(0, 40)}")`,
-      );
-    return {
-      provider: o.provider,
-      instance: o.instance,
-      gpuId: gpu.id,
-      gpusPerInstance,
-      usdPerHour: inRange(
-        `offers[${i}].usdPerHour`,
-        o.usdPerHour,
-        FLOORS.price,
-        LIMITS.price * LIMITS.gpusPerNode,
-        { orZero: true },
-      ),
-      region: o.region ?? '-',
-      priceDate: o.priceDate ?? today.toISOString().slice(0, 10),
-      source: 'the request (offers)',
-      interNodeGbps:
-        o.interNodeGbps == null
-          ? null
-          : inRange(`offers[${i}].interNodeGbps`, o.interNodeGbps, FLOORS.gbps, LIMITS.gbps, {
-              unit: 'Gbps',
-            }),
-      interNodeNetwork: '',
-      interNodeTransport: o.interNodeTransport ?? 'RDMA',
-      billing: 'instance' as const,
-    };
-  });
-}
-
 /** A headroom as a request gives it: absent, or GB from 0 to LIMITS.memoryHeadroomGb. */
 const headroomOf = (v: number | null | undefined) =>
   v == null
@@ -382,29 +327,8 @@ export async function recommendPlans(
     q.interNodeGbps == null
       ? undefined
       : inRange('interNodeGbps', q.interNodeGbps, FLOORS.gbps, LIMITS.gbps, { unit: 'Gbps' });
-  const prices = priceList('prices', q.prices, (field, id) => gpuById(field, id));
   const today = new Date();
-  const own = ownOffers(q.offers, today);
-  const providers = nonEmpty('providers', q.providers, LIMITS.listLength);
-  providers?.forEach((p, i) => {
-    if (!p.trim()) throw new InputError(`providers[${i}]`, 'must not be empty');
-  });
-  const server = serverPriceOverrides();
-  const offers = selectOffers({
-    catalog: q.catalogOffers,
-    own,
-    perGpuPrices: [
-      ...Object.entries(server.prices)
-        .filter(([gpuId]) => prices[gpuId] === undefined)
-        .map(([gpuId, usdPerGpuHour]) => ({ gpuId, usdPerGpuHour, source: server.source })),
-      ...Object.entries(prices).map(([gpuId, usdPerGpuHour]) => ({
-        gpuId,
-        usdPerGpuHour,
-        source: 'the request (prices)',
-      })),
-    ],
-    providers,
-  });
+  const { prices, offers } = requestOffers(q, today);
   const maxGlobalBatch =
     q.maxGlobalBatch == null
       ? undefined
