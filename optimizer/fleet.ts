@@ -42,9 +42,10 @@ import { isPlain, type Parallelism, type PlanParallelism } from '../predictor/pa
 import type { SoftwareStack } from '../predictor/software.js';
 import type { ModelDef } from '../predictor/types.js';
 import type { EvidenceLevel } from '../predictor/learned/evidence.js';
-import type { CatalogGpu, Precision } from '../seeds/types.js';
+import type { CatalogGpu, NetworkTransport, Precision } from '../seeds/types.js';
 import { predictorOf } from './candidate-predictor.js';
-import type { CandidateSearch, Plan, RecommendRequest } from './search-types.js';
+import { pricingOptions, type Offer } from './offers.js';
+import type { CandidateSearch, Plan, PlanOffer, RecommendRequest } from './search-types.js';
 import { MipBuilder, modelSize, withObjective, type MipModel, type ModelSize } from './milp/model.js';
 import {
   solveLexicographic,
@@ -91,7 +92,14 @@ export interface FleetRequest extends CandidateSearch {
   allowOnDemand: boolean;
   /** Which types may be rented when allowOnDemand (types in the inventory are excluded: their count caps them). */
   onDemandGpus: CatalogGpu[];
+  /** Per-GPU-hour prices of inventory types without their own (and, without `offers`, of rented ones). */
   prices: Record<string, number>;
+  /**
+   * What on-demand GPUs rent (optimizer/offers.ts; the service resolves them as `recommend` does):
+   * every rented run is whole instances of one offer, on the network the offer states. Absent
+   * (library callers): each type rents per GPU-hour at `prices` or the catalog's price.
+   */
+  offers?: Offer[];
   objective: FleetObjective;
   /** Leave jobs out (highest total priority placed first) rather than answer INFEASIBLE. */
   allowUnplaced: boolean;
@@ -120,7 +128,13 @@ export interface FleetCandidate {
   /** Hours the schedule holds the run's GPUs: totalHours, or totalHoursP90 with deadlineConfidence. */
   heldHours: number;
   costUsd: number | null;
+  /** What the run pays per GPU it uses an hour (a rented instance's price / the GPUs it uses). */
   priceUsdPerGpuHour: number | null;
+  /** The offer a rented run takes whole instances of (nodes = instances); null for the inventory's GPUs. */
+  offer: PlanOffer | null;
+  /** The inter-node network the run was timed on, Gbps (a rented run: its offer's, unless the request states one). */
+  interNodeGbps: number;
+  interNodeTransport: NetworkTransport;
   memoryGbPerGpu: number;
   /** What stands behind the time (the plan's evidence as `recommend` gives it). */
   evidenceLevel: EvidenceLevel;
@@ -190,7 +204,10 @@ export const ALL = Number.MAX_SAFE_INTEGER;
 interface GpuType {
   gpu: CatalogGpu;
   limit: number | null;
+  /** Per GPU-hour: an inventory type's price, or a rented one's without `offers`; null when unknown or offers price it. */
   price: number | null;
+  /** A rented type's offers (FleetRequest.offers, at least one); absent for the inventory, without `offers`, or unpriced. */
+  offers?: Offer[];
   field: string;
 }
 
@@ -211,6 +228,13 @@ function availableTypes(r: FleetRequest): GpuType[] {
   if (r.allowOnDemand) {
     for (const g of r.onDemandGpus) {
       if (inInventory.has(g.id)) continue;
+      if (r.offers) {
+        const offers = r.offers.filter((o) => o.gpuId === g.id);
+        if (offers.length) types.push({ gpu: g, limit: null, price: null, offers, field: 'onDemand' });
+        // No offer: under COST it cannot be costed (not rented); otherwise it is planned unpriced.
+        else if (r.objective !== 'COST') types.push({ gpu: g, limit: null, price: null, field: 'onDemand' });
+        continue;
+      }
       const price = r.prices[g.id] ?? g.priceUsdPerGpuHour;
       if (r.objective === 'COST' && price === null) continue; // cannot be costed: not offered
       types.push({ gpu: g, limit: null, price, field: 'onDemand' });
@@ -218,6 +242,17 @@ function availableTypes(r: FleetRequest): GpuType[] {
   }
   return types;
 }
+
+/** On-demand types that no offer rents (left out under objective COST), for the plan's notes. */
+export function unofferedTypes(r: FleetRequest): string[] {
+  if (!r.allowOnDemand || !r.offers) return [];
+  const owned = new Set(r.inventory.map((it) => it.gpu.id));
+  const offered = new Set(r.offers.map((o) => o.gpuId));
+  return r.onDemandGpus.filter((g) => !owned.has(g.id) && !offered.has(g.id)).map((g) => g.id);
+}
+
+/** Whether a type's runs have a price: offers, or a per-GPU-hour price. */
+const priced = (t: GpuType) => t.offers !== undefined || t.price !== null;
 
 /** The precisions one job's candidates are searched in (CandidateSearch.precisionsByDefault). */
 export function jobPrecisions(r: CandidateSearch, model: ModelDef): Precision[] {
@@ -231,7 +266,7 @@ type CoupledJob = Pick<FleetJob, 'model' | 'samples' | 'batchSizes' | 'stack'>;
 
 /**
  * A coupled job's search on one GPU type, as `recommend` takes it: the request's search space, the
- * job's model, batch sizes and stack, the GPU type at `price` (none: unpriced), and the layouts
+ * job's model, batch sizes and stack, the GPU type at `price` or renting its `offers` (neither: unpriced), and the layouts
  * `recommend` searches (ZeRO/FSDP, tensor and pipeline parallelism, recomputation) wherever plain data
  * parallelism does not fit or trains above the global batch cap, so large models are planned too.
  */
@@ -241,6 +276,8 @@ export const jobSearch = (
   gpu: CatalogGpu,
   o: {
     price: number | null;
+    /** What the GPU rents (instead of `price`): the search prices whole instances of these, on each one's network. */
+    offers?: Offer[];
     deadlineHours?: number;
     maxGpus?: number;
     limit: number;
@@ -259,8 +296,9 @@ export const jobSearch = (
   gpusPerNodeChoices: r.gpusPerNodeChoices,
   batchSizes: job.batchSizes ?? job.model.batchSizes,
   ...(job.stack ? { stack: job.stack } : {}),
-  prices: o.price === null ? undefined : { [gpu.id]: o.price },
-  interNodeGbps: r.interNodeGbps,
+  ...(o.offers
+    ? { offers: o.offers, ...(r.interNodeGbpsStated ? { interNodeGbps: r.interNodeGbps } : {}) }
+    : { prices: o.price === null ? undefined : { [gpu.id]: o.price }, interNodeGbps: r.interNodeGbps }),
   ...(r.interNodeTransport ? { interNodeTransport: r.interNodeTransport } : {}),
   fp32UsesTf32: r.fp32UsesTf32,
   ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
@@ -276,6 +314,7 @@ const searchFor = (
 ): RecommendRequest =>
   jobSearch(r, job, t.gpu, {
     price: t.price,
+    ...(t.offers ? { offers: t.offers } : {}),
     deadlineHours: o.deadline ? windowHours(job) : undefined,
     maxGpus: o.cap && t.limit !== null ? t.limit : undefined,
     limit: o.limit,
@@ -284,7 +323,7 @@ const searchFor = (
 
 /**
  * A coupled plan's configuration as `predict` takes it, to verify it against what its predictor
- * says: the request's network and precision rules, the job's samples and stack, the plan's layout.
+ * says: the request's precision rules, the job's samples and stack, the plan's layout, network and price.
  */
 export const configurationRequest = (
   r: CandidateSearch,
@@ -292,9 +331,16 @@ export const configurationRequest = (
   gpu: CatalogGpu,
   c: Pick<
     FleetCandidate,
-    'precision' | 'batchSizePerGpu' | 'gpusPerNode' | 'nodes' | 'gradAccumSteps' | 'parallelism'
+    | 'precision'
+    | 'batchSizePerGpu'
+    | 'gpusPerNode'
+    | 'nodes'
+    | 'gradAccumSteps'
+    | 'parallelism'
+    | 'priceUsdPerGpuHour'
+    | 'interNodeGbps'
+    | 'interNodeTransport'
   >,
-  priceUsdPerGpuHour: number | null,
 ): PredictRequest => ({
   model: job.model,
   gpu,
@@ -305,11 +351,12 @@ export const configurationRequest = (
   gradAccumSteps: c.gradAccumSteps,
   fp32UsesTf32: r.fp32UsesTf32,
   ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
-  interNodeGbps: r.interNodeGbps(gpu),
-  ...(r.interNodeTransport ? { interNodeTransport: r.interNodeTransport } : {}),
+  // The network it was timed on: the offer's for a rented run, as its search found it.
+  interNodeGbps: c.interNodeGbps,
+  interNodeTransport: c.interNodeTransport,
   samples: job.samples,
   ...(job.stack ? { stack: job.stack } : {}),
-  priceUsdPerGpuHour,
+  priceUsdPerGpuHour: c.priceUsdPerGpuHour,
   parallelism: layoutOf(c.parallelism),
 });
 
@@ -342,7 +389,10 @@ const toCandidate = (r: FleetRequest, job: number, t: GpuType, p: Plan): FleetCa
   totalHoursP90: p.totalHoursP90,
   heldHours: heldHoursOf(r, p),
   costUsd: p.costUsd,
-  priceUsdPerGpuHour: t.price,
+  priceUsdPerGpuHour: t.offers ? p.priceUsdPerGpuHour : t.price,
+  offer: t.offers ? p.offer : null,
+  interNodeGbps: p.interNodeGbps,
+  interNodeTransport: p.interNodeTransport,
   memoryGbPerGpu: p.memoryGbPerGpu,
   evidenceLevel: p.evidenceLevel,
   evidence: p.evidence,
@@ -395,7 +445,7 @@ export async function fleetCandidates(r: FleetRequest): Promise<FleetCandidates>
           deadline: true,
           cap: true,
           limit: ALL,
-          objective: t.price === null ? 'TIME' : 'COST',
+          objective: priced(t) ? 'COST' : 'TIME',
         }),
       );
       // `usable` re-checks what the MIP relies on (finite hours and cost, memory fit) rather than trust it.
@@ -426,7 +476,7 @@ async function diagnoseJob(
       reason: 'INVENTORY',
       message:
         'no GPU type is available: the inventory is empty' +
-        (r.allowOnDemand ? ' and no on-demand type has a price' : ' and allowOnDemand is off'),
+        (r.allowOnDemand ? ' and no offer or price rents an on-demand type' : ' and allowOnDemand is off'),
     };
   const unconstrained = await Promise.all(
     types.map((t) =>
@@ -1005,6 +1055,76 @@ function finishPlan(
 
 const close = (a: number, b: number) => Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(a));
 
+/** How a coupled plan's configuration says it pays for its GPUs and which network it was timed on. */
+type Paid = Pick<
+  FleetCandidate,
+  'gpu' | 'gpusPerNode' | 'offer' | 'priceUsdPerGpuHour' | 'interNodeGbps' | 'interNodeTransport'
+>;
+
+/**
+ * What is wrong with how a coupled plan's configuration pays for its GPUs. A rented one (its type
+ * has `offers`) takes whole instances of one of them, no more GPUs per node than an instance holds,
+ * at the price per GPU and on the network the offer gives (pricingOptions, as its search priced
+ * it); any other pays `price` per GPU-hour on the request's network.
+ */
+export function pricingProblems(
+  r: CandidateSearch,
+  c: Paid,
+  paid: { offers?: readonly Offer[]; price: number | null },
+): string[] {
+  if (paid.offers) {
+    const offer = c.offer
+      ? paid.offers.find(
+          (o) =>
+            o.provider === c.offer!.provider &&
+            o.instance === c.offer!.instance &&
+            o.gpuId === c.gpu.id &&
+            o.usdPerHour === c.offer!.usdPerHour &&
+            o.gpusPerInstance === c.offer!.gpusPerInstance &&
+            o.billing === c.offer!.billing,
+        )
+      : undefined;
+    if (!offer)
+      return [
+        c.offer
+          ? `rents ${c.offer.provider} ${c.offer.instance} at $${c.offer.usdPerHour}/h, which is not an offer for ${c.gpu.id}`
+          : `rents ${c.gpu.id} but names no offer`,
+      ];
+    const [o] = pricingOptions(
+      c.gpu,
+      [offer],
+      r.interNodeGbpsStated ? r.interNodeGbps : undefined,
+      r.interNodeTransport,
+    );
+    const problems: string[] = [];
+    if (c.gpusPerNode > o.maxPerNode)
+      problems.push(`${c.gpusPerNode} GPUs per node on ${offer.instance}, which holds ${o.maxPerNode}`);
+    const price = o.nodeUsdPerHour(c.gpusPerNode)! / c.gpusPerNode;
+    if (c.priceUsdPerGpuHour === null || !close(c.priceUsdPerGpuHour, price))
+      problems.push(`pays ${c.priceUsdPerGpuHour} per GPU-hour, the offer ${price}`);
+    if (c.interNodeGbps !== o.interNodeGbps || c.interNodeTransport !== o.interNodeTransport)
+      problems.push(
+        `timed on ${c.interNodeGbps} Gbps ${c.interNodeTransport}, the offer's network is ${o.interNodeGbps} Gbps ${o.interNodeTransport}`,
+      );
+    return problems;
+  }
+  const problems: string[] = [];
+  if (c.offer)
+    problems.push(`names the offer ${c.offer.instance}, but ${c.gpu.id} is not rented from offers`);
+  if (
+    (c.priceUsdPerGpuHour === null) !== (paid.price === null) ||
+    (c.priceUsdPerGpuHour !== null && !close(c.priceUsdPerGpuHour, paid.price!))
+  )
+    problems.push(`pays ${c.priceUsdPerGpuHour} per GPU-hour, its price is ${paid.price}`);
+  const net = r.interNodeGbps(c.gpu),
+    transport = r.interNodeTransport ?? 'RDMA';
+  if (c.interNodeGbps !== net || c.interNodeTransport !== transport)
+    problems.push(
+      `timed on ${c.interNodeGbps} Gbps ${c.interNodeTransport}, the request's network is ${net} Gbps ${transport}`,
+    );
+  return problems;
+}
+
 /**
  * Checks a plan against the request from scratch: every job placed exactly once (or reported
  * unplaced where that is allowed); each configuration re-predicted by the predictor with its layout
@@ -1050,9 +1170,10 @@ export async function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): Promise
     // The job's own precisions: those its candidates were searched in (FP8 left out by default for a CNN).
     if (!jobPrecisions(r, job.model).includes(a.precision))
       problems.push(`job ${a.jobId}: precision ${a.precision} is not allowed`);
+    for (const x of pricingProblems(r, a, t)) problems.push(`job ${a.jobId}: ${x}`);
     let p;
     try {
-      p = await predictorOf(r).predict(configurationRequest(r, job, t.gpu, a, t.price));
+      p = await predictorOf(r).predict(configurationRequest(r, job, t.gpu, a));
     } catch (e) {
       problems.push(`job ${a.jobId}: ${e instanceof Error ? e.message : String(e)}`);
       continue;

@@ -6,7 +6,8 @@
 // to the end of the horizon (never sold). Costs. Capital: a bought GPU is written off straight-line
 // over its lifetime, so it costs price x (months in service within the horizon) / lifetime (a
 // horizon beyond the lifetime includes replacements). Power: GPU-hours run on owned GPUs x power (W)
-// x electricity price. Rental: GPU-hours x the on-demand price. Owned capacity in a month is the
+// x electricity price. Rental: whole instances of an offer x hours x its price (or GPU-hours x a
+// per-GPU-hour price). Owned capacity in a month is the
 // GPUs in service x hoursPerMonth x utilization GPU-hours: runs are assumed to pack back to back, and
 // utilization (< 1) is the slack for scheduling, maintenance and idle time.
 //
@@ -37,9 +38,10 @@
 import type { EvidenceLevel } from '../predictor/learned/evidence.js';
 import type { SoftwareStack } from '../predictor/software.js';
 import type { ModelDef } from '../predictor/types.js';
-import type { CatalogGpu, Precision } from '../seeds/types.js';
+import type { CatalogGpu, NetworkTransport, Precision } from '../seeds/types.js';
+import type { Offer } from './offers.js';
 import { predictorOf } from './candidate-predictor.js';
-import type { CandidateSearch, Plan, RecommendRequest } from './search-types.js';
+import type { CandidateSearch, Plan, PlanOffer, RecommendRequest } from './search-types.js';
 import { MipBuilder, modelSize, type MipModel, type MipStart, type ModelSize } from './milp/model.js';
 import {
   solveLexicographic,
@@ -56,6 +58,7 @@ import {
   heldHoursOf,
   jobSearch,
   outOfMemory,
+  pricingProblems,
   usable,
   type Blocker,
 } from './fleet.js';
@@ -92,8 +95,13 @@ export interface BuyOption {
 export interface GpuOption {
   gpu: CatalogGpu;
   buy: BuyOption | null;
-  /** On-demand price per GPU-hour; null: this type cannot be rented. */
+  /**
+   * On-demand price per GPU-hour (with `rentOffers`: the cheapest offer's, a whole instance used);
+   * null: this type cannot be rented. The break-even utilization compares buying with it.
+   */
   rentUsdPerGpuHour: number | null;
+  /** What renting this type takes: whole instances of one of these offers (absent: GPU-hours at rentUsdPerGpuHour). */
+  rentOffers?: Offer[];
 }
 
 export interface ProcurementRequest extends CandidateSearch {
@@ -119,6 +127,13 @@ export interface RunConfig {
   gpuHoursPerRun: number;
   /** Power (owned) or rental (rented) cost of one run. */
   usdPerRun: number;
+  /** What a run pays per GPU it uses an hour: power (owned), or the rental (a rented instance's price / the GPUs it uses). */
+  priceUsdPerGpuHour: number;
+  /** The offer a rented run takes whole instances of (nodes = instances); null when owned or rented per GPU-hour. */
+  offer: PlanOffer | null;
+  /** The inter-node network a run was timed on (a rented one: its offer's, unless the request states one). */
+  interNodeGbps: number;
+  interNodeTransport: NetworkTransport;
   /** What stands behind the time (the plan's evidence as `recommend` gives it). */
   evidenceLevel: EvidenceLevel;
   evidence: string;
@@ -210,23 +225,27 @@ const capitalPerGpu = (b: BuyOption, months: number) => (b.usdPerGpu * months) /
 const leadOf = (b: BuyOption) => b.leadTimeMonths ?? 0;
 const powerPerGpuHour = (b: BuyOption) => (b.powerW / 1000) * b.electricityUsdPerKwh;
 
+/** A job's search on one type: unpriced (owned: its cost is power), or at what renting it takes. */
 const search = (
   r: ProcurementRequest,
   job: ProcurementJob,
-  gpu: CatalogGpu,
-  price: number | null,
+  o: GpuOption,
+  rented: boolean,
   deadline: boolean,
   limit: number,
 ): RecommendRequest =>
-  jobSearch(r, job, gpu, {
-    price,
+  jobSearch(r, job, o.gpu, {
+    price: rented ? o.rentUsdPerGpuHour : null,
+    ...(rented && o.rentOffers ? { offers: o.rentOffers } : {}),
     deadlineHours: deadline ? job.deadlineHours : undefined,
     limit,
-    objective: price === null ? 'TIME' : 'COST',
+    objective: rented ? 'COST' : 'TIME',
   });
 
-const config = (gpu: CatalogGpu, p: Plan, usdPerGpuHour: number): RunConfig => {
+/** A run's configuration from its plan: owned at `powerUsdPerGpuHour`, or rented as the plan priced it. */
+const config = (gpu: CatalogGpu, p: Plan, powerUsdPerGpuHour: number | null): RunConfig => {
   const gpus = p.nodes * p.gpusPerNode;
+  const usdPerGpuHour = powerUsdPerGpuHour ?? p.priceUsdPerGpuHour!;
   return {
     gpu,
     nodes: p.nodes,
@@ -239,7 +258,11 @@ const config = (gpu: CatalogGpu, p: Plan, usdPerGpuHour: number): RunConfig => {
     hoursPerRun: p.totalHours,
     hoursPerRunP90: p.totalHoursP90,
     gpuHoursPerRun: p.totalHours * gpus,
-    usdPerRun: p.totalHours * gpus * usdPerGpuHour,
+    usdPerRun: powerUsdPerGpuHour === null ? p.costUsd! : p.totalHours * gpus * usdPerGpuHour,
+    priceUsdPerGpuHour: usdPerGpuHour,
+    offer: null,
+    interNodeGbps: p.interNodeGbps,
+    interNodeTransport: p.interNodeTransport,
     evidenceLevel: p.evidenceLevel,
     evidence: p.evidence,
     calibrationRuns: p.calibrationRuns,
@@ -264,7 +287,7 @@ export async function procurementCandidates(r: ProcurementRequest): Promise<Proc
     let best: { option: number; config: RunConfig } | null = null;
     for (const [i, o] of r.options.entries()) {
       if (o.buy) {
-        const plans = (await predictor.search(search(r, job, o.gpu, null, true, ALL))).plans.filter(usable);
+        const plans = (await predictor.search(search(r, job, o, false, true, ALL))).plans.filter(usable);
         total += plans.length;
         const cs = plans.map((p) => config(o.gpu, p, powerPerGpuHour(o.buy!)));
         mine.push(
@@ -272,12 +295,13 @@ export async function procurementCandidates(r: ProcurementRequest): Promise<Proc
         );
       }
       if (o.rentUsdPerGpuHour !== null) {
-        const p = (await predictor.search(search(r, job, o.gpu, o.rentUsdPerGpuHour, true, ALL))).plans.find(
-          usable,
+        const p = (await predictor.search(search(r, job, o, true, true, ALL))).plans.find(
+          (p) => usable(p) && p.costUsd !== null,
         );
         if (p) {
           total++;
-          const c = config(o.gpu, p, o.rentUsdPerGpuHour);
+          // The offer it rents, where the type rents from offers (else a per-GPU-hour price, as given).
+          const c = { ...config(o.gpu, p, null), offer: o.rentOffers ? p.offer : null };
           if (!best || c.usdPerRun < best.config.usdPerRun) best = { option: i, config: c };
         }
       }
@@ -292,10 +316,14 @@ async function diagnose(
   r: ProcurementRequest,
   job: ProcurementJob,
 ): Promise<{ reason: Blocker; message: string }> {
-  const types = r.options.filter((o) => o.buy || o.rentUsdPerGpuHour !== null).map((o) => o.gpu);
+  const usableOptions = r.options.filter((o) => o.buy || o.rentUsdPerGpuHour !== null);
+  const types = usableOptions.map((o) => o.gpu);
   if (types.length === 0) return { reason: 'INVENTORY', message: 'no GPU type can be bought or rented' };
   const predictor = predictorOf(r);
-  const free = await Promise.all(types.map((g) => predictor.search(search(r, job, g, null, false, ALL))));
+  // Unpriced, on the request's network: what is asked here is whether any configuration fits and how fast.
+  const free = await Promise.all(
+    usableOptions.map((o) => predictor.search(search(r, job, o, false, false, ALL))),
+  );
   if (!free.some((x) => x.plans.some(usable))) {
     const oom = free.some(outOfMemory);
     return oom
@@ -872,9 +900,17 @@ export async function verifyProcurementPlan(r: ProcurementRequest, plan: Procure
           );
     if (!a.owned && o.rentUsdPerGpuHour === null)
       problems.push(`job ${a.jobId}: ${o.gpu.id} cannot be rented`);
+    else if (a.owned && !o.buy) problems.push(`job ${a.jobId}: ${o.gpu.id} cannot be bought`);
+    else
+      for (const x of pricingProblems(
+        r,
+        a.config,
+        a.owned ? { price: powerPerGpuHour(o.buy!) } : { offers: o.rentOffers, price: o.rentUsdPerGpuHour },
+      ))
+        problems.push(`job ${a.jobId}: ${x}`);
     if (!Number.isInteger(a.runsPerMonth) || a.runsPerMonth <= 0)
       problems.push(`job ${a.jobId}: ${a.runsPerMonth} runs`);
-    const p = await predictorOf(r).predict(configurationRequest(r, job, o.gpu, a.config, null));
+    const p = await predictorOf(r).predict(configurationRequest(r, job, o.gpu, a.config));
     if (!p.fitsInMemory) problems.push(`job ${a.jobId}: does not fit in ${o.gpu.id} memory`);
     const p90 = p.totalHoursP90 ?? p.totalHours!;
     const due = heldHoursOf(r, { totalHours: p.totalHours!, totalHoursP90: p90 });
@@ -888,7 +924,8 @@ export async function verifyProcurementPlan(r: ProcurementRequest, plan: Procure
       problems.push(
         `job ${a.jobId}: ${a.config.gpuHoursPerRun} GPU-hours per run reported, ${p.totalHours! * a.config.gpus} predicted`,
       );
-    const rate = a.owned ? (o.buy ? powerPerGpuHour(o.buy) : NaN) : (o.rentUsdPerGpuHour ?? NaN);
+    // The price per GPU-hour was checked against the power or the offer just above.
+    const rate = a.config.priceUsdPerGpuHour;
     if (
       !(
         Math.abs(a.config.usdPerRun - a.config.gpuHoursPerRun * rate) <=

@@ -344,8 +344,11 @@ export interface CandidateSearch {
   precisionsByDefault?: boolean;
   gpusPerNodeChoices: number[];
   maxNodes: number;
+  /** The network between a job's nodes on GPUs it does not rent (and on rented ones when interNodeGbpsStated). */
   interNodeGbps: (gpu: GpuSpec) => number;
-  /** How NCCL crosses that network (RDMA when absent). */
+  /** The request stated interNodeGbps: it replaces a rented offer's own network too (else each offer's applies, as in `recommend`). */
+  interNodeGbpsStated?: boolean;
+  /** How NCCL crosses that network (RDMA when absent; a rented offer's own when absent). */
   interNodeTransport?: NetworkTransport;
   fp32UsesTf32?: boolean;
   /** Convolution activations stored channels-last (predictor/step.ts Execution.channelsLast); absent = the stack's layout (eager PyTorch: NCHW). */

@@ -16,7 +16,16 @@ import {
   SoftwareStackEnum,
   TrainingConfiguration,
 } from './types.js';
-import { PRECISIONS_ALLOWED, PriceInput, WorkloadInput } from './inputs.js';
+import { OfferInput, PRECISIONS_ALLOWED, PriceInput, WorkloadInput } from './inputs.js';
+import { PlanOffer } from './types.js';
+
+/** What rented GPUs take, for the coupled inputs as for RecommendInput (service/offers.ts). */
+const RENTAL_OFFERS =
+  'Your own price sheet for rented GPUs: replaces catalog offers with the same provider and instance, adds the rest. A rented run takes whole instances of one offer.';
+const CATALOG_OFFERS =
+  "Rent from the catalog's offers (seeds/instances.csv) as well as your own; false: only offers and prices.";
+const PROVIDERS =
+  'Rent only from offers of these providers (case-insensitive); a type left without an offer is not rented.';
 import { Parallelism, RecomputeEnum } from './parallelism.js';
 
 export enum FleetObjectiveEnum {
@@ -247,19 +256,27 @@ export class FleetInput extends SolveSettingsInput {
   @Field(() => Boolean, {
     defaultValue: false,
     description:
-      'GPU types not in the inventory may be rented on demand, without limit, at their catalog or overridden price. Types in the inventory stay capped at their count.',
+      "GPU types not in the inventory may be rented on demand, without limit, as `recommend` rents them: whole instances of an offer (the catalog's, offers, or a per-GPU price from prices), on the network the offer states. Types in the inventory stay capped at their count.",
   })
   allowOnDemand!: boolean;
   @Field(() => [String], {
     nullable: true,
-    description: 'GPU types that may be rented when allowOnDemand (default: every catalog GPU with a price).',
+    description:
+      'GPU types that may be rented when allowOnDemand (default: every catalog GPU; with objective COST only those an offer rents).',
   })
   onDemandGpus?: string[];
   @Field(() => [PriceInput], {
     nullable: true,
-    description: 'Prices that override the catalog (inventory usdPerGpuHour wins for its type).',
+    description:
+      "Per-GPU-hour prices (USD): an inventory type's price when its entry gives none, and for a rented type a price that replaces every offer for it (billed per GPU used).",
   })
   prices?: PriceInput[];
+  @Field(() => [OfferInput], { nullable: true, description: RENTAL_OFFERS })
+  offers?: OfferInput[];
+  @Field(() => Boolean, { defaultValue: true, description: CATALOG_OFFERS })
+  catalogOffers!: boolean;
+  @Field(() => [String], { nullable: true, description: PROVIDERS })
+  providers?: string[];
   @Field(() => FleetObjectiveEnum, {
     defaultValue: FleetObjectiveEnum.COST,
     description: 'What to minimise (default COST).',
@@ -335,9 +352,21 @@ export class FleetAssignment extends EvidencedConfiguration {
   costUsd!: number | null;
   @Field(() => Float, {
     nullable: true,
-    description: 'Price used, USD per GPU-hour; null when none is known.',
+    description:
+      "What the job pays per GPU it uses an hour (a rented instance's price / the GPUs it uses); null when none is known.",
   })
   priceUsdPerGpuHour!: number | null;
+  @Field(() => PlanOffer, {
+    nullable: true,
+    description:
+      'The offer a rented job takes whole instances of (nodes = instances); null on the inventory.',
+  })
+  offer!: PlanOffer | null;
+  @Field(() => Float, {
+    description:
+      "Inter-node network the job was timed on, Gbps: a rented job's offer's (unless the request gives interNodeGbps), else the request's.",
+  })
+  interNodeGbps!: number;
   @Field(() => Float, { description: 'GPU memory one GPU needs, GB (GiB).' }) memoryGbPerGpu!: number;
 }
 
@@ -469,11 +498,16 @@ export class GpuOptionInput {
   @Field(() => String, { description: 'A catalog GPU id.' }) gpu!: string;
   @Field(() => BuyOptionInput, { nullable: true, description: 'Omit when this type cannot be bought.' })
   buy?: BuyOptionInput;
-  @Field(() => Boolean, { defaultValue: true, description: 'This type can be rented on demand.' })
+  @Field(() => Boolean, {
+    defaultValue: true,
+    description:
+      "This type can be rented on demand: whole instances of an offer for it (the catalog's or offers), or per GPU-hour at rentUsdPerGpuHour or prices.",
+  })
   rent!: boolean;
   @Field(() => Float, {
     nullable: true,
-    description: 'On-demand price per GPU-hour (default: prices, then the catalog).',
+    description:
+      'On-demand price per GPU-hour, billed per GPU used: replaces every offer for this type (default: prices, then the offers).',
   })
   rentUsdPerGpuHour?: number;
 }
@@ -489,8 +523,18 @@ export class ProcurementInput extends SolveSettingsInput {
   hoursPerMonth!: number;
   @Field(() => [GpuOptionInput], { description: 'Per GPU type: buy it, rent it, or both.' })
   options!: GpuOptionInput[];
-  @Field(() => [PriceInput], { nullable: true, description: 'On-demand prices that override the catalog.' })
+  @Field(() => [PriceInput], {
+    nullable: true,
+    description:
+      'Per-GPU-hour rental prices (USD) that replace every offer for their GPU (options[].rentUsdPerGpuHour wins for its type).',
+  })
   prices?: PriceInput[];
+  @Field(() => [OfferInput], { nullable: true, description: RENTAL_OFFERS })
+  offers?: OfferInput[];
+  @Field(() => Boolean, { defaultValue: true, description: CATALOG_OFFERS })
+  catalogOffers!: boolean;
+  @Field(() => [String], { nullable: true, description: PROVIDERS })
+  providers?: string[];
   @Field(() => Boolean, {
     defaultValue: false,
     description:
@@ -533,6 +577,21 @@ export class RunConfig extends EvidencedConfiguration {
   @Field(() => Float, { description: 'GPU-hours of one run (hours x GPUs).' }) gpuHoursPerRun!: number;
   @Field(() => Float, { description: 'Electricity (owned) or rental (rented) cost of one run.' })
   usdPerRun!: number;
+  @Field(() => Float, {
+    description:
+      "What a run pays per GPU it uses an hour: electricity (owned), or the rental (a rented instance's price / the GPUs it uses).",
+  })
+  priceUsdPerGpuHour!: number;
+  @Field(() => PlanOffer, {
+    nullable: true,
+    description: 'The offer a rented run takes whole instances of (nodes = instances); null when owned.',
+  })
+  offer!: PlanOffer | null;
+  @Field(() => Float, {
+    description:
+      "Inter-node network the run was timed on, Gbps: a rented run's offer's (unless the request gives interNodeGbps), else the request's.",
+  })
+  interNodeGbps!: number;
 }
 
 @ObjectType({ description: 'Runs of a job per month on owned or rented GPUs, in the months listed.' })
@@ -592,7 +651,11 @@ export class BreakEven {
       'Share of a month an owned GPU must train for buying to cost no more than renting; null when buying never pays.',
   })
   breakEvenUtilization!: number | null;
-  @Field(() => Float, { description: 'Rental price, USD per GPU-hour.' }) rentUsdPerGpuHour!: number;
+  @Field(() => Float, {
+    description:
+      "Rental price, USD per GPU-hour: the cheapest offer's, a whole instance used (a run that uses part of an instance pays more per GPU).",
+  })
+  rentUsdPerGpuHour!: number;
   @Field(() => Float, { description: 'Purchase written off per GPU per month, USD.' })
   capitalUsdPerGpuMonth!: number;
   @Field(() => Float, { description: 'Electricity per GPU-hour of training, USD.' })

@@ -5,12 +5,15 @@
 // domain objects; the API's shapes are made in resolvers/coupled.ts.
 import {
   planFleet,
+  unofferedTypes,
   type FleetAssignment,
   type FleetJob,
   type FleetObjective,
   type FleetPlan,
+  type FleetRequest,
   type InventoryItem,
 } from '../optimizer/fleet.js';
+import { perGpuOffer, STALE_PRICE_DAYS, type Offer } from '../optimizer/offers.js';
 import {
   customGpuSpec,
   planFederatedRound,
@@ -30,7 +33,7 @@ import {
 import type { SolveOptions } from '../optimizer/milp/solver.js';
 import { analyticalPredictor, correctedPredictor } from '../optimizer/candidate-predictor.js';
 import type { PredictorChoice } from '../optimizer/recommend-corrected.js';
-import type { CandidatePredictor } from '../optimizer/search-types.js';
+import type { CandidatePredictor, PlanOffer } from '../optimizer/search-types.js';
 import type { UserEvidence } from '../predictor/learned/calibration.js';
 import { learnedPredictor, type LearnedState } from '../predictor/learned/model.js';
 import type { Efficiency } from '../predictor/step.js';
@@ -41,32 +44,18 @@ import { PRECISIONS, type GpuSpec, type ModelDef, type Precision } from '../pred
 import { planParallelism, type Recompute } from '../predictor/parallel.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
 import type { NetworkTransport } from '../seeds/types.js';
-import { harnessCommands, type HarnessCommands, type PlanConfiguration } from './harness-commands.js';
+import { harnessCommands, type HarnessCommands, type NetworkedConfiguration } from './harness-commands.js';
 import { fullTrainingOnly, gpuById, modelById } from './lookup.js';
 import { measuredWithRuns, userEvidence } from './measurements.js';
+import { requestOffers, type PricingQuery } from './offers.js';
 import { DEFAULT_GPUS_PER_NODE, fp8NotSearchedNote, nchwNote } from './planning.js';
-import {
-  finiteNumber,
-  FLOORS,
-  inRange,
-  InputError,
-  integer,
-  LIMITS,
-  nonEmpty,
-  priceList,
-} from './validate.js';
+import { finiteNumber, FLOORS, inRange, InputError, integer, LIMITS, nonEmpty } from './validate.js';
 
 /** A coupled job's workload: a zoo model id (custom models are not planned here) and its samples. */
 interface WorkloadInput {
   model: string;
   samples: number;
   fineTuning?: string | null;
-}
-
-/** A price override as a request gives it. */
-interface PriceInput {
-  gpu: string;
-  usdPerGpuHour: number;
 }
 
 /** The solve settings and search space every coupled request shares (the GraphQL SolveSettingsInput and its siblings). */
@@ -91,7 +80,7 @@ interface SearchSettings extends SolveSettings {
 }
 
 /** A fleet request as it arrives (the GraphQL FleetInput has this shape). */
-export interface FleetQuery extends SearchSettings {
+export interface FleetQuery extends SearchSettings, PricingQuery {
   jobs: {
     id: string;
     workload: WorkloadInput;
@@ -105,7 +94,6 @@ export interface FleetQuery extends SearchSettings {
   inventory: { gpu: string; count: number; usdPerGpuHour?: number | null }[];
   allowOnDemand: boolean;
   onDemandGpus?: string[] | null;
-  prices?: PriceInput[] | null;
   objective: FleetObjective;
   allowUnplaced: boolean;
   timeSlots?: number | null;
@@ -113,7 +101,7 @@ export interface FleetQuery extends SearchSettings {
 }
 
 /** A procurement request as it arrives (the GraphQL ProcurementInput has this shape). */
-export interface ProcurementQuery extends SearchSettings {
+export interface ProcurementQuery extends SearchSettings, PricingQuery {
   jobs: {
     id: string;
     workload: WorkloadInput;
@@ -141,7 +129,6 @@ export interface ProcurementQuery extends SearchSettings {
       leadTimeMonths?: number | null;
     } | null;
   }[];
-  prices?: PriceInput[] | null;
 }
 
 type Peak = 'tf32' | 'fp16' | 'bf16' | 'fp8';
@@ -262,6 +249,7 @@ function searchSpace(input: SearchSettings) {
     gpusPerNode,
     maxNodes,
     interNodeGbps: (g: GpuSpec) => net ?? defaultInterNodeGbps(g.id),
+    interNodeGbpsStated: net !== undefined,
     ...(input.interNodeTransport ? { interNodeTransport: input.interNodeTransport } : {}),
     fp32UsesTf32: input.fp32UsesTf32,
     solve,
@@ -322,27 +310,73 @@ export interface TimedProcurementPlan extends ProcurementPlan {
 }
 
 /**
+ * What a plan's rentals say, as recommend says it of its first plan: instances paid for whole beyond
+ * the GPUs a run uses, prices that are stale or undated, and the on-demand types no offer rents (left
+ * out under objective COST).
+ */
+export function rentalNotes(
+  rented: readonly {
+    jobId: string;
+    gpu: GpuSpec;
+    gpusPerNode: number;
+    nodes: number;
+    offer: PlanOffer | null;
+  }[],
+  unoffered: readonly string[],
+): string[] {
+  const notes: string[] = [];
+  const idle = rented.filter(
+    (a) => a.offer && a.offer.billing === 'instance' && a.gpusPerNode < a.offer.gpusPerInstance,
+  );
+  if (idle.length)
+    notes.push(
+      `rented instances are paid for whole: ${idle
+        .map(
+          (a) =>
+            `job ${a.jobId} uses ${a.gpusPerNode} of the ${a.offer!.gpusPerInstance} GPUs of each of its ${a.nodes} ${a.offer!.provider} ${a.offer!.instance}`,
+        )
+        .join('; ')}`,
+    );
+  // Instance offers only: a per-GPU price is the request's (or the server's price file's), given now.
+  const stale = rented.filter((a) => a.offer?.billing === 'instance' && a.offer.priceStale);
+  if (stale.length)
+    notes.push(
+      `warning: ${stale
+        .map(
+          (a) =>
+            `job ${a.jobId}'s price (${a.offer!.provider} ${a.offer!.instance}, ${a.offer!.priceDate}) is ${a.offer!.priceAgeDays === null ? 'undated' : `${a.offer!.priceAgeDays} days old`}`,
+        )
+        .join(
+          '; ',
+        )}; prices older than ${STALE_PRICE_DAYS} days are flagged stale: check them before renting`,
+    );
+  if (unoffered.length)
+    notes.push(
+      `${unoffered.length} GPU types no offer rents were not rented (${unoffered.join(', ')}): give offers or prices for them`,
+    );
+  return notes;
+}
+
+/**
  * A coupled plan's configurations with the harness commands that time them: each as its job's zoo
- * model, on the search's network. (Fleet and procurement plans name jobs by id.)
+ * model, on the network it was timed on (a rented run's offer's). (Fleet and procurement plans name
+ * jobs by id.)
  */
 function jobTimer(
   jobs: readonly { id: string; model: ModelDef; stack?: SoftwareStack }[],
-  space: ReturnType<typeof searchSpace>,
   input: { channelsLast?: boolean | null },
 ) {
   const jobOf = new Map(jobs.map((j) => [j.id, j]));
-  return <T extends PlanConfiguration & { gpu: GpuSpec }>(jobId: string, c: T): Timed<T> => {
+  return <T extends NetworkedConfiguration>(jobId: string, c: T): Timed<T> => {
     const { model, stack } = jobOf.get(jobId)!;
     return {
       ...c,
-      harness: harnessCommands(
-        {
-          ...c,
-          interNodeGbps: space.interNodeGbps(c.gpu),
-          interNodeTransport: space.interNodeTransport ?? 'RDMA',
-        },
-        { workload: { model: model.id }, model, channelsLast: input.channelsLast, softwareStack: stack },
-      ),
+      harness: harnessCommands(c, {
+        workload: { model: model.id },
+        model,
+        channelsLast: input.channelsLast,
+        softwareStack: stack,
+      }),
     };
   };
 }
@@ -375,10 +409,6 @@ function workloadAt(prefix: string, w: WorkloadInput) {
     model: modelById(`${prefix}.model`, w.model),
     samples: inRange(`${prefix}.samples`, w.samples, FLOORS.samples, LIMITS.samples),
   };
-}
-
-function priceMap(field: string, prices: PriceInput[] | undefined | null): Record<string, number> {
-  return priceList(field, prices, (f, id) => gpuById(f, id));
 }
 
 function batchList(field: string, list: number[] | undefined | null): number[] | undefined {
@@ -459,13 +489,17 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
     batches * types * space.precisions.length * space.gpusPerNode.length * space.maxNodes,
     'narrow jobs, onDemandGpus, precisions, batch sizes, gpusPerNode or maxNodes',
   );
+  // Rented GPUs are whole instances of real offers, as recommend rents them; the inventory's GPUs
+  // keep a per-GPU-hour price (their own, then `prices`, then the catalog's).
+  const { prices, offers } = requestOffers(input, new Date());
   const predictor = await candidatePredictor(input.predictor, space.efficiency);
-  const plan = await planFleet({
+  const request: FleetRequest = {
     jobs,
     inventory,
     allowOnDemand: input.allowOnDemand,
     onDemandGpus,
-    prices: priceMap('prices', input.prices),
+    prices,
+    offers,
     objective: input.objective,
     allowUnplaced: input.allowUnplaced,
     timeSlots: integer('timeSlots', input.timeSlots ?? 48, 1, COUPLED_LIMITS.timeSlots),
@@ -475,15 +509,22 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
     gpusPerNodeChoices: space.gpusPerNode,
     maxNodes: space.maxNodes,
     interNodeGbps: space.interNodeGbps,
+    interNodeGbpsStated: space.interNodeGbpsStated,
     ...(space.interNodeTransport ? { interNodeTransport: space.interNodeTransport } : {}),
     fp32UsesTf32: space.fp32UsesTf32,
     ...statedChannelsLast(input),
     solve: space.solve,
     efficiency: space.efficiency,
     predictor,
-  });
+  };
+  const plan = await planFleet(request);
   plan.notes.push(
     predictor.note,
+    // Only the types the request named: by default every catalog type is a candidate, most never offered.
+    ...rentalNotes(
+      plan.assignments,
+      input.objective === 'COST' && onDemandIds ? unofferedTypes(request) : [],
+    ),
     ...searchNotes(
       input,
       jobs.map((j) => j.model),
@@ -491,7 +532,7 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
       [...inventory.map((it) => it.gpu), ...(input.allowOnDemand ? onDemandGpus : [])],
     ),
   );
-  const timed = jobTimer(jobs, space, input);
+  const timed = jobTimer(jobs, input);
   return { ...plan, predictor: predictor.name, assignments: plan.assignments.map((a) => timed(a.jobId, a)) };
 }
 
@@ -530,7 +571,7 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
       ...(j.softwareStack ? { stack: j.softwareStack } : {}),
     };
   });
-  const prices = priceMap('prices', input.prices);
+  const { offers } = requestOffers(input, new Date());
   if (!input.options?.length)
     throw new InputError('options', 'must list at least one GPU type to buy or rent');
   if (input.options.length > COUPLED_LIMITS.options)
@@ -544,18 +585,27 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
     if (seen.has(gpu.id))
       throw new InputError(`options[${i}].gpu`, `${gpu.id} is listed twice; give one entry per GPU type`);
     seen.add(gpu.id);
-    let rent: number | null = null;
+    // Renting takes whole instances of an offer, as recommend rents (prices and the server's price
+    // file price per GPU-hour instead); rentUsdPerGpuHour replaces every offer for this type.
+    let rentOffers: Offer[] | undefined;
     if (o.rent) {
-      rent =
+      rentOffers =
         o.rentUsdPerGpuHour != null
-          ? inRange(`options[${i}].rentUsdPerGpuHour`, o.rentUsdPerGpuHour, FLOORS.price, LIMITS.price)
-          : (prices[gpu.id] ?? gpu.priceUsdPerGpuHour);
-      if (rent === null)
+          ? [
+              perGpuOffer(
+                gpu.id,
+                inRange(`options[${i}].rentUsdPerGpuHour`, o.rentUsdPerGpuHour, FLOORS.price, LIMITS.price),
+                `the request (options[${i}].rentUsdPerGpuHour)`,
+              ),
+            ]
+          : offers.filter((x) => x.gpuId === gpu.id);
+      if (rentOffers.length === 0)
         throw new InputError(
           `options[${i}].rentUsdPerGpuHour`,
-          `the catalog has no price for ${gpu.id}; give rentUsdPerGpuHour, or set rent: false`,
+          `no offer rents ${gpu.id}${input.providers?.length ? ` from ${input.providers.join(', ').slice(0, 200)}` : ''}: give rentUsdPerGpuHour, an offer for it in offers, or set rent: false`,
         );
     }
+    const rent = rentOffers ? Math.min(...rentOffers.map((x) => x.usdPerHour / x.gpusPerInstance)) : null;
     const b = o.buy;
     const f = `options[${i}].buy`;
     const powerW =
@@ -574,6 +624,7 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
     return {
       gpu,
       rentUsdPerGpuHour: rent,
+      ...(rentOffers ? { rentOffers } : {}),
       buy:
         b == null
           ? null
@@ -608,6 +659,7 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
     gpusPerNodeChoices: space.gpusPerNode,
     maxNodes: space.maxNodes,
     interNodeGbps: space.interNodeGbps,
+    interNodeGbpsStated: space.interNodeGbpsStated,
     ...(space.interNodeTransport ? { interNodeTransport: space.interNodeTransport } : {}),
     fp32UsesTf32: space.fp32UsesTf32,
     ...statedChannelsLast(input),
@@ -623,8 +675,12 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
       space.precisions,
       options.map((o) => o.gpu),
     ),
+    ...rentalNotes(
+      plan.allocations.filter((a) => !a.owned).map((a) => ({ jobId: a.jobId, ...a.config })),
+      [],
+    ),
   );
-  const timed = jobTimer(jobs, space, input);
+  const timed = jobTimer(jobs, input);
   return {
     ...plan,
     predictor: predictor.name,

@@ -431,7 +431,7 @@ describe('planProcurement over GraphQL', () => {
     ],
     [
       'options: [{ gpu: "RTX-3090" }]',
-      /^options\[0\]\.rentUsdPerGpuHour: the catalog has no price for RTX-3090/,
+      /^options\[0\]\.rentUsdPerGpuHour: no offer rents RTX-3090: give rentUsdPerGpuHour, an offer for it in offers, or set rent: false/,
     ],
     [
       'options: [{ gpu: "A100-SXM4-80GB", buy: { usdPerGpu: 12000, utilization: 1.5 } }]',
