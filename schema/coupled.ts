@@ -19,13 +19,6 @@ import {
 import { OfferInput, PRECISIONS_ALLOWED, PriceInput, WorkloadInput } from './inputs.js';
 import { PlanOffer } from './types.js';
 
-/** What rented GPUs take, for the coupled inputs as for RecommendInput (service/offers.ts). */
-const RENTAL_OFFERS =
-  'Your own price sheet for rented GPUs: replaces catalog offers with the same provider and instance, adds the rest. A rented run takes whole instances of one offer.';
-const CATALOG_OFFERS =
-  "Rent from the catalog's offers (seeds/instances.csv) as well as your own; false: only offers and prices.";
-const PROVIDERS =
-  'Rent only from offers of these providers (case-insensitive); a type left without an offer is not rented.';
 import { Parallelism, RecomputeEnum } from './parallelism.js';
 
 export enum FleetObjectiveEnum {
@@ -198,6 +191,32 @@ export abstract class SolveSettingsInput {
   predictor!: keyof typeof PredictorChoiceEnum;
 }
 
+/** What rented GPUs take, in the planners that rent (fleet, procurement), as RecommendInput has it (service/offers.ts). */
+@InputType({
+  description:
+    'Solver settings and rental offers shared by planFleet and planProcurement (not an input on its own).',
+})
+export abstract class RentalSettingsInput extends SolveSettingsInput {
+  @Field(() => [OfferInput], {
+    nullable: true,
+    description:
+      'Your own price sheet for rented GPUs: replaces catalog offers with the same provider and instance, adds the rest. A rented run takes whole instances of one offer.',
+  })
+  offers?: OfferInput[];
+  @Field(() => Boolean, {
+    defaultValue: true,
+    description:
+      "Rent from the catalog's offers (seeds/instances.csv) as well as your own; false: only offers and prices.",
+  })
+  catalogOffers!: boolean;
+  @Field(() => [String], {
+    nullable: true,
+    description:
+      'Rent only from offers of these providers (case-insensitive); a type left without an offer is not rented.',
+  })
+  providers?: string[];
+}
+
 @InputType({ description: 'A training job of the fleet.' })
 export class FleetJobInput {
   @Field(() => String, { description: 'A name for the job, unique in the fleet.' }) id!: string;
@@ -245,7 +264,7 @@ export class InventoryInput {
 @InputType({
   description: 'Jobs to run at the same time on a GPU inventory (plus on-demand rentals if allowed).',
 })
-export class FleetInput extends SolveSettingsInput {
+export class FleetInput extends RentalSettingsInput {
   @Field(() => [FleetJobInput], { description: 'The jobs, each with its workload and deadline.' })
   jobs!: FleetJobInput[];
   @Field(() => [InventoryInput], {
@@ -271,12 +290,6 @@ export class FleetInput extends SolveSettingsInput {
       "Per-GPU-hour prices (USD): an inventory type's price when its entry gives none, and for a rented type a price that replaces every offer for it (billed per GPU used).",
   })
   prices?: PriceInput[];
-  @Field(() => [OfferInput], { nullable: true, description: RENTAL_OFFERS })
-  offers?: OfferInput[];
-  @Field(() => Boolean, { defaultValue: true, description: CATALOG_OFFERS })
-  catalogOffers!: boolean;
-  @Field(() => [String], { nullable: true, description: PROVIDERS })
-  providers?: string[];
   @Field(() => FleetObjectiveEnum, {
     defaultValue: FleetObjectiveEnum.COST,
     description: 'What to minimise (default COST).',
@@ -516,7 +529,7 @@ export class GpuOptionInput {
   description:
     'A recurring portfolio of training jobs over a horizon, and which GPU types may be bought or rented.',
 })
-export class ProcurementInput extends SolveSettingsInput {
+export class ProcurementInput extends RentalSettingsInput {
   @Field(() => [ProcurementJobInput], { description: 'The recurring jobs.' }) jobs!: ProcurementJobInput[];
   @Field(() => Int, { description: 'Months planned for.' }) horizonMonths!: number;
   @Field(() => Float, { defaultValue: 730, description: 'Hours in a month (730 = 8760 / 12).' })
@@ -529,12 +542,6 @@ export class ProcurementInput extends SolveSettingsInput {
       'Per-GPU-hour rental prices (USD) that replace every offer for their GPU (options[].rentUsdPerGpuHour wins for its type).',
   })
   prices?: PriceInput[];
-  @Field(() => [OfferInput], { nullable: true, description: RENTAL_OFFERS })
-  offers?: OfferInput[];
-  @Field(() => Boolean, { defaultValue: true, description: CATALOG_OFFERS })
-  catalogOffers!: boolean;
-  @Field(() => [String], { nullable: true, description: PROVIDERS })
-  providers?: string[];
   @Field(() => Boolean, {
     defaultValue: false,
     description:
