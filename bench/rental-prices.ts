@@ -1,4 +1,4 @@
-// What pricing rentals from real offers changes in the coupled planners: per catalog GPU, gpus.csv's
+// What pricing rentals from real offers changes in the coupled planners and predict: per catalog GPU, gpus.csv's
 // lowest per-GPU-hour price (what fleets and procurements rented at before) against the cheapest
 // offer in seeds/instances.csv per GPU-hour with a whole instance used (what they rent at now); and
 // docs/examples/fleet-rent.json and an all-rented procurement of the same jobs, planned both ways in
@@ -22,9 +22,10 @@ for (const g of loadGpus()) {
 }
 
 const apollo = await createApollo();
-const ask = async (query: string, input: unknown) => {
+const ask = (query: string, input: unknown) => askWith(query, { input });
+const askWith = async (query: string, variables: Record<string, unknown>) => {
   const res = await apollo.executeOperation(
-    { query, variables: { input } },
+    { query, variables },
     { contextValue: { deadlineAt: performance.now() + 120_000 } },
   );
   if (res.body.kind !== 'single') throw new Error('expected a single result');
@@ -83,5 +84,21 @@ for (const [name, input] of [
     console.log(
       `  ${a.jobId.padEnd(14)} ${a.config.gpu.id.padEnd(16)} ${String(a.config.totalGpus).padStart(3)} GPUs  $${a.config.usdPerRun.toFixed(2).padStart(8)}/run  $${a.config.priceUsdPerGpuHour.toFixed(3)}/GPU-h  ${a.config.offer?.instance ?? ''}`,
     );
+}
+// One configuration (`predict`): the README's BERT-large on 8 A100-80GB, and 2 nodes of 4 H200s.
+const PREDICT = `query($gpu: String!, $gpn: Int!, $nodes: Int!, $price: Float) { predict(input: {
+  workload: { model: "bert_large_squad", samples: 176000 }, gpu: $gpu, nodes: $nodes, gpusPerNode: $gpn,
+  batchSizePerGpu: 32, precision: AMP_FP16, priceUsdPerGpuHour: $price }) { costUsd priceUsdPerGpuHour offer { instance } } }`;
+console.log('\npredict, BERT-large SQuAD 2 epochs:');
+for (const [gpu, gpn, nodes] of [
+  ['A100-SXM4-80GB', 8, 1],
+  ['H200-SXM-141GB', 4, 2],
+] as const) {
+  const min = loadGpus().find((g) => g.id === gpu)!.priceUsdPerGpuHour;
+  const was = (await askWith(PREDICT, { gpu, gpn, nodes, price: min })).predict;
+  const now = (await askWith(PREDICT, { gpu, gpn, nodes })).predict;
+  console.log(
+    `  ${nodes}x${gpn} ${gpu.padEnd(16)} before $${was.costUsd.toFixed(4)} ($${min}/GPU-h)  now $${now.costUsd.toFixed(4)} ($${now.priceUsdPerGpuHour.toFixed(3)}/GPU-h used, ${now.offer.instance})  x${(now.costUsd / was.costUsd).toFixed(2)}`,
+  );
 }
 await apollo.stop();

@@ -42,6 +42,21 @@ export interface Offer {
   billing: 'instance' | 'perGpu';
 }
 
+/** The offer a plan rents, with the age of its price. */
+export interface PlanOffer extends Offer {
+  usdPerGpuHour: number;
+  priceAgeDays: number | null;
+  priceStale: boolean;
+}
+
+/** An offer as a plan or a prediction shows it: its price per GPU-hour and how old the price is on `today`. */
+export const datedOffer = (offer: Offer, today: Date): PlanOffer => ({
+  ...offer,
+  usdPerGpuHour: offer.usdPerHour / offer.gpusPerInstance,
+  priceAgeDays: priceAgeDays(offer.priceDate, today),
+  priceStale: isStale(offer.priceDate, today),
+});
+
 /** Days from the price's date to `today`; null when the price carries no date. */
 export function priceAgeDays(priceDate: string, today: Date): number | null {
   const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(priceDate.trim());

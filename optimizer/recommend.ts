@@ -33,10 +33,9 @@ import {
   type ShardedSearch,
 } from './parallel-search.js';
 import {
+  datedOffer,
   dominated,
-  isStale,
   perGpuOffer,
-  priceAgeDays,
   pricingOptions,
   STALE_PRICE_DAYS,
   type Offer,
@@ -689,12 +688,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
       costUsd: Number.isFinite(c.cost) ? c.cost : null,
       costUsdP90: Number.isFinite(c.costHi) ? c.costHi : null,
       priceUsdPerGpuHour: c.price === null ? null : c.price / c.gpusPerNode,
-      offer: offer && {
-        ...offer,
-        usdPerGpuHour: offer.usdPerHour / offer.gpusPerInstance,
-        priceAgeDays: priceAgeDays(offer.priceDate, today),
-        priceStale: isStale(offer.priceDate, today),
-      },
+      offer: offer && datedOffer(offer, today),
       interNodeGbps: option.interNodeGbps,
       interNodeTransport: option.interNodeTransport,
       interNodeNetworkSource: option.networkSource,

@@ -16,7 +16,7 @@ import type {
 import type { EvidenceLevel, MeasuredSet } from '../predictor/learned/evidence.js';
 import type { Regime } from '../predictor/learned/model.js';
 import type { Prediction, PredictRequest } from '../predictor/predict.js';
-import type { Offer, PricingOption } from './offers.js';
+import type { Offer, PlanOffer, PricingOption } from './offers.js';
 import type { SolveOptions } from './milp/solver.js';
 
 export type Objective = 'COST' | 'TIME';
@@ -150,12 +150,8 @@ export interface RecommendRequest {
 /** COMPLETE: every candidate was evaluated (a search that cannot finish is refused, never cut short). */
 export type SearchStatus = 'COMPLETE';
 
-/** The offer a plan rents, with the age of its price. */
-export interface PlanOffer extends Offer {
-  usdPerGpuHour: number;
-  priceAgeDays: number | null;
-  priceStale: boolean;
-}
+/** The offer a plan rents, with the age of its price (optimizer/offers.ts datedOffer). */
+export type { PlanOffer };
 
 export interface Plan {
   rank: number;

@@ -37,6 +37,7 @@ export class PlanningResolver {
       totalHours: p.totalHours,
       costUsd: p.costUsd,
       priceUsdPerGpuHour: p.priceUsdPerGpuHour,
+      offer: p.offer,
       memoryGbPerGpu: p.memory.totalGb,
       memory: p.memory,
       fitsInMemory: p.fitsInMemory,

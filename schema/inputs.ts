@@ -139,7 +139,11 @@ export class PredictInput {
       'How NCCL crosses that network: TCP for nodes joined by Ethernet only (no InfiniBand, RoCE or EFA).',
   })
   interNodeTransport!: NetworkTransport;
-  @Field(() => Float, { nullable: true, description: 'Overrides the catalog price for this GPU.' })
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "A per-GPU-hour price (USD), billed per GPU used, instead of the catalog's offers (default: the cheapest offer whose instance holds gpusPerNode GPUs, paid whole).",
+  })
   priceUsdPerGpuHour?: number;
   @Field(() => ParallelismInput, {
     nullable: true,

@@ -481,13 +481,24 @@ export class Prediction {
     description: 'Wall-clock hours to train workload.samples; null when the step time is not finite.',
   })
   totalHours!: number | null;
-  @Field(() => Float, { nullable: true, description: 'null when no price is known for the GPU.' }) costUsd!:
-    number | null;
   @Field(() => Float, {
     nullable: true,
-    description: 'Price used, USD per GPU-hour; null when none is known.',
+    description:
+      "USD: totalHours x nodes x the offer's instance price (or x GPUs x a per-GPU price); null when nothing prices the GPU at this node size.",
+  })
+  costUsd!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      'What the configuration pays per GPU it uses an hour (instance price / gpusPerNode); null when none is known.',
   })
   priceUsdPerGpuHour!: number | null;
+  @Field(() => PlanOffer, {
+    nullable: true,
+    description:
+      "What it rents, nodes instances of it: the request's priceUsdPerGpuHour, else the server's price file, else the catalog offer with the lowest instance price among those holding gpusPerNode GPUs. The time is on the network the request gives or seeds/network.json's for the GPU, not necessarily this offer's (recommend ranks offers with their own networks).",
+  })
+  offer!: PlanOffer | null;
   @Field(() => Float, {
     description: 'GPU memory one GPU needs at the peak of a step, GB (GiB): memory.totalGb.',
   })

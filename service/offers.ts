@@ -2,11 +2,11 @@
 // on-demand GPUs, a procurement's rentals): the catalog's offers (seeds/instances.csv) unless the
 // request turns them off, its own price sheet, per-GPU prices (the request's, then the server's
 // price file) that replace every offer for their GPU, and a providers filter.
-import { selectOffers, type Offer } from '../optimizer/offers.js';
+import { catalogOffers, perGpuOffer, selectOffers, type Offer } from '../optimizer/offers.js';
 import { serverPriceOverrides } from '../seeds/catalog.js';
 import { gpuById } from './lookup.js';
 import { FLOORS, inRange, InputError, integer, LIMITS, nonEmpty, priceList } from './validate.js';
-import type { NetworkTransport } from '../seeds/types.js';
+import type { GpuSpec, NetworkTransport } from '../seeds/types.js';
 
 /** An offer of a user's own price sheet, as a request gives it (the GraphQL OfferInput). */
 export interface OfferQuery {
@@ -100,3 +100,28 @@ export function requestOffers(
   });
   return { prices, offers };
 }
+
+/**
+ * What one configuration (`predict`) rents: a per-GPU price the request gives, else the server's
+ * price file's, else the catalog offer (seeds/instances.csv) with the lowest instance price among
+ * those whose instance holds `gpusPerNode` GPUs, paid whole: `nodes` instances of it. Null when
+ * nothing prices the GPU at that node size. (`recommend` searches every offer; one configuration
+ * takes the cheapest that fits it.)
+ */
+export function configurationOffer(
+  gpu: GpuSpec,
+  gpusPerNode: number,
+  given: number | undefined,
+): Offer | null {
+  if (given !== undefined) return perGpuOffer(gpu.id, given, 'the request (priceUsdPerGpuHour)');
+  const server = serverPriceOverrides();
+  const filed = server.prices[gpu.id];
+  if (filed !== undefined) return perGpuOffer(gpu.id, filed, server.source);
+  const fitting = catalogOffers().filter((o) => o.gpuId === gpu.id && o.gpusPerInstance >= gpusPerNode);
+  if (!fitting.length) return null;
+  return fitting.reduce((best, o) => (o.usdPerHour < best.usdPerHour ? o : best));
+}
+
+/** What a configuration on `offer` pays per GPU it uses an hour: the instance's price over the GPUs used, or a per-GPU price. */
+export const pricePerGpuUsed = (offer: Offer, gpusPerNode: number): number =>
+  offer.billing === 'perGpu' ? offer.usdPerHour : offer.usdPerHour / gpusPerNode;

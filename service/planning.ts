@@ -27,8 +27,9 @@ import {
   type CatalogGpu,
   type NetworkTransport,
 } from '../seeds/types.js';
+import { datedOffer, type PlanOffer } from '../optimizer/offers.js';
 import { normalizedKey, recommendCache } from './cache.js';
-import { requestOffers, type OfferQuery } from './offers.js';
+import { configurationOffer, pricePerGpuUsed, requestOffers, type OfferQuery } from './offers.js';
 import { runtimeConfig, timeBudgetCapMs } from './config.js';
 import { gpuById, workload, type WorkloadInput } from './lookup.js';
 import {
@@ -141,6 +142,8 @@ function runOptions(
 /** A prediction and the configuration it is of, every default filled in. */
 export interface ConfigurationAnswer extends CorrectedPrediction, PlanConfiguration {
   gpu: CatalogGpu;
+  /** What the configuration rents (nodes = instances) and so what it costs; null when nothing prices it. */
+  offer: PlanOffer | null;
   /** How to time this configuration on your own GPUs with the harness, and record it. */
   harness: HarnessCommands;
 }
@@ -170,10 +173,16 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
     q.interNodeGbps == null
       ? defaultInterNodeGbps(gpu.id)
       : inRange('interNodeGbps', q.interNodeGbps, FLOORS.gbps, LIMITS.gbps, { unit: 'Gbps' });
-  const price =
+  // Priced as it would be rented: whole instances of the cheapest offer that holds gpusPerNode GPUs
+  // (or the per-GPU price given), not gpus.csv's lowest market price, which no offer may match.
+  const offer = configurationOffer(
+    gpu,
+    gpusPerNode,
     q.priceUsdPerGpuHour == null
-      ? gpu.priceUsdPerGpuHour
-      : inRange('priceUsdPerGpuHour', q.priceUsdPerGpuHour, FLOORS.price, LIMITS.price, { orZero: true });
+      ? undefined
+      : inRange('priceUsdPerGpuHour', q.priceUsdPerGpuHour, FLOORS.price, LIMITS.price, { orZero: true }),
+  );
+  const price = offer && pricePerGpuUsed(offer, gpusPerNode);
   // Tensor/pipeline parallelism, ZeRO, recomputation: checked against the model and layout by predict (parallel.ts checkParallelism).
   const parallelism = parallelismOf(q.parallelism);
   const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);
@@ -214,6 +223,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
     ...prediction,
     gpu,
     ...configuration,
+    offer: offer && datedOffer(offer, new Date()),
     harness: harnessCommands(
       { ...configuration, interNodeGbps, interNodeTransport: q.interNodeTransport ?? 'RDMA' },
       harnessContext(q, model),

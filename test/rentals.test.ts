@@ -1,6 +1,6 @@
-// Fleets and procurements rent as `recommend` rents (service/offers.ts): whole instances of a real
-// offer (seeds/instances.csv, the request's own, or a per-GPU price), on the network the offer
-// states. Before, a rented GPU was priced per GPU-hour at gpus.csv's lowest price: H200 at $2.59,
+// Fleets, procurements and `predict` rent as `recommend` rents (service/offers.ts): whole instances
+// of a real offer (seeds/instances.csv, the request's own, or a per-GPU price), on the network the
+// offer states. Before, they priced a GPU per GPU-hour at gpus.csv's lowest price: H200 at $2.59,
 // while no offer in instances.csv rents one for less than $7.912 per GPU-hour (8-GPU instances).
 import { describe, expect, it } from 'vitest';
 import { apolloForTests } from './graphql-client.js';
@@ -193,4 +193,39 @@ describe('a procurement rents whole instances of real offers', () => {
       expect(a.config.offer).toBeNull();
     expect(p.allocations.length).toBeGreaterThan(0);
   }, 60_000);
+});
+
+const PREDICT = `query($gpu: String!, $gpn: Int!, $price: Float) { predict(input: {
+  workload: { model: "resnet50_v1.5", samples: 3e7 }, gpu: $gpu, nodes: 2, gpusPerNode: $gpn,
+  batchSizePerGpu: 128, precision: AMP_BF16, priceUsdPerGpuHour: $price }) {
+  totalHours costUsd priceUsdPerGpuHour offer { provider instance gpusPerInstance usdPerHour source } } }`;
+
+describe('predict prices one configuration as it would be rented', () => {
+  it('8 H200s per node rent the cheapest 8-GPU H200 instance, 2 nodes = 2 instances', async () => {
+    const r = await run(PREDICT, { gpu: H200, gpn: 8 });
+    expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+    const p = r.data!.predict;
+    const cheapest = h200Offers.reduce((a, b) => (b.usdPerHour < a.usdPerHour ? b : a));
+    expect(p.offer.instance).toBe(cheapest.instance);
+    expect(p.offer.usdPerHour).toBe(cheapest.usdPerHour);
+    expect(p.costUsd).toBeCloseTo(2 * cheapest.usdPerHour * p.totalHours, 6);
+    expect(p.priceUsdPerGpuHour).toBeCloseTo(cheapestH200, 9);
+  });
+
+  it('4 H200s per node still pay whole 8-GPU instances: twice the price per GPU used', async () => {
+    const p = (await run(PREDICT, { gpu: H200, gpn: 4 })).data!.predict;
+    expect(p.offer.gpusPerInstance).toBe(8);
+    expect(p.priceUsdPerGpuHour).toBeCloseTo(p.offer.usdPerHour / 4, 9);
+    expect(p.costUsd).toBeCloseTo(2 * p.offer.usdPerHour * p.totalHours, 6);
+  });
+
+  it('priceUsdPerGpuHour replaces the offers, billed per GPU used; a GPU nothing prices has no cost', async () => {
+    const given = (await run(PREDICT, { gpu: H200, gpn: 4, price: 2.59 })).data!.predict;
+    expect(given.offer.source).toBe('the request (priceUsdPerGpuHour)');
+    expect(given.costUsd).toBeCloseTo(8 * 2.59 * given.totalHours, 6);
+    const none = await run(PREDICT, { gpu: 'RTX-3090', gpn: 1 });
+    expect(none.errors, JSON.stringify(none.errors)).toBeUndefined();
+    expect(none.data!.predict.offer).toBeNull();
+    expect(none.data!.predict.costUsd).toBeNull();
+  });
 });
