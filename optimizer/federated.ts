@@ -69,6 +69,7 @@ import { predict, type Prediction, type PredictRequest } from '../predictor/pred
 import { unsupportedReason } from '../predictor/precision.js';
 import { costOf } from '../predictor/predict.js';
 import type { Parallelism } from '../predictor/parallel.js';
+import type { SoftwareStack } from '../predictor/software.js';
 import type { LearnedState } from '../predictor/learned/model.js';
 import type { GpuSpec, MathMode, ModelDef, Precision } from '../predictor/types.js';
 import { correctionInputOf, predictCorrected } from '../predictor/corrected.js';
@@ -120,6 +121,8 @@ export interface FederatedRequest {
   fp32UsesTf32?: boolean;
   /** Convolution activations stored channels-last (predictor/step.ts Execution.channelsLast); absent = the stack's layout (eager PyTorch: NCHW). */
   channelsLast?: boolean;
+  /** The software stack every client trains under (absent: eager PyTorch), as a fleet job's. */
+  stack?: SoftwareStack;
   /**
    * The learned correction: it times every option of a catalog-GPU client and gives each option's
    * P90 (absent, or without a predictor: the analytical estimate alone, its own P90).
@@ -303,6 +306,7 @@ const stepRequest = (
   nodes: 1,
   fp32UsesTf32: r.fp32UsesTf32,
   ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
+  ...(r.stack ? { stack: r.stack } : {}),
   interNodeGbps: 1,
   ...(parallelism ? { parallelism } : {}),
 });

@@ -835,6 +835,12 @@ export class FederatedInput extends SolveSettingsInput {
     description: 'Bytes per parameter sent down (model) and up (update): 4 for fp32.',
   })
   bytesPerParameter!: number;
+  @Field(() => SoftwareStackEnum, {
+    defaultValue: 'PYTORCH_EAGER',
+    description:
+      "Software stack every client trains under (PYTORCH_EAGER unless said), as RecommendInput.softwareStack: each client's steps are timed and sized under it.",
+  })
+  softwareStack!: SoftwareStack;
 }
 
 @ObjectType({ description: "One client's part in the round." })

@@ -159,6 +159,8 @@ export interface FederatedQuery extends SolveSettings {
   batchSizes?: number[] | null;
   maxLocalSteps: number;
   bytesPerParameter: number;
+  /** The stack every client trains under; absent = eager PyTorch. */
+  softwareStack?: SoftwareStack | null;
 }
 
 /** Bounds of the coupled planners' inputs: beyond any real portfolio, small enough to stay interactive. */
@@ -782,6 +784,7 @@ export async function federatedPlan(input: FederatedQuery): Promise<TimedFederat
     bytesPerParameter: inRange('bytesPerParameter', input.bytesPerParameter, 0.125, 16),
     fp32UsesTf32: input.fp32UsesTf32,
     ...statedChannelsLast(input),
+    ...(input.softwareStack ? { stack: input.softwareStack } : {}),
     efficiency: loadEfficiency(),
   });
   if (learned.predictor)
@@ -835,7 +838,12 @@ export async function federatedPlan(input: FederatedQuery): Promise<TimedFederat
           interNodeGbps: defaultInterNodeGbps(gpu.id),
           interNodeTransport: 'RDMA',
         },
-        { workload: { model: model.id }, model, channelsLast: input.channelsLast },
+        {
+          workload: { model: model.id },
+          model,
+          channelsLast: input.channelsLast,
+          softwareStack: input.softwareStack,
+        },
       ),
     };
   };

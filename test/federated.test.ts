@@ -468,6 +468,29 @@ describe('planFederatedRound over GraphQL', () => {
     expect(p.clients.find((c: { id: string }) => c.id === 'orin').precision).not.toMatch(/BF16/);
   });
 
+  it("times every client under the round's softwareStack, as a fleet job's, and its harness note says the harness runs eager", async () => {
+    const plan = async (stack: string) => {
+      const r =
+        await run(`{ planFederatedRound(input: { workload: { model: "bert_large_squad", samples: 1e5 }, clients: [
+          { id: "t4", gpu: "T4", samplesAvailable: 3000, uplinkMbps: 20, downlinkMbps: 100 },
+          { id: "4090", gpu: "RTX-4090", samplesAvailable: 5000, uplinkMbps: 100, downlinkMbps: 500 } ],
+          minSamplesPerRound: 4000, batchSizes: [8], precisions: [AMP_FP16], softwareStack: ${stack} }) {
+        status clients { id participates samples computeSeconds harness { note } } } }`);
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      return r.data!.planFederatedRound;
+    };
+    const eager = await plan('PYTORCH_EAGER');
+    const compiled = await plan('TORCH_COMPILE');
+    expect(compiled.status).toBe('OPTIMAL');
+    const perSample = (p: typeof eager, id: string) => {
+      const c = p.clients.find((x: { id: string }) => x.id === id);
+      return c.computeSeconds / c.samples;
+    };
+    for (const id of ['t4', '4090']) expect(perSample(compiled, id)).toBeLessThan(perSample(eager, id));
+    expect(compiled.clients[0].harness.note).toMatch(/not TORCH_COMPILE/);
+    expect(eager.clients[0].harness.note).not.toMatch(/not TORCH_COMPILE/);
+  });
+
   it('gives each participating client the harness commands that time its configuration on its device', async () => {
     const r =
       await run(`{ planFederatedRound(input: { workload: { model: "resnet50_v1.5", samples: 1e6 }, ${CLIENTS}, minSamplesPerRound: 4000, batchSizes: [16, 32, 64] }) {
