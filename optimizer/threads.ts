@@ -13,7 +13,9 @@ const gates = new WeakMap<Worker, RunGate>();
  */
 export async function stopWorker(worker: Worker): Promise<void> {
   const gate = gates.get(worker);
-  if (gate) await closeRunGate(gate);
+  // A thread that exited (crashed) with a run counted would hold the gate forever: its exit ends the wait.
+  if (gate && worker.threadId >= 0)
+    await Promise.race([closeRunGate(gate), new Promise((exited) => worker.once('exit', exited))]);
   await worker.terminate();
 }
 
