@@ -512,12 +512,13 @@ async function diagnoseJob(
     }
   }
   let fastest: { hours: number; text: string } | undefined;
+  let unstated = false;
   for (const t of runnable) {
-    const p = (
-      await predictor.search(
-        searchFor(r, job, t, { deadline: false, cap: true, limit: ALL, objective: 'TIME' }),
-      )
-    ).plans.find(usable);
+    const rec = await predictor.search(
+      searchFor(r, job, t, { deadline: false, cap: true, limit: ALL, objective: 'TIME' }),
+    );
+    unstated ||= rec.rejected.some((x) => x.reason === 'NETWORK_UNSTATED');
+    const p = rec.plans.find(usable);
     if (p && (!fastest || heldHoursOf(r, p) < fastest.hours))
       fastest = {
         hours: heldHoursOf(r, p),
@@ -526,7 +527,12 @@ async function diagnoseJob(
   }
   return {
     reason: 'DEADLINE',
-    message: `the fastest configuration available takes ${fastest ? `${fastest.hours.toPrecision(4)} h${r.deadlineConfidence ? ' at the P90 step time' : ''} (${fastest.text})` : 'longer'}, beyond ${job.releaseHours > 0 ? `the ${windowHours(job)} h between its release (${job.releaseHours} h) and its deadline (${job.deadlineHours} h)` : `the ${job.deadlineHours} h deadline`}`,
+    message:
+      `the fastest configuration available takes ${fastest ? `${fastest.hours.toPrecision(4)} h${r.deadlineConfidence ? ' at the P90 step time' : ''} (${fastest.text})` : 'longer'}, beyond ${job.releaseHours > 0 ? `the ${windowHours(job)} h between its release (${job.releaseHours} h) and its deadline (${job.deadlineHours} h)` : `the ${job.deadlineHours} h deadline`}` +
+      // As recommend says it: a rented run across instances of an offer that names no network was not timed on a guess.
+      (unstated
+        ? '; runs joining several instances of an offer that states no network between them were not planned: give interNodeGbps (the network you will get) to plan them'
+        : ''),
   };
 }
 

@@ -274,17 +274,21 @@ export interface ProcurementCandidates {
   owned: { option: number; config: RunConfig }[][];
   /** Per job: the cheapest rental, or null. */
   rent: ({ option: number; config: RunConfig } | null)[];
+  /** Jobs no rental was found for while runs across instances of offers that state no network were turned away. */
+  rentNetworkUnstated: string[];
   total: number;
 }
 
 export async function procurementCandidates(r: ProcurementRequest): Promise<ProcurementCandidates> {
   const predictor = predictorOf(r);
   const owned: ProcurementCandidates['owned'] = [],
-    rent: ProcurementCandidates['rent'] = [];
+    rent: ProcurementCandidates['rent'] = [],
+    rentNetworkUnstated: string[] = [];
   let total = 0;
   for (const job of r.jobs) {
     const mine: ProcurementCandidates['owned'][number] = [];
     let best: { option: number; config: RunConfig } | null = null;
+    let unstated = false;
     for (const [i, o] of r.options.entries()) {
       if (o.buy) {
         const plans = (await predictor.search(search(r, job, o, false, true, ALL))).plans.filter(usable);
@@ -295,9 +299,9 @@ export async function procurementCandidates(r: ProcurementRequest): Promise<Proc
         );
       }
       if (o.rentUsdPerGpuHour !== null) {
-        const p = (await predictor.search(search(r, job, o, true, true, ALL))).plans.find(
-          (p) => usable(p) && p.costUsd !== null,
-        );
+        const rec = await predictor.search(search(r, job, o, true, true, ALL));
+        unstated ||= rec.rejected.some((x) => x.reason === 'NETWORK_UNSTATED');
+        const p = rec.plans.find((p) => usable(p) && p.costUsd !== null);
         if (p) {
           total++;
           // The offer it rents, where the type rents from offers (else a per-GPU-hour price, as given).
@@ -308,8 +312,9 @@ export async function procurementCandidates(r: ProcurementRequest): Promise<Proc
     }
     owned.push(mine);
     rent.push(best);
+    if (!best && unstated) rentNetworkUnstated.push(job.id);
   }
-  return { owned, rent, total };
+  return { owned, rent, rentNetworkUnstated, total };
 }
 
 async function diagnose(
@@ -532,6 +537,10 @@ function allRent(m: ProcurementMip): MipStart | undefined {
   return start;
 }
 
+/** Ids for a note: the first ten, then how many more. */
+const listed = (ids: string[]) =>
+  ids.slice(0, 10).join(', ') + (ids.length > 10 ? ` and ${ids.length - 10} more` : '');
+
 export async function planProcurement(r: ProcurementRequest): Promise<ProcurementPlan> {
   const t0 = performance.now();
   const cands = await procurementCandidates(r);
@@ -541,6 +550,11 @@ export async function planProcurement(r: ProcurementRequest): Promise<Procuremen
     keptCandidates: cands.owned.reduce((s, o) => s + o.length, 0) + cands.rent.filter(Boolean).length,
   };
   const notes: string[] = [];
+  // As recommend says it: a rented run across instances of an offer that names no network is not timed on a guess.
+  if (cands.rentNetworkUnstated.length)
+    notes.push(
+      `no rental within the deadline was found for ${listed(cands.rentNetworkUnstated)}: runs joining several instances of an offer that states no network between them were not planned; give interNodeGbps (the network you will get) to plan them`,
+    );
   const allRentUsd = cands.rent.every(Boolean)
     ? r.jobs.reduce(
         (s, job, j) => s + job.runsByMonth.reduce((a, b) => a + b, 0) * cands.rent[j]!.config.usdPerRun,

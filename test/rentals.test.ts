@@ -195,6 +195,56 @@ describe('a procurement rents whole instances of real offers', () => {
   }, 60_000);
 });
 
+describe('runs across instances of an offer that states no network are not planned on a guess, and the answers say so', () => {
+  // Lambda's offers state no inter-node network; GPT-2 355M on 1e10 tokens needs two 8-GPU nodes for 8 h.
+  const job = { workload: { model: 'gpt2_355m', samples: 1e10 }, deadlineHours: 8 };
+  it('a fleet names it in the DEADLINE diagnosis; with interNodeGbps it plans two instances', async () => {
+    const Q = `query($input: FleetInput!) { planFleet(input: $input) { status unplaced { reason message }
+      assignments { nodes interNodeGbps offer { provider } } } }`;
+    const input = {
+      jobs: [{ id: 'gpt2', ...job }],
+      allowOnDemand: true,
+      onDemandGpus: ['H100-SXM5-80GB'],
+      providers: ['Lambda'],
+      precisions: ['AMP_BF16'],
+    };
+    const refused = (await run(Q, { input })).data!.planFleet;
+    expect(refused.status).toBe('INFEASIBLE');
+    expect(refused.unplaced[0].reason).toBe('DEADLINE');
+    expect(refused.unplaced[0].message).toMatch(
+      /runs joining several instances of an offer that states no network between them were not planned: give interNodeGbps/,
+    );
+    const planned = (await run(Q, { input: { ...input, interNodeGbps: 400 } })).data!.planFleet;
+    expect(planned.status).toBe('OPTIMAL');
+    expect(planned.assignments[0].nodes).toBeGreaterThan(1);
+    expect(planned.assignments[0].interNodeGbps).toBe(400);
+    expect(planned.assignments[0].offer.provider).toBe('Lambda');
+  }, 60_000);
+
+  it('a procurement that buys because no such rental was planned says why', async () => {
+    const Q = `query($input: ProcurementInput!) { planProcurement(input: $input) { status notes allocations { owned } } }`;
+    const input = {
+      jobs: [{ id: 'gpt2', ...job, runsPerMonth: 1 }],
+      horizonMonths: 3,
+      precisions: ['AMP_BF16'],
+      providers: ['Lambda'],
+      options: [
+        {
+          gpu: 'H100-SXM5-80GB',
+          rent: true,
+          buy: { usdPerGpu: 30000, lifetimeMonths: 48, electricityUsdPerKwh: 0.12, utilization: 0.8 },
+        },
+      ],
+    };
+    const p = (await run(Q, { input })).data!.planProcurement;
+    expect(p.status).toBe('OPTIMAL');
+    expect(p.allocations.every((a: { owned: boolean }) => a.owned)).toBe(true);
+    expect(p.notes.join(' ')).toMatch(
+      /no rental within the deadline was found for gpt2: runs joining several instances of an offer that states no network between them were not planned/,
+    );
+  }, 60_000);
+});
+
 const PREDICT = `query($gpu: String!, $gpn: Int!, $price: Float) { predict(input: {
   workload: { model: "resnet50_v1.5", samples: 3e7 }, gpu: $gpu, nodes: 2, gpusPerNode: $gpn,
   batchSizePerGpu: 128, precision: AMP_BF16, priceUsdPerGpuHour: $price }) {
