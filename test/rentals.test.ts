@@ -91,6 +91,31 @@ describe('a fleet rents whole instances of real offers', () => {
     expect(bad.errors?.[0].message).toMatch(/^providers\[0\]: no offer is from "NoSuchCloud"/);
   }, 60_000);
 
+  it("a request's own offers rent as the catalog's do; a bad one is BAD_USER_INPUT naming its field", async () => {
+    const own = {
+      provider: 'MyCloud',
+      instance: 'h200x4',
+      gpu: H200,
+      gpusPerInstance: 4,
+      usdPerHour: 12,
+      interNodeGbps: 800,
+    };
+    const r = await run(FLEET, { input: fleetInput({ offers: [own], catalogOffers: false }) });
+    expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+    const [a] = r.data!.planFleet.assignments;
+    expect(a.offer.instance).toBe('h200x4');
+    expect(a.costUsd).toBeCloseTo(a.nodes * 12 * a.totalHours, 6);
+    for (const [bad, field] of [
+      [{ ...own, gpusPerInstance: 0 }, 'offers[0].gpusPerInstance'],
+      [{ ...own, usdPerHour: -1 }, 'offers[0].usdPerHour'],
+      [{ ...own, gpu: 'NoSuchGpu' }, 'offers[0].gpu'],
+    ] as const) {
+      const e = await run(FLEET, { input: fleetInput({ offers: [bad] }) });
+      expect(e.errors?.[0].extensions?.code, JSON.stringify(e)).toBe('BAD_USER_INPUT');
+      expect(e.errors?.[0].extensions?.field).toBe(field);
+    }
+  }, 60_000);
+
   it("a stated interNodeGbps replaces the offer's network, as in recommend", async () => {
     const r = await run(FLEET, { input: fleetInput({ interNodeGbps: 100 }) });
     expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
