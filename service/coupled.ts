@@ -42,7 +42,7 @@ import { costOf } from '../predictor/predict.js';
 import { statedChannelsLast, type SoftwareStack } from '../predictor/software.js';
 import { PRECISIONS, type GpuSpec, type ModelDef, type Precision } from '../predictor/types.js';
 import { planParallelism, type Recompute } from '../predictor/parallel.js';
-import { defaultInterNodeGbps, loadEfficiency, loadGpus } from '../seeds/catalog.js';
+import { defaultInterNodeGbps, loadEfficiency, loadGpus, serverPriceOverrides } from '../seeds/catalog.js';
 import type { NetworkTransport } from '../seeds/types.js';
 import { harnessCommands, type HarnessCommands, type NetworkedConfiguration } from './harness-commands.js';
 import { fullTrainingOnly, gpuById, modelById } from './lookup.js';
@@ -360,6 +360,31 @@ export function rentalNotes(
 }
 
 /**
+ * The inventory types a plan used and charged at gpus.csv's lowest market price, for want of a price
+ * of their own: what owning them costs an hour is the user's to say.
+ */
+function marketPricedInventory(
+  inventory: readonly InventoryItem[],
+  prices: Record<string, number>,
+  used: readonly { gpu: GpuSpec; onDemand: boolean }[],
+): string[] {
+  const filed = serverPriceOverrides().prices;
+  const charged = inventory.filter(
+    (it) =>
+      it.priceUsdPerGpuHour === undefined &&
+      prices[it.gpu.id] === undefined &&
+      filed[it.gpu.id] === undefined &&
+      it.gpu.priceUsdPerGpuHour !== null &&
+      used.some((a) => !a.onDemand && a.gpu.id === it.gpu.id),
+  );
+  return charged.length
+    ? [
+        `the inventory's ${charged.map((it) => `${it.gpu.id} (at $${it.gpu.priceUsdPerGpuHour}/GPU-h)`).join(', ')} ${charged.length > 1 ? 'are' : 'is'} costed at the catalog's lowest market price for want of your own: give usdPerGpuHour, what an hour of your GPUs costs you`,
+      ]
+    : [];
+}
+
+/**
  * A coupled plan's configurations with the harness commands that time them: each as its job's zoo
  * model, on the network it was timed on (a rented run's offer's). (Fleet and procurement plans name
  * jobs by id.)
@@ -527,6 +552,7 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
       plan.assignments,
       input.objective === 'COST' && onDemandIds ? unofferedTypes(request) : [],
     ),
+    ...marketPricedInventory(inventory, prices, plan.assignments),
     ...searchNotes(
       input,
       jobs.map((j) => j.model),

@@ -91,6 +91,22 @@ describe('a fleet rents whole instances of real offers', () => {
     expect(bad.errors?.[0].message).toMatch(/^providers\[0\]: no offer is from "NoSuchCloud"/);
   }, 60_000);
 
+  it("an inventory charged at the catalog's market price for want of its own is named in the notes", async () => {
+    const Q = `query($input: FleetInput!) { planFleet(input: $input) { notes assignments { onDemand priceUsdPerGpuHour } } }`;
+    const inventory = (price?: number) => ({
+      jobs: [{ id: 'rn50', workload: { model: 'resnet50_v1.5', samples: 3e7 }, deadlineHours: 48 }],
+      inventory: [{ gpu: 'A100-SXM4-80GB', count: 8, ...(price ? { usdPerGpuHour: price } : {}) }],
+      precisions: ['AMP_BF16'],
+    });
+    const market = (await run(Q, { input: inventory() })).data!.planFleet;
+    expect(market.assignments[0].priceUsdPerGpuHour).toBe(getGpu('A100-SXM4-80GB')!.priceUsdPerGpuHour);
+    expect(market.notes.join(' ')).toMatch(
+      /the inventory's A100-SXM4-80GB \(at \$1\.39\/GPU-h\) is costed at the catalog's lowest market price for want of your own/,
+    );
+    const own = (await run(Q, { input: inventory(0.9) })).data!.planFleet;
+    expect(own.notes.join(' ')).not.toMatch(/lowest market price/);
+  }, 60_000);
+
   it("a request's own offers rent as the catalog's do; a bad one is BAD_USER_INPUT naming its field", async () => {
     const own = {
       provider: 'MyCloud',
