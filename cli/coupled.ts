@@ -6,11 +6,11 @@ const SOLVE =
 
 export const COUPLED_QUERIES: Record<string, string> = {
   'plan-fleet': `query($input: FleetInput!) { planFleet(input: $input) { ${SOLVE} predictor objective objectiveValue totalCostUsd makespanHours weightedCompletionHours slotHours
-    assignments { jobId gpu { id } onDemand nodes gpusPerNode totalGpus batchSizePerGpu precision parallelism { dataParallel tensorParallel pipelineParallel zeroStage recompute microBatches } stepTimeMs totalHours totalHoursP90 releaseHours startHours endHours deadlineHours costUsd priceUsdPerGpuHour memoryGbPerGpu evidenceLevel evidence calibrationRuns harness { commands note } }
+    assignments { jobId gpu { id } onDemand nodes gpusPerNode totalGpus batchSizePerGpu precision parallelism { dataParallel tensorParallel pipelineParallel zeroStage recompute microBatches } stepTimeMs totalHours totalHoursP90 releaseHours startHours endHours deadlineHours costUsd priceUsdPerGpuHour offer { provider instance gpusPerInstance usdPerHour priceDate priceStale } interNodeGbps memoryGbPerGpu evidenceLevel evidence calibrationRuns harness { commands note } }
     gpuUsage { gpu { id } used available onDemand } unplaced { jobId reason message } } }`,
   'plan-procurement': `query($input: ProcurementInput!) { planProcurement(input: $input) { ${SOLVE} predictor objectiveValue
     cost { capitalUsd powerUsd rentalUsd totalUsd allRentUsd } orders { gpu { id } count orderMonth arrivalMonth capitalUsd } purchases { gpu { id } count capitalUsd powerUsd utilization }
-    allocations { jobId owned runsPerMonth months config { gpu { id } nodes gpusPerNode totalGpus batchSizePerGpu precision parallelism { tensorParallel pipelineParallel zeroStage recompute } hoursPerRun hoursPerRunP90 gpuHoursPerRun usdPerRun evidenceLevel evidence calibrationRuns harness { commands note } } }
+    allocations { jobId owned runsPerMonth months config { gpu { id } nodes gpusPerNode totalGpus batchSizePerGpu precision parallelism { tensorParallel pipelineParallel zeroStage recompute } hoursPerRun hoursPerRunP90 gpuHoursPerRun usdPerRun priceUsdPerGpuHour offer { provider instance gpusPerInstance usdPerHour priceDate priceStale } interNodeGbps evidenceLevel evidence calibrationRuns harness { commands note } } }
     breakEven { gpu { id } breakEvenUtilization plannedUtilization rentUsdPerGpuHour capitalUsdPerGpuMonth powerUsdPerGpuHour note }
     months { month ownedGpuHours ownedCapacityGpuHours rentedGpuHours powerUsd rentalUsd ownedGpus { gpu { id } count } } unplaced { jobId reason message } } }`,
   'plan-federated': `query($input: FederatedInput!) { planFederatedRound(input: $input) { ${SOLVE} predictor roundTimeSeconds samplesPerRound slowestClient rounds totalHours
