@@ -57,6 +57,10 @@ export const datedOffer = (offer: Offer, today: Date): PlanOffer => ({
   priceStale: isStale(offer.priceDate, today),
 });
 
+/** What one node of `gpusPerNode` GPUs costs an hour on `offer`: the whole instance, or the GPUs used at a per-GPU price. */
+export const instanceUsdPerHour = (offer: Offer, gpusPerNode: number): number =>
+  offer.billing === 'perGpu' ? gpusPerNode * offer.usdPerHour : offer.usdPerHour;
+
 /** Days from the price's date to `today`; null when the price carries no date. */
 export function priceAgeDays(priceDate: string, today: Date): number | null {
   const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(priceDate.trim());
@@ -223,7 +227,7 @@ export function pricingOptions(
               : `not stated by the offer: assumed ${fallback} Gbps (seeds/network.json defaultGbps)`) +
         overTcp(transport),
       networkAssumed: forced === undefined && !perGpu && stated === null,
-      nodeUsdPerHour: perGpu ? (g) => g * offer.usdPerHour : () => offer.usdPerHour,
+      nodeUsdPerHour: (g) => instanceUsdPerHour(offer, g),
     });
   });
   if (options.length) return options;

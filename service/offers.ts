@@ -121,7 +121,3 @@ export function configurationOffer(
   if (!fitting.length) return null;
   return fitting.reduce((best, o) => (o.usdPerHour < best.usdPerHour ? o : best));
 }
-
-/** What a configuration on `offer` pays per GPU it uses an hour: the instance's price over the GPUs used, or a per-GPU price. */
-export const pricePerGpuUsed = (offer: Offer, gpusPerNode: number): number =>
-  offer.billing === 'perGpu' ? offer.usdPerHour : offer.usdPerHour / gpusPerNode;

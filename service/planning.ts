@@ -27,9 +27,9 @@ import {
   type CatalogGpu,
   type NetworkTransport,
 } from '../seeds/types.js';
-import { datedOffer, type PlanOffer } from '../optimizer/offers.js';
+import { datedOffer, instanceUsdPerHour, type PlanOffer } from '../optimizer/offers.js';
 import { normalizedKey, recommendCache } from './cache.js';
-import { configurationOffer, pricePerGpuUsed, requestOffers, type OfferQuery } from './offers.js';
+import { configurationOffer, requestOffers, type OfferQuery } from './offers.js';
 import { runtimeConfig, timeBudgetCapMs } from './config.js';
 import { gpuById, workload, type WorkloadInput } from './lookup.js';
 import {
@@ -182,7 +182,8 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
       ? undefined
       : inRange('priceUsdPerGpuHour', q.priceUsdPerGpuHour, FLOORS.price, LIMITS.price, { orZero: true }),
   );
-  const price = offer && pricePerGpuUsed(offer, gpusPerNode);
+  // What it pays per GPU it uses: its node's price over the GPUs in it.
+  const price = offer && instanceUsdPerHour(offer, gpusPerNode) / gpusPerNode;
   // Tensor/pipeline parallelism, ZeRO, recomputation: checked against the model and layout by predict (parallel.ts checkParallelism).
   const parallelism = parallelismOf(q.parallelism);
   const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);
