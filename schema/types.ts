@@ -496,7 +496,7 @@ export class Prediction {
   @Field(() => PlanOffer, {
     nullable: true,
     description:
-      "What it rents, nodes instances of it: the request's priceUsdPerGpuHour, else the server's price file, else the catalog offer with the lowest instance price among those holding gpusPerNode GPUs. The time is on the network the request gives or seeds/network.json's for the GPU, not necessarily this offer's (recommend ranks offers with their own networks).",
+      "What it rents, nodes instances of it: the request's priceUsdPerGpuHour, else the server's price file, else the catalog offer with the lowest instance price among those holding gpusPerNode GPUs. Across nodes it is timed on that offer's network (the request's interNodeGbps if given), so without one in the request it takes an offer that states its network where any does, as recommend ranks them; on one node, or at a per-GPU price, on seeds/network.json's for the GPU.",
   })
   offer!: PlanOffer | null;
   @Field(() => Float, {

@@ -104,20 +104,25 @@ export function requestOffers(
 /**
  * What one configuration (`predict`) rents: a per-GPU price the request gives, else the server's
  * price file's, else the catalog offer (seeds/instances.csv) with the lowest instance price among
- * those whose instance holds `gpusPerNode` GPUs, paid whole: `nodes` instances of it. Null when
- * nothing prices the GPU at that node size. (`recommend` searches every offer; one configuration
- * takes the cheapest that fits it.)
+ * those whose instance holds `gpusPerNode` GPUs, paid whole: `nodes` instances of it. A run across
+ * instances is timed on its offer's network, as recommend ranks it, so without a network in the
+ * request it takes an offer that states one where any does. Null when nothing prices the GPU at
+ * that node size. (`recommend` searches every offer; one configuration takes the cheapest that fits.)
  */
 export function configurationOffer(
   gpu: GpuSpec,
-  gpusPerNode: number,
+  layout: { gpusPerNode: number; nodes: number; networkGiven: boolean },
   given: number | undefined,
 ): Offer | null {
   if (given !== undefined) return perGpuOffer(gpu.id, given, 'the request (priceUsdPerGpuHour)');
   const server = serverPriceOverrides();
   const filed = server.prices[gpu.id];
   if (filed !== undefined) return perGpuOffer(gpu.id, filed, server.source);
-  const fitting = catalogOffers().filter((o) => o.gpuId === gpu.id && o.gpusPerInstance >= gpusPerNode);
-  if (!fitting.length) return null;
-  return fitting.reduce((best, o) => (o.usdPerHour < best.usdPerHour ? o : best));
+  const fitting = catalogOffers().filter(
+    (o) => o.gpuId === gpu.id && o.gpusPerInstance >= layout.gpusPerNode,
+  );
+  const networked = fitting.filter((o) => o.interNodeGbps !== null);
+  const pool = layout.nodes > 1 && !layout.networkGiven && networked.length ? networked : fitting;
+  if (!pool.length) return null;
+  return pool.reduce((best, o) => (o.usdPerHour < best.usdPerHour ? o : best));
 }

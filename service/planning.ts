@@ -169,19 +169,24 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
   const gpusPerNode = integer('gpusPerNode', q.gpusPerNode, 1, LIMITS.gpusPerNode);
   const batchSizePerGpu = integer('batchSizePerGpu', q.batchSizePerGpu, 1, LIMITS.batchSize);
   const gradAccumSteps = integer('gradAccumSteps', q.gradAccumSteps, 1, LIMITS.gradAccum);
-  const interNodeGbps =
+  const givenGbps =
     q.interNodeGbps == null
-      ? defaultInterNodeGbps(gpu.id)
+      ? undefined
       : inRange('interNodeGbps', q.interNodeGbps, FLOORS.gbps, LIMITS.gbps, { unit: 'Gbps' });
   // Priced as it would be rented: whole instances of the cheapest offer that holds gpusPerNode GPUs
   // (or the per-GPU price given), not gpus.csv's lowest market price, which no offer may match.
   const offer = configurationOffer(
     gpu,
-    gpusPerNode,
+    { gpusPerNode, nodes, networkGiven: givenGbps !== undefined },
     q.priceUsdPerGpuHour == null
       ? undefined
       : inRange('priceUsdPerGpuHour', q.priceUsdPerGpuHour, FLOORS.price, LIMITS.price, { orZero: true }),
   );
+  // Across instances, the network that instance states (the request's, if it gives one); else, and on
+  // one node where none is crossed, seeds/network.json's for the GPU.
+  const across = nodes > 1 && offer?.billing === 'instance' ? offer : null;
+  const interNodeGbps = givenGbps ?? across?.interNodeGbps ?? defaultInterNodeGbps(gpu.id);
+  const interNodeTransport = q.interNodeTransport ?? across?.interNodeTransport ?? 'RDMA';
   // What it pays per GPU it uses: its node's price over the GPUs in it.
   const price = offer && instanceUsdPerHour(offer, gpusPerNode) / gpusPerNode;
   // Tensor/pipeline parallelism, ZeRO, recomputation: checked against the model and layout by predict (parallel.ts checkParallelism).
@@ -201,7 +206,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
       gradAccumSteps,
       fp32UsesTf32: q.fp32UsesTf32,
       interNodeGbps,
-      ...(q.interNodeTransport === 'TCP' ? { interNodeTransport: 'TCP' as const } : {}),
+      ...(interNodeTransport === 'TCP' ? { interNodeTransport: 'TCP' as const } : {}),
       samples,
       priceUsdPerGpuHour: price,
       parallelism,
@@ -226,7 +231,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
     ...configuration,
     offer: offer && datedOffer(offer, new Date()),
     harness: harnessCommands(
-      { ...configuration, interNodeGbps, interNodeTransport: q.interNodeTransport ?? 'RDMA' },
+      { ...configuration, interNodeGbps, interNodeTransport },
       harnessContext(q, model),
     ),
   };

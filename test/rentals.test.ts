@@ -303,6 +303,27 @@ describe('predict prices one configuration as it would be rented', () => {
     expect(p.priceUsdPerGpuHour).toBeCloseTo(cheapestH200, 9);
   });
 
+  it('across nodes it takes an offer that states its network and is timed on it, unless the request gives one', async () => {
+    const Q = `query($gbps: Float) { predict(input: {
+      workload: { model: "gpt2_355m", samples: 1e9 }, gpu: "H100-SXM5-80GB", nodes: 2, gpusPerNode: 8,
+      batchSizePerGpu: 8, precision: AMP_BF16, interNodeGbps: $gbps }) {
+      costUsd totalHours harness { commands } offer { provider instance usdPerHour interNodeGbps } } }`;
+    const h100 = catalogOffers().filter((o) => o.gpuId === 'H100-SXM5-80GB' && o.gpusPerInstance >= 8);
+    const cheapest = (os: typeof h100) => os.reduce((a, b) => (b.usdPerHour < a.usdPerHour ? b : a));
+    const stated = cheapest(h100.filter((o) => o.interNodeGbps !== null));
+    expect(cheapest(h100).interNodeGbps).toBeNull(); // the cheapest 8-GPU H100 offer names no network
+    const p = (await run(Q, {})).data!.predict;
+    expect([p.offer.provider, p.offer.instance, p.offer.usdPerHour]).toEqual([
+      stated.provider,
+      stated.instance,
+      stated.usdPerHour,
+    ]);
+    expect(p.harness.commands.join(' ')).toMatch(new RegExp(`--inter-node-gbps ${stated.interNodeGbps}\\b`));
+    const given = (await run(Q, { gbps: 100 })).data!.predict;
+    expect(given.offer.usdPerHour).toBe(cheapest(h100).usdPerHour);
+    expect(given.costUsd).toBeCloseTo(2 * cheapest(h100).usdPerHour * given.totalHours, 6);
+  });
+
   it('4 H200s per node still pay whole 8-GPU instances: twice the price per GPU used', async () => {
     const p = (await run(PREDICT, { gpu: H200, gpn: 4 })).data!.predict;
     expect(p.offer.gpusPerInstance).toBe(8);
