@@ -496,7 +496,7 @@ export class Prediction {
   @Field(() => PlanOffer, {
     nullable: true,
     description:
-      "What it rents, nodes instances of it: the request's priceUsdPerGpuHour, else the server's price file, else the catalog offer with the lowest instance price among those holding gpusPerNode GPUs. Across nodes it is timed on that offer's network (the request's interNodeGbps if given), so without one in the request it takes an offer that states its network where any does, as recommend ranks them; on one node, or at a per-GPU price, on seeds/network.json's for the GPU.",
+      "What it rents, nodes instances of it: the request's priceUsdPerGpuHour, else the server's price file, else a catalog offer whose instance holds gpusPerNode GPUs: on one node (or with the request's interNodeGbps) the cheapest instance; across nodes the run is timed on its offer's network, as recommend ranks it, so of the offers that state one (all of them if none does) the one whose run costs least, which a dearer instance on a faster network can be. On one node, or at a per-GPU price, the network is seeds/network.json's for the GPU.",
   })
   offer!: PlanOffer | null;
   @Field(() => Float, {

@@ -102,27 +102,35 @@ export function requestOffers(
 }
 
 /**
- * What one configuration (`predict`) rents: a per-GPU price the request gives, else the server's
- * price file's, else the catalog offer (seeds/instances.csv) with the lowest instance price among
- * those whose instance holds `gpusPerNode` GPUs, paid whole: `nodes` instances of it. A run across
- * instances is timed on its offer's network, as recommend ranks it, so without a network in the
- * request it takes an offer that states one where any does. Null when nothing prices the GPU at
- * that node size. (`recommend` searches every offer; one configuration takes the cheapest that fits.)
+ * What one configuration (`predict`) may rent: a per-GPU price the request gives, else the server's
+ * price file's, else the catalog offers (seeds/instances.csv) whose instance holds `gpusPerNode` GPUs,
+ * paid whole (`nodes` instances). On one node, or with the request's network, the network plays no
+ * part in the choice: the cheapest instance. Across instances the run is timed on its offer's
+ * network, as recommend ranks it, so the candidates are the cheapest offer of each network that
+ * offers state (all of them if none states one), and the caller keeps the cheapest run. Empty when
+ * nothing prices the GPU at that node size.
  */
-export function configurationOffer(
+export function configurationOffers(
   gpu: GpuSpec,
   layout: { gpusPerNode: number; nodes: number; networkGiven: boolean },
   given: number | undefined,
-): Offer | null {
-  if (given !== undefined) return perGpuOffer(gpu.id, given, 'the request (priceUsdPerGpuHour)');
+): Offer[] {
+  if (given !== undefined) return [perGpuOffer(gpu.id, given, 'the request (priceUsdPerGpuHour)')];
   const server = serverPriceOverrides();
   const filed = server.prices[gpu.id];
-  if (filed !== undefined) return perGpuOffer(gpu.id, filed, server.source);
+  if (filed !== undefined) return [perGpuOffer(gpu.id, filed, server.source)];
   const fitting = catalogOffers().filter(
     (o) => o.gpuId === gpu.id && o.gpusPerInstance >= layout.gpusPerNode,
   );
+  const cheapest = (os: Offer[]) => os.reduce((best, o) => (o.usdPerHour < best.usdPerHour ? o : best));
+  if (!fitting.length) return [];
+  if (layout.nodes === 1 || layout.networkGiven) return [cheapest(fitting)];
   const networked = fitting.filter((o) => o.interNodeGbps !== null);
-  const pool = layout.nodes > 1 && !layout.networkGiven && networked.length ? networked : fitting;
-  if (!pool.length) return null;
-  return pool.reduce((best, o) => (o.usdPerHour < best.usdPerHour ? o : best));
+  if (!networked.length) return [cheapest(fitting)];
+  const byNetwork = new Map<string, Offer[]>();
+  for (const o of networked) {
+    const k = `${o.interNodeGbps} ${o.interNodeTransport}`;
+    byNetwork.set(k, [...(byNetwork.get(k) ?? []), o]);
+  }
+  return [...byNetwork.values()].map(cheapest);
 }

@@ -27,9 +27,9 @@ import {
   type CatalogGpu,
   type NetworkTransport,
 } from '../seeds/types.js';
-import { datedOffer, instanceUsdPerHour, type PlanOffer } from '../optimizer/offers.js';
+import { datedOffer, instanceUsdPerHour, type Offer, type PlanOffer } from '../optimizer/offers.js';
 import { normalizedKey, recommendCache } from './cache.js';
-import { configurationOffer, requestOffers, type OfferQuery } from './offers.js';
+import { configurationOffers, requestOffers, type OfferQuery } from './offers.js';
 import { runtimeConfig, timeBudgetCapMs } from './config.js';
 import { gpuById, workload, type WorkloadInput } from './lookup.js';
 import {
@@ -173,49 +173,60 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
     q.interNodeGbps == null
       ? undefined
       : inRange('interNodeGbps', q.interNodeGbps, FLOORS.gbps, LIMITS.gbps, { unit: 'Gbps' });
-  // Priced as it would be rented: whole instances of the cheapest offer that holds gpusPerNode GPUs
-  // (or the per-GPU price given), not gpus.csv's lowest market price, which no offer may match.
-  const offer = configurationOffer(
+  // Priced as it would be rented: whole instances of an offer that holds gpusPerNode GPUs (or the
+  // per-GPU price given), not gpus.csv's lowest market price, which no offer may match.
+  const offers = configurationOffers(
     gpu,
     { gpusPerNode, nodes, networkGiven: givenGbps !== undefined },
     q.priceUsdPerGpuHour == null
       ? undefined
       : inRange('priceUsdPerGpuHour', q.priceUsdPerGpuHour, FLOORS.price, LIMITS.price, { orZero: true }),
   );
-  // Across instances, the network that instance states (the request's, if it gives one); else, and on
-  // one node where none is crossed, seeds/network.json's for the GPU.
-  const across = nodes > 1 && offer?.billing === 'instance' ? offer : null;
-  const interNodeGbps = givenGbps ?? across?.interNodeGbps ?? defaultInterNodeGbps(gpu.id);
-  const interNodeTransport = q.interNodeTransport ?? across?.interNodeTransport ?? 'RDMA';
-  // What it pays per GPU it uses: its node's price over the GPUs in it.
-  const price = offer && instanceUsdPerHour(offer, gpusPerNode) / gpusPerNode;
   // Tensor/pipeline parallelism, ZeRO, recomputation: checked against the model and layout by predict (parallel.ts checkParallelism).
   const parallelism = parallelismOf(q.parallelism);
   const memoryHeadroomGb = headroomOf(q.memoryHeadroomGb);
   // A current refit of the learned correction on the recorded runs answers instead of the shipped one.
   const user = await userEvidence(await learnedPredictor());
   const learned = user?.learned ?? (await learnedPredictor());
-  const prediction = await predictCorrected(
-    {
-      model,
-      gpu,
-      precision: q.precision,
-      batchSizePerGpu,
-      gpusPerNode,
-      nodes,
-      gradAccumSteps,
-      fp32UsesTf32: q.fp32UsesTf32,
-      interNodeGbps,
-      ...(interNodeTransport === 'TCP' ? { interNodeTransport: 'TCP' as const } : {}),
-      samples,
-      priceUsdPerGpuHour: price,
-      parallelism,
-      ...runOptions(q, frozenBase, memoryHeadroomGb),
-    },
-    learned,
-    loadEfficiency(),
-    { framework: q.framework, xla: q.xla },
-    user,
+  const onOffer = async (offer: Offer | null) => {
+    // Across instances, the network that instance states (the request's, if it gives one); else, and
+    // on one node where none is crossed, seeds/network.json's for the GPU.
+    const across = nodes > 1 && offer?.billing === 'instance' ? offer : null;
+    const interNodeGbps = givenGbps ?? across?.interNodeGbps ?? defaultInterNodeGbps(gpu.id);
+    const interNodeTransport = q.interNodeTransport ?? across?.interNodeTransport ?? 'RDMA';
+    const prediction = await predictCorrected(
+      {
+        model,
+        gpu,
+        precision: q.precision,
+        batchSizePerGpu,
+        gpusPerNode,
+        nodes,
+        gradAccumSteps,
+        fp32UsesTf32: q.fp32UsesTf32,
+        interNodeGbps,
+        ...(interNodeTransport === 'TCP' ? { interNodeTransport: 'TCP' as const } : {}),
+        samples,
+        // What it pays per GPU it uses: its node's price over the GPUs in it.
+        priceUsdPerGpuHour: offer && instanceUsdPerHour(offer, gpusPerNode) / gpusPerNode,
+        parallelism,
+        ...runOptions(q, frozenBase, memoryHeadroomGb),
+      },
+      learned,
+      loadEfficiency(),
+      { framework: q.framework, xla: q.xla },
+      user,
+    );
+    return { offer, interNodeGbps, interNodeTransport, prediction };
+  };
+  // Offers on different networks run for different times: the cheapest run, then the faster.
+  const runs = await Promise.all((offers.length ? offers : [null]).map(onOffer));
+  const { offer, interNodeGbps, interNodeTransport, prediction } = runs.reduce((best, x) =>
+    (x.prediction.costUsd ?? Infinity) < (best.prediction.costUsd ?? Infinity) ||
+    ((x.prediction.costUsd ?? Infinity) === (best.prediction.costUsd ?? Infinity) &&
+      (x.prediction.totalHours ?? Infinity) < (best.prediction.totalHours ?? Infinity))
+      ? x
+      : best,
   );
   const configuration: PlanConfiguration = {
     nodes,

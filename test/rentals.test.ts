@@ -324,6 +324,25 @@ describe('predict prices one configuration as it would be rented', () => {
     expect(given.costUsd).toBeCloseTo(2 * cheapest(h100).usdPerHour * given.totalHours, 6);
   });
 
+  it('across nodes it keeps the offer whose run costs least: a dearer instance on a faster network can', async () => {
+    // BERT-large at batch 1 on 4 x 8 A100-40GB syncs its gradients every small step: AWS p4d (400 Gbps,
+    // $21.96/h) is the cheaper instance, Azure ND96asr (1,600 Gbps, $27.20/h) the cheaper run.
+    const Q = `query($gbps: Float) { predict(input: {
+      workload: { model: "bert_large_squad", samples: 1e7 }, gpu: "A100-SXM4-40GB", nodes: 4, gpusPerNode: 8,
+      batchSizePerGpu: 1, precision: AMP_FP16, interNodeGbps: $gbps }) {
+      totalHours costUsd offer { provider instance usdPerHour interNodeGbps } } }`;
+    const a100 = catalogOffers().filter(
+      (o) => o.gpuId === 'A100-SXM4-40GB' && o.gpusPerInstance >= 8 && o.interNodeGbps !== null,
+    );
+    const aws = a100.reduce((a, b) => (b.usdPerHour < a.usdPerHour ? b : a));
+    const p = (await run(Q, {})).data!.predict;
+    expect(p.offer.interNodeGbps).toBeGreaterThan(aws.interNodeGbps!);
+    expect(p.offer.usdPerHour).toBeGreaterThan(aws.usdPerHour);
+    const onAws = (await run(Q, { gbps: aws.interNodeGbps })).data!.predict;
+    expect(p.costUsd).toBeLessThan(4 * aws.usdPerHour * onAws.totalHours);
+    expect(p.costUsd).toBeCloseTo(4 * p.offer.usdPerHour * p.totalHours, 6);
+  });
+
   it('4 H200s per node still pay whole 8-GPU instances: twice the price per GPU used', async () => {
     const p = (await run(PREDICT, { gpu: H200, gpn: 4 })).data!.predict;
     expect(p.offer.gpusPerInstance).toBe(8);
