@@ -410,6 +410,15 @@ export const usable = (p: Plan): boolean =>
   (p.priceUsdPerGpuHour === null || (p.costUsd !== null && Number.isFinite(p.costUsd))) &&
   p.memoryGbPerGpu <= p.gpu.memoryGb;
 
+/**
+ * Whether a search turned away runs joining several instances of an offer that states no network
+ * between them (recommend's NETWORK_UNSTATED: not timed on a guess), and what to do about it.
+ */
+export const networkUnstated = (rec: { rejected: { reason: string }[] }): boolean =>
+  rec.rejected.some((x) => x.reason === 'NETWORK_UNSTATED');
+export const NETWORK_UNSTATED_HINT =
+  'runs joining several instances of an offer that states no network between them were not planned: give interNodeGbps (the network you will get) to plan them';
+
 /** Whether a search found configurations that do not fit in memory (rejected, or returned oversized). */
 export const outOfMemory = (rec: { plans: Plan[]; rejected: { reason: string }[] }): boolean =>
   rec.rejected.some((x) => x.reason === 'OUT_OF_MEMORY') ||
@@ -517,7 +526,7 @@ async function diagnoseJob(
     const rec = await predictor.search(
       searchFor(r, job, t, { deadline: false, cap: true, limit: ALL, objective: 'TIME' }),
     );
-    unstated ||= rec.rejected.some((x) => x.reason === 'NETWORK_UNSTATED');
+    unstated ||= networkUnstated(rec);
     const p = rec.plans.find(usable);
     if (p && (!fastest || heldHoursOf(r, p) < fastest.hours))
       fastest = {
@@ -529,10 +538,7 @@ async function diagnoseJob(
     reason: 'DEADLINE',
     message:
       `the fastest configuration available takes ${fastest ? `${fastest.hours.toPrecision(4)} h${r.deadlineConfidence ? ' at the P90 step time' : ''} (${fastest.text})` : 'longer'}, beyond ${job.releaseHours > 0 ? `the ${windowHours(job)} h between its release (${job.releaseHours} h) and its deadline (${job.deadlineHours} h)` : `the ${job.deadlineHours} h deadline`}` +
-      // As recommend says it: a rented run across instances of an offer that names no network was not timed on a guess.
-      (unstated
-        ? '; runs joining several instances of an offer that states no network between them were not planned: give interNodeGbps (the network you will get) to plan them'
-        : ''),
+      (unstated ? `; ${NETWORK_UNSTATED_HINT}` : ''),
   };
 }
 

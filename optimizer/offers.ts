@@ -49,13 +49,20 @@ export interface PlanOffer extends Offer {
   priceStale: boolean;
 }
 
+/** An offer's price per GPU-hour with a whole instance used (a per-GPU price: itself). */
+export const usdPerGpuHourOf = (offer: Offer): number => offer.usdPerHour / offer.gpusPerInstance;
+
 /** An offer as a plan or a prediction shows it: its price per GPU-hour and how old the price is on `today`. */
 export const datedOffer = (offer: Offer, today: Date): PlanOffer => ({
   ...offer,
-  usdPerGpuHour: offer.usdPerHour / offer.gpusPerInstance,
+  usdPerGpuHour: usdPerGpuHourOf(offer),
   priceAgeDays: priceAgeDays(offer.priceDate, today),
   priceStale: isStale(offer.priceDate, today),
 });
+
+/** Which price a stale-price warning names, and its age: "(AWS p5.48xlarge, 2025-03-14) is 630 days old". */
+export const priceAgeText = (o: PlanOffer): string =>
+  `(${o.provider} ${o.instance}, ${o.priceDate}) is ${o.priceAgeDays === null ? 'undated' : `${o.priceAgeDays} days old`}`;
 
 /** What one node of `gpusPerNode` GPUs costs an hour on `offer`: the whole instance, or the GPUs used at a per-GPU price. */
 export const instanceUsdPerHour = (offer: Offer, gpusPerNode: number): number =>
@@ -159,7 +166,7 @@ export function selectOffers(s: OfferSelection): Offer[] {
   return offers.sort(
     (a, b) =>
       a.gpuId.localeCompare(b.gpuId) ||
-      a.usdPerHour / a.gpusPerInstance - b.usdPerHour / b.gpusPerInstance ||
+      usdPerGpuHourOf(a) - usdPerGpuHourOf(b) ||
       a.provider.localeCompare(b.provider) ||
       a.instance.localeCompare(b.instance),
   );

@@ -57,6 +57,8 @@ import {
   configurationRequest,
   heldHoursOf,
   jobSearch,
+  networkUnstated,
+  NETWORK_UNSTATED_HINT,
   outOfMemory,
   pricingProblems,
   usable,
@@ -300,7 +302,7 @@ export async function procurementCandidates(r: ProcurementRequest): Promise<Proc
       }
       if (o.rentUsdPerGpuHour !== null) {
         const rec = await predictor.search(search(r, job, o, true, true, ALL));
-        unstated ||= rec.rejected.some((x) => x.reason === 'NETWORK_UNSTATED');
+        unstated ||= networkUnstated(rec);
         const p = rec.plans.find((p) => usable(p) && p.costUsd !== null);
         if (p) {
           total++;
@@ -550,10 +552,9 @@ export async function planProcurement(r: ProcurementRequest): Promise<Procuremen
     keptCandidates: cands.owned.reduce((s, o) => s + o.length, 0) + cands.rent.filter(Boolean).length,
   };
   const notes: string[] = [];
-  // As recommend says it: a rented run across instances of an offer that names no network is not timed on a guess.
   if (cands.rentNetworkUnstated.length)
     notes.push(
-      `no rental within the deadline was found for ${listed(cands.rentNetworkUnstated)}: runs joining several instances of an offer that states no network between them were not planned; give interNodeGbps (the network you will get) to plan them`,
+      `no rental within the deadline was found for ${listed(cands.rentNetworkUnstated)}: ${NETWORK_UNSTATED_HINT}`,
     );
   const allRentUsd = cands.rent.every(Boolean)
     ? r.jobs.reduce(

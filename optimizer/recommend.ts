@@ -35,6 +35,7 @@ import {
 import {
   datedOffer,
   dominated,
+  priceAgeText,
   perGpuOffer,
   pricingOptions,
   STALE_PRICE_DAYS,
@@ -861,7 +862,7 @@ function notesOf(
       );
     if (top.offer?.priceStale)
       notes.push(
-        `warning: plan 1's price (${top.offer.provider} ${top.offer.instance}, ${top.offer.priceDate}) is ${top.offer.priceAgeDays === null ? 'undated' : `${top.offer.priceAgeDays} days old`}; prices older than ${STALE_PRICE_DAYS} days are flagged stale`,
+        `warning: plan 1's price ${priceAgeText(top.offer)}; prices older than ${STALE_PRICE_DAYS} days are flagged stale`,
       );
     const pp = top.parallelism.pipelineParallel;
     const blocks = structure.blocks;

@@ -13,7 +13,13 @@ import {
   type FleetRequest,
   type InventoryItem,
 } from '../optimizer/fleet.js';
-import { perGpuOffer, STALE_PRICE_DAYS, type Offer } from '../optimizer/offers.js';
+import {
+  perGpuOffer,
+  priceAgeText,
+  STALE_PRICE_DAYS,
+  usdPerGpuHourOf,
+  type Offer,
+} from '../optimizer/offers.js';
 import {
   customGpuSpec,
   planFederatedRound,
@@ -344,10 +350,7 @@ export function rentalNotes(
   if (stale.length)
     notes.push(
       `warning: ${stale
-        .map(
-          (a) =>
-            `job ${a.jobId}'s price (${a.offer!.provider} ${a.offer!.instance}, ${a.offer!.priceDate}) is ${a.offer!.priceAgeDays === null ? 'undated' : `${a.offer!.priceAgeDays} days old`}`,
-        )
+        .map((a) => `job ${a.jobId}'s price ${priceAgeText(a.offer!)}`)
         .join(
           '; ',
         )}; prices older than ${STALE_PRICE_DAYS} days are flagged stale: check them before renting`,
@@ -633,7 +636,7 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
           `no offer rents ${gpu.id}${input.providers?.length ? ` from ${input.providers.join(', ').slice(0, 200)}` : ''}: give rentUsdPerGpuHour, an offer for it in offers, or set rent: false`,
         );
     }
-    const rent = rentOffers ? Math.min(...rentOffers.map((x) => x.usdPerHour / x.gpusPerInstance)) : null;
+    const rent = rentOffers ? Math.min(...rentOffers.map(usdPerGpuHourOf)) : null;
     const b = o.buy;
     const f = `options[${i}].buy`;
     const powerW =
