@@ -402,6 +402,38 @@ export interface Instance {
  */
 const RDMA_NETWORK = /EFA|InfiniBand|GPUDirect/;
 
+/** The date a `price_date` cell starts with (`2025-03-14 (same in ...)`), or null for an undated one. */
+function listingDate(priceDate: string): string | null {
+  return /^\d{4}-\d{2}-\d{2}/.exec(priceDate.trim())?.[0] ?? null;
+}
+
+/** A `region` cell's regions: `us-east-1 / us-west-2` and `us-east-1/us-west-2` are the same two. */
+const regionsOf = (cell: string) => new Set(cell.split('/').map((x) => x.trim()));
+
+/**
+ * The rows of instances.csv that are an instance's current list price: a row is dropped where a later
+ * dated row of the same provider's instance lists every region it lists (an undated row is older than
+ * any dated one). The CSV keeps the older rows as published (AWS p5.48xlarge in us-east-1 at $98.32 on
+ * 2025-03-14 and $55.04 on 2026-11-09; p5en at $84.80 in "us-east-1 / us-west-2" and $63.30 in
+ * "us-east-1/us-east-2/us-west-2" later): the older price can no longer be rented, so no plan may
+ * charge it and no listing of offers shows it.
+ */
+export function currentListings(rows: readonly Record<string, string>[]): Record<string, string>[] {
+  const dated = rows.map((r) => ({ r, date: listingDate(r.price_date) ?? '', regions: regionsOf(r.region) }));
+  return dated
+    .filter(
+      (a) =>
+        !dated.some(
+          (b) =>
+            b.r.provider === a.r.provider &&
+            b.r.instance === a.r.instance &&
+            b.date > a.date &&
+            [...a.regions].every((x) => b.regions.has(x)),
+        ),
+    )
+    .map((a) => a.r);
+}
+
 let instanceCache: Instance[] | undefined;
 /**
  * seeds/instances.csv's offers, each with its network between instances: the row's own, or where its
@@ -415,7 +447,7 @@ export function loadInstances(): Instance[] {
       r,
     ]),
   );
-  instanceCache = parseCsv(readFileSync(here('./instances.csv'), 'utf8')).map((r) => {
+  instanceCache = currentListings(parseCsv(readFileSync(here('./instances.csv'), 'utf8'))).map((r) => {
     const overlay =
       num(r.internode_network_gbps) === null ? networks.get(`${r.provider}/${r.instance}`) : undefined;
     const gbps = num((overlay ?? r).internode_network_gbps);

@@ -4,6 +4,7 @@ import {
   getGpu,
   loadExcludedMeasurements,
   loadGpus,
+  currentListings,
   loadInstances,
   loadMeasurements,
   measurementFromRow,
@@ -79,10 +80,50 @@ describe('seeds: GPU catalog', () => {
 describe('seeds: instances and measurements', () => {
   it('loads cloud instances with per-GPU prices', () => {
     const inst = loadInstances();
-    expect(inst.length).toBe(67);
+    // 67 rows, of which four list an AWS instance again at a later date (below).
+    expect(inst.length).toBe(63);
     const p3 = inst.find((i) => i.instance === 'p3.16xlarge')!;
     expect(p3.gpusPerInstance).toBe(8);
     expect(p3.usdPerGpuHour).toBeCloseTo(3.06, 2);
+  });
+
+  it('offers an instance listed twice in a region at its latest list price only', () => {
+    const listed = (instance: string) =>
+      loadInstances()
+        .filter((i) => i.provider === 'AWS' && i.instance === instance)
+        .map((i) => [i.onDemandUsdPerHour, i.priceDate.slice(0, 10)]);
+    // instances.csv: p5.48xlarge $98.32 (2025-03-14) and $55.04 (2026-11-09); p4d $32.77 and $21.96
+    // at the same dates; p4de $40.97 undated (a catalog commit) and $27.45 on 2026-11-09.
+    expect(listed('p5.48xlarge')).toEqual([[55.04, '2026-11-09']]);
+    expect(listed('p4d.24xlarge')).toEqual([[21.957642, '2026-11-09']]);
+    expect(listed('p4de.24xlarge')).toEqual([[27.44705, '2026-11-09']]);
+    // p5en: $84.80 on 2025-03-14 in "us-east-1 / us-west-2", $63.296 on 2026-08-06 in three regions.
+    expect(listed('p5en.48xlarge')).toEqual([[63.296, '2026-08-06']]);
+    // The rule itself: a later date wins whatever the price, an undated row loses to a dated one,
+    // a later listing supersedes only the regions it lists, and other instances stay.
+    const row = (instance: string, region: string, price_date: string, price: string) => ({
+      provider: 'X',
+      instance,
+      region,
+      price_date,
+      price,
+    });
+    const kept = currentListings([
+      row('a', 'r1', '2025-01-01', 'old'),
+      row('a', 'r1', '2026-01-01 (checked)', 'new, dearer'),
+      row('a', 'r2', '2025-01-01', 'other region'),
+      row('a', 'r1 / r3', '2025-01-01', 'a region the later one does not list'),
+      row('b', 'r1', 'not exposed', 'undated'),
+      row('b', 'r1', '2024-06-01', 'dated'),
+      row('c', 'r1', 'not exposed', 'only listing'),
+    ]).map((r) => r.price);
+    expect(kept).toEqual([
+      'new, dearer',
+      'other region',
+      'a region the later one does not list',
+      'dated',
+      'only listing',
+    ]);
   });
 
   it('loads every measurement row, typed, less those that contradict their stated configuration', () => {

@@ -284,7 +284,7 @@ describe('trainplan recommend on a published mixture-of-experts model', () => {
   it("answers by id within the command's budget, and refuses (never answers in part) within one too short", () => {
     const r = recommend();
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^51240 candidates evaluated \(COMPLETE\), [1-9]\d* feasible/);
+    expect(r.stdout).toMatch(/^48552 candidates evaluated \(COMPLETE\), [1-9]\d* feasible/);
     // 30.5B weights with Adam's states (about 16 bytes each) fit no GPU whole: the table says how
     // the plan splits them, or it could not be reproduced.
     expect(r.stdout).toMatch(/│ accum │ precision │ layout +│/);
