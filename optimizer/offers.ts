@@ -7,6 +7,7 @@ import { interNodeRate } from '../predictor/step.js';
 import {
   defaultInterNodeGbps,
   loadEfficiency,
+  listingDate,
   loadInstances,
   networkDefaults,
   type Instance,
@@ -70,10 +71,9 @@ export const instanceUsdPerHour = (offer: Offer, gpusPerNode: number): number =>
 
 /** Days from the price's date to `today`; null when the price carries no date. */
 export function priceAgeDays(priceDate: string, today: Date): number | null {
-  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(priceDate.trim());
-  if (!m) return null;
-  const t = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  return Math.floor((today.getTime() - t) / 86_400_000);
+  const date = listingDate(priceDate);
+  if (!date) return null;
+  return Math.floor((today.getTime() - Date.parse(`${date}T00:00:00Z`)) / 86_400_000);
 }
 
 /** Stale: older than STALE_PRICE_DAYS, or undated (its age cannot be told). */

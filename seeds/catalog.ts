@@ -402,8 +402,8 @@ export interface Instance {
  */
 const RDMA_NETWORK = /EFA|InfiniBand|GPUDirect/;
 
-/** The date a `price_date` cell starts with (`2025-03-14 (same in ...)`), or null for an undated one. */
-function listingDate(priceDate: string): string | null {
+/** The date a price's date cell starts with (`2025-03-14 (same in ...)`), or null for an undated one. */
+export function listingDate(priceDate: string): string | null {
   return /^\d{4}-\d{2}-\d{2}/.exec(priceDate.trim())?.[0] ?? null;
 }
 
