@@ -152,6 +152,16 @@ describe('predict says so', () => {
     const measuredMs = ((2 * 4096) / r.tokensPerSecondPerGpu!) * 1000;
     expect(p.stepTimeMsP10).toBeLessThanOrEqual(measuredMs);
     expect(p.stepTimeMsP90).toBeGreaterThanOrEqual(measuredMs);
+    // The A100-40GB has the A100-80GB's die, SMs and clock but less memory bandwidth: it does not read
+    // as it, and those runs do not calibrate it.
+    const a100_40 = (
+      await gql(`{ predict(input: {
+        workload: { model: "llama2_13b", samples: 1e9 }, gpu: "A100-SXM4-40GB", gpusPerNode: 8, nodes: 8
+        batchSizePerGpu: 1, gradAccumSteps: 2, precision: BF16, softwareStack: TORCH_COMPILE
+        parallelism: { zeroStage: 3 }
+      }) { evidence } }`)
+    ).data!.predict;
+    expect(a100_40.evidence).not.toMatch(/calibrated by the \d+ (latest )?published run/);
   });
 
   it("Llama 2 7B under TUNED (MEGATRON's fitted effects, CUDA graphs added) is calibrated by the same Megatron runs, and says so", async () => {
@@ -176,6 +186,31 @@ describe('predict says so', () => {
     expect(tuned.stepTimeMsP10 / tuned.stepTimeMs).toBeCloseTo(
       megatron.stepTimeMsP10 / megatron.stepTimeMs,
       6,
+    );
+  });
+
+  it("an H200-SXM, with no run of its own, is calibrated by the H100-SXM5's runs it reads as, and is no slower", async () => {
+    const llama3 = (gpu: string) =>
+      gql(`{ predict(input: {
+        workload: { model: "llama3_8b", samples: 1e9 }, gpu: "${gpu}", gpusPerNode: 8, batchSizePerGpu: 1
+        gradAccumSteps: 16, precision: BF16, softwareStack: MEGATRON, parallelism: { zeroStage: 1 }
+      }) { stepTimeMs analyticalStepTimeMs stepTimeMsP10 stepTimeMsP90 evidence evidenceLevel } }`);
+    const h200 = (await llama3('H200-SXM-141GB')).data!.predict;
+    const h100 = (await llama3('H100-SXM5-80GB')).data!.predict;
+    expect(h200.evidence).toMatch(
+      /calibrated by the \d+ latest published runs of this architecture on H100-SXM5-80GB \(H200-SXM-141GB reads as it: the same die, SM count and clock, and no more memory bandwidth; none ran on H200-SXM-141GB\) under MEGATRON/,
+    );
+    const moved = (e: string) =>
+      /their errors against this predictor made the step ([0-9.]+% (longer|shorter))/.exec(e)?.[1];
+    expect(moved(h200.evidence)).toBe(moved(h100.evidence));
+    // Its roofline is the faster (more memory bandwidth); calibrated only on the H100 the answer had
+    // it 5% slower than the H100's (12.6 s against 12.0 s).
+    expect(h200.analyticalStepTimeMs).toBeLessThan(h100.analyticalStepTimeMs);
+    expect(h200.stepTimeMs).toBeLessThanOrEqual(h100.stepTimeMs);
+    // No H200 run is measured: its interval stays at least as wide as an unmeasured GPU's.
+    expect(h200.evidenceLevel).toBe('UNMEASURED');
+    expect(h200.stepTimeMsP90 / h200.stepTimeMs - h200.stepTimeMsP10 / h200.stepTimeMs).toBeGreaterThan(
+      h100.stepTimeMsP90 / h100.stepTimeMs - h100.stepTimeMsP10 / h100.stepTimeMs,
     );
   });
 

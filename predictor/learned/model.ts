@@ -48,6 +48,7 @@ import { llmExamples, target } from './train.js';
 import { fittedLlmRuns, isMoeRun, type LlmRun } from '../../seeds/llm.js';
 import { loadCalibrationSettings } from '../../seeds/calibration.js';
 import { correctionPrecision, TRAINED_AS } from './precision-twins.js';
+import { gpuTwin } from './gpu-twins.js';
 import {
   DEFAULT_SOFTWARE,
   FEATURE_VERSION,
@@ -361,24 +362,25 @@ export class LearnedPredictor {
    */
   publishedCalibrationOf(it: CorrectionInput): PublishedCalibration | undefined {
     const names = it.model.publishedAs;
-    if (!names?.length || !publishedRunsOnGpu().has(it.gpu.id)) return undefined;
+    const runsGpu = names?.length ? publishedRunsGpuOf(it.gpu) : undefined;
+    if (!names?.length || !runsGpu) return undefined;
     // TUNED answers are calibrated by the MEGATRON runs its effects are fitted on.
     const stack = runsStackOf(stackOf(it));
     const key = `${names.join(',')}|${it.gpu.id}|${stack}|${it.exec.precision}`;
     let hit = this.publishedCalibrations.get(key);
     if (hit === undefined) {
-      hit =
-        calibrateOnPublished(
-          it.exec.precision,
-          stack,
-          this.publishedResiduals(names, it.gpu.id, stack),
-          loadCalibrationSettings().published,
-        ) ?? null;
+      const c = calibrateOnPublished(
+        it.exec.precision,
+        stack,
+        this.publishedResiduals(names, runsGpu, stack),
+        loadCalibrationSettings().published,
+      );
+      hit = c ? { ...c, ...(runsGpu !== it.gpu.id ? { readAsGpu: runsGpu } : {}) } : null;
       this.publishedCalibrations.set(key, hit);
     }
     return hit ?? undefined;
   }
-  /** Keyed by architecture, GPU (one with published runs), stack and precision: bounded by the data. */
+  /** Keyed by architecture, GPU (one with published runs, or its twin), stack and precision: bounded by the data. */
   private readonly publishedCalibrations = new Map<string, PublishedCalibration | null>();
 
   /**
@@ -855,8 +857,11 @@ function describePublishedCalibration(
   const moved = c.scale >= 1 ? `${pct(c.scale - 1)} longer` : `${pct(1 - c.scale)} shorter`;
   const runsStack = runsStackOf(stack);
   const under = runsStack === stack ? stack : `${runsStack}, whose effects ${stack} takes`;
+  const on = c.readAsGpu
+    ? `${c.readAsGpu} (${gpuId} reads as it: the same die, SM count and clock, and no more memory bandwidth; none ran on ${gpuId})`
+    : gpuId;
   return (
-    `calibrated by the ${c.runs} ${c.superseded ? '' : 'latest '}published run${c.runs > 1 ? 's' : ''} of this architecture on ${gpuId} under ${under} (${c.frameworks.join(', ')}; ${c.samePrecision} at ${precision}; ${c.superseded ? `${c.superseded} superseded in their source by tables without this GPU, never fitted by the trees` : 'superseded versions left out'}): ` +
+    `calibrated by the ${c.runs} ${c.superseded ? '' : 'latest '}published run${c.runs > 1 ? 's' : ''} of this architecture on ${on} under ${under} (${c.frameworks.join(', ')}; ${c.samePrecision} at ${precision}; ${c.superseded ? `${c.superseded} superseded in their source by tables without this GPU, never fitted by the trees` : 'superseded versions left out'}): ` +
     `their errors against this predictor made the step ${moved} (interval: runs held out of the trees and of this calibration a layout at a time${c.widenedBySpread ? ", widened to the runs' own disagreement" : ''})`
   );
 }
@@ -880,6 +885,19 @@ function publishedRunsOnGpu(): Map<string, LlmRun[]> {
       calibratingRunsByGpu.set(r.gpu, [...(calibratingRunsByGpu.get(r.gpu) ?? []), r]);
   }
   return calibratingRunsByGpu;
+}
+
+/**
+ * The GPU whose published runs calibrate a query on `gpu`: itself where runs measured it, else the GPU
+ * of runs it reads as (gpu-twins.ts: an H200-SXM the H100-SXM5's, the same die, SM count and clock with
+ * no more memory bandwidth), as its benchmark evidence does. Without it an H200 answer kept the trees'
+ * error the H100 runs correct, and a Llama 3 8B step under Megatron came out 5% slower on an H200 than
+ * on an H100; the roofline keeps each GPU's own bandwidth and memory.
+ */
+function publishedRunsGpuOf(gpu: GpuSpec): string | undefined {
+  const byGpu = publishedRunsOnGpu();
+  if (byGpu.has(gpu.id)) return gpu.id;
+  return gpuTwin(gpu, new Set(byGpu.keys()), getGpu)?.id;
 }
 
 /** The software stack an item runs on (PYTORCH_EAGER where it says none). */

@@ -41,6 +41,11 @@ export interface PublishedCalibration {
   interval: CalibratedInterval;
   /** The runs disagree more than the held-out errors do: the interval is their ±1.28 spread on a side. */
   widenedBySpread: boolean;
+  /**
+   * The GPU the runs ran on where it is not the query's: the query's GPU has none, and reads as this
+   * one (gpu-twins.ts: the same die, SM count and clock, no more memory bandwidth). Set by the caller.
+   */
+  readAsGpu?: string;
 }
 
 export function calibrateOnPublished(
