@@ -89,6 +89,14 @@ describe('predict says so', () => {
       gpu: "${gpu}", gpusPerNode: 8, batchSizePerGpu: 1, gradAccumSteps: 16 ${extra}
     }) { stepTimeMs stepTimeMsP10 stepTimeMsP90 evidence evidenceLevel } }`);
 
+  /** Eight nodes of eight GPUs, ZeRO-3 in BF16: the layouts torchtitan's and MaxText's runs used. */
+  const zero3 = (model: string, gpu: string, batch: number, accum: number, stack: string, fields: string) =>
+    gql(`{ predict(input: {
+      workload: { model: "${model}", samples: 1e9 }, gpu: "${gpu}", gpusPerNode: 8, nodes: 8
+      batchSizePerGpu: ${batch}, gradAccumSteps: ${accum}, precision: BF16, softwareStack: ${stack}
+      parallelism: { zeroStage: 3 }
+    }) { ${fields} } }`);
+
   it('Llama 2 7B in FP8 under Megatron on 8 H100s: calibrated by its runs there, and the nearest one measured inside the interval', async () => {
     const p = (await predict('H100-SXM5-80GB', 'precision: FP8, softwareStack: MEGATRON')).data!.predict;
     const runs = fittedLlmRuns().filter(
@@ -112,13 +120,7 @@ describe('predict says so', () => {
   });
 
   it("Llama 2 70B under TORCH_COMPILE is calibrated by MaxText's runs, and the evidence says they ran JAX/XLA", async () => {
-    const p = (
-      await gql(`{ predict(input: {
-        workload: { model: "llama2_70b", samples: 1e9 }, gpu: "H100-SXM5-80GB", gpusPerNode: 8, nodes: 8
-        batchSizePerGpu: 1, gradAccumSteps: 4, precision: BF16, softwareStack: TORCH_COMPILE
-        parallelism: { zeroStage: 3 }
-      }) { evidence } }`)
-    ).data!.predict;
+    const p = (await zero3('llama2_70b', 'H100-SXM5-80GB', 1, 4, 'TORCH_COMPILE', 'evidence')).data!.predict;
     const maxText = fittedLlmRuns().filter(
       (r) =>
         r.model === 'Llama-2-70B' &&
@@ -138,11 +140,14 @@ describe('predict says so', () => {
     expect(a100.length).toBe(3);
     expect(a100.every((r) => !r.isLatest)).toBe(true);
     const p = (
-      await gql(`{ predict(input: {
-        workload: { model: "llama2_13b", samples: 1e9 }, gpu: "A100-SXM4-80GB", gpusPerNode: 8, nodes: 8
-        batchSizePerGpu: 2, gradAccumSteps: 1, precision: BF16, softwareStack: TORCH_COMPILE
-        parallelism: { zeroStage: 3 }
-      }) { stepTimeMs stepTimeMsP10 stepTimeMsP90 evidence } }`)
+      await zero3(
+        'llama2_13b',
+        'A100-SXM4-80GB',
+        2,
+        1,
+        'TORCH_COMPILE',
+        'stepTimeMs stepTimeMsP10 stepTimeMsP90 evidence',
+      )
     ).data!.predict;
     expect(p.evidence).toContain(
       'calibrated by the 3 published runs of this architecture on A100-SXM4-80GB under TORCH_COMPILE (torchtitan (PyTorch FSDP2/DTensor); 3 at BF16; 3 superseded in their source by tables without this GPU, never fitted by the trees)',
@@ -154,13 +159,8 @@ describe('predict says so', () => {
     expect(p.stepTimeMsP90).toBeGreaterThanOrEqual(measuredMs);
     // The A100-40GB has the A100-80GB's die, SMs and clock but less memory bandwidth: it does not read
     // as it, and those runs do not calibrate it.
-    const a100_40 = (
-      await gql(`{ predict(input: {
-        workload: { model: "llama2_13b", samples: 1e9 }, gpu: "A100-SXM4-40GB", gpusPerNode: 8, nodes: 8
-        batchSizePerGpu: 1, gradAccumSteps: 2, precision: BF16, softwareStack: TORCH_COMPILE
-        parallelism: { zeroStage: 3 }
-      }) { evidence } }`)
-    ).data!.predict;
+    const a100_40 = (await zero3('llama2_13b', 'A100-SXM4-40GB', 1, 2, 'TORCH_COMPILE', 'evidence')).data!
+      .predict;
     expect(a100_40.evidence).not.toMatch(/calibrated by the \d+ (latest )?published run/);
   });
 

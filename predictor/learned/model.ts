@@ -895,10 +895,15 @@ function publishedRunsOnGpu(): Map<string, LlmRun[]> {
  * on an H100; the roofline keeps each GPU's own bandwidth and memory.
  */
 function publishedRunsGpuOf(gpu: GpuSpec): string | undefined {
-  const byGpu = publishedRunsOnGpu();
-  if (byGpu.has(gpu.id)) return gpu.id;
-  return gpuTwin(gpu, new Set(byGpu.keys()), getGpu)?.id;
+  // Asked for every candidate of a search: once per GPU object (not per id: a federated client's
+  // custom device may carry a catalog GPU's name with other figures).
+  if (!runsGpuCache.has(gpu)) {
+    const byGpu = publishedRunsOnGpu();
+    runsGpuCache.set(gpu, byGpu.has(gpu.id) ? gpu.id : gpuTwin(gpu, new Set(byGpu.keys()), getGpu)?.id);
+  }
+  return runsGpuCache.get(gpu);
 }
+const runsGpuCache = new WeakMap<GpuSpec, string | undefined>();
 
 /** The software stack an item runs on (PYTORCH_EAGER where it says none). */
 const stackOf = (it: CorrectionInput): SoftwareStack => it.exec.stack ?? DEFAULT_STACK;
