@@ -211,13 +211,29 @@ interface GpuType {
   field: string;
 }
 
+/**
+ * What an inventory type is charged per GPU-hour, and where the price comes from: the item's own,
+ * the request's `prices`, else the catalog's (gpus.csv's lowest market price, or the server's price
+ * file where it names the GPU); null when none is known.
+ */
+export function inventoryPrice(
+  r: Pick<FleetRequest, 'prices'>,
+  it: InventoryItem,
+): { price: number | null; from: 'item' | 'prices' | 'catalog' } {
+  if (it.priceUsdPerGpuHour !== undefined) return { price: it.priceUsdPerGpuHour, from: 'item' };
+  const given = r.prices[it.gpu.id];
+  return given !== undefined
+    ? { price: given, from: 'prices' }
+    : { price: it.gpu.priceUsdPerGpuHour, from: 'catalog' };
+}
+
 function availableTypes(r: FleetRequest): GpuType[] {
   const types: GpuType[] = [];
   const inInventory = new Set<string>();
   r.inventory.forEach((it, i) => {
     inInventory.add(it.gpu.id);
     if (it.count <= 0) return;
-    const price = it.priceUsdPerGpuHour ?? r.prices[it.gpu.id] ?? it.gpu.priceUsdPerGpuHour;
+    const { price } = inventoryPrice(r, it);
     if (r.objective === 'COST' && price === null)
       throw new InputError(
         `inventory[${i}].usdPerGpuHour`,

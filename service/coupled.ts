@@ -4,6 +4,7 @@
 // passed down, then the optimizer (optimizer/{fleet,procurement,federated}.ts) solves. Answers are
 // domain objects; the API's shapes are made in resolvers/coupled.ts.
 import {
+  inventoryPrice,
   planFleet,
   unofferedTypes,
   type FleetAssignment,
@@ -371,11 +372,11 @@ function marketPricedInventory(
   prices: Record<string, number>,
   used: readonly { gpu: GpuSpec; onDemand: boolean }[],
 ): string[] {
+  // The catalog's price is the server's price file's where it names the GPU: a price someone set.
   const filed = serverPriceOverrides().prices;
   const charged = inventory.filter(
     (it) =>
-      it.priceUsdPerGpuHour === undefined &&
-      prices[it.gpu.id] === undefined &&
+      inventoryPrice({ prices }, it).from === 'catalog' &&
       filed[it.gpu.id] === undefined &&
       it.gpu.priceUsdPerGpuHour !== null &&
       used.some((a) => !a.onDemand && a.gpu.id === it.gpu.id),
