@@ -6,7 +6,7 @@
 // type, "now" = the catalog's offers. In-process through GraphQL.
 // Run: npx tsx bench/rental-prices.ts
 import { readFileSync } from 'node:fs';
-import { catalogOffers } from '../optimizer/offers.js';
+import { catalogOffers, usdPerGpuHourOf } from '../optimizer/offers.js';
 import { loadGpus } from '../seeds/catalog.js';
 import { createApollo } from '../server/apollo.js';
 
@@ -15,7 +15,7 @@ console.log('GPU                   gpus.csv min  cheapest offer /GPU-h  ratio  o
 for (const g of loadGpus()) {
   const mine = offers.filter((o) => o.gpuId === g.id);
   if (!mine.length || g.priceUsdPerGpuHour === null) continue;
-  const best = Math.min(...mine.map((o) => o.usdPerHour / o.gpusPerInstance));
+  const best = Math.min(...mine.map(usdPerGpuHourOf));
   console.log(
     `${g.id.padEnd(22)}${g.priceUsdPerGpuHour.toFixed(3).padStart(12)}${best.toFixed(3).padStart(23)}${(best / g.priceUsdPerGpuHour).toFixed(2).padStart(7)}${String(mine.length).padStart(8)}`,
   );
