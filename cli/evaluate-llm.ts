@@ -2,7 +2,8 @@
 // (seeds/measurements/llm_train.csv), each predicted at its own layout under the software stack its
 // framework names; FP8/BF16 speed ratios of runs published in both precisions at the same layout; and
 // whole pre-training campaigns (llm_campaign_gpu_hours.csv) as GPU-hours, analytically and as
-// `predict` answers them (the learned correction applied).
+// `predict` answers them (the learned correction applied); and the model FLOPs count (MFU's) against
+// the runs' published TFLOPS and MFU.
 import { getGpu, loadEfficiency, PREDICTOR_CARD_FILE } from '../seeds/catalog.js';
 import { SOFTWARE_FILE } from '../seeds/tables.js';
 import {
@@ -15,7 +16,8 @@ import {
   type LlmRun,
 } from '../seeds/llm.js';
 import { familyOf, llmModel, llmSourceOf, predictLlmRun, type LlmRunPrediction } from '../predictor/llm.js';
-import { predict, type PredictRequest } from '../predictor/predict.js';
+import { costOf, predict, type PredictRequest } from '../predictor/predict.js';
+import { modelFlopsPerSample, utilization, type AttentionCount } from '../predictor/utilization.js';
 import { predictCorrected } from '../predictor/corrected.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -67,6 +69,75 @@ function table(title: string, preds: LlmRunPrediction[], key: (p: LlmRunPredicti
   for (const [g, errs] of [...groups].sort()) {
     const ps = preds.filter((p) => key(p) === g);
     lines.push(`| ${g} | ${errs.length} | ${pct(mean(errs))} | ${ratio(ps).toFixed(2)} |`);
+  }
+  return lines.join('\n');
+}
+
+/**
+ * One published run's model FLOPs as trainplan counts them (predictor/utilization.ts) beside the
+ * source's own: the FLOPs per token its published TFLOPS per GPU imply, and the MFU trainplan gives at
+ * the run's measured throughput beside the MFU it published.
+ */
+export interface ModelFlopsCheck {
+  run: LlmRun;
+  /** Model FLOPs per token, all keys counted and half of the causal ones. */
+  perToken: Record<AttentionCount, number>;
+  /** FLOPs per token the published TFLOPS per GPU imply (TFLOPS / tokens per second per GPU). */
+  publishedPerToken: number | null;
+  /** trainplan's MFU at the measured throughput (the peak of the run's precision), and the published one. */
+  mfu: number | null;
+  publishedMfu: number | null;
+}
+
+/** The latest published runs of a known architecture with a published model TFLOPS or MFU. */
+export function modelFlopsChecks(runs: LlmRun[] = loadLlmRuns()): ModelFlopsCheck[] {
+  const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
+  return runs.flatMap((run) => {
+    const arch = archs.get(run.model);
+    const tokensPerS = run.tokensPerSecondPerGpu;
+    const gpu = getGpu(run.gpu);
+    if (!run.isLatest || !arch || !run.seqLen || !tokensPerS || !gpu) return [];
+    if (run.tflopsPerGpu === null && run.mfu === null) return [];
+    const model = llmModel(arch, run.seqLen, run.layers);
+    if (typeof model === 'string') return [];
+    const per = (a: AttentionCount) =>
+      modelFlopsPerSample(costOf(model), run.task === 'lora', a) / run.seqLen!;
+    const perToken = { ALL_KEYS: per('ALL_KEYS'), CAUSAL_HALF: per('CAUSAL_HALF') };
+    const math = run.precision === 'FP8' ? 'fp8' : 'bf16';
+    // One GPU's second of its tokens: model FLOPs over one second of the step.
+    const { mfu } = utilization(perToken.ALL_KEYS * tokensPerS, 1e3, 1, gpu, math);
+    return [
+      {
+        run,
+        perToken,
+        publishedPerToken: run.tflopsPerGpu === null ? null : (run.tflopsPerGpu * 1e12) / tokensPerS,
+        mfu,
+        publishedMfu: run.mfu,
+      },
+    ];
+  });
+}
+
+/** Per source, model family and task: how trainplan's count compares with the published figures. */
+export function formatModelFlopsChecks(checks: ModelFlopsCheck[] = modelFlopsChecks()): string {
+  const range = (xs: number[]) =>
+    xs.length ? `${Math.min(...xs).toFixed(3)}-${Math.max(...xs).toFixed(3)}` : '–';
+  const groups = new Map<string, ModelFlopsCheck[]>();
+  for (const c of checks) {
+    const k = `${llmSourceOf(c.run).replace(/^https:\/\/docs.nvidia.com\/.*$/, 'NeMo docs')} | ${familyOf(c.run.model)} | ${c.run.task}`;
+    groups.set(k, [...(groups.get(k) ?? []), c]);
+  }
+  const lines = [
+    "Model FLOPs (predictor/utilization.ts) against the published runs' own: trainplan's count / the count their TFLOPS per GPU imply (all keys; causal attention at half), and trainplan's MFU at their throughput / their MFU",
+    '| source | family | task | runs | / published TFLOPS, all keys | / published TFLOPS, causal half | MFU / published MFU |',
+    '|---|---|---|---:|---:|---:|---:|',
+  ];
+  for (const [k, cs] of [...groups].sort()) {
+    const tf = cs.filter((c) => c.publishedPerToken !== null);
+    const mfu = cs.filter((c) => c.mfu !== null && c.publishedMfu !== null);
+    lines.push(
+      `| ${k} | ${cs.length} | ${range(tf.map((c) => c.perToken.ALL_KEYS / c.publishedPerToken!))} | ${range(tf.map((c) => c.perToken.CAUSAL_HALF / c.publishedPerToken!))} | ${range(mfu.map((c) => c.mfu! / c.publishedMfu!))} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -245,6 +316,7 @@ export function formatLlmEvaluation(eff: Efficiency = loadEfficiency(), learnedC
         : `${c.campaign.model} campaign on ${c.campaign.gpu}: predicted ${Math.round(c.gpuHours!).toLocaleString('en-US')} GPU-hours vs published ${c.campaign.gpuHours!.toLocaleString('en-US')} (x${c.ratio!.toFixed(2)})${c.fits ? '' : ' (layout does not fit in memory)'}`,
     ),
     ...(learnedCampaigns ? [learnedCampaigns] : []),
+    formatModelFlopsChecks(),
     'not predicted:',
     ...[...skipped].sort((a, b) => b[1] - a[1]).map(([r, n]) => `  ${n}  ${r}`),
   ].join('\n\n');

@@ -8,6 +8,7 @@ import { unsupportedReason } from '../predictor/precision.js';
 import { costOf, InputError } from '../predictor/predict.js';
 import { publishedArchitecturesOf } from '../predictor/published-runs.js';
 import { DEFAULT_STACK, stackEffects } from '../predictor/software.js';
+import { modelFlopsPerSample, utilization } from '../predictor/utilization.js';
 import {
   combine,
   parallelCommunicationTime,
@@ -684,6 +685,13 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
       analyticalStepTimeMs: c.analyticalStepMs,
       throughput: (step.globalBatch * units) / (c.stepTimeMs / 1e3),
       throughputUnit: r.model.throughputUnit,
+      ...utilization(
+        modelFlopsPerSample(costOf(r.model), r.frozenBase) * step.globalBatch,
+        c.stepTimeMs,
+        c.gpusPerNode * c.nodes,
+        gpu,
+        c.compute.dominantMath,
+      ),
       totalHours: c.hours,
       totalHoursP90: c.hoursHi,
       costUsd: Number.isFinite(c.cost) ? c.cost : null,

@@ -168,6 +168,9 @@ export interface Plan {
   analyticalStepTimeMs: number;
   throughput: number;
   throughputUnit: string;
+  /** Model FLOPs per GPU per second and MFU at stepTimeMs (predictor/utilization.ts). */
+  modelTflopsPerGpu: number;
+  mfu: number | null;
   totalHours: number;
   totalHoursP90: number;
   /** Which predictor answered: 'analytical' or the learned model's name. */

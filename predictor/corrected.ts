@@ -11,12 +11,13 @@ import { convolutionLayout, scaleBreakdown, type Efficiency } from './step.js';
 import { getGpu } from '../seeds/catalog.js';
 import { stackEvidence } from './software.js';
 import { withMeasuredActivations } from './memory-calibration.js';
+import { utilization, type Utilization } from './utilization.js';
 
 /** What a LoRA estimate assumes and leaves out: said in its evidence and in the notes of a LoRA search. */
 export const LORA_LEFT_OUT =
   "no weight gradients, optimizer step or gradient reduction for the base; the adapters' own work left out";
 
-export interface CorrectedPrediction extends Prediction {
+export interface CorrectedPrediction extends Prediction, Utilization {
   analyticalStepTimeMs: number;
   stepTimeMsP10: number;
   stepTimeMsP90: number;
@@ -48,8 +49,18 @@ export async function predictCorrected(
   const memoryEvidence = memory
     ? `; memory: activations ${memory.scale.toFixed(2)}x what trainplan counts, from the peak memory of ${memory.runs} of your runs of this model in ${req.precision}`
     : '';
+  // Model FLOPs over the step time the answer gives (the corrected one, where there is one).
+  const utilizationAt = (stepTimeMs: number) =>
+    utilization(
+      p.modelFlopsPerStep,
+      stepTimeMs,
+      p.execution.gpusPerNode * p.execution.nodes,
+      req.gpu,
+      p.dominantMath,
+    );
   const base = {
     ...p,
+    ...utilizationAt(p.stepTimeMs),
     analyticalStepTimeMs: p.stepTimeMs,
     stepTimeMsP10: p.stepTimeMs,
     stepTimeMsP90: p.stepTimeMs,
@@ -73,6 +84,7 @@ export async function predictCorrected(
   const breakdown = scaleBreakdown(p.breakdown, scale);
   return {
     ...p,
+    ...utilizationAt(stepTimeMs),
     stepTimeMs,
     throughput,
     breakdown,

@@ -3,6 +3,7 @@ import { modelCost } from './layers.js';
 import { fits, memoryOfExecution, type AttentionImplementation, type MemoryBreakdown } from './memory.js';
 import { checkParallelism, parallelStructure, type Parallelism } from './parallel.js';
 import { unsupportedReason } from './precision.js';
+import { modelFlopsPerSample } from './utilization.js';
 import { stepTime, type Breakdown, type Efficiency, type Execution, type NetworkTransport } from './step.js';
 import type { GpuSpec, MathMode, ModelCost, ModelDef, Precision } from './types.js';
 import { DEFAULT_STACK, type SoftwareStack } from './software.js';
@@ -64,6 +65,8 @@ export interface Prediction {
   throughput: number;
   throughputUnit: string;
   globalBatch: number;
+  /** Model FLOPs of one step, all GPUs together (utilization.ts modelFlopsPerSample x globalBatch): what MFU counts. */
+  modelFlopsPerStep: number;
   memory: MemoryBreakdown;
   /** The peak plus the headroom kept free fit in the GPU's memory. */
   fitsInMemory: boolean;
@@ -129,6 +132,7 @@ export function predict(r: PredictRequest, eff: Efficiency): Prediction {
     throughput,
     throughputUnit: r.model.throughputUnit,
     globalBatch: step.globalBatch,
+    modelFlopsPerStep: modelFlopsPerSample(cost, r.frozenBase) * step.globalBatch,
     memory,
     fitsInMemory: fits(memory, r.gpu, memoryHeadroomGb),
     memoryHeadroomGb,

@@ -33,6 +33,8 @@ export class PlanningResolver {
       stepTimeMs: p.stepTimeMs,
       throughput: p.throughput,
       throughputUnit: p.throughputUnit,
+      modelTflopsPerGpu: p.modelTflopsPerGpu,
+      mfu: p.mfu,
       globalBatch: p.globalBatch,
       totalHours: p.totalHours,
       costUsd: p.costUsd,

@@ -160,11 +160,17 @@ registerEnumType(PredictorChoiceEnum, {
   },
 });
 
-/** Prediction's and Plan's boundBy: one meaning, one text. */
 const HARNESS =
   "How to time this configuration on your own GPUs (the measurement harness's commands) and record it: the run then calibrates this configuration's predictions and plans.";
+/** Prediction's and Plan's boundBy: one meaning, one text. */
 const BOUND_BY =
   'What besides the GPU holds the step (a tenth of it or more), widening its interval (unless your runs of the model on that GPU set it); empty when the GPU does, or when only the analytical estimate answered.';
+
+/** Prediction's and Plan's modelTflopsPerGpu and mfu: one meaning, one text. */
+const MODEL_TFLOPS =
+  "Model FLOPs each GPU does per second at this step time, TFLOPS: every GEMM and convolution's forward and backward, attention over every key, no recomputation (Megatron-LM's and NeMo's count: it reproduces NeMo's published model TFLOPS of its pre-training runs within 0.2%; Megatron-Bridge and NeMo AutoModel count causal attention at half, so their figures are 4-11% lower for the same dense Llama run).";
+const MFU =
+  "Model FLOPs utilization: modelTflopsPerGpu over the GPU's dense peak in dominantMath (FP8 against the FP8 peak, as dgxc-benchmarking publishes it; BF16 against BF16's); null when the catalog has no such peak. dgxc-benchmarking published 0.62 for Llama 3.1 8B in BF16 on H100s and 0.41 in FP8.";
 
 /** Prediction's and Plan's precisionUnmeasured: one meaning, one text. */
 const PRECISION_UNMEASURED =
@@ -475,6 +481,8 @@ export class Prediction {
     description: 'Unit of throughput, e.g. images/s or tokens/s (workload.samples counts the same items).',
   })
   throughputUnit!: string;
+  @Field(() => Float, { description: MODEL_TFLOPS }) modelTflopsPerGpu!: number;
+  @Field(() => Float, { nullable: true, description: MFU }) mfu!: number | null;
   @Field(() => Int, { description: 'Batch elements per optimizer step over all GPUs.' }) globalBatch!: number;
   @Field(() => Float, {
     nullable: true,
@@ -634,6 +642,8 @@ export class Plan extends TrainingConfiguration {
     description: 'Unit of throughput, e.g. images/s or tokens/s (workload.samples counts the same items).',
   })
   throughputUnit!: string;
+  @Field(() => Float, { description: MODEL_TFLOPS }) modelTflopsPerGpu!: number;
+  @Field(() => Float, { nullable: true, description: MFU }) mfu!: number | null;
   @Field(() => Float, { description: 'Wall-clock hours to train workload.samples.' }) totalHours!: number;
   @Field(() => Float, { description: 'Hours at the 90th-percentile step time.' }) totalHoursP90!: number;
   @Field(() => Float, {

@@ -68,6 +68,13 @@ export interface LlmRun {
   activationCheckpointing: string;
   tokensPerSecondPerGpu: number | null;
   /**
+   * Model TFLOPS per GPU as the source published it (null = not published): each source's own count
+   * of a step's FLOPs, so it says how the source counts (bench/model-flops.ts compares it with ours).
+   */
+  tflopsPerGpu: number | null;
+  /** Model FLOPs utilization as published, a fraction (null = not published): against each source's own peak. */
+  mfu: number | null;
+  /**
    * Transformer layers the run trained where its config table states them ("Layers=N (config table)"
    * in the notes): dgxc-benchmarking's proxy configurations train the model with fewer layers to fit
    * fewer GPUs (quality_flag proxy_model_reduced_layers); null = the architecture's own.
@@ -162,6 +169,8 @@ export function loadLlmRuns(): LlmRun[] {
     zeroOrFsdp: r.zero_or_fsdp,
     activationCheckpointing: r.activation_checkpointing,
     tokensPerSecondPerGpu: num(r.tokens_per_s_per_gpu),
+    tflopsPerGpu: num(r.tflops_per_gpu),
+    mfu: num(r.mfu),
     layers: num(/Layers=(\d+) \(config table\)/.exec(r.notes)?.[1]),
     peakMemoryGb: num(r.peak_memory_gb),
     task: r.task,
