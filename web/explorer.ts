@@ -42,6 +42,8 @@ interface Plan {
   costUsdP90?: number | null;
   /** The model is measured, but never in this precision (the estimate is the trees' extrapolation). */
   precisionUnmeasured?: boolean;
+  /** Model FLOPs utilization at the plan's step time; null without a peak for its math (absent from servers without the field). */
+  mfu?: number | null;
 }
 interface Recommendation {
   status: string;
@@ -66,6 +68,7 @@ interface Capabilities {
   interNodeTransportInput: boolean;
   calibrationRuns: boolean;
   harness: boolean;
+  mfu: boolean;
 }
 let capabilities: Capabilities = {
   providers: false,
@@ -77,6 +80,7 @@ let capabilities: Capabilities = {
   interNodeTransportInput: false,
   calibrationRuns: false,
   harness: false,
+  mfu: false,
 };
 let throughputUnits = new Map<string, string>();
 /** What one batch element is per model (a sequence, an image): the global batch counts them, not tokens. */
@@ -131,6 +135,7 @@ async function loadCatalog(): Promise<void> {
     interNodeTransportInput: inputs.has('interNodeTransport'),
     calibrationRuns: planFields.has('calibrationRuns'),
     harness: planFields.has('harness'),
+    mfu: planFields.has('mfu'),
   };
   throughputUnits = new Map(data.models.map((m) => [m.id, m.throughputUnit]));
   batchElements = new Map(data.models.map((m) => [m.id, m.batchElement]));
@@ -223,7 +228,8 @@ const planFields = () => `
   ${capabilities.precisionUnmeasured ? 'precisionUnmeasured' : ''}
   ${capabilities.interNodeTransport ? 'interNodeTransport' : ''}
   ${capabilities.calibrationRuns ? 'calibrationRuns' : ''}
-  ${capabilities.harness ? 'harness { commands note }' : ''}`;
+  ${capabilities.harness ? 'harness { commands note }' : ''}
+  ${capabilities.mfu ? 'mfu' : ''}`;
 
 // ------------------------------------------------------------------ errors next to their fields
 
@@ -328,6 +334,7 @@ function drawChart(r: Recommendation): void {
 function drawTable(r: Recommendation, onChoose: (p: Plan) => void): void {
   type Column = [string, (p: ReturnType<typeof withInterval>) => string, boolean?];
   const offer: Column = ['offer', (p) => (p.offer ? `${p.offer.provider} ${p.offer.instance}` : '–'), true];
+  const mfuColumn: Column = ['MFU', (p) => (p.mfu == null ? '–' : `${(100 * p.mfu).toFixed(0)}%`)];
   const columns: Column[] = [
     ['rank', (p) => String(p.rank)],
     ['GPU', (p) => p.gpuId, true],
@@ -341,6 +348,8 @@ function drawTable(r: Recommendation, onChoose: (p: Plan) => void): void {
     ['cost', (p) => usd(p.costUsd)],
     ['P90 hours', (p) => hours(p.totalHoursP90)],
     ['P90 cost', (p) => usd(p.costP90)],
+    // What share of the GPUs' peak the plan's time assumes: a reader knows what runs reach.
+    ...(capabilities.mfu ? [mfuColumn] : []),
     ['evidence', (p) => evidenceWords(p), true],
   ];
   const table = document.createElement('table');
@@ -557,6 +566,7 @@ function csv(plans: Plan[]): string {
     'cost_usd_p90',
     'price_usd_per_gpu_hour',
     'memory_gb_per_gpu',
+    'mfu',
     'evidence',
   ];
   const quote = (v: unknown) => {
@@ -582,6 +592,7 @@ function csv(plans: Plan[]): string {
         p.costP90,
         p.priceUsdPerGpuHour,
         p.memoryGbPerGpu,
+        p.mfu,
         p.evidence,
       ]
         .map(quote)
