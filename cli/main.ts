@@ -107,7 +107,7 @@ function readJsonFile(option: string, path: string): unknown {
 
 const RECOMMEND_QUERY = `query($input: RecommendInput!) { recommend(input: $input) {
   status predictor evaluated feasible
-  plans { rank gpu { id } offer { provider instance } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision stepTimeMs throughput throughputUnit totalHours totalHoursP90 costUsd memoryGbPerGpu interNodeGbps interNodeTransport
+  plans { rank gpu { id } offer { provider instance } nodes gpusPerNode batchSizePerGpu gradAccumSteps precision stepTimeMs throughput throughputUnit totalHours totalHoursP90 costUsd memoryGbPerGpu mfu interNodeGbps interNodeTransport
     parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages contextParallel expertParallel zeroStage recompute }
     harness { commands note } }
   rejected { reason count } notes } }`;
@@ -629,6 +629,8 @@ ${examples('trainplan calibrate refit --owner lab-a', 'trainplan calibrate refit
               hoursP90: Number((p.totalHoursP90 as number).toFixed(2)),
               costUsd: p.costUsd === null ? null : Number((p.costUsd as number).toFixed(2)),
               memGb: Number((p.memoryGbPerGpu as number).toFixed(1)),
+              // The share of the GPUs' peak the plan's time assumes (null: no peak for its math).
+              mfu: p.mfu === null ? null : Number((p.mfu as number).toFixed(2)),
             })),
           );
         if (r.rejected.length)

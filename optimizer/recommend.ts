@@ -9,6 +9,8 @@ import { costOf, InputError } from '../predictor/predict.js';
 import { publishedArchitecturesOf } from '../predictor/published-runs.js';
 import { DEFAULT_STACK, stackEffects } from '../predictor/software.js';
 import { modelFlopsPerSample, utilization } from '../predictor/utilization.js';
+import { aboveBestPublished } from '../predictor/published-mfu.js';
+import { llmSourceOf } from '../predictor/llm.js';
 import {
   combine,
   parallelCommunicationTime,
@@ -685,6 +687,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
       analyticalStepTimeMs: c.analyticalStepMs,
       throughput: (step.globalBatch * units) / (c.stepTimeMs / 1e3),
       throughputUnit: r.model.throughputUnit,
+      dominantMath: c.compute.dominantMath,
       ...utilization(
         modelFlopsPerSample(costOf(r.model), r.frozenBase) * step.globalBatch,
         c.stepTimeMs,
@@ -894,6 +897,13 @@ function notesOf(
     if (top.precisionUnmeasured)
       notes.push(
         `warning: plan 1 trains ${r.model.id} in ${top.precision}, which none of its measurements ran on any GPU: its time rests on other models' ${top.precision} rows (its P10-P90 is the wider one measured on such pairs held out); compare a plan in a precision it was measured in, or time a few steps (trainplan harness) and record them (recordMeasurements)`,
+      );
+    // A plan that needs more of the GPUs' peak than any published run reached in its math (tuned
+    // stacks on the GPUs they were tuned for) is more likely too fast than too slow.
+    const best = top.mfu === null ? undefined : aboveBestPublished(top.mfu, top.dominantMath);
+    if (best)
+      notes.push(
+        `warning: plan 1's time assumes ${(100 * top.mfu!).toFixed(0)}% MFU (${top.modelTflopsPerGpu.toFixed(0)} model TFLOPS per GPU of ${top.gpu.id}'s ${top.dominantMath} peak), above the ${(100 * best.mfu).toFixed(0)}% that the best published ${top.dominantMath} pre-training run reached (${best.run.model} on ${best.run.numGpus} ${best.run.gpu}, ${llmSourceOf(best.run)}) by more than repeats of one run differ: its time is more likely too short than too long; time a few steps (trainplan harness) and record them (recordMeasurements)`,
       );
     if (top.evidenceLevel === 'UNMEASURED')
       notes.push(

@@ -4,7 +4,7 @@
 import type { SoftwareStack } from '../predictor/software.js';
 import type { Parallelism, PlanParallelism } from '../predictor/parallel.js';
 import type { Breakdown, ComputeTime } from '../predictor/step.js';
-import type { ModelDef } from '../predictor/types.js';
+import type { MathMode, ModelDef } from '../predictor/types.js';
 import type {
   AttentionImplementation,
   CatalogGpu,
@@ -168,6 +168,8 @@ export interface Plan {
   analyticalStepTimeMs: number;
   throughput: number;
   throughputUnit: string;
+  /** The math most of the step's GEMM FLOPs run in: what mfu is measured against. */
+  dominantMath: MathMode;
   /** Model FLOPs per GPU per second and MFU at stepTimeMs (predictor/utilization.ts). */
   modelTflopsPerGpu: number;
   mfu: number | null;

@@ -166,11 +166,13 @@ const HARNESS =
 const BOUND_BY =
   'What besides the GPU holds the step (a tenth of it or more), widening its interval (unless your runs of the model on that GPU set it); empty when the GPU does, or when only the analytical estimate answered.';
 
-/** Prediction's and Plan's modelTflopsPerGpu and mfu: one meaning, one text. */
+/** Prediction's and Plan's dominantMath, modelTflopsPerGpu and mfu: one meaning, one text. */
+const DOMINANT_MATH =
+  'Math mode that carries most FLOPs (FP32 on Ampere+ runs TF32 unless fp32UsesTf32 is false): what mfu is measured against.';
 const MODEL_TFLOPS =
   "Model FLOPs each GPU does per second at this step time, TFLOPS: every GEMM and convolution's forward and backward, attention over every key, no recomputation (Megatron-LM's and NeMo's count: it reproduces NeMo's published model TFLOPS of its pre-training runs within 0.2%; Megatron-Bridge and NeMo AutoModel count causal attention at half, so their figures are 4-11% lower for the same dense Llama run).";
 const MFU =
-  "Model FLOPs utilization: modelTflopsPerGpu over the GPU's dense peak in dominantMath (FP8 against the FP8 peak, as dgxc-benchmarking publishes it; BF16 against BF16's); null when the catalog has no such peak. dgxc-benchmarking published 0.62 for Llama 3.1 8B in BF16 on H100s and 0.41 in FP8.";
+  "Model FLOPs utilization: modelTflopsPerGpu over the GPU's dense peak in dominantMath (FP8 against the FP8 peak, as dgxc-benchmarking publishes it; BF16 against BF16's); null when the catalog has no such peak. dgxc-benchmarking published 0.62 for Llama 3.1 8B in BF16 on H100s and 0.41 in FP8. A convolution counts as a direct one, which cuDNN's Winograd and FFT algorithms undercut: a CNN's MFU in FP32 can pass 1 (AlexNet and VGG-16 on Turing GeForce cards, measured: 1.5-1.7).";
 
 /** Prediction's and Plan's precisionUnmeasured: one meaning, one text. */
 const PRECISION_UNMEASURED =
@@ -467,11 +469,7 @@ export class Prediction {
   @Field(() => Int, { description: 'Batch elements per GPU per micro-batch.' }) batchSizePerGpu!: number;
   @Field(() => Int, { description: 'Micro-batches accumulated per optimizer step.' }) gradAccumSteps!: number;
   @Field(() => PrecisionEnum, { description: 'The precision mode.' }) precision!: Precision;
-  @Field(() => String, {
-    description:
-      'Math mode that carries most FLOPs (FP32 on Ampere+ runs TF32 unless fp32UsesTf32 is false).',
-  })
-  dominantMath!: string;
+  @Field(() => String, { description: DOMINANT_MATH }) dominantMath!: string;
   @Field(() => Float, {
     description: 'Time of one optimizer step, ms (learned correction applied when available).',
   })
@@ -642,6 +640,7 @@ export class Plan extends TrainingConfiguration {
     description: 'Unit of throughput, e.g. images/s or tokens/s (workload.samples counts the same items).',
   })
   throughputUnit!: string;
+  @Field(() => String, { description: DOMINANT_MATH }) dominantMath!: string;
   @Field(() => Float, { description: MODEL_TFLOPS }) modelTflopsPerGpu!: number;
   @Field(() => Float, { nullable: true, description: MFU }) mfu!: number | null;
   @Field(() => Float, { description: 'Wall-clock hours to train workload.samples.' }) totalHours!: number;

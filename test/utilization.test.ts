@@ -6,6 +6,7 @@ import { modelFlopsChecks, type ModelFlopsCheck } from '../cli/evaluate-llm.js';
 import { llmModel, llmSourceOf } from '../predictor/llm.js';
 import { costOf } from '../predictor/predict.js';
 import { modelFlopsPerSample } from '../predictor/utilization.js';
+import { highestPublishedMfu } from '../predictor/published-mfu.js';
 import { getGpu } from '../seeds/catalog.js';
 import { loadLlmArchitectures } from '../seeds/llm.js';
 import { loadLlmVocab } from '../seeds/tables.js';
@@ -128,5 +129,33 @@ describe('MFU in the API', () => {
         expect(p.mfu).toBeLessThan(0.8);
       }
     }
+  });
+
+  it("warns where plan 1's MFU is above what the best published run of its math reached, and not where it is below", async () => {
+    const best = highestPublishedMfu('bf16')!;
+    // The ceiling is a published run's own figure, counted as its source counted it.
+    expect(best.run.mfu).not.toBeNull();
+    expect(Math.abs(best.mfu / best.run.mfu! - 1)).toBeLessThan(0.01);
+    const planOne = async (gpu: string) => {
+      const res = await gql(`{ recommend(input: {
+        workload: { model: "llama3_8b", samples: 2e10 }, gpus: ["${gpu}"], precisions: [BF16]
+        softwareStack: MEGATRON, maxNodes: 2, limit: 1
+      }) { plans { mfu dominantMath } notes } }`);
+      expect(res.errors).toBeUndefined();
+      const r = res.data!.recommend;
+      return { mfu: r.plans[0].mfu as number, math: r.plans[0].dominantMath, notes: r.notes as string[] };
+    };
+    const warned = (notes: string[]) =>
+      notes.filter((n) => /^warning: plan 1's time assumes \d+% MFU/.test(n));
+    // On A100s the Megatron stack (fitted on H100 runs) is predicted above any published BF16 run.
+    const a100 = await planOne('A100-SXM4-80GB');
+    expect(a100.math).toBe('bf16');
+    expect(a100.mfu).toBeGreaterThan(best.mfu * 1.04);
+    expect(warned(a100.notes)).toHaveLength(1);
+    expect(warned(a100.notes)[0]).toContain(`${best.run.model} on ${best.run.numGpus} ${best.run.gpu}`);
+    // On H100s, at the best run's own figure (calibrated by it), within what repeats of one run differ.
+    const h100 = await planOne('H100-SXM5-80GB');
+    expect(h100.mfu).toBeLessThan(best.mfu * 1.04);
+    expect(warned(h100.notes)).toHaveLength(0);
   });
 });
