@@ -16,8 +16,8 @@ import {
   type LlmRun,
 } from '../seeds/llm.js';
 import { familyOf, llmModel, llmSourceOf, predictLlmRun, type LlmRunPrediction } from '../predictor/llm.js';
-import { costOf, predict, type PredictRequest } from '../predictor/predict.js';
-import { modelFlopsPerSample, utilization, type AttentionCount } from '../predictor/utilization.js';
+import { predict, type PredictRequest } from '../predictor/predict.js';
+import { publishedRunFlops, type PublishedRunFlops } from '../predictor/published-mfu.js';
 import { predictCorrected } from '../predictor/corrected.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -74,47 +74,26 @@ function table(title: string, preds: LlmRunPrediction[], key: (p: LlmRunPredicti
 }
 
 /**
- * One published run's model FLOPs as trainplan counts them (predictor/utilization.ts) beside the
+ * One published run's model FLOPs as trainplan counts them (predictor/published-mfu.ts) beside the
  * source's own: the FLOPs per token its published TFLOPS per GPU imply, and the MFU trainplan gives at
  * the run's measured throughput beside the MFU it published.
  */
-export interface ModelFlopsCheck {
+export interface ModelFlopsCheck extends PublishedRunFlops {
   run: LlmRun;
-  /** Model FLOPs per token, all keys counted and half of the causal ones. */
-  perToken: Record<AttentionCount, number>;
   /** FLOPs per token the published TFLOPS per GPU imply (TFLOPS / tokens per second per GPU). */
   publishedPerToken: number | null;
-  /** trainplan's MFU at the measured throughput (the peak of the run's precision), and the published one. */
-  mfu: number | null;
+  /** The MFU the source published (against its own peak). */
   publishedMfu: number | null;
 }
 
 /** The latest published runs of a known architecture with a published model TFLOPS or MFU. */
 export function modelFlopsChecks(runs: LlmRun[] = loadLlmRuns()): ModelFlopsCheck[] {
-  const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
   return runs.flatMap((run) => {
-    const arch = archs.get(run.model);
-    const tokensPerS = run.tokensPerSecondPerGpu;
-    const gpu = getGpu(run.gpu);
-    if (!run.isLatest || !arch || !run.seqLen || !tokensPerS || !gpu) return [];
-    if (run.tflopsPerGpu === null && run.mfu === null) return [];
-    const model = llmModel(arch, run.seqLen, run.layers);
-    if (typeof model === 'string') return [];
-    const per = (a: AttentionCount) =>
-      modelFlopsPerSample(costOf(model), run.task === 'lora', a) / run.seqLen!;
-    const perToken = { ALL_KEYS: per('ALL_KEYS'), CAUSAL_HALF: per('CAUSAL_HALF') };
-    const math = run.precision === 'FP8' ? 'fp8' : 'bf16';
-    // One GPU's second of its tokens: model FLOPs over one second of the step.
-    const { mfu } = utilization(perToken.ALL_KEYS * tokensPerS, 1e3, 1, gpu, math);
-    return [
-      {
-        run,
-        perToken,
-        publishedPerToken: run.tflopsPerGpu === null ? null : (run.tflopsPerGpu * 1e12) / tokensPerS,
-        mfu,
-        publishedMfu: run.mfu,
-      },
-    ];
+    const f = run.tflopsPerGpu !== null || run.mfu !== null ? publishedRunFlops(run) : undefined;
+    if (!f) return [];
+    const publishedPerToken =
+      run.tflopsPerGpu === null ? null : (run.tflopsPerGpu * 1e12) / run.tokensPerSecondPerGpu!;
+    return [{ ...f, run, publishedPerToken, publishedMfu: run.mfu }];
   });
 }
 

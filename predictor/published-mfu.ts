@@ -4,52 +4,65 @@
 // estimate more likely too fast than too slow (optimizer/recommend.ts says so in its notes).
 import { getGpu } from '../seeds/catalog.js';
 import { loadCalibrationSettings } from '../seeds/calibration.js';
-import { loadLlmArchitectures, loadLlmRuns, type LlmRun } from '../seeds/llm.js';
+import { loadLlmArchitectures, loadLlmRuns, type LlmArchitecture, type LlmRun } from '../seeds/llm.js';
 import { llmModel } from './llm.js';
 import { costOf } from './predict.js';
 import type { MathMode } from './types.js';
-import { modelFlopsPerSample, utilization } from './utilization.js';
+import { modelFlopsPerSample, utilization, type AttentionCount } from './utilization.js';
+
+/** The math a published run's GEMMs ran in (the rows state BF16 or FP8). */
+const RUN_MATH: Record<string, MathMode> = { BF16: 'bf16', FP8: 'fp8' };
+
+/** A published run's model FLOPs as utilization.ts counts them, and its MFU at its measured throughput. */
+export interface PublishedRunFlops {
+  /** Model FLOPs per token, all keys counted and half of the causal ones (a LoRA run's frozen base as its step runs it). */
+  perToken: Record<AttentionCount, number>;
+  math: MathMode;
+  /** At its measured tokens per second per GPU, against the GPU's peak in `math`; null without one. */
+  mfu: number | null;
+}
+
+let archs: Map<string, LlmArchitecture> | undefined;
+
+/**
+ * `run`'s model FLOPs and MFU, where it is the latest version of a measured run in BF16 or FP8 on a
+ * catalog GPU, of an architecture llm_models.csv gives; else undefined.
+ */
+export function publishedRunFlops(run: LlmRun): PublishedRunFlops | undefined {
+  archs ??= new Map(loadLlmArchitectures().map((a) => [a.model, a]));
+  const math = RUN_MATH[run.precision];
+  const arch = archs.get(run.model);
+  const gpu = getGpu(run.gpu);
+  const tokensPerS = run.tokensPerSecondPerGpu;
+  if (!run.isLatest || !math || !arch || !gpu || !run.seqLen || !tokensPerS) return undefined;
+  const model = llmModel(arch, run.seqLen, run.layers);
+  if (typeof model === 'string') return undefined;
+  const per = (a: AttentionCount) => modelFlopsPerSample(costOf(model), run.task === 'lora', a) / run.seqLen!;
+  const perToken = { ALL_KEYS: per('ALL_KEYS'), CAUSAL_HALF: per('CAUSAL_HALF') };
+  // One GPU's second: its tokens' model FLOPs over 1,000 ms.
+  const { mfu } = utilization(perToken.ALL_KEYS * tokensPerS, 1e3, 1, gpu, math);
+  return { perToken, math, mfu };
+}
 
 export interface PublishedMfu {
   mfu: number;
   run: LlmRun;
 }
 
-/** The math a published run's GEMMs ran in (the rows state BF16 or FP8). */
-const RUN_MATH: Record<string, MathMode> = { BF16: 'bf16', FP8: 'fp8' };
-
 let highest: Map<MathMode, PublishedMfu> | undefined;
 
 /**
- * The published pre-training run of the highest MFU in `math` (the latest version of each, on a
- * catalog GPU, of an architecture llm_models.csv gives), or undefined where no run measured that
- * math. Pre-training only: the sources count fine-tuning and LoRA steps otherwise (4-19% fewer FLOPs
- * than this count: cli/evaluate-llm.ts modelFlopsChecks), so their MFU here would not be theirs.
+ * The published pre-training run of the highest MFU in `math` (publishedRunFlops' runs), or
+ * undefined where no run measured that math. Pre-training only: the sources count fine-tuning and
+ * LoRA steps otherwise (4-19% fewer FLOPs than this count: cli/evaluate-llm.ts modelFlopsChecks),
+ * so their MFU here would not be theirs.
  */
 export function highestPublishedMfu(math: MathMode): PublishedMfu | undefined {
   if (!highest) {
     highest = new Map();
-    const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
     for (const run of loadLlmRuns()) {
-      const runMath = RUN_MATH[run.precision];
-      const arch = archs.get(run.model);
-      const gpu = getGpu(run.gpu);
-      if (
-        !run.isLatest ||
-        run.task !== 'pretrain' ||
-        !runMath ||
-        !arch ||
-        !gpu ||
-        !run.seqLen ||
-        !run.tokensPerSecondPerGpu
-      )
-        continue;
-      const model = llmModel(arch, run.seqLen, run.layers);
-      if (typeof model === 'string') continue;
-      const perToken = modelFlopsPerSample(costOf(model)) / run.seqLen;
-      // One GPU's second: its tokens' model FLOPs over 1,000 ms.
-      const { mfu } = utilization(perToken * run.tokensPerSecondPerGpu, 1e3, 1, gpu, runMath);
-      if (mfu !== null && mfu > (highest.get(runMath)?.mfu ?? 0)) highest.set(runMath, { mfu, run });
+      const f = run.task === 'pretrain' ? publishedRunFlops(run) : undefined;
+      if (f?.mfu != null && f.mfu > (highest.get(f.math)?.mfu ?? 0)) highest.set(f.math, { mfu: f.mfu, run });
     }
   }
   return highest.get(math);
