@@ -45,7 +45,14 @@ import type { EvidenceLevel } from '../predictor/learned/evidence.js';
 import type { CatalogGpu, NetworkTransport, Precision } from '../seeds/types.js';
 import { predictorOf } from './candidate-predictor.js';
 import { pricingOptions, type Offer } from './offers.js';
-import type { CandidateSearch, Plan, PlanOffer, RecommendRequest } from './search-types.js';
+import {
+  utilizationOf,
+  type CandidateSearch,
+  type Plan,
+  type PlanOffer,
+  type PlanUtilization,
+  type RecommendRequest,
+} from './search-types.js';
 import { MipBuilder, modelSize, withObjective, type MipModel, type ModelSize } from './milp/model.js';
 import {
   solveLexicographic,
@@ -109,7 +116,7 @@ export interface FleetRequest extends CandidateSearch {
 
 export const DEFAULT_TIME_SLOTS = 48;
 
-export interface FleetCandidate {
+export interface FleetCandidate extends PlanUtilization {
   job: number;
   gpu: CatalogGpu;
   onDemand: boolean;
@@ -413,6 +420,7 @@ const toCandidate = (r: FleetRequest, job: number, t: GpuType, p: Plan): FleetCa
   evidenceLevel: p.evidenceLevel,
   evidence: p.evidence,
   calibrationRuns: p.calibrationRuns,
+  ...utilizationOf(p),
 });
 
 /**

@@ -41,7 +41,14 @@ import type { ModelDef } from '../predictor/types.js';
 import type { CatalogGpu, NetworkTransport, Precision } from '../seeds/types.js';
 import type { Offer } from './offers.js';
 import { predictorOf } from './candidate-predictor.js';
-import type { CandidateSearch, Plan, PlanOffer, RecommendRequest } from './search-types.js';
+import {
+  utilizationOf,
+  type CandidateSearch,
+  type Plan,
+  type PlanOffer,
+  type PlanUtilization,
+  type RecommendRequest,
+} from './search-types.js';
 import { MipBuilder, modelSize, type MipModel, type MipStart, type ModelSize } from './milp/model.js';
 import {
   solveLexicographic,
@@ -113,7 +120,7 @@ export interface ProcurementRequest extends CandidateSearch {
   options: GpuOption[];
 }
 
-export interface RunConfig {
+export interface RunConfig extends PlanUtilization {
   gpu: CatalogGpu;
   nodes: number;
   gpusPerNode: number;
@@ -268,6 +275,7 @@ const config = (gpu: CatalogGpu, p: Plan, powerUsdPerGpuHour: number | null): Ru
     evidenceLevel: p.evidenceLevel,
     evidence: p.evidence,
     calibrationRuns: p.calibrationRuns,
+    ...utilizationOf(p),
   };
 };
 

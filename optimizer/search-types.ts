@@ -362,3 +362,13 @@ export interface CandidateSearch {
   /** Deadlines hold at the P90 step time, not only at the estimate (fleet: runs are scheduled for their P90 hours). */
   deadlineConfidence?: boolean;
 }
+
+/** What a coupled plan's configuration says of its GPUs' use, as its recommend plan says it. */
+export type PlanUtilization = Pick<Plan, 'dominantMath' | 'modelTflopsPerGpu' | 'mfu'>;
+
+/** A plan's PlanUtilization fields, for the configurations built from it. */
+export const utilizationOf = (p: PlanUtilization): PlanUtilization => ({
+  dominantMath: p.dominantMath,
+  modelTflopsPerGpu: p.modelTflopsPerGpu,
+  mfu: p.mfu,
+});

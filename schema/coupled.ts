@@ -17,7 +17,7 @@ import {
   TrainingConfiguration,
 } from './types.js';
 import { OfferInput, PRECISIONS_ALLOWED, PriceInput, WorkloadInput } from './inputs.js';
-import { PlanOffer } from './types.js';
+import { DOMINANT_MATH, MFU, MODEL_TFLOPS, PlanOffer } from './types.js';
 
 import { Parallelism, RecomputeEnum } from './parallelism.js';
 
@@ -150,6 +150,9 @@ export abstract class EvidencedConfiguration extends TrainingConfiguration {
   @Field(() => String, { description: EVIDENCE }) evidence!: string;
   @Field(() => Int, { description: 'How many of your recorded runs (recordMeasurements) moved this time.' })
   calibrationRuns!: number;
+  @Field(() => String, { description: DOMINANT_MATH }) dominantMath!: string;
+  @Field(() => Float, { description: MODEL_TFLOPS }) modelTflopsPerGpu!: number;
+  @Field(() => Float, { nullable: true, description: MFU }) mfu!: number | null;
 }
 
 // ------------------------------------------------------------------ fleet

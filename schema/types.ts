@@ -166,12 +166,12 @@ const HARNESS =
 const BOUND_BY =
   'What besides the GPU holds the step (a tenth of it or more), widening its interval (unless your runs of the model on that GPU set it); empty when the GPU does, or when only the analytical estimate answered.';
 
-/** Prediction's and Plan's dominantMath, modelTflopsPerGpu and mfu: one meaning, one text. */
-const DOMINANT_MATH =
+/** dominantMath, modelTflopsPerGpu and mfu of every answer with a step time: one meaning, one text. */
+export const DOMINANT_MATH =
   'Math mode that carries most FLOPs (FP32 on Ampere+ runs TF32 unless fp32UsesTf32 is false): what mfu is measured against.';
-const MODEL_TFLOPS =
+export const MODEL_TFLOPS =
   "Model FLOPs each GPU does per second at this step time, TFLOPS: every GEMM and convolution's forward and backward, attention over every key, no recomputation (Megatron-LM's and NeMo's count: it reproduces NeMo's published model TFLOPS of its pre-training runs within 0.2%; Megatron-Bridge and NeMo AutoModel count causal attention at half, so their figures are 4-11% lower for the same dense Llama run).";
-const MFU =
+export const MFU =
   "Model FLOPs utilization: modelTflopsPerGpu over the GPU's dense peak in dominantMath (FP8 against the FP8 peak, as dgxc-benchmarking publishes it; BF16 against BF16's); null when the catalog has no such peak. dgxc-benchmarking published 0.62 for Llama 3.1 8B in BF16 on H100s and 0.41 in FP8. A convolution counts as a direct one, which cuDNN's Winograd and FFT algorithms undercut: a CNN's MFU in FP32 can pass 1 (AlexNet and VGG-16 on Turing GeForce cards, measured: 1.5-1.7).";
 
 /** Prediction's and Plan's precisionUnmeasured: one meaning, one text. */

@@ -8,6 +8,7 @@ import { costOf } from '../predictor/predict.js';
 import { modelFlopsPerSample } from '../predictor/utilization.js';
 import { highestPublishedMfu } from '../predictor/published-mfu.js';
 import { getGpu } from '../seeds/catalog.js';
+import { getModel } from '../predictor/zoo/index.js';
 import { loadLlmArchitectures } from '../seeds/llm.js';
 import { loadLlmVocab } from '../seeds/tables.js';
 import { apolloForTests } from './graphql-client.js';
@@ -157,5 +158,33 @@ describe('MFU in the API', () => {
     const h100 = await planOne('H100-SXM5-80GB');
     expect(h100.mfu).toBeLessThan(best.mfu * 1.04);
     expect(warned(h100.notes)).toHaveLength(0);
+  });
+
+  it("a fleet's assignment and a procurement's run carry their MFU: the model's FLOPs over their step time", async () => {
+    const resnet = getModel('resnet50_v1.5')!;
+    const perSample = modelFlopsPerSample(costOf(resnet));
+    const a100 = getGpu('A100-SXM4-80GB')!;
+    const fleet = await gql(`{ planFleet(input: { jobs: [
+        { id: "rn50", workload: { model: "resnet50_v1.5", samples: 2e8 }, deadlineHours: 100, batchSizes: [128] } ],
+      inventory: [{ gpu: "A100-SXM4-80GB", count: 8 }], gpusPerNode: [8], maxNodes: 1, precisions: [AMP_FP16] }) {
+      status assignments { totalGpus batchSizePerGpu gradAccumSteps stepTimeMs dominantMath modelTflopsPerGpu mfu } } }`);
+    const procurement = await gql(`{ planProcurement(input: { horizonMonths: 3, jobs: [{ id: "rn50",
+        workload: { model: "resnet50_v1.5", samples: 1.28e8 }, runsPerMonth: 2, batchSizes: [128] }],
+      precisions: [AMP_FP16], gpusPerNode: [8], maxNodes: 1, options: [{ gpu: "A100-SXM4-80GB", rentUsdPerGpuHour: 2.6 }] }) {
+      status allocations { config { totalGpus batchSizePerGpu gradAccumSteps hoursPerRun dominantMath modelTflopsPerGpu mfu } } } }`);
+    expect(fleet.errors).toBeUndefined();
+    expect(procurement.errors).toBeUndefined();
+    const [assignment] = fleet.data!.planFleet.assignments;
+    const flops = perSample * assignment.batchSizePerGpu * assignment.gradAccumSteps * assignment.totalGpus;
+    expect(assignment.modelTflopsPerGpu).toBeCloseTo(
+      flops / (assignment.stepTimeMs / 1e3) / assignment.totalGpus / 1e12,
+      9,
+    );
+    for (const c of [assignment, procurement.data!.planProcurement.allocations[0].config]) {
+      expect(c.dominantMath).toBe('fp16');
+      expect(c.mfu).toBeCloseTo(c.modelTflopsPerGpu / a100.peakTflops.fp16!, 12);
+      expect(c.mfu).toBeGreaterThan(0.1);
+      expect(c.mfu).toBeLessThan(0.8);
+    }
   });
 });
