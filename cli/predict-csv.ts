@@ -3,10 +3,11 @@
 // predict is written with the reason in `error`, never dropped.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { csvCell, loadEfficiency, measurementFromRow, parseCsv } from '../seeds/catalog.js';
+import { csvCell, getGpu, loadEfficiency, measurementFromRow, parseCsv } from '../seeds/catalog.js';
 import { predictRow, type RowPrediction } from '../predictor/measured.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { correctRows } from '../predictor/corrected.js';
+import { utilization } from '../predictor/utilization.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import type { Progress } from './progress.js';
 
@@ -20,6 +21,7 @@ export const PREDICTED_COLUMNS = [
   'predicted_optimizer_s',
   'predicted_communication_s',
   'analytical_throughput',
+  'predicted_mfu',
   'predicted_memory_gb_per_gpu',
   'fits_in_memory',
   'predictor',
@@ -73,6 +75,18 @@ export async function predictCsv(
     const k = corrections[i];
     const b = p.prediction?.breakdown;
     const s = (ms: number | undefined, f = k.scale) => (ms === undefined ? undefined : (ms * f) / 1e3);
+    const x = p.prediction?.execution;
+    // MFU at the corrected step time (predictor/utilization.ts); empty without a peak for its math.
+    const mfu =
+      p.prediction && x
+        ? utilization(
+            p.prediction.modelFlopsPerStep,
+            p.prediction.stepTimeMs * k.scale,
+            x.gpusPerNode * x.nodes,
+            getGpu(p.row.gpu)!,
+            p.prediction.dominantMath,
+          ).mfu
+        : undefined;
     const out: Record<string, unknown> = {
       ...r,
       predicted_throughput: p.predictedThroughput === undefined ? undefined : p.predictedThroughput / k.scale,
@@ -84,6 +98,7 @@ export async function predictCsv(
       predicted_optimizer_s: b && s(b.optimizerMs + b.mixedPrecisionMs),
       predicted_communication_s: s(b?.communicationMs),
       analytical_throughput: p.predictedThroughput,
+      predicted_mfu: mfu ?? undefined,
       predicted_memory_gb_per_gpu: p.prediction?.memory.totalGb,
       fits_in_memory: p.prediction ? String(p.prediction.fitsInMemory) : undefined,
       predictor: p.prediction ? (learned.predictor ? learned.predictor.name : 'analytical') : '',

@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { progressBar } from '../cli/progress.js';
 import { HF_CONFIGS } from './import-fixtures.js';
-import { loadZoo } from '../predictor/zoo/index.js';
+import { getModel, loadZoo } from '../predictor/zoo/index.js';
+import { getGpu } from '../seeds/catalog.js';
+import { costOf } from '../predictor/predict.js';
+import { modelFlopsPerSample } from '../predictor/utilization.js';
 import { predictCsv, TRAINPLAN_BIN } from './predict-csv.js';
 
 const bin = TRAINPLAN_BIN;
@@ -73,6 +76,17 @@ describe('trainplan CLI', () => {
     expect(images).toBeGreaterThan(4000);
     expect(images).toBeLessThan(25000);
     expect(Number(rows[0].predicted_step_time_s)).toBeCloseTo((256 * 8) / images, 6);
+    // Its MFU against the V100's fp16 peak: ResNet-50's model FLOPs (forward and backward, 3 x its
+    // 4.1 G multiply-adds an image at 224 x 224) at that throughput.
+    const v100 = getGpu('V100-SXM2-16GB')!;
+    const flopsPerImage = modelFlopsPerSample(costOf(getModel('resnet50_v1.5')!));
+    expect(flopsPerImage / 3 / 2 / 1e9).toBeGreaterThan(4.0);
+    expect(flopsPerImage / 3 / 2 / 1e9).toBeLessThan(4.2);
+    expect(Number(rows[0].predicted_mfu)).toBeCloseTo(
+      (flopsPerImage * images) / 8 / (v100.peakTflops.fp16! * 1e12),
+      9,
+    );
+    expect(rows[2].predicted_mfu).toBe('');
     // NCF in the row's unit: millions of samples per second, not samples.
     expect(Number(rows[1].predicted_throughput)).toBeGreaterThan(1);
     expect(Number(rows[1].predicted_throughput)).toBeLessThan(1000);
