@@ -126,6 +126,7 @@ describe('plan explorer at /', () => {
     const dot = page.locator('#chart svg g[aria-label="dot"] circle').last();
     await dot.hover({ force: true });
     await expect.poll(() => page.locator('#chart g[aria-label="tip"]').textContent()).toMatch(/precision/);
+    expect(await page.locator('#chart g[aria-label="tip"]').textContent()).toMatch(/MFU\s*0\.\d\d/);
     if (process.env.SCREENSHOT) await page.screenshot({ path: SCREENSHOT, fullPage: true });
     // CSV export: a header and one line per plan in the table.
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#csv')]);

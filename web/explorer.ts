@@ -323,6 +323,7 @@ function drawChart(r: Recommendation): void {
             precision: 'precision',
             layout: 'layout',
             'P90 hours': 'totalHoursP90',
+            ...(capabilities.mfu ? { MFU: (p: Plan) => (p.mfu == null ? '–' : p.mfu.toFixed(2)) } : {}),
             evidence: 'evidence',
           },
         }),
