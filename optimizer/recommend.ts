@@ -9,8 +9,7 @@ import { costOf, InputError } from '../predictor/predict.js';
 import { publishedArchitecturesOf } from '../predictor/published-runs.js';
 import { DEFAULT_STACK, stackEffects } from '../predictor/software.js';
 import { modelFlopsPerSample, utilization } from '../predictor/utilization.js';
-import { aboveBestPublished } from '../predictor/published-mfu.js';
-import { llmSourceOf } from '../predictor/llm.js';
+import { aboveBestPublishedWords } from '../predictor/published-mfu.js';
 import {
   combine,
   parallelCommunicationTime,
@@ -900,10 +899,10 @@ function notesOf(
       );
     // A plan that needs more of the GPUs' peak than any published run reached in its math (tuned
     // stacks on the GPUs they were tuned for) is more likely too fast than too slow.
-    const best = top.mfu === null ? undefined : aboveBestPublished(top.mfu, top.dominantMath);
-    if (best)
+    const overPublished = aboveBestPublishedWords(top, top.gpu.id, top.dominantMath);
+    if (overPublished)
       notes.push(
-        `warning: plan 1's time assumes ${(100 * top.mfu!).toFixed(0)}% MFU (${top.modelTflopsPerGpu.toFixed(0)} model TFLOPS per GPU of ${top.gpu.id}'s ${top.dominantMath} peak), above the ${(100 * best.mfu).toFixed(0)}% that the best published ${top.dominantMath} pre-training run reached (${best.run.model} on ${best.run.numGpus} ${best.run.gpu}, ${llmSourceOf(best.run)}) by more than repeats of one run differ: its time is more likely too short than too long; time a few steps (trainplan harness) and record them (recordMeasurements)`,
+        `warning: plan 1's ${overPublished}; time a few steps (trainplan harness) and record them (recordMeasurements)`,
       );
     if (top.evidenceLevel === 'UNMEASURED')
       notes.push(

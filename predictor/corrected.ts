@@ -12,6 +12,7 @@ import { getGpu } from '../seeds/catalog.js';
 import { stackEvidence } from './software.js';
 import { withMeasuredActivations } from './memory-calibration.js';
 import { utilization, type Utilization } from './utilization.js';
+import { aboveBestPublishedWords } from './published-mfu.js';
 
 /** What a LoRA estimate assumes and leaves out: said in its evidence and in the notes of a LoRA search. */
 export const LORA_LEFT_OUT =
@@ -82,9 +83,11 @@ export async function predictCorrected(
   const throughput = p.throughput / scale;
   const totalHours = p.totalHours === null ? null : p.totalHours * scale;
   const breakdown = scaleBreakdown(p.breakdown, scale);
+  const used = utilizationAt(stepTimeMs);
+  const overPublished = aboveBestPublishedWords(used, req.gpu.id, p.dominantMath);
   return {
     ...p,
-    ...utilizationAt(stepTimeMs),
+    ...used,
     stepTimeMs,
     throughput,
     breakdown,
@@ -95,7 +98,7 @@ export async function predictCorrected(
     stepTimeMsP90: p.stepTimeMs * k.hi[0],
     totalHoursP90: p.totalHours === null ? null : p.totalHours * k.hi[0],
     predictor: learned.predictor.name,
-    evidence: `${k.caseOf(0)}; ${stackEvidence(req.stack)}${layoutEvidence(req, p)}${req.frozenBase ? `; LoRA on a frozen base: ${LORA_LEFT_OUT}` : ''}${memoryEvidence}`,
+    evidence: `${k.caseOf(0)}; ${stackEvidence(req.stack)}${layoutEvidence(req, p)}${req.frozenBase ? `; LoRA on a frozen base: ${LORA_LEFT_OUT}` : ''}${memoryEvidence}${overPublished ? `; this ${overPublished}` : ''}`,
     evidenceLevel: k.levels[0],
     calibrationRuns: k.runs[0],
     boundBy: k.boundBy[0],

@@ -5,7 +5,7 @@
 import { getGpu } from '../seeds/catalog.js';
 import { loadCalibrationSettings } from '../seeds/calibration.js';
 import { loadLlmArchitectures, loadLlmRuns, type LlmArchitecture, type LlmRun } from '../seeds/llm.js';
-import { llmModel } from './llm.js';
+import { llmModel, llmSourceOf } from './llm.js';
 import { costOf } from './predict.js';
 import type { MathMode } from './types.js';
 import { modelFlopsPerSample, utilization, type AttentionCount } from './utilization.js';
@@ -77,4 +77,20 @@ export function aboveBestPublished(mfu: number, math: MathMode): PublishedMfu | 
   const best = highestPublishedMfu(math);
   const fastestRepeat = Math.exp(-loadCalibrationSettings().sameConfiguration.q10);
   return best && mfu > best.mfu * fastestRepeat ? best : undefined;
+}
+
+/**
+ * What an answer says of itself where its MFU is above the best published run's
+ * (aboveBestPublished): "time assumes ..., above ...: ... more likely too short", to follow
+ * "plan 1's" or "this"; undefined where it is not above.
+ */
+export function aboveBestPublishedWords(
+  u: { mfu: number | null; modelTflopsPerGpu: number },
+  gpuId: string,
+  math: MathMode,
+): string | undefined {
+  const best = u.mfu === null ? undefined : aboveBestPublished(u.mfu, math);
+  if (!best) return undefined;
+  const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
+  return `time assumes ${pct(u.mfu!)} MFU (${u.modelTflopsPerGpu.toFixed(0)} model TFLOPS per GPU of ${gpuId}'s ${math} peak), above the ${pct(best.mfu)} that the best published ${math} pre-training run reached (${best.run.model} on ${best.run.numGpus} ${best.run.gpu}, ${llmSourceOf(best.run)}) by more than repeats of one run differ: it is more likely too short than too long`;
 }

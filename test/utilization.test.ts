@@ -110,6 +110,24 @@ describe('MFU in the API', () => {
     }
   });
 
+  it("predict's evidence says so where the MFU is above the best published run's, as recommend's note does", async () => {
+    const evidence = async (gpu: string) => {
+      const res = await gql(`{ predict(input: {
+        workload: { model: "llama3_8b", samples: 1e9 }, gpu: "${gpu}", gpusPerNode: 8, batchSizePerGpu: 2
+        precision: BF16, softwareStack: MEGATRON, parallelism: { zeroStage: 1 }
+      }) { mfu evidence } }`);
+      expect(res.errors).toBeUndefined();
+      return res.data!.predict as { mfu: number; evidence: string };
+    };
+    const a100 = await evidence('A100-SXM4-80GB');
+    expect(a100.evidence).toMatch(
+      new RegExp(
+        `; this time assumes ${Math.round(100 * a100.mfu)}% MFU .* more likely too short than too long`,
+      ),
+    );
+    expect((await evidence('H100-SXM5-80GB')).evidence).not.toMatch(/time assumes/);
+  });
+
   it('a plan carries the MFU of its own step time, and a CNN plan one against the math its convolutions run in', async () => {
     for (const [model, samples] of [
       ['llama3_8b', 1e9],
