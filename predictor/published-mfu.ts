@@ -73,7 +73,7 @@ export function highestPublishedMfu(math: MathMode): PublishedMfu | undefined {
  * configuration differ (seeds/calibration.json sameConfiguration: a repeat's step 4.5% shorter than
  * their mean at the P10), else undefined: an estimate that needs more than any published run got.
  */
-export function aboveBestPublished(mfu: number, math: MathMode): PublishedMfu | undefined {
+function aboveBestPublished(mfu: number, math: MathMode): PublishedMfu | undefined {
   const best = highestPublishedMfu(math);
   const fastestRepeat = Math.exp(-loadCalibrationSettings().sameConfiguration.q10);
   return best && mfu > best.mfu * fastestRepeat ? best : undefined;
