@@ -70,6 +70,8 @@ export class MeasurementsResolver {
       note: r.note,
       predictedStepTimeMs: r.predictedStepTimeMs,
       predictedPeakMemoryGb: r.predictedPeakMemoryGb,
+      modelTflopsPerGpu: r.modelTflopsPerGpu,
+      mfu: r.mfu,
       // Resolved below, only when asked for: it re-predicts every run from the others.
       predictedFromOtherRunsStepTimeMs: null,
     }));

@@ -132,6 +132,18 @@ export class Measurement {
   predictedPeakMemoryGb!: number | null;
   @Field(() => Float, {
     nullable: true,
+    description:
+      "Model FLOPs each GPU did per second at the measured step time, TFLOPS, counted as predictions count them (predict's modelTflopsPerGpu); null as predictedStepTimeMs is.",
+  })
+  modelTflopsPerGpu!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "The run's model FLOPs utilization: modelTflopsPerGpu over the GPU's dense peak in the math its GEMMs ran in (predict's mfu, at the measured step time); null as predictedStepTimeMs is, or without such a peak.",
+  })
+  mfu!: number | null;
+  @Field(() => Float, {
+    nullable: true,
     description: `The step time the other recorded runs predict for this configuration, ms: the shipped learned correction calibrated by every stored run of another configuration, as a configuration nobody has run is predicted (not a refit, which trained on this run). Repeats of this configuration are left out with it, or they would predict it almost exactly. With more than ${HELD_OUT_FOLDS} configurations stored, they are dealt into ${HELD_OUT_FOLDS} folds and this run is predicted from the runs outside its fold. How far it is from stepTimeMs is how far the runs' calibration can be trusted on the next configuration. null when no run of another configuration is stored, when more than ${HELD_OUT_RUNS_LIMIT} runs are stored, or as predictedStepTimeMs is.`,
   })
   predictedFromOtherRunsStepTimeMs!: number | null;

@@ -10,6 +10,7 @@ import type { CorrectionInput, LearnedState } from '../predictor/learned/model.j
 import { correctionConfiguration, learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
 import { planParallelism, type PlanParallelism } from '../predictor/parallel.js';
+import { utilization, type Utilization } from '../predictor/utilization.js';
 import {
   activationScaleOf,
   allocatedGb,
@@ -76,6 +77,9 @@ export interface StoredRun extends MeasurementRunRow {
   predictedStepTimeMs: number | null;
   /** The memory PyTorch allocates at this configuration as trainplan counts it, before the runs' calibration: GB, or null. */
   predictedPeakMemoryGb: number | null;
+  /** Model TFLOPS per GPU and MFU at the measured step time (predictor/utilization.ts): null as predictedStepTimeMs is. */
+  modelTflopsPerGpu: number | null;
+  mfu: number | null;
   /** The layout the run ran at, as a plan reports its own. */
   parallelism: PlanParallelism;
 }
@@ -334,6 +338,8 @@ export async function listRuns(filter: RunFilter): Promise<StoredRun[]> {
     ...r,
     predictedStepTimeMs: ev?.predicted.get(r.id) ?? null,
     predictedPeakMemoryGb: ev?.predictedMemory.get(r.id) ?? null,
+    modelTflopsPerGpu: ev?.measuredUse.get(r.id)?.modelTflopsPerGpu ?? null,
+    mfu: ev?.measuredUse.get(r.id)?.mfu ?? null,
     parallelism: runParallelism(r),
   }));
 }
@@ -362,6 +368,8 @@ interface Snapshot {
   predicted: Map<number, number>;
   /** Run id -> the memory PyTorch allocates at its configuration as trainplan counts it, without the runs' calibration (GB). */
   predictedMemory: Map<number, number>;
+  /** Run id -> its model TFLOPS per GPU and MFU at its measured step time (predictor/utilization.ts). */
+  measuredUse: Map<number, Utilization>;
   /** Runs whose configuration no longer builds (a zoo change): id and why. */
   skipped: { id: number; reason: string }[];
   /** The learned correction the runs were compared with: a current refit, else the shipped one. */
@@ -384,6 +392,7 @@ export async function userEvidence(learned?: LearnedState): Promise<
   | (UserEvidence & {
       predicted: Map<number, number>;
       predictedMemory: Map<number, number>;
+      measuredUse: Map<number, Utilization>;
       version: string;
       learned: LearnedState;
     })
@@ -402,6 +411,7 @@ export async function userEvidence(learned?: LearnedState): Promise<
       ...snapshot.evidence,
       predicted: snapshot.predicted,
       predictedMemory: snapshot.predictedMemory,
+      measuredUse: snapshot.measuredUse,
       version,
       learned: snapshot.learned,
     };
@@ -431,6 +441,19 @@ export async function userEvidence(learned?: LearnedState): Promise<
     },
     predicted,
     predictedMemory: new Map(built.runs.map(({ row, p }) => [row.id, allocatedGb(p.memory)])),
+    // The model's FLOPs over the step the run measured, as an answer's MFU counts them over its predicted one.
+    measuredUse: new Map(
+      built.runs.map(({ row, req, p }) => [
+        row.id,
+        utilization(
+          p.modelFlopsPerStep,
+          row.step_time_ms,
+          req.gpusPerNode * req.nodes,
+          req.gpu,
+          p.dominantMath,
+        ),
+      ]),
+    ),
     skipped: built.skipped,
     learned: state,
     runs: built.runs,
@@ -440,6 +463,7 @@ export async function userEvidence(learned?: LearnedState): Promise<
     ...snapshot.evidence,
     predicted,
     predictedMemory: snapshot.predictedMemory,
+    measuredUse: snapshot.measuredUse,
     version,
     learned: state,
   };

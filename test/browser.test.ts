@@ -420,7 +420,7 @@ describe('your runs at /calibrate', () => {
     const shown = Object.fromEntries(headers.map((h, i) => [h, cells[i]]));
     // The device name is the catalog's GPU; the run sits beside the step predicted without it.
     const [stored] = (
-      await api('{ measurements { id gpu stepTimeMs predictedStepTimeMs predictedPeakMemoryGb } }')
+      await api('{ measurements { id gpu stepTimeMs predictedStepTimeMs predictedPeakMemoryGb mfu } }')
     ).measurements;
     expect(stored.gpu).toBe('A100-SXM4-80GB');
     expect(shown).toMatchObject({
@@ -435,6 +435,8 @@ describe('your runs at /calibrate', () => {
       // Its peak memory beside what trainplan counts at its configuration.
       'peak GB': '21.5',
       'predicted GB': stored.predictedPeakMemoryGb.toFixed(1),
+      // The share of the A100's peak it reached, as the plans' MFU counts it.
+      MFU: `${(100 * stored.mfu).toFixed(0)}%`,
     });
     expect(Number(shown['measured ms'])).toBeCloseTo(ms, -1);
     // The table, wider than its column, scrolls inside it: the page itself does not (it did, to

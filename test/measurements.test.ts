@@ -26,11 +26,12 @@ const config = {
   precision: 'AMP_BF16',
 };
 const PREDICT = `query($input: PredictInput!) { predict(input: $input) {
-  stepTimeMs stepTimeMsP10 stepTimeMsP90 evidence evidenceLevel calibrationRuns } }`;
+  stepTimeMs stepTimeMsP10 stepTimeMsP90 evidence evidenceLevel calibrationRuns modelTflopsPerGpu mfu } }`;
 const RECORD = `mutation($runs: [MeasurementInput!]!, $owner: String) {
   recordMeasurements(runs: $runs, owner: $owner) { stored ids rejected { index reason } } }`;
 const LIST = `query($model: String, $gpu: String) { measurements(model: $model, gpu: $gpu) {
-  id owner model gpu precision batchSizePerGpu stepTimeMs peakMemoryGb source note predictedStepTimeMs } }`;
+  id owner model gpu precision batchSizePerGpu stepTimeMs peakMemoryGb source note predictedStepTimeMs
+  modelTflopsPerGpu mfu } }`;
 
 /** Llama 2 7B on a node of eight H100s, one sample per GPU, in BF16: the layout tests' configuration. */
 const LLAMA_NODE = {
@@ -128,6 +129,9 @@ describe('recordMeasurements', () => {
       peakMemoryGb: 30,
     });
     expect(list[0].predictedStepTimeMs).toBeCloseTo(before.stepTimeMs, 6);
+    // The run's MFU: the same model FLOPs over a step 1.3x as long as the one predicted.
+    expect(list[0].modelTflopsPerGpu).toBeCloseTo(before.modelTflopsPerGpu / 1.3, 9);
+    expect(list[0].mfu).toBeCloseTo(before.mfu / 1.3, 9);
 
     const after = await predictNow();
     expect(after.evidenceLevel).toBe('MODEL_MEASURED_ON_GPU');

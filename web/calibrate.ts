@@ -25,6 +25,8 @@ interface Run {
   predictedFromOtherRunsStepTimeMs: number | null;
   peakMemoryGb: number | null;
   predictedPeakMemoryGb: number | null;
+  /** The run's MFU at its measured step (null where the configuration no longer builds). */
+  mfu: number | null;
   source: string;
 }
 interface ImportResult {
@@ -35,7 +37,7 @@ interface ImportResult {
 const RUNS = `query($owner: String) { measurements(owner: $owner) { id owner recordedAt model gpu precision
   nodes gpusPerNode batchSizePerGpu gradAccumSteps stepTimeMs predictedStepTimeMs
   parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages contextParallel expertParallel zeroStage recompute }
-  predictedFromOtherRunsStepTimeMs peakMemoryGb predictedPeakMemoryGb source } }`;
+  predictedFromOtherRunsStepTimeMs peakMemoryGb predictedPeakMemoryGb mfu source } }`;
 const IMPORT = `mutation($text: String!, $owner: String) {
   importMeasurements(text: $text, owner: $owner) { stored rejected { index reason } } }`;
 const DELETE = `mutation($owner: String!, $ids: [Int!]) { deleteMeasurements(owner: $owner, ids: $ids) }`;
@@ -103,6 +105,7 @@ async function showRuns(): Promise<void> {
     'measured / predicted',
     'from other runs ms',
     'measured / from other runs',
+    'MFU',
     'peak GB',
     'predicted GB',
     'source',
@@ -139,6 +142,8 @@ async function showRuns(): Promise<void> {
           ? '-'
           : `x${(r.stepTimeMs / r.predictedFromOtherRunsStepTimeMs).toFixed(2)}`,
       ),
+      // What share of the GPUs' peak the run reached, as the plans' MFU counts it.
+      cell(r.mfu === null ? '-' : `${(100 * r.mfu).toFixed(0)}%`),
       // The peak PyTorch allocated beside what trainplan counted (before the runs' memory calibration).
       cell(r.peakMemoryGb === null ? '-' : r.peakMemoryGb.toFixed(1)),
       cell(r.predictedPeakMemoryGb === null ? '-' : r.predictedPeakMemoryGb.toFixed(1)),
