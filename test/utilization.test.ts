@@ -74,6 +74,20 @@ describe('model FLOPs as the published runs count them', () => {
     for (const c of runs) expect(ratio(c)).toBeGreaterThan(1.03);
   });
 
+  it("finds NeMo AutoModel's LoRA figures at 2/3 of its pre-training count: forward and input gradients, attention's too", () => {
+    const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
+    const runs = of('NVIDIA-NeMo/Automodel', 'lora');
+    expect(runs.length).toBeGreaterThanOrEqual(5);
+    for (const c of runs) {
+      const m = llmModel(archs.get(c.run.model)!, c.run.seqLen!, c.run.layers);
+      if (typeof m === 'string') throw new Error(m);
+      const pretraining = modelFlopsPerSample(costOf(m), false, 'CAUSAL_HALF') / c.run.seqLen!;
+      expect(Math.abs(c.publishedPerToken! / pretraining / (2 / 3) - 1), c.run.id).toBeLessThan(0.004);
+      // This count runs attention's backward whole, as a LoRA step does: above theirs.
+      expect(c.perToken.ALL_KEYS).toBeGreaterThan(c.publishedPerToken!);
+    }
+  });
+
   it("equals the Megatron-LM paper's 72 B s l h^2 (1 + s/6h + V/12lh) for GPT-3 175B", () => {
     const a = loadLlmArchitectures().find((x) => x.model === 'GPT3-175B')!;
     const s = 2048;
