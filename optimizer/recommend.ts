@@ -672,6 +672,16 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
     );
     const breakdown = scaleBreakdown(step.breakdown, c.stepTimeMs / c.analyticalStepMs);
     const offer = option.offer;
+    const used = utilization(
+      modelFlopsPerSample(costOf(r.model), r.frozenBase) * step.globalBatch,
+      c.stepTimeMs,
+      c.gpusPerNode * c.nodes,
+      gpu,
+      c.compute.dominantMath,
+    );
+    // Every plan says it where its MFU is above the best published run's, as predict does: a fleet's
+    // or a procurement's run carries its plan's evidence.
+    const overPublished = aboveBestPublishedWords(used, gpu.id, c.compute.dominantMath);
     return {
       rank,
       gpu,
@@ -687,13 +697,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
       throughput: (step.globalBatch * units) / (c.stepTimeMs / 1e3),
       throughputUnit: r.model.throughputUnit,
       dominantMath: c.compute.dominantMath,
-      ...utilization(
-        modelFlopsPerSample(costOf(r.model), r.frozenBase) * step.globalBatch,
-        c.stepTimeMs,
-        c.gpusPerNode * c.nodes,
-        gpu,
-        c.compute.dominantMath,
-      ),
+      ...used,
       totalHours: c.hours,
       totalHoursP90: c.hoursHi,
       costUsd: Number.isFinite(c.cost) ? c.cost : null,
@@ -709,7 +713,9 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
       memoryGbPerGpu: c.memoryGb,
       breakdown,
       predictor: scale?.predictor ?? 'analytical',
-      evidence: scale?.caseOf?.(scaleIndex.get(c)!) ?? 'analytical estimate only',
+      evidence:
+        (scale?.caseOf?.(scaleIndex.get(c)!) ?? 'analytical estimate only') +
+        (overPublished ? `; this ${overPublished}` : ''),
       boundBy: c.boundBy ?? [],
       precisionUnmeasured: c.precisionUnmeasured ?? false,
       parallelism: planParallelism(c.gpusPerNode * c.nodes, c.parallelism, c.accum),

@@ -173,10 +173,16 @@ describe('MFU in the API', () => {
       const res = await gql(`{ recommend(input: {
         workload: { model: "llama3_8b", samples: 2e10 }, gpus: ["${gpu}"], precisions: [BF16]
         softwareStack: MEGATRON, maxNodes: 2, limit: 1
-      }) { plans { mfu dominantMath } notes } }`);
+      }) { plans { mfu dominantMath evidence } notes } }`);
       expect(res.errors).toBeUndefined();
       const r = res.data!.recommend;
-      return { mfu: r.plans[0].mfu as number, math: r.plans[0].dominantMath, notes: r.notes as string[] };
+      const [plan] = r.plans;
+      return {
+        mfu: plan.mfu as number,
+        math: plan.dominantMath,
+        evidence: plan.evidence as string,
+        notes: r.notes as string[],
+      };
     };
     const warned = (notes: string[]) =>
       notes.filter((n) => /^warning: plan 1's time assumes \d+% MFU/.test(n));
@@ -186,10 +192,15 @@ describe('MFU in the API', () => {
     expect(a100.mfu).toBeGreaterThan(best.mfu * 1.04);
     expect(warned(a100.notes)).toHaveLength(1);
     expect(warned(a100.notes)[0]).toContain(`${best.run.model} on ${best.run.numGpus} ${best.run.gpu}`);
+    // The plan's own evidence says it in the same words (what a fleet's or procurement's run copies).
+    expect(a100.evidence).toContain(
+      `; this ${warned(a100.notes)[0].replace("warning: plan 1's ", '').split('; time a few')[0]}`,
+    );
     // On H100s, at the best run's own figure (calibrated by it), within what repeats of one run differ.
     const h100 = await planOne('H100-SXM5-80GB');
     expect(h100.mfu).toBeLessThan(best.mfu * 1.04);
     expect(warned(h100.notes)).toHaveLength(0);
+    expect(h100.evidence).not.toMatch(/time assumes/);
   });
 
   it("a fleet's assignment and a procurement's run carry their MFU: the model's FLOPs over their step time", async () => {
