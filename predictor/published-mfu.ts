@@ -1,7 +1,8 @@
 // The highest MFU a published training run reached in a math mode, counted as utilization.ts counts
 // it at the run's measured throughput: what a plan's MFU is judged against. A plan that needs more
 // than any published run got, tuned stacks on the GPUs they were tuned for included, rests on an
-// estimate more likely too fast than too slow (optimizer/recommend.ts says so in its notes).
+// estimate more likely too fast than too slow: recommend's notes and the evidence of a prediction
+// and of every plan say so (aboveBestPublishedWords).
 import { getGpu } from '../seeds/catalog.js';
 import { loadCalibrationSettings } from '../seeds/calibration.js';
 import { loadLlmArchitectures, loadLlmRuns, type LlmArchitecture, type LlmRun } from '../seeds/llm.js';
