@@ -7,7 +7,7 @@ import { csvCell, getGpu, loadEfficiency, measurementFromRow, parseCsv } from '.
 import { predictRow, type RowPrediction } from '../predictor/measured.js';
 import { PRECISIONS } from '../predictor/types.js';
 import { correctRows } from '../predictor/corrected.js';
-import { utilization } from '../predictor/utilization.js';
+import { utilizationAt } from '../predictor/predict.js';
 import { learnedPredictor } from '../predictor/learned/model.js';
 import type { Progress } from './progress.js';
 
@@ -75,18 +75,10 @@ export async function predictCsv(
     const k = corrections[i];
     const b = p.prediction?.breakdown;
     const s = (ms: number | undefined, f = k.scale) => (ms === undefined ? undefined : (ms * f) / 1e3);
-    const x = p.prediction?.execution;
     // MFU at the corrected step time (predictor/utilization.ts); empty without a peak for its math.
-    const mfu =
-      p.prediction && x
-        ? utilization(
-            p.prediction.modelFlopsPerStep,
-            p.prediction.stepTimeMs * k.scale,
-            x.gpusPerNode * x.nodes,
-            getGpu(p.row.gpu)!,
-            p.prediction.dominantMath,
-          ).mfu
-        : undefined;
+    const mfu = p.prediction
+      ? utilizationAt(p.prediction, getGpu(p.row.gpu)!, p.prediction.stepTimeMs * k.scale).mfu
+      : undefined;
     const out: Record<string, unknown> = {
       ...r,
       predicted_throughput: p.predictedThroughput === undefined ? undefined : p.predictedThroughput / k.scale,

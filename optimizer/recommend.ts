@@ -650,6 +650,8 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
 
   const top = topN(feasible, Math.max(0, r.limit), order);
   const today = r.today ?? new Date();
+  // One sample's model FLOPs, the same for every plan of the request (utilization.ts).
+  const flopsPerSample = modelFlopsPerSample(costOf(r.model), r.frozenBase);
   const toPlan = (c: Candidate, rank: number): Plan => {
     const gpu = r.gpus[c.gpuIndex];
     const option = search.options[c.optionIndex];
@@ -673,7 +675,7 @@ export function rankCandidates(r: RecommendRequest, search: Search, scale?: Time
     const breakdown = scaleBreakdown(step.breakdown, c.stepTimeMs / c.analyticalStepMs);
     const offer = option.offer;
     const used = utilization(
-      modelFlopsPerSample(costOf(r.model), r.frozenBase) * step.globalBatch,
+      flopsPerSample * step.globalBatch,
       c.stepTimeMs,
       c.gpusPerNode * c.nodes,
       gpu,

@@ -6,12 +6,12 @@ import type { CorrectionInput, LearnedState, Regime } from './learned/model.js';
 import type { UserEvidence } from './learned/calibration.js';
 import type { EvidenceLevel } from './learned/evidence.js';
 import type { RowPrediction } from './measured.js';
-import { costOf, predict, type Prediction, type PredictRequest } from './predict.js';
+import { costOf, predict, utilizationAt, type Prediction, type PredictRequest } from './predict.js';
 import { convolutionLayout, scaleBreakdown, type Efficiency } from './step.js';
 import { getGpu } from '../seeds/catalog.js';
 import { stackEvidence } from './software.js';
 import { withMeasuredActivations } from './memory-calibration.js';
-import { utilization, type Utilization } from './utilization.js';
+import type { Utilization } from './utilization.js';
 import { aboveBestPublishedWords } from './published-mfu.js';
 
 /** What a LoRA estimate assumes and leaves out: said in its evidence and in the notes of a LoRA search. */
@@ -50,18 +50,9 @@ export async function predictCorrected(
   const memoryEvidence = memory
     ? `; memory: activations ${memory.scale.toFixed(2)}x what trainplan counts, from the peak memory of ${memory.runs} of your runs of this model in ${req.precision}`
     : '';
-  // Model FLOPs over the step time the answer gives (the corrected one, where there is one).
-  const utilizationAt = (stepTimeMs: number) =>
-    utilization(
-      p.modelFlopsPerStep,
-      stepTimeMs,
-      p.execution.gpusPerNode * p.execution.nodes,
-      req.gpu,
-      p.dominantMath,
-    );
   const base = {
     ...p,
-    ...utilizationAt(p.stepTimeMs),
+    ...utilizationAt(p, req.gpu),
     analyticalStepTimeMs: p.stepTimeMs,
     stepTimeMsP10: p.stepTimeMs,
     stepTimeMsP90: p.stepTimeMs,
@@ -83,7 +74,8 @@ export async function predictCorrected(
   const throughput = p.throughput / scale;
   const totalHours = p.totalHours === null ? null : p.totalHours * scale;
   const breakdown = scaleBreakdown(p.breakdown, scale);
-  const used = utilizationAt(stepTimeMs);
+  // Model FLOPs over the step time the answer gives: the corrected one.
+  const used = utilizationAt(p, req.gpu, stepTimeMs);
   const overPublished = aboveBestPublishedWords(used, req.gpu.id, p.dominantMath);
   return {
     ...p,

@@ -3,7 +3,7 @@ import { modelCost } from './layers.js';
 import { fits, memoryOfExecution, type AttentionImplementation, type MemoryBreakdown } from './memory.js';
 import { checkParallelism, parallelStructure, type Parallelism } from './parallel.js';
 import { unsupportedReason } from './precision.js';
-import { modelFlopsPerSample } from './utilization.js';
+import { modelFlopsPerSample, utilization, type Utilization } from './utilization.js';
 import { stepTime, type Breakdown, type Efficiency, type Execution, type NetworkTransport } from './step.js';
 import type { GpuSpec, MathMode, ModelCost, ModelDef, Precision } from './types.js';
 import { DEFAULT_STACK, type SoftwareStack } from './software.js';
@@ -77,6 +77,19 @@ export interface Prediction {
   totalHours: number | null;
   costUsd: number | null;
 }
+
+/**
+ * A prediction's model TFLOPS per GPU and MFU at a step time: its own, or the one an answer gives
+ * after correction or a run measured (utilization.ts).
+ */
+export const utilizationAt = (p: Prediction, gpu: GpuSpec, stepTimeMs = p.stepTimeMs): Utilization =>
+  utilization(
+    p.modelFlopsPerStep,
+    stepTimeMs,
+    p.execution.gpusPerNode * p.execution.nodes,
+    gpu,
+    p.dominantMath,
+  );
 
 export function toExecution(r: PredictRequest): Execution {
   return {

@@ -8,9 +8,15 @@ import type { Framework } from '../predictor/learned/features.js';
 import { correctionInputOf } from '../predictor/corrected.js';
 import type { CorrectionInput, LearnedState } from '../predictor/learned/model.js';
 import { correctionConfiguration, learnedPredictor } from '../predictor/learned/model.js';
-import { costOf, predict, type Prediction, type PredictRequest } from '../predictor/predict.js';
+import {
+  costOf,
+  predict,
+  utilizationAt,
+  type Prediction,
+  type PredictRequest,
+} from '../predictor/predict.js';
 import { planParallelism, type PlanParallelism } from '../predictor/parallel.js';
-import { utilization, type Utilization } from '../predictor/utilization.js';
+import type { Utilization } from '../predictor/utilization.js';
 import {
   activationScaleOf,
   allocatedGb,
@@ -443,16 +449,7 @@ export async function userEvidence(learned?: LearnedState): Promise<
     predictedMemory: new Map(built.runs.map(({ row, p }) => [row.id, allocatedGb(p.memory)])),
     // The model's FLOPs over the step the run measured, as an answer's MFU counts them over its predicted one.
     measuredUse: new Map(
-      built.runs.map(({ row, req, p }) => [
-        row.id,
-        utilization(
-          p.modelFlopsPerStep,
-          row.step_time_ms,
-          req.gpusPerNode * req.nodes,
-          req.gpu,
-          p.dominantMath,
-        ),
-      ]),
+      built.runs.map(({ row, req, p }) => [row.id, utilizationAt(p, req.gpu, row.step_time_ms)]),
     ),
     skipped: built.skipped,
     learned: state,
