@@ -406,6 +406,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
           ...(r.stack ? { stack: r.stack } : {}),
           ...(r.frozenBase ? { frozenBase: true } : {}),
           ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
+          ...(r.attention ? { attention: r.attention } : {}),
         },
         eff,
       );
@@ -430,6 +431,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     if (r.stack) e.stack = r.stack;
     if (r.frozenBase) e.frozenBase = true;
     if (r.channelsLast !== undefined) e.channelsLast = r.channelsLast;
+    if (r.attention) e.attention = r.attention;
     return e;
   };
   // The stack's memory rules and states (memory.ts stackMemory), as predict applies them.

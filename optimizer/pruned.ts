@@ -116,6 +116,7 @@ export function correctionInput(
     ...(r.stack ? { stack: r.stack } : {}),
     ...(r.frozenBase ? { frozenBase: true } : {}),
     ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
+    ...(r.attention ? { attention: r.attention } : {}),
   };
   const step = combine(
     c.compute,

@@ -319,6 +319,7 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
                     ...(r.stack ? { stack: r.stack } : {}),
                     ...(r.frozenBase ? { frozenBase: true } : {}),
                     ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
+                    ...(r.attention ? { attention: r.attention } : {}),
                   },
                   eff,
                 );

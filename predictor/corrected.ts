@@ -9,10 +9,25 @@ import type { RowPrediction } from './measured.js';
 import { costOf, predict, utilizationAt, type Prediction, type PredictRequest } from './predict.js';
 import { convolutionLayout, scaleBreakdown, type Efficiency } from './step.js';
 import { getGpu } from '../seeds/catalog.js';
-import { stackEvidence } from './software.js';
+import { DEFAULT_STACK, stackEvidence } from './software.js';
+import { parallelStructure } from './parallel.js';
+import { fusedAttention } from './step.js';
 import { withMeasuredActivations } from './memory-calibration.js';
 import type { Utilization } from './utilization.js';
 import { aboveBestPublishedWords } from './published-mfu.js';
+
+/**
+ * Under the default stack, which of the two ways the estimate runs a model's attention cores: the
+ * benchmark rows behind the stack's constants wrote their scores to memory, a model's code may not.
+ */
+function attentionEvidence(req: PredictRequest, eff: Efficiency): string {
+  const cost = costOf(req.model);
+  if ((req.stack ?? DEFAULT_STACK) !== 'PYTORCH_EAGER') return '';
+  if (!parallelStructure(cost).attentionCore.some(Boolean)) return '';
+  return fusedAttention(req, cost, eff)
+    ? "; attention as one fused kernel (PyTorch's scaled_dot_product_attention, which Hugging Face, torchvision and torchtitan call; attention EAGER writes the scores to memory)"
+    : "; attention with its scores written to memory, as this model's code runs it (attention FUSED for one fused kernel)";
+}
 
 /** What a LoRA estimate assumes and leaves out: said in its evidence and in the notes of a LoRA search. */
 export const LORA_LEFT_OUT =
@@ -90,7 +105,7 @@ export async function predictCorrected(
     stepTimeMsP90: p.stepTimeMs * k.hi[0],
     totalHoursP90: p.totalHours === null ? null : p.totalHours * k.hi[0],
     predictor: learned.predictor.name,
-    evidence: `${k.caseOf(0)}; ${stackEvidence(req.stack)}${layoutEvidence(req, p)}${req.frozenBase ? `; LoRA on a frozen base: ${LORA_LEFT_OUT}` : ''}${memoryEvidence}${overPublished ? `; this ${overPublished}` : ''}`,
+    evidence: `${k.caseOf(0)}; ${stackEvidence(req.stack)}${attentionEvidence(req, eff)}${layoutEvidence(req, p)}${req.frozenBase ? `; LoRA on a frozen base: ${LORA_LEFT_OUT}` : ''}${memoryEvidence}${overPublished ? `; this ${overPublished}` : ''}`,
     evidenceLevel: k.levels[0],
     calibrationRuns: k.runs[0],
     boundBy: k.boundBy[0],

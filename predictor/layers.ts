@@ -182,7 +182,7 @@ export function layerCost(layer: Layer): LayerCost {
 }
 
 /** Totals per sample over all layers (each layer counted `count` times). */
-export function modelCost(model: Pick<ModelDef, 'layers'>): ModelCost {
+export function modelCost(model: Pick<ModelDef, 'layers' | 'attention'>): ModelCost {
   const layers = model.layers.map(layerCost);
   let parameters = 0,
     forwardFlops = 0,
@@ -194,5 +194,12 @@ export function modelCost(model: Pick<ModelDef, 'layers'>): ModelCost {
     backwardFlops += l.backwardFlops * l.count;
     activationElements += l.outputElements * l.count;
   }
-  return { parameters, forwardFlops, backwardFlops, activationElements, layers };
+  return {
+    parameters,
+    forwardFlops,
+    backwardFlops,
+    activationElements,
+    layers,
+    ...(model.attention ? { attention: model.attention } : {}),
+  };
 }

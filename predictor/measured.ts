@@ -6,6 +6,7 @@ import { predict, type Prediction } from './predict.js';
 import { frameworkChannelsLast } from './software.js';
 import type { Efficiency } from './step.js';
 import type { ModelDef } from './types.js';
+import type { AttentionImplementation } from './memory.js';
 import { getModel, type ZooOverrides } from './zoo/index.js';
 import { customUnitFactor, loadModelFile, looksLikeModelFile } from './import/index.js';
 import {
@@ -152,6 +153,17 @@ function channelsLastOf(row: Measurement): boolean | undefined {
   );
 }
 
+/**
+ * How a row's code ran attention: its optional attention column (predict-csv: fused or eager);
+ * undefined leaves the model's code's (ModelDef.attention, then fused).
+ */
+function attentionOf(row: Measurement): AttentionImplementation | undefined {
+  const cell = (row.raw?.attention ?? '').trim().toLowerCase();
+  if (cell && cell !== 'fused' && cell !== 'eager')
+    throw new Error(`attention must be one of fused, eager (got "${cell}")`);
+  return cell ? (cell as AttentionImplementation) : undefined;
+}
+
 export function predictRow(
   row: Measurement,
   eff: Efficiency,
@@ -180,6 +192,7 @@ export function predictRow(
     // Independent one-GPU trainings side by side (as-run.json): one GPU's step, times the GPUs.
     const replicas = row.asRun?.independentProcesses ? row.numGpus : 1;
     const channelsLast = channelsLastOf(row);
+    const attention = attentionOf(row);
     const prediction = predict(
       {
         model,
@@ -194,6 +207,7 @@ export function predictRow(
         interNodeGbps: defaultInterNodeGbps(gpu.id),
         parallelism: rowParallelism(row),
         ...(channelsLast !== undefined ? { channelsLast } : {}),
+        ...(attention ? { attention } : {}),
       },
       eff,
     );

@@ -428,12 +428,30 @@ function withStackMatmul(eff: Efficiency, fx: StackEffects): Efficiency {
   };
 }
 
+/**
+ * Whether a step runs the attention cores as one fused kernel: the request's `attention`, else
+ * fused on a stack that replaces attention with its own kernel whatever the model's code does
+ * (software.json flashAttention: Megatron's, XLA's, Inductor's attention rewrite), else on stock
+ * PyTorch the model's code's (ModelDef.attention: DeepLearningExamples' BERT and Transformer-XL
+ * scripts, which their benchmark rows ran, write the scores to memory), else seeds/memory.json's
+ * defaultAttention (fused: PyTorch's scaled_dot_product_attention, which Hugging Face, torchvision
+ * and torchtitan call).
+ */
+export function fusedAttention(
+  exec: Pick<Execution, 'attention' | 'stack'>,
+  cost: Pick<ModelCost, 'attention'>,
+  eff: Efficiency,
+): boolean {
+  const code = stackEffects(exec.stack ?? DEFAULT_STACK).flashAttention ? 'fused' : cost.attention;
+  return (exec.attention ?? code ?? eff.memory.defaultAttention) === 'fused';
+}
+
 export function layerSums(
   cost: ModelCost,
   gpu: GpuSpec,
   exec: Pick<
     Execution,
-    'precision' | 'batchSizePerGpu' | 'fp32UsesTf32' | 'stack' | 'frozenBase' | 'channelsLast'
+    'precision' | 'batchSizePerGpu' | 'fp32UsesTf32' | 'stack' | 'frozenBase' | 'channelsLast' | 'attention'
   > & {
     parallelism?: Parallelism;
   },
@@ -448,7 +466,7 @@ export function layerSums(
   const fx = stackEffects(exec.stack ?? DEFAULT_STACK);
   // A fused attention kernel spans the scores, mask, softmax, dropout and the context GEMM, whose
   // input (the probabilities) never leaves the chip: the span selective recomputation reruns.
-  const fused = fx.flashAttention ? parallelStructure(cost).selectiveRecompute : undefined;
+  const fused = fusedAttention(exec, cost, eff) ? parallelStructure(cost).selectiveRecompute : undefined;
   const stackEff = withStackMatmul(eff, fx);
   const nchw = !storesChannelsLast(exec);
   let fwd = 0,

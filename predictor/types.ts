@@ -5,7 +5,7 @@
 // The hardware vocabulary is the data's (seeds/types.ts): precision and math modes, GPU records.
 export { PRECISIONS, MATH_MODES } from '../seeds/types.js';
 export type { Precision, MathMode, Generation, GpuSpec, SampleUnit, OptimizerKind } from '../seeds/types.js';
-import type { OpClass, OptimizerKind, SampleUnit } from '../seeds/types.js';
+import type { AttentionImplementation, OpClass, OptimizerKind, SampleUnit } from '../seeds/types.js';
 
 /** Element storage types (bytes per element follow from these). */
 export type DType = 'fp32' | 'fp16' | 'bf16' | 'fp8';
@@ -257,6 +257,11 @@ export interface ModelDef {
   /** Typical per-GPU batch sizes people train it with, largest first is not implied. */
   batchSizes: number[];
   source: string;
+  /**
+   * How the model's code runs its attention cores where a request does not say (seeds/models.json
+   * about); absent = one fused kernel, what PyTorch's scaled_dot_product_attention runs.
+   */
+  attention?: AttentionImplementation;
   layers: Layer[];
 }
 
@@ -267,4 +272,6 @@ export interface ModelCost {
   backwardFlops: number;
   activationElements: number;
   layers: LayerCost[];
+  /** The model's code's attention (ModelDef.attention), for the step where a request does not say. */
+  attention?: AttentionImplementation;
 }

@@ -153,7 +153,8 @@ export class PredictInput {
   parallelism?: ParallelismInput;
   @Field(() => AttentionEnum, {
     nullable: true,
-    description: 'How the attention core runs (what it keeps for backward); default FUSED.',
+    description:
+      "How the attention cores run: the step's time and what they keep for backward. Default: for the time, on PYTORCH_EAGER the model's code's (FUSED, one kernel, except the zoo's BERT, Transformer-XL and Transformer, whose DeepLearningExamples scripts write the scores to memory, and Hugging Face's GPT-Neo, GPT-J and gpt-oss: EAGER), FUSED on the other stacks; FUSED for the memory.",
   })
   attention?: AttentionEnum;
   @Field(() => Float, {
@@ -308,7 +309,8 @@ export class RecommendInput {
   parallelismSearch!: ParallelismSearch;
   @Field(() => AttentionEnum, {
     nullable: true,
-    description: 'How the attention core runs (what it keeps for backward); default FUSED.',
+    description:
+      "How the attention cores run: the step's time and what they keep for backward. Default: for the time, on PYTORCH_EAGER the model's code's (FUSED, one kernel, except the zoo's BERT, Transformer-XL and Transformer, whose DeepLearningExamples scripts write the scores to memory, and Hugging Face's GPT-Neo, GPT-J and gpt-oss: EAGER), FUSED on the other stacks; FUSED for the memory.",
   })
   attention?: AttentionEnum;
   @Field(() => Float, {

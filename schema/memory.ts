@@ -28,15 +28,15 @@ export enum AttentionEnum {
 registerEnumType(AttentionEnum, {
   name: 'AttentionImplementation',
   description:
-    'How the attention core (scores, softmax, dropout, context) runs, which decides the memory it keeps for backward.',
+    'How the attention core (scores, softmax, dropout, context) runs, which decides its time and the memory it keeps for backward.',
   valuesConfig: {
     FUSED: {
       description:
-        "One fused kernel (FlashAttention, PyTorch SDPA's default since 2.0, Megatron/Transformer Engine): keeps q, k, v, the output and one fp32 softmax statistic per head and query. The default.",
+        "One fused kernel (FlashAttention, PyTorch's scaled_dot_product_attention since 2.0, Megatron/Transformer Engine): the scores never reach memory; keeps q, k, v, the output and one fp32 softmax statistic per head and query. The default, except the step of a model whose code writes the scores, on the default stack (the zoo's BERT, Transformer-XL, Transformer).",
     },
     EAGER: {
       description:
-        'Separate matmul, softmax and dropout ops that each keep their inputs or outputs: heads x queries x keys elements several times over.',
+        'Separate matmul, softmax and dropout ops that write the scores to memory and each keep their inputs or outputs: heads x queries x keys elements several times over.',
     },
   },
 });

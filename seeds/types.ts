@@ -325,6 +325,8 @@ export interface ZooEntry {
   optimizer: OptimizerKind;
   batchSizes: number[];
   source: string;
+  /** How the code the entry was written from runs its attention cores; absent = fused (models.json about). */
+  attention?: AttentionImplementation;
   /** Approximations and unit decisions, kept next to the numbers they qualify. */
   notes?: string[];
   /** The builder's hyper-parameters, in the builder's own shape. */

@@ -5,6 +5,7 @@ import { loadAsRunRules, loadEfficiency, loadMeasurements, loadZooEntries } from
 import type { Measurement } from '../seeds/catalog.js';
 import { predictRow } from '../predictor/measured.js';
 import type { Layer } from '../predictor/types.js';
+import { getModel } from '../predictor/zoo/index.js';
 
 const eff = loadEfficiency();
 const rows = loadMeasurements();
@@ -102,5 +103,32 @@ describe('rows as their source ran them', () => {
     const asZoo = median(lambda.map((r) => logError({ ...r, asRun: undefined })));
     // Measured on the shipped constants: 0.21 as run against 0.51 as the zoo entry.
     expect(asRun).toBeLessThan(0.6 * asZoo);
+  });
+});
+
+describe("attention as the models' code runs it", () => {
+  it("BERT and Transformer-XL, DeepLearningExamples' scripts, write their scores to memory; decoders and ViT call one fused kernel", () => {
+    // models.json attention: the benchmark rows of these models ran those scripts, so their rows and
+    // a query of them cost the scores' passes; PyTorch's scaled_dot_product_attention keeps them on chip.
+    const eager = [
+      'bert_base_squad',
+      'bert_large_squad',
+      'bert_large_pretrain',
+      'transformerxl_base',
+      'transformerxl_large',
+      'transformer_big_wmt',
+    ];
+    for (const id of eager) expect(getModel(id)!.attention, id).toBe('eager');
+    for (const id of ['gpt2_124m', 'llama2_7b', 'llama3_8b', 'vit_b16'])
+      expect(getModel(id)!.attention, id).toBeUndefined();
+    const bert = rows.find((r) => r.model === 'bert_large_squad' && r.batchSizePerGpu !== null)!;
+    const at = (attention?: string) =>
+      predictRow(attention ? { ...bert, raw: { ...bert.raw, attention } } : bert, eff).prediction!.stepTimeMs;
+    expect(at()).toBe(at('eager'));
+    // BERT-large at 384 tokens: the scores' passes are a large share of its step.
+    expect(at('fused')).toBeLessThan(0.9 * at());
+    expect(predictRow({ ...bert, raw: { ...bert.raw, attention: 'flash' } }, eff).error).toMatch(
+      /attention must be one of fused, eager/,
+    );
   });
 });

@@ -374,18 +374,20 @@ describe('planFleet (library)', () => {
     );
   });
 
-  // Every configuration takes all 8 A100s, and each deadline leaves room for one job only: each job
-  // fits alone, no two fit in sequence by their deadlines.
+  // Every configuration takes all 8 A100s, and each job's deadline leaves room for it alone: each
+  // job fits alone, no two fit in sequence by their deadlines.
   const oneAtATime = oneAtATimeRequest;
   const fastestAlone = oneAtATimeCandidates.all.map((cs) => Math.min(...cs.map((c) => c.totalHours)));
   const tight: FleetRequest = {
     ...oneAtATime,
-    jobs: oneAtATime.jobs.map((j) => ({ ...j, deadlineHours: Math.max(...fastestAlone) * 1.05 })),
+    jobs: oneAtATime.jobs.map((j, i) => ({ ...j, deadlineHours: fastestAlone[i] * 1.05 })),
   };
 
   it('jobs that each fit alone but not one after another by their deadlines: INFEASIBLE, the jobs left out of a largest placeable set, reason INVENTORY', async () => {
-    const [first, second] = [...fastestAlone].sort((a, b) => a - b);
-    expect(first + second).toBeGreaterThan(tight.jobs[0].deadlineHours);
+    // Whichever runs second ends after its deadline.
+    for (const [i, a] of fastestAlone.entries())
+      for (const [j, b] of fastestAlone.entries())
+        if (i !== j) expect(a + b).toBeGreaterThan(tight.jobs[j].deadlineHours);
     const p = await planFleet(tight);
     expect(p.status).toBe('INFEASIBLE');
     expect(p.optimalityProven).toBe(true);

@@ -51,9 +51,22 @@ describe('layer lists', () => {
         batchElement: zoo.batchElement,
         throughputUnit: zoo.throughputUnit,
         unitsPerBatchElement: zoo.unitsPerBatchElement,
+        ...(zoo.attention ? { attention: zoo.attention } : {}),
       }).model;
       expect(modelCost(m), zoo.id).toEqual(modelCost(zoo));
     }
+  });
+
+  it('a list says how its code runs attention ("eager": the scores written to memory); anything else is refused', () => {
+    const bert = getModel('bert_large_squad')!;
+    const list = { layers: bert.layers, batchElement: bert.batchElement };
+    expect(fromLayerList(list).model.attention).toBeUndefined();
+    const eager = fromLayerList({ ...list, attention: 'eager' }).model;
+    expect(eager.attention).toBe('eager');
+    expect(eager.id).not.toBe(fromLayerList(list).model.id);
+    expect(() => fromLayerList({ ...list, attention: 'flash' })).toThrow(
+      /"attention" must be one of fused, eager/,
+    );
   });
 
   it("Tacotron 2's layers (a decoder loop: per-step linears and convolutions, stepwise LSTMCells, copies) as a list cost what the zoo model costs", () => {

@@ -33,6 +33,12 @@ export const HF_MODEL_TYPES = [
   'vit',
 ] as const;
 type HfType = (typeof HF_MODEL_TYPES)[number];
+/**
+ * The types whose transformers model writes the attention scores to memory by default
+ * (config._attn_implementation "eager" in transformers 5.17: GPT-Neo's local attention, GPT-J, and
+ * gpt-oss's attention sinks); every other type's calls scaled_dot_product_attention ("sdpa").
+ */
+const EAGER_ATTENTION: ReadonlySet<HfType> = new Set(['gpt_neo', 'gptj', 'gpt_oss']);
 const ALIASES: Record<string, HfType> = {
   'gpt-neo': 'gpt_neo',
   'gpt-j': 'gptj',
@@ -186,6 +192,7 @@ export function fromHuggingFaceConfig(config: unknown, o: ImportOptions = {}): I
     name,
     optimizer: o.optimizer ?? 'adam',
     source: `Hugging Face config.json (model_type ${raw}${nameOrPath ? `, ${nameOrPath}` : ''}) through the zoo's ${built.entry.family} builder`,
+    ...(EAGER_ATTENTION.has(type) ? { attention: 'eager' as const } : {}),
   };
   let model: ModelDef;
   try {

@@ -7,6 +7,7 @@ import { InputError, shownValue } from '../input-error.js';
 import { convOut } from '../layers.js';
 import type { Layer, LayerType, ModelDef, OptimizerKind, SampleUnit } from '../types.js';
 import { IMPORT_LIMITS, type ImportedModel, type ImportOptions } from './types.js';
+import { ATTENTION_IMPLEMENTATIONS } from '../../seeds/types.js';
 
 /**
  * 'int' >= 1, 'int0' >= 0 (dimensions), 'size' a positive count per sample that may be an average
@@ -269,10 +270,19 @@ export function fromLayerList(input: unknown, o: ImportOptions = {}): ImportedMo
       : Array.isArray(meta.batchSizes) && meta.batchSizes.length > 0 && meta.batchSizes.length <= 32
         ? meta.batchSizes.map((b, i) => checkValue(b, 'int', `"batchSizes"[${i}]`, fail) as number)
         : fail('"batchSizes" must be a list of 1 to 32 positive integers');
+  // How the list's code runs its attention cores (ModelDef.attention): "eager" where it writes the
+  // scores to memory; absent, one fused kernel.
+  const attention =
+    meta.attention === undefined || meta.attention === null
+      ? undefined
+      : str('attention', ATTENTION_IMPLEMENTATIONS, 'fused');
   // The id names the layers, not how they were written: keys in one order, so a list read from a
   // file and the same list given over GraphQL (its schema's field order) are one model, and a run
-  // recorded from one calibrates predictions of the other.
-  const hash = createHash('sha1').update(JSON.stringify(layers, sortedKeys)).digest('hex').slice(0, 10);
+  // recorded from one calibrates predictions of the other. A stated attention is part of it.
+  const hash = createHash('sha1')
+    .update(JSON.stringify(attention ? [layers, attention] : layers, sortedKeys))
+    .digest('hex')
+    .slice(0, 10);
   const model: ModelDef = {
     id: `layers:${hash}`,
     name:
@@ -287,6 +297,7 @@ export function fromLayerList(input: unknown, o: ImportOptions = {}): ImportedMo
     optimizer: o.optimizer ?? str('optimizer', OPTIMIZERS, 'adam'),
     batchSizes,
     source: 'user-supplied layer list',
+    ...(attention ? { attention } : {}),
     layers,
   };
   return { model, notes, unsupported: [] };

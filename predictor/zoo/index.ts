@@ -66,6 +66,7 @@ export function modelFromZooEntry(entry: ZooEntry): ModelDef {
     optimizer: entry.optimizer,
     batchSizes: entry.batchSizes,
     source: entry.source,
+    ...(entry.attention ? { attention: entry.attention } : {}),
     layers: build(entry),
   };
 }
