@@ -519,7 +519,45 @@ def on_wire(dist, group, x):
     return x
 
 
-def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None, ep=None, cp=None):
+def fused_attention_module(torch, nn, scores, context, dropout):
+    """An attention core (scores matmul through context matmul) as one call of PyTorch's
+    scaled_dot_product_attention, as predictor/step.ts costs a fused core: heads x queries x keys
+    scores that never reach memory. Q and K of the scores' width, V of the context's, per sample."""
+    heads, queries, keys, width = scores.get("batches", 1), scores["m"], scores["n"], scores["k"]
+    vwidth = context["n"]
+    # is_causal aligns its mask top-left, so only where every query has its own key (not a context-
+    # parallel rank's share of the queries against all the keys, which its FLOPs count whole).
+    causal = bool(scores.get("causal")) and queries == keys
+    sizes = (heads * queries * width, heads * keys * width, heads * keys * vwidth)
+
+    sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+
+    class FusedAttention(nn.Module):
+        def forward(self, x):
+            b = x.shape[0]
+            q, k, v = torch.split(x, sizes, dim=1)
+            q, k = q.reshape(b, heads, queries, width), k.reshape(b, heads, keys, width)
+            v = v.reshape(b, heads, keys, vwidth)
+            p = 0.1 if dropout and self.training else 0.0
+            if sdpa is not None:
+                return sdpa(q, k, v, dropout_p=p, is_causal=causal)
+            # PyTorch before 2.0 has no fused kernel: the same arithmetic op by op (attention_note says so).
+            a = torch.matmul(q, k.transpose(-2, -1)) * width ** -0.5
+            if causal:
+                a = a.masked_fill(torch.ones(queries, keys, dtype=torch.bool, device=a.device).triu(1), float("-inf"))
+            return torch.matmul(torch.nn.functional.dropout(a.softmax(-1), p), v)
+    return FusedAttention(), ("float", (sum(sizes),))
+
+
+def attention_note(torch, fused):
+    """What a run's note says when its attention cores could not run fused, or None."""
+    if fused and any(fused) and not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+        return (f"attention cores run op by op: PyTorch {torch.__version__} has no scaled_dot_product_attention "
+                "(2.0 and later), so they are slower than trainplan's fused estimate")
+    return None
+
+
+def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None, ep=None, cp=None, fused=None):
     """Every layer instance as its own op on its own input: the predictor's view of the model, run.
     `rerun`: per layer entry, whether recomputation reruns it (checkpointed: its forward runs again
     in backward, and only its input is kept). `tp`: the embedded marks (per layer entry, `split` and
@@ -535,7 +573,9 @@ def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None, ep=None, cp
     (a rank's K and V per sample): each rank replays its 1/size of every sequence, and at each
     attention core K and V go round the ring (size - 1 steps), in flight while the core's first
     layer computes, as ring attention overlaps them; twice in backward (K and V again, then their
-    gradients), and again when recomputation reruns the core."""
+    gradients), and again when recomputation reruns the core. `fused`: per layer entry, whether it
+    is in an attention core the replay runs as one scaled_dot_product_attention call (its first entry,
+    the scores matmul, stands for the core: its marks and counts hold for it; the others add nothing)."""
     from torch.utils.checkpoint import checkpoint  # noqa: PLC0415
     modules, inputs, checkpointed = nn.ModuleList(), [], []
     copies = 0  # weights of tied heads this stage holds a copy of (their table is on another stage)
@@ -647,17 +687,33 @@ def layer_replay(torch, nn, layers, rerun=None, tp=None, stage=None, ep=None, cp
                 slot = {}
                 return RingEnd.apply(self.op(RingStart.apply(x, slot)), slot)
     tables = []  # embeddings, for a tied head to share its weight with
+
+    def share(i):
+        """Layer entry i as this rank runs it (its tensor- and context-parallel share)."""
+        layer = layers[i]
+        if tp and tp["split"][i]:
+            layer = tensor_parallel_share(layer, tp["size"], bool(tp["row"][i]))
+        return context_parallel_share(layer, cp["size"]) if cp else layer
     for i, layer in enumerate(layers):
         row = bool(tp and tp["row"][i])
-        if tp and tp["split"][i]:
-            layer = tensor_parallel_share(layer, tp["size"], row)
-        if cp:
-            layer = context_parallel_share(layer, cp["size"])
+        in_core = bool(fused and fused[i])
+        if in_core and i > 0 and fused[i - 1]:
+            continue  # replayed by the core's first entry
+        layer = share(i)
         if ep and layer.get("experts", 1) > 1:
             # This rank's experts, each with the group's tokens routed to it: the same rows in all.
             layer = {**layer, "experts": layer["experts"] // ep["size"]}
+        if in_core:
+            end = i
+            while end + 1 < len(layers) and fused[end + 1]:
+                end += 1
+            core = [layers[j] for j in range(i, end + 1)]
+            dropout = any(x.get("kind") == "dropout" for x in core)
         for _ in range(stage_count(layer, i, stage)):
-            m, spec = layer_module(torch, nn, layer)
+            if in_core:
+                m, spec = fused_attention_module(torch, nn, layer, share(end), dropout)
+            else:
+                m, spec = layer_module(torch, nn, layer)
             if isinstance(m, nn.Embedding):
                 tables.append(m)
             elif layer.get("tied") and stage and not tables:
@@ -908,6 +964,9 @@ def build_workload(torch, nn, a, tp=None, stage=None, ep=None, cp=None):
     if a.seq_len and a.seq_len != built_at:
         fail(f"the layer list was written for sequence length / image size {built_at}: "
              "write the script again with `trainplan harness --seq-len N`")
+    # Attention cores as one fused kernel (scaled_dot_product_attention), as trainplan costs them by
+    # default; a layer list without the marks (--layers) replays them op by op.
+    fused = (spec.get("attention") or {}).get("fused")
     rerun = None
     if a.recompute != "none":
         rerun = (spec.get("recompute") or {}).get(a.recompute)
@@ -939,7 +998,7 @@ def build_workload(torch, nn, a, tp=None, stage=None, ep=None, cp=None):
         # (Megatron's interleaving: a stage's chunks are P apart); one chunk per stage without it.
         parts = [layer_replay(torch, nn, spec["layers"], rerun, split,
                               {"index": c * stages + stage["index"], "stages": stages * chunks, "blocks": blocks}, ep,
-                              cp)
+                              cp, fused)
                  for c in range(chunks)]
 
         class Chunks(nn.Module):
@@ -956,9 +1015,10 @@ def build_workload(torch, nn, a, tp=None, stage=None, ep=None, cp=None):
             return model.chunks[chunk_batch[0]](chunk_batch[1])
         m = Chunks()
     else:
-        m, mb, lf = layer_replay(torch, nn, spec["layers"], rerun, split, ep=ep, cp=cp)
+        m, mb, lf = layer_replay(torch, nn, spec["layers"], rerun, split, ep=ep, cp=cp, fused=fused)
     # The length the layer list was written for is the one the run ran at (`trainplan harness --seq-len`).
     a.seq_len = a.seq_len or built_at
+    m.attention_note = attention_note(torch, fused)
     return model_id, m, mb, lf, "layer-replay"
 
 
@@ -1289,6 +1349,7 @@ def measure(a, group=None):
             stage = {"index": pipe["stage"], "stages": stages, "chunks": pipe["chunks"]}
     torch.manual_seed(0)
     model_id, model, make_batch, loss_fn, builder = build_workload(torch, nn, a, tp, stage, ep, cp)
+    attention_words = getattr(model, "attention_note", None)
     optimizer = (EMBEDDED_MODEL or {}).get("optimizer", "adam") if builder == "layer-replay" else (
         "sgd" if builder == "torchvision" else "adam")
     # What was trained, counted before FullyShardedDataParallel flattens and shards the weights.
@@ -1511,6 +1572,7 @@ def measure(a, group=None):
         *([f"{a.recompute} recomputation"] if a.recompute != "none" else []),
         *([f"ZeRO stage {a.zero_stage}: {sharding}"] if a.zero_stage else []),
         f"builder {builder}",
+        *([attention_words] if attention_words else []),
         # What was trained, to check against the model the run is recorded for.
         f"parameters {trained}",
         *[f"{k} {v}" for k, v in env.items()],

@@ -48,6 +48,11 @@ export function harnessScript(
     // Context parallelism passes K and V around its ring at each attention core (its scores
     // matmul, the core's first layer: measure.py --context-parallel).
     contextParallel: { ring: s.attentionCore.map((core, i) => core && !s.attentionCore[i - 1]) },
+    // The attention cores the replay runs as one scaled_dot_product_attention call each, where the
+    // model's code fuses them (ModelDef.attention): the span predictor/step.ts then costs as one kernel.
+    attention: {
+      fused: def.attention === 'eager' ? s.selectiveRecompute.map(() => false) : s.selectiveRecompute,
+    },
   };
   // JSON is a Python literal except for true/false/null: embed it as a string json.loads reads.
   return script.replace(MARKER, `EMBEDDED_MODEL = json.loads(${JSON.stringify(JSON.stringify(embedded))})`);
