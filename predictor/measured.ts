@@ -6,7 +6,7 @@ import { predict, type Prediction } from './predict.js';
 import { frameworkChannelsLast } from './software.js';
 import type { Efficiency } from './step.js';
 import type { ModelDef } from './types.js';
-import type { AttentionImplementation } from './memory.js';
+import { ATTENTION_IMPLEMENTATIONS, type AttentionImplementation } from '../seeds/types.js';
 import { getModel, type ZooOverrides } from './zoo/index.js';
 import { customUnitFactor, loadModelFile, looksLikeModelFile } from './import/index.js';
 import {
@@ -159,9 +159,10 @@ function channelsLastOf(row: Measurement): boolean | undefined {
  */
 function attentionOf(row: Measurement): AttentionImplementation | undefined {
   const cell = (row.raw?.attention ?? '').trim().toLowerCase();
-  if (cell && cell !== 'fused' && cell !== 'eager')
-    throw new Error(`attention must be one of fused, eager (got "${cell}")`);
-  return cell ? (cell as AttentionImplementation) : undefined;
+  if (!cell) return undefined;
+  if (!(ATTENTION_IMPLEMENTATIONS as readonly string[]).includes(cell))
+    throw new Error(`attention must be one of ${ATTENTION_IMPLEMENTATIONS.join(', ')} (got "${cell}")`);
+  return cell as AttentionImplementation;
 }
 
 export function predictRow(
