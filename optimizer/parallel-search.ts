@@ -62,7 +62,7 @@ import {
   type NetworkTransport,
 } from '../predictor/step.js';
 import type { GpuSpec, ModelCost, ModelDef, Precision } from '../predictor/types.js';
-import type { Candidate, RecommendRequest, RejectReason } from './search-types.js';
+import { runOptionsOf, type Candidate, type RecommendRequest, type RejectReason } from './search-types.js';
 import { DEFAULT_STACK, stackEffects, type SoftwareStack } from '../predictor/software.js';
 
 /** Micro-batches per pipeline stage when the request does not fix the global batch. */
@@ -384,6 +384,8 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   // What a plan may use: the GPU's memory less the headroom kept free.
   const capacityGb = gpu.memoryGb - headroomGb;
   const share = x.share ?? searchShare();
+  // How the request's workload runs (stack, LoRA, layout, attention): the same for every step timed.
+  const how = runOptionsOf(r);
   // The per-layer sums depend on the TP and EP degrees only (not on PP, ZeRO, recomputation or the GPU count).
   const sumsByT = shared(share.sums, `${gpu.id}/${precision}/${batch}`, () => new Map<number, LayerSums>());
   const sums = (t: number, ep = 1) => {
@@ -403,10 +405,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
             recompute: 'none',
             ...(ep > 1 ? { expertParallel: ep } : {}),
           },
-          ...(r.stack ? { stack: r.stack } : {}),
-          ...(r.frozenBase ? { frozenBase: true } : {}),
-          ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
-          ...(r.attention ? { attention: r.attention } : {}),
+          ...how,
         },
         eff,
       );
@@ -415,7 +414,8 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     return v;
   };
   // (Built by assignment rather than with conditional spreads: the search builds one per step it
-  // times, some hundred thousand per request, and a literal with spreads is copied property by property.)
+  // times, some hundred thousand per request, and a literal with spreads is copied property by
+  // property; the request's run options, formed once, are assigned in one call.)
   const exec = (g: number, nodes: number, m: number, parallelism?: Parallelism): Execution => {
     const e: Execution = {
       precision,
@@ -428,11 +428,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     };
     if (x.netTransport === 'TCP') e.interNodeTransport = 'TCP';
     if (parallelism) e.parallelism = parallelism;
-    if (r.stack) e.stack = r.stack;
-    if (r.frozenBase) e.frozenBase = true;
-    if (r.channelsLast !== undefined) e.channelsLast = r.channelsLast;
-    if (r.attention) e.attention = r.attention;
-    return e;
+    return Object.assign(e, how);
   };
   // The stack's memory rules and states (memory.ts stackMemory), as predict applies them.
   const stackMemoryOf = stackMemory(r.stack, precision, eff);

@@ -18,7 +18,14 @@
 // where groups hold several candidates each (many node counts of plain data parallelism); elsewhere
 // every candidate is corrected (`auto`, BOUNDS_COST_IN_CORRECTIONS), for the same answer.
 import { joinsUnstatedNetwork, rankCandidates, TIE_RESOLUTION, timeAndCost } from './recommend.js';
-import type { Candidate, Recommendation, RecommendRequest, RejectReason, Search } from './search-types.js';
+import {
+  runOptionsOf,
+  type Candidate,
+  type Recommendation,
+  type RecommendRequest,
+  type RejectReason,
+  type Search,
+} from './search-types.js';
 import { Turns } from '../predictor/turns.js';
 import { combine } from '../predictor/step.js';
 import { modelFeaturesOf, type Software } from '../predictor/learned/features.js';
@@ -113,10 +120,7 @@ export function correctionInput(
     interNodeGbps: option.interNodeGbps,
     interNodeTransport: option.interNodeTransport,
     parallelism: c.parallelism,
-    ...(r.stack ? { stack: r.stack } : {}),
-    ...(r.frozenBase ? { frozenBase: true } : {}),
-    ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
-    ...(r.attention ? { attention: r.attention } : {}),
+    ...runOptionsOf(r),
   };
   const step = combine(
     c.compute,

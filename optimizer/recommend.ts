@@ -49,6 +49,7 @@ import { loadGpus } from '../seeds/catalog.js';
 import { SLICE_MS, Turns } from '../predictor/turns.js';
 import {
   REJECT_REASONS,
+  runOptionsOf,
   SearchTimeout,
   type Candidate,
   type FitBeyond,
@@ -156,6 +157,8 @@ export async function searchCandidatesYielding(
 /** The search, one (GPU, precision, batch size) group per step: the drivers above decide when to pause. */
 function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Search, void> {
   const headroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;
+  // How the request's workload runs (stack, LoRA, layout, attention): the same for every step timed.
+  const how = runOptionsOf(r);
   const optionsByGpu = optionsOf(r);
   const size = searchSize(r, optionsByGpu);
   if (r.maxCandidates !== undefined && size > r.maxCandidates) {
@@ -316,10 +319,7 @@ function* searchSteps(r: RecommendRequest, eff: Efficiency): Generator<void, Sea
                     gradAccumSteps: accum,
                     fp32UsesTf32: r.fp32UsesTf32 ?? true,
                     interNodeGbps: option.interNodeGbps,
-                    ...(r.stack ? { stack: r.stack } : {}),
-                    ...(r.frozenBase ? { frozenBase: true } : {}),
-                    ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
-                    ...(r.attention ? { attention: r.attention } : {}),
+                    ...how,
                   },
                   eff,
                 );

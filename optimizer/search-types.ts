@@ -3,7 +3,7 @@
 // plain data parallelism (parallel-search.ts) and the planners built on them (fleet, procurement).
 import type { SoftwareStack } from '../predictor/software.js';
 import type { Parallelism, PlanParallelism } from '../predictor/parallel.js';
-import type { Breakdown, ComputeTime } from '../predictor/step.js';
+import type { Breakdown, ComputeTime, Execution } from '../predictor/step.js';
 import type { MathMode, ModelDef } from '../predictor/types.js';
 import type {
   AttentionImplementation,
@@ -130,7 +130,7 @@ export interface RecommendRequest {
    * `parallelism`; pass it to `predict`.
    */
   parallelismSearch?: ParallelismSearch;
-  /** How the attention core runs (what it keeps for backward); default seeds/memory.json's, fused. */
+  /** How the attention cores run (their time and what they keep for backward); default predictor/step.ts fusedAttention's. */
   attention?: AttentionImplementation;
   /** LoRA fine-tuning on a frozen base (predictor/step.ts Execution.frozenBase); absent = every weight trained. */
   frozenBase?: boolean;
@@ -371,4 +371,15 @@ export const utilizationOf = (p: PlanUtilization): PlanUtilization => ({
   dominantMath: p.dominantMath,
   modelTflopsPerGpu: p.modelTflopsPerGpu,
   mfu: p.mfu,
+});
+
+/** What a request says of how its workload runs, which every step the search times carries. */
+export type RunOptions = Pick<Execution, 'stack' | 'frozenBase' | 'channelsLast' | 'attention'>;
+
+/** A request's RunOptions, only those it states (absent ones keep the predictor's defaults). */
+export const runOptionsOf = (r: RunOptions): RunOptions => ({
+  ...(r.stack ? { stack: r.stack } : {}),
+  ...(r.frozenBase ? { frozenBase: true } : {}),
+  ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
+  ...(r.attention ? { attention: r.attention } : {}),
 });

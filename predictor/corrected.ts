@@ -9,19 +9,20 @@ import type { RowPrediction } from './measured.js';
 import { costOf, predict, utilizationAt, type Prediction, type PredictRequest } from './predict.js';
 import { convolutionLayout, fusedAttention, scaleBreakdown, type Efficiency } from './step.js';
 import { getGpu } from '../seeds/catalog.js';
-import { DEFAULT_STACK, stackEvidence } from './software.js';
+import { DEFAULT_STACK, stackEffects, stackEvidence } from './software.js';
 import { parallelStructure } from './parallel.js';
 import { withMeasuredActivations } from './memory-calibration.js';
 import type { Utilization } from './utilization.js';
 import { aboveBestPublishedWords } from './published-mfu.js';
 
 /**
- * Under the default stack, which of the two ways the estimate runs a model's attention cores: the
- * benchmark rows behind the stack's constants wrote their scores to memory, a model's code may not.
+ * On a stack that runs the model's own attention (stock PyTorch), which of the two ways the
+ * estimate runs its cores: the benchmark rows behind the stack's constants wrote their scores to
+ * memory, a model's code may not. A stack with its own fused kernel says nothing (fusedAttention).
  */
 function attentionEvidence(req: PredictRequest, eff: Efficiency): string {
   const cost = costOf(req.model);
-  if ((req.stack ?? DEFAULT_STACK) !== 'PYTORCH_EAGER') return '';
+  if (stackEffects(req.stack ?? DEFAULT_STACK).flashAttention) return '';
   if (!parallelStructure(cost).attentionCore.some(Boolean)) return '';
   return fusedAttention(req, cost, eff)
     ? "; attention as one fused kernel (PyTorch's scaled_dot_product_attention, which Hugging Face, torchvision and torchtitan call; attention EAGER writes the scores to memory)"

@@ -5,6 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { parallelStructure } from '../predictor/parallel.js';
 import { costOf } from '../predictor/predict.js';
+import { fusedAttention } from '../predictor/step.js';
+import { loadEfficiency } from '../seeds/catalog.js';
 import { zooModel } from './models.js';
 import { InputError } from './validate.js';
 
@@ -31,7 +33,8 @@ export function harnessScript(
   // core. And what tensor parallelism splits, and which linears' outputs it all-reduces
   // (measure.py --tensor-parallel replays each rank's share and those all-reduces). And what
   // pipeline and context parallelism split and send.
-  const s = parallelStructure(costOf(def), def.layers);
+  const cost = costOf(def);
+  const s = parallelStructure(cost, def.layers);
   const embedded = {
     id: def.id,
     name: def.name,
@@ -48,10 +51,12 @@ export function harnessScript(
     // Context parallelism passes K and V around its ring at each attention core (its scores
     // matmul, the core's first layer: measure.py --context-parallel).
     contextParallel: { ring: s.attentionCore.map((core, i) => core && !s.attentionCore[i - 1]) },
-    // The attention cores the replay runs as one scaled_dot_product_attention call each, where the
-    // model's code fuses them (ModelDef.attention): the span predictor/step.ts then costs as one kernel.
+    // The attention cores the replay (eager PyTorch) runs as one scaled_dot_product_attention call
+    // each, where predictor/step.ts costs them as one kernel on that stack.
     attention: {
-      fused: def.attention === 'eager' ? s.selectiveRecompute.map(() => false) : s.selectiveRecompute,
+      fused: fusedAttention({ stack: 'PYTORCH_EAGER' }, cost, loadEfficiency())
+        ? s.selectiveRecompute
+        : s.selectiveRecompute.map(() => false),
     },
   };
   // JSON is a Python literal except for true/false/null: embed it as a string json.loads reads.
