@@ -24,7 +24,6 @@ import { EvidenceIndex } from '../predictor/learned/evidence.js';
 import { predictEnsemble, rng } from '../predictor/learned/gbdt.js';
 import {
   calibrate,
-  configurationKey,
   type CalibrationQuery,
   type CalibrationWeights,
   type RecordedEvidence,
@@ -43,7 +42,12 @@ import {
 import { gpuChips } from '../predictor/learned/gpu-twins.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Precision } from '../predictor/types.js';
-import type { Interval, LearnedMeta } from '../predictor/learned/model.js';
+import {
+  correctionConfiguration,
+  correctionInputOf,
+  type Interval,
+  type LearnedMeta,
+} from '../predictor/learned/model.js';
 import { LEARNED_META_FILE } from '../seeds/catalog.js';
 
 const arg = (name: string, fallback: number) => {
@@ -72,22 +76,8 @@ export const calibrationQueryOf = (e: Example): CalibrationQuery => ({
   configuration: rowConfiguration(e),
 });
 
-/** Exact-configuration identity of a measurement row (the same key the server builds for a run). */
-export const rowConfiguration = (e: Example) =>
-  configurationKey({
-    model: e.row.model,
-    seqOrImage: e.model.seqOrImage,
-    gpu: e.row.gpu,
-    precision: e.row.precision,
-    framework: e.software.framework,
-    batchSizePerGpu: e.aware.exec.batchSizePerGpu,
-    gpusPerNode: e.aware.exec.gpusPerNode,
-    nodes: e.aware.exec.nodes,
-    gradAccumSteps: e.aware.exec.gradAccumSteps,
-    interNodeGbps: e.aware.exec.interNodeGbps,
-    interNodeTransport: e.aware.exec.interNodeTransport,
-    parallelism: e.aware.exec.parallelism,
-  });
+/** Exact-configuration identity of a measurement row: the key the server builds for a run. */
+export const rowConfiguration = (e: Example) => correctionConfiguration(correctionInputOf(e));
 
 const ape = (pred: number, e: Example) => Math.abs(pred - e.row.throughput!) / e.row.throughput!;
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;

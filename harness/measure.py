@@ -19,6 +19,12 @@ the slowest process's, so it includes the gradient all-reduce over this machine'
 are: a box whose GPUs cannot reach each other directly (GeForce cards have no peer-to-peer) is
 timed as it will train.
 
+Attention (`--attention fused|eager`): the cores run as trainplan costs the model on stock PyTorch
+unless asked otherwise: a zoo model's replay as one scaled_dot_product_attention call per core where
+its code fuses them (op by op where it writes the scores), a Hugging Face config as transformers
+runs its type (attn_implementation sdpa or eager when asked). The `attention` column says which ran:
+EAGER on a PyTorch before 2.0, which has no fused kernel, so the run is predicted as it ran.
+
 Precision modes (trainplan's names): FP32 (TF32 off), TF32, AMP_FP16 (autocast + loss scaling),
 AMP_BF16 (autocast), FP16 (fp16 model, fp32 master weights, loss scaling), FP16_PURE (everything
 fp16), BF16 (bf16 model, fp32 master weights), FP8 (Transformer Engine linears in fp8_autocast;
@@ -105,7 +111,7 @@ CSV_COLUMNS = [
     "model", "seq_len", "gpu", "nodes", "gpus_per_node", "batch_size_per_gpu", "grad_accum_steps",
     "precision", "framework", "step_time_ms", "peak_memory_gb", "source", "note",
     "inter_node_gbps", "inter_node_transport", "recompute", "zero_stage", "tensor_parallel",
-    "pipeline_parallel", "virtual_pipeline_stages", "expert_parallel", "context_parallel",
+    "pipeline_parallel", "virtual_pipeline_stages", "expert_parallel", "context_parallel", "attention",
 ]
 # torchvision builders for zoo ids: only where torchvision builds the zoo entry's architecture
 # (test/harness.test.ts compares their parameter counts and their convolution and linear FLOPs; the
@@ -177,6 +183,11 @@ def parse_args(argv):
                    help="micro-batches of --batch-size per optimizer step (gradient accumulation; data "
                         "parallel, gradients are all-reduced once per step; the pipeline's micro-batches "
                         "under --pipeline-parallel; default 1)")
+    p.add_argument("--attention", choices=["fused", "eager"],
+                   help="how the attention cores run: fused, one scaled_dot_product_attention call each (PyTorch 2.0 "
+                        "and later), or eager, op by op with the scores in memory (default: as trainplan costs the "
+                        "model on stock PyTorch, which the script's marks say; a Hugging Face config: transformers' "
+                        "default for its model type). The run says which way they ran")
     p.add_argument("--warmup", type=int, default=5, help="steps run before timing (default 5)")
     p.add_argument("--steps", type=int, default=20, help="timed optimizer steps (default 20)")
     p.add_argument("--device", default="auto", help="cuda, cuda:N, cpu or auto (default: cuda when available)")
@@ -268,6 +279,13 @@ def parse_args(argv):
                 import torch  # noqa: PLC0415
                 fail(f"--zero-stage 3 with --pipeline-parallel runs FSDP2 (fully_shard), as torchtitan does: "
                      f"PyTorch 2.6 or later (this is {torch.__version__})")
+    if a.attention == "fused":
+        try:
+            import torch  # noqa: PLC0415
+        except ImportError:
+            fail(NO_TORCH)
+        if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+            fail(f"--attention fused runs scaled_dot_product_attention: PyTorch 2.0 or later (this is {torch.__version__})")
     nodes = launched["world"] // launched["local_world"] if launched else 1
     if nodes > 1 and a.inter_node_gbps is None:
         fail(f"--inter-node-gbps: this run spans {nodes} nodes; give the network between them (Gbps), "
@@ -549,6 +567,12 @@ def fused_attention_module(torch, nn, scores, context, dropout):
     return FusedAttention(), ("float", (sum(sizes),))
 
 
+def attention_ran(torch, fused):
+    """How a run's attention cores ran, as its `attention` column says it: FUSED where they were
+    asked to run fused and PyTorch has scaled_dot_product_attention, EAGER otherwise."""
+    return "FUSED" if fused and hasattr(torch.nn.functional, "scaled_dot_product_attention") else "EAGER"
+
+
 def attention_note(torch, fused):
     """What a run's note says when its attention cores could not run fused, or None."""
     if fused and any(fused) and not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
@@ -776,6 +800,10 @@ def torchvision_model(torch, name, image):
         # Its position embeddings are sized for the image: the default (224) fails on any other.
         kwargs["image_size"] = image
     model = getattr(torchvision.models, name)(**kwargs)
+    if name.startswith("vit_"):
+        # Its encoder calls nn.MultiheadAttention with need_weights=False, which runs
+        # scaled_dot_product_attention from PyTorch 2.0 on and op by op before.
+        model.attention_ran = attention_ran(torch, True)
 
     def make_batch(batch, device, dtype):
         return (torch.randn(batch, 3, image, image, device=device, dtype=dtype), torch.randint(0, 1000, (batch,), device=device))
@@ -794,8 +822,10 @@ BERT_HEADS = [("QuestionAnswering", "AutoModelForQuestionAnswering"), ("PreTrain
               ("SequenceClassification", "AutoModelForSequenceClassification")]
 
 
-def transformers_model(torch, config_path, seq_len, recompute="none"):
-    """(model, make_batch, loss, length): length is the sequence length or image size it runs at."""
+def transformers_model(torch, config_path, seq_len, recompute="none", attention=None):
+    """(model, make_batch, loss, length): length is the sequence length or image size it runs at.
+    `attention` (fused or eager) asks transformers for that attention implementation (sdpa or eager);
+    None keeps its default for the model type. The model says which ran (attention_ran)."""
     if recompute == "selective":
         fail("--recompute selective: a Hugging Face model checkpoints whole blocks only (full); selective "
              "needs a zoo model's layer replay (trainplan harness --model ID)")
@@ -805,9 +835,29 @@ def transformers_model(torch, config_path, seq_len, recompute="none"):
         fail("--hf-config needs Hugging Face transformers (pip install transformers)")
     config = transformers.AutoConfig.from_pretrained(config_path)
     kind = config.model_type
+    impl = {"fused": "sdpa", "eager": "eager"}.get(attention)
+
+    def build(cls):
+        """`cls` built from the config, with the attention implementation asked for (if any)."""
+        try:
+            if hasattr(cls, "from_config"):
+                return cls.from_config(config, **({"attn_implementation": impl} if impl else {}))
+            if impl:
+                config._attn_implementation = impl  # what from_config's argument sets
+            return cls(config)
+        except ValueError as e:
+            if impl:
+                fail(f"--attention {attention}: transformers does not run {kind} with attn_implementation="
+                     f"\"{impl}\": {e}")
+            raise
+
+    def ran(model):
+        # transformers before 4.36 had no attention implementations: its models wrote the scores.
+        return "EAGER" if getattr(model.config, "_attn_implementation", None) in (None, "eager") else "FUSED"
     if kind == "vit":
         image = seq_len or config.image_size
-        model = transformers.AutoModelForImageClassification.from_config(config)
+        model = build(transformers.AutoModelForImageClassification)
+        model.attention_ran = ran(model)
         classes = config.num_labels
 
         def vit_batch(batch, device, dtype):
@@ -827,17 +877,17 @@ def transformers_model(torch, config_path, seq_len, recompute="none"):
         if getattr(config, "decoder_start_token_id", None) is None:
             # Labels are shifted right behind this token; T5's own configs set it to the pad id, 0.
             config.decoder_start_token_id = config.pad_token_id or 0
-        model = transformers.AutoModelForSeq2SeqLM.from_config(config)
+        model = build(transformers.AutoModelForSeq2SeqLM)
     elif kind == "bert":
         arch = (config.architectures or [""])[0]
         name = next((cls for key, cls in BERT_HEADS if key in arch), "AutoModelForMaskedLM")
-        model = getattr(transformers, name).from_config(config) if name.startswith("Auto") else \
-            getattr(transformers, name)(config)
+        model = build(getattr(transformers, name))
         extra = {"AutoModelForQuestionAnswering": ("start_positions", "end_positions"),
                  "BertForPreTraining": ("next_sentence_label",),
                  "AutoModelForSequenceClassification": ("labels",)}.get(name, ())
     else:
-        model = transformers.AutoModelForCausalLM.from_config(config)
+        model = build(transformers.AutoModelForCausalLM)
+    model.attention_ran = ran(model)
     if recompute == "full":
         if not getattr(model, "supports_gradient_checkpointing", False):
             fail(f"--recompute full: transformers has no gradient checkpointing for {type(model).__name__}")
@@ -934,15 +984,20 @@ def build_workload(torch, nn, a, tp=None, stage=None, ep=None, cp=None):
     # A layer-list file is the model: its path is what trainplan reads back (relative to the CSV).
     model_id = a.model or a.layers or (spec or {}).get("id") or (spec or {}).get("name")
     if a.hf_config and a.builder in ("auto", "transformers"):
-        m, mb, lf, length = transformers_model(torch, a.hf_config, a.seq_len, a.recompute)
+        m, mb, lf, length = transformers_model(torch, a.hf_config, a.seq_len, a.recompute, a.attention)
         # The run says the length it ran at: trainplan's default for the config may be another.
         a.seq_len = length
         return a.hf_config, m, mb, lf, "transformers"
     if a.recompute != "none" and a.builder == "torchvision":
         fail("--recompute: torchvision's models are not checkpointed here; --builder auto replays the layer list")
     # Recomputation checkpoints the layers the zoo marks: the replay, not torchvision's build.
+    # torchvision's ViT runs its attention fused (PyTorch 2): eager attention replays the layer list.
+    eager_vit = a.attention == "eager" and TORCHVISION.get(model_id, "").startswith("vit_")
+    if a.builder == "torchvision" and eager_vit:
+        fail("--attention eager: torchvision's ViT runs scaled_dot_product_attention; --builder auto replays "
+             "the layer list op by op")
     if a.builder in ("auto", "torchvision") and model_id in TORCHVISION and a.recompute == "none" and not tp \
-            and not stage and not ep and not cp:
+            and not stage and not ep and not cp and not eager_vit:
         try:
             image = a.seq_len or (spec or {}).get("imageSize") or 224
             m, mb, lf = torchvision_model(torch, TORCHVISION[model_id], image)
@@ -967,6 +1022,15 @@ def build_workload(torch, nn, a, tp=None, stage=None, ep=None, cp=None):
     # Attention cores as one fused kernel (scaled_dot_product_attention), as trainplan costs them by
     # default; a layer list without the marks (--layers) replays them op by op.
     fused = (spec.get("attention") or {}).get("fused")
+    # The attention cores (what selective recomputation reruns), where the layer list marks them.
+    cores = (spec.get("recompute") or {}).get("selective")
+    if a.attention == "eager":
+        fused = None
+    elif a.attention == "fused":
+        if cores is None:
+            fail("--attention fused: the layer list does not mark its attention cores; "
+                 "write the script with `trainplan harness --model ID` (a zoo model is marked)")
+        fused = cores
     rerun = None
     if a.recompute != "none":
         rerun = (spec.get("recompute") or {}).get(a.recompute)
@@ -1019,6 +1083,9 @@ def build_workload(torch, nn, a, tp=None, stage=None, ep=None, cp=None):
     # The length the layer list was written for is the one the run ran at (`trainplan harness --seq-len`).
     a.seq_len = a.seq_len or built_at
     m.attention_note = attention_note(torch, fused)
+    # Unmarked, a layer list's products without weights (attention scores and context) run op by op.
+    has_cores = any(cores) if cores is not None else any(layer["type"] == "matmul" for layer in spec["layers"])
+    m.attention_ran = attention_ran(torch, fused and any(fused)) if has_cores else None
     return model_id, m, mb, lf, "layer-replay"
 
 
@@ -1350,6 +1417,7 @@ def measure(a, group=None):
     torch.manual_seed(0)
     model_id, model, make_batch, loss_fn, builder = build_workload(torch, nn, a, tp, stage, ep, cp)
     attention_words = getattr(model, "attention_note", None)
+    attention_kind = getattr(model, "attention_ran", None)  # (read before any wrapper hides it)
     optimizer = (EMBEDDED_MODEL or {}).get("optimizer", "adam") if builder == "layer-replay" else (
         "sgd" if builder == "torchvision" else "adam")
     # What was trained, counted before FullyShardedDataParallel flattens and shards the weights.
@@ -1600,6 +1668,7 @@ def measure(a, group=None):
         "virtual_pipeline_stages": a.virtual_pipeline_stages if a.virtual_pipeline_stages > 1 else "",  # empty: 1
         "expert_parallel": experts if experts > 1 else "",  # empty: 1
         "context_parallel": contexts if contexts > 1 else "",  # empty: 1
+        "attention": attention_kind or "",  # empty: no attention cores
     }
 
 

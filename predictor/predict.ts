@@ -43,7 +43,7 @@ export interface PredictRequest {
   parallelism?: Parallelism;
   /** Software stack (software.ts); absent = PYTORCH_EAGER, what a typical PyTorch user runs. */
   stack?: SoftwareStack;
-  /** Fused (default) or eager attention: what the attention core keeps for backward. */
+  /** How the attention cores run: their step time and what they keep for backward (absent: step.ts fusedAttention's default). */
   attention?: AttentionImplementation;
   /** LoRA fine-tuning on a frozen base (step.ts Execution.frozenBase); absent = every weight trained. */
   frozenBase?: boolean;

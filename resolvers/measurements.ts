@@ -64,6 +64,7 @@ export class MeasurementsResolver {
       batchSizePerGpu: r.batch_size_per_gpu,
       gradAccumSteps: r.grad_accum_steps,
       parallelism: r.parallelism,
+      attention: r.attention,
       stepTimeMs: r.step_time_ms,
       peakMemoryGb: r.peak_memory_gb,
       source: r.source,

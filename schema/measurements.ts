@@ -3,9 +3,10 @@
 import { Field, Float, InputType, Int, ObjectType } from 'type-graphql';
 import type { Precision } from '../predictor/types.js';
 import type { Framework } from '../predictor/learned/features.js';
-import type { NetworkTransport } from '../seeds/types.js';
+import type { AttentionImplementation, NetworkTransport } from '../seeds/types.js';
 import { FrameworkEnum, NetworkTransportEnum, PrecisionEnum } from './types.js';
 import { WorkloadInput } from './inputs.js';
+import { AttentionEnum } from './memory.js';
 import { Parallelism, ParallelismInput } from './parallelism.js';
 import { HELD_OUT_FOLDS, HELD_OUT_RUNS_LIMIT } from '../service/measurements.js';
 
@@ -55,6 +56,12 @@ export class MeasurementInput {
       'Tensor/pipeline/context/expert parallelism, ZeRO, recomputation the run used; leave out for plain data parallelism.',
   })
   parallelism?: ParallelismInput;
+  @Field(() => AttentionEnum, {
+    nullable: true,
+    description:
+      "How the run's attention cores ran (the harness says): FUSED, one kernel (scaled_dot_product_attention, FlashAttention), or EAGER, op by op with the scores in memory (a Hugging Face model loaded with attn_implementation=\"eager\", PyTorch before 2.0, code that writes the scores). Default: predict's (the model's code's). The run is predicted the way it ran, so an eager run does not read as a slow GPU.",
+  })
+  attention?: AttentionImplementation;
   @Field(() => Float, {
     description:
       'Measured time of one optimizer step, ms (the median of timed steps after warm-up, as the harness reports).',
@@ -112,6 +119,12 @@ export class Measurement {
       'The layout the run was recorded at (tensor parallelism, ZeRO stage, recomputation, ...), as plans report theirs; plain data parallelism where the run named none.',
   })
   parallelism!: Parallelism;
+  @Field(() => AttentionEnum, {
+    nullable: true,
+    description:
+      "How the run's attention cores ran, as recorded; null: not stated (predicted as predict's default).",
+  })
+  attention!: AttentionImplementation | null;
   @Field(() => Float, { description: 'Measured time of one optimizer step, ms.' }) stepTimeMs!: number;
   @Field(() => Float, { nullable: true, description: 'Peak GPU memory allocated, GB.' }) peakMemoryGb!:
     number | null;

@@ -10,11 +10,12 @@
 import type { CorrectedRecommendation } from '../optimizer/recommend-corrected.js';
 import type { Plan } from '../optimizer/search-types.js';
 import type { Framework } from '../predictor/learned/features.js';
-import type { PlanParallelism, Recompute } from '../predictor/parallel.js';
+import { parallelStructure, type PlanParallelism, type Recompute } from '../predictor/parallel.js';
 import { PRECISIONS, type ModelDef, type Precision } from '../predictor/types.js';
 import { DEFAULT_STACK } from '../predictor/software.js';
 import type { SoftwareStack } from '../predictor/software.js';
-import type { NetworkTransport } from '../seeds/types.js';
+import type { AttentionImplementation, NetworkTransport } from '../seeds/types.js';
+import { costOf } from '../predictor/predict.js';
 import type { WorkloadInput } from './lookup.js';
 
 /**
@@ -68,6 +69,8 @@ export interface HarnessContext {
   softwareStack?: SoftwareStack | null;
   framework?: Framework;
   channelsLast?: boolean | null;
+  /** How the request's attention cores run, where it says: the harness runs them so (measure.py --attention). */
+  attention?: AttentionImplementation | null;
 }
 
 const RECORD = 'npx trainplan calibrate import runs.csv';
@@ -166,6 +169,11 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     ...(v > 1 ? [`--virtual-pipeline-stages ${v}`] : []),
     ...(cp > 1 ? [`--context-parallel ${cp}`] : []),
     ...(ep > 1 ? [`--expert-parallel ${ep}`] : []),
+    // Unstated, the harness runs the cores as trainplan's default for the model does (its marks, or
+    // transformers' default for the config's type), and its runs say which way they ran.
+    ...(t.attention && parallelStructure(costOf(t.model)).attentionCore.some(Boolean)
+      ? [`--attention ${t.attention}`]
+      : []),
   ];
   let run: string;
   const where: string[] = [];

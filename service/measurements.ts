@@ -26,7 +26,12 @@ import {
 } from '../predictor/memory-calibration.js';
 import { statedChannelsLast } from '../predictor/software.js';
 import type { Precision } from '../predictor/types.js';
-import { NETWORK_TRANSPORTS, type NetworkTransport } from '../seeds/types.js';
+import {
+  ATTENTION_IMPLEMENTATIONS,
+  NETWORK_TRANSPORTS,
+  type AttentionImplementation,
+  type NetworkTransport,
+} from '../seeds/types.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus, loadMeasurements } from '../seeds/catalog.js';
 import { examples } from '../predictor/learned/train.js';
 import {
@@ -69,6 +74,11 @@ export interface RunConfiguration {
   /** How NCCL crossed that network; absent or null = RDMA. */
   interNodeTransport?: NetworkTransport | null;
   parallelism?: ParallelismInput | null;
+  /**
+   * How the run's attention cores ran; absent or null = as predict's default (the model's code's).
+   * A run of a model whose cores ran op by op, predicted with them fused, would read as a slow GPU.
+   */
+  attention?: AttentionImplementation | null;
 }
 
 export interface RunInput extends RunConfiguration {
@@ -88,6 +98,8 @@ export interface StoredRun extends MeasurementRunRow {
   mfu: number | null;
   /** The layout the run ran at, as a plan reports its own. */
   parallelism: PlanParallelism;
+  /** How its attention cores ran, as recorded; null: not stated (predict's default for the model). */
+  attention: AttentionImplementation | null;
 }
 
 /**
@@ -179,12 +191,27 @@ function transportOf(t: string | null | undefined): NetworkTransport {
   return t as NetworkTransport;
 }
 
+/**
+ * A run's attention as given: absent says nothing; anything but fused or eager is refused (the CLI's
+ * JSON rows reach here without GraphQL's enum check, and a misspelt EAGER would read as the default).
+ */
+function attentionOf(a: string | null | undefined): AttentionImplementation | undefined {
+  if (a == null) return undefined;
+  if (!(ATTENTION_IMPLEMENTATIONS as readonly string[]).includes(a))
+    throw new InputError(
+      'attention',
+      `must be one of ${ATTENTION_IMPLEMENTATIONS.map((x) => x.toUpperCase()).join(', ')} (got "${a.slice(0, 20)}")`,
+    );
+  return a as AttentionImplementation;
+}
+
 /** A configuration -> the predictor's request; throws BAD_USER_INPUT naming the field. */
 export function predictRequestOf(c: RunConfiguration): PredictRequest {
   // The store keeps full-training runs only (no column says which weights a run trained).
   fullTrainingOnly('workload.fineTuning', c.workload as { fineTuning?: string | null }, 'in recorded runs');
   const { model } = workload({ ...(c.workload as object), samples: 1 } as Parameters<typeof workload>[0]);
   const gpu = gpuById('gpu', c.gpu);
+  const attention = attentionOf(c.attention);
   return {
     model,
     gpu,
@@ -201,6 +228,7 @@ export function predictRequestOf(c: RunConfiguration): PredictRequest {
     ...(transportOf(c.interNodeTransport) === 'TCP' ? { interNodeTransport: 'TCP' as const } : {}),
     parallelism: parallelismOf(c.parallelism),
     ...statedChannelsLast(c),
+    ...(attention ? { attention } : {}),
   };
 }
 
@@ -275,6 +303,7 @@ const storedConfiguration = (r: RunInput): RunConfiguration => ({
   interNodeGbps: r.interNodeGbps ?? null,
   interNodeTransport: r.interNodeTransport ?? null,
   parallelism: r.parallelism ?? null,
+  attention: r.attention ?? null,
 });
 
 export interface RecordResult {
@@ -347,6 +376,7 @@ export async function listRuns(filter: RunFilter): Promise<StoredRun[]> {
     modelTflopsPerGpu: ev?.measuredUse.get(r.id)?.modelTflopsPerGpu ?? null,
     mfu: ev?.measuredUse.get(r.id)?.mfu ?? null,
     parallelism: runParallelism(r),
+    attention: (JSON.parse(r.configuration) as RunConfiguration).attention ?? null,
   }));
 }
 

@@ -76,7 +76,7 @@ export interface PredictQuery extends Software {
   softwareStack?: SoftwareStack | null;
   /** Convolution activations channels-last; absent = what the framework and stack do (software.ts statedChannelsLast). */
   channelsLast?: boolean | null;
-  /** Fused (default) or eager attention: what the attention core keeps for backward. */
+  /** How the attention cores run: their step time and what they keep for backward (absent: the model's code's). */
   attention?: AttentionImplementation | null;
   /** GB per GPU to keep free in deciding fitsInMemory; default seeds/memory.json's. */
   memoryHeadroomGb?: number | null;
@@ -150,7 +150,7 @@ export interface ConfigurationAnswer extends CorrectedPrediction, PlanConfigurat
 
 /** What predict and recommend requests say of the workload and software, as the harness commands need it. */
 function harnessContext(
-  q: Pick<PredictQuery, 'workload' | 'softwareStack' | 'framework' | 'channelsLast'>,
+  q: Pick<PredictQuery, 'workload' | 'softwareStack' | 'framework' | 'channelsLast' | 'attention'>,
   model: ModelDef,
 ): HarnessContext {
   return {
@@ -159,6 +159,7 @@ function harnessContext(
     softwareStack: q.softwareStack,
     framework: q.framework,
     channelsLast: q.channelsLast,
+    attention: q.attention,
   };
 }
 
@@ -281,7 +282,7 @@ export interface RecommendQuery extends Software {
   softwareStack?: SoftwareStack | null;
   /** Convolution activations channels-last; absent = what the framework and stack do (software.ts statedChannelsLast). */
   channelsLast?: boolean | null;
-  /** How the attention core runs; default fused. */
+  /** How the attention cores run (absent: the model's code's, as predict's default). */
   attention?: AttentionImplementation | null;
   /** GB per GPU every plan keeps free; default seeds/memory.json's. */
   memoryHeadroomGb?: number | null;

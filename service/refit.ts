@@ -66,16 +66,20 @@ export function runMeasurement(row: MeasurementRunRow): Measurement | string {
     confidence: '',
     flags: flags.join(' '),
     provenance: `measurement_run ${row.id}`,
-    raw: p
-      ? {
-          tensor_parallel: String(p.tensorParallel),
-          pipeline_parallel: String(p.pipelineParallel),
-          zero_stage: String(p.zeroStage),
-          recompute: p.recompute,
-          ...(p.recomputeModules ? { recompute_modules: p.recomputeModules.join(';') } : {}),
-          ...(p.expertParallel !== undefined ? { expert_parallel: String(p.expertParallel) } : {}),
-        }
-      : {},
+    // predictRow reads the layout and the attention the run stated from the row's raw cells.
+    raw: {
+      ...(p
+        ? {
+            tensor_parallel: String(p.tensorParallel),
+            pipeline_parallel: String(p.pipelineParallel),
+            zero_stage: String(p.zeroStage),
+            recompute: p.recompute,
+            ...(p.recomputeModules ? { recompute_modules: p.recomputeModules.join(';') } : {}),
+            ...(p.expertParallel !== undefined ? { expert_parallel: String(p.expertParallel) } : {}),
+          }
+        : {}),
+      ...(c.attention ? { attention: c.attention } : {}),
+    },
   };
 }
 

@@ -16,9 +16,17 @@ import { getModel } from '../predictor/zoo/index.js';
 import { fromLayerList, parseHuggingFaceConfig } from '../predictor/import/index.js';
 
 /**
+ * A run's attention as a file writes it: the API's FUSED or EAGER (the harness's column), in either
+ * case; empty says nothing. Anything else is left for the store's check to name.
+ */
+const attentionCell = (v: unknown): string | null =>
+  typeof v === 'string' && v.trim() ? v.trim().toLowerCase() : null;
+
+/**
  * A MeasurementInput object in a runs file, with the defaults the GraphQL input type gives the
  * fields it leaves out (nodes, GPUs per node and accumulation 1, PyTorch, TF32 allowed) and its
- * framework read by either name (the API's PYTORCH or the measurements' PyTorch).
+ * framework and attention read by either name (the API's PYTORCH and EAGER, or the measurements'
+ * PyTorch and the predictor's eager).
  */
 function measurementInputOf(row: Record<string, unknown>): RunInput {
   const framework = row.framework ?? 'PyTorch';
@@ -33,6 +41,7 @@ function measurementInputOf(row: Record<string, unknown>): RunInput {
     fp32UsesTf32: true,
     ...row,
     framework: (named ?? framework) as Framework,
+    ...(row.attention != null ? { attention: attentionCell(row.attention) ?? row.attention } : {}),
   } as unknown as RunInput;
 }
 
@@ -131,6 +140,8 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
     fp32UsesTf32: precision !== 'FP32', // the harness runs FP32 with TF32 off
     // An empty cell says nothing (the framework's layout holds); anything but true/false is refused.
     channelsLast: booleanCell('channels_last', str('channels_last')) ?? null,
+    // How the attention cores ran (the harness says FUSED or EAGER; empty: predict's default).
+    attention: attentionCell(str('attention')) as RunInput['attention'],
     ...(recompute !== 'none' ||
     zeroStage !== '0' ||
     tensorParallel !== '1' ||

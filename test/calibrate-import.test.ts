@@ -1,6 +1,6 @@
-// The harness CSV's optional columns (channels_last; recompute, zero_stage and tensor_parallel;
-// inter_node_gbps and inter_node_transport for a run across nodes): what `trainplan calibrate
-// import` reads of them.
+// The harness CSV's optional columns (channels_last; attention; recompute, zero_stage and
+// tensor_parallel; inter_node_gbps and inter_node_transport for a run across nodes): what
+// `trainplan calibrate import` reads of them.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +53,36 @@ describe('calibrate import: the network of a run across nodes', () => {
       predictRequestOf(run);
     } catch (e) {
       expect((e as { field?: string }).field).toBe('interNodeTransport');
+    }
+  });
+});
+
+describe('calibrate import: the attention column', () => {
+  const gpt = { ...row, model: 'gpt2_124m', batch_size_per_gpu: '8' };
+  it('reads FUSED and EAGER in either case, a MeasurementInput object by either name; empty says nothing', () => {
+    expect(runFromRow({ ...gpt, attention: 'EAGER' }, '.').attention).toBe('eager');
+    expect(runFromRow({ ...gpt, attention: 'fused' }, '.').attention).toBe('fused');
+    expect(runFromRow({ ...gpt, attention: '' }, '.').attention).toBeNull();
+    expect(runFromRow(gpt, '.').attention).toBeNull();
+    const input = { workload: { model: 'gpt2_124m' }, gpu: 'L4', batchSizePerGpu: 8, precision: 'AMP_BF16' };
+    expect(runFromRow({ ...input, stepTimeMs: 100, attention: 'EAGER' }, '.').attention).toBe('eager');
+  });
+  it('predicts the run the way its cores ran: eager GPT-2 is slower than fused, not a slower GPU', () => {
+    const eff = loadEfficiency();
+    const step = (attention: string) =>
+      predict(predictRequestOf(runFromRow({ ...gpt, attention }, '.')), eff).stepTimeMs;
+    expect(predictRequestOf(runFromRow({ ...gpt, attention: 'EAGER' }, '.')).attention).toBe('eager');
+    // Unstated, the run is predicted as predict's default for the model (GPT-2's code fuses).
+    expect(step('')).toBe(step('FUSED'));
+    expect(step('EAGER') / step('FUSED')).toBeGreaterThan(1.1);
+  });
+  it('refuses an implementation that is not one, naming the field, rather than read it as the default', () => {
+    const run = runFromRow({ ...gpt, attention: 'flash' }, '.');
+    expect(() => predictRequestOf(run)).toThrow(/must be one of FUSED, EAGER \(got "flash"\)/);
+    try {
+      predictRequestOf(run);
+    } catch (e) {
+      expect((e as { field?: string }).field).toBe('attention');
     }
   });
 });

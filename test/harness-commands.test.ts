@@ -48,6 +48,23 @@ describe('harness commands', () => {
     );
   });
 
+  it('run the attention cores the way the request says they run; a model without them takes no flag', async () => {
+    const at = { gpu: 'H100-SXM5-80GB', precision: 'BF16' };
+    expect((await harnessOf({ ...at, attention: 'EAGER' })).commands[1]).toBe(
+      'python3 measure.py --batch-size 8 --precision BF16 --attention eager --out runs.csv',
+    );
+    // Unstated, the harness runs them as trainplan's default for the model does: no flag.
+    expect((await harnessOf(at)).commands[1]).toBe(
+      'python3 measure.py --batch-size 8 --precision BF16 --out runs.csv',
+    );
+    const cnn = await harnessOf({
+      ...at,
+      workload: { model: 'resnet50_v1.5', samples: 1e6 },
+      attention: 'EAGER',
+    });
+    expect(cnn.commands[1]).not.toMatch(/--attention/);
+  });
+
   it('time ZeRO over the data-parallel GPUs, stages 2 and 3 under FullyShardedDataParallel', async () => {
     const one = await harnessOf({
       gpu: 'H100-SXM5-80GB',

@@ -60,7 +60,7 @@ describe.skipIf(!python)(
           '    m, make_batch, loss, ran_at = measure.transformers_model(torch, path, length)',
           '    trainer = measure.Trainer(torch, m, loss, "FP32", cpu, "adam")',
           '    trainer.step(make_batch(2, cpu, trainer.input_dtype))',
-          '    out[name] = {"parameters": sum(p.numel() for p in m.parameters()), "class": type(m).__name__, "length": ran_at}',
+          '    out[name] = {"parameters": sum(p.numel() for p in m.parameters()), "class": type(m).__name__, "length": ran_at, "attention": m.attention_ran}',
           // The linears of the first attention module (its output projection last): how many project
           // the input, three separate q, k, v or one fused.
           '    attn = next(mod for mod in m.modules() if type(mod).__name__.endswith(("Attention", "SelfAttention")))',
@@ -85,7 +85,14 @@ describe.skipIf(!python)(
         JSON.stringify(configs.map((c) => [c.name, c.path, LENGTH])),
       ) as Record<
         string,
-        { parameters: number; class: string; length: number; forwardFlops: number; inputProjections: number }
+        {
+          parameters: number;
+          class: string;
+          length: number;
+          forwardFlops: number;
+          inputProjections: number;
+          attention: string;
+        }
       >;
 
       const expectedClass: Record<string, RegExp> = {
@@ -101,11 +108,13 @@ describe.skipIf(!python)(
         const b = built[name];
         expect(b.class, name).toMatch(expectedClass[name] ?? /(ForCausalLM|LMHeadModel)$/);
         expect(b.length, name).toBe(LENGTH);
-        const cost = costOf(
-          parseHuggingFaceConfig(readFileSync(join(FIXTURES, `${name}.json`), 'utf8'), {
-            seqLen: LENGTH,
-          }).model,
-        );
+        const imported = parseHuggingFaceConfig(readFileSync(join(FIXTURES, `${name}.json`), 'utf8'), {
+          seqLen: LENGTH,
+        }).model;
+        const cost = costOf(imported);
+        // The attention transformers runs the type with by default is the one the importer costs
+        // (its runs say which: a run recorded from it is predicted so).
+        expect(b.attention, `${name} attention`).toBe(imported.attention === 'eager' ? 'EAGER' : 'FUSED');
         const ours = cost.parameters;
         // The work: the importer's matmul-class layers (GEMMs, attention's two products, routed
         // experts at top-k tokens) against PyTorch's count of the same forward pass. What differs
@@ -136,6 +145,50 @@ describe.skipIf(!python)(
       // 8 classes fewer than the 10 of vit_10's id2label, each a row of weights and a bias.
       const vit = configs.find((c) => c.name === 'vit')!.config;
       expect(built.vit_10.parameters - built.vit.parameters).toBe(8 * (Number(vit.hidden_size) + 1));
+    }, 180_000);
+
+    it('runs the attention implementation asked for, says which ran, and refuses one transformers has not for the type', () => {
+      const measure = (config: string, args: string[]) => {
+        copyFileSync(join(FIXTURES, config), join(dir, config));
+        return spawnSync(
+          python!,
+          [
+            HARNESS_FILE.pathname,
+            '--hf-config',
+            config,
+            '--batch-size',
+            '1',
+            '--seq-len',
+            '16',
+            '--steps',
+            '1',
+            '--warmup',
+            '0',
+            '--device',
+            'cpu',
+            '--format',
+            'json',
+            ...args,
+          ],
+          { cwd: dir, encoding: 'utf8' },
+        );
+      };
+      const ran = (config: string, args: string[] = []) => {
+        const r = measure(config, args);
+        expect(r.status, r.stderr).toBe(0);
+        return (JSON.parse(r.stdout) as Record<string, unknown>[])[0].attention;
+      };
+      // GPT-2 runs scaled_dot_product_attention by default, and its eager path when asked.
+      expect(ran('gpt2.json')).toBe('FUSED');
+      expect(ran('gpt2.json', ['--attention', 'eager'])).toBe('EAGER');
+      expect(ran('bert_pretrain.json', ['--attention', 'eager'])).toBe('EAGER');
+      // GPT-Neo has only its eager path in transformers: asked to fuse, the harness says so and stops.
+      expect(ran('gpt_neo.json')).toBe('EAGER');
+      const refused = measure('gpt_neo.json', ['--attention', 'fused']);
+      expect(refused.status).toBe(2);
+      expect(refused.stderr).toMatch(
+        /--attention fused: transformers does not run gpt_neo with attn_implementation="sdpa"/,
+      );
     }, 180_000);
 
     it("keeps for backward what PyTorch saves of GPT-2's MLP: gelu_new op by op, gelu_pytorch_tanh as one kernel", () => {

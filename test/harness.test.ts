@@ -192,8 +192,12 @@ describe('measurement harness on CPU', () => {
     const trained = Number(/parameters (\d+)/.exec(String(row.note))![1]);
     expect(trained).toBe(costOf(loadModelFile(join(dir, 'tiny-layers.json')).model).parameters);
 
+    // Its products without weights (attention-like) replay op by op: the run says so.
+    expect(row.attention).toBe('EAGER');
+
     const runInput = runFromRow(row, dir);
     expect(runInput.workload.customModel).toMatchObject({ name: 'tiny-layers' });
+    expect(runInput.attention).toBe('eager');
     expect(runInput.stepTimeMs).toBe(Number(row.step_time_ms));
     const result = await recordRuns([runInput], 'ci');
     expect(result.stored).toBe(0);
@@ -787,6 +791,7 @@ describe('measurement harness on CPU', () => {
       gpu: 'cpu',
     });
     expect(run.step_time_ms).toBeGreaterThan(0);
+    expect(run.attention).toBe(''); // no attention cores to run either way
     expect(runFromRow(run, dir).workload).toMatchObject({ model: 'ncf_neumf' });
     // FP16 training needs a GPU: the harness says so instead of failing inside PyTorch.
     const fp16 = spawnSync(
@@ -821,6 +826,58 @@ describe('measurement harness on CPU', () => {
     '    with torch.no_grad(): model(torch.randn(1, 3, image, image))',
     '    return {"parameters": sum(p.numel() for p in model.parameters()), "flops": 2 * macs[0]}',
   ];
+
+  it("says how a run's attention cores ran: fused as trainplan costs the model, op by op on a PyTorch without the kernel", () => {
+    // GPT-2's code calls scaled_dot_product_attention, so the embedded model marks its cores fused.
+    // Debian's PyTorch 1.13 has no such kernel: they run op by op, and the run says EAGER (and is
+    // predicted so once imported) rather than pass for the fused kernel trainplan costs.
+    const script = join(dir, 'measure-gpt2.py');
+    writeFileSync(script, harnessScript('gpt2_124m', 16));
+    const embedded = JSON.parse(
+      JSON.parse(/^EMBEDDED_MODEL = json\.loads\((.*)\)$/m.exec(readFileSync(script, 'utf8'))![1]),
+    );
+    expect(embedded.attention.fused.some(Boolean)).toBe(true);
+    const sdpa = fromMeasure('hasattr(torch.nn.functional, "scaled_dot_product_attention")') as boolean;
+    const measure = (args: string[] = []) => {
+      const out = execFileSync(
+        python,
+        [
+          script,
+          '--batch-size',
+          '1',
+          '--steps',
+          '1',
+          '--warmup',
+          '0',
+          '--device',
+          'cpu',
+          '--format',
+          'json',
+          ...args,
+        ],
+        { cwd: dir, stdio: 'pipe' },
+      ).toString();
+      return (JSON.parse(out) as Record<string, unknown>[])[0];
+    };
+    const run = measure();
+    expect(run.attention).toBe(sdpa ? 'FUSED' : 'EAGER');
+    expect(runFromRow(run, dir).attention).toBe(sdpa ? 'fused' : 'eager');
+    if (sdpa) {
+      // Asked for, the replay runs them op by op, and says so.
+      expect(measure(['--attention', 'eager']).attention).toBe('EAGER');
+    } else {
+      expect(run.note).toMatch(
+        /attention cores run op by op: PyTorch \S+ has no scaled_dot_product_attention/,
+      );
+      // Asked to run them fused, this PyTorch cannot: refused before anything runs.
+      refuses(script, [
+        [
+          ['--attention', 'fused'],
+          /--attention fused runs scaled_dot_product_attention: PyTorch 2\.0 or later/,
+        ],
+      ]);
+    }
+  }, 120_000);
 
   it('builds with torchvision only the zoo models it builds as the zoo defines them', () => {
     const mapped = fromMeasure('measure.TORCHVISION') as Record<string, string>;

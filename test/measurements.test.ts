@@ -233,6 +233,43 @@ describe('recordMeasurements', () => {
     expect((await run(del, { owner: 'carol' })).data!.deleteMeasurements).toBe(2);
   });
 
+  // A run is predicted the way its attention cores ran: GPT-2 run with eager attention (a Hugging
+  // Face model loaded with attn_implementation="eager", or PyTorch before 2.0) is held against the
+  // eager estimate, so it does not read as a GPU slower than trainplan thinks.
+  it('records how a run ran its attention and predicts it so: an eager run does not slow the fused estimate', async () => {
+    const gpt = {
+      workload: { model: 'gpt2_124m', samples: 1e6 },
+      gpu: 'L4',
+      batchSizePerGpu: 8,
+      precision: 'AMP_BF16',
+    };
+    const fused = await predictNow(gpt);
+    const eager = await predictNow({ ...gpt, attention: 'EAGER' });
+    expect(eager.stepTimeMs / fused.stepTimeMs).toBeGreaterThan(1.1);
+    const recorded = await run(RECORD, {
+      owner: 'erin',
+      runs: [{ ...gpt, attention: 'EAGER', stepTimeMs: eager.stepTimeMs, source: 'test' }],
+    });
+    expect(recorded.data!.recordMeasurements).toMatchObject({ stored: 1, rejected: [] });
+    const [listed] = (await run(`{ measurements(owner: "erin") { attention predictedStepTimeMs } }`)).data!
+      .measurements;
+    expect(listed.attention).toBe('EAGER');
+    expect(listed.predictedStepTimeMs / eager.stepTimeMs).toBeCloseTo(1, 2);
+    // The run ran as its eager estimate said: the GPU is as fast as predicted, and the fused
+    // estimate, now calibrated by it, stays where it was.
+    const after = await predictNow(gpt);
+    expect(after.calibrationRuns).toBe(1);
+    expect(Math.abs(after.stepTimeMs / fused.stepTimeMs - 1)).toBeLessThan(0.03);
+    // The same step recorded without saying how it ran is held against the fused estimate: slow.
+    await run(RECORD, { owner: 'frank', runs: [{ ...gpt, stepTimeMs: eager.stepTimeMs, source: 'test' }] });
+    const unstated = (await run(`{ measurements(owner: "frank") { attention } }`)).data!.measurements;
+    expect(unstated).toEqual([{ attention: null }]);
+    expect((await predictNow(gpt)).stepTimeMs / fused.stepTimeMs).toBeGreaterThan(1.05);
+    const del = `mutation($owner: String!) { deleteMeasurements(owner: $owner) }`;
+    for (const owner of ['erin', 'frank'])
+      expect((await run(del, { owner })).data!.deleteMeasurements).toBe(1);
+  });
+
   it('lists each run at the layout it was recorded at, as plans report theirs', async () => {
     // Llama 2 7B on a node of eight H100s: tensor and context parallel 2 with ZeRO-1 and full
     // recomputation, beside a plain data-parallel run of the same GPUs and batch.

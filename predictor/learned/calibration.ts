@@ -186,6 +186,8 @@ export interface ConfigurationFields {
     optimizerState?: string;
     recomputeModules?: readonly string[];
   };
+  /** The attention cores ran op by op, their scores in memory: a run of them did not time the fused kernel. */
+  eagerAttention?: boolean;
 }
 
 export function configurationKey(c: ConfigurationFields): string {
@@ -211,6 +213,7 @@ export function configurationKey(c: ConfigurationFields): string {
       : 'dp',
     // One node never crosses the network: its key does not depend on it.
     ...(c.nodes > 1 ? [`net${c.interNodeGbps}${c.interNodeTransport === 'TCP' ? 'tcp' : ''}`] : []),
+    ...(c.eagerAttention ? ['eager'] : []),
   ].join('|');
 }
 

@@ -8,7 +8,7 @@ import { isConvolution, type Breakdown, type Execution } from '../step.js';
 import { type GpuSpec, type MathMode, type ModelCost, type ModelDef } from '../types.js';
 import type { Evidence } from './evidence.js';
 import { DEFAULT_STACK, stackEffects } from '../software.js';
-import { checkpointsBlocks } from '../parallel.js';
+import { checkpointsBlocks, parallelStructure } from '../parallel.js';
 import { correctionPrecision, LEARNED_PRECISIONS } from './precision-twins.js';
 
 export const FEATURE_VERSION = 5;
@@ -146,6 +146,14 @@ export interface ModelFeatures {
    * not a feature the trees see, it says which published runs stand behind an answer.
    */
   publishedAs?: readonly string[];
+  /**
+   * How the model's code runs its attention cores, where it says (ModelCost.attention): not a feature
+   * the trees see; with the stack and the request it decides whether a run and a query ran the same
+   * step (model.ts correctionConfiguration).
+   */
+  attention?: ModelCost['attention'];
+  /** The model has attention cores (scores, softmax, context): not a feature the trees see. */
+  attentionCores?: boolean;
 }
 
 export function modelFeatures(model: ModelDef, cost: ModelCost): ModelFeatures {
@@ -175,6 +183,8 @@ export function modelFeatures(model: ModelDef, cost: ModelCost): ModelFeatures {
     seqOrImage: model.seqLen ?? model.imageSize ?? 1,
     ...(cost.layers.some((l) => (l.experts ?? 1) > 1) ? { mixtureOfExperts: true } : {}),
     ...(cost.layers.some(isConvolution) ? { convolutional: true } : {}),
+    ...(cost.attention ? { attention: cost.attention } : {}),
+    ...(parallelStructure(cost).attentionCore.some(Boolean) ? { attentionCores: true } : {}),
   };
 }
 

@@ -14,7 +14,7 @@ import {
 } from '../software.js';
 import type { Example } from './train.js';
 import { readFileSync } from 'node:fs';
-import { stepMs, stragglerGpus, type Breakdown, type Execution } from '../step.js';
+import { fusedAttention, stepMs, stragglerGpus, type Breakdown, type Execution } from '../step.js';
 import type { GpuSpec, MathMode, Precision } from '../types.js';
 import { POLICIES } from '../precision.js';
 import {
@@ -777,6 +777,10 @@ export function correctionConfiguration(it: CorrectionInput): string {
     interNodeGbps: it.exec.interNodeGbps,
     interNodeTransport: it.exec.interNodeTransport,
     parallelism: it.exec.parallelism,
+    // Which way the step ran its attention cores.
+    eagerAttention:
+      !!it.model.attentionCores &&
+      !fusedAttention(it.exec, { attention: it.model.attention }, loadEfficiency()),
   });
 }
 
