@@ -70,6 +70,7 @@ import { unsupportedReason } from '../predictor/precision.js';
 import { costOf } from '../predictor/predict.js';
 import type { Parallelism } from '../predictor/parallel.js';
 import type { SoftwareStack } from '../predictor/software.js';
+import type { AttentionImplementation } from '../seeds/types.js';
 import type { LearnedState } from '../predictor/learned/model.js';
 import type { GpuSpec, MathMode, ModelDef, Precision } from '../predictor/types.js';
 import { correctionInputOf, predictCorrected } from '../predictor/corrected.js';
@@ -123,6 +124,8 @@ export interface FederatedRequest {
   channelsLast?: boolean;
   /** The software stack every client trains under (absent: eager PyTorch), as a fleet job's. */
   stack?: SoftwareStack;
+  /** How the model's attention cores run on every client (absent: predict's default), as a fleet job's. */
+  attention?: AttentionImplementation;
   /**
    * The learned correction: it times every option of a catalog-GPU client and gives each option's
    * P90 (absent, or without a predictor: the analytical estimate alone, its own P90).
@@ -307,6 +310,7 @@ const stepRequest = (
   fp32UsesTf32: r.fp32UsesTf32,
   ...(r.channelsLast !== undefined ? { channelsLast: r.channelsLast } : {}),
   ...(r.stack ? { stack: r.stack } : {}),
+  ...(r.attention ? { attention: r.attention } : {}),
   interNodeGbps: 1,
   ...(parallelism ? { parallelism } : {}),
 });

@@ -42,7 +42,7 @@ import { isPlain, type Parallelism, type PlanParallelism } from '../predictor/pa
 import type { SoftwareStack } from '../predictor/software.js';
 import type { ModelDef } from '../predictor/types.js';
 import type { EvidenceLevel } from '../predictor/learned/evidence.js';
-import type { CatalogGpu, NetworkTransport, Precision } from '../seeds/types.js';
+import type { AttentionImplementation, CatalogGpu, NetworkTransport, Precision } from '../seeds/types.js';
 import { predictorOf } from './candidate-predictor.js';
 import { pricingOptions, type Offer } from './offers.js';
 import {
@@ -83,6 +83,8 @@ export interface FleetJob {
   batchSizes?: number[];
   /** The software stack the job runs under (absent: eager PyTorch). */
   stack?: SoftwareStack;
+  /** How the job's attention cores run (absent: predict's default for its model and stack). */
+  attention?: AttentionImplementation;
 }
 
 export interface InventoryItem {
@@ -285,7 +287,7 @@ export function jobPrecisions(r: CandidateSearch, model: ModelDef): Precision[] 
 }
 
 /** What of a coupled job (a fleet's or a procurement's) its searches and its verification read. */
-type CoupledJob = Pick<FleetJob, 'model' | 'samples' | 'batchSizes' | 'stack'>;
+type CoupledJob = Pick<FleetJob, 'model' | 'samples' | 'batchSizes' | 'stack' | 'attention'>;
 
 /**
  * A coupled job's search on one GPU type, as `recommend` takes it: the request's search space, the
@@ -319,6 +321,7 @@ export const jobSearch = (
   gpusPerNodeChoices: r.gpusPerNodeChoices,
   batchSizes: job.batchSizes ?? job.model.batchSizes,
   ...(job.stack ? { stack: job.stack } : {}),
+  ...(job.attention ? { attention: job.attention } : {}),
   ...(o.offers
     ? { offers: o.offers, ...(r.interNodeGbpsStated ? { interNodeGbps: r.interNodeGbps } : {}) }
     : { prices: o.price === null ? undefined : { [gpu.id]: o.price }, interNodeGbps: r.interNodeGbps }),
@@ -379,6 +382,7 @@ export const configurationRequest = (
   interNodeTransport: c.interNodeTransport,
   samples: job.samples,
   ...(job.stack ? { stack: job.stack } : {}),
+  ...(job.attention ? { attention: job.attention } : {}),
   priceUsdPerGpuHour: c.priceUsdPerGpuHour,
   parallelism: layoutOf(c.parallelism),
 });

@@ -38,7 +38,7 @@
 import type { EvidenceLevel } from '../predictor/learned/evidence.js';
 import type { SoftwareStack } from '../predictor/software.js';
 import type { ModelDef } from '../predictor/types.js';
-import type { CatalogGpu, NetworkTransport, Precision } from '../seeds/types.js';
+import type { AttentionImplementation, CatalogGpu, NetworkTransport, Precision } from '../seeds/types.js';
 import type { Offer } from './offers.js';
 import { predictorOf } from './candidate-predictor.js';
 import {
@@ -85,6 +85,8 @@ export interface ProcurementJob {
   batchSizes?: number[];
   /** The software stack the job runs under (absent: eager PyTorch). */
   stack?: SoftwareStack;
+  /** How the job's attention cores run (absent: predict's default for its model and stack). */
+  attention?: AttentionImplementation;
 }
 
 export interface BuyOption {

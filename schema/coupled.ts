@@ -4,7 +4,7 @@
 // decorator metadata).
 import { Field, Float, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { Precision } from '../predictor/types.js';
-import type { NetworkTransport } from '../seeds/types.js';
+import type { AttentionImplementation, NetworkTransport } from '../seeds/types.js';
 import type { SoftwareStack } from '../predictor/software.js';
 import {
   EvidenceLevelEnum,
@@ -16,7 +16,8 @@ import {
   SoftwareStackEnum,
   TrainingConfiguration,
 } from './types.js';
-import { OfferInput, PRECISIONS_ALLOWED, PriceInput, WorkloadInput } from './inputs.js';
+import { ATTENTION, OfferInput, PRECISIONS_ALLOWED, PriceInput, WorkloadInput } from './inputs.js';
+import { AttentionEnum } from './memory.js';
 import { DOMINANT_MATH, MFU, MODEL_TFLOPS, PlanOffer } from './types.js';
 
 import { Parallelism, RecomputeEnum } from './parallelism.js';
@@ -251,6 +252,11 @@ export class FleetJobInput {
       'Software stack the job runs under (PYTORCH_EAGER unless said), as RecommendInput.softwareStack: its configurations are timed and sized under it, e.g. MEGATRON for an LLM trained with Megatron-LM.',
   })
   softwareStack!: SoftwareStack;
+  @Field(() => AttentionEnum, {
+    nullable: true,
+    description: `${ATTENTION} As PredictInput.attention: e.g. FUSED for BERT trained with Hugging Face's code.`,
+  })
+  attention?: AttentionImplementation;
 }
 
 @InputType({ description: 'GPUs of one type the fleet may use at the same time.' })
@@ -475,6 +481,11 @@ export class ProcurementJobInput {
       'Software stack the job runs under (PYTORCH_EAGER unless said), as RecommendInput.softwareStack: its configurations are timed and sized under it, e.g. MEGATRON for an LLM trained with Megatron-LM.',
   })
   softwareStack!: SoftwareStack;
+  @Field(() => AttentionEnum, {
+    nullable: true,
+    description: `${ATTENTION} As PredictInput.attention: e.g. FUSED for BERT trained with Hugging Face's code.`,
+  })
+  attention?: AttentionImplementation;
 }
 
 @InputType({ description: 'Buying GPUs of a type.' })
@@ -844,6 +855,11 @@ export class FederatedInput extends SolveSettingsInput {
       "Software stack every client trains under (PYTORCH_EAGER unless said), as RecommendInput.softwareStack: each client's steps are timed and sized under it.",
   })
   softwareStack!: SoftwareStack;
+  @Field(() => AttentionEnum, {
+    nullable: true,
+    description: `${ATTENTION} On every client, as PredictInput.attention.`,
+  })
+  attention?: AttentionImplementation;
 }
 
 @ObjectType({ description: "One client's part in the round." })

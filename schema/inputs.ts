@@ -25,6 +25,10 @@ import type { ParallelismSearch } from '../optimizer/recommend.js';
 const CHANNELS_LAST =
   "Convolution activations stored channels-last (NHWC, torch.channels_last), the layout tensor-core convolutions read; on NCHW a 16-bit convolution runs at a fraction of that rate (seeds/efficiency.json nchwConvEfficiency, set from published comparisons). Default: channels-last under TensorFlow and MXNet (they convert fp16 graphs themselves) and under TORCH_COMPILE, MEGATRON and TUNED; NCHW for eager PyTorch, PyTorch's default memory format.";
 
+/** Every request's attention (predict, recommend, the coupled planners' jobs): its defaults, said once. */
+export const ATTENTION =
+  "How the attention cores run: the step's time and what they keep for backward. Default: for the time, on PYTORCH_EAGER the model's code's (FUSED, one kernel, except the zoo's BERT, Transformer-XL and Transformer, whose DeepLearningExamples scripts write the scores to memory, and Hugging Face's GPT-Neo, GPT-J and gpt-oss: EAGER), FUSED on the other stacks; FUSED for the memory.";
+
 /** The `precisions` argument of every search (recommend and the coupled planners): one default, said once. */
 export const PRECISIONS_ALLOWED =
   'Precision modes allowed (default: all but FP4, which no measurement supports, FP16_PURE, whose training may not converge, and FP8 for a model whose GEMM FLOPs are mostly not in linear layers, e.g. a CNN, which FP8 would leave in bf16; list them to search them).';
@@ -153,8 +157,7 @@ export class PredictInput {
   parallelism?: ParallelismInput;
   @Field(() => AttentionEnum, {
     nullable: true,
-    description:
-      "How the attention cores run: the step's time and what they keep for backward. Default: for the time, on PYTORCH_EAGER the model's code's (FUSED, one kernel, except the zoo's BERT, Transformer-XL and Transformer, whose DeepLearningExamples scripts write the scores to memory, and Hugging Face's GPT-Neo, GPT-J and gpt-oss: EAGER), FUSED on the other stacks; FUSED for the memory.",
+    description: ATTENTION,
   })
   attention?: AttentionEnum;
   @Field(() => Float, {
@@ -309,8 +312,7 @@ export class RecommendInput {
   parallelismSearch!: ParallelismSearch;
   @Field(() => AttentionEnum, {
     nullable: true,
-    description:
-      "How the attention cores run: the step's time and what they keep for backward. Default: for the time, on PYTORCH_EAGER the model's code's (FUSED, one kernel, except the zoo's BERT, Transformer-XL and Transformer, whose DeepLearningExamples scripts write the scores to memory, and Hugging Face's GPT-Neo, GPT-J and gpt-oss: EAGER), FUSED on the other stacks; FUSED for the memory.",
+    description: ATTENTION,
   })
   attention?: AttentionEnum;
   @Field(() => Float, {

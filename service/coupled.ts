@@ -50,7 +50,7 @@ import { statedChannelsLast, type SoftwareStack } from '../predictor/software.js
 import { PRECISIONS, type GpuSpec, type ModelDef, type Precision } from '../predictor/types.js';
 import { planParallelism, type Recompute } from '../predictor/parallel.js';
 import { defaultInterNodeGbps, loadEfficiency, loadGpus, serverPriceOverrides } from '../seeds/catalog.js';
-import type { NetworkTransport } from '../seeds/types.js';
+import type { AttentionImplementation, NetworkTransport } from '../seeds/types.js';
 import { harnessCommands, type HarnessCommands, type NetworkedConfiguration } from './harness-commands.js';
 import { fullTrainingOnly, gpuById, modelById } from './lookup.js';
 import { measuredWithRuns, userEvidence } from './measurements.js';
@@ -97,6 +97,8 @@ export interface FleetQuery extends SearchSettings, PricingQuery {
     batchSizes?: number[] | null;
     /** The job's software stack; absent = eager PyTorch. */
     softwareStack?: SoftwareStack | null;
+    /** How the job's attention cores run; absent = predict's default. */
+    attention?: AttentionImplementation | null;
   }[];
   inventory: { gpu: string; count: number; usdPerGpuHour?: number | null }[];
   allowOnDemand: boolean;
@@ -118,6 +120,8 @@ export interface ProcurementQuery extends SearchSettings, PricingQuery {
     batchSizes?: number[] | null;
     /** The job's software stack; absent = eager PyTorch. */
     softwareStack?: SoftwareStack | null;
+    /** How the job's attention cores run; absent = predict's default. */
+    attention?: AttentionImplementation | null;
   }[];
   horizonMonths: number;
   deadlineConfidence?: boolean | null;
@@ -168,6 +172,8 @@ export interface FederatedQuery extends SolveSettings {
   bytesPerParameter: number;
   /** The stack every client trains under; absent = eager PyTorch. */
   softwareStack?: SoftwareStack | null;
+  /** How the attention cores run on every client; absent = predict's default. */
+  attention?: AttentionImplementation | null;
 }
 
 /** Bounds of the coupled planners' inputs: beyond any real portfolio, small enough to stay interactive. */
@@ -394,12 +400,17 @@ function marketPricedInventory(
  * jobs by id.)
  */
 function jobTimer(
-  jobs: readonly { id: string; model: ModelDef; stack?: SoftwareStack }[],
+  jobs: readonly {
+    id: string;
+    model: ModelDef;
+    stack?: SoftwareStack;
+    attention?: AttentionImplementation;
+  }[],
   input: { channelsLast?: boolean | null },
 ) {
   const jobOf = new Map(jobs.map((j) => [j.id, j]));
   return <T extends NetworkedConfiguration>(jobId: string, c: T): Timed<T> => {
-    const { model, stack } = jobOf.get(jobId)!;
+    const { model, stack, attention } = jobOf.get(jobId)!;
     return {
       ...c,
       harness: harnessCommands(c, {
@@ -407,6 +418,7 @@ function jobTimer(
         model,
         channelsLast: input.channelsLast,
         softwareStack: stack,
+        attention,
       }),
     };
   };
@@ -480,6 +492,7 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
       priority: inRange(`jobs[${i}].priority`, j.priority, FLOORS.priority, LIMITS.priority),
       batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
       ...(j.softwareStack ? { stack: j.softwareStack } : {}),
+      ...(j.attention ? { attention: j.attention } : {}),
     };
   });
   if ((input.inventory ?? []).length > LIMITS.listLength)
@@ -601,6 +614,7 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
           : inRange(`jobs[${i}].deadlineHours`, j.deadlineHours, FLOORS.hours, LIMITS.hours),
       batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
       ...(j.softwareStack ? { stack: j.softwareStack } : {}),
+      ...(j.attention ? { attention: j.attention } : {}),
     };
   });
   const { offers } = requestOffers(input, new Date());
@@ -815,6 +829,7 @@ export async function federatedPlan(input: FederatedQuery): Promise<TimedFederat
     fp32UsesTf32: input.fp32UsesTf32,
     ...statedChannelsLast(input),
     ...(input.softwareStack ? { stack: input.softwareStack } : {}),
+    ...(input.attention ? { attention: input.attention } : {}),
     efficiency: loadEfficiency(),
   });
   if (learned.predictor)
@@ -873,6 +888,7 @@ export async function federatedPlan(input: FederatedQuery): Promise<TimedFederat
           model,
           channelsLast: input.channelsLast,
           softwareStack: input.softwareStack,
+          attention: input.attention,
         },
       ),
     };

@@ -491,6 +491,25 @@ describe('planFederatedRound over GraphQL', () => {
     expect(eager.clients[0].harness.note).not.toMatch(/not TORCH_COMPILE/);
   });
 
+  it("times every client's attention as the round says it runs (BERT from Hugging Face's code: fused)", async () => {
+    const plan = async (attention: string) => {
+      const r =
+        await run(`{ planFederatedRound(input: { workload: { model: "bert_large_squad", samples: 1e5 }, clients: [
+          { id: "4090", gpu: "RTX-4090", samplesAvailable: 5000, uplinkMbps: 100, downlinkMbps: 500 } ],
+          minSamplesPerRound: 4000, batchSizes: [8], precisions: [AMP_FP16]${attention} }) {
+        status clients { samples computeSeconds harness { commands } } } }`);
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      expect(r.data!.planFederatedRound.status).toBe('OPTIMAL');
+      return r.data!.planFederatedRound.clients[0];
+    };
+    const script = await plan('');
+    const fused = await plan(', attention: FUSED');
+    expect(script.computeSeconds / script.samples / (fused.computeSeconds / fused.samples)).toBeGreaterThan(
+      1.1,
+    );
+    expect(fused.harness.commands[1]).toMatch(/ --attention fused /);
+  });
+
   it('gives each participating client the harness commands that time its configuration on its device', async () => {
     const r =
       await run(`{ planFederatedRound(input: { workload: { model: "resnet50_v1.5", samples: 1e6 }, ${CLIENTS}, minSamplesPerRound: 4000, batchSizes: [16, 32, 64] }) {

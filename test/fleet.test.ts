@@ -543,6 +543,26 @@ describe('planFleet over GraphQL and the CLI', () => {
     expect(by.eager.harness.note).not.toMatch(/not MEGATRON/);
   });
 
+  // The zoo's BERT is DeepLearningExamples' script, which writes the attention scores to memory;
+  // the same BERT trained with Hugging Face's code runs them fused: a job says so as predict does.
+  it("times each job's attention as the job says it runs, and its harness commands run it so", async () => {
+    const job = (id: string, attention: string) =>
+      `{ id: "${id}", workload: { model: "bert_large_squad", samples: 1e7 }, deadlineHours: 1000, batchSizes: [32]${attention} }`;
+    const r = await run(`{ planFleet(input: {
+      jobs: [${job('script', '')}, ${job('hf', ', attention: FUSED')}],
+      inventory: [{ gpu: "A100-SXM4-80GB", count: 2, usdPerGpuHour: 2 }],
+      precisions: [AMP_FP16], gpusPerNode: [1], maxNodes: 1
+    }) { status assignments { jobId stepTimeMs harness { commands } } } }`);
+    expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+    expect(r.data!.planFleet.status).toBe('OPTIMAL');
+    const by = Object.fromEntries(
+      r.data!.planFleet.assignments.map((a: { jobId: string }) => [a.jobId, a]),
+    ) as Record<string, { stepTimeMs: number; harness: { commands: string[] } }>;
+    expect(by.script.stepTimeMs / by.hf.stepTimeMs).toBeGreaterThan(1.1);
+    expect(by.hf.harness.commands[1]).toMatch(/ --attention fused /);
+    expect(by.script.harness.commands[1]).not.toMatch(/--attention/);
+  });
+
   // Plans are costed on the memory format the request states (eager PyTorch's NCHW unless
   // channelsLast), and say so as recommend does.
   it('costs 16-bit convolutions on NCHW unless channelsLast says otherwise, and notes it', async () => {
