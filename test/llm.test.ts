@@ -320,15 +320,20 @@ describe('software stacks', () => {
 });
 
 describe('a GPU new to LLM training: runs nothing was fitted on', () => {
-  it("torchtitan's A100 runs (replaced by H100 figures in their source): the shipped model within 15% on average, each inside P10-P90", async () => {
+  it("torchtitan's A100 runs (replaced by H100 figures in their source): the shipped trees within 15% on average, each inside P10-P90", async () => {
     // Every run the stacks and the trees were fitted on is an H100 run; these eight A100 runs (FSDP2,
-    // Llama-3-8B/70B, Llama-2-13B/70B on 64 GPUs) are not in any fit.
+    // Llama-3-8B/70B, Llama-2-13B/70B on 64 GPUs) are not in any fit. predict calibrates an
+    // architecture's answers on a GPU by its published runs there (published-calibration.test.ts),
+    // which here are these very runs: that is left out (no published architecture), so what is
+    // checked is what a GPU new to LLM training gets (9.6%, the analytical estimate's 9.8%).
     const runs = otherGpuRuns();
     expect(new Set(runs.map((r) => r.gpu))).toEqual(new Set(['A100-SXM4-80GB']));
     const ex = llmExamples(eff, runs);
     expect(ex.length).toBe(8);
     const learned = (await learnedPredictor()).predictor!;
-    const c = await learned.correct(ex.map(correctionInputOf));
+    const c = await learned.correct(
+      ex.map(correctionInputOf).map((it) => ({ ...it, model: { ...it.model, publishedAs: undefined } })),
+    );
     // The correction multiplies the step time: throughput divides by it.
     const errors = ex.map((e, i) => Math.abs(e.aware.throughput / c.mid[i] / e.row.throughput! - 1));
     expect(errors.reduce((a, b) => a + b, 0) / errors.length).toBeLessThan(0.15);
