@@ -845,10 +845,12 @@ def transformers_model(torch, config_path, seq_len, recompute="none", attention=
             if impl:
                 config._attn_implementation = impl  # what from_config's argument sets
             return cls(config)
-        except ValueError as e:
+        except (ValueError, TypeError) as e:
+            # ValueError: no such implementation for the type; TypeError: a transformers before 4.36,
+            # which had none to choose.
             if impl:
-                fail(f"--attention {attention}: transformers does not run {kind} with attn_implementation="
-                     f"\"{impl}\": {e}")
+                fail(f"--attention {attention}: transformers {transformers.__version__} does not run {kind} "
+                     f"with attn_implementation=\"{impl}\": {e}")
             raise
 
     def ran(model):
