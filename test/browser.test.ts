@@ -507,6 +507,41 @@ describe('your runs at /calibrate', () => {
     await expect.poll(() => page.locator('#runs-summary').textContent()).toBe('No run recorded yet.');
     await page.close();
   }, 120_000);
+
+  it('shows how each run ran its attention, and holds an eager run against the eager estimate', async () => {
+    // GPT-2 timed with its cores op by op (a Hugging Face model loaded with attn_implementation
+    // "eager"): recorded at what trainplan predicts for that, it is no slower than predicted.
+    const gpt = {
+      workload: { model: 'gpt2_124m', samples: 1 },
+      gpu: 'L4',
+      batchSizePerGpu: 8,
+      precision: 'AMP_BF16',
+    };
+    const eager = (await api(PREDICT, { input: { ...gpt, attention: 'EAGER' } })).predict
+      .stepTimeMs as number;
+    const page = await open('/calibrate');
+    await expect.poll(() => page.locator('#runs-summary').textContent()).toBe('No run recorded yet.');
+    await page.fill(
+      '#runs-text',
+      [
+        'model,gpu,batch_size_per_gpu,precision,step_time_ms,source,attention',
+        `gpt2_124m,L4,8,AMP_BF16,${eager},browser,EAGER`,
+      ].join('\n'),
+    );
+    await page.click('#record');
+    await expect.poll(() => page.locator('#import-result').textContent()).toBe('Stored 1 of 1 run.');
+    await expect.poll(() => page.locator('#runs tbody tr').count()).toBe(1);
+    const headers = await page.locator('#runs thead th').allTextContents();
+    const cells = await page.locator('#runs tbody tr td').allTextContents();
+    expect(Object.fromEntries(headers.map((h, i) => [h, cells[i]]))).toMatchObject({
+      model: 'gpt2_124m',
+      attention: 'EAGER',
+      'measured / predicted': 'x1.00',
+    });
+    await page.locator('#runs tbody tr button.delete').click();
+    await expect.poll(() => page.locator('#runs-summary').textContent()).toBe('No run recorded yet.');
+    await page.close();
+  }, 120_000);
 });
 
 describe('offline', () => {

@@ -20,6 +20,8 @@ interface Run {
   batchSizePerGpu: number;
   gradAccumSteps: number;
   parallelism: LayoutDegrees;
+  /** How its attention cores ran, as recorded (null: not stated, predicted as predict's default). */
+  attention: 'FUSED' | 'EAGER' | null;
   stepTimeMs: number;
   predictedStepTimeMs: number | null;
   predictedFromOtherRunsStepTimeMs: number | null;
@@ -37,7 +39,7 @@ interface ImportResult {
 const RUNS = `query($owner: String) { measurements(owner: $owner) { id owner recordedAt model gpu precision
   nodes gpusPerNode batchSizePerGpu gradAccumSteps stepTimeMs predictedStepTimeMs
   parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages contextParallel expertParallel zeroStage recompute }
-  predictedFromOtherRunsStepTimeMs peakMemoryGb predictedPeakMemoryGb mfu source } }`;
+  attention predictedFromOtherRunsStepTimeMs peakMemoryGb predictedPeakMemoryGb mfu source } }`;
 const IMPORT = `mutation($text: String!, $owner: String) {
   importMeasurements(text: $text, owner: $owner) { stored rejected { index reason } } }`;
 const DELETE = `mutation($owner: String!, $ids: [Int!]) { deleteMeasurements(owner: $owner, ids: $ids) }`;
@@ -100,6 +102,7 @@ async function showRuns(): Promise<void> {
     'precision',
     'batch',
     'layout',
+    'attention',
     'measured ms',
     'predicted ms',
     'measured / predicted',
@@ -131,6 +134,8 @@ async function showRuns(): Promise<void> {
       cell(r.gradAccumSteps > 1 ? `${r.batchSizePerGpu} x ${r.gradAccumSteps}` : String(r.batchSizePerGpu)),
       // As the plans write theirs: a tensor-parallel or ZeRO run reads apart from a plain one.
       cell(layoutWords(r.parallelism), 'text'),
+      // The run is predicted the way its cores ran; '-' where it did not say (the model's default).
+      cell(r.attention ?? '-', 'text'),
       cell(ms(r.stepTimeMs)),
       // Null when the configuration no longer builds or no learned model is loaded: said, not hidden.
       cell(r.predictedStepTimeMs === null ? '-' : ms(r.predictedStepTimeMs)),
