@@ -15,7 +15,7 @@ import { activationBytesPerSampleOn, stackMemory } from '../predictor/memory.js'
 import { costOf } from '../predictor/predict.js';
 import type { Precision } from '../predictor/types.js';
 import { loadEfficiency } from '../seeds/catalog.js';
-import { fromMeasurePython, SAVED_BYTES } from './measure-python.js';
+import { fromMeasurePython, ONE_STEP_ON_CPU, SAVED_BYTES } from './measure-python.js';
 import { ROOT } from './spawn-server.js';
 
 function pythonWithTransformers(): string | undefined {
@@ -160,14 +160,7 @@ describe.skipIf(!python)(
             '1',
             '--seq-len',
             '16',
-            '--steps',
-            '1',
-            '--warmup',
-            '0',
-            '--device',
-            'cpu',
-            '--format',
-            'json',
+            ...ONE_STEP_ON_CPU,
             ...args,
           ],
           { cwd: dir, encoding: 'utf8' },

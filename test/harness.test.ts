@@ -21,7 +21,7 @@ import { loadModelFile } from '../predictor/import/index.js';
 import { loadEfficiency } from '../seeds/catalog.js';
 import { getModel, loadZoo } from '../predictor/zoo/index.js';
 import type { ModelDef } from '../predictor/types.js';
-import { fromMeasurePython, SAVED_BYTES } from './measure-python.js';
+import { fromMeasurePython, ONE_STEP_ON_CPU, SAVED_BYTES } from './measure-python.js';
 import { ROOT } from './spawn-server.js';
 import { predictConfiguration } from '../service/planning.js';
 
@@ -839,24 +839,10 @@ describe('measurement harness on CPU', () => {
     expect(embedded.attention.fused.some(Boolean)).toBe(true);
     const sdpa = fromMeasure('hasattr(torch.nn.functional, "scaled_dot_product_attention")') as boolean;
     const measure = (args: string[] = []) => {
-      const out = execFileSync(
-        python,
-        [
-          script,
-          '--batch-size',
-          '1',
-          '--steps',
-          '1',
-          '--warmup',
-          '0',
-          '--device',
-          'cpu',
-          '--format',
-          'json',
-          ...args,
-        ],
-        { cwd: dir, stdio: 'pipe' },
-      ).toString();
+      const out = execFileSync(python, [script, '--batch-size', '1', ...ONE_STEP_ON_CPU, ...args], {
+        cwd: dir,
+        stdio: 'pipe',
+      }).toString();
       return (JSON.parse(out) as Record<string, unknown>[])[0];
     };
     const run = measure();

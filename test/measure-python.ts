@@ -33,6 +33,9 @@ export const SAVED_BYTES = [
   '    return sum(kept.values())',
 ];
 
+/** measure.py's arguments for one timed step on CPU, none before it, the run printed as JSON. */
+export const ONE_STEP_ON_CPU = ['--steps', '1', '--warmup', '0', '--device', 'cpu', '--format', 'json'];
+
 /** What `lines` print (JSON), run by `python` after `import contextlib, json, sys, torch, measure`; `args` are its sys.argv[1:]. */
 export function fromMeasurePython(python: string, lines: string[], args: string[] = []): unknown {
   const script = [
