@@ -693,7 +693,7 @@ export class LearnedPredictor {
             : llmLike && it.model.convolutional
               ? "; a tuned stack or split layout on a convolutional model: only transformer LLM runs were measured so, and the stacks' effects were fitted on them (interval: at least an unmeasured model's)"
               : llmLike && this.meta.intervals.llmRuns
-                ? `; a tuned stack or split layout as in the published LLM runs (interval: ${this.stackInterval(it) ? `the ${stackOf(it)} runs'` : 'their'} errors held out by model family${unmeasuredModelOf(evs[i]) ? ", widened to a held-out model's: no benchmark row measured this model" : ''})`
+                ? `; ${stackOf(it) === DEFAULT_STACK ? `a split layout under ${DEFAULT_STACK}, which no published LLM run ran (they are tuned stacks'; interval: their` : `a tuned stack or split layout as in the published LLM runs (interval: ${this.stackInterval(it) ? `the ${stackOf(it)} runs'` : 'their'}`} errors held out by model family${unmeasuredModelOf(evs[i]) ? ", widened to a held-out model's: no benchmark row measured this model" : ''})`
                 : llmLike
                   ? '; no measurement used tensor/pipeline/context parallelism, ZeRO, recomputation or a tuned stack'
                   : '') +
