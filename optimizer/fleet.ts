@@ -85,6 +85,8 @@ export interface FleetJob {
   stack?: SoftwareStack;
   /** How the job's attention cores run (absent: predict's default for its model and stack). */
   attention?: AttentionImplementation;
+  /** Hold this job's deadline at the P90 step time, or not, whatever the request says (absent: the request's). */
+  deadlineConfidence?: boolean;
 }
 
 export interface InventoryItem {
@@ -287,7 +289,23 @@ export function jobPrecisions(r: CandidateSearch, model: ModelDef): Precision[] 
 }
 
 /** What of a coupled job (a fleet's or a procurement's) its searches and its verification read. */
-type CoupledJob = Pick<FleetJob, 'model' | 'samples' | 'batchSizes' | 'stack' | 'attention'>;
+type CoupledJob = Pick<
+  FleetJob,
+  'model' | 'samples' | 'batchSizes' | 'stack' | 'attention' | 'deadlineConfidence'
+>;
+
+/**
+ * The request as one job's searches, schedule and checks read it: with the job's own
+ * deadlineConfidence where it states one (a job that must not be late held at its P90 hours, the
+ * others at their estimates).
+ */
+export const forJob = <R extends Pick<CandidateSearch, 'deadlineConfidence'>>(
+  r: R,
+  job: Pick<FleetJob, 'deadlineConfidence'>,
+): R =>
+  job.deadlineConfidence === undefined || job.deadlineConfidence === (r.deadlineConfidence ?? false)
+    ? r
+    : { ...r, deadlineConfidence: job.deadlineConfidence };
 
 /**
  * A coupled job's search on one GPU type, as `recommend` takes it: the request's search space, the
@@ -313,7 +331,7 @@ export const jobSearch = (
   samples: job.samples,
   objective: o.objective,
   deadlineHours: o.deadlineHours,
-  ...(o.deadlineHours !== undefined && r.deadlineConfidence ? { deadlineConfidence: true } : {}),
+  ...(o.deadlineHours !== undefined && forJob(r, job).deadlineConfidence ? { deadlineConfidence: true } : {}),
   gpus: [gpu],
   precisions: jobPrecisions(r, job.model),
   maxNodes: r.maxNodes,
@@ -486,7 +504,7 @@ export async function fleetCandidates(r: FleetRequest): Promise<FleetCandidates>
         }),
       );
       // `usable` re-checks what the MIP relies on (finite hours and cost, memory fit) rather than trust it.
-      const cands = rec.plans.filter(usable).map((p) => toCandidate(r, j, t, p));
+      const cands = rec.plans.filter(usable).map((p) => toCandidate(forJob(r, job), j, t, p));
       mine.push(...cands);
       pruned.push(
         ...paretoFilter(cands, (c) => {
@@ -503,10 +521,11 @@ export async function fleetCandidates(r: FleetRequest): Promise<FleetCandidates>
 
 /** Why a job has no candidate: memory, deadline, or the inventory (too few GPUs or no usable type). */
 async function diagnoseJob(
-  r: FleetRequest,
+  request: FleetRequest,
   job: FleetJob,
   types: GpuType[],
 ): Promise<{ reason: Blocker; message: string }> {
+  const r = forJob(request, job);
   const predictor = predictorOf(r);
   if (types.length === 0)
     return {
@@ -1227,7 +1246,7 @@ export async function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): Promise
     const p90 = p.totalHoursP90 ?? p.totalHours!;
     if (!close(a.totalHoursP90, p90))
       problems.push(`job ${a.jobId}: reported ${a.totalHoursP90} h at P90, predicted ${p90} h`);
-    const held = heldHoursOf(r, { totalHours: p.totalHours!, totalHoursP90: p90 });
+    const held = heldHoursOf(forJob(r, job), { totalHours: p.totalHours!, totalHoursP90: p90 });
     if (
       (p.costUsd === null) !== (a.costUsd === null) ||
       (p.costUsd !== null && Math.abs(p.costUsd - a.costUsd!) > 1e-6 * Math.max(1, p.costUsd))
@@ -1239,11 +1258,11 @@ export async function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): Promise
       );
     if (!close(a.endHours, a.startHours + held))
       problems.push(
-        `job ${a.jobId}: ends at ${a.endHours} h, but starts at ${a.startHours} h and takes ${held} h${r.deadlineConfidence ? ' at P90' : ''}`,
+        `job ${a.jobId}: ends at ${a.endHours} h, but starts at ${a.startHours} h and takes ${held} h${forJob(r, job).deadlineConfidence ? ' at P90' : ''}`,
       );
     if (!within(a.startHours + held, job.deadlineHours))
       problems.push(
-        `job ${a.jobId}: ends at ${a.startHours + held} h${r.deadlineConfidence ? ' at P90' : ''}, deadline ${job.deadlineHours} h`,
+        `job ${a.jobId}: ends at ${a.startHours + held} h${forJob(r, job).deadlineConfidence ? ' at P90' : ''}, deadline ${job.deadlineHours} h`,
       );
     // The replay takes the times as reported (each checked against the prediction just above).
     if (t.limit !== null)

@@ -62,6 +62,7 @@ import { paretoFilter } from './pareto.js';
 import {
   ALL,
   configurationRequest,
+  forJob,
   heldHoursOf,
   jobSearch,
   networkUnstated,
@@ -87,6 +88,8 @@ export interface ProcurementJob {
   stack?: SoftwareStack;
   /** How the job's attention cores run (absent: predict's default for its model and stack). */
   attention?: AttentionImplementation;
+  /** Hold this job's deadline at the P90 step time, or not, whatever the request says (absent: the request's). */
+  deadlineConfidence?: boolean;
 }
 
 export interface BuyOption {
@@ -330,9 +333,10 @@ export async function procurementCandidates(r: ProcurementRequest): Promise<Proc
 }
 
 async function diagnose(
-  r: ProcurementRequest,
+  request: ProcurementRequest,
   job: ProcurementJob,
 ): Promise<{ reason: Blocker; message: string }> {
+  const r = forJob(request, job);
   const usableOptions = r.options.filter((o) => o.buy || o.rentUsdPerGpuHour !== null);
   const types = usableOptions.map((o) => o.gpu);
   if (types.length === 0) return { reason: 'INVENTORY', message: 'no GPU type can be bought or rented' };
@@ -938,10 +942,10 @@ export async function verifyProcurementPlan(r: ProcurementRequest, plan: Procure
     const p = await predictorOf(r).predict(configurationRequest(r, job, o.gpu, a.config));
     if (!p.fitsInMemory) problems.push(`job ${a.jobId}: does not fit in ${o.gpu.id} memory`);
     const p90 = p.totalHoursP90 ?? p.totalHours!;
-    const due = heldHoursOf(r, { totalHours: p.totalHours!, totalHoursP90: p90 });
+    const due = heldHoursOf(forJob(r, job), { totalHours: p.totalHours!, totalHoursP90: p90 });
     if (!(due <= job.deadlineHours * (1 + 1e-9)))
       problems.push(
-        `job ${a.jobId}: a run takes ${due} h${r.deadlineConfidence ? ' at P90' : ''}, deadline ${job.deadlineHours} h`,
+        `job ${a.jobId}: a run takes ${due} h${forJob(r, job).deadlineConfidence ? ' at P90' : ''}, deadline ${job.deadlineHours} h`,
       );
     if (Math.abs(p90 - a.config.hoursPerRunP90) > 1e-6 * Math.max(1, p90))
       problems.push(`job ${a.jobId}: ${a.config.hoursPerRunP90} h per run at P90 reported, ${p90} predicted`);

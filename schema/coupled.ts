@@ -257,6 +257,12 @@ export class FleetJobInput {
     description: `${ATTENTION} As PredictInput.attention: e.g. FUSED for BERT trained with Hugging Face's code.`,
   })
   attention?: AttentionImplementation;
+  @Field(() => Boolean, {
+    nullable: true,
+    description:
+      "This job's deadline at the P90 step time (true) or at the estimate (false), whatever the request's deadlineConfidence says (default: the request's): a job that must not be late held at P90 while the others are not.",
+  })
+  deadlineConfidence?: boolean;
 }
 
 @InputType({ description: 'GPUs of one type the fleet may use at the same time.' })
@@ -486,6 +492,12 @@ export class ProcurementJobInput {
     description: `${ATTENTION} As PredictInput.attention: e.g. FUSED for BERT trained with Hugging Face's code.`,
   })
   attention?: AttentionImplementation;
+  @Field(() => Boolean, {
+    nullable: true,
+    description:
+      "This job's deadline at the P90 step time (true) or at the estimate (false), whatever the request's deadlineConfidence says (default: the request's): a job that must not be late held at P90 while the others are not.",
+  })
+  deadlineConfidence?: boolean;
 }
 
 @InputType({ description: 'Buying GPUs of a type.' })

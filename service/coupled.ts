@@ -99,6 +99,8 @@ export interface FleetQuery extends SearchSettings, PricingQuery {
     softwareStack?: SoftwareStack | null;
     /** How the job's attention cores run; absent = predict's default. */
     attention?: AttentionImplementation | null;
+    /** This job's deadline at P90 or not; absent = the request's deadlineConfidence. */
+    deadlineConfidence?: boolean | null;
   }[];
   inventory: { gpu: string; count: number; usdPerGpuHour?: number | null }[];
   allowOnDemand: boolean;
@@ -122,6 +124,8 @@ export interface ProcurementQuery extends SearchSettings, PricingQuery {
     softwareStack?: SoftwareStack | null;
     /** How the job's attention cores run; absent = predict's default. */
     attention?: AttentionImplementation | null;
+    /** This job's deadline at P90 or not; absent = the request's deadlineConfidence. */
+    deadlineConfidence?: boolean | null;
   }[];
   horizonMonths: number;
   deadlineConfidence?: boolean | null;
@@ -493,6 +497,7 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
       batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
       ...(j.softwareStack ? { stack: j.softwareStack } : {}),
       ...(j.attention ? { attention: j.attention } : {}),
+      ...(j.deadlineConfidence != null ? { deadlineConfidence: j.deadlineConfidence } : {}),
     };
   });
   if ((input.inventory ?? []).length > LIMITS.listLength)
@@ -615,6 +620,7 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
       batchSizes: batchList(`jobs[${i}].batchSizes`, j.batchSizes),
       ...(j.softwareStack ? { stack: j.softwareStack } : {}),
       ...(j.attention ? { attention: j.attention } : {}),
+      ...(j.deadlineConfidence != null ? { deadlineConfidence: j.deadlineConfidence } : {}),
     };
   });
   const { offers } = requestOffers(input, new Date());

@@ -207,6 +207,54 @@ describe('coupled plans are timed by the predictor recommend answers with', () =
     );
   });
 
+  it("a job's own deadlineConfidence holds its deadline at P90, or at the estimate, whatever the request says", async () => {
+    const p = await predicted();
+    const jobs = [
+      { ...FLEET.jobs[0], id: 'must', deadlineConfidence: true },
+      { ...FLEET.jobs[0], id: 'may' },
+      { ...FLEET.jobs[0], id: 'never', deadlineConfidence: false },
+    ];
+    const held = async (deadlineConfidence: boolean) => {
+      const plan = (
+        await ask(PLAN_FLEET_SURE, {
+          input: {
+            ...FLEET,
+            deadlineConfidence,
+            jobs,
+            inventory: [{ gpu: GPU, count: 24, usdPerGpuHour: 2 }],
+          },
+        })
+      ).planFleet;
+      expect(plan.status).toBe('OPTIMAL');
+      return plan.assignments.map((a: { startHours: number; endHours: number }) => a.endHours - a.startHours);
+    };
+    // The request's default for the job that states none; each stated one as it says.
+    const [must, may, never] = await held(false);
+    expect(must).toBeCloseTo(p.totalHoursP90, 6);
+    expect(may).toBeCloseTo(p.totalHours, 6);
+    expect(never).toBeCloseTo(p.totalHours, 6);
+    expect(await held(true)).toEqual([
+      expect.closeTo(p.totalHoursP90, 6),
+      expect.closeTo(p.totalHoursP90, 6),
+      expect.closeTo(p.totalHours, 6),
+    ]);
+    // A procurement job held at P90 on its own: its deadline between the estimate and P90 refuses it.
+    const deadlineHours = (p.totalHours + p.totalHoursP90) / 2;
+    const refused = (
+      await ask(
+        `query($input: ProcurementInput!) { planProcurement(input: $input) { status unplaced { reason message } } }`,
+        {
+          input: {
+            ...PROCUREMENT,
+            jobs: [{ ...PROCUREMENT.jobs[0], deadlineHours, deadlineConfidence: true }],
+          },
+        },
+      )
+    ).planProcurement;
+    expect(refused.status).toBe('INFEASIBLE');
+    expect(refused.unplaced[0].message).toMatch(/per run at the P90 step time/);
+  });
+
   it('with predictor ANALYTICAL the roofline alone, and the notes say so', async () => {
     const [plan, p] = await Promise.all([fleet({ predictor: 'ANALYTICAL' }), predicted()]);
     expect(plan.predictor).toBe('analytical');
