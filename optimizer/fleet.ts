@@ -1246,7 +1246,8 @@ export async function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): Promise
     const p90 = p.totalHoursP90 ?? p.totalHours!;
     if (!close(a.totalHoursP90, p90))
       problems.push(`job ${a.jobId}: reported ${a.totalHoursP90} h at P90, predicted ${p90} h`);
-    const held = heldHoursOf(forJob(r, job), { totalHours: p.totalHours!, totalHoursP90: p90 });
+    const mine = forJob(r, job);
+    const held = heldHoursOf(mine, { totalHours: p.totalHours!, totalHoursP90: p90 });
     if (
       (p.costUsd === null) !== (a.costUsd === null) ||
       (p.costUsd !== null && Math.abs(p.costUsd - a.costUsd!) > 1e-6 * Math.max(1, p.costUsd))
@@ -1258,11 +1259,11 @@ export async function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): Promise
       );
     if (!close(a.endHours, a.startHours + held))
       problems.push(
-        `job ${a.jobId}: ends at ${a.endHours} h, but starts at ${a.startHours} h and takes ${held} h${forJob(r, job).deadlineConfidence ? ' at P90' : ''}`,
+        `job ${a.jobId}: ends at ${a.endHours} h, but starts at ${a.startHours} h and takes ${held} h${mine.deadlineConfidence ? ' at P90' : ''}`,
       );
     if (!within(a.startHours + held, job.deadlineHours))
       problems.push(
-        `job ${a.jobId}: ends at ${a.startHours + held} h${forJob(r, job).deadlineConfidence ? ' at P90' : ''}, deadline ${job.deadlineHours} h`,
+        `job ${a.jobId}: ends at ${a.startHours + held} h${mine.deadlineConfidence ? ' at P90' : ''}, deadline ${job.deadlineHours} h`,
       );
     // The replay takes the times as reported (each checked against the prediction just above).
     if (t.limit !== null)

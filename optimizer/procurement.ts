@@ -942,10 +942,11 @@ export async function verifyProcurementPlan(r: ProcurementRequest, plan: Procure
     const p = await predictorOf(r).predict(configurationRequest(r, job, o.gpu, a.config));
     if (!p.fitsInMemory) problems.push(`job ${a.jobId}: does not fit in ${o.gpu.id} memory`);
     const p90 = p.totalHoursP90 ?? p.totalHours!;
-    const due = heldHoursOf(forJob(r, job), { totalHours: p.totalHours!, totalHoursP90: p90 });
+    const mine = forJob(r, job);
+    const due = heldHoursOf(mine, { totalHours: p.totalHours!, totalHoursP90: p90 });
     if (!(due <= job.deadlineHours * (1 + 1e-9)))
       problems.push(
-        `job ${a.jobId}: a run takes ${due} h${forJob(r, job).deadlineConfidence ? ' at P90' : ''}, deadline ${job.deadlineHours} h`,
+        `job ${a.jobId}: a run takes ${due} h${mine.deadlineConfidence ? ' at P90' : ''}, deadline ${job.deadlineHours} h`,
       );
     if (Math.abs(p90 - a.config.hoursPerRunP90) > 1e-6 * Math.max(1, p90))
       problems.push(`job ${a.jobId}: ${a.config.hoursPerRunP90} h per run at P90 reported, ${p90} predicted`);
