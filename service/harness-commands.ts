@@ -16,6 +16,8 @@ import { DEFAULT_STACK } from '../predictor/software.js';
 import type { SoftwareStack } from '../predictor/software.js';
 import type { AttentionImplementation, NetworkTransport } from '../seeds/types.js';
 import { costOf } from '../predictor/predict.js';
+import { fusedAttention } from '../predictor/step.js';
+import { loadEfficiency } from '../seeds/catalog.js';
 import type { WorkloadInput } from './lookup.js';
 
 /**
@@ -89,6 +91,27 @@ function recomputeRefusal(p: PlanParallelism, custom: boolean): string | null {
   return null;
 }
 
+/**
+ * measure.py's --attention for a configuration, or undefined where its default runs the cores as
+ * the configuration does. Unasked, the harness runs them as stock PyTorch runs the model's code (a
+ * zoo model's marks, transformers' default for a config's type): a request's own `attention` is
+ * passed on, and a zoo model whose code writes the scores (the zoo's BERT) is run fused where the
+ * configuration's stack has its own fused kernel (MEGATRON, TUNED, TORCH_COMPILE), as it costs it. A
+ * Hugging Face config keeps transformers' default there: some types have no fused path.
+ */
+function harnessAttention(
+  t: Pick<HarnessContext, 'model' | 'softwareStack' | 'attention'>,
+  custom: boolean,
+): AttentionImplementation | undefined {
+  const cost = costOf(t.model);
+  if (!parallelStructure(cost).attentionCore.some(Boolean)) return undefined;
+  if (t.attention) return t.attention;
+  if (custom) return undefined;
+  const eff = loadEfficiency();
+  const planned = fusedAttention({ stack: t.softwareStack ?? DEFAULT_STACK }, cost, eff);
+  return planned && !fusedAttention({ stack: DEFAULT_STACK }, cost, eff) ? 'fused' : undefined;
+}
+
 const none = (why: string): HarnessCommands => ({
   commands: [],
   note: `${why}: time it with your own training code and record its step time with recordMeasurements (or a runs CSV at /calibrate)`,
@@ -152,6 +175,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
   const refused = recomputeRefusal(t.parallelism, !!custom);
   if (refused) return none(refused);
   const seqLen = t.model.seqLen ?? t.model.imageSize;
+  const attention = harnessAttention(t, !!custom);
   // Zoo models are embedded in the script (at the request's length when it gives one); a Hugging
   // Face config is built by transformers from the file, at the length trainplan predicted.
   const write = custom
@@ -169,11 +193,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     ...(v > 1 ? [`--virtual-pipeline-stages ${v}`] : []),
     ...(cp > 1 ? [`--context-parallel ${cp}`] : []),
     ...(ep > 1 ? [`--expert-parallel ${ep}`] : []),
-    // Unstated, the harness runs the cores as trainplan's default for the model does (its marks, or
-    // transformers' default for the config's type), and its runs say which way they ran.
-    ...(t.attention && parallelStructure(costOf(t.model)).attentionCore.some(Boolean)
-      ? [`--attention ${t.attention}`]
-      : []),
+    ...(attention ? [`--attention ${attention}`] : []),
   ];
   let run: string;
   const where: string[] = [];

@@ -48,7 +48,7 @@ describe('harness commands', () => {
     );
   });
 
-  it('run the attention cores the way the request says they run; a model without them takes no flag', async () => {
+  it('run the attention cores the way the configuration is costed; a model without them takes no flag', async () => {
     const at = { gpu: 'H100-SXM5-80GB', precision: 'BF16' };
     expect((await harnessOf({ ...at, attention: 'EAGER' })).commands[1]).toBe(
       'python3 measure.py --batch-size 8 --precision BF16 --attention eager --out runs.csv',
@@ -63,6 +63,13 @@ describe('harness commands', () => {
       attention: 'EAGER',
     });
     expect(cnn.commands[1]).not.toMatch(/--attention/);
+    // The zoo's BERT is DeepLearningExamples' script (scores in memory), replayed so by default; a
+    // stack with its own fused kernel costs its cores fused, and the harness runs them so.
+    const bert = { ...at, workload: { model: 'bert_large_squad', samples: 1e6 } };
+    expect((await harnessOf(bert)).commands[1]).not.toMatch(/--attention/);
+    expect((await harnessOf({ ...bert, softwareStack: 'MEGATRON' })).commands[1]).toMatch(
+      / --attention fused /,
+    );
   });
 
   it('time ZeRO over the data-parallel GPUs, stages 2 and 3 under FullyShardedDataParallel', async () => {
