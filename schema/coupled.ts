@@ -158,6 +158,16 @@ export abstract class EvidencedConfiguration extends TrainingConfiguration {
 
 // ------------------------------------------------------------------ fleet
 
+/**
+ * A fleet's and a procurement's job fields that mean the same in both, said once. (The fields stay
+ * declared in each input: a shared base class would list them before the job's id in the schema.)
+ */
+const JOB_STACK =
+  'Software stack the job runs under (PYTORCH_EAGER unless said), as RecommendInput.softwareStack: its configurations are timed and sized under it, e.g. MEGATRON for an LLM trained with Megatron-LM.';
+const JOB_ATTENTION = `${ATTENTION} As PredictInput.attention: e.g. FUSED for BERT trained with Hugging Face's code.`;
+const JOB_DEADLINE_CONFIDENCE =
+  "This job's deadline at the P90 step time (true) or at the estimate (false), whatever the request's deadlineConfidence says (default: the request's): a job that must not be late held at P90 while the others are not.";
+
 /** How the three MIP queries solve: every input extends it. */
 @InputType({
   description:
@@ -248,19 +258,17 @@ export class FleetJobInput {
   batchSizes?: number[];
   @Field(() => SoftwareStackEnum, {
     defaultValue: 'PYTORCH_EAGER',
-    description:
-      'Software stack the job runs under (PYTORCH_EAGER unless said), as RecommendInput.softwareStack: its configurations are timed and sized under it, e.g. MEGATRON for an LLM trained with Megatron-LM.',
+    description: JOB_STACK,
   })
   softwareStack!: SoftwareStack;
   @Field(() => AttentionEnum, {
     nullable: true,
-    description: `${ATTENTION} As PredictInput.attention: e.g. FUSED for BERT trained with Hugging Face's code.`,
+    description: JOB_ATTENTION,
   })
   attention?: AttentionImplementation;
   @Field(() => Boolean, {
     nullable: true,
-    description:
-      "This job's deadline at the P90 step time (true) or at the estimate (false), whatever the request's deadlineConfidence says (default: the request's): a job that must not be late held at P90 while the others are not.",
+    description: JOB_DEADLINE_CONFIDENCE,
   })
   deadlineConfidence?: boolean;
 }
@@ -483,19 +491,17 @@ export class ProcurementJobInput {
   batchSizes?: number[];
   @Field(() => SoftwareStackEnum, {
     defaultValue: 'PYTORCH_EAGER',
-    description:
-      'Software stack the job runs under (PYTORCH_EAGER unless said), as RecommendInput.softwareStack: its configurations are timed and sized under it, e.g. MEGATRON for an LLM trained with Megatron-LM.',
+    description: JOB_STACK,
   })
   softwareStack!: SoftwareStack;
   @Field(() => AttentionEnum, {
     nullable: true,
-    description: `${ATTENTION} As PredictInput.attention: e.g. FUSED for BERT trained with Hugging Face's code.`,
+    description: JOB_ATTENTION,
   })
   attention?: AttentionImplementation;
   @Field(() => Boolean, {
     nullable: true,
-    description:
-      "This job's deadline at the P90 step time (true) or at the estimate (false), whatever the request's deadlineConfidence says (default: the request's): a job that must not be late held at P90 while the others are not.",
+    description: JOB_DEADLINE_CONFIDENCE,
   })
   deadlineConfidence?: boolean;
 }
