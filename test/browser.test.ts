@@ -321,6 +321,44 @@ describe('plan explorer at /', () => {
     await page.close();
   }, 180_000);
 
+  it('asks with the attention chosen, compares precisions and times the plan with it', async () => {
+    const page = await open('/');
+    await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });
+    // The API's implementations, after the model's own (its code's) as the default.
+    expect(await page.locator('#attention option').allTextContents()).toEqual([
+      "the model's code",
+      'FUSED',
+      'EAGER',
+    ]);
+    // The zoo's BERT is DeepLearningExamples' script, which writes the scores to memory; trained
+    // with Hugging Face's code (FUSED), the fastest plan on the same GPUs is faster.
+    await page.selectOption('#model', 'bert_large_squad');
+    await page.selectOption('#gpus', ['A100-SXM4-80GB']);
+    await page.selectOption('#objective', 'TIME');
+    await page.fill('#deadline', '');
+    await page.click('#recommend');
+    await expect
+      .poll(() => page.locator('#plans tbody tr').first().textContent(), { timeout: 90_000 })
+      .toMatch(/A100-SXM4-80GB/);
+    const [script] = await planRows(page);
+    expect(await page.locator('#harness-commands').textContent()).not.toMatch(/--attention/);
+    await page.selectOption('#attention', 'FUSED');
+    await page.click('#recommend');
+    await expect
+      .poll(async () => (await planRows(page))[0]?.hours, { timeout: 90_000 })
+      .not.toBe(script.hours);
+    const [fused] = await planRows(page);
+    expect(Number(fused.hours.replace(/,/g, ''))).toBeLessThan(Number(script.hours.replace(/,/g, '')));
+    // The plan's own precision predicted again is the plan: the comparison asks with FUSED too.
+    await expect
+      .poll(() => page.locator('#precisions svg text', { hasText: 'this plan' }).count(), { timeout: 60_000 })
+      .toBe(1);
+    const label = await page.locator('#precisions svg text', { hasText: 'this plan' }).textContent();
+    expect(/^([\d.,]+) h/.exec(label!)?.[1]).toBe(fused.hours);
+    expect(await page.locator('#harness-commands').textContent()).toMatch(/ --attention fused /);
+    await page.close();
+  }, 180_000);
+
   it('plans a pasted Hugging Face config.json, in tokens', async () => {
     const page = await open('/');
     await page.waitForSelector('#plans tbody tr', { timeout: 90_000 });

@@ -61,6 +61,7 @@ interface Recommendation {
 interface Capabilities {
   providers: boolean;
   softwareStack: boolean;
+  attention: boolean;
   offer: boolean;
   costUsdP90: boolean;
   precisionUnmeasured: boolean;
@@ -73,6 +74,7 @@ interface Capabilities {
 let capabilities: Capabilities = {
   providers: false,
   softwareStack: false,
+  attention: false,
   offer: false,
   costUsdP90: false,
   precisionUnmeasured: false,
@@ -93,6 +95,7 @@ async function loadCatalog(): Promise<void> {
     input: { inputFields: { name: string }[] } | null;
     plan: { fields: { name: string }[] } | null;
     stacks: { enumValues: { name: string; description: string | null }[] } | null;
+    attention: { enumValues: { name: string; description: string | null }[] } | null;
   }>(`
     {
       models {
@@ -115,6 +118,12 @@ async function loadCatalog(): Promise<void> {
           name
         }
       }
+      attention: __type(name: "AttentionImplementation") {
+        enumValues {
+          name
+          description
+        }
+      }
       stacks: __type(name: "SoftwareStack") {
         enumValues {
           name
@@ -128,6 +137,7 @@ async function loadCatalog(): Promise<void> {
   capabilities = {
     providers: inputs.has('providers'),
     softwareStack: inputs.has('softwareStack') && !!data.stacks,
+    attention: inputs.has('attention') && !!data.attention,
     offer: planFields.has('offer'),
     costUsdP90: planFields.has('costUsdP90'),
     precisionUnmeasured: planFields.has('precisionUnmeasured'),
@@ -151,6 +161,15 @@ async function loadCatalog(): Promise<void> {
     ),
   );
   stack.disabled = !capabilities.softwareStack;
+  // How the attention cores run: by default as the model's code runs them (the API's default).
+  const attention = $<HTMLSelectElement>('attention');
+  attention.replaceChildren(
+    new Option("the model's code", ''),
+    ...(data.attention?.enumValues ?? []).map((v) =>
+      Object.assign(new Option(v.name, v.name), { title: v.description ?? '' }),
+    ),
+  );
+  attention.disabled = !capabilities.attention;
   $<HTMLSelectElement>('inter-node-transport').disabled = !capabilities.interNodeTransportInput;
   $<HTMLSelectElement>('gpus').replaceChildren(
     ...data.gpus.map((g) => new Option(`${g.id} (${g.memoryGb} GB)`, g.id)),
@@ -215,6 +234,8 @@ function recommendInput(): Record<string, unknown> {
     .filter(Boolean);
   if (capabilities.providers && providers.length) input.providers = providers;
   if (capabilities.softwareStack) input.softwareStack = $<HTMLSelectElement>('software-stack').value;
+  const attention = $<HTMLSelectElement>('attention').value;
+  if (capabilities.attention && attention) input.attention = attention;
   return input;
 }
 
@@ -450,10 +471,11 @@ function showHarness(plan: Plan, asked: Asked): void {
 
 // ------------------------------------------------------------------ precision comparison
 
-/** What the precision comparison asks again of each plan: the request's workload and software stack. */
+/** What the precision comparison asks again of each plan: the request's workload, software stack and attention. */
 interface Asked {
   workload: unknown;
   softwareStack?: unknown;
+  attention?: unknown;
 }
 
 async function comparePrecisions(plan: Plan, asked: Asked): Promise<void> {
@@ -481,6 +503,7 @@ async function comparePrecisions(plan: Plan, asked: Asked): Promise<void> {
     const inputs = gpu.supportedPrecisions.map((precision) => ({
       workload: asked.workload,
       ...(asked.softwareStack ? { softwareStack: asked.softwareStack } : {}),
+      ...(asked.attention ? { attention: asked.attention } : {}),
       gpu: plan.gpu.id,
       nodes: plan.nodes,
       gpusPerNode: plan.gpusPerNode,
@@ -643,7 +666,11 @@ async function recommend(timeBudgetMs?: number): Promise<void> {
       `${r.evaluated.toLocaleString('en')} candidates evaluated, ${r.feasible.toLocaleString('en')} feasible; ` +
       `${r.plans.length} best shown (${r.status.toLowerCase()}, predictor ${r.predictor}).`;
     drawChart(r);
-    const asked: Asked = { workload: input.workload, softwareStack: input.softwareStack };
+    const asked: Asked = {
+      workload: input.workload,
+      softwareStack: input.softwareStack,
+      attention: input.attention,
+    };
     // A plan clicked: how to time it, and its precisions compared (which asks the server again).
     const choose = (p: Plan) => {
       showHarness(p, asked);
