@@ -92,24 +92,28 @@ function recomputeRefusal(p: PlanParallelism, custom: boolean): string | null {
 }
 
 /**
- * measure.py's --attention for a configuration, or undefined where its default runs the cores as
- * the configuration does. Unasked, the harness runs them as stock PyTorch runs the model's code (a
- * zoo model's marks, transformers' default for a config's type): a request's own `attention` is
- * passed on, and a zoo model whose code writes the scores (the zoo's BERT) is run fused where the
- * configuration's stack has its own fused kernel (MEGATRON, TUNED, TORCH_COMPILE), as it costs it. A
- * Hugging Face config keeps transformers' default there: some types have no fused path.
+ * measure.py's --attention for a configuration, or what differs where it cannot pass one. Unasked,
+ * the harness runs the cores as stock PyTorch runs the model's code (a zoo model's marks,
+ * transformers' default for a config's type): a request's own `attention` is passed on, and a zoo
+ * model whose code writes the scores (the zoo's BERT) is run fused where the configuration's stack
+ * has its own fused kernel (MEGATRON, TUNED, TORCH_COMPILE), as it costs it. A Hugging Face config
+ * of such a type keeps transformers' default, some types having no fused path, and the note says so.
  */
 function harnessAttention(
   t: Pick<HarnessContext, 'model' | 'softwareStack' | 'attention'>,
   custom: boolean,
-): AttentionImplementation | undefined {
+): { flag?: AttentionImplementation; differs?: string } {
   const cost = costOf(t.model);
-  if (!parallelStructure(cost).attentionCore.some(Boolean)) return undefined;
-  if (t.attention) return t.attention;
-  if (custom) return undefined;
+  if (!parallelStructure(cost).attentionCore.some(Boolean)) return {};
+  if (t.attention) return { flag: t.attention };
   const eff = loadEfficiency();
-  const planned = fusedAttention({ stack: t.softwareStack ?? DEFAULT_STACK }, cost, eff);
-  return planned && !fusedAttention({ stack: DEFAULT_STACK }, cost, eff) ? 'fused' : undefined;
+  const stack = t.softwareStack ?? DEFAULT_STACK;
+  if (!fusedAttention({ stack }, cost, eff) || fusedAttention({ stack: DEFAULT_STACK }, cost, eff)) return {};
+  return custom
+    ? {
+        differs: `transformers runs this config's attention cores op by op (its default for the type; the run says EAGER), not fused as ${stack} costs them: the run's error against trainplan's eager estimate is what calibrates this one, as a ratio`,
+      }
+    : { flag: 'fused' };
 }
 
 const none = (why: string): HarnessCommands => ({
@@ -193,7 +197,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     ...(v > 1 ? [`--virtual-pipeline-stages ${v}`] : []),
     ...(cp > 1 ? [`--context-parallel ${cp}`] : []),
     ...(ep > 1 ? [`--expert-parallel ${ep}`] : []),
-    ...(attention ? [`--attention ${attention}`] : []),
+    ...(attention.flag ? [`--attention ${attention.flag}`] : []),
   ];
   let run: string;
   const where: string[] = [];
@@ -242,6 +246,7 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
       : '',
     t.framework && t.framework !== 'PyTorch' ? `the harness runs PyTorch, not ${t.framework}` : '',
     t.channelsLast ? "the harness keeps PyTorch's default NCHW activations, not channels-last" : '',
+    attention.differs ?? '',
   ].filter(Boolean);
   return {
     commands: [write, run, RECORD],

@@ -70,6 +70,25 @@ describe('harness commands', () => {
     expect((await harnessOf({ ...bert, softwareStack: 'MEGATRON' })).commands[1]).toMatch(
       / --attention fused /,
     );
+    // A Hugging Face GPT-Neo, which transformers runs op by op only: no flag, and the note says why.
+    const neo = {
+      ...at,
+      workload: {
+        customModel: {
+          huggingFaceConfig: JSON.stringify(
+            HF_CONFIGS.find((c) => c.id === 'EleutherAI/gpt-neo-125M')!.config,
+          ),
+        },
+        samples: 1e6,
+        seqLen: 256,
+      },
+    };
+    const megatron = await harnessOf({ ...neo, softwareStack: 'MEGATRON' });
+    expect(megatron.commands[1]).not.toMatch(/--attention/);
+    expect(megatron.note).toMatch(
+      /transformers runs this config's attention cores op by op .*, not fused as MEGATRON costs them/,
+    );
+    expect((await harnessOf(neo)).note).not.toMatch(/op by op/);
   });
 
   it('time ZeRO over the data-parallel GPUs, stages 2 and 3 under FullyShardedDataParallel', async () => {
