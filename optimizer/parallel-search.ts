@@ -375,7 +375,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const pps = pipelineDegreesOf(s);
   const schedules = pipelineSchedules(s, stackEffects(r.stack ?? DEFAULT_STACK).interleavedPipeline);
   const recomputes: Recompute[] = SEARCHED_RECOMPUTE(r.stack).filter(
-    (m) => m === 'none' || (m === 'selective' ? s.attentionCore.some(Boolean) : s.blocks > 0),
+    (m) => m === 'none' || (m === 'selective' ? s.hasAttention : s.blocks > 0),
   );
   const eps = s.experts === null ? [1] : EP_DEGREES.filter((e) => s.experts! % e === 0);
   const moe = s.experts !== null;

@@ -23,7 +23,7 @@ import { aboveBestPublishedWords } from './published-mfu.js';
 function attentionEvidence(req: PredictRequest, eff: Efficiency): string {
   const cost = costOf(req.model);
   if (stackEffects(req.stack ?? DEFAULT_STACK).flashAttention) return '';
-  if (!parallelStructure(cost).attentionCore.some(Boolean)) return '';
+  if (!parallelStructure(cost).hasAttention) return '';
   return fusedAttention(req, cost, eff)
     ? "; attention as one fused kernel (PyTorch's scaled_dot_product_attention, which Hugging Face, torchvision and torchtitan call; attention EAGER writes the scores to memory)"
     : "; attention with its scores written to memory, as this model's code runs it (attention FUSED for one fused kernel)";

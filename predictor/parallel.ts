@@ -183,6 +183,8 @@ export interface ParallelStructure {
   columnParallel: boolean[];
   /** Inside an attention core: outputs selective recomputation discards. */
   attentionCore: boolean[];
+  /** Some layer is in an attention core: the model has attention to fuse, recompute or split sequences over. */
+  hasAttention: boolean;
   /** Rerun by selective recomputation: the core and its context matmul. */
   selectiveRecompute: boolean[];
   /** Between the first split linear pair and the last: the transformer blocks full recomputation reruns. */
@@ -396,6 +398,7 @@ function analyse(layers: readonly LayerCost[]): ParallelStructure {
     rowParallel: role.map((r) => r === 'row'),
     columnParallel: role.map((r) => r === 'column'),
     attentionCore,
+    hasAttention: attentionCore.some(Boolean),
     selectiveRecompute,
     inBlocks,
     blocks: attention > 0 ? attention : tpCollectives,
@@ -745,10 +748,7 @@ export function checkParallelism(
     );
   // Without attention there are no q, k, v or output projections to keep: the policy would be full
   // recomputation under another name.
-  if (
-    (p.recompute === 'save_qkv_proj' || p.recompute === 'save_qkv_out_proj') &&
-    !s.attentionCore.some(Boolean)
-  )
+  if ((p.recompute === 'save_qkv_proj' || p.recompute === 'save_qkv_out_proj') && !s.hasAttention)
     return bad(
       'recompute',
       `${p.recompute} keeps attention's projections, and this model has no attention; use full`,

@@ -45,7 +45,7 @@ export function summaryOf(
     precision,
     activationGbPerSample: activationBytesPerSampleOn(cost, precision, 1, 'none', memory) / GIB,
     activationGbPerSampleSelective: activationBytesPerSampleOn(cost, precision, 1, 'selective', memory) / GIB,
-    transformerBlocks: s.attentionCore.some(Boolean) ? s.blocks : 0,
+    transformerBlocks: s.hasAttention ? s.blocks : 0,
     attentionHeads: s.heads,
     experts: s.experts,
     expertParameters: s.expertParameters,

@@ -104,7 +104,7 @@ function harnessAttention(
   custom: boolean,
 ): { flag?: AttentionImplementation; differs?: string } {
   const cost = costOf(t.model);
-  if (!parallelStructure(cost).attentionCore.some(Boolean)) return {};
+  if (!parallelStructure(cost).hasAttention) return {};
   if (t.attention) return { flag: t.attention };
   const eff = loadEfficiency();
   const stack = t.softwareStack ?? DEFAULT_STACK;

@@ -184,7 +184,7 @@ export function modelFeatures(model: ModelDef, cost: ModelCost): ModelFeatures {
     ...(cost.layers.some((l) => (l.experts ?? 1) > 1) ? { mixtureOfExperts: true } : {}),
     ...(cost.layers.some(isConvolution) ? { convolutional: true } : {}),
     ...(cost.attention ? { attention: cost.attention } : {}),
-    ...(parallelStructure(cost).attentionCore.some(Boolean) ? { attentionCores: true } : {}),
+    ...(parallelStructure(cost).hasAttention ? { attentionCores: true } : {}),
   };
 }
 
