@@ -19,6 +19,7 @@ import { costOf } from '../predictor/predict.js';
 import { fusedAttention } from '../predictor/step.js';
 import { loadEfficiency } from '../seeds/catalog.js';
 import type { WorkloadInput } from './lookup.js';
+import { harnessFusesAttention } from './harness-script.js';
 
 /**
  * The precision modes measure.py trains in: every mode but FP4, which no training recipe it runs
@@ -106,9 +107,8 @@ function harnessAttention(
   const cost = costOf(t.model);
   if (!parallelStructure(cost).hasAttention) return {};
   if (t.attention) return { flag: t.attention };
-  const eff = loadEfficiency();
   const stack = t.softwareStack ?? DEFAULT_STACK;
-  if (!fusedAttention({ stack }, cost, eff) || fusedAttention({ stack: DEFAULT_STACK }, cost, eff)) return {};
+  if (!fusedAttention({ stack }, cost, loadEfficiency()) || harnessFusesAttention(cost)) return {};
   return custom
     ? {
         differs: `transformers runs this config's attention cores op by op (its default for the type; the run says EAGER), not fused as ${stack} costs them: the run's error against trainplan's eager estimate is what calibrates this one, as a ratio`,

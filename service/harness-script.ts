@@ -7,10 +7,20 @@ import { parallelStructure } from '../predictor/parallel.js';
 import { costOf } from '../predictor/predict.js';
 import { fusedAttention } from '../predictor/step.js';
 import { loadEfficiency } from '../seeds/catalog.js';
+import { DEFAULT_STACK } from '../predictor/software.js';
+import type { ModelCost } from '../predictor/types.js';
 import { zooModel } from './models.js';
 import { InputError } from './validate.js';
 
 export const HARNESS_FILE = new URL('../harness/measure.py', import.meta.url);
+
+/**
+ * Whether measure.py, unasked (no --attention), runs a model's attention cores as one fused kernel:
+ * as stock PyTorch runs the model's code (a zoo model's marks below; transformers' default for a
+ * config's type, which the importer's ModelDef.attention states).
+ */
+export const harnessFusesAttention = (cost: Pick<ModelCost, 'attention'>): boolean =>
+  fusedAttention({ stack: DEFAULT_STACK }, cost, loadEfficiency());
 const MARKER = /^EMBEDDED_MODEL = None$/m;
 let script: string | undefined;
 
@@ -54,9 +64,7 @@ export function harnessScript(
     // The attention cores the replay (eager PyTorch) runs as one scaled_dot_product_attention call
     // each, where predictor/step.ts costs them as one kernel on that stack.
     attention: {
-      fused: fusedAttention({ stack: 'PYTORCH_EAGER' }, cost, loadEfficiency())
-        ? s.selectiveRecompute
-        : s.selectiveRecompute.map(() => false),
+      fused: harnessFusesAttention(cost) ? s.selectiveRecompute : s.selectiveRecompute.map(() => false),
     },
   };
   // JSON is a Python literal except for true/false/null: embed it as a string json.loads reads.
