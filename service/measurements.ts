@@ -106,8 +106,7 @@ export interface StoredRun extends MeasurementRunRow {
  * A stored run's layout, as plans report theirs (plain data parallelism where it names none): a
  * tensor-parallel, ZeRO or recomputing run reads apart from a plain one of the same GPUs and batch.
  */
-export function runParallelism(row: MeasurementRunRow): PlanParallelism {
-  const c = JSON.parse(row.configuration) as RunConfiguration;
+export function runParallelism(row: MeasurementRunRow, c: RunConfiguration): PlanParallelism {
   return planParallelism(row.nodes * row.gpus_per_node, parallelismOf(c.parallelism), row.grad_accum_steps);
 }
 
@@ -369,15 +368,18 @@ export async function listRuns(filter: RunFilter): Promise<StoredRun[]> {
   if (!MeasurementStore.exists(location())) return [];
   const rows = await (await measurementStore()).list(filter);
   const ev = await userEvidence();
-  return rows.map((r) => ({
-    ...r,
-    predictedStepTimeMs: ev?.predicted.get(r.id) ?? null,
-    predictedPeakMemoryGb: ev?.predictedMemory.get(r.id) ?? null,
-    modelTflopsPerGpu: ev?.measuredUse.get(r.id)?.modelTflopsPerGpu ?? null,
-    mfu: ev?.measuredUse.get(r.id)?.mfu ?? null,
-    parallelism: runParallelism(r),
-    attention: (JSON.parse(r.configuration) as RunConfiguration).attention ?? null,
-  }));
+  return rows.map((r) => {
+    const c = JSON.parse(r.configuration) as RunConfiguration;
+    return {
+      ...r,
+      predictedStepTimeMs: ev?.predicted.get(r.id) ?? null,
+      predictedPeakMemoryGb: ev?.predictedMemory.get(r.id) ?? null,
+      modelTflopsPerGpu: ev?.measuredUse.get(r.id)?.modelTflopsPerGpu ?? null,
+      mfu: ev?.measuredUse.get(r.id)?.mfu ?? null,
+      parallelism: runParallelism(r, c),
+      attention: c.attention ?? null,
+    };
+  });
 }
 
 let measuredGpus: ReadonlySet<string> | undefined;
