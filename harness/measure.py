@@ -1719,12 +1719,23 @@ def write(run, a):
     columns = CSV_COLUMNS
     if exists:
         # Appending to a file an earlier harness wrote: its header decides the columns, so the
-        # rows stay under their names; a value it has no column for is refused, not dropped.
+        # rows stay under their names. A value it has no column for (a column a later harness
+        # added, such as `attention`) gets one: the file is rewritten with it, its earlier rows
+        # empty there, which every reader takes as "not stated", as that harness left it.
         with open(a.out, newline="") as f:
-            columns = next(csv.reader(f), CSV_COLUMNS)
+            rows = list(csv.reader(f))
+        columns = rows[0] if rows else CSV_COLUMNS
         missing = [k for k, v in run.items() if v not in ("", None) and k not in columns]
         if missing:
-            fail(f"{a.out} has no {', '.join(missing)} column (an earlier harness wrote it): write to a new file")
+            columns = [*columns, *missing]
+            partial = a.out + ".partial"
+            with open(partial, "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(columns)
+                w.writerows([*r, *([""] * len(missing))] for r in rows[1:])
+            os.replace(partial, a.out)  # the old file stays whole until the new one is
+            print(f"{a.out}: added the column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                  "(an earlier harness wrote the file; its rows leave them empty)", file=sys.stderr)
     f = open(a.out, "a", newline="") if a.out else sys.stdout
     w = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
     if not exists:

@@ -211,6 +211,40 @@ describe('measurement harness on CPU', () => {
     expect(cli.stdout).toMatch(/row 1: rejected: gpu: unknown GPU "cpu"/);
   }, 120_000);
 
+  it('appends to a runs file an earlier harness wrote: the columns it lacks are added, its rows empty there', async () => {
+    // The file as the harness before `attention` wrote it: that column missing, one run in it.
+    const lines = readFileSync(join(dir, 'runs.csv'), 'utf8').trim().split(/\r?\n/);
+    const header = lines[0].split(',');
+    const at = header.indexOf('attention');
+    expect(at).toBeGreaterThan(0);
+    const older = readRunsFile(join(dir, 'runs.csv'))[0];
+    const cells = header.map((k) => String(older[k] ?? ''));
+    const withoutAttention = (row: string[]) => row.filter((_, i) => i !== at);
+    const quote = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+    writeFileSync(
+      join(dir, 'older-runs.csv'),
+      [withoutAttention(header), withoutAttention(cells).map(quote)]
+        .map((r) => r.join(',') + '\r\n')
+        .join(''),
+    );
+
+    const appended = await exited(tinyRun(['--precision', 'FP32', '--out', 'older-runs.csv']));
+    expect(appended.status).toBe(0);
+    expect(appended.stderr).toMatch(/older-runs\.csv: added the column attention/);
+    const rows = readRunsFile(join(dir, 'older-runs.csv'));
+    expect(rows).toHaveLength(2);
+    // The earlier run keeps every cell it had and states no attention, as its harness left it;
+    // the new one says how it ran.
+    expect(rows[0]).toEqual({ ...older, attention: '' });
+    expect(rows[1].attention).toBe('EAGER');
+    expect(runFromRow(rows[0], dir).attention ?? null).toBeNull();
+    expect(runFromRow(rows[1], dir).attention).toBe('eager');
+    // A third run finds the column there: appended without rewriting.
+    const third = await exited(tinyRun(['--precision', 'FP32', '--out', 'older-runs.csv']));
+    expect(third).toEqual({ status: 0, stderr: '' });
+    expect(readRunsFile(join(dir, 'older-runs.csv')).map((r) => r.attention)).toEqual(['', 'EAGER', 'EAGER']);
+  }, 120_000);
+
   it('times data parallelism over the GPUs of a machine (--gpus) and across nodes (torchrun), each step the slowest process', async () => {
     // Two processes on one machine: gloo on CPU, NCCL on GPUs.
     const local = await exited(tinyRun(['--gpus', '2', '--out', 'dp.csv']));
