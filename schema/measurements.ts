@@ -122,7 +122,7 @@ export class Measurement {
   @Field(() => AttentionEnum, {
     nullable: true,
     description:
-      "How the run's attention cores ran, as recorded; null: not stated (predicted as predict's default).",
+      "How the run's attention cores ran, as recorded, or EAGER where a run that does not say has a note the harness wrote on a PyTorch before 2.0 (no fused kernel there); null: not stated (predicted as predict's default).",
   })
   attention!: AttentionImplementation | null;
   @Field(() => Float, { description: 'Measured time of one optimizer step, ms.' }) stepTimeMs!: number;

@@ -15,7 +15,7 @@ import {
   type Prediction,
   type PredictRequest,
 } from '../predictor/predict.js';
-import { planParallelism, type PlanParallelism } from '../predictor/parallel.js';
+import { parallelStructure, planParallelism, type PlanParallelism } from '../predictor/parallel.js';
 import type { Utilization } from '../predictor/utilization.js';
 import {
   activationScaleOf,
@@ -98,7 +98,10 @@ export interface StoredRun extends MeasurementRunRow {
   mfu: number | null;
   /** The layout the run ran at, as a plan reports its own. */
   parallelism: PlanParallelism;
-  /** How its attention cores ran, as recorded; null: not stated (predict's default for the model). */
+  /**
+   * How its attention cores ran, as recorded or as its harness note tells (a PyTorch 1.x run ran
+   * them op by op: attentionFromNote); null: not said (predict's default for the model).
+   */
   attention: AttentionImplementation | null;
 }
 
@@ -204,13 +207,43 @@ function attentionOf(a: string | null | undefined): AttentionImplementation | un
   return a as AttentionImplementation;
 }
 
-/** A configuration -> the predictor's request; throws BAD_USER_INPUT naming the field. */
-export function predictRequestOf(c: RunConfiguration): PredictRequest {
+/**
+ * How a run's attention cores ran, where it does not say but its note does: a note the harness
+ * wrote names what built the model and the PyTorch it ran on ("builder ...; torch 1.13.1"), and a
+ * PyTorch before 2.0 has no fused attention kernel, so every harness builder ran the cores op by op
+ * there (the layer replay, transformers, torchvision's ViT). A run the harness wrote before it had
+ * an `attention` column would otherwise read as a fused run on a slow GPU. Another note says nothing
+ * (a user's own code on PyTorch 1.x may have called flash-attn).
+ */
+export function attentionFromNote(note: string | null | undefined): AttentionImplementation | undefined {
+  return note && /(^|; )builder [^;]+;/.test(note) && /(^|; )torch 1\.\d/.test(note) ? 'eager' : undefined;
+}
+
+/**
+ * A stored run's attention: as it was recorded, else as its harness note tells where its model has
+ * attention cores (predictRequestOf); null where neither says (predict's default for the model).
+ */
+export function runAttention(c: RunConfiguration, note: string | null): AttentionImplementation | null {
+  if (c.attention != null || !attentionFromNote(note)) return c.attention ?? null;
+  try {
+    return predictRequestOf(c, note).attention ?? null;
+  } catch {
+    return null; // a configuration that no longer builds: listed, not predicted
+  }
+}
+
+/**
+ * A configuration -> the predictor's request; throws BAD_USER_INPUT naming the field. A run's
+ * `note` says how its attention ran where the run does not (attentionFromNote).
+ */
+export function predictRequestOf(c: RunConfiguration, note?: string | null): PredictRequest {
   // The store keeps full-training runs only (no column says which weights a run trained).
   fullTrainingOnly('workload.fineTuning', c.workload as { fineTuning?: string | null }, 'in recorded runs');
   const { model } = workload({ ...(c.workload as object), samples: 1 } as Parameters<typeof workload>[0]);
   const gpu = gpuById('gpu', c.gpu);
-  const attention = attentionOf(c.attention);
+  const attention =
+    attentionOf(c.attention) ??
+    (note && parallelStructure(costOf(model)).hasAttention ? attentionFromNote(note) : undefined);
   return {
     model,
     gpu,
@@ -323,7 +356,7 @@ export async function recordRuns(runs: RunInput[], owner: string, now = new Date
   const rejected: RecordResult['rejected'] = [];
   runs.forEach((r, index) => {
     try {
-      const req = predictRequestOf(r);
+      const req = predictRequestOf(r, r.note);
       const p = predict(req, loadEfficiency()); // throws when the configuration cannot be built (precision, layout, ...)
       const problem = physicsProblem(req, p, r.stepTimeMs, r.peakMemoryGb);
       if (problem) {
@@ -377,7 +410,7 @@ export async function listRuns(filter: RunFilter): Promise<StoredRun[]> {
       modelTflopsPerGpu: ev?.measuredUse.get(r.id)?.modelTflopsPerGpu ?? null,
       mfu: ev?.measuredUse.get(r.id)?.mfu ?? null,
       parallelism: runParallelism(r, c),
-      attention: c.attention ?? null,
+      attention: runAttention(c, r.note),
     };
   });
 }
@@ -511,7 +544,8 @@ function buildRuns(rows: readonly MeasurementRunRow[]): { runs: BuiltRun[]; skip
   const skipped: Snapshot['skipped'] = [];
   for (const row of rows) {
     try {
-      const req = predictRequestOf(JSON.parse(row.configuration) as RunConfiguration);
+      const c = JSON.parse(row.configuration) as RunConfiguration;
+      const req = predictRequestOf(c, row.note);
       const p = predict(req, loadEfficiency());
       runs.push({
         row,
@@ -519,7 +553,7 @@ function buildRuns(rows: readonly MeasurementRunRow[]): { runs: BuiltRun[]; skip
         p,
         item: correctionInputOf(req, p, {
           framework: row.framework as Framework,
-          xla: JSON.parse(row.configuration).xla === true,
+          xla: c.xla === true,
         }),
       });
     } catch (e) {

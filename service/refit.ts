@@ -17,7 +17,7 @@ import type { Efficiency } from '../predictor/step.js';
 import type { MeasurementRunRow } from '../store/schema.js';
 import { MeasurementStore } from '../store/store.js';
 import { runtimeConfig } from './config.js';
-import { checkOwner, measurementStore, type RunConfiguration } from './measurements.js';
+import { checkOwner, measurementStore, runAttention, type RunConfiguration } from './measurements.js';
 import { InputError } from './validate.js';
 import { forgetRefit, refitFiles, shippedModelSha256 } from './learned-choice.js';
 
@@ -29,6 +29,7 @@ import { forgetRefit, refitFiles, shippedModelSha256 } from './learned-choice.js
  */
 export function runMeasurement(row: MeasurementRunRow): Measurement | string {
   const c = JSON.parse(row.configuration) as RunConfiguration;
+  const attention = runAttention(c, row.note);
   if (c.workload.customModel)
     return 'a custom model: the shipped rows, and so the refit, are zoo models (its runs still calibrate)';
   const p = c.parallelism;
@@ -78,7 +79,7 @@ export function runMeasurement(row: MeasurementRunRow): Measurement | string {
             ...(p.expertParallel !== undefined ? { expert_parallel: String(p.expertParallel) } : {}),
           }
         : {}),
-      ...(c.attention ? { attention: c.attention } : {}),
+      ...(attention ? { attention } : {}),
     },
   };
 }

@@ -270,6 +270,49 @@ describe('recordMeasurements', () => {
       expect((await run(del, { owner })).data!.deleteMeasurements).toBe(1);
   });
 
+  // A run the harness wrote before it had an `attention` column still says, in its note, what built
+  // the model and on which PyTorch: before 2.0 there is no fused kernel, so its cores ran op by op.
+  it("reads an unstated run's attention from its harness note: on PyTorch 1.x the cores ran op by op", async () => {
+    const gpt = {
+      workload: { model: 'gpt2_124m', samples: 1e6 },
+      gpu: 'L4',
+      batchSizePerGpu: 8,
+      precision: 'AMP_BF16',
+    };
+    const harnessNote = (torch: string) =>
+      `median of 20 steps after 5 warm-up (min 1 ms, max 2 ms); builder zoo layer-replay; parameters 124439808; torch ${torch}; cuda 11.7; python 3.11.2; gpu_name NVIDIA L4`;
+    const fused = await predictNow(gpt);
+    const eager = await predictNow({ ...gpt, attention: 'EAGER' });
+    const resnet = { ...gpt, workload: { model: 'resnet50_v1.5', samples: 1e6 }, batchSizePerGpu: 64 };
+    const runs = [
+      { ...gpt, stepTimeMs: eager.stepTimeMs, source: 'harness', note: harnessNote('1.13.1') },
+      // Not the harness's note: a user's own code on PyTorch 1.x may have called flash-attn.
+      { ...gpt, stepTimeMs: fused.stepTimeMs, source: 'test', note: 'our trainer, torch 1.13.1' },
+      { ...gpt, stepTimeMs: fused.stepTimeMs, source: 'harness', note: harnessNote('2.4.0+cu121') },
+      // A CNN has no attention cores to have run either way.
+      {
+        ...resnet,
+        stepTimeMs: (await predictNow(resnet)).stepTimeMs,
+        source: 'harness',
+        note: harnessNote('1.13.1'),
+      },
+    ];
+    const recorded = await run(RECORD, { owner: 'grace', runs });
+    expect(recorded.data!.recordMeasurements).toMatchObject({ stored: 4, rejected: [] });
+    const listed = (await run(`{ measurements(owner: "grace") { attention predictedStepTimeMs } }`)).data!
+      .measurements;
+    expect(listed.map((m: { attention: string | null }) => m.attention)).toEqual(['EAGER', null, null, null]);
+    // The PyTorch 1.x run is held against the eager estimate: it ran as predicted, and the fused
+    // estimate its calibration moves stays where it was (read as fused it would move 1.7x).
+    expect(listed[0].predictedStepTimeMs / eager.stepTimeMs).toBeCloseTo(1, 2);
+    expect(listed[1].predictedStepTimeMs / fused.stepTimeMs).toBeCloseTo(1, 2);
+    const after = await predictNow(gpt);
+    expect(after.calibrationRuns).toBeGreaterThanOrEqual(3);
+    expect(Math.abs(after.stepTimeMs / fused.stepTimeMs - 1)).toBeLessThan(0.03);
+    const del = `mutation($owner: String!) { deleteMeasurements(owner: $owner) }`;
+    expect((await run(del, { owner: 'grace' })).data!.deleteMeasurements).toBe(4);
+  });
+
   it('lists each run at the layout it was recorded at, as plans report theirs', async () => {
     // Llama 2 7B on a node of eight H100s: tensor and context parallel 2 with ZeRO-1 and full
     // recomputation, beside a plain data-parallel run of the same GPUs and batch.
