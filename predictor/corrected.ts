@@ -9,7 +9,7 @@ import type { RowPrediction } from './measured.js';
 import { costOf, predict, utilizationAt, type Prediction, type PredictRequest } from './predict.js';
 import { convolutionLayout, fusedAttention, scaleBreakdown, type Efficiency } from './step.js';
 import { getGpu } from '../seeds/catalog.js';
-import { DEFAULT_STACK, stackEffects, stackEvidence } from './software.js';
+import { DEFAULT_STACK, isStockLoop, stackEffects, stackEvidence } from './software.js';
 import { parallelStructure } from './parallel.js';
 import { withMeasuredActivations } from './memory-calibration.js';
 import type { Utilization } from './utilization.js';
@@ -27,6 +27,16 @@ function attentionEvidence(req: PredictRequest, eff: Efficiency): string {
   return fusedAttention(req, cost, eff)
     ? "; attention as one fused kernel (PyTorch's scaled_dot_product_attention, which Hugging Face, torchvision and torchtitan call; attention EAGER writes the scores to memory)"
     : "; attention with its scores written to memory, as this model's code runs it (attention FUSED for one fused kernel)";
+}
+
+/**
+ * Where the stack decides how FP8 or FP4 stores the model (precision.ts storagePolicy), which it
+ * assumed: a stock loop's fp32 model moves twice the gradient bytes of Megatron-Core's recipe.
+ */
+function storageEvidence(req: PredictRequest): string {
+  if (req.precision !== 'FP8' && req.precision !== 'FP4') return '';
+  if (!isStockLoop(req.stack) || req.parallelism?.masterWeights !== undefined) return '';
+  return `; ${req.precision} over an fp32 model, as a stock PyTorch loop runs Transformer Engine (fp32 weights and gradient reductions, no master copy; parallelism.masterWeights for bf16 weights beside a master copy, Megatron-Core's recipe)`;
 }
 
 /** What a LoRA estimate assumes and leaves out: said in its evidence and in the notes of a LoRA search. */
@@ -105,7 +115,7 @@ export async function predictCorrected(
     stepTimeMsP90: p.stepTimeMs * k.hi[0],
     totalHoursP90: p.totalHours === null ? null : p.totalHours * k.hi[0],
     predictor: learned.predictor.name,
-    evidence: `${k.caseOf(0)}; ${stackEvidence(req.stack)}${attentionEvidence(req, eff)}${layoutEvidence(req, p)}${req.frozenBase ? `; LoRA on a frozen base: ${LORA_LEFT_OUT}` : ''}${memoryEvidence}${overPublished ? `; this ${overPublished}` : ''}`,
+    evidence: `${k.caseOf(0)}; ${stackEvidence(req.stack)}${storageEvidence(req)}${attentionEvidence(req, eff)}${layoutEvidence(req, p)}${req.frozenBase ? `; LoRA on a frozen base: ${LORA_LEFT_OUT}` : ''}${memoryEvidence}${overPublished ? `; this ${overPublished}` : ''}`,
     evidenceLevel: k.levels[0],
     calibrationRuns: k.runs[0],
     boundBy: k.boundBy[0],

@@ -25,6 +25,7 @@ import {
   masterBytesOf,
   quantizedGemm,
   stateBytesPerParam,
+  storagePolicy,
   POLICIES,
   type PrecisionPolicy,
 } from './precision.js';
@@ -53,7 +54,7 @@ import type {
   SavedTensorType,
   SourceRecipe,
 } from '../seeds/types.js';
-import type { SoftwareStack } from './software.js';
+import { isStockLoop, type SoftwareStack } from './software.js';
 import type { Execution } from './step.js';
 import type { DType, GpuSpec, LayerCost, ModelCost, ModelDef, OpClass, Precision } from './types.js';
 
@@ -685,6 +686,11 @@ export interface MemoryLayout {
   transientWeightCopies?: boolean;
   /** Default: the constants' defaultAttention (fused). */
   attention?: AttentionImplementation;
+  /**
+   * A stock PyTorch loop stores the mode (precision.ts storagePolicy): FP8 and FP4 keep the model in
+   * fp32 with no master copy. Set by stackMemory for PYTORCH_EAGER.
+   */
+  stockLoop?: boolean;
   /** DTensor tensor parallelism's saved inputs (FrameworkActivations.gatheredColumnInputs). */
   gatheredColumnInputs?: boolean;
   /** DTensor's vocabulary-parallel cross entropy (FrameworkActivations.lossParallel). */
@@ -728,7 +734,10 @@ export function stackMemory(
   eff: Efficiency,
 ): FrameworkMemory {
   // Stock eager code (the default stack): composite ops that save more than fused kernels.
-  if (stack === undefined || stack === 'PYTORCH_EAGER') return frameworkMemory(eff, 'eager', undefined);
+  if (isStockLoop(stack)) {
+    const eager = frameworkMemory(eff, 'eager', undefined);
+    return { ...eager, layout: { ...eager.layout, stockLoop: true } };
+  }
   if (stack !== 'MEGATRON' && stack !== 'TUNED') return frameworkMemory(eff, null, undefined);
   const trainsIn = precision === 'BF16' || precision === 'FP8' || precision === 'FP4';
   return frameworkMemory(eff, 'megatron', trainsIn ? eff.memory.frameworkStates.megatron : undefined);
@@ -737,7 +746,10 @@ export function stackMemory(
 /** The memory constants and layout fields a framework's kernels and recipes change. */
 export interface FrameworkMemory {
   eff: Efficiency;
-  layout: Pick<MemoryLayout, 'gradients' | 'fp8Parameters' | 'masterWeights' | 'optimizerState'>;
+  layout: Pick<
+    MemoryLayout,
+    'gradients' | 'fp8Parameters' | 'masterWeights' | 'optimizerState' | 'stockLoop'
+  >;
 }
 
 /**
@@ -847,7 +859,7 @@ export function shardedMemoryPerGpu(
   const ep = layout.expertParallel ?? 1;
   // The experts are sharded over the GPUs holding the same experts (parallel.ts expertGradientGroup).
   const expertShards = Math.max(1, (shards * t) / ep);
-  const policy = POLICIES[precision];
+  const policy = storagePolicy(precision, layout.stockLoop === true, layout.masterWeights);
   const s = parallelStructure(cost);
   const per = stateBytesPerParam(policy, model.optimizer);
   const copy = layout.transientWeightCopies ? null : policy.forwardWeightCopy;

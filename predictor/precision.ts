@@ -54,6 +54,12 @@ export interface PrecisionPolicy {
    */
   scaledGemmInput?: keyof typeof SCALED_INPUT_BYTES;
   /**
+   * The weights are cast to the scaled type at every forward (every micro-batch) rather than once
+   * per step: Transformer Engine keeps the quantized copy across micro-batches only when the loop
+   * says which is the first (is_first_microbatch), which a stock loop does not.
+   */
+  recastsScaledWeights?: boolean;
+  /**
    * Element type a GEMM or convolution saves its input in for backward: the math type under autocast
    * (it saves the cast copy), FP8 under Transformer Engine (its Linear saves the FP8-cast input).
    */
@@ -195,7 +201,7 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     savedGemmInput: 'fp8',
     forwardWeightCopy: { dtype: 'fp8', copies: 2, blockLinearsOnly: true },
     description:
-      'FP8 as Transformer Engine runs it (Hopper, Ada and newer): matmul inputs cast to FP8 with per-tensor scaling (delayed amax), GEMMs on FP8 tensor cores with bf16 outputs; bf16 weights and activations elsewhere; fp32 gradient buffers (main_grad), master weights and optimizer state; weights cast to FP8 once per step (kept with their transpose) and all-gathered (ZeRO-3/FSDP) in bf16.',
+      'FP8 as Transformer Engine runs under Megatron-Core (what the MEGATRON, TUNED and TORCH_COMPILE stacks assume; Hopper, Ada and newer): matmul inputs cast to FP8 with per-tensor scaling (delayed amax), GEMMs on FP8 tensor cores with bf16 outputs; bf16 weights and activations elsewhere; fp32 gradient buffers (main_grad), master weights and optimizer state; weights cast to FP8 once per step (kept with their transpose) and all-gathered (ZeRO-3/FSDP) in bf16.',
   },
   FP4: {
     precision: 'FP4',
@@ -214,8 +220,57 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
     savedGemmInput: 'fp8',
     forwardWeightCopy: { dtype: 'fp8', copies: 2, blockLinearsOnly: true },
     description:
-      'FP4 training (NVFP4 / MXFP4, on GPUs whose datasheet gives an FP4 rate: Blackwell): matmul inputs quantized to FP4 with block scales (16 elements per e4m3 scale for NVFP4), GEMMs on FP4 tensor cores with bf16 outputs; bf16 elsewhere; fp32 gradient buffers, master weights and optimizer state. No FP4 training run or FP4 kernel is measured here: estimates are unmeasured.',
+      'FP4 training (NVFP4 / MXFP4, on GPUs whose datasheet gives an FP4 rate: Blackwell) as Megatron-Core stores it (what the MEGATRON, TUNED and TORCH_COMPILE stacks assume): matmul inputs quantized to FP4 with block scales (16 elements per e4m3 scale for NVFP4), GEMMs on FP4 tensor cores with bf16 outputs; bf16 elsewhere; fp32 gradient buffers, master weights and optimizer state. No FP4 training run or FP4 kernel is measured here: estimates are unmeasured.',
   },
+};
+
+/**
+ * A precision mode's storage as a stock PyTorch loop trains it (PYTORCH_EAGER). FP8 and FP4 there are
+ * Transformer Engine's modules in place of nn.Linear, under torch.autocast(bf16) and fp8_autocast,
+ * as Hugging Face accelerate and trainplan's harness run them: the model stays fp32 as under AMP,
+ * so there is no master copy, the gradients are fp32 and data parallelism reduces them in fp32
+ * (DDP) and gathers fp32 weights (FSDP), and each linear's fp32 weight is cast to the scaled type at
+ * every forward. POLICIES' FP8 and FP4 are Megatron-Core's recipe (bf16 weights, fp32 main_grad
+ * and master, bf16 reductions), what the published FP8 runs trained; a stock loop that keeps bf16
+ * weights with a master copy says so with the layout's masterWeights, and gets that recipe's
+ * storage. The other modes store the same on every stack.
+ */
+export function stockLoopPolicy(precision: Precision): PrecisionPolicy {
+  return STOCK_LOOP[precision] ?? POLICIES[precision];
+}
+
+/**
+ * The storage a step keeps in `precision`: a stock loop's (stockLoopPolicy) where it runs on
+ * PYTORCH_EAGER and its layout states no master weights (stating them says the code keeps bf16
+ * weights beside a master copy, the recipe of POLICIES), else POLICIES'. The math is the same.
+ */
+export function storagePolicy(
+  precision: Precision,
+  stockLoop: boolean,
+  masterWeights: MasterWeights | undefined,
+): PrecisionPolicy {
+  return stockLoop && masterWeights === undefined ? stockLoopPolicy(precision) : POLICIES[precision];
+}
+
+const fp32Model = (p: PrecisionPolicy, description: string): PrecisionPolicy => ({
+  ...p,
+  weights: 'fp32',
+  gradients: 'fp32',
+  gradientReduce: undefined,
+  masterWeights: false,
+  recastsScaledWeights: true,
+  description,
+});
+
+const STOCK_LOOP: Partial<Record<Precision, PrecisionPolicy>> = {
+  FP8: fp32Model(
+    POLICIES.FP8,
+    "FP8 as Transformer Engine runs in a stock PyTorch loop (Hopper, Ada and newer; its Linear in place of nn.Linear under torch.autocast(bf16) and fp8_autocast, as Hugging Face accelerate and trainplan's harness run it): matmul inputs cast to FP8 with per-tensor scaling, GEMMs on FP8 tensor cores with bf16 outputs; bf16 activations elsewhere; the model, its gradients (reduced in fp32) and the optimizer state fp32, no master copy; each weight cast to FP8 at every forward (kept with its transpose for backward).",
+  ),
+  FP4: fp32Model(
+    POLICIES.FP4,
+    'FP4 training (NVFP4 / MXFP4, on GPUs whose datasheet gives an FP4 rate: Blackwell) as Transformer Engine runs in a stock PyTorch loop: matmul inputs quantized to FP4 with block scales, GEMMs on FP4 tensor cores with bf16 outputs; bf16 activations elsewhere; the model, its gradients and the optimizer state fp32, no master copy. No FP4 training run or FP4 kernel is measured here: estimates are unmeasured.',
+  ),
 };
 
 /**

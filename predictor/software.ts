@@ -16,6 +16,13 @@ import { getGpu } from '../seeds/catalog.js';
 export { SOFTWARE_STACKS, type CompositeOp, type SoftwareStack, type StackEffects, type SoftwareFile };
 export const DEFAULT_STACK: SoftwareStack = 'PYTORCH_EAGER';
 
+/**
+ * Whether a step runs in a stock PyTorch training loop (the default stack), whose FP8 keeps the model
+ * in fp32 (precision.ts stockLoopPolicy) where the other stacks train Megatron-Core's recipe.
+ */
+export const isStockLoop = (stack: SoftwareStack | undefined): boolean =>
+  (stack ?? DEFAULT_STACK) === 'PYTORCH_EAGER';
+
 export const softwareFile = loadSoftware;
 export function stackEffects(stack: SoftwareStack = DEFAULT_STACK): StackEffects {
   return softwareFile().stacks[stack];

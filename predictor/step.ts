@@ -66,10 +66,12 @@ import {
   POLICIES,
   type PrecisionPolicy,
   quantizedGemm,
+  storagePolicy,
 } from './precision.js';
 import type { GpuSpec, LayerCost, MathMode, ModelCost, ModelDef, Precision } from './types.js';
 import {
   DEFAULT_STACK,
+  isStockLoop,
   stackEffects,
   type CompositeOp,
   type SoftwareStack,
@@ -548,10 +550,11 @@ export function computeTime(
   given?: LayerSums,
 ): ComputeTime {
   const sums = given ?? layerSums(cost, gpu, exec, eff);
-  const policy = POLICIES[exec.precision];
+  const par = exec.parallelism;
+  // What the step stores and moves: a stock loop keeps an FP8 model in fp32 (precision.ts).
+  const policy = storagePolicy(exec.precision, isStockLoop(exec.stack), par?.masterWeights);
   const fx = stackEffects(exec.stack ?? DEFAULT_STACK);
   const B = exec.batchSizePerGpu;
-  const par = exec.parallelism;
   const s = par ? parallelStructure(cost) : undefined;
   const t = par?.tensorParallel ?? 1,
     pp = par?.pipelineParallel ?? 1,
@@ -634,10 +637,11 @@ export function computeTime(
   if (policy.scaledGemmInput) {
     // Transformer Engine: every micro-batch casts each matmul input (forward) and output gradient
     // (backward): read bf16, write the scaled type. The weights are cast once per step (TE keeps the
-    // quantized copy across micro-batches), in both layouts the forward and backward GEMMs read.
+    // quantized copy across micro-batches; a stock loop's at every forward), in both layouts the
+    // forward and backward GEMMs read.
     const q = SCALED_INPUT_BYTES[policy.scaledGemmInput];
     mpBytes += accum * B * (matmulInputElements / pp / cp) * 2 * (BYTES.bf16 + q);
-    mpBytes += heldAfterStage3 * (BYTES[policy.weights] + 2 * q);
+    mpBytes += (policy.recastsScaledWeights ? accum : 1) * heldAfterStage3 * (BYTES[policy.weights] + 2 * q);
   }
   const mixedPrecisionMs = (1e3 * mpBytes) / bw;
 

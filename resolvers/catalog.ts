@@ -1,7 +1,8 @@
 import { Arg, Query, Resolver } from 'type-graphql';
 import { getGpu, loadGpus } from '../seeds/catalog.js';
 import { getModel, loadZoo } from '../predictor/zoo/index.js';
-import { Gpu, Model, PrecisionInfo } from '../schema/types.js';
+import { Gpu, Model, PrecisionInfo, SoftwareStackEnum } from '../schema/types.js';
+import { DEFAULT_STACK, type SoftwareStack } from '../predictor/software.js';
 import { gpuView, modelView, precisionViews } from './views.js';
 
 @Resolver()
@@ -33,8 +34,15 @@ export class CatalogResolver {
   }
 
   @Query(() => [PrecisionInfo], { description: 'The precision modes and what each means for the hardware.' })
-  precisions(): PrecisionInfo[] {
-    return precisionViews();
+  precisions(
+    @Arg('softwareStack', () => SoftwareStackEnum, {
+      defaultValue: DEFAULT_STACK,
+      description:
+        "What trains the model, as predict's softwareStack: a stock PyTorch loop (PYTORCH_EAGER) keeps an FP8 or FP4 model in fp32 with no master copy, the other stacks Megatron-Core's bf16 weights with an fp32 master.",
+    })
+    softwareStack: SoftwareStack,
+  ): PrecisionInfo[] {
+    return precisionViews(softwareStack);
   }
 }
 

@@ -1,6 +1,7 @@
 // Domain objects -> the API's shapes. Only derived fields are added here.
 import { costOf } from '../predictor/predict.js';
-import { POLICIES, unsupportedReason } from '../predictor/precision.js';
+import { storagePolicy, unsupportedReason } from '../predictor/precision.js';
+import { isStockLoop, type SoftwareStack } from '../predictor/software.js';
 import { PRECISIONS, type ModelDef } from '../predictor/types.js';
 import type { CatalogGpu } from '../seeds/types.js';
 import type { Gpu, LayerTypeSummary, Model, PrecisionInfo } from '../schema/types.js';
@@ -39,9 +40,10 @@ export function modelView(m: ModelDef): Model {
   };
 }
 
-export function precisionViews(): PrecisionInfo[] {
+/** The precision modes as `stack` stores them (a stock loop's FP8 and FP4 differ: precision.ts). */
+export function precisionViews(stack: SoftwareStack): PrecisionInfo[] {
   return PRECISIONS.map((p) => {
-    const x = POLICIES[p];
+    const x = storagePolicy(p, isStockLoop(stack), undefined);
     return {
       id: p,
       description: x.description,

@@ -28,6 +28,35 @@ describe('catalog queries', () => {
     expect(r.data!.model.parameters).toBeLessThan(345e6);
     expect(r.data!.precisions).toHaveLength(PRECISIONS.length);
     expect((await run('{ gpu(id: "nope") { id } }')).data!.gpu).toBeNull();
+    // FP8 as a stock PyTorch loop stores it (the default stack) and as Megatron-Core's recipe does.
+    const fp8 = async (stack: string) =>
+      (
+        await run(`{ precisions(softwareStack: ${stack}) { id weights gradients masterWeights } }`)
+      ).data!.precisions.find((p: { id: string }) => p.id === 'FP8');
+    expect(await fp8('PYTORCH_EAGER')).toEqual({
+      id: 'FP8',
+      weights: 'fp32',
+      gradients: 'fp32',
+      masterWeights: false,
+    });
+    expect(await fp8('MEGATRON')).toEqual({
+      id: 'FP8',
+      weights: 'bf16',
+      gradients: 'fp32',
+      masterWeights: true,
+    });
+    // A prediction says which it assumed.
+    const evidence = async (more: string) =>
+      (
+        await run(
+          `{ predict(input: { workload: { model: "gpt2_124m", samples: 1e6 }, gpu: "H100-SXM5-80GB", gpusPerNode: 8, batchSizePerGpu: 8, precision: FP8${more} }) { evidence } }`,
+        )
+      ).data!.predict.evidence;
+    expect(await evidence('')).toMatch(
+      /FP8 over an fp32 model, as a stock PyTorch loop runs Transformer Engine/,
+    );
+    expect(await evidence(', softwareStack: MEGATRON')).not.toMatch(/fp32 model/);
+    expect(await evidence(', parallelism: { zeroStage: 1, masterWeights: FP32 }')).not.toMatch(/fp32 model/);
   });
 });
 

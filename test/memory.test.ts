@@ -23,7 +23,7 @@ import {
 } from '../predictor/memory-check.js';
 import { frameworkFamily, recipeOf } from '../predictor/llm-recipes.js';
 import { impossibleRefusals, largestBatches } from '../cli/memory-check.js';
-import { BYTES, POLICIES } from '../predictor/precision.js';
+import { BYTES, POLICIES, stockLoopPolicy } from '../predictor/precision.js';
 import { costOf, predict } from '../predictor/predict.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { PRECISIONS } from '../predictor/types.js';
@@ -150,9 +150,13 @@ describe('what the parts are made of', () => {
   const blockLinears = 24 * (12 * h * h + 9 * h);
 
   it('weights, gradients and optimizer state follow the precision table for every mode (a new mode needs only its row)', () => {
-    for (const precision of PRECISIONS) {
-      const policy = POLICIES[precision];
-      const m = memoryPerGpu(bert, cost, precision, 1, false, eff);
+    // On the default stack, a stock PyTorch loop (its FP8 and FP4 keep the model in fp32), and on a
+    // stack that runs Megatron-Core's recipes (the table's rows as they are).
+    for (const [precision, stack, policy] of PRECISIONS.flatMap((p) => [
+      [p, undefined, stockLoopPolicy(p)] as const,
+      [p, 'TORCH_COMPILE', POLICIES[p]] as const,
+    ])) {
+      const m = memoryPerGpu(bert, cost, precision, 1, false, eff, { stack });
       const copy = policy.forwardWeightCopy;
       const copyBytes = copy ? copy.copies * BYTES[copy.dtype] : 0;
       const copied = copy?.blockLinearsOnly ? blockLinears : P;
@@ -165,14 +169,35 @@ describe('what the parts are made of', () => {
     }
   });
 
-  it('FP8 keeps the Transformer Engine recipe: bf16 weights, an FP8 copy and transpose of the block linears, fp32 gradients, master weights and moments, FP8-saved GEMM inputs', () => {
-    const m = memoryPerGpu(bert, cost, 'FP8', 1, false, eff);
+  it("FP8 keeps Megatron-Core's Transformer Engine recipe: bf16 weights, an FP8 copy and transpose of the block linears, fp32 gradients, master weights and moments, FP8-saved GEMM inputs", () => {
+    const stack = 'TORCH_COMPILE';
+    const m = memoryPerGpu(bert, cost, 'FP8', 1, false, eff, { stack });
     expect(m.weightsGb * GiB).toBeCloseTo(2 * P + 2 * blockLinears, -3);
     expect((m.gradientsGb * GiB) / P).toBeCloseTo(4, 6);
     expect((m.optimizerGb * GiB) / P).toBeCloseTo(4 + 8, 6);
+    expect(memoryPerGpu(bert, cost, 'FP8', 8, false, eff, { stack }).activationsGb).toBeLessThan(
+      memoryPerGpu(bert, cost, 'AMP_BF16', 8, false, eff, { stack }).activationsGb,
+    );
+  });
+
+  it('FP8 in a stock PyTorch loop keeps the model fp32 as AMP does, with the FP8 copies beside it, unless it states master weights', () => {
+    // Transformer Engine's Linear under torch.autocast and fp8_autocast over an fp32 model (accelerate,
+    // the harness): fp32 weights and gradients, the moments, no master copy; 2 bytes less per
+    // parameter than the recipe above, the FP8 weight and its transpose as there.
+    const m = memoryPerGpu(bert, cost, 'FP8', 1, false, eff);
+    expect(m.weightsGb * GiB).toBeCloseTo(4 * P + 2 * blockLinears, -3);
+    expect((m.gradientsGb * GiB) / P).toBeCloseTo(4, 6);
+    expect((m.optimizerGb * GiB) / P).toBeCloseTo(8, 6);
+    expect(m.masterWeightsGb).toBe(0);
+    // The same activations as the recipe: only the stored states differ.
     expect(memoryPerGpu(bert, cost, 'FP8', 8, false, eff).activationsGb).toBeLessThan(
       memoryPerGpu(bert, cost, 'AMP_BF16', 8, false, eff).activationsGb,
     );
+    // A loop that keeps bf16 weights beside an fp32 master says so, and is sized as the recipe.
+    const layout = { ...plainLayout(1), stockLoop: true };
+    const master = shardedMemoryPerGpu(bert, cost, 'FP8', 1, { ...layout, masterWeights: 'fp32' }, eff);
+    expect(master.weightsGb * GiB).toBeCloseTo(2 * P + 2 * blockLinears, -3);
+    expect((master.masterWeightsGb * GiB) / P).toBeCloseTo(4, 6);
   });
 
   it("recipes' storage choices: FP8 parameters (no bf16 copy of the FP8 weights), 16-bit master remainders, no master copy", () => {

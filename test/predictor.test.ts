@@ -174,6 +174,33 @@ describe('step time', () => {
     );
   });
 
+  it("FP8 in a stock PyTorch loop reduces fp32 gradients as AMP does; Megatron-Core's recipe reduces bf16", () => {
+    // Transformer Engine over an fp32 model (PYTORCH_EAGER): DDP all-reduces the fp32 gradients. A
+    // loop that keeps bf16 weights beside an fp32 master (its layout says so) reduces bf16, as the
+    // MEGATRON stack does.
+    const across = {
+      gpu: gpu('H100-SXM5-80GB'),
+      gpusPerNode: 8,
+      nodes: 2,
+      interNodeGbps: 100,
+      parallelism: {
+        tensorParallel: 1,
+        pipelineParallel: 1,
+        zeroStage: 0 as const,
+        recompute: 'none' as const,
+      },
+    };
+    const comm = (over: Partial<PredictRequest>) =>
+      predict(req({ ...across, ...over }), eff).breakdown.communicationTotalMs;
+    const stock = comm({ precision: 'FP8' });
+    const amp = comm({ precision: 'AMP_BF16' });
+    const recipe = comm({ precision: 'FP8', parallelism: { ...across.parallelism, masterWeights: 'fp32' } });
+    const megatron = comm({ precision: 'FP8', stack: 'MEGATRON' });
+    expect(stock / amp).toBeCloseTo(1, 2); // (the wait for the slowest GPU follows the compute)
+    expect(recipe / stock).toBeCloseTo(0.5, 1);
+    expect(megatron / stock).toBeCloseTo(0.5, 1);
+  });
+
   it('breakdown adds up to the step time, and throughput and cost follow from it', () => {
     const p = predict(req({ gpusPerNode: 8, nodes: 2, priceUsdPerGpuHour: 2 }), eff);
     const b = p.breakdown;
