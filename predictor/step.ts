@@ -420,6 +420,27 @@ function withStackOverlap(eff: Efficiency, stack: SoftwareStack | undefined): Ef
 }
 const overlapCopies = new WeakMap<Efficiency, WeakMap<StackEffects, Efficiency>>();
 
+/**
+ * ZeRO-3 / FSDP's communication on a stack whose wait and interference for it differ from DDP's
+ * (StackEffects.fullyShardedSync: the stock stack's were fitted on DDP's scaling, which FSDP's
+ * published runs do not show); else the stack's own (withStackOverlap).
+ */
+function withShardedSync(fitted: Efficiency, stack: SoftwareStack | undefined): Efficiency {
+  const eff = withStackOverlap(fitted, stack);
+  const sync = stackEffects(stack ?? DEFAULT_STACK).fullyShardedSync;
+  if (!sync) return eff;
+  let bySync = shardedCopies.get(eff);
+  if (!bySync) shardedCopies.set(eff, (bySync = new WeakMap()));
+  let copy = bySync.get(sync);
+  if (!copy)
+    bySync.set(
+      sync,
+      (copy = { ...eff, stragglerCv: sync.stragglerCv, overlapInterference: sync.overlapInterference }),
+    );
+  return copy;
+}
+const shardedCopies = new WeakMap<Efficiency, WeakMap<object, Efficiency>>();
+
 /** A tuned stack's GEMMs run at its own fraction of the measured kernel rate (tensor-core modes; FP32 keeps the fitted one). */
 function withStackMatmul(eff: Efficiency, fx: StackEffects): Efficiency {
   const m = fx.matmulEfficiency;
@@ -1027,12 +1048,12 @@ export function parallelCommunicationTime(
   >,
   fitted: Efficiency,
 ): Communication {
-  const eff = withStackOverlap(fitted, exec.stack);
   const par = exec.parallelism;
   const t = par?.tensorParallel ?? 1,
     pp = par?.pipelineParallel ?? 1,
     z = par?.zeroStage ?? 0,
     ep = par?.expertParallel ?? 1;
+  const eff = z === 3 ? withShardedSync(fitted, exec.stack) : withStackOverlap(fitted, exec.stack);
   const wait = synchronizationWaitMs(c, exec.gpusPerNode * exec.nodes, eff);
   if (!par || (t === 1 && pp === 1 && z === 0 && ep === 1)) {
     const r = communicationTime(c.gradientBytes, c.backwardMs, gpu, exec, eff);

@@ -81,6 +81,12 @@ export interface StackEffects {
   stragglerCv?: number;
   overlapInterference?: number;
   /**
+   * ZeRO-3 / FSDP's wait for the slowest GPU and interference where they differ from the two above
+   * (fitted on DDP's scaling, one all-reduce behind backward); absent = the same. `why` says what
+   * measured it.
+   */
+  fullyShardedSync?: { stragglerCv: number; overlapInterference: number; why: string };
+  /**
    * P10/P90 of log(predicted / measured throughput) of this stack's published LLM runs, each predicted
    * with effects fitted on other model families: the interval of an estimate on this stack.
    */

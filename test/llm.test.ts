@@ -344,21 +344,44 @@ describe('a GPU new to LLM training: runs nothing was fitted on', () => {
   });
 });
 
-describe('stock PyTorch on LLMs: attention as PyTorch runs it today', () => {
-  it("torchtitan's A100 runs under the default stack: 0.58-0.81 of their throughput, their attention one fused kernel", () => {
+describe('stock PyTorch on LLMs: attention as PyTorch runs it today, FSDP as its runs show it', () => {
+  it('eager FSDP against compiled FSDP: torchtitan ran eager at 0.86 of compiled on the same machines, and so does the estimate', () => {
+    // torchtitan's Llama 3.1 8B under FSDP2 with selective recomputation, eager and torch.compile, on
+    // 8 and on 128 of the same 96 GB / 500 W H100s (the same commit, batch and layout). That GPU has no
+    // published peak, so the runs are predicted on H100-SXM5, and the ratio is what is compared: 0.833
+    // and 0.831 against 0.864 and 0.860. DDP's fitted wait for the slowest GPU and interference
+    // (software.json fullyShardedSync) put eager at 0.750 and 0.720 of compiled.
+    const runs = new Map(loadLlmRuns().map((r) => [r.id, r]));
+    const archs = new Map(loadLlmArchitectures().map((a) => [a.model, a]));
+    const onProxy = (id: string) => ({ ...runs.get(id)!, gpu: 'H100-SXM5-80GB' });
+    for (const [eagerId, compiledId] of [
+      ['torchtitan-0001', 'torchtitan-0002'],
+      ['torchtitan-0008', 'torchtitan-0009'],
+    ]) {
+      const eager = predictLlmRun(onProxy(eagerId), archs, 'PYTORCH_EAGER', eff);
+      const compiled = predictLlmRun(onProxy(compiledId), archs, 'TORCH_COMPILE', eff);
+      const published = eager.run.tokensPerSecondPerGpu! / compiled.run.tokensPerSecondPerGpu!;
+      expect(published).toBeGreaterThan(0.85);
+      expect(published).toBeLessThan(0.87);
+      const predicted = eager.tokensPerSecondPerGpu! / compiled.tokensPerSecondPerGpu!;
+      expect(Math.abs(predicted / published - 1), eagerId).toBeLessThan(0.05);
+    }
+  });
+
+  it("torchtitan's A100 runs under the default stack: 0.74-1.06 of their throughput, their attention one fused kernel", () => {
     // torchtitan's FSDP2 Llama runs call scaled_dot_product_attention (FlashAttention on A100); the
     // default stack used to cost every attention with its scores written to memory, as the benchmark
-    // rows' scripts did: 0.45-0.57 of their measured throughput. Most of the rest is FSDP's
-    // communication, half of it left exposed with a wait for the slowest GPU, as the stock stack's
-    // overlap and wait were fitted on the benchmark rows' DDP all-reduce (its compute is 14% above
-    // TORCH_COMPILE's).
+    // rows' scripts did: 0.45-0.57 of their measured throughput; then FSDP's communication, half of
+    // it left exposed with a wait for the slowest GPU as DDP's all-reduce was fitted: 0.58-0.81. Their
+    // source does not say whether they were compiled: under TORCH_COMPILE they are 0.88-1.18, so
+    // eager comes out at 0.88 of compiled, as torchtitan's eager and compiled pairs above ran.
     const runs = otherGpuRuns();
     const ratios = llmPredictions(eff, () => 'PYTORCH_EAGER', runs).map(
       (p) => p.tokensPerSecondPerGpu! / p.run.tokensPerSecondPerGpu!,
     );
     expect(ratios.length).toBe(8);
-    expect(Math.min(...ratios)).toBeGreaterThan(0.55);
-    expect(Math.max(...ratios)).toBeLessThan(0.85);
+    expect(Math.min(...ratios)).toBeGreaterThan(0.7);
+    expect(Math.max(...ratios)).toBeLessThan(1.1);
   });
 });
 
