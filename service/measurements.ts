@@ -241,9 +241,10 @@ export function predictRequestOf(c: RunConfiguration, note?: string | null): Pre
   fullTrainingOnly('workload.fineTuning', c.workload as { fineTuning?: string | null }, 'in recorded runs');
   const { model } = workload({ ...(c.workload as object), samples: 1 } as Parameters<typeof workload>[0]);
   const gpu = gpuById('gpu', c.gpu);
+  const fromNote = attentionFromNote(note);
   const attention =
     attentionOf(c.attention) ??
-    (note && parallelStructure(costOf(model)).hasAttention ? attentionFromNote(note) : undefined);
+    (fromNote && parallelStructure(costOf(model)).hasAttention ? fromNote : undefined);
   return {
     model,
     gpu,
