@@ -233,16 +233,19 @@ describe('recordMeasurements', () => {
     expect((await run(del, { owner: 'carol' })).data!.deleteMeasurements).toBe(2);
   });
 
+  /** GPT-2 small on an L4: a model whose code fuses its attention, timed either way below. */
+  const GPT2_ON_L4 = {
+    workload: { model: 'gpt2_124m', samples: 1e6 },
+    gpu: 'L4',
+    batchSizePerGpu: 8,
+    precision: 'AMP_BF16',
+  };
+
   // A run is predicted the way its attention cores ran: GPT-2 run with eager attention (a Hugging
   // Face model loaded with attn_implementation="eager", or PyTorch before 2.0) is held against the
   // eager estimate, so it does not read as a GPU slower than trainplan thinks.
   it('records how a run ran its attention and predicts it so: an eager run does not slow the fused estimate', async () => {
-    const gpt = {
-      workload: { model: 'gpt2_124m', samples: 1e6 },
-      gpu: 'L4',
-      batchSizePerGpu: 8,
-      precision: 'AMP_BF16',
-    };
+    const gpt = GPT2_ON_L4;
     const fused = await predictNow(gpt);
     const eager = await predictNow({ ...gpt, attention: 'EAGER' });
     expect(eager.stepTimeMs / fused.stepTimeMs).toBeGreaterThan(1.1);
@@ -273,12 +276,7 @@ describe('recordMeasurements', () => {
   // A run the harness wrote before it had an `attention` column still says, in its note, what built
   // the model and on which PyTorch: before 2.0 there is no fused kernel, so its cores ran op by op.
   it("reads an unstated run's attention from its harness note: on PyTorch 1.x the cores ran op by op", async () => {
-    const gpt = {
-      workload: { model: 'gpt2_124m', samples: 1e6 },
-      gpu: 'L4',
-      batchSizePerGpu: 8,
-      precision: 'AMP_BF16',
-    };
+    const gpt = GPT2_ON_L4;
     const harnessNote = (torch: string) =>
       `median of 20 steps after 5 warm-up (min 1 ms, max 2 ms); builder zoo layer-replay; parameters 124439808; torch ${torch}; cuda 11.7; python 3.11.2; gpu_name NVIDIA L4`;
     const fused = await predictNow(gpt);
