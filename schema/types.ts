@@ -4,7 +4,7 @@ import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphq
 import { PRECISIONS, type Precision } from '../predictor/types.js';
 import { SOFTWARE_STACKS, type SoftwareStack } from '../predictor/software.js';
 import { NETWORK_TRANSPORTS, type NetworkTransport } from '../seeds/types.js';
-import { POLICIES } from '../predictor/precision.js';
+import { POLICIES, stockLoopPolicy } from '../predictor/precision.js';
 import { Parallelism } from './parallelism.js';
 import { REJECT_REASONS, type RejectReason } from '../optimizer/recommend.js';
 import type { Regime } from '../predictor/learned/model.js';
@@ -13,7 +13,21 @@ export const PrecisionEnum = Object.fromEntries(PRECISIONS.map((p) => [p, p])) a
 registerEnumType(PrecisionEnum, {
   name: 'Precision',
   description: 'Training precision mode (see the `precisions` query for what each means).',
-  valuesConfig: Object.fromEntries(PRECISIONS.map((p) => [p, { description: POLICIES[p].description }])),
+  // A mode stored differently in a stock loop (the default stack) says both (precision.ts storagePolicy).
+  valuesConfig: Object.fromEntries(
+    PRECISIONS.map((p) => {
+      const stock = stockLoopPolicy(p);
+      return [
+        p,
+        {
+          description:
+            stock === POLICIES[p]
+              ? POLICIES[p].description
+              : `On PYTORCH_EAGER (the default stack): ${stock.description} On the other stacks: ${POLICIES[p].description}`,
+        },
+      ];
+    }),
+  ),
 });
 
 // GraphQL names are CONSTANT_CASE; the values are the framework names the measurements use.
