@@ -378,10 +378,10 @@ describe('trainplan recommend says what to rent and what to be wary of', () => {
     // The offer rented, as the catalog names it: nodes are instances of it.
     expect(firstPlan(out, 'offer')).toMatch(/^(AWS|Azure|GCP|Lambda|RunPod|Paperspace) \S+/);
     expect(out).toMatch(/^rejected: .*NETWORK_UNSTATED \d+/m);
-    // Four single-GPU H100 rentals would be cheaper on a guessed network: the note says so.
-    expect(out).toMatch(
-      /^- network bound the answer: a better plan \(4 x 1 H100-SXM5-80GB at BF16, batch 1: .*\) joins 4 RunPod H100 SXM \(Community\) instances/m,
-    );
+    // The answer's notes, one per line under the table: here, that plan 1's price is undated. (Four
+    // single-GPU RunPod H100s joined on a guessed network were cheaper, and noted, until FSDP on one
+    // 8-GPU instance came out cheaper than them: test/offers.test.ts checks that note.)
+    expect(out).toMatch(/^- warning: plan 1's price \(.*\) is undated/m);
     // And how to time plan 1 before renting it for the job: the harness, or why it cannot.
     const layout = firstPlan(out, 'layout');
     if (/ PP\d/.test(layout) && / ZeRO-[23]/.test(layout))
@@ -481,7 +481,9 @@ describe('trainplan recommend --software-stack', () => {
     const eager = Number(firstPlan(ask(), 'hours'));
     const megatron = Number(firstPlan(ask('--software-stack', 'MEGATRON'), 'hours'));
     expect(megatron).toBeGreaterThan(0);
-    expect(megatron).toBeLessThan(eager / 1.5);
+    // (torchtitan's compiled FSDP ran 1.16x its eager; Megatron-Core's fused kernels and tuned GEMMs
+    // add to that.)
+    expect(megatron).toBeLessThan(eager / 1.3);
   });
 
   it("prints an interleaved plan's chunks in its layout and says how to set them", () => {
