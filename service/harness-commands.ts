@@ -3,10 +3,10 @@
 // prediction names (batch, accumulation, precision, GPUs per node, nodes and their network), and
 // record what it wrote (`trainplan calibrate import`, or the /calibrate page). Recorded, such a
 // run calibrates that very configuration ("1 of this exact configuration" in evidence). Where the
-// harness cannot run the configuration (FP8 under ZeRO 2-3, LoRA, FP4, a model it cannot
-// build) there are no commands and the note says why; where it runs something near it (eager
-// PyTorch for a tuned stack, NCHW for channels-last, a layer replay of a split layout) the note
-// says what differs.
+// harness cannot run the configuration (LoRA, FP4, a model it cannot build) there are no commands
+// and the note says why; where it runs something near it (eager PyTorch for a tuned stack, NCHW for
+// channels-last, a layer replay of a split layout, AMP_BF16 for FP8 under ZeRO 2-3) the note says
+// what differs.
 import type { CorrectedRecommendation } from '../optimizer/recommend-corrected.js';
 import type { Plan } from '../optimizer/search-types.js';
 import type { Framework } from '../predictor/learned/features.js';
@@ -155,10 +155,20 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     return none(
       `the harness's interleaved schedule runs micro-batches in groups of the ${pp} stages, as Megatron's does; this configuration has ${t.gradAccumSteps}`,
     );
-  if (zero >= 2 && t.precision === 'FP8')
-    return none(
-      `the harness runs ZeRO stage ${zero} under FullyShardedDataParallel, where it does not run FP8 (Transformer Engine)`,
-    );
+  if (zero >= 2 && t.precision === 'FP8') {
+    // The nearest configuration it runs: the same layout in AMP_BF16, which a stock loop's FP8 is
+    // but for the FP8 GEMMs (the same fp32 model: precision.ts stockLoopPolicy). Recorded, that run
+    // is the model's on this GPU at tensor-core math, which calibrates this FP8 estimate too.
+    const stand = harnessCommands({ ...c, precision: 'AMP_BF16' }, context);
+    if (!stand.commands.length) return stand;
+    return {
+      commands: stand.commands,
+      note: stand.note.replace(
+        /^times 20 steps after 5 warm-up of this configuration/,
+        `the harness runs ZeRO stage ${zero} under FullyShardedDataParallel, where it does not run FP8 (Transformer Engine): these commands time 20 steps after 5 warm-up of the same layout in AMP_BF16, this configuration but for its FP8 GEMMs; recorded, the run calibrates this model's estimates on this GPU, this FP8 one among them (a run of the same model on the same GPU in another tensor-core precision)`,
+      ),
+    };
+  }
   const custom = w.customModel;
   if (custom && custom.huggingFaceConfig == null)
     return none(

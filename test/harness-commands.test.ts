@@ -272,6 +272,23 @@ describe('harness commands', () => {
     expect(h.note).toMatch(/the harness runs eager PyTorch, not MEGATRON/);
   });
 
+  it('time FP8 under ZeRO 2-3 as the same layout in AMP_BF16, saying so: that run calibrates the FP8 estimate', async () => {
+    const h = await harnessOf({
+      gpu: 'H100-SXM5-80GB',
+      precision: 'FP8',
+      gpusPerNode: 2,
+      parallelism: { zeroStage: 3 },
+    });
+    expect(h.commands[1]).toBe(
+      'python3 measure.py --batch-size 8 --precision AMP_BF16 --zero-stage 3 --gpus 2 --out runs.csv',
+    );
+    expect(h.note).toMatch(
+      /^the harness runs ZeRO stage 3 under FullyShardedDataParallel, where it does not run FP8 \(Transformer Engine\): these commands time 20 steps after 5 warm-up of the same layout in AMP_BF16/,
+    );
+    expect(h.note).not.toMatch(/Transformer Engine installed/);
+    // (That such a run calibrates the FP8 estimate: test/measurements.test.ts.)
+  });
+
   it('are none, with the reason, where the harness cannot run the configuration', async () => {
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ gpu: 'B200', precision: 'FP4' }, /the harness has no FP4 mode/],
@@ -308,10 +325,6 @@ describe('harness commands', () => {
           },
         },
         /splits a zoo model's layer replay by tensor, pipeline, context and expert parallelism, not a Hugging Face build; this configuration uses tensor parallelism 2/,
-      ],
-      [
-        { gpu: 'H100-SXM5-80GB', precision: 'FP8', gpusPerNode: 2, parallelism: { zeroStage: 3 } },
-        /runs ZeRO stage 3 under FullyShardedDataParallel, where it does not run FP8/,
       ],
       [
         {

@@ -273,6 +273,30 @@ describe('recordMeasurements', () => {
       expect((await run(del, { owner })).data!.deleteMeasurements).toBe(1);
   });
 
+  // FP8 under ZeRO-3 is timed by the harness as the same layout in AMP_BF16 (service/harness-commands.ts):
+  // recorded, that run calibrates the FP8 estimate, as its note says.
+  it("an AMP_BF16 run of FP8's layout calibrates the FP8 estimate of that model on that GPU", async () => {
+    const fsdp = {
+      workload: { model: 'gpt2_124m', samples: 1e6 },
+      gpu: 'H100-SXM5-80GB',
+      gpusPerNode: 2,
+      batchSizePerGpu: 8,
+      parallelism: { zeroStage: 3 },
+    };
+    const fp8 = await predictNow({ ...fsdp, precision: 'FP8' });
+    const bf16 = await predictNow({ ...fsdp, precision: 'AMP_BF16' });
+    const recorded = await run(RECORD, {
+      owner: 'heidi',
+      runs: [{ ...fsdp, precision: 'AMP_BF16', stepTimeMs: 1.4 * bf16.stepTimeMs, source: 'harness' }],
+    });
+    expect(recorded.data!.recordMeasurements).toMatchObject({ stored: 1, rejected: [] });
+    const after = await predictNow({ ...fsdp, precision: 'FP8' });
+    expect(after.calibrationRuns).toBe(1);
+    expect(after.stepTimeMs / fp8.stepTimeMs).toBeGreaterThan(1.15);
+    const del = `mutation($owner: String!) { deleteMeasurements(owner: $owner) }`;
+    expect((await run(del, { owner: 'heidi' })).data!.deleteMeasurements).toBe(1);
+  });
+
   // A run the harness wrote before it had an `attention` column still says, in its note, what built
   // the model and on which PyTorch: before 2.0 there is no fused kernel, so its cores ran op by op.
   it("reads an unstated run's attention from its harness note: on PyTorch 1.x the cores ran op by op", async () => {
