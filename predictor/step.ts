@@ -421,9 +421,10 @@ function withStackOverlap(eff: Efficiency, stack: SoftwareStack | undefined): Ef
 const overlapCopies = new WeakMap<Efficiency, WeakMap<StackEffects, Efficiency>>();
 
 /**
- * ZeRO-3 / FSDP's communication on a stack whose wait and interference for it differ from DDP's
- * (StackEffects.fullyShardedSync: the stock stack's were fitted on DDP's scaling, which FSDP's
- * published runs do not show); else the stack's own (withStackOverlap).
+ * FSDP's communication (ZeRO 2-3: SHARD_GRAD_OP and FULL_SHARD in stock PyTorch) on a stack whose
+ * wait and interference for it differ from DDP's (StackEffects.fullyShardedSync: the stock stack's
+ * were fitted on DDP's scaling, which FSDP's published runs do not show); else the stack's own
+ * (withStackOverlap). ZeRO-1 is DDP's all-reduce with a sharded optimizer: DDP's terms.
  */
 function withShardedSync(fitted: Efficiency, stack: SoftwareStack | undefined): Efficiency {
   const eff = withStackOverlap(fitted, stack);
@@ -1053,7 +1054,7 @@ export function parallelCommunicationTime(
     pp = par?.pipelineParallel ?? 1,
     z = par?.zeroStage ?? 0,
     ep = par?.expertParallel ?? 1;
-  const eff = z === 3 ? withShardedSync(fitted, exec.stack) : withStackOverlap(fitted, exec.stack);
+  const eff = z >= 2 ? withShardedSync(fitted, exec.stack) : withStackOverlap(fitted, exec.stack);
   const wait = synchronizationWaitMs(c, exec.gpusPerNode * exec.nodes, eff);
   if (!par || (t === 1 && pp === 1 && z === 0 && ep === 1)) {
     const r = communicationTime(c.gradientBytes, c.backwardMs, gpu, exec, eff);

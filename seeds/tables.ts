@@ -81,7 +81,7 @@ export interface StackEffects {
   stragglerCv?: number;
   overlapInterference?: number;
   /**
-   * ZeRO-3 / FSDP's wait for the slowest GPU and interference where they differ from the two above
+   * FSDP's (ZeRO 2-3) wait for the slowest GPU and interference where they differ from the two above
    * (fitted on DDP's scaling, one all-reduce behind backward); absent = the same. `why` says what
    * measured it.
    */

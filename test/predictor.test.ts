@@ -201,6 +201,26 @@ describe('step time', () => {
     expect(megatron / stock).toBeCloseTo(0.5, 1);
   });
 
+  it("the stock stack's wait for the slowest GPU is DDP's (ZeRO 0-1), not FSDP's (ZeRO 2-3), as the runs of each show", () => {
+    // seeds/software.json PYTORCH_EAGER.fullyShardedSync: fitted on DDP's scaling, refuted by
+    // torchtitan's eager and compiled FSDP pairs.
+    const wait = (zeroStage: 0 | 1 | 2 | 3) =>
+      predict(
+        req({
+          gpu: gpu('H100-SXM5-80GB'),
+          precision: 'AMP_BF16',
+          gpusPerNode: 8,
+          nodes: 2,
+          parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage, recompute: 'none' },
+        }),
+        eff,
+      ).breakdown.synchronizationWaitMs;
+    expect(wait(0)).toBeGreaterThan(0);
+    expect(wait(1)).toBeGreaterThan(0);
+    expect(wait(2)).toBe(0);
+    expect(wait(3)).toBe(0);
+  });
+
   it('breakdown adds up to the step time, and throughput and cost follow from it', () => {
     const p = predict(req({ gpusPerNode: 8, nodes: 2, priceUsdPerGpuHour: 2 }), eff);
     const b = p.breakdown;
