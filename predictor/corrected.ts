@@ -9,6 +9,7 @@ import type { RowPrediction } from './measured.js';
 import { costOf, predict, utilizationAt, type Prediction, type PredictRequest } from './predict.js';
 import { convolutionLayout, fusedAttention, scaleBreakdown, type Efficiency } from './step.js';
 import { getGpu } from '../seeds/catalog.js';
+import { POLICIES, storagePolicy } from './precision.js';
 import { DEFAULT_STACK, isStockLoop, stackEffects, stackEvidence } from './software.js';
 import { parallelStructure } from './parallel.js';
 import { withMeasuredActivations } from './memory-calibration.js';
@@ -30,12 +31,13 @@ function attentionEvidence(req: PredictRequest, eff: Efficiency): string {
 }
 
 /**
- * Where the stack decides how FP8 or FP4 stores the model (precision.ts storagePolicy), which it
- * assumed: a stock loop's fp32 model moves twice the gradient bytes of Megatron-Core's recipe.
+ * Where the step stores the mode as a stock loop does rather than as the precision table's recipe
+ * (precision.ts storagePolicy decides it), that it did: a stock loop's fp32 FP8 model moves twice
+ * the gradient bytes of Megatron-Core's recipe.
  */
 function storageEvidence(req: PredictRequest): string {
-  if (req.precision !== 'FP8' && req.precision !== 'FP4') return '';
-  if (!isStockLoop(req.stack) || req.parallelism?.masterWeights !== undefined) return '';
+  const stored = storagePolicy(req.precision, isStockLoop(req.stack), req.parallelism?.masterWeights);
+  if (stored === POLICIES[req.precision]) return '';
   return `; ${req.precision} over an fp32 model, as a stock PyTorch loop runs Transformer Engine (fp32 weights and gradient reductions, no master copy; parallelism.masterWeights for bf16 weights beside a master copy, Megatron-Core's recipe)`;
 }
 
