@@ -395,52 +395,45 @@ export interface LayerSums {
 
 /**
  * A tuned stack hides its own fraction of the data-parallel communication behind compute, and says
- * what hiding it and waiting for the slowest GPU cost it (StackEffects).
+ * what hiding it and waiting for the slowest GPU cost it (StackEffects). `fullySharded`: FSDP's
+ * communication (ZeRO 2-3: SHARD_GRAD_OP and FULL_SHARD in stock PyTorch), whose wait and
+ * interference a stack may set apart from DDP's (StackEffects.fullyShardedSync: the stock stack's
+ * were fitted on DDP's scaling, which FSDP's published runs do not show). ZeRO-1 is DDP's
+ * all-reduce with a sharded optimizer: DDP's terms.
  */
-function withStackOverlap(eff: Efficiency, stack: SoftwareStack | undefined): Efficiency {
+function withStackOverlap(
+  eff: Efficiency,
+  stack: SoftwareStack | undefined,
+  fullySharded = false,
+): Efficiency {
   const fx = stackEffects(stack ?? DEFAULT_STACK);
-  if (fx.commOverlap === null && fx.stragglerCv === undefined && fx.overlapInterference === undefined)
+  const sync = fullySharded ? fx.fullyShardedSync : undefined;
+  if (
+    !sync &&
+    fx.commOverlap === null &&
+    fx.stragglerCv === undefined &&
+    fx.overlapInterference === undefined
+  )
     return eff;
   // Asked for every candidate a search evaluates: one copy per constants and stack effects (the same
-  // object until a fit overrides them), not per call.
+  // objects until a fit overrides them), not per call.
   let byStack = overlapCopies.get(eff);
   if (!byStack) overlapCopies.set(eff, (byStack = new WeakMap()));
-  let copy = byStack.get(fx);
+  const key: object = sync ?? fx;
+  let copy = byStack.get(key);
   if (!copy)
     byStack.set(
-      fx,
+      key,
       (copy = {
         ...eff,
         overlapFraction: fx.commOverlap ?? eff.overlapFraction,
-        stragglerCv: fx.stragglerCv ?? eff.stragglerCv,
-        overlapInterference: fx.overlapInterference ?? eff.overlapInterference,
+        stragglerCv: sync?.stragglerCv ?? fx.stragglerCv ?? eff.stragglerCv,
+        overlapInterference: sync?.overlapInterference ?? fx.overlapInterference ?? eff.overlapInterference,
       }),
     );
   return copy;
 }
-const overlapCopies = new WeakMap<Efficiency, WeakMap<StackEffects, Efficiency>>();
-
-/**
- * FSDP's communication (ZeRO 2-3: SHARD_GRAD_OP and FULL_SHARD in stock PyTorch) on a stack whose
- * wait and interference for it differ from DDP's (StackEffects.fullyShardedSync: the stock stack's
- * were fitted on DDP's scaling, which FSDP's published runs do not show); else the stack's own
- * (withStackOverlap). ZeRO-1 is DDP's all-reduce with a sharded optimizer: DDP's terms.
- */
-function withShardedSync(fitted: Efficiency, stack: SoftwareStack | undefined): Efficiency {
-  const eff = withStackOverlap(fitted, stack);
-  const sync = stackEffects(stack ?? DEFAULT_STACK).fullyShardedSync;
-  if (!sync) return eff;
-  let bySync = shardedCopies.get(eff);
-  if (!bySync) shardedCopies.set(eff, (bySync = new WeakMap()));
-  let copy = bySync.get(sync);
-  if (!copy)
-    bySync.set(
-      sync,
-      (copy = { ...eff, stragglerCv: sync.stragglerCv, overlapInterference: sync.overlapInterference }),
-    );
-  return copy;
-}
-const shardedCopies = new WeakMap<Efficiency, WeakMap<object, Efficiency>>();
+const overlapCopies = new WeakMap<Efficiency, WeakMap<object, Efficiency>>();
 
 /** A tuned stack's GEMMs run at its own fraction of the measured kernel rate (tensor-core modes; FP32 keeps the fitted one). */
 function withStackMatmul(eff: Efficiency, fx: StackEffects): Efficiency {
@@ -1054,7 +1047,7 @@ export function parallelCommunicationTime(
     pp = par?.pipelineParallel ?? 1,
     z = par?.zeroStage ?? 0,
     ep = par?.expertParallel ?? 1;
-  const eff = z >= 2 ? withShardedSync(fitted, exec.stack) : withStackOverlap(fitted, exec.stack);
+  const eff = withStackOverlap(fitted, exec.stack, z >= 2);
   const wait = synchronizationWaitMs(c, exec.gpusPerNode * exec.nodes, eff);
   if (!par || (t === 1 && pp === 1 && z === 0 && ep === 1)) {
     const r = communicationTime(c.gradientBytes, c.backwardMs, gpu, exec, eff);
