@@ -122,6 +122,22 @@ const none = (why: string): HarnessCommands => ({
 });
 
 export function harnessCommands(c: NetworkedConfiguration, context: HarnessContext): HarnessCommands {
+  const zero = c.parallelism.zeroStage;
+  // FP8 under ZeRO 2-3: the nearest configuration the harness runs is the same layout in AMP_BF16,
+  // which a stock loop's FP8 is but for the FP8 GEMMs (the same fp32 model: precision.ts
+  // stockLoopPolicy). Recorded, that run is the model's on this GPU at tensor-core math, which
+  // calibrates this FP8 estimate too.
+  if (zero >= 2 && c.precision === 'FP8')
+    return timedCommands(
+      { ...c, precision: 'AMP_BF16' },
+      context,
+      `the harness runs ZeRO stage ${zero} under FullyShardedDataParallel, where it does not run FP8 (Transformer Engine): these commands time 20 steps after 5 warm-up of the same layout in AMP_BF16, this configuration but for its FP8 GEMMs; recorded, the run calibrates this model's estimates on this GPU, this FP8 one among them (a run of the same model on the same GPU in another tensor-core precision)`,
+    );
+  return timedCommands(c, context, 'times 20 steps after 5 warm-up of this configuration');
+}
+
+/** The commands that time `c`, their note opening with `what` they time; none, and why, where they cannot. */
+function timedCommands(c: NetworkedConfiguration, context: HarnessContext, what: string): HarnessCommands {
   const t = { ...c, ...context };
   const { workload: w } = t;
   if (w.fineTuning === 'lora')
@@ -155,20 +171,6 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
     return none(
       `the harness's interleaved schedule runs micro-batches in groups of the ${pp} stages, as Megatron's does; this configuration has ${t.gradAccumSteps}`,
     );
-  if (zero >= 2 && t.precision === 'FP8') {
-    // The nearest configuration it runs: the same layout in AMP_BF16, which a stock loop's FP8 is
-    // but for the FP8 GEMMs (the same fp32 model: precision.ts stockLoopPolicy). Recorded, that run
-    // is the model's on this GPU at tensor-core math, which calibrates this FP8 estimate too.
-    const stand = harnessCommands({ ...c, precision: 'AMP_BF16' }, context);
-    if (!stand.commands.length) return stand;
-    return {
-      commands: stand.commands,
-      note: stand.note.replace(
-        /^times 20 steps after 5 warm-up of this configuration/,
-        `the harness runs ZeRO stage ${zero} under FullyShardedDataParallel, where it does not run FP8 (Transformer Engine): these commands time 20 steps after 5 warm-up of the same layout in AMP_BF16, this configuration but for its FP8 GEMMs; recorded, the run calibrates this model's estimates on this GPU, this FP8 one among them (a run of the same model on the same GPU in another tensor-core precision)`,
-      ),
-    };
-  }
   const custom = w.customModel;
   if (custom && custom.huggingFaceConfig == null)
     return none(
@@ -260,8 +262,6 @@ export function harnessCommands(c: NetworkedConfiguration, context: HarnessConte
   ].filter(Boolean);
   return {
     commands: [write, run, RECORD],
-    note: [`times 20 steps after 5 warm-up of this configuration`, ...where, ...differs, RECORD_NOTE].join(
-      '; ',
-    ),
+    note: [what, ...where, ...differs, RECORD_NOTE].join('; '),
   };
 }
