@@ -1723,16 +1723,18 @@ def write(run, a):
         # added, such as `attention`) gets one: the file is rewritten with it, its earlier rows
         # empty there, which every reader takes as "not stated", as that harness left it.
         with open(a.out, newline="") as f:
-            rows = list(csv.reader(f))
-        columns = rows[0] if rows else CSV_COLUMNS
+            columns = next(csv.reader(f), CSV_COLUMNS)
         missing = [k for k, v in run.items() if v not in ("", None) and k not in columns]
         if missing:
+            # Only then is the file read whole (an append reads its header alone).
+            with open(a.out, newline="") as f:
+                rows = list(csv.reader(f))[1:]
             columns = [*columns, *missing]
             partial = a.out + ".partial"
             with open(partial, "w", newline="") as f:
                 w = csv.writer(f)
                 w.writerow(columns)
-                w.writerows([*r, *([""] * len(missing))] for r in rows[1:])
+                w.writerows([*r, *([""] * len(missing))] for r in rows)
             os.replace(partial, a.out)  # the old file stays whole until the new one is
             print(f"{a.out}: added the column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
                   "(an earlier harness wrote the file; its rows leave them empty)", file=sys.stderr)
