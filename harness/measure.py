@@ -79,8 +79,9 @@ ranks holding the same share): 1 shards the optimizer's states (ZeroRedundancyOp
 all-reduced as DistributedDataParallel does; the experts' states over the ranks holding the same
 experts); 2 shards the gradients too and 3 the weights as well (FullyShardedDataParallel
 SHARD_GRAD_OP and FULL_SHARD, one unit per transformer block or, in the layer replay, per layer with
-weights, each expert layer's experts over the ranks holding them; needs PyTorch 2). Under 2 and 3,
-FP16 and BF16 keep their fp32 master weights as FullyShardedDataParallel's sharded parameters.
+weights, each expert layer's experts over the ranks holding them; needs PyTorch 2; every
+micro-batch's backward reduce-scatters its gradients, no no_sync). Under 2 and 3, FP16 and BF16 keep
+their fp32 master weights as FullyShardedDataParallel's sharded parameters.
 Under a pipeline, 3 runs as torchtitan runs it: each model chunk under FSDP2 (`fully_shard`, one
 unit per layer with weights, PyTorch 2.6+) without resharding after forward, so a stage gathers its
 weights at its first micro-batch and keeps them, accumulating whole fp32 gradients until the chunk's
@@ -1143,6 +1144,7 @@ class Trainer:
         else:
             self.opts = [kind(opt_params, **settings)]
         self.params = params
+        self.sharded = shard is not None  # FullyShardedDataParallel (ZeRO 2 and 3)
         self.loss_scale = 1024.0 if precision in ("AMP_FP16", "FP16", "FP16_PURE") else None
         # torch.amp.GradScaler("cuda") since PyTorch 2.3 (torch.cuda.amp's is deprecated there);
         # Debian's 1.13 has only torch.cuda.amp's.
@@ -1181,8 +1183,12 @@ class Trainer:
             for i in range(accumulate):
                 # Under DistributedDataParallel the gradients are all-reduced once, with the last
                 # micro-batch's backward, as accumulating code does (no_sync): not once per micro-batch.
+                # Not under FullyShardedDataParallel (ZeRO 2 and 3): its no_sync would keep whole
+                # gradients until the last micro-batch, undoing the sharding ZeRO 2 and 3 are for;
+                # each micro-batch's backward reduce-scatters them, as DeepSpeed and torchtitan do.
                 last = i == accumulate - 1
-                quiet = self.model.no_sync() if not last and hasattr(self.model, "no_sync") else contextlib.nullcontext()
+                quiet = self.model.no_sync() if not last and not self.sharded and hasattr(self.model, "no_sync") \
+                    else contextlib.nullcontext()
                 with quiet:
                     loss = self.forward(batch)
                     self.backward(loss / accumulate if accumulate > 1 else loss)
@@ -1636,7 +1642,9 @@ def measure(a, group=None):
     step_ms = statistics.median(times)
     note = "; ".join([
         f"median of {a.steps} steps after {warmed} warm-up (min {min(times):.3f} ms, max {max(times):.3f} ms)",
-        *([f"each step {a.grad_accum_steps} micro-batches of {a.batch_size} accumulated"]
+        *([f"each step {a.grad_accum_steps} micro-batches of {a.batch_size} accumulated"
+           # (FullyShardedDataParallel outside a pipeline reduces every micro-batch's: Trainer.step)
+           + (", each one's gradients reduce-scattered" if a.zero_stage >= 2 and a.pipeline_parallel == 1 else "")]
           if a.grad_accum_steps > 1 else []),
         *([processes] if processes else []),
         *([f"{a.recompute} recomputation"] if a.recompute != "none" else []),

@@ -371,16 +371,18 @@ describe.skipIf(!python)(
         precision: 'BF16',
         parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 3, recompute: 'full' },
       });
-      // ZeRO-2 on the layer replay: one unit per replayed layer with weights.
+      // ZeRO-2 on the layer replay: one unit per replayed layer with weights; accumulating, every
+      // micro-batch reduce-scatters its gradients (no no_sync, which would keep them whole), as
+      // trainplan costs it.
       copyFileSync(
         new URL('./fixtures-harness/tiny-layers.json', import.meta.url),
         join(dir, 'tiny-layers.json'),
       );
-      const two = twoProcesses('--layers tiny-layers.json --zero-stage 2');
+      const two = twoProcesses('--layers tiny-layers.json --zero-stage 2 --grad-accum-steps 2');
       expect(two.note).toMatch(
-        /ZeRO stage 2: SHARD_GRAD_OP, one unit per Conv2d, Embedding, Experts, LayerNorm, Linear, Rnn;/,
+        /each step 2 micro-batches of 1 accumulated, each one's gradients reduce-scattered;.*ZeRO stage 2: SHARD_GRAD_OP, one unit per Conv2d, Embedding, Experts, LayerNorm, Linear, Rnn;/,
       );
-      expect(runFromRow(two, dir).parallelism).toMatchObject({ zeroStage: 2 });
+      expect(runFromRow(two, dir)).toMatchObject({ gradAccumSteps: 2, parallelism: { zeroStage: 2 } });
 
       // ZeRO-3 across tensor-parallel groups: FullyShardedDataParallel over the data-parallel ranks,
       // each sharding its tensor-parallel share (ViT-B/16 at 32 px, TP 2 x DP 2 on four processes).
