@@ -939,7 +939,8 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
         }
         for (let z = 0; z <= 3; z++) {
           if ((z > 0 && dp === 1) || (!moe && dp < c.minDp[z]) || !zeroRunsWithPipeline(z, c.pp)) continue;
-          // With one micro-batch ZeRO-2 moves what ZeRO-1 moves and shards more: it fits wherever ZeRO-1 does and is never slower.
+          // With one micro-batch ZeRO-2 moves what ZeRO-1 moves and shards more: it fits wherever ZeRO-1 does and is never slower
+          // (as FSDP runs it, SHARD_GRAD_OP, it hides the gather ZeRO-1 exposes after the step).
           if (z === 1 && c.m === 1 && dp >= c.minDp[2]) continue;
           // A mixture-of-experts layout that fits at no EP has nothing to consider: its group stays
           // open for more recomputation, which is what `consider` would leave it as.

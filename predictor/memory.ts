@@ -957,7 +957,9 @@ export function shardedMemoryPerGpu(
     const copied = copy ? stage.copied : 0;
     const largestLayer = s.largestLayerParameters / t;
     // Under ZeRO-3 the copies exist only for the gathered layers (counted in the workspace below);
-    // with FP8 parameters the copied weights have no working copy besides their FP8 ones.
+    // with FP8 parameters the copied weights have no working copy besides their FP8 ones. ZeRO-2 as
+    // FSDP runs it (SHARD_GRAD_OP, seeds/software.json zeroStage2) holds the gathered weights from
+    // forward to the end of backward, as counted here, besides their shard at rest (1/DP of them, left out).
     const stored = layout.fp8Parameters ? P - copied : P;
     const weightsGb =
       z >= 3 ? (shardedShare * per.weights) / GIB : (stored * per.weights + copied * copyBytes) / GIB;

@@ -27,7 +27,8 @@
 // layers it divides), recomputation reruns the attention cores (selective) or the blocks' forward
 // (full), TP all-reduces every row-parallel linear's output once per pass over the node's link, PP
 // sends the residual stream between stages, and the DP group (GPUs / (TP x PP)) all-reduces, or with
-// ZeRO reduce-scatters the gradients and all-gathers the weights (every micro-batch for ZeRO-3).
+// ZeRO reduce-scatters the gradients and all-gathers the weights (every micro-batch for ZeRO-3, and
+// for ZeRO-2 on the PyTorch stacks, whose FSDP keeps the weights sharded: software.json zeroStage2).
 // Without `parallelism` every term below reduces to the plain data-parallel formula above.
 import type { AttentionImplementation, Efficiency, NetworkTransport } from '../seeds/types.js';
 import {
@@ -625,12 +626,14 @@ export function computeTime(
   const edp = expertGradientGroup(dp, par);
   // ZeRO shards over the data-parallel group: stage 1 the optimizer state and master copy (so the
   // optimizer step and the master-weight traffic cover 1/DP of the parameters), stage 2 the gradients
-  // (unscaling too), stage 3 the weights (each rank casts only its shard before gathering it). The
-  // experts shard over the GPUs holding the same experts.
+  // (unscaling too), stage 3 the weights (each rank casts only its shard before gathering it), as
+  // stage 2 does where FSDP runs it (SHARD_GRAD_OP, software.json zeroStage2: the weights sharded
+  // between micro-batches). The experts shard over the GPUs holding the same experts.
   // Parameters of this GPU whose state a ZeRO stage shards, once that stage is on.
+  const shardsWeights = z >= 3 || (z === 2 && fx.zeroStage2 === 'SHARD_GRAD_OP');
   const heldAfterStage1 = heldParameters(Pd, Pe, z >= 1 ? dp : 1, z >= 1 ? edp : 1),
     heldAfterStage2 = heldParameters(Pd, Pe, z >= 2 ? dp : 1, z >= 2 ? edp : 1),
-    heldAfterStage3 = heldParameters(Pd, Pe, z >= 3 ? dp : 1, z >= 3 ? edp : 1);
+    heldAfterStage3 = heldParameters(Pd, Pe, shardsWeights ? dp : 1, shardsWeights ? edp : 1);
   const trainedShare = exec.frozenBase ? 0 : 1;
   const bw = memoryBandwidth(gpu, eff);
   const optPolicy = par?.optimizerState ? { ...policy, optimizerState: par.optimizerState } : policy;
@@ -877,7 +880,17 @@ function reduction(
     z,
     m,
     pp,
-  }: { c: ComputeTime; gpu: GpuSpec; eff: Efficiency; z: ZeroStage; m: number; pp: number },
+    shardedWeights,
+  }: {
+    c: ComputeTime;
+    gpu: GpuSpec;
+    eff: Efficiency;
+    z: ZeroStage;
+    m: number;
+    pp: number;
+    /** ZeRO-2 keeps the weights sharded and gathers them before each forward (StackEffects.zeroStage2 SHARD_GRAD_OP). */
+    shardedWeights: boolean;
+  },
   G: number,
   W: number,
   members: number,
@@ -892,15 +905,16 @@ function reduction(
   // (ZeRO-1/2 with nothing trained, a frozen base, has no gradients to reduce and no updated
   // weights to gather; ZeRO-3 still gathers the frozen weights.)
   // A ring reduce-scatter or all-gather moves (n-1)/n of the data: half an all-reduce.
-  // ZeRO-3 gathers and reduce-scatters one FSDP unit (a transformer block) per collective, not DDP's
-  // 25 MB buckets: the latency counts once per block.
-  const units = z === 3 ? c.shardUnits : undefined;
+  // FSDP (ZeRO-3, and ZeRO-2 as SHARD_GRAD_OP) gathers and reduce-scatters one unit (a transformer
+  // block) per collective, not DDP's 25 MB buckets: the latency counts once per block.
+  const fsdp = z === 3 || (z === 2 && shardedWeights);
+  const units = fsdp ? c.shardUnits : undefined;
   const rs = communicationTime(G, 0, gpu, layout, eff, units).totalMs / 2,
     ag = communicationTime(W, 0, gpu, layout, eff, units).totalMs / 2;
-  if (z <= 2) {
-    // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters once per step, ZeRO-2 (DeepSpeed) every
-    // micro-batch, both behind backward; the updated weights are all-gathered after the optimizer
-    // step, with nothing left to hide behind.
+  if (!fsdp) {
+    // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters once per step, ZeRO-2 with the
+    // weights whole on every GPU (DeepSpeed's) every micro-batch, both behind backward; the updated
+    // weights are all-gathered after the optimizer step, with nothing left to hide behind.
     const rsTotal = (z === 2 ? m : 1) * rs;
     return {
       total: rsTotal + ag,
@@ -929,9 +943,12 @@ function reduction(
       ),
     };
   }
-  // ZeRO-3 / FSDP: every micro-batch gathers the weights before its forward and again before its
-  // backward, and reduce-scatters its gradients; prefetching hides them behind the compute.
-  const total = m * (2 * ag + rs);
+  // FSDP: every micro-batch gathers the weights before its forward and, under ZeRO-3 (FULL_SHARD,
+  // which frees them after forward), again before its backward, and reduce-scatters its gradients;
+  // prefetching hides them behind the compute. ZeRO-2 (SHARD_GRAD_OP) keeps the forward's gather to
+  // the end of the backward: two thirds of ZeRO-3's traffic, and none of it after the optimizer
+  // step, where DeepSpeed's stage 2 gathers with nothing to hide behind.
+  const total = m * ((z === 3 ? 2 : 1) * ag + rs);
   return {
     total,
     exposed: withInterference(
@@ -1059,7 +1076,15 @@ export function parallelCommunicationTime(
   const m = microBatchesOf(par, exec.gradAccumSteps);
   const Ge = c.expertGradientBytes ?? 0,
     We = c.expertWeightBytes ?? 0;
-  const ctx = { c, gpu, eff, z, m, pp };
+  const ctx = {
+    c,
+    gpu,
+    eff,
+    z,
+    m,
+    pp,
+    shardedWeights: stackEffects(exec.stack ?? DEFAULT_STACK).zeroStage2 === 'SHARD_GRAD_OP',
+  };
   // The experts' gradients are reduced (and under ZeRO their weights gathered) over the GPUs holding
   // the same experts: every EP-th GPU of a stage (expert rank order tp-ep-dp with ETP = 1).
   const dense = reduction(

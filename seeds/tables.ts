@@ -52,6 +52,14 @@ export const SOFTWARE_STACKS = ['PYTORCH_EAGER', 'TORCH_COMPILE', 'MEGATRON', 'T
 export type SoftwareStack = (typeof SOFTWARE_STACKS)[number];
 export const DEFAULT_STACK: SoftwareStack = 'PYTORCH_EAGER';
 
+/**
+ * ZeRO stage 2 as a stack's framework runs it: PyTorch FSDP's SHARD_GRAD_OP (weights sharded between
+ * micro-batches, gathered before each forward behind it) or DeepSpeed's (weights whole on every GPU,
+ * the updated shards gathered after the optimizer step, exposed).
+ */
+export const ZERO_STAGE2 = ['SHARD_GRAD_OP', 'REPLICATED_WEIGHTS'] as const;
+export type ZeroStage2 = (typeof ZERO_STAGE2)[number];
+
 export interface StackEffects {
   description: string;
   /** Attention cores (scores, mask, softmax, dropout, context) run as one fused kernel that keeps the scores on chip. */
@@ -73,6 +81,8 @@ export interface StackEffects {
    * overlapped distributed-optimizer all-gathers); null = the fitted constant (efficiency.json).
    */
   commOverlap: number | null;
+  /** How ZeRO stage 2 runs (ZERO_STAGE2; software.json's _about says what each does and whose code it follows). */
+  zeroStage2: ZeroStage2;
   /**
    * Coefficient of variation of one GPU's step (the wait for the slowest GPU, predictor/step.ts
    * synchronizationWaitMs) and the fraction of hidden communication that still slows compute; absent =

@@ -444,11 +444,11 @@ describe('time', () => {
 
   it('ZeRO-3 moves 1.5x the data of a data-parallel all-reduce (Rajbhandari et al. 2020, section 7.2.2); ZeRO-1 and 2 the same as it', () => {
     // The collectives alone: without the wait for the slowest GPU the data-parallel time also holds.
-    const r = (zeroStage: 0 | 1 | 2 | 3) =>
-      predict(base({ gpusPerNode: 8, nodes: 2, parallelism: { ...PLAIN, zeroStage, recompute: 'full' } }), {
-        ...eff,
-        stragglerCv: 0,
-      }).breakdown.dataParallelCommMs;
+    const r = (zeroStage: 0 | 1 | 2 | 3, stack?: 'MEGATRON') =>
+      predict(
+        base({ gpusPerNode: 8, nodes: 2, stack, parallelism: { ...PLAIN, zeroStage, recompute: 'full' } }),
+        { ...eff, stragglerCv: 0 },
+      ).breakdown.dataParallelCommMs;
     const G = costOf(llama).parameters * 2;
     const allReduce = communicationTime(
       G,
@@ -459,9 +459,11 @@ describe('time', () => {
     ).totalMs;
     expect(r(0)).toBeCloseTo(allReduce, 6);
     expect(r(1)).toBeCloseTo(allReduce, 6);
-    expect(r(2)).toBeCloseTo(allReduce, 6); // one micro-batch
-    // ZeRO-3 / FSDP gathers and reduce-scatters one transformer block per collective (the unit FSDP
-    // shards by), so its latency counts once per block, not once per 25 MB DDP bucket.
+    // One micro-batch, DeepSpeed's stage 2 (Megatron's stack): a reduce-scatter and a gather after the step.
+    expect(r(2, 'MEGATRON')).toBeCloseTo(allReduce, 6);
+    // FSDP (ZeRO-3, and ZeRO-2 as SHARD_GRAD_OP on the default stack) gathers and reduce-scatters one
+    // transformer block per collective (the unit FSDP shards by), so its latency counts once per
+    // block, not once per 25 MB DDP bucket.
     const blocks = parallelStructure(costOf(llama)).blocks;
     expect(blocks).toBeGreaterThan(1);
     const perBlock = communicationTime(
@@ -472,6 +474,7 @@ describe('time', () => {
       eff,
       blocks,
     ).totalMs;
+    expect(r(2)).toBeCloseTo(perBlock, 6);
     expect(r(3)).toBeCloseTo(1.5 * perBlock, 6);
     expect(perBlock).toBeLessThan(allReduce);
   });

@@ -221,6 +221,43 @@ describe('step time', () => {
     expect(wait(3)).toBe(0);
   });
 
+  it("ZeRO-2 is FSDP's SHARD_GRAD_OP on the PyTorch stacks (weights gathered before each forward, hidden) and DeepSpeed's on Megatron (gathered after the step, exposed)", () => {
+    // seeds/software.json zeroStage2. AMP on the stock stack gathers and reduces fp32: the gather
+    // and the reduce-scatter move the same bytes, so ZeRO-2's one gather a micro-batch is two
+    // thirds of ZeRO-3's two plus the reduce-scatter.
+    const comm = (zeroStage: 2 | 3, gradAccumSteps: number, stack: PredictRequest['stack']) =>
+      predict(
+        req({
+          gpu: gpu('H100-SXM5-80GB'),
+          gpusPerNode: 8,
+          nodes: 2,
+          gradAccumSteps,
+          stack,
+          parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage, recompute: 'none' },
+        }),
+        eff,
+      ).breakdown;
+    for (const stack of ['PYTORCH_EAGER', 'TORCH_COMPILE'] as const) {
+      expect(stackEffects(stack).zeroStage2).toBe('SHARD_GRAD_OP');
+      // every micro-batch gathers and reduces
+      expect(comm(2, 2, stack).communicationTotalMs / comm(2, 1, stack).communicationTotalMs).toBeCloseTo(
+        2,
+        6,
+      );
+    }
+    expect(
+      comm(2, 2, 'PYTORCH_EAGER').communicationTotalMs / comm(3, 2, 'PYTORCH_EAGER').communicationTotalMs,
+    ).toBeCloseTo(2 / 3, 6);
+    // DeepSpeed's: one reduce-scatter a micro-batch, one gather after the step, all of it exposed.
+    expect(stackEffects('MEGATRON').zeroStage2).toBe('REPLICATED_WEIGHTS');
+    const t1 = comm(2, 1, 'MEGATRON'),
+      t2 = comm(2, 2, 'MEGATRON');
+    const reduceScatter = t2.communicationTotalMs - t1.communicationTotalMs,
+      gather = t1.communicationTotalMs - reduceScatter;
+    expect(gather).toBeGreaterThan(0);
+    expect(t1.communicationMs).toBeGreaterThanOrEqual(gather - 1e-9);
+  });
+
   it('breakdown adds up to the step time, and throughput and cost follow from it', () => {
     const p = predict(req({ gpusPerNode: 8, nodes: 2, priceUsdPerGpuHour: 2 }), eff);
     const b = p.breakdown;
