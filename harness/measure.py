@@ -1118,7 +1118,11 @@ class Trainer:
         # FullyShardedDataParallel those are its fp32 shards, cast to the half type for compute.
         masters = precision in ("FP16", "BF16")
         if shard:
-            self.model = shard(model.to(half) if half and not masters else model, half if masters else None)
+            # Under AMP, FSDP's mixed precision gathers 16-bit copies of the fp32 shards, which autocast
+            # then uses as they are, and reduce-scatters the gradients in fp32 (torchtitan's and
+            # accelerate's FSDP set it so; trainplan costs it so, predictor/precision.ts fsdpGatherType).
+            self.model = shard(model.to(half) if half and not masters else model, half if masters else None) \
+                if precision not in ("AMP_FP16", "AMP_BF16") else shard(model, self.autocast, torch.float32)
         else:
             self.model = model.to(half) if half else model
         self.input_dtype = half or torch.float32
@@ -1455,7 +1459,7 @@ def measure(a, group=None):
                 meshes[g] = DeviceMesh.from_group(g, device.type)
             return meshes[g]
 
-        def shard(m, dtype):
+        def shard(m, dtype, reduce_dtype=None):
             policy = MixedPrecisionPolicy(param_dtype=dtype, reduce_dtype=torch.float32) if dtype else \
                 MixedPrecisionPolicy()
             settings = dict(reshard_after_forward=False, mp_policy=policy)
@@ -1483,10 +1487,12 @@ def measure(a, group=None):
             "one unit per layer with weights, each expert layer's experts over the ranks holding them" if ep else
             f"one unit per {', '.join(unit_names)}" if units else "the model one unit")
 
-        def shard(m, dtype):
+        def shard(m, dtype, reduce_dtype=None):
+            mixed = None if not dtype else \
+                MixedPrecision(param_dtype=dtype, reduce_dtype=reduce_dtype) if reduce_dtype else \
+                MixedPrecision(param_dtype=dtype, reduce_dtype=dtype, buffer_dtype=dtype)
             settings = dict(sharding_strategy=getattr(ShardingStrategy, strategy), device_id=device,
-                            mixed_precision=MixedPrecision(param_dtype=dtype, reduce_dtype=dtype, buffer_dtype=dtype)
-                            if dtype else None)
+                            mixed_precision=mixed)
             if ep:
                 # The units wrapped by hand, as auto-wrapping cannot give them different groups: each
                 # expert layer's experts sharded over the ranks that hold the same experts (Megatron's
@@ -1648,7 +1654,10 @@ def measure(a, group=None):
           if a.grad_accum_steps > 1 else []),
         *([processes] if processes else []),
         *([f"{a.recompute} recomputation"] if a.recompute != "none" else []),
-        *([f"ZeRO stage {a.zero_stage}: {sharding}"] if a.zero_stage else []),
+        *([f"ZeRO stage {a.zero_stage}: {sharding}"
+           + (", 16-bit copies of the fp32 shards gathered, gradients reduced in fp32 (mixed precision)"
+              if a.zero_stage >= 2 and a.precision in ("AMP_FP16", "AMP_BF16") else "")]
+          if a.zero_stage else []),
         f"builder {builder}",
         *([attention_words] if attention_words else []),
         # What was trained, to check against the model the run is recorded for.

@@ -22,6 +22,7 @@
 // precision mode only needs its row there.
 import {
   BYTES,
+  fsdpGatherType,
   masterBytesOf,
   quantizedGemm,
   stateBytesPerParam,
@@ -54,7 +55,7 @@ import type {
   SavedTensorType,
   SourceRecipe,
 } from '../seeds/types.js';
-import { isStockLoop, type SoftwareStack } from './software.js';
+import { isStockLoop, stackEffects, type SoftwareStack } from './software.js';
 import type { Execution } from './step.js';
 import type { DType, GpuSpec, LayerCost, ModelCost, ModelDef, OpClass, Precision } from './types.js';
 
@@ -691,6 +692,12 @@ export interface MemoryLayout {
    * fp32 with no master copy. Set by stackMemory for PYTORCH_EAGER.
    */
   stockLoop?: boolean;
+  /**
+   * ZeRO-2 runs as FSDP's SHARD_GRAD_OP (seeds/software.json zeroStage2): the weights are sharded at
+   * rest and gathered (under AMP, in the compute type) from forward to the end of backward. Set by
+   * stackMemory for the stacks that run it so.
+   */
+  shardedStage2?: boolean;
   /** DTensor tensor parallelism's saved inputs (FrameworkActivations.gatheredColumnInputs). */
   gatheredColumnInputs?: boolean;
   /** DTensor's vocabulary-parallel cross entropy (FrameworkActivations.lossParallel). */
@@ -733,12 +740,16 @@ export function stackMemory(
   precision: Precision,
   eff: Efficiency,
 ): FrameworkMemory {
+  const shardedStage2 = stackEffects(stack).zeroStage2 === 'SHARD_GRAD_OP';
   // Stock eager code (the default stack): composite ops that save more than fused kernels.
   if (isStockLoop(stack)) {
     const eager = frameworkMemory(eff, 'eager', undefined);
-    return { ...eager, layout: { ...eager.layout, stockLoop: true } };
+    return { ...eager, layout: { ...eager.layout, stockLoop: true, shardedStage2 } };
   }
-  if (stack !== 'MEGATRON' && stack !== 'TUNED') return frameworkMemory(eff, null, undefined);
+  if (stack !== 'MEGATRON' && stack !== 'TUNED') {
+    const general = frameworkMemory(eff, null, undefined);
+    return { ...general, layout: { ...general.layout, shardedStage2 } };
+  }
   const trainsIn = precision === 'BF16' || precision === 'FP8' || precision === 'FP4';
   return frameworkMemory(eff, 'megatron', trainsIn ? eff.memory.frameworkStates.megatron : undefined);
 }
@@ -748,7 +759,7 @@ export interface FrameworkMemory {
   eff: Efficiency;
   layout: Pick<
     MemoryLayout,
-    'gradients' | 'fp8Parameters' | 'masterWeights' | 'optimizerState' | 'stockLoop'
+    'gradients' | 'fp8Parameters' | 'masterWeights' | 'optimizerState' | 'stockLoop' | 'shardedStage2'
   >;
 }
 
@@ -959,10 +970,23 @@ export function shardedMemoryPerGpu(
     // Under ZeRO-3 the copies exist only for the gathered layers (counted in the workspace below);
     // with FP8 parameters the copied weights have no working copy besides their FP8 ones. ZeRO-2 as
     // FSDP runs it (SHARD_GRAD_OP, seeds/software.json zeroStage2) holds the gathered weights from
-    // forward to the end of backward, as counted here, besides their shard at rest (1/DP of them, left out).
+    // forward to the end of backward besides their shard at rest. Under AMP FSDP gathers the 16-bit
+    // copy (its mixed precision; step.ts fsdpGatherType), which autocast then uses as it is: the
+    // fp32 weights are only the shard. (Otherwise the shard at rest is the master copy, or 1/DP of
+    // the weights, left out.)
+    const replicated = shards > 1;
+    const fsdp2 = z === 2 && layout.shardedStage2 === true && replicated;
+    const gatherType = fsdpGatherType(policy);
+    const ampGather = gatherType !== policy.weights;
+    // Bytes per parameter of a gathered layer while it runs: the 16-bit copy, or the weights and the mode's copies.
+    const liveBytes = ampGather ? BYTES[gatherType] : per.weights + copyBytes;
     const stored = layout.fp8Parameters ? P - copied : P;
     const weightsGb =
-      z >= 3 ? (shardedShare * per.weights) / GIB : (stored * per.weights + copied * copyBytes) / GIB;
+      z >= 3
+        ? (shardedShare * per.weights) / GIB
+        : fsdp2 && ampGather
+          ? (shardedShare * per.weights + P * liveBytes) / GIB
+          : (stored * per.weights + copied * copyBytes) / GIB;
     const trained = layout.frozenBase ? 0 : 1;
     const gradientBytes = layout.gradients ? BYTES[layout.gradients] : per.gradients;
     const gradientsGb = (trained * (z >= 2 ? shardedShare : P) * gradientBytes) / GIB;
@@ -973,14 +997,17 @@ export function shardedMemoryPerGpu(
       ((batchSizePerGpu * savedBytesPerSample) / cp / GIB) * (layout.activationScale ?? 1);
     // DDP keeps a flat copy of the gradients in its buckets. ZeRO reduce-scatters through two buckets
     // instead, and ZeRO-3 gathers the full weights (and their forward copies) of the layer in use and of
-    // the one prefetched, and holds one layer's full gradient before reducing it.
-    const replicated = shards > 1;
+    // the one prefetched, and holds one layer's full gradient before reducing it (as FSDP's ZeRO-2 does).
     const buckets = !replicated ? 0 : z === 0 ? gradientsGb : (2 * eff.bucketMb * 1e6) / GIB;
-    const gathered = !(z >= 3 && replicated)
+    const gathered = !replicated
       ? 0
-      : layout.unshardedStage
-        ? (P * (per.weights + copyBytes + BYTES.fp32)) / GIB
-        : (largestLayer * (2 * (per.weights + copyBytes) + per.gradients)) / GIB;
+      : z >= 3
+        ? layout.unshardedStage
+          ? (P * (liveBytes + BYTES.fp32)) / GIB
+          : (largestLayer * (2 * liveBytes + per.gradients)) / GIB
+        : fsdp2
+          ? (largestLayer * per.gradients) / GIB
+          : 0;
     const transient = (batchSizePerGpu * backwardExtraBytes) / cp / GIB;
     const workspaceGb = constants.cublasWorkspaceGb + buckets + gathered + transient;
     const optimizerGb = masterWeightsGb + optimizerStateGb;

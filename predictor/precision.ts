@@ -225,6 +225,16 @@ export const POLICIES: Record<Precision, PrecisionPolicy> = {
 };
 
 /**
+ * The type FSDP gathers a mode's weights in: under AMP (fp32 weights autocast casts to a 16-bit copy
+ * at each forward) FSDP's mixed precision gathers that copy; otherwise the weights as stored (FP8
+ * under Transformer Engine casts the gathered weight itself).
+ */
+export function fsdpGatherType(policy: PrecisionPolicy): DType {
+  const copy = policy.forwardWeightCopy;
+  return policy.castsWeightsEachStep && copy && BYTES[copy.dtype] === 2 ? copy.dtype : policy.weights;
+}
+
+/**
  * A precision mode's storage as a stock PyTorch loop trains it (PYTORCH_EAGER). FP8 and FP4 there are
  * Transformer Engine's modules in place of nn.Linear, under torch.autocast(bf16) and fp8_autocast,
  * as Hugging Face accelerate and trainplan's harness run them: the model stays fp32 as under AMP,

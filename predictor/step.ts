@@ -61,6 +61,7 @@ import {
   BYTES,
   SCALED_INPUT_BYTES,
   effectiveMath,
+  fsdpGatherType,
   masterTrafficBytesOf,
   optimizerBytesPerParam,
   peakTflops,
@@ -631,6 +632,11 @@ export function computeTime(
   // between micro-batches). The experts shard over the GPUs holding the same experts.
   // Parameters of this GPU whose state a ZeRO stage shards, once that stage is on.
   const shardsWeights = z >= 3 || (z === 2 && fx.zeroStage2 === 'SHARD_GRAD_OP');
+  // What the weights are gathered in: the compute copy where FSDP shards them and autocast would
+  // cast each gathered fp32 weight (AMP): FSDP's mixed precision casts the shard and gathers the
+  // copy (MixedPrecision param_dtype, as torchtitan, accelerate and trainplan's harness set it);
+  // else the stored type (ZeRO-1 and DeepSpeed's stage 2 gather the updated weights as stored).
+  const gathered = shardsWeights ? fsdpGatherType(policy) : policy.weights;
   const heldAfterStage1 = heldParameters(Pd, Pe, z >= 1 ? dp : 1, z >= 1 ? edp : 1),
     heldAfterStage2 = heldParameters(Pd, Pe, z >= 2 ? dp : 1, z >= 2 ? edp : 1),
     heldAfterStage3 = heldParameters(Pd, Pe, shardsWeights ? dp : 1, shardsWeights ? edp : 1);
@@ -751,13 +757,13 @@ export function computeTime(
   if (ep > 1) time.expertParallelMs = expertParallelMs;
   if (Pe > 0) {
     time.expertGradientBytes = exec.frozenBase ? 0 : Pe * BYTES[policy.gradientReduce ?? policy.gradients];
-    time.expertWeightBytes = Pe * BYTES[policy.weights];
+    time.expertWeightBytes = Pe * BYTES[gathered];
   }
   // 1F1B: the last micro-batch leaves the pipeline (PP - 1) stage times after a full pipeline would;
   // interleaving v chunks per GPU makes each of those slots 1/v as long.
   time.pipelineBubbleMs =
     ((pp - 1) / v) * (stageFwd + stageBwd + stageRecompute + stageTp + stageCp + stageEp);
-  time.weightBytes = P * BYTES[policy.weights];
+  time.weightBytes = P * BYTES[gathered];
   if (s && s.blocks > 0) time.shardUnits = Math.max(1, Math.round(s.blocks / pp));
   // The residual stream of one micro-batch; with sequence parallelism each TP rank sends its 1/TP,
   // with context parallelism each CP rank its 1/CP.

@@ -372,17 +372,23 @@ describe.skipIf(!python)(
         parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage: 3, recompute: 'full' },
       });
       // ZeRO-2 on the layer replay: one unit per replayed layer with weights; accumulating, every
-      // micro-batch reduce-scatters its gradients (no no_sync, which would keep them whole), as
-      // trainplan costs it.
+      // micro-batch reduce-scatters its gradients (no no_sync, which would keep them whole); under
+      // AMP FSDP's mixed precision gathers bf16 copies and reduces in fp32: as trainplan costs it.
       copyFileSync(
         new URL('./fixtures-harness/tiny-layers.json', import.meta.url),
         join(dir, 'tiny-layers.json'),
       );
-      const two = twoProcesses('--layers tiny-layers.json --zero-stage 2 --grad-accum-steps 2');
-      expect(two.note).toMatch(
-        /each step 2 micro-batches of 1 accumulated, each one's gradients reduce-scattered;.*ZeRO stage 2: SHARD_GRAD_OP, one unit per Conv2d, Embedding, Experts, LayerNorm, Linear, Rnn;/,
+      const two = twoProcesses(
+        '--layers tiny-layers.json --zero-stage 2 --grad-accum-steps 2 --precision AMP_BF16',
       );
-      expect(runFromRow(two, dir)).toMatchObject({ gradAccumSteps: 2, parallelism: { zeroStage: 2 } });
+      expect(two.note).toMatch(
+        /each step 2 micro-batches of 1 accumulated, each one's gradients reduce-scattered;.*ZeRO stage 2: SHARD_GRAD_OP, one unit per Conv2d, Embedding, Experts, LayerNorm, Linear, Rnn, 16-bit copies of the fp32 shards gathered, gradients reduced in fp32 \(mixed precision\);/,
+      );
+      expect(runFromRow(two, dir)).toMatchObject({
+        gradAccumSteps: 2,
+        precision: 'AMP_BF16',
+        parallelism: { zeroStage: 2 },
+      });
 
       // ZeRO-3 across tensor-parallel groups: FullyShardedDataParallel over the data-parallel ranks,
       // each sharding its tensor-parallel share (ViT-B/16 at 32 px, TP 2 x DP 2 on four processes).

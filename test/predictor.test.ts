@@ -258,6 +258,34 @@ describe('step time', () => {
     expect(t1.communicationMs).toBeGreaterThanOrEqual(gather - 1e-9);
   });
 
+  it('under AMP, FSDP gathers 16-bit copies of the fp32 shards (its mixed precision): ZeRO-2 keeps the copy, not the fp32 weights', () => {
+    // precision.ts fsdpGatherType. The weights at rest are this GPU's fp32 shard (1/16 here); the
+    // gathered bf16 copy stays from forward to the end of backward under SHARD_GRAD_OP, where
+    // DeepSpeed's stage 2 (Megatron's stack) keeps the whole fp32 weights and autocast's bf16 copy.
+    const at = (zeroStage: 2 | 3, precision: PredictRequest['precision'], stack?: PredictRequest['stack']) =>
+      predict(
+        req({
+          gpu: gpu('H100-SXM5-80GB'),
+          gpusPerNode: 8,
+          nodes: 2,
+          precision,
+          stack,
+          parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage, recompute: 'none' },
+        }),
+        eff,
+      );
+    expect(at(2, 'AMP_BF16').memory.weightsGb / at(2, 'AMP_BF16', 'MEGATRON').memory.weightsGb).toBeCloseTo(
+      (2 + 4 / 16) / (4 + 2),
+      6,
+    );
+    // ZeRO-3 gathers twice a micro-batch and reduce-scatters once: bf16 gathers and fp32 reductions
+    // (8 bytes a parameter) against FP32's 12, give or take the bandwidth at each message size.
+    const ratio =
+      at(3, 'AMP_BF16').breakdown.communicationTotalMs / at(3, 'FP32').breakdown.communicationTotalMs;
+    expect(ratio).toBeGreaterThan(0.6);
+    expect(ratio).toBeLessThan(0.75);
+  });
+
   it('breakdown adds up to the step time, and throughput and cost follow from it', () => {
     const p = predict(req({ gpusPerNode: 8, nodes: 2, priceUsdPerGpuHour: 2 }), eff);
     const b = p.breakdown;
