@@ -55,7 +55,7 @@ import type {
   SavedTensorType,
   SourceRecipe,
 } from '../seeds/types.js';
-import { isStockLoop, stackEffects, type SoftwareStack } from './software.js';
+import { isStockLoop, stackEffects, type SoftwareStack, type StackEffects } from './software.js';
 import type { Execution } from './step.js';
 import type { DType, GpuSpec, LayerCost, ModelCost, ModelDef, OpClass, Precision } from './types.js';
 
@@ -693,11 +693,12 @@ export interface MemoryLayout {
    */
   stockLoop?: boolean;
   /**
-   * ZeRO-2 runs as FSDP's SHARD_GRAD_OP (seeds/software.json zeroStage2): the weights are sharded at
-   * rest and gathered (under AMP, in the compute type) from forward to the end of backward. Set by
-   * stackMemory for the stacks that run it so.
+   * How the stack runs ZeRO stages 1 and 2 (seeds/software.json zeroStage1, zeroStage2; set by
+   * stackMemory): PyTorch's ZeroRedundancyOptimizer keeps DDP's bucket copy of the gradients; FSDP's
+   * SHARD_GRAD_OP shards the weights at rest and holds them gathered (under AMP, in the compute type)
+   * from forward to the end of backward. Absent: the distributed optimizer and DeepSpeed's stage 2.
    */
-  shardedStage2?: boolean;
+  zeroImplementation?: Pick<StackEffects, 'zeroStage1' | 'zeroStage2'>;
   /** DTensor tensor parallelism's saved inputs (FrameworkActivations.gatheredColumnInputs). */
   gatheredColumnInputs?: boolean;
   /** DTensor's vocabulary-parallel cross entropy (FrameworkActivations.lossParallel). */
@@ -740,18 +741,19 @@ export function stackMemory(
   precision: Precision,
   eff: Efficiency,
 ): FrameworkMemory {
-  const shardedStage2 = stackEffects(stack).zeroStage2 === 'SHARD_GRAD_OP';
+  const fx = stackEffects(stack);
+  const zeroImplementation = { zeroStage1: fx.zeroStage1, zeroStage2: fx.zeroStage2 };
   // Stock eager code (the default stack): composite ops that save more than fused kernels.
   if (isStockLoop(stack)) {
     const eager = frameworkMemory(eff, 'eager', undefined);
-    return { ...eager, layout: { ...eager.layout, stockLoop: true, shardedStage2 } };
-  }
-  if (stack !== 'MEGATRON' && stack !== 'TUNED') {
-    const general = frameworkMemory(eff, null, undefined);
-    return { ...general, layout: { ...general.layout, shardedStage2 } };
+    return { ...eager, layout: { ...eager.layout, stockLoop: true, zeroImplementation } };
   }
   const trainsIn = precision === 'BF16' || precision === 'FP8' || precision === 'FP4';
-  return frameworkMemory(eff, 'megatron', trainsIn ? eff.memory.frameworkStates.megatron : undefined);
+  const framework =
+    stack !== 'MEGATRON' && stack !== 'TUNED'
+      ? frameworkMemory(eff, null, undefined)
+      : frameworkMemory(eff, 'megatron', trainsIn ? eff.memory.frameworkStates.megatron : undefined);
+  return { ...framework, layout: { ...framework.layout, zeroImplementation } };
 }
 
 /** The memory constants and layout fields a framework's kernels and recipes change. */
@@ -759,7 +761,7 @@ export interface FrameworkMemory {
   eff: Efficiency;
   layout: Pick<
     MemoryLayout,
-    'gradients' | 'fp8Parameters' | 'masterWeights' | 'optimizerState' | 'stockLoop' | 'shardedStage2'
+    'gradients' | 'fp8Parameters' | 'masterWeights' | 'optimizerState' | 'stockLoop' | 'zeroImplementation'
   >;
 }
 
@@ -975,7 +977,7 @@ export function shardedMemoryPerGpu(
     // fp32 weights are only the shard. (Otherwise the shard at rest is the master copy, or 1/DP of
     // the weights, left out.)
     const replicated = shards > 1;
-    const fsdp2 = z === 2 && layout.shardedStage2 === true && replicated;
+    const fsdp2 = z === 2 && layout.zeroImplementation?.zeroStage2 === 'SHARD_GRAD_OP' && replicated;
     const gatherType = fsdpGatherType(policy);
     const ampGather = gatherType !== policy.weights;
     // Bytes per parameter of a gathered layer while it runs: the 16-bit copy, or the weights and the mode's copies.
@@ -995,10 +997,12 @@ export function shardedMemoryPerGpu(
     const optimizerStateGb = (trained * (z >= 1 ? shardedShare : P) * optimizerBytes) / GIB;
     const activationsGb =
       ((batchSizePerGpu * savedBytesPerSample) / cp / GIB) * (layout.activationScale ?? 1);
-    // DDP keeps a flat copy of the gradients in its buckets. ZeRO reduce-scatters through two buckets
+    // DDP keeps a flat copy of the gradients in its buckets (so does PyTorch's ZeroRedundancyOptimizer,
+    // which runs over DDP). ZeRO reduce-scatters through two buckets
     // instead, and ZeRO-3 gathers the full weights (and their forward copies) of the layer in use and of
     // the one prefetched, and holds one layer's full gradient before reducing it (as FSDP's ZeRO-2 does).
-    const buckets = !replicated ? 0 : z === 0 ? gradientsGb : (2 * eff.bucketMb * 1e6) / GIB;
+    const ddp = z === 0 || (z === 1 && layout.zeroImplementation?.zeroStage1 === 'ZERO_REDUNDANCY_OPTIMIZER');
+    const buckets = !replicated ? 0 : ddp ? gradientsGb : (2 * eff.bucketMb * 1e6) / GIB;
     const gathered = !replicated
       ? 0
       : z >= 3

@@ -887,6 +887,7 @@ function reduction(
     m,
     pp,
     shardedWeights,
+    allReduces,
   }: {
     c: ComputeTime;
     gpu: GpuSpec;
@@ -896,6 +897,8 @@ function reduction(
     pp: number;
     /** ZeRO-2 keeps the weights sharded and gathers them before each forward (StackEffects.zeroStage2 SHARD_GRAD_OP). */
     shardedWeights: boolean;
+    /** ZeRO-1 all-reduces the gradients as DDP does (StackEffects.zeroStage1 ZERO_REDUNDANCY_OPTIMIZER). */
+    allReduces: boolean;
   },
   G: number,
   W: number,
@@ -917,6 +920,13 @@ function reduction(
   const units = fsdp ? c.shardUnits : undefined;
   const rs = communicationTime(G, 0, gpu, layout, eff, units).totalMs / 2,
     ag = communicationTime(W, 0, gpu, layout, eff, units).totalMs / 2;
+  if (z === 1 && allReduces) {
+    // PyTorch's ZeroRedundancyOptimizer: DDP all-reduces the gradients behind backward (once a step,
+    // accumulating under no_sync), then each rank broadcasts its updated shard, with nothing to
+    // hide behind: one reduce-scatter's worth more than the distributed optimizer below.
+    const r = communicationTime(G, c.backwardMs, gpu, layout, eff);
+    return { total: r.totalMs + ag, exposed: r.exposedMs + ag };
+  }
   if (!fsdp) {
     // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters once per step, ZeRO-2 with the
     // weights whole on every GPU (DeepSpeed's) every micro-batch, both behind backward; the updated
@@ -1070,6 +1080,7 @@ export function parallelCommunicationTime(
     pp = par?.pipelineParallel ?? 1,
     z = par?.zeroStage ?? 0,
     ep = par?.expertParallel ?? 1;
+  const fx = stackEffects(exec.stack ?? DEFAULT_STACK);
   const eff = withStackOverlap(fitted, exec.stack, z >= 2);
   const wait = synchronizationWaitMs(c, exec.gpusPerNode * exec.nodes, eff);
   if (!par || (t === 1 && pp === 1 && z === 0 && ep === 1)) {
@@ -1089,7 +1100,8 @@ export function parallelCommunicationTime(
     z,
     m,
     pp,
-    shardedWeights: stackEffects(exec.stack ?? DEFAULT_STACK).zeroStage2 === 'SHARD_GRAD_OP',
+    shardedWeights: fx.zeroStage2 === 'SHARD_GRAD_OP',
+    allReduces: fx.zeroStage1 === 'ZERO_REDUNDANCY_OPTIMIZER',
   };
   // The experts' gradients are reduced (and under ZeRO their weights gathered) over the GPUs holding
   // the same experts: every EP-th GPU of a stage (expert rank order tp-ep-dp with ETP = 1).

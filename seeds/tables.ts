@@ -53,6 +53,14 @@ export type SoftwareStack = (typeof SOFTWARE_STACKS)[number];
 export const DEFAULT_STACK: SoftwareStack = 'PYTORCH_EAGER';
 
 /**
+ * ZeRO stage 1 as a stack's framework runs it: PyTorch's ZeroRedundancyOptimizer over DDP (the
+ * gradients all-reduced, each rank's updated shard broadcast after the step) or Megatron-Core's
+ * distributed optimizer and DeepSpeed's stage 1 (reduce-scattered, then all-gathered).
+ */
+export const ZERO_STAGE1 = ['ZERO_REDUNDANCY_OPTIMIZER', 'DISTRIBUTED_OPTIMIZER'] as const;
+export type ZeroStage1 = (typeof ZERO_STAGE1)[number];
+
+/**
  * ZeRO stage 2 as a stack's framework runs it: PyTorch FSDP's SHARD_GRAD_OP (weights sharded between
  * micro-batches, gathered before each forward behind it) or DeepSpeed's (weights whole on every GPU,
  * the updated shards gathered after the optimizer step, exposed).
@@ -81,7 +89,8 @@ export interface StackEffects {
    * overlapped distributed-optimizer all-gathers); null = the fitted constant (efficiency.json).
    */
   commOverlap: number | null;
-  /** How ZeRO stage 2 runs (ZERO_STAGE2; software.json's _about says what each does and whose code it follows). */
+  /** How ZeRO stages 1 and 2 run (ZERO_STAGE1, ZERO_STAGE2; software.json's _about says what each does and whose code it follows). */
+  zeroStage1: ZeroStage1;
   zeroStage2: ZeroStage2;
   /**
    * Coefficient of variation of one GPU's step (the wait for the slowest GPU, predictor/step.ts

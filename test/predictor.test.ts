@@ -222,13 +222,14 @@ describe('step time', () => {
   });
 
   it("ZeRO-2 is FSDP's SHARD_GRAD_OP on the PyTorch stacks (weights gathered before each forward, hidden) and DeepSpeed's on Megatron (gathered after the step, exposed)", () => {
-    // seeds/software.json zeroStage2. AMP on the stock stack gathers and reduces fp32: the gather
-    // and the reduce-scatter move the same bytes, so ZeRO-2's one gather a micro-batch is two
-    // thirds of ZeRO-3's two plus the reduce-scatter.
+    // seeds/software.json zeroStage2. FP32 gathers and reduces fp32: the gather and the
+    // reduce-scatter move the same bytes, so ZeRO-2's one gather a micro-batch is two thirds of
+    // ZeRO-3's two plus the reduce-scatter.
     const comm = (zeroStage: 2 | 3, gradAccumSteps: number, stack: PredictRequest['stack']) =>
       predict(
         req({
           gpu: gpu('H100-SXM5-80GB'),
+          precision: 'FP32',
           gpusPerNode: 8,
           nodes: 2,
           gradAccumSteps,
@@ -256,6 +257,36 @@ describe('step time', () => {
       gather = t1.communicationTotalMs - reduceScatter;
     expect(gather).toBeGreaterThan(0);
     expect(t1.communicationMs).toBeGreaterThanOrEqual(gather - 1e-9);
+  });
+
+  it("ZeRO-1 on the stock stack is PyTorch's ZeroRedundancyOptimizer (DDP's all-reduce and bucket copy, then a broadcast); on Megatron's the distributed optimizer", () => {
+    // seeds/software.json zeroStage1. AMP reduces and gathers fp32: the broadcast of the updated
+    // shards moves half what the all-reduce does.
+    const at = (zeroStage: 0 | 1, stack: PredictRequest['stack']) =>
+      predict(
+        req({
+          gpu: gpu('H100-SXM5-80GB'),
+          gpusPerNode: 8,
+          nodes: 2,
+          stack,
+          parallelism: { tensorParallel: 1, pipelineParallel: 1, zeroStage, recompute: 'none' },
+        }),
+        { ...eff, stragglerCv: 0 },
+      );
+    expect(stackEffects('PYTORCH_EAGER').zeroStage1).toBe('ZERO_REDUNDANCY_OPTIMIZER');
+    const ddp = at(0, 'PYTORCH_EAGER'),
+      zro = at(1, 'PYTORCH_EAGER');
+    expect(zro.breakdown.communicationTotalMs / ddp.breakdown.communicationTotalMs).toBeCloseTo(1.5, 6);
+    expect(zro.memory.workspaceGb).toBeCloseTo(ddp.memory.workspaceGb, 6); // DDP's bucket copy
+    // Megatron's: a reduce-scatter and an all-gather, the all-reduce's traffic, through two buckets.
+    expect(stackEffects('MEGATRON').zeroStage1).toBe('DISTRIBUTED_OPTIMIZER');
+    const megatron = at(0, 'MEGATRON'),
+      distributed = at(1, 'MEGATRON');
+    expect(distributed.breakdown.communicationTotalMs / megatron.breakdown.communicationTotalMs).toBeCloseTo(
+      1,
+      1,
+    );
+    expect(distributed.memory.workspaceGb).toBeLessThan(megatron.memory.workspaceGb);
   });
 
   it('under AMP, FSDP gathers 16-bit copies of the fp32 shards (its mixed precision): ZeRO-2 keeps the copy, not the fp32 weights', () => {
