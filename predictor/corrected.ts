@@ -9,7 +9,7 @@ import type { RowPrediction } from './measured.js';
 import { costOf, predict, utilizationAt, type Prediction, type PredictRequest } from './predict.js';
 import { convolutionLayout, fusedAttention, scaleBreakdown, type Efficiency } from './step.js';
 import { getGpu } from '../seeds/catalog.js';
-import { POLICIES, storagePolicy } from './precision.js';
+import { fsdpGatherType, POLICIES, storagePolicy } from './precision.js';
 import { DEFAULT_STACK, isStockLoop, stackEffects, stackEvidence } from './software.js';
 import { parallelStructure } from './parallel.js';
 import { withMeasuredActivations } from './memory-calibration.js';
@@ -28,6 +28,35 @@ function attentionEvidence(req: PredictRequest, eff: Efficiency): string {
   return fusedAttention(req, cost, eff)
     ? "; attention as one fused kernel (PyTorch's scaled_dot_product_attention, which Hugging Face, torchvision and torchtitan call; attention EAGER writes the scores to memory)"
     : "; attention with its scores written to memory, as this model's code runs it (attention FUSED for one fused kernel)";
+}
+
+/**
+ * How the estimate runs a ZeRO stage, which frameworks do differently (seeds/software.json
+ * zeroStage1, zeroStage2): what it moves, and when, follows from which.
+ */
+function shardingEvidence(req: PredictRequest): string {
+  const par = req.parallelism;
+  const z = par?.zeroStage ?? 0;
+  const gpus = req.gpusPerNode * req.nodes;
+  if (!par || z === 0 || gpus <= par.tensorParallel * par.pipelineParallel) return '';
+  const fx = stackEffects(req.stack ?? DEFAULT_STACK);
+  const policy = storagePolicy(req.precision, isStockLoop(req.stack), par.masterWeights);
+  const gathered = fsdpGatherType(policy);
+  const halves =
+    gathered !== policy.weights
+      ? `, gathering ${gathered} copies of the fp32 shards (its mixed precision)`
+      : '';
+  if (z === 1)
+    return fx.zeroStage1 === 'ZERO_REDUNDANCY_OPTIMIZER'
+      ? "; ZeRO-1 as PyTorch's ZeroRedundancyOptimizer over DDP: the gradients all-reduced behind backward, each GPU's updated shard broadcast after the step"
+      : "; ZeRO-1 as Megatron-Core's distributed optimizer: the gradients reduce-scattered, the updated shards all-gathered after the step";
+  if (z === 2)
+    return fx.zeroStage2 === 'SHARD_GRAD_OP'
+      ? `; ZeRO-2 as FSDP's SHARD_GRAD_OP: the weights sharded, gathered before each micro-batch's forward and kept through its backward${halves}`
+      : "; ZeRO-2 as DeepSpeed's stage 2: the whole weights on every GPU, the gradients reduce-scattered, the updated shards all-gathered after the step";
+  return par.pipelineParallel > 1
+    ? `; ZeRO-3 as torchtitan runs FSDP under a pipeline: each stage's weights gathered once a step and kept${halves}`
+    : `; ZeRO-3 as FSDP's FULL_SHARD: the weights gathered before each micro-batch's forward and again before its backward${halves}`;
 }
 
 /**
@@ -117,7 +146,7 @@ export async function predictCorrected(
     stepTimeMsP90: p.stepTimeMs * k.hi[0],
     totalHoursP90: p.totalHours === null ? null : p.totalHours * k.hi[0],
     predictor: learned.predictor.name,
-    evidence: `${k.caseOf(0)}; ${stackEvidence(req.stack)}${storageEvidence(req)}${attentionEvidence(req, eff)}${layoutEvidence(req, p)}${req.frozenBase ? `; LoRA on a frozen base: ${LORA_LEFT_OUT}` : ''}${memoryEvidence}${overPublished ? `; this ${overPublished}` : ''}`,
+    evidence: `${k.caseOf(0)}; ${stackEvidence(req.stack)}${storageEvidence(req)}${shardingEvidence(req)}${attentionEvidence(req, eff)}${layoutEvidence(req, p)}${req.frozenBase ? `; LoRA on a frozen base: ${LORA_LEFT_OUT}` : ''}${memoryEvidence}${overPublished ? `; this ${overPublished}` : ''}`,
     evidenceLevel: k.levels[0],
     calibrationRuns: k.runs[0],
     boundBy: k.boundBy[0],

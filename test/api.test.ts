@@ -61,6 +61,24 @@ describe('catalog queries', () => {
 });
 
 describe('predict', () => {
+  it('says how it runs a ZeRO stage, which frameworks run differently', async () => {
+    const sharding = async (zeroStage: number, precision: string, stack = 'PYTORCH_EAGER') =>
+      (
+        await run(
+          `{ predict(input: { workload: { model: "gpt2_124m", samples: 1e6 }, gpu: "H100-SXM5-80GB", gpusPerNode: 8, batchSizePerGpu: 8, precision: ${precision}, softwareStack: ${stack}, parallelism: { zeroStage: ${zeroStage} } }) { evidence } }`,
+        )
+      ).data!.predict.evidence.match(/ZeRO-\d as [^;]*/)?.[0];
+    expect(await sharding(1, 'AMP_BF16')).toMatch(/^ZeRO-1 as PyTorch's ZeroRedundancyOptimizer over DDP/);
+    expect(await sharding(1, 'BF16', 'MEGATRON')).toMatch(/^ZeRO-1 as Megatron-Core's distributed optimizer/);
+    expect(await sharding(2, 'AMP_BF16')).toMatch(
+      /^ZeRO-2 as FSDP's SHARD_GRAD_OP: .*, gathering bf16 copies of the fp32 shards \(its mixed precision\)$/,
+    );
+    expect(await sharding(2, 'BF16', 'MEGATRON')).toMatch(/^ZeRO-2 as DeepSpeed's stage 2/);
+    // BF16 gathers its bf16 weights as they are: no copies to speak of.
+    expect(await sharding(3, 'BF16')).toMatch(/^ZeRO-3 as FSDP's FULL_SHARD: [^,]*backward$/);
+    expect(await sharding(0, 'BF16')).toBeUndefined();
+  });
+
   it('takes the master weights as the optimizer keeps them, and refuses them where the mode keeps none', async () => {
     const q = (precision: string, master: string) =>
       `{ predict(input: { workload: { model: "llama2_7b", samples: 1e6 }, gpu: "H100-SXM5-80GB", nodes: 1, gpusPerNode: 8, batchSizePerGpu: 1, precision: ${precision}, softwareStack: MEGATRON, parallelism: { zeroStage: 1, masterWeights: ${master} } }) { memory { masterWeightsGb totalGb } } }`;
