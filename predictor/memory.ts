@@ -973,7 +973,7 @@ export function shardedMemoryPerGpu(
     // with FP8 parameters the copied weights have no working copy besides their FP8 ones. ZeRO-2 as
     // FSDP runs it (SHARD_GRAD_OP, seeds/software.json zeroStage2) holds the gathered weights from
     // forward to the end of backward besides their shard at rest. Under AMP FSDP gathers the 16-bit
-    // copy (its mixed precision; step.ts fsdpGatherType), which autocast then uses as it is: the
+    // copy (its mixed precision; precision.ts fsdpGatherType), which autocast then uses as it is: the
     // fp32 weights are only the shard. (Otherwise the shard at rest is the master copy, or 1/DP of
     // the weights, left out.)
     const replicated = shards > 1;
