@@ -194,7 +194,7 @@ export class ParallelismInput {
   @Field(() => Int, {
     defaultValue: 0,
     description:
-      "0 to 3; with pipelineParallel > 1, 0, 1 or 3 (no framework runs ZeRO-2 under a pipeline; 3 there is torchtitan's FSDP, each stage's weights gathered once a step).",
+      "0 to 3; with pipelineParallel > 1, 0, 1 or 3 (no framework runs ZeRO-2 under a pipeline; 3 there is torchtitan's FSDP, each stage's weights gathered once a step). Stages 1 and 2 run as softwareStack's framework runs them (PYTORCH_EAGER: ZeroRedundancyOptimizer and FSDP's SHARD_GRAD_OP; TORCH_COMPILE: the distributed optimizer and SHARD_GRAD_OP; MEGATRON and TUNED: the distributed optimizer and DeepSpeed's stage 2); the evidence says which.",
   })
   zeroStage!: number;
   @Field(() => RecomputeEnum, {
