@@ -1118,9 +1118,9 @@ class Trainer:
         # FullyShardedDataParallel those are its fp32 shards, cast to the half type for compute.
         masters = precision in ("FP16", "BF16")
         if shard:
-            # Under AMP, FSDP's mixed precision gathers 16-bit copies of the fp32 shards, which autocast
-            # then uses as they are, and reduce-scatters the gradients in fp32 (torchtitan's and
-            # accelerate's FSDP set it so; trainplan costs it so, predictor/precision.ts fsdpGatherType).
+            # Under AMP, FSDP's mixed precision gathers 16-bit copies of the fp32 shards (torchtitan's
+            # and accelerate's FSDP do), which autocast then uses as they are, and reduce-scatters the
+            # gradients in fp32 (torchtitan's default): as trainplan costs it (precision.ts fsdpGatherType).
             self.model = shard(model.to(half) if half and not masters else model, half if masters else None) \
                 if precision not in ("AMP_FP16", "AMP_BF16") else shard(model, self.autocast, torch.float32)
         else:
