@@ -907,7 +907,7 @@ function reduction(
 ): { total: number; exposed: number } {
   if (!(members > 1)) return { total: 0, exposed: 0 };
   if (z === 0) {
-    const r = communicationTime(G, c.backwardMs, gpu, layout, eff);
+    const r = communicationTime(G, c.backwardMs / m, gpu, layout, eff);
     return { total: r.totalMs, exposed: r.exposedMs };
   }
   if (!(z === 3 || G > 0)) return { total: 0, exposed: 0 };
@@ -924,7 +924,7 @@ function reduction(
     // PyTorch's ZeroRedundancyOptimizer: DDP all-reduces the gradients behind backward (once a step,
     // accumulating under no_sync), then each rank broadcasts its updated shard, with nothing to
     // hide behind: one reduce-scatter's worth more than the distributed optimizer below.
-    const r = communicationTime(G, c.backwardMs, gpu, layout, eff);
+    const r = communicationTime(G, c.backwardMs / m, gpu, layout, eff);
     return { total: r.totalMs + ag, exposed: r.exposedMs + ag };
   }
   if (!fsdp) {
@@ -1084,7 +1084,8 @@ export function parallelCommunicationTime(
   const eff = withStackOverlap(fitted, exec.stack, z >= 2);
   const wait = synchronizationWaitMs(c, exec.gpusPerNode * exec.nodes, eff);
   if (!par || (t === 1 && pp === 1 && z === 0 && ep === 1)) {
-    const r = communicationTime(c.gradientBytes, c.backwardMs, gpu, exec, eff);
+    // Accumulating, DDP all-reduces under the last micro-batch's backward only (no_sync before it).
+    const r = communicationTime(c.gradientBytes, c.backwardMs / exec.gradAccumSteps, gpu, exec, eff);
     return { totalMs: r.totalMs + wait, exposedMs: r.exposedMs + wait, waitMs: wait };
   }
   const g = exec.gpusPerNode,
