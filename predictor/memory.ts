@@ -43,6 +43,9 @@ import {
   type RecomputeModule,
   type ZeroStage,
   unshardedStageOf,
+  shardsWeightsOf,
+  allReducesGradientsOf,
+  type ZeroImplementation,
 } from './parallel.js';
 import type {
   AttentionImplementation,
@@ -55,7 +58,7 @@ import type {
   SavedTensorType,
   SourceRecipe,
 } from '../seeds/types.js';
-import { isStockLoop, stackEffects, type SoftwareStack, type StackEffects } from './software.js';
+import { isStockLoop, stackEffects, type SoftwareStack } from './software.js';
 import type { Execution } from './step.js';
 import type { DType, GpuSpec, LayerCost, ModelCost, ModelDef, OpClass, Precision } from './types.js';
 
@@ -698,7 +701,7 @@ export interface MemoryLayout {
    * SHARD_GRAD_OP shards the weights at rest and holds them gathered (under AMP, in the compute type)
    * from forward to the end of backward. Absent: the distributed optimizer and DeepSpeed's stage 2.
    */
-  zeroImplementation?: Pick<StackEffects, 'zeroStage1' | 'zeroStage2'>;
+  zeroImplementation?: ZeroImplementation;
   /** DTensor tensor parallelism's saved inputs (FrameworkActivations.gatheredColumnInputs). */
   gatheredColumnInputs?: boolean;
   /** DTensor's vocabulary-parallel cross entropy (FrameworkActivations.lossParallel). */
@@ -977,7 +980,7 @@ export function shardedMemoryPerGpu(
     // fp32 weights are only the shard. (Otherwise the shard at rest is the master copy, or 1/DP of
     // the weights, left out.)
     const replicated = shards > 1;
-    const fsdp2 = z === 2 && layout.zeroImplementation?.zeroStage2 === 'SHARD_GRAD_OP' && replicated;
+    const fsdp2 = z === 2 && shardsWeightsOf(z, layout.zeroImplementation) && replicated;
     const gatherType = fsdpGatherType(policy);
     const ampGather = gatherType !== policy.weights;
     // Bytes per parameter of a gathered layer while it runs: the 16-bit copy, or the weights and the mode's copies.
@@ -1001,7 +1004,7 @@ export function shardedMemoryPerGpu(
     // which runs over DDP). ZeRO reduce-scatters through two buckets
     // instead, and ZeRO-3 gathers the full weights (and their forward copies) of the layer in use and of
     // the one prefetched, and holds one layer's full gradient before reducing it (as FSDP's ZeRO-2 does).
-    const ddp = z === 0 || (z === 1 && layout.zeroImplementation?.zeroStage1 === 'ZERO_REDUNDANCY_OPTIMIZER');
+    const ddp = allReducesGradientsOf(z, layout.zeroImplementation);
     const buckets = !replicated ? 0 : ddp ? gradientsGb : (2 * eff.bucketMb * 1e6) / GIB;
     const gathered = !replicated
       ? 0

@@ -24,6 +24,7 @@ import {
   type Recompute,
   type RecomputeModule,
 } from '../seeds/types.js';
+import type { ZeroStage1, ZeroStage2 } from '../seeds/tables.js';
 import { POLICIES } from './precision.js';
 import { PRECISIONS, type Layer, type LayerCost, type ModelCost, type Precision } from './types.js';
 
@@ -82,6 +83,29 @@ export const zeroRunsWithPipeline = (z: number, pp: number): boolean => pp === 1
  * torch.distributed.pipelining turns gradient sync off until the last backward, stage.py).
  */
 export const unshardedStageOf = (pp: number, z: number): boolean => pp > 1 && z === 3;
+
+/** How a stack's framework runs ZeRO stages 1 and 2 (seeds/software.json zeroStage1, zeroStage2). */
+export interface ZeroImplementation {
+  zeroStage1: ZeroStage1;
+  zeroStage2: ZeroStage2;
+}
+
+/**
+ * Whether the weights are sharded between micro-batches and gathered for each one (FSDP): ZeRO-3,
+ * and ZeRO-2 where the stack runs it as FSDP's SHARD_GRAD_OP. step.ts costs the gathers (one unit a
+ * collective, each rank casting its shard) and memory.ts holds what is gathered. DeepSpeed's stage 2
+ * (REPLICATED_WEIGHTS), or no implementation named, keeps the weights whole on every GPU.
+ */
+export const shardsWeightsOf = (z: number, impl?: ZeroImplementation): boolean =>
+  z >= 3 || (z === 2 && impl?.zeroStage2 === 'SHARD_GRAD_OP');
+
+/**
+ * Whether the gradients are all-reduced as DDP all-reduces them, through DDP's bucket copy: without
+ * ZeRO, and under ZeRO-1 as PyTorch's ZeroRedundancyOptimizer, which runs over DDP (the other
+ * stacks' ZeRO-1 reduce-scatters them).
+ */
+export const allReducesGradientsOf = (z: number, impl?: ZeroImplementation): boolean =>
+  z === 0 || (z === 1 && impl?.zeroStage1 === 'ZERO_REDUNDANCY_OPTIMIZER');
 
 /** How one model replica is split, and what is sharded over the data-parallel group. */
 export interface Parallelism {

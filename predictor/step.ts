@@ -55,6 +55,9 @@ import {
   type RecomputeModule,
   type ZeroStage,
   unshardedStageOf,
+  shardsWeightsOf,
+  allReducesGradientsOf,
+  type ZeroImplementation,
 } from './parallel.js';
 import {
   activationType,
@@ -631,7 +634,7 @@ export function computeTime(
   // stage 2 does where FSDP runs it (SHARD_GRAD_OP, software.json zeroStage2: the weights sharded
   // between micro-batches). The experts shard over the GPUs holding the same experts.
   // Parameters of this GPU whose state a ZeRO stage shards, once that stage is on.
-  const shardsWeights = z >= 3 || (z === 2 && fx.zeroStage2 === 'SHARD_GRAD_OP');
+  const shardsWeights = shardsWeightsOf(z, fx);
   // What the weights are gathered in: the compute copy where FSDP shards them and autocast would
   // cast each gathered fp32 weight (AMP): FSDP's mixed precision casts the shard and gathers the
   // copy (MixedPrecision param_dtype, as torchtitan, accelerate and trainplan's harness set it);
@@ -886,8 +889,7 @@ function reduction(
     z,
     m,
     pp,
-    shardedWeights,
-    allReduces,
+    zero,
   }: {
     c: ComputeTime;
     gpu: GpuSpec;
@@ -895,10 +897,8 @@ function reduction(
     z: ZeroStage;
     m: number;
     pp: number;
-    /** ZeRO-2 keeps the weights sharded and gathers them before each forward (StackEffects.zeroStage2 SHARD_GRAD_OP). */
-    shardedWeights: boolean;
-    /** ZeRO-1 all-reduces the gradients as DDP does (StackEffects.zeroStage1 ZERO_REDUNDANCY_OPTIMIZER). */
-    allReduces: boolean;
+    /** How the stack runs ZeRO-1 and -2 (parallel.ts shardsWeightsOf, allReducesGradientsOf). */
+    zero: ZeroImplementation;
   },
   G: number,
   W: number,
@@ -916,11 +916,11 @@ function reduction(
   // A ring reduce-scatter or all-gather moves (n-1)/n of the data: half an all-reduce.
   // FSDP (ZeRO-3, and ZeRO-2 as SHARD_GRAD_OP) gathers and reduce-scatters one unit (a transformer
   // block) per collective, not DDP's 25 MB buckets: the latency counts once per block.
-  const fsdp = z === 3 || (z === 2 && shardedWeights);
+  const fsdp = shardsWeightsOf(z, zero);
   const units = fsdp ? c.shardUnits : undefined;
   const rs = communicationTime(G, 0, gpu, layout, eff, units).totalMs / 2,
     ag = communicationTime(W, 0, gpu, layout, eff, units).totalMs / 2;
-  if (z === 1 && allReduces) {
+  if (allReducesGradientsOf(z, zero)) {
     // PyTorch's ZeroRedundancyOptimizer: DDP all-reduces the gradients behind backward (once a step,
     // accumulating under no_sync), then each rank broadcasts its updated shard, with nothing to
     // hide behind: one reduce-scatter's worth more than the distributed optimizer below.
@@ -1101,8 +1101,7 @@ export function parallelCommunicationTime(
     z,
     m,
     pp,
-    shardedWeights: fx.zeroStage2 === 'SHARD_GRAD_OP',
-    allReduces: fx.zeroStage1 === 'ZERO_REDUNDANCY_OPTIMIZER',
+    zero: fx,
   };
   // The experts' gradients are reduced (and under ZeRO their weights gathered) over the GPUs holding
   // the same experts: every EP-th GPU of a stage (expert rank order tp-ep-dp with ETP = 1).
