@@ -1439,8 +1439,9 @@ def measure(a, group=None):
         # ZeRO-3 under a pipeline, as torchtitan runs it (parse_args checked stage 3 and
         # fully_shard): FSDP2 on each model chunk, its own root, one unit per layer with weights
         # (each expert layer's experts over the ranks holding them), not resharded after forward,
-        # so the stage's weights stay gathered from its first micro-batch to its last; the
-        # gradients reduce in fp32 (torchtitan's mixed_precision_reduce default). Trainer.pipeline
+        # so the stage's weights stay gathered from its first micro-batch to its last; under AMP
+        # the gradients reduce in fp32 (torchtitan's mixed_precision_reduce default), under FP16
+        # and BF16 in the half type, as the FSDP1 policy below does and trainplan costs. Trainer.pipeline
         # keeps them whole until each chunk's last backward, as torch.distributed.pipelining does.
         from torch.distributed.device_mesh import DeviceMesh  # noqa: PLC0415
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard  # noqa: PLC0415
@@ -1460,7 +1461,8 @@ def measure(a, group=None):
             return meshes[g]
 
         def shard(m, dtype, reduce_dtype=None):
-            policy = MixedPrecisionPolicy(param_dtype=dtype, reduce_dtype=torch.float32) if dtype else \
+            # (reduce_dtype None reduces in param_dtype, as FSDP1's policy below does without one.)
+            policy = MixedPrecisionPolicy(param_dtype=dtype, reduce_dtype=reduce_dtype) if dtype else \
                 MixedPrecisionPolicy()
             settings = dict(reshard_after_forward=False, mp_policy=policy)
             for part in m.chunks:
@@ -1656,7 +1658,9 @@ def measure(a, group=None):
         *([f"{a.recompute} recomputation"] if a.recompute != "none" else []),
         *([f"ZeRO stage {a.zero_stage}: {sharding}"
            + (", 16-bit copies of the fp32 shards gathered, gradients reduced in fp32 (mixed precision)"
-              if a.zero_stage >= 2 and a.precision in ("AMP_FP16", "AMP_BF16") else "")]
+              if a.zero_stage >= 2 and a.precision in ("AMP_FP16", "AMP_BF16") else
+              f", {a.precision.lower()} copies of the fp32 master shards gathered, gradients reduced in "
+              f"{a.precision.lower()}" if a.zero_stage >= 2 and a.precision in ("FP16", "BF16") else "")]
           if a.zero_stage else []),
         f"builder {builder}",
         *([attention_words] if attention_words else []),

@@ -421,7 +421,7 @@ describe.skipIf(!python)(
 
     it("times ZeRO-3 under a pipeline as torchtitan runs it (FSDP2, each stage's weights gathered once a step) and imports the run at that layout", () => {
       // ViT-B/16 at 32 px, two stages x tensor parallel 2 x two replicas on eight processes, two
-      // micro-batches, BF16 (fp32 shards, bf16 compute, fp32 gradient reduction).
+      // micro-batches, BF16 (fp32 shards, bf16 compute, bf16 gradient reduction, as trainplan costs BF16's).
       writeFileSync(join(dir, 'vit-pp.py'), harnessScript('vit_b16', 32));
       execFileSync(
         python!,
@@ -437,7 +437,7 @@ describe.skipIf(!python)(
       // The row-parallel all-reduces counted through FSDP2's wrapping (fully_shard renames each
       // sharded layer's class): ViT-B/16's 12 blocks, two row-parallel linears each, over the stages.
       expect(row.note).toMatch(
-        /pipeline parallel 2 x tensor parallel 2 x data parallel 2 over 8 processes .*: 1F1B over 2 micro-batches, .*, 24 row-parallel all-reduces per pass, .*; ZeRO stage 3: FSDP2 \(fully_shard\) per model chunk, one unit per layer with weights, kept gathered through the step and reduce-scattered at each chunk's last micro-batch \(torchtitan's FSDP under a pipeline\);/,
+        /pipeline parallel 2 x tensor parallel 2 x data parallel 2 over 8 processes .*: 1F1B over 2 micro-batches, .*, 24 row-parallel all-reduces per pass, .*; ZeRO stage 3: FSDP2 \(fully_shard\) per model chunk, one unit per layer with weights, kept gathered through the step and reduce-scattered at each chunk's last micro-batch \(torchtitan's FSDP under a pipeline\), bf16 copies of the fp32 master shards gathered, gradients reduced in bf16;/,
       );
       expect(runFromRow(row, dir)).toMatchObject({
         gpusPerNode: 8,
