@@ -83,7 +83,7 @@ export function impossibleRefusals(eff = loadEfficiency()) {
       },
       eff,
     );
-    return { ...c, predictedGb: p.memory.totalGb, capacityGb: gpu.memoryGb, refused: !p.fitsInMemory };
+    return { ...c, predictedGb: p.memory.totalGb, capacityGb: gpu.usableMemoryGb, refused: !p.fitsInMemory };
   });
 }
 

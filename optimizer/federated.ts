@@ -253,6 +253,9 @@ export function customGpuSpec(d: CustomDevice): GpuSpec {
     releaseYear: null,
     formFactor: 'client device',
     memoryGb: d.memoryGb,
+    // What the client states is what its plans must fit in: no label to correct.
+    usableMemoryGb: d.memoryGb,
+    usableMemorySource: 'as the client states it (device.memoryGb)',
     memoryType: 'unknown',
     memoryBwGbps: d.memoryBwGbps,
     l2CacheMb: null,
@@ -554,7 +557,7 @@ export async function planFederatedRound(r: FederatedRequest): Promise<Federated
     else
       unusable.set(i, {
         reason: 'MEMORY',
-        message: `${c.gpu.id} (${c.gpu.memoryGb} GB) fits no allowed batch size in any precision it supports, not even with activation recomputation`,
+        message: `${c.gpu.id} (${+c.gpu.usableMemoryGb.toFixed(2)} GB usable) fits no allowed batch size in any precision it supports, not even with activation recomputation`,
       });
   });
   if (unusable.size && !r.allowDropout) {
@@ -1220,7 +1223,7 @@ export async function verifyFederatedPlan(r: FederatedRequest, plan: FederatedPl
           )
         : predictOn(r, c.gpu, cp.precision, cp.batchSizePerGpu, layout);
       if (!p.fitsInMemory)
-        problems.push(`${where}: needs ${p.memory.totalGb.toFixed(2)} GB, ${c.gpu.id} has ${c.gpu.memoryGb}`);
+        problems.push(`${where}: needs ${p.memory.totalGb.toFixed(2)} GB, ${c.gpu.id} has ${c.gpu.usableMemoryGb.toFixed(2)} usable`);
       if (!Number.isInteger(cp.localSteps) || cp.localSteps < 1 || cp.localSteps > r.maxLocalSteps)
         problems.push(`${where}: ${cp.localSteps} local steps`);
       const s = cp.localSteps * cp.batchSizePerGpu * units;

@@ -454,7 +454,7 @@ export const usable = (p: Plan): boolean =>
   Number.isFinite(p.totalHours) &&
   p.totalHours > 0 &&
   (p.priceUsdPerGpuHour === null || (p.costUsd !== null && Number.isFinite(p.costUsd))) &&
-  p.memoryGbPerGpu <= p.gpu.memoryGb;
+  p.memoryGbPerGpu <= p.gpu.usableMemoryGb;
 
 /**
  * Whether a search turned away runs joining several instances of an offer that states no network
@@ -468,7 +468,7 @@ export const NETWORK_UNSTATED_HINT =
 /** Whether a search found configurations that do not fit in memory (rejected, or returned oversized). */
 export const outOfMemory = (rec: { plans: Plan[]; rejected: { reason: string }[] }): boolean =>
   rec.rejected.some((x) => x.reason === 'OUT_OF_MEMORY') ||
-  rec.plans.some((p) => p.memoryGbPerGpu > p.gpu.memoryGb);
+  rec.plans.some((p) => p.memoryGbPerGpu > p.gpu.usableMemoryGb);
 
 export interface FleetCandidates {
   types: GpuType[];
@@ -1239,7 +1239,7 @@ export async function verifyFleetPlan(r: FleetRequest, plan: FleetPlan): Promise
     }
     if (!p.fitsInMemory)
       problems.push(
-        `job ${a.jobId}: needs ${p.memory.totalGb.toFixed(1)} GB per GPU, ${t.gpu.id} has ${t.gpu.memoryGb}`,
+        `job ${a.jobId}: needs ${p.memory.totalGb.toFixed(1)} GB per GPU, ${t.gpu.id} has ${t.gpu.usableMemoryGb.toFixed(1)} usable`,
       );
     if (Math.abs(p.totalHours! - a.totalHours) > 1e-6 * p.totalHours!)
       problems.push(`job ${a.jobId}: reported ${a.totalHours} h, predicted ${p.totalHours} h`);

@@ -381,8 +381,8 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   const moe = s.experts !== null;
   const fp32UsesTf32 = r.fp32UsesTf32 ?? true;
   const headroomGb = r.memoryHeadroomGb ?? eff.memory.defaultMemoryHeadroomGb;
-  // What a plan may use: the GPU's memory less the headroom kept free.
-  const capacityGb = gpu.memoryGb - headroomGb;
+  // What a plan may use: the GPU's usable memory less the headroom kept free.
+  const capacityGb = gpu.usableMemoryGb - headroomGb;
   const share = x.share ?? searchShare();
   // How the request's workload runs (stack, LoRA, layout, attention): the same for every step timed.
   const how = runOptionsOf(r);
@@ -525,7 +525,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
     if (gb === undefined) byDp.set(dp, (gb = layoutMemoryGb(t, pp, v, dp, zeroStage, recompute, m, ep)));
     return gb;
   };
-  const fitsIn = (gb: number) => gb + headroomGb <= gpu.memoryGb;
+  const fitsIn = (gb: number) => gb + headroomGb <= gpu.usableMemoryGb;
   const compute = (g: number, nodes: number, m: number, p: Parallelism) =>
     computeTime(model, cost, gpu, exec(g, nodes, m, p), eff, sums(p.tensorParallel, p.expertParallel));
 
@@ -673,7 +673,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
   // A layout's fit reads only its memory (shared) and the GPU's memory size, so GPUs of one size share it.
   const fitBounds = shared(
     share.fitBounds,
-    `${precision}/${batch}/${gpu.memoryGb}`,
+    `${precision}/${batch}/${gpu.usableMemoryGb}`,
     () => new Array<FitBounds | undefined>(slots),
   );
   const fitsAt = (
@@ -743,7 +743,7 @@ export function shardedSearch(r: RecommendRequest, x: ShardedContext, eff: Effic
    */
   const fitsSomewhere = (): boolean => {
     const known = shared(share.fit, `${precision}/${g}/${nodes}`, () => ({ none: [], some: [] }));
-    const memoryGb = gpu.memoryGb;
+    const memoryGb = gpu.usableMemoryGb;
     if (known.none.some((n) => n.batch <= batch && n.memoryGb >= memoryGb)) return false;
     if (known.some.some((n) => n.batch >= batch && n.memoryGb <= memoryGb)) return true;
     const some = someLayoutFits();

@@ -89,7 +89,7 @@ export function trainFitChecks(rows: Measurement[], general: Efficiency): FitChe
           gpu: row.gpu,
           batchSizePerGpu: exec.batchSizePerGpu,
           precision: exec.precision,
-          capacityGb: getGpu(row.gpu)!.memoryGb,
+          capacityGb: getGpu(row.gpu)!.usableMemoryGb,
         },
         memory,
         constants,
@@ -195,7 +195,7 @@ export interface LlmCase {
 /** GPU memory for a row: the catalog's, or the size the id itself states (Meta's 96 GB H100 variant is not in the catalog). */
 export function capacityOf(gpuId: string): number | null {
   const gpu: GpuSpec | undefined = getGpu(gpuId);
-  if (gpu) return gpu.memoryGb;
+  if (gpu) return gpu.usableMemoryGb;
   const stated = /-(\d+)GB/.exec(gpuId);
   return stated ? Number(stated[1]) : null;
 }
@@ -440,7 +440,7 @@ export function largestFittingBatch(
       eff,
     ).totalGb +
       eff.memory.defaultMemoryHeadroomGb <=
-    gpu.memoryGb;
+    gpu.usableMemoryGb;
   if (!fitsAt(1)) return 0;
   let lo = 1,
     hi = 2;

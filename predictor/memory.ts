@@ -1155,7 +1155,10 @@ export function memoryOfExecution(
   );
 }
 
-/** True when the memory fits in the GPU with `headroomGb` kept free. */
+/**
+ * True when the memory fits in the GPU with `headroomGb` kept free: in what CUDA gives a process
+ * (GpuSpec.usableMemoryGb), not the label, which the driver keeps up to 8% over it.
+ */
 export function fits(memory: MemoryBreakdown, gpu: GpuSpec, headroomGb = 0): boolean {
-  return memory.totalGb + headroomGb <= gpu.memoryGb;
+  return memory.totalGb + headroomGb <= gpu.usableMemoryGb;
 }

@@ -246,8 +246,21 @@ export class Gpu {
   @Field(() => Int, { nullable: true, description: 'Year of release; null when no source gives it.' })
   releaseYear!: number | null;
   @Field(() => String, { description: 'Board form factor, e.g. SXM5, PCIe, OAM.' }) formFactor!: string;
-  @Field(() => Float, { description: 'GPU memory, GB (the vendor label; GiB in practice).' })
+  @Field(() => Float, {
+    description:
+      'GPU memory as the vendor labels it, GB (the figure in the name; GiB in practice). Plans fit in usableMemoryGb.',
+  })
   memoryGb!: number;
+  @Field(() => Float, {
+    description:
+      "Memory a training process can have, GiB: CUDA's total (what torch.cuda.get_device_properties reports), a few hundred MiB to 8% under the label, which the driver keeps; what every plan's memoryGbPerGpu plus its headroom must fit in. The label where no source gives it (usableMemorySource).",
+  })
+  usableMemoryGb!: number;
+  @Field(() => String, {
+    description:
+      'Where usableMemoryGb comes from: the driver-reported figure and its source (seeds/gpu-memory.csv), or that it is the label.',
+  })
+  usableMemorySource!: string;
   @Field(() => String, { description: 'Memory technology, e.g. HBM3, GDDR6.' }) memoryType!: string;
   @Field(() => Float, { description: 'Datasheet memory bandwidth, GB/s.' }) memoryBwGbps!: number;
   @Field(() => Float, { nullable: true, description: 'L2 cache, MB; null when no source gives it.' })
@@ -526,7 +539,7 @@ export class Prediction {
   @Field(() => MemoryBreakdown, { description: 'The memory per GPU, by what holds it, GB.' })
   memory!: MemoryBreakdown;
   @Field(() => Boolean, {
-    description: "Whether memoryGbPerGpu plus memoryHeadroomGb fits in the GPU's memory.",
+    description: "Whether memoryGbPerGpu plus memoryHeadroomGb fits in the GPU's usable memory (Gpu.usableMemoryGb).",
   })
   fitsInMemory!: boolean;
   @Field(() => Float, {

@@ -118,8 +118,30 @@ interface NodeSizes {
   maxGpusPerNode: Record<string, number>;
 }
 
-function hardwareFromRow(r: Record<string, string>, links: LinksFile, nodes: NodeSizes): GpuSpec {
+/** A GPU's usable memory where seeds/gpu-memory.csv gives one: GiB and where it comes from. */
+interface UsableMemory {
+  gb: number;
+  source: string;
+}
+
+function usableMemoryRows(): Map<string, UsableMemory> {
+  return new Map(
+    parseCsv(readFileSync(here('./gpu-memory.csv'), 'utf8')).map((r) => {
+      const mib = num(r.usable_mib);
+      if (mib === null || !(mib > 0)) throw new Error(`seeds/gpu-memory.csv: ${r.gpu} has no usable_mib`);
+      return [r.gpu, { gb: mib / 1024, source: `${r.reported_by} (${r.source}): ${r.derivation}` }];
+    }),
+  );
+}
+
+function hardwareFromRow(
+  r: Record<string, string>,
+  links: LinksFile,
+  nodes: NodeSizes,
+  usable: ReadonlyMap<string, UsableMemory>,
+): GpuSpec {
   const link = r.intra_node_interconnect;
+  const label = num(r.memory_gb) ?? 0;
   const catalogBw = num(r.intra_node_bw_gbps_bidir_per_gpu);
   const rule = links.rules.find((x) => link.includes(x.match));
   const peakTflops: Record<MathMode, number | null> = {
@@ -137,7 +159,10 @@ function hardwareFromRow(r: Record<string, string>, links: LinksFile, nodes: Nod
     generation: generationOf(r.architecture),
     releaseYear: num(r.release_year),
     formFactor: r.form_factor,
-    memoryGb: num(r.memory_gb) ?? 0,
+    memoryGb: label,
+    usableMemoryGb: usable.get(r.id)?.gb ?? label,
+    usableMemorySource:
+      usable.get(r.id)?.source ?? 'the vendor label: no source here gives the total CUDA reports for it',
     memoryType: r.memory_type,
     memoryBwGbps: num(r.memory_bw_gbps) ?? 0,
     l2CacheMb: num(r.l2_cache_mb),
@@ -203,8 +228,16 @@ function catalogRows(): CatalogRows {
   if (!rowsCache) {
     const rows = parseCsv(readFileSync(here('./gpus.csv'), 'utf8'));
     const nodes = readJson<NodeSizes>('./node-sizes.json');
+    const usable = usableMemoryRows();
+    for (const [id, u] of usable) {
+      const row = rows.find((r) => r.id === id);
+      // A usable figure is the label less what the driver keeps: never above it, never far below.
+      const label = row ? num(row.memory_gb) : null;
+      if (label === null || !(u.gb <= label && u.gb >= 0.85 * label))
+        throw new Error(`seeds/gpu-memory.csv: ${id} ${u.gb.toFixed(2)} GiB against gpus.csv's ${label} GB`);
+    }
     rowsCache = {
-      hardware: rows.map((r) => deepFreeze(hardwareFromRow(r, links(), nodes))),
+      hardware: rows.map((r) => deepFreeze(hardwareFromRow(r, links(), nodes, usable))),
       prices: new Map(rows.map((r) => [r.id, Object.freeze(priceFromRow(r))])),
     };
   }

@@ -47,7 +47,17 @@ export interface GpuSpec {
   generation: Generation;
   releaseYear: number | null;
   formFactor: string;
+  /** Memory as the vendor labels it (an "80 GB" GPU), GB: the name, the figure users know. */
   memoryGb: number;
+  /**
+   * Memory a training process can have, GiB: CUDA's total (cudaGetDeviceProperties totalGlobalMem,
+   * what torch.cuda reports), which the driver keeps a few hundred MiB (to 8%) under the label, and
+   * what a plan's predicted peak must fit in (predictor/memory.ts fits). seeds/gpu-memory.csv where
+   * a source gives it; else the label.
+   */
+  usableMemoryGb: number;
+  /** Where usableMemoryGb comes from: seeds/gpu-memory.csv's source, or that it is the label. */
+  usableMemorySource: string;
   memoryType: string;
   memoryBwGbps: number;
   l2CacheMb: number | null;

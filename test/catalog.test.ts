@@ -40,6 +40,32 @@ describe('seeds: GPU catalog', () => {
     expect(v100.generation).toBe('volta');
   });
 
+  it('fits plans in the memory CUDA gives a process, from a sourced figure where one exists, else the label', () => {
+    const rows = parseCsv(readFileSync(new URL('../seeds/gpu-memory.csv', import.meta.url), 'utf8'));
+    expect(rows.length).toBeGreaterThanOrEqual(15);
+    for (const r of rows) {
+      const g = getGpu(r.gpu)!;
+      expect(g, r.gpu).toBeDefined();
+      // Each figure says what reported it, where, in the source's own words, and how it became MiB.
+      for (const k of ['reported_by', 'source', 'quote', 'derivation'])
+        expect(r[k], `${r.gpu} ${k}`).not.toBe('');
+      expect(g.usableMemoryGb).toBeCloseTo(Number(r.usable_mib) / 1024, 9);
+      expect(g.usableMemoryGb).toBeLessThanOrEqual(g.memoryGb);
+      expect(g.usableMemorySource).toContain(r.source);
+    }
+    // An "80 GB" H100: 85,045,477,376 bytes as CUDA's deviceQuery reports them, 79.2 GiB; a 16 GB T4 14.8.
+    expect(getGpu('H100-SXM5-80GB')!.usableMemoryGb).toBeCloseTo(85045477376 / 2 ** 30, 9);
+    expect(getGpu('T4')!.usableMemoryGb).toBeCloseTo(14.76, 2);
+    // A GPU no source gives the figure for is taken at its label, and says so.
+    const listed = new Set(rows.map((r) => r.gpu));
+    const unlisted = gpus.filter((g) => !listed.has(g.id));
+    expect(unlisted.length).toBeGreaterThan(0);
+    for (const g of unlisted) {
+      expect(g.usableMemoryGb).toBe(g.memoryGb);
+      expect(g.usableMemorySource).toMatch(/^the vendor label/);
+    }
+  });
+
   it('has the Blackwell systems with no measurements: GB200, B300, GB300 with their sourced figures', () => {
     const gb200 = getGpu('GB200')!,
       b300 = getGpu('B300')!,

@@ -99,7 +99,7 @@ describe("a run's peak sizes its model's other configurations", () => {
     memoryPerGpu(getModel(model)!, cost, 'BF16', batch, false, loadEfficiency(), {
       activationScale: scale,
     }).totalGb;
-  const capacity = getGpu(gpu)!.memoryGb;
+  const capacity = getGpu(gpu)!.usableMemoryGb;
   const batch = [8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64].find(
     (b) => memoryAt(b, 1) > capacity && memoryAt(b, 0.6) < capacity,
   )!;
