@@ -781,7 +781,11 @@ export class CustomDeviceInput {
   @Field(() => DevicePeakInput, { description: 'Dense peak per math mode, TFLOPS.' })
   peakTflops!: DevicePeakInput;
   @Field(() => Float, { description: 'Memory bandwidth, GB/s.' }) memoryBwGbps!: number;
-  @Field(() => Float, { description: 'Device memory, GB.' }) memoryGb!: number;
+  @Field(() => Float, {
+    description:
+      "Device memory a training process can have, GiB (on a GPU, CUDA's total as torch.cuda.get_device_properties reports it, a little under the label): plans fit in it.",
+  })
+  memoryGb!: number;
   @Field(() => Float, {
     nullable: true,
     description: 'Board power, W: the plan reports compute energy (Wh) at it; leave out when unknown.',
