@@ -1223,7 +1223,9 @@ export async function verifyFederatedPlan(r: FederatedRequest, plan: FederatedPl
           )
         : predictOn(r, c.gpu, cp.precision, cp.batchSizePerGpu, layout);
       if (!p.fitsInMemory)
-        problems.push(`${where}: needs ${p.memory.totalGb.toFixed(2)} GB, ${c.gpu.id} has ${c.gpu.usableMemoryGb.toFixed(2)} usable`);
+        problems.push(
+          `${where}: needs ${p.memory.totalGb.toFixed(2)} GB, ${c.gpu.id} has ${c.gpu.usableMemoryGb.toFixed(2)} usable`,
+        );
       if (!Number.isInteger(cp.localSteps) || cp.localSteps < 1 || cp.localSteps > r.maxLocalSteps)
         problems.push(`${where}: ${cp.localSteps} local steps`);
       const s = cp.localSteps * cp.batchSizePerGpu * units;

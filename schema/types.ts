@@ -539,7 +539,8 @@ export class Prediction {
   @Field(() => MemoryBreakdown, { description: 'The memory per GPU, by what holds it, GB.' })
   memory!: MemoryBreakdown;
   @Field(() => Boolean, {
-    description: "Whether memoryGbPerGpu plus memoryHeadroomGb fits in the GPU's usable memory (Gpu.usableMemoryGb).",
+    description:
+      "Whether memoryGbPerGpu plus memoryHeadroomGb fits in the GPU's usable memory (Gpu.usableMemoryGb).",
   })
   fitsInMemory!: boolean;
   @Field(() => Float, {
