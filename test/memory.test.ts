@@ -260,20 +260,22 @@ describe('what the parts are made of', () => {
     expect(() => parseMemoryConstants(JSON.stringify(file))).toThrow(/"moe" is not one of/);
   });
 
+  /** ResNet-50 at batch 256 on one GPU: a request whose fit the tests below move with the headroom. */
+  const resnet50On = (gpuId: string, precision: 'AMP_FP16' | 'AMP_BF16') => ({
+    model: getModel('resnet50_v1.5')!,
+    gpu: getGpu(gpuId)!,
+    precision,
+    batchSizePerGpu: 256,
+    gpusPerNode: 1,
+    nodes: 1,
+    interNodeGbps: 100,
+  });
+
   it('memoryHeadroomGb keeps room free: a configuration that fits flips when the headroom exceeds its slack', () => {
-    const gpu = getGpu('V100-SXM2-16GB')!;
-    const request = {
-      model: getModel('resnet50_v1.5')!,
-      gpu,
-      precision: 'AMP_FP16' as const,
-      batchSizePerGpu: 256,
-      gpusPerNode: 1,
-      nodes: 1,
-      interNodeGbps: 100,
-    };
+    const request = resnet50On('V100-SXM2-16GB', 'AMP_FP16');
     const p = predict(request, eff);
     expect(p.memoryHeadroomGb).toBe(eff.memory.defaultMemoryHeadroomGb);
-    const slack = gpu.memoryGb - p.memory.totalGb;
+    const slack = request.gpu.usableMemoryGb - p.memory.totalGb;
     expect(predict({ ...request, memoryHeadroomGb: slack * 0.9 }, eff).fitsInMemory).toBe(true);
     expect(predict({ ...request, memoryHeadroomGb: slack * 1.1 }, eff).fitsInMemory).toBe(false);
   });
@@ -281,17 +283,9 @@ describe('what the parts are made of', () => {
   it('a plan fits in what CUDA gives a process, not the label: between the two it does not fit', () => {
     // An "80 GB" H100 gives a process 79.2 GiB (seeds/gpu-memory.csv); a peak (with its headroom) of
     // 79.6 GiB, which the label would hold, does not fit.
-    const gpu = getGpu('H100-SXM5-80GB')!;
+    const request = resnet50On('H100-SXM5-80GB', 'AMP_BF16');
+    const gpu = request.gpu;
     expect(gpu.usableMemoryGb).toBeLessThan(gpu.memoryGb - 0.5);
-    const request = {
-      model: getModel('resnet50_v1.5')!,
-      gpu,
-      precision: 'AMP_BF16' as const,
-      batchSizePerGpu: 256,
-      gpusPerNode: 1,
-      nodes: 1,
-      interNodeGbps: 100,
-    };
     const total = predict(request, eff).memory.totalGb;
     const at = (peakGb: number) =>
       predict({ ...request, memoryHeadroomGb: peakGb - total }, eff).fitsInMemory;
