@@ -28,6 +28,12 @@ describe('catalog queries', () => {
     expect(r.data!.model.parameters).toBeLessThan(345e6);
     expect(r.data!.precisions).toHaveLength(PRECISIONS.length);
     expect((await run('{ gpu(id: "nope") { id } }')).data!.gpu).toBeNull();
+    // The label and what plans fit in: CUDA's total for an H100 SXM, with where that figure comes from.
+    const h100 = (await run('{ gpu(id: "H100-SXM5-80GB") { memoryGb usableMemoryGb usableMemorySource } }'))
+      .data!.gpu;
+    expect(h100.memoryGb).toBe(80);
+    expect(h100.usableMemoryGb).toBeCloseTo(79.2, 1);
+    expect(h100.usableMemorySource).toMatch(/^CUDA deviceQuery totalGlobalMem \(thamada\/nvidia-smi /);
     // FP8 as a stock PyTorch loop stores it (the default stack) and as Megatron-Core's recipe does.
     const fp8 = async (stack: string) =>
       (
