@@ -364,7 +364,7 @@ describe.skipIf(!python)(
         '--hf-config llama-zero.json --precision BF16 --recompute full --zero-stage 3',
       );
       expect(row.note).toMatch(
-        /FullyShardedDataParallel on gloo, each step the slowest process's; full recomputation; ZeRO stage 3: FULL_SHARD, one unit per LlamaDecoderLayer; builder transformers; parameters 218944;/,
+        /FullyShardedDataParallel on gloo, each step the slowest process's; full recomputation; ZeRO stage 3: FULL_SHARD, one unit per LlamaDecoderLayer, bf16 copies of the fp32 master shards gathered, gradients reduced in bf16; builder transformers; parameters 218944;/,
       );
       expect(runFromRow(row, dir)).toMatchObject({
         gpusPerNode: 2,

@@ -82,7 +82,7 @@ describe('predictor invariants', () => {
         expect(p.stepTimeMs).toBeGreaterThan(0);
         expect(Number.isFinite(p.stepTimeMs)).toBe(true);
         expect(p.memory.totalGb).toBeGreaterThan(0);
-        expect(p.fitsInMemory).toBe(p.memory.totalGb <= c.gpu.memoryGb);
+        expect(p.fitsInMemory).toBe(p.memory.totalGb <= c.gpu.usableMemoryGb);
         expect(close(p.costUsd!, p.totalHours! * c.nodes * c.gpusPerNode * price)).toBe(true);
         expect(close(p.totalHours!, c.samples / p.throughput / 3600)).toBe(true);
       }),
