@@ -9,7 +9,7 @@ import { loadConfig, setRuntimeConfig, runtimeConfig } from '../service/config.j
 import { closeMeasurementStore, listRuns, userEvidence } from '../service/measurements.js';
 import { memoryKey } from '../predictor/memory-calibration.js';
 import type { Precision } from '../predictor/types.js';
-import { importRuns, parseRunsText } from '../service/run-rows.js';
+import { capacityNotes, importRuns, parseRunsText } from '../service/run-rows.js';
 import { refitOwner } from '../service/refit.js';
 import { InputError } from '../service/validate.js';
 
@@ -81,6 +81,7 @@ export async function calibrateRuns(args: string[]): Promise<void> {
     `stored ${result.stored} of ${rows.length} runs in ${where}${result.ids.length ? ` (ids ${result.ids.join(', ')})` : ''}`,
   );
   for (const line of memory) console.log(line);
+  for (const line of capacityNotes(rows)) console.log(line);
   for (const p of result.rejected) console.log(`  row ${p.index + 1}: rejected: ${p.reason}`);
   if (result.rejected.length) process.exitCode = 1;
 }

@@ -264,6 +264,33 @@ export async function importRuns(
 }
 
 /**
+ * What the runs' GPUs gave their process (the harness's `gpu_memory_gb`: CUDA's total, GiB) where it
+ * is more than 1% from what plans on that GPU are fitted in (GpuSpec.usableMemoryGb: a sourced
+ * figure, or the label where none is known), one line per GPU: a run is the user's own word on
+ * their GPU's memory, and a smaller figure than trainplan's says how much headroom to keep.
+ */
+export function capacityNotes(rows: readonly Record<string, unknown>[]): string[] {
+  const lines = new Map<string, string>();
+  for (const row of rows) {
+    const reported = Number(row.gpu_memory_gb);
+    if (typeof row.gpu !== 'string' || !(reported > 0) || !Number.isFinite(reported)) continue;
+    const resolved = catalogGpuForDevice(row.gpu, reported);
+    if (!('gpu' in resolved) || lines.has(resolved.gpu.id)) continue;
+    const { id, usableMemoryGb: usable, usableMemorySource: source } = resolved.gpu;
+    if (Math.abs(reported - usable) <= 0.01 * usable) continue;
+    const less = reported < usable;
+    lines.set(
+      id,
+      `  ${id}: the run's process had ${reported} GiB (CUDA's total); plans on it are fitted in ${usable.toFixed(2)} (${source})` +
+        (less
+          ? `: keep ${(usable - reported).toFixed(2)} GB free with memoryHeadroomGb to plan within yours`
+          : ''),
+    );
+  }
+  return [...lines.values()];
+}
+
+/**
  * Longest runs text the API reads (a request's body is also bounded: the server's --max-body-bytes,
  * default 1,000,000): 1,000 rows of the harness's CSV, notes included, are about 400,000 characters.
  */

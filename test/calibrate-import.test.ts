@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { runFromRow } from '../service/run-rows.js';
+import { capacityNotes, runFromRow } from '../service/run-rows.js';
 import { closeMeasurementStore, listRuns, predictRequestOf, recordRuns } from '../service/measurements.js';
 import { customModel } from '../service/models.js';
 import { predict } from '../predictor/predict.js';
@@ -32,6 +32,28 @@ describe('calibrate import: the convolution layout column', () => {
     expect(() => runFromRow({ ...row, channels_last: 'nhwc' }, '.')).toThrow(
       /^channels_last: "nhwc" is not true or false/,
     );
+  });
+});
+
+describe("calibrate import: the memory a run's GPU gave its process", () => {
+  it('says where it is more than 1% from what plans on that GPU are fitted in, once per GPU, with the headroom to keep', () => {
+    // An A100 80GB gives 79.26 GiB (seeds/gpu-memory.csv): a run reporting 79.2 agrees.
+    expect(capacityNotes([{ ...row, gpu: 'NVIDIA A100-SXM4-80GB', gpu_memory_gb: '79.2' }])).toEqual([]);
+    // A V100 16GB has no sourced figure, so plans fill its label; the run's own total is smaller.
+    const v100 = { ...row, gpu: 'V100-SXM2-16GB', gpu_memory_gb: '15.77' };
+    expect(capacityNotes([v100, v100, { ...row, gpu: 'T4' }])).toEqual([
+      "  V100-SXM2-16GB: the run's process had 15.77 GiB (CUDA's total); plans on it are fitted in 16.00 (the vendor label: no source here gives the total CUDA reports for it): keep 0.23 GB free with memoryHeadroomGb to plan within yours",
+    ]);
+    // A larger figure than trainplan's is said, with nothing to keep free; nonsense is left to the import's checks.
+    expect(capacityNotes([{ ...row, gpu: 'T4', gpu_memory_gb: '15.5' }])[0]).toMatch(
+      /^ {2}T4: the run's process had 15.5 GiB \(CUDA's total\); plans on it are fitted in 14.76 \(CUDA deviceQuery totalGlobalMem .*\)$/,
+    );
+    expect(
+      capacityNotes([
+        { ...row, gpu_memory_gb: 'lots' },
+        { ...row, gpu_memory_gb: '-1' },
+      ]),
+    ).toEqual([]);
   });
 });
 
