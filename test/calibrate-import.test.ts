@@ -39,10 +39,10 @@ describe("calibrate import: the memory a run's GPU gave its process", () => {
   it('says where it is more than 1% from what plans on that GPU are fitted in, once per GPU, with the headroom to keep', () => {
     // An A100 80GB gives 79.26 GiB (seeds/gpu-memory.csv): a run reporting 79.2 agrees.
     expect(capacityNotes([{ ...row, gpu: 'NVIDIA A100-SXM4-80GB', gpu_memory_gb: '79.2' }])).toEqual([]);
-    // A V100 16GB has no sourced figure, so plans fill its label; the run's own total is smaller.
-    const v100 = { ...row, gpu: 'V100-SXM2-16GB', gpu_memory_gb: '15.77' };
+    // A V100 32GB has no sourced figure, so plans fill its label; the run's own total is smaller.
+    const v100 = { ...row, gpu: 'V100-SXM2-32GB', gpu_memory_gb: '31.5' };
     expect(capacityNotes([v100, v100, { ...row, gpu: 'T4' }])).toEqual([
-      "  V100-SXM2-16GB: the run's process had 15.77 GiB (CUDA's total); plans on it are fitted in 16.00 (the vendor label: no source here gives the total CUDA reports for it): keep 0.23 GB free with memoryHeadroomGb to plan within yours",
+      "  V100-SXM2-32GB: the run's process had 31.5 GiB (CUDA's total); plans on it are fitted in 32.00 (the vendor label: no source here gives the total CUDA reports for it): keep 0.50 GB free with memoryHeadroomGb to plan within yours",
     ]);
     // A larger figure than trainplan's is said, with nothing to keep free; nonsense is left to the import's checks.
     expect(capacityNotes([{ ...row, gpu: 'T4', gpu_memory_gb: '15.5' }])[0]).toMatch(
