@@ -840,6 +840,20 @@ export function communicationTime(
 }
 
 /**
+ * DDP's gradient all-reduce (plain data parallelism, and PyTorch's ZeroRedundancyOptimizer over it):
+ * accumulating over m micro-batches, DDP runs the first m - 1 under no_sync, so only the last one's
+ * backward can hide it.
+ */
+const ddpAllReduce = (
+  gradientBytes: number,
+  c: Pick<ComputeTime, 'backwardMs'>,
+  m: number,
+  gpu: GpuSpec,
+  layout: Parameters<typeof communicationTime>[3],
+  eff: Efficiency,
+) => communicationTime(gradientBytes, c.backwardMs / m, gpu, layout, eff);
+
+/**
  * Hidden communication is not free: NCCL's kernels run on SMs and read HBM that the compute they hide
  * behind would use, so a fraction `overlapInterference` of the hidden time still lengthens the step.
  */
@@ -906,9 +920,14 @@ function reduction(
   layout: GroupLayout,
 ): { total: number; exposed: number } {
   if (!(members > 1)) return { total: 0, exposed: 0 };
-  if (z === 0) {
-    const r = communicationTime(G, c.backwardMs / m, gpu, layout, eff);
-    return { total: r.totalMs, exposed: r.exposedMs };
+  if (allReducesGradientsOf(z, zero)) {
+    // DDP all-reduces the gradients behind backward; under ZeRO-1 as PyTorch's
+    // ZeroRedundancyOptimizer each rank then broadcasts its updated shard, with nothing to hide
+    // behind: one reduce-scatter's worth more than the distributed optimizer below. (A frozen base
+    // has nothing to reduce or broadcast.)
+    const r = ddpAllReduce(G, c, m, gpu, layout, eff);
+    const broadcast = z === 1 && G > 0 ? communicationTime(W, 0, gpu, layout, eff).totalMs / 2 : 0;
+    return { total: r.totalMs + broadcast, exposed: r.exposedMs + broadcast };
   }
   if (!(z === 3 || G > 0)) return { total: 0, exposed: 0 };
   // (ZeRO-1/2 with nothing trained, a frozen base, has no gradients to reduce and no updated
@@ -920,13 +939,6 @@ function reduction(
   const units = fsdp ? c.shardUnits : undefined;
   const rs = communicationTime(G, 0, gpu, layout, eff, units).totalMs / 2,
     ag = communicationTime(W, 0, gpu, layout, eff, units).totalMs / 2;
-  if (allReducesGradientsOf(z, zero)) {
-    // PyTorch's ZeroRedundancyOptimizer: DDP all-reduces the gradients behind backward (once a step,
-    // accumulating under no_sync), then each rank broadcasts its updated shard, with nothing to
-    // hide behind: one reduce-scatter's worth more than the distributed optimizer below.
-    const r = communicationTime(G, c.backwardMs / m, gpu, layout, eff);
-    return { total: r.totalMs + ag, exposed: r.exposedMs + ag };
-  }
   if (!fsdp) {
     // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters once per step, ZeRO-2 with the
     // weights whole on every GPU (DeepSpeed's) every micro-batch, both behind backward; the updated
@@ -1084,8 +1096,7 @@ export function parallelCommunicationTime(
   const eff = withStackOverlap(fitted, exec.stack, z >= 2);
   const wait = synchronizationWaitMs(c, exec.gpusPerNode * exec.nodes, eff);
   if (!par || (t === 1 && pp === 1 && z === 0 && ep === 1)) {
-    // Accumulating, DDP all-reduces under the last micro-batch's backward only (no_sync before it).
-    const r = communicationTime(c.gradientBytes, c.backwardMs / exec.gradAccumSteps, gpu, exec, eff);
+    const r = ddpAllReduce(c.gradientBytes, c, exec.gradAccumSteps, gpu, exec, eff);
     return { totalMs: r.totalMs + wait, exposedMs: r.exposedMs + wait, waitMs: wait };
   }
   const g = exec.gpusPerNode,
