@@ -11,6 +11,7 @@ import { costOf } from './predict.js';
 import {
   layoutOfExecution,
   shardedMemoryPerGpu,
+  fits,
   type MemoryBreakdown,
   type MemoryConstants,
   type MemoryLayout,
@@ -424,23 +425,25 @@ export function largestFittingBatch(
 ): number {
   const cost = costOf(model);
   const fitsAt = (batch: number) =>
-    shardedMemoryPerGpu(
-      model,
-      cost,
-      precision,
-      batch,
-      {
-        tensorParallel: 1,
-        pipelineParallel: 1,
-        dataParallel: 1,
-        zeroStage: 0,
-        recompute: 'none',
-        microBatches: 1,
-      },
-      eff,
-    ).totalGb +
-      eff.memory.defaultMemoryHeadroomGb <=
-    gpu.usableMemoryGb;
+    fits(
+      shardedMemoryPerGpu(
+        model,
+        cost,
+        precision,
+        batch,
+        {
+          tensorParallel: 1,
+          pipelineParallel: 1,
+          dataParallel: 1,
+          zeroStage: 0,
+          recompute: 'none',
+          microBatches: 1,
+        },
+        eff,
+      ),
+      gpu,
+      eff.memory.defaultMemoryHeadroomGb,
+    );
   if (!fitsAt(1)) return 0;
   let lo = 1,
     hi = 2;

@@ -142,6 +142,7 @@ function hardwareFromRow(
 ): GpuSpec {
   const link = r.intra_node_interconnect;
   const label = num(r.memory_gb) ?? 0;
+  const sourced = usable.get(r.id);
   const catalogBw = num(r.intra_node_bw_gbps_bidir_per_gpu);
   const rule = links.rules.find((x) => link.includes(x.match));
   const peakTflops: Record<MathMode, number | null> = {
@@ -160,9 +161,9 @@ function hardwareFromRow(
     releaseYear: num(r.release_year),
     formFactor: r.form_factor,
     memoryGb: label,
-    usableMemoryGb: usable.get(r.id)?.gb ?? label,
+    usableMemoryGb: sourced?.gb ?? label,
     usableMemorySource:
-      usable.get(r.id)?.source ?? 'the vendor label: no source here gives the total CUDA reports for it',
+      sourced?.source ?? 'the vendor label: no source here gives the total CUDA reports for it',
     memoryType: r.memory_type,
     memoryBwGbps: num(r.memory_bw_gbps) ?? 0,
     l2CacheMb: num(r.l2_cache_mb),
