@@ -8,14 +8,16 @@ import { parseArgs } from 'node:util';
 import { loadConfig, setRuntimeConfig, runtimeConfig } from '../service/config.js';
 import { closeMeasurementStore, listRuns, userEvidence } from '../service/measurements.js';
 import { memoryKey } from '../predictor/memory-calibration.js';
+import { getGpu } from '../seeds/catalog.js';
 import type { Precision } from '../predictor/types.js';
-import { capacityNotes, importRuns, parseRunsText } from '../service/run-rows.js';
+import { capacityLine, importRuns, parseRunsText } from '../service/run-rows.js';
 import { refitOwner } from '../service/refit.js';
 import { InputError } from '../service/validate.js';
 
 export const CALIBRATE_RUNS_HELP = `trainplan calibrate import FILE [--owner NAME] [--data-dir DIR] [--database-url URL]
   FILE: the harness's CSV (model, seq_len, gpu, nodes, gpus_per_node, batch_size_per_gpu,
   grad_accum_steps, precision, framework, step_time_ms, peak_memory_gb, source, note; optional
+  gpu_memory_gb: what CUDA gave the run's process (GiB; plans on that GPU are fitted in it);
   channels_last: true if the run's convolutions were torch.channels_last; recompute: full or
   selective if it recomputed; zero_stage: 1-3 if it sharded (ZeRO); tensor_parallel: its degree
   if it split the layers (measure.py --tensor-parallel); pipeline_parallel: its stages if it ran a
@@ -75,13 +77,14 @@ export async function calibrateRuns(args: string[]): Promise<void> {
   const rows = readRunsFile(file);
   const result = await importRuns(rows, values.owner!, dirname(resolve(file)));
   const memory = result.ids.length ? await memoryLines(result.ids) : [];
+  const capacity = result.ids.length ? await capacityLines(result.ids) : [];
   await closeMeasurementStore();
   const where = runtimeConfig().databaseUrl ? 'PostgreSQL (DATABASE_URL)' : runtimeConfig().dataDir;
   console.log(
     `stored ${result.stored} of ${rows.length} runs in ${where}${result.ids.length ? ` (ids ${result.ids.join(', ')})` : ''}`,
   );
   for (const line of memory) console.log(line);
-  for (const line of capacityNotes(rows)) console.log(line);
+  for (const line of capacity) console.log(line);
   for (const p of result.rejected) console.log(`  row ${p.index + 1}: rejected: ${p.reason}`);
   if (result.rejected.length) process.exitCode = 1;
 }
@@ -102,6 +105,22 @@ async function memoryLines(ids: readonly number[]): Promise<string[]> {
         key,
         `  memory: ${r.model} in ${r.precision}: activations ${m.scale.toFixed(2)}x what trainplan counts, from the peak memory of ${m.runs} run${m.runs > 1 ? 's' : ''} (predict and recommend size it so)`,
       );
+  }
+  return [...lines.values()];
+}
+
+/**
+ * Where the imported runs said what CUDA gave their processes: what plans on their GPUs are fitted
+ * in from now on (the least any stored run there had), one line per GPU.
+ */
+async function capacityLines(ids: readonly number[]): Promise<string[]> {
+  const imported = (await listRuns({})).filter((r) => ids.includes(r.id) && r.gpu_memory_gb != null);
+  const capacities = (await userEvidence())?.capacities;
+  const lines = new Map<string, string>();
+  for (const r of imported) {
+    const gpu = getGpu(r.gpu),
+      recorded = capacities?.get(r.gpu);
+    if (gpu && recorded && !lines.has(r.gpu)) lines.set(r.gpu, capacityLine(gpu, recorded));
   }
   return [...lines.values()];
 }

@@ -385,7 +385,7 @@ ${examples(
     .addHelpText(
       'after',
       `
-FILE: the harness's CSV (model, seq_len, gpu, nodes, gpus_per_node, batch_size_per_gpu,
+FILE: the harness's CSV (model, seq_len, gpu, gpu_memory_gb, nodes, gpus_per_node, batch_size_per_gpu,
 grad_accum_steps, precision, framework, step_time_ms, peak_memory_gb, source, note) or JSON (a list
 of those rows, or of MeasurementInput objects). model: a zoo id, or a path (relative to FILE) to a
 layer-list .json or a Hugging Face config.json; gpu: a catalog id, or the name the device reported.

@@ -109,8 +109,8 @@ PRECISIONS = ["FP32", "TF32", "AMP_FP16", "AMP_BF16", "FP16", "FP16_PURE", "BF16
 # trainplan's recompute modes the harness runs (service/harness-commands.ts HARNESS_RECOMPUTE).
 RECOMPUTE = ["none", "selective", "full"]
 CSV_COLUMNS = [
-    "model", "seq_len", "gpu", "nodes", "gpus_per_node", "batch_size_per_gpu", "grad_accum_steps",
-    "precision", "framework", "step_time_ms", "peak_memory_gb", "source", "note",
+    "model", "seq_len", "gpu", "gpu_memory_gb", "nodes", "gpus_per_node", "batch_size_per_gpu",
+    "grad_accum_steps", "precision", "framework", "step_time_ms", "peak_memory_gb", "source", "note",
     "inter_node_gbps", "inter_node_transport", "recompute", "zero_stage", "tensor_parallel",
     "pipeline_parallel", "virtual_pipeline_stages", "expert_parallel", "context_parallel", "attention",
 ]
@@ -1672,6 +1672,8 @@ def measure(a, group=None):
         "model": model_id,
         "seq_len": a.seq_len or "",  # empty: the model's default
         "gpu": a.gpu or env["gpu_name"],
+        # What CUDA gave this process (GiB): trainplan fits plans on this GPU in it.
+        "gpu_memory_gb": env.get("gpu_memory_gb", ""),
         "nodes": nodes,
         "gpus_per_node": group["local_world"] if group else 1,
         "batch_size_per_gpu": a.batch_size,

@@ -7,6 +7,7 @@
 // configuration is taken as the activations being that many times what the rules count, and
 // applied to the model's other configurations (batch sizes, layouts, GPUs) in that precision.
 import type { MemoryCalibrationSettings } from '../seeds/calibration.js';
+import type { GpuSpec } from '../seeds/types.js';
 import type { MemoryBreakdown } from './memory.js';
 import { DEFAULT_STACK, type SoftwareStack } from './software.js';
 import type { Precision } from './types.js';
@@ -112,4 +113,68 @@ export function activationScalesWords(scales: Partial<Record<Precision, number>>
   if (!entries.length) return '';
   const each = entries.map(([p, s]) => `${s!.toFixed(2)}x in ${p}`).join(', ');
   return `; memory: this model's activations ${each} what trainplan counts, from the peak memory of your runs`;
+}
+
+/**
+ * What CUDA gave the processes of a user's runs on one GPU (the harness's `gpu_memory_gb`,
+ * torch.cuda.get_device_properties' total_memory): the smallest total, GiB, of `runs` runs that say.
+ */
+export interface RecordedCapacity {
+  gb: number;
+  runs: number;
+}
+
+/** GPU id -> what the user's runs on it had (recordedCapacities). */
+export type RecordedCapacities = ReadonlyMap<string, RecordedCapacity>;
+
+/**
+ * Per GPU, the smallest memory any run on it reports its process had. A run is the user's own word
+ * on their GPU: an ECC setting (a GDDR card's ECC keeps 1/16 of it), a driver that keeps more, or a
+ * GPU whose figure no source gives here (GpuSpec.usableMemoryGb is its label then). The smallest,
+ * since plans on that GPU must fit on every one of their machines.
+ */
+export function recordedCapacities(
+  runs: readonly { gpu: string; gpuMemoryGb: number | null }[],
+): Map<string, RecordedCapacity> {
+  const out = new Map<string, RecordedCapacity>();
+  for (const { gpu, gpuMemoryGb: gb } of runs) {
+    if (gb == null || !(gb > 0) || !Number.isFinite(gb)) continue;
+    const seen = out.get(gpu);
+    out.set(gpu, seen ? { gb: Math.min(seen.gb, gb), runs: seen.runs + 1 } : { gb, runs: 1 });
+  }
+  return out;
+}
+
+/**
+ * The GPU as the user's runs had it: plans on it fitted in what their processes were given
+ * (RecordedCapacities), said in usableMemorySource; the catalog's GPU where no run says.
+ */
+export function withRecordedCapacity<G extends Pick<GpuSpec, 'id' | 'usableMemoryGb' | 'usableMemorySource'>>(
+  gpu: G,
+  capacities: RecordedCapacities | undefined,
+): G {
+  const c = capacities?.get(gpu.id);
+  if (!c) return gpu;
+  return {
+    ...gpu,
+    usableMemoryGb: c.gb,
+    usableMemorySource: `${c.runs === 1 ? 'your recorded run on it: what CUDA gave its process' : `your ${c.runs} recorded runs on it: the least CUDA gave their processes`} (catalog: ${gpu.usableMemoryGb.toFixed(2)}, ${gpu.usableMemorySource})`,
+  };
+}
+
+/**
+ * What an answer says where the user's runs set its GPUs' memory (withRecordedCapacity); '' where
+ * no run on them says.
+ */
+export function recordedCapacityWords(
+  gpus: readonly Pick<GpuSpec, 'id'>[],
+  capacities: RecordedCapacities | undefined,
+): string {
+  const each = gpus.flatMap((g) => {
+    const c = capacities?.get(g.id);
+    return c
+      ? [`${c.gb.toFixed(2)} GiB on ${g.id} (${c.runs === 1 ? '1 run' : `the smallest of ${c.runs} runs`})`]
+      : [];
+  });
+  return each.length ? `memory: fitted in what CUDA gave your runs' processes: ${each.join(', ')}` : '';
 }

@@ -67,6 +67,7 @@ export class MeasurementsResolver {
       attention: r.attention,
       stepTimeMs: r.step_time_ms,
       peakMemoryGb: r.peak_memory_gb,
+      gpuMemoryGb: r.gpu_memory_gb,
       source: r.source,
       note: r.note,
       predictedStepTimeMs: r.predictedStepTimeMs,

@@ -72,6 +72,12 @@ export class MeasurementInput {
     description: 'Peak GPU memory allocated, GB (GiB, torch.cuda.max_memory_allocated / 2^30).',
   })
   peakMemoryGb?: number;
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      "What CUDA gave the run's process on its GPU, GiB (torch.cuda.get_device_properties(0).total_memory / 2^30; the harness's gpu_memory_gb): 85% to 100% of the GPU's label (less is a MIG slice or a shared GPU). Plans and predictions on that GPU are then fitted in the least any of the stored runs on it had, not the catalog's usableMemoryGb (an ECC setting, a driver, a GPU no source gives a figure for).",
+  })
+  gpuMemoryGb?: number;
   @Field(() => String, {
     nullable: true,
     description: 'Where the run comes from (default "user"; the harness says "harness").',
@@ -128,6 +134,11 @@ export class Measurement {
   @Field(() => Float, { description: 'Measured time of one optimizer step, ms.' }) stepTimeMs!: number;
   @Field(() => Float, { nullable: true, description: 'Peak GPU memory allocated, GB.' }) peakMemoryGb!:
     number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: "What CUDA gave the run's process on its GPU, GiB; null: not stated.",
+  })
+  gpuMemoryGb!: number | null;
   @Field(() => String, { description: 'Where the run comes from.' }) source!: string;
   @Field(() => String, { nullable: true, description: 'Free text recorded with the run.' }) note!:
     string | null;

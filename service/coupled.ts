@@ -41,6 +41,11 @@ import type { SolveOptions } from '../optimizer/milp/solver.js';
 import { analyticalPredictor, correctedPredictor } from '../optimizer/candidate-predictor.js';
 import type { PredictorChoice } from '../optimizer/recommend-corrected.js';
 import type { CandidatePredictor, PlanOffer } from '../optimizer/search-types.js';
+import {
+  recordedCapacityWords,
+  withRecordedCapacity,
+  type RecordedCapacities,
+} from '../predictor/memory-calibration.js';
 import type { UserEvidence } from '../predictor/learned/calibration.js';
 import { learnedPredictor, type LearnedState } from '../predictor/learned/model.js';
 import type { Efficiency } from '../predictor/step.js';
@@ -292,15 +297,26 @@ async function plannersLearned(
   return { learned: user?.learned ?? shipped, user };
 }
 
+/** The note saying which GPUs were fitted in the memory the user's runs had (none where no run says). */
+function capacityNotes(gpus: readonly GpuSpec[], capacities: RecordedCapacities | undefined): string[] {
+  const words = recordedCapacityWords(gpus, capacities);
+  return words ? [words] : [];
+}
+
 /** What times a fleet's or a procurement's candidates (the plan's notes say which, and why). */
 async function candidatePredictor(
   choice: PredictorChoice | null | undefined,
   eff: Efficiency,
-): Promise<CandidatePredictor> {
+): Promise<{ predictor: CandidatePredictor; capacities?: RecordedCapacities }> {
   const { learned, user } = await plannersLearned(choice);
   const measured = measuredWithRuns(user);
-  if (!learned.predictor) return analyticalPredictor(eff, learned.reason, user?.memory, measured);
-  return correctedPredictor(learned.predictor, eff, user, measured);
+  return {
+    predictor: learned.predictor
+      ? correctedPredictor(learned.predictor, eff, user, measured)
+      : analyticalPredictor(eff, learned.reason, user?.memory, measured),
+    // What the user's runs had of their GPUs' memory: plans there are fitted in it, as recommend's.
+    capacities: user?.capacities,
+  };
 }
 
 /** A configuration of a coupled plan, with how to time it on your own GPUs (the harness's commands). */
@@ -541,12 +557,12 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
   // Rented GPUs are whole instances of real offers, as recommend rents them; the inventory's GPUs
   // keep a per-GPU-hour price (their own, then `prices`, then the catalog's).
   const { prices, offers } = requestOffers(input, new Date());
-  const predictor = await candidatePredictor(input.predictor, space.efficiency);
+  const { predictor, capacities } = await candidatePredictor(input.predictor, space.efficiency);
   const request: FleetRequest = {
     jobs,
-    inventory,
+    inventory: inventory.map((it) => ({ ...it, gpu: withRecordedCapacity(it.gpu, capacities) })),
     allowOnDemand: input.allowOnDemand,
-    onDemandGpus,
+    onDemandGpus: onDemandGpus.map((g) => withRecordedCapacity(g, capacities)),
     prices,
     offers,
     objective: input.objective,
@@ -580,6 +596,10 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
       jobs.map((j) => j.model),
       space.precisions,
       [...inventory.map((it) => it.gpu), ...(input.allowOnDemand ? onDemandGpus : [])],
+    ),
+    ...capacityNotes(
+      [...inventory.map((it) => it.gpu), ...(input.allowOnDemand ? onDemandGpus : [])],
+      capacities,
     ),
   );
   const timed = jobTimer(jobs, input);
@@ -699,13 +719,13 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
     batches * options.length * space.precisions.length * space.gpusPerNode.length * space.maxNodes,
     'narrow jobs, options, precisions, batch sizes, gpusPerNode or maxNodes',
   );
-  const predictor = await candidatePredictor(input.predictor, space.efficiency);
+  const { predictor, capacities } = await candidatePredictor(input.predictor, space.efficiency);
   const plan = await planProcurement({
     jobs,
     horizonMonths: H,
     deadlineConfidence: input.deadlineConfidence ?? false,
     hoursPerMonth,
-    options,
+    options: options.map((o) => ({ ...o, gpu: withRecordedCapacity(o.gpu, capacities) })),
     precisions: space.precisions,
     precisionsByDefault: space.precisionsByDefault,
     gpusPerNodeChoices: space.gpusPerNode,
@@ -726,6 +746,10 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
       jobs.map((j) => j.model),
       space.precisions,
       options.map((o) => o.gpu),
+    ),
+    ...capacityNotes(
+      options.map((o) => o.gpu),
+      capacities,
     ),
     ...rentalNotes(
       plan.allocations.filter((a) => !a.owned).map((a) => ({ jobId: a.jobId, ...a.config })),
@@ -810,7 +834,8 @@ export async function federatedPlan(input: FederatedQuery): Promise<TimedFederat
   const { learned, user } = await plannersLearned(input.predictor);
   const plan = await planFederatedRound({
     model,
-    clients,
+    // A catalog GPU fitted in what the user's runs on it had (a device given by its figures has its own).
+    clients: clients.map((c) => ({ ...c, gpu: withRecordedCapacity(c.gpu, user?.capacities) })),
     totalSamples,
     precisions,
     batchSizes,
@@ -848,6 +873,10 @@ export async function federatedPlan(input: FederatedQuery): Promise<TimedFederat
       [model],
       precisions,
       clients.map((c) => c.gpu),
+    ),
+    ...capacityNotes(
+      clients.map((c) => c.gpu),
+      user?.capacities,
     ),
   );
   // A client times its configuration on its own device: one GPU, its local steps' batch, precision

@@ -21,6 +21,7 @@ import {
   activationScaleOf,
   allocatedGb,
   memoryCalibrations,
+  recordedCapacities,
   memoryKey,
   type MemoryCalibration,
 } from '../predictor/memory-calibration.js';
@@ -84,6 +85,11 @@ export interface RunConfiguration {
 export interface RunInput extends RunConfiguration {
   stepTimeMs: number;
   peakMemoryGb?: number | null;
+  /**
+   * What CUDA gave the run's process on its GPU, GiB (torch.cuda.get_device_properties' total_memory,
+   * the harness's gpu_memory_gb): plans on that GPU are then fitted in it (memory-calibration.ts).
+   */
+  gpuMemoryGb?: number | null;
   source?: string | null;
   note?: string | null;
 }
@@ -123,6 +129,11 @@ export const RUN_LIMITS = {
   maxStepTimeMs: 3_600_000,
   /** More than this times the roofline estimate is not the GPU's speed (a CPU fallback, a stall, a unit slip). */
   maxSlowdown: 50,
+  /**
+   * A run's process given less of its GPU's label than this had a MIG slice or a share of it: the
+   * whole GPU's driver keeps at most 8.5% (a T4's, an L4's; seeds/gpu-memory.csv), a GDDR card's ECC 1/16.
+   */
+  minMemoryShare: 0.85,
 } as const;
 
 const location = (): StoreLocation => ({
@@ -268,13 +279,16 @@ export function predictRequestOf(c: RunConfiguration, note?: string | null): Pre
 /**
  * Why a measured run cannot be what it claims, or undefined. A step cannot beat the GPU's fastest
  * datasheet peak on the model's FLOPs; one far slower than the roofline is not the GPU's speed;
- * a run cannot have allocated more memory than the GPU has.
+ * a run cannot have allocated more memory than the GPU has, nor had more than its label; a process
+ * given under RUN_LIMITS.minMemoryShare of the label had a MIG slice or a share of the GPU, not the
+ * GPU its plans are for (the driver keeps at most 8.5% of a whole one: seeds/gpu-memory.csv).
  */
 export function physicsProblem(
   req: PredictRequest,
   p: Prediction,
   stepTimeMs: number,
   peakMemoryGb: number | null | undefined,
+  gpuMemoryGb?: number | null,
 ): string | undefined {
   if (!Number.isFinite(stepTimeMs) || stepTimeMs <= 0)
     return `stepTimeMs: must be a positive number of milliseconds (got ${stepTimeMs})`;
@@ -301,6 +315,14 @@ export function physicsProblem(
       return `peakMemoryGb: must be a positive number of GB (got ${peakMemoryGb})`;
     if (peakMemoryGb > req.gpu.memoryGb)
       return `peakMemoryGb: ${peakMemoryGb} GB is more than ${req.gpu.id} has (${req.gpu.memoryGb} GB)`;
+  }
+  if (gpuMemoryGb != null) {
+    const label = req.gpu.memoryGb,
+      least = RUN_LIMITS.minMemoryShare * label;
+    if (!Number.isFinite(gpuMemoryGb) || gpuMemoryGb < least || gpuMemoryGb > label)
+      return `gpuMemoryGb: must be ${+least.toFixed(2)} to ${label} GiB on ${req.gpu.id} (its label is ${label} GB; under ${RUN_LIMITS.minMemoryShare * 100}% of it is a MIG slice or a shared GPU, not the whole one) (got ${gpuMemoryGb})`;
+    if (peakMemoryGb != null && peakMemoryGb > gpuMemoryGb)
+      return `peakMemoryGb: ${peakMemoryGb} GB is more than the run's process had (gpuMemoryGb ${gpuMemoryGb})`;
   }
   return undefined;
 }
@@ -359,7 +381,7 @@ export async function recordRuns(runs: RunInput[], owner: string, now = new Date
     try {
       const req = predictRequestOf(r, r.note);
       const p = predict(req, loadEfficiency()); // throws when the configuration cannot be built (precision, layout, ...)
-      const problem = physicsProblem(req, p, r.stepTimeMs, r.peakMemoryGb);
+      const problem = physicsProblem(req, p, r.stepTimeMs, r.peakMemoryGb, r.gpuMemoryGb);
       if (problem) {
         rejected.push({ index, reason: problem });
         return;
@@ -378,6 +400,7 @@ export async function recordRuns(runs: RunInput[], owner: string, now = new Date
         configuration: JSON.stringify(storedConfiguration(r)),
         step_time_ms: r.stepTimeMs,
         peak_memory_gb: r.peakMemoryGb ?? null,
+        gpu_memory_gb: r.gpuMemoryGb ?? null,
         source: text(`runs[${index}].source`, r.source, RUN_LIMITS.sourceLength) ?? 'user',
         note: text(`runs[${index}].note`, r.note, RUN_LIMITS.noteLength),
       });
@@ -503,6 +526,9 @@ export async function userEvidence(learned?: LearnedState): Promise<
     settings,
   );
   const memory = memoryFrom(built.runs, settings);
+  const capacities = recordedCapacities(
+    built.runs.map(({ row }) => ({ gpu: row.gpu, gpuMemoryGb: row.gpu_memory_gb })),
+  );
   snapshot = {
     key: locationKey(l),
     version,
@@ -510,6 +536,7 @@ export async function userEvidence(learned?: LearnedState): Promise<
       ...evidence,
       ...(choice.note ? { note: choice.note } : {}),
       ...(memory.size ? { memory } : {}),
+      ...(capacities.size ? { capacities } : {}),
     },
     predicted,
     predictedMemory: new Map(built.runs.map(({ row, p }) => [row.id, allocatedGb(p.memory)])),

@@ -40,7 +40,11 @@ import {
   type PlannedPlan,
   type PlannedRecommendation,
 } from './harness-commands.js';
-import { activationScalesFor } from '../predictor/memory-calibration.js';
+import {
+  activationScalesFor,
+  recordedCapacityWords,
+  withRecordedCapacity,
+} from '../predictor/memory-calibration.js';
 import { measuredWithRuns, userEvidence } from './measurements.js';
 import { remainingBudgetMs, withinMs, type RequestClock } from './search-budget.js';
 import {
@@ -165,7 +169,7 @@ function harnessContext(
 
 export async function predictConfiguration(q: PredictQuery): Promise<ConfigurationAnswer> {
   const { model, samples, frozenBase } = workload(q.workload);
-  const gpu = gpuById('gpu', q.gpu);
+  const listed = gpuById('gpu', q.gpu);
   const nodes = integer('nodes', q.nodes, 1, LIMITS.nodes);
   const gpusPerNode = integer('gpusPerNode', q.gpusPerNode, 1, LIMITS.gpusPerNode);
   const batchSizePerGpu = integer('batchSizePerGpu', q.batchSizePerGpu, 1, LIMITS.batchSize);
@@ -177,7 +181,7 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
   // Priced as it would be rented: whole instances of an offer that holds gpusPerNode GPUs (or the
   // per-GPU price given), not gpus.csv's lowest market price, which no offer may match.
   const offers = configurationOffers(
-    gpu,
+    listed,
     { gpusPerNode, nodes, networkGiven: givenGbps !== undefined },
     q.priceUsdPerGpuHour == null
       ? undefined
@@ -189,6 +193,8 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
   // A current refit of the learned correction on the recorded runs answers instead of the shipped one.
   const user = await userEvidence(await learnedPredictor());
   const learned = user?.learned ?? (await learnedPredictor());
+  // Fitted in the memory the user's runs on this GPU had, where they say (memory-calibration.ts).
+  const gpu = withRecordedCapacity(listed, user?.capacities);
   const onOffer = async (offer: Offer | null) => {
     // Across instances, the network that instance states (the request's, if it gives one); else, and
     // on one node where none is crossed, seeds/network.json's for the GPU.
@@ -239,6 +245,9 @@ export async function predictConfiguration(q: PredictQuery): Promise<Configurati
   };
   return {
     ...prediction,
+    evidence: [prediction.evidence, recordedCapacityWords([gpu], user?.capacities)]
+      .filter(Boolean)
+      .join('; '),
     gpu,
     ...configuration,
     offer: offer && datedOffer(offer, new Date()),
@@ -416,6 +425,8 @@ export async function recommendPlans(
   }
 
   async function search(timeBudgetMs: number): Promise<PlannedRecommendation> {
+    // Each GPU fitted in the memory the user's runs on it had, where they say (memory-calibration.ts).
+    const fittedGpus = gpus.map((g) => withRecordedCapacity(g, user?.capacities));
     const corrected = await recommendCorrected(
       {
         model,
@@ -423,7 +434,7 @@ export async function recommendPlans(
         objective: q.objective,
         deadlineHours,
         budgetUsd,
-        gpus,
+        gpus: fittedGpus,
         precisions,
         maxNodes,
         maxGpus,
@@ -470,6 +481,8 @@ export async function recommendPlans(
       plans: corrected.plans.map(planned),
       paretoFront: corrected.paretoFront.map(planned),
     };
+    const capacities = recordedCapacityWords(gpus, user?.capacities);
+    if (capacities) answer.notes.push(capacities);
     if (q.precisions == null) {
       const fp4 = gpus.filter((g) => unsupportedReason(g, 'FP4') === null).map((g) => g.id);
       if (fp4.length)

@@ -6,7 +6,8 @@ import { isAbsolute, resolve } from 'node:path';
 import { booleanCell, parseCsv } from '../seeds/catalog.js';
 import { FRAMEWORKS, type Framework } from '../predictor/learned/features.js';
 import { PRECISIONS, type Precision } from '../predictor/types.js';
-import { RECOMPUTE, type NetworkTransport, type Recompute } from '../seeds/types.js';
+import { RECOMPUTE, type GpuSpec, type NetworkTransport, type Recompute } from '../seeds/types.js';
+import type { RecordedCapacity } from '../predictor/memory-calibration.js';
 import { catalogGpuForDevice } from './device-names.js';
 import { checkOwner, recordRuns, RUN_LIMITS, type RecordResult, type RunInput } from './measurements.js';
 import { InputError } from './validate.js';
@@ -45,6 +46,20 @@ function measurementInputOf(row: Record<string, unknown>): RunInput {
   } as unknown as RunInput;
 }
 
+/**
+ * What CUDA gave a harness row's process on its GPU, GiB: its `gpu_memory_gb` column, else the note
+ * a harness before that column wrote it in ("...; gpu_memory_gb 79.2; driver ..."); undefined where
+ * neither says (a CPU run, someone's own script). A cell that is not a number is returned as NaN
+ * for the store's check to name.
+ */
+export function reportedGpuMemoryGb(row: Record<string, unknown>): number | undefined {
+  const cell = row.gpu_memory_gb == null ? '' : String(row.gpu_memory_gb).trim();
+  if (cell !== '') return Number(cell);
+  const noted =
+    typeof row.note === 'string' ? /(?:^|; )gpu_memory_gb (\d+(?:\.\d+)?)(?:;|$)/.exec(row.note) : null;
+  return noted ? Number(noted[1]) : undefined;
+}
+
 /** A run's model when it is a file: a layer list or a Hugging Face config's text. */
 type CustomModel =
   | { layers: unknown; name: string; optimizer?: unknown }
@@ -80,7 +95,8 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
         : { huggingFaceConfig: text, name: model };
   }
   let gpu = str('gpu');
-  const resolved = catalogGpuForDevice(gpu, num('gpu_memory_gb'));
+  const gpuMemoryGb = reportedGpuMemoryGb(row);
+  const resolved = catalogGpuForDevice(gpu, Number.isFinite(gpuMemoryGb) ? gpuMemoryGb : undefined);
   if ('gpu' in resolved) gpu = resolved.gpu.id;
   else if (resolved.candidates.length)
     throw new Error(
@@ -162,6 +178,7 @@ export function runFromRow(row: Record<string, unknown>, baseDir?: string): RunI
       : {}),
     stepTimeMs: num('step_time_ms') ?? NaN,
     peakMemoryGb: num('peak_memory_gb') ?? null,
+    gpuMemoryGb: gpuMemoryGb ?? null,
     source: str('source') || 'harness',
     note: str('note') || null,
   };
@@ -264,30 +281,20 @@ export async function importRuns(
 }
 
 /**
- * What the runs' GPUs gave their process (the harness's `gpu_memory_gb`: CUDA's total, GiB) where it
- * is more than 1% from what plans on that GPU are fitted in (GpuSpec.usableMemoryGb: a sourced
- * figure, or the label where none is known), one line per GPU: a run is the user's own word on
- * their GPU's memory, and a smaller figure than trainplan's says how much headroom to keep.
+ * What `trainplan calibrate import` says of a GPU its runs reported memory for: plans on it are fitted
+ * from now on in the least CUDA gave a stored run's process there (memory-calibration.ts
+ * withRecordedCapacity), against what the catalog fitted them in.
  */
-export function capacityNotes(rows: readonly Record<string, unknown>[]): string[] {
-  const lines = new Map<string, string>();
-  for (const row of rows) {
-    const reported = Number(row.gpu_memory_gb);
-    if (typeof row.gpu !== 'string' || !(reported > 0) || !Number.isFinite(reported)) continue;
-    const resolved = catalogGpuForDevice(row.gpu, reported);
-    if (!('gpu' in resolved) || lines.has(resolved.gpu.id)) continue;
-    const { id, usableMemoryGb: usable, usableMemorySource: source } = resolved.gpu;
-    if (Math.abs(reported - usable) <= 0.01 * usable) continue;
-    const less = reported < usable;
-    lines.set(
-      id,
-      `  ${id}: the run's process had ${reported} GiB (CUDA's total); plans on it are fitted in ${usable.toFixed(2)} (${source})` +
-        (less
-          ? `: keep ${(usable - reported).toFixed(2)} GB free with memoryHeadroomGb to plan within yours`
-          : ''),
-    );
-  }
-  return [...lines.values()];
+export function capacityLine(
+  catalog: Pick<GpuSpec, 'id' | 'memoryGb' | 'usableMemoryGb'>,
+  recorded: RecordedCapacity,
+): string {
+  const runs = recorded.runs === 1 ? 'your stored run' : `your ${recorded.runs} stored runs`;
+  const was =
+    catalog.usableMemoryGb === catalog.memoryGb
+      ? `${catalog.memoryGb.toFixed(2)}, its label: no source gives CUDA's total`
+      : `${catalog.usableMemoryGb.toFixed(2)}, CUDA's total from a public capture (Gpu.usableMemorySource)`;
+  return `  ${catalog.id}: plans fitted in ${recorded.gb.toFixed(2)} GiB, the least CUDA gave a process of ${runs} on it (the catalog's: ${was})`;
 }
 
 /**

@@ -38,6 +38,19 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.dropTable('measurement_run').execute();
       },
     },
+    // What CUDA gave the run's process on its GPU (GiB): the memory plans on that GPU are fitted in.
+    // Runs stored before it have none (null), as a run that does not say.
+    '002_gpu_memory_gb': {
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .alterTable('measurement_run')
+          .addColumn('gpu_memory_gb', 'double precision')
+          .execute();
+      },
+      async down(db: Kysely<unknown>) {
+        await db.schema.alterTable('measurement_run').dropColumn('gpu_memory_gb').execute();
+      },
+    },
   };
 }
 

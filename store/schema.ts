@@ -21,6 +21,8 @@ export interface MeasurementRunTable {
   configuration: string;
   step_time_ms: number;
   peak_memory_gb: number | null;
+  /** What CUDA gave the run's process on its GPU, GiB (torch.cuda.get_device_properties' total_memory); null where the run does not say. */
+  gpu_memory_gb: number | null;
   source: string;
   note: string | null;
 }

@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { capacityNotes, runFromRow } from '../service/run-rows.js';
+import { capacityLine, reportedGpuMemoryGb, runFromRow } from '../service/run-rows.js';
 import { closeMeasurementStore, listRuns, predictRequestOf, recordRuns } from '../service/measurements.js';
 import { customModel } from '../service/models.js';
 import { predict } from '../predictor/predict.js';
 import { DATABASE_FILE } from '../store/store.js';
-import { loadEfficiency } from '../seeds/catalog.js';
+import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 import { withStoreConfig } from './throwaway-store.js';
 
 const row = {
@@ -36,24 +36,26 @@ describe('calibrate import: the convolution layout column', () => {
 });
 
 describe("calibrate import: the memory a run's GPU gave its process", () => {
-  it('says where it is more than 1% from what plans on that GPU are fitted in, once per GPU, with the headroom to keep', () => {
-    // An A100 80GB gives 79.26 GiB (seeds/gpu-memory.csv): a run reporting 79.2 agrees.
-    expect(capacityNotes([{ ...row, gpu: 'NVIDIA A100-SXM4-80GB', gpu_memory_gb: '79.2' }])).toEqual([]);
-    // A V100 32GB has no sourced figure, so plans fill its label; the run's own total is smaller.
-    const v100 = { ...row, gpu: 'V100-SXM2-32GB', gpu_memory_gb: '31.5' };
-    expect(capacityNotes([v100, v100, { ...row, gpu: 'T4' }])).toEqual([
-      "  V100-SXM2-32GB: the run's process had 31.5 GiB (CUDA's total); plans on it are fitted in 32.00 (the vendor label: no source here gives the total CUDA reports for it): keep 0.50 GB free with memoryHeadroomGb to plan within yours",
-    ]);
-    // A larger figure than trainplan's is said, with nothing to keep free; nonsense is left to the import's checks.
-    expect(capacityNotes([{ ...row, gpu: 'T4', gpu_memory_gb: '15.5' }])[0]).toMatch(
-      /^ {2}T4: the run's process had 15.5 GiB \(CUDA's total\); plans on it are fitted in 14.76 \(CUDA deviceQuery totalGlobalMem .*\)$/,
+  it("reads the harness's gpu_memory_gb column, else the note an earlier harness wrote it in", () => {
+    expect(runFromRow({ ...row, gpu_memory_gb: '79.2' }, '.').gpuMemoryGb).toBe(79.2);
+    const noted =
+      '4 timed steps after 2 warm-up; builder torchvision; gpu_name NVIDIA A100-SXM4-80GB; gpu_memory_gb 79.25; driver 550.54';
+    expect(reportedGpuMemoryGb({ ...row, note: noted })).toBe(79.25);
+    // The column wins over the note; a CPU run (neither) says nothing; a cell that is no number is
+    // left for the store's check to name.
+    expect(reportedGpuMemoryGb({ ...row, gpu_memory_gb: '79.1', note: noted })).toBe(79.1);
+    expect(runFromRow(row, '.').gpuMemoryGb).toBeNull();
+    expect(reportedGpuMemoryGb({ ...row, note: 'builder layers; gpu_name cpu' })).toBeUndefined();
+    expect(reportedGpuMemoryGb({ ...row, gpu_memory_gb: 'lots' })).toBeNaN();
+  });
+
+  it('says what plans on the GPU are fitted in from now on, against the catalog', () => {
+    expect(capacityLine(getGpu('A30')!, { gb: 22.5, runs: 2 })).toBe(
+      "  A30: plans fitted in 22.50 GiB, the least CUDA gave a process of your 2 stored runs on it (the catalog's: 24.00, its label: no source gives CUDA's total)",
     );
-    expect(
-      capacityNotes([
-        { ...row, gpu_memory_gb: 'lots' },
-        { ...row, gpu_memory_gb: '-1' },
-      ]),
-    ).toEqual([]);
+    expect(capacityLine(getGpu('T4')!, { gb: 14.75, runs: 1 })).toBe(
+      "  T4: plans fitted in 14.75 GiB, the least CUDA gave a process of your stored run on it (the catalog's: 14.76, CUDA's total from a public capture (Gpu.usableMemorySource))",
+    );
   });
 });
 

@@ -256,6 +256,7 @@ describe('recorded runs keep the modules', () => {
       configuration: JSON.stringify(configuration),
       step_time_ms: 1000,
       peak_memory_gb: null,
+      gpu_memory_gb: null,
       source: 'test',
       note: null,
     };

@@ -4,7 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MeasurementStore, type StoreLocation } from '../store/store.js';
+import Database from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { DATABASE_FILE, MeasurementStore, type StoreLocation } from '../store/store.js';
+import { migrationProvider } from '../store/migrations.js';
 import type { NewMeasurementRun } from '../store/schema.js';
 import { startPostgres, type TestPostgres } from './postgres.js';
 import { withStoreConfig } from './throwaway-store.js';
@@ -27,6 +30,7 @@ const run = (over: Partial<NewMeasurementRun> = {}): NewMeasurementRun => ({
   configuration: '{}',
   step_time_ms: 180.5,
   peak_memory_gb: 21.3,
+  gpu_memory_gb: null,
   source: 'harness',
   note: null,
   ...over,
@@ -39,7 +43,7 @@ function storeContract(name: string, location: () => StoreLocation) {
       expect(await store.version()).toEqual({ count: 0, maxId: 0 });
       const ids = await store.insert([
         run(),
-        run({ gpu: 'H100-SXM5-80GB', step_time_ms: 95.25 }),
+        run({ gpu: 'H100-SXM5-80GB', step_time_ms: 95.25, gpu_memory_gb: 79.2 }),
         run({ owner: 'bob', model: 'bert_large_squad' }),
       ]);
       expect(ids).toHaveLength(3);
@@ -52,8 +56,10 @@ function storeContract(name: string, location: () => StoreLocation) {
         gpu: 'H100-SXM5-80GB',
         step_time_ms: 95.25,
         peak_memory_gb: 21.3,
+        gpu_memory_gb: 79.2,
         note: null,
       });
+      expect(all[0].gpu_memory_gb).toBeNull();
       expect((await store.list({ gpu: 'A100-SXM4-80GB' })).length).toBe(2);
       expect(
         (await store.list({ model: 'bert_large_squad', gpu: 'A100-SXM4-80GB' })).map((r) => r.owner),
@@ -78,6 +84,28 @@ function storeContract(name: string, location: () => StoreLocation) {
     });
   });
 }
+
+describe('a store an earlier server wrote', () => {
+  it('gains the GPU memory column when a newer server opens it; its runs say none', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'trainplan-store-001-'));
+    dirs.push(dataDir);
+    // The schema as it shipped first: migration 001 alone, one run in it.
+    const sqlite = new Database(join(dataDir, DATABASE_FILE));
+    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: sqlite }) });
+    const migrated = await new Migrator({ db, provider: migrationProvider('sqlite') }).migrateTo(
+      '001_measurement_run',
+    );
+    expect(migrated.error).toBeUndefined();
+    const { gpu_memory_gb: _, ...old } = run();
+    await (db as Kysely<{ measurement_run: typeof old }>).insertInto('measurement_run').values(old).execute();
+    await db.destroy();
+    const store = await MeasurementStore.open({ dataDir });
+    expect((await store.list()).map((r) => [r.step_time_ms, r.gpu_memory_gb])).toEqual([[180.5, null]]);
+    await store.insert([run({ gpu_memory_gb: 79.25 })]);
+    expect((await store.list()).map((r) => r.gpu_memory_gb)).toEqual([null, 79.25]);
+    await store.close();
+  });
+});
 
 const dirs: string[] = [];
 const sqliteDir = mkdtempSync(join(tmpdir(), 'trainplan-store-'));

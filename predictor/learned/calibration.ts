@@ -5,7 +5,7 @@
 // configuration, where there are any (calibrate). A GPU's
 // runs carry what its datasheet figures miss (clocks, drivers, cooling, the user's data loader)
 // across models; a model's runs carry its code across GPUs. Pure: the runs are passed in.
-import type { MemoryCalibrations } from '../memory-calibration.js';
+import type { MemoryCalibrations, RecordedCapacities } from '../memory-calibration.js';
 import type { Precision } from '../types.js';
 import type { NetworkTransport } from '../../seeds/types.js';
 import { POLICIES } from '../precision.js';
@@ -262,4 +262,6 @@ export interface UserEvidence {
   note?: string;
   /** The runs' measured peaks, per model and precision (memory-calibration.ts); absent without usable peaks. */
   memory?: MemoryCalibrations;
+  /** What CUDA gave the runs' processes, per GPU (memory-calibration.ts); absent where no run says. */
+  capacities?: RecordedCapacities;
 }
