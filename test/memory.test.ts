@@ -53,15 +53,14 @@ describe('memory against configurations that ran (train.csv)', () => {
     expect(eff.memory.allocatorFragmentation).toBe(fitted);
     const rate = heldOut.filter((c) => fitsWithFragmentation(c, fitted)).length / heldOut.length;
     expect(rate).toBeGreaterThanOrEqual(0.99);
-    // The overall rate alone would go higher, where Mask R-CNN's own configurations (FP32 batch 32 on
-    // the A40's 44.3 GiB) stop fitting: one constant for every model is held to each model's rate too.
-    const overallOnly = fitAllocatorFragmentation(fitting, 0.995, 0, 0);
-    expect(overallOnly).toBeGreaterThan(fitted);
-    const maskrcnn = fitting.filter((c) => c.model === 'maskrcnn_r50_fpn');
-    expect(maskrcnn.length).toBeGreaterThanOrEqual(20);
-    expect(
-      maskrcnn.filter((c) => fitsWithFragmentation(c, overallOnly)).length / maskrcnn.length,
-    ).toBeLessThan(0.97);
+    // One step more and the fitting GPUs' configurations fall under 99.5%: Tacotron 2 in AMP at batch
+    // 72 no longer fits the RTX 2080 Ti's 10.73 GiB (CUDA's total, seeds/gpu-memory.csv).
+    const next = Math.round((fitted + 0.01) * 100) / 100;
+    expect(fitting.filter((c) => fitsWithFragmentation(c, next)).length / fitting.length).toBeLessThan(0.995);
+    const tacotron = fitting.filter((c) => c.model === 'tacotron2' && c.gpu === 'RTX-2080Ti');
+    expect(tacotron.length).toBeGreaterThan(0);
+    expect(tacotron.every((c) => fitsWithFragmentation(c, fitted))).toBe(true);
+    expect(tacotron.some((c) => !fitsWithFragmentation(c, next))).toBe(true);
   });
 
   it("the LLM stacks' fragmentation is what the published LLM runs give by the same rule, lower than stock code's; a plan on them uses it", () => {
