@@ -473,6 +473,8 @@ describe('your runs at /calibrate', () => {
       // Its peak memory beside what trainplan counts at its configuration.
       'peak GB': '21.5',
       'predicted GB': stored.predictedPeakMemoryGb.toFixed(1),
+      // What CUDA gave its process: plans on the A100 are fitted in it from now on.
+      'GPU GiB': '79.20',
       // The share of the A100's peak it reached, as the plans' MFU counts it.
       MFU: `${(100 * stored.mfu).toFixed(0)}%`,
     });

@@ -27,6 +27,8 @@ interface Run {
   predictedFromOtherRunsStepTimeMs: number | null;
   peakMemoryGb: number | null;
   predictedPeakMemoryGb: number | null;
+  /** What CUDA gave the run's process (GiB): plans on its GPU are fitted in the least of these. */
+  gpuMemoryGb: number | null;
   /** The run's MFU at its measured step (null where the configuration no longer builds). */
   mfu: number | null;
   source: string;
@@ -39,7 +41,7 @@ interface ImportResult {
 const RUNS = `query($owner: String) { measurements(owner: $owner) { id owner recordedAt model gpu precision
   nodes gpusPerNode batchSizePerGpu gradAccumSteps stepTimeMs predictedStepTimeMs
   parallelism { dataParallel tensorParallel pipelineParallel virtualPipelineStages contextParallel expertParallel zeroStage recompute }
-  attention predictedFromOtherRunsStepTimeMs peakMemoryGb predictedPeakMemoryGb mfu source } }`;
+  attention predictedFromOtherRunsStepTimeMs peakMemoryGb predictedPeakMemoryGb gpuMemoryGb mfu source } }`;
 const IMPORT = `mutation($text: String!, $owner: String) {
   importMeasurements(text: $text, owner: $owner) { stored rejected { index reason } } }`;
 const DELETE = `mutation($owner: String!, $ids: [Int!]) { deleteMeasurements(owner: $owner, ids: $ids) }`;
@@ -111,6 +113,7 @@ async function showRuns(): Promise<void> {
     'MFU',
     'peak GB',
     'predicted GB',
+    'GPU GiB',
     'source',
     'recorded',
     '',
@@ -152,6 +155,8 @@ async function showRuns(): Promise<void> {
       // The peak PyTorch allocated beside what trainplan counted (before the runs' memory calibration).
       cell(r.peakMemoryGb === null ? '-' : r.peakMemoryGb.toFixed(1)),
       cell(r.predictedPeakMemoryGb === null ? '-' : r.predictedPeakMemoryGb.toFixed(1)),
+      // What its GPU gave the process, which plans on that GPU are fitted in ('-': the run did not say).
+      cell(r.gpuMemoryGb === null ? '-' : r.gpuMemoryGb.toFixed(2)),
       cell(r.source, 'text'),
       cell(r.recordedAt.slice(0, 16).replace('T', ' '), 'text'),
     );
