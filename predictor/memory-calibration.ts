@@ -170,10 +170,11 @@ export function recordedCapacityWords(
   gpus: readonly Pick<GpuSpec, 'id'>[],
   capacities: RecordedCapacities | undefined,
 ): string {
-  const each = gpus.flatMap((g) => {
-    const c = capacities?.get(g.id);
+  // Once per GPU type, however many clients or inventory lines name it.
+  const each = [...new Set(gpus.map((g) => g.id))].flatMap((id) => {
+    const c = capacities?.get(id);
     return c
-      ? [`${c.gb.toFixed(2)} GiB on ${g.id} (${c.runs === 1 ? '1 run' : `the smallest of ${c.runs} runs`})`]
+      ? [`${c.gb.toFixed(2)} GiB on ${id} (${c.runs === 1 ? '1 run' : `the smallest of ${c.runs} runs`})`]
       : [];
   });
   return each.length ? `memory: fitted in what CUDA gave your runs' processes: ${each.join(', ')}` : '';

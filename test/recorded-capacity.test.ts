@@ -5,6 +5,11 @@
 // test's stated input, not a measurement shipped with the product.
 import { describe, expect, it } from 'vitest';
 import { memoryPerGpu } from '../predictor/memory.js';
+import {
+  recordedCapacities,
+  recordedCapacityWords,
+  withRecordedCapacity,
+} from '../predictor/memory-calibration.js';
 import { costOf } from '../predictor/predict.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { getGpu, loadEfficiency } from '../seeds/catalog.js';
@@ -114,6 +119,32 @@ const runAt = (over: Record<string, unknown>) => ({
   stepTimeMs: 100,
   source: 'test',
   ...over,
+});
+
+describe('what the runs had, per GPU', () => {
+  it('is the least any run on it reports; a run that does not say counts for nothing', () => {
+    const c = recordedCapacities([
+      { gpu: 'RTX-A5000', gpuMemoryGb: 22.5 },
+      { gpu: 'RTX-A5000', gpuMemoryGb: 23.9 },
+      { gpu: 'RTX-A5000', gpuMemoryGb: null },
+      { gpu: 'A10', gpuMemoryGb: null },
+    ]);
+    expect([...c]).toEqual([['RTX-A5000', { gb: 22.5, runs: 2 }]]);
+    const a5000 = getGpu('RTX-A5000')!;
+    expect(withRecordedCapacity(a5000, c)).toMatchObject({
+      id: 'RTX-A5000',
+      memoryGb: 24,
+      usableMemoryGb: 22.5,
+    });
+    // Another GPU, or no runs: the catalog's own object.
+    expect(withRecordedCapacity(getGpu('A10')!, c)).toBe(getGpu('A10'));
+    expect(withRecordedCapacity(a5000, undefined)).toBe(a5000);
+    // Said once per GPU, however many clients or inventory lines name it; nothing where no run says.
+    expect(recordedCapacityWords([a5000, getGpu('A10')!, a5000], c)).toBe(
+      "memory: fitted in what CUDA gave your runs' processes: 22.50 GiB on RTX-A5000 (the smallest of 2 runs)",
+    );
+    expect(recordedCapacityWords([getGpu('A10')!], c)).toBe('');
+  });
 });
 
 describe("a GPU's memory as the user's runs had it", () => {
