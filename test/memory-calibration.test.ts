@@ -12,6 +12,7 @@ import { getModel } from '../predictor/zoo/index.js';
 import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 import { loadCalibrationSettings } from '../seeds/calibration.js';
 import { apolloForTests } from './graphql-client.js';
+import { oneGpuFleetInput, oneGpuSearchInput } from './one-configuration.js';
 import { throwawayStore } from './throwaway-store.js';
 
 throwawayStore('trainplan-memory-runs-');
@@ -106,18 +107,7 @@ describe("a run's peak sizes its model's other configurations", () => {
 
   /** One A10G at that batch, plain data parallelism: what recommend plans there. */
   const recommendAtBatch = async () => {
-    const r = await run(RECOMMEND, {
-      input: {
-        workload: { model, samples: 1e6 },
-        gpus: [gpu],
-        precisions: ['BF16'],
-        batchSizes: [batch],
-        maxNodes: 1,
-        gpusPerNode: [1],
-        parallelismSearch: 'OFF',
-        prices: [{ gpu, usdPerGpuHour: 1 }],
-      },
-    });
+    const r = await run(RECOMMEND, { input: oneGpuSearchInput(model, gpu, 'BF16', batch) });
     expect(r.errors).toBeUndefined();
     return r;
   };
@@ -126,16 +116,7 @@ describe("a run's peak sizes its model's other configurations", () => {
   const FLEET = `query($input: FleetInput!) { planFleet(input: $input) { status
     assignments { batchSizePerGpu memoryGbPerGpu evidence parallelism { recompute } } } }`;
   const fleetAtBatch = async (over: Record<string, unknown> = {}) => {
-    const r = await run(FLEET, {
-      input: {
-        ...over,
-        jobs: [{ id: 'gpt2', workload: { model, samples: 1e6 }, deadlineHours: 1000, batchSizes: [batch] }],
-        inventory: [{ gpu, count: 1, usdPerGpuHour: 1 }],
-        precisions: ['BF16'],
-        gpusPerNode: [1],
-        maxNodes: 1,
-      },
-    });
+    const r = await run(FLEET, { input: { ...over, ...oneGpuFleetInput(model, gpu, 'BF16', batch) } });
     expect(r.errors).toBeUndefined();
     return r.data!.planFleet as {
       status: string;

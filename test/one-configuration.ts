@@ -34,3 +34,27 @@ export async function plansAtConfiguration(
   if (r.errors) throw new Error(r.errors[0].message);
   return r.data!.recommend.plans as OnePlan[];
 }
+
+/**
+ * recommend's input for `model` on one `gpu` at one batch and precision, plain data parallelism,
+ * priced at $1 an hour: whether that configuration is planned, and at what memory.
+ */
+export const oneGpuSearchInput = (model: string, gpu: string, precision: string, batch: number) => ({
+  workload: { model, samples: 1e6 },
+  gpus: [gpu],
+  precisions: [precision],
+  batchSizes: [batch],
+  maxNodes: 1,
+  gpusPerNode: [1],
+  parallelismSearch: 'OFF',
+  prices: [{ gpu, usdPerGpuHour: 1 }],
+});
+
+/** planFleet's input for one job of `model` on one owned `gpu` at one batch and precision. */
+export const oneGpuFleetInput = (model: string, gpu: string, precision: string, batch: number) => ({
+  jobs: [{ id: 'job', workload: { model, samples: 1e6 }, deadlineHours: 1000, batchSizes: [batch] }],
+  inventory: [{ gpu, count: 1, usdPerGpuHour: 1 }],
+  precisions: [precision],
+  gpusPerNode: [1],
+  maxNodes: 1,
+});

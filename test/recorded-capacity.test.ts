@@ -14,6 +14,7 @@ import { costOf } from '../predictor/predict.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 import { apolloForTests } from './graphql-client.js';
+import { oneGpuFleetInput, oneGpuSearchInput } from './one-configuration.js';
 import { throwawayStore } from './throwaway-store.js';
 
 throwawayStore('trainplan-capacity-runs-');
@@ -53,18 +54,7 @@ const predictAt = async (batchSizePerGpu: number) => {
 };
 
 const recommendAt = async () => {
-  const r = await run(RECOMMEND, {
-    input: {
-      workload: { model, samples: 1e6 },
-      gpus: [gpu],
-      precisions: ['BF16'],
-      batchSizes: [batch],
-      maxNodes: 1,
-      gpusPerNode: [1],
-      parallelismSearch: 'OFF',
-      prices: [{ gpu, usdPerGpuHour: 1 }],
-    },
-  });
+  const r = await run(RECOMMEND, { input: oneGpuSearchInput(model, gpu, 'BF16', batch) });
   expect(r.errors).toBeUndefined();
   return r.data!.recommend as {
     notes: string[];
@@ -94,15 +84,7 @@ const federatedAt = async () => {
 const FLEET = `query($input: FleetInput!) { planFleet(input: $input) { status notes
   assignments { memoryGbPerGpu parallelism { recompute } } } }`;
 const fleetAt = async () => {
-  const r = await run(FLEET, {
-    input: {
-      jobs: [{ id: 'gpt2', workload: { model, samples: 1e6 }, deadlineHours: 1000, batchSizes: [batch] }],
-      inventory: [{ gpu, count: 1, usdPerGpuHour: 1 }],
-      precisions: ['BF16'],
-      gpusPerNode: [1],
-      maxNodes: 1,
-    },
-  });
+  const r = await run(FLEET, { input: oneGpuFleetInput(model, gpu, 'BF16', batch) });
   expect(r.errors).toBeUndefined();
   return r.data!.planFleet as {
     status: string;
