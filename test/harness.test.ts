@@ -1191,10 +1191,17 @@ describe('measurement harness on CPU', () => {
     expect(cli.stdout).toContain(
       `\n  memory: resnet50_v1.5 in AMP_FP16: activations ${scale.toFixed(2)}x what trainplan counts, from the peak memory of 1 run (predict and recommend size it so)\n`,
     );
+    // And what plans on that GPU are fitted in from now on: the 79.2 GiB its process had.
+    expect(cli.stdout).toContain(
+      "\n  A100-SXM4-80GB: plans fitted in 79.20 GiB, the least CUDA gave a process of your stored run on it (the catalog's: 79.26, CUDA's total from a public capture (Gpu.usableMemorySource))\n",
+    );
     // Another process reading the same data dir (as a server would) sees the run, mapped to the catalog id.
-    const again = tsx(['query', '{ measurements { owner gpu model stepTimeMs peakMemoryGb source } }'], {
-      TRAINPLAN_DATA_DIR: join(dir, 'cli-data'),
-    });
+    const again = tsx(
+      ['query', '{ measurements { owner gpu model stepTimeMs peakMemoryGb gpuMemoryGb source } }'],
+      {
+        TRAINPLAN_DATA_DIR: join(dir, 'cli-data'),
+      },
+    );
     expect(again.status).toBe(0);
     expect(JSON.parse(again.stdout).data.measurements).toEqual([
       {
@@ -1203,6 +1210,7 @@ describe('measurement harness on CPU', () => {
         model: 'resnet50_v1.5',
         stepTimeMs,
         peakMemoryGb: 41.5,
+        gpuMemoryGb: 79.2,
         source: 'test',
       },
     ]);
