@@ -130,8 +130,8 @@ export const RUN_LIMITS = {
   /** More than this times the roofline estimate is not the GPU's speed (a CPU fallback, a stall, a unit slip). */
   maxSlowdown: 50,
   /**
-   * A run's process given less of its GPU's label than this had a MIG slice or a share of it: the
-   * whole GPU's driver keeps at most 8.5% (a T4's, an L4's; seeds/gpu-memory.csv), a GDDR card's ECC 1/16.
+   * A run's process given less of its GPU's label than this had a MIG slice or a share of it: a
+   * whole GPU gives at least 91.5% of it in every capture of seeds/gpu-memory.csv (an L4's, ECC on).
    */
   minMemoryShare: 0.85,
 } as const;
@@ -281,7 +281,7 @@ export function predictRequestOf(c: RunConfiguration, note?: string | null): Pre
  * datasheet peak on the model's FLOPs; one far slower than the roofline is not the GPU's speed;
  * a run cannot have allocated more memory than the GPU has, nor had more than its label; a process
  * given under RUN_LIMITS.minMemoryShare of the label had a MIG slice or a share of the GPU, not the
- * GPU its plans are for (the driver keeps at most 8.5% of a whole one: seeds/gpu-memory.csv).
+ * GPU its plans are for (a whole one gives at least 91.5% of its label: seeds/gpu-memory.csv).
  */
 export function physicsProblem(
   req: PredictRequest,
