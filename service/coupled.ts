@@ -298,7 +298,7 @@ async function plannersLearned(
 }
 
 /** The note saying which GPUs were fitted in the memory the user's runs had (none where no run says). */
-function capacityNotes(gpus: readonly GpuSpec[], capacities: RecordedCapacities | undefined): string[] {
+function recordedMemoryNotes(gpus: readonly GpuSpec[], capacities: RecordedCapacities | undefined): string[] {
   const words = recordedCapacityWords(gpus, capacities);
   return words ? [words] : [];
 }
@@ -597,7 +597,7 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
       space.precisions,
       [...inventory.map((it) => it.gpu), ...(input.allowOnDemand ? onDemandGpus : [])],
     ),
-    ...capacityNotes(
+    ...recordedMemoryNotes(
       [...inventory.map((it) => it.gpu), ...(input.allowOnDemand ? onDemandGpus : [])],
       capacities,
     ),
@@ -747,7 +747,7 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
       space.precisions,
       options.map((o) => o.gpu),
     ),
-    ...capacityNotes(
+    ...recordedMemoryNotes(
       options.map((o) => o.gpu),
       capacities,
     ),
@@ -874,7 +874,7 @@ export async function federatedPlan(input: FederatedQuery): Promise<TimedFederat
       precisions,
       clients.map((c) => c.gpu),
     ),
-    ...capacityNotes(
+    ...recordedMemoryNotes(
       clients.map((c) => c.gpu),
       user?.capacities,
     ),
