@@ -10,6 +10,7 @@ import { predictRow } from './measured.js';
 import { costOf } from './predict.js';
 import {
   layoutOfExecution,
+  plainLayout,
   shardedMemoryPerGpu,
   fits,
   type MemoryBreakdown,
@@ -296,14 +297,7 @@ function inconsistent(r: LlmRun, why: string): LlmCase {
     precision: r.precision as Precision,
     microBatch: r.microBatch ?? 1,
     seqLen: r.seqLen ?? 1,
-    layout: {
-      tensorParallel: 1,
-      pipelineParallel: 1,
-      dataParallel: 1,
-      zeroStage: 0,
-      recompute: 'none',
-      microBatches: 1,
-    },
+    layout: plainLayout(1),
     publishedPeakGb: null,
     activationCheckpointing: '',
     decoder: null,
@@ -426,21 +420,7 @@ export function largestFittingBatch(
   const cost = costOf(model);
   const fitsAt = (batch: number) =>
     fits(
-      shardedMemoryPerGpu(
-        model,
-        cost,
-        precision,
-        batch,
-        {
-          tensorParallel: 1,
-          pipelineParallel: 1,
-          dataParallel: 1,
-          zeroStage: 0,
-          recompute: 'none',
-          microBatches: 1,
-        },
-        eff,
-      ),
+      shardedMemoryPerGpu(model, cost, precision, batch, plainLayout(1), eff),
       gpu,
       eff.memory.defaultMemoryHeadroomGb,
     );
