@@ -6,8 +6,12 @@ import { readFileSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, setRuntimeConfig, runtimeConfig } from '../service/config.js';
-import { closeMeasurementStore, listRuns, userEvidence } from '../service/measurements.js';
-import { memoryKey } from '../predictor/memory-calibration.js';
+import { closeMeasurementStore, listRuns, userEvidence, type StoredRun } from '../service/measurements.js';
+import {
+  memoryKey,
+  type MemoryCalibrations,
+  type RecordedCapacities,
+} from '../predictor/memory-calibration.js';
 import { getGpu } from '../seeds/catalog.js';
 import type { Precision } from '../predictor/types.js';
 import { capacityLine, importRuns, parseRunsText } from '../service/run-rows.js';
@@ -76,8 +80,11 @@ export async function calibrateRuns(args: string[]): Promise<void> {
   const file = positionals[0];
   const rows = readRunsFile(file);
   const result = await importRuns(rows, values.owner!, dirname(resolve(file)));
-  const memory = result.ids.length ? await memoryLines(result.ids) : [];
-  const capacity = result.ids.length ? await capacityLines(result.ids) : [];
+  // The imported runs as stored, and what all stored runs now say, read once for both kinds of line.
+  const imported = result.ids.length ? (await listRuns({})).filter((r) => result.ids.includes(r.id)) : [];
+  const evidence = imported.length ? await userEvidence() : undefined;
+  const memory = memoryLines(imported, evidence?.memory);
+  const capacity = capacityLines(imported, evidence?.capacities);
   await closeMeasurementStore();
   const where = runtimeConfig().databaseUrl ? 'PostgreSQL (DATABASE_URL)' : runtimeConfig().dataDir;
   console.log(
@@ -93,9 +100,7 @@ export async function calibrateRuns(args: string[]): Promise<void> {
  * What the stored runs' peaks now say of the imported runs' models (predictor/memory-calibration.ts),
  * one line per model and precision: what predict and recommend size them with from now on.
  */
-async function memoryLines(ids: readonly number[]): Promise<string[]> {
-  const imported = (await listRuns({})).filter((r) => ids.includes(r.id));
-  const calibrations = (await userEvidence())?.memory;
+function memoryLines(imported: readonly StoredRun[], calibrations: MemoryCalibrations | undefined): string[] {
   const lines = new Map<string, string>();
   for (const r of imported) {
     const key = memoryKey(r.model, r.precision as Precision);
@@ -113,11 +118,10 @@ async function memoryLines(ids: readonly number[]): Promise<string[]> {
  * Where the imported runs said what CUDA gave their processes: what plans on their GPUs are fitted
  * in from now on (the least any stored run there had), one line per GPU.
  */
-async function capacityLines(ids: readonly number[]): Promise<string[]> {
-  const imported = (await listRuns({})).filter((r) => ids.includes(r.id) && r.gpu_memory_gb != null);
-  const capacities = (await userEvidence())?.capacities;
+function capacityLines(imported: readonly StoredRun[], capacities: RecordedCapacities | undefined): string[] {
   const lines = new Map<string, string>();
   for (const r of imported) {
+    if (r.gpu_memory_gb == null) continue;
     const gpu = getGpu(r.gpu),
       recorded = capacities?.get(r.gpu);
     if (gpu && recorded && !lines.has(r.gpu)) lines.set(r.gpu, capacityLine(gpu, recorded));
