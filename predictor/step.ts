@@ -940,16 +940,19 @@ function reduction(
   const rs = communicationTime(G, 0, gpu, layout, eff, units).totalMs / 2,
     ag = communicationTime(W, 0, gpu, layout, eff, units).totalMs / 2;
   if (!fsdp) {
-    // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters once per step, ZeRO-2 with the
-    // weights whole on every GPU (DeepSpeed's) every micro-batch, both behind backward; the updated
-    // weights are all-gathered after the optimizer step, with nothing left to hide behind.
+    // ZeRO-1 (Megatron's distributed optimizer) reduce-scatters once per step, as the last
+    // micro-batch's backward produces the gradients (the earlier ones only accumulate), so only that
+    // backward hides it; ZeRO-2 with the weights whole on every GPU (DeepSpeed's) reduce-scatters
+    // every micro-batch, behind every backward. The updated weights are all-gathered after the
+    // optimizer step, with nothing left to hide behind.
     const rsTotal = (z === 2 ? m : 1) * rs;
+    const hidingMs = z === 2 ? c.backwardMs : c.backwardMs / m;
     return {
       total: rsTotal + ag,
       exposed:
         withInterference(
           rsTotal,
-          Math.max(lastBucketMs(rs, G, eff), rsTotal - eff.overlapFraction * c.backwardMs),
+          Math.max(lastBucketMs(rs, G, eff), rsTotal - eff.overlapFraction * hidingMs),
           eff,
         ) + ag,
     };
