@@ -374,9 +374,12 @@ export function fitStack(
     tensorParallelOverlap: 0,
     loss: Infinity,
   };
+  // An effect the stack holds (software.json heldInFit) is not the runs' to choose, in any fold.
+  const held = softwareFile().stacks[stack].heldInFit;
+  const commOverlaps = held?.commOverlap !== undefined ? [held.commOverlap] : FIT_GRID.commOverlap;
   for (const matmulEfficiency of FIT_GRID.matmulEfficiency)
     for (const pointwiseBytesFactor of FIT_GRID.pointwiseBytesFactor)
-      for (const commOverlap of FIT_GRID.commOverlap)
+      for (const commOverlap of commOverlaps)
         for (const tensorParallelOverlap of FIT_GRID.tensorParallelOverlap) {
           const fit = { matmulEfficiency, pointwiseBytesFactor, commOverlap, tensorParallelOverlap };
           const loss = stackLoss(runs, stack, fit, eff);

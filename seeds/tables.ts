@@ -110,6 +110,12 @@ export interface StackEffects {
    * with effects fitted on other model families: the interval of an estimate on this stack.
    */
   heldOutLogError?: { q10: number; q90: number; rows: number };
+  /**
+   * Effects `evaluate --llm --fit` does not choose on the grid for this stack (cli/evaluate-llm.ts
+   * fitStack keeps them at these values in the fit and in every held-out fold), because evidence the
+   * fitted runs do not hold decides them; `why` says which.
+   */
+  heldInFit?: { commOverlap?: number; why: string };
   /** Fraction of tensor-parallel and context-parallel collectives hidden behind the GEMMs they feed (Megatron's TP comm overlap); 0 = none. */
   tensorParallelOverlap: number;
   /**
