@@ -19,7 +19,8 @@ import { familyOf, llmModel, llmSourceOf, predictLlmRun, type LlmRunPrediction }
 import { predict, type PredictRequest } from '../predictor/predict.js';
 import { publishedRunFlops, type PublishedRunFlops } from '../predictor/published-mfu.js';
 import { predictCorrected } from '../predictor/corrected.js';
-import { learnedPredictor } from '../predictor/learned/model.js';
+import { correctionInputOf, learnedPredictor } from '../predictor/learned/model.js';
+import { llmExamples } from '../predictor/learned/train.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import {
   overrideStackEffects,
@@ -248,8 +249,56 @@ export async function formatLearnedCampaigns(eff: Efficiency = loadEfficiency())
     .join('\n\n');
 }
 
-/** `learnedCampaigns`: formatLearnedCampaigns' lines, printed after the analytical campaigns (it is async). */
-export function formatLlmEvaluation(eff: Efficiency = loadEfficiency(), learnedCampaigns?: string): string {
+/**
+ * The runs on a GPU no fitted run used (otherGpuRuns) with the learned correction, as `predict`
+ * answers an architecture with no published runs: no tree trained on them or on any LLM run on their
+ * GPU (the GPU's benchmark rows and their models' H100 runs, yes), so what a GPU new to LLM training
+ * gets from the trees.
+ */
+export async function learnedOtherGpuRuns(eff: Efficiency = loadEfficiency()) {
+  const learned = await learnedPredictor();
+  const ps = llmPredictions(eff, undefined, otherGpuRuns()).filter(
+    (p) => p.tokensPerSecondPerGpu !== undefined,
+  );
+  if (!learned.predictor)
+    return ps.map((p) => ({ ...p, predictor: 'analytical', p10: undefined, p90: undefined }));
+  const byId = new Map(llmExamples(eff, otherGpuRuns()).map((e) => [e.run!.id, e]));
+  const ex = ps.map((p) => byId.get(p.run.id)!);
+  // Without the published architectures the model is: predict would calibrate it by its published
+  // runs on the GPU (predictor/learned/published-calibration.ts), which are these very runs.
+  const c = await learned.predictor.correct(
+    ex.map(correctionInputOf).map((it) => ({ ...it, model: { ...it.model, publishedAs: undefined } })),
+  );
+  // The correction multiplies the step time: throughput divides by it (its P90 step is the P10 throughput).
+  return ps.map((p, i) => ({
+    ...p,
+    predictor: learned.predictor!.name,
+    tokensPerSecondPerGpu: p.tokensPerSecondPerGpu! / c.mid[i],
+    p10: p.tokensPerSecondPerGpu! / c.hi[i],
+    p90: p.tokensPerSecondPerGpu! / c.lo[i],
+  }));
+}
+
+/** formatLlmEvaluation's lines that ask the learned model (async): the campaigns, and the runs on a GPU new to LLM runs. */
+export async function formatLearnedLines(eff: Efficiency = loadEfficiency()) {
+  const other = await learnedOtherGpuRuns(eff);
+  const predictor = other[0]?.predictor;
+  return {
+    campaigns: await formatLearnedCampaigns(eff),
+    otherGpu: other.length
+      ? [
+          `The same runs with the learned correction (${predictor === 'analytical' ? 'the learned model did not load: the analytical estimate' : `${predictor}: the learned correction applied, not calibrated by the architecture's published runs, which are these; no tree trained on these runs or on an LLM run on their GPU, their models' H100 runs did`}): MAPE ${pct(mean(other.map(ape)))}`,
+          table('GPU, model', other, (p) => `${p.run.gpu} ${p.run.model}`),
+        ].join('\n\n')
+      : '',
+  };
+}
+
+/** `learned`: formatLearnedLines' lines, printed after the analytical ones they answer (they are async). */
+export function formatLlmEvaluation(
+  eff: Efficiency = loadEfficiency(),
+  learned?: { campaigns: string; otherGpu: string },
+): string {
   const all = llmPredictions(eff);
   const ok = all.filter((p) => p.tokensPerSecondPerGpu !== undefined);
   const skipped = new Map<string, number>();
@@ -285,6 +334,7 @@ export function formatLlmEvaluation(eff: Efficiency = loadEfficiency(), learnedC
     table('model family', ok, family),
     `Runs on a GPU no fitted run used (replaced in their source, never fitted on): ${other.length} predicted, MAPE ${pct(mean(other.map(ape)))}`,
     table('GPU, model', other, (p) => `${p.run.gpu} ${p.run.model}`),
+    ...(learned?.otherGpu ? [learned.otherGpu] : []),
     `Mixture-of-experts runs (experts and expert parallelism as published; in-sample: the expert GEMM efficiency is fitted on them, held out by model above; no tree is trained on them): ${moe.length} rows, ${moeOk.length} predicted, MAPE ${pct(mean(moeOk.map(ape)))}`,
     table('model, stack', moeOk, (p) => `${p.run.model} ${stackOfFramework(p.run.framework)}`),
     ...[...moeSkipped].map(([r, n]) => `  not predicted: ${n}  ${r}`),
@@ -294,7 +344,7 @@ export function formatLlmEvaluation(eff: Efficiency = loadEfficiency(), learnedC
         ? `${c.campaign.model}: ${c.error}`
         : `${c.campaign.model} campaign on ${c.campaign.gpu}: predicted ${Math.round(c.gpuHours!).toLocaleString('en-US')} GPU-hours vs published ${c.campaign.gpuHours!.toLocaleString('en-US')} (x${c.ratio!.toFixed(2)})${c.fits ? '' : ' (layout does not fit in memory)'}`,
     ),
-    ...(learnedCampaigns ? [learnedCampaigns] : []),
+    ...(learned?.campaigns ? [learned.campaigns] : []),
     formatModelFlopsChecks(),
     'not predicted:',
     ...[...skipped].sort((a, b) => b[1] - a[1]).map(([r, n]) => `  ${n}  ${r}`),

@@ -285,7 +285,8 @@ ${examples(
       }) => {
         if (options.llm) {
           // Published LLM runs at their own layouts, FP8/BF16 pairs, Llama 2 campaigns (analytical, tuned
-          // stacks; the campaigns also as predict answers them, with the learned correction).
+          // stacks; the campaigns and the runs on a GPU new to LLM runs also as predict answers them,
+          // with the learned correction).
           const llm = await import('./evaluate-llm.js');
           let fitText = '';
           if (options.fit) {
@@ -294,7 +295,7 @@ ${examples(
             console.log(fitText);
             if (options.write) console.log(llm.writeSoftwareFit(f));
           }
-          const evaluation = llm.formatLlmEvaluation(undefined, await llm.formatLearnedCampaigns());
+          const evaluation = llm.formatLlmEvaluation(undefined, await llm.formatLearnedLines());
           console.log(evaluation);
           if (options.fit && options.write) console.log(llm.writeLlmCardSection(fitText, evaluation));
           return;

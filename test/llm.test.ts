@@ -5,12 +5,12 @@ import { describe, expect, it } from 'vitest';
 import {
   campaignHours,
   fp8Pairs,
+  ape,
   learnedCampaignHours,
+  learnedOtherGpuRuns,
   llmPredictions,
   otherGpuRuns,
 } from '../cli/evaluate-llm.js';
-import { llmExamples } from '../predictor/learned/train.js';
-import { correctionInputOf, learnedPredictor } from '../predictor/learned/model.js';
 import { costOf, InputError, predict, type PredictRequest } from '../predictor/predict.js';
 import { defaultSearchPrecisions, quantizedGemmShare } from '../predictor/precision.js';
 import { jobPrecisions } from '../optimizer/fleet.js';
@@ -328,19 +328,15 @@ describe('a GPU new to LLM training: runs nothing was fitted on', () => {
     // checked is what a GPU new to LLM training gets (8.6%, the analytical estimate's 9.8%).
     const runs = otherGpuRuns();
     expect(new Set(runs.map((r) => r.gpu))).toEqual(new Set(['A100-SXM4-80GB']));
-    const ex = llmExamples(eff, runs);
-    expect(ex.length).toBe(8);
-    const learned = (await learnedPredictor()).predictor!;
-    const c = await learned.correct(
-      ex.map(correctionInputOf).map((it) => ({ ...it, model: { ...it.model, publishedAs: undefined } })),
-    );
-    // The correction multiplies the step time: throughput divides by it.
-    const errors = ex.map((e, i) => Math.abs(e.aware.throughput / c.mid[i] / e.row.throughput! - 1));
+    const ps = await learnedOtherGpuRuns(eff);
+    expect(ps.length).toBe(8);
+    expect(ps[0].predictor).toMatch(/^gbdt-v\d+$/);
+    const errors = ps.map((p) => ape(p));
     expect(errors.reduce((a, b) => a + b, 0) / errors.length).toBeLessThan(0.15);
-    ex.forEach((e, i) => {
-      expect(e.aware.throughput / c.hi[i], e.row.id).toBeLessThanOrEqual(e.row.throughput!);
-      expect(e.aware.throughput / c.lo[i], e.row.id).toBeGreaterThanOrEqual(e.row.throughput!);
-    });
+    for (const p of ps) {
+      expect(p.p10!, p.run.id).toBeLessThanOrEqual(p.run.tokensPerSecondPerGpu!);
+      expect(p.p90!, p.run.id).toBeGreaterThanOrEqual(p.run.tokensPerSecondPerGpu!);
+    }
   });
 });
 
