@@ -6,7 +6,8 @@ import { modelFlopsChecks, type ModelFlopsCheck } from '../cli/evaluate-llm.js';
 import { llmModel, llmSourceOf } from '../predictor/llm.js';
 import { costOf } from '../predictor/predict.js';
 import { modelFlopsPerSample } from '../predictor/utilization.js';
-import { highestPublishedMfu } from '../predictor/published-mfu.js';
+import { aboveBestPublishedWords, highestPublishedMfu } from '../predictor/published-mfu.js';
+import { loadCalibrationSettings } from '../seeds/calibration.js';
 import { getGpu } from '../seeds/catalog.js';
 import { getModel } from '../predictor/zoo/index.js';
 import { loadLlmArchitectures } from '../seeds/llm.js';
@@ -164,11 +165,22 @@ describe('MFU in the API', () => {
     }
   });
 
-  it("warns where plan 1's MFU is above what the best published run of its math reached, and not where it is below", async () => {
+  it("warns where plan 1's MFU is above what the best published run of its math reached by more than repeats differ, and not otherwise", async () => {
     const best = highestPublishedMfu('bf16')!;
     // The ceiling is a published run's own figure, counted as its source counted it.
     expect(best.run.mfu).not.toBeNull();
     expect(Math.abs(best.mfu / best.run.mfu! - 1)).toBeLessThan(0.01);
+    // "By more than repeats of one run differ": a repeat's step at the P10 of seeds/calibration.json's
+    // sameConfiguration, about 4.6% shorter than the mean.
+    const fastestRepeat = Math.exp(-loadCalibrationSettings().sameConfiguration.q10);
+    expect(fastestRepeat).toBeGreaterThan(1.02);
+    expect(fastestRepeat).toBeLessThan(1.1);
+    const words = (mfu: number) =>
+      aboveBestPublishedWords({ mfu, modelTflopsPerGpu: mfu * 312 }, 'A100-SXM4-80GB', 'bf16');
+    expect(words(best.mfu * fastestRepeat * 0.999)).toBeUndefined();
+    expect(words(best.mfu * fastestRepeat * 1.001)).toContain(
+      `above the ${Math.round(100 * best.mfu)}% that the best published bf16 pre-training run reached (${best.run.model} on ${best.run.numGpus} ${best.run.gpu}`,
+    );
     const planOne = async (gpu: string) => {
       const res = await gql(`{ recommend(input: {
         workload: { model: "llama3_8b", samples: 2e10 }, gpus: ["${gpu}"], precisions: [BF16]
@@ -186,19 +198,19 @@ describe('MFU in the API', () => {
     };
     const warned = (notes: string[]) =>
       notes.filter((n) => /^warning: plan 1's time assumes \d+% MFU/.test(n));
-    // On A100s the Megatron stack (fitted on H100 runs) is predicted above any published BF16 run.
+    // On A100s the Megatron stack (fitted on H100 runs) is predicted above the best published BF16
+    // run, by less than its repeats differ: no warning. (Before Megatron's distributed optimizer hid
+    // its reduce-scatter behind the last micro-batch's backward only, plan 1 here assumed more and
+    // was warned of; predict's evidence still says it for a configuration above, test above.)
     const a100 = await planOne('A100-SXM4-80GB');
     expect(a100.math).toBe('bf16');
-    expect(a100.mfu).toBeGreaterThan(best.mfu * 1.04);
-    expect(warned(a100.notes)).toHaveLength(1);
-    expect(warned(a100.notes)[0]).toContain(`${best.run.model} on ${best.run.numGpus} ${best.run.gpu}`);
-    // The plan's own evidence says it in the same words (what a fleet's or procurement's run copies).
-    expect(a100.evidence).toContain(
-      `; this ${warned(a100.notes)[0].replace("warning: plan 1's ", '').split('; time a few')[0]}`,
-    );
+    expect(a100.mfu).toBeGreaterThan(best.mfu);
+    expect(a100.mfu).toBeLessThan(best.mfu * fastestRepeat);
+    expect(warned(a100.notes)).toHaveLength(0);
+    expect(a100.evidence).not.toMatch(/time assumes/);
     // On H100s, at the best run's own figure (calibrated by it), within what repeats of one run differ.
     const h100 = await planOne('H100-SXM5-80GB');
-    expect(h100.mfu).toBeLessThan(best.mfu * 1.04);
+    expect(h100.mfu).toBeLessThan(best.mfu * fastestRepeat);
     expect(warned(h100.notes)).toHaveLength(0);
     expect(h100.evidence).not.toMatch(/time assumes/);
   });
