@@ -118,7 +118,7 @@ export async function predictCorrected(
     return {
       ...base,
       predictor: 'analytical',
-      evidence: learned.reason,
+      evidence: `${learned.reason}${memoryEvidence}`,
       evidenceLevel: null,
       calibrationRuns: 0,
       boundBy: [],

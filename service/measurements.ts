@@ -482,7 +482,12 @@ let snapshot: Snapshot | undefined;
 export const measuredWithRuns = (user: Pick<UserEvidence, 'runs'> | undefined): MeasuredSet | undefined =>
   user ? withRuns(seedsMeasured(), user.runs.all) : undefined;
 
-/** The recorded runs as evidence for the predictor; undefined when there are none (or no learned model). */
+/**
+ * The recorded runs as evidence for the predictor; undefined when there are none. Without a learned
+ * model (onnxruntime did not load) the runs still size their models' memory and their GPUs'
+ * capacity, and count as measurements; their steps calibrate nothing, the analytical estimate
+ * having no correction to calibrate.
+ */
 export async function userEvidence(learned?: LearnedState): Promise<
   | (UserEvidence & {
       predicted: Map<number, number>;
@@ -498,9 +503,11 @@ export async function userEvidence(learned?: LearnedState): Promise<
   const store = await measurementStore();
   const v = await store.version();
   if (v.count === 0) return undefined;
-  // A refit written (or replaced) by `trainplan calibrate refit` changes the answers too.
+  const shipped = learned ?? (await learnedPredictor());
+  // A refit written (or replaced) by `trainplan calibrate refit` changes the answers too, and so does
+  // answering without the learned model.
   const refitKey = refitFileKey();
-  const version = `${v.count}.${v.maxId}${refitKey ? `|${refitKey}` : ''}`;
+  const version = `${v.count}.${v.maxId}${refitKey ? `|${refitKey}` : ''}${shipped.predictor ? '' : '|analytical'}`;
   if (snapshot && snapshot.key === locationKey(l) && snapshot.version === version)
     return {
       ...snapshot.evidence,
@@ -510,8 +517,6 @@ export async function userEvidence(learned?: LearnedState): Promise<
       version,
       learned: snapshot.learned,
     };
-  const shipped = learned ?? (await learnedPredictor());
-  if (!shipped.predictor) return undefined; // the analytical fallback has no correction to calibrate
   const rows = await store.list();
   // The refitted correction when it is current for these runs (service/refit.ts), else the shipped one.
   const choice = await chooseLearned(rows);
@@ -636,10 +641,13 @@ async function evidenceFrom(
       logResidual: Math.log(p.stepTimeMs / row.step_time_ms),
     })),
   );
-  const k = await learned.predictor!.correct(
-    runs.map((r) => r.item),
-    { index, runs: new RecordedRuns([]), settings },
-  );
+  // Without the learned model a run's prediction is the analytical step (no correction: factor 1).
+  const k = learned.predictor
+    ? await learned.predictor.correct(
+        runs.map((r) => r.item),
+        { index, runs: new RecordedRuns([]), settings },
+      )
+    : { mid: runs.map(() => 1) };
   const predicted = new Map<number, number>();
   const recorded: RecordedEvidence[] = runs.map((run, i) => {
     const { row, req } = run;
@@ -701,6 +709,8 @@ export const HELD_OUT_RUNS_LIMIT = 2000;
 export async function heldOutPredictions(): Promise<Map<number, number>> {
   if (!(await userEvidence()) || !snapshot) return new Map();
   const s = snapshot;
+  // The analytical fallback learns nothing from the other runs: no held-out predictions to show.
+  if (!s.shipped.predictor) return new Map();
   s.heldOut ??= (async () => {
     const out = new Map<number, number>();
     if (s.runs.length > HELD_OUT_RUNS_LIMIT) return out;

@@ -16,6 +16,7 @@ import { getGpu, loadEfficiency } from '../seeds/catalog.js';
 import { apolloForTests } from './graphql-client.js';
 import { oneGpuFleetInput, oneGpuSearchInput } from './one-configuration.js';
 import { throwawayStore } from './throwaway-store.js';
+import { measuredWithRuns, userEvidence } from '../service/measurements.js';
 
 throwawayStore('trainplan-capacity-runs-');
 const run = apolloForTests();
@@ -217,6 +218,21 @@ describe("a GPU's memory as the user's runs had it", () => {
     expect(federated.notes).toContain(
       "memory: fitted in what CUDA gave your runs' processes: 22.50 GiB on RTX-A5000 (1 run)",
     );
+  });
+
+  it('without the learned model (onnxruntime did not load) the run still sets what plans fit in', async () => {
+    // The analytical fallback has no correction for the run to calibrate, but what CUDA gave the
+    // run's process is a fact about the GPU either way: a fleet or a procurement planned then (and
+    // predict and recommend, which ask userEvidence the same) still fit plans in it.
+    const fallback = { predictor: null, reason: 'learned model unavailable (test)' };
+    const user = await userEvidence(fallback);
+    expect(user?.capacities?.get(gpu)).toEqual({ gb: recordedGb, runs: 1 });
+    expect(user?.learned).toBe(fallback);
+    // Not the learned answers' snapshot: the version says which predictor the evidence is for.
+    expect(user?.version).toMatch(/\|analytical$/);
+    expect((await userEvidence())?.version).not.toMatch(/analytical/);
+    // The run counts as a measurement of its configuration either way.
+    expect(measuredWithRuns(user)?.pairs.has(`${model}|${gpu}`)).toBe(true);
   });
 
   it('a batch that fits in what the run had is still planned, fitted there', async () => {
