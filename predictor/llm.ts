@@ -8,7 +8,7 @@
 // are not modelled.
 import { getGpu, defaultInterNodeGbps } from '../seeds/catalog.js';
 import type { LlmArchitecture, LlmRun } from '../seeds/llm.js';
-import { predict, type Prediction, type PredictRequest } from './predict.js';
+import { predict, type Prediction } from './predict.js';
 import type { Parallelism, ZeroStage } from './parallel.js';
 import { runKeyOf, runRecipe, stageWithoutFsdp } from './llm-recipes.js';
 import { frameworkMemory } from './memory.js';
@@ -58,8 +58,6 @@ export function zeroStageOf(run: LlmRun): ZeroStage {
 export interface LlmRunPrediction {
   run: LlmRun;
   prediction?: Prediction;
-  /** What was asked of predict (the learned correction is asked the same). */
-  request?: PredictRequest;
   /** The decoder the run's architecture describes. */
   model?: ModelDef;
   /** Predicted tokens/s per GPU. */
@@ -127,22 +125,24 @@ export function predictLlmRun(
   const accum = Math.max(1, Math.round(run.globalBatch / (run.microBatch * dp)));
   const gpusPerNode = Math.min(run.gpusPerNode, run.numGpus);
   try {
-    const request: PredictRequest = {
-      model,
-      gpu,
-      precision: precisionOverride ?? (run.precision as Precision),
-      batchSizePerGpu: run.microBatch,
-      gpusPerNode,
-      nodes: run.numGpus / gpusPerNode,
-      gradAccumSteps: accum,
-      interNodeGbps: defaultInterNodeGbps(gpu.id),
-      parallelism,
-      stack,
-      // LoRA rows train adapters on a frozen base: no weight gradients, optimizer step or gradient reduction for it.
-      ...(run.task === 'lora' ? { frozenBase: true } : {}),
-    };
-    const prediction = predict(request, eff);
-    return { run, prediction, request, model, tokensPerSecondPerGpu: prediction.throughput / run.numGpus };
+    const prediction = predict(
+      {
+        model,
+        gpu,
+        precision: precisionOverride ?? (run.precision as Precision),
+        batchSizePerGpu: run.microBatch,
+        gpusPerNode,
+        nodes: run.numGpus / gpusPerNode,
+        gradAccumSteps: accum,
+        interNodeGbps: defaultInterNodeGbps(gpu.id),
+        parallelism,
+        stack,
+        // LoRA rows train adapters on a frozen base: no weight gradients, optimizer step or gradient reduction for it.
+        ...(run.task === 'lora' ? { frozenBase: true } : {}),
+      },
+      eff,
+    );
+    return { run, prediction, model, tokensPerSecondPerGpu: prediction.throughput / run.numGpus };
   } catch (e) {
     return { run, error: e instanceof Error ? e.message : String(e) };
   }
