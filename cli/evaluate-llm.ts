@@ -257,25 +257,23 @@ export async function formatLearnedCampaigns(eff: Efficiency = loadEfficiency())
  */
 export async function learnedOtherGpuRuns(eff: Efficiency = loadEfficiency()) {
   const learned = await learnedPredictor();
-  const ps = llmPredictions(eff, undefined, otherGpuRuns()).filter(
-    (p) => p.tokensPerSecondPerGpu !== undefined,
-  );
+  // Each run as the trees take it: its analytical estimate at its layout and stack.
+  const ex = llmExamples(eff, otherGpuRuns());
+  const analytical = (e: (typeof ex)[number]) => ({ run: e.run!, tokensPerSecondPerGpu: e.aware.throughput });
   if (!learned.predictor)
-    return ps.map((p) => ({ ...p, predictor: 'analytical', p10: undefined, p90: undefined }));
-  const byId = new Map(llmExamples(eff, otherGpuRuns()).map((e) => [e.run!.id, e]));
-  const ex = ps.map((p) => byId.get(p.run.id)!);
+    return ex.map((e) => ({ ...analytical(e), predictor: 'analytical', p10: undefined, p90: undefined }));
   // Without the published architectures the model is: predict would calibrate it by its published
   // runs on the GPU (predictor/learned/published-calibration.ts), which are these very runs.
   const c = await learned.predictor.correct(
     ex.map(correctionInputOf).map((it) => ({ ...it, model: { ...it.model, publishedAs: undefined } })),
   );
   // The correction multiplies the step time: throughput divides by it (its P90 step is the P10 throughput).
-  return ps.map((p, i) => ({
-    ...p,
+  return ex.map((e, i) => ({
+    run: e.run!,
     predictor: learned.predictor!.name,
-    tokensPerSecondPerGpu: p.tokensPerSecondPerGpu! / c.mid[i],
-    p10: p.tokensPerSecondPerGpu! / c.hi[i],
-    p90: p.tokensPerSecondPerGpu! / c.lo[i],
+    tokensPerSecondPerGpu: e.aware.throughput / c.mid[i],
+    p10: e.aware.throughput / c.hi[i],
+    p90: e.aware.throughput / c.lo[i],
   }));
 }
 
