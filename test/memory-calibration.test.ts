@@ -14,6 +14,8 @@ import { loadCalibrationSettings } from '../seeds/calibration.js';
 import { apolloForTests } from './graphql-client.js';
 import { oneGpuFleetInput, oneGpuSearchInput } from './one-configuration.js';
 import { throwawayStore } from './throwaway-store.js';
+import { predictCorrected } from '../predictor/corrected.js';
+import { userEvidence } from '../service/measurements.js';
 
 throwawayStore('trainplan-memory-runs-');
 const run = apolloForTests();
@@ -191,5 +193,29 @@ describe("a run's peak sizes its model's other configurations", () => {
     const analytical = await fleetAtBatch({ predictor: 'ANALYTICAL' });
     expect(analytical.assignments[0].parallelism.recompute).toBe('NONE');
     expect(analytical.assignments[0].memoryGbPerGpu).toBeCloseTo(after.memory.totalGb, 6);
+    // And so does predict when no learned model loads (onnxruntime failing): the runs are still
+    // read, and the answer says what sized it.
+    const fallback = { predictor: null, reason: 'learned model unavailable (test)' };
+    const alone = await predictCorrected(
+      {
+        model: getModel(model)!,
+        gpu: getGpu(gpu)!,
+        precision: 'BF16',
+        batchSizePerGpu: batch,
+        gpusPerNode: 1,
+        nodes: 1,
+        interNodeGbps: 100,
+      },
+      fallback,
+      loadEfficiency(),
+      undefined,
+      await userEvidence(fallback),
+    );
+    expect(alone.predictor).toBe('analytical');
+    expect(alone.fitsInMemory).toBe(true);
+    expect(alone.memory.totalGb).toBeCloseTo(after.memory.totalGb, 6);
+    expect(alone.evidence).toMatch(
+      /^learned model unavailable \(test\); memory: activations 0\.60x what trainplan counts, from the peak memory of 1 of your runs of this model in BF16$/,
+    );
   });
 });
