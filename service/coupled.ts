@@ -583,6 +583,8 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
     predictor,
   };
   const plan = await planFleet(request);
+  // The GPU types the request could plan on, as named (the notes say what was searched and fitted).
+  const plannedGpus = [...inventory.map((it) => it.gpu), ...(input.allowOnDemand ? onDemandGpus : [])];
   plan.notes.push(
     predictor.note,
     // Only the types the request named: by default every catalog type is a candidate, most never offered.
@@ -595,12 +597,9 @@ export async function fleetPlan(input: FleetQuery): Promise<TimedFleetPlan> {
       input,
       jobs.map((j) => j.model),
       space.precisions,
-      [...inventory.map((it) => it.gpu), ...(input.allowOnDemand ? onDemandGpus : [])],
+      plannedGpus,
     ),
-    ...recordedMemoryNotes(
-      [...inventory.map((it) => it.gpu), ...(input.allowOnDemand ? onDemandGpus : [])],
-      capacities,
-    ),
+    ...recordedMemoryNotes(plannedGpus, capacities),
   );
   const timed = jobTimer(jobs, input);
   return { ...plan, predictor: predictor.name, assignments: plan.assignments.map((a) => timed(a.jobId, a)) };
@@ -739,18 +738,16 @@ export async function procurementPlan(input: ProcurementQuery): Promise<TimedPro
     efficiency: space.efficiency,
     predictor,
   });
+  const optionGpus = options.map((o) => o.gpu);
   plan.notes.push(
     predictor.note,
     ...searchNotes(
       input,
       jobs.map((j) => j.model),
       space.precisions,
-      options.map((o) => o.gpu),
+      optionGpus,
     ),
-    ...recordedMemoryNotes(
-      options.map((o) => o.gpu),
-      capacities,
-    ),
+    ...recordedMemoryNotes(optionGpus, capacities),
     ...rentalNotes(
       plan.allocations.filter((a) => !a.owned).map((a) => ({ jobId: a.jobId, ...a.config })),
       [],
@@ -867,17 +864,10 @@ export async function federatedPlan(input: FederatedQuery): Promise<TimedFederat
     plan.notes.push(
       `steps on catalog GPUs timed by the learned correction of the analytical estimate (seeds/PREDICTOR_CARD.md)${user ? ` with ${user.runs.all.length} of your recorded runs as evidence` : ''}; on devices given by their figures by the analytical estimate, with the correction's P90`,
     );
+  const clientGpus = clients.map((c) => c.gpu);
   plan.notes.push(
-    ...searchNotes(
-      input,
-      [model],
-      precisions,
-      clients.map((c) => c.gpu),
-    ),
-    ...recordedMemoryNotes(
-      clients.map((c) => c.gpu),
-      user?.capacities,
-    ),
+    ...searchNotes(input, [model], precisions, clientGpus),
+    ...recordedMemoryNotes(clientGpus, user?.capacities),
   );
   // A client times its configuration on its own device: one GPU, its local steps' batch, precision
   // and recomputation. A device given by its figures has no catalog id a run could be recorded under.
